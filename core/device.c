@@ -1,0 +1,207 @@
+/* device.c - device counts, the per-thread current device, guards,
+ * properties, synchronisation and peer access. */
+#include <stdio.h>
+#include <string.h>
+
+#include "error_internal.h"
+#include "registry.h"
+
+/* Current device index per type, per thread (torch: initially 0). */
+static _Thread_local int tls_current[XDEV_DEVICE_TYPE_COUNT];
+
+int xdev_core_current_index(xdev_device_type_t type) {
+    return tls_current[type];
+}
+
+void xdev_core_set_current_index(xdev_device_type_t type, int index) {
+    tls_current[type] = index;
+}
+
+xdev_status_t xdev_backend_for_device(xdev_device_t device, xdev_backend_t **be_out,
+                                      xdev_device_t *resolved) {
+    if ((unsigned)device.type >= XDEV_DEVICE_TYPE_COUNT)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_DEVICE, "unknown device type %d", (int)device.type);
+    xdev_backend_t *be;
+    xdev_status_t st = xdev_backend_acquire(device.type, &be);
+    if (st != XDEV_SUCCESS) return st;
+    int index = device.index;
+    if (index == -1) index = tls_current[device.type];
+    if (index < 0 || index >= be->device_count)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_DEVICE,
+                         "%s:%d: device index out of range (%d %s device%s visible)", be->name,
+                         index, be->device_count, be->name, be->device_count == 1 ? "" : "s");
+    *be_out = be;
+    resolved->type = device.type;
+    resolved->index = index;
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_default_device_type(xdev_device_type_t *out) {
+    XDEV_REQUIRE_ARG(out);
+    XDEV_CHECK(xdev_core_ensure_init());
+    *out = xdev_core_default_type();
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_device_count(xdev_device_type_t type, int *count) {
+    XDEV_REQUIRE_ARG(count);
+    *count = 0;
+    XDEV_CHECK(xdev_core_ensure_init());
+    if ((unsigned)type >= XDEV_DEVICE_TYPE_COUNT)
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, "unknown device type %d", (int)type);
+    xdev_backend_t *be;
+    if (xdev_backend_acquire(type, &be) == XDEV_SUCCESS) *count = be->device_count;
+    return XDEV_SUCCESS;
+}
+
+bool xdev_is_available(xdev_device_type_t type) {
+    int n = 0;
+    return xdev_device_count(type, &n) == XDEV_SUCCESS && n > 0;
+}
+
+xdev_status_t xdev_get_device(xdev_device_t *out) {
+    XDEV_REQUIRE_ARG(out);
+    XDEV_CHECK(xdev_core_ensure_init());
+    out->type = xdev_core_default_type();
+    out->index = tls_current[out->type];
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_get_device_index(xdev_device_type_t type, int *index) {
+    XDEV_REQUIRE_ARG(index);
+    if ((unsigned)type >= XDEV_DEVICE_TYPE_COUNT)
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, "unknown device type %d", (int)type);
+    *index = tls_current[type];
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_device_resolve(xdev_device_t device, xdev_device_t *out) {
+    XDEV_REQUIRE_ARG(out);
+    xdev_backend_t *be;
+    XDEV_CHECK(xdev_backend_for_device(device, &be, out));
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_set_device(xdev_device_t device) {
+    if ((unsigned)device.type >= XDEV_DEVICE_TYPE_COUNT)
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, "unknown device type %d", (int)device.type);
+    if (device.index < 0) return XDEV_SUCCESS; /* torch: a negative index is a no-op */
+    xdev_backend_t *be;
+    xdev_device_t d;
+    XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
+    tls_current[d.type] = d.index;
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_device_guard_begin(xdev_device_guard_t *guard, xdev_device_t device) {
+    XDEV_REQUIRE_ARG(guard);
+    guard->active = false;
+    if ((unsigned)device.type >= XDEV_DEVICE_TYPE_COUNT)
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, "unknown device type %d", (int)device.type);
+    if (device.index < 0) return XDEV_SUCCESS;
+    xdev_backend_t *be;
+    xdev_device_t d;
+    XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
+    guard->previous.type = d.type;
+    guard->previous.index = tls_current[d.type];
+    guard->active = true;
+    tls_current[d.type] = d.index;
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_device_guard_end(xdev_device_guard_t *guard) {
+    XDEV_REQUIRE_ARG(guard);
+    if (guard->active) {
+        tls_current[guard->previous.type] = guard->previous.index;
+        guard->active = false;
+    }
+    return XDEV_SUCCESS;
+}
+
+void xdev_device_guard_cleanup(xdev_device_guard_t *guard) {
+    (void)xdev_device_guard_end(guard);
+}
+
+xdev_status_t xdev_get_device_properties(xdev_device_t device, xdev_device_properties_t *props) {
+    XDEV_REQUIRE_ARG(props);
+    xdev_backend_t *be;
+    xdev_device_t d;
+    XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
+    xdev_status_t (*fn)(int, xdev_device_properties_t *) =
+        XDEV_BACKEND_SLOT(be->api->device, get_properties);
+    if (fn == NULL)
+        return XDEV_API_FAIL(XDEV_ERROR_NOT_SUPPORTED,
+                             "the %s backend does not implement device.get_properties", be->name);
+    memset(props, 0, sizeof *props);
+    XDEV_CHECK(fn(be->devices[d.index].physical, props));
+    props->physical_index = be->devices[d.index].physical;
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_device_synchronize(xdev_device_t device) {
+    xdev_backend_t *be;
+    xdev_device_t d;
+    XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
+    xdev_status_t (*fn)(int) = XDEV_BACKEND_SLOT(be->api->device, synchronize);
+    if (fn == NULL)
+        return XDEV_API_FAIL(XDEV_ERROR_NOT_SUPPORTED,
+                             "the %s backend does not implement device.synchronize", be->name);
+    XDEV_CHECK(fn(be->devices[d.index].physical));
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_synchronize(void) {
+    XDEV_CHECK(xdev_core_ensure_init());
+    xdev_backend_t *be;
+    XDEV_CHECK(xdev_backend_acquire(xdev_core_default_type(), &be));
+    for (int i = 0; i < be->device_count; i++) {
+        xdev_device_t d = {be->type, i};
+        XDEV_CHECK(xdev_device_synchronize(d));
+    }
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_device_can_access_peer(xdev_device_t device, xdev_device_t peer, bool *out) {
+    XDEV_REQUIRE_ARG(out);
+    *out = false;
+    xdev_backend_t *be, *pbe;
+    xdev_device_t d, p;
+    XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
+    XDEV_CHECK(xdev_backend_for_device(peer, &pbe, &p));
+    if (be != pbe || d.index == p.index) return XDEV_SUCCESS;
+    xdev_status_t (*fn)(int, int, bool *) = XDEV_BACKEND_SLOT(be->api->device, can_access_peer);
+    if (fn == NULL) return XDEV_SUCCESS;
+    XDEV_CHECK(fn(be->devices[d.index].physical, be->devices[p.index].physical, out));
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_device_enable_peer_access(xdev_device_t device, xdev_device_t peer) {
+    xdev_backend_t *be, *pbe;
+    xdev_device_t d, p;
+    XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
+    XDEV_CHECK(xdev_backend_for_device(peer, &pbe, &p));
+    if (be != pbe)
+        return XDEV_API_FAIL(XDEV_ERROR_CROSS_DEVICE,
+                             "peer access needs two devices of one type, not %s:%d and %s:%d",
+                             be->name, d.index, pbe->name, p.index);
+    if (d.index == p.index)
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, "%s:%d cannot be its own peer", be->name,
+                             d.index);
+    xdev_status_t (*fn)(int, int) = XDEV_BACKEND_SLOT(be->api->device, enable_peer_access);
+    if (fn == NULL)
+        return XDEV_API_FAIL(XDEV_ERROR_NOT_SUPPORTED,
+                             "the %s backend does not implement device.enable_peer_access",
+                             be->name);
+    XDEV_CHECK(fn(be->devices[d.index].physical, be->devices[p.index].physical));
+    atomic_fetch_or(&be->devices[d.index].peer_enabled, (uint64_t)1 << p.index);
+    return XDEV_SUCCESS;
+}
+
+bool xdev_device_peer_enabled(xdev_device_t device, xdev_device_t peer) {
+    xdev_backend_t *be, *pbe;
+    xdev_device_t d, p;
+    if (xdev_backend_for_device(device, &be, &d) != XDEV_SUCCESS ||
+        xdev_backend_for_device(peer, &pbe, &p) != XDEV_SUCCESS || be != pbe)
+        return false;
+    return (atomic_load(&be->devices[d.index].peer_enabled) >> p.index) & 1u;
+}

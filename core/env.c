@@ -1,0 +1,71 @@
+/* env.c - strict parsing of XDEV_* environment variables. */
+#include "env.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "error_internal.h"
+
+const char *xdev_env_get(const char *name) {
+    return getenv(name);
+}
+
+xdev_status_t xdev_env_bool(const char *name, bool fallback, bool *out) {
+    const char *v = xdev_env_get(name);
+    *out = fallback;
+    if (v == NULL || v[0] == '\0') return XDEV_SUCCESS;
+    static const char *const yes[] = {"1", "true", "yes", "on"};
+    static const char *const no[] = {"0", "false", "no", "off"};
+    for (size_t i = 0; i < 4; i++) {
+        if (strcasecmp(v, yes[i]) == 0) {
+            *out = true;
+            return XDEV_SUCCESS;
+        }
+        if (strcasecmp(v, no[i]) == 0) {
+            *out = false;
+            return XDEV_SUCCESS;
+        }
+    }
+    return XDEV_FAIL(XDEV_ERROR_ENV, "%s='%s' is not a boolean (expected 0 or 1)", name, v);
+}
+
+xdev_status_t xdev_env_index_list(const char *name, int *list, int cap, int *count) {
+    const char *v = xdev_env_get(name);
+    *count = -1;
+    if (v == NULL) return XDEV_SUCCESS;
+    int n = 0;
+    const char *p = v;
+    while (*p != '\0') {
+        if (!isdigit((unsigned char)*p))
+            return XDEV_FAIL(XDEV_ERROR_ENV,
+                             "%s='%s': '%c' at position %d is not part of a device index "
+                             "(expected a comma list such as 0,2)",
+                             name, v, *p, (int)(p - v));
+        errno = 0;
+        char *end = NULL;
+        long idx = strtol(p, &end, 10);
+        if (errno != 0 || idx > 1 << 20)
+            return XDEV_FAIL(XDEV_ERROR_ENV, "%s='%s': index too large", name, v);
+        if (n == cap)
+            return XDEV_FAIL(XDEV_ERROR_ENV, "%s='%s': more than %d indices", name, v, cap);
+        for (int i = 0; i < n; i++)
+            if (list[i] == (int)idx)
+                return XDEV_FAIL(XDEV_ERROR_ENV, "%s='%s': index %ld listed twice", name, v, idx);
+        list[n++] = (int)idx;
+        p = end;
+        if (*p == ',') {
+            p++;
+            if (*p == '\0') return XDEV_FAIL(XDEV_ERROR_ENV, "%s='%s': trailing comma", name, v);
+        } else if (*p != '\0') {
+            return XDEV_FAIL(XDEV_ERROR_ENV,
+                             "%s='%s': '%c' at position %d is not part of a device index "
+                             "(expected a comma list such as 0,2)",
+                             name, v, *p, (int)(p - v));
+        }
+    }
+    *count = n; /* "" = no devices visible, as CUDA_VISIBLE_DEVICES="" */
+    return XDEV_SUCCESS;
+}

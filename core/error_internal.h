@@ -1,0 +1,36 @@
+/* error_internal.h - how core code reports failures.
+ *
+ * XDEV_FAIL sets this thread's message (no prefix) and returns the status.
+ * Public functions wrap internal failures with XDEV_CHECK, which prepends the
+ * public function's name once, so a message reads
+ *   "xdev_stream_create: cpu:7: device index out of range (4 cpu devices)". */
+#ifndef XDEV_CORE_ERROR_INTERNAL_H
+#define XDEV_CORE_ERROR_INTERNAL_H
+
+#include "xdev/error.h"
+
+xdev_status_t xdev_core_fail(xdev_status_t status, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Prefix the current message with `func` (once) and return status. */
+xdev_status_t xdev_core_blame(xdev_status_t status, const char *func);
+
+#define XDEV_FAIL(status, ...) xdev_core_fail((status), __VA_ARGS__)
+
+#define XDEV_CHECK(expr)                                                                           \
+    do {                                                                                           \
+        xdev_status_t xdev_check_st_ = (expr);                                                     \
+        if (xdev_check_st_ != XDEV_SUCCESS) return xdev_core_blame(xdev_check_st_, __func__);      \
+    } while (0)
+
+/* Fail from a public function with its name as prefix. */
+#define XDEV_API_FAIL(status, ...) xdev_core_blame(xdev_core_fail((status), __VA_ARGS__), __func__)
+
+/* Validate a required pointer argument of a public function. */
+#define XDEV_REQUIRE_ARG(arg)                                                                      \
+    do {                                                                                           \
+        if ((arg) == NULL)                                                                         \
+            return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, "argument '%s' is NULL", #arg);         \
+    } while (0)
+
+#endif

@@ -1,0 +1,56 @@
+/* handle_arena.h - storage for opaque handles (streams, events) that lets
+ * the core tell a live handle from a foreign or destroyed one without
+ * dereferencing memory it does not own.
+ *
+ * Each arena reserves one range of address space up front (PROT_NONE,
+ * committed as it grows) and never returns it, so "is this pointer one of
+ * ours?" is a range and alignment check, and reading a destroyed handle's
+ * header is defined behaviour. Freed slots wait in a FIFO quarantine before
+ * reuse so a stale handle stays detectable for a long while. */
+#ifndef XDEV_CORE_HANDLE_ARENA_H
+#define XDEV_CORE_HANDLE_ARENA_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Every handle object starts with this header. */
+typedef struct xdev_handle_header {
+    _Atomic uint32_t magic;      /* the arena's live magic while alive, 0 after free */
+    _Atomic uint32_t generation; /* bumped at each reuse of the slot */
+} xdev_handle_header_t;
+
+typedef struct xdev_handle_arena {
+    const char *what; /* "stream", "event" for messages */
+    uint32_t magic;
+    size_t slot_size;
+    pthread_mutex_t lock;
+    _Atomic(uintptr_t) base; /* start of the reserved range (0 until first alloc) */
+    size_t reserved;         /* bytes reserved */
+    size_t committed;        /* bytes made read/write */
+    _Atomic size_t used;     /* bytes handed out at least once (slots below are valid to read) */
+    uint32_t *free_fifo;     /* ring of free slot indices */
+    size_t fifo_cap, fifo_head, fifo_len;
+} xdev_handle_arena_t;
+
+#define XDEV_HANDLE_ARENA_INIT(what_, magic_, slot_size_)                                          \
+    {                                                                                              \
+        .what = (what_), .magic = (magic_), .slot_size = (slot_size_),                             \
+        .lock = PTHREAD_MUTEX_INITIALIZER                                                          \
+    }
+
+/* A zeroed slot with a live header, or NULL when memory is exhausted. */
+void *xdev_handle_alloc(xdev_handle_arena_t *arena);
+
+/* Mark dead and queue for reuse. */
+void xdev_handle_free(xdev_handle_arena_t *arena, void *obj);
+
+/* True when obj is a live handle of this arena. Lock-free. */
+bool xdev_handle_is_live(xdev_handle_arena_t *arena, const void *obj);
+
+/* True when obj points at a slot of this arena (live or not). */
+bool xdev_handle_is_slot(xdev_handle_arena_t *arena, const void *obj);
+
+#endif

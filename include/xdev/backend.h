@@ -1,0 +1,169 @@
+/* xdev/backend.h - the backend ABI: what a backend (built-in or plugin) provides.
+ *
+ * A plugin is a shared module libxdev-<name>.so exporting one function,
+ * XDEV_BACKEND_ENTRY_SYMBOL, that returns an xdev_backend_api_t. The core
+ * refuses a plugin whose abi_major differs from its own and accepts an older
+ * minor: every table starts with its own size, slots are only ever appended,
+ * and a slot past the end of a shorter table reads as NULL (XDEV_BACKEND_SLOT).
+ *
+ * Conventions for every slot:
+ * - device indices are the backend's physical indices (the core applies
+ *   XDEV_VISIBLE_DEVICES) and are already validated by the core;
+ * - a stream handle is the backend's native stream (cudaStream_t, ...), an
+ *   event handle its native event; the core wraps them in public objects;
+ * - a failing slot reports through xdev_host_services_t.set_error and returns
+ *   that status; slots never abort, exit or print.
+ * Optional tables (blas, fft, rng, comm, trace, ipc) may be NULL; the core
+ * then falls back or reports XDEV_ERROR_NOT_SUPPORTED naming the backend. */
+#ifndef XDEV_BACKEND_H
+#define XDEV_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "xdev/device.h"
+#include "xdev/stream.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define XDEV_BACKEND_ABI_MAJOR 1u
+#define XDEV_BACKEND_ABI_MINOR 0u
+#define XDEV_BACKEND_ENTRY_SYMBOL "xdev_backend_entry"
+
+/* True when `table` (which starts with its size) is long enough to hold `slot`. */
+#define XDEV_BACKEND_HAS_SLOT(table, slot)                                                         \
+    ((table) != NULL &&                                                                            \
+     (table)->size >= offsetof(__typeof__(*(table)), slot) + sizeof((table)->slot))
+/* The slot, or NULL when the table is too short (older minor) or the slot unset. */
+#define XDEV_BACKEND_SLOT(table, slot) (XDEV_BACKEND_HAS_SLOT(table, slot) ? (table)->slot : NULL)
+
+/* What the core offers a backend; passed to init. */
+typedef struct xdev_host_services {
+    size_t size;
+    uint32_t abi_major;
+    uint32_t abi_minor;
+    /* Set this thread's error message (printf format) and return `status`.
+     * The core prefixes the public call's name. */
+    xdev_status_t (*set_error)(xdev_status_t status, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
+    /* getenv through the core, so tests and embedders see one environment. */
+    const char *(*get_env)(const char *name);
+} xdev_host_services_t;
+
+typedef struct xdev_device_vtable {
+    size_t size;
+    /* Physical devices the backend sees (0 is fine: the backend is then unusable). */
+    xdev_status_t (*count)(int *count);
+    xdev_status_t (*get_properties)(int device, xdev_device_properties_t *props);
+    /* Wait for all work on the device. */
+    xdev_status_t (*synchronize)(int device);
+    xdev_status_t (*can_access_peer)(int device, int peer, bool *out);
+    xdev_status_t (*enable_peer_access)(int device, int peer);
+} xdev_device_vtable_t;
+
+typedef struct xdev_stream_vtable {
+    size_t size;
+    /* priority is XDEV_STREAM_PRIORITY_NORMAL or XDEV_STREAM_PRIORITY_HIGH. */
+    xdev_status_t (*create)(int device, int priority, void **out);
+    /* Finish pending work, then release. */
+    xdev_status_t (*destroy)(int device, void *stream);
+    /* The device's default stream (owned by the backend; may be NULL for CUDA's legacy stream). */
+    xdev_status_t (*get_default)(int device, void **out);
+    /* XDEV_SUCCESS when idle, XDEV_ERROR_NOT_READY when work is pending. */
+    xdev_status_t (*query)(int device, void *stream);
+    xdev_status_t (*synchronize)(int device, void *stream);
+    /* Later work on `stream` waits for the event's last record. */
+    xdev_status_t (*wait_event)(int device, void *stream, void *event);
+    xdev_status_t (*launch_host_func)(int device, void *stream, xdev_host_fn_t fn, void *user);
+} xdev_stream_vtable_t;
+
+typedef struct xdev_event_vtable {
+    size_t size;
+    /* flags are XDEV_EVENT_* from xdev/event.h. */
+    xdev_status_t (*create)(int device, unsigned flags, void **out);
+    xdev_status_t (*destroy)(int device, void *event);
+    xdev_status_t (*record)(int device, void *event, void *stream);
+    /* XDEV_SUCCESS when reached, XDEV_ERROR_NOT_READY otherwise. */
+    xdev_status_t (*query)(int device, void *event);
+    xdev_status_t (*synchronize)(int device, void *event);
+    /* Both events recorded, complete and created with timing (checked by the core). */
+    xdev_status_t (*elapsed_time)(int device, void *start, void *end, float *ms);
+} xdev_event_vtable_t;
+
+typedef enum xdev_copy_kind {
+    XDEV_COPY_HOST_TO_HOST = 0,
+    XDEV_COPY_HOST_TO_DEVICE = 1,
+    XDEV_COPY_DEVICE_TO_HOST = 2,
+    XDEV_COPY_DEVICE_TO_DEVICE = 3, /* same device */
+    XDEV_COPY_PEER = 4,             /* two devices of this backend */
+} xdev_copy_kind_t;
+
+/* One copy. Host sides have device -1; `*_pinned` says a host side came from
+ * this backend's host_alloc. Fields are only ever appended. */
+typedef struct xdev_copy_desc {
+    size_t size;
+    void *dst;
+    const void *src;
+    size_t bytes;
+    xdev_copy_kind_t kind;
+    int dst_device;
+    int src_device;
+    bool dst_pinned;
+    bool src_pinned;
+} xdev_copy_desc_t;
+
+typedef struct xdev_memory_vtable {
+    size_t size;
+    xdev_status_t (*malloc)(int device, size_t bytes, void **out);
+    xdev_status_t (*free)(int device, void *ptr);
+    /* Page-locked host memory. */
+    xdev_status_t (*host_alloc)(size_t bytes, void **out);
+    xdev_status_t (*host_free)(void *ptr);
+    /* Enqueue a copy on `stream` of `device` (the device side, or the
+     * destination's device for peer copies). */
+    xdev_status_t (*memcpy_async)(const xdev_copy_desc_t *copy, int device, void *stream);
+    xdev_status_t (*memset_async)(int device, void *dst, int value, size_t bytes, void *stream);
+    xdev_status_t (*mem_get_info)(int device, size_t *free_bytes, size_t *total_bytes);
+} xdev_memory_vtable_t;
+
+/* Optional tables, defined by the issues that fill them. */
+struct xdev_blas_vtable;
+struct xdev_fft_vtable;
+struct xdev_rng_vtable;
+struct xdev_comm_vtable;
+struct xdev_trace_vtable;
+struct xdev_ipc_vtable;
+
+typedef struct xdev_backend_api {
+    size_t size; /* sizeof(xdev_backend_api_t) as the backend was built */
+    uint32_t abi_major;
+    uint32_t abi_minor;
+    const char *name; /* "cpu", "cuda", "hip": the device type's name */
+    xdev_device_type_t type;
+    /* Called once before any other slot. A failure makes the backend
+     * unusable; its message becomes the backend's reason. */
+    xdev_status_t (*init)(const xdev_host_services_t *host);
+    /* Release what init made; optional. */
+    void (*shutdown)(void);
+    const xdev_device_vtable_t *device;
+    const xdev_stream_vtable_t *stream;
+    const xdev_event_vtable_t *event;
+    const xdev_memory_vtable_t *memory;
+    const struct xdev_blas_vtable *blas;   /* optional */
+    const struct xdev_fft_vtable *fft;     /* optional */
+    const struct xdev_rng_vtable *rng;     /* optional */
+    const struct xdev_comm_vtable *comm;   /* optional */
+    const struct xdev_trace_vtable *trace; /* optional */
+    const struct xdev_ipc_vtable *ipc;     /* optional */
+} xdev_backend_api_t;
+
+/* The plugin's exported entry point (named XDEV_BACKEND_ENTRY_SYMBOL). */
+typedef const xdev_backend_api_t *(*xdev_backend_entry_fn)(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,151 @@
+/* xdev/device.h - device types, names, the per-thread current device, properties.
+ *
+ * A device is a (type, index) pair named like a torch device: "cpu:0",
+ * "cuda:1", "hip:0", or "cuda" alone (index -1: the current device of that
+ * type). Each thread has one current device per type, initially index 0; the
+ * default type is the one the selected backend provides (XDEV_BACKEND). */
+#ifndef XDEV_DEVICE_H
+#define XDEV_DEVICE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "xdev/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum xdev_device_type {
+    XDEV_DEVICE_CPU = 0,
+    XDEV_DEVICE_CUDA = 1,
+    XDEV_DEVICE_HIP = 2,
+    XDEV_DEVICE_TYPE_COUNT = 3,
+} xdev_device_type_t;
+
+typedef struct xdev_device {
+    xdev_device_type_t type;
+    int index; /* -1 = the current device of this type */
+} xdev_device_t;
+
+/* Longest device name xdev_device_format writes, with its NUL. */
+#define XDEV_DEVICE_NAME_MAX 32
+
+/* "cpu", "cuda", "hip"; NULL for an unknown type. */
+XDEV_API const char *xdev_device_type_name(xdev_device_type_t type);
+
+/* Parse "cuda:1", "cpu", "hip:0". Whitespace, signs, empty index, trailing
+ * characters and unknown types are XDEV_ERROR_INVALID_VALUE. */
+XDEV_API xdev_status_t xdev_device_parse(const char *name, xdev_device_t *out);
+
+/* Format a device as "cuda:1" (or "cuda" for index -1) into buf. */
+XDEV_API xdev_status_t xdev_device_format(xdev_device_t device, char *buf, size_t len);
+
+/* The type the selected backend provides (XDEV_BACKEND). */
+XDEV_API xdev_status_t xdev_default_device_type(xdev_device_type_t *out);
+
+/* Number of visible devices of a type; 0 when its backend cannot be loaded. */
+XDEV_API xdev_status_t xdev_device_count(xdev_device_type_t type, int *count);
+
+/* True when the type's backend loads and has at least one device. */
+XDEV_API bool xdev_is_available(xdev_device_type_t type);
+
+/* Current device of the default type on this thread. */
+XDEV_API xdev_status_t xdev_get_device(xdev_device_t *out);
+
+/* Current device index of a given type on this thread. */
+XDEV_API xdev_status_t xdev_get_device_index(xdev_device_type_t type, int *index);
+
+/* Make `device` current for its type on this thread. As in torch, a negative
+ * index is a no-op. An index past the device count is XDEV_ERROR_INVALID_DEVICE. */
+XDEV_API xdev_status_t xdev_set_device(xdev_device_t device);
+
+/* Resolve index -1 to the current device of that type and check the index. */
+XDEV_API xdev_status_t xdev_device_resolve(xdev_device_t device, xdev_device_t *out);
+
+/* Device guard: begin makes `device` current and remembers the previous one;
+ * end restores it. A negative index makes the guard a no-op (torch's
+ * device(-1)). Guards nest. */
+typedef struct xdev_device_guard {
+    xdev_device_t previous;
+    bool active;
+} xdev_device_guard_t;
+
+XDEV_API xdev_status_t xdev_device_guard_begin(xdev_device_guard_t *guard, xdev_device_t device);
+XDEV_API xdev_status_t xdev_device_guard_end(xdev_device_guard_t *guard);
+
+/* Used by XDEV_DEVICE_SCOPE; restores the guard, ignoring the status. */
+XDEV_API void xdev_device_guard_cleanup(xdev_device_guard_t *guard);
+
+/* XDEV_DEVICE_SCOPE(dev): `device` is current until the enclosing block ends,
+ * however it is left (return, break, goto): GCC/Clang cleanup attribute.
+ *
+ *   { XDEV_DEVICE_SCOPE(xdev_cuda(1)); ... }
+ *
+ * XDEV_WITH_DEVICE(dev) { ... } is the portable form; it restores when the
+ * block completes normally (do not return or break out of it). */
+#define XDEV_CONCAT_(a, b) a##b
+#define XDEV_CONCAT(a, b) XDEV_CONCAT_(a, b)
+#if defined(__GNUC__)
+#define XDEV_DEVICE_SCOPE(dev)                                                                     \
+    xdev_device_guard_t XDEV_CONCAT(xdev_scope_guard_, __LINE__)                                   \
+        __attribute__((cleanup(xdev_device_guard_cleanup), unused));                               \
+    (void)xdev_device_guard_begin(&XDEV_CONCAT(xdev_scope_guard_, __LINE__), (dev))
+#endif
+#define XDEV_WITH_DEVICE(dev)                                                                      \
+    for (xdev_device_guard_t xdev_with_guard_ = {{XDEV_DEVICE_CPU, -1}, false},                    \
+                             *xdev_with_once_ = &xdev_with_guard_;                                 \
+         xdev_with_once_ && (xdev_device_guard_begin(&xdev_with_guard_, (dev)), 1);                \
+         xdev_device_guard_end(&xdev_with_guard_), xdev_with_once_ = NULL)
+
+typedef struct xdev_device_properties {
+    char name[256];
+    int capability_major; /* compute capability (0 on the CPU) */
+    int capability_minor;
+    size_t total_memory;      /* bytes */
+    int multiprocessor_count; /* SMs, CUs, or CPU cores */
+    int physical_index;       /* the backend's own index (before XDEV_VISIBLE_DEVICES) */
+    bool integrated;          /* memory shared with the host */
+} xdev_device_properties_t;
+
+XDEV_API xdev_status_t xdev_get_device_properties(xdev_device_t device,
+                                                  xdev_device_properties_t *props);
+
+/* Wait until all work on all streams of the device has finished. */
+XDEV_API xdev_status_t xdev_device_synchronize(xdev_device_t device);
+
+/* Wait for every device of the default type (torch.cuda.synchronize()). */
+XDEV_API xdev_status_t xdev_synchronize(void);
+
+/* Can `device` access memory of `peer` directly (same type only)? */
+XDEV_API xdev_status_t xdev_device_can_access_peer(xdev_device_t device, xdev_device_t peer,
+                                                   bool *out);
+
+/* Let kernels on `device` use memory of `peer`. Idempotent. */
+XDEV_API xdev_status_t xdev_device_enable_peer_access(xdev_device_t device, xdev_device_t peer);
+
+/* Has enable_peer_access(device, peer) succeeded? */
+XDEV_API bool xdev_device_peer_enabled(xdev_device_t device, xdev_device_t peer);
+
+/* Shorthands for device literals. */
+static inline xdev_device_t xdev_cpu(int index) {
+    xdev_device_t d = {XDEV_DEVICE_CPU, index};
+    return d;
+}
+static inline xdev_device_t xdev_cuda(int index) {
+    xdev_device_t d = {XDEV_DEVICE_CUDA, index};
+    return d;
+}
+static inline xdev_device_t xdev_hip(int index) {
+    xdev_device_t d = {XDEV_DEVICE_HIP, index};
+    return d;
+}
+static inline bool xdev_device_equal(xdev_device_t a, xdev_device_t b) {
+    return a.type == b.type && a.index == b.index;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif

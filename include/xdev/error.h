@@ -1,0 +1,50 @@
+/* xdev/error.h - status codes and the thread-local error message.
+ *
+ * Every xdev call returns an xdev_status_t (0 = success). When a call fails it
+ * also leaves a message in thread-local storage saying which call failed, on
+ * which argument or vendor error, and why; xdev_last_error() returns it. */
+#ifndef XDEV_ERROR_H
+#define XDEV_ERROR_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define XDEV_API __attribute__((visibility("default")))
+#else
+#define XDEV_API
+#endif
+
+typedef enum xdev_status {
+    XDEV_SUCCESS = 0,
+    XDEV_ERROR_INVALID_VALUE = 1,       /* NULL, out of range or malformed argument */
+    XDEV_ERROR_INVALID_DEVICE = 2,      /* device index or type that does not exist */
+    XDEV_ERROR_INVALID_HANDLE = 3,      /* stream/event handle unknown or destroyed */
+    XDEV_ERROR_OUT_OF_MEMORY = 4,       /* device or host allocation failed */
+    XDEV_ERROR_NOT_SUPPORTED = 5,       /* backend lacks the operation */
+    XDEV_ERROR_NOT_READY = 6,           /* query: work still pending (not a failure) */
+    XDEV_ERROR_CROSS_DEVICE = 7,        /* operands on different devices */
+    XDEV_ERROR_BACKEND_UNAVAILABLE = 8, /* backend could not be loaded or has no device */
+    XDEV_ERROR_BACKEND = 9,             /* vendor runtime error; message has its name */
+    XDEV_ERROR_ENV = 10,                /* malformed XDEV_* environment variable */
+    XDEV_ERROR_INTERNAL = 11,           /* a bug in xdev: please report */
+} xdev_status_t;
+
+/* Short constant name of a status ("XDEV_ERROR_INVALID_VALUE"); never NULL. */
+XDEV_API const char *xdev_status_string(xdev_status_t status);
+
+/* Message of the last failed xdev call on this thread ("" when none). The
+ * pointer stays valid until the next xdev call on the same thread. */
+XDEV_API const char *xdev_last_error(void);
+
+/* Status of the last failed xdev call on this thread (XDEV_SUCCESS when none). */
+XDEV_API xdev_status_t xdev_last_status(void);
+
+/* Forget the last error on this thread. */
+XDEV_API void xdev_clear_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

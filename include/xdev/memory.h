@@ -1,0 +1,71 @@
+/* xdev/memory.h - device memory, pinned host memory, copies and memset.
+ *
+ * xdev remembers every pointer it hands out (device and pinned host) so a
+ * copy infers its direction from the pointers; memory xdev did not allocate
+ * is host (pageable) memory. Interior pointers resolve to their allocation. */
+#ifndef XDEV_MEMORY_H
+#define XDEV_MEMORY_H
+
+#include "xdev/stream.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Allocate on the current device of the default type. Size 0 gives NULL. */
+XDEV_API xdev_status_t xdev_malloc(void **ptr, size_t size);
+
+/* Allocate on a given device (index -1 = current of that type). */
+XDEV_API xdev_status_t xdev_malloc_device(xdev_device_t device, void **ptr, size_t size);
+
+/* Free device memory from xdev_malloc*. NULL is a no-op; an unknown pointer,
+ * an interior pointer or a double free is XDEV_ERROR_INVALID_VALUE. */
+XDEV_API xdev_status_t xdev_free(void *ptr);
+
+/* Page-locked host memory for fast asynchronous copies (the default type's
+ * backend pins it). Size 0 gives NULL. */
+XDEV_API xdev_status_t xdev_host_alloc(void **ptr, size_t size);
+XDEV_API xdev_status_t xdev_host_free(void *ptr);
+
+/* What xdev knows of a pointer. */
+typedef enum xdev_memory_kind {
+    XDEV_MEMORY_HOST = 0,        /* not allocated by xdev: pageable host memory */
+    XDEV_MEMORY_DEVICE = 1,      /* from xdev_malloc* */
+    XDEV_MEMORY_PINNED_HOST = 2, /* from xdev_host_alloc */
+} xdev_memory_kind_t;
+
+typedef struct xdev_pointer_info {
+    xdev_memory_kind_t kind;
+    xdev_device_t device; /* owning device (device memory); backend's device 0 for pinned */
+    void *base;           /* start of the allocation (NULL for host memory) */
+    size_t size;          /* its size */
+} xdev_pointer_info_t;
+
+XDEV_API xdev_status_t xdev_pointer_get_info(const void *ptr, xdev_pointer_info_t *out);
+
+/* torch.cuda.device_of: the device that owns ptr; XDEV_ERROR_INVALID_VALUE
+ * for memory xdev did not allocate on a device. */
+XDEV_API xdev_status_t xdev_device_of(const void *ptr, xdev_device_t *out);
+
+/* Copy n bytes, blocking the host until done. Direction is inferred; copies
+ * between devices are always allowed (torch's copy_ rule). */
+XDEV_API xdev_status_t xdev_memcpy(void *dst, const void *src, size_t n);
+
+/* Enqueue a copy on `stream` (NULL = current stream of the device side, the
+ * destination's device when both are devices). The stream must belong to
+ * the device of one of the operands; pageable host memory must stay valid
+ * until the stream reaches the copy. */
+XDEV_API xdev_status_t xdev_memcpy_async(void *dst, const void *src, size_t n,
+                                         xdev_stream_t stream);
+
+/* Enqueue setting n bytes of device memory to (unsigned char)value. */
+XDEV_API xdev_status_t xdev_memset_async(void *dst, int value, size_t n, xdev_stream_t stream);
+
+/* Free and total memory of a device in bytes (cudaMemGetInfo). */
+XDEV_API xdev_status_t xdev_mem_get_info(xdev_device_t device, size_t *free_bytes,
+                                         size_t *total_bytes);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

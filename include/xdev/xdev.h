@@ -1,0 +1,12 @@
+/* xdev/xdev.h - the whole public API of xdev, a portable device runtime. */
+#ifndef XDEV_XDEV_H
+#define XDEV_XDEV_H
+
+#include "xdev/error.h"
+#include "xdev/device.h"
+#include "xdev/runtime.h"
+#include "xdev/stream.h"
+#include "xdev/event.h"
+#include "xdev/memory.h"
+
+#endif
