@@ -1,10 +1,11 @@
-/* memory.c - device and pinned host allocations (straight to the backend
- * for now; the caching allocator replaces this behind the same API), copy
- * direction inference, memset and memory info. */
+/* memory.c - what xdev knows about a pointer, copies with their direction
+ * inferred from it, memset and memory info. Allocation itself lives in
+ * device_allocator.c (device) and host_allocator.c (pinned). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc_internal.h"
 #include "error_internal.h"
 #include "pointer_registry.h"
 #include "stream_internal.h"
@@ -12,86 +13,6 @@
 static xdev_status_t not_supported(const xdev_backend_t *be, const char *slot) {
     return XDEV_FAIL(XDEV_ERROR_NOT_SUPPORTED, "the %s backend does not implement %s", be->name,
                      slot);
-}
-
-xdev_status_t xdev_malloc_device(xdev_device_t device, void **ptr, size_t size) {
-    XDEV_REQUIRE_ARG(ptr);
-    *ptr = NULL;
-    xdev_backend_t *be;
-    xdev_device_t d;
-    XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
-    if (size == 0) return XDEV_SUCCESS;
-    int physical = be->devices[d.index].physical;
-    void *p = NULL;
-    XDEV_CHECK(be->api->memory->malloc(physical, size, &p));
-    xdev_ptr_entry_t e = {(uintptr_t)p, size, XDEV_MEMORY_DEVICE, be, d.index};
-    xdev_status_t st = xdev_ptr_insert(&e);
-    if (st != XDEV_SUCCESS) {
-        (void)be->api->memory->free(physical, p);
-        XDEV_CHECK(st);
-    }
-    *ptr = p;
-    return XDEV_SUCCESS;
-}
-
-xdev_status_t xdev_malloc(void **ptr, size_t size) {
-    XDEV_REQUIRE_ARG(ptr);
-    *ptr = NULL;
-    XDEV_CHECK(xdev_core_ensure_init());
-    xdev_device_t cur = {xdev_core_default_type(), -1};
-    XDEV_CHECK(xdev_malloc_device(cur, ptr, size));
-    return XDEV_SUCCESS;
-}
-
-/* Wait for every device of a backend (cudaFree/cudaFreeHost semantics: the
- * memory may still be used by queued work). */
-static xdev_status_t sync_device(xdev_backend_t *be, int index) {
-    xdev_status_t (*sync)(int) = XDEV_BACKEND_SLOT(be->api->device, synchronize);
-    if (sync == NULL) return not_supported(be, "device.synchronize");
-    return sync(be->devices[index].physical);
-}
-
-xdev_status_t xdev_free(void *ptr) {
-    if (ptr == NULL) return XDEV_SUCCESS;
-    XDEV_CHECK(xdev_core_ensure_init());
-    xdev_ptr_entry_t e;
-    XDEV_CHECK(xdev_ptr_remove(ptr, XDEV_MEMORY_DEVICE, &e));
-    XDEV_CHECK(sync_device(e.be, e.index));
-    XDEV_CHECK(e.be->api->memory->free(e.be->devices[e.index].physical, ptr));
-    return XDEV_SUCCESS;
-}
-
-xdev_status_t xdev_host_alloc(void **ptr, size_t size) {
-    XDEV_REQUIRE_ARG(ptr);
-    *ptr = NULL;
-    XDEV_CHECK(xdev_core_ensure_init());
-    xdev_backend_t *be;
-    XDEV_CHECK(xdev_backend_acquire(xdev_core_default_type(), &be));
-    if (size == 0) return XDEV_SUCCESS;
-    xdev_status_t (*alloc)(size_t, void **) = XDEV_BACKEND_SLOT(be->api->memory, host_alloc);
-    xdev_status_t (*hfree)(void *) = XDEV_BACKEND_SLOT(be->api->memory, host_free);
-    if (alloc == NULL || hfree == NULL) XDEV_CHECK(not_supported(be, "memory.host_alloc"));
-    void *p = NULL;
-    XDEV_CHECK(alloc(size, &p));
-    xdev_ptr_entry_t e = {(uintptr_t)p, size, XDEV_MEMORY_PINNED_HOST, be, 0};
-    xdev_status_t st = xdev_ptr_insert(&e);
-    if (st != XDEV_SUCCESS) {
-        (void)hfree(p);
-        XDEV_CHECK(st);
-    }
-    *ptr = p;
-    return XDEV_SUCCESS;
-}
-
-xdev_status_t xdev_host_free(void *ptr) {
-    if (ptr == NULL) return XDEV_SUCCESS;
-    XDEV_CHECK(xdev_core_ensure_init());
-    xdev_ptr_entry_t e;
-    XDEV_CHECK(xdev_ptr_remove(ptr, XDEV_MEMORY_PINNED_HOST, &e));
-    for (int i = 0; i < e.be->device_count; i++)
-        XDEV_CHECK(sync_device(e.be, i));
-    XDEV_CHECK(e.be->api->memory->host_free(ptr));
-    return XDEV_SUCCESS;
 }
 
 xdev_status_t xdev_pointer_get_info(const void *ptr, xdev_pointer_info_t *out) {
@@ -108,6 +29,17 @@ xdev_status_t xdev_pointer_get_info(const void *ptr, xdev_pointer_info_t *out) {
     out->device = (xdev_device_t){e.be->type, e.index};
     out->base = (void *)e.base;
     out->size = e.size;
+    xdev_device_allocator_t *da;
+    if (e.kind == XDEV_MEMORY_DEVICE && xdev_alloc_get(e.be, e.index, &da) == XDEV_SUCCESS) {
+        /* the registry knows segments; the allocation is the block inside */
+        pthread_mutex_lock(&da->lock);
+        xdev_block_t *b = xdev_alloc_find_block(da, (uintptr_t)ptr, NULL);
+        if (b != NULL) {
+            out->base = (void *)b->addr;
+            out->size = b->size;
+        }
+        pthread_mutex_unlock(&da->lock);
+    }
     return XDEV_SUCCESS;
 }
 
@@ -267,6 +199,11 @@ static xdev_status_t enqueue_copy(const copy_plan_t *p, xdev_stream_t s) {
     if (copy == NULL) return not_supported(s->be, "memory.memcpy_async");
     xdev_status_t st = copy(&p->desc, s->physical, s->native);
     if (st != XDEV_SUCCESS) return st;
+    /* pinned blocks must not be reused before the stream passes the copy */
+    if (p->desc.kind != XDEV_COPY_DEVICE_TO_DEVICE && p->desc.kind != XDEV_COPY_PEER) {
+        xdev_host_record_use(p->desc.dst, s);
+        xdev_host_record_use(p->desc.src, s);
+    }
     return xdev_core_after_enqueue(s);
 }
 

@@ -15,7 +15,8 @@ typedef struct xdev_ptr_entry {
     size_t size;
     xdev_memory_kind_t kind;
     xdev_backend_t *be;
-    int index; /* logical device (DEVICE kind) */
+    int index;  /* logical device (DEVICE kind) */
+    void *data; /* owner's record (the pinned cache's block) */
 } xdev_ptr_entry_t;
 
 /* Record an allocation; XDEV_ERROR_OUT_OF_MEMORY if the table cannot grow. */

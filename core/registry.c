@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "alloc_internal.h"
 #include "cpu/cpu_backend.h"
 #include "env.h"
 #include "error_internal.h"
@@ -183,6 +184,7 @@ static void init_once(void) {
         xdev_env_index_list("XDEV_VISIBLE_DEVICES", g_visible, XDEV_MAX_DEVICES, &g_visible_count);
     if (st == XDEV_SUCCESS)
         st = xdev_env_bool("XDEV_LAUNCH_BLOCKING", false, &xdev_core_launch_blocking);
+    if (st == XDEV_SUCCESS) st = xdev_alloc_settings_load();
     if (st == XDEV_SUCCESS) st = select_backend();
     g_init_status = st;
     if (st != XDEV_SUCCESS)

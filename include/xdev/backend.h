@@ -127,6 +127,12 @@ typedef struct xdev_memory_vtable {
     xdev_status_t (*memcpy_async)(const xdev_copy_desc_t *copy, int device, void *stream);
     xdev_status_t (*memset_async)(int device, void *dst, int value, size_t bytes, void *stream);
     xdev_status_t (*mem_get_info)(int device, size_t *free_bytes, size_t *total_bytes);
+    /* Optional stream-ordered allocation (cudaMallocAsync), used with
+     * XDEV_ALLOC_CONF=backend:async: the memory is usable by work queued on
+     * `stream` from now on, and free_async releases it once `stream` reaches
+     * the free. */
+    xdev_status_t (*malloc_async)(int device, size_t bytes, void *stream, void **out);
+    xdev_status_t (*free_async)(int device, void *ptr, void *stream);
 } xdev_memory_vtable_t;
 
 /* Optional tables, defined by the issues that fill them. */

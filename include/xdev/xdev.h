@@ -8,5 +8,6 @@
 #include "xdev/stream.h"
 #include "xdev/event.h"
 #include "xdev/memory.h"
+#include "xdev/allocator.h"
 
 #endif

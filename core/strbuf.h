@@ -1,0 +1,17 @@
+/* strbuf.h - a growable string for reports (summary, snapshot JSON). */
+#ifndef XDEV_CORE_STRBUF_H
+#define XDEV_CORE_STRBUF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct xdev_strbuf {
+    char *buf;
+    size_t len, cap;
+    bool failed; /* out of memory: later appends are ignored */
+} xdev_strbuf_t;
+
+void xdev_strbuf_printf(xdev_strbuf_t *sb, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,156 @@
+/* xdev/allocator.h - the caching device allocator's controls, statistics,
+ * summary and snapshot, pluggable allocators, and the pinned host cache.
+ *
+ * Device memory from xdev_malloc* comes from a per-device caching allocator
+ * following torch.cuda's: blocks are cut from large segments, cached on free
+ * and reused only on the stream they were allocated on (the current stream at
+ * allocation), unless xdev_record_stream says other streams use them.
+ * XDEV_NO_MEMORY_CACHING=1 sends every malloc/free to the backend, and
+ * XDEV_ALLOC_CONF tunes it (see README). */
+#ifndef XDEV_ALLOCATOR_H
+#define XDEV_ALLOCATOR_H
+
+#include "xdev/stream.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Allocate on the device of `stream`, for use on that stream (NULL = the
+ * current stream of the current device). */
+XDEV_API xdev_status_t xdev_malloc_stream(void **ptr, size_t size, xdev_stream_t stream);
+
+/* Mark ptr (from xdev_malloc*) as used by `stream`, so that after
+ * xdev_free the block is not reused until the work queued on `stream` so far
+ * has finished. The allocation's own stream needs no call. */
+XDEV_API xdev_status_t xdev_record_stream(void *ptr, xdev_stream_t stream);
+
+/* Return every cached, unused segment of every device to its backend. */
+XDEV_API xdev_status_t xdev_empty_cache(void);
+
+/* Cap the memory the allocator reserves on `device` to fraction * total
+ * memory; allocations beyond fail as out of memory. 1.0 = no cap. */
+XDEV_API xdev_status_t xdev_set_per_process_memory_fraction(double fraction, xdev_device_t device);
+
+/* One statistic, with torch's meaning: current value, peak since the last
+ * reset, and the amounts allocated and freed since the last reset. */
+typedef struct xdev_stat {
+    int64_t current;
+    int64_t peak;
+    int64_t allocated;
+    int64_t freed;
+} xdev_stat_t;
+
+/* Index of the pool a statistic covers. */
+enum { XDEV_STAT_ALL = 0, XDEV_STAT_LARGE_POOL = 1, XDEV_STAT_SMALL_POOL = 2, XDEV_STAT_POOLS = 3 };
+
+typedef struct xdev_memory_stats {
+    xdev_stat_t allocation[XDEV_STAT_POOLS];      /* live allocations */
+    xdev_stat_t segment[XDEV_STAT_POOLS];         /* segments from the backend */
+    xdev_stat_t active[XDEV_STAT_POOLS];          /* allocated or waiting for streams */
+    xdev_stat_t inactive_split[XDEV_STAT_POOLS];  /* free blocks inside partly used segments */
+    xdev_stat_t allocated_bytes[XDEV_STAT_POOLS]; /* rounded sizes handed out */
+    xdev_stat_t reserved_bytes[XDEV_STAT_POOLS];  /* segment bytes */
+    xdev_stat_t active_bytes[XDEV_STAT_POOLS];
+    xdev_stat_t inactive_split_bytes[XDEV_STAT_POOLS];
+    xdev_stat_t requested_bytes[XDEV_STAT_POOLS]; /* sizes as requested */
+    int64_t num_alloc_retries;                    /* allocations that freed the cache and retried */
+    int64_t num_ooms;                             /* allocations that failed for lack of memory */
+    int64_t num_sync_all_streams;                 /* times the allocator waited for all streams */
+    int64_t num_device_alloc;                     /* backend malloc calls */
+    int64_t num_device_free;                      /* backend free calls */
+    int64_t max_split_size;                       /* bytes; -1 = no limit */
+    xdev_stat_t oversize_allocations;             /* allocations >= max_split_size */
+    xdev_stat_t oversize_segments;
+} xdev_memory_stats_t;
+
+XDEV_API xdev_status_t xdev_memory_stats(xdev_device_t device, xdev_memory_stats_t *out);
+
+/* Key/value view with torch's key names ("allocated_bytes.all.current", ...). */
+typedef struct xdev_memory_stat_item {
+    char key[48];
+    int64_t value;
+} xdev_memory_stat_item_t;
+
+/* Write up to `cap` items; *count = the number there are (call with cap 0 to
+ * size the array). */
+XDEV_API xdev_status_t xdev_memory_stats_items(const xdev_memory_stats_t *stats,
+                                               xdev_memory_stat_item_t *items, size_t cap,
+                                               size_t *count);
+
+XDEV_API xdev_status_t xdev_memory_allocated(xdev_device_t device, size_t *out);
+XDEV_API xdev_status_t xdev_max_memory_allocated(xdev_device_t device, size_t *out);
+XDEV_API xdev_status_t xdev_memory_reserved(xdev_device_t device, size_t *out);
+XDEV_API xdev_status_t xdev_max_memory_reserved(xdev_device_t device, size_t *out);
+
+/* Peaks restart from the current values. */
+XDEV_API xdev_status_t xdev_reset_peak_memory_stats(xdev_device_t device);
+/* "allocated"/"freed" totals and the counters restart from zero. */
+XDEV_API xdev_status_t xdev_reset_accumulated_memory_stats(xdev_device_t device);
+
+/* A table like torch.cuda.memory_summary(); *out is malloc'ed: free() it. */
+XDEV_API xdev_status_t xdev_memory_summary(xdev_device_t device, bool abbreviated, char **out);
+
+typedef enum xdev_memory_trace_action {
+    XDEV_TRACE_ALLOC = 0,
+    XDEV_TRACE_FREE_REQUESTED = 1, /* xdev_free while streams still use the block */
+    XDEV_TRACE_FREE_COMPLETED = 2, /* the block became reusable */
+    XDEV_TRACE_SEGMENT_ALLOC = 3,
+    XDEV_TRACE_SEGMENT_FREE = 4,
+    XDEV_TRACE_OOM = 5,
+} xdev_memory_trace_action_t;
+
+typedef struct xdev_memory_trace_entry {
+    xdev_memory_trace_action_t action;
+    uintptr_t addr;
+    size_t size;
+    const void *stream; /* native stream */
+    uint64_t time_ns;   /* CLOCK_MONOTONIC */
+} xdev_memory_trace_entry_t;
+
+/* Start (enabled) or stop recording alloc/free/segment events of `device` in a
+ * ring of max_entries (0 = 4096), included in the snapshot. */
+XDEV_API xdev_status_t xdev_memory_record_history(xdev_device_t device, bool enabled,
+                                                  size_t max_entries);
+
+/* JSON of every segment and block of every device (and the recorded
+ * history): {"segments":[...],"device_traces":[...]}. *json is malloc'ed:
+ * free() it. */
+XDEV_API xdev_status_t xdev_memory_snapshot(char **json);
+
+/* An application's own device allocator (torch's CUDAPluggableAllocator,
+ * RMM's device_memory_resource). Install it before the device's first
+ * allocation. free gets the size and the stream of the allocation. */
+typedef struct xdev_allocator {
+    size_t size; /* sizeof(xdev_allocator_t) */
+    void *ctx;
+    xdev_status_t (*malloc)(void *ctx, xdev_device_t device, size_t size, xdev_stream_t stream,
+                            void **out);
+    xdev_status_t (*free)(void *ctx, xdev_device_t device, void *ptr, size_t size,
+                          xdev_stream_t stream);
+    /* optional: drop cached memory on xdev_empty_cache */
+    void (*empty_cache)(void *ctx, xdev_device_t device);
+} xdev_allocator_t;
+
+/* Install `allocator` for `device` (NULL = xdev's own again). Fails with
+ * XDEV_ERROR_INVALID_VALUE once the device has allocated memory. */
+XDEV_API xdev_status_t xdev_set_allocator(xdev_device_t device, const xdev_allocator_t *allocator);
+
+/* Pinned host memory cache (xdev_host_alloc / xdev_host_free). */
+typedef struct xdev_host_memory_stats {
+    xdev_stat_t allocation;      /* live blocks */
+    xdev_stat_t allocated_bytes; /* bytes in live blocks (rounded) */
+    xdev_stat_t requested_bytes; /* bytes as requested */
+    xdev_stat_t reserved_bytes;  /* pinned bytes held (live + cached) */
+    int64_t num_host_alloc;      /* backend host_alloc calls */
+    int64_t num_host_free;       /* backend host_free calls */
+} xdev_host_memory_stats_t;
+
+XDEV_API xdev_status_t xdev_host_memory_stats(xdev_host_memory_stats_t *out);
+XDEV_API xdev_status_t xdev_host_empty_cache(void);
+XDEV_API xdev_status_t xdev_reset_peak_host_memory_stats(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
