@@ -16,6 +16,7 @@ void xdev_alloc_config_defaults(xdev_alloc_config_t *cfg) {
     memset(cfg, 0, sizeof *cfg);
     cfg->max_split_size = SIZE_MAX;
     cfg->pinned_max_cached = SIZE_MAX;
+    cfg->trim_before_grow = true;
 }
 
 static bool fail(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -160,9 +161,18 @@ static bool parse_pair(const char *k, size_t klen, const char *v, size_t vlen,
                         (int)vlen, v);
         cfg->gc_threshold = d;
     } else if (KEY_IS("expandable_segments")) {
-        if (!parse_bool(v, vlen, &cfg->expandable_segments))
+        bool on;
+        if (!parse_bool(v, vlen, &on))
             return fail(err, errlen, "expandable_segments: '%.*s' is not true or false", (int)vlen,
                         v);
+        if (on)
+            return fail(err, errlen,
+                        "expandable_segments:true is not supported (it needs virtual memory "
+                        "support in the backend); trim_before_grow, on by default, addresses the "
+                        "same fragmentation");
+    } else if (KEY_IS("trim_before_grow")) {
+        if (!parse_bool(v, vlen, &cfg->trim_before_grow))
+            return fail(err, errlen, "trim_before_grow: '%.*s' is not true or false", (int)vlen, v);
     } else if (KEY_IS("backend")) {
         if (vlen == 6 && strncmp(v, "native", 6) == 0)
             cfg->backend_async = false;
@@ -180,7 +190,7 @@ static bool parse_pair(const char *k, size_t klen, const char *v, size_t vlen,
         return fail(err, errlen,
                     "unknown key '%.*s' (known: max_split_size_mb, roundup_power2_divisions, "
                     "garbage_collection_threshold, expandable_segments, backend, "
-                    "pinned_max_cached_mb)",
+                    "pinned_max_cached_mb, trim_before_grow)",
                     (int)klen, k);
     }
     return true;

@@ -5,9 +5,11 @@
  *   roundup_power2_divisions:<n>      round sizes up to n steps per power of two
  *   roundup_power2_divisions:[256:1,512:2,>:8]   per size (MiB) interval
  *   garbage_collection_threshold:<0..1 exclusive>
- *   expandable_segments:true|false
+ *   expandable_segments:false         (true is refused: not supported yet)
  *   backend:native|async              async = the backend's stream-ordered allocator
  *   pinned_max_cached_mb:<int>        cap on cached pinned host memory
+ *   trim_before_grow:true|false       return free segments before passing the
+ *                                     high-water mark (default true)
  * Unknown keys and malformed values are errors naming the key. The parser is
  * pure (no globals) so a fuzzer can drive it. */
 #ifndef XDEV_CORE_ALLOC_CONFIG_H
@@ -24,9 +26,9 @@ typedef struct xdev_alloc_config {
     size_t max_split_size;                              /* SIZE_MAX: no limit */
     unsigned roundup_divisions[XDEV_ROUNDUP_INTERVALS]; /* 0: no power-of-two rounding */
     double gc_threshold;                                /* 0: off */
-    bool expandable_segments;
     bool backend_async;
     size_t pinned_max_cached; /* SIZE_MAX: no limit */
+    bool trim_before_grow;    /* xdev's growth policy (default on) */
 } xdev_alloc_config_t;
 
 void xdev_alloc_config_defaults(xdev_alloc_config_t *cfg);

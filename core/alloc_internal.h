@@ -127,7 +127,8 @@ typedef struct xdev_device_allocator {
     int event_cache_len, event_cache_cap;
     double fraction; /* set_per_process_memory_fraction; 0 = no cap */
     size_t total_memory;
-    size_t limit; /* fraction * total, SIZE_MAX when no cap */
+    size_t limit;      /* fraction * total, SIZE_MAX when no cap */
+    size_t high_water; /* most bytes ever reserved (growth policy) */
     xdev_memory_stats_t stats;
     /* history ring for snapshots (xdev_memory_record_history) */
     xdev_memory_trace_entry_t *trace;
