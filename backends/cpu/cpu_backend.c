@@ -1,0 +1,204 @@
+/* backends/cpu/cpu_backend.c - the CPU backend's ABI table, init/shutdown and configuration.
+ *
+ * init reads XDEV_CPU_DEVICES (device count, default 1) and XDEV_CPU_MEMORY
+ * (per-device capacity, default the host's physical RAM) strictly: a
+ * malformed value makes the backend unusable with a message naming it. The
+ * other slots live in cpu_device.c, cpu_stream.c, cpu_event.c, cpu_memory.c. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "cpu/cpu_backend.h"
+#include "cpu/cpu_internal.h"
+
+xdev_cpu_state_t xdev_cpu_state;
+
+xdev_status_t xdev_cpu_error(xdev_status_t status, const char *fmt, ...) {
+    const xdev_host_services_t *host = xdev_cpu_state.host;
+    if (!XDEV_BACKEND_HAS_SLOT(host, set_error) || host->set_error == NULL) return status;
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return host->set_error(status, "%s", msg);
+}
+
+xdev_cpu_device_t *xdev_cpu_device(int index) {
+    if (!xdev_cpu_state.initialized) {
+        xdev_cpu_error(XDEV_ERROR_INVALID_DEVICE,
+                       "cpu:%d no such device: the cpu backend is not initialized", index);
+        return NULL;
+    }
+    if (index < 0 || index >= xdev_cpu_state.count) {
+        xdev_cpu_error(XDEV_ERROR_INVALID_DEVICE,
+                       "cpu:%d device index out of range (%d cpu devices)", index,
+                       xdev_cpu_state.count);
+        return NULL;
+    }
+    return &xdev_cpu_state.devices[index];
+}
+
+xdev_status_t xdev_cpu_parse_devices(const char *value, int *out) {
+    if (value == NULL) {
+        *out = 1;
+        return XDEV_SUCCESS;
+    }
+    int n = 0;
+    bool ok = value[0] != '\0';
+    for (const char *p = value; ok && *p != '\0'; p++) {
+        if (*p < '0' || *p > '9') {
+            ok = false;
+        } else {
+            n = n * 10 + (*p - '0');
+            if (n > XDEV_CPU_MAX_DEVICES) ok = false;
+        }
+    }
+    if (!ok || n < 1)
+        return xdev_cpu_error(XDEV_ERROR_ENV,
+                              "XDEV_CPU_DEVICES='%s' is not a device count (expected an integer "
+                              "1..%d)",
+                              value, XDEV_CPU_MAX_DEVICES);
+    *out = n;
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_cpu_parse_memory(const char *value, size_t fallback, size_t *out) {
+    if (value == NULL) {
+        *out = fallback;
+        return XDEV_SUCCESS;
+    }
+    const char *p = value;
+    size_t n = 0;
+    bool overflow = false;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        size_t digit = (size_t)(*p - '0');
+        if (n > (SIZE_MAX - digit) / 10)
+            overflow = true;
+        else
+            n = n * 10 + digit;
+    }
+    unsigned shift = 0;
+    bool ok = p != value;
+    if (ok && *p != '\0') {
+        switch (*p) {
+        case 'k':
+        case 'K':
+            shift = 10;
+            break;
+        case 'm':
+        case 'M':
+            shift = 20;
+            break;
+        case 'g':
+        case 'G':
+            shift = 30;
+            break;
+        case 't':
+        case 'T':
+            shift = 40;
+            break;
+        default:
+            ok = false;
+        }
+        if (ok && p[1] != '\0') ok = false;
+    }
+    if (!ok)
+        return xdev_cpu_error(XDEV_ERROR_ENV,
+                              "XDEV_CPU_MEMORY='%s' is not a byte count (expected a positive "
+                              "integer with an optional K, M, G or T suffix, e.g. 64M)",
+                              value);
+    if (overflow || n > (SIZE_MAX >> shift))
+        return xdev_cpu_error(XDEV_ERROR_ENV, "XDEV_CPU_MEMORY='%s' is too large (over %zu bytes)",
+                              value, (size_t)SIZE_MAX);
+    if (n == 0)
+        return xdev_cpu_error(
+            XDEV_ERROR_ENV, "XDEV_CPU_MEMORY='%s' is zero (expected a positive byte count)", value);
+    *out = n << shift;
+    return XDEV_SUCCESS;
+}
+
+/* Physical RAM in bytes, or 0 when sysconf cannot tell. */
+static size_t physical_memory(void) {
+    long pages = sysconf(_SC_PHYS_PAGES);
+    long page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0) return 0;
+    if ((unsigned long)pages > SIZE_MAX / (unsigned long)page) return SIZE_MAX;
+    return (size_t)pages * (size_t)page;
+}
+
+static const char *plain_getenv(const char *name) {
+    return getenv(name);
+}
+
+static xdev_status_t cpu_init(const xdev_host_services_t *host) {
+    if (xdev_cpu_state.initialized) return XDEV_SUCCESS;
+    if (host == NULL) return XDEV_ERROR_INVALID_VALUE;
+    xdev_cpu_state.host = host;
+    const char *(*get_env)(const char *) = XDEV_BACKEND_SLOT(host, get_env);
+    if (get_env == NULL) get_env = plain_getenv;
+
+    int count;
+    xdev_status_t st = xdev_cpu_parse_devices(get_env("XDEV_CPU_DEVICES"), &count);
+    if (st != XDEV_SUCCESS) return st;
+    const char *mem = get_env("XDEV_CPU_MEMORY");
+    size_t ram = mem == NULL ? physical_memory() : 0;
+    if (mem == NULL && ram == 0)
+        return xdev_cpu_error(XDEV_ERROR_BACKEND,
+                              "cpu: cannot determine the host's physical memory "
+                              "(sysconf(_SC_PHYS_PAGES) failed); set XDEV_CPU_MEMORY");
+    size_t capacity;
+    st = xdev_cpu_parse_memory(mem, ram, &capacity);
+    if (st != XDEV_SUCCESS) return st;
+
+    xdev_cpu_device_t *devices = calloc((size_t)count, sizeof *devices);
+    if (devices == NULL)
+        return xdev_cpu_error(XDEV_ERROR_OUT_OF_MEMORY,
+                              "cpu: cannot allocate %d devices: out of host memory", count);
+    for (int i = 0; i < count; i++) {
+        devices[i].index = i;
+        atomic_init(&devices[i].used, 0);
+        atomic_init(&devices[i].default_stream, NULL);
+        pthread_mutex_init(&devices[i].mu, NULL);
+    }
+    xdev_cpu_read_model_name(xdev_cpu_state.name, sizeof xdev_cpu_state.name);
+    xdev_cpu_state.cores = xdev_cpu_online_cores();
+    xdev_cpu_state.count = count;
+    xdev_cpu_state.capacity = capacity;
+    xdev_cpu_state.devices = devices;
+    xdev_cpu_state.initialized = true;
+    return XDEV_SUCCESS;
+}
+
+/* Stops and joins every stream (their pending work finishes first). Only
+ * called explicitly: nothing is registered with atexit, so a process that
+ * exits with live streams just leaves their idle workers behind. */
+static void cpu_shutdown(void) {
+    if (!xdev_cpu_state.initialized) return;
+    xdev_cpu_streams_shutdown();
+    for (int i = 0; i < xdev_cpu_state.count; i++)
+        pthread_mutex_destroy(&xdev_cpu_state.devices[i].mu);
+    free(xdev_cpu_state.devices);
+    xdev_cpu_state.devices = NULL;
+    xdev_cpu_state.count = 0;
+    xdev_cpu_state.initialized = false;
+}
+
+static const xdev_backend_api_t cpu_api = {
+    .size = sizeof(xdev_backend_api_t),
+    .abi_major = XDEV_BACKEND_ABI_MAJOR,
+    .abi_minor = XDEV_BACKEND_ABI_MINOR,
+    .name = "cpu",
+    .type = XDEV_DEVICE_CPU,
+    .init = cpu_init,
+    .shutdown = cpu_shutdown,
+    .device = &xdev_cpu_device_vtable,
+    .stream = &xdev_cpu_stream_vtable,
+    .event = &xdev_cpu_event_vtable,
+    .memory = &xdev_cpu_memory_vtable,
+};
+
+const xdev_backend_api_t *xdev_cpu_backend_api(void) {
+    return &cpu_api;
+}

@@ -1,0 +1,197 @@
+/* backends/cpu/cpu_internal.h - types and functions shared by the CPU backend's files.
+ *
+ * Objects:
+ * - xdev_cpu_device_t: one per XDEV_CPU_DEVICES; capacity accounting and the
+ *   list of its live streams (for device synchronize and shutdown).
+ * - xdev_cpu_stream_t: an in-order queue of ops run by its own worker thread
+ *   (cpu_queue.c); the stream vtable around it is cpu_stream.c.
+ * - xdev_cpu_event_t: a refcounted marker target (cpu_event.c).
+ * Lock order: device mutex -> stream mutex -> event mutex. No thread ever
+ * holds two stream or two event mutexes at once. */
+#ifndef XDEV_CPU_INTERNAL_H
+#define XDEV_CPU_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "xdev/backend.h"
+
+/* Largest XDEV_CPU_DEVICES accepted. */
+#define XDEV_CPU_MAX_DEVICES 64 /* = XDEV_MAX_DEVICES, the core's per-type limit */
+/* Alignment of device and host allocations (matches cudaMalloc's guarantee). */
+#define XDEV_CPU_ALIGNMENT 256u
+
+typedef struct xdev_cpu_event xdev_cpu_event_t;
+typedef struct xdev_cpu_stream xdev_cpu_stream_t;
+
+/* ------------------------------------------------------------------ ops */
+
+typedef enum xdev_cpu_op_kind {
+    XDEV_CPU_OP_HOST_FN = 0, /* fn(user) */
+    XDEV_CPU_OP_COPY = 1,    /* memmove(dst, src, bytes) */
+    XDEV_CPU_OP_SET = 2,     /* memset(dst, value, bytes) */
+    XDEV_CPU_OP_RECORD = 3,  /* event record `seq` reached */
+    XDEV_CPU_OP_WAIT = 4,    /* block the queue until event record `seq` is reached */
+    XDEV_CPU_OP_FREE = 5,    /* release a device block (free_async) */
+} xdev_cpu_op_kind_t;
+
+/* One queued op: a node of the stream's intrusive FIFO, recycled through the
+ * stream's free list so that a steady-state enqueue does not call malloc. */
+typedef struct xdev_cpu_op {
+    struct xdev_cpu_op *next;
+    xdev_cpu_op_kind_t kind;
+    union {
+        struct {
+            xdev_host_fn_t fn;
+            void *user;
+        } host;
+        struct {
+            void *dst;
+            const void *src;
+            size_t bytes;
+        } copy;
+        struct {
+            void *dst;
+            int value;
+            size_t bytes;
+        } set;
+        struct {
+            int device;
+            void *ptr;
+        } free;
+        struct {
+            xdev_cpu_event_t *event; /* holds a reference until the op has run */
+            uint64_t seq;
+        } mark;
+    } u;
+} xdev_cpu_op_t;
+
+/* -------------------------------------------------------------- streams */
+
+struct xdev_cpu_stream {
+    int device;
+    int priority; /* stored only; scheduling is the OS's */
+    bool is_default;
+    atomic_int refs; /* owner + device synchronize pins */
+
+    pthread_mutex_t mu;
+    pthread_cond_t work_cv; /* worker sleeps here when the queue is empty */
+    pthread_cond_t idle_cv; /* synchronize sleeps here */
+    /* Under mu: */
+    xdev_cpu_op_t *head, *tail; /* pending ops not yet taken by the worker */
+    xdev_cpu_op_t *free_ops;    /* recycled nodes */
+    size_t free_count;
+    bool started;  /* worker thread exists */
+    bool sleeping; /* worker waits on work_cv */
+    bool stopping; /* destroy asked the worker to exit */
+    pthread_t thread;
+    /* Written under mu (enqueued) or by the worker (completed); read lock-free. */
+    _Atomic uint64_t enqueued;
+    _Atomic uint64_t completed;
+    atomic_int sync_waiters; /* threads in idle_cv; the worker signals only then */
+
+    /* The device's list of live streams, under the device mutex. */
+    xdev_cpu_stream_t *prev, *next;
+};
+
+/* A new stream, not yet on the device list, without a thread. NULL = out of
+ * memory (error set). */
+xdev_cpu_stream_t *xdev_cpu_stream_new(int device, int priority, bool is_default);
+
+/* Take the stream's lock and a free op node, starting the worker if this is
+ * the first op. On success the lock is held: fill the node and call
+ * xdev_cpu_stream_push_unlock (or xdev_cpu_stream_cancel_unlock). On failure
+ * the lock is released and the error set. */
+xdev_status_t xdev_cpu_stream_begin_op(xdev_cpu_stream_t *s, xdev_cpu_op_t **op);
+void xdev_cpu_stream_push_unlock(xdev_cpu_stream_t *s, xdev_cpu_op_t *op);
+void xdev_cpu_stream_cancel_unlock(xdev_cpu_stream_t *s, xdev_cpu_op_t *op);
+
+/* Ops enqueued so far (a synchronize target). */
+uint64_t xdev_cpu_stream_enqueued(xdev_cpu_stream_t *s);
+/* Block until `target` ops have completed. Fails (instead of deadlocking)
+ * when called from the stream's own worker while target is not reached. */
+xdev_status_t xdev_cpu_stream_wait_for(xdev_cpu_stream_t *s, uint64_t target);
+/* True when everything enqueued so far has completed. */
+bool xdev_cpu_stream_idle(xdev_cpu_stream_t *s);
+/* The stream whose worker runs on this thread (NULL on other threads). */
+xdev_cpu_stream_t *xdev_cpu_stream_self(void);
+
+/* Finish pending work, stop and join the worker. The stream stays allocated
+ * until its last reference goes. */
+xdev_status_t xdev_cpu_stream_stop(xdev_cpu_stream_t *s);
+void xdev_cpu_stream_retain(xdev_cpu_stream_t *s);
+void xdev_cpu_stream_release(xdev_cpu_stream_t *s);
+
+/* --------------------------------------------------------------- events */
+
+/* Run by a worker when it reaches a record / wait op (consume no reference). */
+void xdev_cpu_event_reached(xdev_cpu_event_t *e, uint64_t seq);
+void xdev_cpu_event_wait_seq(xdev_cpu_event_t *e, uint64_t seq);
+/* Drop one reference; the last one frees the event. */
+void xdev_cpu_event_release(xdev_cpu_event_t *e);
+/* Under the waiting stream's lock: the seq of the event's latest record
+ * (0 = never recorded) and, if nonzero, a reference for the wait op. */
+uint64_t xdev_cpu_event_capture(xdev_cpu_event_t *e);
+
+/* -------------------------------------------------------------- devices */
+
+typedef struct xdev_cpu_device {
+    int index;
+    _Atomic size_t used; /* bytes handed out by malloc */
+    pthread_mutex_t mu;
+    xdev_cpu_stream_t *streams;                  /* live streams, under mu */
+    _Atomic(xdev_cpu_stream_t *) default_stream; /* created lazily, under mu */
+} xdev_cpu_device_t;
+
+typedef struct xdev_cpu_state {
+    const xdev_host_services_t *host;
+    bool initialized;
+    int count;
+    size_t capacity; /* per device, bytes */
+    int cores;
+    char name[256]; /* "CPU (<model>)" */
+    xdev_cpu_device_t *devices;
+} xdev_cpu_state_t;
+
+extern xdev_cpu_state_t xdev_cpu_state;
+
+/* Report through the host's set_error and return `status`. */
+xdev_status_t xdev_cpu_error(xdev_status_t status, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* The device, or NULL (XDEV_ERROR_INVALID_DEVICE set) when the index is out
+ * of range or the backend is not initialized. */
+xdev_cpu_device_t *xdev_cpu_device(int index);
+
+/* `stream` as a CPU stream; NULL means the device's default stream. */
+xdev_status_t xdev_cpu_stream_resolve(int device, void *stream, xdev_cpu_stream_t **out);
+
+/* Strict parsers for XDEV_CPU_DEVICES and XDEV_CPU_MEMORY (value NULL =
+ * unset); an error names the variable and its value. */
+xdev_status_t xdev_cpu_parse_devices(const char *value, int *out);
+xdev_status_t xdev_cpu_parse_memory(const char *value, size_t fallback, size_t *out);
+
+/* "CPU (<model name>)" from /proc/cpuinfo, or "CPU". */
+void xdev_cpu_read_model_name(char *buf, size_t len);
+int xdev_cpu_online_cores(void);
+
+/* Give a device block back (its bytes stop counting against the capacity).
+ * `ptr` was checked when the free was requested. */
+void xdev_cpu_block_release(int device, void *ptr);
+
+/* Vtables defined by the other files. */
+extern const xdev_device_vtable_t xdev_cpu_device_vtable;
+extern const xdev_stream_vtable_t xdev_cpu_stream_vtable;
+extern const xdev_event_vtable_t xdev_cpu_event_vtable;
+extern const xdev_memory_vtable_t xdev_cpu_memory_vtable;
+
+/* Wait for every stream of the device (device synchronize). */
+xdev_status_t xdev_cpu_device_sync_streams(xdev_cpu_device_t *d);
+
+/* Stop every stream of every device (shutdown). */
+void xdev_cpu_streams_shutdown(void);
+
+#endif

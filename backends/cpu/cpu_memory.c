@@ -1,0 +1,206 @@
+/* backends/cpu/cpu_memory.c - CPU "device" memory, host memory, and stream-ordered copies.
+ *
+ * Device memory is host memory with a per-device capacity (XDEV_CPU_MEMORY)
+ * so that out-of-memory paths can be tested: malloc reserves the bytes in an
+ * atomic per-device counter before allocating. Each block carries a header in
+ * the alignment padding just before the pointer it returns, so free knows the
+ * size without a map. "Pinned" host memory is ordinary aligned memory on the
+ * CPU backend: there is no DMA engine to pin for. Copies, memsets and
+ * stream-ordered frees are ops on the stream's queue, so they are ordered
+ * with everything else on it. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/cpu_internal.h"
+
+#define XDEV_CPU_BLOCK_MAGIC 0x78646576u /* "xdev" */
+
+/* Sits in the last bytes of the XDEV_CPU_ALIGNMENT padding before the block. */
+typedef struct block_header {
+    size_t bytes;
+    int device;
+    uint32_t magic;
+} block_header_t;
+
+_Static_assert(sizeof(block_header_t) <= XDEV_CPU_ALIGNMENT, "header must fit in the padding");
+
+static block_header_t *header_of(void *ptr) {
+    return (block_header_t *)((char *)ptr - sizeof(block_header_t));
+}
+
+/* Reserve `bytes` of the device's capacity; false (and the message) when
+ * they do not fit. */
+static bool reserve(xdev_cpu_device_t *d, size_t bytes) {
+    size_t capacity = xdev_cpu_state.capacity;
+    size_t used = atomic_load(&d->used);
+    do {
+        if (bytes > capacity || used > capacity - bytes) {
+            xdev_cpu_error(XDEV_ERROR_OUT_OF_MEMORY,
+                           "cpu:%d out of memory: tried to allocate %zu bytes; capacity %zu, in "
+                           "use %zu",
+                           d->index, bytes, capacity, used);
+            return false;
+        }
+    } while (!atomic_compare_exchange_weak(&d->used, &used, used + bytes));
+    return true;
+}
+
+static xdev_status_t memory_malloc(int device, size_t bytes, void **out) {
+    xdev_cpu_device_t *d = xdev_cpu_device(device);
+    if (d == NULL) return XDEV_ERROR_INVALID_DEVICE;
+    if (bytes == 0) {
+        *out = NULL;
+        return XDEV_SUCCESS;
+    }
+    if (!reserve(d, bytes)) return XDEV_ERROR_OUT_OF_MEMORY;
+    void *base = NULL;
+    int rc = bytes <= SIZE_MAX - XDEV_CPU_ALIGNMENT
+                 ? posix_memalign(&base, XDEV_CPU_ALIGNMENT, XDEV_CPU_ALIGNMENT + bytes)
+                 : 1;
+    if (rc != 0) {
+        atomic_fetch_sub(&d->used, bytes);
+        return xdev_cpu_error(XDEV_ERROR_OUT_OF_MEMORY,
+                              "cpu:%d out of memory: tried to allocate %zu bytes; the host could "
+                              "not provide them (capacity %zu)",
+                              device, bytes, xdev_cpu_state.capacity);
+    }
+    char *ptr = (char *)base + XDEV_CPU_ALIGNMENT;
+    block_header_t *h = header_of(ptr);
+    h->bytes = bytes;
+    h->device = device;
+    h->magic = XDEV_CPU_BLOCK_MAGIC;
+    *out = ptr;
+    return XDEV_SUCCESS;
+}
+
+/* The core validates pointers; the magic is a cheap second check. */
+static xdev_status_t check_block(int device, void *ptr) {
+    block_header_t *h = header_of(ptr);
+    if ((uintptr_t)ptr % XDEV_CPU_ALIGNMENT != 0 || h->magic != XDEV_CPU_BLOCK_MAGIC ||
+        h->device != device)
+        return xdev_cpu_error(XDEV_ERROR_INVALID_VALUE,
+                              "cpu:%d free of %p, which is not a block of this device", device,
+                              ptr);
+    return XDEV_SUCCESS;
+}
+
+void xdev_cpu_block_release(int device, void *ptr) {
+    block_header_t *h = header_of(ptr);
+    atomic_fetch_sub(&xdev_cpu_state.devices[device].used, h->bytes);
+    h->magic = 0;
+    free((char *)ptr - XDEV_CPU_ALIGNMENT);
+}
+
+static xdev_status_t memory_free(int device, void *ptr) {
+    if (xdev_cpu_device(device) == NULL) return XDEV_ERROR_INVALID_DEVICE;
+    if (ptr == NULL) return XDEV_SUCCESS;
+    xdev_status_t st = check_block(device, ptr);
+    if (st == XDEV_SUCCESS) xdev_cpu_block_release(device, ptr);
+    return st;
+}
+
+/* Host memory is usable by any queue at once, so the allocation itself need
+ * not wait for `stream`. */
+static xdev_status_t memory_malloc_async(int device, size_t bytes, void *stream, void **out) {
+    (void)stream;
+    return memory_malloc(device, bytes, out);
+}
+
+/* The block (and its share of the capacity) is released when `stream`
+ * reaches the free, so work queued before it may still use the memory. */
+static xdev_status_t memory_free_async(int device, void *ptr, void *stream) {
+    if (xdev_cpu_device(device) == NULL) return XDEV_ERROR_INVALID_DEVICE;
+    if (ptr == NULL) return XDEV_SUCCESS;
+    xdev_status_t st = check_block(device, ptr);
+    if (st != XDEV_SUCCESS) return st;
+    xdev_cpu_stream_t *s;
+    st = xdev_cpu_stream_resolve(device, stream, &s);
+    if (st != XDEV_SUCCESS) return st;
+    xdev_cpu_op_t *op;
+    st = xdev_cpu_stream_begin_op(s, &op);
+    if (st != XDEV_SUCCESS) return st;
+    op->kind = XDEV_CPU_OP_FREE;
+    op->u.free.device = device;
+    op->u.free.ptr = ptr;
+    xdev_cpu_stream_push_unlock(s, op);
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t memory_host_alloc(size_t bytes, void **out) {
+    if (bytes == 0) {
+        *out = NULL;
+        return XDEV_SUCCESS;
+    }
+    void *p = NULL;
+    int rc = posix_memalign(&p, XDEV_CPU_ALIGNMENT, bytes);
+    if (rc != 0)
+        return xdev_cpu_error(XDEV_ERROR_OUT_OF_MEMORY,
+                              "cpu host memory: tried to allocate %zu bytes; out of host memory",
+                              bytes);
+    *out = p;
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t memory_host_free(void *ptr) {
+    free(ptr);
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t memory_memcpy_async(const xdev_copy_desc_t *copy, int device, void *stream) {
+    if (copy == NULL || copy->size < offsetof(xdev_copy_desc_t, bytes) + sizeof(copy->bytes))
+        return xdev_cpu_error(XDEV_ERROR_INVALID_VALUE,
+                              "cpu:%d memcpy_async: copy descriptor missing or too short", device);
+    if (copy->bytes == 0) return XDEV_SUCCESS;
+    xdev_cpu_stream_t *s;
+    xdev_status_t st = xdev_cpu_stream_resolve(device, stream, &s);
+    if (st != XDEV_SUCCESS) return st;
+    xdev_cpu_op_t *op;
+    st = xdev_cpu_stream_begin_op(s, &op);
+    if (st != XDEV_SUCCESS) return st;
+    op->kind = XDEV_CPU_OP_COPY;
+    op->u.copy.dst = copy->dst;
+    op->u.copy.src = copy->src;
+    op->u.copy.bytes = copy->bytes;
+    xdev_cpu_stream_push_unlock(s, op);
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t memory_memset_async(int device, void *dst, int value, size_t bytes,
+                                         void *stream) {
+    if (bytes == 0) return XDEV_SUCCESS;
+    xdev_cpu_stream_t *s;
+    xdev_status_t st = xdev_cpu_stream_resolve(device, stream, &s);
+    if (st != XDEV_SUCCESS) return st;
+    xdev_cpu_op_t *op;
+    st = xdev_cpu_stream_begin_op(s, &op);
+    if (st != XDEV_SUCCESS) return st;
+    op->kind = XDEV_CPU_OP_SET;
+    op->u.set.dst = dst;
+    op->u.set.value = value;
+    op->u.set.bytes = bytes;
+    xdev_cpu_stream_push_unlock(s, op);
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t memory_mem_get_info(int device, size_t *free_bytes, size_t *total_bytes) {
+    xdev_cpu_device_t *d = xdev_cpu_device(device);
+    if (d == NULL) return XDEV_ERROR_INVALID_DEVICE;
+    size_t used = atomic_load(&d->used);
+    size_t capacity = xdev_cpu_state.capacity;
+    if (free_bytes != NULL) *free_bytes = used < capacity ? capacity - used : 0;
+    if (total_bytes != NULL) *total_bytes = capacity;
+    return XDEV_SUCCESS;
+}
+
+const xdev_memory_vtable_t xdev_cpu_memory_vtable = {
+    .size = sizeof(xdev_memory_vtable_t),
+    .malloc = memory_malloc,
+    .free = memory_free,
+    .host_alloc = memory_host_alloc,
+    .host_free = memory_host_free,
+    .memcpy_async = memory_memcpy_async,
+    .memset_async = memory_memset_async,
+    .mem_get_info = memory_mem_get_info,
+    .malloc_async = memory_malloc_async,
+    .free_async = memory_free_async,
+};

@@ -1,0 +1,331 @@
+/* backends/cpu/cpu_queue.c - a CPU stream's queue: ops run in order on one worker thread.
+ *
+ * Producers append op nodes to an intrusive FIFO under the stream mutex; the
+ * worker (started on the first op) takes the whole pending list at once, runs
+ * it without the lock, then gives the nodes back to the stream's free list so
+ * that steady-state enqueues never call malloc. Progress is two counters:
+ * `enqueued` (ops pushed) and `completed` (ops run); synchronize waits for
+ * completed >= the enqueued count it saw, query compares them lock-free.
+ *
+ * The worker only touches idle_cv when a synchronize is waiting
+ * (sync_waiters > 0), and producers only signal work_cv when the worker
+ * sleeps, so an enqueue is a lock, a few stores and an unlock. A worker out
+ * of work, and a synchronize, poll for XDEV_CPU_SPIN_NS before sleeping. */
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cpu/cpu_internal.h"
+
+/* Recycled op nodes kept per stream; more are freed after they ran. */
+#define XDEV_CPU_FREE_OPS_MAX 4096u
+
+/* How long a worker that ran out of work, or a synchronize, polls before it
+ * sleeps on its condvar. A futex wake-up costs tens of microseconds on some
+ * (virtual) machines; polling this briefly keeps enqueue-then-synchronize
+ * round trips in the microsecond range at the cost of a short busy wait. */
+#define XDEV_CPU_SPIN_NS 20000
+
+/* Set on worker threads so waits on a stream from its own host function fail
+ * instead of deadlocking. */
+static _Thread_local xdev_cpu_stream_t *tls_worker_stream;
+
+xdev_cpu_stream_t *xdev_cpu_stream_self(void) {
+    return tls_worker_stream;
+}
+
+xdev_cpu_stream_t *xdev_cpu_stream_new(int device, int priority, bool is_default) {
+    xdev_cpu_stream_t *s = calloc(1, sizeof *s);
+    if (s == NULL) {
+        xdev_cpu_error(XDEV_ERROR_OUT_OF_MEMORY,
+                       "cpu:%d cannot allocate a stream: out of host memory", device);
+        return NULL;
+    }
+    s->device = device;
+    s->priority = priority;
+    s->is_default = is_default;
+    atomic_init(&s->refs, 1);
+    atomic_init(&s->enqueued, 0);
+    atomic_init(&s->completed, 0);
+    atomic_init(&s->sync_waiters, 0);
+    int rc = pthread_mutex_init(&s->mu, NULL);
+    if (rc == 0) {
+        rc = pthread_cond_init(&s->work_cv, NULL);
+        if (rc == 0) {
+            rc = pthread_cond_init(&s->idle_cv, NULL);
+            if (rc == 0) return s;
+            pthread_cond_destroy(&s->work_cv);
+        }
+        pthread_mutex_destroy(&s->mu);
+    }
+    free(s);
+    xdev_cpu_error(XDEV_ERROR_BACKEND, "cpu:%d cannot create a stream: pthread init failed (%s)",
+                   device, strerror(rc));
+    return NULL;
+}
+
+static void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+static int64_t monotonic_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Poll `counter` until it differs from `value` (want_change) or reaches it
+ * (!want_change), for at most XDEV_CPU_SPIN_NS. True when the condition
+ * holds. After a few pause-spins it yields, so that on an oversubscribed or
+ * single-core machine the thread it waits for gets the CPU. */
+static bool spin_until(_Atomic uint64_t *counter, bool want_change, uint64_t value) {
+    int64_t deadline = 0;
+    for (unsigned i = 0;; i++) {
+        uint64_t v = atomic_load_explicit(counter, memory_order_acquire);
+        if (want_change ? v != value : v >= value) return true;
+        if (i < 64) {
+            cpu_relax();
+            continue;
+        }
+        if (deadline == 0) deadline = monotonic_ns() + XDEV_CPU_SPIN_NS;
+        sched_yield();
+        if ((i & 7) == 0 && monotonic_ns() > deadline) return false;
+    }
+}
+
+/* Run one op. Record/wait ops own a reference to their event, dropped here. */
+static void run_op(xdev_cpu_op_t *op) {
+    switch (op->kind) {
+    case XDEV_CPU_OP_HOST_FN:
+        op->u.host.fn(op->u.host.user);
+        break;
+    case XDEV_CPU_OP_COPY:
+        if (op->u.copy.bytes != 0) memmove(op->u.copy.dst, op->u.copy.src, op->u.copy.bytes);
+        break;
+    case XDEV_CPU_OP_SET:
+        if (op->u.set.bytes != 0) memset(op->u.set.dst, op->u.set.value, op->u.set.bytes);
+        break;
+    case XDEV_CPU_OP_RECORD:
+        xdev_cpu_event_reached(op->u.mark.event, op->u.mark.seq);
+        xdev_cpu_event_release(op->u.mark.event);
+        break;
+    case XDEV_CPU_OP_FREE:
+        xdev_cpu_block_release(op->u.free.device, op->u.free.ptr);
+        break;
+    case XDEV_CPU_OP_WAIT:
+        xdev_cpu_event_wait_seq(op->u.mark.event, op->u.mark.seq);
+        xdev_cpu_event_release(op->u.mark.event);
+        break;
+    }
+}
+
+/* The worker: take the whole pending list, run it unlocked, recycle nodes.
+ * Exits once `stopping` is set and the queue is empty, so destroy drains. */
+static void *worker_main(void *arg) {
+    xdev_cpu_stream_t *s = arg;
+    tls_worker_stream = s;
+    char name[16];
+    snprintf(name, sizeof name, "xdev-cpu%d", s->device);
+    pthread_setname_np(pthread_self(), name);
+
+    uint64_t taken = 0; /* ops handed to this worker so far */
+    pthread_mutex_lock(&s->mu);
+    for (;;) {
+        if (s->head == NULL && !s->stopping) {
+            /* Poll briefly before sleeping; producers see sleeping == false
+             * meanwhile and do not signal. */
+            pthread_mutex_unlock(&s->mu);
+            spin_until(&s->enqueued, true, taken);
+            pthread_mutex_lock(&s->mu);
+        }
+        while (s->head == NULL && !s->stopping) {
+            s->sleeping = true;
+            pthread_cond_wait(&s->work_cv, &s->mu);
+            s->sleeping = false;
+        }
+        if (s->head == NULL) break;
+        xdev_cpu_op_t *batch = s->head;
+        s->head = s->tail = NULL;
+        taken = atomic_load_explicit(&s->enqueued, memory_order_relaxed);
+        /* Producers only take nodes meanwhile, so this room is a lower bound. */
+        size_t room =
+            s->free_count < XDEV_CPU_FREE_OPS_MAX ? XDEV_CPU_FREE_OPS_MAX - s->free_count : 0;
+        pthread_mutex_unlock(&s->mu);
+
+        xdev_cpu_op_t *keep_tail = NULL;
+        size_t kept = 0;
+        for (xdev_cpu_op_t *op = batch, *next; op != NULL; op = next) {
+            next = op->next;
+            run_op(op);
+            /* seq_cst pairs with xdev_cpu_stream_wait_for's increment of
+             * sync_waiters: one of the two sides sees the other. */
+            atomic_fetch_add(&s->completed, 1);
+            if (atomic_load(&s->sync_waiters) > 0) {
+                pthread_mutex_lock(&s->mu);
+                pthread_cond_broadcast(&s->idle_cv);
+                pthread_mutex_unlock(&s->mu);
+            }
+            if (kept < room) {
+                keep_tail = op;
+                kept++;
+            } else {
+                free(op);
+            }
+        }
+
+        pthread_mutex_lock(&s->mu);
+        if (keep_tail != NULL) {
+            keep_tail->next = s->free_ops;
+            s->free_ops = batch;
+            s->free_count += kept;
+        }
+    }
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+/* Start the worker with asynchronous signals blocked (it inherits the mask),
+ * so process-directed signals such as SIGINT or SIGALRM go to the
+ * application's threads, not to a queue worker. Faults stay deliverable. */
+static int start_worker(xdev_cpu_stream_t *s) {
+    sigset_t all, old;
+    sigfillset(&all);
+    sigdelset(&all, SIGSEGV);
+    sigdelset(&all, SIGBUS);
+    sigdelset(&all, SIGFPE);
+    sigdelset(&all, SIGILL);
+    sigdelset(&all, SIGTRAP);
+    sigdelset(&all, SIGABRT);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&s->thread, NULL, worker_main, s);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc;
+}
+
+xdev_status_t xdev_cpu_stream_begin_op(xdev_cpu_stream_t *s, xdev_cpu_op_t **op) {
+    pthread_mutex_lock(&s->mu);
+    if (s->stopping) {
+        pthread_mutex_unlock(&s->mu);
+        return xdev_cpu_error(XDEV_ERROR_INVALID_HANDLE,
+                              "cpu:%d work enqueued on a stream that is being destroyed",
+                              s->device);
+    }
+    if (!s->started) {
+        int rc = start_worker(s);
+        if (rc != 0) {
+            pthread_mutex_unlock(&s->mu);
+            return xdev_cpu_error(XDEV_ERROR_BACKEND,
+                                  "cpu:%d cannot start the stream's worker thread: "
+                                  "pthread_create failed (%s)",
+                                  s->device, strerror(rc));
+        }
+        s->started = true;
+    }
+    xdev_cpu_op_t *node = s->free_ops;
+    if (node != NULL) {
+        s->free_ops = node->next;
+        s->free_count--;
+    } else {
+        node = malloc(sizeof *node);
+        if (node == NULL) {
+            pthread_mutex_unlock(&s->mu);
+            return xdev_cpu_error(XDEV_ERROR_OUT_OF_MEMORY,
+                                  "cpu:%d cannot enqueue on a stream: out of host memory",
+                                  s->device);
+        }
+    }
+    *op = node;
+    return XDEV_SUCCESS;
+}
+
+void xdev_cpu_stream_push_unlock(xdev_cpu_stream_t *s, xdev_cpu_op_t *op) {
+    op->next = NULL;
+    if (s->tail != NULL)
+        s->tail->next = op;
+    else
+        s->head = op;
+    s->tail = op;
+    atomic_store(&s->enqueued, atomic_load_explicit(&s->enqueued, memory_order_relaxed) + 1);
+    /* Wake the worker once per sleep. Signalling under the lock keeps the
+     * condvar alive even if another thread destroys the stream right after. */
+    if (s->sleeping) {
+        s->sleeping = false;
+        pthread_cond_signal(&s->work_cv);
+    }
+    pthread_mutex_unlock(&s->mu);
+}
+
+void xdev_cpu_stream_cancel_unlock(xdev_cpu_stream_t *s, xdev_cpu_op_t *op) {
+    op->next = s->free_ops;
+    s->free_ops = op;
+    s->free_count++;
+    pthread_mutex_unlock(&s->mu);
+}
+
+uint64_t xdev_cpu_stream_enqueued(xdev_cpu_stream_t *s) {
+    return atomic_load(&s->enqueued);
+}
+
+bool xdev_cpu_stream_idle(xdev_cpu_stream_t *s) {
+    uint64_t enqueued = atomic_load(&s->enqueued);
+    return atomic_load(&s->completed) >= enqueued;
+}
+
+xdev_status_t xdev_cpu_stream_wait_for(xdev_cpu_stream_t *s, uint64_t target) {
+    if (atomic_load(&s->completed) >= target) return XDEV_SUCCESS;
+    if (tls_worker_stream == s)
+        return xdev_cpu_error(XDEV_ERROR_INVALID_VALUE,
+                              "cpu:%d a host function waited for its own stream (this would "
+                              "deadlock)",
+                              s->device);
+    if (spin_until(&s->completed, false, target)) return XDEV_SUCCESS;
+    pthread_mutex_lock(&s->mu);
+    atomic_fetch_add(&s->sync_waiters, 1);
+    while (atomic_load(&s->completed) < target)
+        pthread_cond_wait(&s->idle_cv, &s->mu);
+    atomic_fetch_sub(&s->sync_waiters, 1);
+    pthread_mutex_unlock(&s->mu);
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_cpu_stream_stop(xdev_cpu_stream_t *s) {
+    if (tls_worker_stream == s)
+        return xdev_cpu_error(XDEV_ERROR_INVALID_VALUE,
+                              "cpu:%d a stream cannot be destroyed by a host function running on "
+                              "it (this would deadlock)",
+                              s->device);
+    pthread_mutex_lock(&s->mu);
+    s->stopping = true;
+    bool started = s->started;
+    if (s->sleeping) {
+        s->sleeping = false;
+        pthread_cond_signal(&s->work_cv);
+    }
+    pthread_mutex_unlock(&s->mu);
+    /* The worker drains what is queued before it exits. */
+    if (started) pthread_join(s->thread, NULL);
+    return XDEV_SUCCESS;
+}
+
+void xdev_cpu_stream_retain(xdev_cpu_stream_t *s) {
+    atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
+}
+
+void xdev_cpu_stream_release(xdev_cpu_stream_t *s) {
+    if (atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1) return;
+    for (xdev_cpu_op_t *op = s->free_ops, *next; op != NULL; op = next) {
+        next = op->next;
+        free(op);
+    }
+    pthread_cond_destroy(&s->idle_cv);
+    pthread_cond_destroy(&s->work_cv);
+    pthread_mutex_destroy(&s->mu);
+    free(s);
+}
