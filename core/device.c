@@ -48,7 +48,7 @@ xdev_status_t xdev_device_count(xdev_device_type_t type, int *count) {
     *count = 0;
     XDEV_CHECK(xdev_core_ensure_init());
     if ((unsigned)type >= XDEV_DEVICE_TYPE_COUNT)
-        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, "unknown device type %d", (int)type);
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_DEVICE, "unknown device type %d", (int)type);
     xdev_backend_t *be;
     if (xdev_backend_acquire(type, &be) == XDEV_SUCCESS) *count = be->device_count;
     return XDEV_SUCCESS;
@@ -70,7 +70,7 @@ xdev_status_t xdev_get_device(xdev_device_t *out) {
 xdev_status_t xdev_get_device_index(xdev_device_type_t type, int *index) {
     XDEV_REQUIRE_ARG(index);
     if ((unsigned)type >= XDEV_DEVICE_TYPE_COUNT)
-        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, "unknown device type %d", (int)type);
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_DEVICE, "unknown device type %d", (int)type);
     *index = tls_current[type];
     return XDEV_SUCCESS;
 }
@@ -84,7 +84,7 @@ xdev_status_t xdev_device_resolve(xdev_device_t device, xdev_device_t *out) {
 
 xdev_status_t xdev_set_device(xdev_device_t device) {
     if ((unsigned)device.type >= XDEV_DEVICE_TYPE_COUNT)
-        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, "unknown device type %d", (int)device.type);
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_DEVICE, "unknown device type %d", (int)device.type);
     if (device.index < 0) return XDEV_SUCCESS; /* torch: a negative index is a no-op */
     xdev_backend_t *be;
     xdev_device_t d;
@@ -97,7 +97,7 @@ xdev_status_t xdev_device_guard_begin(xdev_device_guard_t *guard, xdev_device_t 
     XDEV_REQUIRE_ARG(guard);
     guard->active = false;
     if ((unsigned)device.type >= XDEV_DEVICE_TYPE_COUNT)
-        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, "unknown device type %d", (int)device.type);
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_DEVICE, "unknown device type %d", (int)device.type);
     if (device.index < 0) return XDEV_SUCCESS;
     xdev_backend_t *be;
     xdev_device_t d;

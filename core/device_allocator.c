@@ -109,8 +109,9 @@ xdev_block_t *xdev_alloc_find_block(xdev_device_allocator_t *da, uintptr_t addr,
         return NULL;
     }
     if (seg_out) *seg_out = NULL;
-    xdev_block_t *b = xdev_ptrmap_find(addr); /* non-caching modes: blocks are allocations */
-    return b != NULL && b->owner == da ? b : NULL;
+    for (xdev_block_t *b = da->direct_blocks; b != NULL; b = b->next) /* non-caching modes */
+        if (addr >= b->addr && addr < b->addr + b->size) return b;
+    return NULL;
 }
 
 /* ------------------------------------------------ non-caching modes */

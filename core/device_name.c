@@ -1,4 +1,5 @@
 /* device_name.c - "cuda:1"-style device names: parse and format. */
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -38,7 +39,7 @@ xdev_status_t xdev_device_parse(const char *name, xdev_device_t *out) {
                 return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
                                      "'%s': index must be a non-negative decimal integer", name);
             v = v * 10 + (*p - '0');
-            if (v > 1000000)
+            if (v > INT_MAX)
                 return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, "'%s': index too large", name);
         }
         index = (int)v;
@@ -52,7 +53,7 @@ xdev_status_t xdev_device_format(xdev_device_t device, char *buf, size_t len) {
     XDEV_REQUIRE_ARG(buf);
     const char *tn = xdev_device_type_name(device.type);
     if (tn == NULL)
-        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, "unknown device type %d", (int)device.type);
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_DEVICE, "unknown device type %d", (int)device.type);
     if (device.index < -1)
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, "device index %d is negative", device.index);
     int n = device.index < 0 ? snprintf(buf, len, "%s", tn)

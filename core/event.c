@@ -13,7 +13,7 @@
 xdev_handle_arena_t xdev_event_arena = XDEV_HANDLE_ARENA_INIT("event", EVENT_MAGIC, EVENT_SLOT);
 
 xdev_status_t xdev_event_check(xdev_event_t e, const char *arg) {
-    if (e == NULL) return XDEV_FAIL(XDEV_ERROR_INVALID_HANDLE, "event argument '%s' is NULL", arg);
+    if (e == NULL) return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "event argument '%s' is NULL", arg);
     if (xdev_handle_is_live(&xdev_event_arena, e)) return XDEV_SUCCESS;
     if (xdev_handle_is_slot(&xdev_event_arena, e))
         return XDEV_FAIL(XDEV_ERROR_INVALID_HANDLE, "event '%s' (%p) has been destroyed", arg,
@@ -58,21 +58,27 @@ xdev_status_t xdev_event_destroy(xdev_event_t event) {
     return XDEV_SUCCESS;
 }
 
-xdev_status_t xdev_event_record(xdev_event_t event, xdev_stream_t stream) {
-    XDEV_CHECK(xdev_event_check(event, "event"));
+#define RETURN_IF(expr)                                                                            \
+    do {                                                                                           \
+        xdev_status_t st_ = (expr);                                                                \
+        if (st_ != XDEV_SUCCESS) return st_;                                                       \
+    } while (0)
+
+xdev_status_t xdev_core_event_record(xdev_event_t event, xdev_stream_t stream) {
+    RETURN_IF(xdev_event_check(event, "event"));
     if (stream == NULL) {
         xdev_backend_t *sbe;
         xdev_device_t d;
-        XDEV_CHECK(xdev_core_ensure_init());
+        RETURN_IF(xdev_core_ensure_init());
         xdev_device_t cur = {xdev_core_default_type(), -1};
-        XDEV_CHECK(xdev_backend_for_device(cur, &sbe, &d));
-        XDEV_CHECK(xdev_core_current_stream(sbe, d.index, &stream));
+        RETURN_IF(xdev_backend_for_device(cur, &sbe, &d));
+        RETURN_IF(xdev_core_current_stream(sbe, d.index, &stream));
     } else {
-        XDEV_CHECK(xdev_stream_check(stream, "stream"));
+        RETURN_IF(xdev_stream_check(stream, "stream"));
     }
     xdev_backend_t *be = stream->be;
     xdev_status_t (*record)(int, void *, void *) = XDEV_BACKEND_SLOT(be->api->event, record);
-    if (record == NULL) XDEV_CHECK(not_supported(be, "event.record"));
+    if (record == NULL) return not_supported(be, "event.record");
     xdev_status_t st = XDEV_SUCCESS;
     pthread_mutex_lock(&event->lock);
     xdev_backend_t *ebe = atomic_load_explicit(&event->be, memory_order_relaxed);
@@ -95,8 +101,14 @@ xdev_status_t xdev_event_record(xdev_event_t event, xdev_stream_t stream) {
     }
     if (st == XDEV_SUCCESS) st = record(stream->physical, event->native, stream->native);
     pthread_mutex_unlock(&event->lock);
-    XDEV_CHECK(st);
-    XDEV_CHECK(xdev_core_after_enqueue(stream));
+    if (st != XDEV_SUCCESS) return st;
+    return xdev_core_after_enqueue(stream);
+}
+
+#undef RETURN_IF
+
+xdev_status_t xdev_event_record(xdev_event_t event, xdev_stream_t stream) {
+    XDEV_CHECK(xdev_core_event_record(event, stream));
     return XDEV_SUCCESS;
 }
 

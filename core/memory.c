@@ -207,6 +207,17 @@ static xdev_status_t enqueue_copy(const copy_plan_t *p, xdev_stream_t s) {
     return xdev_core_after_enqueue(s);
 }
 
+/* A copy between a CPU device and another backend's device runs on the
+ * other backend's stream, which cannot wait for a CPU-stream event: the host
+ * waits for the CPU device's current stream instead, so the copy sees the
+ * work queued there before it (as a pageable CUDA copy would). */
+static xdev_status_t order_cpu_side(const copy_plan_t *p) {
+    if (p->cpu_side_be == NULL) return XDEV_SUCCESS;
+    xdev_stream_t cpu_stream;
+    xdev_status_t st = xdev_core_current_stream(p->cpu_side_be, p->cpu_side_index, &cpu_stream);
+    return st == XDEV_SUCCESS ? xdev_stream_synchronize(cpu_stream) : st;
+}
+
 xdev_status_t xdev_memcpy_async(void *dst, const void *src, size_t n, xdev_stream_t stream) {
     if (n == 0) return XDEV_SUCCESS;
     XDEV_REQUIRE_ARG(dst);
@@ -215,6 +226,7 @@ xdev_status_t xdev_memcpy_async(void *dst, const void *src, size_t n, xdev_strea
     copy_plan_t p;
     XDEV_CHECK(plan_copy(dst, src, n, &p));
     XDEV_CHECK(copy_stream(&p, dst, src, &stream));
+    XDEV_CHECK(order_cpu_side(&p));
     XDEV_CHECK(enqueue_copy(&p, stream));
     return XDEV_SUCCESS;
 }
@@ -254,11 +266,7 @@ xdev_status_t xdev_memcpy(void *dst, const void *src, size_t n) {
         XDEV_CHECK(xdev_core_current_stream(p.be, p.alt, &other));
         XDEV_CHECK(xdev_stream_wait_stream(s, other));
     }
-    if (p.cpu_side_be != NULL) {
-        xdev_stream_t cpu_stream;
-        XDEV_CHECK(xdev_core_current_stream(p.cpu_side_be, p.cpu_side_index, &cpu_stream));
-        XDEV_CHECK(xdev_stream_synchronize(cpu_stream));
-    }
+    XDEV_CHECK(order_cpu_side(&p));
     XDEV_CHECK(enqueue_copy(&p, s));
     XDEV_CHECK(xdev_stream_synchronize(s));
     return XDEV_SUCCESS;

@@ -97,6 +97,7 @@ static void load_locked(xdev_backend_t *be) {
     }
     if (st != XDEV_SUCCESS) {
         if (be->reason[0] == '\0') snprintf(be->reason, sizeof be->reason, "%s", xdev_last_error());
+        be->fail_status = st == XDEV_ERROR_ENV ? XDEV_ERROR_ENV : XDEV_ERROR_BACKEND_UNAVAILABLE;
         atomic_store(&be->state, XDEV_BACKEND_FAILED);
         return;
     }
@@ -117,6 +118,12 @@ static xdev_backend_t *load_backend(xdev_device_type_t type) {
 
 static bool usable(const xdev_backend_t *be) {
     return atomic_load(&be->state) == XDEV_BACKEND_LOADED && be->device_count > 0;
+}
+
+/* Status to report for a backend that cannot be used. */
+static xdev_status_t failure_status(const xdev_backend_t *be) {
+    return atomic_load(&be->state) == XDEV_BACKEND_FAILED ? be->fail_status
+                                                          : XDEV_ERROR_BACKEND_UNAVAILABLE;
 }
 
 static int type_from_name(const char *s, size_t len) {
@@ -140,8 +147,8 @@ static xdev_status_t select_backend(void) {
             g_default_type = XDEV_DEVICE_CPU;
             return XDEV_SUCCESS;
         }
-        return XDEV_FAIL(XDEV_ERROR_BACKEND_UNAVAILABLE,
-                         "XDEV_BACKEND=auto: no backend can be used; cpu: %s", cpu->reason);
+        return XDEV_FAIL(failure_status(cpu), "XDEV_BACKEND=auto: no backend can be used; cpu: %s",
+                         cpu->reason);
     }
     /* An ordered list: the first usable one wins; each must be a known name. */
     int list[8];
@@ -171,12 +178,14 @@ static xdev_status_t select_backend(void) {
                          be->reason);
         if (w > 0) used = used + (size_t)w < sizeof why ? used + (size_t)w : sizeof why - 1;
     }
+    /* A malformed variable is reported as such, whichever backend it broke. */
+    xdev_status_t st = XDEV_ERROR_BACKEND_UNAVAILABLE;
+    for (int i = 0; i < n; i++)
+        if (failure_status(&g_backends[list[i]]) == XDEV_ERROR_ENV) st = XDEV_ERROR_ENV;
     if (n == 1)
-        return XDEV_FAIL(XDEV_ERROR_BACKEND_UNAVAILABLE,
-                         "XDEV_BACKEND=%s: the %s backend cannot be used: %s", spec,
+        return XDEV_FAIL(st, "XDEV_BACKEND=%s: the %s backend cannot be used: %s", spec,
                          g_backends[list[0]].name, g_backends[list[0]].reason);
-    return XDEV_FAIL(XDEV_ERROR_BACKEND_UNAVAILABLE,
-                     "XDEV_BACKEND=%s: none of the listed backends can be used: %s", spec, why);
+    return XDEV_FAIL(st, "XDEV_BACKEND=%s: none of the listed backends can be used: %s", spec, why);
 }
 
 static void init_once(void) {
@@ -221,8 +230,8 @@ xdev_status_t xdev_backend_acquire(xdev_device_type_t type, xdev_backend_t **out
     if (atomic_load_explicit(&be->state, memory_order_acquire) != XDEV_BACKEND_LOADED) {
         load_backend(type);
         if (atomic_load(&be->state) != XDEV_BACKEND_LOADED)
-            return XDEV_FAIL(XDEV_ERROR_BACKEND_UNAVAILABLE, "the %s backend cannot be used: %s",
-                             be->name, be->reason);
+            return XDEV_FAIL(failure_status(be), "the %s backend cannot be used: %s", be->name,
+                             be->reason);
     }
     *out = be;
     return XDEV_SUCCESS;
@@ -231,7 +240,7 @@ xdev_status_t xdev_backend_acquire(xdev_device_type_t type, xdev_backend_t **out
 xdev_status_t xdev_backend_get_info(xdev_device_type_t type, xdev_backend_info_t *out) {
     XDEV_REQUIRE_ARG(out);
     if ((unsigned)type >= XDEV_DEVICE_TYPE_COUNT)
-        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, "unknown device type %d", (int)type);
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_DEVICE, "unknown device type %d", (int)type);
     pthread_once(&g_init_once, init_once); /* info works even when selection failed */
     xdev_backend_t *be = load_backend(type);
     int state = atomic_load(&be->state);

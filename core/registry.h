@@ -36,7 +36,8 @@ typedef struct xdev_backend {
     void *dl_handle;
     char path[PATH_MAX];
     char reason[4096];
-    int device_count; /* visible */
+    xdev_status_t fail_status; /* why it failed: XDEV_ERROR_ENV for a malformed variable */
+    int device_count;          /* visible */
     xdev_device_state_t devices[XDEV_MAX_DEVICES];
 } xdev_backend_t;
 

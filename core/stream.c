@@ -20,7 +20,7 @@ typedef struct {
 static _Thread_local stream_ref_t tls_current[XDEV_DEVICE_TYPE_COUNT][XDEV_MAX_DEVICES];
 
 xdev_status_t xdev_stream_check(xdev_stream_t s, const char *arg) {
-    if (s == NULL) return XDEV_FAIL(XDEV_ERROR_INVALID_HANDLE, "stream argument '%s' is NULL", arg);
+    if (s == NULL) return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "stream argument '%s' is NULL", arg);
     if (xdev_handle_is_live(&xdev_stream_arena, s)) return XDEV_SUCCESS;
     if (xdev_handle_is_slot(&xdev_stream_arena, s))
         return XDEV_FAIL(XDEV_ERROR_INVALID_HANDLE, "stream '%s' (%p) has been destroyed", arg,
@@ -272,7 +272,7 @@ xdev_status_t xdev_stream_wait_stream(xdev_stream_t stream, xdev_stream_t other)
 
 xdev_status_t xdev_stream_record_event(xdev_stream_t stream, xdev_event_t event) {
     XDEV_CHECK(xdev_stream_check(stream, "stream"));
-    XDEV_CHECK(xdev_event_record(event, stream));
+    XDEV_CHECK(xdev_core_event_record(event, stream));
     return XDEV_SUCCESS;
 }
 

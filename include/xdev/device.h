@@ -94,10 +94,11 @@ XDEV_API void xdev_device_guard_cleanup(xdev_device_guard_t *guard);
     (void)xdev_device_guard_begin(&XDEV_CONCAT(xdev_scope_guard_, __LINE__), (dev))
 #endif
 #define XDEV_WITH_DEVICE(dev)                                                                      \
-    for (xdev_device_guard_t xdev_with_guard_ = {{XDEV_DEVICE_CPU, -1}, false},                    \
-                             *xdev_with_once_ = &xdev_with_guard_;                                 \
-         xdev_with_once_ && (xdev_device_guard_begin(&xdev_with_guard_, (dev)), 1);                \
-         xdev_device_guard_end(&xdev_with_guard_), xdev_with_once_ = NULL)
+    XDEV_WITH_DEVICE_(dev, XDEV_CONCAT(xdev_with_guard_, __LINE__),                                \
+                      XDEV_CONCAT(xdev_with_once_, __LINE__))
+#define XDEV_WITH_DEVICE_(dev, g, once)                                                            \
+    for (xdev_device_guard_t g = {{XDEV_DEVICE_CPU, -1}, false}, *once = &g;                       \
+         once && (xdev_device_guard_begin(&g, (dev)), 1); xdev_device_guard_end(&g), once = NULL)
 
 typedef struct xdev_device_properties {
     char name[256];

@@ -53,8 +53,12 @@ XDEV_API xdev_status_t xdev_memcpy(void *dst, const void *src, size_t n);
 
 /* Enqueue a copy on `stream` (NULL = current stream of the device side, the
  * destination's device when both are devices). The stream must belong to
- * the device of one of the operands; pageable host memory must stay valid
- * until the stream reaches the copy. */
+ * the device that runs the copy: the device side of a host<->device copy,
+ * either device of a peer copy, and the GPU side of a copy between a CPU
+ * device and a GPU (whose memory the CPU workers cannot reach); other
+ * streams are XDEV_ERROR_CROSS_DEVICE. Such a CPU<->GPU copy also waits, on
+ * the host, for the CPU device's current stream. Pageable host memory must
+ * stay valid until the stream reaches the copy. */
 XDEV_API xdev_status_t xdev_memcpy_async(void *dst, const void *src, size_t n,
                                          xdev_stream_t stream);
 

@@ -95,9 +95,11 @@ XDEV_API void xdev_stream_guard_cleanup(xdev_stream_guard_t *guard);
     (void)xdev_stream_guard_begin(&XDEV_CONCAT(xdev_stream_scope_, __LINE__), (s))
 #endif
 #define XDEV_WITH_STREAM(s)                                                                        \
-    for (xdev_stream_guard_t xdev_with_sguard_ = {0}, *xdev_with_sonce_ = &xdev_with_sguard_;      \
-         xdev_with_sonce_ && (xdev_stream_guard_begin(&xdev_with_sguard_, (s)), 1);                \
-         xdev_stream_guard_end(&xdev_with_sguard_), xdev_with_sonce_ = NULL)
+    XDEV_WITH_STREAM_(s, XDEV_CONCAT(xdev_with_sguard_, __LINE__),                                 \
+                      XDEV_CONCAT(xdev_with_sonce_, __LINE__))
+#define XDEV_WITH_STREAM_(s, g, once)                                                              \
+    for (xdev_stream_guard_t g = {0}, *once = &g; once && (xdev_stream_guard_begin(&g, (s)), 1);   \
+         xdev_stream_guard_end(&g), once = NULL)
 
 #ifdef __cplusplus
 }

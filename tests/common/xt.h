@@ -1,0 +1,127 @@
+/* xt.h - shared helpers for the xdev Check suites.
+ *
+ * Every error-path assertion goes through XT_ERR / XT_ERR_ANY: they check the
+ * returned status, xdev_last_status(), that xdev_last_error() is non-empty,
+ * names the public call (taken from the call's own text) and mentions each
+ * given needle (case-insensitive; "a|b" means a or b). */
+#ifndef XT_H
+#define XT_H
+
+#include <check.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <pthread.h>
+
+#include "xdev/xdev.h"
+
+#define XT_BIT(status) (1u << (unsigned)(status))
+
+/* Status for a NULL stream/event handle. error.h: INVALID_VALUE is "NULL, out
+ * of range or malformed argument"; INVALID_HANDLE is "handle unknown or
+ * destroyed". One place to change should the contract change. */
+#ifndef XT_NULL_HANDLE
+#define XT_NULL_HANDLE XDEV_ERROR_INVALID_VALUE
+#endif
+/* Status for a device type that does not exist (error.h: INVALID_DEVICE is
+ * "device index or type that does not exist"). */
+#ifndef XT_BAD_TYPE
+#define XT_BAD_TYPE XDEV_ERROR_INVALID_DEVICE
+#endif
+#define XT_SKIP_CODE 77
+
+/* Loop-count multiplier: XDEV_TEST_SCALE, else 0.1 under TSan, 0.5 under ASan, else 1. */
+double xt_scale(void);
+/* base * xt_scale(), at least `min`. */
+int xt_iters(int base, int min);
+
+double xt_now_ms(void);
+void xt_sleep_ms(int ms);
+
+/* Case-insensitive substring test; `needle` may hold alternatives "a|b|c". */
+bool xt_icontains(const char *hay, const char *needle);
+
+void xt_expect_error(xdev_status_t got, unsigned status_mask, const char *call, const char *file,
+                     int line, ...);
+
+#define XT_ERR(expected, call, ...)                                                                \
+    xt_expect_error((call), XT_BIT(expected), #call, __FILE__, __LINE__, __VA_ARGS__,              \
+                    (const char *)NULL)
+#define XT_ERR_ANY(mask, call, ...)                                                                \
+    xt_expect_error((call), (mask), #call, __FILE__, __LINE__, __VA_ARGS__, (const char *)NULL)
+
+#define XT_OK(call)                                                                                \
+    do {                                                                                           \
+        xdev_status_t xt_ok_status_ = (call);                                                      \
+        ck_assert_msg(xt_ok_status_ == XDEV_SUCCESS, "%s:%d: %s returned %s: \"%s\"", __FILE__,    \
+                      __LINE__, #call, xdev_status_string(xt_ok_status_), xdev_last_error());      \
+    } while (0)
+
+#define XT_STATUS(expected, call)                                                                  \
+    do {                                                                                           \
+        xdev_status_t xt_st_ = (call);                                                             \
+        ck_assert_msg(xt_st_ == (expected), "%s:%d: %s returned %s, expected %s: \"%s\"",          \
+                      __FILE__, __LINE__, #call, xdev_status_string(xt_st_),                       \
+                      xdev_status_string(expected), xdev_last_error());                            \
+    } while (0)
+
+#define XT_DEV_EQ(a, b)                                                                            \
+    do {                                                                                           \
+        xdev_device_t xt_a_ = (a), xt_b_ = (b);                                                    \
+        ck_assert_msg(xdev_device_equal(xt_a_, xt_b_), "%s:%d: device {%d,%d} != {%d,%d}",         \
+                      __FILE__, __LINE__, (int)xt_a_.type, xt_a_.index, (int)xt_b_.type,           \
+                      xt_b_.index);                                                                \
+    } while (0)
+
+/* A gate a host function can block on until the test opens it. */
+typedef struct xt_gate {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int open;
+    atomic_int entered;
+} xt_gate_t;
+
+void xt_gate_init(xt_gate_t *gate);
+void xt_gate_open(xt_gate_t *gate);
+void xt_gate_destroy(xt_gate_t *gate);
+/* Host function: blocks until the gate opens (user_data = xt_gate_t *). */
+void xt_gate_wait_fn(void *gate);
+/* Wait (on the host) until a host function entered the gate; false on timeout. */
+bool xt_gate_wait_entered(xt_gate_t *gate, int timeout_ms);
+
+/* Opens `gate` from a helper thread after `ms` milliseconds (a safety net so a
+ * library that blocks the host where it must not fails instead of hanging). */
+typedef struct xt_opener {
+    pthread_t thread;
+    xt_gate_t *gate;
+    int ms;
+} xt_opener_t;
+void xt_opener_start(xt_opener_t *opener, xt_gate_t *gate, int ms);
+void xt_opener_join(xt_opener_t *opener);
+
+/* Host function: sets *(atomic_int *)user_data to 1. */
+void xt_flag_fn(void *flag);
+/* Host function: increments *(atomic_int *)user_data. */
+void xt_count_fn(void *counter);
+
+/* Host function: sleeps `ms` then sets `*flag` (if any) to 1. */
+typedef struct xt_sleep_task {
+    int ms;
+    atomic_int *flag;
+} xt_sleep_task_t;
+void xt_sleep_fn(void *task);
+
+/* Put the calling thread back into a known state: every device of the default
+ * type has its default stream current, the current device is index 0, no error. */
+void xt_reset_state(void);
+
+/* Directory of libxdev (XT_LIBXDEV_DIR, set by ctest) or NULL. */
+const char *xt_libxdev_dir(void);
+/* True when a real plugin libxdev-<name>.so sits beside libxdev or in the
+ * install libdir (then tests that assume "no such plugin" skip). */
+bool xt_plugin_installed(const char *name, char *where, size_t len);
+
+/* Run suite argv[1] (default: default_suite), optionally only tcase argv[2].
+ * Returns the process exit status. */
+int xt_run(SRunner *runner, const char *default_suite, int argc, char **argv);
+
+#endif

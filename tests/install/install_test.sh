@@ -1,0 +1,66 @@
+#!/bin/sh
+# install_test.sh BUILD_DIR CONSUMER_SRC WORK_DIR VERSION [EXTRA_CFLAGS]
+#
+# Installs the build tree into WORK_DIR/prefix, then builds the consumer in
+# CONSUMER_SRC against it twice - with find_package(xdev) and with
+# `pkg-config xdev` - and runs both. Exits 77 (skip) only when pkg-config is
+# missing.
+set -eu
+build=$1 consumer=$2 work=$3 version=$4 extra_cflags=${5:-}
+
+if ! command -v pkg-config >/dev/null 2>&1; then
+    echo "SKIP: pkg-config not found; cannot test the installed xdev.pc"
+    exit 77
+fi
+cc=${CC:-cc}
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+rm -rf "$work"
+mkdir -p "$work"
+prefix=$work/prefix
+echo "== cmake --install $build --prefix $prefix"
+cmake --install "$build" --prefix "$prefix" >"$work/install.log" 2>&1 ||
+    { cat "$work/install.log"; fail "cmake --install failed"; }
+
+test -f "$prefix/include/xdev/xdev.h" || fail "headers not installed"
+lib=$(find "$prefix" -name 'libxdev.so' | head -n 1)
+test -n "$lib" || fail "libxdev.so not installed"
+libdir=$(dirname "$lib")
+test -f "$libdir/cmake/xdev/xdevConfig.cmake" || fail "xdevConfig.cmake not in $libdir/cmake/xdev"
+test -f "$libdir/pkgconfig/xdev.pc" || fail "xdev.pc not in $libdir/pkgconfig"
+soname=$(readelf -d "$lib" 2>/dev/null | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
+case $soname in libxdev.so.*) ;; *) fail "libxdev.so has no SONAME (got '$soname')" ;; esac
+test -e "$libdir/$soname" || fail "SONAME file $soname not installed"
+
+check_output() { # $1: label, $2: output
+    echo "$2"
+    echo "$2" | grep -q "^xdev $version\$" || fail "$1: version line 'xdev $version' missing"
+    echo "$2" | grep -q "^devices: 3 cpu\$" || fail "$1: expected 'devices: 3 cpu'"
+}
+export XDEV_BACKEND=cpu XDEV_CPU_DEVICES=3
+unset XDEV_PLUGIN_PATH XDEV_VISIBLE_DEVICES XDEV_CPU_MEMORY XDEV_LAUNCH_BLOCKING || true
+
+echo "== find_package(xdev)"
+cmake -S "$consumer" -B "$work/cmake-build" -DCMAKE_PREFIX_PATH="$prefix" \
+    -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS="$extra_cflags" \
+    -DCMAKE_EXE_LINKER_FLAGS="$extra_cflags" >"$work/cmake.log" 2>&1 ||
+    { cat "$work/cmake.log"; fail "configuring the consumer failed"; }
+cmake --build "$work/cmake-build" >>"$work/cmake.log" 2>&1 ||
+    { cat "$work/cmake.log"; fail "building the consumer failed"; }
+out=$(LD_LIBRARY_PATH="$libdir" "$work/cmake-build/xdev_consumer") || fail "cmake consumer failed"
+check_output find_package "$out"
+
+echo "== pkg-config xdev"
+export PKG_CONFIG_PATH="$libdir/pkgconfig"
+flags=$(pkg-config --cflags --libs xdev) || fail "pkg-config --cflags --libs xdev failed"
+echo "pkg-config: $flags"
+pcv=$(pkg-config --modversion xdev)
+test "$pcv" = "$version" || fail "xdev.pc version '$pcv', expected '$version'"
+case $flags in *"$prefix"*) ;; *) fail "xdev.pc does not point into the install prefix $prefix (relocation): $flags" ;; esac
+# shellcheck disable=SC2086
+$cc $extra_cflags "$consumer/main.c" -o "$work/pc-consumer" $flags ||
+    fail "building the consumer with pkg-config flags failed"
+out=$(LD_LIBRARY_PATH="$libdir" "$work/pc-consumer") || fail "pkg-config consumer failed"
+check_output pkg-config "$out"
+echo "PASS"

@@ -1,0 +1,349 @@
+/* fake_cuda.c - a fake "cuda" backend plugin for the selection tests.
+ *
+ * Everything lives in host memory: FAKE_DEVICE_COUNT devices, streams that run
+ * their work at enqueue, events that complete when recorded. Compiled several
+ * times with different definitions:
+ *   FAKE_DEVICE_COUNT  visible devices (0: the plugin loads but is unusable)
+ *   FAKE_ABI_MAJOR     the ABI major it claims (badabi: one past the core's)
+ *   FAKE_OLD_MINOR     tables report a shorter size, as an older minor would:
+ *                      the memory table ends before mem_get_info (which is
+ *                      still filled in, with a bogus answer, so a core that
+ *                      ignores the size is caught) and the API struct lacks
+ *                      its last field (ipc). */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "xdev/backend.h"
+#include "xdev/event.h"
+
+#ifndef FAKE_DEVICE_COUNT
+#define FAKE_DEVICE_COUNT 2
+#endif
+#ifndef FAKE_ABI_MAJOR
+#define FAKE_ABI_MAJOR XDEV_BACKEND_ABI_MAJOR
+#endif
+#define FAKE_MAX_DEVICES 2
+#define FAKE_TOTAL_MEMORY ((size_t)256 << 20)
+#define FAKE_HEADER 64
+#define FAKE_MAGIC 0xfa4ecdaU
+
+__attribute__((visibility("default"))) const xdev_backend_api_t *xdev_backend_entry(void);
+
+typedef struct fake_stream {
+    unsigned magic;
+    int device;
+    int priority;
+} fake_stream_t;
+
+typedef struct fake_event {
+    unsigned magic;
+    unsigned flags;
+    int recorded;
+    double ms;
+} fake_event_t;
+
+static const xdev_host_services_t *g_host;
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static size_t g_used[FAKE_MAX_DEVICES];
+static fake_stream_t g_default_streams[FAKE_MAX_DEVICES];
+
+static xdev_status_t fail(xdev_status_t status, const char *what) {
+    if (g_host && g_host->set_error) return g_host->set_error(status, "fake cuda: %s", what);
+    return status;
+}
+
+static bool valid_device(int device) {
+    return device >= 0 && device < FAKE_DEVICE_COUNT;
+}
+
+/* ------------------------------------------------------------ lifecycle */
+static xdev_status_t fake_init(const xdev_host_services_t *host) {
+    if (!host || host->abi_major != XDEV_BACKEND_ABI_MAJOR)
+        return XDEV_ERROR_BACKEND; /* cannot report: no services */
+    g_host = host;
+#if FAKE_ABI_MAJOR != XDEV_BACKEND_ABI_MAJOR
+    return fail(XDEV_ERROR_INTERNAL, "init called although the plugin's ABI major differs");
+#else
+    for (int i = 0; i < FAKE_MAX_DEVICES; i++) {
+        g_default_streams[i].magic = FAKE_MAGIC;
+        g_default_streams[i].device = i;
+        g_default_streams[i].priority = XDEV_STREAM_PRIORITY_NORMAL;
+    }
+    return XDEV_SUCCESS;
+#endif
+}
+
+static void fake_shutdown(void) {
+    g_host = NULL;
+}
+
+/* ------------------------------------------------------------ device */
+static xdev_status_t dev_count(int *count) {
+    *count = FAKE_DEVICE_COUNT;
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t dev_get_properties(int device, xdev_device_properties_t *props) {
+    if (!valid_device(device)) return fail(XDEV_ERROR_INVALID_DEVICE, "bad device");
+    memset(props, 0, sizeof *props);
+    strcpy(props->name, "xdev fake CUDA device");
+    props->capability_major = 9;
+    props->capability_minor = 0;
+    props->total_memory = FAKE_TOTAL_MEMORY;
+    props->multiprocessor_count = 132;
+    props->physical_index = device;
+    props->integrated = false;
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t dev_synchronize(int device) {
+    return valid_device(device) ? XDEV_SUCCESS : fail(XDEV_ERROR_INVALID_DEVICE, "bad device");
+}
+
+static xdev_status_t dev_can_access_peer(int device, int peer, bool *out) {
+    *out = device != peer;
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t dev_enable_peer_access(int device, int peer) {
+    return XDEV_SUCCESS;
+}
+
+static const xdev_device_vtable_t g_device = {
+    .size = sizeof(xdev_device_vtable_t),
+    .count = dev_count,
+    .get_properties = dev_get_properties,
+    .synchronize = dev_synchronize,
+    .can_access_peer = dev_can_access_peer,
+    .enable_peer_access = dev_enable_peer_access,
+};
+
+/* ------------------------------------------------------------ stream */
+static xdev_status_t st_create(int device, int priority, void **out) {
+    fake_stream_t *s = calloc(1, sizeof *s);
+    if (!s) return fail(XDEV_ERROR_OUT_OF_MEMORY, "stream allocation failed");
+    s->magic = FAKE_MAGIC;
+    s->device = device;
+    s->priority = priority;
+    *out = s;
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t st_destroy(int device, void *stream) {
+    fake_stream_t *s = stream;
+    if (!s || s->magic != FAKE_MAGIC) return fail(XDEV_ERROR_INVALID_HANDLE, "bad stream");
+    if (s >= g_default_streams && s < g_default_streams + FAKE_MAX_DEVICES)
+        return fail(XDEV_ERROR_INVALID_VALUE, "default stream");
+    s->magic = 0;
+    free(s);
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t st_get_default(int device, void **out) {
+    *out = &g_default_streams[device];
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t st_query(int device, void *stream) {
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t st_synchronize(int device, void *stream) {
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t st_wait_event(int device, void *stream, void *event) {
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t st_launch_host_func(int device, void *stream, xdev_host_fn_t fn, void *user) {
+    fn(user);
+    return XDEV_SUCCESS;
+}
+
+static const xdev_stream_vtable_t g_stream = {
+    .size = sizeof(xdev_stream_vtable_t),
+    .create = st_create,
+    .destroy = st_destroy,
+    .get_default = st_get_default,
+    .query = st_query,
+    .synchronize = st_synchronize,
+    .wait_event = st_wait_event,
+    .launch_host_func = st_launch_host_func,
+};
+
+/* ------------------------------------------------------------ event */
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static xdev_status_t ev_create(int device, unsigned flags, void **out) {
+    fake_event_t *e = calloc(1, sizeof *e);
+    if (!e) return fail(XDEV_ERROR_OUT_OF_MEMORY, "event allocation failed");
+    e->magic = FAKE_MAGIC;
+    e->flags = flags;
+    *out = e;
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t ev_destroy(int device, void *event) {
+    fake_event_t *e = event;
+    if (!e || e->magic != FAKE_MAGIC) return fail(XDEV_ERROR_INVALID_HANDLE, "bad event");
+    e->magic = 0;
+    free(e);
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t ev_record(int device, void *event, void *stream) {
+    fake_event_t *e = event;
+    e->recorded = 1;
+    e->ms = now_ms();
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t ev_query(int device, void *event) {
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t ev_synchronize(int device, void *event) {
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t ev_elapsed_time(int device, void *start, void *end, float *ms) {
+    const fake_event_t *a = start, *b = end;
+    if (!a->recorded || !b->recorded) return fail(XDEV_ERROR_INVALID_VALUE, "not recorded");
+    *ms = (float)(b->ms - a->ms);
+    return XDEV_SUCCESS;
+}
+
+static const xdev_event_vtable_t g_event = {
+    .size = sizeof(xdev_event_vtable_t),
+    .create = ev_create,
+    .destroy = ev_destroy,
+    .record = ev_record,
+    .query = ev_query,
+    .synchronize = ev_synchronize,
+    .elapsed_time = ev_elapsed_time,
+};
+
+/* ------------------------------------------------------------ memory */
+static void *block_alloc(size_t bytes) {
+    unsigned char *raw = malloc(FAKE_HEADER + bytes);
+    if (!raw) return NULL;
+    memcpy(raw, &bytes, sizeof bytes);
+    return raw + FAKE_HEADER;
+}
+
+static size_t block_free(void *ptr) {
+    unsigned char *raw = (unsigned char *)ptr - FAKE_HEADER;
+    size_t bytes;
+    memcpy(&bytes, raw, sizeof bytes);
+    free(raw);
+    return bytes;
+}
+
+static xdev_status_t mem_malloc(int device, size_t bytes, void **out) {
+    if (!valid_device(device)) return fail(XDEV_ERROR_INVALID_DEVICE, "bad device");
+    pthread_mutex_lock(&g_mu);
+    if (bytes > FAKE_TOTAL_MEMORY - g_used[device]) {
+        pthread_mutex_unlock(&g_mu);
+        return g_host->set_error(XDEV_ERROR_OUT_OF_MEMORY,
+                                 "fake cuda: cudaErrorMemoryAllocation allocating %zu bytes",
+                                 bytes);
+    }
+    void *p = block_alloc(bytes);
+    if (p) g_used[device] += bytes;
+    pthread_mutex_unlock(&g_mu);
+    if (!p) return fail(XDEV_ERROR_OUT_OF_MEMORY, "host malloc failed");
+    *out = p;
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t mem_free(int device, void *ptr) {
+    size_t bytes = block_free(ptr);
+    pthread_mutex_lock(&g_mu);
+    g_used[device] -= bytes;
+    pthread_mutex_unlock(&g_mu);
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t mem_host_alloc(size_t bytes, void **out) {
+    void *p = block_alloc(bytes);
+    if (!p) return fail(XDEV_ERROR_OUT_OF_MEMORY, "host malloc failed");
+    *out = p;
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t mem_host_free(void *ptr) {
+    (void)block_free(ptr);
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t mem_memcpy_async(const xdev_copy_desc_t *copy, int device, void *stream) {
+    if (copy->bytes) memmove(copy->dst, copy->src, copy->bytes);
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t mem_memset_async(int device, void *dst, int value, size_t bytes,
+                                      void *stream) {
+    memset(dst, value, bytes);
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t mem_get_info(int device, size_t *free_bytes, size_t *total_bytes) {
+#if defined(FAKE_OLD_MINOR)
+    /* Past the table's reported end: the core must never call it. */
+    *free_bytes = 12345;
+    *total_bytes = 12345;
+    return XDEV_SUCCESS;
+#else
+    pthread_mutex_lock(&g_mu);
+    *free_bytes = FAKE_TOTAL_MEMORY - g_used[device];
+    pthread_mutex_unlock(&g_mu);
+    *total_bytes = FAKE_TOTAL_MEMORY;
+    return XDEV_SUCCESS;
+#endif
+}
+
+/* The optional stream-ordered slots (malloc_async, free_async) stay NULL. */
+static const xdev_memory_vtable_t g_memory = {
+#if defined(FAKE_OLD_MINOR)
+    .size = offsetof(xdev_memory_vtable_t, mem_get_info),
+#else
+    .size = sizeof(xdev_memory_vtable_t),
+#endif
+    .malloc = mem_malloc,
+    .free = mem_free,
+    .host_alloc = mem_host_alloc,
+    .host_free = mem_host_free,
+    .memcpy_async = mem_memcpy_async,
+    .memset_async = mem_memset_async,
+    .mem_get_info = mem_get_info,
+};
+
+/* ------------------------------------------------------------ entry */
+static const xdev_backend_api_t g_api = {
+#if defined(FAKE_OLD_MINOR)
+    .size = offsetof(xdev_backend_api_t, ipc),
+#else
+    .size = sizeof(xdev_backend_api_t),
+#endif
+    .abi_major = FAKE_ABI_MAJOR,
+    .abi_minor = XDEV_BACKEND_ABI_MINOR,
+    .name = "cuda",
+    .type = XDEV_DEVICE_CUDA,
+    .init = fake_init,
+    .shutdown = fake_shutdown,
+    .device = &g_device,
+    .stream = &g_stream,
+    .event = &g_event,
+    .memory = &g_memory,
+};
+
+const xdev_backend_api_t *xdev_backend_entry(void) {
+    return &g_api;
+}

@@ -1,0 +1,225 @@
+/* test_abi.c - pins the backend ABI (include/xdev/backend.h).
+ *
+ * Slots are append-only: inserting a slot or field anywhere but at the end of
+ * a table moves an offset pinned here and fails CI. Appending a slot changes a
+ * pinned size: bump XDEV_BACKEND_ABI_MINOR and update this file on purpose. */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "xdev/backend.h"
+#include "xt.h"
+
+#define P sizeof(void *)
+#define SLOT_AT(type, slot, k)                                                                     \
+    ck_assert_msg(offsetof(type, slot) == (size_t)(k)*P, #type "." #slot " at %zu, pinned %zu",    \
+                  offsetof(type, slot), (size_t)(k)*P)
+#define SIZE_IS(type, n)                                                                           \
+    ck_assert_msg(sizeof(type) == (size_t)(n), "sizeof(" #type ") = %zu, pinned %zu",              \
+                  sizeof(type), (size_t)(n))
+
+START_TEST(version_and_symbol) {
+    ck_assert_uint_eq(XDEV_BACKEND_ABI_MAJOR, 1);
+    ck_assert_uint_eq(XDEV_BACKEND_ABI_MINOR, 1); /* bump with every appended slot */
+    ck_assert_str_eq(XDEV_BACKEND_ENTRY_SYMBOL, "xdev_backend_entry");
+    ck_assert_uint_eq(sizeof(size_t), P); /* the pins below count in pointer units */
+}
+END_TEST
+
+START_TEST(device_vtable_layout) {
+    SIZE_IS(xdev_device_vtable_t, 6 * P);
+    SLOT_AT(xdev_device_vtable_t, size, 0);
+    SLOT_AT(xdev_device_vtable_t, count, 1);
+    SLOT_AT(xdev_device_vtable_t, get_properties, 2);
+    SLOT_AT(xdev_device_vtable_t, synchronize, 3);
+    SLOT_AT(xdev_device_vtable_t, can_access_peer, 4);
+    SLOT_AT(xdev_device_vtable_t, enable_peer_access, 5);
+}
+END_TEST
+
+START_TEST(stream_vtable_layout) {
+    SIZE_IS(xdev_stream_vtable_t, 8 * P);
+    SLOT_AT(xdev_stream_vtable_t, size, 0);
+    SLOT_AT(xdev_stream_vtable_t, create, 1);
+    SLOT_AT(xdev_stream_vtable_t, destroy, 2);
+    SLOT_AT(xdev_stream_vtable_t, get_default, 3);
+    SLOT_AT(xdev_stream_vtable_t, query, 4);
+    SLOT_AT(xdev_stream_vtable_t, synchronize, 5);
+    SLOT_AT(xdev_stream_vtable_t, wait_event, 6);
+    SLOT_AT(xdev_stream_vtable_t, launch_host_func, 7);
+}
+END_TEST
+
+START_TEST(event_vtable_layout) {
+    SIZE_IS(xdev_event_vtable_t, 7 * P);
+    SLOT_AT(xdev_event_vtable_t, size, 0);
+    SLOT_AT(xdev_event_vtable_t, create, 1);
+    SLOT_AT(xdev_event_vtable_t, destroy, 2);
+    SLOT_AT(xdev_event_vtable_t, record, 3);
+    SLOT_AT(xdev_event_vtable_t, query, 4);
+    SLOT_AT(xdev_event_vtable_t, synchronize, 5);
+    SLOT_AT(xdev_event_vtable_t, elapsed_time, 6);
+}
+END_TEST
+
+START_TEST(memory_vtable_layout) {
+    SIZE_IS(xdev_memory_vtable_t, 10 * P);
+    SLOT_AT(xdev_memory_vtable_t, size, 0);
+    SLOT_AT(xdev_memory_vtable_t, malloc, 1);
+    SLOT_AT(xdev_memory_vtable_t, free, 2);
+    SLOT_AT(xdev_memory_vtable_t, host_alloc, 3);
+    SLOT_AT(xdev_memory_vtable_t, host_free, 4);
+    SLOT_AT(xdev_memory_vtable_t, memcpy_async, 5);
+    SLOT_AT(xdev_memory_vtable_t, memset_async, 6);
+    SLOT_AT(xdev_memory_vtable_t, mem_get_info, 7);
+    SLOT_AT(xdev_memory_vtable_t, malloc_async, 8);
+    SLOT_AT(xdev_memory_vtable_t, free_async, 9);
+}
+END_TEST
+
+START_TEST(host_services_layout) {
+    SLOT_AT(xdev_host_services_t, size, 0);
+    ck_assert_uint_eq(offsetof(xdev_host_services_t, abi_major), P);
+    ck_assert_uint_eq(offsetof(xdev_host_services_t, abi_minor), P + 4);
+    SLOT_AT(xdev_host_services_t, set_error, 2);
+    SLOT_AT(xdev_host_services_t, get_env, 3);
+    SIZE_IS(xdev_host_services_t, 4 * P);
+}
+END_TEST
+
+START_TEST(backend_api_layout) {
+#if UINTPTR_MAX == 0xffffffffffffffffu
+    ck_assert_uint_eq(offsetof(xdev_backend_api_t, size), 0);
+    ck_assert_uint_eq(offsetof(xdev_backend_api_t, abi_major), 8);
+    ck_assert_uint_eq(offsetof(xdev_backend_api_t, abi_minor), 12);
+    ck_assert_uint_eq(offsetof(xdev_backend_api_t, name), 16);
+    ck_assert_uint_eq(offsetof(xdev_backend_api_t, type), 24);
+    ck_assert_uint_eq(offsetof(xdev_backend_api_t, init), 32);
+    ck_assert_uint_eq(offsetof(xdev_backend_api_t, shutdown), 40);
+    ck_assert_uint_eq(offsetof(xdev_backend_api_t, device), 48);
+    ck_assert_uint_eq(offsetof(xdev_backend_api_t, stream), 56);
+    ck_assert_uint_eq(offsetof(xdev_backend_api_t, event), 64);
+    ck_assert_uint_eq(offsetof(xdev_backend_api_t, memory), 72);
+    ck_assert_uint_eq(offsetof(xdev_backend_api_t, blas), 80);
+    ck_assert_uint_eq(offsetof(xdev_backend_api_t, fft), 88);
+    ck_assert_uint_eq(offsetof(xdev_backend_api_t, rng), 96);
+    ck_assert_uint_eq(offsetof(xdev_backend_api_t, comm), 104);
+    ck_assert_uint_eq(offsetof(xdev_backend_api_t, trace), 112);
+    ck_assert_uint_eq(offsetof(xdev_backend_api_t, ipc), 120);
+    SIZE_IS(xdev_backend_api_t, 128);
+#else
+    printf("SKIP backend_api_layout: pins are for LP64 targets\n");
+#endif
+}
+END_TEST
+
+START_TEST(copy_desc_layout) {
+#if UINTPTR_MAX == 0xffffffffffffffffu
+    ck_assert_uint_eq(offsetof(xdev_copy_desc_t, size), 0);
+    ck_assert_uint_eq(offsetof(xdev_copy_desc_t, dst), 8);
+    ck_assert_uint_eq(offsetof(xdev_copy_desc_t, src), 16);
+    ck_assert_uint_eq(offsetof(xdev_copy_desc_t, bytes), 24);
+    ck_assert_uint_eq(offsetof(xdev_copy_desc_t, kind), 32);
+    ck_assert_uint_eq(offsetof(xdev_copy_desc_t, dst_device), 36);
+    ck_assert_uint_eq(offsetof(xdev_copy_desc_t, src_device), 40);
+    ck_assert_uint_eq(offsetof(xdev_copy_desc_t, dst_pinned), 44);
+    ck_assert_uint_eq(offsetof(xdev_copy_desc_t, src_pinned), 45);
+    SIZE_IS(xdev_copy_desc_t, 48);
+#else
+    printf("SKIP copy_desc_layout: pins are for LP64 targets\n");
+#endif
+    ck_assert_int_eq(XDEV_COPY_HOST_TO_HOST, 0);
+    ck_assert_int_eq(XDEV_COPY_HOST_TO_DEVICE, 1);
+    ck_assert_int_eq(XDEV_COPY_DEVICE_TO_HOST, 2);
+    ck_assert_int_eq(XDEV_COPY_DEVICE_TO_DEVICE, 3);
+    ck_assert_int_eq(XDEV_COPY_PEER, 4);
+}
+END_TEST
+
+START_TEST(shared_public_types_layout) {
+    /* Structs and values a backend fills or receives are part of the ABI too. */
+    SIZE_IS(xdev_device_t, 8);
+    ck_assert_uint_eq(offsetof(xdev_device_properties_t, name), 0);
+    ck_assert_uint_eq(offsetof(xdev_device_properties_t, capability_major), 256);
+    ck_assert_uint_eq(offsetof(xdev_device_properties_t, capability_minor), 260);
+#if UINTPTR_MAX == 0xffffffffffffffffu
+    ck_assert_uint_eq(offsetof(xdev_device_properties_t, total_memory), 264);
+    ck_assert_uint_eq(offsetof(xdev_device_properties_t, multiprocessor_count), 272);
+    ck_assert_uint_eq(offsetof(xdev_device_properties_t, physical_index), 276);
+    ck_assert_uint_eq(offsetof(xdev_device_properties_t, integrated), 280);
+    SIZE_IS(xdev_device_properties_t, 288);
+#endif
+    ck_assert_int_eq(XDEV_DEVICE_CPU, 0);
+    ck_assert_int_eq(XDEV_DEVICE_CUDA, 1);
+    ck_assert_int_eq(XDEV_DEVICE_HIP, 2);
+    ck_assert_int_eq(XDEV_STREAM_PRIORITY_NORMAL, 0);
+    ck_assert_int_eq(XDEV_STREAM_PRIORITY_HIGH, -1);
+    ck_assert_int_eq(XDEV_ERROR_NOT_READY, 6);
+    ck_assert_int_eq(XDEV_ERROR_INTERNAL, 11);
+}
+END_TEST
+
+static xdev_status_t dummy_info(int device, size_t *f, size_t *t) {
+    return XDEV_SUCCESS;
+}
+static xdev_status_t dummy_memset(int device, void *dst, int v, size_t n, void *s) {
+    return XDEV_SUCCESS;
+}
+
+START_TEST(slot_macro_respects_size) {
+    xdev_memory_vtable_t t;
+    memset(&t, 0, sizeof t);
+    t.memset_async = dummy_memset;
+    t.mem_get_info = dummy_info;
+    t.malloc_async = NULL;
+
+    t.size = sizeof t;
+    ck_assert(XDEV_BACKEND_HAS_SLOT(&t, mem_get_info));
+    ck_assert_ptr_eq(XDEV_BACKEND_SLOT(&t, mem_get_info), dummy_info);
+    ck_assert_ptr_eq(XDEV_BACKEND_SLOT(&t, memset_async), dummy_memset);
+    ck_assert_ptr_null(XDEV_BACKEND_SLOT(&t, malloc)); /* in range but unset */
+
+    /* An older minor without the last slot. */
+    t.size = offsetof(xdev_memory_vtable_t, mem_get_info);
+    ck_assert(!XDEV_BACKEND_HAS_SLOT(&t, mem_get_info));
+    ck_assert_ptr_null(XDEV_BACKEND_SLOT(&t, mem_get_info));
+    ck_assert_ptr_eq(XDEV_BACKEND_SLOT(&t, memset_async), dummy_memset);
+
+    /* One byte short of the slot's end. */
+    t.size = offsetof(xdev_memory_vtable_t, mem_get_info) + sizeof t.mem_get_info - 1;
+    ck_assert_ptr_null(XDEV_BACKEND_SLOT(&t, mem_get_info));
+
+    t.size = 0;
+    ck_assert_ptr_null(XDEV_BACKEND_SLOT(&t, memset_async));
+
+    const xdev_memory_vtable_t *none = NULL;
+    ck_assert(!XDEV_BACKEND_HAS_SLOT(none, malloc));
+    ck_assert_ptr_null(XDEV_BACKEND_SLOT(none, malloc));
+
+    /* Works on the API struct too (optional tables at its end). */
+    xdev_backend_api_t api;
+    memset(&api, 0, sizeof api);
+    api.ipc = (const struct xdev_ipc_vtable *)&t;
+    api.size = sizeof api;
+    ck_assert_ptr_eq(XDEV_BACKEND_SLOT(&api, ipc), (const void *)&t);
+    api.size = offsetof(xdev_backend_api_t, ipc);
+    ck_assert_ptr_null(XDEV_BACKEND_SLOT(&api, ipc));
+}
+END_TEST
+
+int main(int argc, char **argv) {
+    Suite *s = suite_create("abi");
+    TCase *tc = tcase_create("abi");
+    tcase_add_test(tc, version_and_symbol);
+    tcase_add_test(tc, device_vtable_layout);
+    tcase_add_test(tc, stream_vtable_layout);
+    tcase_add_test(tc, event_vtable_layout);
+    tcase_add_test(tc, memory_vtable_layout);
+    tcase_add_test(tc, host_services_layout);
+    tcase_add_test(tc, backend_api_layout);
+    tcase_add_test(tc, copy_desc_layout);
+    tcase_add_test(tc, shared_public_types_layout);
+    tcase_add_test(tc, slot_macro_respects_size);
+    suite_add_tcase(s, tc);
+    return xt_run(srunner_create(s), "abi", argc, argv);
+}

@@ -1,0 +1,670 @@
+/* test_allocator.c - the caching device allocator on the CPU backend's real
+ * asynchronous streams: stream-ordered reuse, record_stream, OOM handling,
+ * the fraction cap, statistics invariants against a model, summary,
+ * snapshot JSON, pluggable allocators, and multi-threaded stress.
+ *
+ * Suites (each its own ctest entry with its environment):
+ *   caching   XDEV_CPU_DEVICES=4 XDEV_CPU_MEMORY=512M
+ *   oom       XDEV_CPU_DEVICES=1 XDEV_CPU_MEMORY=64M
+ *   nocache   ... XDEV_NO_MEMORY_CACHING=1
+ *   conf      ... XDEV_ALLOC_CONF=max_split_size_mb:32,roundup_power2_divisions:4
+ *   async     ... XDEV_ALLOC_CONF=backend:async
+ *   stress    XDEV_CPU_DEVICES=2 */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json_check.h"
+#include "xt.h"
+
+#define MIB ((size_t)1 << 20)
+
+static void setup(void) {
+    xt_reset_state();
+    XT_OK(xdev_synchronize());
+}
+
+static xdev_memory_stats_t stats(int dev) {
+    xdev_memory_stats_t s;
+    XT_OK(xdev_memory_stats(xdev_cpu(dev), &s));
+    return s;
+}
+
+static xdev_stream_t new_stream(int dev) {
+    xdev_stream_t s = NULL;
+    XT_OK(xdev_stream_create(xdev_cpu(dev), XDEV_STREAM_PRIORITY_NORMAL, &s));
+    return s;
+}
+
+/* ------------------------------------------------------------ caching */
+
+START_TEST(rounding_and_pools) {
+    int dev = 1;
+    XT_OK(xdev_empty_cache());
+    xdev_memory_stats_t s0 = stats(dev);
+    void *a = NULL, *b = NULL;
+    XT_OK(xdev_malloc_device(xdev_cpu(dev), &a, 1));       /* small: 512 B in a 2 MiB segment */
+    XT_OK(xdev_malloc_device(xdev_cpu(dev), &b, 3 * MIB)); /* large: 20 MiB buffer */
+    xdev_memory_stats_t s = stats(dev);
+    ck_assert_int_eq(s.allocated_bytes[XDEV_STAT_SMALL_POOL].current -
+                         s0.allocated_bytes[XDEV_STAT_SMALL_POOL].current,
+                     512);
+    ck_assert_int_eq(s.requested_bytes[XDEV_STAT_ALL].current -
+                         s0.requested_bytes[XDEV_STAT_ALL].current,
+                     (int64_t)(1 + 3 * MIB));
+    ck_assert_int_eq(s.reserved_bytes[XDEV_STAT_SMALL_POOL].current -
+                         s0.reserved_bytes[XDEV_STAT_SMALL_POOL].current,
+                     (int64_t)(2 * MIB));
+    ck_assert_int_eq(s.reserved_bytes[XDEV_STAT_LARGE_POOL].current -
+                         s0.reserved_bytes[XDEV_STAT_LARGE_POOL].current,
+                     (int64_t)(20 * MIB));
+    void *c = NULL; /* >= 10 MiB and more than the 17 MiB left: its own 2 MiB-rounded segment */
+    XT_OK(xdev_malloc_device(xdev_cpu(dev), &c, 19 * MIB - 5));
+    s = stats(dev);
+    ck_assert_int_eq(s.reserved_bytes[XDEV_STAT_LARGE_POOL].current -
+                         s0.reserved_bytes[XDEV_STAT_LARGE_POOL].current,
+                     (int64_t)(40 * MIB));
+    void *z = (void *)1;
+    XT_OK(xdev_malloc_device(xdev_cpu(dev), &z, 0));
+    ck_assert_ptr_null(z);
+    XT_OK(xdev_free(a));
+    XT_OK(xdev_free(b));
+    XT_OK(xdev_free(c));
+    s = stats(dev);
+    ck_assert_int_eq(s.allocated_bytes[XDEV_STAT_ALL].current,
+                     s0.allocated_bytes[XDEV_STAT_ALL].current);
+    ck_assert_int_ge(s.reserved_bytes[XDEV_STAT_ALL].current, (int64_t)(22 * MIB)); /* cached */
+    XT_OK(xdev_empty_cache());
+    ck_assert_int_eq(stats(dev).reserved_bytes[XDEV_STAT_ALL].current, 0);
+}
+END_TEST
+
+START_TEST(reuse_only_on_own_stream) {
+    xdev_stream_t a = new_stream(0), b = new_stream(0);
+    void *keep = NULL, *p = NULL, *q = NULL, *r = NULL;
+    /* keep p's segment in use: a wholly free segment may go back to the
+     * backend before the pool grows (trim_before_grow) */
+    XT_OK(xdev_malloc_stream(&keep, 512, a));
+    XT_OK(xdev_malloc_stream(&p, 4096, a));
+    XT_OK(xdev_free(p));
+    XT_OK(xdev_malloc_stream(&q, 4096, b)); /* another stream: not p's block */
+    ck_assert_ptr_ne(p, q);
+    XT_OK(xdev_malloc_stream(&r, 4096, a)); /* same stream: the cached block comes back */
+    ck_assert_ptr_eq(p, r);
+    XT_OK(xdev_free(q));
+    XT_OK(xdev_free(r));
+    XT_OK(xdev_free(keep));
+    XT_OK(xdev_stream_destroy(a));
+    XT_OK(xdev_stream_destroy(b));
+}
+END_TEST
+
+START_TEST(record_stream_delays_reuse) {
+    xdev_stream_t a = new_stream(0), b = new_stream(0);
+    xt_gate_t gate;
+    xt_gate_init(&gate);
+    xt_opener_t safety;
+    xt_opener_start(&safety, &gate, 10000);
+    void *p = NULL, *q = NULL;
+    XT_OK(xdev_malloc_stream(&p, 8192, a));
+    XT_OK(xdev_launch_host_func(b, xt_gate_wait_fn, &gate)); /* b is busy "using" p */
+    XT_OK(xdev_record_stream(p, b));
+    XT_OK(xdev_record_stream(p, b)); /* twice is fine */
+    XT_OK(xdev_free(p));
+    XT_OK(xdev_malloc_stream(&q, 8192, a));
+    ck_assert_ptr_ne(p, q); /* b has not passed the free yet */
+    xdev_memory_stats_t s = stats(0);
+    ck_assert_int_gt(s.active[XDEV_STAT_ALL].current, s.allocation[XDEV_STAT_ALL].current);
+    XT_OK(xdev_free(q));
+    xt_gate_open(&gate);
+    XT_OK(xdev_stream_synchronize(b));
+    void *r = NULL, *t = NULL;
+    XT_OK(xdev_malloc_stream(&r, 8192, a)); /* q's block (best fit, lowest address) or p's */
+    XT_OK(xdev_malloc_stream(&t, 8192, a));
+    ck_assert_msg((r == p || t == p), "p's block must be reusable once b passed the free");
+    s = stats(0);
+    ck_assert_int_eq(s.active[XDEV_STAT_ALL].current, s.allocation[XDEV_STAT_ALL].current);
+    XT_OK(xdev_free(r));
+    XT_OK(xdev_free(t));
+    xt_opener_join(&safety);
+    xt_gate_destroy(&gate);
+    XT_OK(xdev_stream_destroy(a));
+    XT_OK(xdev_stream_destroy(b));
+}
+END_TEST
+
+START_TEST(record_stream_errors) {
+    xdev_stream_t s = new_stream(0), other = new_stream(1);
+    int host = 0;
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_record_stream(&host, s), "pointer");
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_record_stream(NULL, s), "ptr");
+    void *p = NULL;
+    XT_OK(xdev_malloc_device(xdev_cpu(0), &p, 1000));
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_record_stream(p, NULL), "stream");
+    XT_ERR(XDEV_ERROR_CROSS_DEVICE, xdev_record_stream(p, other), "cpu:0", "cpu:1");
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_record_stream((char *)p + 8, s), "interior|start");
+    XT_OK(xdev_free(p));
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_record_stream(p, s), "freed|live");
+    XT_OK(xdev_stream_destroy(s));
+    XT_OK(xdev_stream_destroy(other));
+}
+END_TEST
+
+static void *free_on_thread(void *p) {
+    XT_OK(xdev_free(p));
+    return NULL;
+}
+
+START_TEST(cross_thread_free) {
+    /* Freed on another thread whose current stream differs: the block still
+     * goes back to the pool of its own stream. */
+    xdev_stream_t a = new_stream(2);
+    void *p = NULL;
+    XT_OK(xdev_malloc_stream(&p, 100000, a));
+    pthread_t th;
+    pthread_create(&th, NULL, free_on_thread, p);
+    pthread_join(th, NULL);
+    void *q = NULL;
+    XT_OK(xdev_malloc_stream(&q, 100000, a));
+    ck_assert_ptr_eq(p, q);
+    XT_OK(xdev_free(q));
+    XT_OK(xdev_stream_destroy(a));
+}
+END_TEST
+
+START_TEST(pointer_registry) {
+    void *p = NULL;
+    XT_OK(xdev_malloc_device(xdev_cpu(2), &p, 5000));
+    xdev_device_t d;
+    XT_OK(xdev_device_of((char *)p + 4999, &d));
+    XT_DEV_EQ(d, xdev_cpu(2));
+    xdev_pointer_info_t info;
+    XT_OK(xdev_pointer_get_info((char *)p + 100, &info));
+    ck_assert_ptr_eq(info.base, p);
+    ck_assert_uint_ge(info.size, 5000); /* 5120 when cached (512 B rounding) */
+    ck_assert_uint_le(info.size, 5120);
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_free((char *)p + 100), "into an allocation");
+    int local = 0;
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_free(&local), "not allocated");
+    XT_OK(xdev_free(p));
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_free(p), "double free|already freed");
+    /* still consistent afterwards */
+    XT_OK(xdev_malloc_device(xdev_cpu(2), &p, 5000));
+    XT_OK(xdev_free(p));
+}
+END_TEST
+
+START_TEST(fraction_cap) {
+    int dev = 3;
+    XT_OK(xdev_empty_cache());
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_set_per_process_memory_fraction(1.5, xdev_cpu(dev)),
+           "fraction");
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_set_per_process_memory_fraction(-0.1, xdev_cpu(dev)),
+           "fraction");
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_set_per_process_memory_fraction(NAN, xdev_cpu(dev)),
+           "fraction");
+    XT_ERR(XDEV_ERROR_INVALID_DEVICE, xdev_set_per_process_memory_fraction(0.5, xdev_cpu(9)),
+           "cpu:9");
+    XT_OK(xdev_set_per_process_memory_fraction(0.125, xdev_cpu(dev))); /* 64 MiB of 512 */
+    void *p = NULL, *q = NULL;
+    XT_OK(xdev_malloc_device(xdev_cpu(dev), &p, 40 * MIB));
+    xdev_memory_stats_t s0 = stats(dev);
+    XT_ERR(XDEV_ERROR_OUT_OF_MEMORY, xdev_malloc_device(xdev_cpu(dev), &q, 30 * MIB), "30.00 MiB",
+           "fraction");
+    xdev_memory_stats_t s1 = stats(dev);
+    ck_assert_int_eq(s1.num_ooms, s0.num_ooms + 1);
+    ck_assert_int_eq(s1.allocated_bytes[XDEV_STAT_ALL].current,
+                     s0.allocated_bytes[XDEV_STAT_ALL].current);
+    XT_OK(xdev_set_per_process_memory_fraction(1.0, xdev_cpu(dev)));
+    XT_OK(xdev_malloc_device(xdev_cpu(dev), &q, 30 * MIB));
+    XT_OK(xdev_free(p));
+    XT_OK(xdev_free(q));
+}
+END_TEST
+
+/* A counting allocator over plain malloc. */
+typedef struct {
+    atomic_int mallocs, frees;
+    size_t last_size;
+} plug_t;
+
+static xdev_status_t plug_malloc(void *ctx, xdev_device_t dev, size_t size, xdev_stream_t s,
+                                 void **out) {
+    plug_t *p = ctx;
+    (void)dev;
+    (void)s;
+    atomic_fetch_add(&p->mallocs, 1);
+    p->last_size = size;
+    *out = malloc(size);
+    return *out ? XDEV_SUCCESS : XDEV_ERROR_OUT_OF_MEMORY;
+}
+
+static xdev_status_t plug_free(void *ctx, xdev_device_t dev, void *ptr, size_t size,
+                               xdev_stream_t s) {
+    plug_t *p = ctx;
+    (void)dev;
+    (void)size;
+    (void)s;
+    atomic_fetch_add(&p->frees, 1);
+    free(ptr);
+    return XDEV_SUCCESS;
+}
+
+START_TEST(pluggable_allocator) {
+    static plug_t plug;
+    xdev_allocator_t a = {sizeof a, &plug, plug_malloc, plug_free, NULL};
+    xdev_allocator_t bad = a;
+    bad.free = NULL;
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_set_allocator(xdev_cpu(3), &bad), "free");
+    XT_OK(xdev_set_allocator(xdev_cpu(3), &a));
+    void *p = NULL;
+    XT_OK(xdev_malloc_device(xdev_cpu(3), &p, 777));
+    ck_assert_int_eq(atomic_load(&plug.mallocs), 1);
+    ck_assert_uint_eq(plug.last_size, 777);
+    xdev_device_t d;
+    XT_OK(xdev_device_of(p, &d));
+    XT_DEV_EQ(d, xdev_cpu(3));
+    ck_assert_int_eq(stats(3).allocated_bytes[XDEV_STAT_ALL].current, 777);
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_set_allocator(xdev_cpu(3), NULL), "already");
+    XT_OK(xdev_free(p));
+    ck_assert_int_eq(atomic_load(&plug.frees), 1);
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_free(p), "not allocated|not a live");
+}
+END_TEST
+
+/* Reference model for the random sequence: what must be true of the stats. */
+typedef struct {
+    void *p;
+    size_t req;
+    int dev;
+} live_t;
+
+START_TEST(stats_invariants_random) {
+    enum { SLOTS = 48 };
+    live_t live[SLOTS];
+    memset(live, 0, sizeof live);
+    xdev_stream_t s[2] = {new_stream(1), new_stream(1)};
+    XT_OK(xdev_reset_peak_memory_stats(xdev_cpu(1)));
+    xdev_memory_stats_t base = stats(1);
+    uint64_t seed = 42;
+    int steps = xt_iters(4000, 400);
+    int64_t prev_peak = base.allocated_bytes[XDEV_STAT_ALL].peak;
+    for (int i = 0; i < steps; i++) {
+        seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+        int k = (int)((seed >> 33) % SLOTS);
+        if (live[k].p != NULL) {
+            XT_OK(xdev_free(live[k].p));
+            live[k].p = NULL;
+        } else {
+            int l2 = 5 + (int)((seed >> 20) % 19); /* 32 B .. 8 MiB */
+            size_t sz = ((size_t)1 << l2) + (size_t)((seed >> 8) % ((size_t)1 << l2));
+            XT_OK(xdev_malloc_stream(&live[k].p, sz, s[(seed >> 40) & 1]));
+            live[k].req = sz;
+            memset(live[k].p, 0xA5, sz); /* the whole block is ours: ASan would see overlap */
+        }
+        xdev_memory_stats_t st = stats(1);
+        int64_t n = 0, req = 0;
+        for (int j = 0; j < SLOTS; j++)
+            if (live[j].p) {
+                n++;
+                req += (int64_t)live[j].req;
+            }
+        for (int pool = 0; pool < XDEV_STAT_POOLS; pool++) {
+            ck_assert_int_ge(st.allocated_bytes[pool].peak, st.allocated_bytes[pool].current);
+            ck_assert_int_ge(st.reserved_bytes[pool].current,
+                             st.active_bytes[pool].current + st.inactive_split_bytes[pool].current);
+        }
+        ck_assert_int_eq(
+            st.allocation[XDEV_STAT_ALL].current - base.allocation[XDEV_STAT_ALL].current, n);
+        ck_assert_int_eq(st.requested_bytes[XDEV_STAT_ALL].current -
+                             base.requested_bytes[XDEV_STAT_ALL].current,
+                         req);
+        ck_assert_int_eq(st.allocation[XDEV_STAT_ALL].current,
+                         st.allocation[XDEV_STAT_LARGE_POOL].current +
+                             st.allocation[XDEV_STAT_SMALL_POOL].current);
+        ck_assert_int_eq(st.reserved_bytes[XDEV_STAT_ALL].current,
+                         st.reserved_bytes[XDEV_STAT_LARGE_POOL].current +
+                             st.reserved_bytes[XDEV_STAT_SMALL_POOL].current);
+        ck_assert_int_eq(st.allocated_bytes[XDEV_STAT_ALL].allocated -
+                             st.allocated_bytes[XDEV_STAT_ALL].freed,
+                         st.allocated_bytes[XDEV_STAT_ALL].current -
+                             (base.allocated_bytes[XDEV_STAT_ALL].current -
+                              (base.allocated_bytes[XDEV_STAT_ALL].allocated -
+                               base.allocated_bytes[XDEV_STAT_ALL].freed)));
+        ck_assert_int_ge(st.allocated_bytes[XDEV_STAT_ALL].current -
+                             base.allocated_bytes[XDEV_STAT_ALL].current,
+                         req);
+        ck_assert_int_ge(st.allocated_bytes[XDEV_STAT_ALL].peak, prev_peak);
+        prev_peak = st.allocated_bytes[XDEV_STAT_ALL].peak;
+    }
+    /* every live block is distinct and device_of knows it */
+    for (int j = 0; j < SLOTS; j++) {
+        if (!live[j].p) continue;
+        xdev_device_t d;
+        XT_OK(xdev_device_of((char *)live[j].p + live[j].req - 1, &d));
+        XT_DEV_EQ(d, xdev_cpu(1));
+        XT_OK(xdev_free(live[j].p));
+    }
+    xdev_memory_stats_t end = stats(1);
+    ck_assert_int_eq(end.allocation[XDEV_STAT_ALL].current, base.allocation[XDEV_STAT_ALL].current);
+    ck_assert_int_eq(end.active_bytes[XDEV_STAT_ALL].current,
+                     base.active_bytes[XDEV_STAT_ALL].current);
+    XT_OK(xdev_empty_cache());
+    end = stats(1);
+    ck_assert_int_eq(end.reserved_bytes[XDEV_STAT_ALL].current, 0);
+    ck_assert_int_eq(end.inactive_split_bytes[XDEV_STAT_ALL].current, 0);
+    XT_OK(xdev_stream_destroy(s[0]));
+    XT_OK(xdev_stream_destroy(s[1]));
+}
+END_TEST
+
+START_TEST(stats_items_and_resets) {
+    void *p = NULL;
+    XT_OK(xdev_malloc_device(xdev_cpu(0), &p, 3 * MIB));
+    xdev_memory_stats_t s = stats(0);
+    size_t n = 0;
+    XT_OK(xdev_memory_stats_items(&s, NULL, 0, &n));
+    ck_assert_uint_eq(n, 9 * 3 * 4 + 6 + 8);
+    xdev_memory_stat_item_t *items = calloc(n, sizeof *items);
+    size_t n2 = 0;
+    XT_OK(xdev_memory_stats_items(&s, items, n, &n2));
+    ck_assert_uint_eq(n, n2);
+    bool found = false;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(items[i].key, "allocated_bytes.large_pool.current") == 0) {
+            found = true;
+            ck_assert_int_eq(items[i].value, s.allocated_bytes[XDEV_STAT_LARGE_POOL].current);
+        }
+    ck_assert(found);
+    ck_assert_str_eq(items[n - 1].key, "oversize_segments.freed");
+    free(items);
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_memory_stats_items(&s, NULL, 3, &n), "items");
+    size_t a = 0, ma = 0, r = 0, mr = 0;
+    XT_OK(xdev_memory_allocated(xdev_cpu(0), &a));
+    XT_OK(xdev_max_memory_allocated(xdev_cpu(0), &ma));
+    XT_OK(xdev_memory_reserved(xdev_cpu(0), &r));
+    XT_OK(xdev_max_memory_reserved(xdev_cpu(0), &mr));
+    ck_assert_uint_ge(a, 3 * MIB);
+    ck_assert_uint_ge(ma, a);
+    ck_assert_uint_ge(r, a);
+    ck_assert_uint_ge(mr, r);
+    XT_OK(xdev_free(p));
+    XT_OK(xdev_reset_peak_memory_stats(xdev_cpu(0)));
+    XT_OK(xdev_max_memory_allocated(xdev_cpu(0), &ma));
+    XT_OK(xdev_memory_allocated(xdev_cpu(0), &a));
+    ck_assert_uint_eq(ma, a);
+    XT_OK(xdev_reset_accumulated_memory_stats(xdev_cpu(0)));
+    s = stats(0);
+    ck_assert_int_eq(s.allocated_bytes[XDEV_STAT_ALL].allocated, 0);
+    ck_assert_int_eq(s.num_device_alloc, 0);
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_memory_allocated(xdev_cpu(0), NULL), "out");
+}
+END_TEST
+
+START_TEST(summary_has_figures) {
+    void *p = NULL;
+    XT_OK(xdev_malloc_device(xdev_cpu(2), &p, 5 * MIB));
+    char *text = NULL;
+    XT_OK(xdev_memory_summary(xdev_cpu(2), false, &text));
+    ck_assert_ptr_nonnull(text);
+    ck_assert_msg(strstr(text, "cpu:2") != NULL, "%s", text);
+    ck_assert_msg(strstr(text, "Allocated memory") && strstr(text, "Reserved memory"), "%s", text);
+    ck_assert_msg(strstr(text, "5120 KiB") != NULL, "5 MiB allocation not shown:\n%s", text);
+    ck_assert_msg(strstr(text, "from small pool") != NULL, "%s", text);
+    free(text);
+    XT_OK(xdev_memory_summary(xdev_cpu(2), true, &text));
+    ck_assert_msg(strstr(text, "from small pool") == NULL, "abbreviated has pools:\n%s", text);
+    free(text);
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_memory_summary(xdev_cpu(2), false, NULL), "out");
+    XT_OK(xdev_free(p));
+}
+END_TEST
+
+START_TEST(snapshot_is_valid_json) {
+    XT_OK(xdev_memory_record_history(xdev_cpu(0), true, 64));
+    xdev_stream_t a = new_stream(0);
+    void *p = NULL, *q = NULL;
+    XT_OK(xdev_malloc_stream(&p, 1000, a));
+    XT_OK(xdev_malloc_stream(&q, 12 * MIB, a));
+    xdev_stream_t b = new_stream(0);
+    XT_OK(xdev_record_stream(q, b));
+    char *json = NULL;
+    XT_OK(xdev_memory_snapshot(&json));
+    char err[256];
+    ck_assert_msg(json_check(json, err, sizeof err), "invalid JSON (%s): %.400s", err, json);
+    ck_assert(strstr(json, "\"segments\"") && strstr(json, "\"device_traces\""));
+    ck_assert(strstr(json, "\"active_allocated\""));
+    ck_assert(strstr(json, "\"action\":\"alloc\""));
+    char addr[32];
+    snprintf(addr, sizeof addr, "%llu", (unsigned long long)(uintptr_t)q);
+    ck_assert_msg(strstr(json, addr) != NULL, "block %s missing", addr);
+    free(json);
+    XT_OK(xdev_free(p));
+    XT_OK(xdev_free(q));
+    XT_OK(xdev_memory_snapshot(&json));
+    ck_assert(json_check(json, err, sizeof err));
+    ck_assert(strstr(json, "\"free_completed\""));
+    free(json);
+    XT_OK(xdev_memory_record_history(xdev_cpu(0), false, 0));
+    XT_OK(xdev_stream_destroy(a));
+    XT_OK(xdev_stream_destroy(b));
+}
+END_TEST
+
+/* ------------------------------------------------------------ oom (64 MiB device) */
+
+START_TEST(oom_flush_retry_succeeds) {
+    XT_OK(xdev_empty_cache());
+    /* fill the small pool with cached segments: 24 MiB of 2 MiB segments */
+    void *p[24];
+    for (int i = 0; i < 24; i++)
+        XT_OK(xdev_malloc(&p[i], MIB));
+    for (int i = 0; i < 24; i++)
+        XT_OK(xdev_free(p[i]));
+    xdev_memory_stats_t s0 = stats(0);
+    ck_assert_int_eq(s0.reserved_bytes[XDEV_STAT_SMALL_POOL].current, (int64_t)(24 * MIB));
+    void *big = NULL; /* 50 MiB does not fit next to 24 MiB of cache on a 64 MiB device */
+    XT_OK(xdev_malloc(&big, 50 * MIB));
+    xdev_memory_stats_t s1 = stats(0);
+    ck_assert_int_eq(s1.num_alloc_retries, s0.num_alloc_retries + 1);
+    ck_assert_int_eq(s1.num_ooms, s0.num_ooms);
+    ck_assert_int_eq(s1.reserved_bytes[XDEV_STAT_SMALL_POOL].current, 0);
+    XT_OK(xdev_free(big));
+}
+END_TEST
+
+START_TEST(oom_message_and_stats) {
+    XT_OK(xdev_empty_cache());
+    void *keep = NULL, *p = NULL;
+    XT_OK(xdev_malloc(&keep, 12 * MIB));
+    xdev_memory_stats_t s0 = stats(0);
+    XT_ERR(XDEV_ERROR_OUT_OF_MEMORY, xdev_malloc(&p, 60 * MIB), "cpu:0", "60.00 MiB", "64.00 MiB",
+           "12.00 MiB", "reserved");
+    ck_assert_ptr_null(p);
+    xdev_memory_stats_t s1 = stats(0);
+    ck_assert_int_eq(s1.num_ooms, s0.num_ooms + 1);
+    ck_assert_int_eq(s1.allocated_bytes[XDEV_STAT_ALL].current,
+                     s0.allocated_bytes[XDEV_STAT_ALL].current);
+    ck_assert_int_eq(s1.allocation[XDEV_STAT_ALL].current, s0.allocation[XDEV_STAT_ALL].current);
+    XT_OK(xdev_malloc(&p, 40 * MIB)); /* still works */
+    XT_OK(xdev_free(p));
+    XT_OK(xdev_free(keep));
+}
+END_TEST
+
+/* ------------------------------------------------------------ nocache */
+
+START_TEST(no_caching_goes_to_backend) {
+    xdev_memory_stats_t s0 = stats(0);
+    void *p = NULL, *q = NULL;
+    XT_OK(xdev_malloc(&p, 1000));
+    XT_OK(xdev_free(p));
+    XT_OK(xdev_malloc(&q, 1000));
+    xdev_memory_stats_t s1 = stats(0);
+    ck_assert_int_eq(s1.num_device_alloc - s0.num_device_alloc, 2);
+    ck_assert_int_eq(s1.num_device_free - s0.num_device_free, 1);
+    ck_assert_int_eq(s1.reserved_bytes[XDEV_STAT_ALL].current,
+                     s1.allocated_bytes[XDEV_STAT_ALL].current);
+    XT_OK(xdev_free(q));
+    ck_assert_int_eq(stats(0).reserved_bytes[XDEV_STAT_ALL].current, 0);
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_free(q), "not allocated|not a live");
+}
+END_TEST
+
+/* ------------------------------------------------------------ conf */
+
+START_TEST(conf_roundup_and_max_split) {
+    XT_OK(xdev_empty_cache());
+    xdev_memory_stats_t s = stats(0);
+    ck_assert_int_eq(s.max_split_size, (int64_t)(32 * MIB));
+    void *p = NULL;
+    /* 4 divisions per power of two: 1.3 MiB rounds to 1.5 MiB */
+    XT_OK(xdev_malloc(&p, 1300 * 1024));
+    xdev_memory_stats_t s1 = stats(0);
+    ck_assert_int_eq(s1.allocated_bytes[XDEV_STAT_ALL].current -
+                         s.allocated_bytes[XDEV_STAT_ALL].current,
+                     (int64_t)(1536 * 1024));
+    XT_OK(xdev_free(p));
+    void *big = NULL; /* >= max_split: oversize, never split */
+    XT_OK(xdev_malloc(&big, 40 * MIB));
+    s1 = stats(0);
+    ck_assert_int_eq(s1.oversize_allocations.current, 1);
+    ck_assert_int_ge(s1.oversize_segments.current, 1);
+    XT_OK(xdev_free(big));
+    void *small = NULL; /* a small large-pool request must not take the oversize block */
+    XT_OK(xdev_malloc(&small, 12 * MIB));
+    ck_assert_ptr_ne(small, big);
+    XT_OK(xdev_free(small));
+    ck_assert_int_eq(stats(0).oversize_allocations.current, 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------ async */
+
+START_TEST(async_backend_allocator) {
+    xdev_stream_t s = new_stream(0);
+    xdev_memory_stats_t s0 = stats(0);
+    void *p = NULL;
+    XT_OK(xdev_malloc_stream(&p, 4096, s));
+    memset(p, 1, 4096);
+    XT_OK(xdev_memset_async(p, 7, 4096, s));
+    XT_OK(xdev_free(p)); /* released when the stream gets there */
+    XT_OK(xdev_stream_synchronize(s));
+    xdev_memory_stats_t s1 = stats(0);
+    ck_assert_int_eq(s1.num_device_alloc - s0.num_device_alloc, 1);
+    ck_assert_int_eq(s1.allocated_bytes[XDEV_STAT_ALL].current,
+                     s0.allocated_bytes[XDEV_STAT_ALL].current);
+    XT_OK(xdev_stream_destroy(s));
+}
+END_TEST
+
+/* ------------------------------------------------------------ stress */
+
+static void *stress_thread(void *arg) {
+    int id = (int)(intptr_t)arg;
+    int dev = id % 2;
+    XT_OK(xdev_set_device(xdev_cpu(dev)));
+    xdev_stream_t s = new_stream(dev);
+    void *live[16] = {0};
+    uint64_t seed = (uint64_t)id * 7919 + 1;
+    int steps = xt_iters(3000, 300);
+    for (int i = 0; i < steps; i++) {
+        seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+        int k = (int)((seed >> 33) % 16);
+        if (live[k]) {
+            if ((seed >> 10) & 1) XT_OK(xdev_record_stream(live[k], s));
+            XT_OK(xdev_free(live[k]));
+            live[k] = NULL;
+        } else {
+            size_t sz = (size_t)512 << ((seed >> 20) % 13);
+            if ((seed >> 30) & 1)
+                XT_OK(xdev_malloc_stream(&live[k], sz, s));
+            else
+                XT_OK(xdev_malloc(&live[k], sz));
+            ((volatile char *)live[k])[0] = (char)id;
+        }
+    }
+    for (int k = 0; k < 16; k++)
+        XT_OK(xdev_free(live[k]));
+    XT_OK(xdev_stream_destroy(s));
+    return NULL;
+}
+
+START_TEST(eight_threads) {
+    pthread_t th[8];
+    for (int i = 0; i < 8; i++)
+        pthread_create(&th[i], NULL, stress_thread, (void *)(intptr_t)i);
+    for (int i = 0; i < 8; i++)
+        pthread_join(th[i], NULL);
+    for (int d = 0; d < 2; d++) {
+        xdev_memory_stats_t s = stats(d);
+        ck_assert_int_eq(s.allocation[XDEV_STAT_ALL].current, 0);
+        ck_assert_int_eq(s.allocated_bytes[XDEV_STAT_ALL].current, 0);
+        ck_assert_int_eq(s.allocation[XDEV_STAT_ALL].allocated, s.allocation[XDEV_STAT_ALL].freed);
+    }
+    XT_OK(xdev_empty_cache());
+    ck_assert_int_eq(stats(0).reserved_bytes[XDEV_STAT_ALL].current, 0);
+}
+END_TEST
+
+static TCase *tc(const char *name) {
+    TCase *t = tcase_create(name);
+    tcase_add_checked_fixture(t, setup, NULL);
+    tcase_set_timeout(t, 120);
+    return t;
+}
+
+int main(int argc, char **argv) {
+    Suite *caching = suite_create("caching");
+    TCase *t = tc("caching");
+    tcase_add_test(t, rounding_and_pools);
+    tcase_add_test(t, reuse_only_on_own_stream);
+    tcase_add_test(t, record_stream_delays_reuse);
+    tcase_add_test(t, record_stream_errors);
+    tcase_add_test(t, cross_thread_free);
+    tcase_add_test(t, pointer_registry);
+    tcase_add_test(t, fraction_cap);
+    tcase_add_test(t, pluggable_allocator);
+    tcase_add_test(t, stats_invariants_random);
+    tcase_add_test(t, stats_items_and_resets);
+    tcase_add_test(t, summary_has_figures);
+    tcase_add_test(t, snapshot_is_valid_json);
+    suite_add_tcase(caching, t);
+
+    Suite *oom = suite_create("oom");
+    t = tc("oom");
+    tcase_add_test(t, oom_flush_retry_succeeds);
+    tcase_add_test(t, oom_message_and_stats);
+    suite_add_tcase(oom, t);
+
+    Suite *nocache = suite_create("nocache");
+    t = tc("nocache");
+    tcase_add_test(t, no_caching_goes_to_backend);
+    tcase_add_test(t, pointer_registry);
+    suite_add_tcase(nocache, t);
+
+    Suite *conf = suite_create("conf");
+    t = tc("conf");
+    tcase_add_test(t, conf_roundup_and_max_split);
+    suite_add_tcase(conf, t);
+
+    Suite *async = suite_create("async");
+    t = tc("async");
+    tcase_add_test(t, async_backend_allocator);
+    suite_add_tcase(async, t);
+
+    Suite *stress = suite_create("stress");
+    t = tc("stress");
+    tcase_add_test(t, eight_threads);
+    suite_add_tcase(stress, t);
+
+    SRunner *sr = srunner_create(caching);
+    srunner_add_suite(sr, oom);
+    srunner_add_suite(sr, nocache);
+    srunner_add_suite(sr, conf);
+    srunner_add_suite(sr, async);
+    srunner_add_suite(sr, stress);
+    return xt_run(sr, "caching", argc, argv);
+}
