@@ -14,6 +14,9 @@ xdev_add_test(allocator.conf COMMAND test_allocator conf
   "XDEV_ALLOC_CONF=max_split_size_mb:32,roundup_power2_divisions:4")
 xdev_add_test(allocator.async COMMAND test_allocator async
   ENV XDEV_BACKEND=cpu XDEV_ALLOC_CONF=backend:async)
+xdev_add_test(allocator.pinned COMMAND test_allocator pinned ENV XDEV_BACKEND=cpu)
+xdev_add_test(allocator.pinned_cap COMMAND test_allocator pinned_cap
+  ENV XDEV_BACKEND=cpu XDEV_ALLOC_CONF=pinned_max_cached_mb:1)
 xdev_add_test(allocator.stress COMMAND test_allocator stress
   ENV XDEV_BACKEND=cpu XDEV_CPU_DEVICES=2 LABELS multi-device)
 

@@ -9,6 +9,7 @@
  *   nocache   ... XDEV_NO_MEMORY_CACHING=1
  *   conf      ... XDEV_ALLOC_CONF=max_split_size_mb:32,roundup_power2_divisions:4
  *   async     ... XDEV_ALLOC_CONF=backend:async
+ *   pinned    XDEV_CPU_DEVICES=1; pinned_cap with XDEV_ALLOC_CONF=pinned_max_cached_mb:1
  *   stress    XDEV_CPU_DEVICES=2 */
 #include <math.h>
 #include <stdint.h>
@@ -560,6 +561,102 @@ START_TEST(async_backend_allocator) {
 }
 END_TEST
 
+/* ------------------------------------------------------------ pinned */
+
+static xdev_host_memory_stats_t hstats(void) {
+    xdev_host_memory_stats_t s;
+    XT_OK(xdev_host_memory_stats(&s));
+    return s;
+}
+
+START_TEST(pinned_size_classes) {
+    XT_OK(xdev_host_empty_cache());
+    xdev_host_memory_stats_t s0 = hstats();
+    void *p = NULL, *q = NULL;
+    XT_OK(xdev_host_alloc(&p, 65 * MIB)); /* torch: 128 MiB; here within 12.5% */
+    XT_OK(xdev_host_alloc(&q, 4097));
+    xdev_host_memory_stats_t s1 = hstats();
+    int64_t reserved = s1.reserved_bytes.current - s0.reserved_bytes.current;
+    ck_assert_int_le(reserved, (int64_t)(65 * MIB + 65 * MIB / 8 + 8192));
+    ck_assert_int_ge(reserved, (int64_t)(65 * MIB + 4097));
+    ck_assert_int_eq(s1.requested_bytes.current - s0.requested_bytes.current,
+                     (int64_t)(65 * MIB + 4097));
+    ck_assert_int_eq(s1.allocation.current - s0.allocation.current, 2);
+    xdev_pointer_info_t info;
+    XT_OK(xdev_pointer_get_info((char *)p + 10, &info));
+    ck_assert_int_eq(info.kind, XDEV_MEMORY_PINNED_HOST);
+    ck_assert_ptr_eq(info.base, p);
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_free(p), "xdev_host_free");
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_host_free((char *)p + 64), "start");
+    XT_OK(xdev_host_free(p));
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_host_free(p), "double free");
+    void *again = NULL; /* cached: same block, no new pinned allocation */
+    XT_OK(xdev_host_alloc(&again, 65 * MIB - 1000));
+    ck_assert_ptr_eq(again, p);
+    ck_assert_int_eq(hstats().num_host_alloc, s1.num_host_alloc);
+    void *dev = NULL;
+    XT_OK(xdev_malloc(&dev, 64));
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_host_free(dev), "xdev_free");
+    XT_OK(xdev_free(dev));
+    XT_OK(xdev_host_free(again));
+    XT_OK(xdev_host_free(q));
+    XT_OK(xdev_host_empty_cache());
+    xdev_host_memory_stats_t s2 = hstats();
+    ck_assert_int_eq(s2.reserved_bytes.current, s2.allocated_bytes.current);
+    XT_OK(xdev_reset_peak_host_memory_stats());
+    ck_assert_int_eq(hstats().reserved_bytes.peak, hstats().reserved_bytes.current);
+}
+END_TEST
+
+START_TEST(pinned_reuse_waits_for_copies) {
+    xdev_stream_t s = new_stream(0);
+    xt_gate_t gate;
+    xt_gate_init(&gate);
+    xt_opener_t safety;
+    xt_opener_start(&safety, &gate, 10000);
+    void *pin = NULL, *dev = NULL, *other = NULL;
+    XT_OK(xdev_host_alloc(&pin, 1 * MIB));
+    XT_OK(xdev_malloc_stream(&dev, 1 * MIB, s));
+    memset(pin, 0x5a, MIB);
+    XT_OK(xdev_launch_host_func(s, xt_gate_wait_fn, &gate));
+    XT_OK(xdev_memcpy_async(dev, pin, MIB, s)); /* queued behind the gate */
+    XT_OK(xdev_host_free(pin));
+    XT_OK(xdev_host_alloc(&other, 1 * MIB)); /* must not hand out pin yet */
+    ck_assert_ptr_ne(other, pin);
+    memset(other, 0, MIB);
+    xt_gate_open(&gate);
+    XT_OK(xdev_stream_synchronize(s));
+    unsigned char check[16];
+    XT_OK(xdev_memcpy(check, dev, sizeof check));
+    ck_assert_uint_eq(check[15], 0x5a); /* the copy read the data as it was */
+    void *back = NULL;
+    XT_OK(xdev_host_alloc(&back, 1 * MIB)); /* the stream passed it: reusable */
+    ck_assert_ptr_eq(back, pin);
+    XT_OK(xdev_host_free(back));
+    XT_OK(xdev_host_free(other));
+    XT_OK(xdev_free(dev));
+    xt_opener_join(&safety);
+    xt_gate_destroy(&gate);
+    XT_OK(xdev_stream_destroy(s));
+}
+END_TEST
+
+START_TEST(pinned_cache_cap) {
+    /* XDEV_ALLOC_CONF=pinned_max_cached_mb:1 in this suite's environment */
+    XT_OK(xdev_host_empty_cache());
+    void *p = NULL;
+    XT_OK(xdev_host_alloc(&p, 4 * MIB));
+    int64_t frees = hstats().num_host_free;
+    XT_OK(xdev_host_free(p)); /* 4 MiB > 1 MiB cap: returned, not cached */
+    xdev_host_memory_stats_t s = hstats();
+    ck_assert_int_eq(s.num_host_free, frees + 1);
+    ck_assert_int_eq(s.reserved_bytes.current, s.allocated_bytes.current);
+    XT_OK(xdev_host_alloc(&p, 100000)); /* small blocks stay cached */
+    XT_OK(xdev_host_free(p));
+    ck_assert_int_gt(hstats().reserved_bytes.current, hstats().allocated_bytes.current);
+}
+END_TEST
+
 /* ------------------------------------------------------------ stress */
 
 static void *stress_thread(void *arg) {
@@ -655,6 +752,17 @@ int main(int argc, char **argv) {
     tcase_add_test(t, async_backend_allocator);
     suite_add_tcase(async, t);
 
+    Suite *pinned = suite_create("pinned");
+    t = tc("pinned");
+    tcase_add_test(t, pinned_size_classes);
+    tcase_add_test(t, pinned_reuse_waits_for_copies);
+    suite_add_tcase(pinned, t);
+
+    Suite *pinned_cap = suite_create("pinned_cap");
+    t = tc("pinned_cap");
+    tcase_add_test(t, pinned_cache_cap);
+    suite_add_tcase(pinned_cap, t);
+
     Suite *stress = suite_create("stress");
     t = tc("stress");
     tcase_add_test(t, eight_threads);
@@ -665,6 +773,8 @@ int main(int argc, char **argv) {
     srunner_add_suite(sr, nocache);
     srunner_add_suite(sr, conf);
     srunner_add_suite(sr, async);
+    srunner_add_suite(sr, pinned);
+    srunner_add_suite(sr, pinned_cap);
     srunner_add_suite(sr, stress);
     return xt_run(sr, "caching", argc, argv);
 }
