@@ -7,8 +7,9 @@
  * earlier alloc is ignored, stream ids map to xdev streams (0 = the default
  * stream). The first pass starts with an empty cache (cold); later passes
  * reuse the cache (warm). Peaks come from the cold pass, which is what a
- * real run sees. NAME.meta beside the file, if present, gives c10's figures
- * for comparison. Runs on the default backend (XDEV_BACKEND). */
+ * real run sees. NAME.meta beside the file, if present, gives the captured
+ * run's own figures (PyTorch's allocator in the real workload: "run resv",
+ * "run overhead") for comparison. Runs on the default backend (XDEV_BACKEND). */
 #define _GNU_SOURCE
 #include <inttypes.h>
 #include <stdio.h>
@@ -188,7 +189,7 @@ int main(int argc, char **argv) {
     printf("device %s\n", name);
     printf("%-24s %8s %10s %10s %10s %10s %8s %8s %10s %7s %12s %12s\n", "trace", "events",
            "cold ns/op", "warm ns/op", "peak alloc", "peak resv", "overhead", "segments",
-           "warm calls", "retries", "c10 resv MiB", "c10 overhead");
+           "warm calls", "retries", "run resv MiB", "run overhead");
     for (int a = first; a < argc; a++) {
         trace_t t;
         if (load(argv[a], &t) != 0) return 1;
