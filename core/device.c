@@ -5,16 +5,14 @@
 
 #include "error_internal.h"
 #include "registry.h"
-
-/* Current device index per type, per thread (torch: initially 0). */
-static _Thread_local int tls_current[XDEV_DEVICE_TYPE_COUNT];
+#include "thread_state.h"
 
 int xdev_core_current_index(xdev_device_type_t type) {
-    return tls_current[type];
+    return xdev_thread_state()->current[type];
 }
 
 void xdev_core_set_current_index(xdev_device_type_t type, int index) {
-    tls_current[type] = index;
+    xdev_thread_state()->current[type] = index;
 }
 
 xdev_status_t xdev_backend_for_device(xdev_device_t device, xdev_backend_t **be_out,
@@ -25,7 +23,7 @@ xdev_status_t xdev_backend_for_device(xdev_device_t device, xdev_backend_t **be_
     xdev_status_t st = xdev_backend_acquire(device.type, &be);
     if (st != XDEV_SUCCESS) return st;
     int index = device.index;
-    if (index == -1) index = tls_current[device.type];
+    if (index == -1) index = xdev_thread_state()->current[device.type];
     if (index < 0 || index >= be->device_count)
         return XDEV_FAIL(XDEV_ERROR_INVALID_DEVICE,
                          "%s:%d: device index out of range (%d %s device%s visible)", be->name,
@@ -63,7 +61,7 @@ xdev_status_t xdev_get_device(xdev_device_t *out) {
     XDEV_REQUIRE_ARG(out);
     XDEV_CHECK(xdev_core_ensure_init());
     out->type = xdev_core_default_type();
-    out->index = tls_current[out->type];
+    out->index = xdev_thread_state()->current[out->type];
     return XDEV_SUCCESS;
 }
 
@@ -71,7 +69,7 @@ xdev_status_t xdev_get_device_index(xdev_device_type_t type, int *index) {
     XDEV_REQUIRE_ARG(index);
     if ((unsigned)type >= XDEV_DEVICE_TYPE_COUNT)
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_DEVICE, "unknown device type %d", (int)type);
-    *index = tls_current[type];
+    *index = xdev_thread_state()->current[type];
     return XDEV_SUCCESS;
 }
 
@@ -89,7 +87,7 @@ xdev_status_t xdev_set_device(xdev_device_t device) {
     xdev_backend_t *be;
     xdev_device_t d;
     XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
-    tls_current[d.type] = d.index;
+    xdev_thread_state()->current[d.type] = d.index;
     return XDEV_SUCCESS;
 }
 
@@ -103,16 +101,17 @@ xdev_status_t xdev_device_guard_begin(xdev_device_guard_t *guard, xdev_device_t 
     xdev_device_t d;
     XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
     guard->previous.type = d.type;
-    guard->previous.index = tls_current[d.type];
+    int *cur = &xdev_thread_state()->current[d.type];
+    guard->previous.index = *cur;
     guard->active = true;
-    tls_current[d.type] = d.index;
+    *cur = d.index;
     return XDEV_SUCCESS;
 }
 
 xdev_status_t xdev_device_guard_end(xdev_device_guard_t *guard) {
     XDEV_REQUIRE_ARG(guard);
     if (guard->active) {
-        tls_current[guard->previous.type] = guard->previous.index;
+        xdev_thread_state()->current[guard->previous.type] = guard->previous.index;
         guard->active = false;
     }
     return XDEV_SUCCESS;

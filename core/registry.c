@@ -21,6 +21,7 @@ static xdev_backend_t g_backends[XDEV_DEVICE_TYPE_COUNT] = {
 
 static pthread_once_t g_init_once = PTHREAD_ONCE_INIT;
 static xdev_status_t g_init_status;
+static _Atomic bool g_init_ok; /* fast path once initialisation succeeded */
 static char g_init_message[4096];
 static xdev_device_type_t g_default_type = XDEV_DEVICE_CPU;
 static int g_visible[XDEV_MAX_DEVICES];
@@ -201,6 +202,7 @@ static void init_once(void) {
 }
 
 xdev_status_t xdev_core_ensure_init(void) {
+    if (atomic_load_explicit(&g_init_ok, memory_order_acquire)) return XDEV_SUCCESS;
     pthread_once(&g_init_once, init_once);
     if (g_init_status != XDEV_SUCCESS)
         return XDEV_FAIL(g_init_status, "xdev could not initialise: %s", g_init_message);

@@ -5,19 +5,12 @@
 #include "error_internal.h"
 #include "event_internal.h"
 #include "stream_internal.h"
+#include "thread_state.h"
 
 #define STREAM_MAGIC 0x5354524du /* "STRM" */
 #define STREAM_SLOT ((sizeof(struct xdev_stream) + 63) / 64 * 64)
 
 xdev_handle_arena_t xdev_stream_arena = XDEV_HANDLE_ARENA_INIT("stream", STREAM_MAGIC, STREAM_SLOT);
-
-/* This thread's current stream per (type, device), with the generation of
- * the slot when set, so a destroyed (and reused) stream is noticed. */
-typedef struct {
-    xdev_stream_t stream;
-    uint32_t generation;
-} stream_ref_t;
-static _Thread_local stream_ref_t tls_current[XDEV_DEVICE_TYPE_COUNT][XDEV_MAX_DEVICES];
 
 xdev_status_t xdev_stream_check(xdev_stream_t s, const char *arg) {
     if (s == NULL) return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "stream argument '%s' is NULL", arg);
@@ -67,7 +60,7 @@ xdev_status_t xdev_core_default_stream(xdev_backend_t *be, int index, xdev_strea
 }
 
 xdev_status_t xdev_core_current_stream(xdev_backend_t *be, int index, xdev_stream_t *out) {
-    stream_ref_t *ref = &tls_current[be->type][index];
+    xdev_stream_ref_t *ref = &xdev_thread_state()->streams[be->type][index];
     xdev_stream_t s = ref->stream;
     if (s != NULL && xdev_handle_is_live(&xdev_stream_arena, s) &&
         atomic_load_explicit(&s->hdr.generation, memory_order_relaxed) == ref->generation) {
@@ -79,7 +72,7 @@ xdev_status_t xdev_core_current_stream(xdev_backend_t *be, int index, xdev_strea
 }
 
 static void set_current(xdev_stream_t s) {
-    stream_ref_t *ref = &tls_current[s->device.type][s->device.index];
+    xdev_stream_ref_t *ref = &xdev_thread_state()->streams[s->device.type][s->device.index];
     ref->stream = s;
     ref->generation = atomic_load_explicit(&s->hdr.generation, memory_order_relaxed);
 }
