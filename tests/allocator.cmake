@@ -2,23 +2,25 @@
 target_sources(xdev_test_common PRIVATE ${CMAKE_CURRENT_LIST_DIR}/common/json_check.c)
 
 xdev_add_suite(test_allocator)
-set(ALLOC_ENV XDEV_BACKEND=cpu XDEV_CPU_DEVICES=4 XDEV_CPU_MEMORY=512M)
+# Conformance entries (${CONF}: the backend under test, tests/CMakeLists.txt);
+# allocator.oom tests the CPU backend's capacity (XDEV_CPU_MEMORY) and stays cpu.
+set(ALLOC_ENV ${CONF} XDEV_CPU_DEVICES=4 XDEV_CPU_MEMORY=512M)
 xdev_add_test(allocator.caching COMMAND test_allocator caching ENV ${ALLOC_ENV}
-  LABELS multi-device)
+  LABELS multi-device conformance)
 xdev_add_test(allocator.oom COMMAND test_allocator oom
   ENV XDEV_BACKEND=cpu XDEV_CPU_MEMORY=64M)
 xdev_add_test(allocator.nocache COMMAND test_allocator nocache
-  ENV ${ALLOC_ENV} XDEV_NO_MEMORY_CACHING=1)
+  ENV ${ALLOC_ENV} XDEV_NO_MEMORY_CACHING=1 LABELS conformance)
 xdev_add_test(allocator.conf COMMAND test_allocator conf
-  ENV XDEV_BACKEND=cpu XDEV_CPU_MEMORY=512M
-  "XDEV_ALLOC_CONF=max_split_size_mb:32,roundup_power2_divisions:4")
+  ENV ${CONF} XDEV_CPU_MEMORY=512M
+  "XDEV_ALLOC_CONF=max_split_size_mb:32,roundup_power2_divisions:4" LABELS conformance)
 xdev_add_test(allocator.async COMMAND test_allocator async
-  ENV XDEV_BACKEND=cpu XDEV_ALLOC_CONF=backend:async)
-xdev_add_test(allocator.pinned COMMAND test_allocator pinned ENV XDEV_BACKEND=cpu)
+  ENV ${CONF} XDEV_ALLOC_CONF=backend:async LABELS conformance)
+xdev_add_test(allocator.pinned COMMAND test_allocator pinned ENV ${CONF} LABELS conformance)
 xdev_add_test(allocator.pinned_cap COMMAND test_allocator pinned_cap
-  ENV XDEV_BACKEND=cpu XDEV_ALLOC_CONF=pinned_max_cached_mb:1)
+  ENV ${CONF} XDEV_ALLOC_CONF=pinned_max_cached_mb:1 LABELS conformance)
 xdev_add_test(allocator.stress COMMAND test_allocator stress
-  ENV XDEV_BACKEND=cpu XDEV_CPU_DEVICES=2 LABELS multi-device)
+  ENV ${CONF} XDEV_CPU_DEVICES=2 LABELS multi-device conformance)
 
 # The XDEV_ALLOC_CONF parser, linked in directly (it is internal).
 add_executable(test_alloc_config test_alloc_config.c ${PROJECT_SOURCE_DIR}/core/alloc_config.c)

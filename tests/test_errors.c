@@ -1,4 +1,5 @@
-/* test_errors.c - status strings and the thread-local last error. */
+/* test_errors.c - status strings and the thread-local last error.
+ * Conformance: runs on the backend XDEV_BACKEND selects (xt_type()). */
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -55,12 +56,12 @@ START_TEST(last_error_set_and_clear) {
 
     /* A later successful call does not erase the last failure's record. */
     int count = 0;
-    XT_OK(xdev_device_count(XDEV_DEVICE_CPU, &count));
+    XT_OK(xdev_device_count(xt_type(), &count));
     ck_assert_int_eq(xdev_last_status(), XDEV_ERROR_INVALID_VALUE);
     ck_assert_msg(xdev_last_error()[0] != '\0', "a successful call erased the last error");
 
     /* A second failure replaces the first. */
-    XT_ERR(XDEV_ERROR_INVALID_DEVICE, xdev_set_device(xdev_cpu(1000)), "1000");
+    XT_ERR(XDEV_ERROR_INVALID_DEVICE, xdev_set_device(xt_dev(1000)), "1000");
     ck_assert_int_eq(xdev_last_status(), XDEV_ERROR_INVALID_DEVICE);
 
     xdev_clear_error();
@@ -81,7 +82,7 @@ static void *other_thread(void *arg) {
     snprintf(v->seen_before, sizeof v->seen_before, "%s", xdev_last_error());
     v->status_before = xdev_last_status();
     xdev_stream_t s;
-    (void)xdev_stream_create(xdev_cpu(0), 5, &s); /* bad priority: INVALID_VALUE */
+    (void)xdev_stream_create(xt_dev(0), 5, &s); /* bad priority: INVALID_VALUE */
     v->status_after = xdev_last_status();
     snprintf(v->seen_after, sizeof v->seen_after, "%s", xdev_last_error());
     return NULL;
@@ -128,23 +129,33 @@ START_TEST(init_idempotent) {
 END_TEST
 
 START_TEST(null_out_params_runtime) {
-    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_backend_get_info(XDEV_DEVICE_CPU, NULL), "out");
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_backend_get_info(xt_type(), NULL), "out");
     XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_default_device_type(NULL), "out");
-    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_device_count(XDEV_DEVICE_CPU, NULL), "count");
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_device_count(xt_type(), NULL), "count");
     XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_get_device(NULL), "out");
-    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_get_device_index(XDEV_DEVICE_CPU, NULL), "index");
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_get_device_index(xt_type(), NULL), "index");
 }
 END_TEST
 
-START_TEST(backend_info_cpu) {
+/* The backend under test (on the CPU, XDEV_CPU_DEVICES=4 under ctest). */
+START_TEST(backend_info_default) {
     xdev_backend_info_t info;
-    XT_OK(xdev_backend_get_info(XDEV_DEVICE_CPU, &info));
-    ck_assert_int_eq(info.type, XDEV_DEVICE_CPU);
-    ck_assert_str_eq(info.name, "cpu");
+    XT_OK(xdev_backend_get_info(xt_type(), &info));
+    ck_assert_int_eq(info.type, xt_type());
+    ck_assert_str_eq(info.name, xt_type_name());
     ck_assert_int_eq(info.state, XDEV_BACKEND_LOADED);
     ck_assert_ptr_nonnull(info.path);
-    ck_assert_str_eq(info.path, "built-in");
-    ck_assert_int_eq(info.device_count, 4);
+    if (xt_type() == XDEV_DEVICE_CPU) {
+        ck_assert_str_eq(info.path, "built-in");
+        if (xt_cpu_devices_env() >= 0) ck_assert_int_eq(info.device_count, xt_cpu_devices_env());
+    } else {
+        char file[64];
+        snprintf(file, sizeof file, "libxdev-%s.so", xt_type_name());
+        ck_assert_msg(strstr(info.path, file) != NULL, "plugin path \"%s\" does not name %s",
+                      info.path, file);
+        ck_assert_int_ge(info.device_count, 1);
+    }
+    ck_assert_int_eq(info.device_count, xt_device_count());
     ck_assert_uint_eq(info.abi_major, XDEV_BACKEND_ABI_MAJOR);
     ck_assert_uint_eq(info.abi_minor, XDEV_BACKEND_ABI_MINOR);
     ck_assert(info.is_default);
@@ -163,7 +174,7 @@ static Suite *errors_suite(void) {
     tcase_add_test(tc, version_string);
     tcase_add_test(tc, init_idempotent);
     tcase_add_test(tc, null_out_params_runtime);
-    tcase_add_test(tc, backend_info_cpu);
+    tcase_add_test(tc, backend_info_default);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,5 +1,6 @@
 /* test_launch_blocking.c - XDEV_LAUNCH_BLOCKING=1: every enqueue runs at the call.
- * XDEV_BACKEND=cpu XDEV_CPU_DEVICES=2 XDEV_LAUNCH_BLOCKING=1. */
+ * Conformance: XDEV_BACKEND=<backend under test> (cpu: XDEV_CPU_DEVICES=2)
+ * XDEV_LAUNCH_BLOCKING=1. */
 #include <string.h>
 
 #include "xt.h"
@@ -12,7 +13,7 @@ END_TEST
 
 START_TEST(host_func_done_at_return) {
     xdev_stream_t s;
-    XT_OK(xdev_stream_create(xdev_cpu(1), XDEV_STREAM_PRIORITY_NORMAL, &s));
+    XT_OK(xdev_stream_create(xt_dev(xt_wrap(1)), XDEV_STREAM_PRIORITY_NORMAL, &s));
     atomic_int flag = 0;
     xt_sleep_task_t task = {30, &flag};
     XT_OK(xdev_launch_host_func(s, xt_sleep_fn, &task));
@@ -30,19 +31,23 @@ END_TEST
 
 START_TEST(copies_and_events_done_at_return) {
     xdev_stream_t s;
-    XT_OK(xdev_stream_create(xdev_cpu(0), XDEV_STREAM_PRIORITY_NORMAL, &s));
-    unsigned char src[512], out[512];
+    XT_OK(xdev_stream_create(xt_dev(0), XDEV_STREAM_PRIORITY_NORMAL, &s));
+    unsigned char src[512], out[512], seen[512];
     for (int i = 0; i < 512; i++)
         src[i] = (unsigned char)(i * 7);
     unsigned char *d = NULL;
-    XT_OK(xdev_malloc_device(xdev_cpu(0), (void **)&d, sizeof src));
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&d, sizeof src));
     xt_sleep_task_t slow = {20, NULL};
     XT_OK(xdev_launch_host_func(s, xt_sleep_fn, &slow));
+    /* xt_peek does not wait for s: a load where device memory is host-addressable
+     * (cpu), else a copy on another stream. */
     XT_OK(xdev_memcpy_async(d, src, sizeof src, s));
-    ck_assert_int_eq(memcmp(d, src, sizeof src), 0); /* CPU memory is host-addressable */
+    xt_peek(seen, d, sizeof seen);
+    ck_assert_int_eq(memcmp(seen, src, sizeof src), 0);
     XT_OK(xdev_memset_async(d, 0x33, 16, s));
+    xt_peek(seen, d, 16);
     for (int i = 0; i < 16; i++)
-        ck_assert_uint_eq(d[i], 0x33);
+        ck_assert_uint_eq(seen[i], 0x33);
     XT_OK(xdev_memcpy_async(out, d, sizeof out, s));
     ck_assert_uint_eq(out[0], 0x33);
     ck_assert_uint_eq(out[100], src[100]);

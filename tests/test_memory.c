@@ -1,8 +1,9 @@
 /* test_memory.c - malloc/free, the pointer registry, copies, memset, OOM.
  *
- * Suites: memory  (XDEV_BACKEND=cpu XDEV_CPU_DEVICES=4)
+ * Suites: memory  conformance: XDEV_BACKEND=<backend under test> (cpu: XDEV_CPU_DEVICES=4)
  *         oom     (XDEV_BACKEND=cpu XDEV_CPU_DEVICES=2 XDEV_CPU_MEMORY=1048576)
- *         oom_raw (the same plus XDEV_NO_MEMORY_CACHING=1: exact accounting) */
+ *         oom_raw (the same plus XDEV_NO_MEMORY_CACHING=1: exact accounting)
+ * Device memory is read with xt_peek (host-addressable only on the CPU). */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -19,7 +20,7 @@ static void setup(void) {
 
 static void *dev_alloc(int device, size_t n) {
     void *p = NULL;
-    XT_OK(xdev_malloc_device(xdev_cpu(device), &p, n));
+    XT_OK(xdev_malloc_device(xt_dev(device), &p, n));
     ck_assert_ptr_nonnull(p);
     return p;
 }
@@ -32,31 +33,32 @@ static void fill(unsigned char *buf, size_t n, unsigned seed) {
 }
 
 START_TEST(malloc_on_current_device) {
+    const int k = xt_wrap(2), k3 = xt_wrap(3);
     void *p = NULL;
     XT_OK(xdev_malloc(&p, 1024));
     ck_assert_ptr_nonnull(p);
     ck_assert_uint_eq((uintptr_t)p % _Alignof(max_align_t), 0);
     xdev_device_t d;
     XT_OK(xdev_device_of(p, &d));
-    XT_DEV_EQ(d, xdev_cpu(0));
+    XT_DEV_EQ(d, xt_dev(0));
 
-    XT_OK(xdev_set_device(xdev_cpu(2)));
+    XT_OK(xdev_set_device(xt_dev(k)));
     void *q = NULL;
     XT_OK(xdev_malloc(&q, 1000));
     XT_OK(xdev_device_of(q, &d));
-    XT_DEV_EQ(d, xdev_cpu(2));
+    XT_DEV_EQ(d, xt_dev(k));
     XT_OK(xdev_device_of((char *)q + 999, &d)); /* interior pointer */
-    XT_DEV_EQ(d, xdev_cpu(2));
+    XT_DEV_EQ(d, xt_dev(k));
     XT_OK(xdev_device_of((char *)q + 500, &d));
-    XT_DEV_EQ(d, xdev_cpu(2));
+    XT_DEV_EQ(d, xt_dev(k));
 
     void *r = NULL;
-    XT_OK(xdev_malloc_device(xdev_cpu(-1), &r, 64));
+    XT_OK(xdev_malloc_device(xt_dev(-1), &r, 64));
     XT_OK(xdev_device_of(r, &d));
-    XT_DEV_EQ(d, xdev_cpu(2));
-    void *r3 = dev_alloc(3, 64);
+    XT_DEV_EQ(d, xt_dev(k));
+    void *r3 = dev_alloc(k3, 64);
     XT_OK(xdev_device_of(r3, &d));
-    XT_DEV_EQ(d, xdev_cpu(3));
+    XT_DEV_EQ(d, xt_dev(k3));
 
     XT_OK(xdev_free(p));
     XT_OK(xdev_free(q));
@@ -66,11 +68,12 @@ START_TEST(malloc_on_current_device) {
 END_TEST
 
 START_TEST(malloc_zero_and_bad_args) {
+    const int n = xt_device_count();
     void *p = (void *)0x1;
     XT_OK(xdev_malloc(&p, 0));
     ck_assert_ptr_null(p);
     p = (void *)0x1;
-    XT_OK(xdev_malloc_device(xdev_cpu(1), &p, 0));
+    XT_OK(xdev_malloc_device(xt_dev(xt_wrap(1)), &p, 0));
     ck_assert_ptr_null(p);
     p = (void *)0x1;
     XT_OK(xdev_host_alloc(&p, 0));
@@ -79,14 +82,15 @@ START_TEST(malloc_zero_and_bad_args) {
     XT_OK(xdev_host_free(NULL));
 
     XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_malloc(NULL, 16), PTR_NEEDLE);
-    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_malloc_device(xdev_cpu(0), NULL, 16), PTR_NEEDLE);
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_malloc_device(xt_dev(0), NULL, 16), PTR_NEEDLE);
     XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_host_alloc(NULL, 16), PTR_NEEDLE);
-    XT_ERR(XDEV_ERROR_INVALID_DEVICE, xdev_malloc_device(xdev_cpu(4), &p, 16), "4");
+    XT_ERR(XDEV_ERROR_INVALID_DEVICE, xdev_malloc_device(xt_dev(n), &p, 16), xt_fmt("%d", n));
 }
 END_TEST
 
 START_TEST(bad_frees_keep_library_working) {
-    void *p = dev_alloc(1, 256);
+    const int dev = xt_wrap(1);
+    void *p = dev_alloc(dev, 256);
     /* Interior pointer. */
     XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_free((char *)p + 16), PTR_NEEDLE);
     /* Foreign pointers: stack and libc heap. */
@@ -109,7 +113,7 @@ START_TEST(bad_frees_keep_library_working) {
     XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_host_free(&local), PTR_NEEDLE);
 
     /* Still usable afterwards. */
-    void *q = dev_alloc(1, 256);
+    void *q = dev_alloc(dev, 256);
     unsigned char in[256], out[256];
     fill(in, sizeof in, 7);
     XT_OK(xdev_memcpy(q, in, sizeof in));
@@ -120,7 +124,8 @@ START_TEST(bad_frees_keep_library_working) {
 END_TEST
 
 START_TEST(pointer_info_kinds) {
-    void *d = dev_alloc(2, 1000);
+    const int index = xt_wrap(2);
+    void *d = dev_alloc(index, 1000);
     void *h = NULL;
     XT_OK(xdev_host_alloc(&h, 300));
     ck_assert_ptr_nonnull(h);
@@ -129,13 +134,13 @@ START_TEST(pointer_info_kinds) {
 
     XT_OK(xdev_pointer_get_info((char *)d + 10, &info));
     ck_assert_int_eq(info.kind, XDEV_MEMORY_DEVICE);
-    XT_DEV_EQ(info.device, xdev_cpu(2));
+    XT_DEV_EQ(info.device, xt_dev(index));
     ck_assert_ptr_eq(info.base, d);
     ck_assert_uint_ge(info.size, 1000); /* an allocator may round up */
 
     XT_OK(xdev_pointer_get_info((char *)h + 299, &info));
     ck_assert_int_eq(info.kind, XDEV_MEMORY_PINNED_HOST);
-    XT_DEV_EQ(info.device, xdev_cpu(0));
+    XT_DEV_EQ(info.device, xt_dev(0)); /* the default backend's device 0 */
     ck_assert_ptr_eq(info.base, h);
     ck_assert_uint_ge(info.size, 300);
 
@@ -161,7 +166,11 @@ START_TEST(memcpy_all_directions) {
     ck_assert_ptr_nonnull(src);
     ck_assert_ptr_nonnull(dst);
     fill(src, n, 1);
-    void *d1 = dev_alloc(1, n), *d1b = dev_alloc(1, n), *d3 = dev_alloc(3, n);
+    /* d1 on device 1 and d3 on another (3 on the CPU's 4) when there are two */
+    const int count = xt_device_count(), one = xt_wrap(1);
+    const int three = count < 2 ? 0 : count > 3 ? 3 : (one + 1) % count;
+    if (count < 2) (void)xt_has_devices(__func__, 2, "the copy across devices");
+    void *d1 = dev_alloc(one, n), *d1b = dev_alloc(one, n), *d3 = dev_alloc(three, n);
     void *pin = NULL;
     XT_OK(xdev_host_alloc(&pin, n));
 
@@ -193,22 +202,24 @@ END_TEST
 
 START_TEST(memcpy_async_is_stream_ordered) {
     const size_t n = 4096;
+    const int dev = xt_wrap(1);
     unsigned char *src = malloc(n), *out = malloc(n);
     fill(src, n, 3);
-    unsigned char *d = dev_alloc(1, n);
+    unsigned char *d = dev_alloc(dev, n);
     memset(out, 0, n);
     XT_OK(xdev_memcpy(d, out, n)); /* zero it */
     xdev_stream_t s;
-    XT_OK(xdev_stream_create(xdev_cpu(1), XDEV_STREAM_PRIORITY_NORMAL, &s));
+    XT_OK(xdev_stream_create(xt_dev(dev), XDEV_STREAM_PRIORITY_NORMAL, &s));
     xt_gate_t gate;
     xt_gate_init(&gate);
     XT_OK(xdev_launch_host_func(s, xt_gate_wait_fn, &gate));
     XT_OK(xdev_memcpy_async(d, src, n, s));
     ck_assert(xt_gate_wait_entered(&gate, 10000));
     xt_sleep_ms(20);
-    /* CPU device memory is host-addressable: the copy must not have run yet. */
+    /* The copy must not have run yet (xt_peek does not wait for s). */
+    xt_peek(out, d, n);
     for (size_t i = 0; i < n; i++)
-        ck_assert_msg(d[i] == 0, "memcpy_async ran before earlier work on its stream");
+        ck_assert_msg(out[i] == 0, "memcpy_async ran before earlier work on its stream");
     XT_STATUS(XDEV_ERROR_NOT_READY, xdev_stream_query(s));
     xt_gate_open(&gate);
     XT_OK(xdev_stream_synchronize(s));
@@ -216,7 +227,7 @@ START_TEST(memcpy_async_is_stream_ordered) {
     ck_assert_int_eq(memcmp(out, src, n), 0);
 
     /* D2H and D2D async, then memset_async, all on s. */
-    unsigned char *d2 = dev_alloc(1, n);
+    unsigned char *d2 = dev_alloc(dev, n);
     unsigned char *back = malloc(n);
     XT_OK(xdev_memcpy_async(d2, d, n, s));
     XT_OK(xdev_memset_async(d, 0x1ab, n / 2, s)); /* (unsigned char)0x1ab = 0xab */
@@ -239,16 +250,18 @@ START_TEST(memcpy_async_is_stream_ordered) {
 END_TEST
 
 START_TEST(async_null_stream_is_current_of_device_side) {
+    XT_REQUIRE_DEVICES(2);
+    const int side = xt_wrap(2) == 0 ? 1 : xt_wrap(2); /* 2, or 1 on two devices */
     const size_t n = 256;
     unsigned char src[256], out[256];
     fill(src, n, 11);
-    unsigned char *d = dev_alloc(2, n);
+    unsigned char *d = dev_alloc(side, n);
     memset(out, 0, n);
     XT_OK(xdev_memcpy(d, out, n));
     xdev_stream_t s;
-    XT_OK(xdev_stream_create(xdev_cpu(2), XDEV_STREAM_PRIORITY_NORMAL, &s));
+    XT_OK(xdev_stream_create(xt_dev(side), XDEV_STREAM_PRIORITY_NORMAL, &s));
     XT_OK(xdev_stream_set_current(s));
-    XT_OK(xdev_set_device(xdev_cpu(0))); /* the device side decides, not the current device */
+    XT_OK(xdev_set_device(xt_dev(0))); /* the device side decides, not the current device */
     xt_gate_t gate;
     xt_gate_init(&gate);
     XT_OK(xdev_launch_host_func(s, xt_gate_wait_fn, &gate));
@@ -256,8 +269,10 @@ START_TEST(async_null_stream_is_current_of_device_side) {
     XT_OK(xdev_memset_async(d + 200, 0x5c, 56, NULL));
     ck_assert(xt_gate_wait_entered(&gate, 10000));
     xt_sleep_ms(20);
+    xt_peek(out, d, n);
     for (size_t i = 0; i < n; i++)
-        ck_assert_msg(d[i] == 0, "async op with NULL stream did not use cpu:2's current stream");
+        ck_assert_msg(out[i] == 0, "async op with NULL stream did not use %s's current stream",
+                      xt_name(side));
     xt_gate_open(&gate);
     XT_OK(xdev_stream_synchronize(s));
     XT_OK(xdev_memcpy(out, d, n));
@@ -272,10 +287,11 @@ START_TEST(async_null_stream_is_current_of_device_side) {
 END_TEST
 
 START_TEST(async_rejects) {
+    XT_REQUIRE_DEVICES(2);
     unsigned char host[64];
     void *d1 = dev_alloc(1, 64);
-    xdev_stream_t s2;
-    XT_OK(xdev_stream_create(xdev_cpu(2), XDEV_STREAM_PRIORITY_NORMAL, &s2));
+    xdev_stream_t s2; /* on device 2, or 0 on two devices */
+    XT_OK(xdev_stream_create(xt_dev(xt_wrap(2)), XDEV_STREAM_PRIORITY_NORMAL, &s2));
     XT_ERR_ANY(XT_BIT(XDEV_ERROR_INVALID_VALUE) | XT_BIT(XDEV_ERROR_CROSS_DEVICE),
                xdev_memcpy_async(d1, host, 64, s2), "stream|device");
     XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_memset_async(host, 0, 64, NULL), "dst");
@@ -300,18 +316,20 @@ START_TEST(host_alloc_usable) {
 END_TEST
 
 START_TEST(mem_get_info_bad_args) {
+    const int n = xt_device_count();
     size_t f, t;
-    XT_OK(xdev_mem_get_info(xdev_cpu(3), &f, &t));
+    XT_OK(xdev_mem_get_info(xt_dev(xt_wrap(3)), &f, &t));
     ck_assert_uint_le(f, t);
     ck_assert_uint_gt(t, 0);
-    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_mem_get_info(xdev_cpu(0), NULL, &t), "free");
-    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_mem_get_info(xdev_cpu(0), &f, NULL), "total");
-    XT_ERR(XDEV_ERROR_INVALID_DEVICE, xdev_mem_get_info(xdev_cpu(4), &f, &t), "4");
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_mem_get_info(xt_dev(0), NULL, &t), "free");
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_mem_get_info(xt_dev(0), &f, NULL), "total");
+    XT_ERR(XDEV_ERROR_INVALID_DEVICE, xdev_mem_get_info(xt_dev(n), &f, &t), xt_fmt("%d", n));
 }
 END_TEST
 
 /* ------------------------------------------------------------ XDEV_CPU_MEMORY=1 MiB */
 START_TEST(oom_with_message) {
+    XT_REQUIRE_CPU();
     size_t free0 = 0, total = 0;
     XT_OK(xdev_mem_get_info(xdev_cpu(0), &free0, &total));
     ck_assert_uint_eq(total, (size_t)1 << 20);
@@ -329,6 +347,7 @@ END_TEST
 
 /* With XDEV_NO_MEMORY_CACHING=1: the raw allocator enforces the capacity. */
 START_TEST(oom_raw_accounting) {
+    XT_REQUIRE_CPU();
     size_t free0 = 0, total = 0;
     XT_OK(xdev_mem_get_info(xdev_cpu(0), &free0, &total));
     ck_assert_uint_eq(total, (size_t)1 << 20);
@@ -345,6 +364,7 @@ START_TEST(oom_raw_accounting) {
 END_TEST
 
 START_TEST(oom_exhaust_and_recover) {
+    XT_REQUIRE_CPU();
     enum { MAX = 64 };
     void *blocks[MAX];
     int n = 0;
@@ -376,7 +396,7 @@ END_TEST
 /* Without caching, freed device memory goes back to the backend and xdev
  * forgets it: it reads as host memory again. */
 START_TEST(raw_free_forgets) {
-    void *d = dev_alloc(1, 4096);
+    void *d = dev_alloc(xt_wrap(1), 4096);
     xdev_pointer_info_t info;
     XT_OK(xdev_pointer_get_info(d, &info));
     ck_assert_int_eq(info.kind, XDEV_MEMORY_DEVICE);

@@ -1,6 +1,8 @@
 /* test_stream.c - default/current streams, create/destroy, handles, guards,
  * ordering under load, query/synchronize, wait_event/wait_stream, host funcs.
- * Runs with XDEV_BACKEND=cpu XDEV_CPU_DEVICES=4. */
+ * Conformance: runs on the backend XDEV_BACKEND selects (cpu: XDEV_CPU_DEVICES=4).
+ * Tests that need distinct devices require them; elsewhere a device index is
+ * xt_wrap()ped onto the devices present. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,78 +16,83 @@ static void setup(void) {
 
 static xdev_stream_t default_of(int i) {
     xdev_stream_t s = NULL;
-    XT_OK(xdev_stream_default(xdev_cpu(i), &s));
+    XT_OK(xdev_stream_default(xt_dev(i), &s));
     ck_assert_ptr_nonnull(s);
     return s;
 }
 
 static xdev_stream_t current_of(int i) {
     xdev_stream_t s = NULL;
-    XT_OK(xdev_stream_current(xdev_cpu(i), &s));
+    XT_OK(xdev_stream_current(xt_dev(i), &s));
     ck_assert_ptr_nonnull(s);
     return s;
 }
 
 static xdev_stream_t make_stream(int device, int priority) {
     xdev_stream_t s = NULL;
-    XT_OK(xdev_stream_create(xdev_cpu(device), priority, &s));
+    XT_OK(xdev_stream_create(xt_dev(device), priority, &s));
     ck_assert_ptr_nonnull(s);
     return s;
 }
 
-static int current_cpu(void) {
+static int current_index(void) {
     int index = -100;
-    XT_OK(xdev_get_device_index(XDEV_DEVICE_CPU, &index));
+    XT_OK(xdev_get_device_index(xt_type(), &index));
     return index;
 }
 
 /* ------------------------------------------------------------ default & current */
 START_TEST(default_stream_per_device) {
+    XT_REQUIRE_DEVICES(2);
+    const int n = xt_device_count(), k = xt_wrap(2);
     xdev_stream_t d0 = default_of(0), d0b = default_of(0), d1 = default_of(1);
     ck_assert_ptr_eq(d0, d0b);
     ck_assert_ptr_ne(d0, d1);
-    for (int i = 2; i < 4; i++) {
+    for (int i = 2; i < n; i++) {
         ck_assert_ptr_ne(default_of(i), d0);
         ck_assert_ptr_ne(default_of(i), d1);
     }
     xdev_device_t dev;
     XT_OK(xdev_stream_get_device(d1, &dev));
-    XT_DEV_EQ(dev, xdev_cpu(1));
+    XT_DEV_EQ(dev, xt_dev(1));
     int prio = 99;
     XT_OK(xdev_stream_get_priority(d1, &prio));
     ck_assert_int_eq(prio, XDEV_STREAM_PRIORITY_NORMAL);
-    XT_OK(xdev_set_device(xdev_cpu(2)));
+    XT_OK(xdev_set_device(xt_dev(k)));
     xdev_stream_t cur;
-    XT_OK(xdev_stream_default(xdev_cpu(-1), &cur));
-    ck_assert_ptr_eq(cur, default_of(2));
+    XT_OK(xdev_stream_default(xt_dev(-1), &cur));
+    ck_assert_ptr_eq(cur, default_of(k));
 
     xdev_stream_t s;
-    XT_ERR(XDEV_ERROR_INVALID_DEVICE, xdev_stream_default(xdev_cpu(4), &s), "4");
-    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_stream_default(xdev_cpu(0), NULL), "out");
-    XT_ERR(XDEV_ERROR_INVALID_DEVICE, xdev_stream_current(xdev_cpu(4), &s), "4");
-    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_stream_current(xdev_cpu(0), NULL), "out");
+    XT_ERR(XDEV_ERROR_INVALID_DEVICE, xdev_stream_default(xt_dev(n), &s), xt_fmt("%d", n));
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_stream_default(xt_dev(0), NULL), "out");
+    XT_ERR(XDEV_ERROR_INVALID_DEVICE, xdev_stream_current(xt_dev(n), &s), xt_fmt("%d", n));
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_stream_current(xt_dev(0), NULL), "out");
 }
 END_TEST
 
 START_TEST(current_stream_initially_default) {
-    for (int i = 0; i < 4; i++)
+    const int n = xt_device_count();
+    if (xt_cpu_devices_env() >= 0) ck_assert_int_eq(n, xt_cpu_devices_env());
+    for (int i = 0; i < n; i++)
         ck_assert_ptr_eq(current_of(i), default_of(i));
 }
 END_TEST
 
 START_TEST(set_current_switches_device) {
+    XT_REQUIRE_DEVICES(2);
     xdev_stream_t s = make_stream(1, XDEV_STREAM_PRIORITY_NORMAL);
     XT_OK(xdev_stream_set_current(s));
-    ck_assert_int_eq(current_cpu(), 1);
+    ck_assert_int_eq(current_index(), 1);
     ck_assert_ptr_eq(current_of(1), s);
     xdev_stream_t cur;
-    XT_OK(xdev_stream_current(xdev_cpu(-1), &cur));
+    XT_OK(xdev_stream_current(xt_dev(-1), &cur));
     ck_assert_ptr_eq(cur, s);
     ck_assert_ptr_eq(current_of(0), default_of(0)); /* other devices untouched */
 
-    /* Switching device back keeps s current for cpu:1. */
-    XT_OK(xdev_set_device(xdev_cpu(0)));
-    XT_OK(xdev_stream_current(xdev_cpu(-1), &cur));
+    /* Switching device back keeps s current for device 1. */
+    XT_OK(xdev_set_device(xt_dev(0)));
+    XT_OK(xdev_stream_current(xt_dev(-1), &cur));
     ck_assert_ptr_eq(cur, default_of(0));
     ck_assert_ptr_eq(current_of(1), s);
 
@@ -106,17 +113,18 @@ typedef struct {
 
 static void *stream_thread(void *arg) {
     thread_stream_t *t = arg;
-    (void)xdev_stream_current(xdev_cpu(1), &t->seen_initially);
-    (void)xdev_stream_create(xdev_cpu(2), XDEV_STREAM_PRIORITY_NORMAL, &t->mine);
+    (void)xdev_stream_current(xt_dev(1), &t->seen_initially);
+    (void)xdev_stream_create(xt_dev(2), XDEV_STREAM_PRIORITY_NORMAL, &t->mine);
     (void)xdev_stream_set_current(t->mine);
-    (void)xdev_get_device_index(XDEV_DEVICE_CPU, &t->device_seen);
+    (void)xdev_get_device_index(xt_type(), &t->device_seen);
     pthread_barrier_wait(t->barrier); /* main destroys t->mine */
     pthread_barrier_wait(t->barrier);
-    (void)xdev_stream_current(xdev_cpu(2), &t->seen_after_main_destroy);
+    (void)xdev_stream_current(xt_dev(2), &t->seen_after_main_destroy);
     return NULL;
 }
 
 START_TEST(current_stream_per_thread) {
+    XT_REQUIRE_DEVICES(3);
     xdev_stream_t s = make_stream(1, XDEV_STREAM_PRIORITY_NORMAL);
     XT_OK(xdev_stream_set_current(s));
     pthread_barrier_t barrier;
@@ -129,7 +137,7 @@ START_TEST(current_stream_per_thread) {
     pthread_barrier_wait(&barrier);
     ck_assert_ptr_eq(t.seen_initially, default_of(1)); /* main's choice is not the thread's */
     ck_assert_int_eq(t.device_seen, 2);
-    ck_assert_int_eq(current_cpu(), 1);
+    ck_assert_int_eq(current_index(), 1);
     ck_assert_ptr_eq(current_of(1), s);
     ck_assert_ptr_eq(current_of(2), default_of(2));
     /* Destroying a stream another thread has current: that thread falls back. */
@@ -148,8 +156,9 @@ END_TEST
 
 /* ------------------------------------------------------------ create / destroy / handles */
 START_TEST(create_priorities) {
+    const int n = xt_device_count(), lo_dev = xt_wrap(3), cur = xt_wrap(2);
     xdev_stream_t hi = make_stream(0, XDEV_STREAM_PRIORITY_HIGH);
-    xdev_stream_t lo = make_stream(3, XDEV_STREAM_PRIORITY_NORMAL);
+    xdev_stream_t lo = make_stream(lo_dev, XDEV_STREAM_PRIORITY_NORMAL);
     ck_assert_ptr_ne(hi, lo);
     int p = 99;
     XT_OK(xdev_stream_get_priority(hi, &p));
@@ -158,21 +167,21 @@ START_TEST(create_priorities) {
     ck_assert_int_eq(p, XDEV_STREAM_PRIORITY_NORMAL);
     xdev_device_t d;
     XT_OK(xdev_stream_get_device(lo, &d));
-    XT_DEV_EQ(d, xdev_cpu(3));
+    XT_DEV_EQ(d, xt_dev(lo_dev));
     ck_assert_ptr_ne(hi, default_of(0));
 
-    XT_OK(xdev_set_device(xdev_cpu(2)));
+    XT_OK(xdev_set_device(xt_dev(cur)));
     xdev_stream_t cur_dev = NULL;
-    XT_OK(xdev_stream_create(xdev_cpu(-1), XDEV_STREAM_PRIORITY_NORMAL, &cur_dev));
+    XT_OK(xdev_stream_create(xt_dev(-1), XDEV_STREAM_PRIORITY_NORMAL, &cur_dev));
     XT_OK(xdev_stream_get_device(cur_dev, &d));
-    XT_DEV_EQ(d, xdev_cpu(2));
+    XT_DEV_EQ(d, xt_dev(cur));
 
     xdev_stream_t s;
-    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_stream_create(xdev_cpu(0), 5, &s), "priority");
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_stream_create(xt_dev(0), 5, &s), "priority");
     XT_ERR(XDEV_ERROR_INVALID_DEVICE,
-           xdev_stream_create(xdev_cpu(4), XDEV_STREAM_PRIORITY_NORMAL, &s), "4");
+           xdev_stream_create(xt_dev(n), XDEV_STREAM_PRIORITY_NORMAL, &s), xt_fmt("%d", n));
     XT_ERR(XDEV_ERROR_INVALID_VALUE,
-           xdev_stream_create(xdev_cpu(0), XDEV_STREAM_PRIORITY_NORMAL, NULL), "out");
+           xdev_stream_create(xt_dev(0), XDEV_STREAM_PRIORITY_NORMAL, NULL), "out");
     XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_stream_get_priority(hi, NULL), "out");
     XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_stream_get_device(hi, NULL), "out");
 
@@ -183,7 +192,7 @@ START_TEST(create_priorities) {
 END_TEST
 
 START_TEST(destroy_default_rejected) {
-    xdev_stream_t d1 = default_of(1);
+    xdev_stream_t d1 = default_of(xt_wrap(1));
     XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_stream_destroy(d1), "default");
     /* Still usable. */
     atomic_int flag = 0;
@@ -195,7 +204,8 @@ START_TEST(destroy_default_rejected) {
 END_TEST
 
 START_TEST(destroyed_handle_detected) {
-    xdev_stream_t s = make_stream(1, XDEV_STREAM_PRIORITY_NORMAL);
+    const int dev = xt_wrap(1);
+    xdev_stream_t s = make_stream(dev, XDEV_STREAM_PRIORITY_NORMAL);
     XT_OK(xdev_stream_destroy(s));
     atomic_int flag = 0;
     XT_ERR(XDEV_ERROR_INVALID_HANDLE, xdev_stream_query(s), "stream|handle");
@@ -206,7 +216,7 @@ START_TEST(destroyed_handle_detected) {
     XT_ERR(XDEV_ERROR_INVALID_HANDLE, xdev_stream_set_current(s), "stream|handle");
     XT_ERR(XDEV_ERROR_INVALID_HANDLE, xdev_stream_destroy(s), "stream|handle");
     ck_assert_int_eq(atomic_load(&flag), 0);
-    ck_assert_ptr_eq(current_of(1), default_of(1));
+    ck_assert_ptr_eq(current_of(dev), default_of(dev));
 }
 END_TEST
 
@@ -220,24 +230,25 @@ START_TEST(unknown_handle_detected) {
 END_TEST
 
 START_TEST(native_handle_and_wrap) {
-    xdev_stream_t s = make_stream(2, XDEV_STREAM_PRIORITY_NORMAL);
+    const int n = xt_device_count(), dev = xt_wrap(2);
+    xdev_stream_t s = make_stream(dev, XDEV_STREAM_PRIORITY_NORMAL);
     void *native = NULL, *native_default = NULL;
     XT_OK(xdev_stream_native_handle(s, &native));
     ck_assert_ptr_nonnull(native);
-    XT_OK(xdev_stream_native_handle(default_of(2), &native_default));
+    XT_OK(xdev_stream_native_handle(default_of(dev), &native_default));
     ck_assert_ptr_nonnull(native_default);
     ck_assert_ptr_ne(native, native_default);
     XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_stream_native_handle(s, NULL), "out");
 
     xdev_stream_t w = NULL;
-    XT_OK(xdev_stream_wrap_native(xdev_cpu(2), native, &w));
+    XT_OK(xdev_stream_wrap_native(xt_dev(dev), native, &w));
     ck_assert_ptr_nonnull(w);
     void *wn = NULL;
     XT_OK(xdev_stream_native_handle(w, &wn));
     ck_assert_ptr_eq(wn, native);
     xdev_device_t d;
     XT_OK(xdev_stream_get_device(w, &d));
-    XT_DEV_EQ(d, xdev_cpu(2));
+    XT_DEV_EQ(d, xt_dev(dev));
 
     /* The wrapper is the same queue: work on w waits for work already on s. */
     xt_gate_t gate;
@@ -264,11 +275,11 @@ START_TEST(native_handle_and_wrap) {
     ck_assert_int_eq(atomic_load(&flag), 1);
     XT_OK(xdev_stream_destroy(s));
 
-    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_stream_wrap_native(xdev_cpu(0), NULL, &w), "native");
-    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_stream_wrap_native(xdev_cpu(0), native_default, NULL),
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_stream_wrap_native(xt_dev(0), NULL, &w), "native");
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_stream_wrap_native(xt_dev(0), native_default, NULL),
            "out");
-    XT_ERR(XDEV_ERROR_INVALID_DEVICE, xdev_stream_wrap_native(xdev_cpu(4), native_default, &w),
-           "4");
+    XT_ERR(XDEV_ERROR_INVALID_DEVICE, xdev_stream_wrap_native(xt_dev(n), native_default, &w),
+           xt_fmt("%d", n));
 }
 END_TEST
 
@@ -276,7 +287,7 @@ END_TEST
 #if defined(__GNUC__)
 static int stream_scope_helper(xdev_stream_t s, int early) {
     XDEV_STREAM_SCOPE(s);
-    int dev = current_cpu();
+    int dev = current_index();
     xdev_stream_t cur = current_of(3);
     if (cur != s) return -1;
     if (early) return dev;
@@ -284,15 +295,16 @@ static int stream_scope_helper(xdev_stream_t s, int early) {
 }
 
 START_TEST(stream_scope_restores) {
+    XT_REQUIRE_DEVICES(4);
     xdev_stream_t s = make_stream(3, XDEV_STREAM_PRIORITY_NORMAL);
     xdev_stream_t other = make_stream(3, XDEV_STREAM_PRIORITY_NORMAL);
     XT_OK(xdev_stream_set_current(other));
-    XT_OK(xdev_set_device(xdev_cpu(1)));
+    XT_OK(xdev_set_device(xt_dev(1)));
     ck_assert_int_eq(stream_scope_helper(s, 1), 3);
-    ck_assert_int_eq(current_cpu(), 1);
+    ck_assert_int_eq(current_index(), 1);
     ck_assert_ptr_eq(current_of(3), other);
     ck_assert_int_eq(stream_scope_helper(s, 0), 103);
-    ck_assert_int_eq(current_cpu(), 1);
+    ck_assert_int_eq(current_index(), 1);
     ck_assert_ptr_eq(current_of(3), other);
     XT_OK(xdev_stream_set_current(default_of(3)));
     XT_OK(xdev_stream_destroy(s));
@@ -302,24 +314,25 @@ END_TEST
 #endif
 
 START_TEST(stream_guard_and_with_stream) {
+    XT_REQUIRE_DEVICES(3);
     xdev_stream_t s = make_stream(2, XDEV_STREAM_PRIORITY_HIGH);
     xdev_stream_guard_t g;
     XT_OK(xdev_stream_guard_begin(&g, s));
-    ck_assert_int_eq(current_cpu(), 2);
+    ck_assert_int_eq(current_index(), 2);
     ck_assert_ptr_eq(current_of(2), s);
     XT_OK(xdev_stream_guard_end(&g));
-    ck_assert_int_eq(current_cpu(), 0);
+    ck_assert_int_eq(current_index(), 0);
     ck_assert_ptr_eq(current_of(2), default_of(2));
 
     int seen_dev = -1;
     xdev_stream_t seen = NULL;
     XDEV_WITH_STREAM(s) {
-        seen_dev = current_cpu();
+        seen_dev = current_index();
         seen = current_of(2);
     }
     ck_assert_int_eq(seen_dev, 2);
     ck_assert_ptr_eq(seen, s);
-    ck_assert_int_eq(current_cpu(), 0);
+    ck_assert_int_eq(current_index(), 0);
     ck_assert_ptr_eq(current_of(2), default_of(2));
 
     XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_stream_guard_begin(NULL, s), "guard");
@@ -331,7 +344,7 @@ END_TEST
 
 /* ------------------------------------------------------------ host funcs, query, sync */
 START_TEST(query_not_ready_then_success) {
-    xdev_stream_t s = make_stream(1, XDEV_STREAM_PRIORITY_NORMAL);
+    xdev_stream_t s = make_stream(xt_wrap(1), XDEV_STREAM_PRIORITY_NORMAL);
     XT_STATUS(XDEV_SUCCESS, xdev_stream_query(s));
     xt_gate_t gate;
     xt_gate_init(&gate);
@@ -373,7 +386,8 @@ START_TEST(host_func_rejects) {
 END_TEST
 
 START_TEST(host_func_null_stream_is_current) {
-    xdev_stream_t s = make_stream(2, XDEV_STREAM_PRIORITY_NORMAL);
+    const int dev = xt_wrap(2);
+    xdev_stream_t s = make_stream(dev, XDEV_STREAM_PRIORITY_NORMAL);
     XT_OK(xdev_stream_set_current(s));
     xt_gate_t gate;
     xt_gate_init(&gate);
@@ -386,7 +400,7 @@ START_TEST(host_func_null_stream_is_current) {
     xt_gate_open(&gate);
     XT_OK(xdev_stream_synchronize(s));
     ck_assert_int_eq(atomic_load(&flag), 1);
-    XT_OK(xdev_stream_set_current(default_of(2)));
+    XT_OK(xdev_stream_set_current(default_of(dev)));
     XT_OK(xdev_stream_destroy(s));
     xt_gate_destroy(&gate);
 }
@@ -418,6 +432,7 @@ START_TEST(streams_run_concurrently) {
 END_TEST
 
 START_TEST(device_synchronize_waits_for_all_streams) {
+    XT_REQUIRE_DEVICES(3);
     xdev_stream_t s1 = make_stream(1, XDEV_STREAM_PRIORITY_NORMAL);
     xdev_stream_t s2 = make_stream(1, XDEV_STREAM_PRIORITY_HIGH);
     xdev_stream_t other = make_stream(2, XDEV_STREAM_PRIORITY_NORMAL);
@@ -432,13 +447,14 @@ START_TEST(device_synchronize_waits_for_all_streams) {
     XT_OK(xdev_launch_host_func(s1, xt_sleep_fn, &t[1]));
     XT_OK(xdev_launch_host_func(s2, xt_sleep_fn, &t[2]));
     double t0 = xt_now_ms();
-    XT_OK(xdev_device_synchronize(xdev_cpu(1)));
-    ck_assert_msg(xt_now_ms() - t0 < 4000, "device_synchronize(cpu:1) waited for cpu:2");
+    XT_OK(xdev_device_synchronize(xt_dev(1)));
+    ck_assert_msg(xt_now_ms() - t0 < 4000, "device_synchronize(%s) waited for %s", xt_name(1),
+                  xt_name(2));
     for (int i = 0; i < 3; i++)
-        ck_assert_msg(atomic_load(&f[i]) == 1, "stream %d of cpu:1 not finished", i);
+        ck_assert_msg(atomic_load(&f[i]) == 1, "stream %d of %s not finished", i, xt_name(1));
     XT_STATUS(XDEV_ERROR_NOT_READY, xdev_stream_query(other));
     xt_gate_open(&gate);
-    XT_OK(xdev_device_synchronize(xdev_cpu(2)));
+    XT_OK(xdev_device_synchronize(xt_dev(2)));
     XT_STATUS(XDEV_SUCCESS, xdev_stream_query(other));
     xt_opener_join(&opener);
     XT_OK(xdev_stream_destroy(s1));
@@ -449,10 +465,12 @@ START_TEST(device_synchronize_waits_for_all_streams) {
 END_TEST
 
 START_TEST(synchronize_all_devices) {
-    xdev_stream_t s[4];
-    atomic_int f[8];
-    xt_sleep_task_t t[8];
-    for (int i = 0; i < 4; i++) {
+    enum { MAXD = 16 };
+    const int n = xt_device_count() < MAXD ? xt_device_count() : MAXD;
+    xdev_stream_t s[MAXD];
+    atomic_int f[2 * MAXD];
+    xt_sleep_task_t t[2 * MAXD];
+    for (int i = 0; i < n; i++) {
         s[i] = make_stream(i, XDEV_STREAM_PRIORITY_NORMAL);
         for (int k = 0; k < 2; k++) {
             atomic_init(&f[2 * i + k], 0);
@@ -463,15 +481,15 @@ START_TEST(synchronize_all_devices) {
         XT_OK(xdev_launch_host_func(default_of(i), xt_sleep_fn, &t[2 * i + 1]));
     }
     XT_OK(xdev_synchronize());
-    for (int i = 0; i < 8; i++)
+    for (int i = 0; i < 2 * n; i++)
         ck_assert_msg(atomic_load(&f[i]) == 1, "task %d unfinished after xdev_synchronize", i);
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < n; i++)
         XT_OK(xdev_stream_destroy(s[i]));
 }
 END_TEST
 
 START_TEST(destroy_finishes_pending_work) {
-    xdev_stream_t s = make_stream(3, XDEV_STREAM_PRIORITY_NORMAL);
+    xdev_stream_t s = make_stream(xt_wrap(3), XDEV_STREAM_PRIORITY_NORMAL);
     atomic_int count = 0;
     xt_gate_t gate;
     xt_gate_init(&gate);
@@ -500,7 +518,7 @@ static void probe_fn(void *arg) {
 
 START_TEST(wait_stream_orders_and_does_not_block_host) {
     xdev_stream_t a = make_stream(0, XDEV_STREAM_PRIORITY_NORMAL);
-    xdev_stream_t b = make_stream(1, XDEV_STREAM_PRIORITY_NORMAL);
+    xdev_stream_t b = make_stream(xt_wrap(1), XDEV_STREAM_PRIORITY_NORMAL);
     xt_gate_t gate;
     xt_gate_init(&gate);
     xt_opener_t opener;
@@ -584,7 +602,7 @@ static void seq_fn(void *arg) {
 
 START_TEST(ordering_under_load) {
     const int rounds = xt_iters(50, 6);
-    const int devices[NSTREAMS] = {0, 0, 1, 2};
+    const int devices[NSTREAMS] = {0, 0, xt_wrap(1), xt_wrap(2)};
     xdev_stream_t s[NSTREAMS];
     xdev_event_t ev[NSTREAMS];
     atomic_long counter = 0;
@@ -653,7 +671,8 @@ END_TEST
 
 START_TEST(process_exit_with_live_streams) {
     /* Leave streams with queued work behind; the fork-mode child must exit cleanly. */
-    for (int i = 0; i < 4; i++) {
+    const int n = xt_device_count();
+    for (int i = 0; i < n; i++) {
         xdev_stream_t s = make_stream(i, XDEV_STREAM_PRIORITY_NORMAL);
         static xt_sleep_task_t t = {5, NULL};
         XT_OK(xdev_launch_host_func(s, xt_sleep_fn, &t));

@@ -1,6 +1,7 @@
 /* test_threads.c - 8 threads creating streams and events, switching devices,
  * allocating and enqueueing at once: per-thread state stays correct and the
- * run is clean under TSan. XDEV_BACKEND=cpu XDEV_CPU_DEVICES=4. */
+ * run is clean under TSan. Conformance: XDEV_BACKEND=<backend under test>
+ * (cpu: XDEV_CPU_DEVICES=4); thread i works on device i % count. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,11 +46,14 @@ static void *worker_main(void *arg) {
     worker_t *w = arg;
     pthread_barrier_wait(w->barrier);
     w->init_status = xdev_init(); /* all threads initialise at once */
-    const int dev = w->id % 4;
-    WOK(w, xdev_set_device(xdev_cpu(dev)));
+    int ndev = 0; /* xt_type() does not initialise xdev: XDEV_BACKEND names the type */
+    WOK(w, xdev_device_count(xt_type(), &ndev));
+    if (ndev < 1) WFAIL(w, "thread %d: no %s device", w->id, xt_type_name());
+    const int dev = w->id % ndev;
+    WOK(w, xdev_set_device(xt_dev(dev)));
     xdev_stream_t s[2];
-    WOK(w, xdev_stream_create(xdev_cpu(-1), XDEV_STREAM_PRIORITY_NORMAL, &s[0]));
-    WOK(w, xdev_stream_create(xdev_cpu((dev + 1) % 4), XDEV_STREAM_PRIORITY_HIGH, &s[1]));
+    WOK(w, xdev_stream_create(xt_dev(-1), XDEV_STREAM_PRIORITY_NORMAL, &s[0]));
+    WOK(w, xdev_stream_create(xt_dev((dev + 1) % ndev), XDEV_STREAM_PRIORITY_HIGH, &s[1]));
     xdev_event_t ev;
     WOK(w, xdev_event_create(XDEV_EVENT_TIMING, &ev));
 
@@ -62,13 +66,13 @@ static void *worker_main(void *arg) {
         WOK(w, xdev_get_device(&cur));
         if (cur.index != dev) WFAIL(w, "thread %d: current device %d != %d", w->id, cur.index, dev);
         xdev_stream_t c;
-        WOK(w, xdev_stream_current(xdev_cpu(-1), &c));
+        WOK(w, xdev_stream_current(xt_dev(-1), &c));
         if (c != s[0] && i > 0) WFAIL(w, "thread %d: current stream changed under it", w->id);
         WOK(w, xdev_stream_set_current(s[0]));
 
         /* A guard to another device, then back. */
         xdev_device_guard_t g;
-        WOK(w, xdev_device_guard_begin(&g, xdev_cpu((dev + 2) % 4)));
+        WOK(w, xdev_device_guard_begin(&g, xt_dev((dev + 2) % ndev)));
         WOK(w, xdev_device_guard_end(&g));
 
         stores[i].slot = &slots[i];
@@ -104,7 +108,7 @@ static void *worker_main(void *arg) {
             /* Create and destroy streams and events while others work. */
             xdev_stream_t tmp;
             xdev_event_t te;
-            WOK(w, xdev_stream_create(xdev_cpu(i % 4), XDEV_STREAM_PRIORITY_NORMAL, &tmp));
+            WOK(w, xdev_stream_create(xt_dev(i % ndev), XDEV_STREAM_PRIORITY_NORMAL, &tmp));
             WOK(w, xdev_event_create(XDEV_EVENT_DEFAULT, &te));
             WOK(w, xdev_launch_host_func(tmp, xt_count_fn, &counter));
             WOK(w, xdev_event_record(te, tmp));
@@ -126,9 +130,9 @@ static void *worker_main(void *arg) {
     WOK(w, xdev_stream_destroy(s[0]));
     WOK(w, xdev_stream_destroy(s[1]));
     xdev_stream_t c;
-    WOK(w, xdev_stream_current(xdev_cpu(dev), &c));
+    WOK(w, xdev_stream_current(xt_dev(dev), &c));
     xdev_stream_t d;
-    WOK(w, xdev_stream_default(xdev_cpu(dev), &d));
+    WOK(w, xdev_stream_default(xt_dev(dev), &d));
     if (c != d) WFAIL(w, "thread %d: current stream not reset after destroy", w->id);
     free(slots);
     free(stores);
@@ -153,7 +157,7 @@ START_TEST(eight_threads) {
      * calls, so lazy initialisation races too. The main thread joins in. */
     pthread_barrier_wait(&barrier);
     xdev_stream_t mine = NULL;
-    XT_OK(xdev_stream_create(xdev_cpu(3), XDEV_STREAM_PRIORITY_NORMAL, &mine));
+    XT_OK(xdev_stream_create(xt_dev(xt_wrap(3)), XDEV_STREAM_PRIORITY_NORMAL, &mine));
     for (int i = 0; i < NTHREADS; i++)
         pthread_join(th[i], NULL);
     pthread_barrier_destroy(&barrier);
@@ -198,7 +202,7 @@ static void *shared_main(void *arg) {
 
 START_TEST(one_stream_many_producers) {
     xdev_stream_t shared;
-    XT_OK(xdev_stream_create(xdev_cpu(1), XDEV_STREAM_PRIORITY_NORMAL, &shared));
+    XT_OK(xdev_stream_create(xt_dev(xt_wrap(1)), XDEV_STREAM_PRIORITY_NORMAL, &shared));
     const int iters = xt_iters(2000, 100);
     atomic_int global = 0;
     shared_worker_t w[NTHREADS];

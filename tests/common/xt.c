@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -147,12 +148,32 @@ void xt_gate_destroy(xt_gate_t *gate) {
     pthread_mutex_destroy(&gate->mu);
 }
 
+static void deadline_in(struct timespec *ts, int ms) {
+    clock_gettime(CLOCK_REALTIME, ts);
+    ts->tv_sec += ms / 1000;
+    ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (ts->tv_nsec >= 1000000000L) {
+        ts->tv_sec++;
+        ts->tv_nsec -= 1000000000L;
+    }
+}
+
 void xt_gate_wait_fn(void *user) {
     xt_gate_t *gate = user;
     atomic_fetch_add(&gate->entered, 1);
+    struct timespec deadline;
+    deadline_in(&deadline, XT_GATE_LIMIT_MS);
     pthread_mutex_lock(&gate->mu);
-    while (!gate->open)
-        pthread_cond_wait(&gate->cv, &gate->mu);
+    while (!gate->open) {
+        if (pthread_cond_timedwait(&gate->cv, &gate->mu, &deadline) == ETIMEDOUT && !gate->open) {
+            fprintf(stderr,
+                    "xt_gate: a host function waited %d ms for a gate nobody opened; opening it "
+                    "(does launch_host_func run the function on the launching thread?)\n",
+                    XT_GATE_LIMIT_MS);
+            gate->open = 1;
+            pthread_cond_broadcast(&gate->cv);
+        }
+    }
     pthread_mutex_unlock(&gate->mu);
 }
 
@@ -170,13 +191,7 @@ static void *opener_main(void *arg) {
     xt_opener_t *o = arg;
     xt_gate_t *gate = o->gate;
     struct timespec deadline;
-    clock_gettime(CLOCK_REALTIME, &deadline);
-    deadline.tv_sec += o->ms / 1000;
-    deadline.tv_nsec += (long)(o->ms % 1000) * 1000000L;
-    if (deadline.tv_nsec >= 1000000000L) {
-        deadline.tv_sec++;
-        deadline.tv_nsec -= 1000000000L;
-    }
+    deadline_in(&deadline, o->ms);
     pthread_mutex_lock(&gate->mu);
     while (!gate->open) {
         if (pthread_cond_timedwait(&gate->cv, &gate->mu, &deadline) == ETIMEDOUT) break;
@@ -227,6 +242,171 @@ void xt_reset_state(void) {
     xdev_clear_error();
 }
 
+/* ------------------------------------------------------------ the backend under test */
+static atomic_int g_type = -1; /* cached xt_type() */
+
+xdev_device_type_t xt_type(void) {
+    int t = atomic_load(&g_type);
+    if (t >= 0) return (xdev_device_type_t)t;
+    const char *env = getenv("XDEV_BACKEND");
+    for (int i = 0; env && i < XDEV_DEVICE_TYPE_COUNT; i++) {
+        const char *name = xdev_device_type_name((xdev_device_type_t)i);
+        if (name && strcmp(env, name) == 0) t = i;
+    }
+    if (t < 0) {
+        xdev_device_type_t def = XDEV_DEVICE_CPU;
+        xdev_status_t st = xdev_default_device_type(&def);
+        ck_assert_msg(st == XDEV_SUCCESS, "xt_type: no default device type (%s): %s",
+                      xdev_status_string(st), xdev_last_error());
+        t = (int)def;
+    }
+    atomic_store(&g_type, t);
+    return (xdev_device_type_t)t;
+}
+
+const char *xt_type_name(void) {
+    return xdev_device_type_name(xt_type());
+}
+
+xdev_device_t xt_dev(int index) {
+    xdev_device_t d = {xt_type(), index};
+    return d;
+}
+
+int xt_device_count(void) {
+    xdev_device_type_t want = xt_type(), def = want;
+    xdev_status_t st = xdev_default_device_type(&def);
+    ck_assert_msg(st == XDEV_SUCCESS, "xt_device_count: xdev_default_device_type: %s: %s",
+                  xdev_status_string(st), xdev_last_error());
+    ck_assert_msg(def == want, "XDEV_BACKEND selects %s but xdev's default device type is %s",
+                  xdev_device_type_name(want), xdev_device_type_name(def));
+    int n = -1;
+    st = xdev_device_count(want, &n);
+    ck_assert_msg(st == XDEV_SUCCESS, "xt_device_count: xdev_device_count(%s): %s: %s",
+                  xdev_device_type_name(want), xdev_status_string(st), xdev_last_error());
+    return n;
+}
+
+int xt_cpu_devices_env(void) {
+    const char *env = getenv("XDEV_CPU_DEVICES");
+    if (xt_type() != XDEV_DEVICE_CPU || env == NULL || *env == '\0') return -1;
+    return atoi(env);
+}
+
+int xt_wrap(int index) {
+    int n = xt_device_count();
+    return index < n || index < 0 || n <= 0 ? index : index % n;
+}
+
+#define XT_RING 8
+#define XT_RING_LEN 128
+static _Thread_local char g_ring[XT_RING][XT_RING_LEN];
+static _Thread_local unsigned g_ring_next;
+
+static char *ring_slot(void) {
+    return g_ring[g_ring_next++ % XT_RING];
+}
+
+const char *xt_fmt(const char *fmt, ...) {
+    char *buf = ring_slot();
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, XT_RING_LEN, fmt, ap);
+    va_end(ap);
+    return buf;
+}
+
+const char *xt_name(int index) {
+    return xt_fmt("%s:%d", xt_type_name(), index);
+}
+
+bool xt_host_addressable(void) {
+    return xt_type() == XDEV_DEVICE_CPU;
+}
+
+void xt_peek(void *dst, const void *src, size_t n) {
+    if (xt_host_addressable()) {
+        memcpy(dst, src, n);
+        return;
+    }
+    xdev_device_t dev;
+    xdev_stream_t side = NULL;
+    XT_OK(xdev_device_of(src, &dev));
+    XT_OK(xdev_stream_create(dev, XDEV_STREAM_PRIORITY_NORMAL, &side));
+    XT_OK(xdev_memcpy_async(dst, src, n, side));
+    XT_OK(xdev_stream_synchronize(side));
+    XT_OK(xdev_stream_destroy(side));
+}
+
+/* ------------------------------------------------------------ skips
+ * Check runs each test in a forked child by default: skips are recorded in a
+ * shared anonymous mapping that xt_run creates before the children exist. */
+#define XT_MAX_SKIPS 64
+#define XT_SKIP_LEN 320
+typedef struct xt_skips {
+    atomic_int count; /* records made (may exceed XT_MAX_SKIPS) */
+    atomic_int whole; /* of those, whole tests skipped */
+    char line[XT_MAX_SKIPS][XT_SKIP_LEN];
+} xt_skips_t;
+static xt_skips_t *g_skips;
+
+static xt_skips_t *skips_map(void) {
+    if (g_skips == NULL) {
+        void *p =
+            mmap(NULL, sizeof *g_skips, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) return NULL;
+        g_skips = p;
+    }
+    return g_skips;
+}
+
+static void skip_record(const char *test, const char *part, bool whole, const char *reason) {
+    char name[128];
+    snprintf(name, sizeof name, "%s", test ? test : "?");
+    size_t len = strlen(name); /* START_TEST(x) defines x_fn */
+    if (len > 3 && strcmp(name + len - 3, "_fn") == 0) name[len - 3] = '\0';
+    char line[XT_SKIP_LEN];
+    snprintf(line, sizeof line, "%s%s%s%s: %s", name, part ? " (" : "", part ? part : "",
+             part ? ")" : "", reason);
+    fprintf(stderr, "SKIP %s\n", line);
+    fflush(stderr);
+    xt_skips_t *sk = skips_map();
+    if (sk == NULL) return;
+    int i = atomic_fetch_add(&sk->count, 1);
+    if (whole) atomic_fetch_add(&sk->whole, 1);
+    if (i < XT_MAX_SKIPS) snprintf(sk->line[i], XT_SKIP_LEN, "%s", line);
+}
+
+void xt_skip(const char *test, const char *fmt, ...) {
+    char reason[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(reason, sizeof reason, fmt, ap);
+    va_end(ap);
+    skip_record(test, NULL, true, reason);
+}
+
+bool xt_has_devices(const char *test, int n, const char *part) {
+    int have = xt_device_count();
+    if (have >= n) return true;
+    char reason[128];
+    snprintf(reason, sizeof reason, "needs %d %s device%s, %d present", n, xt_type_name(),
+             n == 1 ? "" : "s", have);
+    skip_record(test, part, part == NULL, reason);
+    return false;
+}
+
+bool xt_is_cpu(const char *test) {
+    if (xt_type() == XDEV_DEVICE_CPU) return true;
+    char reason[160];
+    snprintf(reason, sizeof reason,
+             "tests the cpu backend itself (XDEV_CPU_* settings, capacity, its messages); the "
+             "backend under test is %s",
+             xt_type_name());
+    skip_record(test, NULL, true, reason);
+    return false;
+}
+
 const char *xt_libxdev_dir(void) {
     const char *dir = getenv("XT_LIBXDEV_DIR");
     return dir && *dir ? dir : NULL;
@@ -249,6 +429,7 @@ bool xt_plugin_installed(const char *name, char *where, size_t len) {
 int xt_run(SRunner *runner, const char *default_suite, int argc, char **argv) {
     const char *suite = argc > 1 ? argv[1] : default_suite;
     const char *tcase = argc > 2 ? argv[2] : NULL;
+    xt_skips_t *sk = skips_map(); /* before the forked children exist */
     srunner_run(runner, suite, tcase, CK_NORMAL);
     int run = srunner_ntests_run(runner);
     int failed = srunner_ntests_failed(runner);
@@ -258,5 +439,15 @@ int xt_run(SRunner *runner, const char *default_suite, int argc, char **argv) {
                 tcase ? tcase : "");
         return 2;
     }
-    return failed == 0 ? 0 : 1;
+    int skipped = sk ? atomic_load(&sk->count) : 0;
+    int whole = sk ? atomic_load(&sk->whole) : 0;
+    if (skipped > 0) {
+        fprintf(stderr, "%d test%s skipped%s:\n", skipped, skipped == 1 ? "" : "s",
+                whole < skipped ? " (in whole or in part)" : "");
+        for (int i = 0; i < skipped && i < XT_MAX_SKIPS; i++)
+            fprintf(stderr, "  %s\n", sk->line[i]);
+        if (skipped > XT_MAX_SKIPS) fprintf(stderr, "  ... %d more\n", skipped - XT_MAX_SKIPS);
+    }
+    if (failed != 0) return 1;
+    return whole >= run ? XT_SKIP_CODE : 0;
 }

@@ -10,6 +10,7 @@
 #include <check.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <pthread.h>
 
 #include "xdev/xdev.h"
@@ -72,7 +73,11 @@ void xt_expect_error(xdev_status_t got, unsigned status_mask, const char *call, 
                       xt_b_.index);                                                                \
     } while (0)
 
-/* A gate a host function can block on until the test opens it. */
+/* A gate a host function can block on until the test opens it. A gate nobody
+ * opens within XT_GATE_LIMIT_MS opens itself, saying so on stderr: a backend
+ * that runs host functions at enqueue (blocking the launching thread) then
+ * fails the test's assertions instead of hanging it until the Check timeout. */
+#define XT_GATE_LIMIT_MS 15000
 typedef struct xt_gate {
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -114,6 +119,67 @@ void xt_sleep_fn(void *task);
  * type has its default stream current, the current device is index 0, no error. */
 void xt_reset_state(void);
 
+/* ------------------------------------------------------------ the backend under test
+ * The conformance suites run against whichever backend XDEV_BACKEND selects
+ * (ctest: the XDEV_TEST_BACKEND cache variable), so tests name devices through
+ * xt_dev(), never xdev_cpu(). What a backend cannot run is skipped with its
+ * reason printed (XT_SKIP, XT_REQUIRE_DEVICES, XT_REQUIRE_CPU). */
+
+/* The device type under test: the type XDEV_BACKEND names when it names exactly
+ * one ("cpu", "cuda", "hip"; xdev is then not initialised by asking), else
+ * xdev_default_device_type() after initialisation. */
+xdev_device_type_t xt_type(void);
+/* "cpu", "cuda" or "hip". */
+const char *xt_type_name(void);
+/* {xt_type(), index}: any index, negative and out of range included. */
+xdev_device_t xt_dev(int index);
+/* Devices of xt_type() (initialises xdev). Fails the test where xdev's default
+ * device type is not xt_type(): XDEV_BACKEND was not honoured. */
+int xt_device_count(void);
+/* On the CPU backend: the device count XDEV_CPU_DEVICES asks for (ctest sets
+ * it); -1 on other backends or when it is unset. */
+int xt_cpu_devices_env(void);
+/* `index` when that device exists, else index % xt_device_count(): for tests
+ * whose choice of device is incidental (on one device they all use index 0).
+ * Tests that need distinct devices say so with XT_REQUIRE_DEVICES instead. */
+int xt_wrap(int index);
+/* "cuda:3" for xt_dev(3); from a ring of 8 thread-local buffers. */
+const char *xt_name(int index);
+/* snprintf into the same ring (error-message needles such as the index "4"). */
+const char *xt_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Is memory of xt_type() devices host-addressable (plain loads and stores)?
+ * True on the CPU backend only. */
+bool xt_host_addressable(void);
+/* Reads n bytes of device memory without waiting for the work queued on the
+ * owning device's streams: a plain load where host-addressable, else a copy on
+ * a private stream of the owning device. */
+void xt_peek(void *dst, const void *src, size_t n);
+
+/* Skips. Check has no skip status: a skipped test prints "SKIP <test>: <reason>"
+ * to stderr and returns (Check counts it passed); xt_run lists every skip at
+ * the end, and exits XT_SKIP_CODE when every test it ran skipped. */
+void xt_skip(const char *test, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define XT_SKIP(...)                                                                               \
+    do {                                                                                           \
+        xt_skip(__func__, __VA_ARGS__);                                                            \
+        return;                                                                                    \
+    } while (0)
+/* True when xt_type() has at least n devices; else records the skip of `part`
+ * of the test (the whole test when part is NULL) and returns false. */
+bool xt_has_devices(const char *test, int n, const char *part);
+#define XT_REQUIRE_DEVICES(n)                                                                      \
+    do {                                                                                           \
+        if (!xt_has_devices(__func__, (n), NULL)) return;                                          \
+    } while (0)
+/* For tests of the CPU backend itself (XDEV_CPU_MEMORY capacity, XDEV_CPU_*
+ * parsing, its exact messages): skipped on any other backend. */
+bool xt_is_cpu(const char *test);
+#define XT_REQUIRE_CPU()                                                                           \
+    do {                                                                                           \
+        if (!xt_is_cpu(__func__)) return;                                                          \
+    } while (0)
+
 /* Directory of libxdev (XT_LIBXDEV_DIR, set by ctest) or NULL. */
 const char *xt_libxdev_dir(void);
 /* True when a real plugin libxdev-<name>.so sits beside libxdev or in the
@@ -121,7 +187,8 @@ const char *xt_libxdev_dir(void);
 bool xt_plugin_installed(const char *name, char *where, size_t len);
 
 /* Run suite argv[1] (default: default_suite), optionally only tcase argv[2].
- * Returns the process exit status. */
+ * Prints the skipped tests with their reasons. Returns the process exit status:
+ * 0, 1 (a test failed), 2 (nothing matched) or XT_SKIP_CODE (all skipped). */
 int xt_run(SRunner *runner, const char *default_suite, int argc, char **argv);
 
 #endif
