@@ -91,7 +91,8 @@ struct xdev_cpu_stream {
     /* Written under mu (enqueued) or by the worker (completed); read lock-free. */
     _Atomic uint64_t enqueued;
     _Atomic uint64_t completed;
-    atomic_int sync_waiters; /* threads in idle_cv; the worker signals only then */
+    atomic_int sync_waiters;  /* threads in idle_cv; the worker signals only then */
+    _Atomic uint64_t wake_at; /* smallest `completed` a sleeping waiter needs (else max) */
 
     /* The device's list of live streams, under the device mutex. */
     xdev_cpu_stream_t *prev, *next;

@@ -8,9 +8,9 @@
  * completed >= the enqueued count it saw, query compares them lock-free.
  *
  * The worker only touches idle_cv when a synchronize is waiting
- * (sync_waiters > 0), and producers only signal work_cv when the worker
- * sleeps, so an enqueue is a lock, a few stores and an unlock. A worker out
- * of work, and a synchronize, poll for XDEV_CPU_SPIN_NS before sleeping. */
+ * (sync_waiters > 0) and its target is reached (wake_at), and producers only signal work_cv when
+ * the worker sleeps, so an enqueue is a lock, a few stores and an unlock. A worker out of work, and
+ * a synchronize, poll for XDEV_CPU_SPIN_NS before sleeping. */
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -51,6 +51,7 @@ xdev_cpu_stream_t *xdev_cpu_stream_new(int device, int priority, bool is_default
     atomic_init(&s->enqueued, 0);
     atomic_init(&s->completed, 0);
     atomic_init(&s->sync_waiters, 0);
+    atomic_init(&s->wake_at, UINT64_MAX);
     int rc = pthread_mutex_init(&s->mu, NULL);
     if (rc == 0) {
         rc = pthread_cond_init(&s->work_cv, NULL);
@@ -164,11 +165,13 @@ static void *worker_main(void *arg) {
         for (xdev_cpu_op_t *op = batch, *next; op != NULL; op = next) {
             next = op->next;
             run_op(op);
-            /* seq_cst pairs with xdev_cpu_stream_wait_for's increment of
-             * sync_waiters: one of the two sides sees the other. */
-            atomic_fetch_add(&s->completed, 1);
-            if (atomic_load(&s->sync_waiters) > 0) {
+            /* seq_cst pairs with xdev_cpu_stream_wait_for's store of wake_at:
+             * one of the two sides sees the other. Only a waiter whose
+             * target is reached is woken, not every waiter after every op. */
+            uint64_t done = atomic_fetch_add(&s->completed, 1) + 1;
+            if (atomic_load(&s->sync_waiters) > 0 && done >= atomic_load(&s->wake_at)) {
                 pthread_mutex_lock(&s->mu);
+                atomic_store(&s->wake_at, UINT64_MAX); /* waiters not done re-arm it */
                 pthread_cond_broadcast(&s->idle_cv);
                 pthread_mutex_unlock(&s->mu);
             }
@@ -288,8 +291,11 @@ xdev_status_t xdev_cpu_stream_wait_for(xdev_cpu_stream_t *s, uint64_t target) {
     if (spin_until(&s->completed, false, target)) return XDEV_SUCCESS;
     pthread_mutex_lock(&s->mu);
     atomic_fetch_add(&s->sync_waiters, 1);
-    while (atomic_load(&s->completed) < target)
+    for (;;) {
+        if (target < atomic_load(&s->wake_at)) atomic_store(&s->wake_at, target);
+        if (atomic_load(&s->completed) >= target) break;
         pthread_cond_wait(&s->idle_cv, &s->mu);
+    }
     atomic_fetch_sub(&s->sync_waiters, 1);
     pthread_mutex_unlock(&s->mu);
     return XDEV_SUCCESS;
