@@ -2,6 +2,7 @@
  * operands through the pointer registry (see operands.h). */
 #include "operands.h"
 
+#include "alloc_internal.h"
 #include "error_internal.h"
 #include "pointer_registry.h"
 #include "stream_internal.h"
@@ -26,13 +27,22 @@ static xdev_status_t lookup(const xdev_operand_t *op, const char *what, xdev_ptr
                          "'%s' (%p) is pinned host memory from xdev_host_alloc; %s needs device "
                          "memory from xdev_malloc",
                          op->name, op->ptr, what);
-    uintptr_t off = (uintptr_t)op->ptr - e->base;
-    if (op->bytes > e->size - off)
+    /* The registry knows segments; a pointer to the start of an allocation
+     * is checked against the allocation itself (the common case), an
+     * interior pointer against its segment. */
+    uintptr_t base = e->base;
+    size_t size = e->size;
+    const xdev_block_t *blk = xdev_ptrmap_find((uintptr_t)op->ptr);
+    if (blk != NULL) {
+        base = blk->addr;
+        size = blk->requested ? blk->requested : blk->size;
+    }
+    if (op->bytes > size - ((uintptr_t)op->ptr - base))
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
                          "'%s' (%p): the %s touches %zu bytes from there, past the end of its "
-                         "device memory (%zu bytes at %p); check the sizes, leading dimensions, "
+                         "allocation (%zu bytes at %p); check the sizes, leading dimensions, "
                          "strides and batch",
-                         op->name, op->ptr, what, op->bytes, e->size, (void *)e->base);
+                         op->name, op->ptr, what, op->bytes, size, (void *)base);
     return XDEV_SUCCESS;
 }
 

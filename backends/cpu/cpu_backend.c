@@ -11,6 +11,7 @@
 
 #include "cpu/cpu_backend.h"
 #include "cpu/cpu_internal.h"
+#include "cpu/cpu_math.h"
 
 xdev_cpu_state_t xdev_cpu_state;
 
@@ -197,6 +198,8 @@ static const xdev_backend_api_t cpu_api = {
     .stream = &xdev_cpu_stream_vtable,
     .event = &xdev_cpu_event_vtable,
     .memory = &xdev_cpu_memory_vtable,
+    .blas = &xdev_cpu_blas_vtable,
+    .fft = &xdev_cpu_fft_vtable,
 };
 
 const xdev_backend_api_t *xdev_cpu_backend_api(void) {

@@ -1,0 +1,13 @@
+/* backends/cpu/cpu_math.h - the CPU backend's optional BLAS and FFT tables
+ * (cpu_blas.c over OpenBLAS, cpu_fft.c over FFTW3), registered in
+ * cpu_backend.c. Both enqueue their work as host functions on the CPU
+ * stream, so it runs on the stream's worker in stream order. */
+#ifndef XDEV_CPU_MATH_H
+#define XDEV_CPU_MATH_H
+
+#include "xdev/backend.h"
+
+extern const xdev_blas_vtable_t xdev_cpu_blas_vtable;
+extern const xdev_fft_vtable_t xdev_cpu_fft_vtable;
+
+#endif
