@@ -15,6 +15,15 @@ static xdev_status_t not_supported(const xdev_backend_t *be, const char *what) {
                      be->name, what);
 }
 
+/* The backend's process list of a resolved device. */
+static xdev_status_t processes(xdev_backend_t *be, int index, xdev_gpu_process_t *out, size_t cap,
+                               size_t *count) {
+    xdev_status_t (*list)(int, xdev_gpu_process_t *, size_t, size_t *) =
+        XDEV_BACKEND_SLOT(be->api->device, list_processes);
+    if (list == NULL) return not_supported(be, "the processes using a device");
+    return list(be->devices[index].physical, out, cap, count);
+}
+
 xdev_status_t xdev_device_processes(xdev_device_t device, xdev_gpu_process_t *out, size_t cap,
                                     size_t *count) {
     XDEV_REQUIRE_ARG(count);
@@ -22,10 +31,7 @@ xdev_status_t xdev_device_processes(xdev_device_t device, xdev_gpu_process_t *ou
     xdev_backend_t *be;
     xdev_device_t d;
     XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
-    xdev_status_t (*list)(int, xdev_gpu_process_t *, size_t, size_t *) =
-        XDEV_BACKEND_SLOT(be->api->device, list_processes);
-    if (list == NULL) XDEV_CHECK(not_supported(be, "the processes using a device"));
-    XDEV_CHECK(list(be->devices[d.index].physical, out, cap, count));
+    XDEV_CHECK(processes(be, d.index, out, cap, count));
     return XDEV_SUCCESS;
 }
 
@@ -49,7 +55,7 @@ xdev_status_t xdev_list_gpu_processes(xdev_device_t device, char *buf, size_t le
     xdev_device_t d;
     XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
     size_t total = 0;
-    XDEV_CHECK(xdev_device_processes(d, NULL, 0, &total));
+    XDEV_CHECK(processes(be, d.index, NULL, 0, &total));
     xdev_gpu_process_t *procs = NULL;
     size_t n = 0;
     /* The list may grow between the two calls: ask again with room to spare. */
@@ -59,10 +65,10 @@ xdev_status_t xdev_list_gpu_processes(xdev_device_t device, char *buf, size_t le
         procs = calloc(cap, sizeof *procs);
         if (procs == NULL)
             return XDEV_API_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for a process list");
-        xdev_status_t st = xdev_device_processes(d, procs, cap, &total);
+        xdev_status_t st = processes(be, d.index, procs, cap, &total);
         if (st != XDEV_SUCCESS) {
             free(procs);
-            return st;
+            XDEV_CHECK(st);
         }
         n = total < cap ? total : cap;
         if (total <= cap) break;

@@ -20,20 +20,37 @@
 
 START_TEST(version_and_symbol) {
     ck_assert_uint_eq(XDEV_BACKEND_ABI_MAJOR, 1);
-    ck_assert_uint_eq(XDEV_BACKEND_ABI_MINOR, 1); /* bump with every appended slot */
+    ck_assert_uint_eq(XDEV_BACKEND_ABI_MINOR, 2); /* bump with every appended slot */
     ck_assert_str_eq(XDEV_BACKEND_ENTRY_SYMBOL, "xdev_backend_entry");
     ck_assert_uint_eq(sizeof(size_t), P); /* the pins below count in pointer units */
 }
 END_TEST
 
 START_TEST(device_vtable_layout) {
-    SIZE_IS(xdev_device_vtable_t, 6 * P);
+    SIZE_IS(xdev_device_vtable_t, 8 * P);
     SLOT_AT(xdev_device_vtable_t, size, 0);
     SLOT_AT(xdev_device_vtable_t, count, 1);
     SLOT_AT(xdev_device_vtable_t, get_properties, 2);
     SLOT_AT(xdev_device_vtable_t, synchronize, 3);
     SLOT_AT(xdev_device_vtable_t, can_access_peer, 4);
     SLOT_AT(xdev_device_vtable_t, enable_peer_access, 5);
+    SLOT_AT(xdev_device_vtable_t, list_processes, 6); /* minor 2 */
+    SLOT_AT(xdev_device_vtable_t, utilization, 7);    /* minor 2 */
+}
+END_TEST
+
+START_TEST(trace_ipc_vtable_layout) {
+    SIZE_IS(xdev_trace_vtable_t, 4 * P);
+    SLOT_AT(xdev_trace_vtable_t, mark, 1);
+    SLOT_AT(xdev_trace_vtable_t, range_push, 2);
+    SLOT_AT(xdev_trace_vtable_t, range_pop, 3);
+    SIZE_IS(xdev_ipc_vtable_t, 6 * P);
+    SLOT_AT(xdev_ipc_vtable_t, get_mem_handle, 1);
+    SLOT_AT(xdev_ipc_vtable_t, open_mem_handle, 2);
+    SLOT_AT(xdev_ipc_vtable_t, close_mem_handle, 3);
+    SLOT_AT(xdev_ipc_vtable_t, get_event_handle, 4);
+    SLOT_AT(xdev_ipc_vtable_t, open_event_handle, 5);
+    ck_assert_uint_eq(XDEV_IPC_NATIVE_SIZE, 64);
 }
 END_TEST
 
@@ -212,6 +229,7 @@ int main(int argc, char **argv) {
     TCase *tc = tcase_create("abi");
     tcase_add_test(tc, version_and_symbol);
     tcase_add_test(tc, device_vtable_layout);
+    tcase_add_test(tc, trace_ipc_vtable_layout);
     tcase_add_test(tc, stream_vtable_layout);
     tcase_add_test(tc, event_vtable_layout);
     tcase_add_test(tc, memory_vtable_layout);

@@ -24,13 +24,17 @@
 
 #include "xdev/device.h"
 #include "xdev/stream.h"
+#include "xdev/system.h"
+#include "xdev/blas.h"
+#include "xdev/fft.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 #define XDEV_BACKEND_ABI_MAJOR 1u
-#define XDEV_BACKEND_ABI_MINOR 0u
+/* Minor 1: memory.malloc_async/free_async; 2: device.list_processes/utilization. */
+#define XDEV_BACKEND_ABI_MINOR 2u
 #define XDEV_BACKEND_ENTRY_SYMBOL "xdev_backend_entry"
 
 /* True when `table` (which starts with its size) is long enough to hold `slot`. */
@@ -62,6 +66,11 @@ typedef struct xdev_device_vtable {
     xdev_status_t (*synchronize)(int device);
     xdev_status_t (*can_access_peer)(int device, int peer, bool *out);
     xdev_status_t (*enable_peer_access)(int device, int peer);
+    /* Optional (minor 2), from the vendor's management library (NVML): the
+     * processes using the device (fill out[0 .. min(cap, total)), *count =
+     * total) and its utilisation. */
+    xdev_status_t (*list_processes)(int device, xdev_gpu_process_t *out, size_t cap, size_t *count);
+    xdev_status_t (*utilization)(int device, xdev_device_utilization_t *out);
 } xdev_device_vtable_t;
 
 typedef struct xdev_stream_vtable {
@@ -135,9 +144,141 @@ typedef struct xdev_memory_vtable {
     xdev_status_t (*free_async)(int device, void *ptr, void *stream);
 } xdev_memory_vtable_t;
 
+/* Optional: profiler markers (NVTX, roctx). msg is never NULL. */
+typedef struct xdev_trace_vtable {
+    size_t size;
+    xdev_status_t (*mark)(const char *msg);
+    xdev_status_t (*range_push)(const char *msg);
+    xdev_status_t (*range_pop)(void);
+} xdev_trace_vtable_t;
+
+/* Bytes of a backend's native IPC handle (cudaIpcMemHandle_t, cudaIpcEventHandle_t). */
+#define XDEV_IPC_NATIVE_SIZE 64
+
+/* Optional: sharing memory and events between processes. `base` is the
+ * start of a raw allocation from memory.malloc; handles are
+ * XDEV_IPC_NATIVE_SIZE opaque bytes; the core adds offsets and devices. */
+typedef struct xdev_ipc_vtable {
+    size_t size;
+    xdev_status_t (*get_mem_handle)(int device, void *base, void *handle);
+    /* Map another process's allocation for use on `device`. */
+    xdev_status_t (*open_mem_handle)(int device, const void *handle, void **base);
+    xdev_status_t (*close_mem_handle)(int device, void *base);
+    /* `event` was created with XDEV_EVENT_INTERPROCESS. */
+    xdev_status_t (*get_event_handle)(int device, void *event, void *handle);
+    /* An event destroyed with event.destroy like any other. */
+    xdev_status_t (*open_event_handle)(int device, const void *handle, void **event);
+} xdev_ipc_vtable_t;
+
+/* ---------------------------------------------------------------- blas
+ * One GEMM or level-1 call, fully described (cuBLAS maps 1:1: gemm ->
+ * cublas{S,D,C,Z}gemm / cublasGemmEx for f16/bf16 / *StridedBatched when
+ * batch > 1). The core has validated sizes, leading dimensions and
+ * operands (device memory of `device` or of peers) before calling; the
+ * slot enqueues on `stream` and returns. Descriptors start with their size
+ * and only ever grow at the end. */
+
+/* xdev_blas_gemm_desc_t.flags */
+#define XDEV_BLAS_FLAG_ALLOW_TF32 (1u << 0) /* f32 may use TF32 tensor cores */
+
+typedef struct xdev_blas_gemm_desc {
+    size_t size;
+    xdev_dtype_t dtype;
+    xdev_blas_op_t transa, transb;
+    int64_t m, n, k;
+    double alpha, alpha_imag; /* imag parts used by complex dtypes only */
+    double beta, beta_imag;   /* beta == 0 (and imag 0): C is not read */
+    const void *a;
+    int64_t lda, stride_a; /* strides in elements, used when batch > 1 */
+    const void *b;
+    int64_t ldb, stride_b;
+    void *c;
+    int64_t ldc, stride_c;
+    int64_t batch;  /* >= 1 */
+    uint32_t flags; /* XDEV_BLAS_FLAG_* */
+    int device;     /* physical */
+    void *stream;   /* native */
+} xdev_blas_gemm_desc_t;
+
+/* axpy: y = alpha x + y;  dot: *result = x . y;  nrm2: *result = ||x||;
+ * scal: x = alpha x. `result` is device memory (cuBLAS pointer mode device). */
+typedef struct xdev_blas_vec_desc {
+    size_t size;
+    xdev_dtype_t dtype;
+    int64_t n;
+    double alpha;
+    const void *x; /* scal writes it (cast away const) */
+    int64_t incx;
+    void *y; /* axpy writes it, dot reads it */
+    int64_t incy;
+    void *result;
+    int device;
+    void *stream;
+} xdev_blas_vec_desc_t;
+
+typedef struct xdev_blas_vtable {
+    size_t size;
+    /* Bit (1u << dtype) set for each xdev_dtype_t `routine` runs with on
+     * `device`; a missing bit makes the core report XDEV_ERROR_NOT_SUPPORTED. */
+    xdev_status_t (*query_dtypes)(int device, xdev_blas_routine_t routine, uint32_t *mask);
+    xdev_status_t (*gemm)(const xdev_blas_gemm_desc_t *desc);
+    xdev_status_t (*axpy)(const xdev_blas_vec_desc_t *desc);
+    xdev_status_t (*dot)(const xdev_blas_vec_desc_t *desc);
+    xdev_status_t (*nrm2)(const xdev_blas_vec_desc_t *desc);
+    xdev_status_t (*scal)(const xdev_blas_vec_desc_t *desc);
+} xdev_blas_vtable_t;
+
+/* ---------------------------------------------------------------- fft
+ * cuFFT's model: a plan (cufftPlanMany / cufftXtMakePlanMany with auto
+ * allocation off) for a layout, executed with a direction on a stream with a
+ * caller-provided work area (cufftSetWorkArea). The core owns plan caching
+ * (per device LRU) and allocates each exec's work area from the caching
+ * allocator on the exec's stream. */
+
+/* A plan's layout, normalised by the core: every embedding, stride and
+ * distance filled in (no zeros), inembed[0]/onembed[0] = the logical size of
+ * dimension 0 on that side. */
+typedef struct xdev_fft_plan_desc {
+    size_t size;
+    xdev_fft_type_t type;
+    xdev_fft_precision_t precision;
+    int rank;
+    int64_t n[XDEV_FFT_MAX_RANK];
+    int64_t batch;
+    int64_t inembed[XDEV_FFT_MAX_RANK];
+    int64_t istride, idist;
+    int64_t onembed[XDEV_FFT_MAX_RANK];
+    int64_t ostride, odist;
+    int device; /* physical */
+} xdev_fft_plan_desc_t;
+
+typedef struct xdev_fft_exec_desc {
+    size_t size;
+    void *plan;
+    void *in; /* c2r may overwrite it */
+    void *out;
+    xdev_fft_direction_t direction; /* r2c: FORWARD, c2r: INVERSE */
+    double scale;                   /* multiply the output by this (1.0 = unscaled) */
+    void *work;                     /* work_size bytes from plan_create, or NULL if 0 */
+    size_t work_size;
+    int device;   /* physical */
+    void *stream; /* native */
+} xdev_fft_exec_desc_t;
+
+typedef struct xdev_fft_vtable {
+    size_t size;
+    /* Make a plan usable for both directions, in or out of place, on any
+     * stream of desc->device; *work_size = bytes each exec needs. */
+    xdev_status_t (*plan_create)(const xdev_fft_plan_desc_t *desc, void **plan, size_t *work_size);
+    /* The core calls this when the plan leaves the cache; execs already
+     * enqueued with it must still run correctly (the backend defers the
+     * release until they are done, or waits for them). */
+    xdev_status_t (*plan_destroy)(int device, void *plan);
+    /* Enqueue one transform. The core serialises calls on one plan. */
+    xdev_status_t (*exec)(const xdev_fft_exec_desc_t *desc);
+} xdev_fft_vtable_t;
+
 /* Optional tables, defined by the issues that fill them. */
-struct xdev_blas_vtable;
-struct xdev_fft_vtable;
 struct xdev_rng_vtable;
 struct xdev_comm_vtable;
 struct xdev_trace_vtable;

@@ -9,5 +9,10 @@
 #include "xdev/event.h"
 #include "xdev/memory.h"
 #include "xdev/allocator.h"
+#include "xdev/trace.h"
+#include "xdev/ipc.h"
+#include "xdev/system.h"
+#include "xdev/blas.h"
+#include "xdev/fft.h"
 
 #endif

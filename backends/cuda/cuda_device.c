@@ -1,0 +1,88 @@
+/* backends/cuda/cuda_device.c - the device vtable: count, properties
+ * (cudaGetDeviceProperties, cached per device), synchronize, peer access,
+ * and the NVML slots (cuda_nvml.c). Device indices are the runtime's, so
+ * CUDA_VISIBLE_DEVICES applies as the driver applies it; the core adds
+ * XDEV_VISIBLE_DEVICES on top. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cuda_internal.h"
+
+static xdev_status_t device_count(int *count) {
+    *count = xc_state.count;
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t device_get_properties(int device, xdev_device_properties_t *props) {
+    xc_device_t *d = xc_device(device);
+    xdev_status_t st = XDEV_SUCCESS;
+    pthread_mutex_lock(&d->lock);
+    if (!d->props_ready) {
+        struct cudaDeviceProp p;
+        cudaError_t err = cudaGetDeviceProperties(&p, device);
+        if (err != cudaSuccess) {
+            st = xc_fail(err, "cudaGetDeviceProperties(%d)", device);
+        } else {
+            memset(&d->props, 0, sizeof d->props);
+            snprintf(d->props.name, sizeof d->props.name, "%s", p.name);
+            d->props.capability_major = p.major;
+            d->props.capability_minor = p.minor;
+            d->props.total_memory = p.totalGlobalMem;
+            d->props.multiprocessor_count = p.multiProcessorCount;
+            d->props.physical_index = device;
+            d->props.integrated = p.integrated != 0;
+            d->props_ready = true;
+        }
+    }
+    if (st == XDEV_SUCCESS) *props = d->props;
+    pthread_mutex_unlock(&d->lock);
+    return st;
+}
+
+static xdev_status_t device_synchronize(int device) {
+    xc_guard_t g;
+    xdev_status_t st = xc_guard_begin(&g, device);
+    if (st != XDEV_SUCCESS) return st;
+    cudaError_t err = cudaDeviceSynchronize();
+    xc_guard_end(&g);
+    return err == cudaSuccess ? XDEV_SUCCESS : xc_fail(err, "cudaDeviceSynchronize(%d)", device);
+}
+
+static xdev_status_t device_can_access_peer(int device, int peer, bool *out) {
+    if (device == peer) { /* as cudaDeviceCanAccessPeer: not its own peer */
+        *out = false;
+        return XDEV_SUCCESS;
+    }
+    int can = 0;
+    XC_CALL(cudaDeviceCanAccessPeer(&can, device, peer), "cudaDeviceCanAccessPeer(%d, %d)", device,
+            peer);
+    *out = can != 0;
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t device_enable_peer_access(int device, int peer) {
+    if (device == peer) return XDEV_SUCCESS;
+    xc_guard_t g;
+    xdev_status_t st = xc_guard_begin(&g, device);
+    if (st != XDEV_SUCCESS) return st;
+    cudaError_t err = cudaDeviceEnablePeerAccess(peer, 0);
+    xc_guard_end(&g);
+    if (err == cudaErrorPeerAccessAlreadyEnabled) {
+        (void)cudaGetLastError(); /* not an error for xdev: enabling is idempotent */
+        return XDEV_SUCCESS;
+    }
+    if (err != cudaSuccess)
+        return xc_fail(err, "cudaDeviceEnablePeerAccess(peer %d) on device %d", peer, device);
+    return XDEV_SUCCESS;
+}
+
+const xdev_device_vtable_t xc_device_vtable = {
+    .size = sizeof(xdev_device_vtable_t),
+    .count = device_count,
+    .get_properties = device_get_properties,
+    .synchronize = device_synchronize,
+    .can_access_peer = device_can_access_peer,
+    .enable_peer_access = device_enable_peer_access,
+    .list_processes = xc_nvml_list_processes,
+    .utilization = xc_nvml_utilization,
+};

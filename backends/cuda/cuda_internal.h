@@ -1,0 +1,104 @@
+/* backends/cuda/cuda_internal.h - state and helpers shared by the CUDA
+ * backend plugin's files (one file per vtable, see cuda_backend.c).
+ *
+ * Conventions:
+ * - every failing CUDA call becomes host->set_error with
+ *   "<call>: <cudaGetErrorName>: <cudaGetErrorString>" (xc_fail);
+ * - a slot that needs a current device uses xc_guard_begin/end, which
+ *   always restores the caller's CUDA device;
+ * - a device's default stream is cudaStreamLegacy (see cuda_stream.c):
+ *   like NULL and cudaStreamPerThread it means "the current device's", so
+ *   work on it runs under a guard; created streams carry their device. */
+#ifndef XDEV_CUDA_INTERNAL_H
+#define XDEV_CUDA_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#include <cuda_runtime_api.h>
+
+#include "xdev/backend.h"
+
+/* Most CUDA devices this backend handles (matches the core's limit). */
+#define XC_MAX_DEVICES 64
+
+/* Per physical device; filled lazily (under its lock) except `index`. */
+typedef struct xc_device {
+    int index;
+    pthread_mutex_t lock;
+    bool props_ready;
+    xdev_device_properties_t props;
+    bool prio_ready;
+    int prio_least, prio_greatest; /* cudaDeviceGetStreamPriorityRange */
+    bool pool_ready;
+    cudaMemPool_t pool; /* default pool, release threshold raised (backend:async) */
+} xc_device_t;
+
+typedef struct xc_state {
+    const xdev_host_services_t *host;
+    int count;
+    xc_device_t devices[XC_MAX_DEVICES];
+} xc_state_t;
+
+extern xc_state_t xc_state;
+
+extern const xdev_device_vtable_t xc_device_vtable;
+extern const xdev_stream_vtable_t xc_stream_vtable;
+extern const xdev_event_vtable_t xc_event_vtable;
+extern const xdev_memory_vtable_t xc_memory_vtable;
+extern const xdev_trace_vtable_t xc_trace_vtable;
+extern const xdev_ipc_vtable_t xc_ipc_vtable;
+
+/* Report through the host (printf format); returns status. */
+xdev_status_t xc_error(xdev_status_t status, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Report a failed CUDA call: "<what>: <name>: <string>". `what` is a printf
+ * format naming the call (and its arguments where they help). Maps
+ * cudaErrorMemoryAllocation to XDEV_ERROR_OUT_OF_MEMORY, everything else to
+ * XDEV_ERROR_BACKEND, and clears a non-sticky error from cudaGetLastError. */
+xdev_status_t xc_fail(cudaError_t err, const char *what, ...) __attribute__((format(printf, 2, 3)));
+
+/* Check a CUDA call, returning the mapped status from the enclosing function. */
+#define XC_CALL(call, ...)                                                                         \
+    do {                                                                                           \
+        cudaError_t xc_err_ = (call);                                                              \
+        if (xc_err_ != cudaSuccess) return xc_fail(xc_err_, __VA_ARGS__);                          \
+    } while (0)
+
+/* The caller's CUDA device, switched to `device` until xc_guard_end. */
+typedef struct xc_guard {
+    int previous;
+    bool switched;
+} xc_guard_t;
+
+xdev_status_t xc_guard_begin(xc_guard_t *guard, int device);
+void xc_guard_end(const xc_guard_t *guard);
+
+/* True for the stream handles that mean "the current device's" stream. */
+static inline bool xc_stream_implicit(const void *stream) {
+    return stream == NULL || stream == (const void *)cudaStreamLegacy ||
+           stream == (const void *)cudaStreamPerThread;
+}
+
+/* The device's lazily filled state (no CUDA call). */
+static inline xc_device_t *xc_device(int device) {
+    return &xc_state.devices[device];
+}
+
+/* Copies through pinned staging buffers (cuda_staging.c): host side pageable. */
+bool xc_staging_wanted(const xdev_copy_desc_t *copy);
+xdev_status_t xc_staged_copy(const xdev_copy_desc_t *copy, int device, cudaStream_t stream);
+void xc_staging_shutdown(void);
+
+/* Host memcpy spread over a few worker threads (cuda_hostcopy.c). */
+void xc_parallel_memcpy(void *dst, const void *src, size_t bytes);
+void xc_hostcopy_shutdown(void);
+
+/* NVML (cuda_nvml.c): device.list_processes and device.utilization. */
+xdev_status_t xc_nvml_list_processes(int device, xdev_gpu_process_t *out, size_t cap,
+                                     size_t *count);
+xdev_status_t xc_nvml_utilization(int device, xdev_device_utilization_t *out);
+void xc_nvml_shutdown(void);
+
+#endif

@@ -1,0 +1,200 @@
+/* backends/cuda/cuda_memory.c - the memory vtable: raw device memory
+ * (cudaMalloc/cudaFree), pinned host memory (cudaHostAlloc, portable to
+ * every device), stream-ordered copies in every direction (peer copies with
+ * cudaMemcpyPeerAsync; large pageable host copies through pinned staging
+ * buffers, cuda_staging.c), memset, memory info, and the stream-ordered
+ * allocator (cudaMallocFromPoolAsync on the device's default pool, whose
+ * release threshold is raised so that freed memory stays cached, as torch's
+ * cudaMallocAsync backend does) for XDEV_ALLOC_CONF=backend:async. */
+#include <stdint.h>
+
+#include "cuda_internal.h"
+
+static xdev_status_t memory_malloc(int device, size_t bytes, void **out) {
+    xc_guard_t g;
+    xdev_status_t st = xc_guard_begin(&g, device);
+    if (st != XDEV_SUCCESS) return st;
+    cudaError_t err = cudaMalloc(out, bytes);
+    xc_guard_end(&g);
+    if (err != cudaSuccess) {
+        *out = NULL;
+        return xc_fail(err, "cudaMalloc(%zu bytes) on device %d", bytes, device);
+    }
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t memory_free(int device, void *ptr) {
+    xc_guard_t g;
+    xdev_status_t st = xc_guard_begin(&g, device);
+    if (st != XDEV_SUCCESS) return st;
+    cudaError_t err = cudaFree(ptr);
+    xc_guard_end(&g);
+    return err == cudaSuccess ? XDEV_SUCCESS
+                              : xc_fail(err, "cudaFree(%p) on device %d", ptr, device);
+}
+
+static xdev_status_t memory_host_alloc(size_t bytes, void **out) {
+    cudaError_t err = cudaHostAlloc(out, bytes, cudaHostAllocPortable);
+    if (err != cudaSuccess) {
+        *out = NULL;
+        return xc_fail(err, "cudaHostAlloc(%zu bytes, portable)", bytes);
+    }
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t memory_host_free(void *ptr) {
+    XC_CALL(cudaFreeHost(ptr), "cudaFreeHost(%p)", ptr);
+    return XDEV_SUCCESS;
+}
+
+static const char *kind_name(xdev_copy_kind_t kind) {
+    switch (kind) {
+    case XDEV_COPY_HOST_TO_HOST:
+        return "host to host";
+    case XDEV_COPY_HOST_TO_DEVICE:
+        return "host to device";
+    case XDEV_COPY_DEVICE_TO_HOST:
+        return "device to host";
+    case XDEV_COPY_DEVICE_TO_DEVICE:
+        return "device to device";
+    case XDEV_COPY_PEER:
+        return "peer";
+    }
+    return "unknown";
+}
+
+/* One copy, the right device current. */
+static xdev_status_t copy_on(const xdev_copy_desc_t *c, int device, cudaStream_t s) {
+    if (xc_staging_wanted(c)) return xc_staged_copy(c, device, s);
+    cudaError_t err;
+    switch (c->kind) {
+    case XDEV_COPY_PEER:
+        err = cudaMemcpyPeerAsync(c->dst, c->dst_device, c->src, c->src_device, c->bytes, s);
+        if (err != cudaSuccess)
+            return xc_fail(err, "cudaMemcpyPeerAsync(%zu bytes, device %d to %d)", c->bytes,
+                           c->src_device, c->dst_device);
+        return XDEV_SUCCESS;
+    case XDEV_COPY_HOST_TO_HOST:
+        err = cudaMemcpyAsync(c->dst, c->src, c->bytes, cudaMemcpyHostToHost, s);
+        break;
+    case XDEV_COPY_HOST_TO_DEVICE:
+        err = cudaMemcpyAsync(c->dst, c->src, c->bytes, cudaMemcpyHostToDevice, s);
+        break;
+    case XDEV_COPY_DEVICE_TO_HOST:
+        err = cudaMemcpyAsync(c->dst, c->src, c->bytes, cudaMemcpyDeviceToHost, s);
+        break;
+    case XDEV_COPY_DEVICE_TO_DEVICE:
+        err = cudaMemcpyAsync(c->dst, c->src, c->bytes, cudaMemcpyDeviceToDevice, s);
+        break;
+    default:
+        return xc_error(XDEV_ERROR_INVALID_VALUE, "cuda: unknown copy kind %d", (int)c->kind);
+    }
+    if (err != cudaSuccess)
+        return xc_fail(err, "cudaMemcpyAsync(%zu bytes, %s) on device %d", c->bytes,
+                       kind_name(c->kind), device);
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t memory_memcpy_async(const xdev_copy_desc_t *copy, int device, void *stream) {
+    if (copy->bytes == 0) return XDEV_SUCCESS;
+    xc_guard_t g;
+    xdev_status_t st = xc_guard_begin(&g, device);
+    if (st != XDEV_SUCCESS) return st;
+    st = copy_on(copy, device, (cudaStream_t)stream);
+    xc_guard_end(&g);
+    return st;
+}
+
+static xdev_status_t memory_memset_async(int device, void *dst, int value, size_t bytes,
+                                         void *stream) {
+    xc_guard_t g;
+    xdev_status_t st = xc_guard_begin(&g, device);
+    if (st != XDEV_SUCCESS) return st;
+    cudaError_t err = cudaMemsetAsync(dst, value, bytes, (cudaStream_t)stream);
+    xc_guard_end(&g);
+    return err == cudaSuccess
+               ? XDEV_SUCCESS
+               : xc_fail(err, "cudaMemsetAsync(%zu bytes) on device %d", bytes, device);
+}
+
+static xdev_status_t memory_get_info(int device, size_t *free_bytes, size_t *total_bytes) {
+    xc_guard_t g;
+    xdev_status_t st = xc_guard_begin(&g, device);
+    if (st != XDEV_SUCCESS) return st;
+    cudaError_t err = cudaMemGetInfo(free_bytes, total_bytes);
+    xc_guard_end(&g);
+    return err == cudaSuccess ? XDEV_SUCCESS : xc_fail(err, "cudaMemGetInfo on device %d", device);
+}
+
+/* The device's default memory pool, its release threshold raised once. */
+static xdev_status_t default_pool(int device, cudaMemPool_t *out) {
+    xc_device_t *d = xc_device(device);
+    xdev_status_t st = XDEV_SUCCESS;
+    pthread_mutex_lock(&d->lock);
+    if (!d->pool_ready) {
+        cudaError_t err = cudaDeviceGetDefaultMemPool(&d->pool, device);
+        if (err != cudaSuccess) {
+            st = xc_fail(err, "cudaDeviceGetDefaultMemPool(%d)", device);
+        } else {
+            uint64_t keep = UINT64_MAX;
+            err = cudaMemPoolSetAttribute(d->pool, cudaMemPoolAttrReleaseThreshold, &keep);
+            if (err != cudaSuccess)
+                st =
+                    xc_fail(err, "cudaMemPoolSetAttribute(release threshold) on device %d", device);
+            else
+                d->pool_ready = true;
+        }
+    }
+    *out = d->pool;
+    pthread_mutex_unlock(&d->lock);
+    return st;
+}
+
+static xdev_status_t memory_malloc_async(int device, size_t bytes, void *stream, void **out) {
+    cudaMemPool_t pool;
+    xdev_status_t st = default_pool(device, &pool);
+    if (st != XDEV_SUCCESS) return st;
+    cudaError_t err;
+    if (xc_stream_implicit(stream)) {
+        xc_guard_t g;
+        st = xc_guard_begin(&g, device);
+        if (st != XDEV_SUCCESS) return st;
+        err = cudaMallocFromPoolAsync(out, bytes, pool, (cudaStream_t)stream);
+        xc_guard_end(&g);
+    } else {
+        err = cudaMallocFromPoolAsync(out, bytes, pool, (cudaStream_t)stream);
+    }
+    if (err != cudaSuccess) {
+        *out = NULL;
+        return xc_fail(err, "cudaMallocFromPoolAsync(%zu bytes) on device %d", bytes, device);
+    }
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t memory_free_async(int device, void *ptr, void *stream) {
+    cudaError_t err;
+    if (xc_stream_implicit(stream)) {
+        xc_guard_t g;
+        xdev_status_t st = xc_guard_begin(&g, device);
+        if (st != XDEV_SUCCESS) return st;
+        err = cudaFreeAsync(ptr, (cudaStream_t)stream);
+        xc_guard_end(&g);
+    } else {
+        err = cudaFreeAsync(ptr, (cudaStream_t)stream);
+    }
+    return err == cudaSuccess ? XDEV_SUCCESS
+                              : xc_fail(err, "cudaFreeAsync(%p) on device %d", ptr, device);
+}
+
+const xdev_memory_vtable_t xc_memory_vtable = {
+    .size = sizeof(xdev_memory_vtable_t),
+    .malloc = memory_malloc,
+    .free = memory_free,
+    .host_alloc = memory_host_alloc,
+    .host_free = memory_host_free,
+    .memcpy_async = memory_memcpy_async,
+    .memset_async = memory_memset_async,
+    .mem_get_info = memory_get_info,
+    .malloc_async = memory_malloc_async,
+    .free_async = memory_free_async,
+};

@@ -1,0 +1,184 @@
+#!/usr/bin/env bash
+# tests/gpu/run.sh - build xdev on a GPU machine and run everything that needs
+# the GPU: the whole ctest suite (the CUDA-only suites of tests/gpu included),
+# the CPU-pinned suites again with XDEV_BACKEND=cuda, compute-sanitizer
+# memcheck and racecheck over a representative subset, and the benchmarks
+# (xdev against raw CUDA and against PyTorch's c10 allocator).
+#
+# On the device machine, from the repository root, with the Debian packages
+# of .device-debs (Check, OpenBLAS, FFTW) and the traces copied into .traces/:
+#
+#   eval "$(bash .device-debs/device-debs.sh env)" && bash tests/gpu/run.sh
+#
+# Logs go to $OUT (default /tmp/xdev-gpu): build.log, tests.log,
+# sanitizer.log, bench.log and summary.txt, which is also printed last.
+# Steps run within a budget (XDEV_GPU_BUDGET_S, default 530 s): what does not
+# fit is reported as not run. XDEV_GPU_STEPS picks steps (default
+# "build ctest bench sanitizer rerun").
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+OUT=${OUT:-/tmp/xdev-gpu}
+mkdir -p "$OUT"
+B=${XDEV_GPU_BUILD:-build-gpu}
+BUDGET=${XDEV_GPU_BUDGET_S:-530}
+STEPS=${XDEV_GPU_STEPS:-build ctest bench sanitizer rerun}
+JOBS=$(nproc)
+SUM=$OUT/summary.txt
+: >"$SUM"
+
+note() { printf '%s\n' "$*" | tee -a "$SUM"; }
+left() { echo $((BUDGET - SECONDS)); }
+want() { [[ " $STEPS " == *" $1 "* ]]; }
+# run_to LOG SECONDS CMD...: run with a time limit, appending to LOG; returns the status.
+run_to() {
+    local log=$1 limit=$2
+    shift 2
+    local l
+    l=$(left)
+    ((limit > l)) && limit=$l
+    if ((limit < 5)); then
+        echo "NOT RUN (budget spent): $*" | tee -a "$log" >>"$SUM"
+        return 124
+    fi
+    echo "\$ $*" >>"$log"
+    timeout -k 5 "$limit" "$@" >>"$log" 2>&1
+    local rc=$?
+    echo "[rc $rc, ${SECONDS}s]" >>"$log"
+    return $rc
+}
+
+{
+    echo "== machine"
+    nvidia-smi --query-gpu=name,driver_version,memory.total,pcie.link.gen.current,pcie.link.width.current --format=csv 2>&1
+    nvcc --version 2>&1 | tail -2
+    cmake --version | head -1
+    nproc
+} >"$OUT/build.log" 2>&1
+note "GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1)"
+
+# ---------------------------------------------------------------- build
+if want build; then
+    gen=()
+    command -v ninja >/dev/null && gen=(-G Ninja)
+    if run_to "$OUT/build.log" 200 cmake -S . -B "$B" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release \
+        -DXDEV_WERROR=ON && run_to "$OUT/build.log" 240 cmake --build "$B" -j "$JOBS"; then
+        note "build: Release, -DXDEV_WERROR=ON: ok (${SECONDS}s)"
+    else
+        note "build: Release -DXDEV_WERROR=ON FAILED; first errors:"
+        grep -m8 -E 'error:|Error' "$OUT/build.log" | tee -a "$SUM"
+        note "build: retrying with -DXDEV_WERROR=OFF so the GPU steps still run"
+        run_to "$OUT/build.log" 30 cmake -S . -B "$B" -DXDEV_WERROR=OFF &&
+            run_to "$OUT/build.log" 240 cmake --build "$B" -j "$JOBS" ||
+            { note "build FAILED"; cat "$SUM"; exit 1; }
+        note "build: Release, XDEV_WERROR=OFF: ok (${SECONDS}s)"
+    fi
+fi
+ls "$B"/lib/libxdev-cuda.so >/dev/null 2>&1 || { note "no libxdev-cuda.so built"; cat "$SUM"; exit 1; }
+
+# ---------------------------------------------------------------- ctest
+if want ctest; then
+    run_to "$OUT/tests.log" 150 ctest --test-dir "$B" -LE gpu --output-on-failure -j 4 --timeout 60
+    note "ctest, all but tests/gpu (suites pin XDEV_BACKEND=cpu): $(grep -E 'tests passed|tests failed' "$OUT/tests.log" | tail -1)"
+    grep -E '\((Failed|Timeout|SEGFAULT|Subprocess aborted)\)' "$OUT/tests.log" | sed 's/^/  /' | tee -a "$SUM"
+    grep -E '^ *[0-9]+ - .*\(Skipped\)' "$OUT/tests.log" | sed 's/^/  skipped: /' | tee -a "$SUM"
+    run_to "$OUT/tests.log" 150 ctest --test-dir "$B" -L gpu -V --timeout 60
+    note "ctest -L gpu (tests/gpu, XDEV_BACKEND=cuda): $(grep -E 'tests passed|tests failed' "$OUT/tests.log" | tail -1)"
+    grep -E '\((Failed|Timeout|SEGFAULT|Subprocess aborted)\)|(Passed|Skipped) +[0-9.]+ sec' "$OUT/tests.log" |
+        grep -E 'cuda\.' | sed 's/^/  /' | tee -a "$SUM"
+    grep -E '^[0-9]+: (SKIP|OOM message|first:|later:|cuda:|NVML|process|no processes|parent:|child:)' \
+        "$OUT/tests.log" | sort -u | sed 's/^/  /' | tee -a "$SUM"
+fi
+
+# ---------------------------------------------------------------- benchmarks
+if want bench; then
+    BL=$OUT/bench.log
+    export XDEV_BACKEND=cuda
+    note "benchmarks (XDEV_BACKEND=cuda; full tables in bench.log):"
+    mark() { wc -l <"$BL"; }
+    since() { tail -n +$(($1 + 1)) "$BL"; }
+    for round in 1 2; do # twice, interleaved: the spread between rounds is the noise
+        m=$(mark)
+        run_to "$BL" 60 "$B/bench/runtime_bench"
+        since "$m" | grep -E '^\| [a-z_]' | sed "s/^/  xdev#$round /" | tee -a "$SUM"
+        m=$(mark)
+        run_to "$BL" 60 "$B/bench/gpu/cuda_runtime_bench"
+        since "$m" | grep -E '^\| [a-zA-Z]' | grep -v operation | sed "s/^/  raw#$round  /" |
+            tee -a "$SUM"
+    done
+    m=$(mark)
+    run_to "$BL" 120 "$B/bench/gpu/copy_bench" --sizes-mb 4,64,512 --reps 30
+    since "$m" | grep -E '^\| (pinned|pageable)' | sed 's/^/  /' | tee -a "$SUM"
+    for t in 1 2 8; do
+        m=$(mark)
+        XDEV_CUDA_COPY_THREADS=$t run_to "$BL" 40 "$B/bench/gpu/copy_bench" --sizes-mb 256 \
+            --reps 5 --pageable-only
+        since "$m" | grep -E '^\| pageable' | sed "s/^/  threads=$t /" | tee -a "$SUM"
+    done
+    for kb in 1024 16384; do
+        m=$(mark)
+        XDEV_CUDA_STAGE_CHUNK_KB=$kb run_to "$BL" 40 "$B/bench/gpu/copy_bench" --sizes-mb 256 \
+            --reps 5 --pageable-only
+        since "$m" | grep -E '^\| pageable' | sed "s/^/  chunk=${kb}K /" | tee -a "$SUM"
+    done
+    # c10's caching allocator from C++ (PyTorch of this machine)
+    TORCH=$(python3 -c 'import torch,os;print(os.path.dirname(torch.__file__))' 2>/dev/null)
+    ABI=$(python3 -c 'import torch;print(int(torch._C._GLIBCXX_USE_CXX11_ABI))' 2>/dev/null)
+    C10=$B/c10_alloc_bench
+    if [ -n "$TORCH" ] && run_to "$BL" 120 g++ -std=c++17 -O2 -D_GLIBCXX_USE_CXX11_ABI="${ABI:-1}" \
+        -I"$TORCH/include" -I/usr/local/cuda/include bench/gpu/c10_alloc_bench.cpp \
+        -L"$TORCH/lib" -lc10_cuda -lc10 -Wl,-rpath,"$TORCH/lib" -o "$C10"; then
+        note "  c10 bench built against $TORCH ($(python3 -c 'import torch;print(torch.__version__)'))"
+    else
+        note "  c10 bench NOT built (torch at '${TORCH}'): see bench.log"
+        C10=
+    fi
+    m=$(mark)
+    run_to "$BL" 90 "$B/bench/alloc_bench"
+    [ -n "$C10" ] && run_to "$BL" 90 "$C10" hot
+    since "$m" | grep -E 'alloc_bench on|ns/pair|ns/step|peak reserved' | sed 's/^/  /' | tee -a "$SUM"
+    TR=(.traces/*.csv.gz)
+    if [ -e "${TR[0]}" ]; then
+        m=$(mark)
+        run_to "$BL" 90 "$B/bench/alloc_replay" "${TR[@]}"
+        echo "backend:async" >>"$BL"
+        XDEV_ALLOC_CONF=backend:async run_to "$BL" 90 "$B/bench/alloc_replay" "${TR[@]}"
+        [ -n "$C10" ] && run_to "$BL" 90 "$C10" replay "${TR[@]}"
+        since "$m" | grep -E '^(trace|c10 alloc_replay|backend:async|[a-z0-9_]+\.csv)' |
+            sed 's/^/  /' | tee -a "$SUM"
+    else
+        note "  traces not found in .traces/ (copy ../shared/traces/*.csv.gz there): replay not run"
+    fi
+    unset XDEV_BACKEND
+fi
+
+# ---------------------------------------------------------------- compute-sanitizer
+SAN=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+sanitize() { # TOOL NAME CMD...
+    local tool=$1 name=$2
+    shift 2
+    run_to "$OUT/sanitizer.log" 120 env XDEV_BACKEND=cuda XG_UNDER_SANITIZER=1 CK_FORK=no \
+        "$SAN" --tool "$tool" --error-exitcode 99 "$@"
+    local rc=$?
+    note "  $tool $name: rc $rc, $(tac "$OUT/sanitizer.log" | grep -m1 'ERROR SUMMARY' || echo 'no summary')"
+}
+if want sanitizer; then
+    note "compute-sanitizer ($("$SAN" --version 2>&1 | grep -m1 -i version)):"
+    sanitize memcheck "test_cuda runtime" "$B/tests/gpu/test_cuda" runtime
+    sanitize memcheck "test_cuda async" env XDEV_ALLOC_CONF=backend:async "$B/tests/gpu/test_cuda" async
+    sanitize memcheck "test_cuda_ipc (2 processes)" "$B/tests/gpu/test_cuda_ipc"
+    sanitize memcheck "copy_bench 4,16 MiB" "$B/bench/gpu/copy_bench" --sizes-mb 4,16 --reps 2
+    sanitize racecheck "test_cuda runtime" "$B/tests/gpu/test_cuda" runtime
+    sanitize racecheck "copy_bench 4,16 MiB" "$B/bench/gpu/copy_bench" --sizes-mb 4,16 --reps 2
+fi
+
+# ---------------------------------------------------------------- CPU suites on cuda
+if want rerun; then
+    run_to "$OUT/tests.log" 150 python3 tests/gpu/run_suites_cuda.py "$B"
+    note "CPU-pinned suites rerun with XDEV_BACKEND=cuda: $(grep -m1 'cuda-rerun:' "$OUT/tests.log" || echo 'not finished')"
+    grep -E '^(FAILED|SKIPPED) ' "$OUT/tests.log" | sed 's/^/  /' | tee -a "$SUM"
+fi
+
+note "total ${SECONDS}s"
+echo
+echo "================ summary"
+cat "$SUM"
