@@ -25,8 +25,8 @@ void xdev_trace_record(xdev_device_allocator_t *da, xdev_memory_trace_action_t a
 }
 
 xdev_status_t xdev_memory_record_history(xdev_device_t device, bool enabled, size_t max_entries) {
-    xdev_backend_t *be;
-    xdev_device_t d;
+    xdev_backend_t *be = NULL;
+    xdev_device_t d = {XDEV_DEVICE_CPU, 0};
     XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
     xdev_device_allocator_t *da;
     XDEV_CHECK(xdev_alloc_get(be, d.index, &da));

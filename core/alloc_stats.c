@@ -9,8 +9,8 @@
 #include "strbuf.h"
 
 static xdev_status_t allocator_of(xdev_device_t device, xdev_device_allocator_t **out) {
-    xdev_backend_t *be;
-    xdev_device_t d;
+    xdev_backend_t *be = NULL;
+    xdev_device_t d = {XDEV_DEVICE_CPU, 0};
     xdev_status_t st = xdev_backend_for_device(device, &be, &d);
     return st == XDEV_SUCCESS ? xdev_alloc_get(be, d.index, out) : st;
 }
@@ -221,8 +221,8 @@ static void summary_rows(xdev_strbuf_t *sb, const char *title, const xdev_stat_t
 xdev_status_t xdev_memory_summary(xdev_device_t device, bool abbreviated, char **out) {
     XDEV_REQUIRE_ARG(out);
     *out = NULL;
-    xdev_backend_t *be;
-    xdev_device_t d;
+    xdev_backend_t *be = NULL;
+    xdev_device_t d = {XDEV_DEVICE_CPU, 0};
     XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
     xdev_memory_stats_t s;
     XDEV_CHECK(xdev_memory_stats(d, &s));

@@ -114,8 +114,8 @@ xdev_status_t xdev_blas_supports(xdev_device_t device, xdev_blas_routine_t routi
     if ((unsigned)routine >= XDEV_BLAS_ROUTINE_COUNT)
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, "routine %d is not an xdev_blas_routine_t",
                              (int)routine);
-    xdev_backend_t *be;
-    xdev_device_t d;
+    xdev_backend_t *be = NULL;
+    xdev_device_t d = {XDEV_DEVICE_CPU, 0};
     XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
     const xdev_blas_vtable_t *t = XDEV_BACKEND_SLOT(be->api, blas);
     xdev_status_t (*query)(int, xdev_blas_routine_t, uint32_t *) =

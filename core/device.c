@@ -84,8 +84,8 @@ xdev_status_t xdev_set_device(xdev_device_t device) {
     if ((unsigned)device.type >= XDEV_DEVICE_TYPE_COUNT)
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_DEVICE, "unknown device type %d", (int)device.type);
     if (device.index < 0) return XDEV_SUCCESS; /* torch: a negative index is a no-op */
-    xdev_backend_t *be;
-    xdev_device_t d;
+    xdev_backend_t *be = NULL;
+    xdev_device_t d = {XDEV_DEVICE_CPU, 0};
     XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
     xdev_thread_state()->current[d.type] = d.index;
     return XDEV_SUCCESS;
@@ -97,8 +97,8 @@ xdev_status_t xdev_device_guard_begin(xdev_device_guard_t *guard, xdev_device_t 
     if ((unsigned)device.type >= XDEV_DEVICE_TYPE_COUNT)
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_DEVICE, "unknown device type %d", (int)device.type);
     if (device.index < 0) return XDEV_SUCCESS;
-    xdev_backend_t *be;
-    xdev_device_t d;
+    xdev_backend_t *be = NULL;
+    xdev_device_t d = {XDEV_DEVICE_CPU, 0};
     XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
     guard->previous.type = d.type;
     int *cur = &xdev_thread_state()->current[d.type];
@@ -123,8 +123,8 @@ void xdev_device_guard_cleanup(xdev_device_guard_t *guard) {
 
 xdev_status_t xdev_get_device_properties(xdev_device_t device, xdev_device_properties_t *props) {
     XDEV_REQUIRE_ARG(props);
-    xdev_backend_t *be;
-    xdev_device_t d;
+    xdev_backend_t *be = NULL;
+    xdev_device_t d = {XDEV_DEVICE_CPU, 0};
     XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
     xdev_status_t (*fn)(int, xdev_device_properties_t *) =
         XDEV_BACKEND_SLOT(be->api->device, get_properties);
@@ -138,8 +138,8 @@ xdev_status_t xdev_get_device_properties(xdev_device_t device, xdev_device_prope
 }
 
 xdev_status_t xdev_device_synchronize(xdev_device_t device) {
-    xdev_backend_t *be;
-    xdev_device_t d;
+    xdev_backend_t *be = NULL;
+    xdev_device_t d = {XDEV_DEVICE_CPU, 0};
     XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
     xdev_status_t (*fn)(int) = XDEV_BACKEND_SLOT(be->api->device, synchronize);
     if (fn == NULL)
@@ -163,8 +163,8 @@ xdev_status_t xdev_synchronize(void) {
 xdev_status_t xdev_device_can_access_peer(xdev_device_t device, xdev_device_t peer, bool *out) {
     XDEV_REQUIRE_ARG(out);
     *out = false;
-    xdev_backend_t *be, *pbe;
-    xdev_device_t d, p;
+    xdev_backend_t *be = NULL, *pbe = NULL;
+    xdev_device_t d = {XDEV_DEVICE_CPU, 0}, p = {XDEV_DEVICE_CPU, 0};
     XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
     XDEV_CHECK(xdev_backend_for_device(peer, &pbe, &p));
     if (be != pbe || d.index == p.index) return XDEV_SUCCESS;
@@ -175,8 +175,8 @@ xdev_status_t xdev_device_can_access_peer(xdev_device_t device, xdev_device_t pe
 }
 
 xdev_status_t xdev_device_enable_peer_access(xdev_device_t device, xdev_device_t peer) {
-    xdev_backend_t *be, *pbe;
-    xdev_device_t d, p;
+    xdev_backend_t *be = NULL, *pbe = NULL;
+    xdev_device_t d = {XDEV_DEVICE_CPU, 0}, p = {XDEV_DEVICE_CPU, 0};
     XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
     XDEV_CHECK(xdev_backend_for_device(peer, &pbe, &p));
     if (be != pbe)
@@ -197,8 +197,8 @@ xdev_status_t xdev_device_enable_peer_access(xdev_device_t device, xdev_device_t
 }
 
 bool xdev_device_peer_enabled(xdev_device_t device, xdev_device_t peer) {
-    xdev_backend_t *be, *pbe;
-    xdev_device_t d, p;
+    xdev_backend_t *be = NULL, *pbe = NULL;
+    xdev_device_t d = {XDEV_DEVICE_CPU, 0}, p = {XDEV_DEVICE_CPU, 0};
     if (xdev_backend_for_device(device, &be, &d) != XDEV_SUCCESS ||
         xdev_backend_for_device(peer, &pbe, &p) != XDEV_SUCCESS || be != pbe)
         return false;

@@ -233,7 +233,7 @@ static xdev_status_t resolve_stream(xdev_stream_t *stream) {
     xdev_status_t st = xdev_core_ensure_init();
     if (st != XDEV_SUCCESS) return st;
     xdev_backend_t *be;
-    xdev_device_t d, cur = {xdev_core_default_type(), -1};
+    xdev_device_t d = {XDEV_DEVICE_CPU, 0}, cur = {xdev_core_default_type(), -1};
     st = xdev_backend_for_device(cur, &be, &d);
     return st == XDEV_SUCCESS ? xdev_core_current_stream(be, d.index, stream) : st;
 }
@@ -268,8 +268,8 @@ xdev_status_t xdev_malloc_stream(void **ptr, size_t size, xdev_stream_t stream) 
 xdev_status_t xdev_malloc_device(xdev_device_t device, void **ptr, size_t size) {
     XDEV_REQUIRE_ARG(ptr);
     *ptr = NULL;
-    xdev_backend_t *be;
-    xdev_device_t d;
+    xdev_backend_t *be = NULL;
+    xdev_device_t d = {XDEV_DEVICE_CPU, 0};
     XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
     if (size == 0) return XDEV_SUCCESS;
     xdev_stream_t s;
@@ -382,8 +382,8 @@ xdev_status_t xdev_empty_cache(void) {
 xdev_status_t xdev_set_per_process_memory_fraction(double fraction, xdev_device_t device) {
     if (!(fraction >= 0.0 && fraction <= 1.0))
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, "fraction %g is outside [0, 1]", fraction);
-    xdev_backend_t *be;
-    xdev_device_t d;
+    xdev_backend_t *be = NULL;
+    xdev_device_t d = {XDEV_DEVICE_CPU, 0};
     XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
     xdev_device_allocator_t *da;
     XDEV_CHECK(xdev_alloc_get(be, d.index, &da));
@@ -401,8 +401,8 @@ xdev_status_t xdev_set_allocator(xdev_device_t device, const xdev_allocator_t *a
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
                              "the allocator needs size = sizeof(xdev_allocator_t) and both malloc "
                              "and free");
-    xdev_backend_t *be;
-    xdev_device_t d;
+    xdev_backend_t *be = NULL;
+    xdev_device_t d = {XDEV_DEVICE_CPU, 0};
     XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
     xdev_device_allocator_t *da;
     XDEV_CHECK(xdev_alloc_get(be, d.index, &da));

@@ -67,8 +67,8 @@ xdev_status_t xdev_event_destroy(xdev_event_t event) {
 xdev_status_t xdev_core_event_record(xdev_event_t event, xdev_stream_t stream) {
     RETURN_IF(xdev_event_check(event, "event"));
     if (stream == NULL) {
-        xdev_backend_t *sbe;
-        xdev_device_t d;
+        xdev_backend_t *sbe = NULL;
+        xdev_device_t d = {XDEV_DEVICE_CPU, 0};
         RETURN_IF(xdev_core_ensure_init());
         xdev_device_t cur = {xdev_core_default_type(), -1};
         RETURN_IF(xdev_backend_for_device(cur, &sbe, &d));

@@ -216,8 +216,8 @@ xdev_status_t xdev_fft_cache_acquire(xdev_fft_cache_t *c, const xdev_fft_key_t *
 /* ------------------------------------------------------------- public controls */
 
 static xdev_status_t cache_for(xdev_device_t device, xdev_fft_cache_t **out) {
-    xdev_backend_t *be;
-    xdev_device_t d;
+    xdev_backend_t *be = NULL;
+    xdev_device_t d = {XDEV_DEVICE_CPU, 0};
     xdev_status_t st = xdev_backend_for_device(device, &be, &d);
     if (st != XDEV_SUCCESS) return st;
     return xdev_fft_cache_get(be, d.index, out);

@@ -234,7 +234,7 @@ xdev_status_t xdev_ipc_collect(void) {
  * (torch creates an event on ipc_handle()); called with event->lock held. */
 static xdev_status_t bind_event_locked(xdev_event_t event) {
     xdev_backend_t *be;
-    xdev_device_t d, cur = {xdev_core_default_type(), -1};
+    xdev_device_t d = {XDEV_DEVICE_CPU, 0}, cur = {xdev_core_default_type(), -1};
     xdev_status_t st = xdev_backend_for_device(cur, &be, &d);
     if (st != XDEV_SUCCESS) return st;
     xdev_status_t (*create)(int, unsigned, void **) = XDEV_BACKEND_SLOT(be->api->event, create);

@@ -164,7 +164,7 @@ static xdev_status_t copy_stream(copy_plan_t *p, const void *dst, const void *sr
     if (p->be == NULL) { /* host to host: any stream; default: current device's */
         if (*stream == NULL) {
             xdev_backend_t *be;
-            xdev_device_t d, cur = {xdev_core_default_type(), -1};
+            xdev_device_t d = {XDEV_DEVICE_CPU, 0}, cur = {xdev_core_default_type(), -1};
             xdev_status_t st = xdev_backend_for_device(cur, &be, &d);
             if (st == XDEV_SUCCESS) st = xdev_core_current_stream(be, d.index, stream);
             if (st != XDEV_SUCCESS) return st;
@@ -303,8 +303,8 @@ xdev_status_t xdev_memset_async(void *dst, int value, size_t n, xdev_stream_t st
 xdev_status_t xdev_mem_get_info(xdev_device_t device, size_t *free_bytes, size_t *total_bytes) {
     XDEV_REQUIRE_ARG(free_bytes);
     XDEV_REQUIRE_ARG(total_bytes);
-    xdev_backend_t *be;
-    xdev_device_t d;
+    xdev_backend_t *be = NULL;
+    xdev_device_t d = {XDEV_DEVICE_CPU, 0};
     XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
     xdev_status_t (*info)(int, size_t *, size_t *) =
         XDEV_BACKEND_SLOT(be->api->memory, mem_get_info);

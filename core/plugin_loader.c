@@ -22,7 +22,8 @@
 static void reason_add(xdev_backend_t *be, const char *fmt, const char *a, const char *b) {
     size_t used = strlen(be->reason);
     if (used + 1 < sizeof be->reason)
-        snprintf(be->reason + used, sizeof be->reason - used, fmt, a, b);
+        if (snprintf(be->reason + used, sizeof be->reason - used, fmt, a, b) < 0)
+            be->reason[used] = '\0'; /* a reason that does not fit is cut, never overrun */
 }
 
 /* Directory holding libxdev itself, or "" if unknown. */
@@ -31,8 +32,9 @@ static void self_dir(char *buf, size_t len) {
     buf[0] = '\0';
     if (dladdr((void *)xdev_core_ensure_init, &info) && info.dli_fname != NULL) {
         char tmp[PATH_MAX];
-        snprintf(tmp, sizeof tmp, "%s", info.dli_fname);
-        snprintf(buf, len, "%s", dirname(tmp));
+        /* a path that does not fit is not searched (buf stays empty) */
+        if (snprintf(tmp, sizeof tmp, "%s", info.dli_fname) >= (int)sizeof tmp) return;
+        if (snprintf(buf, len, "%s", dirname(tmp)) >= (int)len) buf[0] = '\0';
     }
 }
 
@@ -60,13 +62,15 @@ static int try_candidate(xdev_backend_t *be, const char *path, const xdev_backen
     }
     const xdev_backend_api_t *a = entry();
     char origin[PATH_MAX + 16];
-    snprintf(origin, sizeof origin, "plugin %s", path);
+    if (snprintf(origin, sizeof origin, "plugin %s", path) >= (int)sizeof origin)
+        origin[sizeof origin - 1] = '\0'; /* a long path is only cut in the message */
     if (xdev_backend_api_validate(a, origin, be->type) != XDEV_SUCCESS) {
         reason_add(be, "%s%s", xdev_last_error(), "");
         dlclose(h);
         return -1;
     }
-    snprintf(be->path, sizeof be->path, "%s", path);
+    if (snprintf(be->path, sizeof be->path, "%s", path) >= (int)sizeof be->path)
+        be->path[sizeof be->path - 1] = '\0';
     be->dl_handle = h;
     *api = a;
     return 1;
@@ -87,7 +91,8 @@ xdev_status_t xdev_plugin_load(xdev_backend_t *be, const xdev_backend_api_t **ap
             size_t len = colon ? (size_t)(colon - p) : strlen(p);
             if (len > 0 && len < PATH_MAX - 80) {
                 char path[PATH_MAX];
-                snprintf(path, sizeof path, "%.*s/%s", (int)len, p, file);
+                if (snprintf(path, sizeof path, "%.*s/%s", (int)len, p, file) >= (int)sizeof path)
+                    path[0] = '\0';
                 int r = try_candidate(be, path, api);
                 if (r != 0) return r > 0 ? XDEV_SUCCESS : XDEV_ERROR_BACKEND_UNAVAILABLE;
             }
@@ -101,7 +106,7 @@ xdev_status_t xdev_plugin_load(xdev_backend_t *be, const xdev_backend_api_t **ap
     for (int i = 0; i < ndirs; i++) {
         if (i > 0 && strcmp(dirs[i], dirs[0]) == 0) continue;
         char path[PATH_MAX + 64];
-        snprintf(path, sizeof path, "%s/%s", dirs[i], file);
+        if (snprintf(path, sizeof path, "%s/%s", dirs[i], file) >= (int)sizeof path) continue;
         int r = try_candidate(be, path, api);
         if (r != 0) return r > 0 ? XDEV_SUCCESS : XDEV_ERROR_BACKEND_UNAVAILABLE;
     }

@@ -91,8 +91,8 @@ xdev_status_t xdev_stream_create(xdev_device_t device, int priority, xdev_stream
                              "priority %d is neither XDEV_STREAM_PRIORITY_NORMAL (0) nor "
                              "XDEV_STREAM_PRIORITY_HIGH (-1)",
                              priority);
-    xdev_backend_t *be;
-    xdev_device_t d;
+    xdev_backend_t *be = NULL;
+    xdev_device_t d = {XDEV_DEVICE_CPU, 0};
     XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
     xdev_status_t (*create)(int, int, void **) = XDEV_BACKEND_SLOT(be->api->stream, create);
     if (create == NULL) XDEV_CHECK(not_supported(be, "stream.create"));
@@ -121,8 +121,8 @@ xdev_status_t xdev_stream_wrap_native(xdev_device_t device, void *native, xdev_s
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
                              "native stream is NULL; use xdev_stream_default for the default "
                              "stream");
-    xdev_backend_t *be;
-    xdev_device_t d;
+    xdev_backend_t *be = NULL;
+    xdev_device_t d = {XDEV_DEVICE_CPU, 0};
     XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
     xdev_stream_t s = xdev_handle_alloc(&xdev_stream_arena);
     if (s == NULL) return XDEV_API_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no memory for a stream handle");
@@ -159,8 +159,8 @@ xdev_status_t xdev_stream_native_handle(xdev_stream_t stream, void **out) {
 
 xdev_status_t xdev_stream_default(xdev_device_t device, xdev_stream_t *out) {
     XDEV_REQUIRE_ARG(out);
-    xdev_backend_t *be;
-    xdev_device_t d;
+    xdev_backend_t *be = NULL;
+    xdev_device_t d = {XDEV_DEVICE_CPU, 0};
     XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
     XDEV_CHECK(xdev_core_default_stream(be, d.index, out));
     return XDEV_SUCCESS;
@@ -168,8 +168,8 @@ xdev_status_t xdev_stream_default(xdev_device_t device, xdev_stream_t *out) {
 
 xdev_status_t xdev_stream_current(xdev_device_t device, xdev_stream_t *out) {
     XDEV_REQUIRE_ARG(out);
-    xdev_backend_t *be;
-    xdev_device_t d;
+    xdev_backend_t *be = NULL;
+    xdev_device_t d = {XDEV_DEVICE_CPU, 0};
     XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
     XDEV_CHECK(xdev_core_current_stream(be, d.index, out));
     return XDEV_SUCCESS;
@@ -281,8 +281,8 @@ xdev_status_t xdev_core_launch_host_func(xdev_stream_t s, xdev_host_fn_t fn, voi
 xdev_status_t xdev_launch_host_func(xdev_stream_t stream, xdev_host_fn_t fn, void *user_data) {
     XDEV_REQUIRE_ARG(fn);
     if (stream == NULL) {
-        xdev_backend_t *be;
-        xdev_device_t d;
+        xdev_backend_t *be = NULL;
+        xdev_device_t d = {XDEV_DEVICE_CPU, 0};
         XDEV_CHECK(xdev_core_ensure_init());
         xdev_device_t cur = {xdev_core_default_type(), -1};
         XDEV_CHECK(xdev_backend_for_device(cur, &be, &d));

@@ -28,8 +28,8 @@ xdev_status_t xdev_device_processes(xdev_device_t device, xdev_gpu_process_t *ou
                                     size_t *count) {
     XDEV_REQUIRE_ARG(count);
     if (cap > 0) XDEV_REQUIRE_ARG(out);
-    xdev_backend_t *be;
-    xdev_device_t d;
+    xdev_backend_t *be = NULL;
+    xdev_device_t d = {XDEV_DEVICE_CPU, 0};
     XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
     XDEV_CHECK(processes(be, d.index, out, cap, count));
     return XDEV_SUCCESS;
@@ -51,8 +51,8 @@ xdev_status_t xdev_list_gpu_processes(xdev_device_t device, char *buf, size_t le
     XDEV_REQUIRE_ARG(buf);
     if (len == 0) return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, "len is 0");
     buf[0] = '\0';
-    xdev_backend_t *be;
-    xdev_device_t d;
+    xdev_backend_t *be = NULL;
+    xdev_device_t d = {XDEV_DEVICE_CPU, 0};
     XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
     size_t total = 0;
     XDEV_CHECK(processes(be, d.index, NULL, 0, &total));
@@ -94,8 +94,8 @@ xdev_status_t xdev_list_gpu_processes(xdev_device_t device, char *buf, size_t le
 
 xdev_status_t xdev_device_utilization(xdev_device_t device, xdev_device_utilization_t *out) {
     XDEV_REQUIRE_ARG(out);
-    xdev_backend_t *be;
-    xdev_device_t d;
+    xdev_backend_t *be = NULL;
+    xdev_device_t d = {XDEV_DEVICE_CPU, 0};
     XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
     xdev_status_t (*util)(int, xdev_device_utilization_t *) =
         XDEV_BACKEND_SLOT(be->api->device, utilization);

@@ -15,8 +15,8 @@
 static xdev_alloc_config_t ok(const char *text) {
     xdev_alloc_config_t c;
     char err[256] = "";
-    ck_assert_msg(xdev_alloc_config_parse(text, &c, err, sizeof err), "'%s' rejected: %s", text,
-                  err);
+    ck_assert_msg(xdev_alloc_config_parse(text, &c, err, sizeof err), "'%s' rejected: %s",
+                  text ? text : "(null)", err);
     return c;
 }
 

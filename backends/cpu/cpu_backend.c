@@ -140,7 +140,7 @@ static xdev_status_t cpu_init(const xdev_host_services_t *host) {
     const char *(*get_env)(const char *) = XDEV_BACKEND_SLOT(host, get_env);
     if (get_env == NULL) get_env = plain_getenv;
 
-    int count;
+    int count = 0;
     xdev_status_t st = xdev_cpu_parse_devices(get_env("XDEV_CPU_DEVICES"), &count);
     if (st != XDEV_SUCCESS) return st;
     const char *mem = get_env("XDEV_CPU_MEMORY");

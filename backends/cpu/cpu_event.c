@@ -241,7 +241,7 @@ static xdev_status_t event_time(int device, xdev_cpu_event_t *e, const char *whi
 }
 
 static xdev_status_t event_elapsed_time(int device, void *start, void *end, float *ms) {
-    int64_t t0, t1;
+    int64_t t0 = 0, t1 = 0;
     xdev_status_t st = event_time(device, start, "start", &t0);
     if (st != XDEV_SUCCESS) return st;
     st = event_time(device, end, "end", &t1);
