@@ -109,6 +109,14 @@ typedef enum {
     XDEV_ALLOC_MODE_PLUGGABLE = 3, /* the application's allocator */
 } xdev_alloc_mode_t;
 
+/* Live blocks of one device by start address (alloc_ptrmap.c); guarded by
+ * the device allocator's lock. */
+typedef struct xdev_ptrtab {
+    xdev_block_t **buckets;
+    size_t mask;
+    size_t count;
+} xdev_ptrtab_t;
+
 #define XDEV_TRACE_RING_DEFAULT 4096
 
 typedef struct xdev_device_allocator {
@@ -134,6 +142,7 @@ typedef struct xdev_device_allocator {
     xdev_memory_trace_entry_t *trace;
     size_t trace_cap, trace_len, trace_next;
     xdev_block_t *spare_blocks;  /* recycled block structs */
+    xdev_ptrtab_t live;          /* active blocks by address */
     xdev_block_t *direct_blocks; /* live blocks of the non-caching modes (prev/next) */
     bool used;                   /* an allocation happened: the allocator can no longer change */
 } xdev_device_allocator_t;
@@ -161,10 +170,15 @@ void xdev_bins_remove(xdev_bins_t *bins, xdev_block_t *b);
  * max_split_size rules; NULL if none. */
 xdev_block_t *xdev_bins_best_fit(xdev_bins_t *bins, size_t size, size_t max_split);
 
-/* --- pointer map (alloc_ptrmap.c) --- */
-void xdev_ptrmap_insert(xdev_block_t *b);
-xdev_block_t *xdev_ptrmap_remove(uintptr_t addr);
-xdev_block_t *xdev_ptrmap_find(uintptr_t addr); /* caller must know the block stays alive */
+/* --- live-block table (alloc_ptrmap.c); the device lock must be held --- */
+bool xdev_ptrtab_insert(xdev_ptrtab_t *t, xdev_block_t *b); /* false: no memory */
+xdev_block_t *xdev_ptrtab_remove(xdev_ptrtab_t *t, uintptr_t addr);
+xdev_block_t *xdev_ptrtab_find(xdev_ptrtab_t *t, uintptr_t addr);
+
+/* Start and requested size of the live allocation that begins exactly at
+ * addr on a device; false when none does. Takes the device lock. */
+bool xdev_alloc_live_extent(xdev_backend_t *be, int index, uintptr_t addr, uintptr_t *base,
+                            size_t *size);
 
 /* --- caching allocator (caching_allocator.c); called with da->lock held --- */
 xdev_status_t xdev_caching_malloc(xdev_device_allocator_t *da, size_t size, xdev_stream_t stream,
@@ -175,10 +189,23 @@ xdev_status_t xdev_caching_record_stream(xdev_device_allocator_t *da, xdev_block
 /* Return every fully free segment to the backend (waits for pending events). */
 xdev_status_t xdev_caching_empty_cache(xdev_device_allocator_t *da);
 
-/* --- stats (alloc_stats.c) --- */
-void xdev_stat_add(xdev_stat_t *s, int64_t amount);
+/* --- stats: inline, they run several times per allocation --- */
+static inline void xdev_stat_add(xdev_stat_t *s, int64_t amount) {
+    s->current += amount;
+    if (amount > 0) {
+        s->allocated += amount;
+        if (s->current > s->peak) s->peak = s->current;
+    } else {
+        s->freed -= amount;
+    }
+}
+
 /* Update a stat for pool kind and for "all". */
-void xdev_stat_update(xdev_stat_t stat[3], int pool_kind, int64_t amount);
+static inline void xdev_stat_update(xdev_stat_t stat[3], int pool_kind, int64_t amount) {
+    xdev_stat_add(&stat[XDEV_STAT_ALL], amount);
+    xdev_stat_add(&stat[pool_kind == XDEV_POOL_LARGE ? XDEV_STAT_LARGE_POOL : XDEV_STAT_SMALL_POOL],
+                  amount);
+}
 
 /* --- pinned host cache (host_allocator.c) --- */
 /* An async copy on `stream` uses ptr: if it is a pinned block, it must not be

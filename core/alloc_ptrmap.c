@@ -1,92 +1,68 @@
-/* alloc_ptrmap.c - address -> live block, for xdev_free and record_stream.
+/* alloc_ptrmap.c - address -> live block, one table per device allocator.
  *
- * Sharded by address hash so that threads freeing on different devices (or
- * just different blocks) rarely meet on a lock; each shard is a chained hash
- * table that doubles when its load passes 1. Blocks chain through hash_next. */
+ * The table lives under the device allocator's lock, so xdev_free and
+ * xdev_malloc take one lock each, as torch's allocator does (atomic
+ * read-modify-writes dominate these calls on large hosts). Which device a
+ * freed pointer belongs to is first guessed from the thread's last device
+ * (device_allocator.c), else found in the segment registry. Chained hash
+ * through hash_next; doubles when the load passes 1. */
 #include <stdlib.h>
 
 #include "alloc_internal.h"
 
-#define SHARDS 64
-
-typedef struct {
-    pthread_mutex_t lock;
-    xdev_block_t **buckets;
-    size_t mask; /* bucket count - 1 */
-    size_t count;
-    char pad[64 - sizeof(pthread_mutex_t) % 64];
-} shard_t;
-
-static shard_t g_shards[SHARDS] = {[0 ... SHARDS - 1] = {.lock = PTHREAD_MUTEX_INITIALIZER}};
-
-static uint64_t mix(uintptr_t a) {
-    uint64_t x = (uint64_t)a >> 9;
+static size_t slot(const xdev_ptrtab_t *t, uintptr_t addr) {
+    uint64_t x = (uint64_t)addr >> 9; /* blocks are 512-byte aligned */
     x ^= x >> 33;
     x *= 0xff51afd7ed558ccdULL;
     x ^= x >> 33;
-    return x;
+    return (size_t)x & t->mask;
 }
 
-static void grow(shard_t *s) {
-    size_t n = s->buckets ? (s->mask + 1) * 2 : 64;
+static void grow(xdev_ptrtab_t *t) {
+    size_t n = t->buckets ? (t->mask + 1) * 2 : 256;
     xdev_block_t **nb = calloc(n, sizeof *nb);
     if (nb == NULL) return; /* keep the longer chains */
-    if (s->buckets != NULL) {
-        for (size_t i = 0; i <= s->mask; i++) {
-            xdev_block_t *b = s->buckets[i];
-            while (b != NULL) {
-                xdev_block_t *next = b->hash_next;
-                size_t j = (mix(b->addr) >> 6) & (n - 1);
-                b->hash_next = nb[j];
-                nb[j] = b;
-                b = next;
-            }
+    xdev_ptrtab_t bigger = {nb, n - 1, t->count};
+    for (size_t i = 0; t->buckets != NULL && i <= t->mask; i++)
+        for (xdev_block_t *b = t->buckets[i], *next; b != NULL; b = next) {
+            next = b->hash_next;
+            size_t j = slot(&bigger, b->addr);
+            b->hash_next = nb[j];
+            nb[j] = b;
         }
-        free(s->buckets);
-    }
-    s->buckets = nb;
-    s->mask = n - 1;
+    free(t->buckets);
+    *t = bigger;
 }
 
-void xdev_ptrmap_insert(xdev_block_t *b) {
-    uint64_t h = mix(b->addr);
-    shard_t *s = &g_shards[h & (SHARDS - 1)];
-    pthread_mutex_lock(&s->lock);
-    if (s->buckets == NULL || s->count > s->mask) grow(s);
-    size_t j = (h >> 6) & s->mask;
-    b->hash_next = s->buckets[j];
-    s->buckets[j] = b;
-    s->count++;
-    pthread_mutex_unlock(&s->lock);
+bool xdev_ptrtab_insert(xdev_ptrtab_t *t, xdev_block_t *b) {
+    if (t->buckets == NULL || t->count > t->mask) grow(t);
+    if (t->buckets == NULL) return false;
+    size_t j = slot(t, b->addr);
+    b->hash_next = t->buckets[j];
+    t->buckets[j] = b;
+    t->count++;
+    return true;
 }
 
-static xdev_block_t *take(uintptr_t addr, bool remove) {
-    uint64_t h = mix(addr);
-    shard_t *s = &g_shards[h & (SHARDS - 1)];
-    xdev_block_t *found = NULL;
-    pthread_mutex_lock(&s->lock);
-    if (s->buckets != NULL) {
-        xdev_block_t **link = &s->buckets[(h >> 6) & s->mask];
-        for (; *link != NULL; link = &(*link)->hash_next) {
-            if ((*link)->addr == addr) {
-                found = *link;
-                if (remove) {
-                    *link = found->hash_next;
-                    found->hash_next = NULL;
-                    s->count--;
-                }
-                break;
-            }
-        }
-    }
-    pthread_mutex_unlock(&s->lock);
-    return found;
+static xdev_block_t **link_of(xdev_ptrtab_t *t, uintptr_t addr) {
+    if (t->buckets == NULL) return NULL;
+    xdev_block_t **link = &t->buckets[slot(t, addr)];
+    while (*link != NULL && (*link)->addr != addr)
+        link = &(*link)->hash_next;
+    return *link != NULL ? link : NULL;
 }
 
-xdev_block_t *xdev_ptrmap_remove(uintptr_t addr) {
-    return take(addr, true);
+xdev_block_t *xdev_ptrtab_remove(xdev_ptrtab_t *t, uintptr_t addr) {
+    xdev_block_t **link = link_of(t, addr);
+    if (link == NULL) return NULL;
+    xdev_block_t *b = *link;
+    *link = b->hash_next;
+    b->hash_next = NULL;
+    t->count--;
+    return b;
 }
 
-xdev_block_t *xdev_ptrmap_find(uintptr_t addr) {
-    return take(addr, false);
+xdev_block_t *xdev_ptrtab_find(xdev_ptrtab_t *t, uintptr_t addr) {
+    xdev_block_t **link = link_of(t, addr);
+    return link != NULL ? *link : NULL;
 }

@@ -20,24 +20,6 @@
 
 /* ---------------------------------------------------------------- helpers */
 
-static int stat_pool(int pool_kind) {
-    return pool_kind == XDEV_POOL_LARGE ? XDEV_STAT_LARGE_POOL : XDEV_STAT_SMALL_POOL;
-}
-
-void xdev_stat_add(xdev_stat_t *s, int64_t amount) {
-    s->current += amount;
-    if (s->current > s->peak) s->peak = s->current;
-    if (amount > 0)
-        s->allocated += amount;
-    else
-        s->freed -= amount;
-}
-
-void xdev_stat_update(xdev_stat_t stat[3], int pool_kind, int64_t amount) {
-    xdev_stat_add(&stat[XDEV_STAT_ALL], amount);
-    xdev_stat_add(&stat[stat_pool(pool_kind)], amount);
-}
-
 static size_t max_split(void) {
     return xdev_alloc_settings()->max_split_size;
 }

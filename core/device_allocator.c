@@ -14,6 +14,7 @@
 #include "error_internal.h"
 #include "pointer_registry.h"
 #include "stream_internal.h"
+#include "thread_state.h"
 
 static xdev_alloc_config_t g_cfg;
 static bool g_no_caching;
@@ -249,11 +250,58 @@ static xdev_status_t malloc_on(xdev_stream_t stream, size_t size, void **ptr) {
         st = xdev_caching_malloc(da, size, stream, &b);
     else
         st = direct_malloc(da, size, stream, &b);
+    if (st == XDEV_SUCCESS && !xdev_ptrtab_insert(&da->live, b)) {
+        if (da->mode == XDEV_ALLOC_MODE_CACHING)
+            xdev_caching_free(da, b);
+        else
+            (void)direct_free(da, b);
+        st = XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory to track the allocation");
+    }
     pthread_mutex_unlock(&da->lock);
     if (st != XDEV_SUCCESS) return st;
-    xdev_ptrmap_insert(b);
+    xdev_thread_state()->alloc_hint = da;
     *ptr = (void *)b->addr;
     return XDEV_SUCCESS;
+}
+
+/* The device allocator whose live table holds ptr, locked, with the block
+ * removed (*out); NULL when no device has it. Tries the thread's last device
+ * first (one lock, the common case), then the segment registry. */
+static xdev_device_allocator_t *take_live(uintptr_t ptr, xdev_block_t **out) {
+    xdev_device_allocator_t *hint = xdev_thread_state()->alloc_hint;
+    if (hint != NULL) {
+        pthread_mutex_lock(&hint->lock);
+        *out = xdev_ptrtab_remove(&hint->live, ptr);
+        if (*out != NULL) return hint;
+        pthread_mutex_unlock(&hint->lock);
+    }
+    xdev_ptr_entry_t e;
+    xdev_device_allocator_t *da;
+    if (!xdev_ptr_lookup((const void *)ptr, &e) || e.kind != XDEV_MEMORY_DEVICE ||
+        xdev_alloc_get(e.be, e.index, &da) != XDEV_SUCCESS || da == hint)
+        return NULL;
+    pthread_mutex_lock(&da->lock);
+    *out = xdev_ptrtab_remove(&da->live, ptr);
+    if (*out != NULL) {
+        xdev_thread_state()->alloc_hint = da;
+        return da;
+    }
+    pthread_mutex_unlock(&da->lock);
+    return NULL;
+}
+
+bool xdev_alloc_live_extent(xdev_backend_t *be, int index, uintptr_t addr, uintptr_t *base,
+                            size_t *size) {
+    xdev_device_allocator_t *da;
+    if (xdev_alloc_get(be, index, &da) != XDEV_SUCCESS) return false;
+    pthread_mutex_lock(&da->lock);
+    xdev_block_t *b = xdev_ptrtab_find(&da->live, addr);
+    if (b != NULL) {
+        *base = b->addr;
+        *size = b->requested ? b->requested : b->size;
+    }
+    pthread_mutex_unlock(&da->lock);
+    return b != NULL;
 }
 
 xdev_status_t xdev_malloc_stream(void **ptr, size_t size, xdev_stream_t stream) {
@@ -322,11 +370,10 @@ static xdev_status_t explain_bad_free(const void *ptr) {
 xdev_status_t xdev_free(void *ptr) {
     if (ptr == NULL) return XDEV_SUCCESS;
     XDEV_CHECK(xdev_core_ensure_init());
-    xdev_block_t *b = xdev_ptrmap_remove((uintptr_t)ptr);
-    if (b == NULL) XDEV_CHECK(explain_bad_free(ptr));
-    xdev_device_allocator_t *da = b->owner;
+    xdev_block_t *b = NULL;
+    xdev_device_allocator_t *da = take_live((uintptr_t)ptr, &b); /* locked */
+    if (da == NULL) XDEV_CHECK(explain_bad_free(ptr));
     xdev_status_t st = XDEV_SUCCESS;
-    pthread_mutex_lock(&da->lock);
     if (da->mode == XDEV_ALLOC_MODE_CACHING)
         xdev_caching_free(da, b);
     else
@@ -351,8 +398,8 @@ xdev_status_t xdev_record_stream(void *ptr, xdev_stream_t stream) {
     XDEV_CHECK(xdev_alloc_get(e.be, e.index, &da));
     xdev_status_t st;
     pthread_mutex_lock(&da->lock);
-    xdev_block_t *b = xdev_ptrmap_find((uintptr_t)ptr);
-    if (b == NULL || b->owner != da || b->state != XDEV_BLOCK_ACTIVE)
+    xdev_block_t *b = xdev_ptrtab_find(&da->live, (uintptr_t)ptr);
+    if (b == NULL || b->state != XDEV_BLOCK_ACTIVE)
         st =
             XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
                       "pointer %p is not the start of a live allocation (freed, or interior)", ptr);

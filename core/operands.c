@@ -32,11 +32,7 @@ static xdev_status_t lookup(const xdev_operand_t *op, const char *what, xdev_ptr
      * interior pointer against its segment. */
     uintptr_t base = e->base;
     size_t size = e->size;
-    const xdev_block_t *blk = xdev_ptrmap_find((uintptr_t)op->ptr);
-    if (blk != NULL) {
-        base = blk->addr;
-        size = blk->requested ? blk->requested : blk->size;
-    }
+    (void)xdev_alloc_live_extent(e->be, e->index, (uintptr_t)op->ptr, &base, &size);
     if (op->bytes > size - ((uintptr_t)op->ptr - base))
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
                          "'%s' (%p): the %s touches %zu bytes from there, past the end of its "

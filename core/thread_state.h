@@ -20,6 +20,7 @@ typedef struct xdev_stream_ref {
 typedef struct xdev_thread_state {
     int current[XDEV_DEVICE_TYPE_COUNT]; /* current device index per type (torch: 0) */
     xdev_stream_ref_t streams[XDEV_DEVICE_TYPE_COUNT][XDEV_MAX_DEVICES];
+    void *alloc_hint; /* device allocator this thread used last: where a free looks first */
 } xdev_thread_state_t;
 
 extern _Thread_local xdev_thread_state_t *xdev_tls_state __attribute__((tls_model("initial-exec")));
