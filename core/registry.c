@@ -73,6 +73,13 @@ static void apply_visible(xdev_backend_t *be, int physical) {
                  be->name);
 }
 
+/* reason = "<plugin path>: <what>: <this thread's last error>". */
+static void set_reason(xdev_backend_t *be, const char *what) {
+    char msg[sizeof be->reason];
+    if (snprintf(msg, sizeof msg, "%s: %s: %s", be->path, what, xdev_last_error()) < 0) msg[0] = 0;
+    memcpy(be->reason, msg, sizeof msg); /* a message longer than the reason is cut */
+}
+
 /* Load and initialise one backend; called with be->lock held. */
 static void load_locked(xdev_backend_t *be) {
     const xdev_backend_api_t *api = NULL;
@@ -86,15 +93,12 @@ static void load_locked(xdev_backend_t *be) {
     }
     if (st == XDEV_SUCCESS) {
         st = api->init(&xdev_core_host_services);
-        if (st != XDEV_SUCCESS)
-            snprintf(be->reason, sizeof be->reason, "initialisation failed: %s", xdev_last_error());
+        if (st != XDEV_SUCCESS) set_reason(be, "initialisation failed");
     }
     int physical = 0;
     if (st == XDEV_SUCCESS) {
         st = api->device->count(&physical);
-        if (st != XDEV_SUCCESS)
-            snprintf(be->reason, sizeof be->reason, "counting devices failed: %s",
-                     xdev_last_error());
+        if (st != XDEV_SUCCESS) set_reason(be, "counting devices failed");
     }
     if (st != XDEV_SUCCESS) {
         if (be->reason[0] == '\0') snprintf(be->reason, sizeof be->reason, "%s", xdev_last_error());

@@ -323,6 +323,28 @@ START_TEST(cuda_missing) {
 }
 END_TEST
 
+/* The real CUDA plugin beside libxdev (built wherever the toolkit is): on a
+ * machine with a GPU explicit cuda works; without a driver or device (CI)
+ * it fails naming the plugin file and the CUDA error, never falling back. */
+START_TEST(cuda_real) {
+    xdev_status_t st = xdev_init();
+    if (st == XDEV_SUCCESS) {
+        expect_default(XDEV_DEVICE_CUDA);
+        int n = 0;
+        XT_OK(xdev_device_count(XDEV_DEVICE_CUDA, &n));
+        ck_assert_int_ge(n, 1);
+        printf("cuda_real: a CUDA device is present (%d)\n", n);
+        return;
+    }
+    XT_ERR(XDEV_ERROR_BACKEND_UNAVAILABLE, xdev_init(), "XDEV_BACKEND=cuda", "libxdev-cuda.so",
+           "cudaError|no cuda device");
+    printf("cuda_real: %s\n", xdev_last_error());
+    xdev_backend_info_t info;
+    XT_OK(xdev_backend_get_info(XDEV_DEVICE_CPU, &info));
+    ck_assert(!info.is_default); /* no silent fallback to the CPU */
+}
+END_TEST
+
 START_TEST(hip_missing) {
     expect_init_fails(XDEV_ERROR_BACKEND_UNAVAILABLE, "hip", "libxdev-hip.so");
 }
@@ -405,6 +427,7 @@ int main(int argc, char **argv) {
         {"list_fallback", list_fallback, true, false},
         {"list_nodevice", list_nodevice, false, false},
         {"cuda_missing", cuda_missing, true, false},
+        {"cuda_real", cuda_real, false, false},
         {"hip_missing", hip_missing, false, true},
         {"cuda_badabi", cuda_badabi, false, false},
         {"cuda_nosym", cuda_nosym, false, false},
@@ -414,6 +437,13 @@ int main(int argc, char **argv) {
         {"env_malformed", env_malformed, false, false},
     };
     const size_t n = sizeof scenarios / sizeof scenarios[0];
+    if (argc >= 2 && strcmp(argv[1], "cuda_real") == 0) {
+        char where[4096];
+        if (!xt_plugin_installed("cuda", where, sizeof where)) {
+            printf("SKIP cuda_real: no real libxdev-cuda.so was built (no CUDA toolkit)\n");
+            return XT_SKIP_CODE;
+        }
+    }
     if (argc < 2) {
         fprintf(stderr, "usage: %s <scenario>\n", argv[0]);
         return 2;
