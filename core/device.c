@@ -128,9 +128,7 @@ xdev_status_t xdev_get_device_properties(xdev_device_t device, xdev_device_prope
     XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
     xdev_status_t (*fn)(int, xdev_device_properties_t *) =
         XDEV_BACKEND_SLOT(be->api->device, get_properties);
-    if (fn == NULL)
-        return XDEV_API_FAIL(XDEV_ERROR_NOT_SUPPORTED,
-                             "the %s backend does not implement device.get_properties", be->name);
+    if (fn == NULL) XDEV_CHECK(xdev_backend_not_supported(be, "device.get_properties"));
     memset(props, 0, sizeof *props);
     XDEV_CHECK(fn(be->devices[d.index].physical, props));
     props->physical_index = be->devices[d.index].physical;
@@ -142,9 +140,7 @@ xdev_status_t xdev_device_synchronize(xdev_device_t device) {
     xdev_device_t d = {XDEV_DEVICE_CPU, 0};
     XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
     xdev_status_t (*fn)(int) = XDEV_BACKEND_SLOT(be->api->device, synchronize);
-    if (fn == NULL)
-        return XDEV_API_FAIL(XDEV_ERROR_NOT_SUPPORTED,
-                             "the %s backend does not implement device.synchronize", be->name);
+    if (fn == NULL) XDEV_CHECK(xdev_backend_not_supported(be, "device.synchronize"));
     XDEV_CHECK(fn(be->devices[d.index].physical));
     return XDEV_SUCCESS;
 }
@@ -187,10 +183,7 @@ xdev_status_t xdev_device_enable_peer_access(xdev_device_t device, xdev_device_t
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, "%s:%d cannot be its own peer", be->name,
                              d.index);
     xdev_status_t (*fn)(int, int) = XDEV_BACKEND_SLOT(be->api->device, enable_peer_access);
-    if (fn == NULL)
-        return XDEV_API_FAIL(XDEV_ERROR_NOT_SUPPORTED,
-                             "the %s backend does not implement device.enable_peer_access",
-                             be->name);
+    if (fn == NULL) XDEV_CHECK(xdev_backend_not_supported(be, "device.enable_peer_access"));
     XDEV_CHECK(fn(be->devices[d.index].physical, be->devices[p.index].physical));
     atomic_fetch_or(&be->devices[d.index].peer_enabled, (uint64_t)1 << p.index);
     return XDEV_SUCCESS;

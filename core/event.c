@@ -21,11 +21,6 @@ xdev_status_t xdev_event_check(xdev_event_t e, const char *arg) {
     return XDEV_FAIL(XDEV_ERROR_INVALID_HANDLE, "'%s' (%p) is not an xdev event", arg, (void *)e);
 }
 
-static xdev_status_t not_supported(const xdev_backend_t *be, const char *slot) {
-    return XDEV_FAIL(XDEV_ERROR_NOT_SUPPORTED, "the %s backend does not implement %s", be->name,
-                     slot);
-}
-
 xdev_status_t xdev_event_create(unsigned flags, xdev_event_t *out) {
     XDEV_REQUIRE_ARG(out);
     if (flags & ~(unsigned)EVENT_FLAGS_ALL)
@@ -78,14 +73,14 @@ xdev_status_t xdev_core_event_record(xdev_event_t event, xdev_stream_t stream) {
     }
     xdev_backend_t *be = stream->be;
     xdev_status_t (*record)(int, void *, void *) = XDEV_BACKEND_SLOT(be->api->event, record);
-    if (record == NULL) return not_supported(be, "event.record");
+    if (record == NULL) return xdev_backend_not_supported(be, "event.record");
     xdev_status_t st = XDEV_SUCCESS;
     pthread_mutex_lock(&event->lock);
     xdev_backend_t *ebe = atomic_load_explicit(&event->be, memory_order_relaxed);
     if (ebe == NULL) {
         xdev_status_t (*create)(int, unsigned, void **) = XDEV_BACKEND_SLOT(be->api->event, create);
         if (create == NULL)
-            st = not_supported(be, "event.create");
+            st = xdev_backend_not_supported(be, "event.create");
         else
             st = create(stream->physical, event->flags, &event->native);
         if (st == XDEV_SUCCESS) {
@@ -117,7 +112,7 @@ xdev_status_t xdev_event_query(xdev_event_t event) {
     xdev_backend_t *be = atomic_load_explicit(&event->be, memory_order_acquire);
     if (be == NULL) return XDEV_SUCCESS; /* never recorded: nothing pending (torch) */
     xdev_status_t (*query)(int, void *) = XDEV_BACKEND_SLOT(be->api->event, query);
-    if (query == NULL) XDEV_CHECK(not_supported(be, "event.query"));
+    if (query == NULL) XDEV_CHECK(xdev_backend_not_supported(be, "event.query"));
     xdev_status_t st = query(event->physical, event->native);
     if (st == XDEV_SUCCESS || st == XDEV_ERROR_NOT_READY) return st;
     return xdev_core_blame(st, __func__);
@@ -128,7 +123,7 @@ xdev_status_t xdev_event_synchronize(xdev_event_t event) {
     xdev_backend_t *be = atomic_load_explicit(&event->be, memory_order_acquire);
     if (be == NULL) return XDEV_SUCCESS;
     xdev_status_t (*sync)(int, void *) = XDEV_BACKEND_SLOT(be->api->event, synchronize);
-    if (sync == NULL) XDEV_CHECK(not_supported(be, "event.synchronize"));
+    if (sync == NULL) XDEV_CHECK(xdev_backend_not_supported(be, "event.synchronize"));
     XDEV_CHECK(sync(event->physical, event->native));
     return XDEV_SUCCESS;
 }
@@ -163,7 +158,7 @@ xdev_status_t xdev_event_elapsed_time(xdev_event_t start, xdev_event_t end, floa
     }
     xdev_status_t (*elapsed)(int, void *, void *, float *) =
         XDEV_BACKEND_SLOT(be->api->event, elapsed_time);
-    if (elapsed == NULL) XDEV_CHECK(not_supported(be, "event.elapsed_time"));
+    if (elapsed == NULL) XDEV_CHECK(xdev_backend_not_supported(be, "event.elapsed_time"));
     XDEV_CHECK(elapsed(start->physical, start->native, end->native, ms));
     return XDEV_SUCCESS;
 }

@@ -126,8 +126,7 @@ xdev_status_t xdev_host_alloc(void **ptr, size_t size) {
     if (size == 0) return XDEV_SUCCESS;
     xdev_status_t (*alloc)(size_t, void **) = XDEV_BACKEND_SLOT(be->api->memory, host_alloc);
     if (alloc == NULL || XDEV_BACKEND_SLOT(be->api->memory, host_free) == NULL)
-        return XDEV_API_FAIL(XDEV_ERROR_NOT_SUPPORTED,
-                             "the %s backend does not implement memory.host_alloc", be->name);
+        XDEV_CHECK(xdev_backend_not_supported(be, "memory.host_alloc"));
     size_t rounded;
     int cls = size_class(size, &rounded);
     if (cls >= HOST_CLASSES)

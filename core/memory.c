@@ -10,11 +10,6 @@
 #include "pointer_registry.h"
 #include "stream_internal.h"
 
-static xdev_status_t not_supported(const xdev_backend_t *be, const char *slot) {
-    return XDEV_FAIL(XDEV_ERROR_NOT_SUPPORTED, "the %s backend does not implement %s", be->name,
-                     slot);
-}
-
 xdev_status_t xdev_pointer_get_info(const void *ptr, xdev_pointer_info_t *out) {
     XDEV_REQUIRE_ARG(out);
     XDEV_CHECK(xdev_core_ensure_init());
@@ -196,7 +191,7 @@ static xdev_status_t copy_stream(copy_plan_t *p, const void *dst, const void *sr
 static xdev_status_t enqueue_copy(const copy_plan_t *p, xdev_stream_t s) {
     xdev_status_t (*copy)(const xdev_copy_desc_t *, int, void *) =
         XDEV_BACKEND_SLOT(s->be->api->memory, memcpy_async);
-    if (copy == NULL) return not_supported(s->be, "memory.memcpy_async");
+    if (copy == NULL) return xdev_backend_not_supported(s->be, "memory.memcpy_async");
     xdev_status_t st = copy(&p->desc, s->physical, s->native);
     if (st != XDEV_SUCCESS) return st;
     /* pinned blocks must not be reused before the stream passes the copy */
@@ -294,7 +289,7 @@ xdev_status_t xdev_memset_async(void *dst, int value, size_t n, xdev_stream_t st
     }
     xdev_status_t (*set)(int, void *, int, size_t, void *) =
         XDEV_BACKEND_SLOT(stream->be->api->memory, memset_async);
-    if (set == NULL) XDEV_CHECK(not_supported(stream->be, "memory.memset_async"));
+    if (set == NULL) XDEV_CHECK(xdev_backend_not_supported(stream->be, "memory.memset_async"));
     XDEV_CHECK(set(stream->physical, dst, value, n, stream->native));
     XDEV_CHECK(xdev_core_after_enqueue(stream));
     return XDEV_SUCCESS;
@@ -308,7 +303,7 @@ xdev_status_t xdev_mem_get_info(xdev_device_t device, size_t *free_bytes, size_t
     XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
     xdev_status_t (*info)(int, size_t *, size_t *) =
         XDEV_BACKEND_SLOT(be->api->memory, mem_get_info);
-    if (info == NULL) XDEV_CHECK(not_supported(be, "memory.mem_get_info"));
+    if (info == NULL) XDEV_CHECK(xdev_backend_not_supported(be, "memory.mem_get_info"));
     XDEV_CHECK(info(be->devices[d.index].physical, free_bytes, total_bytes));
     return XDEV_SUCCESS;
 }

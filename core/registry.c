@@ -223,6 +223,11 @@ bool xdev_launch_blocking(void) {
     return xdev_core_launch_blocking;
 }
 
+xdev_status_t xdev_backend_not_supported(const xdev_backend_t *be, const char *slot) {
+    return XDEV_FAIL(XDEV_ERROR_NOT_SUPPORTED, "the %s backend does not implement %s", be->name,
+                     slot);
+}
+
 xdev_device_type_t xdev_core_default_type(void) {
     return g_default_type;
 }

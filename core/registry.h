@@ -63,6 +63,9 @@ xdev_device_type_t xdev_core_default_type(void);
 /* XDEV_LAUNCH_BLOCKING as read at initialisation. */
 extern bool xdev_core_launch_blocking;
 
+/* XDEV_ERROR_NOT_SUPPORTED: "the <backend> backend does not implement <slot>". */
+xdev_status_t xdev_backend_not_supported(const xdev_backend_t *be, const char *slot);
+
 /* Host services given to backends. */
 extern const xdev_host_services_t xdev_core_host_services;
 

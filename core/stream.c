@@ -21,11 +21,6 @@ xdev_status_t xdev_stream_check(xdev_stream_t s, const char *arg) {
     return XDEV_FAIL(XDEV_ERROR_INVALID_HANDLE, "'%s' (%p) is not an xdev stream", arg, (void *)s);
 }
 
-static xdev_status_t not_supported(const xdev_backend_t *be, const char *slot) {
-    return XDEV_FAIL(XDEV_ERROR_NOT_SUPPORTED, "the %s backend does not implement %s", be->name,
-                     slot);
-}
-
 xdev_status_t xdev_core_default_stream(xdev_backend_t *be, int index, xdev_stream_t *out) {
     xdev_device_state_t *ds = &be->devices[index];
     xdev_stream_t s = atomic_load_explicit(&ds->default_stream, memory_order_acquire);
@@ -80,7 +75,8 @@ static void set_current(xdev_stream_t s) {
 xdev_status_t xdev_core_after_enqueue(xdev_stream_t s) {
     if (!xdev_core_launch_blocking) return XDEV_SUCCESS;
     xdev_status_t (*sync)(int, void *) = XDEV_BACKEND_SLOT(s->be->api->stream, synchronize);
-    if (sync == NULL) return not_supported(s->be, "stream.synchronize (XDEV_LAUNCH_BLOCKING)");
+    if (sync == NULL)
+        return xdev_backend_not_supported(s->be, "stream.synchronize (XDEV_LAUNCH_BLOCKING)");
     return sync(s->physical, s->native);
 }
 
@@ -95,7 +91,7 @@ xdev_status_t xdev_stream_create(xdev_device_t device, int priority, xdev_stream
     xdev_device_t d = {XDEV_DEVICE_CPU, 0};
     XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
     xdev_status_t (*create)(int, int, void **) = XDEV_BACKEND_SLOT(be->api->stream, create);
-    if (create == NULL) XDEV_CHECK(not_supported(be, "stream.create"));
+    if (create == NULL) XDEV_CHECK(xdev_backend_not_supported(be, "stream.create"));
     int physical = be->devices[d.index].physical;
     void *native = NULL;
     XDEV_CHECK(create(physical, priority, &native));
@@ -143,7 +139,7 @@ xdev_status_t xdev_stream_destroy(xdev_stream_t stream) {
                              stream->be->name, stream->device.index);
     if (stream->owned) {
         xdev_status_t (*destroy)(int, void *) = XDEV_BACKEND_SLOT(stream->be->api->stream, destroy);
-        if (destroy == NULL) XDEV_CHECK(not_supported(stream->be, "stream.destroy"));
+        if (destroy == NULL) XDEV_CHECK(xdev_backend_not_supported(stream->be, "stream.destroy"));
         XDEV_CHECK(destroy(stream->physical, stream->native));
     }
     xdev_handle_free(&xdev_stream_arena, stream);
@@ -199,7 +195,7 @@ xdev_status_t xdev_stream_get_priority(xdev_stream_t stream, int *out) {
 xdev_status_t xdev_stream_query(xdev_stream_t stream) {
     XDEV_CHECK(xdev_stream_check(stream, "stream"));
     xdev_status_t (*query)(int, void *) = XDEV_BACKEND_SLOT(stream->be->api->stream, query);
-    if (query == NULL) XDEV_CHECK(not_supported(stream->be, "stream.query"));
+    if (query == NULL) XDEV_CHECK(xdev_backend_not_supported(stream->be, "stream.query"));
     xdev_status_t st = query(stream->physical, stream->native);
     if (st == XDEV_SUCCESS || st == XDEV_ERROR_NOT_READY) return st;
     return xdev_core_blame(st, __func__);
@@ -208,7 +204,7 @@ xdev_status_t xdev_stream_query(xdev_stream_t stream) {
 xdev_status_t xdev_stream_synchronize(xdev_stream_t stream) {
     XDEV_CHECK(xdev_stream_check(stream, "stream"));
     xdev_status_t (*sync)(int, void *) = XDEV_BACKEND_SLOT(stream->be->api->stream, synchronize);
-    if (sync == NULL) XDEV_CHECK(not_supported(stream->be, "stream.synchronize"));
+    if (sync == NULL) XDEV_CHECK(xdev_backend_not_supported(stream->be, "stream.synchronize"));
     XDEV_CHECK(sync(stream->physical, stream->native));
     return XDEV_SUCCESS;
 }
@@ -228,7 +224,7 @@ xdev_status_t xdev_stream_wait_event(xdev_stream_t stream, xdev_event_t event) {
                              stream->be->name, ebe->name);
     xdev_status_t (*wait)(int, void *, void *) =
         XDEV_BACKEND_SLOT(stream->be->api->stream, wait_event);
-    if (wait == NULL) XDEV_CHECK(not_supported(stream->be, "stream.wait_event"));
+    if (wait == NULL) XDEV_CHECK(xdev_backend_not_supported(stream->be, "stream.wait_event"));
     XDEV_CHECK(wait(stream->physical, stream->native, enative));
     XDEV_CHECK(xdev_core_after_enqueue(stream));
     return XDEV_SUCCESS;
@@ -249,7 +245,8 @@ xdev_status_t xdev_stream_wait_stream(xdev_stream_t stream, xdev_stream_t other)
     xdev_status_t (*destroy)(int, void *) = XDEV_BACKEND_SLOT(ev, destroy);
     xdev_status_t (*wait)(int, void *, void *) = XDEV_BACKEND_SLOT(be->api->stream, wait_event);
     if (!create || !record || !destroy || !wait)
-        XDEV_CHECK(not_supported(be, "event.create/record/destroy or stream.wait_event"));
+        XDEV_CHECK(
+            xdev_backend_not_supported(be, "event.create/record/destroy or stream.wait_event"));
     /* A private event marks `other`'s current end; backends keep a pending
      * event alive until the queues are done with it. */
     void *marker = NULL;
@@ -272,7 +269,7 @@ xdev_status_t xdev_stream_record_event(xdev_stream_t stream, xdev_event_t event)
 xdev_status_t xdev_core_launch_host_func(xdev_stream_t s, xdev_host_fn_t fn, void *user) {
     xdev_status_t (*launch)(int, void *, xdev_host_fn_t, void *) =
         XDEV_BACKEND_SLOT(s->be->api->stream, launch_host_func);
-    if (launch == NULL) return not_supported(s->be, "stream.launch_host_func");
+    if (launch == NULL) return xdev_backend_not_supported(s->be, "stream.launch_host_func");
     xdev_status_t st = launch(s->physical, s->native, fn, user);
     if (st != XDEV_SUCCESS) return st;
     return xdev_core_after_enqueue(s);
