@@ -176,7 +176,10 @@ static xdev_status_t exec_locked(xdev_fft_cache_t *c, const xdev_fft_key_t *key,
         x->work_size = work_size;
         st = tgt->be->api->fft->exec(x);
     }
-    if (transient) xdev_fft_cache_destroy_plan(c, x->plan);
+    if (transient) { /* not cached: wait for this exec, then release the plan */
+        if (st == XDEV_SUCCESS) st = xdev_stream_synchronize(tgt->stream);
+        xdev_fft_cache_destroy_plan(c, x->plan);
+    }
     return st;
 }
 

@@ -38,10 +38,12 @@ xdev_status_t xdev_fft_cache_get(xdev_backend_t *be, int index, xdev_fft_cache_t
 void xdev_fft_cache_lock(xdev_fft_cache_t *c);
 void xdev_fft_cache_unlock(xdev_fft_cache_t *c);
 
-/* With the lock held: the plan for `key`, from the cache (a hit, now most
- * recently used) or created by the backend (a miss, inserted, evicting the
- * least recently used plan beyond max_size). With max_size 0 the new plan is
- * not cached: *transient is set and the caller destroys it with
+/* With the lock held: the plan for `key` (about to be executed), from the
+ * cache (a hit, now most recently used) or created by the backend (a miss,
+ * inserted, evicting the least recently used plan beyond max_size). An
+ * evicted plan is destroyed only after its device has finished the work
+ * queued so far. With max_size 0 the new plan is not cached: *transient is
+ * set and the caller synchronizes the exec's stream and destroys it with
  * xdev_fft_cache_destroy_plan after use. */
 xdev_status_t xdev_fft_cache_acquire(xdev_fft_cache_t *c, const xdev_fft_key_t *key, void **plan,
                                      size_t *work_size, bool *transient);

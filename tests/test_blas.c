@@ -612,6 +612,11 @@ START_TEST(stream_ordered) {
     xdev_stream_t s, other;
     XT_OK(xdev_stream_create(xt_dev(0), XDEV_STREAM_PRIORITY_NORMAL, &s));
     XT_OK(xdev_stream_create(xt_dev(0), XDEV_STREAM_PRIORITY_NORMAL, &other));
+    /* Warm-up on s: CUDA loads a kernel's module at its first launch (lazy
+     * loading), which can wait for the device; the GEMM below then only enqueues. */
+    XT_OK(xdev_gemm(F32, N_, N_, 2, 2, 2, 1.0, a, 2, a, 2, 0.0, c, 2, s));
+    XT_OK(xdev_memcpy_async(c, poison, sizeof poison, s));
+    XT_OK(xdev_stream_synchronize(s));
     XT_OK(xdev_stream_set_current(s));
     if (xt_device_count() > 1)
         XT_OK(xdev_set_device(xt_dev(1))); /* the current device does not matter */

@@ -449,7 +449,12 @@ END_TEST
 /* ------------------------------------------------------------ XDEV_VISIBLE_DEVICES=3,1 */
 START_TEST(visible_devices_renumber) {
     int count = -1;
-    XT_OK(xdev_device_count(xt_type(), &count));
+    xdev_status_t st = xdev_device_count(xt_type(), &count);
+    /* With fewer than 2 physical GPUs, 3,1 selects none: xdev cannot initialise. */
+    if (st == XDEV_ERROR_BACKEND_UNAVAILABLE && xt_type() != XDEV_DEVICE_CPU)
+        XT_SKIP("XDEV_VISIBLE_DEVICES=3,1 selects no %s device here: %s", xt_type_name(),
+                xdev_last_error());
+    XT_OK(st);
     /* 3,1 selects two of 4 physical devices; with fewer, only index 1 (or
      * none) survives. The CPU backend has 4 here (XDEV_CPU_DEVICES=4). */
     if (xt_type() != XDEV_DEVICE_CPU && count < 2)

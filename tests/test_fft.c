@@ -591,6 +591,11 @@ START_TEST(stream_ordered) {
     xdev_stream_t s, other;
     XT_OK(xdev_stream_create(xt_dev(0), XDEV_STREAM_PRIORITY_NORMAL, &s));
     XT_OK(xdev_stream_create(xt_dev(0), XDEV_STREAM_PRIORITY_NORMAL, &other));
+    /* Warm-up on s (the plan, and CUDA's lazy loading of the kernels' module
+     * at their first launch, which can wait for the device). */
+    XT_OK(xdev_fft_exec(&d, x, y, XDEV_FFT_FORWARD, XDEV_FFT_NORM_NONE, s));
+    XT_OK(xdev_memcpy_async(y, poison, sizeof poison, s));
+    XT_OK(xdev_stream_synchronize(s));
     XT_OK(xdev_stream_set_current(s));
     xt_gate_t gate;
     xt_gate_init(&gate);

@@ -407,6 +407,17 @@ bool xt_is_cpu(const char *test) {
     return false;
 }
 
+bool xt_host_funcs_concurrent(const char *test, const char *part) {
+    if (xt_type() == XDEV_DEVICE_CPU) return true;
+    char reason[200];
+    snprintf(reason, sizeof reason,
+             "the %s backend runs the host functions of all streams on one driver thread: a "
+             "blocked host function on one stream holds up every other stream's",
+             xt_type_name());
+    skip_record(test, part, part == NULL, reason);
+    return false;
+}
+
 const char *xt_libxdev_dir(void) {
     const char *dir = getenv("XT_LIBXDEV_DIR");
     return dir && *dir ? dir : NULL;

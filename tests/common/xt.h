@@ -180,6 +180,18 @@ bool xt_is_cpu(const char *test);
         if (!xt_is_cpu(__func__)) return;                                                          \
     } while (0)
 
+/* Do host functions of different streams run concurrently (one stream's
+ * blocked host function does not hold up another stream's)? True on the CPU
+ * backend (a worker per stream). CUDA (and HIP) run the host functions of
+ * all streams on one driver thread, so a test that blocks one stream with a
+ * host function while expecting another stream's to run records the skip of
+ * `part` (the whole test when NULL) and gets false. */
+bool xt_host_funcs_concurrent(const char *test, const char *part);
+#define XT_REQUIRE_CONCURRENT_HOST_FUNCS()                                                         \
+    do {                                                                                           \
+        if (!xt_host_funcs_concurrent(__func__, NULL)) return;                                     \
+    } while (0)
+
 /* Directory of libxdev (XT_LIBXDEV_DIR, set by ctest) or NULL. */
 const char *xt_libxdev_dir(void);
 /* True when a real plugin libxdev-<name>.so sits beside libxdev or in the

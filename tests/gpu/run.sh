@@ -1,34 +1,54 @@
 #!/usr/bin/env bash
 # tests/gpu/run.sh - build xdev on a GPU machine and run everything that needs
-# the GPU: the whole ctest suite (the CUDA-only suites of tests/gpu included),
-# the CPU-pinned suites again with XDEV_BACKEND=cuda, compute-sanitizer
-# memcheck and racecheck over a representative subset, and the benchmarks
-# (xdev against raw CUDA and against PyTorch's c10 allocator).
+# the GPU, in steps (XDEV_GPU_STEPS, commas or spaces; default: all but the
+# optional ones):
+#   build          Release build with -DXDEV_WERROR=ON (retried with OFF)
+#   conformance    a second build with -DXDEV_TEST_BACKEND=cuda, then
+#                  ctest -L conformance: the backend-generic suites on cuda
+#   gpu            ctest -L gpu: the CUDA-only suites of tests/gpu
+#   sanitizer      compute-sanitizer memcheck and racecheck over tests/gpu,
+#                  copies, and a small GEMM + FFT run (test_blas, test_fft)
+#   bench-runtime  runtime_bench vs raw CUDA (cuda_runtime_bench), twice
+#   bench-copy     copy_bench: pinned/pageable H2D/D2H vs raw cudaMemcpy
+#   bench-alloc    alloc_bench and alloc_replay vs c10's caching allocator
+#   bench-blas     gemm_bench: xdev_gemm vs cublasGemmEx (f32, tf32, bf16)
+#   bench-fft      fft_overhead_bench: xdev_fft_exec (cache hit) vs cufftExec
+#   tf32           tf32_bench: the seed's 10240^2 TF32 on/off experiment
+#   rng            build/bench/rng_bench and bench/gpu/rng_torch.py, if present
+# Optional (named explicitly): ctest (the CPU-pinned suites of the main
+# build), rerun (the CPU-pinned suites again with XDEV_BACKEND=cuda, from
+# before the conformance build existed). "bench" = the three bench-runtime,
+# bench-copy, bench-alloc.
 #
 # On the device machine, from the repository root, with the Debian packages
 # of .device-debs (Check, OpenBLAS, FFTW) and the traces copied into .traces/:
 #
 #   eval "$(bash .device-debs/device-debs.sh env)" && bash tests/gpu/run.sh
+#   XDEV_GPU_STEPS=build,conformance,bench-blas ... bash tests/gpu/run.sh
 #
-# Logs go to $OUT (default /tmp/xdev-gpu): build.log, tests.log,
-# sanitizer.log, bench.log and summary.txt, which is also printed last.
-# Steps run within a budget (XDEV_GPU_BUDGET_S, default 530 s): what does not
-# fit is reported as not run. XDEV_GPU_STEPS picks steps (default
-# "build ctest bench sanitizer rerun").
+# Logs go to $OUT (default /tmp/xdev-gpu): build.log, conformance.log,
+# tests.log, sanitizer.log, bench.log and summary.txt, which is also printed
+# last. Steps run within a budget (XDEV_GPU_BUDGET_S, default 530 s): what
+# does not fit is reported as not run.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 OUT=${OUT:-/tmp/xdev-gpu}
 mkdir -p "$OUT"
 B=${XDEV_GPU_BUILD:-build-gpu}
 BUDGET=${XDEV_GPU_BUDGET_S:-530}
-STEPS=${XDEV_GPU_STEPS:-build ctest bench sanitizer rerun}
+DEFAULT_STEPS="build conformance gpu sanitizer bench-runtime bench-copy bench-alloc bench-blas"
+DEFAULT_STEPS+=" bench-fft tf32 rng"
+STEPS=" ${XDEV_GPU_STEPS:-$DEFAULT_STEPS} "
+STEPS=${STEPS//,/ }
+[[ "$STEPS" == *" bench "* ]] && STEPS+=" bench-runtime bench-copy bench-alloc "
+C=${XDEV_GPU_CONF_BUILD:-build-gpu-conf}
 JOBS=$(nproc)
 SUM=$OUT/summary.txt
 : >"$SUM"
 
 note() { printf '%s\n' "$*" | tee -a "$SUM"; }
 left() { echo $((BUDGET - SECONDS)); }
-want() { [[ " $STEPS " == *" $1 "* ]]; }
+want() { [[ "$STEPS" == *" $1 "* ]]; }
 # run_to LOG SECONDS CMD...: run with a time limit, appending to LOG; returns the status.
 run_to() {
     local log=$1 limit=$2
@@ -55,6 +75,7 @@ run_to() {
     nproc
 } >"$OUT/build.log" 2>&1
 note "GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1)"
+note "steps:$(echo "$STEPS" | tr -s ' ' ' ')"
 
 # ---------------------------------------------------------------- build
 if want build; then
@@ -75,12 +96,33 @@ if want build; then
 fi
 ls "$B"/lib/libxdev-cuda.so >/dev/null 2>&1 || { note "no libxdev-cuda.so built"; cat "$SUM"; exit 1; }
 
+# ---------------------------------------------------------------- conformance on cuda
+# The backend-generic suites (label conformance) built for XDEV_TEST_BACKEND=cuda.
+if want conformance; then
+    CL=$OUT/conformance.log
+    gen=()
+    command -v ninja >/dev/null && gen=(-G Ninja)
+    if run_to "$CL" 120 cmake -S . -B "$C" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release \
+        -DXDEV_WERROR=OFF -DXDEV_TEST_BACKEND=cuda && run_to "$CL" 240 cmake --build "$C" -j "$JOBS"; then
+        run_to "$CL" 240 ctest --test-dir "$C" -L conformance -V -j 4 --timeout 120
+        note "conformance on cuda (ctest -L conformance, -DXDEV_TEST_BACKEND=cuda): $(grep -E 'tests passed|tests failed' "$CL" | tail -1)"
+        grep -E '\((Failed|Timeout|SEGFAULT|Subprocess aborted)\)' "$CL" | sed 's/^/  /' | tee -a "$SUM"
+        grep -E '^ *[0-9]+ - .*\(Skipped\)' "$CL" | sed 's/^/  skipped entry: /' | tee -a "$SUM"
+        grep -E '^[0-9]+: SKIP ' "$CL" | sed -E 's/^[0-9]+: //' | sort | uniq -c | sed 's/^/  /' |
+            tee -a "$SUM"
+    else
+        note "conformance: the XDEV_TEST_BACKEND=cuda build FAILED (see conformance.log)"
+    fi
+fi
+
 # ---------------------------------------------------------------- ctest
 if want ctest; then
     run_to "$OUT/tests.log" 150 ctest --test-dir "$B" -LE gpu --output-on-failure -j 4 --timeout 60
     note "ctest, all but tests/gpu (suites pin XDEV_BACKEND=cpu): $(grep -E 'tests passed|tests failed' "$OUT/tests.log" | tail -1)"
     grep -E '\((Failed|Timeout|SEGFAULT|Subprocess aborted)\)' "$OUT/tests.log" | sed 's/^/  /' | tee -a "$SUM"
     grep -E '^ *[0-9]+ - .*\(Skipped\)' "$OUT/tests.log" | sed 's/^/  skipped: /' | tee -a "$SUM"
+fi
+if want gpu; then
     run_to "$OUT/tests.log" 150 ctest --test-dir "$B" -L gpu -V --timeout 60
     note "ctest -L gpu (tests/gpu, XDEV_BACKEND=cuda): $(grep -E 'tests passed|tests failed' "$OUT/tests.log" | tail -1)"
     grep -E '\((Failed|Timeout|SEGFAULT|Subprocess aborted)\)|(Passed|Skipped) +[0-9.]+ sec' "$OUT/tests.log" |
@@ -90,12 +132,13 @@ if want ctest; then
 fi
 
 # ---------------------------------------------------------------- benchmarks
-if want bench; then
-    BL=$OUT/bench.log
-    export XDEV_BACKEND=cuda
-    note "benchmarks (XDEV_BACKEND=cuda; full tables in bench.log):"
-    mark() { wc -l <"$BL"; }
-    since() { tail -n +$(($1 + 1)) "$BL"; }
+BL=$OUT/bench.log
+touch "$BL"
+mark() { wc -l <"$BL"; }
+since() { tail -n +$(($1 + 1)) "$BL"; }
+export XDEV_BACKEND=cuda # the benchmarks; ctest entries set their own
+if want bench-runtime; then
+    note "bench-runtime (XDEV_BACKEND=cuda; full tables in bench.log):"
     for round in 1 2; do # twice, interleaved: the spread between rounds is the noise
         m=$(mark)
         run_to "$BL" 60 "$B/bench/runtime_bench"
@@ -105,6 +148,9 @@ if want bench; then
         since "$m" | grep -E '^\| [a-zA-Z]' | grep -v operation | sed "s/^/  raw#$round  /" |
             tee -a "$SUM"
     done
+fi
+if want bench-copy; then
+    note "bench-copy:"
     m=$(mark)
     run_to "$BL" 120 "$B/bench/gpu/copy_bench" --sizes-mb 4,64,512 --reps 30
     since "$m" | grep -E '^\| (pinned|pageable)' | sed 's/^/  /' | tee -a "$SUM"
@@ -120,6 +166,9 @@ if want bench; then
             --reps 5 --pageable-only
         since "$m" | grep -E '^\| pageable' | sed "s/^/  chunk=${kb}K /" | tee -a "$SUM"
     done
+fi
+if want bench-alloc; then
+    note "bench-alloc:"
     # c10's caching allocator from C++ (PyTorch of this machine)
     TORCH=$(python3 -c 'import torch,os;print(os.path.dirname(torch.__file__))' 2>/dev/null)
     ABI=$(python3 -c 'import torch;print(int(torch._C._GLIBCXX_USE_CXX11_ABI))' 2>/dev/null)
@@ -148,8 +197,43 @@ if want bench; then
     else
         note "  traces not found in .traces/ (copy ../shared/traces/*.csv.gz there): replay not run"
     fi
-    unset XDEV_BACKEND
 fi
+if want bench-blas; then
+    m=$(mark)
+    run_to "$BL" 150 "$B/bench/gpu/gemm_bench" --sizes 4096,8192 --modes f32,tf32,bf16
+    note "bench-blas (goal: ratio >= 0.98):"
+    since "$m" | grep -E '^(gemm_bench|\| )' | sed 's/^/  /' | tee -a "$SUM"
+fi
+if want bench-fft; then
+    m=$(mark)
+    run_to "$BL" 120 "$B/bench/gpu/fft_overhead_bench"
+    note "bench-fft (goal: overhead <= 1000 ns):"
+    since "$m" | grep -E '^(fft_overhead|plan cache|\| )' | sed 's/^/  /' | tee -a "$SUM"
+fi
+if want tf32; then
+    m=$(mark)
+    run_to "$BL" 150 "$B/bench/gpu/tf32_bench" --n 10240 --reps 5
+    note "tf32 (the seed's experiment):"
+    since "$m" | grep -E '^(tf32_bench|\| |speed-up)' | sed 's/^/  /' | tee -a "$SUM"
+fi
+if want rng; then
+    note "rng:"
+    if [ -x "$B/bench/rng_bench" ]; then
+        m=$(mark)
+        run_to "$BL" 90 "$B/bench/rng_bench"
+        since "$m" | sed 's/^/  /' | tail -n 30 | tee -a "$SUM"
+    else
+        note "  $B/bench/rng_bench not built: not run"
+    fi
+    if [ -f bench/gpu/rng_torch.py ]; then
+        m=$(mark)
+        PYTHONUNBUFFERED=1 run_to "$BL" 90 python3 bench/gpu/rng_torch.py
+        since "$m" | sed 's/^/  /' | tail -n 30 | tee -a "$SUM"
+    else
+        note "  bench/gpu/rng_torch.py not present: not run"
+    fi
+fi
+unset XDEV_BACKEND
 
 # ---------------------------------------------------------------- compute-sanitizer
 SAN=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
@@ -167,6 +251,10 @@ if want sanitizer; then
     sanitize memcheck "test_cuda async" env XDEV_ALLOC_CONF=backend:async "$B/tests/gpu/test_cuda" async
     sanitize memcheck "test_cuda_ipc (2 processes)" "$B/tests/gpu/test_cuda_ipc"
     sanitize memcheck "copy_bench 4,16 MiB" "$B/bench/gpu/copy_bench" --sizes-mb 4,16 --reps 2
+    sanitize memcheck "test_blas (GEMM every dtype, level 1)" env XDEV_TEST_SCALE=0.1 \
+        "$B/tests/test_blas" blas
+    sanitize memcheck "test_fft (c2c/r2c/c2r, scaling, plan cache)" env XDEV_TEST_SCALE=0.1 \
+        "$B/tests/test_fft" fft
     sanitize racecheck "test_cuda runtime" "$B/tests/gpu/test_cuda" runtime
     sanitize racecheck "copy_bench 4,16 MiB" "$B/bench/gpu/copy_bench" --sizes-mb 4,16 --reps 2
 fi
