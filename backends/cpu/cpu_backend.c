@@ -200,6 +200,7 @@ static const xdev_backend_api_t cpu_api = {
     .memory = &xdev_cpu_memory_vtable,
     .blas = &xdev_cpu_blas_vtable,
     .fft = &xdev_cpu_fft_vtable,
+    .rng = &xdev_cpu_rng_vtable,
 };
 
 const xdev_backend_api_t *xdev_cpu_backend_api(void) {

@@ -9,5 +9,6 @@
 
 extern const xdev_blas_vtable_t xdev_cpu_blas_vtable;
 extern const xdev_fft_vtable_t xdev_cpu_fft_vtable;
+extern const xdev_rng_vtable_t xdev_cpu_rng_vtable; /* cpu_rng.c */
 
 #endif

@@ -2,7 +2,8 @@
  * its entry point and ABI table, init/shutdown, error reporting and the
  * device guard. The vtables live in cuda_device.c, cuda_stream.c,
  * cuda_event.c, cuda_memory.c (+ cuda_staging.c, cuda_hostcopy.c),
- * cuda_trace.c, cuda_ipc.c and cuda_nvml.c.
+ * cuda_trace.c, cuda_ipc.c, cuda_nvml.c, cuda_blas.c (cuBLAS) and
+ * cuda_fft.c (+ cuda_fft_scale.c; cuFFT).
  *
  * The CUDA runtime is linked statically, so the plugin needs only the driver
  * (libcuda.so.1) at run time. Without a driver or a GPU, init fails with the
@@ -90,6 +91,12 @@ static void xc_shutdown(void) {
         xc_staging_shutdown();
         xc_hostcopy_shutdown();
         xc_nvml_shutdown();
+#ifdef XC_HAVE_CUBLAS
+        xc_blas_shutdown();
+#endif
+#ifdef XC_HAVE_CUFFT
+        xc_fft_shutdown();
+#endif
         for (int i = 0; i < xc_state.count; i++)
             pthread_mutex_destroy(&xc_state.devices[i].lock);
         xc_state.count = 0;
@@ -110,8 +117,15 @@ static const xdev_backend_api_t xc_api = {
     .stream = &xc_stream_vtable,
     .event = &xc_event_vtable,
     .memory = &xc_memory_vtable,
-    .blas = NULL, /* cuBLAS: phase 2 */
-    .fft = NULL,  /* cuFFT: phase 2 */
+#ifdef XC_HAVE_CUBLAS
+    .blas = &xc_blas_vtable,
+#endif
+#ifdef XC_HAVE_CUFFT
+    .fft = &xc_fft_vtable,
+#endif
+#ifdef XC_HAVE_RNG_KERNELS
+    .rng = &xc_rng_vtable,
+#endif
     .trace = &xc_trace_vtable,
     .ipc = &xc_ipc_vtable,
 };

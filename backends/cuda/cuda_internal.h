@@ -101,4 +101,17 @@ xdev_status_t xc_nvml_list_processes(int device, xdev_gpu_process_t *out, size_t
 xdev_status_t xc_nvml_utilization(int device, xdev_device_utilization_t *out);
 void xc_nvml_shutdown(void);
 
+/* cuBLAS (cuda_blas.c) and cuFFT (cuda_fft.c, cuda_fft_scale.c), built when
+ * CMake finds them (XC_HAVE_CUBLAS, XC_HAVE_CUFFT); shutdown releases the
+ * cuBLAS handles and the FFT scaling kernels. */
+extern const xdev_blas_vtable_t xc_blas_vtable;
+extern const xdev_fft_vtable_t xc_fft_vtable;
+extern const xdev_rng_vtable_t xc_rng_vtable; /* cuda_rng.cu (XC_HAVE_RNG_KERNELS) */
+void xc_blas_shutdown(void);
+void xc_fft_shutdown(void);
+/* Multiply the output of an exec of the plan `d` by `scale` on `stream`. */
+xdev_status_t xc_fft_scale(const xdev_fft_plan_desc_t *d, void *out, double scale,
+                           cudaStream_t stream);
+void xc_fft_scale_shutdown(void);
+
 #endif

@@ -270,13 +270,56 @@ typedef struct xdev_fft_vtable {
     /* Make a plan usable for both directions, in or out of place, on any
      * stream of desc->device; *work_size = bytes each exec needs. */
     xdev_status_t (*plan_create)(const xdev_fft_plan_desc_t *desc, void **plan, size_t *work_size);
-    /* The core calls this when the plan leaves the cache; execs already
-     * enqueued with it must still run correctly (the backend defers the
-     * release until they are done, or waits for them). */
+    /* The core calls this when the plan leaves the cache, after waiting for
+     * the device (device.synchronize), so no exec with it is still queued. */
     xdev_status_t (*plan_destroy)(int device, void *plan);
     /* Enqueue one transform. The core serialises calls on one plan. */
     xdev_status_t (*exec)(const xdev_fft_exec_desc_t *desc);
 } xdev_fft_vtable_t;
+
+/* ---------------------------------------------------------------- rng
+ * One fill of `count` elements from a Philox4x32-10 word stream. The layout
+ * (xdev/rng.h) and the exact arithmetic (core/philox.h, shared by every
+ * backend) make element i a pure function of (seed, offset + i * words per
+ * element), so every backend writes the same bits. The core has validated
+ * the parameters and the output (device memory of `device` with room for
+ * `count` elements) and reserved the words the fill consumes; the slot
+ * enqueues on `stream` and returns. */
+typedef enum xdev_rng_fill_kind {
+    XDEV_RNG_FILL_UNIFORM = 0,   /* [0, 1) */
+    XDEV_RNG_FILL_NORMAL = 1,    /* mean + std * z, z from Box-Muller */
+    XDEV_RNG_FILL_INTEGERS = 2,  /* low + [0, range) */
+    XDEV_RNG_FILL_BERNOULLI = 3, /* 1.0f when the word is < threshold, else 0.0f */
+} xdev_rng_fill_kind_t;
+
+/* Element format: 2 words per element for F64 and I64, else 1. */
+typedef enum xdev_rng_format {
+    XDEV_RNG_FORMAT_F32 = 0,
+    XDEV_RNG_FORMAT_F64 = 1,
+    XDEV_RNG_FORMAT_I32 = 2,
+    XDEV_RNG_FORMAT_I64 = 3,
+} xdev_rng_format_t;
+
+typedef struct xdev_rng_fill_desc {
+    size_t size;
+    xdev_rng_fill_kind_t kind;
+    xdev_rng_format_t format; /* UNIFORM, NORMAL: F32/F64; INTEGERS: I32/I64; BERNOULLI: F32 */
+    void *out;
+    uint64_t count;     /* elements, >= 1 */
+    uint64_t seed;      /* the Philox key */
+    uint64_t offset;    /* word position of element 0 (a multiple of the words per element) */
+    double mean, std;   /* NORMAL (F32 fills use (float)mean, (float)std) */
+    int64_t low;        /* INTEGERS */
+    uint64_t range;     /* INTEGERS: 1 .. 2^32 (I32), 1 .. 2^64 - 1 (I64) */
+    uint64_t threshold; /* BERNOULLI: 0 .. 2^32 */
+    int device;         /* physical */
+    void *stream;       /* native */
+} xdev_rng_fill_desc_t;
+
+typedef struct xdev_rng_vtable {
+    size_t size;
+    xdev_status_t (*fill)(const xdev_rng_fill_desc_t *desc);
+} xdev_rng_vtable_t;
 
 /* Optional tables, defined by the issues that fill them. */
 struct xdev_rng_vtable;

@@ -14,5 +14,6 @@
 #include "xdev/system.h"
 #include "xdev/blas.h"
 #include "xdev/fft.h"
+#include "xdev/rng.h"
 
 #endif

@@ -1,0 +1,184 @@
+/* backends/cuda/cuda_rng.cu - the CUDA backend's random fills (rng vtable).
+ *
+ * One grid-stride kernel per (kind, format): each thread takes whole
+ * Philox blocks (4 words), computes their elements with core/philox.h (the
+ * same integer and IEEE operations as every other backend, through the
+ * __*_rn intrinsics so nothing is contracted into an FMA) and writes the
+ * ones inside the fill, as one 16-byte store where the output is aligned.
+ * An element depends only on (seed, word position), never on which thread
+ * computes it, so the output does not depend on the launch configuration. */
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+extern "C" {
+#include "cuda_internal.h"
+}
+#include "philox.h"
+
+namespace {
+
+struct fill_args {
+    char *out;
+    uint64_t first, last; /* word positions [first, last) */
+    uint64_t full_block;  /* the first block inside [first, last) */
+    uint64_t full_blocks; /* how many blocks lie inside */
+    uint64_t head;        /* elements before full_block's (from a partial block) */
+    uint64_t seed;
+    xph_params_t pr;
+    bool vec; /* the full blocks' elements start 16-byte aligned: one store per block */
+};
+
+template <int FMT> struct layout {
+    static constexpr unsigned wpe = FMT == XPH_F64 || FMT == XPH_I64 ? 2u : 1u;
+    static constexpr unsigned per_block = 4u / wpe;
+    static constexpr unsigned esize = 4u * wpe;
+};
+
+/* The elements of one block, in position order (4 or 2 of them). */
+union block_values {
+    uint4 v;
+    float f[4];
+    double d[2];
+    int32_t i[4];
+    long long l[2];
+};
+
+template <int KIND, int FMT>
+__device__ __forceinline__ void block_compute(const uint32_t w[4], const xph_params_t &pr,
+                                              block_values &out) {
+    if constexpr (KIND == XPH_NORMAL && FMT == XPH_F32) {
+        float z0, z1, z2, z3;
+        xph_normal_f32_pair(w[0], w[1], &z0, &z1);
+        xph_normal_f32_pair(w[2], w[3], &z2, &z3);
+        out.f[0] = xph_affine_f32(z0, pr.mean_f, pr.std_f);
+        out.f[1] = xph_affine_f32(z1, pr.mean_f, pr.std_f);
+        out.f[2] = xph_affine_f32(z2, pr.mean_f, pr.std_f);
+        out.f[3] = xph_affine_f32(z3, pr.mean_f, pr.std_f);
+    } else if constexpr (KIND == XPH_NORMAL) {
+        double z0, z1;
+        xph_normal_f64_pair(w, &z0, &z1);
+        out.d[0] = xph_affine_f64(z0, pr.mean, pr.std);
+        out.d[1] = xph_affine_f64(z1, pr.mean, pr.std);
+    } else {
+#pragma unroll
+        for (unsigned e = 0; e < layout<FMT>::per_block; e++)
+            xph_element(KIND, FMT, w, e * layout<FMT>::wpe, &pr, &out.f[e * layout<FMT>::wpe]);
+    }
+}
+
+/* Elements of block b that lie in [first, last), one by one (the partial
+ * first and last blocks). */
+template <int KIND, int FMT> __device__ void partial_block(const fill_args &a, uint64_t b) {
+    constexpr unsigned wpe = layout<FMT>::wpe, es = layout<FMT>::esize;
+    uint32_t w[4];
+    xph_block(a.seed, b, w);
+    block_values v;
+    block_compute<KIND, FMT>(w, a.pr, v);
+    for (unsigned e = 0; e < layout<FMT>::per_block; e++) {
+        const uint64_t p = 4 * b + e * wpe;
+        if (p < a.first || p >= a.last) continue;
+        char *dst = a.out + (p - a.first) / wpe * es;
+        if (es == 4)
+            *reinterpret_cast<uint32_t *>(dst) = reinterpret_cast<const uint32_t *>(v.f)[e];
+        else
+            *reinterpret_cast<unsigned long long *>(dst) =
+                reinterpret_cast<const unsigned long long *>(v.d)[e];
+    }
+}
+
+template <int KIND, int FMT> __global__ void fill_kernel(fill_args a) {
+    constexpr unsigned per = layout<FMT>::per_block, es = layout<FMT>::esize;
+    const uint64_t tid = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
+    /* The partial blocks: at most one before the full ones, one after. */
+    if (tid == 0 && a.head > 0) partial_block<KIND, FMT>(a, a.full_block - 1);
+    if (tid == stride - 1 && 4 * (a.full_block + a.full_blocks) < a.last)
+        partial_block<KIND, FMT>(a, a.full_block + a.full_blocks);
+    char *out = a.out + a.head * es; /* element 0 of block full_block */
+    for (uint64_t j = tid; j < a.full_blocks; j += stride) {
+        uint32_t w[4];
+        xph_block(a.seed, a.full_block + j, w);
+        block_values v;
+        block_compute<KIND, FMT>(w, a.pr, v);
+        if (a.vec) {
+            reinterpret_cast<uint4 *>(out)[j] = v.v;
+        } else if (es == 4) {
+#pragma unroll
+            for (unsigned e = 0; e < per; e++)
+                reinterpret_cast<uint32_t *>(out)[j * per + e] =
+                    reinterpret_cast<uint32_t *>(v.f)[e];
+        } else {
+#pragma unroll
+            for (unsigned e = 0; e < per; e++)
+                reinterpret_cast<unsigned long long *>(out)[j * per + e] =
+                    reinterpret_cast<unsigned long long *>(v.d)[e];
+        }
+    }
+}
+
+/* Multiprocessors per device, cached (the grid is a few waves of them). */
+int g_sms[XC_MAX_DEVICES];
+
+cudaError_t launch(const xdev_rng_fill_desc_t *d, const fill_args &a, unsigned grid,
+                   cudaStream_t s) {
+    const unsigned threads = 256;
+#define XC_RNG_CASE(K, F)                                                                          \
+    if ((int)d->kind == K && (int)d->format == F) {                                                \
+        fill_kernel<K, F><<<grid, threads, 0, s>>>(a);                                             \
+        return cudaGetLastError();                                                                 \
+    }
+    XC_RNG_CASE(XPH_UNIFORM, XPH_F32)
+    XC_RNG_CASE(XPH_UNIFORM, XPH_F64)
+    XC_RNG_CASE(XPH_NORMAL, XPH_F32)
+    XC_RNG_CASE(XPH_NORMAL, XPH_F64)
+    XC_RNG_CASE(XPH_INTEGERS, XPH_I32)
+    XC_RNG_CASE(XPH_INTEGERS, XPH_I64)
+    XC_RNG_CASE(XPH_BERNOULLI, XPH_F32)
+#undef XC_RNG_CASE
+    return cudaErrorInvalidValue;
+}
+
+xdev_status_t rng_fill(const xdev_rng_fill_desc_t *d) {
+    if (d->device < 0 || d->device >= XC_MAX_DEVICES)
+        return xc_error(XDEV_ERROR_INVALID_DEVICE, "cuda:%d: no such device", d->device);
+    const unsigned wpe = xph_words_per_element((int)d->format);
+    fill_args a;
+    a.out = static_cast<char *>(d->out);
+    a.first = d->offset;
+    a.last = d->offset + d->count * wpe;
+    a.full_block = (a.first + 3) / 4;
+    a.full_blocks = a.last / 4 > a.full_block ? a.last / 4 - a.full_block : 0;
+    a.head = a.full_block * 4 > a.last ? d->count : (a.full_block * 4 - a.first) / wpe;
+    a.seed = d->seed;
+    a.pr.mean_f = (float)d->mean;
+    a.pr.std_f = (float)d->std;
+    a.pr.mean = d->mean;
+    a.pr.std = d->std;
+    a.pr.low = d->low;
+    a.pr.range = d->range;
+    a.pr.threshold = d->threshold;
+    a.vec = ((uintptr_t)d->out + a.head * 4 * wpe) % 16 == 0;
+    xc_guard_t g;
+    xdev_status_t st = xc_guard_begin(&g, d->device);
+    if (st != XDEV_SUCCESS) return st;
+    int sms = __atomic_load_n(&g_sms[d->device], __ATOMIC_RELAXED);
+    cudaError_t err = cudaSuccess;
+    if (sms == 0) {
+        err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, d->device);
+        if (err == cudaSuccess) __atomic_store_n(&g_sms[d->device], sms, __ATOMIC_RELAXED);
+    }
+    if (err == cudaSuccess) {
+        const uint64_t want = (a.full_blocks + 255) / 256, cap = (uint64_t)sms * 8;
+        const uint64_t grid = want < 1 ? 1 : want < cap ? want : cap;
+        err = launch(d, a, (unsigned)grid, (cudaStream_t)d->stream);
+    }
+    xc_guard_end(&g);
+    if (err != cudaSuccess)
+        return xc_fail(err, "random fill kernel (kind %d, format %d, %llu elements) on device %d",
+                       (int)d->kind, (int)d->format, (unsigned long long)d->count, d->device);
+    return XDEV_SUCCESS;
+}
+
+} // namespace
+
+extern "C" const xdev_rng_vtable_t xc_rng_vtable = {sizeof(xdev_rng_vtable_t), rng_fill};
