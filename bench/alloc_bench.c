@@ -129,6 +129,8 @@ int main(int argc, char **argv) {
 
     pthread_t th[256];
     churn_arg_t args[256];
+    xdev_memory_stats_t before;
+    xdev_memory_stats(dev, &before);
     double t0 = now_ns();
     for (int i = 0; i < threads; i++) {
         args[i] = (churn_arg_t){50000, 0x1234567ULL * (uint64_t)(i + 1), dev, 0};
@@ -137,8 +139,13 @@ int main(int argc, char **argv) {
     for (int i = 0; i < threads; i++)
         pthread_join(th[i], NULL);
     double wall = now_ns() - t0;
-    printf("churn, %d threads at once: %8.1f ns/step overall (%.1f ns/step per thread)\n", threads,
-           wall / (50000.0 * threads), wall / 50000.0);
+    xdev_memory_stats_t after;
+    xdev_memory_stats(dev, &after);
+    printf("churn, %d threads at once: %8.1f ns/step overall (%.1f ns/step per thread), "
+           "%lld backend calls\n",
+           threads, wall / (50000.0 * threads), wall / 50000.0,
+           (long long)(after.num_device_alloc + after.num_device_free - before.num_device_alloc -
+                       before.num_device_free));
     size_t res;
     xdev_max_memory_reserved(dev, &res);
     printf("peak reserved %.1f MiB\n", (double)res / 1048576.0);
