@@ -18,6 +18,7 @@
 
 #include "alloc_config.h"
 #include "registry.h"
+#include "spin_lock.h"
 #include "xdev/allocator.h"
 
 #define XDEV_KIB ((size_t)1 << 10)
@@ -120,7 +121,7 @@ typedef struct xdev_ptrtab {
 #define XDEV_TRACE_RING_DEFAULT 4096
 
 typedef struct xdev_device_allocator {
-    pthread_mutex_t lock;
+    xdev_spin_lock_t lock; /* see spin_lock.h */
     xdev_backend_t *be;
     int index;    /* logical device */
     int physical; /* backend device */

@@ -41,13 +41,13 @@ xdev_status_t xdev_memory_record_history(xdev_device_t device, bool enabled, siz
             return XDEV_API_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for %zu history entries",
                                  max_entries);
     }
-    pthread_mutex_lock(&da->lock);
+    xdev_spin_lock(&da->lock);
     xdev_memory_trace_entry_t *old = da->trace;
     da->trace = ring;
     da->trace_cap = enabled ? max_entries : 0;
     da->trace_len = 0;
     da->trace_next = 0;
-    pthread_mutex_unlock(&da->lock);
+    xdev_spin_unlock(&da->lock);
     free(old);
     return XDEV_SUCCESS;
 }
@@ -128,7 +128,7 @@ xdev_status_t xdev_memory_snapshot(char **json) {
     bool first_seg = true;
     for (int i = 0; i < n; i++) {
         xdev_device_allocator_t *da = all[i];
-        pthread_mutex_lock(&da->lock);
+        xdev_spin_lock(&da->lock);
         for (const xdev_segment_t *s = da->segments; s != NULL; s = s->next)
             segment_json(&sb, da, s->base, s->size, s->pool_kind, s->pool->native, s->first, false,
                          &first_seg);
@@ -136,12 +136,12 @@ xdev_status_t xdev_memory_snapshot(char **json) {
             segment_json(&sb, da, b->addr, b->size,
                          b->size <= XDEV_SMALL_SIZE ? XDEV_POOL_SMALL : XDEV_POOL_LARGE,
                          b->stream ? b->stream->native : NULL, b, true, &first_seg);
-        pthread_mutex_unlock(&da->lock);
+        xdev_spin_unlock(&da->lock);
     }
     xdev_strbuf_printf(&sb, "],\"device_traces\":[");
     for (int i = 0; i < n; i++) {
         xdev_device_allocator_t *da = all[i];
-        pthread_mutex_lock(&da->lock);
+        xdev_spin_lock(&da->lock);
         xdev_strbuf_printf(&sb, "%s{\"device\":\"%s:%d\",\"entries\":[", i ? "," : "", da->be->name,
                            da->index);
         size_t start =
@@ -155,7 +155,7 @@ xdev_status_t xdev_memory_snapshot(char **json) {
                                e->size, e->stream, (unsigned long long)e->time_ns);
         }
         xdev_strbuf_printf(&sb, "]}");
-        pthread_mutex_unlock(&da->lock);
+        xdev_spin_unlock(&da->lock);
     }
     xdev_strbuf_printf(&sb, "]}");
     if (sb.failed) {

@@ -19,9 +19,9 @@ xdev_status_t xdev_memory_stats(xdev_device_t device, xdev_memory_stats_t *out) 
     XDEV_REQUIRE_ARG(out);
     xdev_device_allocator_t *da;
     XDEV_CHECK(allocator_of(device, &da));
-    pthread_mutex_lock(&da->lock);
+    xdev_spin_lock(&da->lock);
     *out = da->stats;
-    pthread_mutex_unlock(&da->lock);
+    xdev_spin_unlock(&da->lock);
     return XDEV_SUCCESS;
 }
 
@@ -106,10 +106,10 @@ static xdev_status_t getter(xdev_device_t device, size_t *out, size_t offset, bo
     xdev_device_allocator_t *da;
     xdev_status_t st = allocator_of(device, &da);
     if (st != XDEV_SUCCESS) return st;
-    pthread_mutex_lock(&da->lock);
+    xdev_spin_lock(&da->lock);
     const xdev_stat_t *s = (const xdev_stat_t *)((const char *)&da->stats + offset);
     *out = (size_t)(peak ? s[XDEV_STAT_ALL].peak : s[XDEV_STAT_ALL].current);
-    pthread_mutex_unlock(&da->lock);
+    xdev_spin_unlock(&da->lock);
     return XDEV_SUCCESS;
 }
 
@@ -160,23 +160,23 @@ static void reset_accumulated(xdev_stat_t *s) {
 xdev_status_t xdev_reset_peak_memory_stats(xdev_device_t device) {
     xdev_device_allocator_t *da;
     XDEV_CHECK(allocator_of(device, &da));
-    pthread_mutex_lock(&da->lock);
+    xdev_spin_lock(&da->lock);
     for_each_stat(&da->stats, reset_peak);
-    pthread_mutex_unlock(&da->lock);
+    xdev_spin_unlock(&da->lock);
     return XDEV_SUCCESS;
 }
 
 xdev_status_t xdev_reset_accumulated_memory_stats(xdev_device_t device) {
     xdev_device_allocator_t *da;
     XDEV_CHECK(allocator_of(device, &da));
-    pthread_mutex_lock(&da->lock);
+    xdev_spin_lock(&da->lock);
     for_each_stat(&da->stats, reset_accumulated);
     da->stats.num_alloc_retries = 0;
     da->stats.num_ooms = 0;
     da->stats.num_sync_all_streams = 0;
     da->stats.num_device_alloc = 0;
     da->stats.num_device_free = 0;
-    pthread_mutex_unlock(&da->lock);
+    xdev_spin_unlock(&da->lock);
     return XDEV_SUCCESS;
 }
 

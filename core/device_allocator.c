@@ -45,24 +45,9 @@ int xdev_alloc_all(xdev_device_allocator_t **out, int cap) {
     return n;
 }
 
-/* The device lock guards short critical sections taken by every malloc and
- * free; under contention a plain mutex puts waiters to sleep in the kernel
- * (microseconds per hand-off on a many-core host), so where glibc offers it
- * the lock spins briefly first. */
-static void init_device_lock(pthread_mutex_t *lock) {
-    pthread_mutexattr_t attr;
-    pthread_mutexattr_init(&attr);
-#ifdef PTHREAD_MUTEX_ADAPTIVE_NP
-    (void)pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP);
-#endif
-    pthread_mutex_init(lock, &attr);
-    pthread_mutexattr_destroy(&attr);
-}
-
 static xdev_status_t create(xdev_backend_t *be, int index, xdev_device_allocator_t **out) {
     xdev_device_allocator_t *da = calloc(1, sizeof *da);
     if (da == NULL) return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for an allocator");
-    init_device_lock(&da->lock);
     da->be = be;
     da->index = index;
     da->physical = be->devices[index].physical;
@@ -80,7 +65,6 @@ static xdev_status_t create(xdev_backend_t *be, int index, xdev_device_allocator
     else if (g_cfg.backend_async) {
         if (XDEV_BACKEND_SLOT(be->api->memory, malloc_async) == NULL ||
             XDEV_BACKEND_SLOT(be->api->memory, free_async) == NULL) {
-            pthread_mutex_destroy(&da->lock);
             free(da);
             return XDEV_FAIL(XDEV_ERROR_NOT_SUPPORTED,
                              "XDEV_ALLOC_CONF=backend:async: the %s backend has no stream-ordered "
@@ -258,7 +242,7 @@ static xdev_status_t malloc_on(xdev_stream_t stream, size_t size, void **ptr) {
     xdev_status_t st = xdev_alloc_get(stream->be, stream->device.index, &da);
     if (st != XDEV_SUCCESS) return st;
     xdev_block_t *b = NULL;
-    pthread_mutex_lock(&da->lock);
+    xdev_spin_lock(&da->lock);
     da->used = true;
     if (da->mode == XDEV_ALLOC_MODE_CACHING)
         st = xdev_caching_malloc(da, size, stream, &b);
@@ -271,7 +255,7 @@ static xdev_status_t malloc_on(xdev_stream_t stream, size_t size, void **ptr) {
             (void)direct_free(da, b);
         st = XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory to track the allocation");
     }
-    pthread_mutex_unlock(&da->lock);
+    xdev_spin_unlock(&da->lock);
     if (st != XDEV_SUCCESS) return st;
     xdev_thread_state()->alloc_hint = da;
     *ptr = (void *)b->addr;
@@ -284,23 +268,23 @@ static xdev_status_t malloc_on(xdev_stream_t stream, size_t size, void **ptr) {
 static xdev_device_allocator_t *take_live(uintptr_t ptr, xdev_block_t **out) {
     xdev_device_allocator_t *hint = xdev_thread_state()->alloc_hint;
     if (hint != NULL) {
-        pthread_mutex_lock(&hint->lock);
+        xdev_spin_lock(&hint->lock);
         *out = xdev_ptrtab_remove(&hint->live, ptr);
         if (*out != NULL) return hint;
-        pthread_mutex_unlock(&hint->lock);
+        xdev_spin_unlock(&hint->lock);
     }
     xdev_ptr_entry_t e;
     xdev_device_allocator_t *da;
     if (!xdev_ptr_lookup((const void *)ptr, &e) || e.kind != XDEV_MEMORY_DEVICE ||
         xdev_alloc_get(e.be, e.index, &da) != XDEV_SUCCESS || da == hint)
         return NULL;
-    pthread_mutex_lock(&da->lock);
+    xdev_spin_lock(&da->lock);
     *out = xdev_ptrtab_remove(&da->live, ptr);
     if (*out != NULL) {
         xdev_thread_state()->alloc_hint = da;
         return da;
     }
-    pthread_mutex_unlock(&da->lock);
+    xdev_spin_unlock(&da->lock);
     return NULL;
 }
 
@@ -308,13 +292,13 @@ bool xdev_alloc_live_extent(xdev_backend_t *be, int index, uintptr_t addr, uintp
                             size_t *size) {
     xdev_device_allocator_t *da;
     if (xdev_alloc_get(be, index, &da) != XDEV_SUCCESS) return false;
-    pthread_mutex_lock(&da->lock);
+    xdev_spin_lock(&da->lock);
     xdev_block_t *b = xdev_ptrtab_find(&da->live, addr);
     if (b != NULL) {
         *base = b->addr;
         *size = b->requested ? b->requested : b->size;
     }
-    pthread_mutex_unlock(&da->lock);
+    xdev_spin_unlock(&da->lock);
     return b != NULL;
 }
 
@@ -364,12 +348,12 @@ static xdev_status_t explain_bad_free(const void *ptr) {
     xdev_device_allocator_t *da;
     if (xdev_alloc_get(e.be, e.index, &da) != XDEV_SUCCESS)
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "pointer %p is not a live allocation", ptr);
-    pthread_mutex_lock(&da->lock);
+    xdev_spin_lock(&da->lock);
     xdev_block_t *b = xdev_alloc_find_block(da, (uintptr_t)ptr, NULL);
     uintptr_t base = b ? b->addr : 0;
     size_t size = b ? b->size : 0;
     int state = b ? b->state : -1;
-    pthread_mutex_unlock(&da->lock);
+    xdev_spin_unlock(&da->lock);
     if (b != NULL && state == XDEV_BLOCK_ACTIVE && base != (uintptr_t)ptr)
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
                          "pointer %p points %zu bytes into an allocation of %zu bytes at %p; free "
@@ -392,7 +376,7 @@ xdev_status_t xdev_free(void *ptr) {
         xdev_caching_free(da, b);
     else
         st = direct_free(da, b);
-    pthread_mutex_unlock(&da->lock);
+    xdev_spin_unlock(&da->lock);
     XDEV_CHECK(st);
     return XDEV_SUCCESS;
 }
@@ -411,7 +395,7 @@ xdev_status_t xdev_record_stream(void *ptr, xdev_stream_t stream) {
     xdev_device_allocator_t *da;
     XDEV_CHECK(xdev_alloc_get(e.be, e.index, &da));
     xdev_status_t st;
-    pthread_mutex_lock(&da->lock);
+    xdev_spin_lock(&da->lock);
     xdev_block_t *b = xdev_ptrtab_find(&da->live, (uintptr_t)ptr);
     if (b == NULL || b->state != XDEV_BLOCK_ACTIVE)
         st =
@@ -419,7 +403,7 @@ xdev_status_t xdev_record_stream(void *ptr, xdev_stream_t stream) {
                       "pointer %p is not the start of a live allocation (freed, or interior)", ptr);
     else
         st = xdev_caching_record_stream(da, b, stream); /* every mode orders the free */
-    pthread_mutex_unlock(&da->lock);
+    xdev_spin_unlock(&da->lock);
     XDEV_CHECK(st);
     return XDEV_SUCCESS;
 }
@@ -430,12 +414,12 @@ xdev_status_t xdev_empty_cache(void) {
     int n = xdev_alloc_all(all, XDEV_DEVICE_TYPE_COUNT * XDEV_MAX_DEVICES);
     for (int i = 0; i < n; i++) {
         xdev_device_allocator_t *da = all[i];
-        pthread_mutex_lock(&da->lock);
+        xdev_spin_lock(&da->lock);
         if (da->mode == XDEV_ALLOC_MODE_CACHING)
             (void)xdev_caching_empty_cache(da);
         else if (da->mode == XDEV_ALLOC_MODE_PLUGGABLE && da->pluggable.empty_cache != NULL)
             da->pluggable.empty_cache(da->pluggable.ctx, (xdev_device_t){da->be->type, da->index});
-        pthread_mutex_unlock(&da->lock);
+        xdev_spin_unlock(&da->lock);
     }
     return XDEV_SUCCESS;
 }
@@ -448,10 +432,10 @@ xdev_status_t xdev_set_per_process_memory_fraction(double fraction, xdev_device_
     XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
     xdev_device_allocator_t *da;
     XDEV_CHECK(xdev_alloc_get(be, d.index, &da));
-    pthread_mutex_lock(&da->lock);
+    xdev_spin_lock(&da->lock);
     da->fraction = fraction;
     da->limit = fraction >= 1.0 ? SIZE_MAX : (size_t)(fraction * (double)da->total_memory);
-    pthread_mutex_unlock(&da->lock);
+    xdev_spin_unlock(&da->lock);
     return XDEV_SUCCESS;
 }
 
@@ -468,7 +452,7 @@ xdev_status_t xdev_set_allocator(xdev_device_t device, const xdev_allocator_t *a
     xdev_device_allocator_t *da;
     XDEV_CHECK(xdev_alloc_get(be, d.index, &da));
     xdev_status_t st = XDEV_SUCCESS;
-    pthread_mutex_lock(&da->lock);
+    xdev_spin_lock(&da->lock);
     if (da->used) {
         st = XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
                        "%s:%d has already allocated memory; install the allocator before the "
@@ -482,7 +466,7 @@ xdev_status_t xdev_set_allocator(xdev_device_t device, const xdev_allocator_t *a
     } else {
         da->mode = da->default_mode;
     }
-    pthread_mutex_unlock(&da->lock);
+    xdev_spin_unlock(&da->lock);
     XDEV_CHECK(st);
     return XDEV_SUCCESS;
 }

@@ -27,13 +27,13 @@ xdev_status_t xdev_pointer_get_info(const void *ptr, xdev_pointer_info_t *out) {
     xdev_device_allocator_t *da;
     if (e.kind == XDEV_MEMORY_DEVICE && xdev_alloc_get(e.be, e.index, &da) == XDEV_SUCCESS) {
         /* the registry knows segments; the allocation is the block inside */
-        pthread_mutex_lock(&da->lock);
+        xdev_spin_lock(&da->lock);
         xdev_block_t *b = xdev_alloc_find_block(da, (uintptr_t)ptr, NULL);
         if (b != NULL) {
             out->base = (void *)b->addr;
             out->size = b->size;
         }
-        pthread_mutex_unlock(&da->lock);
+        xdev_spin_unlock(&da->lock);
     }
     return XDEV_SUCCESS;
 }
