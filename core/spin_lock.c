@@ -1,6 +1,8 @@
 /* spin_lock.c - contended paths of the device allocator's lock. */
 #include "spin_lock.h"
 
+#if !defined(XDEV_DEVICE_LOCK_PTHREAD)
+
 #include <sched.h>
 #if defined(__linux__)
 #include <linux/futex.h>
@@ -53,3 +55,4 @@ void xdev_spin_wake(xdev_spin_lock_t *l) {
     (void)l;
 #endif
 }
+#endif

@@ -14,12 +14,23 @@
 
 #include <stdatomic.h>
 
+#if defined(XDEV_DEVICE_LOCK_PTHREAD)
+/* Build option XDEV_DEVICE_LOCK=pthread: a plain mutex, for comparison
+ * (zero-initialised storage is an unlocked mutex on glibc). */
+#include <pthread.h>
 typedef struct xdev_spin_lock {
-    atomic_int state;
+    pthread_mutex_t m;
 } xdev_spin_lock_t;
-
-#define XDEV_SPIN_LOCK_INIT                                                                        \
-    { 0 }
+static inline void xdev_spin_lock(xdev_spin_lock_t *l) {
+    pthread_mutex_lock(&l->m);
+}
+static inline void xdev_spin_unlock(xdev_spin_lock_t *l) {
+    pthread_mutex_unlock(&l->m);
+}
+#else
+typedef struct xdev_spin_lock {
+    atomic_int state; /* zero-initialised storage is unlocked */
+} xdev_spin_lock_t;
 
 /* Contended paths (spin_lock.c). */
 void xdev_spin_lock_slow(xdev_spin_lock_t *l);
@@ -36,5 +47,6 @@ static inline void xdev_spin_lock(xdev_spin_lock_t *l) {
 static inline void xdev_spin_unlock(xdev_spin_lock_t *l) {
     if (atomic_exchange_explicit(&l->state, 0, memory_order_release) == 2) xdev_spin_wake(l);
 }
+#endif
 
 #endif
