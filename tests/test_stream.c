@@ -554,6 +554,7 @@ START_TEST(wait_stream_orders_and_does_not_block_host) {
         ck_assert_msg(xt_now_ms() - t0 < 4000, "wait_stream waited for later work");
         ck_assert_int_eq(atomic_load(&flag), 1);
         xt_gate_open(&gate2);
+        XT_OK(xdev_stream_synchronize(a)); /* the gate function has returned */
         xt_opener_join(&opener);
         xt_gate_destroy(&gate2);
     }
