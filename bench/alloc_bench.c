@@ -19,31 +19,16 @@
 #include <time.h>
 
 #include <xdev/xdev.h>
+#include "bench_util.h"
 
 #define REPS 15
 #define LIVE 64
-
-static double now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
 
 static void check(xdev_status_t st, const char *what) {
     if (st != XDEV_SUCCESS) {
         fprintf(stderr, "alloc_bench: %s: %s\n", what, xdev_last_error());
         exit(1);
     }
-}
-
-static int cmp_d(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp_d);
-    return v[n / 2];
 }
 
 static double hot_pair(size_t size, int iters) {

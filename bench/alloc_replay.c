@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include <xdev/xdev.h>
+#include "bench_util.h"
 
 typedef struct {
     int is_free;
@@ -31,12 +32,6 @@ typedef struct {
     size_t n, cap;
     int max_stream;
 } trace_t;
-
-static double now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
 
 static int load(const char *path, trace_t *t) {
     size_t len = strlen(path);
@@ -166,11 +161,6 @@ static void read_meta(const char *path, double *peak_alloc, double *peak_res) {
     fclose(f);
 }
 
-static int cmp_d(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 int main(int argc, char **argv) {
     int warm_runs = 5, first = 1;
     if (argc > 2 && strcmp(argv[1], "--warm-runs") == 0) {
@@ -219,7 +209,7 @@ int main(int argc, char **argv) {
         long long warm_backend = (wst.num_device_alloc + wst.num_device_free - st.num_device_alloc -
                                   st.num_device_free) /
                                  warm_runs;
-        qsort(warm, (size_t)warm_runs, sizeof *warm, cmp_d);
+        qsort(warm, (size_t)warm_runs, sizeof *warm, cmp_double);
         double pa = (double)st.allocated_bytes[XDEV_STAT_ALL].peak / 1048576.0;
         double pr = (double)st.reserved_bytes[XDEV_STAT_ALL].peak / 1048576.0;
         double c10a = 0, c10r = 0;

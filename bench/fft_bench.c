@@ -20,31 +20,11 @@
 #include <time.h>
 
 #include "xdev/xdev.h"
+#include "bench_util.h"
 
 #ifdef XDEV_BENCH_FFTW
 #include <fftw3.h>
 #endif
-
-#define CHECK(call)                                                                                \
-    do {                                                                                           \
-        xdev_status_t check_status_ = (call);                                                      \
-        if (check_status_ != XDEV_SUCCESS) {                                                       \
-            fprintf(stderr, "fft_bench: %s:%d: %s failed: %s: %s\n", __FILE__, __LINE__, #call,    \
-                    xdev_status_string(check_status_), xdev_last_error());                         \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 typedef struct shape {
     xdev_fft_type_t type;

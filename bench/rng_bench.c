@@ -18,15 +18,7 @@
 
 #include "philox.h"
 #include "xdev/xdev.h"
-
-#define CHECK(call)                                                                                \
-    do {                                                                                           \
-        xdev_status_t st_ = (call);                                                                \
-        if (st_ != XDEV_SUCCESS) {                                                                 \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, xdev_last_error());      \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
+#include "bench_util.h"
 
 typedef struct kind {
     const char *name;
@@ -39,12 +31,6 @@ static const kind_t k_kinds[] = {
     {"integers int32", XPH_INTEGERS, XPH_I32}, {"integers int64", XPH_INTEGERS, XPH_I64},
     {"bernoulli f32", XPH_BERNOULLI, XPH_F32},
 };
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static void fill(const kind_t *k, void *out, size_t n) {
     xdev_dtype_t dt = k->format == XPH_F64 ? XDEV_DTYPE_F64 : XDEV_DTYPE_F32;

@@ -19,16 +19,7 @@
 #include <time.h>
 
 #include "xdev/xdev.h"
-
-#define CHECK(call)                                                                                \
-    do {                                                                                           \
-        xdev_status_t check_status_ = (call);                                                      \
-        if (check_status_ != XDEV_SUCCESS) {                                                       \
-            fprintf(stderr, "runtime_bench: %s:%d: %s failed: %s: %s\n", __FILE__, __LINE__,       \
-                    #call, xdev_status_string(check_status_), xdev_last_error());                  \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
+#include "bench_util.h"
 
 /* A query may also answer NOT_READY; anything else is a failure. */
 #define CHECK_QUERY(call)                                                                          \
@@ -40,17 +31,6 @@
             exit(1);                                                                               \
         }                                                                                          \
     } while (0)
-
-static double now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 static atomic_ulong noop_runs;
 
