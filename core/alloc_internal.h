@@ -29,6 +29,10 @@
 #define XDEV_LARGE_BUFFER (20 * XDEV_MIB)    /* segment for 1-10 MiB requests */
 #define XDEV_MIN_LARGE_ALLOC (10 * XDEV_MIB) /* from here, round to 2 MiB */
 #define XDEV_ROUND_LARGE (2 * XDEV_MIB)
+/* Largest request any allocator mode accepts (256 TiB, beyond every device):
+ * keeps every size computation (rounding, segment sizing, statistics in
+ * int64_t) far from overflow. Larger requests fail as out of memory. */
+#define XDEV_MAX_ALLOC_SIZE ((size_t)1 << 48)
 
 /* Size-class bins: 4 coarse bins below 64 KiB... every power of two from
  * 2^9 to 2^47 split into XDEV_BIN_SUB sub-bins. */
@@ -98,7 +102,8 @@ typedef struct xdev_stream_pool {
 
 /* A block waiting for an event recorded on a stream that used it. */
 typedef struct xdev_pending_event {
-    void *event; /* backend event */
+    void *event;          /* backend event; NULL when none could be recorded: */
+    xdev_stream_t stream; /* then the block waits for this stream to be idle */
     xdev_block_t *block;
     struct xdev_pending_event *next;
 } xdev_pending_event_t;
@@ -175,11 +180,6 @@ xdev_block_t *xdev_bins_best_fit(xdev_bins_t *bins, size_t size, size_t max_spli
 bool xdev_ptrtab_insert(xdev_ptrtab_t *t, xdev_block_t *b); /* false: no memory */
 xdev_block_t *xdev_ptrtab_remove(xdev_ptrtab_t *t, uintptr_t addr);
 xdev_block_t *xdev_ptrtab_find(xdev_ptrtab_t *t, uintptr_t addr);
-
-/* Start and requested size of the live allocation that begins exactly at
- * addr on a device; false when none does. Takes the device lock. */
-bool xdev_alloc_live_extent(xdev_backend_t *be, int index, uintptr_t addr, uintptr_t *base,
-                            size_t *size);
 
 /* --- caching allocator (caching_allocator.c); called with da->lock held --- */
 xdev_status_t xdev_caching_malloc(xdev_device_allocator_t *da, size_t size, xdev_stream_t stream,

@@ -140,86 +140,155 @@ static void event_put(xdev_device_allocator_t *da, void *ev) {
 
 static void free_block(xdev_device_allocator_t *da, xdev_block_t *b);
 
-/* Complete pending frees whose events have passed (wait = block on them). */
-static xdev_status_t process_events(xdev_device_allocator_t *da, bool wait) {
+/* Complete pending frees whose events have passed. Never waits: the device
+ * lock is held, and the work an event marks may be a host function that
+ * needs this lock (xdev_malloc inside a host function). */
+static void process_events(xdev_device_allocator_t *da) {
     xdev_status_t (*query)(int, void *) = XDEV_BACKEND_SLOT(da->be->api->event, query);
-    xdev_status_t (*sync)(int, void *) = XDEV_BACKEND_SLOT(da->be->api->event, synchronize);
     xdev_pending_event_t **link = &da->pending_head, *prev = NULL;
-    xdev_status_t result = XDEV_SUCCESS;
     while (*link != NULL) {
         xdev_pending_event_t *pe = *link;
-        xdev_status_t st = wait && sync ? sync(da->physical, pe->event)
-                                        : (query ? query(da->physical, pe->event) : XDEV_SUCCESS);
+        xdev_status_t st = XDEV_SUCCESS;
+        if (pe->event != NULL)
+            st = query ? query(da->physical, pe->event) : XDEV_SUCCESS;
+        else if (xdev_core_stream_acquire(pe->stream))
+            st = xdev_core_stream_query(pe->stream);
         if (st == XDEV_ERROR_NOT_READY) {
             prev = pe;
             link = &pe->next;
             continue;
         }
-        if (st != XDEV_SUCCESS) result = st; /* a failed stream: still release the block */
+        /* any other status (a failed stream) still releases the block */
         *link = pe->next;
         if (da->pending_tail == pe) da->pending_tail = prev;
-        event_put(da, pe->event);
+        if (pe->event != NULL) event_put(da, pe->event);
         xdev_block_t *b = pe->block;
         free(pe);
         if (--b->pending_events == 0) free_block(da, b);
     }
-    return result;
 }
 
-/* ---------------------------------------------------------------- segments */
+/* ---------------------------------------------------------------- releasing segments
+ *
+ * A segment goes back to the backend only after the device has passed the
+ * work queued so far: a block the user freed may still be used by work on
+ * its stream. That wait runs WITHOUT the device lock, because a host
+ * function on one of the device's streams may call xdev_malloc/xdev_free and
+ * need the lock. So: under the lock, detach the wholly free segments (out of
+ * the segment list and the bins: no allocation can take them); drop the
+ * lock; synchronize; take their ranges out of the pointer registry (lock
+ * held), give them to the backend (lock dropped), and do the bookkeeping
+ * (lock held). A synchronize that fails - it was called from a host function
+ * of this device, which cannot wait for its own stream - puts them back:
+ * nothing is lost, nothing is released. Entry and exit: lock held. */
 
-static xdev_status_t sync_device(xdev_device_allocator_t *da) {
-    xdev_status_t (*sync)(int) = XDEV_BACKEND_SLOT(da->be->api->device, synchronize);
-    da->stats.num_sync_all_streams++;
-    return sync ? sync(da->physical) : XDEV_SUCCESS;
-}
+typedef struct release_list {
+    xdev_segment_t *head;
+    size_t bytes;
+} release_list_t;
 
-/* Give one fully free segment back to the backend. */
-static void release_segment(xdev_device_allocator_t *da, xdev_segment_t *seg) {
-    xdev_block_t *b = seg->first;
-    bins_del(da, b);
-    xdev_ptr_entry_t e;
-    (void)xdev_ptr_remove((void *)seg->base, XDEV_MEMORY_DEVICE, &e);
-    (void)da->be->api->memory->free(da->physical, (void *)seg->base);
-    int kind = seg->pool_kind;
-    xdev_stat_update(da->stats.segment, kind, -1);
-    xdev_stat_update(da->stats.reserved_bytes, kind, -(int64_t)seg->size);
-    if (seg->size >= max_split()) xdev_stat_add(&da->stats.oversize_segments, -1);
-    da->stats.num_device_free++;
-    xdev_trace_record(da, XDEV_TRACE_SEGMENT_FREE, seg->base, seg->size, seg->pool->native);
+static void segment_unlink(xdev_device_allocator_t *da, xdev_segment_t *seg) {
     if (seg->prev)
         seg->prev->next = seg->next;
     else
         da->segments = seg->next;
     if (seg->next) seg->next->prev = seg->prev;
-    block_delete(da, b);
-    free(seg);
+    seg->prev = seg->next = NULL;
 }
 
-/* Release every segment that is entirely free (of pool `kind`, or -1 for
- * both); stop once `goal` bytes went back (SIZE_MAX = all). Waits for streams
- * first: a freed block may still be in use by work queued on its own stream. */
-static size_t release_free_segments(xdev_device_allocator_t *da, int kind, size_t goal) {
-    (void)process_events(da, true);
-    bool synced = false;
-    size_t released = 0;
-    for (xdev_segment_t *seg = da->segments, *next; seg != NULL && released < goal; seg = next) {
+static void segment_link(xdev_device_allocator_t *da, xdev_segment_t *seg) {
+    seg->prev = NULL;
+    seg->next = da->segments;
+    if (da->segments) da->segments->prev = seg;
+    da->segments = seg;
+}
+
+/* Detach the wholly free segments of pool `kind` (-1: both) until `goal`
+ * bytes are collected (SIZE_MAX: all). */
+static void collect_free_segments(xdev_device_allocator_t *da, int kind, size_t goal,
+                                  release_list_t *list) {
+    if (da->pending_head != NULL) process_events(da);
+    for (xdev_segment_t *seg = da->segments, *next; seg != NULL && list->bytes < goal; seg = next) {
         next = seg->next;
         xdev_block_t *b = seg->first;
         if (b->next != NULL || b->state != XDEV_BLOCK_FREE) continue;
         if (kind >= 0 && seg->pool_kind != kind) continue;
-        if (!synced) {
-            (void)sync_device(da);
-            synced = true;
-        }
-        released += seg->size;
-        release_segment(da, seg);
+        bins_del(da, b);
+        segment_unlink(da, seg);
+        seg->next = list->head; /* the list reuses the link */
+        list->head = seg;
+        list->bytes += seg->size;
     }
+}
+
+/* The backend's device synchronize, called without the device lock. */
+static xdev_status_t sync_device_unlocked(xdev_device_allocator_t *da) {
+    xdev_status_t (*sync)(int) = XDEV_BACKEND_SLOT(da->be->api->device, synchronize);
+    return sync ? sync(da->physical) : XDEV_SUCCESS;
+}
+
+/* Give the collected segments back (see above); returns the bytes released. */
+static size_t release_collected(xdev_device_allocator_t *da, release_list_t *list) {
+    if (list->head == NULL) return 0;
+    xdev_spin_unlock(&da->lock);
+    xdev_status_t st = sync_device_unlocked(da);
+    xdev_spin_lock(&da->lock);
+    da->stats.num_sync_all_streams++;
+    xdev_segment_t *seg, *next;
+    if (st != XDEV_SUCCESS) {
+        for (seg = list->head; seg != NULL; seg = next) {
+            next = seg->next;
+            segment_link(da, seg);
+            bins_add(da, seg->first);
+        }
+        list->head = NULL;
+        list->bytes = 0;
+        return 0;
+    }
+    xdev_ptr_entry_t e;
+    for (seg = list->head; seg != NULL; seg = seg->next)
+        (void)xdev_ptr_remove((void *)seg->base, XDEV_MEMORY_DEVICE, &e);
+    xdev_spin_unlock(&da->lock);
+    for (seg = list->head; seg != NULL; seg = seg->next)
+        (void)da->be->api->memory->free(da->physical, (void *)seg->base);
+    xdev_spin_lock(&da->lock);
+    for (seg = list->head; seg != NULL; seg = next) {
+        next = seg->next;
+        int kind = seg->pool_kind;
+        xdev_stat_update(da->stats.segment, kind, -1);
+        xdev_stat_update(da->stats.reserved_bytes, kind, -(int64_t)seg->size);
+        if (seg->size >= max_split()) xdev_stat_add(&da->stats.oversize_segments, -1);
+        da->stats.num_device_free++;
+        xdev_trace_record(da, XDEV_TRACE_SEGMENT_FREE, seg->base, seg->size, seg->pool->native);
+        block_delete(da, seg->first);
+        free(seg);
+    }
+    size_t released = list->bytes;
+    list->head = NULL;
+    list->bytes = 0;
     return released;
 }
 
+/* Release wholly free segments of pool `kind` (-1: both) up to `goal` bytes. */
+static size_t release_free_segments(xdev_device_allocator_t *da, int kind, size_t goal) {
+    release_list_t list = {NULL, 0};
+    collect_free_segments(da, kind, goal, &list);
+    return release_collected(da, &list);
+}
+
+/* Release everything that can be: first wait (unlocked) for the device, so
+ * that blocks waiting for record_stream events become free too. */
+static size_t release_all(xdev_device_allocator_t *da) {
+    if (da->pending_head != NULL) {
+        xdev_spin_unlock(&da->lock);
+        (void)sync_device_unlocked(da);
+        xdev_spin_lock(&da->lock);
+    }
+    return release_free_segments(da, -1, SIZE_MAX);
+}
+
 xdev_status_t xdev_caching_empty_cache(xdev_device_allocator_t *da) {
-    release_free_segments(da, -1, SIZE_MAX);
+    (void)release_all(da);
     return XDEV_SUCCESS;
 }
 
@@ -227,8 +296,8 @@ xdev_status_t xdev_caching_empty_cache(xdev_device_allocator_t *da) {
  * block (not in a bin). */
 static xdev_status_t new_segment(xdev_device_allocator_t *da, size_t size, int kind,
                                  xdev_stream_pool_t *pool, xdev_block_t **out) {
-    if (da->limit != SIZE_MAX &&
-        (size_t)da->stats.reserved_bytes[XDEV_STAT_ALL].current + size > da->limit)
+    size_t reserved = (size_t)da->stats.reserved_bytes[XDEV_STAT_ALL].current;
+    if (da->limit != SIZE_MAX && (reserved > da->limit || size > da->limit - reserved))
         return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY,
                          "the per-process memory fraction caps reserved memory");
     void *p = NULL;
@@ -236,7 +305,8 @@ static xdev_status_t new_segment(xdev_device_allocator_t *da, size_t size, int k
     if (st != XDEV_SUCCESS) return st;
     xdev_segment_t *seg = calloc(1, sizeof *seg);
     xdev_block_t *b = seg ? block_new(da) : NULL;
-    xdev_ptr_entry_t e = {(uintptr_t)p, size, XDEV_MEMORY_DEVICE, da->be, da->index, NULL};
+    xdev_ptr_entry_t e = {(uintptr_t)p, size, XDEV_MEMORY_DEVICE, da->be,
+                          da->index,    seg,  XDEV_PTR_SEGMENT};
     if (b == NULL || xdev_ptr_insert(&e) != XDEV_SUCCESS) {
         free(seg);
         if (b) block_delete(da, b);
@@ -350,7 +420,7 @@ static bool should_split(const xdev_block_t *b, size_t size) {
 
 xdev_status_t xdev_caching_malloc(xdev_device_allocator_t *da, size_t size, xdev_stream_t stream,
                                   xdev_block_t **out) {
-    if (da->pending_head != NULL) (void)process_events(da, false);
+    if (da->pending_head != NULL) process_events(da);
     size_t rsize = round_size(size);
     int kind = rsize <= XDEV_SMALL_SIZE ? XDEV_POOL_SMALL : XDEV_POOL_LARGE;
     xdev_stream_pool_t *pool = get_pool(da, stream);
@@ -367,7 +437,7 @@ xdev_status_t xdev_caching_malloc(xdev_device_allocator_t *da, size_t size, xdev
         char backend_msg[512] = "";
         if (st == XDEV_ERROR_OUT_OF_MEMORY) {
             snprintf(backend_msg, sizeof backend_msg, "%s", xdev_last_error());
-            if (release_free_segments(da, -1, SIZE_MAX) > 0) {
+            if (release_all(da) > 0) {
                 da->stats.num_alloc_retries++;
                 st = new_segment(da, seg, kind, pool, &b);
             }
@@ -460,21 +530,23 @@ void xdev_caching_free(xdev_device_allocator_t *da, xdev_block_t *b) {
     b->n_used_streams = 0;
     for (int i = 0; i < n && record != NULL; i++) {
         xdev_stream_t s = used_stream(b, i);
-        if (!xdev_handle_is_live(&xdev_stream_arena, s)) continue; /* destroyed: work done */
+        if (!xdev_core_stream_acquire(s)) continue; /* destroyed: work done */
         xdev_pending_event_t *pe = malloc(sizeof *pe);
+        if (pe == NULL) {
+            /* No way to know when s passes its use: the block is never
+             * reused (a leak under host memory exhaustion, not a race; no
+             * waiting here - the lock is held). */
+            b->pending_events++;
+            continue;
+        }
         void *ev = NULL;
-        if (pe == NULL || event_get(da, &ev) != XDEV_SUCCESS) {
-            free(pe);
-            (void)xdev_stream_synchronize(s); /* fall back to waiting now */
-            continue;
-        }
-        if (record(s->physical, ev, s->native) != XDEV_SUCCESS) {
+        if (event_get(da, &ev) == XDEV_SUCCESS &&
+            record(s->physical, ev, s->native) != XDEV_SUCCESS) {
             event_put(da, ev);
-            free(pe);
-            (void)xdev_stream_synchronize(s);
-            continue;
+            ev = NULL;
         }
-        pe->event = ev;
+        pe->event = ev; /* NULL: process_events polls the stream itself */
+        pe->stream = ev == NULL ? s : NULL;
         pe->block = b;
         pe->next = NULL;
         if (da->pending_tail)

@@ -137,8 +137,8 @@ static void direct_stats(xdev_device_allocator_t *da, const xdev_block_t *b, int
 
 static xdev_status_t direct_malloc(xdev_device_allocator_t *da, size_t size, xdev_stream_t stream,
                                    xdev_block_t **out) {
-    if (da->limit != SIZE_MAX &&
-        (size_t)da->stats.reserved_bytes[XDEV_STAT_ALL].current + size > da->limit) {
+    size_t reserved = (size_t)da->stats.reserved_bytes[XDEV_STAT_ALL].current;
+    if (da->limit != SIZE_MAX && (reserved > da->limit || size > da->limit - reserved)) {
         da->stats.num_ooms++;
         return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY,
                          "%s:%d out of memory: tried to allocate %zu bytes, but the memory "
@@ -171,7 +171,8 @@ static xdev_status_t direct_malloc(xdev_device_allocator_t *da, size_t size, xde
     b->state = XDEV_BLOCK_ACTIVE;
     b->owner = da;
     b->bin = -1;
-    xdev_ptr_entry_t e = {(uintptr_t)p, size, XDEV_MEMORY_DEVICE, da->be, da->index, NULL};
+    xdev_ptr_entry_t e = {(uintptr_t)p, size, XDEV_MEMORY_DEVICE, da->be,
+                          da->index,    NULL, XDEV_PTR_DIRECT};
     (void)xdev_ptr_insert(&e);
     b->next = da->direct_blocks;
     if (b->next) b->next->prev = b;
@@ -188,13 +189,17 @@ static void wait_used_streams(xdev_block_t *b) {
         xdev_stream_t u = i < XDEV_BLOCK_INLINE_STREAMS
                               ? b->used_streams[i]
                               : b->more_used_streams[i - XDEV_BLOCK_INLINE_STREAMS];
-        if (xdev_handle_is_live(&xdev_stream_arena, u) &&
-            xdev_stream_wait_stream(b->stream, u) != XDEV_SUCCESS)
+        if (xdev_core_stream_acquire(u) && xdev_stream_wait_stream(b->stream, u) != XDEV_SUCCESS)
             (void)xdev_stream_synchronize(u);
     }
 }
 
-static xdev_status_t direct_free(xdev_device_allocator_t *da, xdev_block_t *b) {
+/* A non-caching free in two steps, so that no backend call (which may wait
+ * for the device) runs under the device lock: direct_unlink takes the block
+ * out of the tables and statistics (lock held), direct_release hands the
+ * memory back (lock not held). The registry entry goes first, so the address
+ * is unknown to xdev before the backend can hand it out again. */
+static void direct_unlink(xdev_device_allocator_t *da, xdev_block_t *b) {
     xdev_ptr_entry_t e;
     (void)xdev_ptr_remove((void *)b->addr, XDEV_MEMORY_DEVICE, &e);
     if (b->prev)
@@ -204,8 +209,11 @@ static xdev_status_t direct_free(xdev_device_allocator_t *da, xdev_block_t *b) {
     if (b->next) b->next->prev = b->prev;
     direct_stats(da, b, -1);
     xdev_trace_record(da, XDEV_TRACE_FREE_COMPLETED, b->addr, b->size, b->stream->native);
+}
+
+static xdev_status_t direct_release(xdev_device_allocator_t *da, xdev_block_t *b) {
     xdev_status_t st;
-    bool stream_live = xdev_handle_is_live(&xdev_stream_arena, b->stream);
+    bool stream_live = xdev_core_stream_acquire(b->stream);
     if (da->mode == XDEV_ALLOC_MODE_ASYNC && stream_live) {
         wait_used_streams(b);
         st = da->be->api->memory->free_async(da->physical, (void *)b->addr, b->stream->native);
@@ -214,14 +222,33 @@ static xdev_status_t direct_free(xdev_device_allocator_t *da, xdev_block_t *b) {
         st = da->pluggable.free(da->pluggable.ctx, (xdev_device_t){da->be->type, da->index},
                                 (void *)b->addr, b->size, stream_live ? b->stream : NULL);
     } else {
-        /* cudaFree semantics: queued work may still use the memory. */
-        xdev_status_t (*sync)(int) = XDEV_BACKEND_SLOT(da->be->api->device, synchronize);
-        st = sync ? sync(da->physical) : XDEV_SUCCESS;
-        if (st == XDEV_SUCCESS) st = da->be->api->memory->free(da->physical, (void *)b->addr);
+        /* the device was synchronized before the block was unlinked */
+        st = da->be->api->memory->free(da->physical, (void *)b->addr);
     }
     free(b->more_used_streams);
     free(b);
     return st;
+}
+
+/* XDEV_NO_MEMORY_CACHING frees like cudaFree: after the device has passed
+ * the work queued so far, which may still use the memory. The wait comes
+ * first, without any lock and before anything changes: if it fails (called
+ * from a host function of this device, which cannot wait for its own
+ * stream), the free fails and the allocation stays live. */
+static xdev_status_t direct_wait_before_free(const void *ptr) {
+    xdev_ptr_entry_t e;
+    xdev_device_allocator_t *da;
+    if (!xdev_ptr_lookup(ptr, &e) || e.origin != XDEV_PTR_DIRECT || e.base != (uintptr_t)ptr ||
+        xdev_alloc_get(e.be, e.index, &da) != XDEV_SUCCESS || da->mode != XDEV_ALLOC_MODE_DIRECT)
+        return XDEV_SUCCESS; /* not a direct-mode allocation: nothing to wait for */
+    xdev_status_t (*sync)(int) = XDEV_BACKEND_SLOT(da->be->api->device, synchronize);
+    xdev_status_t st = sync ? sync(da->physical) : XDEV_SUCCESS;
+    if (st != XDEV_SUCCESS)
+        return XDEV_FAIL(st,
+                         "%s:%d: XDEV_NO_MEMORY_CACHING frees wait for the device, which failed "
+                         "(%s); the allocation %p is still live",
+                         e.be->name, e.index, xdev_last_error(), ptr);
+    return XDEV_SUCCESS;
 }
 
 /* ------------------------------------------------ public API */
@@ -241,6 +268,15 @@ static xdev_status_t malloc_on(xdev_stream_t stream, size_t size, void **ptr) {
     xdev_device_allocator_t *da;
     xdev_status_t st = xdev_alloc_get(stream->be, stream->device.index, &da);
     if (st != XDEV_SUCCESS) return st;
+    if (size > XDEV_MAX_ALLOC_SIZE) {
+        xdev_spin_lock(&da->lock);
+        da->stats.num_ooms++;
+        xdev_spin_unlock(&da->lock);
+        return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY,
+                         "%s:%d out of memory: tried to allocate %zu bytes, more than any device "
+                         "holds (xdev refuses requests over %zu bytes)",
+                         stream->be->name, stream->device.index, size, XDEV_MAX_ALLOC_SIZE);
+    }
     xdev_block_t *b = NULL;
     xdev_spin_lock(&da->lock);
     da->used = true;
@@ -248,14 +284,18 @@ static xdev_status_t malloc_on(xdev_stream_t stream, size_t size, void **ptr) {
         st = xdev_caching_malloc(da, size, stream, &b);
     else
         st = direct_malloc(da, size, stream, &b);
+    xdev_block_t *undo = NULL; /* a direct allocation to give back after unlocking */
     if (st == XDEV_SUCCESS && !xdev_ptrtab_insert(&da->live, b)) {
-        if (da->mode == XDEV_ALLOC_MODE_CACHING)
+        if (da->mode == XDEV_ALLOC_MODE_CACHING) {
             xdev_caching_free(da, b);
-        else
-            (void)direct_free(da, b);
+        } else {
+            direct_unlink(da, b);
+            undo = b;
+        }
         st = XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory to track the allocation");
     }
     xdev_spin_unlock(&da->lock);
+    if (undo != NULL) (void)direct_release(da, undo); /* never used: no wait needed */
     if (st != XDEV_SUCCESS) return st;
     xdev_thread_state()->alloc_hint = da;
     *ptr = (void *)b->addr;
@@ -286,20 +326,6 @@ static xdev_device_allocator_t *take_live(uintptr_t ptr, xdev_block_t **out) {
     }
     xdev_spin_unlock(&da->lock);
     return NULL;
-}
-
-bool xdev_alloc_live_extent(xdev_backend_t *be, int index, uintptr_t addr, uintptr_t *base,
-                            size_t *size) {
-    xdev_device_allocator_t *da;
-    if (xdev_alloc_get(be, index, &da) != XDEV_SUCCESS) return false;
-    xdev_spin_lock(&da->lock);
-    xdev_block_t *b = xdev_ptrtab_find(&da->live, addr);
-    if (b != NULL) {
-        *base = b->addr;
-        *size = b->requested ? b->requested : b->size;
-    }
-    xdev_spin_unlock(&da->lock);
-    return b != NULL;
 }
 
 xdev_status_t xdev_malloc_stream(void **ptr, size_t size, xdev_stream_t stream) {
@@ -368,16 +394,18 @@ static xdev_status_t explain_bad_free(const void *ptr) {
 xdev_status_t xdev_free(void *ptr) {
     if (ptr == NULL) return XDEV_SUCCESS;
     XDEV_CHECK(xdev_core_ensure_init());
+    XDEV_CHECK(direct_wait_before_free(ptr));
     xdev_block_t *b = NULL;
     xdev_device_allocator_t *da = take_live((uintptr_t)ptr, &b); /* locked */
     if (da == NULL) XDEV_CHECK(explain_bad_free(ptr));
-    xdev_status_t st = XDEV_SUCCESS;
-    if (da->mode == XDEV_ALLOC_MODE_CACHING)
+    if (da->mode == XDEV_ALLOC_MODE_CACHING) {
         xdev_caching_free(da, b);
-    else
-        st = direct_free(da, b);
+        xdev_spin_unlock(&da->lock);
+        return XDEV_SUCCESS;
+    }
+    direct_unlink(da, b);
     xdev_spin_unlock(&da->lock);
-    XDEV_CHECK(st);
+    XDEV_CHECK(direct_release(da, b));
     return XDEV_SUCCESS;
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "alloc_internal.h"
+#include "alloc_lookup.h"
 #include "error_internal.h"
 #include "pointer_registry.h"
 #include "stream_internal.h"
@@ -75,14 +76,15 @@ static void make_free(host_block_t *b) {
     g_cached_bytes += b->size;
 }
 
-/* Complete pending blocks whose events have passed (wait = block on them). */
-static void process_pending(bool wait) {
+/* Complete pending blocks whose events have passed. Never waits under the
+ * lock: the copy an event marks may sit behind a host function that calls
+ * xdev_host_alloc/xdev_host_free. */
+static void process_pending(void) {
     host_pending_t **link = &g_pending;
     while (*link != NULL) {
         host_pending_t *p = *link;
         const xdev_event_vtable_t *ev = p->be->api->event;
-        xdev_status_t (*check)(int, void *) =
-            wait ? XDEV_BACKEND_SLOT(ev, synchronize) : XDEV_BACKEND_SLOT(ev, query);
+        xdev_status_t (*check)(int, void *) = XDEV_BACKEND_SLOT(ev, query);
         if (check != NULL && check(p->physical, p->event) == XDEV_ERROR_NOT_READY) {
             link = &p->next;
             continue;
@@ -111,9 +113,25 @@ static void trim(xdev_backend_t *be) {
     trim_to(be, xdev_alloc_settings()->pinned_max_cached);
 }
 
+/* Wait for every pending block's events with the lock dropped (held on
+ * entry and exit), then make those blocks free. */
+static void wait_pending(void) {
+    host_pending_t *list = g_pending;
+    g_pending = NULL;
+    if (list == NULL) return;
+    pthread_mutex_unlock(&g_lock);
+    for (host_pending_t *p = list; p != NULL; p = p->next) {
+        xdev_status_t (*sync)(int, void *) = XDEV_BACKEND_SLOT(p->be->api->event, synchronize);
+        if (sync != NULL) (void)sync(p->physical, p->event);
+    }
+    pthread_mutex_lock(&g_lock);
+    g_pending = list;
+    process_pending(); /* every event has passed (or failed): all complete */
+}
+
 /* Wait for pending blocks and return every cached block to the backend. */
 static void drain(xdev_backend_t *be) {
-    process_pending(true);
+    wait_pending();
     trim_to(be, 0);
 }
 
@@ -127,14 +145,14 @@ xdev_status_t xdev_host_alloc(void **ptr, size_t size) {
     xdev_status_t (*alloc)(size_t, void **) = XDEV_BACKEND_SLOT(be->api->memory, host_alloc);
     if (alloc == NULL || XDEV_BACKEND_SLOT(be->api->memory, host_free) == NULL)
         XDEV_CHECK(xdev_backend_not_supported(be, "memory.host_alloc"));
-    size_t rounded;
-    int cls = size_class(size, &rounded);
+    size_t rounded = 0;
+    int cls = size <= XDEV_MAX_ALLOC_SIZE ? size_class(size, &rounded) : HOST_CLASSES;
     if (cls >= HOST_CLASSES)
         return XDEV_API_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "%zu bytes of pinned memory is too large",
                              size);
     xdev_status_t st = XDEV_SUCCESS;
     pthread_mutex_lock(&g_lock);
-    if (g_pending != NULL) process_pending(false);
+    if (g_pending != NULL) process_pending();
     host_block_t *b = g_free[cls];
     if (b != NULL) {
         g_free[cls] = b->next_free;
@@ -152,7 +170,8 @@ xdev_status_t xdev_host_alloc(void **ptr, size_t size) {
             b->ptr = p;
             b->size = rounded;
             b->cls = cls;
-            xdev_ptr_entry_t e = {(uintptr_t)p, rounded, XDEV_MEMORY_PINNED_HOST, be, 0, b};
+            xdev_ptr_entry_t e = {(uintptr_t)p,   rounded, XDEV_MEMORY_PINNED_HOST, be, 0, b,
+                                  XDEV_PTR_PINNED};
             st = xdev_ptr_insert(&e);
             if (st != XDEV_SUCCESS)
                 (void)be->api->memory->host_free(p);
@@ -225,9 +244,11 @@ xdev_status_t xdev_host_free(void *ptr) {
     xdev_stat_add(&g_stats.allocation, -1);
     xdev_stat_add(&g_stats.allocated_bytes, -(int64_t)b->size);
     xdev_stat_add(&g_stats.requested_bytes, -(int64_t)b->requested);
+    xdev_stream_t must_sync[HOST_INLINE_STREAMS]; /* streams that got no event */
+    int n_sync = 0;
     for (int i = 0; i < b->n_streams; i++) {
         xdev_stream_t s = b->streams[i];
-        if (!xdev_handle_is_live(&xdev_stream_arena, s)) continue;
+        if (!xdev_core_stream_acquire(s)) continue;
         const xdev_event_vtable_t *ev = s->be->api->event;
         xdev_status_t (*create)(int, unsigned, void **) = XDEV_BACKEND_SLOT(ev, create);
         xdev_status_t (*record)(int, void *, void *) = XDEV_BACKEND_SLOT(ev, record);
@@ -236,19 +257,44 @@ xdev_status_t xdev_host_free(void *ptr) {
         if (p == NULL || create == NULL || record == NULL ||
             create(s->physical, 0, &event) != XDEV_SUCCESS ||
             record(s->physical, event, s->native) != XDEV_SUCCESS) {
-            free(p); /* cannot defer: wait for the stream now */
-            (void)xdev_stream_synchronize(s);
+            free(p); /* cannot defer: wait for the stream, after unlocking */
+            must_sync[n_sync++] = s;
             continue;
         }
         *p = (host_pending_t){s->be, s->physical, event, b, g_pending};
         g_pending = p;
         b->pending++;
     }
-    if (b->overflow) (void)xdev_synchronize();
+    if (n_sync > 0 || b->overflow) {
+        /* Wait with the lock dropped; the extra count keeps the block from
+         * being reused meanwhile. */
+        b->pending++;
+        pthread_mutex_unlock(&g_lock);
+        for (int i = 0; i < n_sync; i++)
+            (void)xdev_stream_synchronize(must_sync[i]);
+        if (b->overflow) (void)xdev_synchronize();
+        pthread_mutex_lock(&g_lock);
+        b->pending--;
+    }
     if (b->pending == 0) make_free(b);
     trim(be);
     pthread_mutex_unlock(&g_lock);
     return XDEV_SUCCESS;
+}
+
+int xdev_host_live_extent(const void *ptr, uintptr_t *base, size_t *size, size_t *block_size) {
+    int live = 0;
+    pthread_mutex_lock(&g_lock);
+    xdev_ptr_entry_t e; /* again under the lock: blocks are released under it */
+    if (xdev_ptr_lookup(ptr, &e) && e.origin == XDEV_PTR_PINNED) {
+        const host_block_t *b = e.data;
+        live = b->live ? 1 : -1;
+        *base = e.base;
+        *size = b->requested;
+        *block_size = b->size;
+    }
+    pthread_mutex_unlock(&g_lock);
+    return live;
 }
 
 void xdev_host_record_use(const void *ptr, xdev_stream_t stream) {

@@ -150,7 +150,8 @@ static xdev_status_t open_locked(const ipc_wire_t *w, xdev_backend_t *be, void *
     memcpy(m->native, w->native, sizeof m->native);
     m->size = (size_t)w->seg_size;
     m->refs = 1;
-    xdev_ptr_entry_t e = {(uintptr_t)m->base, m->size, XDEV_MEMORY_DEVICE, be, w->index, m};
+    xdev_ptr_entry_t e = {(uintptr_t)m->base, m->size, XDEV_MEMORY_DEVICE, be,
+                          w->index,           m,       XDEV_PTR_IPC};
     st = xdev_ptr_insert(&e);
     if (st != XDEV_SUCCESS) {
         xdev_status_t (*close)(int, void *) = XDEV_BACKEND_SLOT(ipc_table(be), close_mem_handle);

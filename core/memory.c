@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "alloc_internal.h"
+#include "alloc_lookup.h"
 #include "error_internal.h"
 #include "pointer_registry.h"
 #include "stream_internal.h"
@@ -13,40 +14,35 @@
 xdev_status_t xdev_pointer_get_info(const void *ptr, xdev_pointer_info_t *out) {
     XDEV_REQUIRE_ARG(out);
     XDEV_CHECK(xdev_core_ensure_init());
-    xdev_ptr_entry_t e;
     memset(out, 0, sizeof *out);
-    if (!xdev_ptr_lookup(ptr, &e)) {
+    xdev_live_ref_t ref;
+    if (xdev_live_lookup(ptr, "ptr", &ref) != XDEV_SUCCESS) {
+        xdev_clear_error(); /* freed memory is simply not xdev's any more */
+        ref.known = false;
+    }
+    if (!ref.known) {
         out->kind = XDEV_MEMORY_HOST;
         out->device = (xdev_device_t){XDEV_DEVICE_CPU, -1};
         return XDEV_SUCCESS;
     }
-    out->kind = e.kind;
-    out->device = (xdev_device_t){e.be->type, e.index};
-    out->base = (void *)e.base;
-    out->size = e.size;
-    xdev_device_allocator_t *da;
-    if (e.kind == XDEV_MEMORY_DEVICE && xdev_alloc_get(e.be, e.index, &da) == XDEV_SUCCESS) {
-        /* the registry knows segments; the allocation is the block inside */
-        xdev_spin_lock(&da->lock);
-        xdev_block_t *b = xdev_alloc_find_block(da, (uintptr_t)ptr, NULL);
-        if (b != NULL) {
-            out->base = (void *)b->addr;
-            out->size = b->size;
-        }
-        xdev_spin_unlock(&da->lock);
-    }
+    out->kind = ref.e.kind;
+    out->device = (xdev_device_t){ref.e.be->type, ref.e.index};
+    out->base = (void *)ref.base;
+    out->size = ref.size;
+    out->block_size = ref.block_size;
     return XDEV_SUCCESS;
 }
 
 xdev_status_t xdev_device_of(const void *ptr, xdev_device_t *out) {
     XDEV_REQUIRE_ARG(out);
     XDEV_CHECK(xdev_core_ensure_init());
-    xdev_ptr_entry_t e;
-    if (!xdev_ptr_lookup(ptr, &e) || e.kind != XDEV_MEMORY_DEVICE)
+    xdev_live_ref_t ref;
+    XDEV_CHECK(xdev_live_lookup(ptr, "ptr", &ref));
+    if (!ref.known || ref.e.kind != XDEV_MEMORY_DEVICE)
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
                              "pointer %p is not device memory allocated by xdev", ptr);
-    out->type = e.be->type;
-    out->index = e.index;
+    out->type = ref.e.be->type;
+    out->index = ref.e.index;
     return XDEV_SUCCESS;
 }
 
@@ -56,13 +52,15 @@ typedef struct {
     xdev_ptr_entry_t e;
 } side_t;
 
+/* Look one side up: memory xdev does not manage is host memory; xdev's must
+ * be a live allocation that holds all n bytes. */
 static xdev_status_t lookup_side(const void *p, size_t n, const char *arg, side_t *s) {
-    s->known = xdev_ptr_lookup(p, &s->e);
-    if (s->known && (uintptr_t)p - s->e.base + n > s->e.size)
-        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
-                         "%s: %zu bytes at %p run past the end of its allocation (%zu bytes at %p)",
-                         arg, n, p, s->e.size, (void *)s->e.base);
-    return XDEV_SUCCESS;
+    xdev_live_ref_t ref;
+    xdev_status_t st = xdev_live_lookup(p, arg, &ref);
+    if (st == XDEV_SUCCESS && ref.known) st = xdev_live_check_extent(&ref, p, n, arg);
+    s->known = ref.known;
+    s->e = ref.e;
+    return st;
 }
 
 static bool is_device(const side_t *s) {

@@ -3,6 +3,7 @@
 #include "operands.h"
 
 #include "alloc_internal.h"
+#include "alloc_lookup.h"
 #include "error_internal.h"
 #include "pointer_registry.h"
 #include "stream_internal.h"
@@ -27,13 +28,15 @@ static xdev_status_t lookup(const xdev_operand_t *op, const char *what, xdev_ptr
                          "'%s' (%p) is pinned host memory from xdev_host_alloc; %s needs device "
                          "memory from xdev_malloc",
                          op->name, op->ptr, what);
-    /* The registry knows segments; a pointer to the start of an allocation
-     * is checked against the allocation itself (the common case), an
-     * interior pointer against its segment. */
-    uintptr_t base = e->base;
-    size_t size = e->size;
-    (void)xdev_alloc_live_extent(e->be, e->index, (uintptr_t)op->ptr, &base, &size);
-    if (op->bytes > size - ((uintptr_t)op->ptr - base))
+    /* The registry knows segments; the bounds are the live allocation's. */
+    xdev_live_ref_t ref;
+    xdev_status_t st = xdev_live_lookup(op->ptr, op->name, &ref);
+    if (st != XDEV_SUCCESS) return st;
+    if (!ref.known) /* released since the first lookup */
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "'%s' (%p) is not memory xdev allocated",
+                         op->name, op->ptr);
+    size_t base = ref.base, size = ref.size, offset = (uintptr_t)op->ptr - base;
+    if (offset > size || op->bytes > size - offset)
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
                          "'%s' (%p): the %s touches %zu bytes from there, past the end of its "
                          "allocation (%zu bytes at %p); check the sizes, leading dimensions, "

@@ -10,13 +10,22 @@
 #include "registry.h"
 #include "xdev/memory.h"
 
+/* Who registered a range, so a lookup finds the live allocation inside it. */
+typedef enum xdev_ptr_origin {
+    XDEV_PTR_SEGMENT = 0, /* caching allocator segment: data = xdev_segment_t, blocks inside */
+    XDEV_PTR_DIRECT = 1,  /* one allocation of a non-caching mode: data = NULL */
+    XDEV_PTR_PINNED = 2,  /* pinned host block: data = the pinned cache's block */
+    XDEV_PTR_IPC = 3,     /* another process's memory opened by IPC: data = the mapping */
+} xdev_ptr_origin_t;
+
 typedef struct xdev_ptr_entry {
     uintptr_t base;
     size_t size;
     xdev_memory_kind_t kind;
     xdev_backend_t *be;
     int index;  /* logical device (DEVICE kind) */
-    void *data; /* owner's record (the pinned cache's block) */
+    void *data; /* owner's record (see xdev_ptr_origin_t) */
+    xdev_ptr_origin_t origin;
 } xdev_ptr_entry_t;
 
 /* Record an allocation; XDEV_ERROR_OUT_OF_MEMORY if the table cannot grow. */

@@ -1,5 +1,6 @@
 /* stream.c - stream objects: default and per-thread current streams,
  * creation, queries, cross-stream ordering, host functions, guards. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "error_internal.h"
@@ -12,9 +13,62 @@
 
 xdev_handle_arena_t xdev_stream_arena = XDEV_HANDLE_ARENA_INIT("stream", STREAM_MAGIC, STREAM_SLOT);
 
+/* Stream lifetime across threads. A thread that uses a stream announces it
+ * first (a hazard pointer in its thread state, seq_cst) and then checks the
+ * stream is live and not closing; xdev_stream_destroy first sets `closing`
+ * (seq_cst), then scans every thread's hazards. Either the destroyer sees
+ * the user's announcement, and the native queue goes to a graveyard freed
+ * once nobody lists it, or the user sees `closing` and fails cleanly: a
+ * native queue is never freed under a thread that is using it. */
+bool xdev_core_stream_acquire(xdev_stream_t s) {
+    xdev_thread_state_t *t = xdev_thread_state();
+    unsigned i = t->hazard_next++ % XDEV_HAZARDS;
+    atomic_store_explicit(&t->hazard[i], (const void *)s, memory_order_seq_cst);
+    return xdev_handle_is_live(&xdev_stream_arena, s) &&
+           !atomic_load_explicit(&s->closing, memory_order_seq_cst);
+}
+
+/* Native queues of destroyed streams that a thread was still using. */
+typedef struct grave {
+    const void *handle; /* what hazards name */
+    xdev_backend_t *be;
+    int physical;
+    void *native;
+    struct grave *next;
+} grave_t;
+
+static pthread_mutex_t g_grave_lock = PTHREAD_MUTEX_INITIALIZER;
+static grave_t *g_graves;
+
+/* Destroy the native queues nobody uses any more. */
+static void sweep_graves(void) {
+    pthread_mutex_lock(&g_grave_lock);
+    grave_t *ready = NULL;
+    for (grave_t **link = &g_graves; *link != NULL;) {
+        grave_t *g = *link;
+        if (xdev_thread_hazard_held(g->handle)) {
+            link = &g->next;
+            continue;
+        }
+        *link = g->next;
+        g->next = ready;
+        ready = g;
+    }
+    pthread_mutex_unlock(&g_grave_lock);
+    for (grave_t *g = ready, *next; g != NULL; g = next) {
+        next = g->next;
+        xdev_status_t (*destroy)(int, void *) = XDEV_BACKEND_SLOT(g->be->api->stream, destroy);
+        if (destroy != NULL) (void)destroy(g->physical, g->native);
+        free(g);
+    }
+}
+
 xdev_status_t xdev_stream_check(xdev_stream_t s, const char *arg) {
     if (s == NULL) return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "stream argument '%s' is NULL", arg);
-    if (xdev_handle_is_live(&xdev_stream_arena, s)) return XDEV_SUCCESS;
+    if (xdev_core_stream_acquire(s)) return XDEV_SUCCESS;
+    if (xdev_handle_is_live(&xdev_stream_arena, s))
+        return XDEV_FAIL(XDEV_ERROR_INVALID_HANDLE, "stream '%s' (%p) is being destroyed", arg,
+                         (void *)s);
     if (xdev_handle_is_slot(&xdev_stream_arena, s))
         return XDEV_FAIL(XDEV_ERROR_INVALID_HANDLE, "stream '%s' (%p) has been destroyed", arg,
                          (void *)s);
@@ -57,7 +111,7 @@ xdev_status_t xdev_core_default_stream(xdev_backend_t *be, int index, xdev_strea
 xdev_status_t xdev_core_current_stream(xdev_backend_t *be, int index, xdev_stream_t *out) {
     xdev_stream_ref_t *ref = &xdev_thread_state()->streams[be->type][index];
     xdev_stream_t s = ref->stream;
-    if (s != NULL && xdev_handle_is_live(&xdev_stream_arena, s) &&
+    if (s != NULL && xdev_core_stream_acquire(s) &&
         atomic_load_explicit(&s->hdr.generation, memory_order_relaxed) == ref->generation) {
         *out = s;
         return XDEV_SUCCESS;
@@ -137,10 +191,34 @@ xdev_status_t xdev_stream_destroy(xdev_stream_t stream) {
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
                              "the default stream of %s:%d belongs to xdev and cannot be destroyed",
                              stream->be->name, stream->device.index);
-    if (stream->owned) {
-        xdev_status_t (*destroy)(int, void *) = XDEV_BACKEND_SLOT(stream->be->api->stream, destroy);
-        if (destroy == NULL) XDEV_CHECK(xdev_backend_not_supported(stream->be, "stream.destroy"));
-        XDEV_CHECK(destroy(stream->physical, stream->native));
+    xdev_status_t (*destroy)(int, void *) = XDEV_BACKEND_SLOT(stream->be->api->stream, destroy);
+    if (stream->owned && destroy == NULL)
+        XDEV_CHECK(xdev_backend_not_supported(stream->be, "stream.destroy"));
+    bool was = false;
+    if (!atomic_compare_exchange_strong(&stream->closing, &was, true))
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_HANDLE,
+                             "stream %p is already being destroyed by another thread",
+                             (void *)stream);
+    xdev_thread_hazard_clear(stream);
+    sweep_graves();
+    if (stream->owned && xdev_thread_hazard_held(stream)) {
+        /* Another thread is inside a call on it: free the queue later. */
+        grave_t *g = malloc(sizeof *g);
+        if (g == NULL) {
+            atomic_store(&stream->closing, false);
+            return XDEV_API_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory to defer the destroy");
+        }
+        *g = (grave_t){stream, stream->be, stream->physical, stream->native, NULL};
+        pthread_mutex_lock(&g_grave_lock);
+        g->next = g_graves;
+        g_graves = g;
+        pthread_mutex_unlock(&g_grave_lock);
+    } else if (stream->owned) {
+        xdev_status_t st = destroy(stream->physical, stream->native);
+        if (st != XDEV_SUCCESS) { /* e.g. from its own host function: still usable */
+            atomic_store(&stream->closing, false);
+            XDEV_CHECK(st);
+        }
     }
     xdev_handle_free(&xdev_stream_arena, stream);
     return XDEV_SUCCESS;
@@ -266,6 +344,11 @@ xdev_status_t xdev_stream_record_event(xdev_stream_t stream, xdev_event_t event)
     return XDEV_SUCCESS;
 }
 
+xdev_status_t xdev_core_stream_query(xdev_stream_t s) {
+    xdev_status_t (*query)(int, void *) = XDEV_BACKEND_SLOT(s->be->api->stream, query);
+    return query != NULL ? query(s->physical, s->native) : XDEV_SUCCESS;
+}
+
 xdev_status_t xdev_core_launch_host_func(xdev_stream_t s, xdev_host_fn_t fn, void *user) {
     xdev_status_t (*launch)(int, void *, xdev_host_fn_t, void *) =
         XDEV_BACKEND_SLOT(s->be->api->stream, launch_host_func);
@@ -294,6 +377,7 @@ xdev_status_t xdev_launch_host_func(xdev_stream_t stream, xdev_host_fn_t fn, voi
 xdev_status_t xdev_stream_guard_begin(xdev_stream_guard_t *guard, xdev_stream_t stream) {
     XDEV_REQUIRE_ARG(guard);
     guard->active = false;
+    if (stream == NULL) return XDEV_SUCCESS; /* torch's stream(None): no-op */
     XDEV_CHECK(xdev_stream_check(stream, "stream"));
     XDEV_CHECK(xdev_core_current_stream(stream->be, stream->device.index, &guard->previous_stream));
     XDEV_CHECK(xdev_device_guard_begin(&guard->device_guard, stream->device));

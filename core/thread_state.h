@@ -8,6 +8,8 @@
 #ifndef XDEV_CORE_THREAD_STATE_H
 #define XDEV_CORE_THREAD_STATE_H
 
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "registry.h"
@@ -17,11 +19,24 @@ typedef struct xdev_stream_ref {
     uint32_t generation;  /* of the stream's slot when set (a reused slot is noticed) */
 } xdev_stream_ref_t;
 
+/* Streams a thread may be using right now (hazard pointers, see stream.c):
+ * a destroyed stream's native queue is freed only once no thread lists it. */
+#define XDEV_HAZARDS 4
+
 typedef struct xdev_thread_state {
     int current[XDEV_DEVICE_TYPE_COUNT]; /* current device index per type (torch: 0) */
     xdev_stream_ref_t streams[XDEV_DEVICE_TYPE_COUNT][XDEV_MAX_DEVICES];
     void *alloc_hint; /* device allocator this thread used last: where a free looks first */
+    _Atomic(const void *) hazard[XDEV_HAZARDS];
+    unsigned hazard_next;
+    struct xdev_thread_state *list_prev, *list_next; /* every thread's block */
 } xdev_thread_state_t;
+
+/* True when a thread other than the caller lists p among its hazards. */
+bool xdev_thread_hazard_held(const void *p);
+
+/* Drop p from the calling thread's hazards. */
+void xdev_thread_hazard_clear(const void *p);
 
 extern _Thread_local xdev_thread_state_t *xdev_tls_state __attribute__((tls_model("initial-exec")));
 

@@ -336,7 +336,23 @@ START_TEST(stream_guard_and_with_stream) {
     ck_assert_ptr_eq(current_of(2), default_of(2));
 
     XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_stream_guard_begin(NULL, s), "guard");
-    XT_ERR(XT_NULL_HANDLE, xdev_stream_guard_begin(&g, NULL), "stream");
+    /* NULL = torch's stream(None): a no-op that leaves current stream and
+     * device alone, and whose end restores nothing (issue 16, item 14). */
+    XT_OK(xdev_stream_set_current(s)); /* s is on device 2, which becomes current */
+    XT_OK(xdev_set_device(xt_dev(1)));
+    XT_OK(xdev_stream_guard_begin(&g, NULL));
+    ck_assert(!g.active);
+    ck_assert_int_eq(current_index(), 1);
+    XT_OK(xdev_set_device(xt_dev(0)));
+    XT_OK(xdev_stream_guard_end(&g));
+    ck_assert_int_eq(current_index(), 0);
+    ck_assert_ptr_eq(current_of(2), s);
+    {
+        XDEV_STREAM_SCOPE(NULL);
+        ck_assert_int_eq(current_index(), 0);
+    }
+    ck_assert_ptr_eq(current_of(2), s);
+    XT_OK(xdev_set_device(xt_dev(0)));
     XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_stream_guard_end(NULL), "guard");
     XT_OK(xdev_stream_destroy(s));
 }

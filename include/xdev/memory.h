@@ -34,11 +34,17 @@ typedef enum xdev_memory_kind {
     XDEV_MEMORY_PINNED_HOST = 2, /* from xdev_host_alloc */
 } xdev_memory_kind_t;
 
+/* What xdev_pointer_get_info reports for a pointer anywhere inside a live
+ * allocation (interior pointers included). Memory xdev does not manage -
+ * including memory it manages that is not allocated now, e.g. after
+ * xdev_free - is kind XDEV_MEMORY_HOST with base NULL and sizes 0. */
 typedef struct xdev_pointer_info {
     xdev_memory_kind_t kind;
     xdev_device_t device; /* owning device (device memory); backend's device 0 for pinned */
     void *base;           /* start of the allocation (NULL for host memory) */
-    size_t size;          /* its size */
+    size_t size;          /* bytes requested: what the caller may use, and the bound every
+                             copy, memset, BLAS, FFT and RNG call checks */
+    size_t block_size;    /* bytes the allocator set aside for it (size rounded up) */
 } xdev_pointer_info_t;
 
 XDEV_API xdev_status_t xdev_pointer_get_info(const void *ptr, xdev_pointer_info_t *out);

@@ -29,9 +29,15 @@ typedef void (*xdev_host_fn_t)(void *user_data);
  * XDEV_STREAM_PRIORITY_NORMAL or XDEV_STREAM_PRIORITY_HIGH. */
 XDEV_API xdev_status_t xdev_stream_create(xdev_device_t device, int priority, xdev_stream_t *out);
 
-/* Finish the stream's pending work, then release it. A thread whose current
- * stream was destroyed falls back to the device's default stream. Default
- * streams belong to xdev: destroying one is XDEV_ERROR_INVALID_VALUE. */
+/* Release a stream; its pending work still runs to completion. Calls made
+ * with the handle afterwards fail with XDEV_ERROR_INVALID_HANDLE, also on
+ * other threads, and a thread whose current stream it was falls back to the
+ * device's default stream. Destroying a stream while another thread is
+ * inside a call on it is safe: that call finishes (or fails cleanly) and the
+ * native queue is released once no thread uses it - destroy then returns
+ * without waiting for the queue. Default streams belong to xdev: destroying
+ * one is XDEV_ERROR_INVALID_VALUE. From a host function of the stream itself
+ * it fails (the stream stays usable). */
 XDEV_API xdev_status_t xdev_stream_destroy(xdev_stream_t stream);
 
 /* Wrap a native stream (cudaStream_t, hipStream_t, or an xdev CPU queue) that
@@ -77,7 +83,9 @@ XDEV_API xdev_status_t xdev_launch_host_func(xdev_stream_t stream, xdev_host_fn_
                                              void *user_data);
 
 /* Stream guard: begin makes `stream` current (and its device), end restores
- * both. XDEV_STREAM_SCOPE(s) restores when the block is left (GCC/Clang). */
+ * both. XDEV_STREAM_SCOPE(s) restores when the block is left (GCC/Clang).
+ * A NULL stream is a no-op (torch's `stream(None)`), as the device guard is
+ * for a negative index: end then restores nothing. */
 typedef struct xdev_stream_guard {
     xdev_stream_t previous_stream; /* previous current stream of the stream's device */
     xdev_device_guard_t device_guard;
