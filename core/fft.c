@@ -176,10 +176,7 @@ static xdev_status_t exec_locked(xdev_fft_cache_t *c, const xdev_fft_key_t *key,
         x->work_size = work_size;
         st = tgt->be->api->fft->exec(x);
     }
-    if (transient) { /* not cached: wait for this exec, then release the plan */
-        if (st == XDEV_SUCCESS) st = xdev_stream_synchronize(tgt->stream);
-        xdev_fft_cache_destroy_plan(c, x->plan);
-    }
+    if (!transient) x->plan = NULL; /* the cache's: nothing for the caller to release */
     return st;
 }
 
@@ -205,6 +202,12 @@ xdev_status_t xdev_fft_exec(const xdev_fft_desc_t *desc, void *in, void *out,
     xdev_operand_t ops[2] = {{"out", out, out_bytes}, {"in", in, in_bytes}};
     xdev_exec_target_t tgt;
     XDEV_CHECK(xdev_operands_resolve(ops, 2, stream, "FFT", &tgt));
+    uintptr_t i0 = (uintptr_t)in, o0 = (uintptr_t)out;
+    if (in != out && i0 < o0 + out_bytes && o0 < i0 + in_bytes)
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
+                             "in (%p, %zu bytes) and out (%p, %zu bytes) overlap; pass in == out "
+                             "for an in-place transform, or separate buffers",
+                             in, in_bytes, out, out_bytes);
     const xdev_fft_vtable_t *t = XDEV_BACKEND_SLOT(tgt.be->api, fft);
     if (XDEV_BACKEND_SLOT(t, plan_create) == NULL || XDEV_BACKEND_SLOT(t, plan_destroy) == NULL ||
         XDEV_BACKEND_SLOT(t, exec) == NULL)
@@ -230,6 +233,10 @@ xdev_status_t xdev_fft_exec(const xdev_fft_desc_t *desc, void *in, void *out,
     xdev_fft_cache_lock(c);
     xdev_status_t st = exec_locked(c, &key, &x, &tgt, &work);
     xdev_fft_cache_unlock(c);
+    if (x.plan != NULL) { /* a transient plan (max_size 0): wait, unlocked, then release */
+        if (st == XDEV_SUCCESS) st = xdev_stream_synchronize(tgt.stream);
+        xdev_fft_cache_destroy_plan(c, x.plan);
+    }
     /* Stream-ordered: the block is reused only by later work on this stream. */
     if (work != NULL) (void)xdev_free(work);
     XDEV_CHECK(st);

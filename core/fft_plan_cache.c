@@ -29,6 +29,7 @@ struct xdev_fft_cache {
     fft_entry_t *newest, *oldest;
     int64_t size, max_size;
     int64_t hits, misses, evictions;
+    fft_entry_t *dead; /* dropped, destroyed by unlock after the lock is released */
 };
 
 static pthread_mutex_t g_create_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -65,8 +66,16 @@ void xdev_fft_cache_lock(xdev_fft_cache_t *c) {
     pthread_mutex_lock(&c->lock);
 }
 
+static void destroy_dead(xdev_fft_cache_t *c, fft_entry_t *dead);
+
+/* Plans dropped under the lock are destroyed after it is released: their
+ * destruction waits for the device, and a host function on one of its
+ * streams may be waiting for this lock (an FFT inside a host function). */
 void xdev_fft_cache_unlock(xdev_fft_cache_t *c) {
+    fft_entry_t *dead = c->dead;
+    c->dead = NULL;
     pthread_mutex_unlock(&c->lock);
+    if (dead != NULL) destroy_dead(c, dead);
 }
 
 /* FNV-1a over the key's bytes. */
@@ -128,24 +137,30 @@ void xdev_fft_cache_destroy_plan(xdev_fft_cache_t *c, void *plan) {
     if (destroy != NULL) (void)destroy(c->physical, plan);
 }
 
-/* Wait for the execs queued with a plan before it is destroyed, so no
- * backend has to track them per exec (an event per exec costs ~0.4 us on a
- * GPU). It waits for the device, not for the streams the plan ran on: those
- * may be destroyed by another thread meanwhile. torch's eviction waits the
- * same way (cufftDestroy frees with cudaFree, which synchronizes). */
-static void drain(xdev_fft_cache_t *c, fft_entry_t *e) {
-    if (!e->ran) return;
+/* Plans are destroyed only after the execs queued with them, so no backend
+ * has to track them per exec (an event per exec costs ~0.4 us on a GPU):
+ * destroy_dead waits for the device, not for the streams the plans ran on,
+ * which another thread may have destroyed meanwhile. torch's eviction waits
+ * the same way (cufftDestroy frees with cudaFree, which synchronizes). */
+static void destroy_dead(xdev_fft_cache_t *c, fft_entry_t *dead) {
+    bool ran = false;
+    for (fft_entry_t *e = dead; e != NULL; e = e->older)
+        ran |= e->ran;
     xdev_status_t (*sync)(int) = XDEV_BACKEND_SLOT(c->be->api->device, synchronize);
-    if (sync != NULL) (void)sync(c->physical);
+    if (ran && sync != NULL) (void)sync(c->physical);
+    for (fft_entry_t *e = dead, *next; e != NULL; e = next) {
+        next = e->older;
+        xdev_fft_cache_destroy_plan(c, e->plan);
+        free(e);
+    }
 }
 
 static void drop(xdev_fft_cache_t *c, fft_entry_t *e) {
     list_unlink(c, e);
     bucket_unlink(c, e);
     c->size--;
-    drain(c, e);
-    xdev_fft_cache_destroy_plan(c, e->plan);
-    free(e);
+    e->older = c->dead; /* the recency link is free now */
+    c->dead = e;
 }
 
 static void evict_to(xdev_fft_cache_t *c, int64_t limit) {
@@ -259,7 +274,7 @@ xdev_status_t xdev_fft_plan_cache_set_max_size(xdev_device_t device, int64_t max
     pthread_mutex_lock(&c->lock);
     c->max_size = max_size;
     evict_to(c, max_size);
-    pthread_mutex_unlock(&c->lock);
+    xdev_fft_cache_unlock(c);
     return XDEV_SUCCESS;
 }
 
@@ -279,7 +294,7 @@ xdev_status_t xdev_fft_plan_cache_clear(xdev_device_t device) {
     pthread_mutex_lock(&c->lock);
     while (c->oldest != NULL)
         drop(c, c->oldest);
-    pthread_mutex_unlock(&c->lock);
+    xdev_fft_cache_unlock(c);
     return XDEV_SUCCESS;
 }
 

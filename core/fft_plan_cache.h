@@ -36,6 +36,8 @@ typedef struct xdev_fft_cache xdev_fft_cache_t;
 xdev_status_t xdev_fft_cache_get(xdev_backend_t *be, int index, xdev_fft_cache_t **out);
 
 void xdev_fft_cache_lock(xdev_fft_cache_t *c);
+/* Unlock, then destroy the plans evicted meanwhile (waiting for the device
+ * without the lock). */
 void xdev_fft_cache_unlock(xdev_fft_cache_t *c);
 
 /* With the lock held: the plan for `key` (about to be executed), from the
@@ -48,7 +50,8 @@ void xdev_fft_cache_unlock(xdev_fft_cache_t *c);
 xdev_status_t xdev_fft_cache_acquire(xdev_fft_cache_t *c, const xdev_fft_key_t *key, void **plan,
                                      size_t *work_size, bool *transient);
 
-/* Give a transient plan back to the backend (lock held). */
+/* Give a plan back to the backend (no lock needed; the caller has waited
+ * for the work that used it). */
 void xdev_fft_cache_destroy_plan(xdev_fft_cache_t *c, void *plan);
 
 #endif

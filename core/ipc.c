@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "alloc_lookup.h"
 #include "error_internal.h"
 #include "event_internal.h"
 #include "pointer_registry.h"
@@ -82,11 +83,13 @@ xdev_status_t xdev_ipc_get_mem_handle(const void *ptr, xdev_ipc_mem_handle_t *ou
     XDEV_REQUIRE_ARG(ptr);
     XDEV_REQUIRE_ARG(out);
     XDEV_CHECK(xdev_core_ensure_init());
-    xdev_ptr_entry_t e;
-    if (!xdev_ptr_lookup(ptr, &e) || e.kind != XDEV_MEMORY_DEVICE)
+    xdev_live_ref_t ref; /* refuses freed memory */
+    XDEV_CHECK(xdev_live_lookup(ptr, "ptr", &ref));
+    xdev_ptr_entry_t e = ref.e;
+    if (!ref.known || e.kind != XDEV_MEMORY_DEVICE)
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
                              "pointer %p is not device memory allocated by xdev", ptr);
-    if (e.data != NULL)
+    if (e.origin == XDEV_PTR_IPC)
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
                              "pointer %p was opened from another process's IPC handle; share "
                              "that process's handle instead",

@@ -23,8 +23,8 @@
  * FORWARD scales the forward by 1/N, ORTHO scales both by 1/sqrt(N).
  *
  * c2r may overwrite its input (as in cuFFT and FFTW); c2c and r2c do not.
- * In-place transforms (in == out) are allowed (otherwise in and out must not
- * overlap); r2c/c2r in place need the padded layout (real rows of
+ * In-place transforms (in == out) are allowed; otherwise in and out must not
+ * overlap (XDEV_ERROR_INVALID_VALUE says so); r2c/c2r in place need the padded layout (real rows of
  * 2*(n/2+1) elements) given through the embeddings. */
 #ifndef XDEV_FFT_H
 #define XDEV_FFT_H
