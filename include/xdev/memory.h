@@ -2,7 +2,16 @@
  *
  * xdev remembers every pointer it hands out (device and pinned host) so a
  * copy infers its direction from the pointers; memory xdev did not allocate
- * is host (pageable) memory. Interior pointers resolve to their allocation. */
+ * is host (pageable) memory. Interior pointers resolve to their allocation.
+ *
+ * Every call that takes a pointer and a length checks both against the
+ * live allocation: n bytes from ptr must lie within the bytes requested for
+ * it (not the rounded block, not the segment around it), else
+ * XDEV_ERROR_INVALID_VALUE "... run past the end of its allocation ...". A
+ * pointer into memory that was freed is XDEV_ERROR_INVALID_VALUE ("use
+ * after free") as long as xdev still holds that memory in its cache; once
+ * the memory went back to the system xdev cannot tell it from any other
+ * host pointer. Requests above 2^48 bytes fail with XDEV_ERROR_OUT_OF_MEMORY. */
 #ifndef XDEV_MEMORY_H
 #define XDEV_MEMORY_H
 
@@ -19,7 +28,14 @@ XDEV_API xdev_status_t xdev_malloc(void **ptr, size_t size);
 XDEV_API xdev_status_t xdev_malloc_device(xdev_device_t device, void **ptr, size_t size);
 
 /* Free device memory from xdev_malloc*. NULL is a no-op; an unknown pointer,
- * an interior pointer or a double free is XDEV_ERROR_INVALID_VALUE. */
+ * an interior pointer or a double free is XDEV_ERROR_INVALID_VALUE. The free
+ * is stream-ordered in the caching allocator (later work on the block's
+ * stream may reuse it at once; record_stream orders other streams). With
+ * XDEV_NO_MEMORY_CACHING=1 it waits for the device, as cudaFree does; from a
+ * host function of that device it cannot wait for its own stream and fails
+ * without changing anything (the allocation stays live: free it later).
+ * Allowed inside host functions (as is xdev_malloc); no allocator call ever
+ * waits for a stream while holding a lock such a host function needs. */
 XDEV_API xdev_status_t xdev_free(void *ptr);
 
 /* Page-locked host memory for fast asynchronous copies (the default type's
