@@ -1,5 +1,10 @@
 /* device.c - device counts, the per-thread current device, guards,
- * properties, synchronisation and peer access. */
+ * properties, synchronisation and peer access.
+ *
+ * Counting and availability are probes: a backend that cannot be used
+ * counts 0 devices and leaves no error behind (xdev/error.h); the bool
+ * queries never change the thread's error state. xdev_synchronize, which waits
+ * for every loaded backend, lives in registry.c beside the backend table. */
 #include <stdio.h>
 #include <string.h>
 
@@ -41,6 +46,10 @@ xdev_status_t xdev_default_device_type(xdev_device_type_t *out) {
     return XDEV_SUCCESS;
 }
 
+/* torch.cuda.device_count(): 0 with success when the backend cannot be
+ * used (no plugin, no vendor library, no device visible). A backend that
+ * failed on a malformed variable of its own (XDEV_CPU_DEVICES=abc) is an
+ * error: counting 0 would silently ignore the variable. */
 xdev_status_t xdev_device_count(xdev_device_type_t type, int *count) {
     XDEV_REQUIRE_ARG(count);
     *count = 0;
@@ -48,13 +57,22 @@ xdev_status_t xdev_device_count(xdev_device_type_t type, int *count) {
     if ((unsigned)type >= XDEV_DEVICE_TYPE_COUNT)
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_DEVICE, "unknown device type %d", (int)type);
     xdev_backend_t *be;
-    if (xdev_backend_acquire(type, &be) == XDEV_SUCCESS) *count = be->device_count;
+    xdev_error_state_t saved;
+    xdev_core_error_save(&saved);
+    xdev_status_t st = xdev_backend_acquire(type, &be);
+    if (st == XDEV_ERROR_ENV) return xdev_core_blame(st, __func__);
+    xdev_core_error_restore(&saved);
+    if (st == XDEV_SUCCESS) *count = be->device_count;
     return XDEV_SUCCESS;
 }
 
 bool xdev_is_available(xdev_device_type_t type) {
+    xdev_error_state_t saved;
+    xdev_core_error_save(&saved);
     int n = 0;
-    return xdev_device_count(type, &n) == XDEV_SUCCESS && n > 0;
+    bool yes = xdev_device_count(type, &n) == XDEV_SUCCESS && n > 0;
+    xdev_core_error_restore(&saved);
+    return yes;
 }
 
 xdev_status_t xdev_get_device(xdev_device_t *out) {
@@ -145,16 +163,7 @@ xdev_status_t xdev_device_synchronize(xdev_device_t device) {
     return XDEV_SUCCESS;
 }
 
-xdev_status_t xdev_synchronize(void) {
-    XDEV_CHECK(xdev_core_ensure_init());
-    xdev_backend_t *be;
-    XDEV_CHECK(xdev_backend_acquire(xdev_core_default_type(), &be));
-    for (int i = 0; i < be->device_count; i++) {
-        xdev_device_t d = {be->type, i};
-        XDEV_CHECK(xdev_device_synchronize(d));
-    }
-    return XDEV_SUCCESS;
-}
+/* xdev_synchronize (every loaded backend) is in registry.c, beside the backend table. */
 
 xdev_status_t xdev_device_can_access_peer(xdev_device_t device, xdev_device_t peer, bool *out) {
     XDEV_REQUIRE_ARG(out);
@@ -189,11 +198,14 @@ xdev_status_t xdev_device_enable_peer_access(xdev_device_t device, xdev_device_t
     return XDEV_SUCCESS;
 }
 
+/* A bool query: never changes the thread's error state. */
 bool xdev_device_peer_enabled(xdev_device_t device, xdev_device_t peer) {
     xdev_backend_t *be = NULL, *pbe = NULL;
     xdev_device_t d = {XDEV_DEVICE_CPU, 0}, p = {XDEV_DEVICE_CPU, 0};
-    if (xdev_backend_for_device(device, &be, &d) != XDEV_SUCCESS ||
-        xdev_backend_for_device(peer, &pbe, &p) != XDEV_SUCCESS || be != pbe)
-        return false;
-    return (atomic_load(&be->devices[d.index].peer_enabled) >> p.index) & 1u;
+    xdev_error_state_t saved;
+    xdev_core_error_save(&saved);
+    bool found = xdev_backend_for_device(device, &be, &d) == XDEV_SUCCESS &&
+                 xdev_backend_for_device(peer, &pbe, &p) == XDEV_SUCCESS && be == pbe;
+    xdev_core_error_restore(&saved);
+    return found && ((atomic_load(&be->devices[d.index].peer_enabled) >> p.index) & 1u);
 }

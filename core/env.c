@@ -1,4 +1,8 @@
-/* env.c - strict parsing of XDEV_* environment variables. */
+/* env.c - strict parsing of XDEV_* environment variables.
+ *
+ * Every message about a malformed value names the variable, quotes the
+ * value, says what is wrong and then lists exactly the forms accepted (the
+ * *_ACCEPTED strings below), so a user never has to guess. */
 #include "env.h"
 
 #include <ctype.h>
@@ -29,8 +33,15 @@ xdev_status_t xdev_env_bool(const char *name, bool fallback, bool *out) {
             return XDEV_SUCCESS;
         }
     }
-    return XDEV_FAIL(XDEV_ERROR_ENV, "%s='%s' is not a boolean (expected 0 or 1)", name, v);
+    return XDEV_FAIL(XDEV_ERROR_ENV, "%s='%s' is not a boolean (%s)", name, v,
+                     XDEV_ENV_BOOL_ACCEPTED);
 }
+
+/* "expected ...": what xdev_env_index_list accepts, given its cap. */
+#define INDEX_LIST_FMT                                                                             \
+    "expected a comma list of at most %d distinct device indices 0..%d without spaces, such as "   \
+    "2,0; empty for no device"
+#define INDEX_MAX (1 << 20)
 
 xdev_status_t xdev_env_index_list(const char *name, int *list, int cap, int *count) {
     const char *v = xdev_env_get(name);
@@ -40,30 +51,37 @@ xdev_status_t xdev_env_index_list(const char *name, int *list, int cap, int *cou
     const char *p = v;
     while (*p != '\0') {
         if (!isdigit((unsigned char)*p))
-            return XDEV_FAIL(XDEV_ERROR_ENV,
-                             "%s='%s': '%c' at position %d is not part of a device index "
-                             "(expected a comma list such as 0,2)",
-                             name, v, *p, (int)(p - v));
+            return XDEV_FAIL(
+                XDEV_ERROR_ENV,
+                "%s='%s': '%c' at position %d is not part of a device index (" INDEX_LIST_FMT ")",
+                name, v, *p, (int)(p - v), cap, INDEX_MAX);
         errno = 0;
         char *end = NULL;
         long idx = strtol(p, &end, 10);
-        if (errno != 0 || idx > 1 << 20)
-            return XDEV_FAIL(XDEV_ERROR_ENV, "%s='%s': index too large", name, v);
+        if (errno != 0 || idx > INDEX_MAX)
+            return XDEV_FAIL(XDEV_ERROR_ENV,
+                             "%s='%s': index %.*s is too large (" INDEX_LIST_FMT ")", name, v,
+                             (int)(end - p), p, cap, INDEX_MAX);
         if (n == cap)
-            return XDEV_FAIL(XDEV_ERROR_ENV, "%s='%s': more than %d indices", name, v, cap);
+            return XDEV_FAIL(XDEV_ERROR_ENV, "%s='%s': more than %d indices (" INDEX_LIST_FMT ")",
+                             name, v, cap, cap, INDEX_MAX);
         for (int i = 0; i < n; i++)
             if (list[i] == (int)idx)
-                return XDEV_FAIL(XDEV_ERROR_ENV, "%s='%s': index %ld listed twice", name, v, idx);
+                return XDEV_FAIL(XDEV_ERROR_ENV,
+                                 "%s='%s': index %ld listed twice (" INDEX_LIST_FMT ")", name, v,
+                                 idx, cap, INDEX_MAX);
         list[n++] = (int)idx;
         p = end;
         if (*p == ',') {
             p++;
-            if (*p == '\0') return XDEV_FAIL(XDEV_ERROR_ENV, "%s='%s': trailing comma", name, v);
+            if (*p == '\0')
+                return XDEV_FAIL(XDEV_ERROR_ENV, "%s='%s': trailing comma (" INDEX_LIST_FMT ")",
+                                 name, v, cap, INDEX_MAX);
         } else if (*p != '\0') {
-            return XDEV_FAIL(XDEV_ERROR_ENV,
-                             "%s='%s': '%c' at position %d is not part of a device index "
-                             "(expected a comma list such as 0,2)",
-                             name, v, *p, (int)(p - v));
+            return XDEV_FAIL(
+                XDEV_ERROR_ENV,
+                "%s='%s': '%c' at position %d is not part of a device index (" INDEX_LIST_FMT ")",
+                name, v, *p, (int)(p - v), cap, INDEX_MAX);
         }
     }
     *count = n; /* "" = no devices visible, as CUDA_VISIBLE_DEVICES="" */

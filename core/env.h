@@ -11,6 +11,12 @@
 /* getenv; NULL when unset. Empty strings are returned as "". */
 const char *xdev_env_get(const char *name);
 
+/* What xdev_env_bool accepts, for messages of callers that parse booleans
+ * the same way (XDEV_LAUNCH_BLOCKING, XDEV_NO_MEMORY_CACHING, XDEV_ALLOW_TF32). */
+#define XDEV_ENV_BOOL_ACCEPTED                                                                     \
+    "expected 1, true, yes or on, or 0, false, no or off, in any case; unset or empty for the "    \
+    "default"
+
 /* 0/1/true/false/yes/no/on/off (case-insensitive); unset or "" gives `fallback`. */
 xdev_status_t xdev_env_bool(const char *name, bool fallback, bool *out);
 

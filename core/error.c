@@ -1,4 +1,7 @@
-/* error.c - status names and the thread-local "last error" message. */
+/* error.c - status names and the thread-local "last error" message.
+ *
+ * The state is sticky, as xdev/error.h documents: a failing call sets it, a
+ * successful call leaves it as it was, xdev_clear_error() resets it. */
 #include "error_internal.h"
 
 #include <stdarg.h>
@@ -6,6 +9,8 @@
 #include <string.h>
 
 #define XDEV_MESSAGE_MAX 2048
+_Static_assert(sizeof(((xdev_error_state_t *)0)->message) == XDEV_MESSAGE_MAX,
+               "xdev_error_state_t holds a whole message");
 
 static _Thread_local char tls_message[XDEV_MESSAGE_MAX];
 static _Thread_local xdev_status_t tls_status;
@@ -51,6 +56,20 @@ xdev_status_t xdev_last_status(void) {
 void xdev_clear_error(void) {
     tls_message[0] = '\0';
     tls_status = XDEV_SUCCESS;
+}
+
+void xdev_core_error_save(xdev_error_state_t *saved) {
+    saved->status = tls_status;
+    size_t n = strnlen(tls_message, sizeof tls_message - 1);
+    memcpy(saved->message, tls_message, n);
+    saved->message[n] = '\0';
+}
+
+void xdev_core_error_restore(const xdev_error_state_t *saved) {
+    size_t n = strnlen(saved->message, sizeof saved->message - 1);
+    memcpy(tls_message, saved->message, n);
+    tls_message[n] = '\0';
+    tls_status = saved->status;
 }
 
 xdev_status_t xdev_core_fail(xdev_status_t status, const char *fmt, ...) {

@@ -3,7 +3,12 @@
  * XDEV_FAIL sets this thread's message (no prefix) and returns the status.
  * Public functions wrap internal failures with XDEV_CHECK, which prepends the
  * public function's name once, so a message reads
- *   "xdev_stream_create: cpu:7: device index out of range (4 cpu devices)". */
+ *   "xdev_stream_create: cpu:7: device index out of range (4 cpu devices)".
+ *
+ * The rule (xdev/error.h): only a failing public call changes the thread's
+ * error state. Code that calls something which may fail and then handles the
+ * failure (probing a backend, a fallback, a bool query) must not leave that
+ * failure behind: bracket it with xdev_core_error_save / _restore. */
 #ifndef XDEV_CORE_ERROR_INTERNAL_H
 #define XDEV_CORE_ERROR_INTERNAL_H
 
@@ -14,6 +19,15 @@ xdev_status_t xdev_core_fail(xdev_status_t status, const char *fmt, ...)
 
 /* Prefix the current message with `func` (once) and return status. */
 xdev_status_t xdev_core_blame(xdev_status_t status, const char *func);
+
+/* This thread's error state, saved around a failure that is handled. */
+typedef struct xdev_error_state {
+    xdev_status_t status;
+    char message[2048]; /* XDEV_MESSAGE_MAX in error.c */
+} xdev_error_state_t;
+
+void xdev_core_error_save(xdev_error_state_t *saved);
+void xdev_core_error_restore(const xdev_error_state_t *saved);
 
 #define XDEV_FAIL(status, ...) xdev_core_fail((status), __VA_ARGS__)
 

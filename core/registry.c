@@ -1,5 +1,8 @@
 /* registry.c - initialisation, backend selection (XDEV_BACKEND), lazy
- * loading of each backend, XDEV_VISIBLE_DEVICES renumbering, backend info. */
+ * loading of each backend, XDEV_VISIBLE_DEVICES renumbering of the
+ * accelerators (never the CPU: XDEV_CPU_DEVICES governs it), backend info.
+ * Loading a backend is a probe: its failure is kept as the backend's reason
+ * and never left in the calling thread's error state (xdev/error.h). */
 #include "registry.h"
 
 #include <stdarg.h>
@@ -52,10 +55,13 @@ const char *xdev_version_string(void) {
         XDEV_VERSION_PATCH);
 }
 
-/* Number the backend's devices through XDEV_VISIBLE_DEVICES. */
+/* Number the backend's devices through XDEV_VISIBLE_DEVICES. It selects
+ * accelerators only, as CUDA_VISIBLE_DEVICES does: the CPU devices are the
+ * XDEV_CPU_DEVICES ones, all visible, so XDEV_VISIBLE_DEVICES="" leaves the
+ * CPU usable. */
 static void apply_visible(xdev_backend_t *be, int physical) {
     int n = 0;
-    if (g_visible_count < 0) {
+    if (g_visible_count < 0 || be->type == XDEV_DEVICE_CPU) {
         for (int i = 0; i < physical && n < XDEV_MAX_DEVICES; i++)
             be->devices[n++].physical = i;
     } else {
@@ -111,12 +117,19 @@ static void load_locked(xdev_backend_t *be) {
     atomic_store_explicit(&be->state, XDEV_BACKEND_LOADED, memory_order_release);
 }
 
+/* Load a backend at most once. A failure is recorded in be->reason and
+ * be->fail_status only: the caller decides whether it is an error, so the
+ * thread's error state is restored (a probe during XDEV_BACKEND=auto or
+ * xdev_device_count must leave nothing behind). */
 static xdev_backend_t *load_backend(xdev_device_type_t type) {
     xdev_backend_t *be = &g_backends[type];
     if (atomic_load_explicit(&be->state, memory_order_acquire) == XDEV_BACKEND_NOT_TRIED) {
+        xdev_error_state_t saved;
+        xdev_core_error_save(&saved);
         pthread_mutex_lock(&be->lock);
         if (atomic_load(&be->state) == XDEV_BACKEND_NOT_TRIED) load_locked(be);
         pthread_mutex_unlock(&be->lock);
+        xdev_core_error_restore(&saved);
     }
     return be;
 }
@@ -137,6 +150,11 @@ static int type_from_name(const char *s, size_t len) {
     return -1;
 }
 
+/* Every form XDEV_BACKEND accepts, for its messages. */
+#define XDEV_BACKEND_ACCEPTED                                                                      \
+    "expected auto, cuda, hip or cpu, or a comma list of distinct names among cuda, hip and cpu "  \
+    "in order of preference such as cuda,cpu; unset or empty means auto"
+
 /* Parse XDEV_BACKEND and pick the default device type. */
 static xdev_status_t select_backend(void) {
     const char *spec = xdev_env_get("XDEV_BACKEND");
@@ -155,18 +173,25 @@ static xdev_status_t select_backend(void) {
         return XDEV_FAIL(failure_status(cpu), "XDEV_BACKEND=auto: no backend can be used; cpu: %s",
                          cpu->reason);
     }
-    /* An ordered list: the first usable one wins; each must be a known name. */
-    int list[8];
+    /* An ordered list: the first usable one wins; each must be a known name,
+     * listed once. */
+    int list[XDEV_DEVICE_TYPE_COUNT];
     int n = 0;
     for (const char *p = spec;;) {
         const char *comma = strchr(p, ',');
         size_t len = comma ? (size_t)(comma - p) : strlen(p);
         int t = type_from_name(p, len);
-        if (t < 0 || n == 8)
-            return XDEV_FAIL(XDEV_ERROR_ENV,
-                             "XDEV_BACKEND='%s': unknown backend '%.*s' (expected auto, cuda, hip, "
-                             "cpu, or an ordered list such as cuda,cpu)",
-                             spec, (int)len, p);
+        bool twice = false;
+        for (int i = 0; t >= 0 && i < n; i++)
+            twice = twice || list[i] == t;
+        if (t < 0 || twice) {
+            const char *why = twice ? "backend listed twice:"
+                              : len == 4 && strncmp(p, "auto", 4) == 0
+                                  ? "auto cannot be part of a list:"
+                                  : "unknown backend";
+            return XDEV_FAIL(XDEV_ERROR_ENV, "XDEV_BACKEND='%s': %s '%.*s' (%s)", spec, why,
+                             (int)len, p, XDEV_BACKEND_ACCEPTED);
+        }
         list[n++] = t;
         if (comma == NULL) break;
         p = comma + 1;
@@ -193,7 +218,13 @@ static xdev_status_t select_backend(void) {
     return XDEV_FAIL(st, "XDEV_BACKEND=%s: none of the listed backends can be used: %s", spec, why);
 }
 
+/* Runs once, on whichever thread gets there first (an xdev call, or
+ * xdev_backend_get_info which works even when selection fails): the outcome
+ * is kept in g_init_status/g_init_message, and xdev_core_ensure_init reports
+ * it to every caller, so the thread's own error state is restored here. */
 static void init_once(void) {
+    xdev_error_state_t saved;
+    xdev_core_error_save(&saved);
     xdev_status_t st =
         xdev_env_index_list("XDEV_VISIBLE_DEVICES", g_visible, XDEV_MAX_DEVICES, &g_visible_count);
     if (st == XDEV_SUCCESS)
@@ -203,6 +234,7 @@ static void init_once(void) {
     g_init_status = st;
     if (st != XDEV_SUCCESS)
         snprintf(g_init_message, sizeof g_init_message, "%s", xdev_last_error());
+    xdev_core_error_restore(&saved);
 }
 
 xdev_status_t xdev_core_ensure_init(void) {
@@ -218,9 +250,38 @@ xdev_status_t xdev_init(void) {
     return XDEV_SUCCESS;
 }
 
+/* A bool query: never changes the thread's error state (xdev/error.h). */
 bool xdev_launch_blocking(void) {
+    xdev_error_state_t saved;
+    xdev_core_error_save(&saved);
     (void)xdev_core_ensure_init();
+    xdev_core_error_restore(&saved);
     return xdev_core_launch_blocking;
+}
+
+/* Every device of every loaded backend, so that a program that put work on
+ * the CPU beside a GPU (or picked the CPU on a GPU machine) waits for all of
+ * it. A backend never loaded holds no work and is not loaded here (that
+ * could start a GPU runtime). Every device is waited for even after one
+ * fails; the first failure is reported. */
+xdev_status_t xdev_synchronize(void) {
+    XDEV_CHECK(xdev_core_ensure_init());
+    xdev_status_t first = XDEV_SUCCESS;
+    xdev_error_state_t first_error;
+    for (int t = 0; t < XDEV_DEVICE_TYPE_COUNT; t++) {
+        const xdev_backend_t *be = &g_backends[t];
+        if (atomic_load_explicit(&be->state, memory_order_acquire) != XDEV_BACKEND_LOADED) continue;
+        for (int i = 0; i < be->device_count; i++) {
+            xdev_status_t st = xdev_device_synchronize((xdev_device_t){be->type, i});
+            if (st != XDEV_SUCCESS && first == XDEV_SUCCESS) {
+                first = st;
+                xdev_core_error_save(&first_error);
+            }
+        }
+    }
+    if (first == XDEV_SUCCESS) return XDEV_SUCCESS;
+    xdev_core_error_restore(&first_error);
+    return xdev_core_blame(first, __func__);
 }
 
 xdev_status_t xdev_backend_not_supported(const xdev_backend_t *be, const char *slot) {

@@ -3,7 +3,8 @@
  *
  * Suites (ctest runs each in its own environment):
  *   device        XDEV_BACKEND=<backend under test> (cpu: XDEV_CPU_DEVICES=4)
- *   visible       ... XDEV_VISIBLE_DEVICES=3,1 (needs 4 physical devices)
+ *   visible       ... XDEV_VISIBLE_DEVICES=3,1 (accelerators: needs 4 physical
+ *                 devices; cpu: checks that its devices are not renumbered)
  *   cpu_memory    XDEV_BACKEND=cpu XDEV_CPU_DEVICES=4 XDEV_CPU_MEMORY=64M
  * device and visible are conformance suites: devices are xt_dev(i), of the
  * type XDEV_BACKEND selects; tests that switch between devices require as
@@ -446,18 +447,30 @@ START_TEST(peer_access) {
 }
 END_TEST
 
-/* ------------------------------------------------------------ XDEV_VISIBLE_DEVICES=3,1 */
+/* ------------------------------------------------------------ XDEV_VISIBLE_DEVICES=3,1
+ * It selects and renumbers accelerators (as CUDA_VISIBLE_DEVICES); the CPU
+ * devices are the XDEV_CPU_DEVICES ones, never renumbered. */
 START_TEST(visible_devices_renumber) {
     int count = -1;
+    if (xt_type() == XDEV_DEVICE_CPU) {
+        XT_OK(xdev_device_count(XDEV_DEVICE_CPU, &count));
+        ck_assert_int_eq(count, xt_cpu_devices_env());
+        for (int i = 0; i < count; i++) {
+            xdev_device_properties_t p;
+            XT_OK(xdev_get_device_properties(xdev_cpu(i), &p));
+            ck_assert_int_eq(p.physical_index, i);
+        }
+        return; /* nothing of the CPU is renumbered: the rest is for accelerators */
+    }
     xdev_status_t st = xdev_device_count(xt_type(), &count);
     /* With fewer than 2 physical GPUs, 3,1 selects none: xdev cannot initialise. */
-    if (st == XDEV_ERROR_BACKEND_UNAVAILABLE && xt_type() != XDEV_DEVICE_CPU)
+    if (st == XDEV_ERROR_BACKEND_UNAVAILABLE)
         XT_SKIP("XDEV_VISIBLE_DEVICES=3,1 selects no %s device here: %s", xt_type_name(),
                 xdev_last_error());
     XT_OK(st);
     /* 3,1 selects two of 4 physical devices; with fewer, only index 1 (or
-     * none) survives. The CPU backend has 4 here (XDEV_CPU_DEVICES=4). */
-    if (xt_type() != XDEV_DEVICE_CPU && count < 2)
+     * none) survives. */
+    if (count < 2)
         XT_SKIP("XDEV_VISIBLE_DEVICES=3,1 needs 4 physical %s devices; %d of them visible",
                 xt_type_name(), count);
     ck_assert_int_eq(count, 2);

@@ -281,11 +281,13 @@ START_TEST(cuda_visible) {
     XT_OK(xdev_device_count(XDEV_DEVICE_CUDA, &n));
     ck_assert_int_eq(n, 1);
     XT_OK(xdev_device_count(XDEV_DEVICE_CPU, &n));
-    ck_assert_int_eq(n, 1); /* XDEV_VISIBLE_DEVICES applies to every backend */
+    ck_assert_int_eq(n, 2); /* XDEV_VISIBLE_DEVICES selects accelerators, never the CPU */
     xdev_device_properties_t p;
     XT_OK(xdev_get_device_properties(xdev_cuda(0), &p));
     ck_assert_int_eq(p.physical_index, 1);
     XT_OK(xdev_get_device_properties(xdev_cpu(0), &p));
+    ck_assert_int_eq(p.physical_index, 0);
+    XT_OK(xdev_get_device_properties(xdev_cpu(1), &p));
     ck_assert_int_eq(p.physical_index, 1);
     XT_ERR(XDEV_ERROR_INVALID_DEVICE, xdev_set_device(xdev_cuda(1)), "1");
 }

@@ -229,9 +229,12 @@ static void isa_select(void) {
         g_fill = FILL_AVX2;
     } else {
         g_isa_status = XDEV_ERROR_ENV;
-        snprintf(g_isa_message, sizeof g_isa_message, "XDEV_CPU_RNG_ISA='%s' %s", v,
-                 strcmp(v, "avx2") == 0 ? "but this CPU has no AVX2"
-                                        : "is not one of auto, avx2, baseline");
+        /* Say exactly what is accepted here: avx2 only where it can run. */
+        snprintf(g_isa_message, sizeof g_isa_message, "XDEV_CPU_RNG_ISA='%s' %s (expected %s)", v,
+                 strcmp(v, "avx2") == 0 ? "cannot be used: this CPU or build has no AVX2 path"
+                                        : "is not a code path",
+                 avx2 ? "auto, avx2 or baseline; unset or empty means auto"
+                      : "auto or baseline on this machine; unset or empty means auto");
     }
 }
 

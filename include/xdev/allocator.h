@@ -66,7 +66,26 @@ typedef struct xdev_memory_stats {
 
 XDEV_API xdev_status_t xdev_memory_stats(xdev_device_t device, xdev_memory_stats_t *out);
 
-/* Key/value view with torch's key names ("allocated_bytes.all.current", ...). */
+/* Key/value view with torch's key names, in this order (122 keys):
+ *
+ *   <metric>.<pool>.<field>   for each metric, pool and field:
+ *     metric: allocation, segment, active, inactive_split, allocated_bytes,
+ *             reserved_bytes, active_bytes, inactive_split_bytes,
+ *             requested_bytes (the members of xdev_memory_stats_t)
+ *     pool:   all, large_pool (blocks over 1 MiB), small_pool (up to 1 MiB)
+ *     field:  current, peak, allocated, freed (xdev_stat_t)
+ *   num_alloc_retries, num_ooms, num_sync_all_streams, num_device_alloc,
+ *   num_device_free, max_split_size (bytes; -1 = no limit)
+ *   oversize_allocations.<field>, oversize_segments.<field>
+ *
+ * The count of allocations is "allocation.*", torch's real key (what
+ * torch.cuda.memory_stats() returns and memory_summary() reads). Some of
+ * torch's documentation, and pages copied from it, spell it "allocated.*":
+ * xdev has no "allocated.*" key. Byte counts are the rounded sizes the
+ * allocator hands out ("allocated_bytes") or the sizes asked for
+ * ("requested_bytes"). "allocated"/"freed" accumulate since the last
+ * xdev_reset_accumulated_memory_stats, "peak" since the last
+ * xdev_reset_peak_memory_stats. Keys fit xdev_memory_stat_item_t.key. */
 typedef struct xdev_memory_stat_item {
     char key[48];
     int64_t value;
@@ -113,9 +132,38 @@ typedef struct xdev_memory_trace_entry {
 XDEV_API xdev_status_t xdev_memory_record_history(xdev_device_t device, bool enabled,
                                                   size_t max_entries);
 
-/* JSON of every segment and block of every device (and the recorded
- * history): {"segments":[...],"device_traces":[...]}. *json is malloc'ed:
- * free() it. */
+/* JSON of every segment and block of every device of every backend that
+ * has allocated, and the recorded history. *json is malloc'ed: free() it.
+ * The schema follows torch.cuda.memory_snapshot(), with the differences
+ * marked (!):
+ *
+ * {"segments": [                          one per segment, devices in order
+ *    {"device": "cuda:0",                 (!) torch: the index as a number
+ *     "address": 140..., "total_size": 2097152,       bytes, integers
+ *     "stream": "0x55d0c0",               (!) the native stream as a "%p"
+ *                                         string ("(nil)" for a NULL native
+ *                                         handle); torch: an integer
+ *     "segment_type": "small" | "large",
+ *     "allocated_size": n, "active_size": n, "requested_size": n,
+ *     "blocks": [                         in address order, covering the segment
+ *        {"address": a, "size": n,        rounded size
+ *         "requested_size": n,            as asked; 0 for an inactive block
+ *         "state": "active_allocated"     handed out
+ *                | "active_pending_free"  freed, waiting for streams that
+ *                                         used it (xdev_record_stream)
+ *                | "inactive"}]}],        free, cached
+ *  "device_traces": [                     one per device allocator, same order
+ *    {"device": "cuda:0",                 (!) torch: one list per index
+ *     "entries": [                        oldest first; empty unless
+ *                                         xdev_memory_record_history is on
+ *        {"action": "alloc" | "free_requested" | "free_completed"
+ *                 | "segment_alloc" | "segment_free" | "oom",
+ *         "addr": a, "size": n, "stream": "0x...",
+ *         "time_ns": t}]}]}               (!) CLOCK_MONOTONIC ns; torch: time_us
+ *
+ * Without caching (XDEV_NO_MEMORY_CACHING=1, XDEV_ALLOC_CONF backend:async,
+ * or an allocator installed with xdev_set_allocator) every allocation is
+ * its own segment holding one block. */
 XDEV_API xdev_status_t xdev_memory_snapshot(char **json);
 
 /* An application's own device allocator (torch's CUDAPluggableAllocator,

@@ -3,7 +3,25 @@
  * A device is a (type, index) pair named like a torch device: "cpu:0",
  * "cuda:1", "hip:0", or "cuda" alone (index -1: the current device of that
  * type). Each thread has one current device per type, initially index 0; the
- * default type is the one the selected backend provides (XDEV_BACKEND). */
+ * default type is the one the selected backend provides (XDEV_BACKEND).
+ *
+ * Devices of every backend that loads can be used together in one process.
+ * Which devices a call acts on when it names none:
+ * - a NULL stream: for work on memory (copies, memset, BLAS, FFT, random
+ *   fills) the current stream of the device of the operands (see each
+ *   header); for a call with no operand to take a device from
+ *   (xdev_launch_host_func, xdev_event_record, xdev_malloc_stream, ...) the
+ *   current stream of this thread's current device of the DEFAULT type;
+ * - xdev_malloc, xdev_get_device, xdev_manual_seed, xdev_seed,
+ *   xdev_get/set_rng_state_all: the default type only (torch.cuda's calls);
+ * - xdev_synchronize, xdev_manual_seed_all, xdev_seed_all, xdev_empty_cache,
+ *   xdev_memory_snapshot: every device of every backend (torch.manual_seed
+ *   seeds the CPU and every GPU; a program with work on the CPU and a GPU
+ *   waits for both with one call).
+ *
+ * XDEV_VISIBLE_DEVICES selects and renumbers the accelerators (cuda, hip),
+ * as CUDA_VISIBLE_DEVICES does; the CPU devices are always the
+ * XDEV_CPU_DEVICES ones. */
 #ifndef XDEV_DEVICE_H
 #define XDEV_DEVICE_H
 
@@ -45,10 +63,16 @@ XDEV_API xdev_status_t xdev_device_format(xdev_device_t device, char *buf, size_
 /* The type the selected backend provides (XDEV_BACKEND). */
 XDEV_API xdev_status_t xdev_default_device_type(xdev_device_type_t *out);
 
-/* Number of visible devices of a type; 0 when its backend cannot be loaded. */
+/* Number of visible devices of a type (torch.cuda.device_count()): 0, with
+ * XDEV_SUCCESS and no error left behind, when none is visible or its backend
+ * cannot be used (plugin or vendor library missing, no device; the reason is
+ * in xdev_backend_get_info). Errors: xdev failed to initialise, an unknown
+ * type, or the backend failed on a malformed variable of its own
+ * (XDEV_CPU_DEVICES=abc: XDEV_ERROR_ENV). */
 XDEV_API xdev_status_t xdev_device_count(xdev_device_type_t type, int *count);
 
-/* True when the type's backend loads and has at least one device. */
+/* True when the type's backend loads and has at least one visible device.
+ * Never changes the thread's error state. */
 XDEV_API bool xdev_is_available(xdev_device_type_t type);
 
 /* Current device of the default type on this thread. */
@@ -116,7 +140,13 @@ XDEV_API xdev_status_t xdev_get_device_properties(xdev_device_t device,
 /* Wait until all work on all streams of the device has finished. */
 XDEV_API xdev_status_t xdev_device_synchronize(xdev_device_t device);
 
-/* Wait for every device of the default type (torch.cuda.synchronize()). */
+/* Wait until the work queued so far on every stream of every device of
+ * every loaded backend has finished: the CPU devices too when the default
+ * type is cuda, and the GPUs when it is cpu. Backends never loaded hold no
+ * work and are not loaded by it. torch.cuda.synchronize() waits for one
+ * device; for that use xdev_device_synchronize. Every device is waited for
+ * even when one fails; the first failure is returned. Must not be called
+ * from a host function (it would wait for its own stream). */
 XDEV_API xdev_status_t xdev_synchronize(void);
 
 /* Can `device` access memory of `peer` directly (same type only)? */
@@ -126,7 +156,8 @@ XDEV_API xdev_status_t xdev_device_can_access_peer(xdev_device_t device, xdev_de
 /* Let kernels on `device` use memory of `peer`. Idempotent. */
 XDEV_API xdev_status_t xdev_device_enable_peer_access(xdev_device_t device, xdev_device_t peer);
 
-/* Has enable_peer_access(device, peer) succeeded? */
+/* Has enable_peer_access(device, peer) succeeded? False for devices that do
+ * not exist; never changes the thread's error state. */
 XDEV_API bool xdev_device_peer_enabled(xdev_device_t device, xdev_device_t peer);
 
 /* Shorthands for device literals. */

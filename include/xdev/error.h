@@ -2,7 +2,23 @@
  *
  * Every xdev call returns an xdev_status_t (0 = success). When a call fails it
  * also leaves a message in thread-local storage saying which call failed, on
- * which argument or vendor error, and why; xdev_last_error() returns it. */
+ * which argument or vendor error, and why; xdev_last_error() returns it.
+ *
+ * The error state (xdev_last_status, xdev_last_error) is per thread and
+ * sticky, like a first-error flag:
+ * - a call that returns a status other than XDEV_SUCCESS sets it;
+ * - a call that returns XDEV_SUCCESS leaves it exactly as it was, whatever
+ *   it tried inside: a backend probed and found missing by
+ *   xdev_device_count or xdev_is_available, a plugin that failed to load
+ *   during XDEV_BACKEND=auto, a fallback taken, leave nothing behind;
+ * - calls that return no status (xdev_is_available, xdev_launch_blocking,
+ *   xdev_device_peer_enabled, the *_cleanup and name functions) never
+ *   change it;
+ * - only xdev_clear_error() resets it.
+ * So after xdev_clear_error(), xdev_last_status() == XDEV_SUCCESS means no
+ * call on this thread has failed since. XDEV_ERROR_NOT_READY from
+ * xdev_stream_query or xdev_event_query is an answer, not a failure: those
+ * leave the state as it was too. */
 #ifndef XDEV_ERROR_H
 #define XDEV_ERROR_H
 
@@ -41,7 +57,7 @@ XDEV_API const char *xdev_last_error(void);
 /* Status of the last failed xdev call on this thread (XDEV_SUCCESS when none). */
 XDEV_API xdev_status_t xdev_last_status(void);
 
-/* Forget the last error on this thread. */
+/* Forget the last error on this thread: status XDEV_SUCCESS, message "". */
 XDEV_API void xdev_clear_error(void);
 
 #ifdef __cplusplus

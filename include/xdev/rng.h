@@ -68,17 +68,40 @@ extern "C" {
 
 /* ------------------------------------------------------------ torch.cuda API */
 
+/* Which generators each call acts on (torch's split between torch.cuda.* and
+ * torch.manual_seed):
+ *   xdev_manual_seed, xdev_seed       the current device of the DEFAULT type
+ *                                     (torch.cuda.manual_seed / seed)
+ *   xdev_manual_seed_all, xdev_seed_all
+ *                                     every device of EVERY backend: the CPU
+ *                                     devices and every GPU, backends loaded
+ *                                     later included (torch.manual_seed, which
+ *                                     seeds the CPU and all GPUs). This is the
+ *                                     one call a program makes to be
+ *                                     reproducible whatever devices it uses.
+ *   xdev_initial_seed, xdev_get/set_rng_state
+ *                                     the device named (index -1: current)
+ *   xdev_get/set_rng_state_all        every device of the DEFAULT type
+ *                                     (torch.cuda.get_rng_state_all); for
+ *                                     another type, loop xdev_get_rng_state
+ *                                     over xdev_device_count(type) devices.
+ * Explicit generators are never affected by the seeding calls. */
+
 /* Seed the default generator of the current device of the default type
- * (torch.cuda.manual_seed); its offset restarts at 0. */
+ * (torch.cuda.manual_seed); its offset restarts at 0. Other devices and
+ * other backends are unchanged: see xdev_manual_seed_all. */
 XDEV_API xdev_status_t xdev_manual_seed(uint64_t seed);
 
-/* Seed the default generator of every device of every backend, those loaded
- * later included (torch.cuda.manual_seed_all queues the call until CUDA
- * initialises). Explicit generators are not affected. */
+/* Seed the default generator of every device of every backend - the CPU
+ * devices and every GPU - those loaded later included, offsets restarting at
+ * 0 (torch.manual_seed; torch.cuda.manual_seed_all queues the call until CUDA
+ * initialises in the same way). Explicit generators are not affected. */
 XDEV_API xdev_status_t xdev_manual_seed_all(uint64_t seed);
 
-/* manual_seed / manual_seed_all with a non-deterministic seed (getrandom);
- * seed_all gives every device the same one. Read it with xdev_initial_seed. */
+/* manual_seed / manual_seed_all with a non-deterministic seed (getrandom):
+ * xdev_seed for the current device of the default type, xdev_seed_all the
+ * same seed for every device of every backend. Read it with
+ * xdev_initial_seed. */
 XDEV_API xdev_status_t xdev_seed(void);
 XDEV_API xdev_status_t xdev_seed_all(void);
 

@@ -1,8 +1,12 @@
 /* xdev/runtime.h - initialisation, version, and what backends were found.
  *
- * Backends are chosen by XDEV_BACKEND (auto | cuda | hip | cpu | a list such
- * as "cuda,cpu"). auto = the first of cuda, hip that loads and has a device,
- * else cpu. A backend named explicitly that cannot be used is an error. */
+ * Backends are chosen by XDEV_BACKEND (auto | cuda | hip | cpu | a list of
+ * distinct names such as "cuda,cpu"). auto = the first of cuda, hip that
+ * loads and has a device, else cpu. A backend named explicitly that cannot
+ * be used is an error. The one selected gives the default device type; the
+ * others load on first use and work beside it (xdev/device.h says which
+ * calls act on the default type and which on every backend). Probing a
+ * backend that is missing leaves no error behind (xdev/error.h). */
 #ifndef XDEV_RUNTIME_H
 #define XDEV_RUNTIME_H
 
@@ -43,10 +47,14 @@ typedef struct xdev_backend_info {
 } xdev_backend_info_t;
 
 /* Describe backend `type`, loading it if not tried yet. Strings stay valid
- * for the life of the process. */
+ * for the life of the process. Works, and succeeds, even when xdev_init
+ * failed (to show why); a backend that cannot be used is described (state
+ * XDEV_BACKEND_FAILED, reason), not an error. */
 XDEV_API xdev_status_t xdev_backend_get_info(xdev_device_type_t type, xdev_backend_info_t *out);
 
-/* Launch blocking (XDEV_LAUNCH_BLOCKING=1): every enqueue waits for its stream. */
+/* Launch blocking (XDEV_LAUNCH_BLOCKING=1): every enqueue waits for its
+ * stream. False when xdev cannot initialise; never changes the thread's
+ * error state. */
 XDEV_API bool xdev_launch_blocking(void);
 
 #ifdef __cplusplus

@@ -3,7 +3,9 @@
 #
 # Installs the build tree into WORK_DIR/prefix, then builds the consumer in
 # CONSUMER_SRC against it twice - with find_package(xdev) and with
-# `pkg-config xdev` - and runs both. Exits 77 (skip) only when pkg-config is
+# `pkg-config xdev` - and runs both. Checks that xdev.pc is relocatable, that
+# its paths render clean (no "//") and land on the installed directories, and
+# that Cflags and Libs carry -pthread. Exits 77 (skip) only when pkg-config is
 # missing.
 set -eu
 build=$1 consumer=$2 work=$3 version=$4 extra_cflags=${5:-}
@@ -58,6 +60,25 @@ echo "pkg-config: $flags"
 pcv=$(pkg-config --modversion xdev)
 test "$pcv" = "$version" || fail "xdev.pc version '$pcv', expected '$version'"
 case $flags in *"$prefix"*) ;; *) fail "xdev.pc does not point into the install prefix $prefix (relocation): $flags" ;; esac
+# Paths render clean: no doubled slash, no trailing slash, and each -I/-L
+# lands on the installed include directory and libdir.
+for var in prefix libdir includedir; do
+    v=$(pkg-config --variable=$var xdev)
+    case $v in *//* | */) fail "xdev.pc: $var renders as '$v' (doubled or trailing slash)" ;; esac
+done
+case $flags in *//*) fail "pkg-config flags hold a doubled slash: $flags" ;; esac
+real_prefix=$(cd "$prefix" && pwd -P)
+for f in $flags; do
+    case $f in
+    -I*) test "$(cd "${f#-I}" && pwd -P)" = "$real_prefix/include" ||
+        fail "xdev.pc: $f is not $prefix/include" ;;
+    -L*) test "$(cd "${f#-L}" && pwd -P)" = "$(cd "$libdir" && pwd -P)" ||
+        fail "xdev.pc: $f is not $libdir" ;;
+    esac
+done
+# Threads: -pthread for compiling and linking (see cmake/xdev.pc.in).
+case " $(pkg-config --libs xdev) " in *" -pthread "*) ;; *) fail "xdev.pc: Libs lacks -pthread" ;; esac
+case " $(pkg-config --cflags xdev) " in *" -pthread "*) ;; *) fail "xdev.pc: Cflags lacks -pthread" ;; esac
 # shellcheck disable=SC2086
 $cc $extra_cflags "$consumer/main.c" -o "$work/pc-consumer" $flags ||
     fail "building the consumer with pkg-config flags failed"
