@@ -221,10 +221,17 @@ static void collect_free_segments(xdev_device_allocator_t *da, int kind, size_t 
     }
 }
 
-/* The backend's device synchronize, called without the device lock. */
+/* The backend's device synchronize, called without the device lock. Its
+ * failure is handled here (nothing is released), so it leaves no error
+ * behind in the thread's state. */
 static xdev_status_t sync_device_unlocked(xdev_device_allocator_t *da) {
     xdev_status_t (*sync)(int) = XDEV_BACKEND_SLOT(da->be->api->device, synchronize);
-    return sync ? sync(da->physical) : XDEV_SUCCESS;
+    if (sync == NULL) return XDEV_SUCCESS;
+    xdev_error_state_t saved;
+    xdev_core_error_save(&saved);
+    xdev_status_t st = sync(da->physical);
+    xdev_core_error_restore(&saved);
+    return st;
 }
 
 /* Give the collected segments back (see above); returns the bytes released. */
@@ -540,11 +547,15 @@ void xdev_caching_free(xdev_device_allocator_t *da, xdev_block_t *b) {
             continue;
         }
         void *ev = NULL;
-        if (event_get(da, &ev) == XDEV_SUCCESS &&
-            record(s->physical, ev, s->native) != XDEV_SUCCESS) {
+        xdev_error_state_t saved; /* a failure here only changes how we wait */
+        xdev_core_error_save(&saved);
+        if (event_get(da, &ev) != XDEV_SUCCESS) {
+            ev = NULL;
+        } else if (record(s->physical, ev, s->native) != XDEV_SUCCESS) {
             event_put(da, ev);
             ev = NULL;
         }
+        xdev_core_error_restore(&saved);
         pe->event = ev; /* NULL: process_events polls the stream itself */
         pe->stream = ev == NULL ? s : NULL;
         pe->block = b;

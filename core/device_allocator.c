@@ -185,6 +185,8 @@ static xdev_status_t direct_malloc(xdev_device_allocator_t *da, size_t size, xde
 
 /* Make `s` wait for the work queued so far on each stream that used b. */
 static void wait_used_streams(xdev_block_t *b) {
+    xdev_error_state_t saved; /* best effort: failures leave no error behind */
+    xdev_core_error_save(&saved);
     for (int i = 0; i < b->n_used_streams; i++) {
         xdev_stream_t u = i < XDEV_BLOCK_INLINE_STREAMS
                               ? b->used_streams[i]
@@ -192,6 +194,7 @@ static void wait_used_streams(xdev_block_t *b) {
         if (xdev_core_stream_acquire(u) && xdev_stream_wait_stream(b->stream, u) != XDEV_SUCCESS)
             (void)xdev_stream_synchronize(u);
     }
+    xdev_core_error_restore(&saved);
 }
 
 /* A non-caching free in two steps, so that no backend call (which may wait

@@ -146,6 +146,8 @@ static void destroy_dead(xdev_fft_cache_t *c, fft_entry_t *dead) {
     bool ran = false;
     for (fft_entry_t *e = dead; e != NULL; e = e->older)
         ran |= e->ran;
+    xdev_error_state_t saved; /* an eviction's failure is nobody's call's error */
+    xdev_core_error_save(&saved);
     xdev_status_t (*sync)(int) = XDEV_BACKEND_SLOT(c->be->api->device, synchronize);
     if (ran && sync != NULL) (void)sync(c->physical);
     for (fft_entry_t *e = dead, *next; e != NULL; e = next) {
@@ -153,6 +155,7 @@ static void destroy_dead(xdev_fft_cache_t *c, fft_entry_t *dead) {
         xdev_fft_cache_destroy_plan(c, e->plan);
         free(e);
     }
+    xdev_core_error_restore(&saved);
 }
 
 static void drop(xdev_fft_cache_t *c, fft_entry_t *e) {

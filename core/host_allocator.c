@@ -270,9 +270,12 @@ xdev_status_t xdev_host_free(void *ptr) {
          * being reused meanwhile. */
         b->pending++;
         pthread_mutex_unlock(&g_lock);
+        xdev_error_state_t saved; /* best effort: failures leave no error behind */
+        xdev_core_error_save(&saved);
         for (int i = 0; i < n_sync; i++)
             (void)xdev_stream_synchronize(must_sync[i]);
         if (b->overflow) (void)xdev_synchronize();
+        xdev_core_error_restore(&saved);
         pthread_mutex_lock(&g_lock);
         b->pending--;
     }

@@ -16,8 +16,10 @@ xdev_status_t xdev_pointer_get_info(const void *ptr, xdev_pointer_info_t *out) {
     XDEV_CHECK(xdev_core_ensure_init());
     memset(out, 0, sizeof *out);
     xdev_live_ref_t ref;
+    xdev_error_state_t saved;
+    xdev_core_error_save(&saved);
     if (xdev_live_lookup(ptr, "ptr", &ref) != XDEV_SUCCESS) {
-        xdev_clear_error(); /* freed memory is simply not xdev's any more */
+        xdev_core_error_restore(&saved); /* freed memory is simply not xdev's any more */
         ref.known = false;
     }
     if (!ref.known) {

@@ -55,12 +55,15 @@ static void sweep_graves(void) {
         ready = g;
     }
     pthread_mutex_unlock(&g_grave_lock);
+    xdev_error_state_t saved; /* nobody to report a late destroy's failure to */
+    xdev_core_error_save(&saved);
     for (grave_t *g = ready, *next; g != NULL; g = next) {
         next = g->next;
         xdev_status_t (*destroy)(int, void *) = XDEV_BACKEND_SLOT(g->be->api->stream, destroy);
         if (destroy != NULL) (void)destroy(g->physical, g->native);
         free(g);
     }
+    xdev_core_error_restore(&saved);
 }
 
 xdev_status_t xdev_stream_check(xdev_stream_t s, const char *arg) {
