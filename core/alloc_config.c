@@ -132,7 +132,8 @@ static bool parse_pair(const char *k, size_t klen, const char *v, size_t vlen,
     if (KEY_IS("max_split_size_mb")) {
         if (!parse_uint(v, vlen, 21, (unsigned long long)1 << 30, &u))
             return fail(err, errlen,
-                        "max_split_size_mb: '%.*s' is not an integer number of MiB above 20",
+                        "max_split_size_mb: '%.*s' is not an integer number of MiB from 21 to "
+                        "1073741824 (2^30)",
                         (int)vlen, v);
         cfg->max_split_size = (size_t)u * MIB;
     } else if (KEY_IS("roundup_power2_divisions")) {
@@ -163,8 +164,8 @@ static bool parse_pair(const char *k, size_t klen, const char *v, size_t vlen,
     } else if (KEY_IS("expandable_segments")) {
         bool on;
         if (!parse_bool(v, vlen, &on))
-            return fail(err, errlen, "expandable_segments: '%.*s' is not true or false", (int)vlen,
-                        v);
+            return fail(err, errlen, "expandable_segments: '%.*s' is not true, false, 1 or 0",
+                        (int)vlen, v);
         if (on)
             return fail(err, errlen,
                         "expandable_segments:true is not supported (it needs virtual memory "
@@ -172,7 +173,8 @@ static bool parse_pair(const char *k, size_t klen, const char *v, size_t vlen,
                         "same fragmentation");
     } else if (KEY_IS("trim_before_grow")) {
         if (!parse_bool(v, vlen, &cfg->trim_before_grow))
-            return fail(err, errlen, "trim_before_grow: '%.*s' is not true or false", (int)vlen, v);
+            return fail(err, errlen, "trim_before_grow: '%.*s' is not true, false, 1 or 0",
+                        (int)vlen, v);
     } else if (KEY_IS("backend")) {
         if (vlen == 6 && strncmp(v, "native", 6) == 0)
             cfg->backend_async = false;
@@ -180,10 +182,13 @@ static bool parse_pair(const char *k, size_t klen, const char *v, size_t vlen,
                  (vlen == 15 && strncmp(v, "cudaMallocAsync", 15) == 0))
             cfg->backend_async = true;
         else
-            return fail(err, errlen, "backend: '%.*s' is neither native nor async", (int)vlen, v);
+            return fail(err, errlen, "backend: '%.*s' is not native, async or cudaMallocAsync",
+                        (int)vlen, v);
     } else if (KEY_IS("pinned_max_cached_mb")) {
         if (!parse_uint(v, vlen, 0, (unsigned long long)1 << 30, &u))
-            return fail(err, errlen, "pinned_max_cached_mb: '%.*s' is not an integer number of MiB",
+            return fail(err, errlen,
+                        "pinned_max_cached_mb: '%.*s' is not an integer number of MiB from 0 to "
+                        "1073741824 (2^30)",
                         (int)vlen, v);
         cfg->pinned_max_cached = (size_t)u * MIB;
     } else {

@@ -102,6 +102,21 @@ START_TEST(errors_name_the_key) {
 }
 END_TEST
 
+/* Each message lists every accepted form (issue 16, item 16). */
+static void bad_all(const char *text, const char *const *needles) {
+    for (; *needles != NULL; needles++)
+        bad(text, *needles);
+}
+
+START_TEST(errors_list_accepted_forms) {
+    bad_all("backend:cuda", (const char *const[]){"native", "async", "cudaMallocAsync", NULL});
+    bad_all("trim_before_grow:2", (const char *const[]){"true", "false", "1", "0", NULL});
+    bad_all("expandable_segments:maybe", (const char *const[]){"true", "false", "1", "0", NULL});
+    bad_all("max_split_size_mb:20", (const char *const[]){"21", "2^30", NULL});
+    bad_all("pinned_max_cached_mb:lots", (const char *const[]){"0", "2^30", NULL});
+}
+END_TEST
+
 START_TEST(env_error_fails_init) {
     XT_ERR(XDEV_ERROR_ENV, xdev_init(), "XDEV_ALLOC_CONF", "max_split_size_mb");
     void *p = NULL;
@@ -115,6 +130,7 @@ int main(int argc, char **argv) {
     tcase_add_test(tc, defaults);
     tcase_add_test(tc, each_key);
     tcase_add_test(tc, errors_name_the_key);
+    tcase_add_test(tc, errors_list_accepted_forms);
     suite_add_tcase(s, tc);
     Suite *env = suite_create("env_bad");
     tc = tcase_create("env_bad");
