@@ -19,9 +19,11 @@ extern char **environ;
 
 /* The variables xdev reads (the first ALWAYS_SHOWN_ENV are printed even when unset). */
 static const char *const known_env[] = {
-    "XDEV_BACKEND",           "XDEV_PLUGIN_PATH", "XDEV_VISIBLE_DEVICES",
-    "XDEV_CPU_DEVICES",       "XDEV_CPU_MEMORY",  "XDEV_LAUNCH_BLOCKING",
-    "XDEV_NO_MEMORY_CACHING", "XDEV_ALLOC_CONF",  "XDEV_ALLOW_TF32",
+    "XDEV_BACKEND",           "XDEV_PLUGIN_PATH",  "XDEV_VISIBLE_DEVICES",
+    "XDEV_CPU_DEVICES",       "XDEV_CPU_MEMORY",   "XDEV_LAUNCH_BLOCKING",
+    "XDEV_NO_MEMORY_CACHING", "XDEV_ALLOC_CONF",   "XDEV_ALLOW_TF32",
+    "XDEV_CPU_RNG_ISA",       "XDEV_CUDA_STAGING", "XDEV_CUDA_STAGE_CHUNK_KB",
+    "XDEV_CUDA_COPY_THREADS",
 };
 #define KNOWN_ENV_COUNT (sizeof known_env / sizeof known_env[0])
 /* The first entries are always shown; the rest only when set. */

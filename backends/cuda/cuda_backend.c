@@ -66,8 +66,12 @@ static xdev_status_t xc_init(const xdev_host_services_t *host) {
     if (!g_initialized) {
         xc_state.host = host;
         int n = 0;
-        cudaError_t err = cudaGetDeviceCount(&n);
-        if (err != cudaSuccess) {
+        st = xc_staging_check_env();
+        if (st == XDEV_SUCCESS) st = xc_hostcopy_check_env();
+        cudaError_t err = st == XDEV_SUCCESS ? cudaGetDeviceCount(&n) : cudaSuccess;
+        if (st != XDEV_SUCCESS) {
+            /* reported as it is: a malformed variable, not a driver problem */
+        } else if (err != cudaSuccess) {
             st = xc_fail(err, "cudaGetDeviceCount");
         } else {
             if (n > XC_MAX_DEVICES) n = XC_MAX_DEVICES;

@@ -92,18 +92,32 @@ static void after_fork_child(void) {
     pthread_mutex_init(&g_pool.mu, NULL);
 }
 
-static void read_config(void) {
+static const char *threads_env(void) {
     const xdev_host_services_t *host = xc_state.host;
-    const char *v = host && XDEV_BACKEND_HAS_SLOT(host, get_env) && host->get_env
-                        ? host->get_env("XDEV_CUDA_COPY_THREADS")
-                        : NULL;
+    return host && XDEV_BACKEND_HAS_SLOT(host, get_env) && host->get_env
+               ? host->get_env("XDEV_CUDA_COPY_THREADS")
+               : NULL;
+}
+
+xdev_status_t xc_hostcopy_check_env(void) {
+    const char *v = threads_env();
+    long n;
+    if (v != NULL && *v != '\0' && !xc_env_int(v, 1, MAX_THREADS, &n))
+        return xc_error(XDEV_ERROR_ENV,
+                        "XDEV_CUDA_COPY_THREADS='%s' is malformed (expected an integer from 1 to "
+                        "%d; empty = 8, at most half the online CPUs)",
+                        v, MAX_THREADS);
+    return XDEV_SUCCESS;
+}
+
+/* Values were validated by xc_hostcopy_check_env at plugin init. */
+static void read_config(void) {
+    const char *v = threads_env();
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     if (cpus > 0 && g_threads > cpus / 2) g_threads = cpus >= 2 ? (int)(cpus / 2) : 1;
-    if (v != NULL && *v != '\0') { /* explicit: up to the online CPUs */
-        char *end = NULL;
-        long n = strtol(v, &end, 10);
-        if (end != NULL && *end == '\0' && n >= 1)
-            g_threads = n > MAX_THREADS ? MAX_THREADS : (int)n;
+    long n;
+    if (v != NULL && *v != '\0' && xc_env_int(v, 1, MAX_THREADS, &n)) { /* up to the online CPUs */
+        g_threads = (int)n;
         if (cpus > 0 && g_threads > cpus) g_threads = (int)cpus;
     }
     pthread_atfork(NULL, NULL, after_fork_child);

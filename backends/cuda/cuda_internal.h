@@ -90,6 +90,12 @@ static inline xc_device_t *xc_device(int device) {
 bool xc_staging_wanted(const xdev_copy_desc_t *copy);
 xdev_status_t xc_staged_copy(const xdev_copy_desc_t *copy, int device, cudaStream_t stream);
 void xc_staging_shutdown(void);
+/* XDEV_ERROR_ENV for a malformed XDEV_CUDA_STAGING / XDEV_CUDA_STAGE_CHUNK_KB /
+ * XDEV_CUDA_COPY_THREADS (checked at plugin init, before the driver). */
+xdev_status_t xc_staging_check_env(void);
+xdev_status_t xc_hostcopy_check_env(void);
+/* A decimal integer in [lo, hi]: no sign, no spaces, nothing after it. */
+bool xc_env_int(const char *v, long lo, long hi, long *out);
 
 /* Host memcpy spread over a few worker threads (cuda_hostcopy.c). */
 void xc_parallel_memcpy(void *dst, const void *src, size_t bytes);

@@ -28,6 +28,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cuda_internal.h"
 
@@ -55,15 +56,51 @@ static const char *env(const char *name) {
     return h && XDEV_BACKEND_HAS_SLOT(h, get_env) && h->get_env ? h->get_env(name) : NULL;
 }
 
+/* 1: on, 0: off, -1: malformed (the forms core's boolean variables take). */
+static int parse_switch(const char *v) {
+    static const char *const on[] = {"1", "true", "yes", "on"}, *const off[] = {"0", "false", "no",
+                                                                                "off"};
+    for (int i = 0; i < 4; i++) {
+        if (strcasecmp(v, on[i]) == 0) return 1;
+        if (strcasecmp(v, off[i]) == 0) return 0;
+    }
+    return -1;
+}
+
+/* A positive decimal integer within [lo, hi] (no sign, no spaces). */
+bool xc_env_int(const char *v, long lo, long hi, long *out) {
+    if (v[0] < '0' || v[0] > '9') return false;
+    char *end = NULL;
+    long n = strtol(v, &end, 10);
+    if (end == NULL || *end != '\0' || n < lo || n > hi) return false;
+    *out = n;
+    return true;
+}
+
+xdev_status_t xc_staging_check_env(void) {
+    const char *v = env("XDEV_CUDA_STAGING");
+    if (v != NULL && *v != '\0' && parse_switch(v) < 0)
+        return xc_error(XDEV_ERROR_ENV,
+                        "XDEV_CUDA_STAGING='%s' is malformed (expected 1, true, yes, on or 0, "
+                        "false, no, off, any case; empty = on)",
+                        v);
+    long kb;
+    v = env("XDEV_CUDA_STAGE_CHUNK_KB");
+    if (v != NULL && *v != '\0' && !xc_env_int(v, 64, 1L << 20, &kb))
+        return xc_error(XDEV_ERROR_ENV,
+                        "XDEV_CUDA_STAGE_CHUNK_KB='%s' is malformed (expected an integer number "
+                        "of KiB from 64 to 1048576; empty = 4096)",
+                        v);
+    return XDEV_SUCCESS;
+}
+
+/* Values were validated by xc_staging_check_env at plugin init. */
 static void read_config(void) {
     const char *v = env("XDEV_CUDA_STAGING");
-    if (v != NULL && strcmp(v, "0") == 0) g_enabled = false;
+    if (v != NULL && *v != '\0' && parse_switch(v) == 0) g_enabled = false;
     v = env("XDEV_CUDA_STAGE_CHUNK_KB");
-    if (v != NULL && *v != '\0') {
-        char *end = NULL;
-        long kb = strtol(v, &end, 10);
-        if (end != NULL && *end == '\0' && kb >= 64 && kb <= (1L << 20)) g_chunk = (size_t)kb << 10;
-    }
+    long kb;
+    if (v != NULL && *v != '\0' && xc_env_int(v, 64, 1L << 20, &kb)) g_chunk = (size_t)kb << 10;
     for (int i = 0; i < XC_MAX_DEVICES; i++)
         pthread_mutex_init(&g_ctx[i].lock, NULL);
 }
