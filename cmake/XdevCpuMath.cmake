@@ -39,5 +39,3 @@ else()
 endif()
 string(REPLACE ";" " " XDEV_PC_LIBS_PRIVATE "${XDEV_PC_LIBS_PRIVATE}")
 
-# The rest of xdev.pc's variables (prefix, libdir, includedir), normalised.
-include(${CMAKE_CURRENT_LIST_DIR}/XdevPkgConfig.cmake)

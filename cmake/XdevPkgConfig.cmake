@@ -1,6 +1,6 @@
 # The variables cmake/xdev.pc.in needs beyond XDEV_PC_LIBS_PRIVATE (which
-# cmake/XdevCpuMath.cmake collects). Included from XdevCpuMath.cmake, before
-# the top-level CMakeLists.txt configures the template.
+# cmake/XdevCpuMath.cmake collects). Included by the top-level CMakeLists.txt
+# just before it configures the template.
 #
 # xdev.pc stays relocatable - its prefix is found from its own location
 # (${pcfiledir}), so `cmake --install --prefix <anywhere>` and a moved tree
