@@ -180,7 +180,14 @@ static void process_events(xdev_device_allocator_t *da) {
  * held), give them to the backend (lock dropped), and do the bookkeeping
  * (lock held). A synchronize that fails - it was called from a host function
  * of this device, which cannot wait for its own stream - puts them back:
- * nothing is lost, nothing is released. Entry and exit: lock held. */
+ * nothing is lost, nothing is released. Entry and exit: lock held.
+ *
+ * The policy releases (trim_before_grow, the garbage-collection threshold)
+ * run inside xdev_malloc, where torch's allocator never waits for the
+ * device: they take only segments whose stream has already passed all its
+ * queued work (a free segment's blocks were only ever used on that stream,
+ * or on streams whose record_stream events have passed), and need no wait
+ * at all. empty_cache and the out-of-memory retry take everything and wait. */
 
 typedef struct release_list {
     xdev_segment_t *head;
@@ -203,16 +210,29 @@ static void segment_link(xdev_device_allocator_t *da, xdev_segment_t *seg) {
     da->segments = seg;
 }
 
+/* True when the stream of a segment's pool has no queued work (a query,
+ * never a wait). */
+static bool pool_idle(const xdev_stream_pool_t *pool) {
+    if (!xdev_core_stream_acquire(pool->stream)) return false; /* destroyed: don't know */
+    xdev_error_state_t saved;
+    xdev_core_error_save(&saved);
+    bool idle = xdev_core_stream_query(pool->stream) == XDEV_SUCCESS;
+    xdev_core_error_restore(&saved);
+    return idle;
+}
+
 /* Detach the wholly free segments of pool `kind` (-1: both) until `goal`
- * bytes are collected (SIZE_MAX: all). */
+ * bytes are collected (SIZE_MAX: all); with idle_only, only those whose
+ * stream is idle (see above). */
 static void collect_free_segments(xdev_device_allocator_t *da, int kind, size_t goal,
-                                  release_list_t *list) {
+                                  bool idle_only, release_list_t *list) {
     if (da->pending_head != NULL) process_events(da);
     for (xdev_segment_t *seg = da->segments, *next; seg != NULL && list->bytes < goal; seg = next) {
         next = seg->next;
         xdev_block_t *b = seg->first;
         if (b->next != NULL || b->state != XDEV_BLOCK_FREE) continue;
         if (kind >= 0 && seg->pool_kind != kind) continue;
+        if (idle_only && !pool_idle(seg->pool)) continue;
         bins_del(da, b);
         segment_unlink(da, seg);
         seg->next = list->head; /* the list reuses the link */
@@ -234,13 +254,17 @@ static xdev_status_t sync_device_unlocked(xdev_device_allocator_t *da) {
     return st;
 }
 
-/* Give the collected segments back (see above); returns the bytes released. */
-static size_t release_collected(xdev_device_allocator_t *da, release_list_t *list) {
+/* Give the collected segments back (see above), after waiting for the
+ * device unless they were collected idle_only; returns the bytes released. */
+static size_t release_collected(xdev_device_allocator_t *da, release_list_t *list, bool wait) {
     if (list->head == NULL) return 0;
-    xdev_spin_unlock(&da->lock);
-    xdev_status_t st = sync_device_unlocked(da);
-    xdev_spin_lock(&da->lock);
-    da->stats.num_sync_all_streams++;
+    xdev_status_t st = XDEV_SUCCESS;
+    if (wait) {
+        xdev_spin_unlock(&da->lock);
+        st = sync_device_unlocked(da);
+        xdev_spin_lock(&da->lock);
+        da->stats.num_sync_all_streams++;
+    }
     xdev_segment_t *seg, *next;
     if (st != XDEV_SUCCESS) {
         for (seg = list->head; seg != NULL; seg = next) {
@@ -276,11 +300,14 @@ static size_t release_collected(xdev_device_allocator_t *da, release_list_t *lis
     return released;
 }
 
-/* Release wholly free segments of pool `kind` (-1: both) up to `goal` bytes. */
-static size_t release_free_segments(xdev_device_allocator_t *da, int kind, size_t goal) {
+/* Release wholly free segments of pool `kind` (-1: both) up to `goal`
+ * bytes: all of them, waiting for the device, or (idle_only) those whose
+ * stream is idle, without waiting. */
+static size_t release_free_segments(xdev_device_allocator_t *da, int kind, size_t goal,
+                                    bool idle_only) {
     release_list_t list = {NULL, 0};
-    collect_free_segments(da, kind, goal, &list);
-    return release_collected(da, &list);
+    collect_free_segments(da, kind, goal, idle_only, &list);
+    return release_collected(da, &list, !idle_only);
 }
 
 /* Release everything that can be: first wait (unlocked) for the device, so
@@ -291,7 +318,7 @@ static size_t release_all(xdev_device_allocator_t *da) {
         (void)sync_device_unlocked(da);
         xdev_spin_lock(&da->lock);
     }
-    return release_free_segments(da, -1, SIZE_MAX);
+    return release_free_segments(da, -1, SIZE_MAX, false);
 }
 
 xdev_status_t xdev_caching_empty_cache(xdev_device_allocator_t *da) {
@@ -400,7 +427,7 @@ static void garbage_collect(xdev_device_allocator_t *da, size_t incoming) {
     size_t threshold = (size_t)(t * (double)cap);
     size_t reserved = (size_t)da->stats.reserved_bytes[XDEV_STAT_ALL].current;
     if (reserved + incoming <= threshold) return;
-    release_free_segments(da, -1, reserved + incoming - threshold);
+    release_free_segments(da, -1, reserved + incoming - threshold, true);
 }
 
 /* xdev's growth policy, beyond torch's: reserved memory may grow freely up
@@ -414,7 +441,7 @@ static void garbage_collect(xdev_device_allocator_t *da, size_t incoming) {
 static void trim_before_grow(xdev_device_allocator_t *da, int kind, size_t incoming) {
     if (!xdev_alloc_settings()->trim_before_grow) return;
     size_t reserved = (size_t)da->stats.reserved_bytes[XDEV_STAT_ALL].current;
-    if (reserved + incoming > da->high_water) release_free_segments(da, kind, SIZE_MAX);
+    if (reserved + incoming > da->high_water) release_free_segments(da, kind, SIZE_MAX, true);
 }
 
 /* ---------------------------------------------------------------- malloc/free */
