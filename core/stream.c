@@ -197,6 +197,12 @@ xdev_status_t xdev_stream_destroy(xdev_stream_t stream) {
     xdev_status_t (*destroy)(int, void *) = XDEV_BACKEND_SLOT(stream->be->api->stream, destroy);
     if (stream->owned && destroy == NULL)
         XDEV_CHECK(xdev_backend_not_supported(stream->be, "stream.destroy"));
+    /* Finish the work queued so far first: once `closing` is set, the
+     * allocator no longer orders frees after this stream (its events cannot
+     * be recorded any more), so everything queued before must be done. From
+     * the stream's own host function this fails and nothing changes. */
+    xdev_status_t (*sync)(int, void *) = XDEV_BACKEND_SLOT(stream->be->api->stream, synchronize);
+    if (stream->owned && sync != NULL) XDEV_CHECK(sync(stream->physical, stream->native));
     bool was = false;
     if (!atomic_compare_exchange_strong(&stream->closing, &was, true))
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_HANDLE,

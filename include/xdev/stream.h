@@ -29,15 +29,14 @@ typedef void (*xdev_host_fn_t)(void *user_data);
  * XDEV_STREAM_PRIORITY_NORMAL or XDEV_STREAM_PRIORITY_HIGH. */
 XDEV_API xdev_status_t xdev_stream_create(xdev_device_t device, int priority, xdev_stream_t *out);
 
-/* Release a stream; its pending work still runs to completion. Calls made
- * with the handle afterwards fail with XDEV_ERROR_INVALID_HANDLE, also on
- * other threads, and a thread whose current stream it was falls back to the
- * device's default stream. Destroying a stream while another thread is
+/* Wait for the work queued on the stream so far, then release it. Calls
+ * made with the handle afterwards fail with XDEV_ERROR_INVALID_HANDLE, also
+ * on other threads, and a thread whose current stream it was falls back to
+ * the device's default stream. Destroying a stream while another thread is
  * inside a call on it is safe: that call finishes (or fails cleanly) and the
- * native queue is released once no thread uses it - destroy then returns
- * without waiting for the queue. Default streams belong to xdev: destroying
- * one is XDEV_ERROR_INVALID_VALUE. From a host function of the stream itself
- * it fails (the stream stays usable). */
+ * native queue is released once no thread uses it. Default streams belong
+ * to xdev: destroying one is XDEV_ERROR_INVALID_VALUE. From a host function
+ * of the stream itself it fails (the stream stays usable). */
 XDEV_API xdev_status_t xdev_stream_destroy(xdev_stream_t stream);
 
 /* Wrap a native stream (cudaStream_t, hipStream_t, or an xdev CPU queue) that
