@@ -406,15 +406,22 @@ static bool impulse_ok(int device, int64_t n, xdev_stream_t stream) {
     size_t bytes = (size_t)n * 2 * sizeof(float);
     float *h = calloc((size_t)n * 2, sizeof(float));
     void *x = NULL, *y = NULL;
+    const char *step = "malloc";
     bool ok = xdev_malloc_device(xt_dev(device), &x, bytes) == XDEV_SUCCESS &&
               xdev_malloc_device(xt_dev(device), &y, bytes) == XDEV_SUCCESS;
     h[0] = 1.0f;
-    ok = ok && xdev_memcpy_async(x, h, bytes, stream) == XDEV_SUCCESS &&
-         xdev_fft_exec(&d, x, y, XDEV_FFT_FORWARD, XDEV_FFT_NORM_NONE, stream) == XDEV_SUCCESS &&
-         xdev_memcpy_async(h, y, bytes, stream) == XDEV_SUCCESS &&
-         xdev_stream_synchronize(stream) == XDEV_SUCCESS;
+    ok = ok && (step = "copy in", xdev_memcpy_async(x, h, bytes, stream) == XDEV_SUCCESS) &&
+         (step = "exec",
+          xdev_fft_exec(&d, x, y, XDEV_FFT_FORWARD, XDEV_FFT_NORM_NONE, stream) == XDEV_SUCCESS) &&
+         (step = "copy out", xdev_memcpy_async(h, y, bytes, stream) == XDEV_SUCCESS) &&
+         (step = "synchronize", xdev_stream_synchronize(stream) == XDEV_SUCCESS);
+    if (!ok)
+        fprintf(stderr, "impulse_ok(n=%lld): %s failed: %s\n", (long long)n, step,
+                xdev_last_error());
     for (int64_t i = 0; ok && i < n; i++)
         ok = h[2 * i] == 1.0f && h[2 * i + 1] == 0.0f;
+    if (!ok && strcmp(step, "synchronize") == 0)
+        fprintf(stderr, "impulse_ok(n=%lld): wrong result\n", (long long)n);
     (void)xdev_free(x);
     (void)xdev_free(y);
     free(h);

@@ -22,7 +22,11 @@ typedef struct xdev_event *xdev_event_t;
 #define XDEV_STREAM_PRIORITY_HIGH (-1)
 
 /* A function run on the host when the stream reaches it (cudaLaunchHostFunc).
- * It must not call xdev functions that wait on the same stream. */
+ * It must not call xdev functions that wait on the same stream (they fail
+ * rather than deadlock). On the CPU backend it may call any other xdev
+ * function, allocation included. On CUDA it runs on a driver thread that may
+ * not call the CUDA runtime: xdev calls that need the device fail there with
+ * XDEV_ERROR_BACKEND (cudaErrorNotPermitted), cleanly. */
 typedef void (*xdev_host_fn_t)(void *user_data);
 
 /* Create a stream on `device` (index -1 = current) with a priority of
