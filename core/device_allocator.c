@@ -239,6 +239,7 @@ static xdev_status_t direct_release(xdev_device_allocator_t *da, xdev_block_t *b
  * from a host function of this device, which cannot wait for its own
  * stream), the free fails and the allocation stays live. */
 static xdev_status_t direct_wait_before_free(const void *ptr) {
+    if (!g_no_caching) return XDEV_SUCCESS; /* the hot path: no lookup */
     xdev_ptr_entry_t e;
     xdev_device_allocator_t *da;
     if (!xdev_ptr_lookup(ptr, &e) || e.origin != XDEV_PTR_DIRECT || e.base != (uintptr_t)ptr ||
