@@ -2,6 +2,7 @@
  * record/query/synchronize, elapsed time with torch's error cases. */
 #include <string.h>
 
+#include "process.h"
 #include "error_internal.h"
 #include "event_internal.h"
 #include "stream_internal.h"
@@ -13,6 +14,8 @@
 xdev_handle_arena_t xdev_event_arena = XDEV_HANDLE_ARENA_INIT("event", EVENT_MAGIC, EVENT_SLOT);
 
 xdev_status_t xdev_event_check(xdev_event_t e, const char *arg) {
+    xdev_status_t pst = xdev_process_check(); /* a forked child, or exiting */
+    if (pst != XDEV_SUCCESS) return pst;
     if (e == NULL) return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "event argument '%s' is NULL", arg);
     if (xdev_handle_is_live(&xdev_event_arena, e)) return XDEV_SUCCESS;
     if (xdev_handle_is_slot(&xdev_event_arena, e))

@@ -13,6 +13,7 @@
 #include "alloc_lookup.h"
 #include "error_internal.h"
 #include "pointer_registry.h"
+#include "process.h"
 #include "stream_internal.h"
 
 #define HOST_MIN ((size_t)4096)
@@ -321,6 +322,7 @@ void xdev_host_record_use(const void *ptr, xdev_stream_t stream) {
 
 xdev_status_t xdev_host_memory_stats(xdev_host_memory_stats_t *out) {
     XDEV_REQUIRE_ARG(out);
+    XDEV_CHECK(xdev_process_check()); /* takes the cache's lock: not in a forked child */
     pthread_mutex_lock(&g_lock);
     *out = g_stats;
     pthread_mutex_unlock(&g_lock);
@@ -338,6 +340,7 @@ xdev_status_t xdev_host_empty_cache(void) {
 }
 
 xdev_status_t xdev_reset_peak_host_memory_stats(void) {
+    XDEV_CHECK(xdev_process_check());
     pthread_mutex_lock(&g_lock);
     g_stats.allocation.peak = g_stats.allocation.current;
     g_stats.allocated_bytes.peak = g_stats.allocated_bytes.current;

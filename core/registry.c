@@ -13,6 +13,7 @@
 #include "cpu/cpu_backend.h"
 #include "env.h"
 #include "error_internal.h"
+#include "process.h"
 
 static xdev_backend_t g_backends[XDEV_DEVICE_TYPE_COUNT] = {
     [XDEV_DEVICE_CPU] = {.type = XDEV_DEVICE_CPU, .name = "cpu", .lock = PTHREAD_MUTEX_INITIALIZER},
@@ -225,6 +226,7 @@ static xdev_status_t select_backend(void) {
 static void init_once(void) {
     xdev_error_state_t saved;
     xdev_core_error_save(&saved);
+    xdev_process_watch_fork();
     xdev_status_t st =
         xdev_env_index_list("XDEV_VISIBLE_DEVICES", g_visible, XDEV_MAX_DEVICES, &g_visible_count);
     if (st == XDEV_SUCCESS)
@@ -238,7 +240,11 @@ static void init_once(void) {
 }
 
 xdev_status_t xdev_core_ensure_init(void) {
-    if (atomic_load_explicit(&g_init_ok, memory_order_acquire)) return XDEV_SUCCESS;
+    if (atomic_load_explicit(&g_init_ok, memory_order_acquire) &&
+        atomic_load_explicit(&xdev_process_state, memory_order_relaxed) == 0)
+        return XDEV_SUCCESS;
+    xdev_status_t pst = xdev_process_check();
+    if (pst != XDEV_SUCCESS) return pst;
     pthread_once(&g_init_once, init_once);
     if (g_init_status != XDEV_SUCCESS)
         return XDEV_FAIL(g_init_status, "xdev could not initialise: %s", g_init_message);
@@ -329,4 +335,11 @@ xdev_status_t xdev_backend_get_info(xdev_device_type_t type, xdev_backend_info_t
     }
     out->is_default = g_init_status == XDEV_SUCCESS && type == g_default_type;
     return XDEV_SUCCESS;
+}
+
+void xdev_core_shutdown_at_exit(void) {
+    xdev_backend_t *be = &g_backends[XDEV_DEVICE_CPU];
+    if (atomic_load(&be->state) != XDEV_BACKEND_LOADED || be->api == NULL) return;
+    void (*shutdown)(void) = XDEV_BACKEND_SLOT(be->api, shutdown);
+    if (shutdown != NULL) shutdown();
 }

@@ -41,8 +41,15 @@ typedef struct xdev_backend {
     xdev_device_state_t devices[XDEV_MAX_DEVICES];
 } xdev_backend_t;
 
-/* Run initialisation once; return its (sticky) status, setting the message. */
+/* Run initialisation once; return its (sticky) status, setting the message.
+ * In a forked child or during exit, the refusal of process.h. */
 xdev_status_t xdev_core_ensure_init(void);
+
+/* At process exit (process.c): stop the built-in CPU backend's workers.
+ * Plugins' shutdown slots are not called then: their vendor runtimes have
+ * already torn themselves down (atexit handlers run before library
+ * destructors). */
+void xdev_core_shutdown_at_exit(void);
 
 /* The backend of `type`, loading it if needed; XDEV_ERROR_BACKEND_UNAVAILABLE
  * with its reason when it cannot be used. Does not require any device. */

@@ -5,6 +5,7 @@
 
 #include "error_internal.h"
 #include "event_internal.h"
+#include "process.h"
 #include "stream_internal.h"
 #include "thread_state.h"
 
@@ -67,6 +68,8 @@ static void sweep_graves(void) {
 }
 
 xdev_status_t xdev_stream_check(xdev_stream_t s, const char *arg) {
+    xdev_status_t pst = xdev_process_check(); /* a forked child, or exiting */
+    if (pst != XDEV_SUCCESS) return pst;
     if (s == NULL) return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "stream argument '%s' is NULL", arg);
     if (xdev_core_stream_acquire(s)) return XDEV_SUCCESS;
     if (xdev_handle_is_live(&xdev_stream_arena, s))

@@ -172,18 +172,14 @@ static xdev_status_t cpu_init(const xdev_host_services_t *host) {
     return XDEV_SUCCESS;
 }
 
-/* Stops and joins every stream (their pending work finishes first). Only
- * called explicitly: nothing is registered with atexit, so a process that
- * exits with live streams just leaves their idle workers behind. */
+/* Called by the core at process exit (or library unload): every stream's
+ * worker finishes the op it runs, drops the rest and is joined, so no worker
+ * is inside OpenBLAS or FFTW when their own destructors run. The device
+ * table stays: a worker that did not stop in time may still read it, and
+ * the process is ending anyway. */
 static void cpu_shutdown(void) {
     if (!xdev_cpu_state.initialized) return;
     xdev_cpu_streams_shutdown();
-    for (int i = 0; i < xdev_cpu_state.count; i++)
-        pthread_mutex_destroy(&xdev_cpu_state.devices[i].mu);
-    free(xdev_cpu_state.devices);
-    xdev_cpu_state.devices = NULL;
-    xdev_cpu_state.count = 0;
-    xdev_cpu_state.initialized = false;
 }
 
 static const xdev_backend_api_t cpu_api = {

@@ -85,9 +85,11 @@ struct xdev_cpu_stream {
     xdev_cpu_op_t *free_ops;    /* recycled nodes */
     size_t free_count;
     bool started;  /* worker thread exists */
+    bool retired;  /* the worker left after an idle spell; join it before the next */
     bool sleeping; /* worker waits on work_cv */
     bool stopping; /* destroy asked the worker to exit */
     pthread_t thread;
+    _Atomic bool discard; /* process exit: ops not started are dropped */
     /* Written under mu (enqueued) or by the worker (completed); read lock-free. */
     _Atomic uint64_t enqueued;
     _Atomic uint64_t completed;
@@ -192,7 +194,13 @@ extern const xdev_memory_vtable_t xdev_cpu_memory_vtable;
 /* Wait for every stream of the device (device synchronize). */
 xdev_status_t xdev_cpu_device_sync_streams(xdev_cpu_device_t *d);
 
-/* Stop every stream of every device (shutdown). */
+/* Process exit (the backend's shutdown): every worker finishes the op it is
+ * running, drops the rest and is joined, within a bound. */
 void xdev_cpu_streams_shutdown(void);
+
+/* Exit variant of xdev_cpu_stream_stop: drop what has not started, wait for
+ * the worker at most until `deadline_ns` (CLOCK_REALTIME). False: the worker
+ * did not stop in time (the stream must then stay allocated). */
+bool xdev_cpu_stream_abandon(xdev_cpu_stream_t *s, int64_t deadline_ns);
 
 #endif

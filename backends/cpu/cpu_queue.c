@@ -10,7 +10,14 @@
  * The worker only touches idle_cv when a synchronize is waiting
  * (sync_waiters > 0) and its target is reached (wake_at), and producers only signal work_cv when
  * the worker sleeps, so an enqueue is a lock, a few stores and an unlock. A worker out of work, and
- * a synchronize, poll for XDEV_CPU_SPIN_NS before sleeping. */
+ * a synchronize, poll for XDEV_CPU_SPIN_NS before sleeping.
+ *
+ * A worker asleep for XDEV_CPU_IDLE_RETIRE_MS retires (its thread ends; the
+ * next enqueue starts another), so idle streams keep no thread alive: a
+ * program whose main calls pthread_exit() still ends. At process exit the
+ * workers finish the op they are running and drop the rest
+ * (xdev_cpu_stream_abandon). */
+#include <errno.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -28,6 +35,9 @@
  * (virtual) machines; polling this briefly keeps enqueue-then-synchronize
  * round trips in the microsecond range at the cost of a short busy wait. */
 #define XDEV_CPU_SPIN_NS 20000
+
+/* How long a worker sleeps without work before its thread ends. */
+#define XDEV_CPU_IDLE_RETIRE_MS 1000
 
 /* Set on worker threads so waits on a stream from its own host function fail
  * instead of deadlocking. */
@@ -51,6 +61,7 @@ xdev_cpu_stream_t *xdev_cpu_stream_new(int device, int priority, bool is_default
     atomic_init(&s->enqueued, 0);
     atomic_init(&s->completed, 0);
     atomic_init(&s->sync_waiters, 0);
+    atomic_init(&s->discard, false);
     atomic_init(&s->wake_at, UINT64_MAX);
     int rc = pthread_mutex_init(&s->mu, NULL);
     if (rc == 0) {
@@ -101,6 +112,14 @@ static bool spin_until(_Atomic uint64_t *counter, bool want_change, uint64_t val
     }
 }
 
+/* Drop one op at exit: only its event bookkeeping happens (a record is
+ * marked reached so nothing waits for it for ever). */
+static void skip_op(xdev_cpu_op_t *op) {
+    if (op->kind == XDEV_CPU_OP_RECORD) xdev_cpu_event_reached(op->u.mark.event, op->u.mark.seq);
+    if (op->kind == XDEV_CPU_OP_RECORD || op->kind == XDEV_CPU_OP_WAIT)
+        xdev_cpu_event_release(op->u.mark.event);
+}
+
 /* Run one op. Record/wait ops own a reference to their event, dropped here. */
 static void run_op(xdev_cpu_op_t *op) {
     switch (op->kind) {
@@ -127,8 +146,22 @@ static void run_op(xdev_cpu_op_t *op) {
     }
 }
 
+/* The absolute CLOCK_REALTIME time `ms` from now (pthread_cond_timedwait). */
+static struct timespec deadline_in_ms(int ms) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += ms / 1000;
+    ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    return ts;
+}
+
 /* The worker: take the whole pending list, run it unlocked, recycle nodes.
- * Exits once `stopping` is set and the queue is empty, so destroy drains. */
+ * Exits once `stopping` is set and the queue is empty, so destroy drains,
+ * or after an idle spell (retired; see the top of the file). */
 static void *worker_main(void *arg) {
     xdev_cpu_stream_t *s = arg;
     tls_worker_stream = s;
@@ -146,10 +179,17 @@ static void *worker_main(void *arg) {
             spin_until(&s->enqueued, true, taken);
             pthread_mutex_lock(&s->mu);
         }
-        while (s->head == NULL && !s->stopping) {
+        struct timespec retire_at = deadline_in_ms(XDEV_CPU_IDLE_RETIRE_MS);
+        bool idle_too_long = false;
+        while (s->head == NULL && !s->stopping && !idle_too_long) {
             s->sleeping = true;
-            pthread_cond_wait(&s->work_cv, &s->mu);
+            idle_too_long = pthread_cond_timedwait(&s->work_cv, &s->mu, &retire_at) == ETIMEDOUT;
             s->sleeping = false;
+        }
+        if (s->head == NULL && !s->stopping) { /* idle: end this thread */
+            s->started = false;
+            s->retired = true;
+            break;
         }
         if (s->head == NULL) break;
         xdev_cpu_op_t *batch = s->head;
@@ -164,7 +204,10 @@ static void *worker_main(void *arg) {
         size_t kept = 0;
         for (xdev_cpu_op_t *op = batch, *next; op != NULL; op = next) {
             next = op->next;
-            run_op(op);
+            if (atomic_load_explicit(&s->discard, memory_order_relaxed))
+                skip_op(op);
+            else
+                run_op(op);
             /* seq_cst pairs with xdev_cpu_stream_wait_for's store of wake_at:
              * one of the two sides sees the other. Only a waiter whose
              * target is reached is woken, not every waiter after every op. */
@@ -221,6 +264,10 @@ xdev_status_t xdev_cpu_stream_begin_op(xdev_cpu_stream_t *s, xdev_cpu_op_t **op)
                               s->device);
     }
     if (!s->started) {
+        if (s->retired) { /* its thread has ended or is about to: reclaim it */
+            pthread_join(s->thread, NULL);
+            s->retired = false;
+        }
         int rc = start_worker(s);
         if (rc != 0) {
             pthread_mutex_unlock(&s->mu);
@@ -309,15 +356,36 @@ xdev_status_t xdev_cpu_stream_stop(xdev_cpu_stream_t *s) {
                               s->device);
     pthread_mutex_lock(&s->mu);
     s->stopping = true;
-    bool started = s->started;
+    bool joinable = s->started || s->retired;
+    s->retired = false;
     if (s->sleeping) {
         s->sleeping = false;
         pthread_cond_signal(&s->work_cv);
     }
     pthread_mutex_unlock(&s->mu);
     /* The worker drains what is queued before it exits. */
-    if (started) pthread_join(s->thread, NULL);
+    if (joinable) pthread_join(s->thread, NULL);
     return XDEV_SUCCESS;
+}
+
+bool xdev_cpu_stream_abandon(xdev_cpu_stream_t *s, int64_t deadline_ns) {
+    if (tls_worker_stream == s) return false; /* exit() from one of its host functions */
+    pthread_mutex_lock(&s->mu);
+    atomic_store(&s->discard, true);
+    s->stopping = true;
+    bool joinable = s->started || s->retired;
+    if (s->sleeping) {
+        s->sleeping = false;
+        pthread_cond_signal(&s->work_cv);
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (!joinable) return true;
+    struct timespec ts = {(time_t)(deadline_ns / 1000000000), (long)(deadline_ns % 1000000000)};
+    if (pthread_timedjoin_np(s->thread, NULL, &ts) != 0) return false;
+    pthread_mutex_lock(&s->mu);
+    s->started = s->retired = false;
+    pthread_mutex_unlock(&s->mu);
+    return true;
 }
 
 void xdev_cpu_stream_retain(xdev_cpu_stream_t *s) {

@@ -170,7 +170,24 @@ xdev_status_t xdev_cpu_device_sync_streams(xdev_cpu_device_t *d) {
     return st;
 }
 
+/* How long process exit waits, in all, for workers to finish their op. */
+#define XDEV_CPU_EXIT_WAIT_NS (5 * (int64_t)1000000000)
+
+/* Process exit: every worker is told to drop what it has not started first
+ * (so all stop at once), then each is joined against one deadline. A worker
+ * that does not stop in time (a host function that blocks) keeps its stream:
+ * it is leaked, never freed under a running thread. */
 void xdev_cpu_streams_shutdown(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    int64_t deadline = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec + XDEV_CPU_EXIT_WAIT_NS;
+    for (int i = 0; i < xdev_cpu_state.count; i++) {
+        xdev_cpu_device_t *d = &xdev_cpu_state.devices[i];
+        pthread_mutex_lock(&d->mu);
+        for (xdev_cpu_stream_t *s = d->streams; s != NULL; s = s->next)
+            atomic_store(&s->discard, true);
+        pthread_mutex_unlock(&d->mu);
+    }
     for (int i = 0; i < xdev_cpu_state.count; i++) {
         xdev_cpu_device_t *d = &xdev_cpu_state.devices[i];
         pthread_mutex_lock(&d->mu);
@@ -181,9 +198,7 @@ void xdev_cpu_streams_shutdown(void) {
         for (xdev_cpu_stream_t *s = list, *next; s != NULL; s = next) {
             next = s->next;
             s->prev = s->next = NULL;
-            /* Stop fails only when called from this stream's own host
-             * function; the stream is then leaked rather than freed under it. */
-            if (xdev_cpu_stream_stop(s) == XDEV_SUCCESS) xdev_cpu_stream_release(s);
+            if (xdev_cpu_stream_abandon(s, deadline)) xdev_cpu_stream_release(s);
         }
     }
 }
