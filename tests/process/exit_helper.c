@@ -35,6 +35,7 @@ int main(int argc, char **argv) {
     if (xdev_device_count(XDEV_DEVICE_CPU, &devices) != XDEV_SUCCESS || devices < 1)
         die("device_count");
     size_t bytes = (size_t)N * N * sizeof(float);
+    xdev_stream_t first = NULL;
     for (int d = 0; d < devices; d++) {
         void *a, *b, *c;
         if (xdev_malloc_device(xdev_cpu(d), &a, bytes) ||
@@ -50,11 +51,13 @@ int main(int argc, char **argv) {
                 if (xdev_gemm(XDEV_DTYPE_F32, XDEV_BLAS_OP_N, XDEV_BLAS_OP_N, N, N, N, 1.0, a, N, b,
                               N, 0.0, c, N, st))
                     die("gemm");
-            if (strcmp(mode, "host_fn_exit") == 0 && d == 0 && s == 0 &&
-                xdev_launch_host_func(st, exit_now, NULL))
-                die("launch_host_func");
+            if (d == 0 && s == 0) first = st;
         }
     }
+    /* Last, so that main is not enqueueing when exit() runs on the worker
+     * (calls made during exit are refused, as they should be). */
+    if (strcmp(mode, "host_fn_exit") == 0 && xdev_launch_host_func(first, exit_now, NULL))
+        die("launch_host_func");
     if (strcmp(mode, "exit") == 0) exit(0);
     if (strcmp(mode, "pthread_exit") == 0) pthread_exit(NULL);
     if (strcmp(mode, "host_fn_exit") == 0) {
