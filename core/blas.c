@@ -10,6 +10,7 @@
 #include "env.h"
 #include "error_internal.h"
 #include "operands.h"
+#include "process.h"
 #include "stream_internal.h"
 #include "xdev/backend.h"
 
@@ -57,6 +58,8 @@ static void tf32_load(void) {
 }
 
 static xdev_status_t tf32_ready(void) {
+    xdev_status_t pst = xdev_process_check(); /* pthread_once: not in a forked child */
+    if (pst != XDEV_SUCCESS) return pst;
     pthread_once(&g_tf32_once, tf32_load);
     if (g_tf32_env_status != XDEV_SUCCESS)
         return XDEV_FAIL(g_tf32_env_status, "%s", g_tf32_env_message);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "error_internal.h"
+#include "process.h"
 #include "registry.h"
 #include "thread_state.h"
 
@@ -87,6 +88,7 @@ xdev_status_t xdev_get_device_index(xdev_device_type_t type, int *index) {
     XDEV_REQUIRE_ARG(index);
     if ((unsigned)type >= XDEV_DEVICE_TYPE_COUNT)
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_DEVICE, "unknown device type %d", (int)type);
+    XDEV_CHECK(xdev_process_check()); /* as xdev_get_device: refused in a forked child */
     *index = xdev_thread_state()->current[type];
     return XDEV_SUCCESS;
 }

@@ -17,6 +17,7 @@
 #include "error_internal.h"
 #include "event_internal.h"
 #include "pointer_registry.h"
+#include "process.h"
 #include "registry.h"
 #include "xdev/ipc.h"
 
@@ -191,6 +192,7 @@ xdev_status_t xdev_ipc_open_mem_handle(const xdev_ipc_mem_handle_t *handle, void
 
 xdev_status_t xdev_ipc_close_mem_handle(void *ptr) {
     XDEV_REQUIRE_ARG(ptr);
+    XDEV_CHECK(xdev_process_check()); /* takes locks: not in a forked child */
     xdev_ptr_entry_t e;
     bool found = xdev_ptr_lookup(ptr, &e);
     xdev_status_t st = XDEV_SUCCESS;
@@ -213,6 +215,7 @@ xdev_status_t xdev_ipc_close_mem_handle(void *ptr) {
 }
 
 xdev_status_t xdev_ipc_collect(void) {
+    XDEV_CHECK(xdev_process_check()); /* takes a lock: not in a forked child */
     xdev_status_t first = XDEV_SUCCESS;
     pthread_mutex_lock(&g_lock);
     for (ipc_mapping_t **pm = &g_mappings; *pm != NULL;) {

@@ -8,19 +8,24 @@
 
 _Atomic int xdev_process_state;
 
+/* Set when initialisation starts: only a child forked after that refuses. */
+static atomic_bool g_initialised;
+
 /* In the child: no lock, no allocation - just the flag every call checks. */
 static void child_after_fork(void) {
-    atomic_store_explicit(&xdev_process_state, XDEV_PROCESS_FORKED, memory_order_relaxed);
+    if (atomic_load_explicit(&g_initialised, memory_order_relaxed))
+        atomic_store_explicit(&xdev_process_state, XDEV_PROCESS_FORKED, memory_order_relaxed);
 }
 
-static pthread_once_t g_watch_once = PTHREAD_ONCE_INIT;
-
-static void watch(void) {
+/* Registered when libxdev is loaded rather than at initialisation, so that
+ * a fork racing with another thread's first xdev call is still seen (glibc
+ * unregisters it if libxdev is unloaded). */
+__attribute__((constructor)) static void xdev_process_watch_fork(void) {
     (void)pthread_atfork(NULL, NULL, child_after_fork);
 }
 
-void xdev_process_watch_fork(void) {
-    pthread_once(&g_watch_once, watch);
+void xdev_process_mark_initialised(void) {
+    atomic_store(&g_initialised, true);
 }
 
 xdev_status_t xdev_process_refuse(void) {

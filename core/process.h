@@ -24,8 +24,9 @@
 enum { XDEV_PROCESS_FORKED = 1, XDEV_PROCESS_EXITING = 2 };
 extern _Atomic int xdev_process_state;
 
-/* Register the fork handler (once, from initialisation). */
-void xdev_process_watch_fork(void);
+/* Called first thing in initialisation: from then on a forked child refuses
+ * (the fork handler itself is registered when libxdev loads). */
+void xdev_process_mark_initialised(void);
 
 /* The error for a call made in a forked child or during exit. */
 xdev_status_t xdev_process_refuse(void);

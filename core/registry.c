@@ -226,7 +226,7 @@ static xdev_status_t select_backend(void) {
 static void init_once(void) {
     xdev_error_state_t saved;
     xdev_core_error_save(&saved);
-    xdev_process_watch_fork();
+    xdev_process_mark_initialised(); /* first: a child forked from now on refuses */
     xdev_status_t st =
         xdev_env_index_list("XDEV_VISIBLE_DEVICES", g_visible, XDEV_MAX_DEVICES, &g_visible_count);
     if (st == XDEV_SUCCESS)
@@ -319,6 +319,7 @@ xdev_status_t xdev_backend_get_info(xdev_device_type_t type, xdev_backend_info_t
     XDEV_REQUIRE_ARG(out);
     if ((unsigned)type >= XDEV_DEVICE_TYPE_COUNT)
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_DEVICE, "unknown device type %d", (int)type);
+    XDEV_CHECK(xdev_process_check());      /* a forked child, or exiting */
     pthread_once(&g_init_once, init_once); /* info works even when selection failed */
     xdev_backend_t *be = load_backend(type);
     int state = atomic_load(&be->state);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "error_internal.h"
+#include "process.h"
 #include "rng_internal.h"
 
 /* ------------------------------------------------------------- defaults */
@@ -113,6 +114,7 @@ xdev_status_t xdev_manual_seed(uint64_t seed) {
 }
 
 xdev_status_t xdev_manual_seed_all(uint64_t seed) {
+    XDEV_CHECK(xdev_process_check()); /* takes a lock: not in a forked child */
     pthread_mutex_lock(&g_all_lock);
     g_all_seed = seed;
     g_all_epoch++;
@@ -296,6 +298,8 @@ xdev_status_t xdev_set_rng_state_all(const void *states, size_t len) {
 static xdev_handle_arena_t g_gen_arena = XDEV_HANDLE_ARENA_INIT("generator", GEN_MAGIC, GEN_SLOT);
 
 xdev_status_t xdev_generator_check(xdev_generator_t g, const char *arg) {
+    xdev_status_t pst = xdev_process_check(); /* a forked child, or exiting */
+    if (pst != XDEV_SUCCESS) return pst;
     if (g == NULL)
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "generator argument '%s' is NULL", arg);
     if (xdev_handle_is_live(&g_gen_arena, g)) return XDEV_SUCCESS;

@@ -9,6 +9,8 @@ xdev_target_warnings(process_exit_helper)
 
 xdev_add_test(process.fork COMMAND test_process process fork
   ENV ${CONF} XDEV_CPU_DEVICES=2 LABELS process conformance)
+xdev_add_test(process.fork_fresh COMMAND test_process process fork_fresh
+  ENV ${CONF} XDEV_CPU_DEVICES=2 LABELS process conformance)
 xdev_add_test(process.exit COMMAND test_process process exit
   ENV XDEV_BACKEND=cpu XDEV_CPU_DEVICES=2 XT_EXIT_HELPER=$<TARGET_FILE:process_exit_helper>
   LABELS process)

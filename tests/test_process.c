@@ -9,7 +9,8 @@
  *
  * exit: tests/process/exit_helper leaves GEMMs queued on several streams and
  * returns from main, calls exit(), pthread_exit() or exits inside a host
- * function; every run must end with status 0 within a deadline. */
+ * function or while other threads churn streams; every run must end with
+ * status 0 within a deadline. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -85,6 +86,7 @@ typedef struct parent_state {
     xdev_event_t e;
     void *dev;
     void *pinned;
+    xdev_generator_t gen;
 } parent_state_t;
 
 static void noop(void *u) {
@@ -99,6 +101,9 @@ static int child_after_init(void *arg) {
     xdev_memory_stats_t ms;
     xdev_host_memory_stats_t hs;
     xdev_device_t d;
+    xdev_backend_info_t info;
+    bool flag;
+    uint64_t u;
     int check = 0;
 #define EXPECT_REFUSED(call)                                                                       \
     do {                                                                                           \
@@ -128,6 +133,13 @@ static int child_after_init(void *arg) {
     EXPECT_REFUSED(xdev_memory_stats(xt_dev(0), &ms));
     EXPECT_REFUSED(xdev_device_of(p->dev, &d));
     EXPECT_REFUSED(xdev_manual_seed(1));
+    EXPECT_REFUSED(xdev_manual_seed_all(1));
+    EXPECT_REFUSED(xdev_generator_get_offset(p->gen, &u));
+    EXPECT_REFUSED(xdev_rng_uniform(p->gen, XDEV_DTYPE_F32, p->dev, 16, p->s));
+    EXPECT_REFUSED(xdev_blas_get_allow_tf32(&flag));
+    EXPECT_REFUSED(xdev_ipc_collect());
+    EXPECT_REFUSED(xdev_get_device_index(xt_type(), &n));
+    EXPECT_REFUSED(xdev_backend_get_info(xt_type(), &info));
     EXPECT_REFUSED(xdev_init());
 #undef EXPECT_REFUSED
     return 0;
@@ -139,6 +151,7 @@ START_TEST(fork_after_init_refuses) {
     XT_OK(xdev_event_create(XDEV_EVENT_DEFAULT, &p.e));
     XT_OK(xdev_malloc_device(xt_dev(0), &p.dev, 4096));
     XT_OK(xdev_host_alloc(&p.pinned, 4096));
+    XT_OK(xdev_generator_create(xt_dev(0), 1, &p.gen));
     /* the stream's worker exists in the parent: work ran on it */
     XT_OK(xdev_launch_host_func(p.s, noop, NULL));
     XT_OK(xdev_memset_async(p.dev, 1, 4096, p.s));
@@ -149,6 +162,7 @@ START_TEST(fork_after_init_refuses) {
     XT_OK(xdev_stream_synchronize(p.s));
     XT_OK(xdev_free(p.dev));
     XT_OK(xdev_host_free(p.pinned));
+    XT_OK(xdev_generator_destroy(p.gen));
     XT_OK(xdev_event_destroy(p.e));
     XT_OK(xdev_stream_destroy(p.s));
 }
@@ -220,7 +234,9 @@ static int child_fresh(void *arg) {
     if (xdev_stream_synchronize(s) != XDEV_SUCCESS) return 7;
     if (xdev_stream_destroy(s) != XDEV_SUCCESS) return 8;
     if (xdev_free(p) != XDEV_SUCCESS) return 9;
-    return 0;
+    /* This child owns a live runtime (the default stream's worker runs): it
+     * ends through exit(), whose library destructor stops that worker. */
+    exit(0);
 }
 
 START_TEST(fork_before_init_works) {
@@ -290,6 +306,12 @@ START_TEST(exit_pthread_exit_from_main) {
 }
 END_TEST
 
+/* exit() while other threads create, use, synchronize and destroy streams. */
+START_TEST(exit_while_threads_busy) {
+    run_helper("exit_busy", xt_iters(40, 4));
+}
+END_TEST
+
 START_TEST(exit_inside_host_function) {
     run_helper("host_fn_exit", xt_iters(20, 2));
 }
@@ -313,6 +335,7 @@ int main(int argc, char **argv) {
     tcase_add_test(x, exit_call);
     tcase_add_test(x, exit_pthread_exit_from_main);
     tcase_add_test(x, exit_inside_host_function);
+    tcase_add_test(x, exit_while_threads_busy);
     suite_add_tcase(s, x);
     return xt_run(srunner_create(s), "process", argc, argv);
 }

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "xdev/backend.h"
 
@@ -84,8 +85,8 @@ struct xdev_cpu_stream {
     xdev_cpu_op_t *head, *tail; /* pending ops not yet taken by the worker */
     xdev_cpu_op_t *free_ops;    /* recycled nodes */
     size_t free_count;
-    bool started;  /* worker thread exists */
-    bool retired;  /* the worker left after an idle spell; join it before the next */
+    bool started;  /* a worker thread was created and not yet joined */
+    bool running;  /* that thread is still in its loop (it clears this, retiring or stopping) */
     bool sleeping; /* worker waits on work_cv */
     bool stopping; /* destroy asked the worker to exit */
     pthread_t thread;
@@ -198,9 +199,11 @@ xdev_status_t xdev_cpu_device_sync_streams(xdev_cpu_device_t *d);
  * running, drops the rest and is joined, within a bound. */
 void xdev_cpu_streams_shutdown(void);
 
-/* Exit variant of xdev_cpu_stream_stop: drop what has not started, wait for
- * the worker at most until `deadline_ns` (CLOCK_REALTIME). False: the worker
- * did not stop in time (the stream must then stay allocated). */
-bool xdev_cpu_stream_abandon(xdev_cpu_stream_t *s, int64_t deadline_ns);
+/* Exit variant of xdev_cpu_stream_stop: the worker drops what has not
+ * started and ends; join it (or, when a thread destroying the stream is
+ * joining it, wait for it to leave its loop) at most until `deadline`
+ * (CLOCK_REALTIME). Never frees. False: the worker did not end in time, or
+ * it is the calling thread (exit() inside a host function). */
+bool xdev_cpu_stream_abandon(xdev_cpu_stream_t *s, const struct timespec *deadline);
 
 #endif

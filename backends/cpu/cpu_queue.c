@@ -13,10 +13,11 @@
  * a synchronize, poll for XDEV_CPU_SPIN_NS before sleeping.
  *
  * A worker asleep for XDEV_CPU_IDLE_RETIRE_MS retires (its thread ends; the
- * next enqueue starts another), so idle streams keep no thread alive: a
- * program whose main calls pthread_exit() still ends. At process exit the
- * workers finish the op they are running and drop the rest
- * (xdev_cpu_stream_abandon). */
+ * next enqueue joins it and starts another: one thread creation per idle
+ * second at most, nothing on the enqueue fast path), so idle streams keep no
+ * thread alive: a program whose main calls pthread_exit() still ends. At
+ * process exit the workers finish the op they are running and drop the rest
+ * (xdev_cpu_stream_abandon); `running` tells when a worker has left. */
 #include <errno.h>
 #include <sched.h>
 #include <signal.h>
@@ -161,7 +162,9 @@ static struct timespec deadline_in_ms(int ms) {
 
 /* The worker: take the whole pending list, run it unlocked, recycle nodes.
  * Exits once `stopping` is set and the queue is empty, so destroy drains,
- * or after an idle spell (retired; see the top of the file). */
+ * or after an idle spell (retired; see the top of the file). Its last act
+ * under the lock is clearing `running` and waking idle_cv (process exit
+ * waits there for it). */
 static void *worker_main(void *arg) {
     xdev_cpu_stream_t *s = arg;
     tls_worker_stream = s;
@@ -186,12 +189,7 @@ static void *worker_main(void *arg) {
             idle_too_long = pthread_cond_timedwait(&s->work_cv, &s->mu, &retire_at) == ETIMEDOUT;
             s->sleeping = false;
         }
-        if (s->head == NULL && !s->stopping) { /* idle: end this thread */
-            s->started = false;
-            s->retired = true;
-            break;
-        }
-        if (s->head == NULL) break;
+        if (s->head == NULL) break; /* stopping, or idle too long: end this thread */
         xdev_cpu_op_t *batch = s->head;
         s->head = s->tail = NULL;
         taken = atomic_load_explicit(&s->enqueued, memory_order_relaxed);
@@ -233,6 +231,8 @@ static void *worker_main(void *arg) {
             s->free_count += kept;
         }
     }
+    s->running = false;
+    pthread_cond_broadcast(&s->idle_cv);
     pthread_mutex_unlock(&s->mu);
     return NULL;
 }
@@ -263,10 +263,10 @@ xdev_status_t xdev_cpu_stream_begin_op(xdev_cpu_stream_t *s, xdev_cpu_op_t **op)
                               "cpu:%d work enqueued on a stream that is being destroyed",
                               s->device);
     }
-    if (!s->started) {
-        if (s->retired) { /* its thread has ended or is about to: reclaim it */
+    if (!s->running) {
+        if (s->started) { /* it retired: its thread has ended or is about to */
             pthread_join(s->thread, NULL);
-            s->retired = false;
+            s->started = false;
         }
         int rc = start_worker(s);
         if (rc != 0) {
@@ -276,7 +276,7 @@ xdev_status_t xdev_cpu_stream_begin_op(xdev_cpu_stream_t *s, xdev_cpu_op_t **op)
                                   "pthread_create failed (%s)",
                                   s->device, strerror(rc));
         }
-        s->started = true;
+        s->started = s->running = true;
     }
     xdev_cpu_op_t *node = s->free_ops;
     if (node != NULL) {
@@ -356,8 +356,8 @@ xdev_status_t xdev_cpu_stream_stop(xdev_cpu_stream_t *s) {
                               s->device);
     pthread_mutex_lock(&s->mu);
     s->stopping = true;
-    bool joinable = s->started || s->retired;
-    s->retired = false;
+    bool joinable = s->started;
+    s->started = false; /* this call joins it: nobody else may */
     if (s->sleeping) {
         s->sleeping = false;
         pthread_cond_signal(&s->work_cv);
@@ -368,24 +368,29 @@ xdev_status_t xdev_cpu_stream_stop(xdev_cpu_stream_t *s) {
     return XDEV_SUCCESS;
 }
 
-bool xdev_cpu_stream_abandon(xdev_cpu_stream_t *s, int64_t deadline_ns) {
-    if (tls_worker_stream == s) return false; /* exit() from one of its host functions */
+bool xdev_cpu_stream_abandon(xdev_cpu_stream_t *s, const struct timespec *deadline) {
     pthread_mutex_lock(&s->mu);
     atomic_store(&s->discard, true);
-    s->stopping = true;
-    bool joinable = s->started || s->retired;
+    s->stopping = true; /* nothing more is enqueued, and the worker leaves when done */
     if (s->sleeping) {
         s->sleeping = false;
         pthread_cond_signal(&s->work_cv);
     }
+    /* exit() from one of this stream's host functions: its worker is us. */
+    bool self = tls_worker_stream == s;
+    /* Claim the join unless a thread destroying the stream already has (it
+     * joins; we only wait for the worker to leave its loop). */
+    bool join = s->started && !self;
+    if (join) s->started = false;
+    int rc = 0;
+    while (!join && !self && s->running && rc != ETIMEDOUT)
+        rc = pthread_cond_timedwait(&s->idle_cv, &s->mu, deadline);
+    bool left = !s->running;
     pthread_mutex_unlock(&s->mu);
-    if (!joinable) return true;
-    struct timespec ts = {(time_t)(deadline_ns / 1000000000), (long)(deadline_ns % 1000000000)};
-    if (pthread_timedjoin_np(s->thread, NULL, &ts) != 0) return false;
-    pthread_mutex_lock(&s->mu);
-    s->started = s->retired = false;
-    pthread_mutex_unlock(&s->mu);
-    return true;
+    /* Joined, the thread's own exit (OpenBLAS's per-thread cleanup) is over
+     * too before the libraries' destructors run. */
+    if (join) left = pthread_timedjoin_np(s->thread, NULL, deadline) == 0;
+    return left;
 }
 
 void xdev_cpu_stream_retain(xdev_cpu_stream_t *s) {

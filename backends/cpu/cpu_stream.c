@@ -171,16 +171,18 @@ xdev_status_t xdev_cpu_device_sync_streams(xdev_cpu_device_t *d) {
 }
 
 /* How long process exit waits, in all, for workers to finish their op. */
-#define XDEV_CPU_EXIT_WAIT_NS (5 * (int64_t)1000000000)
+#define XDEV_CPU_EXIT_WAIT_S 5
 
-/* Process exit: every worker is told to drop what it has not started first
- * (so all stop at once), then each is joined against one deadline. A worker
- * that does not stop in time (a host function that blocks) keeps its stream:
- * it is leaked, never freed under a running thread. */
+/* Process exit: every worker is told to drop what it has not started (all
+ * at once, under each device's lock), then each is joined, pinned and
+ * without the lock, against one deadline (xdev_cpu_stream_abandon). Streams
+ * stay allocated and listed: a thread may still be destroying one, a worker
+ * that did not end in time (a host function that blocks) still uses it, and
+ * the process is ending. */
 void xdev_cpu_streams_shutdown(void) {
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    int64_t deadline = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec + XDEV_CPU_EXIT_WAIT_NS;
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += XDEV_CPU_EXIT_WAIT_S;
     for (int i = 0; i < xdev_cpu_state.count; i++) {
         xdev_cpu_device_t *d = &xdev_cpu_state.devices[i];
         pthread_mutex_lock(&d->mu);
@@ -191,15 +193,21 @@ void xdev_cpu_streams_shutdown(void) {
     for (int i = 0; i < xdev_cpu_state.count; i++) {
         xdev_cpu_device_t *d = &xdev_cpu_state.devices[i];
         pthread_mutex_lock(&d->mu);
-        xdev_cpu_stream_t *list = d->streams;
-        d->streams = NULL;
-        atomic_store(&d->default_stream, NULL);
-        pthread_mutex_unlock(&d->mu);
-        for (xdev_cpu_stream_t *s = list, *next; s != NULL; s = next) {
-            next = s->next;
-            s->prev = s->next = NULL;
-            if (xdev_cpu_stream_abandon(s, deadline)) xdev_cpu_stream_release(s);
+        size_t n = 0;
+        for (xdev_cpu_stream_t *s = d->streams; s != NULL; s = s->next)
+            n++;
+        xdev_cpu_stream_t **pins = n != 0 ? malloc(n * sizeof *pins) : NULL;
+        size_t k = 0;
+        for (xdev_cpu_stream_t *s = d->streams; s != NULL && pins != NULL; s = s->next) {
+            xdev_cpu_stream_retain(s);
+            pins[k++] = s;
         }
+        pthread_mutex_unlock(&d->mu);
+        for (size_t j = 0; j < k; j++) {
+            (void)xdev_cpu_stream_abandon(pins[j], &deadline);
+            xdev_cpu_stream_release(pins[j]);
+        }
+        free(pins); /* out of memory: nothing awaited, the work is dropped all the same */
     }
 }
 

@@ -29,6 +29,33 @@ XDEV_API const char *xdev_version_string(void);
  * be used is an error whose message says why. */
 XDEV_API xdev_status_t xdev_init(void);
 
+/* Processes: fork and exit.
+ *
+ * fork(): a child forked after xdev initialised in the parent (any call that
+ * initialises it, not only xdev_init) cannot use it - the parent's stream
+ * worker threads are not in the child, and a lock another parent thread held
+ * at the fork stays held for ever. Every xdev call in such a child returns
+ * XDEV_ERROR_BACKEND_UNAVAILABLE at once, with a message naming fork (torch
+ * refuses CUDA in a forked child the same way); xdev_last_error() and the
+ * rest of the error state still work there, and so do the helpers that touch
+ * no runtime state (names, parsing, formatting, xdev_status_string). Use
+ * xdev in the parent only, initialise it only in the child, or exec. A child
+ * forked before xdev initialised is a fresh process and uses it normally.
+ *
+ * exit: returning from main, exit() (also from a host function or another
+ * thread) or unloading libxdev stops the CPU backend's stream workers: each
+ * finishes the op it is running, drops the ops not started (their events
+ * still complete) and is joined, 5 s at most in all, before the libraries
+ * xdev uses (OpenBLAS, FFTW) shut down. Calls made after that fail at once
+ * with XDEV_ERROR_BACKEND_UNAVAILABLE. Queued work is therefore NOT finished
+ * at exit: call xdev_synchronize() first for the work you need.
+ *
+ * pthread_exit() from main: a CPU stream worker ends its thread after 1 s
+ * without work (the next enqueue starts another), so xdev keeps no thread
+ * alive and the process ends once the queued work has run. (The pthread
+ * build of OpenBLAS starts a thread pool of its own when it is loaded, which
+ * keeps such a process alive unless OPENBLAS_NUM_THREADS=1.) */
+
 typedef enum xdev_backend_state {
     XDEV_BACKEND_NOT_TRIED = 0, /* not needed yet (loaded on first use) */
     XDEV_BACKEND_LOADED = 1,    /* usable */
