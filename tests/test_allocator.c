@@ -29,28 +29,16 @@ static void setup(void) {
     XT_OK(xdev_synchronize());
 }
 
-static xdev_memory_stats_t stats(int dev) {
-    xdev_memory_stats_t s;
-    XT_OK(xdev_memory_stats(xt_dev(dev), &s));
-    return s;
-}
-
-static xdev_stream_t new_stream(int dev) {
-    xdev_stream_t s = NULL;
-    XT_OK(xdev_stream_create(xt_dev(dev), XDEV_STREAM_PRIORITY_NORMAL, &s));
-    return s;
-}
-
 /* ------------------------------------------------------------ caching */
 
 START_TEST(rounding_and_pools) {
     int dev = xt_wrap(1);
     XT_OK(xdev_empty_cache());
-    xdev_memory_stats_t s0 = stats(dev);
+    xdev_memory_stats_t s0 = xt_mem_stats(dev);
     void *a = NULL, *b = NULL;
     XT_OK(xdev_malloc_device(xt_dev(dev), &a, 1));       /* small: 512 B in a 2 MiB segment */
     XT_OK(xdev_malloc_device(xt_dev(dev), &b, 3 * MIB)); /* large: 20 MiB buffer */
-    xdev_memory_stats_t s = stats(dev);
+    xdev_memory_stats_t s = xt_mem_stats(dev);
     ck_assert_int_eq(s.allocated_bytes[XDEV_STAT_SMALL_POOL].current -
                          s0.allocated_bytes[XDEV_STAT_SMALL_POOL].current,
                      512);
@@ -65,7 +53,7 @@ START_TEST(rounding_and_pools) {
                      (int64_t)(20 * MIB));
     void *c = NULL; /* >= 10 MiB and more than the 17 MiB left: its own 2 MiB-rounded segment */
     XT_OK(xdev_malloc_device(xt_dev(dev), &c, 19 * MIB - 5));
-    s = stats(dev);
+    s = xt_mem_stats(dev);
     ck_assert_int_eq(s.reserved_bytes[XDEV_STAT_LARGE_POOL].current -
                          s0.reserved_bytes[XDEV_STAT_LARGE_POOL].current,
                      (int64_t)(40 * MIB));
@@ -75,17 +63,17 @@ START_TEST(rounding_and_pools) {
     XT_OK(xdev_free(a));
     XT_OK(xdev_free(b));
     XT_OK(xdev_free(c));
-    s = stats(dev);
+    s = xt_mem_stats(dev);
     ck_assert_int_eq(s.allocated_bytes[XDEV_STAT_ALL].current,
                      s0.allocated_bytes[XDEV_STAT_ALL].current);
     ck_assert_int_ge(s.reserved_bytes[XDEV_STAT_ALL].current, (int64_t)(22 * MIB)); /* cached */
     XT_OK(xdev_empty_cache());
-    ck_assert_int_eq(stats(dev).reserved_bytes[XDEV_STAT_ALL].current, 0);
+    ck_assert_int_eq(xt_mem_stats(dev).reserved_bytes[XDEV_STAT_ALL].current, 0);
 }
 END_TEST
 
 START_TEST(reuse_only_on_own_stream) {
-    xdev_stream_t a = new_stream(0), b = new_stream(0);
+    xdev_stream_t a = xt_new_stream(0), b = xt_new_stream(0);
     void *keep = NULL, *p = NULL, *q = NULL, *r = NULL;
     /* keep p's segment in use: a wholly free segment may go back to the
      * backend before the pool grows (trim_before_grow) */
@@ -105,7 +93,7 @@ START_TEST(reuse_only_on_own_stream) {
 END_TEST
 
 START_TEST(record_stream_delays_reuse) {
-    xdev_stream_t a = new_stream(0), b = new_stream(0);
+    xdev_stream_t a = xt_new_stream(0), b = xt_new_stream(0);
     xt_gate_t gate;
     xt_gate_init(&gate);
     xt_opener_t safety;
@@ -118,7 +106,7 @@ START_TEST(record_stream_delays_reuse) {
     XT_OK(xdev_free(p));
     XT_OK(xdev_malloc_stream(&q, 8192, a));
     ck_assert_ptr_ne(p, q); /* b has not passed the free yet */
-    xdev_memory_stats_t s = stats(0);
+    xdev_memory_stats_t s = xt_mem_stats(0);
     ck_assert_int_gt(s.active[XDEV_STAT_ALL].current, s.allocation[XDEV_STAT_ALL].current);
     XT_OK(xdev_free(q));
     xt_gate_open(&gate);
@@ -127,7 +115,7 @@ START_TEST(record_stream_delays_reuse) {
     XT_OK(xdev_malloc_stream(&r, 8192, a)); /* q's block (best fit, lowest address) or p's */
     XT_OK(xdev_malloc_stream(&t, 8192, a));
     ck_assert_msg((r == p || t == p), "p's block must be reusable once b passed the free");
-    s = stats(0);
+    s = xt_mem_stats(0);
     ck_assert_int_eq(s.active[XDEV_STAT_ALL].current, s.allocation[XDEV_STAT_ALL].current);
     XT_OK(xdev_free(r));
     XT_OK(xdev_free(t));
@@ -139,7 +127,7 @@ START_TEST(record_stream_delays_reuse) {
 END_TEST
 
 START_TEST(record_stream_errors) {
-    xdev_stream_t s = new_stream(0);
+    xdev_stream_t s = xt_new_stream(0);
     int host = 0;
     XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_record_stream(&host, s), "pointer");
     XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_record_stream(NULL, s), "ptr");
@@ -147,7 +135,7 @@ START_TEST(record_stream_errors) {
     XT_OK(xdev_malloc_device(xt_dev(0), &p, 1000));
     XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_record_stream(p, NULL), "stream");
     if (xt_has_devices(__func__, 2, "record_stream on another device's stream")) {
-        xdev_stream_t other = new_stream(1);
+        xdev_stream_t other = xt_new_stream(1);
         XT_ERR(XDEV_ERROR_CROSS_DEVICE, xdev_record_stream(p, other), xt_name(0), xt_name(1));
         XT_OK(xdev_stream_destroy(other));
     }
@@ -166,7 +154,7 @@ static void *free_on_thread(void *p) {
 START_TEST(cross_thread_free) {
     /* Freed on another thread whose current stream differs: the block still
      * goes back to the pool of its own stream. */
-    xdev_stream_t a = new_stream(xt_wrap(2));
+    xdev_stream_t a = xt_new_stream(xt_wrap(2));
     void *p = NULL;
     XT_OK(xdev_malloc_stream(&p, 100000, a));
     pthread_t th;
@@ -223,10 +211,10 @@ START_TEST(fraction_cap) {
     XT_OK(xdev_set_per_process_memory_fraction(fraction, xt_dev(dev))); /* 64 MiB */
     void *p = NULL, *q = NULL;
     XT_OK(xdev_malloc_device(xt_dev(dev), &p, 40 * MIB));
-    xdev_memory_stats_t s0 = stats(dev);
+    xdev_memory_stats_t s0 = xt_mem_stats(dev);
     XT_ERR(XDEV_ERROR_OUT_OF_MEMORY, xdev_malloc_device(xt_dev(dev), &q, 30 * MIB), "30.00 MiB",
            "fraction");
-    xdev_memory_stats_t s1 = stats(dev);
+    xdev_memory_stats_t s1 = xt_mem_stats(dev);
     ck_assert_int_eq(s1.num_ooms, s0.num_ooms + 1);
     ck_assert_int_eq(s1.allocated_bytes[XDEV_STAT_ALL].current,
                      s0.allocated_bytes[XDEV_STAT_ALL].current);
@@ -280,7 +268,7 @@ START_TEST(pluggable_allocator) {
     xdev_device_t d;
     XT_OK(xdev_device_of(p, &d));
     XT_DEV_EQ(d, xt_dev(dev));
-    ck_assert_int_eq(stats(dev).allocated_bytes[XDEV_STAT_ALL].current, 777);
+    ck_assert_int_eq(xt_mem_stats(dev).allocated_bytes[XDEV_STAT_ALL].current, 777);
     XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_set_allocator(xt_dev(dev), NULL), "already");
     XT_OK(xdev_free(p));
     ck_assert_int_eq(atomic_load(&plug.frees), 1);
@@ -300,9 +288,9 @@ START_TEST(stats_invariants_random) {
     live_t live[SLOTS];
     memset(live, 0, sizeof live);
     const int dev = xt_wrap(1);
-    xdev_stream_t s[2] = {new_stream(dev), new_stream(dev)};
+    xdev_stream_t s[2] = {xt_new_stream(dev), xt_new_stream(dev)};
     XT_OK(xdev_reset_peak_memory_stats(xt_dev(dev)));
-    xdev_memory_stats_t base = stats(dev);
+    xdev_memory_stats_t base = xt_mem_stats(dev);
     uint64_t seed = 42;
     int steps = xt_iters(4000, 400);
     int64_t prev_peak = base.allocated_bytes[XDEV_STAT_ALL].peak;
@@ -324,7 +312,7 @@ START_TEST(stats_invariants_random) {
             else
                 XT_OK(xdev_memset_async(live[k].p, 0xA5, sz, on));
         }
-        xdev_memory_stats_t st = stats(dev);
+        xdev_memory_stats_t st = xt_mem_stats(dev);
         int64_t n = 0, req = 0;
         for (int j = 0; j < SLOTS; j++)
             if (live[j].p) {
@@ -367,12 +355,12 @@ START_TEST(stats_invariants_random) {
         XT_DEV_EQ(d, xt_dev(dev));
         XT_OK(xdev_free(live[j].p));
     }
-    xdev_memory_stats_t end = stats(dev);
+    xdev_memory_stats_t end = xt_mem_stats(dev);
     ck_assert_int_eq(end.allocation[XDEV_STAT_ALL].current, base.allocation[XDEV_STAT_ALL].current);
     ck_assert_int_eq(end.active_bytes[XDEV_STAT_ALL].current,
                      base.active_bytes[XDEV_STAT_ALL].current);
     XT_OK(xdev_empty_cache());
-    end = stats(dev);
+    end = xt_mem_stats(dev);
     ck_assert_int_eq(end.reserved_bytes[XDEV_STAT_ALL].current, 0);
     ck_assert_int_eq(end.inactive_split_bytes[XDEV_STAT_ALL].current, 0);
     XT_OK(xdev_stream_destroy(s[0]));
@@ -383,7 +371,7 @@ END_TEST
 START_TEST(stats_items_and_resets) {
     void *p = NULL;
     XT_OK(xdev_malloc_device(xt_dev(0), &p, 3 * MIB));
-    xdev_memory_stats_t s = stats(0);
+    xdev_memory_stats_t s = xt_mem_stats(0);
     size_t n = 0;
     XT_OK(xdev_memory_stats_items(&s, NULL, 0, &n));
     ck_assert_uint_eq(n, 9 * 3 * 4 + 6 + 8);
@@ -416,7 +404,7 @@ START_TEST(stats_items_and_resets) {
     XT_OK(xdev_memory_allocated(xt_dev(0), &a));
     ck_assert_uint_eq(ma, a);
     XT_OK(xdev_reset_accumulated_memory_stats(xt_dev(0)));
-    s = stats(0);
+    s = xt_mem_stats(0);
     ck_assert_int_eq(s.allocated_bytes[XDEV_STAT_ALL].allocated, 0);
     ck_assert_int_eq(s.num_device_alloc, 0);
     XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_memory_allocated(xt_dev(0), NULL), "out");
@@ -445,11 +433,11 @@ END_TEST
 
 START_TEST(snapshot_is_valid_json) {
     XT_OK(xdev_memory_record_history(xt_dev(0), true, 64));
-    xdev_stream_t a = new_stream(0);
+    xdev_stream_t a = xt_new_stream(0);
     void *p = NULL, *q = NULL;
     XT_OK(xdev_malloc_stream(&p, 1000, a));
     XT_OK(xdev_malloc_stream(&q, 12 * MIB, a));
-    xdev_stream_t b = new_stream(0);
+    xdev_stream_t b = xt_new_stream(0);
     XT_OK(xdev_record_stream(q, b));
     char *json = NULL;
     XT_OK(xdev_memory_snapshot(&json));
@@ -485,11 +473,11 @@ START_TEST(oom_flush_retry_succeeds) {
         XT_OK(xdev_malloc(&p[i], MIB));
     for (int i = 0; i < 24; i++)
         XT_OK(xdev_free(p[i]));
-    xdev_memory_stats_t s0 = stats(0);
+    xdev_memory_stats_t s0 = xt_mem_stats(0);
     ck_assert_int_eq(s0.reserved_bytes[XDEV_STAT_SMALL_POOL].current, (int64_t)(24 * MIB));
     void *big = NULL; /* 50 MiB does not fit next to 24 MiB of cache on a 64 MiB device */
     XT_OK(xdev_malloc(&big, 50 * MIB));
-    xdev_memory_stats_t s1 = stats(0);
+    xdev_memory_stats_t s1 = xt_mem_stats(0);
     ck_assert_int_eq(s1.num_alloc_retries, s0.num_alloc_retries + 1);
     ck_assert_int_eq(s1.num_ooms, s0.num_ooms);
     ck_assert_int_eq(s1.reserved_bytes[XDEV_STAT_SMALL_POOL].current, 0);
@@ -502,11 +490,11 @@ START_TEST(oom_message_and_stats) {
     XT_OK(xdev_empty_cache());
     void *keep = NULL, *p = NULL;
     XT_OK(xdev_malloc(&keep, 12 * MIB));
-    xdev_memory_stats_t s0 = stats(0);
+    xdev_memory_stats_t s0 = xt_mem_stats(0);
     XT_ERR(XDEV_ERROR_OUT_OF_MEMORY, xdev_malloc(&p, 60 * MIB), "cpu:0", "60.00 MiB", "64.00 MiB",
            "12.00 MiB", "reserved");
     ck_assert_ptr_null(p);
-    xdev_memory_stats_t s1 = stats(0);
+    xdev_memory_stats_t s1 = xt_mem_stats(0);
     ck_assert_int_eq(s1.num_ooms, s0.num_ooms + 1);
     ck_assert_int_eq(s1.allocated_bytes[XDEV_STAT_ALL].current,
                      s0.allocated_bytes[XDEV_STAT_ALL].current);
@@ -520,18 +508,18 @@ END_TEST
 /* ------------------------------------------------------------ nocache */
 
 START_TEST(no_caching_goes_to_backend) {
-    xdev_memory_stats_t s0 = stats(0);
+    xdev_memory_stats_t s0 = xt_mem_stats(0);
     void *p = NULL, *q = NULL;
     XT_OK(xdev_malloc(&p, 1000));
     XT_OK(xdev_free(p));
     XT_OK(xdev_malloc(&q, 1000));
-    xdev_memory_stats_t s1 = stats(0);
+    xdev_memory_stats_t s1 = xt_mem_stats(0);
     ck_assert_int_eq(s1.num_device_alloc - s0.num_device_alloc, 2);
     ck_assert_int_eq(s1.num_device_free - s0.num_device_free, 1);
     ck_assert_int_eq(s1.reserved_bytes[XDEV_STAT_ALL].current,
                      s1.allocated_bytes[XDEV_STAT_ALL].current);
     XT_OK(xdev_free(q));
-    ck_assert_int_eq(stats(0).reserved_bytes[XDEV_STAT_ALL].current, 0);
+    ck_assert_int_eq(xt_mem_stats(0).reserved_bytes[XDEV_STAT_ALL].current, 0);
     XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_free(q), "not allocated|not a live");
 }
 END_TEST
@@ -540,19 +528,19 @@ END_TEST
 
 START_TEST(conf_roundup_and_max_split) {
     XT_OK(xdev_empty_cache());
-    xdev_memory_stats_t s = stats(0);
+    xdev_memory_stats_t s = xt_mem_stats(0);
     ck_assert_int_eq(s.max_split_size, (int64_t)(32 * MIB));
     void *p = NULL;
     /* 4 divisions per power of two: 1.3 MiB rounds to 1.5 MiB */
     XT_OK(xdev_malloc(&p, 1300 * 1024));
-    xdev_memory_stats_t s1 = stats(0);
+    xdev_memory_stats_t s1 = xt_mem_stats(0);
     ck_assert_int_eq(s1.allocated_bytes[XDEV_STAT_ALL].current -
                          s.allocated_bytes[XDEV_STAT_ALL].current,
                      (int64_t)(1536 * 1024));
     XT_OK(xdev_free(p));
     void *big = NULL; /* >= max_split: oversize, never split */
     XT_OK(xdev_malloc(&big, 40 * MIB));
-    s1 = stats(0);
+    s1 = xt_mem_stats(0);
     ck_assert_int_eq(s1.oversize_allocations.current, 1);
     ck_assert_int_ge(s1.oversize_segments.current, 1);
     XT_OK(xdev_free(big));
@@ -560,7 +548,7 @@ START_TEST(conf_roundup_and_max_split) {
     XT_OK(xdev_malloc(&small, 12 * MIB));
     ck_assert_ptr_ne(small, big);
     XT_OK(xdev_free(small));
-    ck_assert_int_eq(stats(0).oversize_allocations.current, 0);
+    ck_assert_int_eq(xt_mem_stats(0).oversize_allocations.current, 0);
 }
 END_TEST
 
@@ -572,8 +560,8 @@ START_TEST(async_backend_allocator) {
     if (xt_type() != XDEV_DEVICE_CPU &&
         xdev_memory_stats(xt_dev(0), &probe) == XDEV_ERROR_NOT_SUPPORTED)
         XT_SKIP("backend:async: %s", xdev_last_error());
-    xdev_stream_t s = new_stream(0);
-    xdev_memory_stats_t s0 = stats(0);
+    xdev_stream_t s = xt_new_stream(0);
+    xdev_memory_stats_t s0 = xt_mem_stats(0);
     void *p = NULL;
     XT_OK(xdev_malloc_stream(&p, 4096, s));
     if (xt_host_addressable())
@@ -583,7 +571,7 @@ START_TEST(async_backend_allocator) {
     XT_OK(xdev_memset_async(p, 7, 4096, s));
     XT_OK(xdev_free(p)); /* released when the stream gets there */
     XT_OK(xdev_stream_synchronize(s));
-    xdev_memory_stats_t s1 = stats(0);
+    xdev_memory_stats_t s1 = xt_mem_stats(0);
     ck_assert_int_eq(s1.num_device_alloc - s0.num_device_alloc, 1);
     ck_assert_int_eq(s1.allocated_bytes[XDEV_STAT_ALL].current,
                      s0.allocated_bytes[XDEV_STAT_ALL].current);
@@ -639,7 +627,7 @@ START_TEST(pinned_size_classes) {
 END_TEST
 
 START_TEST(pinned_reuse_waits_for_copies) {
-    xdev_stream_t s = new_stream(0);
+    xdev_stream_t s = xt_new_stream(0);
     xt_gate_t gate;
     xt_gate_init(&gate);
     xt_opener_t safety;
@@ -698,7 +686,7 @@ static void *stress_thread(void *arg) {
     int id = (int)(intptr_t)arg;
     int dev = id % stress_devices();
     XT_OK(xdev_set_device(xt_dev(dev)));
-    xdev_stream_t s = new_stream(dev);
+    xdev_stream_t s = xt_new_stream(dev);
     void *live[16] = {0};
     uint64_t seed = (uint64_t)id * 7919 + 1;
     int steps = xt_iters(3000, 300);
@@ -735,13 +723,13 @@ START_TEST(eight_threads) {
     for (int i = 0; i < 8; i++)
         pthread_join(th[i], NULL);
     for (int d = 0; d < stress_devices(); d++) {
-        xdev_memory_stats_t s = stats(d);
+        xdev_memory_stats_t s = xt_mem_stats(d);
         ck_assert_int_eq(s.allocation[XDEV_STAT_ALL].current, 0);
         ck_assert_int_eq(s.allocated_bytes[XDEV_STAT_ALL].current, 0);
         ck_assert_int_eq(s.allocation[XDEV_STAT_ALL].allocated, s.allocation[XDEV_STAT_ALL].freed);
     }
     XT_OK(xdev_empty_cache());
-    ck_assert_int_eq(stats(0).reserved_bytes[XDEV_STAT_ALL].current, 0);
+    ck_assert_int_eq(xt_mem_stats(0).reserved_bytes[XDEV_STAT_ALL].current, 0);
 }
 END_TEST
 

@@ -23,18 +23,6 @@ static void setup(void) {
     XT_OK(xdev_synchronize());
 }
 
-static xdev_memory_stats_t stats(int dev) {
-    xdev_memory_stats_t s;
-    XT_OK(xdev_memory_stats(xt_dev(dev), &s));
-    return s;
-}
-
-static xdev_stream_t new_stream(int dev) {
-    xdev_stream_t s = NULL;
-    XT_OK(xdev_stream_create(xt_dev(dev), XDEV_STREAM_PRIORITY_NORMAL, &s));
-    return s;
-}
-
 /* Asserts that every one of n bytes at device pointer p equals v (read after
  * the device is idle). */
 static void expect_bytes(const void *p, unsigned char v, size_t n, const char *what) {
@@ -65,7 +53,7 @@ static const size_t huge_sizes[] = {
  * 64-byte allocations work, are distinct, do not overlap and hold their own
  * bytes. */
 static void expect_clean_after_oom(size_t size) {
-    xdev_memory_stats_t s = stats(0);
+    xdev_memory_stats_t s = xt_mem_stats(0);
     ck_assert_msg(s.allocation[XDEV_STAT_ALL].current == 0,
                   "size %zu: allocation.all.current = %lld after the failed request", size,
                   (long long)s.allocation[XDEV_STAT_ALL].current);
@@ -92,7 +80,7 @@ static void expect_clean_after_oom(size_t size) {
     expect_bytes(q2, 0x22, 64, "second 64-byte block");
     XT_OK(xdev_free(q1));
     XT_OK(xdev_free(q2));
-    ck_assert_int_eq(stats(0).allocation[XDEV_STAT_ALL].current, 0);
+    ck_assert_int_eq(xt_mem_stats(0).allocation[XDEV_STAT_ALL].current, 0);
 }
 
 START_TEST(huge_malloc_device) { /* item 1; one loop iteration per size */
@@ -120,7 +108,7 @@ END_TEST
 START_TEST(huge_malloc_stream) { /* item 1 through xdev_malloc_stream on a new stream */
     size_t size = huge_sizes[_i];
     XT_OK(xdev_empty_cache());
-    xdev_stream_t s = new_stream(0);
+    xdev_stream_t s = xt_new_stream(0);
     void *p = (void *)&p;
     XT_ERR(XDEV_ERROR_OUT_OF_MEMORY, xdev_malloc_stream(&p, size, s), "");
     ck_assert_msg(p == NULL, "size %zu: *ptr = %p after the failed allocation", size, p);
@@ -203,7 +191,7 @@ START_TEST(bounds_memset_async) {
     pair_t p = pair_new();
     XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_memset_async(p.a, 0x42, MIB, NULL), "run past the end",
            "64 bytes");
-    xdev_stream_t s = new_stream(0); /* an explicit stream checks the same */
+    xdev_stream_t s = xt_new_stream(0); /* an explicit stream checks the same */
     XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_memset_async(p.a, 0x42, 65, s), "run past the end",
            "64 bytes");
     XT_OK(xdev_stream_destroy(s));
@@ -352,7 +340,7 @@ START_TEST(uaf_rng) {
 END_TEST
 
 START_TEST(uaf_record_stream) {
-    xdev_stream_t s = new_stream(0);
+    xdev_stream_t s = xt_new_stream(0);
     void *a = freed_block();
     XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_record_stream(a, s), "freed");
     XT_OK(xdev_stream_destroy(s));
@@ -438,13 +426,13 @@ END_TEST
  * backend and came again in between (a legal coincidence of addresses);
  * otherwise a cached block crossed streams. Told apart through the stats. */
 static void cross_stream_once(int dev, int iter) {
-    xdev_stream_t s1 = new_stream(dev), s2 = new_stream(dev);
+    xdev_stream_t s1 = xt_new_stream(dev), s2 = xt_new_stream(dev);
     void *a = NULL, *b = NULL;
     XT_OK(xdev_malloc_stream(&a, 64 * KIB, s1));
-    xdev_memory_stats_t after_a = stats(dev);
+    xdev_memory_stats_t after_a = xt_mem_stats(dev);
     XT_OK(xdev_free(a));
     XT_OK(xdev_malloc_stream(&b, 64 * KIB, s2));
-    xdev_memory_stats_t after_b = stats(dev);
+    xdev_memory_stats_t after_b = xt_mem_stats(dev);
     if (b == a) {
         bool seg_freed =
             after_b.segment[XDEV_STAT_ALL].freed > after_a.segment[XDEV_STAT_ALL].freed ||
@@ -488,7 +476,7 @@ END_TEST
 START_TEST(cross_stream_pending_work) {
     int devs = xt_device_count();
     for (int dev = 0; dev < devs; dev++) {
-        xdev_stream_t s1 = new_stream(dev), s2 = new_stream(dev);
+        xdev_stream_t s1 = xt_new_stream(dev), s2 = xt_new_stream(dev);
         xt_gate_t gate;
         xt_gate_init(&gate);
         void *a = NULL, *b = NULL;

@@ -33,12 +33,6 @@ static void setup(void) {
     XT_OK(xdev_synchronize());
 }
 
-static xdev_memory_stats_t stats(int dev) {
-    xdev_memory_stats_t s;
-    XT_OK(xdev_memory_stats(xt_dev(dev), &s));
-    return s;
-}
-
 /* ------------------------------------------------------------ watchdog */
 
 typedef struct watch {
@@ -202,7 +196,7 @@ static void race_run(int mode, int iters) {
         XT_OK(xdev_malloc_device(xt_dev(r.dev), (void **)&r.buf, (size_t)iters * 64));
         XT_OK(xdev_set_device(xt_dev(r.dev)));
     }
-    int64_t live0 = stats(r.dev).allocation[XDEV_STAT_ALL].current;
+    int64_t live0 = xt_mem_stats(r.dev).allocation[XDEV_STAT_ALL].current;
     pthread_t helper;
     ck_assert_int_eq(pthread_create(&helper, NULL, race_helper, &r), 0);
     int destroy_failed = 0;
@@ -229,7 +223,7 @@ static void race_run(int mode, int iters) {
     errors_expect_none(&r.errors, "stream destroy race");
     XT_OK(xdev_synchronize());
     if (r.buf) XT_OK(xdev_free(r.buf));
-    int64_t live1 = stats(r.dev).allocation[XDEV_STAT_ALL].current;
+    int64_t live1 = xt_mem_stats(r.dev).allocation[XDEV_STAT_ALL].current;
     ck_assert_msg(live1 == live0 - (r.buf ? 1 : 0),
                   "allocation.all.current = %lld after the race, expected %lld: blocks lost",
                   (long long)live1, (long long)(live0 - (r.buf ? 1 : 0)));
@@ -372,7 +366,7 @@ static void storm_run(const char *what, void (*other)(alloc_storm_t *), unsigned
         XT_OK(xdev_free(a->stash[i])); /* a failed free changed nothing */
     XT_OK(xdev_synchronize());
     XT_OK(xdev_stream_destroy(a->s));
-    ck_assert_int_eq(stats(0).allocation[XDEV_STAT_ALL].current, 0);
+    ck_assert_int_eq(xt_mem_stats(0).allocation[XDEV_STAT_ALL].current, 0);
     pthread_mutex_destroy(&a->stash_mu);
     free(a->stash);
     free(a);
@@ -419,11 +413,11 @@ static void other_oom_retry(alloc_storm_t *a) {
 START_TEST(hostfn_alloc_vs_oom_retry) { /* item 9 */
     XT_REQUIRE_CPU();                   /* XDEV_CPU_MEMORY gives the device its 64 MiB */
     XT_OK(xdev_empty_cache());
-    int64_t retries0 = stats(0).num_alloc_retries;
+    int64_t retries0 = xt_mem_stats(0).num_alloc_retries;
     storm_run("host functions allocating while another thread takes the OOM release-and-retry "
               "path",
               other_oom_retry, 0);
-    ck_assert_msg(stats(0).num_alloc_retries > retries0,
+    ck_assert_msg(xt_mem_stats(0).num_alloc_retries > retries0,
                   "the OOM release-and-retry path was never taken (num_alloc_retries %lld)",
                   (long long)retries0);
 }
@@ -481,7 +475,7 @@ static void own_stream_free(bool default_stream) {
     if (!default_stream) XT_OK(xdev_stream_create(xt_dev(0), XDEV_STREAM_PRIORITY_NORMAL, &c.s));
     XT_OK(xdev_malloc_stream(&c.o.p, 4 * KIB, c.s));
     XT_OK(xdev_memset_async(c.o.p, 0x5a, 4 * KIB, c.s));
-    int64_t live0 = stats(0).allocation[XDEV_STAT_ALL].current;
+    int64_t live0 = xt_mem_stats(0).allocation[XDEV_STAT_ALL].current;
     c.o.st = XDEV_ERROR_INTERNAL; /* until the host function ran */
     run_with_deadline("xdev_free inside a host function of its own stream", own_free_scenario, &c,
                       DEADLINE_S);
@@ -489,20 +483,20 @@ static void own_stream_free(bool default_stream) {
     XT_OK(xdev_pointer_get_info(c.o.p, &info));
     if (c.o.st == XDEV_SUCCESS) {
         ck_assert_int_eq(info.kind, XDEV_MEMORY_HOST);
-        ck_assert_int_eq(stats(0).allocation[XDEV_STAT_ALL].current, live0 - 1);
+        ck_assert_int_eq(xt_mem_stats(0).allocation[XDEV_STAT_ALL].current, live0 - 1);
     } else {
         ck_assert_msg(c.o.st != XDEV_ERROR_INTERNAL, "the host function did not run");
         ck_assert_msg(info.kind == XDEV_MEMORY_DEVICE && info.base == c.o.p && info.size == 4 * KIB,
                       "xdev_free in a host function failed (%s: \"%s\") but the block is no "
                       "longer live (kind %d, base %p, size %zu)",
                       xdev_status_string(c.o.st), c.o.msg, (int)info.kind, info.base, info.size);
-        ck_assert_int_eq(stats(0).allocation[XDEV_STAT_ALL].current, live0);
+        ck_assert_int_eq(xt_mem_stats(0).allocation[XDEV_STAT_ALL].current, live0);
         XT_OK(xdev_free(c.o.p)); /* not "double free" */
-        ck_assert_int_eq(stats(0).allocation[XDEV_STAT_ALL].current, live0 - 1);
+        ck_assert_int_eq(xt_mem_stats(0).allocation[XDEV_STAT_ALL].current, live0 - 1);
     }
     if (c.s) XT_OK(xdev_stream_destroy(c.s));
     XT_OK(xdev_synchronize());
-    ck_assert_int_eq(stats(0).allocation[XDEV_STAT_ALL].current, 0);
+    ck_assert_int_eq(xt_mem_stats(0).allocation[XDEV_STAT_ALL].current, 0);
 }
 
 START_TEST(free_in_own_host_fn) { /* item 10 */

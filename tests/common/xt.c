@@ -462,3 +462,15 @@ int xt_run(SRunner *runner, const char *default_suite, int argc, char **argv) {
     if (failed != 0) return 1;
     return whole >= run ? XT_SKIP_CODE : 0;
 }
+
+xdev_memory_stats_t xt_mem_stats(int dev) {
+    xdev_memory_stats_t s;
+    XT_OK(xdev_memory_stats(xt_dev(dev), &s));
+    return s;
+}
+
+xdev_stream_t xt_new_stream(int dev) {
+    xdev_stream_t s = NULL;
+    XT_OK(xdev_stream_create(xt_dev(dev), XDEV_STREAM_PRIORITY_NORMAL, &s));
+    return s;
+}

@@ -198,6 +198,12 @@ const char *xt_libxdev_dir(void);
  * install libdir (then tests that assume "no such plugin" skip). */
 bool xt_plugin_installed(const char *name, char *where, size_t len);
 
+/* Memory statistics of xt_dev(dev); a failure fails the test. */
+xdev_memory_stats_t xt_mem_stats(int dev);
+
+/* A new normal-priority stream on xt_dev(dev); a failure fails the test. */
+xdev_stream_t xt_new_stream(int dev);
+
 /* Run suite argv[1] (default: default_suite), optionally only tcase argv[2].
  * Prints the skipped tests with their reasons. Returns the process exit status:
  * 0, 1 (a test failed), 2 (nothing matched) or XT_SKIP_CODE (all skipped). */
