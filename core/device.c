@@ -13,10 +13,6 @@
 #include "registry.h"
 #include "thread_state.h"
 
-int xdev_core_current_index(xdev_device_type_t type) {
-    return xdev_thread_state()->current[type];
-}
-
 void xdev_core_set_current_index(xdev_device_type_t type, int index) {
     xdev_thread_state()->current[type] = index;
 }

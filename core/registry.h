@@ -60,8 +60,7 @@ xdev_status_t xdev_backend_acquire(xdev_device_type_t type, xdev_backend_t **out
 xdev_status_t xdev_backend_for_device(xdev_device_t device, xdev_backend_t **be_out,
                                       xdev_device_t *resolved);
 
-/* This thread's current device index of a type (device.c). */
-int xdev_core_current_index(xdev_device_type_t type);
+/* Set this thread's current device index of a type (device.c). */
 void xdev_core_set_current_index(xdev_device_type_t type, int index);
 
 /* Default device type chosen at initialisation. */

@@ -1,5 +1,5 @@
-/* xdev/trace.h - profiler markers (torch.cuda.nvtx): NVTX on CUDA, roctx on
- * HIP, nothing on the CPU.
+/* xdev/trace.h - profiler markers (torch.cuda.nvtx): NVTX on CUDA, nothing
+ * on the CPU (roctx will serve the HIP plugin once it exists).
  *
  * Markers go to the backend of the default device type (XDEV_BACKEND). A
  * backend without a profiler interface makes these successful no-ops. The
