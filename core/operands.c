@@ -2,7 +2,6 @@
  * operands through the pointer registry (see operands.h). */
 #include "operands.h"
 
-#include "alloc_internal.h"
 #include "alloc_lookup.h"
 #include "error_internal.h"
 #include "pointer_registry.h"
@@ -14,34 +13,32 @@ bool xdev_size_mul_add(size_t a, size_t b, size_t c, size_t *out) {
     return !__builtin_add_overflow(p, c, out);
 }
 
-/* Look one operand up: device memory of xdev, covering `bytes`. */
+/* Look one operand up: a live device allocation of xdev, covering `bytes`
+ * (one registry lookup, through the live-allocation lookup). */
 static xdev_status_t lookup(const xdev_operand_t *op, const char *what, xdev_ptr_entry_t *e) {
     if (op->ptr == NULL)
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "argument '%s' is NULL", op->name);
-    if (!xdev_ptr_lookup(op->ptr, e))
+    xdev_live_ref_t ref;
+    xdev_status_t st = xdev_live_lookup(op->ptr, op->name, &ref); /* refuses freed memory */
+    if (st != XDEV_SUCCESS) return st;
+    if (!ref.known)
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
                          "'%s' (%p) is host memory that xdev did not allocate; %s needs device "
                          "memory from xdev_malloc (copy the data there with xdev_memcpy)",
                          op->name, op->ptr, what);
+    *e = ref.e;
     if (e->kind != XDEV_MEMORY_DEVICE)
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
                          "'%s' (%p) is pinned host memory from xdev_host_alloc; %s needs device "
                          "memory from xdev_malloc",
                          op->name, op->ptr, what);
-    /* The registry knows segments; the bounds are the live allocation's. */
-    xdev_live_ref_t ref;
-    xdev_status_t st = xdev_live_lookup(op->ptr, op->name, &ref);
-    if (st != XDEV_SUCCESS) return st;
-    if (!ref.known) /* released since the first lookup */
-        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "'%s' (%p) is not memory xdev allocated",
-                         op->name, op->ptr);
-    size_t base = ref.base, size = ref.size, offset = (uintptr_t)op->ptr - base;
-    if (offset > size || op->bytes > size - offset)
+    size_t offset = (uintptr_t)op->ptr - ref.base;
+    if (offset > ref.size || op->bytes > ref.size - offset)
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
                          "'%s' (%p): the %s touches %zu bytes from there, past the end of its "
                          "allocation (%zu bytes at %p); check the sizes, leading dimensions, "
                          "strides and batch",
-                         op->name, op->ptr, what, op->bytes, size, (void *)base);
+                         op->name, op->ptr, what, op->bytes, ref.size, (void *)ref.base);
     return XDEV_SUCCESS;
 }
 
