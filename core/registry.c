@@ -240,11 +240,9 @@ static void init_once(void) {
 }
 
 xdev_status_t xdev_core_ensure_init(void) {
-    if (atomic_load_explicit(&g_init_ok, memory_order_acquire) &&
-        atomic_load_explicit(&xdev_process_state, memory_order_relaxed) == 0)
-        return XDEV_SUCCESS;
-    xdev_status_t pst = xdev_process_check();
+    xdev_status_t pst = xdev_process_check(); /* a forked child, or exiting */
     if (pst != XDEV_SUCCESS) return pst;
+    if (atomic_load_explicit(&g_init_ok, memory_order_acquire)) return XDEV_SUCCESS;
     pthread_once(&g_init_once, init_once);
     if (g_init_status != XDEV_SUCCESS)
         return XDEV_FAIL(g_init_status, "xdev could not initialise: %s", g_init_message);
