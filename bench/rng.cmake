@@ -3,6 +3,5 @@
 #   default backend; on the CPU also a plain scalar loop in the same run.
 # On the H100, bench/gpu/rng_torch.py prints torch's figures for the same sizes.
 add_executable(rng_bench rng_bench.c)
-target_include_directories(rng_bench PRIVATE ${PROJECT_SOURCE_DIR}/core) # philox.h
 target_link_libraries(rng_bench PRIVATE xdev::xdev m)
 xdev_target_warnings(rng_bench)

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "philox.h"
+#include "xdev/support/philox.h"
 #include "xdev/xdev.h"
 #include "bench_util.h"
 

@@ -23,7 +23,7 @@ xdev_add_test(allocator.stress COMMAND test_allocator stress
   ENV ${CONF} XDEV_CPU_DEVICES=2 LABELS multi-device conformance)
 
 # The XDEV_ALLOC_CONF parser, linked in directly (it is internal).
-add_executable(test_alloc_config test_alloc_config.c ${PROJECT_SOURCE_DIR}/core/alloc_config.c)
+add_executable(test_alloc_config test_alloc_config.c ${PROJECT_SOURCE_DIR}/core/memory/alloc_config.c)
 target_include_directories(test_alloc_config PRIVATE ${PROJECT_SOURCE_DIR}/core)
 target_link_libraries(test_alloc_config PRIVATE xdev_test_common m)
 xdev_target_warnings(test_alloc_config)
@@ -35,7 +35,7 @@ xdev_add_test(alloc_config.env_bad COMMAND test_alloc_config env_bad
 # builds it and runs it for a short while.
 option(XDEV_BUILD_FUZZ "Build the libFuzzer targets (clang)" OFF)
 if(XDEV_BUILD_FUZZ)
-  add_executable(fuzz_alloc_conf fuzz/fuzz_alloc_conf.c ${PROJECT_SOURCE_DIR}/core/alloc_config.c)
+  add_executable(fuzz_alloc_conf fuzz/fuzz_alloc_conf.c ${PROJECT_SOURCE_DIR}/core/memory/alloc_config.c)
   target_include_directories(fuzz_alloc_conf PRIVATE ${PROJECT_SOURCE_DIR}/core)
   target_compile_options(fuzz_alloc_conf PRIVATE -fsanitize=fuzzer,address,undefined)
   target_link_options(fuzz_alloc_conf PRIVATE -fsanitize=fuzzer,address,undefined)

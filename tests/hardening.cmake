@@ -33,8 +33,8 @@ xdev_add_test(bad_input COMMAND test_bad_input bad_input
 xdev_add_test(bad_input.math COMMAND test_bad_input_math bad_input_math
   ENV XDEV_BACKEND=cpu XDEV_CPU_DEVICES=2 XDEV_PLUGIN_PATH=/nonexistent LABELS hardening)
 
-# libFuzzer targets for the XDEV_* environment parsers (core/env.c) and
-# xdev_device_parse/format (core/device_name.c), linked in directly: clang
+# libFuzzer targets for the XDEV_* environment parsers (core/base/env.c) and
+# xdev_device_parse/format (core/runtime/device_name.c), linked in directly: clang
 # only (-DXDEV_BUILD_FUZZ=ON, option in allocator.cmake). ctest runs each for
 # 10 s; README says how to run them longer.
 if(XDEV_BUILD_FUZZ)
@@ -52,7 +52,7 @@ if(XDEV_BUILD_FUZZ)
       COMMAND fuzz_${name} -max_total_time=10 -max_len=128 -timeout=5 ${corpus})
     set_tests_properties(fuzz.${name} PROPERTIES LABELS fuzz TIMEOUT 120)
   endfunction()
-  xdev_add_fuzzer(env ${PROJECT_SOURCE_DIR}/core/env.c ${PROJECT_SOURCE_DIR}/core/error.c)
-  xdev_add_fuzzer(device_name ${PROJECT_SOURCE_DIR}/core/device_name.c
-    ${PROJECT_SOURCE_DIR}/core/error.c)
+  xdev_add_fuzzer(env ${PROJECT_SOURCE_DIR}/core/base/env.c ${PROJECT_SOURCE_DIR}/core/base/error.c)
+  xdev_add_fuzzer(device_name ${PROJECT_SOURCE_DIR}/core/runtime/device_name.c
+    ${PROJECT_SOURCE_DIR}/core/base/error.c)
 endif()

@@ -1,10 +1,9 @@
 # Random-number suite (issue 6), included from tests/CMakeLists.txt. One
 # executable: the values (test_rng.c: Philox known answers, the scalar
 # reference and, on GPU runs, GPU vs CPU backend bit for bit, splitting,
-# statistics) and the API (test_rng_api.c). It includes core/philox.h for
+# statistics) and the API (test_rng_api.c). It includes xdev/support/philox.h for
 # the reference. Conformance entries: they run on the backend under test.
 add_executable(test_rng test_rng.c test_rng_api.c)
-target_include_directories(test_rng PRIVATE ${PROJECT_SOURCE_DIR}/core)
 target_link_libraries(test_rng PRIVATE xdev_test_common m)
 xdev_target_warnings(test_rng)
 

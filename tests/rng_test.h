@@ -26,7 +26,7 @@ xdev_status_t rt_fill(xdev_generator_t g, const rt_fill_t *f, void *out, size_t 
 /* What that call must write from a generator (seed, offset), element by element. */
 void rt_reference(const rt_fill_t *f, uint64_t seed, uint64_t offset, size_t n, void *out);
 
-/* Block b of stream `seed`: Philox4x32-10 (core/philox.h). */
+/* Block b of stream `seed`: Philox4x32-10 (xdev/support/philox.h). */
 void rt_block(uint64_t seed, uint64_t b, uint32_t out[4]);
 
 void *rt_dalloc(xdev_device_t dev, size_t bytes);

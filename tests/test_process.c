@@ -1,5 +1,5 @@
 /* test_process.c - xdev across fork() and at process exit (issue 16, items
- * 11 and 12; behaviour in core/process.h and include/xdev/runtime.h).
+ * 11 and 12; behaviour in core/runtime/process.h and include/xdev/runtime.h).
  *
  * fork: after xdev initialised, every call in a forked child must come back
  * promptly with XDEV_ERROR_BACKEND_UNAVAILABLE naming fork - also while other

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "philox.h"
+#include "xdev/support/philox.h"
 #include "rng_test.h"
 #include "xt.h"
 

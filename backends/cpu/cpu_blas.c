@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu/cpu_half.h"
+#include "xdev/support/half.h"
 #include "cpu/cpu_internal.h"
 #include "cpu/cpu_math.h"
 

@@ -4,7 +4,7 @@
  * in stream order. It walks the Philox blocks its words span in chunks of
  * CHUNK_BLOCKS: one step computes the chunk's blocks (4 words each, in
  * position order), one converts them. The conversions are loops GCC
- * vectorises (core/philox.h's functions forced inline: no calls, no
+ * vectorises (xdev/support/philox.h's functions forced inline: no calls, no
  * branches); Philox itself is a plain loop GCC vectorises on the x86-64
  * baseline, and AVX2 intrinsics (8 blocks per register, no lane shuffles in
  * the rounds) where the CPU has AVX2, picked at run time. Every element
@@ -13,7 +13,7 @@
  * variants with a scalar reference. XDEV_CPU_RNG_ISA=baseline|avx2 forces a
  * variant (auto by default). */
 #define XPH_FN static inline __attribute__((always_inline))
-#include "philox.h"
+#include "xdev/support/philox.h"
 
 #include <stdio.h>
 #include <stdlib.h>

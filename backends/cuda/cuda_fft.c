@@ -11,7 +11,7 @@
  * applies desc->scale when it is not 1 (cuda_fft_scale.c).
  *
  * Destroying a plan: the core's plan cache waits for the plan's device
- * before it calls plan_destroy (core/fft_plan_cache.c), so an exec costs no
+ * before it calls plan_destroy (core/math/fft_plan_cache.c), so an exec costs no
  * completion event here and plan_destroy is a plain cufftDestroy. */
 #ifdef XC_HAVE_CUFFT
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* backends/cuda/cuda_rng.cu - the CUDA backend's random fills (rng vtable).
  *
  * One grid-stride kernel per (kind, format): each thread takes whole
- * Philox blocks (4 words), computes their elements with core/philox.h (the
+ * Philox blocks (4 words), computes their elements with xdev/support/philox.h (the
  * same integer and IEEE operations as every other backend, through the
  * __*_rn intrinsics so nothing is contracted into an FMA) and writes the
  * ones inside the fill, as one 16-byte store where the output is aligned.
@@ -13,7 +13,7 @@
 extern "C" {
 #include "cuda_internal.h"
 }
-#include "philox.h"
+#include "xdev/support/philox.h"
 
 namespace {
 

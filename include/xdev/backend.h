@@ -279,7 +279,7 @@ typedef struct xdev_fft_vtable {
 
 /* ---------------------------------------------------------------- rng
  * One fill of `count` elements from a Philox4x32-10 word stream. The layout
- * (xdev/rng.h) and the exact arithmetic (core/philox.h, shared by every
+ * (xdev/rng.h) and the exact arithmetic (xdev/support/philox.h, shared by every
  * backend) make element i a pure function of (seed, offset + i * words per
  * element), so every backend writes the same bits. The core has validated
  * the parameters and the output (device memory of `device` with room for

@@ -34,7 +34,7 @@
  *   uniform f64, angle 2 pi A / 2^53 with A the top 53 bits of
  *   (w[4k+2] << 32) | w[4k+3]; the element at 4k gets the cosine, 4k+2 the
  *   sine; result mean + std * z in double. log, sin and cos are xdev's own
- *   polynomials (under 1 ulp on these arguments), core/philox.h.
+ *   polynomials (under 1 ulp on these arguments), xdev/support/philox.h.
  * - integers in [low, high), R = high - low: int32 low + floor(w[p] R / 2^32);
  *   int64 low + floor(u R / 2^64), u = (w[p] << 32) | w[p+1]. No rejection,
  *   so the bias is at most R / 2^32 (int32) or R / 2^64 (int64), relative.

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc_config.h"
+#include "memory/alloc_config.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

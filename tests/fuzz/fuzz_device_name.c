@@ -1,4 +1,4 @@
-/* fuzz_device_name.c - libFuzzer target for device names (core/device_name.c):
+/* fuzz_device_name.c - libFuzzer target for device names (core/runtime/device_name.c):
  * xdev_device_parse on arbitrary text, and xdev_device_format on arbitrary
  * devices and buffer lengths. Checks, beyond "no crash, no out-of-bounds
  * access": an accepted name has a known type and an index >= -1 and formats

@@ -1,5 +1,5 @@
 /* fuzz_env.c - libFuzzer target for the XDEV_* environment parsers
- * (core/env.c: xdev_env_bool, xdev_env_index_list). The input's first byte
+ * (core/base/env.c: xdev_env_bool, xdev_env_index_list). The input's first byte
  * picks the parser ('b': boolean, anything else: index list), the second its
  * parameter (the fallback's bit, or the list's capacity 1..16), the rest is
  * the variable's value. Checks, beyond "no crash, no out-of-bounds access":
@@ -14,7 +14,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "env.h"
+#include "base/env.h"
 
 #define VAR "XDEV_FUZZ_VAR"
 #define CAP_MAX 16

@@ -1,0 +1,245 @@
+/* fft.c - the public FFT API: descriptor validation and normalisation into
+ * a plan-cache key, operand device and stream resolution, normalisation
+ * factors, the per-exec work area, then the backend's exec slot. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/error_internal.h"
+#include "math/fft_plan_cache.h"
+#include "math/operands.h"
+#include "runtime/stream_internal.h"
+#include "xdev/allocator.h"
+#include "xdev/backend.h"
+#include "xdev/memory.h"
+
+/* Copy a caller's descriptor, accepting shorter (older) ones. */
+static xdev_status_t read_desc(const xdev_fft_desc_t *in, xdev_fft_desc_t *out) {
+    if (in == NULL) return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "argument 'desc' is NULL");
+    if (in->size < offsetof(xdev_fft_desc_t, odist) + sizeof in->odist)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                         "desc->size = %zu; set it to sizeof(xdev_fft_desc_t) (%zu), e.g. with "
+                         "xdev_fft_desc_basic",
+                         in->size, sizeof(xdev_fft_desc_t));
+    memset(out, 0, sizeof *out);
+    memcpy(out, in, in->size < sizeof *out ? in->size : sizeof *out);
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t check_basic(const xdev_fft_desc_t *d) {
+    if ((unsigned)d->type > XDEV_FFT_C2R)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                         "type %d is not XDEV_FFT_C2C, XDEV_FFT_R2C or XDEV_FFT_C2R", (int)d->type);
+    if ((unsigned)d->precision > XDEV_FFT_F64)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                         "precision %d is not XDEV_FFT_F32 or XDEV_FFT_F64", (int)d->precision);
+    if (d->rank < 1 || d->rank > XDEV_FFT_MAX_RANK)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "rank %d is not supported (1, 2 or 3)", d->rank);
+    for (int i = 0; i < d->rank; i++)
+        if (d->n[i] < 1)
+            return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "n[%d] = %lld: sizes must be positive", i,
+                             (long long)d->n[i]);
+    if (d->batch < 1)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "batch = %lld must be at least 1",
+                         (long long)d->batch);
+    return XDEV_SUCCESS;
+}
+
+/* Fill one side's layout (embeddings, stride, distance) from the logical
+ * dims `dims`, defaulting zeros, and compute the bytes it spans. */
+static xdev_status_t side_layout(const char *side, int rank, const int64_t *dims,
+                                 const int64_t *embed_in, int64_t stride_in, int64_t dist_in,
+                                 int64_t batch, size_t esize, int64_t *embed, int64_t *stride,
+                                 int64_t *dist, size_t *bytes) {
+    size_t span; /* elements one transform occupies, times the stride */
+    for (int i = 0; i < XDEV_FFT_MAX_RANK; i++)
+        embed[i] = 0;
+    for (int i = rank - 1; i >= 0; i--) {
+        embed[i] = i == 0 || embed_in[i] == 0 ? dims[i] : embed_in[i];
+        if (embed[i] < dims[i])
+            return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                             "%cnembed[%d] = %lld is less than the %s's %lld elements in that "
+                             "dimension",
+                             side[0], i, (long long)embed[i], side, (long long)dims[i]);
+    }
+    if (stride_in < 0 || dist_in < 0)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                         "%cstride = %lld, %cdist = %lld: strides and distances must not be "
+                         "negative (0 = contiguous)",
+                         side[0], (long long)stride_in, side[0], (long long)dist_in);
+    *stride = stride_in ? stride_in : 1;
+    size_t p = 1, last = 0; /* offset of the last element, in elements */
+    for (int i = rank - 1; i >= 0; i--) {
+        if (!xdev_size_mul_add((size_t)(dims[i] - 1), p, last, &last) ||
+            !xdev_size_mul_add(p, (size_t)embed[i], 0, &p))
+            return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "the %s layout overflows", side);
+    }
+    if (!xdev_size_mul_add(last, (size_t)*stride, 0, &last) ||
+        !xdev_size_mul_add(p, (size_t)*stride, 0, &span) || span > INT64_MAX)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "the %s layout overflows", side);
+    *dist = dist_in ? dist_in : (int64_t)span;
+    size_t total;
+    if (!xdev_size_mul_add((size_t)(batch - 1), (size_t)*dist, last + 1, &total) ||
+        !xdev_size_mul_add(total, esize, 0, bytes))
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "the %s layout overflows", side);
+    return XDEV_SUCCESS;
+}
+
+/* Validate `d` and turn it into a normalised key; *in_bytes and *out_bytes =
+ * the extents the transform touches. */
+static xdev_status_t make_key(const xdev_fft_desc_t *d, xdev_fft_key_t *k, size_t *in_bytes,
+                              size_t *out_bytes) {
+    xdev_status_t st = check_basic(d);
+    if (st != XDEV_SUCCESS) return st;
+    memset(k, 0, sizeof *k);
+    k->type = d->type;
+    k->precision = d->precision;
+    k->rank = d->rank;
+    k->batch = d->batch;
+    int64_t in_dims[XDEV_FFT_MAX_RANK], out_dims[XDEV_FFT_MAX_RANK];
+    for (int i = 0; i < d->rank; i++) {
+        k->n[i] = d->n[i];
+        in_dims[i] = out_dims[i] = d->n[i];
+    }
+    int last = d->rank - 1;
+    if (d->type == XDEV_FFT_R2C) out_dims[last] = d->n[last] / 2 + 1;
+    if (d->type == XDEV_FFT_C2R) in_dims[last] = d->n[last] / 2 + 1;
+    size_t real = d->precision == XDEV_FFT_F32 ? sizeof(float) : sizeof(double);
+    size_t in_es = d->type == XDEV_FFT_R2C ? real : 2 * real;
+    size_t out_es = d->type == XDEV_FFT_C2R ? real : 2 * real;
+    st = side_layout("input", d->rank, in_dims, d->inembed, d->istride, d->idist, d->batch, in_es,
+                     k->inembed, &k->istride, &k->idist, in_bytes);
+    if (st != XDEV_SUCCESS) return st;
+    return side_layout("output", d->rank, out_dims, d->onembed, d->ostride, d->odist, d->batch,
+                       out_es, k->onembed, &k->ostride, &k->odist, out_bytes);
+}
+
+static xdev_status_t scale_for(const xdev_fft_desc_t *d, xdev_fft_direction_t dir,
+                               xdev_fft_norm_t norm, double *scale) {
+    if (dir != XDEV_FFT_FORWARD && dir != XDEV_FFT_INVERSE)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                         "direction %d is not XDEV_FFT_FORWARD (-1) or XDEV_FFT_INVERSE (1)",
+                         (int)dir);
+    if ((unsigned)norm > XDEV_FFT_NORM_FORWARD)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                         "norm %d is not an xdev_fft_norm_t (NONE, BACKWARD, ORTHO, FORWARD)",
+                         (int)norm);
+    double n = 1.0;
+    for (int i = 0; i < d->rank; i++)
+        n *= (double)d->n[i];
+    switch (norm) {
+    case XDEV_FFT_NORM_BACKWARD:
+        *scale = dir == XDEV_FFT_INVERSE ? 1.0 / n : 1.0;
+        break;
+    case XDEV_FFT_NORM_FORWARD:
+        *scale = dir == XDEV_FFT_FORWARD ? 1.0 / n : 1.0;
+        break;
+    case XDEV_FFT_NORM_ORTHO:
+        *scale = 1.0 / sqrt(n);
+        break;
+    default:
+        *scale = 1.0;
+    }
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_fft_norm_scale(const xdev_fft_desc_t *desc, xdev_fft_direction_t direction,
+                                  xdev_fft_norm_t norm, double *scale) {
+    XDEV_REQUIRE_ARG(scale);
+    xdev_fft_desc_t d;
+    XDEV_CHECK(read_desc(desc, &d));
+    XDEV_CHECK(check_basic(&d));
+    XDEV_CHECK(scale_for(&d, direction, norm, scale));
+    return XDEV_SUCCESS;
+}
+
+/* With the cache locked: find or create the plan, allocate the work area
+ * on the stream (freed by the caller after unlocking), enqueue. */
+static xdev_status_t exec_locked(xdev_fft_cache_t *c, const xdev_fft_key_t *key,
+                                 xdev_fft_exec_desc_t *x, const xdev_exec_target_t *tgt,
+                                 void **work) {
+    bool transient = false;
+    size_t work_size = 0;
+    xdev_status_t st = xdev_fft_cache_acquire(c, key, &x->plan, &work_size, &transient);
+    if (st != XDEV_SUCCESS) return st;
+    if (work_size > 0) {
+        st = xdev_malloc_stream(work, work_size, tgt->stream);
+        if (st != XDEV_SUCCESS) {
+            char why[1024];
+            snprintf(why, sizeof why, "%s", xdev_last_error());
+            st = XDEV_FAIL(st, "cannot allocate the FFT plan's %zu-byte work area: %s", work_size,
+                           why);
+        }
+    }
+    if (st == XDEV_SUCCESS) {
+        x->work = *work;
+        x->work_size = work_size;
+        st = tgt->be->api->fft->exec(x);
+    }
+    if (!transient) x->plan = NULL; /* the cache's: nothing for the caller to release */
+    return st;
+}
+
+xdev_status_t xdev_fft_exec(const xdev_fft_desc_t *desc, void *in, void *out,
+                            xdev_fft_direction_t direction, xdev_fft_norm_t norm,
+                            xdev_stream_t stream) {
+    XDEV_CHECK(xdev_core_ensure_init());
+    xdev_fft_desc_t d;
+    XDEV_CHECK(read_desc(desc, &d));
+    xdev_fft_key_t key;
+    size_t in_bytes, out_bytes;
+    XDEV_CHECK(make_key(&d, &key, &in_bytes, &out_bytes));
+    double scale;
+    XDEV_CHECK(scale_for(&d, direction, norm, &scale));
+    if (d.type == XDEV_FFT_R2C && direction != XDEV_FFT_FORWARD)
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
+                             "an r2c transform is always XDEV_FFT_FORWARD (use c2r for the "
+                             "inverse)");
+    if (d.type == XDEV_FFT_C2R && direction != XDEV_FFT_INVERSE)
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
+                             "a c2r transform is always XDEV_FFT_INVERSE (use r2c for the "
+                             "forward)");
+    xdev_operand_t ops[2] = {{"out", out, out_bytes}, {"in", in, in_bytes}};
+    xdev_exec_target_t tgt;
+    XDEV_CHECK(xdev_operands_resolve(ops, 2, stream, "FFT", &tgt));
+    uintptr_t i0 = (uintptr_t)in, o0 = (uintptr_t)out;
+    if (in != out && i0 < o0 + out_bytes && o0 < i0 + in_bytes)
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
+                             "in (%p, %zu bytes) and out (%p, %zu bytes) overlap; pass in == out "
+                             "for an in-place transform, or separate buffers",
+                             in, in_bytes, out, out_bytes);
+    const xdev_fft_vtable_t *t = XDEV_BACKEND_SLOT(tgt.be->api, fft);
+    if (XDEV_BACKEND_SLOT(t, plan_create) == NULL || XDEV_BACKEND_SLOT(t, plan_destroy) == NULL ||
+        XDEV_BACKEND_SLOT(t, exec) == NULL)
+        return XDEV_API_FAIL(XDEV_ERROR_NOT_SUPPORTED,
+                             "the %s backend does not implement FFT (%s, %s precision)",
+                             tgt.be->name,
+                             d.type == XDEV_FFT_C2C   ? "c2c"
+                             : d.type == XDEV_FFT_R2C ? "r2c"
+                                                      : "c2r",
+                             d.precision == XDEV_FFT_F32 ? "f32" : "f64");
+    xdev_fft_cache_t *c;
+    XDEV_CHECK(xdev_fft_cache_get(tgt.be, tgt.index, &c));
+    xdev_fft_exec_desc_t x = {
+        .size = sizeof x,
+        .in = in,
+        .out = out,
+        .direction = direction,
+        .scale = scale,
+        .device = tgt.physical,
+        .stream = tgt.stream->native,
+    };
+    void *work = NULL;
+    xdev_fft_cache_lock(c);
+    xdev_status_t st = exec_locked(c, &key, &x, &tgt, &work);
+    xdev_fft_cache_unlock(c);
+    if (x.plan != NULL) { /* a transient plan (max_size 0): wait, unlocked, then release */
+        if (st == XDEV_SUCCESS) st = xdev_stream_synchronize(tgt.stream);
+        xdev_fft_cache_destroy_plan(c, x.plan);
+    }
+    /* Stream-ordered: the block is reused only by later work on this stream. */
+    if (work != NULL) (void)xdev_free(work);
+    XDEV_CHECK(st);
+    XDEV_CHECK(xdev_core_after_enqueue(tgt.stream));
+    return XDEV_SUCCESS;
+}

@@ -1,0 +1,325 @@
+/* fft_plan_cache.c - per-device LRU cache of backend FFT plans and its
+ * public controls (max_size, size, clear, stats), as torch's cuFFT plan
+ * cache. A hash table finds a key in O(1); a doubly linked list keeps the
+ * recency order (head = most recently used, tail = next to evict). */
+#include "math/fft_plan_cache.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error_internal.h"
+
+typedef struct fft_entry {
+    xdev_fft_key_t key;
+    uint64_t hash;
+    void *plan;
+    size_t work_size;
+    bool ran;                        /* an exec was enqueued with the plan */
+    struct fft_entry *newer, *older; /* recency list */
+    struct fft_entry *chain;         /* hash bucket */
+} fft_entry_t;
+
+struct xdev_fft_cache {
+    pthread_mutex_t lock;
+    xdev_backend_t *be;
+    int index, physical;
+    /* Under lock: */
+    fft_entry_t **buckets;
+    size_t nbuckets; /* power of two */
+    fft_entry_t *newest, *oldest;
+    int64_t size, max_size;
+    int64_t hits, misses, evictions;
+    fft_entry_t *dead; /* dropped, destroyed by unlock after the lock is released */
+};
+
+static pthread_mutex_t g_create_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic(xdev_fft_cache_t *) g_caches[XDEV_DEVICE_TYPE_COUNT][XDEV_MAX_DEVICES];
+
+xdev_status_t xdev_fft_cache_get(xdev_backend_t *be, int index, xdev_fft_cache_t **out) {
+    xdev_fft_cache_t *c = atomic_load_explicit(&g_caches[be->type][index], memory_order_acquire);
+    if (c != NULL) {
+        *out = c;
+        return XDEV_SUCCESS;
+    }
+    xdev_status_t st = XDEV_SUCCESS;
+    pthread_mutex_lock(&g_create_lock);
+    c = atomic_load(&g_caches[be->type][index]);
+    if (c == NULL) {
+        c = calloc(1, sizeof *c);
+        if (c == NULL) {
+            st = XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for an FFT plan cache");
+        } else {
+            pthread_mutex_init(&c->lock, NULL);
+            c->be = be;
+            c->index = index;
+            c->physical = be->devices[index].physical;
+            c->max_size = XDEV_FFT_PLAN_CACHE_DEFAULT_MAX;
+            atomic_store_explicit(&g_caches[be->type][index], c, memory_order_release);
+        }
+    }
+    pthread_mutex_unlock(&g_create_lock);
+    *out = c;
+    return st;
+}
+
+void xdev_fft_cache_lock(xdev_fft_cache_t *c) {
+    pthread_mutex_lock(&c->lock);
+}
+
+static void destroy_dead(xdev_fft_cache_t *c, fft_entry_t *dead);
+
+/* Plans dropped under the lock are destroyed after it is released: their
+ * destruction waits for the device, and a host function on one of its
+ * streams may be waiting for this lock (an FFT inside a host function). */
+void xdev_fft_cache_unlock(xdev_fft_cache_t *c) {
+    fft_entry_t *dead = c->dead;
+    c->dead = NULL;
+    pthread_mutex_unlock(&c->lock);
+    if (dead != NULL) destroy_dead(c, dead);
+}
+
+/* FNV-1a over the key's bytes. */
+static uint64_t key_hash(const xdev_fft_key_t *k) {
+    const unsigned char *p = (const unsigned char *)k;
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < sizeof *k; i++) {
+        h ^= p[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+static void list_unlink(xdev_fft_cache_t *c, fft_entry_t *e) {
+    if (e->newer != NULL)
+        e->newer->older = e->older;
+    else
+        c->newest = e->older;
+    if (e->older != NULL)
+        e->older->newer = e->newer;
+    else
+        c->oldest = e->newer;
+    e->newer = e->older = NULL;
+}
+
+static void list_push_newest(xdev_fft_cache_t *c, fft_entry_t *e) {
+    e->newer = NULL;
+    e->older = c->newest;
+    if (c->newest != NULL) c->newest->newer = e;
+    c->newest = e;
+    if (c->oldest == NULL) c->oldest = e;
+}
+
+static void bucket_unlink(xdev_fft_cache_t *c, fft_entry_t *e) {
+    fft_entry_t **pp = &c->buckets[e->hash & (c->nbuckets - 1)];
+    while (*pp != e)
+        pp = &(*pp)->chain;
+    *pp = e->chain;
+}
+
+/* Double the bucket array when the table is full (load factor 1). Failure
+ * to grow only makes chains longer. */
+static void maybe_grow(xdev_fft_cache_t *c) {
+    if (c->buckets != NULL && (size_t)c->size < c->nbuckets) return;
+    size_t n = c->nbuckets ? c->nbuckets * 2 : 64;
+    fft_entry_t **b = calloc(n, sizeof *b);
+    if (b == NULL) return;
+    for (fft_entry_t *e = c->newest; e != NULL; e = e->older) {
+        e->chain = b[e->hash & (n - 1)];
+        b[e->hash & (n - 1)] = e;
+    }
+    free(c->buckets);
+    c->buckets = b;
+    c->nbuckets = n;
+}
+
+void xdev_fft_cache_destroy_plan(xdev_fft_cache_t *c, void *plan) {
+    xdev_status_t (*destroy)(int, void *) = XDEV_BACKEND_SLOT(c->be->api->fft, plan_destroy);
+    if (destroy != NULL) (void)destroy(c->physical, plan);
+}
+
+/* Plans are destroyed only after the execs queued with them, so no backend
+ * has to track them per exec (an event per exec costs ~0.4 us on a GPU):
+ * destroy_dead waits for the device, not for the streams the plans ran on,
+ * which another thread may have destroyed meanwhile. torch's eviction waits
+ * the same way (cufftDestroy frees with cudaFree, which synchronizes). */
+static void destroy_dead(xdev_fft_cache_t *c, fft_entry_t *dead) {
+    bool ran = false;
+    for (fft_entry_t *e = dead; e != NULL; e = e->older)
+        ran |= e->ran;
+    xdev_error_state_t saved; /* an eviction's failure is nobody's call's error */
+    xdev_core_error_save(&saved);
+    xdev_status_t (*sync)(int) = XDEV_BACKEND_SLOT(c->be->api->device, synchronize);
+    if (ran && sync != NULL) (void)sync(c->physical);
+    for (fft_entry_t *e = dead, *next; e != NULL; e = next) {
+        next = e->older;
+        xdev_fft_cache_destroy_plan(c, e->plan);
+        free(e);
+    }
+    xdev_core_error_restore(&saved);
+}
+
+static void drop(xdev_fft_cache_t *c, fft_entry_t *e) {
+    list_unlink(c, e);
+    bucket_unlink(c, e);
+    c->size--;
+    e->older = c->dead; /* the recency link is free now */
+    c->dead = e;
+}
+
+static void evict_to(xdev_fft_cache_t *c, int64_t limit) {
+    while (c->size > limit && c->oldest != NULL) {
+        drop(c, c->oldest);
+        c->evictions++;
+    }
+}
+
+static xdev_status_t create_plan(xdev_fft_cache_t *c, const xdev_fft_key_t *k, void **plan,
+                                 size_t *work_size) {
+    xdev_status_t (*create)(const xdev_fft_plan_desc_t *, void **, size_t *) =
+        XDEV_BACKEND_SLOT(c->be->api->fft, plan_create);
+    if (create == NULL)
+        return XDEV_FAIL(XDEV_ERROR_NOT_SUPPORTED, "the %s backend does not implement FFT",
+                         c->be->name);
+    xdev_fft_plan_desc_t d = {
+        .size = sizeof d,
+        .type = (xdev_fft_type_t)k->type,
+        .precision = (xdev_fft_precision_t)k->precision,
+        .rank = (int)k->rank,
+        .batch = k->batch,
+        .istride = k->istride,
+        .idist = k->idist,
+        .ostride = k->ostride,
+        .odist = k->odist,
+        .device = c->physical,
+    };
+    for (int i = 0; i < XDEV_FFT_MAX_RANK; i++) {
+        d.n[i] = k->n[i];
+        d.inembed[i] = k->inembed[i];
+        d.onembed[i] = k->onembed[i];
+    }
+    *plan = NULL;
+    *work_size = 0;
+    return create(&d, plan, work_size);
+}
+
+xdev_status_t xdev_fft_cache_acquire(xdev_fft_cache_t *c, const xdev_fft_key_t *key, void **plan,
+                                     size_t *work_size, bool *transient) {
+    uint64_t h = key_hash(key);
+    *transient = false;
+    if (c->buckets != NULL) {
+        for (fft_entry_t *e = c->buckets[h & (c->nbuckets - 1)]; e != NULL; e = e->chain) {
+            if (e->hash != h || memcmp(&e->key, key, sizeof *key) != 0) continue;
+            c->hits++;
+            list_unlink(c, e);
+            list_push_newest(c, e);
+            e->ran = true;
+            *plan = e->plan;
+            *work_size = e->work_size;
+            return XDEV_SUCCESS;
+        }
+    }
+    xdev_status_t st = create_plan(c, key, plan, work_size);
+    if (st != XDEV_SUCCESS) return st;
+    c->misses++;
+    fft_entry_t *e = c->max_size > 0 ? calloc(1, sizeof *e) : NULL;
+    if (e == NULL) { /* caching disabled (or no memory for the entry): use once */
+        *transient = true;
+        return XDEV_SUCCESS;
+    }
+    e->key = *key;
+    e->hash = h;
+    e->plan = *plan;
+    e->work_size = *work_size;
+    e->ran = true;
+    evict_to(c, c->max_size - 1);
+    c->size++;
+    maybe_grow(c);
+    if (c->buckets == NULL) { /* no memory for the table: use once */
+        c->size--;
+        free(e);
+        *transient = true;
+        return XDEV_SUCCESS;
+    }
+    e->chain = c->buckets[h & (c->nbuckets - 1)];
+    c->buckets[h & (c->nbuckets - 1)] = e;
+    list_push_newest(c, e);
+    return XDEV_SUCCESS;
+}
+
+/* ------------------------------------------------------------- public controls */
+
+static xdev_status_t cache_for(xdev_device_t device, xdev_fft_cache_t **out) {
+    xdev_backend_t *be = NULL;
+    xdev_device_t d = {XDEV_DEVICE_CPU, 0};
+    xdev_status_t st = xdev_backend_for_device(device, &be, &d);
+    if (st != XDEV_SUCCESS) return st;
+    return xdev_fft_cache_get(be, d.index, out);
+}
+
+xdev_status_t xdev_fft_plan_cache_max_size(xdev_device_t device, int64_t *out) {
+    XDEV_REQUIRE_ARG(out);
+    xdev_fft_cache_t *c;
+    XDEV_CHECK(cache_for(device, &c));
+    pthread_mutex_lock(&c->lock);
+    *out = c->max_size;
+    pthread_mutex_unlock(&c->lock);
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_fft_plan_cache_set_max_size(xdev_device_t device, int64_t max_size) {
+    if (max_size < 0)
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
+                             "max_size = %lld: the plan cache size must not be negative (0 "
+                             "disables caching)",
+                             (long long)max_size);
+    xdev_fft_cache_t *c;
+    XDEV_CHECK(cache_for(device, &c));
+    pthread_mutex_lock(&c->lock);
+    c->max_size = max_size;
+    evict_to(c, max_size);
+    xdev_fft_cache_unlock(c);
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_fft_plan_cache_size(xdev_device_t device, int64_t *out) {
+    XDEV_REQUIRE_ARG(out);
+    xdev_fft_cache_t *c;
+    XDEV_CHECK(cache_for(device, &c));
+    pthread_mutex_lock(&c->lock);
+    *out = c->size;
+    pthread_mutex_unlock(&c->lock);
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_fft_plan_cache_clear(xdev_device_t device) {
+    xdev_fft_cache_t *c;
+    XDEV_CHECK(cache_for(device, &c));
+    pthread_mutex_lock(&c->lock);
+    while (c->oldest != NULL)
+        drop(c, c->oldest);
+    xdev_fft_cache_unlock(c);
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_fft_plan_cache_stats(xdev_device_t device, xdev_fft_plan_cache_stats_t *out) {
+    XDEV_REQUIRE_ARG(out);
+    xdev_fft_cache_t *c;
+    XDEV_CHECK(cache_for(device, &c));
+    pthread_mutex_lock(&c->lock);
+    out->size = c->size;
+    out->max_size = c->max_size;
+    out->hits = c->hits;
+    out->misses = c->misses;
+    out->evictions = c->evictions;
+    pthread_mutex_unlock(&c->lock);
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_fft_plan_cache_reset_stats(xdev_device_t device) {
+    xdev_fft_cache_t *c;
+    XDEV_CHECK(cache_for(device, &c));
+    pthread_mutex_lock(&c->lock);
+    c->hits = c->misses = c->evictions = 0;
+    pthread_mutex_unlock(&c->lock);
+    return XDEV_SUCCESS;
+}

@@ -1,0 +1,57 @@
+/* fft_plan_cache.h - the per-device LRU cache of backend FFT plans
+ * (torch.backends.cuda.cufft_plan_cache), shared by every backend.
+ *
+ * One cache per (device type, logical device), created on first use. A key
+ * holds everything that makes two plans differ, normalised (no defaults
+ * left) so that equal layouts written differently share a plan. The cache's
+ * mutex is held from lookup through the backend's exec call, as torch does:
+ * a plan is never evicted while a thread is enqueuing it, and backends need
+ * not make one plan safe for concurrent execs. */
+#ifndef XDEV_CORE_FFT_PLAN_CACHE_H
+#define XDEV_CORE_FFT_PLAN_CACHE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "runtime/registry.h"
+#include "xdev/fft.h"
+
+#define XDEV_FFT_PLAN_CACHE_DEFAULT_MAX 4096
+
+/* All int64_t, so keys compare and hash as bytes (no padding). */
+typedef struct xdev_fft_key {
+    int64_t type, precision, rank;
+    int64_t n[XDEV_FFT_MAX_RANK];
+    int64_t batch;
+    int64_t inembed[XDEV_FFT_MAX_RANK];
+    int64_t istride, idist;
+    int64_t onembed[XDEV_FFT_MAX_RANK];
+    int64_t ostride, odist;
+} xdev_fft_key_t;
+
+typedef struct xdev_fft_cache xdev_fft_cache_t;
+
+/* The cache of a resolved device of `be`, created on first use. */
+xdev_status_t xdev_fft_cache_get(xdev_backend_t *be, int index, xdev_fft_cache_t **out);
+
+void xdev_fft_cache_lock(xdev_fft_cache_t *c);
+/* Unlock, then destroy the plans evicted meanwhile (waiting for the device
+ * without the lock). */
+void xdev_fft_cache_unlock(xdev_fft_cache_t *c);
+
+/* With the lock held: the plan for `key` (about to be executed), from the
+ * cache (a hit, now most recently used) or created by the backend (a miss,
+ * inserted, evicting the least recently used plan beyond max_size). An
+ * evicted plan is destroyed only after its device has finished the work
+ * queued so far. With max_size 0 the new plan is not cached: *transient is
+ * set and the caller synchronizes the exec's stream and destroys it with
+ * xdev_fft_cache_destroy_plan after use. */
+xdev_status_t xdev_fft_cache_acquire(xdev_fft_cache_t *c, const xdev_fft_key_t *key, void **plan,
+                                     size_t *work_size, bool *transient);
+
+/* Give a plan back to the backend (no lock needed; the caller has waited
+ * for the work that used it). */
+void xdev_fft_cache_destroy_plan(xdev_fft_cache_t *c, void *plan);
+
+#endif

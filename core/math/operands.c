@@ -1,0 +1,86 @@
+/* operands.c - resolve the device and stream of a BLAS/FFT call from its
+ * operands through the pointer registry (see operands.h). */
+#include "math/operands.h"
+
+#include "memory/alloc_lookup.h"
+#include "base/error_internal.h"
+#include "memory/pointer_registry.h"
+#include "runtime/stream_internal.h"
+
+bool xdev_size_mul_add(size_t a, size_t b, size_t c, size_t *out) {
+    size_t p;
+    if (__builtin_mul_overflow(a, b, &p)) return false;
+    return !__builtin_add_overflow(p, c, out);
+}
+
+/* Look one operand up: a live device allocation of xdev, covering `bytes`
+ * (one registry lookup, through the live-allocation lookup). */
+static xdev_status_t lookup(const xdev_operand_t *op, const char *what, xdev_ptr_entry_t *e) {
+    if (op->ptr == NULL)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "argument '%s' is NULL", op->name);
+    xdev_live_ref_t ref;
+    xdev_status_t st = xdev_live_lookup(op->ptr, op->name, &ref); /* refuses freed memory */
+    if (st != XDEV_SUCCESS) return st;
+    if (!ref.known)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                         "'%s' (%p) is host memory that xdev did not allocate; %s needs device "
+                         "memory from xdev_malloc (copy the data there with xdev_memcpy)",
+                         op->name, op->ptr, what);
+    *e = ref.e;
+    if (e->kind != XDEV_MEMORY_DEVICE)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                         "'%s' (%p) is pinned host memory from xdev_host_alloc; %s needs device "
+                         "memory from xdev_malloc",
+                         op->name, op->ptr, what);
+    size_t offset = (uintptr_t)op->ptr - ref.base;
+    if (offset > ref.size || op->bytes > ref.size - offset)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                         "'%s' (%p): the %s touches %zu bytes from there, past the end of its "
+                         "allocation (%zu bytes at %p); check the sizes, leading dimensions, "
+                         "strides and batch",
+                         op->name, op->ptr, what, op->bytes, ref.size, (void *)ref.base);
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_operands_resolve(const xdev_operand_t *ops, int count, xdev_stream_t stream,
+                                    const char *what, xdev_exec_target_t *out) {
+    xdev_ptr_entry_t first;
+    xdev_status_t st = lookup(&ops[0], what, &first);
+    if (st != XDEV_SUCCESS) return st;
+    xdev_backend_t *be = first.be;
+    int index = first.index;
+    for (int i = 1; i < count; i++) {
+        xdev_ptr_entry_t e;
+        st = lookup(&ops[i], what, &e);
+        if (st != XDEV_SUCCESS) return st;
+        if (e.be == be && e.index == index) continue;
+        bool peer = e.be == be && ((atomic_load(&be->devices[index].peer_enabled) >> e.index) & 1u);
+        if (!peer)
+            return XDEV_FAIL(XDEV_ERROR_CROSS_DEVICE,
+                             "'%s' is on %s:%d but '%s' (which decides where the %s runs) is on "
+                             "%s:%d; copy it to %s:%d%s",
+                             ops[i].name, e.be->name, e.index, ops[0].name, what, be->name, index,
+                             be->name, index,
+                             e.be == be ? " or enable peer access with "
+                                          "xdev_device_enable_peer_access"
+                                        : "");
+    }
+    if (stream == NULL) {
+        st = xdev_core_current_stream(be, index, &stream);
+        if (st != XDEV_SUCCESS) return st;
+    } else {
+        st = xdev_stream_check(stream, "stream");
+        if (st != XDEV_SUCCESS) return st;
+        if (stream->be != be || stream->device.index != index)
+            return XDEV_FAIL(XDEV_ERROR_CROSS_DEVICE,
+                             "the stream belongs to %s:%d but the %s runs on %s:%d, the device of "
+                             "'%s'",
+                             stream->be->name, stream->device.index, what, be->name, index,
+                             ops[0].name);
+    }
+    out->be = be;
+    out->index = index;
+    out->physical = be->devices[index].physical;
+    out->stream = stream;
+    return XDEV_SUCCESS;
+}

@@ -1,0 +1,40 @@
+/* operands.h - where a math call (BLAS, FFT) runs, decided from its operands.
+ *
+ * Every operand must be device memory that xdev allocated, all on one device
+ * or on devices whose memory the executing device may access (peer access
+ * enabled). The call runs on the device of the output (operand 0), on the
+ * stream given or that device's current stream, as torch runs an op on the
+ * device of its tensors. */
+#ifndef XDEV_CORE_OPERANDS_H
+#define XDEV_CORE_OPERANDS_H
+
+#include <stddef.h>
+
+#include "runtime/registry.h"
+#include "xdev/stream.h"
+
+typedef struct xdev_operand {
+    const char *name; /* argument name for messages ("a", "x") */
+    const void *ptr;
+    size_t bytes; /* extent the call touches from ptr */
+} xdev_operand_t;
+
+typedef struct xdev_exec_target {
+    xdev_backend_t *be;
+    int index;    /* logical device */
+    int physical; /* the backend's device index */
+    xdev_stream_t stream;
+} xdev_exec_target_t;
+
+/* Check ops[0..count-1] (ops[0] = the output) and pick device and stream.
+ * `what` names the operation in messages ("GEMM"). Errors: NULL or
+ * non-device operands, extents past their allocation
+ * (XDEV_ERROR_INVALID_VALUE); operands or stream on another device
+ * (XDEV_ERROR_CROSS_DEVICE); a dead stream (XDEV_ERROR_INVALID_HANDLE). */
+xdev_status_t xdev_operands_resolve(const xdev_operand_t *ops, int count, xdev_stream_t stream,
+                                    const char *what, xdev_exec_target_t *out);
+
+/* a * b + c with overflow detection (sizes from user input). */
+bool xdev_size_mul_add(size_t a, size_t b, size_t c, size_t *out);
+
+#endif

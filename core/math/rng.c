@@ -1,0 +1,162 @@
+/* rng.c - the public fills: argument validation, the output's device and
+ * stream (operands.h), the generator, the reservation of the words the fill
+ * consumes, then the backend's rng table (see xdev/rng.h for the layout). */
+#include <math.h>
+#include <string.h>
+
+#include "base/error_internal.h"
+#include "math/operands.h"
+#include "xdev/support/philox.h"
+#include "math/rng_internal.h"
+#include "runtime/stream_internal.h"
+#include "xdev/backend.h"
+
+/* The ABI's enums are philox.h's (the backends index the shared code with them). */
+#define SAME(a, b) ((int)(a) == (int)(b))
+_Static_assert(SAME(XDEV_RNG_FILL_UNIFORM, XPH_UNIFORM) && SAME(XDEV_RNG_FILL_NORMAL, XPH_NORMAL) &&
+                   SAME(XDEV_RNG_FILL_INTEGERS, XPH_INTEGERS) &&
+                   SAME(XDEV_RNG_FILL_BERNOULLI, XPH_BERNOULLI),
+               "fill kinds differ from xdev/support/philox.h");
+_Static_assert(SAME(XDEV_RNG_FORMAT_F32, XPH_F32) && SAME(XDEV_RNG_FORMAT_F64, XPH_F64) &&
+                   SAME(XDEV_RNG_FORMAT_I32, XPH_I32) && SAME(XDEV_RNG_FORMAT_I64, XPH_I64),
+               "formats differ from xdev/support/philox.h");
+
+static const char *kind_name(xdev_rng_fill_kind_t k) {
+    static const char *const names[] = {"uniform fill", "normal fill", "integer fill",
+                                        "bernoulli fill"};
+    return names[k];
+}
+
+/* Run one fill whose kind-specific fields of `d` are set and checked. */
+static xdev_status_t fill_run(xdev_generator_t gen, xdev_rng_fill_desc_t *d, size_t n,
+                              xdev_stream_t stream) {
+    const char *what = kind_name(d->kind);
+    xdev_status_t st;
+    if (gen != NULL && (st = xdev_generator_check(gen, "gen")) != XDEV_SUCCESS) return st;
+    if (n == 0) return XDEV_SUCCESS;
+    unsigned words = xph_words_per_element((int)d->format);
+    xdev_operand_t op = {"out", d->out, 0};
+    if (!xdev_size_mul_add(n, 4u * words, 0, &op.bytes))
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "n = %zu elements overflow the address space",
+                         n);
+    xdev_exec_target_t tgt;
+    if ((st = xdev_operands_resolve(&op, 1, stream, what, &tgt)) != XDEV_SUCCESS) return st;
+    const xdev_rng_vtable_t *t = XDEV_BACKEND_SLOT(tgt.be->api, rng);
+    xdev_status_t (*fill)(const xdev_rng_fill_desc_t *) = XDEV_BACKEND_SLOT(t, fill);
+    if (fill == NULL)
+        return XDEV_FAIL(XDEV_ERROR_NOT_SUPPORTED,
+                         "the %s backend does not implement random numbers (rng.fill)",
+                         tgt.be->name);
+    if (gen != NULL && (gen->device.type != tgt.be->type || gen->device.index != tgt.index))
+        return XDEV_FAIL(XDEV_ERROR_CROSS_DEVICE,
+                         "the generator belongs to %s:%d but 'out' is on %s:%d; use a generator "
+                         "of %s:%d (or NULL for its default generator)",
+                         xdev_device_type_name(gen->device.type), gen->device.index, tgt.be->name,
+                         tgt.index, tgt.be->name, tgt.index);
+    xdev_rng_gen_t *g =
+        gen != NULL ? xdev_rng_generator_lock(gen) : xdev_rng_default_lock(tgt.be->type, tgt.index);
+    /* Reserve [start, end) under the generator's lock, held across the
+     * enqueue so that a failed enqueue consumes nothing. */
+    uint64_t start = g->offset, end;
+    if (start % words != 0) start += words - start % words;
+    if (start < g->offset || __builtin_mul_overflow((uint64_t)n, (uint64_t)words, &end) ||
+        __builtin_add_overflow(start, end, &end)) {
+        xdev_rng_unlock(g);
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                         "the generator's offset (%llu words) leaves no room for %zu more "
+                         "elements before 2^64 words; reseed it or set a smaller offset",
+                         (unsigned long long)g->offset, n);
+    }
+    d->size = sizeof *d;
+    d->count = n;
+    d->seed = g->seed;
+    d->offset = start;
+    d->device = tgt.physical;
+    d->stream = tgt.stream->native;
+    st = fill(d);
+    if (st == XDEV_SUCCESS) g->offset = end;
+    xdev_rng_unlock(g);
+    if (st != XDEV_SUCCESS) return st;
+    return xdev_core_after_enqueue(tgt.stream);
+}
+
+static xdev_status_t float_format(xdev_dtype_t dtype, xdev_rng_format_t *out) {
+    if (dtype == XDEV_DTYPE_F32 || dtype == XDEV_DTYPE_F64) {
+        *out = dtype == XDEV_DTYPE_F32 ? XDEV_RNG_FORMAT_F32 : XDEV_RNG_FORMAT_F64;
+        return XDEV_SUCCESS;
+    }
+    const char *name = xdev_dtype_name(dtype);
+    if (name == NULL)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "dtype %d is not an xdev_dtype_t", (int)dtype);
+    return XDEV_FAIL(XDEV_ERROR_NOT_SUPPORTED,
+                     "dtype %s: random fills write f32 or f64 (XDEV_DTYPE_F32, XDEV_DTYPE_F64)",
+                     name);
+}
+
+xdev_status_t xdev_rng_uniform(xdev_generator_t gen, xdev_dtype_t dtype, void *out, size_t n,
+                               xdev_stream_t stream) {
+    XDEV_CHECK(xdev_core_ensure_init());
+    xdev_rng_fill_desc_t d = {.kind = XDEV_RNG_FILL_UNIFORM, .out = out};
+    XDEV_CHECK(float_format(dtype, &d.format));
+    XDEV_CHECK(fill_run(gen, &d, n, stream));
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_rng_normal(xdev_generator_t gen, xdev_dtype_t dtype, void *out, size_t n,
+                              double mean, double std, xdev_stream_t stream) {
+    XDEV_CHECK(xdev_core_ensure_init());
+    xdev_rng_fill_desc_t d = {.kind = XDEV_RNG_FILL_NORMAL, .out = out, .mean = mean, .std = std};
+    XDEV_CHECK(float_format(dtype, &d.format));
+    if (!isfinite(mean) || !isfinite(std) || std < 0.0)
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
+                             "mean = %g, std = %g: both must be finite and std >= 0", mean, std);
+    if (d.format == XDEV_RNG_FORMAT_F32 && (!isfinite((float)mean) || !isfinite((float)std)))
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
+                             "mean = %g, std = %g do not fit an f32 fill (float overflows)", mean,
+                             std);
+    XDEV_CHECK(fill_run(gen, &d, n, stream));
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_rng_integers(xdev_generator_t gen, xdev_rng_int_t type, void *out, size_t n,
+                                int64_t low, int64_t high, xdev_stream_t stream) {
+    XDEV_CHECK(xdev_core_ensure_init());
+    if (type != XDEV_RNG_INT32 && type != XDEV_RNG_INT64)
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
+                             "type %d is not XDEV_RNG_INT32 or XDEV_RNG_INT64", (int)type);
+    if (low >= high)
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
+                             "low = %lld, high = %lld: the range [low, high) is empty (low must "
+                             "be less than high)",
+                             (long long)low, (long long)high);
+    if (type == XDEV_RNG_INT32 && (low < INT32_MIN || high > (int64_t)INT32_MAX + 1))
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
+                             "low = %lld, high = %lld: an int32 fill needs INT32_MIN <= low and "
+                             "high <= INT32_MAX + 1",
+                             (long long)low, (long long)high);
+    xdev_rng_fill_desc_t d = {
+        .kind = XDEV_RNG_FILL_INTEGERS,
+        .format = type == XDEV_RNG_INT32 ? XDEV_RNG_FORMAT_I32 : XDEV_RNG_FORMAT_I64,
+        .out = out,
+        .low = low,
+        .range = (uint64_t)high - (uint64_t)low,
+    };
+    XDEV_CHECK(fill_run(gen, &d, n, stream));
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_rng_bernoulli(xdev_generator_t gen, float *out, size_t n, double p,
+                                 xdev_stream_t stream) {
+    XDEV_CHECK(xdev_core_ensure_init());
+    if (!(p >= 0.0 && p <= 1.0))
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, "p = %g: a probability must lie in [0, 1]",
+                             p);
+    xdev_rng_fill_desc_t d = {
+        .kind = XDEV_RNG_FILL_BERNOULLI,
+        .format = XDEV_RNG_FORMAT_F32,
+        .out = out,
+        .threshold = (uint64_t)(p * 4294967296.0 + 0.5), /* round(p 2^32) */
+    };
+    XDEV_CHECK(fill_run(gen, &d, n, stream));
+    return XDEV_SUCCESS;
+}

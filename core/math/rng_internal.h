@@ -1,0 +1,47 @@
+/* rng_internal.h - generator state shared by the seeding API
+ * (rng_generator.c) and the fills (rng.c).
+ *
+ * A generator is a seed and an offset under a mutex. Default generators live
+ * in a static table, one per (device type, logical index), initialised at
+ * first use; manual_seed_all bumps a global epoch that each default
+ * generator adopts the next time it is locked, so the call also covers
+ * devices of backends that load later. Lock order: a generator's lock, then
+ * the global seed-all lock. */
+#ifndef XDEV_CORE_RNG_INTERNAL_H
+#define XDEV_CORE_RNG_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/handle_arena.h"
+#include "runtime/registry.h"
+#include "xdev/rng.h"
+
+typedef struct xdev_rng_gen {
+    pthread_mutex_t lock;
+    uint64_t seed;
+    uint64_t offset; /* word position of the next fill */
+    uint64_t epoch;  /* default generators: the manual_seed_all epoch applied */
+    bool ready;      /* default generators: initialised */
+} xdev_rng_gen_t;
+
+struct xdev_generator {
+    xdev_handle_header_t hdr;
+    xdev_device_t device; /* resolved */
+    xdev_rng_gen_t gen;
+};
+
+/* XDEV_ERROR_INVALID_HANDLE (NULL: INVALID_VALUE) naming `arg` unless g is live. */
+xdev_status_t xdev_generator_check(xdev_generator_t g, const char *arg);
+
+/* The default generator of a resolved device, locked, with any pending
+ * manual_seed_all applied. Unlock with xdev_rng_unlock. */
+xdev_rng_gen_t *xdev_rng_default_lock(xdev_device_type_t type, int index);
+
+/* An explicit generator's state, locked. */
+xdev_rng_gen_t *xdev_rng_generator_lock(xdev_generator_t g);
+
+void xdev_rng_unlock(xdev_rng_gen_t *g);
+
+#endif

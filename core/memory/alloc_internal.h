@@ -1,0 +1,220 @@
+/* alloc_internal.h - data structures of the device caching allocator.
+ *
+ * Per device: segments obtained from the backend, cut into blocks. Free
+ * blocks live in size-class bins of the stream pool they were allocated on
+ * (a block is reused only on its own stream). Each bin keeps its blocks
+ * sorted by (size, address), so the first fit found walking up from the
+ * request's class is the best fit. A bitmap of non-empty bins makes the
+ * walk O(1) for the common case. Everything of one device is guarded by the
+ * device's mutex; the pointer -> block map is a separate sharded hash so
+ * xdev_free finds the device without a global lock. */
+#ifndef XDEV_CORE_ALLOC_INTERNAL_H
+#define XDEV_CORE_ALLOC_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "memory/alloc_config.h"
+#include "runtime/registry.h"
+#include "base/spin_lock.h"
+#include "xdev/allocator.h"
+
+#define XDEV_KIB ((size_t)1 << 10)
+#define XDEV_MIB ((size_t)1 << 20)
+#define XDEV_MIN_BLOCK ((size_t)512)         /* all sizes are rounded to this */
+#define XDEV_SMALL_SIZE XDEV_MIB             /* largest "small" request */
+#define XDEV_SMALL_BUFFER (2 * XDEV_MIB)     /* small-pool segment size */
+#define XDEV_LARGE_BUFFER (20 * XDEV_MIB)    /* segment for 1-10 MiB requests */
+#define XDEV_MIN_LARGE_ALLOC (10 * XDEV_MIB) /* from here, round to 2 MiB */
+#define XDEV_ROUND_LARGE (2 * XDEV_MIB)
+/* Largest request any allocator mode accepts (256 TiB, beyond every device):
+ * keeps every size computation (rounding, segment sizing, statistics in
+ * int64_t) far from overflow. Larger requests fail as out of memory. */
+#define XDEV_MAX_ALLOC_SIZE ((size_t)1 << 48)
+
+/* Size-class bins: 4 coarse bins below 64 KiB... every power of two from
+ * 2^9 to 2^47 split into XDEV_BIN_SUB sub-bins. */
+#define XDEV_BIN_SUB_LOG2 3
+#define XDEV_BIN_SUB (1 << XDEV_BIN_SUB_LOG2)
+#define XDEV_BIN_MIN_LOG2 9
+#define XDEV_BIN_LEVELS 40
+#define XDEV_BIN_COUNT (XDEV_BIN_LEVELS * XDEV_BIN_SUB)
+
+enum { XDEV_POOL_SMALL = 0, XDEV_POOL_LARGE = 1, XDEV_POOL_KINDS = 2 };
+
+typedef enum {
+    XDEV_BLOCK_FREE = 0,         /* cached, in a bin */
+    XDEV_BLOCK_ACTIVE = 1,       /* handed to the user */
+    XDEV_BLOCK_PENDING_FREE = 2, /* freed, waiting for events of record_stream streams */
+} xdev_block_state_t;
+
+struct xdev_segment;
+struct xdev_stream_pool;
+
+/* Streams besides its own that used a block (record_stream). */
+#define XDEV_BLOCK_INLINE_STREAMS 2
+
+typedef struct xdev_block {
+    uintptr_t addr;
+    size_t size;
+    size_t requested; /* size the user asked for (while active) */
+    struct xdev_segment *segment;
+    struct xdev_block *prev, *next;         /* neighbours in the segment */
+    struct xdev_block *bin_prev, *bin_next; /* bin list while free */
+    struct xdev_block *hash_next;           /* pointer map chain while active */
+    struct xdev_stream_pool *pool;          /* stream pool (caching mode) */
+    xdev_stream_t stream;                   /* stream it was allocated on */
+    int bin;                                /* bin index while free, else -1 */
+    uint8_t state;
+    int pending_events;
+    int n_used_streams;
+    xdev_stream_t used_streams[XDEV_BLOCK_INLINE_STREAMS];
+    xdev_stream_t *more_used_streams; /* n_used_streams > inline: heap array */
+    int more_cap;
+    struct xdev_device_allocator *owner;
+} xdev_block_t;
+
+typedef struct xdev_segment {
+    uintptr_t base;
+    size_t size;
+    int pool_kind; /* XDEV_POOL_SMALL / LARGE */
+    struct xdev_stream_pool *pool;
+    xdev_block_t *first;
+    struct xdev_segment *prev, *next; /* device's segment list */
+    uint64_t serial;                  /* creation order, for snapshots */
+} xdev_segment_t;
+
+/* Free blocks of one stream, one pool kind. */
+typedef struct xdev_bins {
+    xdev_block_t *head[XDEV_BIN_COUNT];
+    uint64_t level_mask;               /* bit L: some sub-bin of level L non-empty */
+    uint8_t sub_mask[XDEV_BIN_LEVELS]; /* bit S: sub-bin S of level L non-empty */
+} xdev_bins_t;
+
+typedef struct xdev_stream_pool {
+    xdev_stream_t stream;
+    void *native;
+    xdev_bins_t bins[XDEV_POOL_KINDS];
+    struct xdev_stream_pool *next;
+} xdev_stream_pool_t;
+
+/* A block waiting for an event recorded on a stream that used it. */
+typedef struct xdev_pending_event {
+    void *event;          /* backend event; NULL when none could be recorded: */
+    xdev_stream_t stream; /* then the block waits for this stream to be idle */
+    xdev_block_t *block;
+    struct xdev_pending_event *next;
+} xdev_pending_event_t;
+
+typedef enum {
+    XDEV_ALLOC_MODE_CACHING = 0,
+    XDEV_ALLOC_MODE_DIRECT = 1,    /* XDEV_NO_MEMORY_CACHING */
+    XDEV_ALLOC_MODE_ASYNC = 2,     /* backend's stream-ordered allocator */
+    XDEV_ALLOC_MODE_PLUGGABLE = 3, /* the application's allocator */
+} xdev_alloc_mode_t;
+
+/* Live blocks of one device by start address (alloc_ptrmap.c); guarded by
+ * the device allocator's lock. */
+typedef struct xdev_ptrtab {
+    xdev_block_t **buckets;
+    size_t mask;
+    size_t count;
+} xdev_ptrtab_t;
+
+#define XDEV_TRACE_RING_DEFAULT 4096
+
+typedef struct xdev_device_allocator {
+    xdev_spin_lock_t lock; /* see spin_lock.h */
+    xdev_backend_t *be;
+    int index;    /* logical device */
+    int physical; /* backend device */
+    xdev_alloc_mode_t mode;
+    xdev_alloc_mode_t default_mode; /* mode without a pluggable allocator */
+    xdev_allocator_t pluggable;
+    xdev_stream_pool_t *pools;
+    xdev_segment_t *segments;
+    uint64_t next_serial;
+    xdev_pending_event_t *pending_head, *pending_tail;
+    void **event_cache; /* reusable backend events */
+    int event_cache_len, event_cache_cap;
+    double fraction; /* set_per_process_memory_fraction; 0 = no cap */
+    size_t total_memory;
+    size_t limit;      /* fraction * total, SIZE_MAX when no cap */
+    size_t high_water; /* most bytes ever reserved (growth policy) */
+    xdev_memory_stats_t stats;
+    /* history ring for snapshots (xdev_memory_record_history) */
+    xdev_memory_trace_entry_t *trace;
+    size_t trace_cap, trace_len, trace_next;
+    xdev_block_t *spare_blocks;  /* recycled block structs */
+    xdev_ptrtab_t live;          /* active blocks by address */
+    xdev_block_t *direct_blocks; /* live blocks of the non-caching modes (prev/next) */
+    bool used;                   /* an allocation happened: the allocator can no longer change */
+} xdev_device_allocator_t;
+
+/* The allocator of a device, created on first use. */
+xdev_status_t xdev_alloc_get(xdev_backend_t *be, int index, xdev_device_allocator_t **out);
+
+/* Read XDEV_ALLOC_CONF and XDEV_NO_MEMORY_CACHING (called once by init). */
+xdev_status_t xdev_alloc_settings_load(void);
+/* The settings loaded at init. */
+const xdev_alloc_config_t *xdev_alloc_settings(void);
+
+/* Find the block containing addr on a device (lock held): NULL if none. */
+xdev_block_t *xdev_alloc_find_block(xdev_device_allocator_t *da, uintptr_t addr,
+                                    xdev_segment_t **seg_out);
+
+/* Every device allocator created so far (for empty_cache and snapshots). */
+int xdev_alloc_all(xdev_device_allocator_t **out, int cap);
+
+/* --- bins (alloc_bins.c) --- */
+int xdev_bin_index(size_t size);
+void xdev_bins_insert(xdev_bins_t *bins, xdev_block_t *b);
+void xdev_bins_remove(xdev_bins_t *bins, xdev_block_t *b);
+/* Smallest block >= size, lowest address among equals, obeying the
+ * max_split_size rules; NULL if none. */
+xdev_block_t *xdev_bins_best_fit(xdev_bins_t *bins, size_t size, size_t max_split);
+
+/* --- live-block table (alloc_ptrmap.c); the device lock must be held --- */
+bool xdev_ptrtab_insert(xdev_ptrtab_t *t, xdev_block_t *b); /* false: no memory */
+xdev_block_t *xdev_ptrtab_remove(xdev_ptrtab_t *t, uintptr_t addr);
+xdev_block_t *xdev_ptrtab_find(xdev_ptrtab_t *t, uintptr_t addr);
+
+/* --- caching allocator (caching_allocator.c); called with da->lock held --- */
+xdev_status_t xdev_caching_malloc(xdev_device_allocator_t *da, size_t size, xdev_stream_t stream,
+                                  xdev_block_t **out);
+void xdev_caching_free(xdev_device_allocator_t *da, xdev_block_t *b);
+xdev_status_t xdev_caching_record_stream(xdev_device_allocator_t *da, xdev_block_t *b,
+                                         xdev_stream_t stream);
+/* Return every fully free segment to the backend (waits for pending events). */
+xdev_status_t xdev_caching_empty_cache(xdev_device_allocator_t *da);
+
+/* --- stats: inline, they run several times per allocation --- */
+static inline void xdev_stat_add(xdev_stat_t *s, int64_t amount) {
+    s->current += amount;
+    if (amount > 0) {
+        s->allocated += amount;
+        if (s->current > s->peak) s->peak = s->current;
+    } else {
+        s->freed -= amount;
+    }
+}
+
+/* Update a stat for pool kind and for "all". */
+static inline void xdev_stat_update(xdev_stat_t stat[3], int pool_kind, int64_t amount) {
+    xdev_stat_add(&stat[XDEV_STAT_ALL], amount);
+    xdev_stat_add(&stat[pool_kind == XDEV_POOL_LARGE ? XDEV_STAT_LARGE_POOL : XDEV_STAT_SMALL_POOL],
+                  amount);
+}
+
+/* --- pinned host cache (host_allocator.c) --- */
+/* An async copy on `stream` uses ptr: if it is a pinned block, it must not be
+ * reused after xdev_host_free until the stream has passed the copy. */
+void xdev_host_record_use(const void *ptr, xdev_stream_t stream);
+
+/* --- history (alloc_snapshot.c) --- */
+void xdev_trace_record(xdev_device_allocator_t *da, xdev_memory_trace_action_t action,
+                       uintptr_t addr, size_t size, const void *stream);
+
+#endif

@@ -1,0 +1,89 @@
+/* alloc_lookup.c - find the live allocation behind a pointer (see
+ * alloc_lookup.h), so copies, memset, BLAS, FFT and RNG check the bytes the
+ * caller owns, not the 2 MiB segment around them, and refuse freed memory. */
+#include "memory/alloc_lookup.h"
+
+#include "memory/alloc_internal.h"
+#include "base/error_internal.h"
+
+/* The active block of a device allocation containing ptr; the device lock
+ * is held. `e` was looked up before the lock: look again under it, since
+ * segments come and go only under this lock. NULL: freed (or, *gone, the
+ * range left xdev between the two lookups: host memory now). */
+static xdev_block_t *device_block(xdev_device_allocator_t *da, uintptr_t ptr, bool *gone) {
+    *gone = false;
+    xdev_block_t *b = xdev_ptrtab_find(&da->live, ptr); /* a block's start: the common case */
+    if (b != NULL) return b;
+    xdev_ptr_entry_t e;
+    if (!xdev_ptr_lookup((const void *)ptr, &e) || e.kind != XDEV_MEMORY_DEVICE) {
+        *gone = true;
+        return NULL;
+    }
+    if (e.origin == XDEV_PTR_DIRECT) return xdev_ptrtab_find(&da->live, e.base);
+    const xdev_segment_t *seg = e.data;
+    for (b = seg->first; b != NULL; b = b->next)
+        if (ptr >= b->addr && ptr - b->addr < b->size)
+            return b->state == XDEV_BLOCK_ACTIVE ? b : NULL;
+    return NULL;
+}
+
+static xdev_status_t freed(const void *ptr, const char *arg, const xdev_ptr_entry_t *e) {
+    const char *where = e->kind == XDEV_MEMORY_PINNED_HOST ? "pinned host memory" : "memory";
+    if (e->kind == XDEV_MEMORY_DEVICE)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                         "'%s' (%p) points into %s:%d memory that is not allocated: it was freed "
+                         "(use after free) or never handed out",
+                         arg, ptr, e->be->name, e->index);
+    return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                     "'%s' (%p) points into %s that was freed with xdev_host_free (use after "
+                     "free)",
+                     arg, ptr, where);
+}
+
+xdev_status_t xdev_live_lookup(const void *ptr, const char *arg, xdev_live_ref_t *out) {
+    out->known = xdev_ptr_lookup(ptr, &out->e);
+    if (!out->known) return XDEV_SUCCESS;
+    const xdev_ptr_entry_t *e = &out->e;
+    switch (e->origin) {
+    case XDEV_PTR_IPC: /* a whole mapping: live while it is registered */
+        out->base = e->base;
+        out->size = out->block_size = e->size;
+        return XDEV_SUCCESS;
+    case XDEV_PTR_PINNED: {
+        int live = xdev_host_live_extent(ptr, &out->base, &out->size, &out->block_size);
+        if (live > 0) return XDEV_SUCCESS;
+        if (live < 0) return freed(ptr, arg, e);
+        out->known = false; /* released meanwhile */
+        return XDEV_SUCCESS;
+    }
+    case XDEV_PTR_SEGMENT:
+    case XDEV_PTR_DIRECT:
+        break;
+    }
+    xdev_device_allocator_t *da;
+    if (xdev_alloc_get(e->be, e->index, &da) != XDEV_SUCCESS) return freed(ptr, arg, e);
+    bool gone;
+    xdev_spin_lock(&da->lock);
+    xdev_block_t *b = device_block(da, (uintptr_t)ptr, &gone);
+    if (b != NULL) {
+        out->base = b->addr;
+        out->size = b->requested;
+        out->block_size = b->size;
+    }
+    xdev_spin_unlock(&da->lock);
+    if (b != NULL) return XDEV_SUCCESS;
+    if (gone) {
+        out->known = false;
+        return XDEV_SUCCESS;
+    }
+    return freed(ptr, arg, e);
+}
+
+xdev_status_t xdev_live_check_extent(const xdev_live_ref_t *ref, const void *ptr, size_t n,
+                                     const char *arg) {
+    size_t offset = (size_t)((uintptr_t)ptr - ref->base);
+    if (offset <= ref->size && n <= ref->size - offset) return XDEV_SUCCESS;
+    return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                     "%s: %zu bytes at %p run past the end of its allocation (%zu bytes at %p)",
+                     arg, n, ptr, ref->size, (void *)ref->base);
+}

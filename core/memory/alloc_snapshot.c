@@ -1,0 +1,167 @@
+/* alloc_snapshot.c - memory_snapshot as JSON (segments, blocks, states) and
+ * the optional history ring of alloc/free/segment events per device. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "memory/alloc_internal.h"
+#include "base/error_internal.h"
+#include "runtime/stream_internal.h"
+#include "base/strbuf.h"
+
+void xdev_trace_record(xdev_device_allocator_t *da, xdev_memory_trace_action_t action,
+                       uintptr_t addr, size_t size, const void *stream) {
+    if (da->trace == NULL) return;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    xdev_memory_trace_entry_t *e = &da->trace[da->trace_next];
+    e->action = action;
+    e->addr = addr;
+    e->size = size;
+    e->stream = stream;
+    e->time_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    da->trace_next = (da->trace_next + 1) % da->trace_cap;
+    if (da->trace_len < da->trace_cap) da->trace_len++;
+}
+
+xdev_status_t xdev_memory_record_history(xdev_device_t device, bool enabled, size_t max_entries) {
+    xdev_backend_t *be = NULL;
+    xdev_device_t d = {XDEV_DEVICE_CPU, 0};
+    XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
+    xdev_device_allocator_t *da;
+    XDEV_CHECK(xdev_alloc_get(be, d.index, &da));
+    if (max_entries == 0) max_entries = XDEV_TRACE_RING_DEFAULT;
+    if (max_entries > ((size_t)1 << 26))
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, "max_entries %zu is above 2^26",
+                             max_entries);
+    xdev_memory_trace_entry_t *ring = NULL;
+    if (enabled) {
+        ring = calloc(max_entries, sizeof *ring);
+        if (ring == NULL)
+            return XDEV_API_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for %zu history entries",
+                                 max_entries);
+    }
+    xdev_spin_lock(&da->lock);
+    xdev_memory_trace_entry_t *old = da->trace;
+    da->trace = ring;
+    da->trace_cap = enabled ? max_entries : 0;
+    da->trace_len = 0;
+    da->trace_next = 0;
+    xdev_spin_unlock(&da->lock);
+    free(old);
+    return XDEV_SUCCESS;
+}
+
+static const char *state_name(int state) {
+    switch (state) {
+    case XDEV_BLOCK_ACTIVE:
+        return "active_allocated";
+    case XDEV_BLOCK_PENDING_FREE:
+        return "active_pending_free";
+    default:
+        return "inactive";
+    }
+}
+
+static const char *action_name(xdev_memory_trace_action_t a) {
+    switch (a) {
+    case XDEV_TRACE_ALLOC:
+        return "alloc";
+    case XDEV_TRACE_FREE_REQUESTED:
+        return "free_requested";
+    case XDEV_TRACE_FREE_COMPLETED:
+        return "free_completed";
+    case XDEV_TRACE_SEGMENT_ALLOC:
+        return "segment_alloc";
+    case XDEV_TRACE_SEGMENT_FREE:
+        return "segment_free";
+    case XDEV_TRACE_OOM:
+        return "oom";
+    }
+    return "unknown";
+}
+
+static void block_json(xdev_strbuf_t *sb, const xdev_block_t *b, bool first) {
+    xdev_strbuf_printf(sb,
+                       "%s{\"address\":%llu,\"size\":%zu,\"requested_size\":%zu,\"state\":\"%s\"}",
+                       first ? "" : ",", (unsigned long long)b->addr, b->size,
+                       b->state == XDEV_BLOCK_FREE ? 0 : b->requested, state_name(b->state));
+}
+
+/* One segment; `blocks` walks next pointers from `first` (caching) or is a
+ * single direct allocation. */
+static void segment_json(xdev_strbuf_t *sb, const xdev_device_allocator_t *da, uintptr_t base,
+                         size_t size, int pool_kind, const void *stream, const xdev_block_t *first,
+                         bool single, bool *first_seg) {
+    size_t allocated = 0, active = 0, requested = 0;
+    for (const xdev_block_t *b = first; b != NULL; b = single ? NULL : b->next) {
+        if (b->state == XDEV_BLOCK_ACTIVE) allocated += b->size;
+        if (b->state != XDEV_BLOCK_FREE) {
+            active += b->size;
+            requested += b->requested;
+        }
+    }
+    xdev_strbuf_printf(sb,
+                       "%s{\"device\":\"%s:%d\",\"address\":%llu,\"total_size\":%zu,"
+                       "\"stream\":\"%p\",\"segment_type\":\"%s\",\"allocated_size\":%zu,"
+                       "\"active_size\":%zu,\"requested_size\":%zu,\"blocks\":[",
+                       *first_seg ? "" : ",", da->be->name, da->index, (unsigned long long)base,
+                       size, stream, pool_kind == XDEV_POOL_SMALL ? "small" : "large", allocated,
+                       active, requested);
+    bool fb = true;
+    for (const xdev_block_t *b = first; b != NULL; b = single ? NULL : b->next) {
+        block_json(sb, b, fb);
+        fb = false;
+    }
+    xdev_strbuf_printf(sb, "]}");
+    *first_seg = false;
+}
+
+xdev_status_t xdev_memory_snapshot(char **json) {
+    XDEV_REQUIRE_ARG(json);
+    *json = NULL;
+    XDEV_CHECK(xdev_core_ensure_init());
+    xdev_device_allocator_t *all[XDEV_DEVICE_TYPE_COUNT * XDEV_MAX_DEVICES];
+    int n = xdev_alloc_all(all, XDEV_DEVICE_TYPE_COUNT * XDEV_MAX_DEVICES);
+    xdev_strbuf_t sb = {0};
+    xdev_strbuf_printf(&sb, "{\"segments\":[");
+    bool first_seg = true;
+    for (int i = 0; i < n; i++) {
+        xdev_device_allocator_t *da = all[i];
+        xdev_spin_lock(&da->lock);
+        for (const xdev_segment_t *s = da->segments; s != NULL; s = s->next)
+            segment_json(&sb, da, s->base, s->size, s->pool_kind, s->pool->native, s->first, false,
+                         &first_seg);
+        for (const xdev_block_t *b = da->direct_blocks; b != NULL; b = b->next)
+            segment_json(&sb, da, b->addr, b->size,
+                         b->size <= XDEV_SMALL_SIZE ? XDEV_POOL_SMALL : XDEV_POOL_LARGE,
+                         b->stream ? b->stream->native : NULL, b, true, &first_seg);
+        xdev_spin_unlock(&da->lock);
+    }
+    xdev_strbuf_printf(&sb, "],\"device_traces\":[");
+    for (int i = 0; i < n; i++) {
+        xdev_device_allocator_t *da = all[i];
+        xdev_spin_lock(&da->lock);
+        xdev_strbuf_printf(&sb, "%s{\"device\":\"%s:%d\",\"entries\":[", i ? "," : "", da->be->name,
+                           da->index);
+        size_t start =
+            (da->trace_next + da->trace_cap - da->trace_len) % (da->trace_cap ? da->trace_cap : 1);
+        for (size_t k = 0; k < da->trace_len; k++) {
+            const xdev_memory_trace_entry_t *e = &da->trace[(start + k) % da->trace_cap];
+            xdev_strbuf_printf(&sb,
+                               "%s{\"action\":\"%s\",\"addr\":%llu,\"size\":%zu,\"stream\":\"%p\","
+                               "\"time_ns\":%llu}",
+                               k ? "," : "", action_name(e->action), (unsigned long long)e->addr,
+                               e->size, e->stream, (unsigned long long)e->time_ns);
+        }
+        xdev_strbuf_printf(&sb, "]}");
+        xdev_spin_unlock(&da->lock);
+    }
+    xdev_strbuf_printf(&sb, "]}");
+    if (sb.failed) {
+        free(sb.buf);
+        return XDEV_API_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for the snapshot");
+    }
+    *json = sb.buf;
+    return XDEV_SUCCESS;
+}

@@ -1,0 +1,269 @@
+/* alloc_stats.c - memory statistics with torch's keys, the convenience
+ * getters, resets, and the human-readable memory summary table. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "memory/alloc_internal.h"
+#include "base/error_internal.h"
+#include "base/strbuf.h"
+
+static xdev_status_t allocator_of(xdev_device_t device, xdev_device_allocator_t **out) {
+    xdev_backend_t *be = NULL;
+    xdev_device_t d = {XDEV_DEVICE_CPU, 0};
+    xdev_status_t st = xdev_backend_for_device(device, &be, &d);
+    return st == XDEV_SUCCESS ? xdev_alloc_get(be, d.index, out) : st;
+}
+
+xdev_status_t xdev_memory_stats(xdev_device_t device, xdev_memory_stats_t *out) {
+    XDEV_REQUIRE_ARG(out);
+    xdev_device_allocator_t *da;
+    XDEV_CHECK(allocator_of(device, &da));
+    xdev_spin_lock(&da->lock);
+    *out = da->stats;
+    xdev_spin_unlock(&da->lock);
+    return XDEV_SUCCESS;
+}
+
+/* The per-pool metrics in torch's order, with their offsets in the struct. */
+static const struct {
+    const char *name;
+    size_t offset;
+} g_metrics[] = {
+    {"allocation", offsetof(xdev_memory_stats_t, allocation)},
+    {"segment", offsetof(xdev_memory_stats_t, segment)},
+    {"active", offsetof(xdev_memory_stats_t, active)},
+    {"inactive_split", offsetof(xdev_memory_stats_t, inactive_split)},
+    {"allocated_bytes", offsetof(xdev_memory_stats_t, allocated_bytes)},
+    {"reserved_bytes", offsetof(xdev_memory_stats_t, reserved_bytes)},
+    {"active_bytes", offsetof(xdev_memory_stats_t, active_bytes)},
+    {"inactive_split_bytes", offsetof(xdev_memory_stats_t, inactive_split_bytes)},
+    {"requested_bytes", offsetof(xdev_memory_stats_t, requested_bytes)},
+};
+#define N_METRICS (sizeof g_metrics / sizeof g_metrics[0])
+static const char *const g_pools[XDEV_STAT_POOLS] = {"all", "large_pool", "small_pool"};
+static const char *const g_fields[4] = {"current", "peak", "allocated", "freed"};
+
+static int64_t field(const xdev_stat_t *s, int f) {
+    return f == 0 ? s->current : f == 1 ? s->peak : f == 2 ? s->allocated : s->freed;
+}
+
+xdev_status_t xdev_memory_stats_items(const xdev_memory_stats_t *stats,
+                                      xdev_memory_stat_item_t *items, size_t cap, size_t *count) {
+    XDEV_REQUIRE_ARG(stats);
+    XDEV_REQUIRE_ARG(count);
+    if (items == NULL && cap > 0)
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, "argument 'items' is NULL but cap is %zu",
+                             cap);
+    size_t n = 0;
+#define PUT(fmt, ...)                                                                              \
+    do {                                                                                           \
+        if (n < cap) {                                                                             \
+            snprintf(items[n].key, sizeof items[n].key, fmt, __VA_ARGS__);                         \
+        }                                                                                          \
+        n++;                                                                                       \
+    } while (0)
+#define VAL(v)                                                                                     \
+    do {                                                                                           \
+        if (n - 1 < cap) items[n - 1].value = (v);                                                 \
+    } while (0)
+    for (size_t m = 0; m < N_METRICS; m++) {
+        const xdev_stat_t *s = (const xdev_stat_t *)((const char *)stats + g_metrics[m].offset);
+        for (int p = 0; p < XDEV_STAT_POOLS; p++)
+            for (int f = 0; f < 4; f++) {
+                PUT("%s.%s.%s", g_metrics[m].name, g_pools[p], g_fields[f]);
+                VAL(field(&s[p], f));
+            }
+    }
+    const struct {
+        const char *k;
+        int64_t v;
+    } scalars[] = {{"num_alloc_retries", stats->num_alloc_retries},
+                   {"num_ooms", stats->num_ooms},
+                   {"num_sync_all_streams", stats->num_sync_all_streams},
+                   {"num_device_alloc", stats->num_device_alloc},
+                   {"num_device_free", stats->num_device_free},
+                   {"max_split_size", stats->max_split_size}};
+    for (size_t i = 0; i < sizeof scalars / sizeof scalars[0]; i++) {
+        PUT("%s", scalars[i].k);
+        VAL(scalars[i].v);
+    }
+    for (int f = 0; f < 4; f++) {
+        PUT("oversize_allocations.%s", g_fields[f]);
+        VAL(field(&stats->oversize_allocations, f));
+    }
+    for (int f = 0; f < 4; f++) {
+        PUT("oversize_segments.%s", g_fields[f]);
+        VAL(field(&stats->oversize_segments, f));
+    }
+#undef PUT
+#undef VAL
+    *count = n;
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t getter(xdev_device_t device, size_t *out, size_t offset, bool peak) {
+    xdev_device_allocator_t *da;
+    xdev_status_t st = allocator_of(device, &da);
+    if (st != XDEV_SUCCESS) return st;
+    xdev_spin_lock(&da->lock);
+    const xdev_stat_t *s = (const xdev_stat_t *)((const char *)&da->stats + offset);
+    *out = (size_t)(peak ? s[XDEV_STAT_ALL].peak : s[XDEV_STAT_ALL].current);
+    xdev_spin_unlock(&da->lock);
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_memory_allocated(xdev_device_t device, size_t *out) {
+    XDEV_REQUIRE_ARG(out);
+    XDEV_CHECK(getter(device, out, offsetof(xdev_memory_stats_t, allocated_bytes), false));
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_max_memory_allocated(xdev_device_t device, size_t *out) {
+    XDEV_REQUIRE_ARG(out);
+    XDEV_CHECK(getter(device, out, offsetof(xdev_memory_stats_t, allocated_bytes), true));
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_memory_reserved(xdev_device_t device, size_t *out) {
+    XDEV_REQUIRE_ARG(out);
+    XDEV_CHECK(getter(device, out, offsetof(xdev_memory_stats_t, reserved_bytes), false));
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_max_memory_reserved(xdev_device_t device, size_t *out) {
+    XDEV_REQUIRE_ARG(out);
+    XDEV_CHECK(getter(device, out, offsetof(xdev_memory_stats_t, reserved_bytes), true));
+    return XDEV_SUCCESS;
+}
+
+/* Apply fn to every xdev_stat_t in the struct. */
+static void for_each_stat(xdev_memory_stats_t *s, void (*fn)(xdev_stat_t *)) {
+    for (size_t m = 0; m < N_METRICS; m++) {
+        xdev_stat_t *st = (xdev_stat_t *)((char *)s + g_metrics[m].offset);
+        for (int p = 0; p < XDEV_STAT_POOLS; p++)
+            fn(&st[p]);
+    }
+    fn(&s->oversize_allocations);
+    fn(&s->oversize_segments);
+}
+
+static void reset_peak(xdev_stat_t *s) {
+    s->peak = s->current;
+}
+
+static void reset_accumulated(xdev_stat_t *s) {
+    s->allocated = 0;
+    s->freed = 0;
+}
+
+xdev_status_t xdev_reset_peak_memory_stats(xdev_device_t device) {
+    xdev_device_allocator_t *da;
+    XDEV_CHECK(allocator_of(device, &da));
+    xdev_spin_lock(&da->lock);
+    for_each_stat(&da->stats, reset_peak);
+    xdev_spin_unlock(&da->lock);
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_reset_accumulated_memory_stats(xdev_device_t device) {
+    xdev_device_allocator_t *da;
+    XDEV_CHECK(allocator_of(device, &da));
+    xdev_spin_lock(&da->lock);
+    for_each_stat(&da->stats, reset_accumulated);
+    da->stats.num_alloc_retries = 0;
+    da->stats.num_ooms = 0;
+    da->stats.num_sync_all_streams = 0;
+    da->stats.num_device_alloc = 0;
+    da->stats.num_device_free = 0;
+    xdev_spin_unlock(&da->lock);
+    return XDEV_SUCCESS;
+}
+
+/* ------------------------------------------------ summary */
+
+/* torch's size format: an integer below 10240 with its unit. */
+static void fmt_size(char *out, size_t len, int64_t v) {
+    static const char *const units[] = {"B  ", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    int u = 0;
+    int64_t a = v < 0 ? -v : v;
+    while (a >= 10240 && u < 5) {
+        a /= 1024;
+        v /= 1024;
+        u++;
+    }
+    snprintf(out, len, "%7lld %s", (long long)v, units[u]);
+}
+
+static void fmt_count(char *out, size_t len, int64_t v) {
+    snprintf(out, len, "%11lld", (long long)v);
+}
+
+static void summary_rows(xdev_strbuf_t *sb, const char *title, const xdev_stat_t *s, bool bytes,
+                         bool abbreviated) {
+    static const char *const sub[3] = {"", "      from large pool", "      from small pool"};
+    for (int p = 0; p < (abbreviated ? 1 : 3); p++) {
+        char c[4][24];
+        for (int f = 0; f < 4; f++) {
+            if (bytes)
+                fmt_size(c[f], sizeof c[f], field(&s[p], f));
+            else
+                fmt_count(c[f], sizeof c[f], field(&s[p], f));
+        }
+        xdev_strbuf_printf(sb, "| %-25s | %s | %s | %s | %s |\n", p == 0 ? title : sub[p], c[0],
+                           c[1], c[2], c[3]);
+    }
+    xdev_strbuf_printf(
+        sb, "|%s|\n",
+        "---------------------------------------------------------------------------------");
+}
+
+xdev_status_t xdev_memory_summary(xdev_device_t device, bool abbreviated, char **out) {
+    XDEV_REQUIRE_ARG(out);
+    *out = NULL;
+    xdev_backend_t *be = NULL;
+    xdev_device_t d = {XDEV_DEVICE_CPU, 0};
+    XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
+    xdev_memory_stats_t s;
+    XDEV_CHECK(xdev_memory_stats(d, &s));
+    xdev_strbuf_t sb = {0};
+    const char *rule =
+        "=================================================================================";
+    xdev_strbuf_printf(&sb, "|%s|\n", rule);
+    char head[80];
+    snprintf(head, sizeof head, "xdev memory summary, device %s:%d", be->name, d.index);
+    xdev_strbuf_printf(&sb, "| %-79s |\n", head);
+    xdev_strbuf_printf(
+        &sb, "|%s|\n",
+        "---------------------------------------------------------------------------------");
+    char line[96];
+    snprintf(line, sizeof line,
+             "OOMs: %lld   allocation retries: %lld   device allocs: %lld   frees: %lld",
+             (long long)s.num_ooms, (long long)s.num_alloc_retries, (long long)s.num_device_alloc,
+             (long long)s.num_device_free);
+    xdev_strbuf_printf(&sb, "| %-79s |\n", line);
+    xdev_strbuf_printf(&sb, "|%s|\n", rule);
+    xdev_strbuf_printf(&sb, "| %-25s | %11s | %11s | %11s | %11s |\n", "Metric", "Cur Usage",
+                       "Peak Usage", "Tot Alloc", "Tot Freed");
+    xdev_strbuf_printf(
+        &sb, "|%s|\n",
+        "---------------------------------------------------------------------------------");
+    summary_rows(&sb, "Allocated memory", s.allocated_bytes, true, abbreviated);
+    summary_rows(&sb, "Active memory", s.active_bytes, true, abbreviated);
+    summary_rows(&sb, "Requested memory", s.requested_bytes, true, abbreviated);
+    summary_rows(&sb, "Reserved memory", s.reserved_bytes, true, abbreviated);
+    summary_rows(&sb, "Non-releasable memory", s.inactive_split_bytes, true, abbreviated);
+    summary_rows(&sb, "Allocations", s.allocation, false, abbreviated);
+    summary_rows(&sb, "Active allocs", s.active, false, abbreviated);
+    summary_rows(&sb, "Reserved segments", s.segment, false, abbreviated);
+    summary_rows(&sb, "Non-releasable allocs", s.inactive_split, false, abbreviated);
+    summary_rows(&sb, "Oversize allocations", &s.oversize_allocations, false, true);
+    summary_rows(&sb, "Oversize segments", &s.oversize_segments, false, true);
+    xdev_strbuf_printf(&sb, "|%s|\n", rule);
+    if (sb.failed) {
+        free(sb.buf);
+        return XDEV_API_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for the summary");
+    }
+    *out = sb.buf;
+    return XDEV_SUCCESS;
+}

@@ -1,0 +1,504 @@
+/* device_allocator.c - the public device-memory API over each device's
+ * allocator: caching (default), direct (XDEV_NO_MEMORY_CACHING=1), the
+ * backend's stream-ordered allocator (XDEV_ALLOC_CONF=backend:async), or an
+ * application's pluggable allocator. Every mode keeps the same pointer map,
+ * registry and statistics, so free/device_of/record_stream/stats behave the
+ * same whichever is active. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "memory/alloc_internal.h"
+#include "base/env.h"
+#include "base/error_internal.h"
+#include "memory/pointer_registry.h"
+#include "runtime/stream_internal.h"
+#include "runtime/thread_state.h"
+
+static xdev_alloc_config_t g_cfg;
+static bool g_no_caching;
+static pthread_mutex_t g_create_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic(xdev_device_allocator_t *) g_allocs[XDEV_DEVICE_TYPE_COUNT][XDEV_MAX_DEVICES];
+
+xdev_status_t xdev_alloc_settings_load(void) {
+    char err[512];
+    const char *conf = xdev_env_get("XDEV_ALLOC_CONF");
+    if (!xdev_alloc_config_parse(conf, &g_cfg, err, sizeof err)) {
+        xdev_alloc_config_defaults(&g_cfg);
+        return XDEV_FAIL(XDEV_ERROR_ENV, "XDEV_ALLOC_CONF='%s': %s", conf, err);
+    }
+    return xdev_env_bool("XDEV_NO_MEMORY_CACHING", false, &g_no_caching);
+}
+
+const xdev_alloc_config_t *xdev_alloc_settings(void) {
+    return &g_cfg;
+}
+
+int xdev_alloc_all(xdev_device_allocator_t **out, int cap) {
+    int n = 0;
+    for (int t = 0; t < XDEV_DEVICE_TYPE_COUNT; t++)
+        for (int i = 0; i < XDEV_MAX_DEVICES; i++) {
+            xdev_device_allocator_t *da = atomic_load(&g_allocs[t][i]);
+            if (da != NULL && n < cap) out[n++] = da;
+        }
+    return n;
+}
+
+static xdev_status_t create(xdev_backend_t *be, int index, xdev_device_allocator_t **out) {
+    xdev_device_allocator_t *da = calloc(1, sizeof *da);
+    if (da == NULL) return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for an allocator");
+    da->be = be;
+    da->index = index;
+    da->physical = be->devices[index].physical;
+    da->limit = SIZE_MAX;
+    da->fraction = 1.0;
+    da->stats.max_split_size =
+        g_cfg.max_split_size == SIZE_MAX ? -1 : (int64_t)g_cfg.max_split_size;
+    size_t free_b = 0;
+    xdev_status_t (*info)(int, size_t *, size_t *) =
+        XDEV_BACKEND_SLOT(be->api->memory, mem_get_info);
+    if (info != NULL) (void)info(da->physical, &free_b, &da->total_memory);
+    da->mode = XDEV_ALLOC_MODE_CACHING;
+    if (g_no_caching)
+        da->mode = XDEV_ALLOC_MODE_DIRECT;
+    else if (g_cfg.backend_async) {
+        if (XDEV_BACKEND_SLOT(be->api->memory, malloc_async) == NULL ||
+            XDEV_BACKEND_SLOT(be->api->memory, free_async) == NULL) {
+            free(da);
+            return XDEV_FAIL(XDEV_ERROR_NOT_SUPPORTED,
+                             "XDEV_ALLOC_CONF=backend:async: the %s backend has no stream-ordered "
+                             "allocator",
+                             be->name);
+        }
+        da->mode = XDEV_ALLOC_MODE_ASYNC;
+    }
+    da->default_mode = da->mode;
+    *out = da;
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_alloc_get(xdev_backend_t *be, int index, xdev_device_allocator_t **out) {
+    xdev_device_allocator_t *da =
+        atomic_load_explicit(&g_allocs[be->type][index], memory_order_acquire);
+    if (da != NULL) {
+        *out = da;
+        return XDEV_SUCCESS;
+    }
+    xdev_status_t st = XDEV_SUCCESS;
+    pthread_mutex_lock(&g_create_lock);
+    da = atomic_load(&g_allocs[be->type][index]);
+    if (da == NULL) {
+        st = create(be, index, &da);
+        if (st == XDEV_SUCCESS)
+            atomic_store_explicit(&g_allocs[be->type][index], da, memory_order_release);
+    }
+    pthread_mutex_unlock(&g_create_lock);
+    *out = da;
+    return st;
+}
+
+xdev_block_t *xdev_alloc_find_block(xdev_device_allocator_t *da, uintptr_t addr,
+                                    xdev_segment_t **seg_out) {
+    for (xdev_segment_t *seg = da->segments; seg != NULL; seg = seg->next) {
+        if (addr < seg->base || addr >= seg->base + seg->size) continue;
+        if (seg_out) *seg_out = seg;
+        for (xdev_block_t *b = seg->first; b != NULL; b = b->next)
+            if (addr >= b->addr && addr < b->addr + b->size) return b;
+        return NULL;
+    }
+    if (seg_out) *seg_out = NULL;
+    for (xdev_block_t *b = da->direct_blocks; b != NULL; b = b->next) /* non-caching modes */
+        if (addr >= b->addr && addr < b->addr + b->size) return b;
+    return NULL;
+}
+
+/* ------------------------------------------------ non-caching modes */
+
+static int pool_of(size_t size) {
+    return size <= XDEV_SMALL_SIZE ? XDEV_POOL_SMALL : XDEV_POOL_LARGE;
+}
+
+static void direct_stats(xdev_device_allocator_t *da, const xdev_block_t *b, int sign) {
+    int k = pool_of(b->size);
+    int64_t n = sign, bytes = sign * (int64_t)b->size;
+    xdev_stat_update(da->stats.allocation, k, n);
+    xdev_stat_update(da->stats.active, k, n);
+    xdev_stat_update(da->stats.segment, k, n);
+    xdev_stat_update(da->stats.allocated_bytes, k, bytes);
+    xdev_stat_update(da->stats.active_bytes, k, bytes);
+    xdev_stat_update(da->stats.reserved_bytes, k, bytes);
+    xdev_stat_update(da->stats.requested_bytes, k, sign * (int64_t)b->requested);
+    if (sign > 0)
+        da->stats.num_device_alloc++;
+    else
+        da->stats.num_device_free++;
+}
+
+static xdev_status_t direct_malloc(xdev_device_allocator_t *da, size_t size, xdev_stream_t stream,
+                                   xdev_block_t **out) {
+    size_t reserved = (size_t)da->stats.reserved_bytes[XDEV_STAT_ALL].current;
+    if (da->limit != SIZE_MAX && (reserved > da->limit || size > da->limit - reserved)) {
+        da->stats.num_ooms++;
+        return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY,
+                         "%s:%d out of memory: tried to allocate %zu bytes, but the memory "
+                         "fraction %.3g allows at most %zu reserved bytes and %lld are in use",
+                         da->be->name, da->index, size, da->fraction, da->limit,
+                         (long long)da->stats.reserved_bytes[XDEV_STAT_ALL].current);
+    }
+    xdev_block_t *b = calloc(1, sizeof *b);
+    if (b == NULL) return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for a block");
+    void *p = NULL;
+    xdev_status_t st;
+    if (da->mode == XDEV_ALLOC_MODE_ASYNC) {
+        st = da->be->api->memory->malloc_async(da->physical, size, stream->native, &p);
+    } else if (da->mode == XDEV_ALLOC_MODE_PLUGGABLE) {
+        st = da->pluggable.malloc(da->pluggable.ctx, stream->device, size, stream, &p);
+        if (st == XDEV_SUCCESS && p == NULL)
+            st = XDEV_FAIL(XDEV_ERROR_INTERNAL, "the pluggable allocator returned NULL");
+    } else {
+        st = da->be->api->memory->malloc(da->physical, size, &p);
+    }
+    if (st != XDEV_SUCCESS) {
+        free(b);
+        if (st == XDEV_ERROR_OUT_OF_MEMORY) da->stats.num_ooms++;
+        return st;
+    }
+    b->addr = (uintptr_t)p;
+    b->size = size;
+    b->requested = size;
+    b->stream = stream;
+    b->state = XDEV_BLOCK_ACTIVE;
+    b->owner = da;
+    b->bin = -1;
+    xdev_ptr_entry_t e = {(uintptr_t)p, size, XDEV_MEMORY_DEVICE, da->be,
+                          da->index,    NULL, XDEV_PTR_DIRECT};
+    (void)xdev_ptr_insert(&e);
+    b->next = da->direct_blocks;
+    if (b->next) b->next->prev = b;
+    da->direct_blocks = b;
+    direct_stats(da, b, +1);
+    xdev_trace_record(da, XDEV_TRACE_ALLOC, b->addr, size, stream->native);
+    *out = b;
+    return XDEV_SUCCESS;
+}
+
+/* Make `s` wait for the work queued so far on each stream that used b. */
+static void wait_used_streams(xdev_block_t *b) {
+    xdev_error_state_t saved; /* best effort: failures leave no error behind */
+    xdev_core_error_save(&saved);
+    for (int i = 0; i < b->n_used_streams; i++) {
+        xdev_stream_t u = i < XDEV_BLOCK_INLINE_STREAMS
+                              ? b->used_streams[i]
+                              : b->more_used_streams[i - XDEV_BLOCK_INLINE_STREAMS];
+        if (xdev_core_stream_acquire(u) && xdev_stream_wait_stream(b->stream, u) != XDEV_SUCCESS)
+            (void)xdev_stream_synchronize(u);
+    }
+    xdev_core_error_restore(&saved);
+}
+
+/* A non-caching free in two steps, so that no backend call (which may wait
+ * for the device) runs under the device lock: direct_unlink takes the block
+ * out of the tables and statistics (lock held), direct_release hands the
+ * memory back (lock not held). The registry entry goes first, so the address
+ * is unknown to xdev before the backend can hand it out again. */
+static void direct_unlink(xdev_device_allocator_t *da, xdev_block_t *b) {
+    xdev_ptr_entry_t e;
+    (void)xdev_ptr_remove((void *)b->addr, XDEV_MEMORY_DEVICE, &e);
+    if (b->prev)
+        b->prev->next = b->next;
+    else
+        da->direct_blocks = b->next;
+    if (b->next) b->next->prev = b->prev;
+    direct_stats(da, b, -1);
+    xdev_trace_record(da, XDEV_TRACE_FREE_COMPLETED, b->addr, b->size, b->stream->native);
+}
+
+static xdev_status_t direct_release(xdev_device_allocator_t *da, xdev_block_t *b) {
+    xdev_status_t st;
+    bool stream_live = xdev_core_stream_acquire(b->stream);
+    if (da->mode == XDEV_ALLOC_MODE_ASYNC && stream_live) {
+        wait_used_streams(b);
+        st = da->be->api->memory->free_async(da->physical, (void *)b->addr, b->stream->native);
+    } else if (da->mode == XDEV_ALLOC_MODE_PLUGGABLE) {
+        if (stream_live) wait_used_streams(b);
+        st = da->pluggable.free(da->pluggable.ctx, (xdev_device_t){da->be->type, da->index},
+                                (void *)b->addr, b->size, stream_live ? b->stream : NULL);
+    } else {
+        /* the device was synchronized before the block was unlinked */
+        st = da->be->api->memory->free(da->physical, (void *)b->addr);
+    }
+    free(b->more_used_streams);
+    free(b);
+    return st;
+}
+
+/* XDEV_NO_MEMORY_CACHING frees like cudaFree: after the device has passed
+ * the work queued so far, which may still use the memory. The wait comes
+ * first, without any lock and before anything changes: if it fails (called
+ * from a host function of this device, which cannot wait for its own
+ * stream), the free fails and the allocation stays live. */
+static xdev_status_t direct_wait_before_free(const void *ptr) {
+    if (!g_no_caching) return XDEV_SUCCESS; /* the hot path: no lookup */
+    xdev_ptr_entry_t e;
+    xdev_device_allocator_t *da;
+    if (!xdev_ptr_lookup(ptr, &e) || e.origin != XDEV_PTR_DIRECT || e.base != (uintptr_t)ptr ||
+        xdev_alloc_get(e.be, e.index, &da) != XDEV_SUCCESS || da->mode != XDEV_ALLOC_MODE_DIRECT)
+        return XDEV_SUCCESS; /* not a direct-mode allocation: nothing to wait for */
+    xdev_status_t (*sync)(int) = XDEV_BACKEND_SLOT(da->be->api->device, synchronize);
+    xdev_status_t st = sync ? sync(da->physical) : XDEV_SUCCESS;
+    if (st != XDEV_SUCCESS)
+        return XDEV_FAIL(st,
+                         "%s:%d: XDEV_NO_MEMORY_CACHING frees wait for the device, which failed "
+                         "(%s); the allocation %p is still live",
+                         e.be->name, e.index, xdev_last_error(), ptr);
+    return XDEV_SUCCESS;
+}
+
+/* ------------------------------------------------ public API */
+
+/* Resolve a NULL stream to the current stream of the default type's device. */
+static xdev_status_t resolve_stream(xdev_stream_t *stream) {
+    if (*stream != NULL) return xdev_stream_check(*stream, "stream");
+    xdev_status_t st = xdev_core_ensure_init();
+    if (st != XDEV_SUCCESS) return st;
+    xdev_backend_t *be;
+    xdev_device_t d = {XDEV_DEVICE_CPU, 0}, cur = {xdev_core_default_type(), -1};
+    st = xdev_backend_for_device(cur, &be, &d);
+    return st == XDEV_SUCCESS ? xdev_core_current_stream(be, d.index, stream) : st;
+}
+
+static xdev_status_t malloc_on(xdev_stream_t stream, size_t size, void **ptr) {
+    xdev_device_allocator_t *da;
+    xdev_status_t st = xdev_alloc_get(stream->be, stream->device.index, &da);
+    if (st != XDEV_SUCCESS) return st;
+    if (size > XDEV_MAX_ALLOC_SIZE) {
+        xdev_spin_lock(&da->lock);
+        da->stats.num_ooms++;
+        xdev_spin_unlock(&da->lock);
+        return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY,
+                         "%s:%d out of memory: tried to allocate %zu bytes, more than any device "
+                         "holds (xdev refuses requests over %zu bytes)",
+                         stream->be->name, stream->device.index, size, XDEV_MAX_ALLOC_SIZE);
+    }
+    xdev_block_t *b = NULL;
+    xdev_spin_lock(&da->lock);
+    da->used = true;
+    if (da->mode == XDEV_ALLOC_MODE_CACHING)
+        st = xdev_caching_malloc(da, size, stream, &b);
+    else
+        st = direct_malloc(da, size, stream, &b);
+    xdev_block_t *undo = NULL; /* a direct allocation to give back after unlocking */
+    if (st == XDEV_SUCCESS && !xdev_ptrtab_insert(&da->live, b)) {
+        if (da->mode == XDEV_ALLOC_MODE_CACHING) {
+            xdev_caching_free(da, b);
+        } else {
+            direct_unlink(da, b);
+            undo = b;
+        }
+        st = XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory to track the allocation");
+    }
+    xdev_spin_unlock(&da->lock);
+    if (undo != NULL) (void)direct_release(da, undo); /* never used: no wait needed */
+    if (st != XDEV_SUCCESS) return st;
+    xdev_thread_state()->alloc_hint = da;
+    *ptr = (void *)b->addr;
+    return XDEV_SUCCESS;
+}
+
+/* The device allocator whose live table holds ptr, locked, with the block
+ * removed (*out); NULL when no device has it. Tries the thread's last device
+ * first (one lock, the common case), then the segment registry. */
+static xdev_device_allocator_t *take_live(uintptr_t ptr, xdev_block_t **out) {
+    xdev_device_allocator_t *hint = xdev_thread_state()->alloc_hint;
+    if (hint != NULL) {
+        xdev_spin_lock(&hint->lock);
+        *out = xdev_ptrtab_remove(&hint->live, ptr);
+        if (*out != NULL) return hint;
+        xdev_spin_unlock(&hint->lock);
+    }
+    xdev_ptr_entry_t e;
+    xdev_device_allocator_t *da;
+    if (!xdev_ptr_lookup((const void *)ptr, &e) || e.kind != XDEV_MEMORY_DEVICE ||
+        xdev_alloc_get(e.be, e.index, &da) != XDEV_SUCCESS || da == hint)
+        return NULL;
+    xdev_spin_lock(&da->lock);
+    *out = xdev_ptrtab_remove(&da->live, ptr);
+    if (*out != NULL) {
+        xdev_thread_state()->alloc_hint = da;
+        return da;
+    }
+    xdev_spin_unlock(&da->lock);
+    return NULL;
+}
+
+xdev_status_t xdev_malloc_stream(void **ptr, size_t size, xdev_stream_t stream) {
+    XDEV_REQUIRE_ARG(ptr);
+    *ptr = NULL;
+    XDEV_CHECK(resolve_stream(&stream));
+    if (size == 0) return XDEV_SUCCESS;
+    XDEV_CHECK(malloc_on(stream, size, ptr));
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_malloc_device(xdev_device_t device, void **ptr, size_t size) {
+    XDEV_REQUIRE_ARG(ptr);
+    *ptr = NULL;
+    xdev_backend_t *be = NULL;
+    xdev_device_t d = {XDEV_DEVICE_CPU, 0};
+    XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
+    if (size == 0) return XDEV_SUCCESS;
+    xdev_stream_t s;
+    XDEV_CHECK(xdev_core_current_stream(be, d.index, &s));
+    XDEV_CHECK(malloc_on(s, size, ptr));
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_malloc(void **ptr, size_t size) {
+    XDEV_REQUIRE_ARG(ptr);
+    *ptr = NULL;
+    xdev_stream_t s = NULL;
+    XDEV_CHECK(resolve_stream(&s));
+    if (size == 0) return XDEV_SUCCESS;
+    XDEV_CHECK(malloc_on(s, size, ptr));
+    return XDEV_SUCCESS;
+}
+
+/* Say precisely why `ptr` is not a live allocation. */
+static xdev_status_t explain_bad_free(const void *ptr) {
+    xdev_ptr_entry_t e;
+    if (!xdev_ptr_lookup(ptr, &e))
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                         "pointer %p was not allocated by xdev_malloc (or was already freed)", ptr);
+    if (e.kind == XDEV_MEMORY_PINNED_HOST)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                         "pointer %p is pinned host memory from xdev_host_alloc; free it with "
+                         "xdev_host_free",
+                         ptr);
+    xdev_device_allocator_t *da;
+    if (xdev_alloc_get(e.be, e.index, &da) != XDEV_SUCCESS)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "pointer %p is not a live allocation", ptr);
+    xdev_spin_lock(&da->lock);
+    xdev_block_t *b = xdev_alloc_find_block(da, (uintptr_t)ptr, NULL);
+    uintptr_t base = b ? b->addr : 0;
+    size_t size = b ? b->size : 0;
+    int state = b ? b->state : -1;
+    xdev_spin_unlock(&da->lock);
+    if (b != NULL && state == XDEV_BLOCK_ACTIVE && base != (uintptr_t)ptr)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                         "pointer %p points %zu bytes into an allocation of %zu bytes at %p; free "
+                         "the start of the allocation",
+                         ptr, (size_t)((uintptr_t)ptr - base), size, (void *)base);
+    return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                     "pointer %p on %s:%d is not a live allocation: double free, or a pointer "
+                     "that was never returned by xdev_malloc",
+                     ptr, e.be->name, e.index);
+}
+
+xdev_status_t xdev_free(void *ptr) {
+    if (ptr == NULL) return XDEV_SUCCESS;
+    XDEV_CHECK(xdev_core_ensure_init());
+    XDEV_CHECK(direct_wait_before_free(ptr));
+    xdev_block_t *b = NULL;
+    xdev_device_allocator_t *da = take_live((uintptr_t)ptr, &b); /* locked */
+    if (da == NULL) XDEV_CHECK(explain_bad_free(ptr));
+    if (da->mode == XDEV_ALLOC_MODE_CACHING) {
+        xdev_caching_free(da, b);
+        xdev_spin_unlock(&da->lock);
+        return XDEV_SUCCESS;
+    }
+    direct_unlink(da, b);
+    xdev_spin_unlock(&da->lock);
+    XDEV_CHECK(direct_release(da, b));
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_record_stream(void *ptr, xdev_stream_t stream) {
+    XDEV_REQUIRE_ARG(ptr);
+    XDEV_CHECK(xdev_stream_check(stream, "stream"));
+    xdev_ptr_entry_t e;
+    if (!xdev_ptr_lookup(ptr, &e) || e.kind != XDEV_MEMORY_DEVICE)
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
+                             "pointer %p is not device memory allocated by xdev", ptr);
+    if (e.be != stream->be || e.index != stream->device.index)
+        return XDEV_API_FAIL(XDEV_ERROR_CROSS_DEVICE,
+                             "pointer %p is on %s:%d but the stream belongs to %s:%d", ptr,
+                             e.be->name, e.index, stream->be->name, stream->device.index);
+    xdev_device_allocator_t *da;
+    XDEV_CHECK(xdev_alloc_get(e.be, e.index, &da));
+    xdev_status_t st;
+    xdev_spin_lock(&da->lock);
+    xdev_block_t *b = xdev_ptrtab_find(&da->live, (uintptr_t)ptr);
+    if (b == NULL || b->state != XDEV_BLOCK_ACTIVE)
+        st =
+            XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                      "pointer %p is not the start of a live allocation (freed, or interior)", ptr);
+    else
+        st = xdev_caching_record_stream(da, b, stream); /* every mode orders the free */
+    xdev_spin_unlock(&da->lock);
+    XDEV_CHECK(st);
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_empty_cache(void) {
+    XDEV_CHECK(xdev_core_ensure_init());
+    xdev_device_allocator_t *all[XDEV_DEVICE_TYPE_COUNT * XDEV_MAX_DEVICES];
+    int n = xdev_alloc_all(all, XDEV_DEVICE_TYPE_COUNT * XDEV_MAX_DEVICES);
+    for (int i = 0; i < n; i++) {
+        xdev_device_allocator_t *da = all[i];
+        xdev_spin_lock(&da->lock);
+        if (da->mode == XDEV_ALLOC_MODE_CACHING)
+            (void)xdev_caching_empty_cache(da);
+        else if (da->mode == XDEV_ALLOC_MODE_PLUGGABLE && da->pluggable.empty_cache != NULL)
+            da->pluggable.empty_cache(da->pluggable.ctx, (xdev_device_t){da->be->type, da->index});
+        xdev_spin_unlock(&da->lock);
+    }
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_set_per_process_memory_fraction(double fraction, xdev_device_t device) {
+    if (!(fraction >= 0.0 && fraction <= 1.0))
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, "fraction %g is outside [0, 1]", fraction);
+    xdev_backend_t *be = NULL;
+    xdev_device_t d = {XDEV_DEVICE_CPU, 0};
+    XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
+    xdev_device_allocator_t *da;
+    XDEV_CHECK(xdev_alloc_get(be, d.index, &da));
+    xdev_spin_lock(&da->lock);
+    da->fraction = fraction;
+    da->limit = fraction >= 1.0 ? SIZE_MAX : (size_t)(fraction * (double)da->total_memory);
+    xdev_spin_unlock(&da->lock);
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_set_allocator(xdev_device_t device, const xdev_allocator_t *allocator) {
+    if (allocator != NULL &&
+        (allocator->size < offsetof(xdev_allocator_t, free) + sizeof allocator->free ||
+         allocator->malloc == NULL || allocator->free == NULL))
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
+                             "the allocator needs size = sizeof(xdev_allocator_t) and both malloc "
+                             "and free");
+    xdev_backend_t *be = NULL;
+    xdev_device_t d = {XDEV_DEVICE_CPU, 0};
+    XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
+    xdev_device_allocator_t *da;
+    XDEV_CHECK(xdev_alloc_get(be, d.index, &da));
+    xdev_status_t st = XDEV_SUCCESS;
+    xdev_spin_lock(&da->lock);
+    if (da->used) {
+        st = XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                       "%s:%d has already allocated memory; install the allocator before the "
+                       "first allocation",
+                       be->name, d.index);
+    } else if (allocator != NULL) {
+        memset(&da->pluggable, 0, sizeof da->pluggable);
+        memcpy(&da->pluggable, allocator,
+               allocator->size < sizeof da->pluggable ? allocator->size : sizeof da->pluggable);
+        da->mode = XDEV_ALLOC_MODE_PLUGGABLE;
+    } else {
+        da->mode = da->default_mode;
+    }
+    xdev_spin_unlock(&da->lock);
+    XDEV_CHECK(st);
+    return XDEV_SUCCESS;
+}

@@ -1,0 +1,319 @@
+/* ipc.c - sharing device memory and events between processes through the
+ * backend's optional ipc table (cudaIpc* on CUDA).
+ *
+ * A memory handle names the segment that holds the pointer (the pointer
+ * registry knows segments: the caching allocator registers each one) plus the
+ * pointer's offset, so interior and sub-allocated pointers can be shared.
+ * Opened segments are cached by their native handle and reference counted
+ * (CUDA maps a segment once per process); they enter the pointer registry as
+ * device memory of the handle's device so that copies infer their direction.
+ * Closing drops a reference; xdev_ipc_collect unmaps unreferenced segments. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "memory/alloc_lookup.h"
+#include "base/error_internal.h"
+#include "runtime/event_internal.h"
+#include "memory/pointer_registry.h"
+#include "runtime/process.h"
+#include "runtime/registry.h"
+#include "xdev/ipc.h"
+
+#define IPC_MAGIC_MEM 0x4d504958u   /* "XIPM" */
+#define IPC_MAGIC_EVENT 0x45504958u /* "XIPE" */
+#define IPC_VERSION 1u
+
+/* The bytes of a handle (same machine, so host byte order). */
+typedef struct ipc_wire {
+    uint32_t magic;
+    uint16_t version;
+    uint16_t type;     /* xdev_device_type_t */
+    int32_t index;     /* exporter's device index */
+    uint32_t pid;      /* exporter */
+    uint64_t seg_size; /* bytes of the shared segment (memory) */
+    uint64_t offset;   /* pointer - segment base (memory) */
+    uint64_t bytes;    /* usable from the pointer to the end of its allocation */
+    unsigned char native[XDEV_IPC_NATIVE_SIZE];
+} ipc_wire_t;
+
+_Static_assert(sizeof(ipc_wire_t) <= XDEV_IPC_HANDLE_SIZE, "IPC handle layout too large");
+
+/* One segment opened from another process. */
+typedef struct ipc_mapping {
+    struct ipc_mapping *next;
+    xdev_backend_t *be;
+    int index;
+    unsigned char native[XDEV_IPC_NATIVE_SIZE];
+    void *base;
+    size_t size;
+    long refs;
+} ipc_mapping_t;
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static ipc_mapping_t *g_mappings;
+
+static const xdev_ipc_vtable_t *ipc_table(const xdev_backend_t *be) {
+    return XDEV_BACKEND_HAS_SLOT(be->api, ipc) ? be->api->ipc : NULL;
+}
+
+static xdev_status_t not_supported(const xdev_backend_t *be, const char *what) {
+    return XDEV_FAIL(XDEV_ERROR_NOT_SUPPORTED, "the %s backend cannot share %s between processes",
+                     be->name, what);
+}
+
+/* Check a handle's bytes and find its backend and device. */
+static xdev_status_t parse(const unsigned char *bytes, uint32_t magic, ipc_wire_t *w,
+                           xdev_backend_t **be) {
+    memcpy(w, bytes, sizeof *w);
+    if (w->magic != magic || w->version != IPC_VERSION)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                         "not an xdev IPC %s handle (bad magic or version %u)",
+                         magic == IPC_MAGIC_MEM ? "memory" : "event", (unsigned)w->version);
+    if (w->pid == (uint32_t)getpid())
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                         "the handle was exported by this process (pid %u): use the original "
+                         "%s",
+                         (unsigned)w->pid, magic == IPC_MAGIC_MEM ? "pointer" : "event");
+    xdev_device_t d = {(xdev_device_type_t)w->type, w->index}, resolved;
+    return xdev_backend_for_device(d, be, &resolved);
+}
+
+xdev_status_t xdev_ipc_get_mem_handle(const void *ptr, xdev_ipc_mem_handle_t *out) {
+    XDEV_REQUIRE_ARG(ptr);
+    XDEV_REQUIRE_ARG(out);
+    XDEV_CHECK(xdev_core_ensure_init());
+    xdev_live_ref_t ref; /* refuses freed memory */
+    XDEV_CHECK(xdev_live_lookup(ptr, "ptr", &ref));
+    xdev_ptr_entry_t e = ref.e;
+    if (!ref.known || e.kind != XDEV_MEMORY_DEVICE)
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
+                             "pointer %p is not device memory allocated by xdev", ptr);
+    if (e.origin == XDEV_PTR_IPC)
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
+                             "pointer %p was opened from another process's IPC handle; share "
+                             "that process's handle instead",
+                             ptr);
+    const xdev_ipc_vtable_t *ipc = ipc_table(e.be);
+    xdev_status_t (*get)(int, void *, void *) = XDEV_BACKEND_SLOT(ipc, get_mem_handle);
+    if (get == NULL) XDEV_CHECK(not_supported(e.be, "memory"));
+    xdev_pointer_info_t info;
+    XDEV_CHECK(xdev_pointer_get_info(ptr, &info));
+    ipc_wire_t w;
+    memset(&w, 0, sizeof w);
+    w.magic = IPC_MAGIC_MEM;
+    w.version = IPC_VERSION;
+    w.type = (uint16_t)e.be->type;
+    w.index = e.index;
+    w.pid = (uint32_t)getpid();
+    w.seg_size = e.size;
+    w.offset = (uintptr_t)ptr - e.base;
+    w.bytes = (uintptr_t)info.base + info.size - (uintptr_t)ptr;
+    XDEV_CHECK(get(e.be->devices[e.index].physical, (void *)e.base, w.native));
+    memset(out, 0, sizeof *out);
+    memcpy(out->bytes, &w, sizeof w);
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_ipc_mem_handle_info(const xdev_ipc_mem_handle_t *handle, xdev_device_t *device,
+                                       size_t *bytes) {
+    XDEV_REQUIRE_ARG(handle);
+    ipc_wire_t w;
+    memcpy(&w, handle->bytes, sizeof w);
+    if (w.magic != IPC_MAGIC_MEM || w.version != IPC_VERSION)
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, "not an xdev IPC memory handle");
+    if (device != NULL) *device = (xdev_device_t){(xdev_device_type_t)w.type, w.index};
+    if (bytes != NULL) *bytes = (size_t)w.bytes;
+    return XDEV_SUCCESS;
+}
+
+/* Map the segment, or take another reference on its cached mapping; called
+ * with g_lock held. */
+static xdev_status_t open_locked(const ipc_wire_t *w, xdev_backend_t *be, void **base) {
+    for (ipc_mapping_t *m = g_mappings; m != NULL; m = m->next)
+        if (m->be == be && m->index == w->index &&
+            memcmp(m->native, w->native, sizeof m->native) == 0) {
+            m->refs++;
+            *base = m->base;
+            return XDEV_SUCCESS;
+        }
+    xdev_status_t (*open)(int, const void *, void **) =
+        XDEV_BACKEND_SLOT(ipc_table(be), open_mem_handle);
+    if (open == NULL) return not_supported(be, "memory");
+    ipc_mapping_t *m = calloc(1, sizeof *m);
+    if (m == NULL) return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for an IPC mapping");
+    int physical = be->devices[w->index].physical;
+    xdev_status_t st = open(physical, w->native, &m->base);
+    if (st != XDEV_SUCCESS) {
+        free(m);
+        return st;
+    }
+    m->be = be;
+    m->index = w->index;
+    memcpy(m->native, w->native, sizeof m->native);
+    m->size = (size_t)w->seg_size;
+    m->refs = 1;
+    xdev_ptr_entry_t e = {(uintptr_t)m->base, m->size, XDEV_MEMORY_DEVICE, be,
+                          w->index,           m,       XDEV_PTR_IPC};
+    st = xdev_ptr_insert(&e);
+    if (st != XDEV_SUCCESS) {
+        xdev_status_t (*close)(int, void *) = XDEV_BACKEND_SLOT(ipc_table(be), close_mem_handle);
+        if (close != NULL) (void)close(physical, m->base);
+        free(m);
+        return st;
+    }
+    m->next = g_mappings;
+    g_mappings = m;
+    *base = m->base;
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_ipc_open_mem_handle(const xdev_ipc_mem_handle_t *handle, void **ptr) {
+    XDEV_REQUIRE_ARG(handle);
+    XDEV_REQUIRE_ARG(ptr);
+    *ptr = NULL;
+    XDEV_CHECK(xdev_core_ensure_init());
+    ipc_wire_t w;
+    xdev_backend_t *be;
+    XDEV_CHECK(parse(handle->bytes, IPC_MAGIC_MEM, &w, &be));
+    if (w.offset >= w.seg_size)
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
+                             "corrupt handle: offset %llu past the %llu-byte segment",
+                             (unsigned long long)w.offset, (unsigned long long)w.seg_size);
+    void *base = NULL;
+    pthread_mutex_lock(&g_lock);
+    xdev_status_t st = open_locked(&w, be, &base);
+    pthread_mutex_unlock(&g_lock);
+    XDEV_CHECK(st);
+    *ptr = (char *)base + w.offset;
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_ipc_close_mem_handle(void *ptr) {
+    XDEV_REQUIRE_ARG(ptr);
+    XDEV_CHECK(xdev_process_check()); /* takes locks: not in a forked child */
+    xdev_ptr_entry_t e;
+    bool found = xdev_ptr_lookup(ptr, &e);
+    xdev_status_t st = XDEV_SUCCESS;
+    pthread_mutex_lock(&g_lock);
+    ipc_mapping_t *m = g_mappings;
+    while (m != NULL && (!found || m != e.data))
+        m = m->next;
+    if (m == NULL)
+        st = XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                       "pointer %p is not memory opened with xdev_ipc_open_mem_handle", ptr);
+    else if (m->refs == 0)
+        st = XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                       "pointer %p: its IPC mapping has already been closed as often as opened",
+                       ptr);
+    else
+        m->refs--;
+    pthread_mutex_unlock(&g_lock);
+    XDEV_CHECK(st);
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_ipc_collect(void) {
+    XDEV_CHECK(xdev_process_check()); /* takes a lock: not in a forked child */
+    xdev_status_t first = XDEV_SUCCESS;
+    pthread_mutex_lock(&g_lock);
+    for (ipc_mapping_t **pm = &g_mappings; *pm != NULL;) {
+        ipc_mapping_t *m = *pm;
+        if (m->refs > 0) {
+            pm = &m->next;
+            continue;
+        }
+        *pm = m->next;
+        xdev_ptr_entry_t e;
+        (void)xdev_ptr_remove(m->base, XDEV_MEMORY_DEVICE, &e);
+        xdev_status_t (*close)(int, void *) = XDEV_BACKEND_SLOT(ipc_table(m->be), close_mem_handle);
+        xdev_status_t st = close ? close(m->be->devices[m->index].physical, m->base) : XDEV_SUCCESS;
+        if (st != XDEV_SUCCESS && first == XDEV_SUCCESS) first = st;
+        free(m);
+    }
+    pthread_mutex_unlock(&g_lock);
+    XDEV_CHECK(first);
+    return XDEV_SUCCESS;
+}
+
+/* Bind a never-recorded event to the current device of the default type
+ * (torch creates an event on ipc_handle()); called with event->lock held. */
+static xdev_status_t bind_event_locked(xdev_event_t event) {
+    xdev_backend_t *be;
+    xdev_device_t d = {XDEV_DEVICE_CPU, 0}, cur = {xdev_core_default_type(), -1};
+    xdev_status_t st = xdev_backend_for_device(cur, &be, &d);
+    if (st != XDEV_SUCCESS) return st;
+    xdev_status_t (*create)(int, unsigned, void **) = XDEV_BACKEND_SLOT(be->api->event, create);
+    if (create == NULL) return not_supported(be, "events");
+    int physical = be->devices[d.index].physical;
+    st = create(physical, event->flags, &event->native);
+    if (st != XDEV_SUCCESS) return st;
+    event->device = d;
+    event->physical = physical;
+    atomic_store_explicit(&event->be, be, memory_order_release);
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_ipc_get_event_handle(xdev_event_t event, xdev_ipc_event_handle_t *out) {
+    XDEV_REQUIRE_ARG(out);
+    XDEV_CHECK(xdev_event_check(event, "event"));
+    if (!(event->flags & XDEV_EVENT_INTERPROCESS))
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
+                             "the event was created without XDEV_EVENT_INTERPROCESS");
+    XDEV_CHECK(xdev_core_ensure_init());
+    xdev_status_t st = XDEV_SUCCESS;
+    pthread_mutex_lock(&event->lock);
+    if (atomic_load_explicit(&event->be, memory_order_relaxed) == NULL)
+        st = bind_event_locked(event);
+    xdev_backend_t *be = atomic_load_explicit(&event->be, memory_order_relaxed);
+    ipc_wire_t w;
+    memset(&w, 0, sizeof w);
+    if (st == XDEV_SUCCESS) {
+        xdev_status_t (*get)(int, void *, void *) =
+            XDEV_BACKEND_SLOT(ipc_table(be), get_event_handle);
+        st = get ? get(event->physical, event->native, w.native) : not_supported(be, "events");
+    }
+    if (st == XDEV_SUCCESS) {
+        w.magic = IPC_MAGIC_EVENT;
+        w.version = IPC_VERSION;
+        w.type = (uint16_t)be->type;
+        w.index = event->device.index;
+        w.pid = (uint32_t)getpid();
+    }
+    pthread_mutex_unlock(&event->lock);
+    XDEV_CHECK(st);
+    memset(out, 0, sizeof *out);
+    memcpy(out->bytes, &w, sizeof w);
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_ipc_open_event_handle(const xdev_ipc_event_handle_t *handle, xdev_event_t *out) {
+    XDEV_REQUIRE_ARG(handle);
+    XDEV_REQUIRE_ARG(out);
+    XDEV_CHECK(xdev_core_ensure_init());
+    ipc_wire_t w;
+    xdev_backend_t *be;
+    XDEV_CHECK(parse(handle->bytes, IPC_MAGIC_EVENT, &w, &be));
+    xdev_status_t (*open)(int, const void *, void **) =
+        XDEV_BACKEND_SLOT(ipc_table(be), open_event_handle);
+    if (open == NULL) XDEV_CHECK(not_supported(be, "events"));
+    int physical = be->devices[w.index].physical;
+    void *native = NULL;
+    XDEV_CHECK(open(physical, w.native, &native));
+    xdev_event_t e;
+    xdev_status_t st = xdev_event_create(XDEV_EVENT_INTERPROCESS, &e);
+    if (st != XDEV_SUCCESS) {
+        xdev_status_t (*destroy)(int, void *) = XDEV_BACKEND_SLOT(be->api->event, destroy);
+        if (destroy != NULL) (void)destroy(physical, native);
+        return st;
+    }
+    pthread_mutex_lock(&e->lock);
+    e->native = native;
+    e->device = (xdev_device_t){be->type, w.index};
+    e->physical = physical;
+    atomic_store_explicit(&e->be, be, memory_order_release);
+    pthread_mutex_unlock(&e->lock);
+    *out = e;
+    return XDEV_SUCCESS;
+}

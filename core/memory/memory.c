@@ -1,0 +1,309 @@
+/* memory.c - what xdev knows about a pointer, copies with their direction
+ * inferred from it, memset and memory info. Allocation itself lives in
+ * device_allocator.c (device) and host_allocator.c (pinned). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "memory/alloc_internal.h"
+#include "memory/alloc_lookup.h"
+#include "base/error_internal.h"
+#include "memory/pointer_registry.h"
+#include "runtime/stream_internal.h"
+
+xdev_status_t xdev_pointer_get_info(const void *ptr, xdev_pointer_info_t *out) {
+    XDEV_REQUIRE_ARG(out);
+    XDEV_CHECK(xdev_core_ensure_init());
+    memset(out, 0, sizeof *out);
+    xdev_live_ref_t ref;
+    xdev_error_state_t saved;
+    xdev_core_error_save(&saved);
+    if (xdev_live_lookup(ptr, "ptr", &ref) != XDEV_SUCCESS) {
+        xdev_core_error_restore(&saved); /* freed memory is simply not xdev's any more */
+        ref.known = false;
+    }
+    if (!ref.known) {
+        out->kind = XDEV_MEMORY_HOST;
+        out->device = (xdev_device_t){XDEV_DEVICE_CPU, -1};
+        return XDEV_SUCCESS;
+    }
+    out->kind = ref.e.kind;
+    out->device = (xdev_device_t){ref.e.be->type, ref.e.index};
+    out->base = (void *)ref.base;
+    out->size = ref.size;
+    out->block_size = ref.block_size;
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_device_of(const void *ptr, xdev_device_t *out) {
+    XDEV_REQUIRE_ARG(out);
+    XDEV_CHECK(xdev_core_ensure_init());
+    xdev_live_ref_t ref;
+    XDEV_CHECK(xdev_live_lookup(ptr, "ptr", &ref));
+    if (!ref.known || ref.e.kind != XDEV_MEMORY_DEVICE)
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
+                             "pointer %p is not device memory allocated by xdev", ptr);
+    out->type = ref.e.be->type;
+    out->index = ref.e.index;
+    return XDEV_SUCCESS;
+}
+
+/* One side of a copy, as the registry knows it. */
+typedef struct {
+    bool known; /* allocated by xdev */
+    xdev_ptr_entry_t e;
+} side_t;
+
+/* Look one side up: memory xdev does not manage is host memory; xdev's must
+ * be a live allocation that holds all n bytes. */
+static xdev_status_t lookup_side(const void *p, size_t n, const char *arg, side_t *s) {
+    xdev_live_ref_t ref;
+    xdev_status_t st = xdev_live_lookup(p, arg, &ref);
+    if (st == XDEV_SUCCESS && ref.known) st = xdev_live_check_extent(&ref, p, n, arg);
+    s->known = ref.known;
+    s->e = ref.e;
+    return st;
+}
+
+static bool is_device(const side_t *s) {
+    /* Memory of a CPU device is host memory to every other backend. */
+    return s->known && s->e.kind == XDEV_MEMORY_DEVICE;
+}
+
+/* A copy's executing backend, device and descriptor. */
+typedef struct {
+    xdev_backend_t *be;
+    int index; /* device whose stream runs the copy */
+    int alt;   /* the other device that may also run it (peer copies), else -1 */
+    xdev_copy_desc_t desc;
+    xdev_backend_t *cpu_side_be; /* a CPU device operand of a cross-backend copy */
+    int cpu_side_index;
+} copy_plan_t;
+
+static void set_pinned(copy_plan_t *p, const side_t *dst, const side_t *src) {
+    p->desc.dst_pinned = dst->known && dst->e.kind == XDEV_MEMORY_PINNED_HOST && dst->e.be == p->be;
+    p->desc.src_pinned = src->known && src->e.kind == XDEV_MEMORY_PINNED_HOST && src->e.be == p->be;
+}
+
+/* Work out the copy kind and which backend/device runs it. */
+static xdev_status_t plan_copy(void *dst, const void *src, size_t n, copy_plan_t *p) {
+    side_t d, s;
+    xdev_status_t st = lookup_side(dst, n, "dst", &d);
+    if (st == XDEV_SUCCESS) st = lookup_side(src, n, "src", &s);
+    if (st != XDEV_SUCCESS) return st;
+    memset(p, 0, sizeof *p);
+    p->desc.size = sizeof p->desc;
+    p->desc.dst = dst;
+    p->desc.src = src;
+    p->desc.bytes = n;
+    p->desc.dst_device = p->desc.src_device = -1;
+    p->alt = -1;
+    p->cpu_side_index = -1;
+    bool dd = is_device(&d), sd = is_device(&s);
+    /* Across backends, a CPU device's memory is host memory to the other one. */
+    if (dd && sd && d.e.be != s.e.be) {
+        side_t *cpu = d.e.be->type == XDEV_DEVICE_CPU   ? &d
+                      : s.e.be->type == XDEV_DEVICE_CPU ? &s
+                                                        : NULL;
+        if (cpu == NULL)
+            return XDEV_FAIL(XDEV_ERROR_NOT_SUPPORTED,
+                             "an asynchronous copy between %s and %s devices is not supported; "
+                             "use xdev_memcpy, which stages through the host",
+                             d.e.be->name, s.e.be->name);
+        p->cpu_side_be = cpu->e.be;
+        p->cpu_side_index = cpu->e.index;
+        if (cpu == &d)
+            dd = false;
+        else
+            sd = false;
+    }
+    if (dd && sd) {
+        p->be = d.e.be;
+        p->index = d.e.index;
+        p->desc.dst_device = d.e.be->devices[d.e.index].physical;
+        p->desc.src_device = s.e.be->devices[s.e.index].physical;
+        if (d.e.index == s.e.index) {
+            p->desc.kind = XDEV_COPY_DEVICE_TO_DEVICE;
+        } else {
+            p->desc.kind = XDEV_COPY_PEER;
+            p->alt = s.e.index;
+        }
+    } else if (dd || sd) {
+        const side_t *dev = dd ? &d : &s;
+        p->be = dev->e.be;
+        p->index = dev->e.index;
+        int phys = p->be->devices[p->index].physical;
+        if (dd) {
+            p->desc.kind = XDEV_COPY_HOST_TO_DEVICE;
+            p->desc.dst_device = phys;
+        } else {
+            p->desc.kind = XDEV_COPY_DEVICE_TO_HOST;
+            p->desc.src_device = phys;
+        }
+    } else {
+        p->desc.kind = XDEV_COPY_HOST_TO_HOST;
+        p->be = NULL; /* chosen by the stream */
+    }
+    if (p->be != NULL) set_pinned(p, &d, &s);
+    return XDEV_SUCCESS;
+}
+
+/* Choose the stream that runs a planned copy: the caller's (checked) or the
+ * current stream of the planned device. */
+static xdev_status_t copy_stream(copy_plan_t *p, const void *dst, const void *src,
+                                 xdev_stream_t *stream) {
+    if (*stream != NULL) {
+        xdev_status_t st = xdev_stream_check(*stream, "stream");
+        if (st != XDEV_SUCCESS) return st;
+    }
+    if (p->be == NULL) { /* host to host: any stream; default: current device's */
+        if (*stream == NULL) {
+            xdev_backend_t *be;
+            xdev_device_t d = {XDEV_DEVICE_CPU, 0}, cur = {xdev_core_default_type(), -1};
+            xdev_status_t st = xdev_backend_for_device(cur, &be, &d);
+            if (st == XDEV_SUCCESS) st = xdev_core_current_stream(be, d.index, stream);
+            if (st != XDEV_SUCCESS) return st;
+        }
+        p->be = (*stream)->be;
+        p->index = (*stream)->device.index;
+        side_t d = {0}, s = {0};
+        d.known = xdev_ptr_lookup(dst, &d.e);
+        s.known = xdev_ptr_lookup(src, &s.e);
+        set_pinned(p, &d, &s);
+        return XDEV_SUCCESS;
+    }
+    if (*stream == NULL) return xdev_core_current_stream(p->be, p->index, stream);
+    xdev_stream_t s = *stream;
+    if (s->be != p->be || (s->device.index != p->index && s->device.index != p->alt)) {
+        char want[64];
+        if (p->alt >= 0)
+            snprintf(want, sizeof want, "%s:%d or %s:%d", p->be->name, p->index, p->be->name,
+                     p->alt);
+        else
+            snprintf(want, sizeof want, "%s:%d", p->be->name, p->index);
+        return XDEV_FAIL(XDEV_ERROR_CROSS_DEVICE,
+                         "the copy involves %s but the stream belongs to %s:%d", want, s->be->name,
+                         s->device.index);
+    }
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t enqueue_copy(const copy_plan_t *p, xdev_stream_t s) {
+    xdev_status_t (*copy)(const xdev_copy_desc_t *, int, void *) =
+        XDEV_BACKEND_SLOT(s->be->api->memory, memcpy_async);
+    if (copy == NULL) return xdev_backend_not_supported(s->be, "memory.memcpy_async");
+    xdev_status_t st = copy(&p->desc, s->physical, s->native);
+    if (st != XDEV_SUCCESS) return st;
+    /* pinned blocks must not be reused before the stream passes the copy */
+    if (p->desc.kind != XDEV_COPY_DEVICE_TO_DEVICE && p->desc.kind != XDEV_COPY_PEER) {
+        xdev_host_record_use(p->desc.dst, s);
+        xdev_host_record_use(p->desc.src, s);
+    }
+    return xdev_core_after_enqueue(s);
+}
+
+/* A copy between a CPU device and another backend's device runs on the
+ * other backend's stream, which cannot wait for a CPU-stream event: the host
+ * waits for the CPU device's current stream instead, so the copy sees the
+ * work queued there before it (as a pageable CUDA copy would). */
+static xdev_status_t order_cpu_side(const copy_plan_t *p) {
+    if (p->cpu_side_be == NULL) return XDEV_SUCCESS;
+    xdev_stream_t cpu_stream;
+    xdev_status_t st = xdev_core_current_stream(p->cpu_side_be, p->cpu_side_index, &cpu_stream);
+    return st == XDEV_SUCCESS ? xdev_stream_synchronize(cpu_stream) : st;
+}
+
+xdev_status_t xdev_memcpy_async(void *dst, const void *src, size_t n, xdev_stream_t stream) {
+    if (n == 0) return XDEV_SUCCESS;
+    XDEV_REQUIRE_ARG(dst);
+    XDEV_REQUIRE_ARG(src);
+    XDEV_CHECK(xdev_core_ensure_init());
+    copy_plan_t p;
+    XDEV_CHECK(plan_copy(dst, src, n, &p));
+    XDEV_CHECK(copy_stream(&p, dst, src, &stream));
+    XDEV_CHECK(order_cpu_side(&p));
+    XDEV_CHECK(enqueue_copy(&p, stream));
+    return XDEV_SUCCESS;
+}
+
+/* Copy between devices of two GPU backends by staging through host memory. */
+static xdev_status_t staged_copy(void *dst, const void *src, size_t n) {
+    void *tmp = malloc(n);
+    if (tmp == NULL)
+        return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory to stage a %zu-byte copy", n);
+    xdev_status_t st = xdev_memcpy(tmp, src, n);
+    if (st == XDEV_SUCCESS) st = xdev_memcpy(dst, tmp, n);
+    free(tmp);
+    return st;
+}
+
+xdev_status_t xdev_memcpy(void *dst, const void *src, size_t n) {
+    if (n == 0) return XDEV_SUCCESS;
+    XDEV_REQUIRE_ARG(dst);
+    XDEV_REQUIRE_ARG(src);
+    XDEV_CHECK(xdev_core_ensure_init());
+    copy_plan_t p;
+    xdev_status_t st = plan_copy(dst, src, n, &p);
+    if (st == XDEV_ERROR_NOT_SUPPORTED) {
+        XDEV_CHECK(staged_copy(dst, src, n));
+        return XDEV_SUCCESS;
+    }
+    XDEV_CHECK(st);
+    if (p.be == NULL) { /* plain host memory on both sides */
+        memmove(dst, src, n);
+        return XDEV_SUCCESS;
+    }
+    xdev_stream_t s = NULL;
+    XDEV_CHECK(copy_stream(&p, dst, src, &s));
+    /* Order after work already queued on the operands' current streams. */
+    if (p.alt >= 0) {
+        xdev_stream_t other;
+        XDEV_CHECK(xdev_core_current_stream(p.be, p.alt, &other));
+        XDEV_CHECK(xdev_stream_wait_stream(s, other));
+    }
+    XDEV_CHECK(order_cpu_side(&p));
+    XDEV_CHECK(enqueue_copy(&p, s));
+    XDEV_CHECK(xdev_stream_synchronize(s));
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_memset_async(void *dst, int value, size_t n, xdev_stream_t stream) {
+    if (n == 0) return XDEV_SUCCESS;
+    XDEV_REQUIRE_ARG(dst);
+    XDEV_CHECK(xdev_core_ensure_init());
+    side_t d;
+    XDEV_CHECK(lookup_side(dst, n, "dst", &d));
+    if (!is_device(&d))
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
+                             "dst %p is not device memory allocated by xdev (use memset for host "
+                             "memory)",
+                             dst);
+    if (stream == NULL) {
+        XDEV_CHECK(xdev_core_current_stream(d.e.be, d.e.index, &stream));
+    } else {
+        XDEV_CHECK(xdev_stream_check(stream, "stream"));
+        if (stream->be != d.e.be || stream->device.index != d.e.index)
+            return XDEV_API_FAIL(XDEV_ERROR_CROSS_DEVICE,
+                                 "dst is on %s:%d but the stream belongs to %s:%d", d.e.be->name,
+                                 d.e.index, stream->be->name, stream->device.index);
+    }
+    xdev_status_t (*set)(int, void *, int, size_t, void *) =
+        XDEV_BACKEND_SLOT(stream->be->api->memory, memset_async);
+    if (set == NULL) XDEV_CHECK(xdev_backend_not_supported(stream->be, "memory.memset_async"));
+    XDEV_CHECK(set(stream->physical, dst, value, n, stream->native));
+    XDEV_CHECK(xdev_core_after_enqueue(stream));
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_mem_get_info(xdev_device_t device, size_t *free_bytes, size_t *total_bytes) {
+    XDEV_REQUIRE_ARG(free_bytes);
+    XDEV_REQUIRE_ARG(total_bytes);
+    xdev_backend_t *be = NULL;
+    xdev_device_t d = {XDEV_DEVICE_CPU, 0};
+    XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
+    xdev_status_t (*info)(int, size_t *, size_t *) =
+        XDEV_BACKEND_SLOT(be->api->memory, mem_get_info);
+    if (info == NULL) XDEV_CHECK(xdev_backend_not_supported(be, "memory.mem_get_info"));
+    XDEV_CHECK(info(be->devices[d.index].physical, free_bytes, total_bytes));
+    return XDEV_SUCCESS;
+}

@@ -1,0 +1,93 @@
+/* pointer_registry.c - a sorted array of allocation ranges under a
+ * read-write lock: lookups (every copy) take the read side; binary search. */
+#include "memory/pointer_registry.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error_internal.h"
+
+static pthread_rwlock_t g_lock = PTHREAD_RWLOCK_INITIALIZER;
+static xdev_ptr_entry_t *g_entries;
+static size_t g_len, g_cap;
+
+/* Index of the first entry with base > addr. */
+static size_t upper_bound(uintptr_t addr) {
+    size_t lo = 0, hi = g_len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (g_entries[mid].base <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static const xdev_ptr_entry_t *containing(uintptr_t addr) {
+    size_t i = upper_bound(addr);
+    if (i == 0) return NULL;
+    const xdev_ptr_entry_t *e = &g_entries[i - 1];
+    return addr - e->base < (e->size ? e->size : 1) ? e : NULL;
+}
+
+xdev_status_t xdev_ptr_insert(const xdev_ptr_entry_t *entry) {
+    pthread_rwlock_wrlock(&g_lock);
+    if (g_len == g_cap) {
+        size_t cap = g_cap ? g_cap * 2 : 256;
+        xdev_ptr_entry_t *n = realloc(g_entries, cap * sizeof *n);
+        if (n == NULL) {
+            pthread_rwlock_unlock(&g_lock);
+            return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory to track an allocation");
+        }
+        g_entries = n;
+        g_cap = cap;
+    }
+    size_t i = upper_bound(entry->base);
+    memmove(&g_entries[i + 1], &g_entries[i], (g_len - i) * sizeof *g_entries);
+    g_entries[i] = *entry;
+    g_len++;
+    pthread_rwlock_unlock(&g_lock);
+    return XDEV_SUCCESS;
+}
+
+bool xdev_ptr_lookup(const void *addr, xdev_ptr_entry_t *out) {
+    if (addr == NULL) return false;
+    pthread_rwlock_rdlock(&g_lock);
+    const xdev_ptr_entry_t *e = containing((uintptr_t)addr);
+    if (e != NULL) *out = *e;
+    pthread_rwlock_unlock(&g_lock);
+    return e != NULL;
+}
+
+static const char *free_function(xdev_memory_kind_t kind) {
+    return kind == XDEV_MEMORY_PINNED_HOST ? "xdev_host_free" : "xdev_free";
+}
+
+xdev_status_t xdev_ptr_remove(const void *base, xdev_memory_kind_t kind, xdev_ptr_entry_t *out) {
+    uintptr_t addr = (uintptr_t)base;
+    xdev_status_t st = XDEV_SUCCESS;
+    pthread_rwlock_wrlock(&g_lock);
+    const xdev_ptr_entry_t *e = containing(addr);
+    if (e == NULL) {
+        st = XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                       "pointer %p was not allocated by xdev, or was already freed", base);
+    } else if (e->base != addr) {
+        st = XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                       "pointer %p points %zu bytes into an allocation of %zu bytes at %p; free "
+                       "the start of the allocation",
+                       base, (size_t)(addr - e->base), e->size, (void *)e->base);
+    } else if (e->kind != kind) {
+        st = XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "pointer %p was allocated by %s; free it with %s",
+                       base, e->kind == XDEV_MEMORY_PINNED_HOST ? "xdev_host_alloc" : "xdev_malloc",
+                       free_function(e->kind));
+    } else {
+        size_t i = (size_t)(e - g_entries);
+        *out = *e;
+        memmove(&g_entries[i], &g_entries[i + 1], (g_len - i - 1) * sizeof *g_entries);
+        g_len--;
+    }
+    pthread_rwlock_unlock(&g_lock);
+    return st;
+}

@@ -1,0 +1,42 @@
+/* pointer_registry.h - every allocation xdev handed out, by address range,
+ * so that copies infer their direction, device_of works on interior
+ * pointers, and a foreign pointer or double free is an error, not a crash. */
+#ifndef XDEV_CORE_POINTER_REGISTRY_H
+#define XDEV_CORE_POINTER_REGISTRY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "runtime/registry.h"
+#include "xdev/memory.h"
+
+/* Who registered a range, so a lookup finds the live allocation inside it. */
+typedef enum xdev_ptr_origin {
+    XDEV_PTR_SEGMENT = 0, /* caching allocator segment: data = xdev_segment_t, blocks inside */
+    XDEV_PTR_DIRECT = 1,  /* one allocation of a non-caching mode: data = NULL */
+    XDEV_PTR_PINNED = 2,  /* pinned host block: data = the pinned cache's block */
+    XDEV_PTR_IPC = 3,     /* another process's memory opened by IPC: data = the mapping */
+} xdev_ptr_origin_t;
+
+typedef struct xdev_ptr_entry {
+    uintptr_t base;
+    size_t size;
+    xdev_memory_kind_t kind;
+    xdev_backend_t *be;
+    int index;  /* logical device (DEVICE kind) */
+    void *data; /* owner's record (see xdev_ptr_origin_t) */
+    xdev_ptr_origin_t origin;
+} xdev_ptr_entry_t;
+
+/* Record an allocation; XDEV_ERROR_OUT_OF_MEMORY if the table cannot grow. */
+xdev_status_t xdev_ptr_insert(const xdev_ptr_entry_t *entry);
+
+/* Find the allocation containing addr (interior pointers included). */
+bool xdev_ptr_lookup(const void *addr, xdev_ptr_entry_t *out);
+
+/* Remove the allocation that starts exactly at base and has `kind`. On
+ * failure sets a message that says why: unknown pointer, interior pointer
+ * (with its allocation), wrong kind (with the right free function). */
+xdev_status_t xdev_ptr_remove(const void *base, xdev_memory_kind_t kind, xdev_ptr_entry_t *out);
+
+#endif

@@ -1,0 +1,209 @@
+/* device.c - device counts, the per-thread current device, guards,
+ * properties, synchronisation and peer access.
+ *
+ * Counting and availability are probes: a backend that cannot be used
+ * counts 0 devices and leaves no error behind (xdev/error.h); the bool
+ * queries never change the thread's error state. xdev_synchronize, which waits
+ * for every loaded backend, lives in registry.c beside the backend table. */
+#include <stdio.h>
+#include <string.h>
+
+#include "base/error_internal.h"
+#include "runtime/process.h"
+#include "runtime/registry.h"
+#include "runtime/thread_state.h"
+
+void xdev_core_set_current_index(xdev_device_type_t type, int index) {
+    xdev_thread_state()->current[type] = index;
+}
+
+xdev_status_t xdev_backend_for_device(xdev_device_t device, xdev_backend_t **be_out,
+                                      xdev_device_t *resolved) {
+    if ((unsigned)device.type >= XDEV_DEVICE_TYPE_COUNT)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_DEVICE, "unknown device type %d", (int)device.type);
+    xdev_backend_t *be;
+    xdev_status_t st = xdev_backend_acquire(device.type, &be);
+    if (st != XDEV_SUCCESS) return st;
+    int index = device.index;
+    if (index == -1) index = xdev_thread_state()->current[device.type];
+    if (index < 0 || index >= be->device_count)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_DEVICE,
+                         "%s:%d: device index out of range (%d %s device%s visible)", be->name,
+                         index, be->device_count, be->name, be->device_count == 1 ? "" : "s");
+    *be_out = be;
+    resolved->type = device.type;
+    resolved->index = index;
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_default_device_type(xdev_device_type_t *out) {
+    XDEV_REQUIRE_ARG(out);
+    XDEV_CHECK(xdev_core_ensure_init());
+    *out = xdev_core_default_type();
+    return XDEV_SUCCESS;
+}
+
+/* torch.cuda.device_count(): 0 with success when the backend cannot be
+ * used (no plugin, no vendor library, no device visible). A backend that
+ * failed on a malformed variable of its own (XDEV_CPU_DEVICES=abc) is an
+ * error: counting 0 would silently ignore the variable. */
+xdev_status_t xdev_device_count(xdev_device_type_t type, int *count) {
+    XDEV_REQUIRE_ARG(count);
+    *count = 0;
+    XDEV_CHECK(xdev_core_ensure_init());
+    if ((unsigned)type >= XDEV_DEVICE_TYPE_COUNT)
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_DEVICE, "unknown device type %d", (int)type);
+    xdev_backend_t *be;
+    xdev_error_state_t saved;
+    xdev_core_error_save(&saved);
+    xdev_status_t st = xdev_backend_acquire(type, &be);
+    if (st == XDEV_ERROR_ENV) return xdev_core_blame(st, __func__);
+    xdev_core_error_restore(&saved);
+    if (st == XDEV_SUCCESS) *count = be->device_count;
+    return XDEV_SUCCESS;
+}
+
+bool xdev_is_available(xdev_device_type_t type) {
+    xdev_error_state_t saved;
+    xdev_core_error_save(&saved);
+    int n = 0;
+    bool yes = xdev_device_count(type, &n) == XDEV_SUCCESS && n > 0;
+    xdev_core_error_restore(&saved);
+    return yes;
+}
+
+xdev_status_t xdev_get_device(xdev_device_t *out) {
+    XDEV_REQUIRE_ARG(out);
+    XDEV_CHECK(xdev_core_ensure_init());
+    out->type = xdev_core_default_type();
+    out->index = xdev_thread_state()->current[out->type];
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_get_device_index(xdev_device_type_t type, int *index) {
+    XDEV_REQUIRE_ARG(index);
+    if ((unsigned)type >= XDEV_DEVICE_TYPE_COUNT)
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_DEVICE, "unknown device type %d", (int)type);
+    XDEV_CHECK(xdev_process_check()); /* as xdev_get_device: refused in a forked child */
+    *index = xdev_thread_state()->current[type];
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_device_resolve(xdev_device_t device, xdev_device_t *out) {
+    XDEV_REQUIRE_ARG(out);
+    xdev_backend_t *be;
+    XDEV_CHECK(xdev_backend_for_device(device, &be, out));
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_set_device(xdev_device_t device) {
+    if ((unsigned)device.type >= XDEV_DEVICE_TYPE_COUNT)
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_DEVICE, "unknown device type %d", (int)device.type);
+    if (device.index < 0) return XDEV_SUCCESS; /* torch: a negative index is a no-op */
+    xdev_backend_t *be = NULL;
+    xdev_device_t d = {XDEV_DEVICE_CPU, 0};
+    XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
+    xdev_thread_state()->current[d.type] = d.index;
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_device_guard_begin(xdev_device_guard_t *guard, xdev_device_t device) {
+    XDEV_REQUIRE_ARG(guard);
+    guard->active = false;
+    if ((unsigned)device.type >= XDEV_DEVICE_TYPE_COUNT)
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_DEVICE, "unknown device type %d", (int)device.type);
+    if (device.index < 0) return XDEV_SUCCESS;
+    xdev_backend_t *be = NULL;
+    xdev_device_t d = {XDEV_DEVICE_CPU, 0};
+    XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
+    guard->previous.type = d.type;
+    int *cur = &xdev_thread_state()->current[d.type];
+    guard->previous.index = *cur;
+    guard->active = true;
+    *cur = d.index;
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_device_guard_end(xdev_device_guard_t *guard) {
+    XDEV_REQUIRE_ARG(guard);
+    if (guard->active) {
+        xdev_thread_state()->current[guard->previous.type] = guard->previous.index;
+        guard->active = false;
+    }
+    return XDEV_SUCCESS;
+}
+
+void xdev_device_guard_cleanup(xdev_device_guard_t *guard) {
+    (void)xdev_device_guard_end(guard);
+}
+
+xdev_status_t xdev_get_device_properties(xdev_device_t device, xdev_device_properties_t *props) {
+    XDEV_REQUIRE_ARG(props);
+    xdev_backend_t *be = NULL;
+    xdev_device_t d = {XDEV_DEVICE_CPU, 0};
+    XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
+    xdev_status_t (*fn)(int, xdev_device_properties_t *) =
+        XDEV_BACKEND_SLOT(be->api->device, get_properties);
+    if (fn == NULL) XDEV_CHECK(xdev_backend_not_supported(be, "device.get_properties"));
+    memset(props, 0, sizeof *props);
+    XDEV_CHECK(fn(be->devices[d.index].physical, props));
+    props->physical_index = be->devices[d.index].physical;
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_device_synchronize(xdev_device_t device) {
+    xdev_backend_t *be = NULL;
+    xdev_device_t d = {XDEV_DEVICE_CPU, 0};
+    XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
+    xdev_status_t (*fn)(int) = XDEV_BACKEND_SLOT(be->api->device, synchronize);
+    if (fn == NULL) XDEV_CHECK(xdev_backend_not_supported(be, "device.synchronize"));
+    XDEV_CHECK(fn(be->devices[d.index].physical));
+    return XDEV_SUCCESS;
+}
+
+/* xdev_synchronize (every loaded backend) is in registry.c, beside the backend table. */
+
+xdev_status_t xdev_device_can_access_peer(xdev_device_t device, xdev_device_t peer, bool *out) {
+    XDEV_REQUIRE_ARG(out);
+    *out = false;
+    xdev_backend_t *be = NULL, *pbe = NULL;
+    xdev_device_t d = {XDEV_DEVICE_CPU, 0}, p = {XDEV_DEVICE_CPU, 0};
+    XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
+    XDEV_CHECK(xdev_backend_for_device(peer, &pbe, &p));
+    if (be != pbe || d.index == p.index) return XDEV_SUCCESS;
+    xdev_status_t (*fn)(int, int, bool *) = XDEV_BACKEND_SLOT(be->api->device, can_access_peer);
+    if (fn == NULL) return XDEV_SUCCESS;
+    XDEV_CHECK(fn(be->devices[d.index].physical, be->devices[p.index].physical, out));
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_device_enable_peer_access(xdev_device_t device, xdev_device_t peer) {
+    xdev_backend_t *be = NULL, *pbe = NULL;
+    xdev_device_t d = {XDEV_DEVICE_CPU, 0}, p = {XDEV_DEVICE_CPU, 0};
+    XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
+    XDEV_CHECK(xdev_backend_for_device(peer, &pbe, &p));
+    if (be != pbe)
+        return XDEV_API_FAIL(XDEV_ERROR_CROSS_DEVICE,
+                             "peer access needs two devices of one type, not %s:%d and %s:%d",
+                             be->name, d.index, pbe->name, p.index);
+    if (d.index == p.index)
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, "%s:%d cannot be its own peer", be->name,
+                             d.index);
+    xdev_status_t (*fn)(int, int) = XDEV_BACKEND_SLOT(be->api->device, enable_peer_access);
+    if (fn == NULL) XDEV_CHECK(xdev_backend_not_supported(be, "device.enable_peer_access"));
+    XDEV_CHECK(fn(be->devices[d.index].physical, be->devices[p.index].physical));
+    atomic_fetch_or(&be->devices[d.index].peer_enabled, (uint64_t)1 << p.index);
+    return XDEV_SUCCESS;
+}
+
+/* A bool query: never changes the thread's error state. */
+bool xdev_device_peer_enabled(xdev_device_t device, xdev_device_t peer) {
+    xdev_backend_t *be = NULL, *pbe = NULL;
+    xdev_device_t d = {XDEV_DEVICE_CPU, 0}, p = {XDEV_DEVICE_CPU, 0};
+    xdev_error_state_t saved;
+    xdev_core_error_save(&saved);
+    bool found = xdev_backend_for_device(device, &be, &d) == XDEV_SUCCESS &&
+                 xdev_backend_for_device(peer, &pbe, &p) == XDEV_SUCCESS && be == pbe;
+    xdev_core_error_restore(&saved);
+    return found && ((atomic_load(&be->devices[d.index].peer_enabled) >> p.index) & 1u);
+}

@@ -1,0 +1,195 @@
+/* event.c - event objects: lazy binding to a device at first record,
+ * record/query/synchronize, elapsed time with torch's error cases. */
+#include <string.h>
+
+#include "runtime/process.h"
+#include "base/error_internal.h"
+#include "runtime/event_internal.h"
+#include "runtime/stream_internal.h"
+
+#define EVENT_MAGIC 0x4556544eu /* "EVTN" */
+#define EVENT_SLOT ((sizeof(struct xdev_event) + 63) / 64 * 64)
+#define EVENT_FLAGS_ALL (XDEV_EVENT_TIMING | XDEV_EVENT_BLOCKING_SYNC | XDEV_EVENT_INTERPROCESS)
+
+xdev_handle_arena_t xdev_event_arena = XDEV_HANDLE_ARENA_INIT("event", EVENT_MAGIC, EVENT_SLOT);
+
+xdev_status_t xdev_event_check(xdev_event_t e, const char *arg) {
+    xdev_status_t pst = xdev_process_check(); /* a forked child, or exiting */
+    if (pst != XDEV_SUCCESS) return pst;
+    if (e == NULL) return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "event argument '%s' is NULL", arg);
+    if (xdev_handle_is_live(&xdev_event_arena, e)) return XDEV_SUCCESS;
+    if (xdev_handle_is_slot(&xdev_event_arena, e))
+        return XDEV_FAIL(XDEV_ERROR_INVALID_HANDLE, "event '%s' (%p) has been destroyed", arg,
+                         (void *)e);
+    return XDEV_FAIL(XDEV_ERROR_INVALID_HANDLE, "'%s' (%p) is not an xdev event", arg, (void *)e);
+}
+
+xdev_status_t xdev_event_create(unsigned flags, xdev_event_t *out) {
+    XDEV_REQUIRE_ARG(out);
+    if (flags & ~(unsigned)EVENT_FLAGS_ALL)
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, "unknown event flags 0x%x",
+                             flags & ~(unsigned)EVENT_FLAGS_ALL);
+    if ((flags & XDEV_EVENT_TIMING) && (flags & XDEV_EVENT_INTERPROCESS))
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
+                             "XDEV_EVENT_INTERPROCESS cannot be combined with XDEV_EVENT_TIMING "
+                             "(interprocess events do not time)");
+    XDEV_CHECK(xdev_core_ensure_init());
+    xdev_event_t e = xdev_handle_alloc(&xdev_event_arena);
+    if (e == NULL) return XDEV_API_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no memory for an event handle");
+    e->flags = flags;
+    pthread_mutex_init(&e->lock, NULL);
+    *out = e;
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_event_destroy(xdev_event_t event) {
+    XDEV_CHECK(xdev_event_check(event, "event"));
+    xdev_backend_t *be = atomic_load(&event->be);
+    xdev_status_t st = XDEV_SUCCESS;
+    if (be != NULL) {
+        xdev_status_t (*destroy)(int, void *) = XDEV_BACKEND_SLOT(be->api->event, destroy);
+        if (destroy != NULL) st = destroy(event->physical, event->native);
+    }
+    pthread_mutex_destroy(&event->lock);
+    xdev_handle_free(&xdev_event_arena, event);
+    XDEV_CHECK(st);
+    return XDEV_SUCCESS;
+}
+
+#define RETURN_IF(expr)                                                                            \
+    do {                                                                                           \
+        xdev_status_t st_ = (expr);                                                                \
+        if (st_ != XDEV_SUCCESS) return st_;                                                       \
+    } while (0)
+
+xdev_status_t xdev_core_event_record(xdev_event_t event, xdev_stream_t stream) {
+    RETURN_IF(xdev_event_check(event, "event"));
+    if (stream == NULL) {
+        xdev_backend_t *sbe = NULL;
+        xdev_device_t d = {XDEV_DEVICE_CPU, 0};
+        RETURN_IF(xdev_core_ensure_init());
+        xdev_device_t cur = {xdev_core_default_type(), -1};
+        RETURN_IF(xdev_backend_for_device(cur, &sbe, &d));
+        RETURN_IF(xdev_core_current_stream(sbe, d.index, &stream));
+    } else {
+        RETURN_IF(xdev_stream_check(stream, "stream"));
+    }
+    xdev_backend_t *be = stream->be;
+    xdev_status_t (*record)(int, void *, void *) = XDEV_BACKEND_SLOT(be->api->event, record);
+    if (record == NULL) return xdev_backend_not_supported(be, "event.record");
+    xdev_status_t st = XDEV_SUCCESS;
+    pthread_mutex_lock(&event->lock);
+    xdev_backend_t *ebe = atomic_load_explicit(&event->be, memory_order_relaxed);
+    if (ebe == NULL) {
+        xdev_status_t (*create)(int, unsigned, void **) = XDEV_BACKEND_SLOT(be->api->event, create);
+        if (create == NULL)
+            st = xdev_backend_not_supported(be, "event.create");
+        else
+            st = create(stream->physical, event->flags, &event->native);
+        if (st == XDEV_SUCCESS) {
+            event->device = stream->device;
+            event->physical = stream->physical;
+            atomic_store_explicit(&event->be, be, memory_order_release);
+        }
+    } else if (ebe != be || event->device.index != stream->device.index) {
+        st = XDEV_FAIL(XDEV_ERROR_CROSS_DEVICE,
+                       "the event belongs to %s:%d (its first record) and cannot be recorded on a "
+                       "stream of %s:%d",
+                       ebe->name, event->device.index, be->name, stream->device.index);
+    }
+    if (st == XDEV_SUCCESS) st = record(stream->physical, event->native, stream->native);
+    pthread_mutex_unlock(&event->lock);
+    if (st != XDEV_SUCCESS) return st;
+    return xdev_core_after_enqueue(stream);
+}
+
+#undef RETURN_IF
+
+xdev_status_t xdev_event_record(xdev_event_t event, xdev_stream_t stream) {
+    XDEV_CHECK(xdev_core_event_record(event, stream));
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_event_query(xdev_event_t event) {
+    XDEV_CHECK(xdev_event_check(event, "event"));
+    xdev_backend_t *be = atomic_load_explicit(&event->be, memory_order_acquire);
+    if (be == NULL) return XDEV_SUCCESS; /* never recorded: nothing pending (torch) */
+    xdev_status_t (*query)(int, void *) = XDEV_BACKEND_SLOT(be->api->event, query);
+    if (query == NULL) XDEV_CHECK(xdev_backend_not_supported(be, "event.query"));
+    xdev_status_t st = query(event->physical, event->native);
+    if (st == XDEV_SUCCESS || st == XDEV_ERROR_NOT_READY) return st;
+    return xdev_core_blame(st, __func__);
+}
+
+xdev_status_t xdev_event_synchronize(xdev_event_t event) {
+    XDEV_CHECK(xdev_event_check(event, "event"));
+    xdev_backend_t *be = atomic_load_explicit(&event->be, memory_order_acquire);
+    if (be == NULL) return XDEV_SUCCESS;
+    xdev_status_t (*sync)(int, void *) = XDEV_BACKEND_SLOT(be->api->event, synchronize);
+    if (sync == NULL) XDEV_CHECK(xdev_backend_not_supported(be, "event.synchronize"));
+    XDEV_CHECK(sync(event->physical, event->native));
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_event_elapsed_time(xdev_event_t start, xdev_event_t end, float *ms) {
+    XDEV_REQUIRE_ARG(ms);
+    XDEV_CHECK(xdev_event_check(start, "start"));
+    XDEV_CHECK(xdev_event_check(end, "end"));
+    xdev_event_t ev[2] = {start, end};
+    static const char *const names[2] = {"start", "end"};
+    for (int i = 0; i < 2; i++) {
+        if (!(ev[i]->flags & XDEV_EVENT_TIMING))
+            return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
+                                 "the %s event was created without XDEV_EVENT_TIMING", names[i]);
+        if (atomic_load_explicit(&ev[i]->be, memory_order_acquire) == NULL)
+            return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, "the %s event has not been recorded",
+                                 names[i]);
+    }
+    xdev_backend_t *be = atomic_load(&start->be);
+    if (atomic_load(&end->be) != be || start->device.index != end->device.index)
+        return XDEV_API_FAIL(XDEV_ERROR_CROSS_DEVICE,
+                             "the events were recorded on different devices (%s:%d and %s:%d)",
+                             be->name, start->device.index, atomic_load(&end->be)->name,
+                             end->device.index);
+    for (int i = 0; i < 2; i++) {
+        xdev_status_t st = xdev_event_query(ev[i]);
+        if (st == XDEV_ERROR_NOT_READY)
+            return XDEV_API_FAIL(XDEV_ERROR_NOT_READY,
+                                 "the %s event has not completed yet; synchronize it first",
+                                 names[i]);
+        XDEV_CHECK(st);
+    }
+    xdev_status_t (*elapsed)(int, void *, void *, float *) =
+        XDEV_BACKEND_SLOT(be->api->event, elapsed_time);
+    if (elapsed == NULL) XDEV_CHECK(xdev_backend_not_supported(be, "event.elapsed_time"));
+    XDEV_CHECK(elapsed(start->physical, start->native, end->native, ms));
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_event_get_device(xdev_event_t event, xdev_device_t *out) {
+    XDEV_REQUIRE_ARG(out);
+    XDEV_CHECK(xdev_event_check(event, "event"));
+    if (atomic_load_explicit(&event->be, memory_order_acquire) == NULL)
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
+                             "the event has not been recorded, so it has no device yet");
+    *out = event->device;
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_event_get_flags(xdev_event_t event, unsigned *out) {
+    XDEV_REQUIRE_ARG(out);
+    XDEV_CHECK(xdev_event_check(event, "event"));
+    *out = event->flags;
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_event_native_handle(xdev_event_t event, void **out) {
+    XDEV_REQUIRE_ARG(out);
+    XDEV_CHECK(xdev_event_check(event, "event"));
+    if (atomic_load_explicit(&event->be, memory_order_acquire) == NULL)
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
+                             "the event has not been recorded: its native event is created on "
+                             "the first record");
+    *out = event->native;
+    return XDEV_SUCCESS;
+}

@@ -1,0 +1,30 @@
+/* event_internal.h - the core's event object behind xdev_event_t. Its
+ * backend event is created on the first record, on the stream's device. */
+#ifndef XDEV_CORE_EVENT_INTERNAL_H
+#define XDEV_CORE_EVENT_INTERNAL_H
+
+#include <pthread.h>
+
+#include "base/handle_arena.h"
+#include "runtime/registry.h"
+#include "xdev/event.h"
+
+struct xdev_event {
+    xdev_handle_header_t hdr;
+    unsigned flags;
+    pthread_mutex_t lock;         /* serialises lazy creation and records */
+    _Atomic(xdev_backend_t *) be; /* NULL until first record */
+    xdev_device_t device;
+    int physical;
+    void *native;
+};
+
+extern xdev_handle_arena_t xdev_event_arena;
+
+xdev_status_t xdev_event_check(xdev_event_t e, const char *arg);
+
+/* xdev_event_record without naming a public call (shared by the two
+ * public ways to record). */
+xdev_status_t xdev_core_event_record(xdev_event_t event, xdev_stream_t stream);
+
+#endif

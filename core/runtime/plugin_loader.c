@@ -1,0 +1,151 @@
+/* plugin_loader.c - find, dlopen and check backend plugins.
+ *
+ * libxdev-<name>.so is looked for in each directory of XDEV_PLUGIN_PATH
+ * (colon-separated), then beside libxdev itself, then in the install libdir.
+ * The first file that exists is the one used: if it fails to load, that
+ * failure is the reason (a broken plugin is not silently skipped). */
+#include <dlfcn.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/error_internal.h"
+#include "runtime/registry.h"
+#include "base/env.h"
+
+#ifndef XDEV_INSTALL_LIBDIR
+#define XDEV_INSTALL_LIBDIR "/usr/local/lib"
+#endif
+
+/* Append to the backend's reason string. */
+static void reason_add(xdev_backend_t *be, const char *fmt, const char *a, const char *b) {
+    size_t used = strlen(be->reason);
+    if (used + 1 < sizeof be->reason)
+        if (snprintf(be->reason + used, sizeof be->reason - used, fmt, a, b) < 0)
+            be->reason[used] = '\0'; /* a reason that does not fit is cut, never overrun */
+}
+
+/* Directory holding libxdev itself, or "" if unknown. */
+static void self_dir(char *buf, size_t len) {
+    Dl_info info;
+    buf[0] = '\0';
+    if (dladdr((void *)xdev_core_ensure_init, &info) && info.dli_fname != NULL) {
+        char tmp[PATH_MAX];
+        /* a path that does not fit is not searched (buf stays empty) */
+        if (snprintf(tmp, sizeof tmp, "%s", info.dli_fname) >= (int)sizeof tmp) return;
+        if (snprintf(buf, len, "%s", dirname(tmp)) >= (int)len) buf[0] = '\0';
+    }
+}
+
+/* Try one candidate file. Returns 1 loaded, 0 not present, -1 present but broken. */
+static int try_candidate(xdev_backend_t *be, const char *path, const xdev_backend_api_t **api) {
+    if (access(path, F_OK) != 0) {
+        bool first = be->reason[strlen(be->reason) - 2] == ':';
+        reason_add(be, "%s%s (not found)", first ? "" : ", ", path);
+        return 0;
+    }
+    be->reason[0] = '\0'; /* this file is the one: its failure is the reason */
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (h == NULL) {
+        const char *err = dlerror();
+        reason_add(be, "dlopen failed: %s%s", err ? err : "unknown error", "");
+        return -1;
+    }
+    xdev_backend_entry_fn entry;
+    *(void **)(&entry) = dlsym(h, XDEV_BACKEND_ENTRY_SYMBOL);
+    if (entry == NULL) {
+        reason_add(be, "plugin %s does not export the entry point %s()", path,
+                   XDEV_BACKEND_ENTRY_SYMBOL);
+        dlclose(h);
+        return -1;
+    }
+    const xdev_backend_api_t *a = entry();
+    char origin[PATH_MAX + 16];
+    if (snprintf(origin, sizeof origin, "plugin %s", path) >= (int)sizeof origin)
+        origin[sizeof origin - 1] = '\0'; /* a long path is only cut in the message */
+    if (xdev_backend_api_validate(a, origin, be->type) != XDEV_SUCCESS) {
+        reason_add(be, "%s%s", xdev_last_error(), "");
+        dlclose(h);
+        return -1;
+    }
+    if (snprintf(be->path, sizeof be->path, "%s", path) >= (int)sizeof be->path)
+        be->path[sizeof be->path - 1] = '\0';
+    be->dl_handle = h;
+    *api = a;
+    return 1;
+}
+
+xdev_status_t xdev_plugin_load(xdev_backend_t *be, const xdev_backend_api_t **api) {
+    char file[64];
+    snprintf(file, sizeof file, "libxdev-%s.so", be->name);
+    char dirs[3][PATH_MAX];
+    int ndirs = 0;
+    be->reason[0] = '\0';
+    reason_add(be, "plugin %s%s not found; tried: ", file, "");
+
+    const char *env = xdev_env_get("XDEV_PLUGIN_PATH");
+    if (env != NULL) {
+        for (const char *p = env; *p;) {
+            const char *colon = strchr(p, ':');
+            size_t len = colon ? (size_t)(colon - p) : strlen(p);
+            if (len > 0 && len < PATH_MAX - 80) {
+                char path[PATH_MAX];
+                if (snprintf(path, sizeof path, "%.*s/%s", (int)len, p, file) >= (int)sizeof path)
+                    path[0] = '\0';
+                int r = try_candidate(be, path, api);
+                if (r != 0) return r > 0 ? XDEV_SUCCESS : XDEV_ERROR_BACKEND_UNAVAILABLE;
+            }
+            if (colon == NULL) break;
+            p = colon + 1;
+        }
+    }
+    self_dir(dirs[ndirs], sizeof dirs[0]);
+    if (dirs[ndirs][0]) ndirs++;
+    snprintf(dirs[ndirs++], sizeof dirs[0], "%s", XDEV_INSTALL_LIBDIR);
+    for (int i = 0; i < ndirs; i++) {
+        if (i > 0 && strcmp(dirs[i], dirs[0]) == 0) continue;
+        char path[PATH_MAX + 64];
+        if (snprintf(path, sizeof path, "%s/%s", dirs[i], file) >= (int)sizeof path) continue;
+        int r = try_candidate(be, path, api);
+        if (r != 0) return r > 0 ? XDEV_SUCCESS : XDEV_ERROR_BACKEND_UNAVAILABLE;
+    }
+    return XDEV_ERROR_BACKEND_UNAVAILABLE;
+}
+
+xdev_status_t xdev_backend_api_validate(const xdev_backend_api_t *api, const char *origin,
+                                        xdev_device_type_t expected) {
+    if (api == NULL) return XDEV_FAIL(XDEV_ERROR_BACKEND_UNAVAILABLE, "%s returned no API", origin);
+    if (api->abi_major != XDEV_BACKEND_ABI_MAJOR)
+        return XDEV_FAIL(XDEV_ERROR_BACKEND_UNAVAILABLE,
+                         "%s speaks backend ABI %u.%u but this libxdev speaks %u.%u: the major "
+                         "versions must match",
+                         origin, api->abi_major, api->abi_minor, XDEV_BACKEND_ABI_MAJOR,
+                         XDEV_BACKEND_ABI_MINOR);
+    if (api->size < offsetof(xdev_backend_api_t, memory) + sizeof api->memory)
+        return XDEV_FAIL(XDEV_ERROR_BACKEND_UNAVAILABLE,
+                         "%s: its API struct is %zu bytes, too short for ABI %u", origin, api->size,
+                         XDEV_BACKEND_ABI_MAJOR);
+    if (api->type != expected || api->name == NULL)
+        return XDEV_FAIL(XDEV_ERROR_BACKEND_UNAVAILABLE,
+                         "%s is a backend of device type %d (%s), not %s", origin, (int)api->type,
+                         api->name ? api->name : "unnamed", xdev_device_type_name(expected));
+    /* The few slots without which nothing works; every other slot may be NULL
+     * and then reports XDEV_ERROR_NOT_SUPPORTED where it is used. */
+    const char *missing = NULL;
+    if (api->init == NULL)
+        missing = "init";
+    else if (api->device == NULL || XDEV_BACKEND_SLOT(api->device, count) == NULL)
+        missing = "device.count";
+    else if (api->stream == NULL || XDEV_BACKEND_SLOT(api->stream, get_default) == NULL)
+        missing = "stream.get_default";
+    else if (api->event == NULL)
+        missing = "event table";
+    else if (api->memory == NULL || XDEV_BACKEND_SLOT(api->memory, malloc) == NULL ||
+             XDEV_BACKEND_SLOT(api->memory, free) == NULL)
+        missing = "memory.malloc/free";
+    if (missing != NULL)
+        return XDEV_FAIL(XDEV_ERROR_BACKEND_UNAVAILABLE, "%s lacks the required slot %s", origin,
+                         missing);
+    return XDEV_SUCCESS;
+}

@@ -1,0 +1,344 @@
+/* registry.c - initialisation, backend selection (XDEV_BACKEND), lazy
+ * loading of each backend, XDEV_VISIBLE_DEVICES renumbering of the
+ * accelerators (never the CPU: XDEV_CPU_DEVICES governs it), backend info.
+ * Loading a backend is a probe: its failure is kept as the backend's reason
+ * and never left in the calling thread's error state (xdev/error.h). */
+#include "runtime/registry.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "memory/alloc_internal.h"
+#include "cpu/cpu_backend.h"
+#include "base/env.h"
+#include "base/error_internal.h"
+#include "runtime/process.h"
+
+static xdev_backend_t g_backends[XDEV_DEVICE_TYPE_COUNT] = {
+    [XDEV_DEVICE_CPU] = {.type = XDEV_DEVICE_CPU, .name = "cpu", .lock = PTHREAD_MUTEX_INITIALIZER},
+    [XDEV_DEVICE_CUDA] = {.type = XDEV_DEVICE_CUDA,
+                          .name = "cuda",
+                          .lock = PTHREAD_MUTEX_INITIALIZER},
+    [XDEV_DEVICE_HIP] = {.type = XDEV_DEVICE_HIP, .name = "hip", .lock = PTHREAD_MUTEX_INITIALIZER},
+};
+
+static pthread_once_t g_init_once = PTHREAD_ONCE_INIT;
+static xdev_status_t g_init_status;
+static _Atomic bool g_init_ok; /* fast path once initialisation succeeded */
+static char g_init_message[4096];
+static xdev_device_type_t g_default_type = XDEV_DEVICE_CPU;
+static int g_visible[XDEV_MAX_DEVICES];
+static int g_visible_count = -1; /* -1: XDEV_VISIBLE_DEVICES unset */
+bool xdev_core_launch_blocking;
+
+static xdev_status_t host_set_error(xdev_status_t status, const char *fmt, ...) {
+    char buf[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    return XDEV_FAIL(status, "%s", buf);
+}
+
+const xdev_host_services_t xdev_core_host_services = {
+    .size = sizeof(xdev_host_services_t),
+    .abi_major = XDEV_BACKEND_ABI_MAJOR,
+    .abi_minor = XDEV_BACKEND_ABI_MINOR,
+    .set_error = host_set_error,
+    .get_env = xdev_env_get,
+};
+
+const char *xdev_version_string(void) {
+#define XDEV_STR_(x) #x
+#define XDEV_STR(x) XDEV_STR_(x)
+    return XDEV_STR(XDEV_VERSION_MAJOR) "." XDEV_STR(XDEV_VERSION_MINOR) "." XDEV_STR(
+        XDEV_VERSION_PATCH);
+}
+
+/* Number the backend's devices through XDEV_VISIBLE_DEVICES. It selects
+ * accelerators only, as CUDA_VISIBLE_DEVICES does: the CPU devices are the
+ * XDEV_CPU_DEVICES ones, all visible, so XDEV_VISIBLE_DEVICES="" leaves the
+ * CPU usable. */
+static void apply_visible(xdev_backend_t *be, int physical) {
+    int n = 0;
+    if (g_visible_count < 0 || be->type == XDEV_DEVICE_CPU) {
+        for (int i = 0; i < physical && n < XDEV_MAX_DEVICES; i++)
+            be->devices[n++].physical = i;
+    } else {
+        for (int i = 0; i < g_visible_count; i++)
+            if (g_visible[i] < physical) be->devices[n++].physical = g_visible[i];
+    }
+    be->device_count = n;
+    if (n == 0 && physical > 0)
+        snprintf(be->reason, sizeof be->reason,
+                 "no %s device visible: XDEV_VISIBLE_DEVICES='%s' selects none of the %d physical "
+                 "devices",
+                 be->name, xdev_env_get("XDEV_VISIBLE_DEVICES"), physical);
+    else if (n == 0)
+        snprintf(be->reason, sizeof be->reason, "no %s device found (the backend reports 0)",
+                 be->name);
+}
+
+/* reason = "<plugin path>: <what>: <this thread's last error>". */
+static void set_reason(xdev_backend_t *be, const char *what) {
+    char msg[sizeof be->reason];
+    if (snprintf(msg, sizeof msg, "%s: %s: %s", be->path, what, xdev_last_error()) < 0) msg[0] = 0;
+    memcpy(be->reason, msg, sizeof msg); /* a message longer than the reason is cut */
+}
+
+/* Load and initialise one backend; called with be->lock held. */
+static void load_locked(xdev_backend_t *be) {
+    const xdev_backend_api_t *api = NULL;
+    xdev_status_t st;
+    if (be->type == XDEV_DEVICE_CPU) {
+        snprintf(be->path, sizeof be->path, "built-in");
+        api = xdev_cpu_backend_api();
+        st = xdev_backend_api_validate(api, "the built-in cpu backend", be->type);
+    } else {
+        st = xdev_plugin_load(be, &api); /* validates too */
+    }
+    if (st == XDEV_SUCCESS) {
+        st = api->init(&xdev_core_host_services);
+        if (st != XDEV_SUCCESS) set_reason(be, "initialisation failed");
+    }
+    int physical = 0;
+    if (st == XDEV_SUCCESS) {
+        st = api->device->count(&physical);
+        if (st != XDEV_SUCCESS) set_reason(be, "counting devices failed");
+    }
+    if (st != XDEV_SUCCESS) {
+        if (be->reason[0] == '\0') snprintf(be->reason, sizeof be->reason, "%s", xdev_last_error());
+        be->fail_status = st == XDEV_ERROR_ENV ? XDEV_ERROR_ENV : XDEV_ERROR_BACKEND_UNAVAILABLE;
+        atomic_store(&be->state, XDEV_BACKEND_FAILED);
+        return;
+    }
+    be->api = api;
+    apply_visible(be, physical);
+    atomic_store_explicit(&be->state, XDEV_BACKEND_LOADED, memory_order_release);
+}
+
+/* Load a backend at most once. A failure is recorded in be->reason and
+ * be->fail_status only: the caller decides whether it is an error, so the
+ * thread's error state is restored (a probe during XDEV_BACKEND=auto or
+ * xdev_device_count must leave nothing behind). */
+static xdev_backend_t *load_backend(xdev_device_type_t type) {
+    xdev_backend_t *be = &g_backends[type];
+    if (atomic_load_explicit(&be->state, memory_order_acquire) == XDEV_BACKEND_NOT_TRIED) {
+        xdev_error_state_t saved;
+        xdev_core_error_save(&saved);
+        pthread_mutex_lock(&be->lock);
+        if (atomic_load(&be->state) == XDEV_BACKEND_NOT_TRIED) load_locked(be);
+        pthread_mutex_unlock(&be->lock);
+        xdev_core_error_restore(&saved);
+    }
+    return be;
+}
+
+static bool usable(const xdev_backend_t *be) {
+    return atomic_load(&be->state) == XDEV_BACKEND_LOADED && be->device_count > 0;
+}
+
+/* Status to report for a backend that cannot be used. */
+static xdev_status_t failure_status(const xdev_backend_t *be) {
+    return atomic_load(&be->state) == XDEV_BACKEND_FAILED ? be->fail_status
+                                                          : XDEV_ERROR_BACKEND_UNAVAILABLE;
+}
+
+static int type_from_name(const char *s, size_t len) {
+    for (int t = 0; t < XDEV_DEVICE_TYPE_COUNT; t++)
+        if (strlen(g_backends[t].name) == len && strncmp(s, g_backends[t].name, len) == 0) return t;
+    return -1;
+}
+
+/* Every form XDEV_BACKEND accepts, for its messages. */
+#define XDEV_BACKEND_ACCEPTED                                                                      \
+    "expected auto, cuda, hip or cpu, or a comma list of distinct names among cuda, hip and cpu "  \
+    "in order of preference such as cuda,cpu; unset or empty means auto"
+
+/* Parse XDEV_BACKEND and pick the default device type. */
+static xdev_status_t select_backend(void) {
+    const char *spec = xdev_env_get("XDEV_BACKEND");
+    if (spec == NULL || spec[0] == '\0' || strcmp(spec, "auto") == 0) {
+        static const xdev_device_type_t order[] = {XDEV_DEVICE_CUDA, XDEV_DEVICE_HIP};
+        for (size_t i = 0; i < 2; i++)
+            if (usable(load_backend(order[i]))) {
+                g_default_type = order[i];
+                return XDEV_SUCCESS;
+            }
+        xdev_backend_t *cpu = load_backend(XDEV_DEVICE_CPU);
+        if (usable(cpu)) {
+            g_default_type = XDEV_DEVICE_CPU;
+            return XDEV_SUCCESS;
+        }
+        return XDEV_FAIL(failure_status(cpu), "XDEV_BACKEND=auto: no backend can be used; cpu: %s",
+                         cpu->reason);
+    }
+    /* An ordered list: the first usable one wins; each must be a known name,
+     * listed once. */
+    int list[XDEV_DEVICE_TYPE_COUNT];
+    int n = 0;
+    for (const char *p = spec;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        int t = type_from_name(p, len);
+        bool twice = false;
+        for (int i = 0; t >= 0 && i < n; i++)
+            twice = twice || list[i] == t;
+        if (t < 0 || twice) {
+            const char *why = twice ? "backend listed twice:"
+                              : len == 4 && strncmp(p, "auto", 4) == 0
+                                  ? "auto cannot be part of a list:"
+                                  : "unknown backend";
+            return XDEV_FAIL(XDEV_ERROR_ENV, "XDEV_BACKEND='%s': %s '%.*s' (%s)", spec, why,
+                             (int)len, p, XDEV_BACKEND_ACCEPTED);
+        }
+        list[n++] = t;
+        if (comma == NULL) break;
+        p = comma + 1;
+    }
+    char why[3500] = "";
+    size_t used = 0;
+    for (int i = 0; i < n; i++) {
+        xdev_backend_t *be = load_backend((xdev_device_type_t)list[i]);
+        if (usable(be)) {
+            g_default_type = (xdev_device_type_t)list[i];
+            return XDEV_SUCCESS;
+        }
+        int w = snprintf(why + used, sizeof why - used, "%s%s: %s", i ? "; " : "", be->name,
+                         be->reason);
+        if (w > 0) used = used + (size_t)w < sizeof why ? used + (size_t)w : sizeof why - 1;
+    }
+    /* A malformed variable is reported as such, whichever backend it broke. */
+    xdev_status_t st = XDEV_ERROR_BACKEND_UNAVAILABLE;
+    for (int i = 0; i < n; i++)
+        if (failure_status(&g_backends[list[i]]) == XDEV_ERROR_ENV) st = XDEV_ERROR_ENV;
+    if (n == 1)
+        return XDEV_FAIL(st, "XDEV_BACKEND=%s: the %s backend cannot be used: %s", spec,
+                         g_backends[list[0]].name, g_backends[list[0]].reason);
+    return XDEV_FAIL(st, "XDEV_BACKEND=%s: none of the listed backends can be used: %s", spec, why);
+}
+
+/* Runs once, on whichever thread gets there first (an xdev call, or
+ * xdev_backend_get_info which works even when selection fails): the outcome
+ * is kept in g_init_status/g_init_message, and xdev_core_ensure_init reports
+ * it to every caller, so the thread's own error state is restored here. */
+static void init_once(void) {
+    xdev_error_state_t saved;
+    xdev_core_error_save(&saved);
+    xdev_process_mark_initialised(); /* first: a child forked from now on refuses */
+    xdev_status_t st =
+        xdev_env_index_list("XDEV_VISIBLE_DEVICES", g_visible, XDEV_MAX_DEVICES, &g_visible_count);
+    if (st == XDEV_SUCCESS)
+        st = xdev_env_bool("XDEV_LAUNCH_BLOCKING", false, &xdev_core_launch_blocking);
+    if (st == XDEV_SUCCESS) st = xdev_alloc_settings_load();
+    if (st == XDEV_SUCCESS) st = select_backend();
+    g_init_status = st;
+    if (st != XDEV_SUCCESS)
+        snprintf(g_init_message, sizeof g_init_message, "%s", xdev_last_error());
+    xdev_core_error_restore(&saved);
+}
+
+xdev_status_t xdev_core_ensure_init(void) {
+    xdev_status_t pst = xdev_process_check(); /* a forked child, or exiting */
+    if (pst != XDEV_SUCCESS) return pst;
+    if (atomic_load_explicit(&g_init_ok, memory_order_acquire)) return XDEV_SUCCESS;
+    pthread_once(&g_init_once, init_once);
+    if (g_init_status != XDEV_SUCCESS)
+        return XDEV_FAIL(g_init_status, "xdev could not initialise: %s", g_init_message);
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_init(void) {
+    XDEV_CHECK(xdev_core_ensure_init());
+    return XDEV_SUCCESS;
+}
+
+/* A bool query: never changes the thread's error state (xdev/error.h). */
+bool xdev_launch_blocking(void) {
+    xdev_error_state_t saved;
+    xdev_core_error_save(&saved);
+    (void)xdev_core_ensure_init();
+    xdev_core_error_restore(&saved);
+    return xdev_core_launch_blocking;
+}
+
+/* Every device of every loaded backend, so that a program that put work on
+ * the CPU beside a GPU (or picked the CPU on a GPU machine) waits for all of
+ * it. A backend never loaded holds no work and is not loaded here (that
+ * could start a GPU runtime). Every device is waited for even after one
+ * fails; the first failure is reported. */
+xdev_status_t xdev_synchronize(void) {
+    XDEV_CHECK(xdev_core_ensure_init());
+    xdev_status_t first = XDEV_SUCCESS;
+    xdev_error_state_t first_error;
+    for (int t = 0; t < XDEV_DEVICE_TYPE_COUNT; t++) {
+        const xdev_backend_t *be = &g_backends[t];
+        if (atomic_load_explicit(&be->state, memory_order_acquire) != XDEV_BACKEND_LOADED) continue;
+        for (int i = 0; i < be->device_count; i++) {
+            xdev_status_t st = xdev_device_synchronize((xdev_device_t){be->type, i});
+            if (st != XDEV_SUCCESS && first == XDEV_SUCCESS) {
+                first = st;
+                xdev_core_error_save(&first_error);
+            }
+        }
+    }
+    if (first == XDEV_SUCCESS) return XDEV_SUCCESS;
+    xdev_core_error_restore(&first_error);
+    return xdev_core_blame(first, __func__);
+}
+
+xdev_status_t xdev_backend_not_supported(const xdev_backend_t *be, const char *slot) {
+    return XDEV_FAIL(XDEV_ERROR_NOT_SUPPORTED, "the %s backend does not implement %s", be->name,
+                     slot);
+}
+
+xdev_device_type_t xdev_core_default_type(void) {
+    return g_default_type;
+}
+
+xdev_status_t xdev_backend_acquire(xdev_device_type_t type, xdev_backend_t **out) {
+    xdev_status_t st = xdev_core_ensure_init();
+    if (st != XDEV_SUCCESS) return st;
+    if ((unsigned)type >= XDEV_DEVICE_TYPE_COUNT)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_DEVICE, "unknown device type %d", (int)type);
+    xdev_backend_t *be = &g_backends[type];
+    if (atomic_load_explicit(&be->state, memory_order_acquire) != XDEV_BACKEND_LOADED) {
+        load_backend(type);
+        if (atomic_load(&be->state) != XDEV_BACKEND_LOADED)
+            return XDEV_FAIL(failure_status(be), "the %s backend cannot be used: %s", be->name,
+                             be->reason);
+    }
+    *out = be;
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_backend_get_info(xdev_device_type_t type, xdev_backend_info_t *out) {
+    XDEV_REQUIRE_ARG(out);
+    if ((unsigned)type >= XDEV_DEVICE_TYPE_COUNT)
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_DEVICE, "unknown device type %d", (int)type);
+    XDEV_CHECK(xdev_process_check());      /* a forked child, or exiting */
+    pthread_once(&g_init_once, init_once); /* info works even when selection failed */
+    xdev_backend_t *be = load_backend(type);
+    int state = atomic_load(&be->state);
+    memset(out, 0, sizeof *out);
+    out->type = type;
+    out->name = be->name;
+    out->state = (xdev_backend_state_t)state;
+    out->path = be->path[0] ? be->path : NULL;
+    out->reason = be->reason[0] ? be->reason : NULL;
+    if (state == XDEV_BACKEND_LOADED) {
+        out->device_count = be->device_count;
+        out->abi_major = be->api->abi_major;
+        out->abi_minor = be->api->abi_minor;
+    }
+    out->is_default = g_init_status == XDEV_SUCCESS && type == g_default_type;
+    return XDEV_SUCCESS;
+}
+
+void xdev_core_shutdown_at_exit(void) {
+    xdev_backend_t *be = &g_backends[XDEV_DEVICE_CPU];
+    if (atomic_load(&be->state) != XDEV_BACKEND_LOADED || be->api == NULL) return;
+    void (*shutdown)(void) = XDEV_BACKEND_SLOT(be->api, shutdown);
+    if (shutdown != NULL) shutdown();
+}

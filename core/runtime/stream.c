@@ -1,0 +1,413 @@
+/* stream.c - stream objects: default and per-thread current streams,
+ * creation, queries, cross-stream ordering, host functions, guards. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error_internal.h"
+#include "runtime/event_internal.h"
+#include "runtime/process.h"
+#include "runtime/stream_internal.h"
+#include "runtime/thread_state.h"
+
+#define STREAM_MAGIC 0x5354524du /* "STRM" */
+#define STREAM_SLOT ((sizeof(struct xdev_stream) + 63) / 64 * 64)
+
+xdev_handle_arena_t xdev_stream_arena = XDEV_HANDLE_ARENA_INIT("stream", STREAM_MAGIC, STREAM_SLOT);
+
+/* Stream lifetime across threads. A thread that uses a stream announces it
+ * first (a hazard pointer in its thread state, seq_cst) and then checks the
+ * stream is live and not closing; xdev_stream_destroy first sets `closing`
+ * (seq_cst), then scans every thread's hazards. Either the destroyer sees
+ * the user's announcement, and the native queue goes to a graveyard freed
+ * once nobody lists it, or the user sees `closing` and fails cleanly: a
+ * native queue is never freed under a thread that is using it. */
+bool xdev_core_stream_acquire(xdev_stream_t s) {
+    xdev_thread_state_t *t = xdev_thread_state();
+    unsigned i = t->hazard_next++ % XDEV_HAZARDS;
+    atomic_store_explicit(&t->hazard[i], (const void *)s, memory_order_seq_cst);
+    return xdev_handle_is_live(&xdev_stream_arena, s) &&
+           !atomic_load_explicit(&s->closing, memory_order_seq_cst);
+}
+
+/* Native queues of destroyed streams that a thread was still using. */
+typedef struct grave {
+    const void *handle; /* what hazards name */
+    xdev_backend_t *be;
+    int physical;
+    void *native;
+    struct grave *next;
+} grave_t;
+
+static pthread_mutex_t g_grave_lock = PTHREAD_MUTEX_INITIALIZER;
+static grave_t *g_graves;
+
+/* Destroy the native queues nobody uses any more. */
+static void sweep_graves(void) {
+    pthread_mutex_lock(&g_grave_lock);
+    grave_t *ready = NULL;
+    for (grave_t **link = &g_graves; *link != NULL;) {
+        grave_t *g = *link;
+        if (xdev_thread_hazard_held(g->handle)) {
+            link = &g->next;
+            continue;
+        }
+        *link = g->next;
+        g->next = ready;
+        ready = g;
+    }
+    pthread_mutex_unlock(&g_grave_lock);
+    xdev_error_state_t saved; /* nobody to report a late destroy's failure to */
+    xdev_core_error_save(&saved);
+    for (grave_t *g = ready, *next; g != NULL; g = next) {
+        next = g->next;
+        xdev_status_t (*destroy)(int, void *) = XDEV_BACKEND_SLOT(g->be->api->stream, destroy);
+        if (destroy != NULL) (void)destroy(g->physical, g->native);
+        free(g);
+    }
+    xdev_core_error_restore(&saved);
+}
+
+xdev_status_t xdev_stream_check(xdev_stream_t s, const char *arg) {
+    xdev_status_t pst = xdev_process_check(); /* a forked child, or exiting */
+    if (pst != XDEV_SUCCESS) return pst;
+    if (s == NULL) return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "stream argument '%s' is NULL", arg);
+    if (xdev_core_stream_acquire(s)) return XDEV_SUCCESS;
+    if (xdev_handle_is_live(&xdev_stream_arena, s))
+        return XDEV_FAIL(XDEV_ERROR_INVALID_HANDLE, "stream '%s' (%p) is being destroyed", arg,
+                         (void *)s);
+    if (xdev_handle_is_slot(&xdev_stream_arena, s))
+        return XDEV_FAIL(XDEV_ERROR_INVALID_HANDLE, "stream '%s' (%p) has been destroyed", arg,
+                         (void *)s);
+    return XDEV_FAIL(XDEV_ERROR_INVALID_HANDLE, "'%s' (%p) is not an xdev stream", arg, (void *)s);
+}
+
+xdev_status_t xdev_core_default_stream(xdev_backend_t *be, int index, xdev_stream_t *out) {
+    xdev_device_state_t *ds = &be->devices[index];
+    xdev_stream_t s = atomic_load_explicit(&ds->default_stream, memory_order_acquire);
+    if (s != NULL) {
+        *out = s;
+        return XDEV_SUCCESS;
+    }
+    xdev_status_t st = XDEV_SUCCESS;
+    pthread_mutex_lock(&be->lock);
+    s = atomic_load(&ds->default_stream);
+    if (s == NULL) {
+        void *native = NULL;
+        st = be->api->stream->get_default(ds->physical, &native);
+        if (st == XDEV_SUCCESS) {
+            s = xdev_handle_alloc(&xdev_stream_arena);
+            if (s == NULL) {
+                st = XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no memory for a stream handle");
+            } else {
+                s->be = be;
+                s->device = (xdev_device_t){be->type, index};
+                s->physical = ds->physical;
+                s->native = native;
+                s->priority = XDEV_STREAM_PRIORITY_NORMAL;
+                s->is_default = true;
+                atomic_store_explicit(&ds->default_stream, s, memory_order_release);
+            }
+        }
+    }
+    pthread_mutex_unlock(&be->lock);
+    *out = s;
+    return st;
+}
+
+xdev_status_t xdev_core_current_stream(xdev_backend_t *be, int index, xdev_stream_t *out) {
+    xdev_stream_ref_t *ref = &xdev_thread_state()->streams[be->type][index];
+    xdev_stream_t s = ref->stream;
+    if (s != NULL && xdev_core_stream_acquire(s) &&
+        atomic_load_explicit(&s->hdr.generation, memory_order_relaxed) == ref->generation) {
+        *out = s;
+        return XDEV_SUCCESS;
+    }
+    ref->stream = NULL; /* destroyed: fall back to the default stream */
+    return xdev_core_default_stream(be, index, out);
+}
+
+static void set_current(xdev_stream_t s) {
+    xdev_stream_ref_t *ref = &xdev_thread_state()->streams[s->device.type][s->device.index];
+    ref->stream = s;
+    ref->generation = atomic_load_explicit(&s->hdr.generation, memory_order_relaxed);
+}
+
+xdev_status_t xdev_core_after_enqueue(xdev_stream_t s) {
+    if (!xdev_core_launch_blocking) return XDEV_SUCCESS;
+    xdev_status_t (*sync)(int, void *) = XDEV_BACKEND_SLOT(s->be->api->stream, synchronize);
+    if (sync == NULL)
+        return xdev_backend_not_supported(s->be, "stream.synchronize (XDEV_LAUNCH_BLOCKING)");
+    return sync(s->physical, s->native);
+}
+
+xdev_status_t xdev_stream_create(xdev_device_t device, int priority, xdev_stream_t *out) {
+    XDEV_REQUIRE_ARG(out);
+    if (priority != XDEV_STREAM_PRIORITY_NORMAL && priority != XDEV_STREAM_PRIORITY_HIGH)
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
+                             "priority %d is neither XDEV_STREAM_PRIORITY_NORMAL (0) nor "
+                             "XDEV_STREAM_PRIORITY_HIGH (-1)",
+                             priority);
+    xdev_backend_t *be = NULL;
+    xdev_device_t d = {XDEV_DEVICE_CPU, 0};
+    XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
+    xdev_status_t (*create)(int, int, void **) = XDEV_BACKEND_SLOT(be->api->stream, create);
+    if (create == NULL) XDEV_CHECK(xdev_backend_not_supported(be, "stream.create"));
+    int physical = be->devices[d.index].physical;
+    void *native = NULL;
+    XDEV_CHECK(create(physical, priority, &native));
+    xdev_stream_t s = xdev_handle_alloc(&xdev_stream_arena);
+    if (s == NULL) {
+        xdev_status_t (*destroy)(int, void *) = XDEV_BACKEND_SLOT(be->api->stream, destroy);
+        if (destroy != NULL) (void)destroy(physical, native);
+        return XDEV_API_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no memory for a stream handle");
+    }
+    s->be = be;
+    s->device = d;
+    s->physical = physical;
+    s->native = native;
+    s->priority = priority;
+    s->owned = true;
+    *out = s;
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_stream_wrap_native(xdev_device_t device, void *native, xdev_stream_t *out) {
+    XDEV_REQUIRE_ARG(out);
+    if (native == NULL)
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
+                             "native stream is NULL; use xdev_stream_default for the default "
+                             "stream");
+    xdev_backend_t *be = NULL;
+    xdev_device_t d = {XDEV_DEVICE_CPU, 0};
+    XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
+    xdev_stream_t s = xdev_handle_alloc(&xdev_stream_arena);
+    if (s == NULL) return XDEV_API_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no memory for a stream handle");
+    s->be = be;
+    s->device = d;
+    s->physical = be->devices[d.index].physical;
+    s->native = native;
+    s->priority = XDEV_STREAM_PRIORITY_NORMAL;
+    *out = s;
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_stream_destroy(xdev_stream_t stream) {
+    XDEV_CHECK(xdev_stream_check(stream, "stream"));
+    if (stream->is_default)
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
+                             "the default stream of %s:%d belongs to xdev and cannot be destroyed",
+                             stream->be->name, stream->device.index);
+    xdev_status_t (*destroy)(int, void *) = XDEV_BACKEND_SLOT(stream->be->api->stream, destroy);
+    if (stream->owned && destroy == NULL)
+        XDEV_CHECK(xdev_backend_not_supported(stream->be, "stream.destroy"));
+    /* Finish the work queued so far first: once `closing` is set, the
+     * allocator no longer orders frees after this stream (its events cannot
+     * be recorded any more), so everything queued before must be done. From
+     * the stream's own host function this fails and nothing changes. */
+    xdev_status_t (*sync)(int, void *) = XDEV_BACKEND_SLOT(stream->be->api->stream, synchronize);
+    if (stream->owned && sync != NULL) XDEV_CHECK(sync(stream->physical, stream->native));
+    bool was = false;
+    if (!atomic_compare_exchange_strong(&stream->closing, &was, true))
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_HANDLE,
+                             "stream %p is already being destroyed by another thread",
+                             (void *)stream);
+    xdev_thread_hazard_clear(stream);
+    sweep_graves();
+    if (stream->owned && xdev_thread_hazard_held(stream)) {
+        /* Another thread is inside a call on it: free the queue later. */
+        grave_t *g = malloc(sizeof *g);
+        if (g == NULL) {
+            atomic_store(&stream->closing, false);
+            return XDEV_API_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory to defer the destroy");
+        }
+        *g = (grave_t){stream, stream->be, stream->physical, stream->native, NULL};
+        pthread_mutex_lock(&g_grave_lock);
+        g->next = g_graves;
+        g_graves = g;
+        pthread_mutex_unlock(&g_grave_lock);
+    } else if (stream->owned) {
+        xdev_status_t st = destroy(stream->physical, stream->native);
+        if (st != XDEV_SUCCESS) { /* e.g. from its own host function: still usable */
+            atomic_store(&stream->closing, false);
+            XDEV_CHECK(st);
+        }
+    }
+    xdev_handle_free(&xdev_stream_arena, stream);
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_stream_native_handle(xdev_stream_t stream, void **out) {
+    XDEV_REQUIRE_ARG(out);
+    XDEV_CHECK(xdev_stream_check(stream, "stream"));
+    *out = stream->native;
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_stream_default(xdev_device_t device, xdev_stream_t *out) {
+    XDEV_REQUIRE_ARG(out);
+    xdev_backend_t *be = NULL;
+    xdev_device_t d = {XDEV_DEVICE_CPU, 0};
+    XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
+    XDEV_CHECK(xdev_core_default_stream(be, d.index, out));
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_stream_current(xdev_device_t device, xdev_stream_t *out) {
+    XDEV_REQUIRE_ARG(out);
+    xdev_backend_t *be = NULL;
+    xdev_device_t d = {XDEV_DEVICE_CPU, 0};
+    XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
+    XDEV_CHECK(xdev_core_current_stream(be, d.index, out));
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_stream_set_current(xdev_stream_t stream) {
+    XDEV_CHECK(xdev_stream_check(stream, "stream"));
+    set_current(stream);
+    xdev_core_set_current_index(stream->device.type, stream->device.index);
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_stream_get_device(xdev_stream_t stream, xdev_device_t *out) {
+    XDEV_REQUIRE_ARG(out);
+    XDEV_CHECK(xdev_stream_check(stream, "stream"));
+    *out = stream->device;
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_stream_get_priority(xdev_stream_t stream, int *out) {
+    XDEV_REQUIRE_ARG(out);
+    XDEV_CHECK(xdev_stream_check(stream, "stream"));
+    *out = stream->priority;
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_stream_query(xdev_stream_t stream) {
+    XDEV_CHECK(xdev_stream_check(stream, "stream"));
+    xdev_status_t (*query)(int, void *) = XDEV_BACKEND_SLOT(stream->be->api->stream, query);
+    if (query == NULL) XDEV_CHECK(xdev_backend_not_supported(stream->be, "stream.query"));
+    xdev_status_t st = query(stream->physical, stream->native);
+    if (st == XDEV_SUCCESS || st == XDEV_ERROR_NOT_READY) return st;
+    return xdev_core_blame(st, __func__);
+}
+
+xdev_status_t xdev_stream_synchronize(xdev_stream_t stream) {
+    XDEV_CHECK(xdev_stream_check(stream, "stream"));
+    xdev_status_t (*sync)(int, void *) = XDEV_BACKEND_SLOT(stream->be->api->stream, synchronize);
+    if (sync == NULL) XDEV_CHECK(xdev_backend_not_supported(stream->be, "stream.synchronize"));
+    XDEV_CHECK(sync(stream->physical, stream->native));
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_stream_wait_event(xdev_stream_t stream, xdev_event_t event) {
+    XDEV_CHECK(xdev_stream_check(stream, "stream"));
+    XDEV_CHECK(xdev_event_check(event, "event"));
+    pthread_mutex_lock(&event->lock);
+    xdev_backend_t *ebe = atomic_load(&event->be);
+    void *enative = event->native;
+    pthread_mutex_unlock(&event->lock);
+    if (ebe == NULL) return XDEV_SUCCESS; /* never recorded: nothing to wait for */
+    if (ebe != stream->be)
+        return XDEV_API_FAIL(XDEV_ERROR_NOT_SUPPORTED,
+                             "a %s stream cannot wait for an event recorded on a %s device; "
+                             "synchronize the event on the host instead",
+                             stream->be->name, ebe->name);
+    xdev_status_t (*wait)(int, void *, void *) =
+        XDEV_BACKEND_SLOT(stream->be->api->stream, wait_event);
+    if (wait == NULL) XDEV_CHECK(xdev_backend_not_supported(stream->be, "stream.wait_event"));
+    XDEV_CHECK(wait(stream->physical, stream->native, enative));
+    XDEV_CHECK(xdev_core_after_enqueue(stream));
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_stream_wait_stream(xdev_stream_t stream, xdev_stream_t other) {
+    XDEV_CHECK(xdev_stream_check(stream, "stream"));
+    XDEV_CHECK(xdev_stream_check(other, "other"));
+    if (stream == other) return XDEV_SUCCESS;
+    xdev_backend_t *be = stream->be;
+    if (other->be != be)
+        return XDEV_API_FAIL(XDEV_ERROR_NOT_SUPPORTED,
+                             "a %s stream cannot wait for a %s stream; synchronize it on the host",
+                             be->name, other->be->name);
+    const xdev_event_vtable_t *ev = be->api->event;
+    xdev_status_t (*create)(int, unsigned, void **) = XDEV_BACKEND_SLOT(ev, create);
+    xdev_status_t (*record)(int, void *, void *) = XDEV_BACKEND_SLOT(ev, record);
+    xdev_status_t (*destroy)(int, void *) = XDEV_BACKEND_SLOT(ev, destroy);
+    xdev_status_t (*wait)(int, void *, void *) = XDEV_BACKEND_SLOT(be->api->stream, wait_event);
+    if (!create || !record || !destroy || !wait)
+        XDEV_CHECK(
+            xdev_backend_not_supported(be, "event.create/record/destroy or stream.wait_event"));
+    /* A private event marks `other`'s current end; backends keep a pending
+     * event alive until the queues are done with it. */
+    void *marker = NULL;
+    XDEV_CHECK(create(other->physical, XDEV_EVENT_DEFAULT, &marker));
+    xdev_status_t st = record(other->physical, marker, other->native);
+    if (st == XDEV_SUCCESS) st = wait(stream->physical, stream->native, marker);
+    xdev_status_t dst = destroy(other->physical, marker);
+    XDEV_CHECK(st);
+    XDEV_CHECK(dst);
+    XDEV_CHECK(xdev_core_after_enqueue(stream));
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_stream_record_event(xdev_stream_t stream, xdev_event_t event) {
+    XDEV_CHECK(xdev_stream_check(stream, "stream"));
+    XDEV_CHECK(xdev_core_event_record(event, stream));
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_core_stream_query(xdev_stream_t s) {
+    xdev_status_t (*query)(int, void *) = XDEV_BACKEND_SLOT(s->be->api->stream, query);
+    return query != NULL ? query(s->physical, s->native) : XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_core_launch_host_func(xdev_stream_t s, xdev_host_fn_t fn, void *user) {
+    xdev_status_t (*launch)(int, void *, xdev_host_fn_t, void *) =
+        XDEV_BACKEND_SLOT(s->be->api->stream, launch_host_func);
+    if (launch == NULL) return xdev_backend_not_supported(s->be, "stream.launch_host_func");
+    xdev_status_t st = launch(s->physical, s->native, fn, user);
+    if (st != XDEV_SUCCESS) return st;
+    return xdev_core_after_enqueue(s);
+}
+
+xdev_status_t xdev_launch_host_func(xdev_stream_t stream, xdev_host_fn_t fn, void *user_data) {
+    XDEV_REQUIRE_ARG(fn);
+    if (stream == NULL) {
+        xdev_backend_t *be = NULL;
+        xdev_device_t d = {XDEV_DEVICE_CPU, 0};
+        XDEV_CHECK(xdev_core_ensure_init());
+        xdev_device_t cur = {xdev_core_default_type(), -1};
+        XDEV_CHECK(xdev_backend_for_device(cur, &be, &d));
+        XDEV_CHECK(xdev_core_current_stream(be, d.index, &stream));
+    } else {
+        XDEV_CHECK(xdev_stream_check(stream, "stream"));
+    }
+    XDEV_CHECK(xdev_core_launch_host_func(stream, fn, user_data));
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_stream_guard_begin(xdev_stream_guard_t *guard, xdev_stream_t stream) {
+    XDEV_REQUIRE_ARG(guard);
+    guard->active = false;
+    if (stream == NULL) return XDEV_SUCCESS; /* torch's stream(None): no-op */
+    XDEV_CHECK(xdev_stream_check(stream, "stream"));
+    XDEV_CHECK(xdev_core_current_stream(stream->be, stream->device.index, &guard->previous_stream));
+    XDEV_CHECK(xdev_device_guard_begin(&guard->device_guard, stream->device));
+    set_current(stream);
+    guard->active = true;
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_stream_guard_end(xdev_stream_guard_t *guard) {
+    XDEV_REQUIRE_ARG(guard);
+    if (!guard->active) return XDEV_SUCCESS;
+    guard->active = false;
+    xdev_stream_t prev = guard->previous_stream;
+    if (xdev_handle_is_live(&xdev_stream_arena, prev)) set_current(prev);
+    XDEV_CHECK(xdev_device_guard_end(&guard->device_guard));
+    return XDEV_SUCCESS;
+}
+
+void xdev_stream_guard_cleanup(xdev_stream_guard_t *guard) {
+    (void)xdev_stream_guard_end(guard);
+}

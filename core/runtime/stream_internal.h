@@ -1,0 +1,49 @@
+/* stream_internal.h - the core's stream object behind xdev_stream_t. */
+#ifndef XDEV_CORE_STREAM_INTERNAL_H
+#define XDEV_CORE_STREAM_INTERNAL_H
+
+#include "base/handle_arena.h"
+#include "runtime/registry.h"
+
+struct xdev_stream {
+    xdev_handle_header_t hdr;
+    xdev_backend_t *be;
+    xdev_device_t device; /* logical, resolved */
+    int physical;
+    void *native;
+    int priority;
+    bool owned;           /* false for xdev_stream_wrap_native */
+    bool is_default;      /* owned by xdev */
+    _Atomic bool closing; /* xdev_stream_destroy has begun: no new use */
+};
+
+extern xdev_handle_arena_t xdev_stream_arena;
+
+/* XDEV_ERROR_INVALID_HANDLE naming `arg` unless s is a live stream. On
+ * success s is also protected (xdev_core_stream_acquire). */
+xdev_status_t xdev_stream_check(xdev_stream_t s, const char *arg);
+
+/* Announce that this thread is about to use s (a hazard pointer), then
+ * confirm s is live and not being destroyed. While announced, a concurrent
+ * xdev_stream_destroy defers freeing the native queue, so the caller may use
+ * s->native until its next few stream checks. False: s is dead, don't use. */
+bool xdev_core_stream_acquire(xdev_stream_t s);
+
+/* The default stream of a resolved device of `be`. */
+xdev_status_t xdev_core_default_stream(xdev_backend_t *be, int index, xdev_stream_t *out);
+
+/* This thread's current stream of a resolved device of `be`. */
+xdev_status_t xdev_core_current_stream(xdev_backend_t *be, int index, xdev_stream_t *out);
+
+/* After enqueuing work on s: with XDEV_LAUNCH_BLOCKING, wait for it so that
+ * errors surface at the call. */
+xdev_status_t xdev_core_after_enqueue(xdev_stream_t s);
+
+/* The backend's query of a checked stream (XDEV_SUCCESS / NOT_READY / error),
+ * without setting this thread's message for NOT_READY. */
+xdev_status_t xdev_core_stream_query(xdev_stream_t s);
+
+/* Enqueue fn on a stream without the public checks. */
+xdev_status_t xdev_core_launch_host_func(xdev_stream_t s, xdev_host_fn_t fn, void *user);
+
+#endif

@@ -1,0 +1,74 @@
+/* thread_state.c - allocation and release of the per-thread block, and the
+ * list of every thread's block that hazard-pointer scans walk. */
+#include "runtime/thread_state.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+_Thread_local xdev_thread_state_t *xdev_tls_state __attribute__((tls_model("initial-exec")));
+
+static pthread_key_t g_key;
+static pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
+static xdev_thread_state_t g_emergency; /* only if calloc fails */
+static pthread_mutex_t g_list_lock = PTHREAD_MUTEX_INITIALIZER;
+static xdev_thread_state_t *g_list; /* every thread's block (the emergency one once) */
+
+static void list_add(xdev_thread_state_t *t) {
+    pthread_mutex_lock(&g_list_lock);
+    if (t->list_prev == NULL && g_list != t) {
+        t->list_next = g_list;
+        if (g_list) g_list->list_prev = t;
+        g_list = t;
+    }
+    pthread_mutex_unlock(&g_list_lock);
+}
+
+static void release(void *p) {
+    xdev_thread_state_t *t = p;
+    if (t == &g_emergency) return;
+    pthread_mutex_lock(&g_list_lock);
+    if (t->list_prev)
+        t->list_prev->list_next = t->list_next;
+    else
+        g_list = t->list_next;
+    if (t->list_next) t->list_next->list_prev = t->list_prev;
+    pthread_mutex_unlock(&g_list_lock);
+    free(t);
+}
+
+bool xdev_thread_hazard_held(const void *p) {
+    xdev_thread_state_t *self = xdev_tls_state;
+    bool held = false;
+    pthread_mutex_lock(&g_list_lock);
+    for (xdev_thread_state_t *t = g_list; t != NULL && !held; t = t->list_next) {
+        if (t == self && t != &g_emergency) continue;
+        for (int i = 0; i < XDEV_HAZARDS; i++)
+            held |= atomic_load_explicit(&t->hazard[i], memory_order_seq_cst) == p;
+    }
+    pthread_mutex_unlock(&g_list_lock);
+    return held;
+}
+
+void xdev_thread_hazard_clear(const void *p) {
+    xdev_thread_state_t *t = xdev_thread_state();
+    if (t == &g_emergency) return; /* shared: other threads' entries */
+    for (int i = 0; i < XDEV_HAZARDS; i++)
+        if (atomic_load_explicit(&t->hazard[i], memory_order_relaxed) == p)
+            atomic_store_explicit(&t->hazard[i], NULL, memory_order_seq_cst);
+}
+
+static void make_key(void) {
+    (void)pthread_key_create(&g_key, release);
+}
+
+xdev_thread_state_t *xdev_thread_state_slow(void) {
+    pthread_once(&g_key_once, make_key);
+    xdev_thread_state_t *t = calloc(1, sizeof *t);
+    if (t == NULL)
+        t = &g_emergency;
+    else
+        (void)pthread_setspecific(g_key, t);
+    list_add(t);
+    xdev_tls_state = t;
+    return t;
+}

@@ -1,0 +1,52 @@
+/* thread_state.h - everything xdev keeps per thread on its hot paths.
+ *
+ * One heap block per thread, reached through a single initial-exec TLS
+ * pointer: a shared library's ordinary (global-dynamic) TLS costs a
+ * __tls_get_addr call per variable per access, which dominated the current
+ * stream and device-guard calls. The block is small to allocate once and is
+ * freed by a pthread key destructor when the thread exits. */
+#ifndef XDEV_CORE_THREAD_STATE_H
+#define XDEV_CORE_THREAD_STATE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "runtime/registry.h"
+
+typedef struct xdev_stream_ref {
+    xdev_stream_t stream; /* NULL: the device's default stream */
+    uint32_t generation;  /* of the stream's slot when set (a reused slot is noticed) */
+} xdev_stream_ref_t;
+
+/* Streams a thread may be using right now (hazard pointers, see stream.c):
+ * a destroyed stream's native queue is freed only once no thread lists it. */
+#define XDEV_HAZARDS 4
+
+typedef struct xdev_thread_state {
+    int current[XDEV_DEVICE_TYPE_COUNT]; /* current device index per type (torch: 0) */
+    xdev_stream_ref_t streams[XDEV_DEVICE_TYPE_COUNT][XDEV_MAX_DEVICES];
+    void *alloc_hint; /* device allocator this thread used last: where a free looks first */
+    _Atomic(const void *) hazard[XDEV_HAZARDS];
+    unsigned hazard_next;
+    struct xdev_thread_state *list_prev, *list_next; /* every thread's block */
+} xdev_thread_state_t;
+
+/* True when a thread other than the caller lists p among its hazards. */
+bool xdev_thread_hazard_held(const void *p);
+
+/* Drop p from the calling thread's hazards. */
+void xdev_thread_hazard_clear(const void *p);
+
+extern _Thread_local xdev_thread_state_t *xdev_tls_state __attribute__((tls_model("initial-exec")));
+
+/* First use on a thread: allocate (or, if that fails, share an emergency
+ * block, so xdev keeps working without per-thread isolation). */
+xdev_thread_state_t *xdev_thread_state_slow(void);
+
+static inline xdev_thread_state_t *xdev_thread_state(void) {
+    xdev_thread_state_t *t = xdev_tls_state;
+    return t != NULL ? t : xdev_thread_state_slow();
+}
+
+#endif

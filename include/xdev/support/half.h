@@ -1,0 +1,76 @@
+/* xdev/support/half.h - IEEE 754 binary16 and bfloat16 <-> float
+ * conversions, for any backend that computes f16/bf16 work in f32 (the CPU
+ * backend's GEMM) and has to round exactly as GPUs do.
+ *
+ * float -> 16 bit rounds to nearest, ties to even, as hardware does:
+ * overflow gives infinity, tiny values give subnormals or signed zero, NaN
+ * stays NaN (quieted, payload kept where it fits). 16 bit -> float is exact. */
+#ifndef XDEV_SUPPORT_HALF_H
+#define XDEV_SUPPORT_HALF_H
+
+#include <stdint.h>
+#include <string.h>
+
+static inline uint32_t xdev_f32_bits(float f) {
+    uint32_t x;
+    memcpy(&x, &f, sizeof x);
+    return x;
+}
+
+static inline float xdev_bits_f32(uint32_t x) {
+    float f;
+    memcpy(&f, &x, sizeof f);
+    return f;
+}
+
+static inline uint16_t xdev_f32_to_f16(float f) {
+    uint32_t x = xdev_f32_bits(f);
+    uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
+    uint32_t ax = x & 0x7fffffffu;
+    if (ax >= 0x7f800000u) /* inf, or NaN made quiet */
+        return (uint16_t)(sign | 0x7c00u |
+                          (ax > 0x7f800000u ? 0x200u | ((ax >> 13) & 0x3ffu) : 0u));
+    if (ax >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u); /* >= 65520 rounds to inf */
+    if (ax < 0x38800000u) {                                   /* below 2^-14: subnormal half */
+        if (ax < 0x33000000u) return sign;                    /* <= 2^-25 rounds to zero */
+        uint32_t e = ax >> 23;
+        uint32_t m = (ax & 0x7fffffu) | 0x800000u;
+        uint32_t shift = 126u - e; /* 14 .. 24: value = m * 2^(e-150) = r * 2^-24 */
+        uint32_t r = m >> shift, rem = m & ((1u << shift) - 1u), half = 1u << (shift - 1u);
+        if (rem > half || (rem == half && (r & 1u))) r++; /* may carry into the normal range */
+        return (uint16_t)(sign | r);
+    }
+    uint32_t r = (ax >> 13) - (112u << 10); /* rebias the exponent (127 -> 15) */
+    uint32_t rem = ax & 0x1fffu;
+    if (rem > 0x1000u || (rem == 0x1000u && (r & 1u))) r++; /* a carry may round up to inf */
+    return (uint16_t)(sign | r);
+}
+
+static inline float xdev_f16_to_f32(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+    uint32_t e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+    if (e == 0) {
+        if (m == 0) return xdev_bits_f32(sign);
+        e = 113; /* subnormal m * 2^-24: normalise */
+        while (!(m & 0x400u)) {
+            m <<= 1;
+            e--;
+        }
+        return xdev_bits_f32(sign | (e << 23) | ((m & 0x3ffu) << 13));
+    }
+    if (e == 31) return xdev_bits_f32(sign | 0x7f800000u | (m << 13));
+    return xdev_bits_f32(sign | ((e + 112u) << 23) | (m << 13));
+}
+
+static inline uint16_t xdev_f32_to_bf16(float f) {
+    uint32_t x = xdev_f32_bits(f);
+    if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u); /* quiet NaN */
+    x += 0x7fffu + ((x >> 16) & 1u);
+    return (uint16_t)(x >> 16);
+}
+
+static inline float xdev_bf16_to_f32(uint16_t h) {
+    return xdev_bits_f32((uint32_t)h << 16);
+}
+
+#endif
