@@ -1,23 +1,34 @@
-/* xdev/backend.h - the backend ABI: what a backend (built-in or plugin) provides.
+/* xdev/backend.h - the backend ABI (2.0): what a backend (built-in or plugin) provides.
  *
  * A plugin is a shared module libxdev-<name>.so exporting one function,
- * XDEV_BACKEND_ENTRY_SYMBOL, that returns an xdev_backend_api_t. The core
- * refuses a plugin whose abi_major differs from its own and accepts an older
+ * XDEV_BACKEND_ENTRY_SYMBOL, that returns an xdev_backend_api_t. A built-in
+ * backend hands the same table to xdev_backend_register (below). The core
+ * refuses a table whose abi_major differs from its own and accepts an older
  * minor: every table starts with its own size, slots are only ever appended,
  * and a slot past the end of a shorter table reads as NULL (XDEV_BACKEND_SLOT).
  *
+ * Device contexts: the core opens each visible device once (device.open)
+ * and passes the backend's own context (xdev_backend_device_t, a struct the
+ * backend defines) to every slot that concerns that device, so a backend
+ * never re-indexes global arrays or switches devices to find its state.
+ *
  * Conventions for every slot:
- * - device indices are the backend's physical indices (the core applies
- *   XDEV_VISIBLE_DEVICES) and are already validated by the core;
+ * - arguments are validated by the core (devices exist, pointers are live
+ *   allocations of the right device, sizes fit);
  * - a stream handle is the backend's native stream (cudaStream_t, ...), an
  *   event handle its native event; the core wraps them in public objects;
- * - a failing slot reports through xdev_host_services_t.set_error and returns
- *   that status; slots never abort, exit or print.
- * Optional tables (blas, fft, rng, comm, trace, ipc) may be NULL; the core
- * then falls back or reports XDEV_ERROR_NOT_SUPPORTED naming the backend. */
+ * - a failing slot reports through xdev_host_services_t (set_error, or
+ *   set_vendor_error with the vendor's own error name) and returns that
+ *   status; slots never abort, exit or print.
+ * Optional tables (blas, fft, rng, trace, ipc) and optional slots may be NULL;
+ * the core then falls back or reports XDEV_ERROR_NOT_SUPPORTED naming the
+ * backend and the slot. xdev/backend_support.h has what a backend needs to
+ * honour the contract bit for bit (Philox, half floats, error helpers);
+ * backends/null/ is the skeleton to start a new backend from. */
 #ifndef XDEV_BACKEND_H
 #define XDEV_BACKEND_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -32,9 +43,8 @@
 extern "C" {
 #endif
 
-#define XDEV_BACKEND_ABI_MAJOR 1u
-/* Minor 1: memory.malloc_async/free_async; 2: device.list_processes/utilization. */
-#define XDEV_BACKEND_ABI_MINOR 2u
+#define XDEV_BACKEND_ABI_MAJOR 2u
+#define XDEV_BACKEND_ABI_MINOR 0u
 #define XDEV_BACKEND_ENTRY_SYMBOL "xdev_backend_entry"
 
 /* True when `table` (which starts with its size) is long enough to hold `slot`. */
@@ -43,6 +53,9 @@ extern "C" {
      (table)->size >= offsetof(__typeof__(*(table)), slot) + sizeof((table)->slot))
 /* The slot, or NULL when the table is too short (older minor) or the slot unset. */
 #define XDEV_BACKEND_SLOT(table, slot) (XDEV_BACKEND_HAS_SLOT(table, slot) ? (table)->slot : NULL)
+
+/* A backend's per-device state, defined by each backend (opaque to the core). */
+typedef struct xdev_backend_device xdev_backend_device_t;
 
 /* What the core offers a backend; passed to init. */
 typedef struct xdev_host_services {
@@ -53,6 +66,15 @@ typedef struct xdev_host_services {
      * The core prefixes the public call's name. */
     xdev_status_t (*set_error)(xdev_status_t status, const char *fmt, ...)
         __attribute__((format(printf, 2, 3)));
+    /* The same with a va_list, for a backend's own varargs helper. */
+    xdev_status_t (*set_error_v)(xdev_status_t status, const char *fmt, va_list ap)
+        __attribute__((format(printf, 2, 0)));
+    /* A failed vendor call, formatted once into the message as
+     * "<what>: <vendor_name>: <vendor_text>" (what_fmt printf-style), e.g.
+     * "cudaMalloc(1024 bytes): cudaErrorMemoryAllocation: out of memory". */
+    xdev_status_t (*set_vendor_error)(xdev_status_t status, const char *vendor_name,
+                                      const char *vendor_text, const char *what_fmt, va_list ap)
+        __attribute__((format(printf, 4, 0)));
     /* getenv through the core, so tests and embedders see one environment. */
     const char *(*get_env)(const char *name);
 } xdev_host_services_t;
@@ -61,45 +83,52 @@ typedef struct xdev_device_vtable {
     size_t size;
     /* Physical devices the backend sees (0 is fine: the backend is then unusable). */
     xdev_status_t (*count)(int *count);
-    xdev_status_t (*get_properties)(int device, xdev_device_properties_t *props);
+    /* The context of physical device `index` (0 <= index < count), opened
+     * once per visible device when the backend loads; it lives as long as
+     * the process. Opening must be cheap: no vendor context is created. */
+    xdev_status_t (*open)(int index, xdev_backend_device_t **out);
+    xdev_status_t (*get_properties)(xdev_backend_device_t *dev, xdev_device_properties_t *props);
     /* Wait for all work on the device. */
-    xdev_status_t (*synchronize)(int device);
-    xdev_status_t (*can_access_peer)(int device, int peer, bool *out);
-    xdev_status_t (*enable_peer_access)(int device, int peer);
-    /* Optional (minor 2), from the vendor's management library (NVML): the
-     * processes using the device (fill out[0 .. min(cap, total)), *count =
-     * total) and its utilisation. */
-    xdev_status_t (*list_processes)(int device, xdev_gpu_process_t *out, size_t cap, size_t *count);
-    xdev_status_t (*utilization)(int device, xdev_device_utilization_t *out);
+    xdev_status_t (*synchronize)(xdev_backend_device_t *dev);
+    xdev_status_t (*can_access_peer)(xdev_backend_device_t *dev, xdev_backend_device_t *peer,
+                                     bool *out);
+    xdev_status_t (*enable_peer_access)(xdev_backend_device_t *dev, xdev_backend_device_t *peer);
+    /* Optional, from the vendor's management library (NVML): the processes
+     * using the device (fill out[0 .. min(cap, total)), *count = total) and
+     * its utilisation. */
+    xdev_status_t (*list_processes)(xdev_backend_device_t *dev, xdev_gpu_process_t *out, size_t cap,
+                                    size_t *count);
+    xdev_status_t (*utilization)(xdev_backend_device_t *dev, xdev_device_utilization_t *out);
 } xdev_device_vtable_t;
 
 typedef struct xdev_stream_vtable {
     size_t size;
     /* priority is XDEV_STREAM_PRIORITY_NORMAL or XDEV_STREAM_PRIORITY_HIGH. */
-    xdev_status_t (*create)(int device, int priority, void **out);
+    xdev_status_t (*create)(xdev_backend_device_t *dev, int priority, void **out);
     /* Finish pending work, then release. */
-    xdev_status_t (*destroy)(int device, void *stream);
+    xdev_status_t (*destroy)(xdev_backend_device_t *dev, void *stream);
     /* The device's default stream (owned by the backend; may be NULL for CUDA's legacy stream). */
-    xdev_status_t (*get_default)(int device, void **out);
+    xdev_status_t (*get_default)(xdev_backend_device_t *dev, void **out);
     /* XDEV_SUCCESS when idle, XDEV_ERROR_NOT_READY when work is pending. */
-    xdev_status_t (*query)(int device, void *stream);
-    xdev_status_t (*synchronize)(int device, void *stream);
+    xdev_status_t (*query)(xdev_backend_device_t *dev, void *stream);
+    xdev_status_t (*synchronize)(xdev_backend_device_t *dev, void *stream);
     /* Later work on `stream` waits for the event's last record. */
-    xdev_status_t (*wait_event)(int device, void *stream, void *event);
-    xdev_status_t (*launch_host_func)(int device, void *stream, xdev_host_fn_t fn, void *user);
+    xdev_status_t (*wait_event)(xdev_backend_device_t *dev, void *stream, void *event);
+    xdev_status_t (*launch_host_func)(xdev_backend_device_t *dev, void *stream, xdev_host_fn_t fn,
+                                      void *user);
 } xdev_stream_vtable_t;
 
 typedef struct xdev_event_vtable {
     size_t size;
     /* flags are XDEV_EVENT_* from xdev/event.h. */
-    xdev_status_t (*create)(int device, unsigned flags, void **out);
-    xdev_status_t (*destroy)(int device, void *event);
-    xdev_status_t (*record)(int device, void *event, void *stream);
+    xdev_status_t (*create)(xdev_backend_device_t *dev, unsigned flags, void **out);
+    xdev_status_t (*destroy)(xdev_backend_device_t *dev, void *event);
+    xdev_status_t (*record)(xdev_backend_device_t *dev, void *event, void *stream);
     /* XDEV_SUCCESS when reached, XDEV_ERROR_NOT_READY otherwise. */
-    xdev_status_t (*query)(int device, void *event);
-    xdev_status_t (*synchronize)(int device, void *event);
+    xdev_status_t (*query)(xdev_backend_device_t *dev, void *event);
+    xdev_status_t (*synchronize)(xdev_backend_device_t *dev, void *event);
     /* Both events recorded, complete and created with timing (checked by the core). */
-    xdev_status_t (*elapsed_time)(int device, void *start, void *end, float *ms);
+    xdev_status_t (*elapsed_time)(xdev_backend_device_t *dev, void *start, void *end, float *ms);
 } xdev_event_vtable_t;
 
 typedef enum xdev_copy_kind {
@@ -110,38 +139,42 @@ typedef enum xdev_copy_kind {
     XDEV_COPY_PEER = 4,             /* two devices of this backend */
 } xdev_copy_kind_t;
 
-/* One copy. Host sides have device -1; `*_pinned` says a host side came from
- * this backend's host_alloc. Fields are only ever appended. */
+/* One copy. Host sides have a NULL device; `*_pinned` says a host side came
+ * from this backend's host_alloc. Fields are only ever appended. */
 typedef struct xdev_copy_desc {
     size_t size;
     void *dst;
     const void *src;
     size_t bytes;
     xdev_copy_kind_t kind;
-    int dst_device;
-    int src_device;
+    xdev_backend_device_t *dst_device;
+    xdev_backend_device_t *src_device;
     bool dst_pinned;
     bool src_pinned;
 } xdev_copy_desc_t;
 
 typedef struct xdev_memory_vtable {
     size_t size;
-    xdev_status_t (*malloc)(int device, size_t bytes, void **out);
-    xdev_status_t (*free)(int device, void *ptr);
+    xdev_status_t (*malloc)(xdev_backend_device_t *dev, size_t bytes, void **out);
+    xdev_status_t (*free)(xdev_backend_device_t *dev, void *ptr);
     /* Page-locked host memory. */
     xdev_status_t (*host_alloc)(size_t bytes, void **out);
     xdev_status_t (*host_free)(void *ptr);
-    /* Enqueue a copy on `stream` of `device` (the device side, or the
+    /* Enqueue a copy on `stream` of `dev` (the device side, or the
      * destination's device for peer copies). */
-    xdev_status_t (*memcpy_async)(const xdev_copy_desc_t *copy, int device, void *stream);
-    xdev_status_t (*memset_async)(int device, void *dst, int value, size_t bytes, void *stream);
-    xdev_status_t (*mem_get_info)(int device, size_t *free_bytes, size_t *total_bytes);
+    xdev_status_t (*memcpy_async)(const xdev_copy_desc_t *copy, xdev_backend_device_t *dev,
+                                  void *stream);
+    xdev_status_t (*memset_async)(xdev_backend_device_t *dev, void *dst, int value, size_t bytes,
+                                  void *stream);
+    xdev_status_t (*mem_get_info)(xdev_backend_device_t *dev, size_t *free_bytes,
+                                  size_t *total_bytes);
     /* Optional stream-ordered allocation (cudaMallocAsync), used with
      * XDEV_ALLOC_CONF=backend:async: the memory is usable by work queued on
      * `stream` from now on, and free_async releases it once `stream` reaches
      * the free. */
-    xdev_status_t (*malloc_async)(int device, size_t bytes, void *stream, void **out);
-    xdev_status_t (*free_async)(int device, void *ptr, void *stream);
+    xdev_status_t (*malloc_async)(xdev_backend_device_t *dev, size_t bytes, void *stream,
+                                  void **out);
+    xdev_status_t (*free_async)(xdev_backend_device_t *dev, void *ptr, void *stream);
 } xdev_memory_vtable_t;
 
 /* Optional: profiler markers (NVTX, roctx). msg is never NULL. */
@@ -160,14 +193,15 @@ typedef struct xdev_trace_vtable {
  * XDEV_IPC_NATIVE_SIZE opaque bytes; the core adds offsets and devices. */
 typedef struct xdev_ipc_vtable {
     size_t size;
-    xdev_status_t (*get_mem_handle)(int device, void *base, void *handle);
+    xdev_status_t (*get_mem_handle)(xdev_backend_device_t *dev, void *base, void *handle);
     /* Map another process's allocation for use on `device`. */
-    xdev_status_t (*open_mem_handle)(int device, const void *handle, void **base);
-    xdev_status_t (*close_mem_handle)(int device, void *base);
+    xdev_status_t (*open_mem_handle)(xdev_backend_device_t *dev, const void *handle, void **base);
+    xdev_status_t (*close_mem_handle)(xdev_backend_device_t *dev, void *base);
     /* `event` was created with XDEV_EVENT_INTERPROCESS. */
-    xdev_status_t (*get_event_handle)(int device, void *event, void *handle);
+    xdev_status_t (*get_event_handle)(xdev_backend_device_t *dev, void *event, void *handle);
     /* An event destroyed with event.destroy like any other. */
-    xdev_status_t (*open_event_handle)(int device, const void *handle, void **event);
+    xdev_status_t (*open_event_handle)(xdev_backend_device_t *dev, const void *handle,
+                                       void **event);
 } xdev_ipc_vtable_t;
 
 /* ---------------------------------------------------------------- blas
@@ -194,10 +228,10 @@ typedef struct xdev_blas_gemm_desc {
     int64_t ldb, stride_b;
     void *c;
     int64_t ldc, stride_c;
-    int64_t batch;  /* >= 1 */
-    uint32_t flags; /* XDEV_BLAS_FLAG_* */
-    int device;     /* physical */
-    void *stream;   /* native */
+    int64_t batch;                 /* >= 1 */
+    uint32_t flags;                /* XDEV_BLAS_FLAG_* */
+    xdev_backend_device_t *device; /* the operands' device */
+    void *stream;                  /* native */
 } xdev_blas_gemm_desc_t;
 
 /* axpy: y = alpha x + y;  dot: *result = x . y;  nrm2: *result = ||x||;
@@ -212,7 +246,7 @@ typedef struct xdev_blas_vec_desc {
     void *y; /* axpy writes it, dot reads it */
     int64_t incy;
     void *result;
-    int device;
+    xdev_backend_device_t *device;
     void *stream;
 } xdev_blas_vec_desc_t;
 
@@ -220,7 +254,8 @@ typedef struct xdev_blas_vtable {
     size_t size;
     /* Bit (1u << dtype) set for each xdev_dtype_t `routine` runs with on
      * `device`; a missing bit makes the core report XDEV_ERROR_NOT_SUPPORTED. */
-    xdev_status_t (*query_dtypes)(int device, xdev_blas_routine_t routine, uint32_t *mask);
+    xdev_status_t (*query_dtypes)(xdev_backend_device_t *dev, xdev_blas_routine_t routine,
+                                  uint32_t *mask);
     xdev_status_t (*gemm)(const xdev_blas_gemm_desc_t *desc);
     xdev_status_t (*axpy)(const xdev_blas_vec_desc_t *desc);
     xdev_status_t (*dot)(const xdev_blas_vec_desc_t *desc);
@@ -249,7 +284,7 @@ typedef struct xdev_fft_plan_desc {
     int64_t istride, idist;
     int64_t onembed[XDEV_FFT_MAX_RANK];
     int64_t ostride, odist;
-    int device; /* physical */
+    xdev_backend_device_t *device;
 } xdev_fft_plan_desc_t;
 
 typedef struct xdev_fft_exec_desc {
@@ -261,7 +296,7 @@ typedef struct xdev_fft_exec_desc {
     double scale;                   /* multiply the output by this (1.0 = unscaled) */
     void *work;                     /* work_size bytes from plan_create, or NULL if 0 */
     size_t work_size;
-    int device;   /* physical */
+    xdev_backend_device_t *device;
     void *stream; /* native */
 } xdev_fft_exec_desc_t;
 
@@ -272,7 +307,7 @@ typedef struct xdev_fft_vtable {
     xdev_status_t (*plan_create)(const xdev_fft_plan_desc_t *desc, void **plan, size_t *work_size);
     /* The core calls this when the plan leaves the cache, after waiting for
      * the device (device.synchronize), so no exec with it is still queued. */
-    xdev_status_t (*plan_destroy)(int device, void *plan);
+    xdev_status_t (*plan_destroy)(xdev_backend_device_t *dev, void *plan);
     /* Enqueue one transform. The core serialises calls on one plan. */
     xdev_status_t (*exec)(const xdev_fft_exec_desc_t *desc);
 } xdev_fft_vtable_t;
@@ -312,20 +347,14 @@ typedef struct xdev_rng_fill_desc {
     int64_t low;        /* INTEGERS */
     uint64_t range;     /* INTEGERS: 1 .. 2^32 (I32), 1 .. 2^64 - 1 (I64) */
     uint64_t threshold; /* BERNOULLI: 0 .. 2^32 */
-    int device;         /* physical */
-    void *stream;       /* native */
+    xdev_backend_device_t *device;
+    void *stream; /* native */
 } xdev_rng_fill_desc_t;
 
 typedef struct xdev_rng_vtable {
     size_t size;
     xdev_status_t (*fill)(const xdev_rng_fill_desc_t *desc);
 } xdev_rng_vtable_t;
-
-/* Optional tables, defined by the issues that fill them. */
-struct xdev_rng_vtable;
-struct xdev_comm_vtable;
-struct xdev_trace_vtable;
-struct xdev_ipc_vtable;
 
 typedef struct xdev_backend_api {
     size_t size; /* sizeof(xdev_backend_api_t) as the backend was built */
@@ -336,22 +365,52 @@ typedef struct xdev_backend_api {
     /* Called once before any other slot. A failure makes the backend
      * unusable; its message becomes the backend's reason. */
     xdev_status_t (*init)(const xdev_host_services_t *host);
-    /* Release what init made; optional. */
-    void (*shutdown)(void);
+    /* Optional. Called from libxdev's destructor at process exit (or
+     * unload): stop threads the backend owns so none runs into libraries
+     * that are being torn down. The vendor runtime may already be gone
+     * (its atexit handlers ran first): make no vendor call here. */
+    void (*at_exit)(void);
     const xdev_device_vtable_t *device;
     const xdev_stream_vtable_t *stream;
     const xdev_event_vtable_t *event;
     const xdev_memory_vtable_t *memory;
-    const struct xdev_blas_vtable *blas;   /* optional */
-    const struct xdev_fft_vtable *fft;     /* optional */
-    const struct xdev_rng_vtable *rng;     /* optional */
-    const struct xdev_comm_vtable *comm;   /* optional */
-    const struct xdev_trace_vtable *trace; /* optional */
-    const struct xdev_ipc_vtable *ipc;     /* optional */
+    const xdev_blas_vtable_t *blas;   /* optional */
+    const xdev_fft_vtable_t *fft;     /* optional */
+    const xdev_rng_vtable_t *rng;     /* optional */
+    const xdev_trace_vtable_t *trace; /* optional */
+    const xdev_ipc_vtable_t *ipc;     /* optional */
 } xdev_backend_api_t;
 
 /* The plugin's exported entry point (named XDEV_BACKEND_ENTRY_SYMBOL). */
 typedef const xdev_backend_api_t *(*xdev_backend_entry_fn)(void);
+
+/* ---------------------------------------------------------------- registration
+ * The core knows backends only through this table of named factories. The
+ * backends xdev ships register themselves when libxdev loads (the CPU backend
+ * from backends/cpu/, the cuda and hip plugins from backends/plugins.c); an
+ * application may register its own before its first other xdev call. A
+ * factory is either an entry point linked into the process (built in) or the
+ * name of a plugin, libxdev-<name>.so, loaded on first use. */
+
+/* xdev_backend_factory_t.flags */
+#define XDEV_BACKEND_ACCELERATOR (1u << 0) /* XDEV_VISIBLE_DEVICES applies; auto tries it */
+#define XDEV_BACKEND_DEFAULT (1u << 1)     /* shipped with xdev: a later registration of the */
+                                           /* same name replaces it (before initialisation) */
+
+typedef struct xdev_backend_factory {
+    size_t size;                 /* sizeof(xdev_backend_factory_t) */
+    const char *name;            /* the device type's name ("cuda"), [a-z0-9_]{1,15} */
+    xdev_device_type_t type;     /* the xdev_device_type_t entry it serves */
+    xdev_backend_entry_fn entry; /* built in; NULL: the plugin libxdev-<name>.so */
+    uint32_t flags;              /* XDEV_BACKEND_* above */
+    int auto_order;              /* XDEV_BACKEND=auto tries accelerators by increasing order */
+} xdev_backend_factory_t;
+
+/* Add a backend. Fails with XDEV_ERROR_INVALID_VALUE for a malformed factory
+ * (name, type out of range), a name or type already registered (unless that
+ * one is XDEV_BACKEND_DEFAULT), or once xdev has initialised. The factory is
+ * copied; `name` must stay valid for the life of the process. */
+XDEV_API xdev_status_t xdev_backend_register(const xdev_backend_factory_t *factory);
 
 #ifdef __cplusplus
 }
