@@ -19,23 +19,24 @@
                   sizeof(type), (size_t)(n))
 
 START_TEST(version_and_symbol) {
-    ck_assert_uint_eq(XDEV_BACKEND_ABI_MAJOR, 1);
-    ck_assert_uint_eq(XDEV_BACKEND_ABI_MINOR, 2); /* bump with every appended slot */
+    ck_assert_uint_eq(XDEV_BACKEND_ABI_MAJOR, 2);
+    ck_assert_uint_eq(XDEV_BACKEND_ABI_MINOR, 0); /* bump with every appended slot */
     ck_assert_str_eq(XDEV_BACKEND_ENTRY_SYMBOL, "xdev_backend_entry");
     ck_assert_uint_eq(sizeof(size_t), P); /* the pins below count in pointer units */
 }
 END_TEST
 
 START_TEST(device_vtable_layout) {
-    SIZE_IS(xdev_device_vtable_t, 8 * P);
+    SIZE_IS(xdev_device_vtable_t, 9 * P);
     SLOT_AT(xdev_device_vtable_t, size, 0);
     SLOT_AT(xdev_device_vtable_t, count, 1);
-    SLOT_AT(xdev_device_vtable_t, get_properties, 2);
-    SLOT_AT(xdev_device_vtable_t, synchronize, 3);
-    SLOT_AT(xdev_device_vtable_t, can_access_peer, 4);
-    SLOT_AT(xdev_device_vtable_t, enable_peer_access, 5);
-    SLOT_AT(xdev_device_vtable_t, list_processes, 6); /* minor 2 */
-    SLOT_AT(xdev_device_vtable_t, utilization, 7);    /* minor 2 */
+    SLOT_AT(xdev_device_vtable_t, open, 2); /* 2.0: the device context */
+    SLOT_AT(xdev_device_vtable_t, get_properties, 3);
+    SLOT_AT(xdev_device_vtable_t, synchronize, 4);
+    SLOT_AT(xdev_device_vtable_t, can_access_peer, 5);
+    SLOT_AT(xdev_device_vtable_t, enable_peer_access, 6);
+    SLOT_AT(xdev_device_vtable_t, list_processes, 7);
+    SLOT_AT(xdev_device_vtable_t, utilization, 8);
 }
 END_TEST
 
@@ -99,8 +100,10 @@ START_TEST(host_services_layout) {
     ck_assert_uint_eq(offsetof(xdev_host_services_t, abi_major), P);
     ck_assert_uint_eq(offsetof(xdev_host_services_t, abi_minor), P + 4);
     SLOT_AT(xdev_host_services_t, set_error, 2);
-    SLOT_AT(xdev_host_services_t, get_env, 3);
-    SIZE_IS(xdev_host_services_t, 4 * P);
+    SLOT_AT(xdev_host_services_t, set_error_v, 3);
+    SLOT_AT(xdev_host_services_t, set_vendor_error, 4);
+    SLOT_AT(xdev_host_services_t, get_env, 5);
+    SIZE_IS(xdev_host_services_t, 6 * P);
 }
 END_TEST
 
@@ -112,7 +115,7 @@ START_TEST(backend_api_layout) {
     ck_assert_uint_eq(offsetof(xdev_backend_api_t, name), 16);
     ck_assert_uint_eq(offsetof(xdev_backend_api_t, type), 24);
     ck_assert_uint_eq(offsetof(xdev_backend_api_t, init), 32);
-    ck_assert_uint_eq(offsetof(xdev_backend_api_t, shutdown), 40);
+    ck_assert_uint_eq(offsetof(xdev_backend_api_t, at_exit), 40);
     ck_assert_uint_eq(offsetof(xdev_backend_api_t, device), 48);
     ck_assert_uint_eq(offsetof(xdev_backend_api_t, stream), 56);
     ck_assert_uint_eq(offsetof(xdev_backend_api_t, event), 64);
@@ -120,10 +123,16 @@ START_TEST(backend_api_layout) {
     ck_assert_uint_eq(offsetof(xdev_backend_api_t, blas), 80);
     ck_assert_uint_eq(offsetof(xdev_backend_api_t, fft), 88);
     ck_assert_uint_eq(offsetof(xdev_backend_api_t, rng), 96);
-    ck_assert_uint_eq(offsetof(xdev_backend_api_t, comm), 104);
-    ck_assert_uint_eq(offsetof(xdev_backend_api_t, trace), 112);
-    ck_assert_uint_eq(offsetof(xdev_backend_api_t, ipc), 120);
-    SIZE_IS(xdev_backend_api_t, 128);
+    ck_assert_uint_eq(offsetof(xdev_backend_api_t, trace), 104);
+    ck_assert_uint_eq(offsetof(xdev_backend_api_t, ipc), 112);
+    SIZE_IS(xdev_backend_api_t, 120);
+    /* The factory an application registers (xdev_backend_register). */
+    ck_assert_uint_eq(offsetof(xdev_backend_factory_t, name), 8);
+    ck_assert_uint_eq(offsetof(xdev_backend_factory_t, type), 16);
+    ck_assert_uint_eq(offsetof(xdev_backend_factory_t, entry), 24);
+    ck_assert_uint_eq(offsetof(xdev_backend_factory_t, flags), 32);
+    ck_assert_uint_eq(offsetof(xdev_backend_factory_t, auto_order), 36);
+    SIZE_IS(xdev_backend_factory_t, 40);
 #else
     printf("SKIP backend_api_layout: pins are for LP64 targets\n");
 #endif
@@ -137,11 +146,11 @@ START_TEST(copy_desc_layout) {
     ck_assert_uint_eq(offsetof(xdev_copy_desc_t, src), 16);
     ck_assert_uint_eq(offsetof(xdev_copy_desc_t, bytes), 24);
     ck_assert_uint_eq(offsetof(xdev_copy_desc_t, kind), 32);
-    ck_assert_uint_eq(offsetof(xdev_copy_desc_t, dst_device), 36);
-    ck_assert_uint_eq(offsetof(xdev_copy_desc_t, src_device), 40);
-    ck_assert_uint_eq(offsetof(xdev_copy_desc_t, dst_pinned), 44);
-    ck_assert_uint_eq(offsetof(xdev_copy_desc_t, src_pinned), 45);
-    SIZE_IS(xdev_copy_desc_t, 48);
+    ck_assert_uint_eq(offsetof(xdev_copy_desc_t, dst_device), 40); /* 2.0: contexts */
+    ck_assert_uint_eq(offsetof(xdev_copy_desc_t, src_device), 48);
+    ck_assert_uint_eq(offsetof(xdev_copy_desc_t, dst_pinned), 56);
+    ck_assert_uint_eq(offsetof(xdev_copy_desc_t, src_pinned), 57);
+    SIZE_IS(xdev_copy_desc_t, 64);
 #else
     printf("SKIP copy_desc_layout: pins are for LP64 targets\n");
 #endif
@@ -176,10 +185,11 @@ START_TEST(shared_public_types_layout) {
 }
 END_TEST
 
-static xdev_status_t dummy_info(int device, size_t *f, size_t *t) {
+static xdev_status_t dummy_info(xdev_backend_device_t *device, size_t *f, size_t *t) {
     return XDEV_SUCCESS;
 }
-static xdev_status_t dummy_memset(int device, void *dst, int v, size_t n, void *s) {
+static xdev_status_t dummy_memset(xdev_backend_device_t *device, void *dst, int v, size_t n,
+                                  void *s) {
     return XDEV_SUCCESS;
 }
 

@@ -671,8 +671,8 @@ START_TEST(abi_layout) {
     SLOT_AT(xdev_fft_vtable_t, plan_destroy, 2);
     SLOT_AT(xdev_fft_vtable_t, exec, 3);
     ck_assert_uint_eq(sizeof(xdev_fft_vtable_t), 4 * sizeof(void *));
-    LAYOUT(xdev_blas_gemm_desc_t, batch, 152, 176);
-    LAYOUT(xdev_blas_gemm_desc_t, stream, 168, 176);
+    LAYOUT(xdev_blas_gemm_desc_t, batch, 152, 184); /* ABI 2.0: device is a context */
+    LAYOUT(xdev_blas_gemm_desc_t, stream, 176, 184);
     LAYOUT(xdev_blas_vec_desc_t, stream, 80, 88);
     LAYOUT(xdev_fft_plan_desc_t, device, 136, 144);
     LAYOUT(xdev_fft_exec_desc_t, stream, 72, 80);

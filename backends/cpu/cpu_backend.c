@@ -9,36 +9,17 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "cpu/cpu_backend.h"
 #include "cpu/cpu_internal.h"
 #include "cpu/cpu_math.h"
 
 xdev_cpu_state_t xdev_cpu_state;
 
 xdev_status_t xdev_cpu_error(xdev_status_t status, const char *fmt, ...) {
-    const xdev_host_services_t *host = xdev_cpu_state.host;
-    if (!XDEV_BACKEND_HAS_SLOT(host, set_error) || host->set_error == NULL) return status;
-    char msg[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    xdev_status_t st = xdev_support_fail_v(xdev_cpu_state.host, status, fmt, ap);
     va_end(ap);
-    return host->set_error(status, "%s", msg);
-}
-
-xdev_cpu_device_t *xdev_cpu_device(int index) {
-    if (!xdev_cpu_state.initialized) {
-        xdev_cpu_error(XDEV_ERROR_INVALID_DEVICE,
-                       "cpu:%d no such device: the cpu backend is not initialized", index);
-        return NULL;
-    }
-    if (index < 0 || index >= xdev_cpu_state.count) {
-        xdev_cpu_error(XDEV_ERROR_INVALID_DEVICE,
-                       "cpu:%d device index out of range (%d cpu devices)", index,
-                       xdev_cpu_state.count);
-        return NULL;
-    }
-    return &xdev_cpu_state.devices[index];
+    return st;
 }
 
 xdev_status_t xdev_cpu_parse_devices(const char *value, int *out) {
@@ -172,12 +153,12 @@ static xdev_status_t cpu_init(const xdev_host_services_t *host) {
     return XDEV_SUCCESS;
 }
 
-/* Called by the core at process exit (or library unload): every stream's
+/* at_exit: called by the core at process exit (or library unload): every stream's
  * worker finishes the op it runs, drops the rest and is joined, so no worker
  * is inside OpenBLAS or FFTW when their own destructors run. The device
  * table stays: a worker that did not stop in time may still read it, and
  * the process is ending anyway. */
-static void cpu_shutdown(void) {
+static void cpu_at_exit(void) {
     if (!xdev_cpu_state.initialized) return;
     xdev_cpu_streams_shutdown();
 }
@@ -189,7 +170,7 @@ static const xdev_backend_api_t cpu_api = {
     .name = "cpu",
     .type = XDEV_DEVICE_CPU,
     .init = cpu_init,
-    .shutdown = cpu_shutdown,
+    .at_exit = cpu_at_exit,
     .device = &xdev_cpu_device_vtable,
     .stream = &xdev_cpu_stream_vtable,
     .event = &xdev_cpu_event_vtable,
@@ -199,6 +180,21 @@ static const xdev_backend_api_t cpu_api = {
     .rng = &xdev_cpu_rng_vtable,
 };
 
-const xdev_backend_api_t *xdev_cpu_backend_api(void) {
+static const xdev_backend_api_t *cpu_entry(void) {
     return &cpu_api;
+}
+
+/* The CPU backend registers itself when libxdev loads, through the same
+ * public call an application's own backend would use. Nothing can fail here
+ * but a second registration of "cpu", which cannot happen at load time, and
+ * there is nobody to report to yet: a missing registration shows later as
+ * "no backend is registered for cpu". */
+__attribute__((constructor)) static void cpu_register(void) {
+    (void)xdev_backend_register(&(xdev_backend_factory_t){
+        .size = sizeof(xdev_backend_factory_t),
+        .name = "cpu",
+        .type = XDEV_DEVICE_CPU,
+        .entry = cpu_entry,
+        .flags = XDEV_BACKEND_DEFAULT | XDEV_BACKEND_HOST_MEMORY,
+    });
 }

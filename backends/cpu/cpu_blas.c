@@ -266,8 +266,8 @@ static void gemm_run(void *arg) {
     free_gemm_job(j);
 }
 
-static xdev_status_t enqueue(int device, void *stream, xdev_host_fn_t fn, void *job) {
-    return xdev_cpu_stream_vtable.launch_host_func(device, stream, fn, job);
+static xdev_status_t enqueue(xdev_cpu_device_t *dev, void *stream, xdev_host_fn_t fn, void *job) {
+    return xdev_cpu_stream_vtable.launch_host_func(dev, stream, fn, job);
 }
 
 static xdev_status_t cpu_gemm(const xdev_blas_gemm_desc_t *d) {
@@ -291,7 +291,7 @@ static xdev_status_t cpu_gemm(const xdev_blas_gemm_desc_t *d) {
     gemm_job_t *j = calloc(1, sizeof *j);
     if (j == NULL)
         return xdev_cpu_error(XDEV_ERROR_OUT_OF_MEMORY, "cpu:%d no host memory for a GEMM",
-                              d->device);
+                              d->device->index);
     memcpy(&j->d, d, d->size < sizeof j->d ? d->size : sizeof j->d);
     if (c == 0) {
         xdev_status_t st = enqueue(d->device, d->stream, gemm_run, j);
@@ -299,7 +299,7 @@ static xdev_status_t cpu_gemm(const xdev_blas_gemm_desc_t *d) {
         return st;
     }
     xdev_cpu_stream_t *queue;
-    xdev_status_t st = xdev_cpu_stream_resolve(d->device, d->stream, &queue);
+    xdev_status_t st = xdev_cpu_stream_resolve(d->device->index, d->stream, &queue);
     if (st != XDEV_SUCCESS) {
         free(j);
         return st;
@@ -312,7 +312,7 @@ static xdev_status_t cpu_gemm(const xdev_blas_gemm_desc_t *d) {
         return xdev_cpu_error(XDEV_ERROR_OUT_OF_MEMORY,
                               "cpu:%d no host memory for the f32 staging of a %s GEMM (%zu "
                               "bytes)",
-                              d->device, d->dtype == XDEV_DTYPE_F16 ? "f16" : "bf16",
+                              d->device->index, d->dtype == XDEV_DTYPE_F16 ? "f16" : "bf16",
                               (a + b + c) * sizeof(float));
     }
     j->tc = j->stage;
@@ -388,7 +388,7 @@ static xdev_status_t vec_enqueue(const xdev_blas_vec_desc_t *d, vec_op_t op) {
     vec_job_t *j = calloc(1, sizeof *j);
     if (j == NULL)
         return xdev_cpu_error(XDEV_ERROR_OUT_OF_MEMORY, "cpu:%d no host memory for a BLAS call",
-                              d->device);
+                              d->device->index);
     memcpy(&j->d, d, d->size < sizeof j->d ? d->size : sizeof j->d);
     j->op = op;
     xdev_status_t st = enqueue(d->device, d->stream, vec_run, j);
@@ -409,7 +409,9 @@ static xdev_status_t cpu_scal(const xdev_blas_vec_desc_t *d) {
     return vec_enqueue(d, VEC_SCAL);
 }
 
-static xdev_status_t cpu_query_dtypes(int device, xdev_blas_routine_t routine, uint32_t *mask) {
+static xdev_status_t cpu_query_dtypes(xdev_cpu_device_t *dev, xdev_blas_routine_t routine,
+                                      uint32_t *mask) {
+    (void)dev; /* every CPU device runs every dtype */
     if (routine == XDEV_BLAS_GEMM)
         *mask = (1u << XDEV_DTYPE_COUNT) - 1u;
     else
@@ -429,7 +431,10 @@ const xdev_blas_vtable_t xdev_cpu_blas_vtable = {
 
 #else /* !XDEV_HAVE_OPENBLAS */
 
-static xdev_status_t cpu_query_dtypes(int device, xdev_blas_routine_t routine, uint32_t *mask) {
+static xdev_status_t cpu_query_dtypes(xdev_cpu_device_t *dev, xdev_blas_routine_t routine,
+                                      uint32_t *mask) {
+    (void)dev;
+    (void)routine;
     *mask = 0;
     return xdev_cpu_error(XDEV_ERROR_NOT_SUPPORTED,
                           "the cpu backend was built without OpenBLAS, so it has no BLAS "

@@ -41,8 +41,18 @@ static xdev_status_t device_count(int *count) {
     return XDEV_SUCCESS;
 }
 
-static xdev_status_t device_get_properties(int device, xdev_device_properties_t *props) {
-    if (xdev_cpu_device(device) == NULL) return XDEV_ERROR_INVALID_DEVICE;
+/* The device's context is its entry in the device table (init made it). */
+static xdev_status_t device_open(int index, xdev_backend_device_t **out) {
+    if (!xdev_cpu_state.initialized || index < 0 || index >= xdev_cpu_state.count)
+        return xdev_cpu_error(XDEV_ERROR_INVALID_DEVICE, "cpu:%d no such device (%d cpu devices)",
+                              index, xdev_cpu_state.count);
+    *out = &xdev_cpu_state.devices[index];
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t device_get_properties(xdev_cpu_device_t *dev,
+                                           xdev_device_properties_t *props) {
+    int device = dev->index;
     memset(props, 0, sizeof *props);
     snprintf(props->name, sizeof props->name, "%s", xdev_cpu_state.name);
     props->capability_major = 0;
@@ -54,28 +64,29 @@ static xdev_status_t device_get_properties(int device, xdev_device_properties_t 
     return XDEV_SUCCESS;
 }
 
-static xdev_status_t device_synchronize(int device) {
-    xdev_cpu_device_t *d = xdev_cpu_device(device);
-    if (d == NULL) return XDEV_ERROR_INVALID_DEVICE;
+static xdev_status_t device_synchronize(xdev_cpu_device_t *dev) {
+    xdev_cpu_device_t *d = dev;
     return xdev_cpu_device_sync_streams(d);
 }
 
-static xdev_status_t device_can_access_peer(int device, int peer, bool *out) {
-    if (xdev_cpu_device(device) == NULL || xdev_cpu_device(peer) == NULL)
-        return XDEV_ERROR_INVALID_DEVICE;
+static xdev_status_t device_can_access_peer(xdev_cpu_device_t *dev, xdev_cpu_device_t *peer,
+                                            bool *out) {
+    (void)dev;
+    (void)peer;
     *out = true;
     return XDEV_SUCCESS;
 }
 
-static xdev_status_t device_enable_peer_access(int device, int peer) {
-    if (xdev_cpu_device(device) == NULL || xdev_cpu_device(peer) == NULL)
-        return XDEV_ERROR_INVALID_DEVICE;
+static xdev_status_t device_enable_peer_access(xdev_cpu_device_t *dev, xdev_cpu_device_t *peer) {
+    (void)dev;
+    (void)peer;
     return XDEV_SUCCESS;
 }
 
 const xdev_device_vtable_t xdev_cpu_device_vtable = {
     .size = sizeof(xdev_device_vtable_t),
     .count = device_count,
+    .open = device_open,
     .get_properties = device_get_properties,
     .synchronize = device_synchronize,
     .can_access_peer = device_can_access_peer,

@@ -131,8 +131,8 @@ static bool add_pending(xdev_cpu_event_t *e, uint64_t seq) {
 
 /* ------------------------------------------------------------ the vtable */
 
-static xdev_status_t event_create(int device, unsigned flags, void **out) {
-    if (xdev_cpu_device(device) == NULL) return XDEV_ERROR_INVALID_DEVICE;
+static xdev_status_t event_create(xdev_cpu_device_t *dev, unsigned flags, void **out) {
+    int device = dev->index;
     xdev_cpu_event_t *e = calloc(1, sizeof *e);
     if (e == NULL)
         return xdev_cpu_error(XDEV_ERROR_OUT_OF_MEMORY,
@@ -158,7 +158,8 @@ static xdev_status_t event_create(int device, unsigned flags, void **out) {
     return XDEV_SUCCESS;
 }
 
-static xdev_status_t event_destroy(int device, void *event) {
+static xdev_status_t event_destroy(xdev_cpu_device_t *dev, void *event) {
+    int device = dev->index;
     (void)device;
     if (event != NULL) xdev_cpu_event_release(event);
     return XDEV_SUCCESS;
@@ -166,7 +167,8 @@ static xdev_status_t event_destroy(int device, void *event) {
 
 /* The seq is taken under the stream's lock, so records and waits issued on
  * one stream by racing threads still get queue positions in seq order. */
-static xdev_status_t event_record(int device, void *event, void *stream) {
+static xdev_status_t event_record(xdev_cpu_device_t *dev, void *event, void *stream) {
+    int device = dev->index;
     xdev_cpu_event_t *e = event;
     xdev_cpu_stream_t *s;
     xdev_status_t st = xdev_cpu_stream_resolve(device, stream, &s);
@@ -194,7 +196,8 @@ static xdev_status_t event_record(int device, void *event, void *stream) {
     return XDEV_SUCCESS;
 }
 
-static xdev_status_t event_query(int device, void *event) {
+static xdev_status_t event_query(xdev_cpu_device_t *dev, void *event) {
+    int device = dev->index;
     (void)device;
     xdev_cpu_event_t *e = event;
     return atomic_load_explicit(&e->idle, memory_order_acquire) ? XDEV_SUCCESS
@@ -203,7 +206,8 @@ static xdev_status_t event_query(int device, void *event) {
 
 /* Waits for the record that was latest at the call; later re-records are
  * not waited for. Always sleeps (BLOCKING_SYNC or not). */
-static xdev_status_t event_synchronize(int device, void *event) {
+static xdev_status_t event_synchronize(xdev_cpu_device_t *dev, void *event) {
+    int device = dev->index;
     (void)device;
     xdev_cpu_event_t *e = event;
     if (atomic_load_explicit(&e->idle, memory_order_acquire)) return XDEV_SUCCESS;
@@ -240,7 +244,8 @@ static xdev_status_t event_time(int device, xdev_cpu_event_t *e, const char *whi
     return XDEV_SUCCESS;
 }
 
-static xdev_status_t event_elapsed_time(int device, void *start, void *end, float *ms) {
+static xdev_status_t event_elapsed_time(xdev_cpu_device_t *dev, void *start, void *end, float *ms) {
+    int device = dev->index;
     int64_t t0 = 0, t1 = 0;
     xdev_status_t st = event_time(device, start, "start", &t0);
     if (st != XDEV_SUCCESS) return st;

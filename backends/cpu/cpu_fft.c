@@ -57,7 +57,7 @@ static xdev_status_t cpu_plan_create(const xdev_fft_plan_desc_t *desc, void **pl
     cpu_fft_plan_t *p = calloc(1, sizeof *p);
     if (p == NULL)
         return xdev_cpu_error(XDEV_ERROR_OUT_OF_MEMORY, "cpu:%d no host memory for an FFT plan",
-                              desc->device);
+                              desc->device->index);
     memcpy(&p->d, desc, desc->size < sizeof p->d ? desc->size : sizeof p->d);
     atomic_init(&p->refs, 1);
     *plan = p;
@@ -65,7 +65,8 @@ static xdev_status_t cpu_plan_create(const xdev_fft_plan_desc_t *desc, void **pl
     return XDEV_SUCCESS;
 }
 
-static xdev_status_t cpu_plan_destroy(int device, void *plan) {
+static xdev_status_t cpu_plan_destroy(xdev_cpu_device_t *dev, void *plan) {
+    (void)dev; /* FFTW plans belong to no device */
     plan_release(plan);
     return XDEV_SUCCESS;
 }
@@ -187,7 +188,7 @@ static xdev_status_t cpu_exec(const xdev_fft_exec_desc_t *x) {
     fft_job_t *j = malloc(sizeof *j);
     if (j == NULL)
         return xdev_cpu_error(XDEV_ERROR_OUT_OF_MEMORY, "cpu:%d no host memory for an FFT",
-                              x->device);
+                              x->device->index);
     pthread_mutex_lock(&g_planner_lock);
     void **slot = &p->variants[inverse][in_place][unaligned];
     if (*slot == NULL) *slot = make_variant(&p->d, inverse, unaligned, x->in, x->out);
@@ -198,7 +199,7 @@ static xdev_status_t cpu_exec(const xdev_fft_exec_desc_t *x) {
         return xdev_cpu_error(XDEV_ERROR_NOT_SUPPORTED,
                               "cpu:%d FFTW cannot plan this %s transform%s; check the layout "
                               "(in-place r2c/c2r needs the padded layout)",
-                              x->device,
+                              x->device->index,
                               p->d.type == XDEV_FFT_C2C   ? "c2c"
                               : p->d.type == XDEV_FFT_R2C ? "r2c"
                                                           : "c2r",
@@ -230,7 +231,9 @@ static xdev_status_t cpu_plan_create(const xdev_fft_plan_desc_t *desc, void **pl
                           "libfftw3-dev and reconfigure)");
 }
 
-static xdev_status_t cpu_plan_destroy(int device, void *plan) {
+static xdev_status_t cpu_plan_destroy(xdev_cpu_device_t *dev, void *plan) {
+    (void)dev;
+    (void)plan;
     return XDEV_SUCCESS;
 }
 

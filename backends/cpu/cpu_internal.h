@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "xdev/backend.h"
+#include "xdev/backend_support.h"
 
 /* Largest XDEV_CPU_DEVICES accepted. */
 #define XDEV_CPU_MAX_DEVICES 64 /* = XDEV_MAX_DEVICES, the core's per-type limit */
@@ -142,7 +142,8 @@ uint64_t xdev_cpu_event_capture(xdev_cpu_event_t *e);
 
 /* -------------------------------------------------------------- devices */
 
-typedef struct xdev_cpu_device {
+/* The CPU backend's device context (xdev/backend.h's xdev_backend_device_t). */
+typedef struct xdev_backend_device {
     int index;
     _Atomic size_t used; /* bytes handed out by malloc */
     pthread_mutex_t mu;
@@ -165,10 +166,6 @@ extern xdev_cpu_state_t xdev_cpu_state;
 /* Report through the host's set_error and return `status`. */
 xdev_status_t xdev_cpu_error(xdev_status_t status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-
-/* The device, or NULL (XDEV_ERROR_INVALID_DEVICE set) when the index is out
- * of range or the backend is not initialized. */
-xdev_cpu_device_t *xdev_cpu_device(int index);
 
 /* `stream` as a CPU stream; NULL means the device's default stream. */
 xdev_status_t xdev_cpu_stream_resolve(int device, void *stream, xdev_cpu_stream_t **out);

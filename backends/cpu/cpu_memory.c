@@ -45,9 +45,9 @@ static bool reserve(xdev_cpu_device_t *d, size_t bytes) {
     return true;
 }
 
-static xdev_status_t memory_malloc(int device, size_t bytes, void **out) {
-    xdev_cpu_device_t *d = xdev_cpu_device(device);
-    if (d == NULL) return XDEV_ERROR_INVALID_DEVICE;
+static xdev_status_t memory_malloc(xdev_cpu_device_t *dev, size_t bytes, void **out) {
+    int device = dev->index;
+    xdev_cpu_device_t *d = dev;
     if (bytes == 0) {
         *out = NULL;
         return XDEV_SUCCESS;
@@ -74,7 +74,8 @@ static xdev_status_t memory_malloc(int device, size_t bytes, void **out) {
 }
 
 /* The core validates pointers; the magic is a cheap second check. */
-static xdev_status_t check_block(int device, void *ptr) {
+static xdev_status_t check_block(xdev_cpu_device_t *dev, void *ptr) {
+    int device = dev->index;
     block_header_t *h = header_of(ptr);
     if ((uintptr_t)ptr % XDEV_CPU_ALIGNMENT != 0 || h->magic != XDEV_CPU_BLOCK_MAGIC ||
         h->device != device)
@@ -91,27 +92,28 @@ void xdev_cpu_block_release(int device, void *ptr) {
     free((char *)ptr - XDEV_CPU_ALIGNMENT);
 }
 
-static xdev_status_t memory_free(int device, void *ptr) {
-    if (xdev_cpu_device(device) == NULL) return XDEV_ERROR_INVALID_DEVICE;
+static xdev_status_t memory_free(xdev_cpu_device_t *dev, void *ptr) {
+    int device = dev->index;
     if (ptr == NULL) return XDEV_SUCCESS;
-    xdev_status_t st = check_block(device, ptr);
+    xdev_status_t st = check_block(dev, ptr);
     if (st == XDEV_SUCCESS) xdev_cpu_block_release(device, ptr);
     return st;
 }
 
 /* Host memory is usable by any queue at once, so the allocation itself need
  * not wait for `stream`. */
-static xdev_status_t memory_malloc_async(int device, size_t bytes, void *stream, void **out) {
+static xdev_status_t memory_malloc_async(xdev_cpu_device_t *dev, size_t bytes, void *stream,
+                                         void **out) {
     (void)stream;
-    return memory_malloc(device, bytes, out);
+    return memory_malloc(dev, bytes, out);
 }
 
 /* The block (and its share of the capacity) is released when `stream`
  * reaches the free, so work queued before it may still use the memory. */
-static xdev_status_t memory_free_async(int device, void *ptr, void *stream) {
-    if (xdev_cpu_device(device) == NULL) return XDEV_ERROR_INVALID_DEVICE;
+static xdev_status_t memory_free_async(xdev_cpu_device_t *dev, void *ptr, void *stream) {
+    int device = dev->index;
     if (ptr == NULL) return XDEV_SUCCESS;
-    xdev_status_t st = check_block(device, ptr);
+    xdev_status_t st = check_block(dev, ptr);
     if (st != XDEV_SUCCESS) return st;
     xdev_cpu_stream_t *s;
     st = xdev_cpu_stream_resolve(device, stream, &s);
@@ -146,7 +148,9 @@ static xdev_status_t memory_host_free(void *ptr) {
     return XDEV_SUCCESS;
 }
 
-static xdev_status_t memory_memcpy_async(const xdev_copy_desc_t *copy, int device, void *stream) {
+static xdev_status_t memory_memcpy_async(const xdev_copy_desc_t *copy, xdev_cpu_device_t *dev,
+                                         void *stream) {
+    int device = dev->index;
     if (copy == NULL || copy->size < offsetof(xdev_copy_desc_t, bytes) + sizeof(copy->bytes))
         return xdev_cpu_error(XDEV_ERROR_INVALID_VALUE,
                               "cpu:%d memcpy_async: copy descriptor missing or too short", device);
@@ -165,8 +169,9 @@ static xdev_status_t memory_memcpy_async(const xdev_copy_desc_t *copy, int devic
     return XDEV_SUCCESS;
 }
 
-static xdev_status_t memory_memset_async(int device, void *dst, int value, size_t bytes,
+static xdev_status_t memory_memset_async(xdev_cpu_device_t *dev, void *dst, int value, size_t bytes,
                                          void *stream) {
+    int device = dev->index;
     if (bytes == 0) return XDEV_SUCCESS;
     xdev_cpu_stream_t *s;
     xdev_status_t st = xdev_cpu_stream_resolve(device, stream, &s);
@@ -182,9 +187,9 @@ static xdev_status_t memory_memset_async(int device, void *dst, int value, size_
     return XDEV_SUCCESS;
 }
 
-static xdev_status_t memory_mem_get_info(int device, size_t *free_bytes, size_t *total_bytes) {
-    xdev_cpu_device_t *d = xdev_cpu_device(device);
-    if (d == NULL) return XDEV_ERROR_INVALID_DEVICE;
+static xdev_status_t memory_mem_get_info(xdev_cpu_device_t *dev, size_t *free_bytes,
+                                         size_t *total_bytes) {
+    xdev_cpu_device_t *d = dev;
     size_t used = atomic_load(&d->used);
     size_t capacity = xdev_cpu_state.capacity;
     if (free_bytes != NULL) *free_bytes = used < capacity ? capacity - used : 0;

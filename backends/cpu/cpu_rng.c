@@ -250,7 +250,7 @@ static xdev_status_t cpu_rng_fill(const xdev_rng_fill_desc_t *d) {
     xdev_rng_fill_desc_t *job = calloc(1, sizeof *job);
     if (job == NULL)
         return xdev_cpu_error(XDEV_ERROR_OUT_OF_MEMORY, "cpu:%d no host memory for a random fill",
-                              d->device);
+                              d->device->index);
     memcpy(job, d, d->size < sizeof *job ? d->size : sizeof *job);
     job->size = sizeof *job;
     xdev_status_t st = xdev_cpu_stream_vtable.launch_host_func(d->device, d->stream, fill_job, job);

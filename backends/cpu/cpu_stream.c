@@ -24,9 +24,9 @@ static void unlink_stream(xdev_cpu_device_t *d, xdev_cpu_stream_t *s) {
     s->prev = s->next = NULL;
 }
 
-static xdev_status_t stream_get_default(int device, void **out) {
-    xdev_cpu_device_t *d = xdev_cpu_device(device);
-    if (d == NULL) return XDEV_ERROR_INVALID_DEVICE;
+static xdev_status_t stream_get_default(xdev_cpu_device_t *dev, void **out) {
+    int device = dev->index;
+    xdev_cpu_device_t *d = dev;
     xdev_cpu_stream_t *s = atomic_load_explicit(&d->default_stream, memory_order_acquire);
     if (s == NULL) {
         pthread_mutex_lock(&d->mu);
@@ -51,14 +51,14 @@ xdev_status_t xdev_cpu_stream_resolve(int device, void *stream, xdev_cpu_stream_
         return XDEV_SUCCESS;
     }
     void *def;
-    xdev_status_t st = stream_get_default(device, &def);
+    xdev_status_t st = stream_get_default(&xdev_cpu_state.devices[device], &def);
     if (st == XDEV_SUCCESS) *out = def;
     return st;
 }
 
-static xdev_status_t stream_create(int device, int priority, void **out) {
-    xdev_cpu_device_t *d = xdev_cpu_device(device);
-    if (d == NULL) return XDEV_ERROR_INVALID_DEVICE;
+static xdev_status_t stream_create(xdev_cpu_device_t *dev, int priority, void **out) {
+    int device = dev->index;
+    xdev_cpu_device_t *d = dev;
     xdev_cpu_stream_t *s = xdev_cpu_stream_new(device, priority, false);
     if (s == NULL) return XDEV_ERROR_OUT_OF_MEMORY;
     pthread_mutex_lock(&d->mu);
@@ -68,9 +68,9 @@ static xdev_status_t stream_create(int device, int priority, void **out) {
     return XDEV_SUCCESS;
 }
 
-static xdev_status_t stream_destroy(int device, void *stream) {
-    xdev_cpu_device_t *d = xdev_cpu_device(device);
-    if (d == NULL) return XDEV_ERROR_INVALID_DEVICE;
+static xdev_status_t stream_destroy(xdev_cpu_device_t *dev, void *stream) {
+    int device = dev->index;
+    xdev_cpu_device_t *d = dev;
     xdev_cpu_stream_t *s = stream;
     if (s == NULL || s->is_default)
         return xdev_cpu_error(XDEV_ERROR_INVALID_VALUE,
@@ -87,14 +87,16 @@ static xdev_status_t stream_destroy(int device, void *stream) {
     return XDEV_SUCCESS;
 }
 
-static xdev_status_t stream_query(int device, void *stream) {
+static xdev_status_t stream_query(xdev_cpu_device_t *dev, void *stream) {
+    int device = dev->index;
     xdev_cpu_stream_t *s;
     xdev_status_t st = xdev_cpu_stream_resolve(device, stream, &s);
     if (st != XDEV_SUCCESS) return st;
     return xdev_cpu_stream_idle(s) ? XDEV_SUCCESS : XDEV_ERROR_NOT_READY;
 }
 
-static xdev_status_t stream_synchronize(int device, void *stream) {
+static xdev_status_t stream_synchronize(xdev_cpu_device_t *dev, void *stream) {
+    int device = dev->index;
     xdev_cpu_stream_t *s;
     xdev_status_t st = xdev_cpu_stream_resolve(device, stream, &s);
     if (st != XDEV_SUCCESS) return st;
@@ -103,7 +105,8 @@ static xdev_status_t stream_synchronize(int device, void *stream) {
 
 /* The event's latest record is captured under the stream's lock (see
  * event_record); an event never recorded, or already reached, enqueues nothing. */
-static xdev_status_t stream_wait_event(int device, void *stream, void *event) {
+static xdev_status_t stream_wait_event(xdev_cpu_device_t *dev, void *stream, void *event) {
+    int device = dev->index;
     xdev_cpu_stream_t *s;
     xdev_status_t st = xdev_cpu_stream_resolve(device, stream, &s);
     if (st != XDEV_SUCCESS) return st;
@@ -122,8 +125,9 @@ static xdev_status_t stream_wait_event(int device, void *stream, void *event) {
     return XDEV_SUCCESS;
 }
 
-static xdev_status_t stream_launch_host_func(int device, void *stream, xdev_host_fn_t fn,
-                                             void *user) {
+static xdev_status_t stream_launch_host_func(xdev_cpu_device_t *dev, void *stream,
+                                             xdev_host_fn_t fn, void *user) {
+    int device = dev->index;
     xdev_cpu_stream_t *s;
     xdev_status_t st = xdev_cpu_stream_resolve(device, stream, &s);
     if (st != XDEV_SUCCESS) return st;

@@ -72,11 +72,28 @@ void xdev_core_error_restore(const xdev_error_state_t *saved) {
     tls_status = saved->status;
 }
 
+xdev_status_t xdev_core_fail_v(xdev_status_t status, const char *fmt, va_list ap) {
+    vsnprintf(tls_message, sizeof tls_message, fmt, ap);
+    tls_status = status;
+    return status;
+}
+
 xdev_status_t xdev_core_fail(xdev_status_t status, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(tls_message, sizeof tls_message, fmt, ap);
+    xdev_core_fail_v(status, fmt, ap);
     va_end(ap);
+    return status;
+}
+
+/* The one place a backend's vendor error is formatted: straight into the
+ * thread's message, "<what>: <name>: <text>". */
+xdev_status_t xdev_core_fail_vendor(xdev_status_t status, const char *name, const char *text,
+                                    const char *what, va_list ap) {
+    int n = vsnprintf(tls_message, sizeof tls_message, what, ap);
+    size_t used = n < 0 ? 0 : (size_t)n < sizeof tls_message ? (size_t)n : sizeof tls_message - 1;
+    snprintf(tls_message + used, sizeof tls_message - used, ": %s: %s", name ? name : "?",
+             text ? text : "?");
     tls_status = status;
     return status;
 }

@@ -12,10 +12,18 @@
 #ifndef XDEV_CORE_ERROR_INTERNAL_H
 #define XDEV_CORE_ERROR_INTERNAL_H
 
+#include <stdarg.h>
+
 #include "xdev/error.h"
 
 xdev_status_t xdev_core_fail(xdev_status_t status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+xdev_status_t xdev_core_fail_v(xdev_status_t status, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
+/* "<what>: <vendor name>: <vendor text>", formatted once (host services). */
+xdev_status_t xdev_core_fail_vendor(xdev_status_t status, const char *name, const char *text,
+                                    const char *what, va_list ap)
+    __attribute__((format(printf, 4, 0)));
 
 /* Prefix the current message with `func` (once) and return status. */
 xdev_status_t xdev_core_blame(xdev_status_t status, const char *func);

@@ -9,6 +9,8 @@
 
 #include "base/env.h"
 #include "base/error_internal.h"
+#include "runtime/device_record.h"
+#include "runtime/dispatch.h"
 #include "math/operands.h"
 #include "runtime/process.h"
 #include "runtime/stream_internal.h"
@@ -81,32 +83,22 @@ xdev_status_t xdev_blas_get_allow_tf32(bool *out) {
 
 /* ------------------------------------------------------------- backend */
 
-/* The backend's blas table, checking that it runs `routine` with `dtype`. */
-static xdev_status_t blas_table(xdev_backend_t *be, int physical, xdev_blas_routine_t routine,
-                                xdev_dtype_t dtype, const xdev_blas_vtable_t **out) {
-    const xdev_blas_vtable_t *t = XDEV_BACKEND_SLOT(be->api, blas);
-    xdev_status_t (*query)(int, xdev_blas_routine_t, uint32_t *) =
-        XDEV_BACKEND_SLOT(t, query_dtypes);
-    uint32_t mask = 0;
-    if (query != NULL) {
-        xdev_status_t st = query(physical, routine, &mask);
-        if (st != XDEV_SUCCESS) return st;
-    }
-    if (t == NULL || query == NULL)
+/* Check that the device's backend runs `routine` with `dtype`. */
+static xdev_status_t blas_check(xdev_device_record_t *rec, xdev_blas_routine_t routine,
+                                xdev_dtype_t dtype) {
+    if (!XDEV_HAS(rec->be, blas, query_dtypes))
         return XDEV_FAIL(XDEV_ERROR_NOT_SUPPORTED,
-                         "the %s backend does not implement BLAS (%s, dtype %s)", be->name,
+                         "the %s backend does not implement BLAS (%s, dtype %s)", rec->be->name,
                          routine_name(routine), xdev_dtype_name(dtype));
+    uint32_t mask = 0;
+    xdev_status_t st = xdev_be_blas_query_dtypes(rec, routine, &mask);
+    if (st != XDEV_SUCCESS) return st;
     if (!(mask & (1u << dtype)))
         return XDEV_FAIL(XDEV_ERROR_NOT_SUPPORTED,
-                         "the %s backend does not support %s with dtype %s on %s:%d", be->name,
-                         routine_name(routine), xdev_dtype_name(dtype), be->name, physical);
-    *out = t;
+                         "the %s backend does not support %s with dtype %s on " XDEV_REC_FMT,
+                         rec->be->name, routine_name(routine), xdev_dtype_name(dtype),
+                         XDEV_REC_ARGS(rec));
     return XDEV_SUCCESS;
-}
-
-static xdev_status_t missing_slot(const xdev_backend_t *be, const char *slot) {
-    return XDEV_FAIL(XDEV_ERROR_NOT_SUPPORTED, "the %s backend does not implement blas.%s",
-                     be->name, slot);
 }
 
 xdev_status_t xdev_blas_supports(xdev_device_t device, xdev_blas_routine_t routine,
@@ -117,15 +109,11 @@ xdev_status_t xdev_blas_supports(xdev_device_t device, xdev_blas_routine_t routi
     if ((unsigned)routine >= XDEV_BLAS_ROUTINE_COUNT)
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, "routine %d is not an xdev_blas_routine_t",
                              (int)routine);
-    xdev_backend_t *be = NULL;
-    xdev_device_t d = {XDEV_DEVICE_CPU, 0};
-    XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
-    const xdev_blas_vtable_t *t = XDEV_BACKEND_SLOT(be->api, blas);
-    xdev_status_t (*query)(int, xdev_blas_routine_t, uint32_t *) =
-        XDEV_BACKEND_SLOT(t, query_dtypes);
-    if (query == NULL) return XDEV_SUCCESS;
+    xdev_device_record_t *rec;
+    XDEV_CHECK(xdev_device_lookup(device, &rec));
+    if (!XDEV_HAS(rec->be, blas, query_dtypes)) return XDEV_SUCCESS;
     uint32_t mask = 0;
-    xdev_status_t st = query(be->devices[d.index].physical, routine, &mask);
+    xdev_status_t st = xdev_be_blas_query_dtypes(rec, routine, &mask);
     if (st == XDEV_ERROR_NOT_SUPPORTED) return XDEV_SUCCESS; /* no BLAS at all: false */
     XDEV_CHECK(st);
     *out = (mask >> dtype) & 1u;
@@ -204,11 +192,7 @@ static xdev_status_t gemm_run(const xdev_gemm_params_t *p, xdev_stream_t stream)
         return st;
     xdev_exec_target_t tgt;
     if ((st = xdev_operands_resolve(ops, 3, stream, "GEMM", &tgt)) != XDEV_SUCCESS) return st;
-    const xdev_blas_vtable_t *t;
-    if ((st = blas_table(tgt.be, tgt.physical, XDEV_BLAS_GEMM, p->dtype, &t)) != XDEV_SUCCESS)
-        return st;
-    xdev_status_t (*gemm)(const xdev_blas_gemm_desc_t *) = XDEV_BACKEND_SLOT(t, gemm);
-    if (gemm == NULL) return missing_slot(tgt.be, "gemm");
+    if ((st = blas_check(tgt.rec, XDEV_BLAS_GEMM, p->dtype)) != XDEV_SUCCESS) return st;
     bool cplx = p->dtype == XDEV_DTYPE_C64 || p->dtype == XDEV_DTYPE_C128;
     xdev_blas_gemm_desc_t d = {
         .size = sizeof d,
@@ -233,10 +217,10 @@ static xdev_status_t gemm_run(const xdev_gemm_params_t *p, xdev_stream_t stream)
         .stride_c = sc,
         .batch = p->batch,
         .flags = atomic_load(&g_allow_tf32) ? XDEV_BLAS_FLAG_ALLOW_TF32 : 0u,
-        .device = tgt.physical,
+        .device = tgt.rec->ctx,
         .stream = tgt.stream->native,
     };
-    if ((st = gemm(&d)) != XDEV_SUCCESS) return st;
+    if ((st = xdev_be_blas_gemm(tgt.rec, &d)) != XDEV_SUCCESS) return st;
     return xdev_core_after_enqueue(tgt.stream);
 }
 
@@ -305,28 +289,11 @@ static xdev_status_t vec_run(xdev_blas_routine_t routine, xdev_blas_vec_desc_t *
     xdev_exec_target_t tgt;
     const char *what = routine_name(routine);
     if ((st = xdev_operands_resolve(ops, nops, stream, what, &tgt)) != XDEV_SUCCESS) return st;
-    const xdev_blas_vtable_t *t;
-    if ((st = blas_table(tgt.be, tgt.physical, routine, d->dtype, &t)) != XDEV_SUCCESS) return st;
-    xdev_status_t (*fn)(const xdev_blas_vec_desc_t *) = NULL;
-    switch (routine) {
-    case XDEV_BLAS_AXPY:
-        fn = XDEV_BACKEND_SLOT(t, axpy);
-        break;
-    case XDEV_BLAS_DOT:
-        fn = XDEV_BACKEND_SLOT(t, dot);
-        break;
-    case XDEV_BLAS_NRM2:
-        fn = XDEV_BACKEND_SLOT(t, nrm2);
-        break;
-    default:
-        fn = XDEV_BACKEND_SLOT(t, scal);
-        break;
-    }
-    if (fn == NULL) return missing_slot(tgt.be, what);
+    if ((st = blas_check(tgt.rec, routine, d->dtype)) != XDEV_SUCCESS) return st;
     d->size = sizeof *d;
-    d->device = tgt.physical;
+    d->device = tgt.rec->ctx;
     d->stream = tgt.stream->native;
-    if ((st = fn(d)) != XDEV_SUCCESS) return st;
+    if ((st = xdev_be_blas_vec(tgt.rec, routine, d)) != XDEV_SUCCESS) return st;
     return xdev_core_after_enqueue(tgt.stream);
 }
 

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "base/error_internal.h"
+#include "memory/alloc_internal.h"
+#include "runtime/dispatch.h"
 #include "math/fft_plan_cache.h"
 #include "math/operands.h"
 #include "runtime/stream_internal.h"
@@ -163,7 +165,7 @@ static xdev_status_t exec_locked(xdev_fft_cache_t *c, const xdev_fft_key_t *key,
     xdev_status_t st = xdev_fft_cache_acquire(c, key, &x->plan, &work_size, &transient);
     if (st != XDEV_SUCCESS) return st;
     if (work_size > 0) {
-        st = xdev_malloc_stream(work, work_size, tgt->stream);
+        st = xdev_alloc_malloc_on(tgt->stream, work_size, work);
         if (st != XDEV_SUCCESS) {
             char why[1024];
             snprintf(why, sizeof why, "%s", xdev_last_error());
@@ -174,7 +176,7 @@ static xdev_status_t exec_locked(xdev_fft_cache_t *c, const xdev_fft_key_t *key,
     if (st == XDEV_SUCCESS) {
         x->work = *work;
         x->work_size = work_size;
-        st = tgt->be->api->fft->exec(x);
+        st = xdev_be_fft_exec(tgt->rec, x);
     }
     if (!transient) x->plan = NULL; /* the cache's: nothing for the caller to release */
     return st;
@@ -208,9 +210,8 @@ xdev_status_t xdev_fft_exec(const xdev_fft_desc_t *desc, void *in, void *out,
                              "in (%p, %zu bytes) and out (%p, %zu bytes) overlap; pass in == out "
                              "for an in-place transform, or separate buffers",
                              in, in_bytes, out, out_bytes);
-    const xdev_fft_vtable_t *t = XDEV_BACKEND_SLOT(tgt.be->api, fft);
-    if (XDEV_BACKEND_SLOT(t, plan_create) == NULL || XDEV_BACKEND_SLOT(t, plan_destroy) == NULL ||
-        XDEV_BACKEND_SLOT(t, exec) == NULL)
+    if (!XDEV_HAS(tgt.be, fft, plan_create) || !XDEV_HAS(tgt.be, fft, plan_destroy) ||
+        !XDEV_HAS(tgt.be, fft, exec))
         return XDEV_API_FAIL(XDEV_ERROR_NOT_SUPPORTED,
                              "the %s backend does not implement FFT (%s, %s precision)",
                              tgt.be->name,
@@ -226,7 +227,7 @@ xdev_status_t xdev_fft_exec(const xdev_fft_desc_t *desc, void *in, void *out,
         .out = out,
         .direction = direction,
         .scale = scale,
-        .device = tgt.physical,
+        .device = tgt.rec->ctx,
         .stream = tgt.stream->native,
     };
     void *work = NULL;
@@ -234,11 +235,11 @@ xdev_status_t xdev_fft_exec(const xdev_fft_desc_t *desc, void *in, void *out,
     xdev_status_t st = exec_locked(c, &key, &x, &tgt, &work);
     xdev_fft_cache_unlock(c);
     if (x.plan != NULL) { /* a transient plan (max_size 0): wait, unlocked, then release */
-        if (st == XDEV_SUCCESS) st = xdev_stream_synchronize(tgt.stream);
+        if (st == XDEV_SUCCESS) st = xdev_be_stream_synchronize(tgt.rec, tgt.stream->native);
         xdev_fft_cache_destroy_plan(c, x.plan);
     }
     /* Stream-ordered: the block is reused only by later work on this stream. */
-    if (work != NULL) (void)xdev_free(work);
+    if (work != NULL) (void)xdev_alloc_free(work);
     XDEV_CHECK(st);
     XDEV_CHECK(xdev_core_after_enqueue(tgt.stream));
     return XDEV_SUCCESS;

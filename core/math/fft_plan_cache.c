@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "base/error_internal.h"
+#include "runtime/device_record.h"
+#include "runtime/dispatch.h"
 
 typedef struct fft_entry {
     xdev_fft_key_t key;
@@ -21,8 +23,9 @@ typedef struct fft_entry {
 
 struct xdev_fft_cache {
     pthread_mutex_t lock;
+    xdev_device_record_t *rec;
     xdev_backend_t *be;
-    int index, physical;
+    int index;
     /* Under lock: */
     fft_entry_t **buckets;
     size_t nbuckets; /* power of two */
@@ -50,9 +53,9 @@ xdev_status_t xdev_fft_cache_get(xdev_backend_t *be, int index, xdev_fft_cache_t
             st = XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for an FFT plan cache");
         } else {
             pthread_mutex_init(&c->lock, NULL);
+            c->rec = &be->devices[index];
             c->be = be;
             c->index = index;
-            c->physical = be->devices[index].physical;
             c->max_size = XDEV_FFT_PLAN_CACHE_DEFAULT_MAX;
             atomic_store_explicit(&g_caches[be->type][index], c, memory_order_release);
         }
@@ -133,8 +136,7 @@ static void maybe_grow(xdev_fft_cache_t *c) {
 }
 
 void xdev_fft_cache_destroy_plan(xdev_fft_cache_t *c, void *plan) {
-    xdev_status_t (*destroy)(int, void *) = XDEV_BACKEND_SLOT(c->be->api->fft, plan_destroy);
-    if (destroy != NULL) (void)destroy(c->physical, plan);
+    (void)xdev_be_fft_plan_destroy(c->rec, plan);
 }
 
 /* Plans are destroyed only after the execs queued with them, so no backend
@@ -148,8 +150,7 @@ static void destroy_dead(xdev_fft_cache_t *c, fft_entry_t *dead) {
         ran |= e->ran;
     xdev_error_state_t saved; /* an eviction's failure is nobody's call's error */
     xdev_core_error_save(&saved);
-    xdev_status_t (*sync)(int) = XDEV_BACKEND_SLOT(c->be->api->device, synchronize);
-    if (ran && sync != NULL) (void)sync(c->physical);
+    if (ran) (void)xdev_be_device_synchronize(c->rec);
     for (fft_entry_t *e = dead, *next; e != NULL; e = next) {
         next = e->older;
         xdev_fft_cache_destroy_plan(c, e->plan);
@@ -175,11 +176,6 @@ static void evict_to(xdev_fft_cache_t *c, int64_t limit) {
 
 static xdev_status_t create_plan(xdev_fft_cache_t *c, const xdev_fft_key_t *k, void **plan,
                                  size_t *work_size) {
-    xdev_status_t (*create)(const xdev_fft_plan_desc_t *, void **, size_t *) =
-        XDEV_BACKEND_SLOT(c->be->api->fft, plan_create);
-    if (create == NULL)
-        return XDEV_FAIL(XDEV_ERROR_NOT_SUPPORTED, "the %s backend does not implement FFT",
-                         c->be->name);
     xdev_fft_plan_desc_t d = {
         .size = sizeof d,
         .type = (xdev_fft_type_t)k->type,
@@ -190,7 +186,7 @@ static xdev_status_t create_plan(xdev_fft_cache_t *c, const xdev_fft_key_t *k, v
         .idist = k->idist,
         .ostride = k->ostride,
         .odist = k->odist,
-        .device = c->physical,
+        .device = c->rec->ctx,
     };
     for (int i = 0; i < XDEV_FFT_MAX_RANK; i++) {
         d.n[i] = k->n[i];
@@ -199,7 +195,7 @@ static xdev_status_t create_plan(xdev_fft_cache_t *c, const xdev_fft_key_t *k, v
     }
     *plan = NULL;
     *work_size = 0;
-    return create(&d, plan, work_size);
+    return xdev_be_fft_plan_create(c->rec, &d, plan, work_size);
 }
 
 xdev_status_t xdev_fft_cache_acquire(xdev_fft_cache_t *c, const xdev_fft_key_t *key, void **plan,
@@ -249,11 +245,10 @@ xdev_status_t xdev_fft_cache_acquire(xdev_fft_cache_t *c, const xdev_fft_key_t *
 /* ------------------------------------------------------------- public controls */
 
 static xdev_status_t cache_for(xdev_device_t device, xdev_fft_cache_t **out) {
-    xdev_backend_t *be = NULL;
-    xdev_device_t d = {XDEV_DEVICE_CPU, 0};
-    xdev_status_t st = xdev_backend_for_device(device, &be, &d);
+    xdev_device_record_t *rec;
+    xdev_status_t st = xdev_device_lookup(device, &rec);
     if (st != XDEV_SUCCESS) return st;
-    return xdev_fft_cache_get(be, d.index, out);
+    return xdev_fft_cache_get(rec->be, rec->id.index, out);
 }
 
 xdev_status_t xdev_fft_plan_cache_max_size(xdev_device_t device, int64_t *out) {

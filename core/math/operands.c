@@ -66,7 +66,7 @@ xdev_status_t xdev_operands_resolve(const xdev_operand_t *ops, int count, xdev_s
                                         : "");
     }
     if (stream == NULL) {
-        st = xdev_core_current_stream(be, index, &stream);
+        st = xdev_core_current_stream(&be->devices[index], &stream);
         if (st != XDEV_SUCCESS) return st;
     } else {
         st = xdev_stream_check(stream, "stream");
@@ -78,9 +78,9 @@ xdev_status_t xdev_operands_resolve(const xdev_operand_t *ops, int count, xdev_s
                              stream->be->name, stream->device.index, what, be->name, index,
                              ops[0].name);
     }
+    out->rec = &be->devices[index];
     out->be = be;
     out->index = index;
-    out->physical = be->devices[index].physical;
     out->stream = stream;
     return XDEV_SUCCESS;
 }

@@ -20,9 +20,9 @@ typedef struct xdev_operand {
 } xdev_operand_t;
 
 typedef struct xdev_exec_target {
-    xdev_backend_t *be;
-    int index;    /* logical device */
-    int physical; /* the backend's device index */
+    xdev_device_record_t *rec; /* the device it runs on */
+    xdev_backend_t *be;        /* = rec->be */
+    int index;                 /* = rec->id.index */
     xdev_stream_t stream;
 } xdev_exec_target_t;
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/error_internal.h"
+#include "runtime/dispatch.h"
 #include "math/operands.h"
 #include "xdev/support/philox.h"
 #include "math/rng_internal.h"
@@ -41,9 +42,7 @@ static xdev_status_t fill_run(xdev_generator_t gen, xdev_rng_fill_desc_t *d, siz
                          n);
     xdev_exec_target_t tgt;
     if ((st = xdev_operands_resolve(&op, 1, stream, what, &tgt)) != XDEV_SUCCESS) return st;
-    const xdev_rng_vtable_t *t = XDEV_BACKEND_SLOT(tgt.be->api, rng);
-    xdev_status_t (*fill)(const xdev_rng_fill_desc_t *) = XDEV_BACKEND_SLOT(t, fill);
-    if (fill == NULL)
+    if (!XDEV_HAS(tgt.be, rng, fill))
         return XDEV_FAIL(XDEV_ERROR_NOT_SUPPORTED,
                          "the %s backend does not implement random numbers (rng.fill)",
                          tgt.be->name);
@@ -71,9 +70,9 @@ static xdev_status_t fill_run(xdev_generator_t gen, xdev_rng_fill_desc_t *d, siz
     d->count = n;
     d->seed = g->seed;
     d->offset = start;
-    d->device = tgt.physical;
+    d->device = tgt.rec->ctx;
     d->stream = tgt.stream->native;
-    st = fill(d);
+    st = xdev_be_rng_fill(tgt.rec, d);
     if (st == XDEV_SUCCESS) g->offset = end;
     xdev_rng_unlock(g);
     if (st != XDEV_SUCCESS) return st;

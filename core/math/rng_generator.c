@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "base/error_internal.h"
+#include "runtime/device_record.h"
 #include "runtime/process.h"
 #include "math/rng_internal.h"
 
@@ -59,11 +60,10 @@ void xdev_rng_unlock(xdev_rng_gen_t *g) {
 
 /* The default generator of `device` (index -1: current), locked. */
 static xdev_status_t default_for(xdev_device_t device, xdev_rng_gen_t **out) {
-    xdev_backend_t *be;
-    xdev_device_t d;
-    xdev_status_t st = xdev_backend_for_device(device, &be, &d);
+    xdev_device_record_t *rec;
+    xdev_status_t st = xdev_device_lookup(device, &rec);
     if (st != XDEV_SUCCESS) return st;
-    *out = xdev_rng_default_lock(d.type, d.index);
+    *out = xdev_rng_default_lock(rec->id.type, rec->id.index);
     return XDEV_SUCCESS;
 }
 
@@ -314,13 +314,12 @@ xdev_status_t xdev_generator_create(xdev_device_t device, uint64_t seed, xdev_ge
     XDEV_REQUIRE_ARG(out);
     *out = NULL;
     XDEV_CHECK(xdev_core_ensure_init());
-    xdev_backend_t *be;
-    xdev_device_t d;
-    XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
+    xdev_device_record_t *rec;
+    XDEV_CHECK(xdev_device_lookup(device, &rec));
     xdev_generator_t g = xdev_handle_alloc(&g_gen_arena);
     if (g == NULL)
         return XDEV_API_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no memory for a generator handle");
-    g->device = d;
+    g->device = rec->id;
     pthread_mutex_init(&g->gen.lock, NULL);
     g->gen.seed = seed;
     g->gen.offset = 0;

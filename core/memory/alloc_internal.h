@@ -126,10 +126,10 @@ typedef struct xdev_ptrtab {
 #define XDEV_TRACE_RING_DEFAULT 4096
 
 typedef struct xdev_device_allocator {
-    xdev_spin_lock_t lock; /* see spin_lock.h */
-    xdev_backend_t *be;
-    int index;    /* logical device */
-    int physical; /* backend device */
+    xdev_spin_lock_t lock;     /* see spin_lock.h */
+    xdev_device_record_t *rec; /* the device (backend context, state) */
+    xdev_backend_t *be;        /* = rec->be */
+    int index;                 /* = rec->id.index */
     xdev_alloc_mode_t mode;
     xdev_alloc_mode_t default_mode; /* mode without a pluggable allocator */
     xdev_allocator_t pluggable;
@@ -155,6 +155,13 @@ typedef struct xdev_device_allocator {
 
 /* The allocator of a device, created on first use. */
 xdev_status_t xdev_alloc_get(xdev_backend_t *be, int index, xdev_device_allocator_t **out);
+
+/* The allocator's internal entry points, for core code that needs device
+ * memory (FFT work areas): no public-call prefix, no re-validation.
+ * malloc_on: `size` > 0 bytes usable by work on the checked `stream`.
+ * free: a live allocation (as xdev_free, without its NULL / init checks). */
+xdev_status_t xdev_alloc_malloc_on(xdev_stream_t stream, size_t size, void **ptr);
+xdev_status_t xdev_alloc_free(void *ptr);
 
 /* Read XDEV_ALLOC_CONF and XDEV_NO_MEMORY_CACHING (called once by init). */
 xdev_status_t xdev_alloc_settings_load(void);

@@ -6,6 +6,8 @@
 
 #include "memory/alloc_internal.h"
 #include "base/error_internal.h"
+#include "runtime/device_record.h"
+#include "runtime/dispatch.h"
 #include "runtime/stream_internal.h"
 #include "base/strbuf.h"
 
@@ -25,11 +27,10 @@ void xdev_trace_record(xdev_device_allocator_t *da, xdev_memory_trace_action_t a
 }
 
 xdev_status_t xdev_memory_record_history(xdev_device_t device, bool enabled, size_t max_entries) {
-    xdev_backend_t *be = NULL;
-    xdev_device_t d = {XDEV_DEVICE_CPU, 0};
-    XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
+    xdev_device_record_t *rec;
+    XDEV_CHECK(xdev_device_lookup(device, &rec));
     xdev_device_allocator_t *da;
-    XDEV_CHECK(xdev_alloc_get(be, d.index, &da));
+    XDEV_CHECK(xdev_alloc_get(rec->be, rec->id.index, &da));
     if (max_entries == 0) max_entries = XDEV_TRACE_RING_DEFAULT;
     if (max_entries > ((size_t)1 << 26))
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, "max_entries %zu is above 2^26",

@@ -6,13 +6,14 @@
 
 #include "memory/alloc_internal.h"
 #include "base/error_internal.h"
+#include "runtime/device_record.h"
+#include "runtime/dispatch.h"
 #include "base/strbuf.h"
 
 static xdev_status_t allocator_of(xdev_device_t device, xdev_device_allocator_t **out) {
-    xdev_backend_t *be = NULL;
-    xdev_device_t d = {XDEV_DEVICE_CPU, 0};
-    xdev_status_t st = xdev_backend_for_device(device, &be, &d);
-    return st == XDEV_SUCCESS ? xdev_alloc_get(be, d.index, out) : st;
+    xdev_device_record_t *rec;
+    xdev_status_t st = xdev_device_lookup(device, &rec);
+    return st == XDEV_SUCCESS ? xdev_alloc_get(rec->be, rec->id.index, out) : st;
 }
 
 xdev_status_t xdev_memory_stats(xdev_device_t device, xdev_memory_stats_t *out) {
@@ -221,17 +222,16 @@ static void summary_rows(xdev_strbuf_t *sb, const char *title, const xdev_stat_t
 xdev_status_t xdev_memory_summary(xdev_device_t device, bool abbreviated, char **out) {
     XDEV_REQUIRE_ARG(out);
     *out = NULL;
-    xdev_backend_t *be = NULL;
-    xdev_device_t d = {XDEV_DEVICE_CPU, 0};
-    XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
+    xdev_device_record_t *rec;
+    XDEV_CHECK(xdev_device_lookup(device, &rec));
     xdev_memory_stats_t s;
-    XDEV_CHECK(xdev_memory_stats(d, &s));
+    XDEV_CHECK(xdev_memory_stats(rec->id, &s));
     xdev_strbuf_t sb = {0};
     const char *rule =
         "=================================================================================";
     xdev_strbuf_printf(&sb, "|%s|\n", rule);
     char head[80];
-    snprintf(head, sizeof head, "xdev memory summary, device %s:%d", be->name, d.index);
+    snprintf(head, sizeof head, "xdev memory summary, device %s:%d", rec->be->name, rec->id.index);
     xdev_strbuf_printf(&sb, "| %-79s |\n", head);
     xdev_strbuf_printf(
         &sb, "|%s|\n",

@@ -15,7 +15,10 @@
 
 #include "memory/alloc_internal.h"
 #include "base/error_internal.h"
+#include "runtime/device_record.h"
+#include "runtime/dispatch.h"
 #include "memory/pointer_registry.h"
+#include "runtime/dispatch.h"
 #include "runtime/stream_internal.h"
 
 /* ---------------------------------------------------------------- helpers */
@@ -116,11 +119,10 @@ static xdev_status_t event_get(xdev_device_allocator_t *da, void **out) {
         *out = da->event_cache[--da->event_cache_len];
         return XDEV_SUCCESS;
     }
-    xdev_status_t (*create)(int, unsigned, void **) = XDEV_BACKEND_SLOT(da->be->api->event, create);
-    if (create == NULL)
+    if (!XDEV_HAS(da->be, event, create))
         return XDEV_FAIL(XDEV_ERROR_NOT_SUPPORTED, "the %s backend has no events (record_stream)",
                          da->be->name);
-    return create(da->physical, 0, out);
+    return xdev_be_event_create(da->rec, 0, out);
 }
 
 static void event_put(xdev_device_allocator_t *da, void *ev) {
@@ -128,8 +130,7 @@ static void event_put(xdev_device_allocator_t *da, void *ev) {
         int cap = da->event_cache_cap ? da->event_cache_cap * 2 : 16;
         void **n = realloc(da->event_cache, (size_t)cap * sizeof *n);
         if (n == NULL) {
-            xdev_status_t (*destroy)(int, void *) = XDEV_BACKEND_SLOT(da->be->api->event, destroy);
-            if (destroy != NULL) (void)destroy(da->physical, ev);
+            (void)xdev_be_event_destroy(da->rec, ev);
             return;
         }
         da->event_cache = n;
@@ -144,13 +145,13 @@ static void free_block(xdev_device_allocator_t *da, xdev_block_t *b);
  * lock is held, and the work an event marks may be a host function that
  * needs this lock (xdev_malloc inside a host function). */
 static void process_events(xdev_device_allocator_t *da) {
-    xdev_status_t (*query)(int, void *) = XDEV_BACKEND_SLOT(da->be->api->event, query);
+    bool can_query = XDEV_HAS(da->be, event, query);
     xdev_pending_event_t **link = &da->pending_head, *prev = NULL;
     while (*link != NULL) {
         xdev_pending_event_t *pe = *link;
         xdev_status_t st = XDEV_SUCCESS;
         if (pe->event != NULL)
-            st = query ? query(da->physical, pe->event) : XDEV_SUCCESS;
+            st = can_query ? xdev_be_event_query(da->rec, pe->event) : XDEV_SUCCESS;
         else if (xdev_core_stream_acquire(pe->stream))
             st = xdev_core_stream_query(pe->stream);
         if (st == XDEV_ERROR_NOT_READY) {
@@ -245,11 +246,10 @@ static void collect_free_segments(xdev_device_allocator_t *da, int kind, size_t 
  * failure is handled here (nothing is released), so it leaves no error
  * behind in the thread's state. */
 static xdev_status_t sync_device_unlocked(xdev_device_allocator_t *da) {
-    xdev_status_t (*sync)(int) = XDEV_BACKEND_SLOT(da->be->api->device, synchronize);
-    if (sync == NULL) return XDEV_SUCCESS;
+    if (!XDEV_HAS(da->be, device, synchronize)) return XDEV_SUCCESS;
     xdev_error_state_t saved;
     xdev_core_error_save(&saved);
-    xdev_status_t st = sync(da->physical);
+    xdev_status_t st = xdev_be_device_synchronize(da->rec);
     xdev_core_error_restore(&saved);
     return st;
 }
@@ -281,7 +281,7 @@ static size_t release_collected(xdev_device_allocator_t *da, release_list_t *lis
         (void)xdev_ptr_remove((void *)seg->base, XDEV_MEMORY_DEVICE, &e);
     xdev_spin_unlock(&da->lock);
     for (seg = list->head; seg != NULL; seg = seg->next)
-        (void)da->be->api->memory->free(da->physical, (void *)seg->base);
+        (void)xdev_be_memory_free(da->rec, (void *)seg->base);
     xdev_spin_lock(&da->lock);
     for (seg = list->head; seg != NULL; seg = next) {
         next = seg->next;
@@ -335,7 +335,7 @@ static xdev_status_t new_segment(xdev_device_allocator_t *da, size_t size, int k
         return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY,
                          "the per-process memory fraction caps reserved memory");
     void *p = NULL;
-    xdev_status_t st = da->be->api->memory->malloc(da->physical, size, &p);
+    xdev_status_t st = xdev_be_memory_malloc(da->rec, size, &p);
     if (st != XDEV_SUCCESS) return st;
     xdev_segment_t *seg = calloc(1, sizeof *seg);
     xdev_block_t *b = seg ? block_new(da) : NULL;
@@ -344,7 +344,7 @@ static xdev_status_t new_segment(xdev_device_allocator_t *da, size_t size, int k
     if (b == NULL || xdev_ptr_insert(&e) != XDEV_SUCCESS) {
         free(seg);
         if (b) block_delete(da, b);
-        (void)da->be->api->memory->free(da->physical, p);
+        (void)xdev_be_memory_free(da->rec, p);
         return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for allocator bookkeeping");
     }
     seg->base = (uintptr_t)p;
@@ -388,9 +388,8 @@ static void format_bytes(char *buf, size_t len, size_t v) {
 static xdev_status_t oom_error(xdev_device_allocator_t *da, size_t size, xdev_status_t backend_st,
                                const char *backend_msg) {
     size_t free_b = 0, total_b = 0;
-    xdev_status_t (*info)(int, size_t *, size_t *) =
-        XDEV_BACKEND_SLOT(da->be->api->memory, mem_get_info);
-    if (info != NULL) (void)info(da->physical, &free_b, &total_b);
+    if (XDEV_HAS(da->be, memory, mem_get_info))
+        (void)xdev_be_memory_mem_get_info(da->rec, &free_b, &total_b);
     size_t allocated = (size_t)da->stats.allocated_bytes[XDEV_STAT_ALL].current;
     size_t reserved = (size_t)da->stats.reserved_bytes[XDEV_STAT_ALL].current;
     char req[32], tot[32], fr[32], al[32], un[32], lim[128] = "";
@@ -559,10 +558,10 @@ void xdev_caching_free(xdev_device_allocator_t *da, xdev_block_t *b) {
     xdev_stat_update(da->stats.requested_bytes, k, -(int64_t)b->requested);
     if (b->size >= max_split()) xdev_stat_add(&da->stats.oversize_allocations, -1);
     /* Streams that used the block: it becomes reusable after their work so far. */
-    xdev_status_t (*record)(int, void *, void *) = XDEV_BACKEND_SLOT(da->be->api->event, record);
+    bool can_record = XDEV_HAS(da->be, event, record);
     int n = b->n_used_streams;
     b->n_used_streams = 0;
-    for (int i = 0; i < n && record != NULL; i++) {
+    for (int i = 0; i < n && can_record; i++) {
         xdev_stream_t s = used_stream(b, i);
         if (!xdev_core_stream_acquire(s)) continue; /* destroyed: work done */
         xdev_pending_event_t *pe = malloc(sizeof *pe);
@@ -578,7 +577,7 @@ void xdev_caching_free(xdev_device_allocator_t *da, xdev_block_t *b) {
         xdev_core_error_save(&saved);
         if (event_get(da, &ev) != XDEV_SUCCESS) {
             ev = NULL;
-        } else if (record(s->physical, ev, s->native) != XDEV_SUCCESS) {
+        } else if (xdev_be_event_record(s->rec, ev, s->native) != XDEV_SUCCESS) {
             event_put(da, ev);
             ev = NULL;
         }

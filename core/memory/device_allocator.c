@@ -13,6 +13,8 @@
 #include "base/env.h"
 #include "base/error_internal.h"
 #include "memory/pointer_registry.h"
+#include "runtime/device_record.h"
+#include "runtime/dispatch.h"
 #include "runtime/stream_internal.h"
 #include "runtime/thread_state.h"
 
@@ -48,23 +50,21 @@ int xdev_alloc_all(xdev_device_allocator_t **out, int cap) {
 static xdev_status_t create(xdev_backend_t *be, int index, xdev_device_allocator_t **out) {
     xdev_device_allocator_t *da = calloc(1, sizeof *da);
     if (da == NULL) return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for an allocator");
+    da->rec = &be->devices[index];
     da->be = be;
     da->index = index;
-    da->physical = be->devices[index].physical;
     da->limit = SIZE_MAX;
     da->fraction = 1.0;
     da->stats.max_split_size =
         g_cfg.max_split_size == SIZE_MAX ? -1 : (int64_t)g_cfg.max_split_size;
     size_t free_b = 0;
-    xdev_status_t (*info)(int, size_t *, size_t *) =
-        XDEV_BACKEND_SLOT(be->api->memory, mem_get_info);
-    if (info != NULL) (void)info(da->physical, &free_b, &da->total_memory);
+    if (XDEV_HAS(be, memory, mem_get_info))
+        (void)xdev_be_memory_mem_get_info(da->rec, &free_b, &da->total_memory);
     da->mode = XDEV_ALLOC_MODE_CACHING;
     if (g_no_caching)
         da->mode = XDEV_ALLOC_MODE_DIRECT;
     else if (g_cfg.backend_async) {
-        if (XDEV_BACKEND_SLOT(be->api->memory, malloc_async) == NULL ||
-            XDEV_BACKEND_SLOT(be->api->memory, free_async) == NULL) {
+        if (!XDEV_HAS(be, memory, malloc_async) || !XDEV_HAS(be, memory, free_async)) {
             free(da);
             return XDEV_FAIL(XDEV_ERROR_NOT_SUPPORTED,
                              "XDEV_ALLOC_CONF=backend:async: the %s backend has no stream-ordered "
@@ -151,13 +151,13 @@ static xdev_status_t direct_malloc(xdev_device_allocator_t *da, size_t size, xde
     void *p = NULL;
     xdev_status_t st;
     if (da->mode == XDEV_ALLOC_MODE_ASYNC) {
-        st = da->be->api->memory->malloc_async(da->physical, size, stream->native, &p);
+        st = xdev_be_memory_malloc_async(da->rec, size, stream->native, &p);
     } else if (da->mode == XDEV_ALLOC_MODE_PLUGGABLE) {
         st = da->pluggable.malloc(da->pluggable.ctx, stream->device, size, stream, &p);
         if (st == XDEV_SUCCESS && p == NULL)
             st = XDEV_FAIL(XDEV_ERROR_INTERNAL, "the pluggable allocator returned NULL");
     } else {
-        st = da->be->api->memory->malloc(da->physical, size, &p);
+        st = xdev_be_memory_malloc(da->rec, size, &p);
     }
     if (st != XDEV_SUCCESS) {
         free(b);
@@ -219,14 +219,14 @@ static xdev_status_t direct_release(xdev_device_allocator_t *da, xdev_block_t *b
     bool stream_live = xdev_core_stream_acquire(b->stream);
     if (da->mode == XDEV_ALLOC_MODE_ASYNC && stream_live) {
         wait_used_streams(b);
-        st = da->be->api->memory->free_async(da->physical, (void *)b->addr, b->stream->native);
+        st = xdev_be_memory_free_async(da->rec, (void *)b->addr, b->stream->native);
     } else if (da->mode == XDEV_ALLOC_MODE_PLUGGABLE) {
         if (stream_live) wait_used_streams(b);
         st = da->pluggable.free(da->pluggable.ctx, (xdev_device_t){da->be->type, da->index},
                                 (void *)b->addr, b->size, stream_live ? b->stream : NULL);
     } else {
         /* the device was synchronized before the block was unlinked */
-        st = da->be->api->memory->free(da->physical, (void *)b->addr);
+        st = xdev_be_memory_free(da->rec, (void *)b->addr);
     }
     free(b->more_used_streams);
     free(b);
@@ -245,8 +245,8 @@ static xdev_status_t direct_wait_before_free(const void *ptr) {
     if (!xdev_ptr_lookup(ptr, &e) || e.origin != XDEV_PTR_DIRECT || e.base != (uintptr_t)ptr ||
         xdev_alloc_get(e.be, e.index, &da) != XDEV_SUCCESS || da->mode != XDEV_ALLOC_MODE_DIRECT)
         return XDEV_SUCCESS; /* not a direct-mode allocation: nothing to wait for */
-    xdev_status_t (*sync)(int) = XDEV_BACKEND_SLOT(da->be->api->device, synchronize);
-    xdev_status_t st = sync ? sync(da->physical) : XDEV_SUCCESS;
+    xdev_status_t st =
+        XDEV_HAS(da->be, device, synchronize) ? xdev_be_device_synchronize(da->rec) : XDEV_SUCCESS;
     if (st != XDEV_SUCCESS)
         return XDEV_FAIL(st,
                          "%s:%d: XDEV_NO_MEMORY_CACHING frees wait for the device, which failed "
@@ -262,13 +262,13 @@ static xdev_status_t resolve_stream(xdev_stream_t *stream) {
     if (*stream != NULL) return xdev_stream_check(*stream, "stream");
     xdev_status_t st = xdev_core_ensure_init();
     if (st != XDEV_SUCCESS) return st;
-    xdev_backend_t *be;
-    xdev_device_t d = {XDEV_DEVICE_CPU, 0}, cur = {xdev_core_default_type(), -1};
-    st = xdev_backend_for_device(cur, &be, &d);
-    return st == XDEV_SUCCESS ? xdev_core_current_stream(be, d.index, stream) : st;
+    xdev_device_record_t *rec;
+    xdev_device_t cur = {xdev_core_default_type(), -1};
+    st = xdev_device_lookup(cur, &rec);
+    return st == XDEV_SUCCESS ? xdev_core_current_stream(rec, stream) : st;
 }
 
-static xdev_status_t malloc_on(xdev_stream_t stream, size_t size, void **ptr) {
+xdev_status_t xdev_alloc_malloc_on(xdev_stream_t stream, size_t size, void **ptr) {
     xdev_device_allocator_t *da;
     xdev_status_t st = xdev_alloc_get(stream->be, stream->device.index, &da);
     if (st != XDEV_SUCCESS) return st;
@@ -337,20 +337,19 @@ xdev_status_t xdev_malloc_stream(void **ptr, size_t size, xdev_stream_t stream) 
     *ptr = NULL;
     XDEV_CHECK(resolve_stream(&stream));
     if (size == 0) return XDEV_SUCCESS;
-    XDEV_CHECK(malloc_on(stream, size, ptr));
+    XDEV_CHECK(xdev_alloc_malloc_on(stream, size, ptr));
     return XDEV_SUCCESS;
 }
 
 xdev_status_t xdev_malloc_device(xdev_device_t device, void **ptr, size_t size) {
     XDEV_REQUIRE_ARG(ptr);
     *ptr = NULL;
-    xdev_backend_t *be = NULL;
-    xdev_device_t d = {XDEV_DEVICE_CPU, 0};
-    XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
+    xdev_device_record_t *rec;
+    XDEV_CHECK(xdev_device_lookup(device, &rec));
     if (size == 0) return XDEV_SUCCESS;
     xdev_stream_t s;
-    XDEV_CHECK(xdev_core_current_stream(be, d.index, &s));
-    XDEV_CHECK(malloc_on(s, size, ptr));
+    XDEV_CHECK(xdev_core_current_stream(rec, &s));
+    XDEV_CHECK(xdev_alloc_malloc_on(s, size, ptr));
     return XDEV_SUCCESS;
 }
 
@@ -360,7 +359,7 @@ xdev_status_t xdev_malloc(void **ptr, size_t size) {
     xdev_stream_t s = NULL;
     XDEV_CHECK(resolve_stream(&s));
     if (size == 0) return XDEV_SUCCESS;
-    XDEV_CHECK(malloc_on(s, size, ptr));
+    XDEV_CHECK(xdev_alloc_malloc_on(s, size, ptr));
     return XDEV_SUCCESS;
 }
 
@@ -395,13 +394,12 @@ static xdev_status_t explain_bad_free(const void *ptr) {
                      ptr, e.be->name, e.index);
 }
 
-xdev_status_t xdev_free(void *ptr) {
-    if (ptr == NULL) return XDEV_SUCCESS;
-    XDEV_CHECK(xdev_core_ensure_init());
-    XDEV_CHECK(direct_wait_before_free(ptr));
+xdev_status_t xdev_alloc_free(void *ptr) {
+    xdev_status_t st = direct_wait_before_free(ptr);
+    if (st != XDEV_SUCCESS) return st;
     xdev_block_t *b = NULL;
     xdev_device_allocator_t *da = take_live((uintptr_t)ptr, &b); /* locked */
-    if (da == NULL) XDEV_CHECK(explain_bad_free(ptr));
+    if (da == NULL) return explain_bad_free(ptr);
     if (da->mode == XDEV_ALLOC_MODE_CACHING) {
         xdev_caching_free(da, b);
         xdev_spin_unlock(&da->lock);
@@ -409,7 +407,13 @@ xdev_status_t xdev_free(void *ptr) {
     }
     direct_unlink(da, b);
     xdev_spin_unlock(&da->lock);
-    XDEV_CHECK(direct_release(da, b));
+    return direct_release(da, b);
+}
+
+xdev_status_t xdev_free(void *ptr) {
+    if (ptr == NULL) return XDEV_SUCCESS;
+    XDEV_CHECK(xdev_core_ensure_init());
+    XDEV_CHECK(xdev_alloc_free(ptr));
     return XDEV_SUCCESS;
 }
 
@@ -459,11 +463,10 @@ xdev_status_t xdev_empty_cache(void) {
 xdev_status_t xdev_set_per_process_memory_fraction(double fraction, xdev_device_t device) {
     if (!(fraction >= 0.0 && fraction <= 1.0))
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, "fraction %g is outside [0, 1]", fraction);
-    xdev_backend_t *be = NULL;
-    xdev_device_t d = {XDEV_DEVICE_CPU, 0};
-    XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
+    xdev_device_record_t *rec;
+    XDEV_CHECK(xdev_device_lookup(device, &rec));
     xdev_device_allocator_t *da;
-    XDEV_CHECK(xdev_alloc_get(be, d.index, &da));
+    XDEV_CHECK(xdev_alloc_get(rec->be, rec->id.index, &da));
     xdev_spin_lock(&da->lock);
     da->fraction = fraction;
     da->limit = fraction >= 1.0 ? SIZE_MAX : (size_t)(fraction * (double)da->total_memory);
@@ -478,18 +481,17 @@ xdev_status_t xdev_set_allocator(xdev_device_t device, const xdev_allocator_t *a
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
                              "the allocator needs size = sizeof(xdev_allocator_t) and both malloc "
                              "and free");
-    xdev_backend_t *be = NULL;
-    xdev_device_t d = {XDEV_DEVICE_CPU, 0};
-    XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
+    xdev_device_record_t *rec;
+    XDEV_CHECK(xdev_device_lookup(device, &rec));
     xdev_device_allocator_t *da;
-    XDEV_CHECK(xdev_alloc_get(be, d.index, &da));
+    XDEV_CHECK(xdev_alloc_get(rec->be, rec->id.index, &da));
     xdev_status_t st = XDEV_SUCCESS;
     xdev_spin_lock(&da->lock);
     if (da->used) {
         st = XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
                        "%s:%d has already allocated memory; install the allocator before the "
                        "first allocation",
-                       be->name, d.index);
+                       rec->be->name, rec->id.index);
     } else if (allocator != NULL) {
         memset(&da->pluggable, 0, sizeof da->pluggable);
         memcpy(&da->pluggable, allocator,

@@ -12,6 +12,7 @@
 #include "memory/alloc_internal.h"
 #include "memory/alloc_lookup.h"
 #include "base/error_internal.h"
+#include "runtime/dispatch.h"
 #include "memory/pointer_registry.h"
 #include "runtime/process.h"
 #include "runtime/stream_internal.h"
@@ -35,8 +36,7 @@ typedef struct host_block {
 } host_block_t;
 
 typedef struct host_pending {
-    xdev_backend_t *be;
-    int physical;
+    xdev_device_record_t *rec; /* the stream's device */
     void *event;
     host_block_t *block;
     struct host_pending *next;
@@ -65,7 +65,7 @@ static int size_class(size_t size, size_t *rounded) {
 static void release_block(xdev_backend_t *be, host_block_t *b) {
     xdev_ptr_entry_t e;
     (void)xdev_ptr_remove(b->ptr, XDEV_MEMORY_PINNED_HOST, &e);
-    (void)be->api->memory->host_free(b->ptr);
+    (void)xdev_be_memory_host_free(be, b->ptr);
     xdev_stat_add(&g_stats.reserved_bytes, -(int64_t)b->size);
     g_stats.num_host_free++;
     free(b);
@@ -84,15 +84,13 @@ static void process_pending(void) {
     host_pending_t **link = &g_pending;
     while (*link != NULL) {
         host_pending_t *p = *link;
-        const xdev_event_vtable_t *ev = p->be->api->event;
-        xdev_status_t (*check)(int, void *) = XDEV_BACKEND_SLOT(ev, query);
-        if (check != NULL && check(p->physical, p->event) == XDEV_ERROR_NOT_READY) {
+        if (XDEV_HAS(p->rec->be, event, query) &&
+            xdev_be_event_query(p->rec, p->event) == XDEV_ERROR_NOT_READY) {
             link = &p->next;
             continue;
         }
         *link = p->next;
-        xdev_status_t (*destroy)(int, void *) = XDEV_BACKEND_SLOT(ev, destroy);
-        if (destroy != NULL) (void)destroy(p->physical, p->event);
+        (void)xdev_be_event_destroy(p->rec, p->event);
         if (--p->block->pending == 0) make_free(p->block);
         free(p);
     }
@@ -122,8 +120,7 @@ static void wait_pending(void) {
     if (list == NULL) return;
     pthread_mutex_unlock(&g_lock);
     for (host_pending_t *p = list; p != NULL; p = p->next) {
-        xdev_status_t (*sync)(int, void *) = XDEV_BACKEND_SLOT(p->be->api->event, synchronize);
-        if (sync != NULL) (void)sync(p->physical, p->event);
+        (void)xdev_be_event_synchronize(p->rec, p->event);
     }
     pthread_mutex_lock(&g_lock);
     g_pending = list;
@@ -143,8 +140,7 @@ xdev_status_t xdev_host_alloc(void **ptr, size_t size) {
     xdev_backend_t *be;
     XDEV_CHECK(xdev_backend_acquire(xdev_core_default_type(), &be));
     if (size == 0) return XDEV_SUCCESS;
-    xdev_status_t (*alloc)(size_t, void **) = XDEV_BACKEND_SLOT(be->api->memory, host_alloc);
-    if (alloc == NULL || XDEV_BACKEND_SLOT(be->api->memory, host_free) == NULL)
+    if (!XDEV_HAS(be, memory, host_alloc) || !XDEV_HAS(be, memory, host_free))
         XDEV_CHECK(xdev_backend_not_supported(be, "memory.host_alloc"));
     size_t rounded = 0;
     int cls = size <= XDEV_MAX_ALLOC_SIZE ? size_class(size, &rounded) : HOST_CLASSES;
@@ -161,11 +157,12 @@ xdev_status_t xdev_host_alloc(void **ptr, size_t size) {
     } else {
         b = calloc(1, sizeof *b);
         void *p = NULL;
-        st = b ? alloc(rounded, &p) : XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory");
+        st = b ? xdev_be_memory_host_alloc(be, rounded, &p)
+               : XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory");
         if (st == XDEV_ERROR_OUT_OF_MEMORY && b != NULL) {
             /* return the cache to the system and try once more */
             drain(be);
-            st = alloc(rounded, &p);
+            st = xdev_be_memory_host_alloc(be, rounded, &p);
         }
         if (st == XDEV_SUCCESS) {
             b->ptr = p;
@@ -175,7 +172,7 @@ xdev_status_t xdev_host_alloc(void **ptr, size_t size) {
                                   XDEV_PTR_PINNED};
             st = xdev_ptr_insert(&e);
             if (st != XDEV_SUCCESS)
-                (void)be->api->memory->host_free(p);
+                (void)xdev_be_memory_host_free(be, p);
             else {
                 xdev_stat_add(&g_stats.reserved_bytes, (int64_t)rounded);
                 g_stats.num_host_alloc++;
@@ -250,19 +247,16 @@ xdev_status_t xdev_host_free(void *ptr) {
     for (int i = 0; i < b->n_streams; i++) {
         xdev_stream_t s = b->streams[i];
         if (!xdev_core_stream_acquire(s)) continue;
-        const xdev_event_vtable_t *ev = s->be->api->event;
-        xdev_status_t (*create)(int, unsigned, void **) = XDEV_BACKEND_SLOT(ev, create);
-        xdev_status_t (*record)(int, void *, void *) = XDEV_BACKEND_SLOT(ev, record);
         host_pending_t *p = malloc(sizeof *p);
         void *event = NULL;
-        if (p == NULL || create == NULL || record == NULL ||
-            create(s->physical, 0, &event) != XDEV_SUCCESS ||
-            record(s->physical, event, s->native) != XDEV_SUCCESS) {
+        if (p == NULL || !XDEV_HAS(s->be, event, create) || !XDEV_HAS(s->be, event, record) ||
+            xdev_be_event_create(s->rec, 0, &event) != XDEV_SUCCESS ||
+            xdev_be_event_record(s->rec, event, s->native) != XDEV_SUCCESS) {
             free(p); /* cannot defer: wait for the stream, after unlocking */
             must_sync[n_sync++] = s;
             continue;
         }
-        *p = (host_pending_t){s->be, s->physical, event, b, g_pending};
+        *p = (host_pending_t){s->rec, event, b, g_pending};
         g_pending = p;
         b->pending++;
     }

@@ -15,6 +15,8 @@
 
 #include "memory/alloc_lookup.h"
 #include "base/error_internal.h"
+#include "runtime/device_record.h"
+#include "runtime/dispatch.h"
 #include "runtime/event_internal.h"
 #include "memory/pointer_registry.h"
 #include "runtime/process.h"
@@ -54,18 +56,14 @@ typedef struct ipc_mapping {
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static ipc_mapping_t *g_mappings;
 
-static const xdev_ipc_vtable_t *ipc_table(const xdev_backend_t *be) {
-    return XDEV_BACKEND_HAS_SLOT(be->api, ipc) ? be->api->ipc : NULL;
-}
-
 static xdev_status_t not_supported(const xdev_backend_t *be, const char *what) {
     return XDEV_FAIL(XDEV_ERROR_NOT_SUPPORTED, "the %s backend cannot share %s between processes",
                      be->name, what);
 }
 
-/* Check a handle's bytes and find its backend and device. */
+/* Check a handle's bytes and find its device. */
 static xdev_status_t parse(const unsigned char *bytes, uint32_t magic, ipc_wire_t *w,
-                           xdev_backend_t **be) {
+                           xdev_device_record_t **rec) {
     memcpy(w, bytes, sizeof *w);
     if (w->magic != magic || w->version != IPC_VERSION)
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
@@ -76,8 +74,7 @@ static xdev_status_t parse(const unsigned char *bytes, uint32_t magic, ipc_wire_
                          "the handle was exported by this process (pid %u): use the original "
                          "%s",
                          (unsigned)w->pid, magic == IPC_MAGIC_MEM ? "pointer" : "event");
-    xdev_device_t d = {(xdev_device_type_t)w->type, w->index}, resolved;
-    return xdev_backend_for_device(d, be, &resolved);
+    return xdev_device_lookup((xdev_device_t){(xdev_device_type_t)w->type, w->index}, rec);
 }
 
 xdev_status_t xdev_ipc_get_mem_handle(const void *ptr, xdev_ipc_mem_handle_t *out) {
@@ -95,11 +92,7 @@ xdev_status_t xdev_ipc_get_mem_handle(const void *ptr, xdev_ipc_mem_handle_t *ou
                              "pointer %p was opened from another process's IPC handle; share "
                              "that process's handle instead",
                              ptr);
-    const xdev_ipc_vtable_t *ipc = ipc_table(e.be);
-    xdev_status_t (*get)(int, void *, void *) = XDEV_BACKEND_SLOT(ipc, get_mem_handle);
-    if (get == NULL) XDEV_CHECK(not_supported(e.be, "memory"));
-    xdev_pointer_info_t info;
-    XDEV_CHECK(xdev_pointer_get_info(ptr, &info));
+    if (!XDEV_HAS(e.be, ipc, get_mem_handle)) XDEV_CHECK(not_supported(e.be, "memory"));
     ipc_wire_t w;
     memset(&w, 0, sizeof w);
     w.magic = IPC_MAGIC_MEM;
@@ -109,8 +102,8 @@ xdev_status_t xdev_ipc_get_mem_handle(const void *ptr, xdev_ipc_mem_handle_t *ou
     w.pid = (uint32_t)getpid();
     w.seg_size = e.size;
     w.offset = (uintptr_t)ptr - e.base;
-    w.bytes = (uintptr_t)info.base + info.size - (uintptr_t)ptr;
-    XDEV_CHECK(get(e.be->devices[e.index].physical, (void *)e.base, w.native));
+    w.bytes = ref.base + ref.size - (uintptr_t)ptr;
+    XDEV_CHECK(xdev_be_ipc_get_mem_handle(&e.be->devices[e.index], (void *)e.base, w.native));
     memset(out, 0, sizeof *out);
     memcpy(out->bytes, &w, sizeof w);
     return XDEV_SUCCESS;
@@ -130,7 +123,8 @@ xdev_status_t xdev_ipc_mem_handle_info(const xdev_ipc_mem_handle_t *handle, xdev
 
 /* Map the segment, or take another reference on its cached mapping; called
  * with g_lock held. */
-static xdev_status_t open_locked(const ipc_wire_t *w, xdev_backend_t *be, void **base) {
+static xdev_status_t open_locked(const ipc_wire_t *w, xdev_device_record_t *rec, void **base) {
+    xdev_backend_t *be = rec->be;
     for (ipc_mapping_t *m = g_mappings; m != NULL; m = m->next)
         if (m->be == be && m->index == w->index &&
             memcmp(m->native, w->native, sizeof m->native) == 0) {
@@ -138,13 +132,10 @@ static xdev_status_t open_locked(const ipc_wire_t *w, xdev_backend_t *be, void *
             *base = m->base;
             return XDEV_SUCCESS;
         }
-    xdev_status_t (*open)(int, const void *, void **) =
-        XDEV_BACKEND_SLOT(ipc_table(be), open_mem_handle);
-    if (open == NULL) return not_supported(be, "memory");
+    if (!XDEV_HAS(be, ipc, open_mem_handle)) return not_supported(be, "memory");
     ipc_mapping_t *m = calloc(1, sizeof *m);
     if (m == NULL) return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for an IPC mapping");
-    int physical = be->devices[w->index].physical;
-    xdev_status_t st = open(physical, w->native, &m->base);
+    xdev_status_t st = xdev_be_ipc_open_mem_handle(rec, w->native, &m->base);
     if (st != XDEV_SUCCESS) {
         free(m);
         return st;
@@ -158,8 +149,7 @@ static xdev_status_t open_locked(const ipc_wire_t *w, xdev_backend_t *be, void *
                           w->index,           m,       XDEV_PTR_IPC};
     st = xdev_ptr_insert(&e);
     if (st != XDEV_SUCCESS) {
-        xdev_status_t (*close)(int, void *) = XDEV_BACKEND_SLOT(ipc_table(be), close_mem_handle);
-        if (close != NULL) (void)close(physical, m->base);
+        if (XDEV_HAS(be, ipc, close_mem_handle)) (void)xdev_be_ipc_close_mem_handle(rec, m->base);
         free(m);
         return st;
     }
@@ -175,15 +165,15 @@ xdev_status_t xdev_ipc_open_mem_handle(const xdev_ipc_mem_handle_t *handle, void
     *ptr = NULL;
     XDEV_CHECK(xdev_core_ensure_init());
     ipc_wire_t w;
-    xdev_backend_t *be;
-    XDEV_CHECK(parse(handle->bytes, IPC_MAGIC_MEM, &w, &be));
+    xdev_device_record_t *rec;
+    XDEV_CHECK(parse(handle->bytes, IPC_MAGIC_MEM, &w, &rec));
     if (w.offset >= w.seg_size)
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
                              "corrupt handle: offset %llu past the %llu-byte segment",
                              (unsigned long long)w.offset, (unsigned long long)w.seg_size);
     void *base = NULL;
     pthread_mutex_lock(&g_lock);
-    xdev_status_t st = open_locked(&w, be, &base);
+    xdev_status_t st = open_locked(&w, rec, &base);
     pthread_mutex_unlock(&g_lock);
     XDEV_CHECK(st);
     *ptr = (char *)base + w.offset;
@@ -227,8 +217,10 @@ xdev_status_t xdev_ipc_collect(void) {
         *pm = m->next;
         xdev_ptr_entry_t e;
         (void)xdev_ptr_remove(m->base, XDEV_MEMORY_DEVICE, &e);
-        xdev_status_t (*close)(int, void *) = XDEV_BACKEND_SLOT(ipc_table(m->be), close_mem_handle);
-        xdev_status_t st = close ? close(m->be->devices[m->index].physical, m->base) : XDEV_SUCCESS;
+        xdev_device_record_t *mrec = &m->be->devices[m->index];
+        xdev_status_t st = XDEV_HAS(m->be, ipc, close_mem_handle)
+                               ? xdev_be_ipc_close_mem_handle(mrec, m->base)
+                               : XDEV_SUCCESS;
         if (st != XDEV_SUCCESS && first == XDEV_SUCCESS) first = st;
         free(m);
     }
@@ -240,18 +232,15 @@ xdev_status_t xdev_ipc_collect(void) {
 /* Bind a never-recorded event to the current device of the default type
  * (torch creates an event on ipc_handle()); called with event->lock held. */
 static xdev_status_t bind_event_locked(xdev_event_t event) {
-    xdev_backend_t *be;
-    xdev_device_t d = {XDEV_DEVICE_CPU, 0}, cur = {xdev_core_default_type(), -1};
-    xdev_status_t st = xdev_backend_for_device(cur, &be, &d);
+    xdev_device_record_t *rec;
+    xdev_device_t cur = {xdev_core_default_type(), -1};
+    xdev_status_t st = xdev_device_lookup(cur, &rec);
     if (st != XDEV_SUCCESS) return st;
-    xdev_status_t (*create)(int, unsigned, void **) = XDEV_BACKEND_SLOT(be->api->event, create);
-    if (create == NULL) return not_supported(be, "events");
-    int physical = be->devices[d.index].physical;
-    st = create(physical, event->flags, &event->native);
+    if (!XDEV_HAS(rec->be, event, create)) return not_supported(rec->be, "events");
+    st = xdev_be_event_create(rec, event->flags, &event->native);
     if (st != XDEV_SUCCESS) return st;
-    event->device = d;
-    event->physical = physical;
-    atomic_store_explicit(&event->be, be, memory_order_release);
+    event->device = rec->id;
+    atomic_store_explicit(&event->rec, rec, memory_order_release);
     return XDEV_SUCCESS;
 }
 
@@ -264,21 +253,21 @@ xdev_status_t xdev_ipc_get_event_handle(xdev_event_t event, xdev_ipc_event_handl
     XDEV_CHECK(xdev_core_ensure_init());
     xdev_status_t st = XDEV_SUCCESS;
     pthread_mutex_lock(&event->lock);
-    if (atomic_load_explicit(&event->be, memory_order_relaxed) == NULL)
+    if (atomic_load_explicit(&event->rec, memory_order_relaxed) == NULL)
         st = bind_event_locked(event);
-    xdev_backend_t *be = atomic_load_explicit(&event->be, memory_order_relaxed);
+    xdev_device_record_t *erec = atomic_load_explicit(&event->rec, memory_order_relaxed);
     ipc_wire_t w;
     memset(&w, 0, sizeof w);
     if (st == XDEV_SUCCESS) {
-        xdev_status_t (*get)(int, void *, void *) =
-            XDEV_BACKEND_SLOT(ipc_table(be), get_event_handle);
-        st = get ? get(event->physical, event->native, w.native) : not_supported(be, "events");
+        st = XDEV_HAS(erec->be, ipc, get_event_handle)
+                 ? xdev_be_ipc_get_event_handle(erec, event->native, w.native)
+                 : not_supported(erec->be, "events");
     }
     if (st == XDEV_SUCCESS) {
         w.magic = IPC_MAGIC_EVENT;
         w.version = IPC_VERSION;
-        w.type = (uint16_t)be->type;
-        w.index = event->device.index;
+        w.type = (uint16_t)erec->id.type;
+        w.index = erec->id.index;
         w.pid = (uint32_t)getpid();
     }
     pthread_mutex_unlock(&event->lock);
@@ -293,26 +282,21 @@ xdev_status_t xdev_ipc_open_event_handle(const xdev_ipc_event_handle_t *handle, 
     XDEV_REQUIRE_ARG(out);
     XDEV_CHECK(xdev_core_ensure_init());
     ipc_wire_t w;
-    xdev_backend_t *be;
-    XDEV_CHECK(parse(handle->bytes, IPC_MAGIC_EVENT, &w, &be));
-    xdev_status_t (*open)(int, const void *, void **) =
-        XDEV_BACKEND_SLOT(ipc_table(be), open_event_handle);
-    if (open == NULL) XDEV_CHECK(not_supported(be, "events"));
-    int physical = be->devices[w.index].physical;
+    xdev_device_record_t *rec;
+    XDEV_CHECK(parse(handle->bytes, IPC_MAGIC_EVENT, &w, &rec));
+    if (!XDEV_HAS(rec->be, ipc, open_event_handle)) XDEV_CHECK(not_supported(rec->be, "events"));
     void *native = NULL;
-    XDEV_CHECK(open(physical, w.native, &native));
+    XDEV_CHECK(xdev_be_ipc_open_event_handle(rec, w.native, &native));
     xdev_event_t e;
     xdev_status_t st = xdev_event_create(XDEV_EVENT_INTERPROCESS, &e);
     if (st != XDEV_SUCCESS) {
-        xdev_status_t (*destroy)(int, void *) = XDEV_BACKEND_SLOT(be->api->event, destroy);
-        if (destroy != NULL) (void)destroy(physical, native);
+        (void)xdev_be_event_destroy(rec, native);
         return st;
     }
     pthread_mutex_lock(&e->lock);
     e->native = native;
-    e->device = (xdev_device_t){be->type, w.index};
-    e->physical = physical;
-    atomic_store_explicit(&e->be, be, memory_order_release);
+    e->device = rec->id;
+    atomic_store_explicit(&e->rec, rec, memory_order_release);
     pthread_mutex_unlock(&e->lock);
     *out = e;
     return XDEV_SUCCESS;

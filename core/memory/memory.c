@@ -8,6 +8,8 @@
 #include "memory/alloc_internal.h"
 #include "memory/alloc_lookup.h"
 #include "base/error_internal.h"
+#include "runtime/device_record.h"
+#include "runtime/dispatch.h"
 #include "memory/pointer_registry.h"
 #include "runtime/stream_internal.h"
 
@@ -96,15 +98,16 @@ static xdev_status_t plan_copy(void *dst, const void *src, size_t n, copy_plan_t
     p->desc.dst = dst;
     p->desc.src = src;
     p->desc.bytes = n;
-    p->desc.dst_device = p->desc.src_device = -1;
+    p->desc.dst_device = p->desc.src_device = NULL;
     p->alt = -1;
     p->cpu_side_index = -1;
     bool dd = is_device(&d), sd = is_device(&s);
-    /* Across backends, a CPU device's memory is host memory to the other one. */
+    /* Across backends, the device memory of a backend whose device memory is
+     * host memory (the CPU's) is host memory to the other one. */
     if (dd && sd && d.e.be != s.e.be) {
-        side_t *cpu = d.e.be->type == XDEV_DEVICE_CPU   ? &d
-                      : s.e.be->type == XDEV_DEVICE_CPU ? &s
-                                                        : NULL;
+        side_t *cpu = (d.e.be->flags & XDEV_BACKEND_HOST_MEMORY)   ? &d
+                      : (s.e.be->flags & XDEV_BACKEND_HOST_MEMORY) ? &s
+                                                                   : NULL;
         if (cpu == NULL)
             return XDEV_FAIL(XDEV_ERROR_NOT_SUPPORTED,
                              "an asynchronous copy between %s and %s devices is not supported; "
@@ -120,8 +123,8 @@ static xdev_status_t plan_copy(void *dst, const void *src, size_t n, copy_plan_t
     if (dd && sd) {
         p->be = d.e.be;
         p->index = d.e.index;
-        p->desc.dst_device = d.e.be->devices[d.e.index].physical;
-        p->desc.src_device = s.e.be->devices[s.e.index].physical;
+        p->desc.dst_device = d.e.be->devices[d.e.index].ctx;
+        p->desc.src_device = s.e.be->devices[s.e.index].ctx;
         if (d.e.index == s.e.index) {
             p->desc.kind = XDEV_COPY_DEVICE_TO_DEVICE;
         } else {
@@ -132,7 +135,7 @@ static xdev_status_t plan_copy(void *dst, const void *src, size_t n, copy_plan_t
         const side_t *dev = dd ? &d : &s;
         p->be = dev->e.be;
         p->index = dev->e.index;
-        int phys = p->be->devices[p->index].physical;
+        xdev_backend_device_t *phys = p->be->devices[p->index].ctx;
         if (dd) {
             p->desc.kind = XDEV_COPY_HOST_TO_DEVICE;
             p->desc.dst_device = phys;
@@ -158,10 +161,10 @@ static xdev_status_t copy_stream(copy_plan_t *p, const void *dst, const void *sr
     }
     if (p->be == NULL) { /* host to host: any stream; default: current device's */
         if (*stream == NULL) {
-            xdev_backend_t *be;
-            xdev_device_t d = {XDEV_DEVICE_CPU, 0}, cur = {xdev_core_default_type(), -1};
-            xdev_status_t st = xdev_backend_for_device(cur, &be, &d);
-            if (st == XDEV_SUCCESS) st = xdev_core_current_stream(be, d.index, stream);
+            xdev_device_record_t *rec;
+            xdev_device_t cur = {xdev_core_default_type(), -1};
+            xdev_status_t st = xdev_device_lookup(cur, &rec);
+            if (st == XDEV_SUCCESS) st = xdev_core_current_stream(rec, stream);
             if (st != XDEV_SUCCESS) return st;
         }
         p->be = (*stream)->be;
@@ -172,7 +175,7 @@ static xdev_status_t copy_stream(copy_plan_t *p, const void *dst, const void *sr
         set_pinned(p, &d, &s);
         return XDEV_SUCCESS;
     }
-    if (*stream == NULL) return xdev_core_current_stream(p->be, p->index, stream);
+    if (*stream == NULL) return xdev_core_current_stream(&p->be->devices[p->index], stream);
     xdev_stream_t s = *stream;
     if (s->be != p->be || (s->device.index != p->index && s->device.index != p->alt)) {
         char want[64];
@@ -189,10 +192,7 @@ static xdev_status_t copy_stream(copy_plan_t *p, const void *dst, const void *sr
 }
 
 static xdev_status_t enqueue_copy(const copy_plan_t *p, xdev_stream_t s) {
-    xdev_status_t (*copy)(const xdev_copy_desc_t *, int, void *) =
-        XDEV_BACKEND_SLOT(s->be->api->memory, memcpy_async);
-    if (copy == NULL) return xdev_backend_not_supported(s->be, "memory.memcpy_async");
-    xdev_status_t st = copy(&p->desc, s->physical, s->native);
+    xdev_status_t st = xdev_be_memory_memcpy_async(s->rec, &p->desc, s->native);
     if (st != XDEV_SUCCESS) return st;
     /* pinned blocks must not be reused before the stream passes the copy */
     if (p->desc.kind != XDEV_COPY_DEVICE_TO_DEVICE && p->desc.kind != XDEV_COPY_PEER) {
@@ -209,8 +209,10 @@ static xdev_status_t enqueue_copy(const copy_plan_t *p, xdev_stream_t s) {
 static xdev_status_t order_cpu_side(const copy_plan_t *p) {
     if (p->cpu_side_be == NULL) return XDEV_SUCCESS;
     xdev_stream_t cpu_stream;
-    xdev_status_t st = xdev_core_current_stream(p->cpu_side_be, p->cpu_side_index, &cpu_stream);
-    return st == XDEV_SUCCESS ? xdev_stream_synchronize(cpu_stream) : st;
+    xdev_status_t st =
+        xdev_core_current_stream(&p->cpu_side_be->devices[p->cpu_side_index], &cpu_stream);
+    return st == XDEV_SUCCESS ? xdev_be_stream_synchronize(cpu_stream->rec, cpu_stream->native)
+                              : st;
 }
 
 xdev_status_t xdev_memcpy_async(void *dst, const void *src, size_t n, xdev_stream_t stream) {
@@ -226,15 +228,41 @@ xdev_status_t xdev_memcpy_async(void *dst, const void *src, size_t n, xdev_strea
     return XDEV_SUCCESS;
 }
 
+static xdev_status_t memcpy_sync(void *dst, const void *src, size_t n);
+
 /* Copy between devices of two GPU backends by staging through host memory. */
 static xdev_status_t staged_copy(void *dst, const void *src, size_t n) {
     void *tmp = malloc(n);
     if (tmp == NULL)
         return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory to stage a %zu-byte copy", n);
-    xdev_status_t st = xdev_memcpy(tmp, src, n);
-    if (st == XDEV_SUCCESS) st = xdev_memcpy(dst, tmp, n);
+    xdev_status_t st = memcpy_sync(tmp, src, n);
+    if (st == XDEV_SUCCESS) st = memcpy_sync(dst, tmp, n);
     free(tmp);
     return st;
+}
+
+/* xdev_memcpy without the public checks: plan, order, enqueue, wait. */
+static xdev_status_t memcpy_sync(void *dst, const void *src, size_t n) {
+    copy_plan_t p;
+    xdev_status_t st = plan_copy(dst, src, n, &p);
+    if (st == XDEV_ERROR_NOT_SUPPORTED) return staged_copy(dst, src, n);
+    if (st != XDEV_SUCCESS) return st;
+    if (p.be == NULL) { /* plain host memory on both sides */
+        memmove(dst, src, n);
+        return XDEV_SUCCESS;
+    }
+    xdev_stream_t s = NULL;
+    if ((st = copy_stream(&p, dst, src, &s)) != XDEV_SUCCESS) return st;
+    /* Order after work already queued on the operands' current streams. */
+    if (p.alt >= 0) {
+        xdev_stream_t other;
+        st = xdev_core_current_stream(&p.be->devices[p.alt], &other);
+        if (st == XDEV_SUCCESS) st = xdev_core_stream_wait_stream(s, other);
+        if (st != XDEV_SUCCESS) return st;
+    }
+    if ((st = order_cpu_side(&p)) != XDEV_SUCCESS) return st;
+    if ((st = enqueue_copy(&p, s)) != XDEV_SUCCESS) return st;
+    return xdev_be_stream_synchronize(s->rec, s->native);
 }
 
 xdev_status_t xdev_memcpy(void *dst, const void *src, size_t n) {
@@ -242,28 +270,7 @@ xdev_status_t xdev_memcpy(void *dst, const void *src, size_t n) {
     XDEV_REQUIRE_ARG(dst);
     XDEV_REQUIRE_ARG(src);
     XDEV_CHECK(xdev_core_ensure_init());
-    copy_plan_t p;
-    xdev_status_t st = plan_copy(dst, src, n, &p);
-    if (st == XDEV_ERROR_NOT_SUPPORTED) {
-        XDEV_CHECK(staged_copy(dst, src, n));
-        return XDEV_SUCCESS;
-    }
-    XDEV_CHECK(st);
-    if (p.be == NULL) { /* plain host memory on both sides */
-        memmove(dst, src, n);
-        return XDEV_SUCCESS;
-    }
-    xdev_stream_t s = NULL;
-    XDEV_CHECK(copy_stream(&p, dst, src, &s));
-    /* Order after work already queued on the operands' current streams. */
-    if (p.alt >= 0) {
-        xdev_stream_t other;
-        XDEV_CHECK(xdev_core_current_stream(p.be, p.alt, &other));
-        XDEV_CHECK(xdev_stream_wait_stream(s, other));
-    }
-    XDEV_CHECK(order_cpu_side(&p));
-    XDEV_CHECK(enqueue_copy(&p, s));
-    XDEV_CHECK(xdev_stream_synchronize(s));
+    XDEV_CHECK(memcpy_sync(dst, src, n));
     return XDEV_SUCCESS;
 }
 
@@ -279,7 +286,7 @@ xdev_status_t xdev_memset_async(void *dst, int value, size_t n, xdev_stream_t st
                              "memory)",
                              dst);
     if (stream == NULL) {
-        XDEV_CHECK(xdev_core_current_stream(d.e.be, d.e.index, &stream));
+        XDEV_CHECK(xdev_core_current_stream(&d.e.be->devices[d.e.index], &stream));
     } else {
         XDEV_CHECK(xdev_stream_check(stream, "stream"));
         if (stream->be != d.e.be || stream->device.index != d.e.index)
@@ -287,10 +294,7 @@ xdev_status_t xdev_memset_async(void *dst, int value, size_t n, xdev_stream_t st
                                  "dst is on %s:%d but the stream belongs to %s:%d", d.e.be->name,
                                  d.e.index, stream->be->name, stream->device.index);
     }
-    xdev_status_t (*set)(int, void *, int, size_t, void *) =
-        XDEV_BACKEND_SLOT(stream->be->api->memory, memset_async);
-    if (set == NULL) XDEV_CHECK(xdev_backend_not_supported(stream->be, "memory.memset_async"));
-    XDEV_CHECK(set(stream->physical, dst, value, n, stream->native));
+    XDEV_CHECK(xdev_be_memory_memset_async(stream->rec, dst, value, n, stream->native));
     XDEV_CHECK(xdev_core_after_enqueue(stream));
     return XDEV_SUCCESS;
 }
@@ -298,12 +302,8 @@ xdev_status_t xdev_memset_async(void *dst, int value, size_t n, xdev_stream_t st
 xdev_status_t xdev_mem_get_info(xdev_device_t device, size_t *free_bytes, size_t *total_bytes) {
     XDEV_REQUIRE_ARG(free_bytes);
     XDEV_REQUIRE_ARG(total_bytes);
-    xdev_backend_t *be = NULL;
-    xdev_device_t d = {XDEV_DEVICE_CPU, 0};
-    XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
-    xdev_status_t (*info)(int, size_t *, size_t *) =
-        XDEV_BACKEND_SLOT(be->api->memory, mem_get_info);
-    if (info == NULL) XDEV_CHECK(xdev_backend_not_supported(be, "memory.mem_get_info"));
-    XDEV_CHECK(info(be->devices[d.index].physical, free_bytes, total_bytes));
+    xdev_device_record_t *rec;
+    XDEV_CHECK(xdev_device_lookup(device, &rec));
+    XDEV_CHECK(xdev_be_memory_mem_get_info(rec, free_bytes, total_bytes));
     return XDEV_SUCCESS;
 }

@@ -10,15 +10,14 @@
 
 #include "base/error_internal.h"
 #include "runtime/process.h"
-#include "runtime/registry.h"
-#include "runtime/thread_state.h"
+#include "runtime/device_record.h"
+#include "runtime/dispatch.h"
 
 void xdev_core_set_current_index(xdev_device_type_t type, int index) {
     xdev_thread_state()->current[type] = index;
 }
 
-xdev_status_t xdev_backend_for_device(xdev_device_t device, xdev_backend_t **be_out,
-                                      xdev_device_t *resolved) {
+xdev_status_t xdev_device_lookup_slow(xdev_device_t device, xdev_device_record_t **out) {
     if ((unsigned)device.type >= XDEV_DEVICE_TYPE_COUNT)
         return XDEV_FAIL(XDEV_ERROR_INVALID_DEVICE, "unknown device type %d", (int)device.type);
     xdev_backend_t *be;
@@ -30,9 +29,7 @@ xdev_status_t xdev_backend_for_device(xdev_device_t device, xdev_backend_t **be_
         return XDEV_FAIL(XDEV_ERROR_INVALID_DEVICE,
                          "%s:%d: device index out of range (%d %s device%s visible)", be->name,
                          index, be->device_count, be->name, be->device_count == 1 ? "" : "s");
-    *be_out = be;
-    resolved->type = device.type;
-    resolved->index = index;
+    *out = &be->devices[index];
     return XDEV_SUCCESS;
 }
 
@@ -91,8 +88,9 @@ xdev_status_t xdev_get_device_index(xdev_device_type_t type, int *index) {
 
 xdev_status_t xdev_device_resolve(xdev_device_t device, xdev_device_t *out) {
     XDEV_REQUIRE_ARG(out);
-    xdev_backend_t *be;
-    XDEV_CHECK(xdev_backend_for_device(device, &be, out));
+    xdev_device_record_t *rec;
+    XDEV_CHECK(xdev_device_lookup(device, &rec));
+    *out = rec->id;
     return XDEV_SUCCESS;
 }
 
@@ -100,10 +98,9 @@ xdev_status_t xdev_set_device(xdev_device_t device) {
     if ((unsigned)device.type >= XDEV_DEVICE_TYPE_COUNT)
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_DEVICE, "unknown device type %d", (int)device.type);
     if (device.index < 0) return XDEV_SUCCESS; /* torch: a negative index is a no-op */
-    xdev_backend_t *be = NULL;
-    xdev_device_t d = {XDEV_DEVICE_CPU, 0};
-    XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
-    xdev_thread_state()->current[d.type] = d.index;
+    xdev_device_record_t *rec;
+    XDEV_CHECK(xdev_device_lookup(device, &rec));
+    xdev_thread_state()->current[rec->id.type] = rec->id.index;
     return XDEV_SUCCESS;
 }
 
@@ -113,14 +110,13 @@ xdev_status_t xdev_device_guard_begin(xdev_device_guard_t *guard, xdev_device_t 
     if ((unsigned)device.type >= XDEV_DEVICE_TYPE_COUNT)
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_DEVICE, "unknown device type %d", (int)device.type);
     if (device.index < 0) return XDEV_SUCCESS;
-    xdev_backend_t *be = NULL;
-    xdev_device_t d = {XDEV_DEVICE_CPU, 0};
-    XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
-    guard->previous.type = d.type;
-    int *cur = &xdev_thread_state()->current[d.type];
+    xdev_device_record_t *rec;
+    XDEV_CHECK(xdev_device_lookup(device, &rec));
+    guard->previous.type = rec->id.type;
+    int *cur = &xdev_thread_state()->current[rec->id.type];
     guard->previous.index = *cur;
     guard->active = true;
-    *cur = d.index;
+    *cur = rec->id.index;
     return XDEV_SUCCESS;
 }
 
@@ -139,25 +135,18 @@ void xdev_device_guard_cleanup(xdev_device_guard_t *guard) {
 
 xdev_status_t xdev_get_device_properties(xdev_device_t device, xdev_device_properties_t *props) {
     XDEV_REQUIRE_ARG(props);
-    xdev_backend_t *be = NULL;
-    xdev_device_t d = {XDEV_DEVICE_CPU, 0};
-    XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
-    xdev_status_t (*fn)(int, xdev_device_properties_t *) =
-        XDEV_BACKEND_SLOT(be->api->device, get_properties);
-    if (fn == NULL) XDEV_CHECK(xdev_backend_not_supported(be, "device.get_properties"));
+    xdev_device_record_t *rec;
+    XDEV_CHECK(xdev_device_lookup(device, &rec));
     memset(props, 0, sizeof *props);
-    XDEV_CHECK(fn(be->devices[d.index].physical, props));
-    props->physical_index = be->devices[d.index].physical;
+    XDEV_CHECK(xdev_be_device_get_properties(rec, props));
+    props->physical_index = rec->physical;
     return XDEV_SUCCESS;
 }
 
 xdev_status_t xdev_device_synchronize(xdev_device_t device) {
-    xdev_backend_t *be = NULL;
-    xdev_device_t d = {XDEV_DEVICE_CPU, 0};
-    XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
-    xdev_status_t (*fn)(int) = XDEV_BACKEND_SLOT(be->api->device, synchronize);
-    if (fn == NULL) XDEV_CHECK(xdev_backend_not_supported(be, "device.synchronize"));
-    XDEV_CHECK(fn(be->devices[d.index].physical));
+    xdev_device_record_t *rec;
+    XDEV_CHECK(xdev_device_lookup(device, &rec));
+    XDEV_CHECK(xdev_be_device_synchronize(rec));
     return XDEV_SUCCESS;
 }
 
@@ -166,44 +155,38 @@ xdev_status_t xdev_device_synchronize(xdev_device_t device) {
 xdev_status_t xdev_device_can_access_peer(xdev_device_t device, xdev_device_t peer, bool *out) {
     XDEV_REQUIRE_ARG(out);
     *out = false;
-    xdev_backend_t *be = NULL, *pbe = NULL;
-    xdev_device_t d = {XDEV_DEVICE_CPU, 0}, p = {XDEV_DEVICE_CPU, 0};
-    XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
-    XDEV_CHECK(xdev_backend_for_device(peer, &pbe, &p));
-    if (be != pbe || d.index == p.index) return XDEV_SUCCESS;
-    xdev_status_t (*fn)(int, int, bool *) = XDEV_BACKEND_SLOT(be->api->device, can_access_peer);
-    if (fn == NULL) return XDEV_SUCCESS;
-    XDEV_CHECK(fn(be->devices[d.index].physical, be->devices[p.index].physical, out));
+    xdev_device_record_t *d, *p;
+    XDEV_CHECK(xdev_device_lookup(device, &d));
+    XDEV_CHECK(xdev_device_lookup(peer, &p));
+    if (d->be != p->be || d == p || !XDEV_HAS(d->be, device, can_access_peer)) return XDEV_SUCCESS;
+    XDEV_CHECK(xdev_be_device_can_access_peer(d, p, out));
     return XDEV_SUCCESS;
 }
 
 xdev_status_t xdev_device_enable_peer_access(xdev_device_t device, xdev_device_t peer) {
-    xdev_backend_t *be = NULL, *pbe = NULL;
-    xdev_device_t d = {XDEV_DEVICE_CPU, 0}, p = {XDEV_DEVICE_CPU, 0};
-    XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
-    XDEV_CHECK(xdev_backend_for_device(peer, &pbe, &p));
-    if (be != pbe)
+    xdev_device_record_t *d, *p;
+    XDEV_CHECK(xdev_device_lookup(device, &d));
+    XDEV_CHECK(xdev_device_lookup(peer, &p));
+    if (d->be != p->be)
         return XDEV_API_FAIL(XDEV_ERROR_CROSS_DEVICE,
-                             "peer access needs two devices of one type, not %s:%d and %s:%d",
-                             be->name, d.index, pbe->name, p.index);
-    if (d.index == p.index)
-        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, "%s:%d cannot be its own peer", be->name,
-                             d.index);
-    xdev_status_t (*fn)(int, int) = XDEV_BACKEND_SLOT(be->api->device, enable_peer_access);
-    if (fn == NULL) XDEV_CHECK(xdev_backend_not_supported(be, "device.enable_peer_access"));
-    XDEV_CHECK(fn(be->devices[d.index].physical, be->devices[p.index].physical));
-    atomic_fetch_or(&be->devices[d.index].peer_enabled, (uint64_t)1 << p.index);
+                             "peer access needs two devices of one type, not " XDEV_REC_FMT
+                             " and " XDEV_REC_FMT,
+                             XDEV_REC_ARGS(d), XDEV_REC_ARGS(p));
+    if (d == p)
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, XDEV_REC_FMT " cannot be its own peer",
+                             XDEV_REC_ARGS(d));
+    XDEV_CHECK(xdev_be_device_enable_peer_access(d, p));
+    atomic_fetch_or(&d->peer_enabled, (uint64_t)1 << p->id.index);
     return XDEV_SUCCESS;
 }
 
 /* A bool query: never changes the thread's error state. */
 bool xdev_device_peer_enabled(xdev_device_t device, xdev_device_t peer) {
-    xdev_backend_t *be = NULL, *pbe = NULL;
-    xdev_device_t d = {XDEV_DEVICE_CPU, 0}, p = {XDEV_DEVICE_CPU, 0};
+    xdev_device_record_t *d = NULL, *p = NULL;
     xdev_error_state_t saved;
     xdev_core_error_save(&saved);
-    bool found = xdev_backend_for_device(device, &be, &d) == XDEV_SUCCESS &&
-                 xdev_backend_for_device(peer, &pbe, &p) == XDEV_SUCCESS && be == pbe;
+    bool found = xdev_device_lookup(device, &d) == XDEV_SUCCESS &&
+                 xdev_device_lookup(peer, &p) == XDEV_SUCCESS && d->be == p->be;
     xdev_core_error_restore(&saved);
-    return found && ((atomic_load(&be->devices[d.index].peer_enabled) >> p.index) & 1u);
+    return found && ((atomic_load(&d->peer_enabled) >> p->id.index) & 1u);
 }

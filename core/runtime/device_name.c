@@ -1,31 +1,27 @@
-/* device_name.c - "cuda:1"-style device names: parse and format. */
+/* device_name.c - "cuda:1"-style device names: parse and format. The type
+ * names are the registered backends' (backend_table.c). */
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "base/error_internal.h"
+#include "runtime/registry.h"
 #include "xdev/device.h"
-
-static const char *const g_type_names[XDEV_DEVICE_TYPE_COUNT] = {"cpu", "cuda", "hip"};
-
-const char *xdev_device_type_name(xdev_device_type_t type) {
-    if ((unsigned)type >= XDEV_DEVICE_TYPE_COUNT) return NULL;
-    return g_type_names[type];
-}
 
 xdev_status_t xdev_device_parse(const char *name, xdev_device_t *out) {
     XDEV_REQUIRE_ARG(name);
     XDEV_REQUIRE_ARG(out);
     const char *colon = strchr(name, ':');
     size_t tlen = colon ? (size_t)(colon - name) : strlen(name);
-    int type = -1;
-    for (int t = 0; t < XDEV_DEVICE_TYPE_COUNT; t++)
-        if (strlen(g_type_names[t]) == tlen && strncmp(name, g_type_names[t], tlen) == 0) type = t;
-    if (type < 0)
+    int type = xdev_backend_table_find(name, tlen);
+    if (type < 0) {
+        char names[256];
+        xdev_backend_table_names(names, sizeof names, " or ");
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
-                             "'%s' is not a device name: unknown type '%.*s' (expected cpu, cuda "
-                             "or hip, optionally followed by :index)",
-                             name, (int)tlen, name);
+                             "'%s' is not a device name: unknown type '%.*s' (expected %s, "
+                             "optionally followed by :index)",
+                             name, (int)tlen, name, names);
+    }
     int index = -1;
     if (colon != NULL) {
         const char *p = colon + 1;

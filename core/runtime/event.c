@@ -2,6 +2,8 @@
  * record/query/synchronize, elapsed time with torch's error cases. */
 #include <string.h>
 
+#include "runtime/device_record.h"
+#include "runtime/dispatch.h"
 #include "runtime/process.h"
 #include "base/error_internal.h"
 #include "runtime/event_internal.h"
@@ -44,12 +46,10 @@ xdev_status_t xdev_event_create(unsigned flags, xdev_event_t *out) {
 
 xdev_status_t xdev_event_destroy(xdev_event_t event) {
     XDEV_CHECK(xdev_event_check(event, "event"));
-    xdev_backend_t *be = atomic_load(&event->be);
+    xdev_device_record_t *rec = atomic_load(&event->rec);
     xdev_status_t st = XDEV_SUCCESS;
-    if (be != NULL) {
-        xdev_status_t (*destroy)(int, void *) = XDEV_BACKEND_SLOT(be->api->event, destroy);
-        if (destroy != NULL) st = destroy(event->physical, event->native);
-    }
+    if (rec != NULL && XDEV_HAS(rec->be, event, destroy))
+        st = xdev_be_event_destroy(rec, event->native);
     pthread_mutex_destroy(&event->lock);
     xdev_handle_free(&xdev_event_arena, event);
     XDEV_CHECK(st);
@@ -65,39 +65,29 @@ xdev_status_t xdev_event_destroy(xdev_event_t event) {
 xdev_status_t xdev_core_event_record(xdev_event_t event, xdev_stream_t stream) {
     RETURN_IF(xdev_event_check(event, "event"));
     if (stream == NULL) {
-        xdev_backend_t *sbe = NULL;
-        xdev_device_t d = {XDEV_DEVICE_CPU, 0};
-        RETURN_IF(xdev_core_ensure_init());
-        xdev_device_t cur = {xdev_core_default_type(), -1};
-        RETURN_IF(xdev_backend_for_device(cur, &sbe, &d));
-        RETURN_IF(xdev_core_current_stream(sbe, d.index, &stream));
+        RETURN_IF(xdev_core_current_stream_default(&stream));
     } else {
         RETURN_IF(xdev_stream_check(stream, "stream"));
     }
-    xdev_backend_t *be = stream->be;
-    xdev_status_t (*record)(int, void *, void *) = XDEV_BACKEND_SLOT(be->api->event, record);
-    if (record == NULL) return xdev_backend_not_supported(be, "event.record");
+    xdev_device_record_t *srec = stream->rec;
+    if (!XDEV_HAS(srec->be, event, record))
+        return xdev_backend_not_supported(srec->be, "event.record");
     xdev_status_t st = XDEV_SUCCESS;
     pthread_mutex_lock(&event->lock);
-    xdev_backend_t *ebe = atomic_load_explicit(&event->be, memory_order_relaxed);
-    if (ebe == NULL) {
-        xdev_status_t (*create)(int, unsigned, void **) = XDEV_BACKEND_SLOT(be->api->event, create);
-        if (create == NULL)
-            st = xdev_backend_not_supported(be, "event.create");
-        else
-            st = create(stream->physical, event->flags, &event->native);
+    xdev_device_record_t *erec = atomic_load_explicit(&event->rec, memory_order_relaxed);
+    if (erec == NULL) {
+        st = xdev_be_event_create(srec, event->flags, &event->native);
         if (st == XDEV_SUCCESS) {
-            event->device = stream->device;
-            event->physical = stream->physical;
-            atomic_store_explicit(&event->be, be, memory_order_release);
+            event->device = srec->id;
+            atomic_store_explicit(&event->rec, srec, memory_order_release);
         }
-    } else if (ebe != be || event->device.index != stream->device.index) {
+    } else if (erec != srec) {
         st = XDEV_FAIL(XDEV_ERROR_CROSS_DEVICE,
-                       "the event belongs to %s:%d (its first record) and cannot be recorded on a "
-                       "stream of %s:%d",
-                       ebe->name, event->device.index, be->name, stream->device.index);
+                       "the event belongs to " XDEV_REC_FMT " (its first record) and cannot be "
+                       "recorded on a stream of " XDEV_REC_FMT,
+                       XDEV_REC_ARGS(erec), XDEV_REC_ARGS(srec));
     }
-    if (st == XDEV_SUCCESS) st = record(stream->physical, event->native, stream->native);
+    if (st == XDEV_SUCCESS) st = xdev_be_event_record(srec, event->native, stream->native);
     pthread_mutex_unlock(&event->lock);
     if (st != XDEV_SUCCESS) return st;
     return xdev_core_after_enqueue(stream);
@@ -112,22 +102,18 @@ xdev_status_t xdev_event_record(xdev_event_t event, xdev_stream_t stream) {
 
 xdev_status_t xdev_event_query(xdev_event_t event) {
     XDEV_CHECK(xdev_event_check(event, "event"));
-    xdev_backend_t *be = atomic_load_explicit(&event->be, memory_order_acquire);
-    if (be == NULL) return XDEV_SUCCESS; /* never recorded: nothing pending (torch) */
-    xdev_status_t (*query)(int, void *) = XDEV_BACKEND_SLOT(be->api->event, query);
-    if (query == NULL) XDEV_CHECK(xdev_backend_not_supported(be, "event.query"));
-    xdev_status_t st = query(event->physical, event->native);
+    xdev_device_record_t *rec = atomic_load_explicit(&event->rec, memory_order_acquire);
+    if (rec == NULL) return XDEV_SUCCESS; /* never recorded: nothing pending (torch) */
+    xdev_status_t st = xdev_be_event_query(rec, event->native);
     if (st == XDEV_SUCCESS || st == XDEV_ERROR_NOT_READY) return st;
     return xdev_core_blame(st, __func__);
 }
 
 xdev_status_t xdev_event_synchronize(xdev_event_t event) {
     XDEV_CHECK(xdev_event_check(event, "event"));
-    xdev_backend_t *be = atomic_load_explicit(&event->be, memory_order_acquire);
-    if (be == NULL) return XDEV_SUCCESS;
-    xdev_status_t (*sync)(int, void *) = XDEV_BACKEND_SLOT(be->api->event, synchronize);
-    if (sync == NULL) XDEV_CHECK(xdev_backend_not_supported(be, "event.synchronize"));
-    XDEV_CHECK(sync(event->physical, event->native));
+    xdev_device_record_t *rec = atomic_load_explicit(&event->rec, memory_order_acquire);
+    if (rec == NULL) return XDEV_SUCCESS;
+    XDEV_CHECK(xdev_be_event_synchronize(rec, event->native));
     return XDEV_SUCCESS;
 }
 
@@ -141,16 +127,16 @@ xdev_status_t xdev_event_elapsed_time(xdev_event_t start, xdev_event_t end, floa
         if (!(ev[i]->flags & XDEV_EVENT_TIMING))
             return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
                                  "the %s event was created without XDEV_EVENT_TIMING", names[i]);
-        if (atomic_load_explicit(&ev[i]->be, memory_order_acquire) == NULL)
+        if (atomic_load_explicit(&ev[i]->rec, memory_order_acquire) == NULL)
             return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, "the %s event has not been recorded",
                                  names[i]);
     }
-    xdev_backend_t *be = atomic_load(&start->be);
-    if (atomic_load(&end->be) != be || start->device.index != end->device.index)
+    xdev_device_record_t *rec = atomic_load(&start->rec), *erec = atomic_load(&end->rec);
+    if (erec != rec)
         return XDEV_API_FAIL(XDEV_ERROR_CROSS_DEVICE,
-                             "the events were recorded on different devices (%s:%d and %s:%d)",
-                             be->name, start->device.index, atomic_load(&end->be)->name,
-                             end->device.index);
+                             "the events were recorded on different devices (" XDEV_REC_FMT
+                             " and " XDEV_REC_FMT ")",
+                             XDEV_REC_ARGS(rec), XDEV_REC_ARGS(erec));
     for (int i = 0; i < 2; i++) {
         xdev_status_t st = xdev_event_query(ev[i]);
         if (st == XDEV_ERROR_NOT_READY)
@@ -159,17 +145,14 @@ xdev_status_t xdev_event_elapsed_time(xdev_event_t start, xdev_event_t end, floa
                                  names[i]);
         XDEV_CHECK(st);
     }
-    xdev_status_t (*elapsed)(int, void *, void *, float *) =
-        XDEV_BACKEND_SLOT(be->api->event, elapsed_time);
-    if (elapsed == NULL) XDEV_CHECK(xdev_backend_not_supported(be, "event.elapsed_time"));
-    XDEV_CHECK(elapsed(start->physical, start->native, end->native, ms));
+    XDEV_CHECK(xdev_be_event_elapsed_time(rec, start->native, end->native, ms));
     return XDEV_SUCCESS;
 }
 
 xdev_status_t xdev_event_get_device(xdev_event_t event, xdev_device_t *out) {
     XDEV_REQUIRE_ARG(out);
     XDEV_CHECK(xdev_event_check(event, "event"));
-    if (atomic_load_explicit(&event->be, memory_order_acquire) == NULL)
+    if (atomic_load_explicit(&event->rec, memory_order_acquire) == NULL)
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
                              "the event has not been recorded, so it has no device yet");
     *out = event->device;
@@ -186,7 +169,7 @@ xdev_status_t xdev_event_get_flags(xdev_event_t event, unsigned *out) {
 xdev_status_t xdev_event_native_handle(xdev_event_t event, void **out) {
     XDEV_REQUIRE_ARG(out);
     XDEV_CHECK(xdev_event_check(event, "event"));
-    if (atomic_load_explicit(&event->be, memory_order_acquire) == NULL)
+    if (atomic_load_explicit(&event->rec, memory_order_acquire) == NULL)
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
                              "the event has not been recorded: its native event is created on "
                              "the first record");

@@ -12,10 +12,9 @@
 struct xdev_event {
     xdev_handle_header_t hdr;
     unsigned flags;
-    pthread_mutex_t lock;         /* serialises lazy creation and records */
-    _Atomic(xdev_backend_t *) be; /* NULL until first record */
-    xdev_device_t device;
-    int physical;
+    pthread_mutex_t lock;                /* serialises lazy creation and records */
+    _Atomic(xdev_device_record_t *) rec; /* its device; NULL until first record */
+    xdev_device_t device;                /* = rec->id */
     void *native;
 };
 

@@ -10,9 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/env.h"
 #include "base/error_internal.h"
 #include "runtime/registry.h"
-#include "base/env.h"
 
 #ifndef XDEV_INSTALL_LIBDIR
 #define XDEV_INSTALL_LIBDIR "/usr/local/lib"
@@ -64,7 +64,7 @@ static int try_candidate(xdev_backend_t *be, const char *path, const xdev_backen
     char origin[PATH_MAX + 16];
     if (snprintf(origin, sizeof origin, "plugin %s", path) >= (int)sizeof origin)
         origin[sizeof origin - 1] = '\0'; /* a long path is only cut in the message */
-    if (xdev_backend_api_validate(a, origin, be->type) != XDEV_SUCCESS) {
+    if (xdev_backend_api_validate(a, origin, be->name, be->type) != XDEV_SUCCESS) {
         reason_add(be, "%s%s", xdev_last_error(), "");
         dlclose(h);
         return -1;
@@ -114,7 +114,7 @@ xdev_status_t xdev_plugin_load(xdev_backend_t *be, const xdev_backend_api_t **ap
 }
 
 xdev_status_t xdev_backend_api_validate(const xdev_backend_api_t *api, const char *origin,
-                                        xdev_device_type_t expected) {
+                                        const char *expected_name, xdev_device_type_t expected) {
     if (api == NULL) return XDEV_FAIL(XDEV_ERROR_BACKEND_UNAVAILABLE, "%s returned no API", origin);
     if (api->abi_major != XDEV_BACKEND_ABI_MAJOR)
         return XDEV_FAIL(XDEV_ERROR_BACKEND_UNAVAILABLE,
@@ -126,10 +126,11 @@ xdev_status_t xdev_backend_api_validate(const xdev_backend_api_t *api, const cha
         return XDEV_FAIL(XDEV_ERROR_BACKEND_UNAVAILABLE,
                          "%s: its API struct is %zu bytes, too short for ABI %u", origin, api->size,
                          XDEV_BACKEND_ABI_MAJOR);
-    if (api->type != expected || api->name == NULL)
+    if (api->type != expected || api->name == NULL || strcmp(api->name, expected_name) != 0)
         return XDEV_FAIL(XDEV_ERROR_BACKEND_UNAVAILABLE,
-                         "%s is a backend of device type %d (%s), not %s", origin, (int)api->type,
-                         api->name ? api->name : "unnamed", xdev_device_type_name(expected));
+                         "%s is a backend of device type %d (%s), not %d (%s)", origin,
+                         (int)api->type, api->name ? api->name : "unnamed", (int)expected,
+                         expected_name);
     /* The few slots without which nothing works; every other slot may be NULL
      * and then reports XDEV_ERROR_NOT_SUPPORTED where it is used. */
     const char *missing = NULL;
@@ -137,6 +138,8 @@ xdev_status_t xdev_backend_api_validate(const xdev_backend_api_t *api, const cha
         missing = "init";
     else if (api->device == NULL || XDEV_BACKEND_SLOT(api->device, count) == NULL)
         missing = "device.count";
+    else if (XDEV_BACKEND_SLOT(api->device, open) == NULL)
+        missing = "device.open";
     else if (api->stream == NULL || XDEV_BACKEND_SLOT(api->stream, get_default) == NULL)
         missing = "stream.get_default";
     else if (api->event == NULL)

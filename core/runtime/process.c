@@ -13,8 +13,10 @@ static atomic_bool g_initialised;
 
 /* In the child: no lock, no allocation - just the flag every call checks. */
 static void child_after_fork(void) {
-    if (atomic_load_explicit(&g_initialised, memory_order_relaxed))
+    if (atomic_load_explicit(&g_initialised, memory_order_relaxed)) {
         atomic_store_explicit(&xdev_process_state, XDEV_PROCESS_FORKED, memory_order_relaxed);
+        xdev_core_close_gate();
+    }
 }
 
 /* Registered when libxdev is loaded rather than at initialisation, so that
@@ -48,5 +50,6 @@ __attribute__((destructor)) static void xdev_process_exit(void) {
     int expected = 0;
     if (!atomic_compare_exchange_strong(&xdev_process_state, &expected, XDEV_PROCESS_EXITING))
         return;
+    xdev_core_close_gate();
     xdev_core_shutdown_at_exit();
 }

@@ -1,31 +1,30 @@
 /* registry.c - initialisation, backend selection (XDEV_BACKEND), lazy
- * loading of each backend, XDEV_VISIBLE_DEVICES renumbering of the
- * accelerators (never the CPU: XDEV_CPU_DEVICES governs it), backend info.
+ * loading of each registered backend (opening its devices into records),
+ * XDEV_VISIBLE_DEVICES renumbering of the accelerators (never of the others:
+ * XDEV_CPU_DEVICES governs the CPU), backend info.
  * Loading a backend is a probe: its failure is kept as the backend's reason
- * and never left in the calling thread's error state (xdev/error.h). */
+ * and never left in the calling thread's error state (xdev/error.h).
+ * Initialisation is the one place that reaches up into another subsystem:
+ * it parses the allocator's settings (memory/) so that a malformed
+ * XDEV_ALLOC_CONF fails xdev_init like every other variable. */
 #include "runtime/registry.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "memory/alloc_internal.h"
-#include "cpu/cpu_backend.h"
 #include "base/env.h"
 #include "base/error_internal.h"
+#include "memory/alloc_internal.h"
+#include "runtime/dispatch.h"
 #include "runtime/process.h"
 
-static xdev_backend_t g_backends[XDEV_DEVICE_TYPE_COUNT] = {
-    [XDEV_DEVICE_CPU] = {.type = XDEV_DEVICE_CPU, .name = "cpu", .lock = PTHREAD_MUTEX_INITIALIZER},
-    [XDEV_DEVICE_CUDA] = {.type = XDEV_DEVICE_CUDA,
-                          .name = "cuda",
-                          .lock = PTHREAD_MUTEX_INITIALIZER},
-    [XDEV_DEVICE_HIP] = {.type = XDEV_DEVICE_HIP, .name = "hip", .lock = PTHREAD_MUTEX_INITIALIZER},
-};
+static xdev_backend_t g_backends[XDEV_DEVICE_TYPE_COUNT];
+_Atomic int xdev_core_ready;
+_Atomic(xdev_backend_t *) xdev_core_loaded[XDEV_DEVICE_TYPE_COUNT];
 
 static pthread_once_t g_init_once = PTHREAD_ONCE_INIT;
 static xdev_status_t g_init_status;
-static _Atomic bool g_init_ok; /* fast path once initialisation succeeded */
 static char g_init_message[4096];
 static xdev_device_type_t g_default_type = XDEV_DEVICE_CPU;
 static int g_visible[XDEV_MAX_DEVICES];
@@ -33,12 +32,11 @@ static int g_visible_count = -1; /* -1: XDEV_VISIBLE_DEVICES unset */
 bool xdev_core_launch_blocking;
 
 static xdev_status_t host_set_error(xdev_status_t status, const char *fmt, ...) {
-    char buf[2048];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    xdev_core_fail_v(status, fmt, ap);
     va_end(ap);
-    return XDEV_FAIL(status, "%s", buf);
+    return status;
 }
 
 const xdev_host_services_t xdev_core_host_services = {
@@ -46,6 +44,8 @@ const xdev_host_services_t xdev_core_host_services = {
     .abi_major = XDEV_BACKEND_ABI_MAJOR,
     .abi_minor = XDEV_BACKEND_ABI_MINOR,
     .set_error = host_set_error,
+    .set_error_v = xdev_core_fail_v,
+    .set_vendor_error = xdev_core_fail_vendor,
     .get_env = xdev_env_get,
 };
 
@@ -62,7 +62,7 @@ const char *xdev_version_string(void) {
  * CPU usable. */
 static void apply_visible(xdev_backend_t *be, int physical) {
     int n = 0;
-    if (g_visible_count < 0 || be->type == XDEV_DEVICE_CPU) {
+    if (g_visible_count < 0 || !(be->flags & XDEV_BACKEND_ACCELERATOR)) {
         for (int i = 0; i < physical && n < XDEV_MAX_DEVICES; i++)
             be->devices[n++].physical = i;
     } else {
@@ -87,14 +87,38 @@ static void set_reason(xdev_backend_t *be, const char *what) {
     memcpy(be->reason, msg, sizeof msg); /* a message longer than the reason is cut */
 }
 
+/* Open every visible device into its record; false (reason set) on failure. */
+static bool open_devices(xdev_backend_t *be, const xdev_backend_api_t *api) {
+    xdev_status_t (*open)(int, xdev_backend_device_t **) = XDEV_BACKEND_SLOT(api->device, open);
+    for (int i = 0; i < be->device_count; i++) {
+        xdev_device_record_t *rec = &be->devices[i];
+        rec->be = be;
+        rec->id = (xdev_device_t){be->type, i};
+        if (open(rec->physical, &rec->ctx) != XDEV_SUCCESS) {
+            char what[64];
+            snprintf(what, sizeof what, "opening device %d failed", rec->physical);
+            set_reason(be, what);
+            return false;
+        }
+    }
+    return true;
+}
+
 /* Load and initialise one backend; called with be->lock held. */
 static void load_locked(xdev_backend_t *be) {
     const xdev_backend_api_t *api = NULL;
+    xdev_backend_factory_t f;
     xdev_status_t st;
-    if (be->type == XDEV_DEVICE_CPU) {
+    if (!xdev_backend_table_get(be->type, &f)) {
+        snprintf(be->reason, sizeof be->reason, "no backend is registered for %s", be->name);
+        st = XDEV_ERROR_BACKEND_UNAVAILABLE;
+    } else if (f.entry != NULL) {
         snprintf(be->path, sizeof be->path, "built-in");
-        api = xdev_cpu_backend_api();
-        st = xdev_backend_api_validate(api, "the built-in cpu backend", be->type);
+        api = f.entry();
+        char origin[64];
+        snprintf(origin, sizeof origin, "the built-in %s backend", be->name);
+        st = xdev_backend_api_validate(api, origin, be->name, be->type);
+        if (st != XDEV_SUCCESS) set_reason(be, "refused");
     } else {
         st = xdev_plugin_load(be, &api); /* validates too */
     }
@@ -107,15 +131,20 @@ static void load_locked(xdev_backend_t *be) {
         st = api->device->count(&physical);
         if (st != XDEV_SUCCESS) set_reason(be, "counting devices failed");
     }
+    if (st == XDEV_SUCCESS) {
+        apply_visible(be, physical);
+        if (!open_devices(be, api)) st = XDEV_ERROR_BACKEND_UNAVAILABLE;
+    }
     if (st != XDEV_SUCCESS) {
         if (be->reason[0] == '\0') snprintf(be->reason, sizeof be->reason, "%s", xdev_last_error());
         be->fail_status = st == XDEV_ERROR_ENV ? XDEV_ERROR_ENV : XDEV_ERROR_BACKEND_UNAVAILABLE;
+        be->device_count = 0;
         atomic_store(&be->state, XDEV_BACKEND_FAILED);
         return;
     }
     be->api = api;
-    apply_visible(be, physical);
     atomic_store_explicit(&be->state, XDEV_BACKEND_LOADED, memory_order_release);
+    atomic_store_explicit(&xdev_core_loaded[be->type], be, memory_order_release);
 }
 
 /* Load a backend at most once. A failure is recorded in be->reason and
@@ -145,34 +174,43 @@ static xdev_status_t failure_status(const xdev_backend_t *be) {
                                                           : XDEV_ERROR_BACKEND_UNAVAILABLE;
 }
 
-static int type_from_name(const char *s, size_t len) {
-    for (int t = 0; t < XDEV_DEVICE_TYPE_COUNT; t++)
-        if (strlen(g_backends[t].name) == len && strncmp(s, g_backends[t].name, len) == 0) return t;
-    return -1;
-}
-
 /* Every form XDEV_BACKEND accepts, for its messages. */
-#define XDEV_BACKEND_ACCEPTED                                                                      \
-    "expected auto, cuda, hip or cpu, or a comma list of distinct names among cuda, hip and cpu "  \
-    "in order of preference such as cuda,cpu; unset or empty means auto"
+static void accepted_forms(char *buf, size_t len) {
+    char names[256], among[256];
+    xdev_backend_table_names(names, sizeof names, " or ");
+    xdev_backend_table_names(among, sizeof among, " and ");
+    xdev_device_type_t order[XDEV_DEVICE_TYPE_COUNT];
+    int n = xdev_backend_table_order(order, XDEV_DEVICE_TYPE_COUNT);
+    const char *ex1 = n > 0 ? xdev_device_type_name(order[0]) : "cuda";
+    const char *ex2 = n > 1 ? xdev_device_type_name(order[n - 1]) : "cpu";
+    snprintf(buf, len,
+             "expected auto, %s, or a comma list of distinct names among %s in order of "
+             "preference such as %s,%s; unset or empty means auto",
+             names, among, ex1, ex2);
+}
 
 /* Parse XDEV_BACKEND and pick the default device type. */
 static xdev_status_t select_backend(void) {
     const char *spec = xdev_env_get("XDEV_BACKEND");
     if (spec == NULL || spec[0] == '\0' || strcmp(spec, "auto") == 0) {
-        static const xdev_device_type_t order[] = {XDEV_DEVICE_CUDA, XDEV_DEVICE_HIP};
-        for (size_t i = 0; i < 2; i++)
-            if (usable(load_backend(order[i]))) {
+        /* Accelerators by auto_order, then the others (the CPU). */
+        xdev_device_type_t order[XDEV_DEVICE_TYPE_COUNT];
+        int n = xdev_backend_table_order(order, XDEV_DEVICE_TYPE_COUNT);
+        const xdev_backend_t *last = NULL;
+        for (int i = 0; i < n; i++) {
+            xdev_backend_t *be = load_backend(order[i]);
+            if (usable(be)) {
                 g_default_type = order[i];
                 return XDEV_SUCCESS;
             }
-        xdev_backend_t *cpu = load_backend(XDEV_DEVICE_CPU);
-        if (usable(cpu)) {
-            g_default_type = XDEV_DEVICE_CPU;
-            return XDEV_SUCCESS;
+            if (!(be->flags & XDEV_BACKEND_ACCELERATOR)) last = be;
         }
-        return XDEV_FAIL(failure_status(cpu), "XDEV_BACKEND=auto: no backend can be used; cpu: %s",
-                         cpu->reason);
+        if (last == NULL)
+            return XDEV_FAIL(XDEV_ERROR_BACKEND_UNAVAILABLE,
+                             "XDEV_BACKEND=auto: no backend can be used and none but "
+                             "accelerators is registered");
+        return XDEV_FAIL(failure_status(last), "XDEV_BACKEND=auto: no backend can be used; %s: %s",
+                         last->name, last->reason);
     }
     /* An ordered list: the first usable one wins; each must be a known name,
      * listed once. */
@@ -181,7 +219,7 @@ static xdev_status_t select_backend(void) {
     for (const char *p = spec;;) {
         const char *comma = strchr(p, ',');
         size_t len = comma ? (size_t)(comma - p) : strlen(p);
-        int t = type_from_name(p, len);
+        int t = xdev_backend_table_find(p, len);
         bool twice = false;
         for (int i = 0; t >= 0 && i < n; i++)
             twice = twice || list[i] == t;
@@ -190,8 +228,10 @@ static xdev_status_t select_backend(void) {
                               : len == 4 && strncmp(p, "auto", 4) == 0
                                   ? "auto cannot be part of a list:"
                                   : "unknown backend";
+            char forms[1024];
+            accepted_forms(forms, sizeof forms);
             return XDEV_FAIL(XDEV_ERROR_ENV, "XDEV_BACKEND='%s': %s '%.*s' (%s)", spec, why,
-                             (int)len, p, XDEV_BACKEND_ACCEPTED);
+                             (int)len, p, forms);
         }
         list[n++] = t;
         if (comma == NULL) break;
@@ -227,6 +267,15 @@ static void init_once(void) {
     xdev_error_state_t saved;
     xdev_core_error_save(&saved);
     xdev_process_mark_initialised(); /* first: a child forked from now on refuses */
+    xdev_backend_table_seal();       /* the registered backends are fixed from here on */
+    for (int t = 0; t < XDEV_DEVICE_TYPE_COUNT; t++) {
+        xdev_backend_t *be = &g_backends[t];
+        xdev_backend_factory_t f;
+        be->type = (xdev_device_type_t)t;
+        be->name = xdev_backend_table_get(be->type, &f) ? f.name : "unregistered";
+        be->flags = f.flags;
+        pthread_mutex_init(&be->lock, NULL);
+    }
     xdev_status_t st =
         xdev_env_index_list("XDEV_VISIBLE_DEVICES", g_visible, XDEV_MAX_DEVICES, &g_visible_count);
     if (st == XDEV_SUCCESS)
@@ -236,17 +285,24 @@ static void init_once(void) {
     g_init_status = st;
     if (st != XDEV_SUCCESS)
         snprintf(g_init_message, sizeof g_init_message, "%s", xdev_last_error());
+    else if (xdev_process_check() == XDEV_SUCCESS)
+        atomic_store_explicit(&xdev_core_ready, 1, memory_order_release);
     xdev_core_error_restore(&saved);
 }
 
+void xdev_core_close_gate(void) {
+    atomic_store(&xdev_core_ready, 0);
+}
+
 xdev_status_t xdev_core_ensure_init(void) {
+    if (__builtin_expect(atomic_load_explicit(&xdev_core_ready, memory_order_acquire) != 0, 1))
+        return XDEV_SUCCESS;
     xdev_status_t pst = xdev_process_check(); /* a forked child, or exiting */
     if (pst != XDEV_SUCCESS) return pst;
-    if (atomic_load_explicit(&g_init_ok, memory_order_acquire)) return XDEV_SUCCESS;
     pthread_once(&g_init_once, init_once);
     if (g_init_status != XDEV_SUCCESS)
         return XDEV_FAIL(g_init_status, "xdev could not initialise: %s", g_init_message);
-    return XDEV_SUCCESS;
+    return xdev_process_check(); /* the process may have begun exiting meanwhile */
 }
 
 xdev_status_t xdev_init(void) {
@@ -273,10 +329,9 @@ xdev_status_t xdev_synchronize(void) {
     xdev_status_t first = XDEV_SUCCESS;
     xdev_error_state_t first_error;
     for (int t = 0; t < XDEV_DEVICE_TYPE_COUNT; t++) {
-        const xdev_backend_t *be = &g_backends[t];
-        if (atomic_load_explicit(&be->state, memory_order_acquire) != XDEV_BACKEND_LOADED) continue;
-        for (int i = 0; i < be->device_count; i++) {
-            xdev_status_t st = xdev_device_synchronize((xdev_device_t){be->type, i});
+        xdev_backend_t *be = atomic_load_explicit(&xdev_core_loaded[t], memory_order_acquire);
+        for (int i = 0; be != NULL && i < be->device_count; i++) {
+            xdev_status_t st = xdev_be_device_synchronize(&be->devices[i]);
             if (st != XDEV_SUCCESS && first == XDEV_SUCCESS) {
                 first = st;
                 xdev_core_error_save(&first_error);
@@ -336,9 +391,13 @@ xdev_status_t xdev_backend_get_info(xdev_device_type_t type, xdev_backend_info_t
     return XDEV_SUCCESS;
 }
 
+/* Each loaded backend's at_exit (built in or plugin alike): the slot's
+ * contract (xdev/backend.h) is to stop the backend's own threads only. */
 void xdev_core_shutdown_at_exit(void) {
-    xdev_backend_t *be = &g_backends[XDEV_DEVICE_CPU];
-    if (atomic_load(&be->state) != XDEV_BACKEND_LOADED || be->api == NULL) return;
-    void (*shutdown)(void) = XDEV_BACKEND_SLOT(be->api, shutdown);
-    if (shutdown != NULL) shutdown();
+    for (int t = 0; t < XDEV_DEVICE_TYPE_COUNT; t++) {
+        xdev_backend_t *be = atomic_load(&xdev_core_loaded[t]);
+        if (be == NULL) continue;
+        void (*at_exit)(void) = XDEV_BACKEND_SLOT(be->api, at_exit);
+        if (at_exit != NULL) at_exit();
+    }
 }

@@ -1,10 +1,13 @@
-/* registry.h - the backends the core knows, their load state and devices.
+/* registry.h - the backends the core knows (by registration), their load
+ * state, and one record per visible device.
  *
- * One xdev_backend_t per device type. The built-in CPU backend and the
- * plugins (libxdev-cuda.so, libxdev-hip.so) are loaded lazily, at most once,
- * under the backend's lock: the ones XDEV_BACKEND names at initialisation,
- * the others on their first use ("hip:0"). Everything else in core reaches a
- * backend's vtables through xdev_backend_acquire(). */
+ * A backend is a registered factory (runtime/backend_table.c): built in, or
+ * a plugin libxdev-<name>.so. It is loaded lazily, at most once, under its
+ * lock: the ones XDEV_BACKEND names at initialisation, the others on their
+ * first use ("hip:0"). Loading opens every visible device (device.open) and
+ * fills its xdev_device_record_t; from then on every call on a device finds
+ * its backend, the backend's context and the core's per-device state in
+ * that record, through xdev_device_lookup (runtime/device_record.h). */
 #ifndef XDEV_CORE_REGISTRY_H
 #define XDEV_CORE_REGISTRY_H
 
@@ -19,17 +22,22 @@
 #define XDEV_MAX_DEVICES 64
 
 struct xdev_stream;
+struct xdev_backend;
 
-/* Per visible device. */
-typedef struct xdev_device_state {
-    int physical;                                 /* backend's index */
+/* One visible device: everything a call on it needs, in one place. */
+typedef struct xdev_device_record {
+    struct xdev_backend *be;
+    xdev_backend_device_t *ctx;                   /* the backend's context (device.open) */
+    xdev_device_t id;                             /* logical: type and visible index */
+    int physical;                                 /* the backend's index */
     _Atomic(struct xdev_stream *) default_stream; /* created on first use */
     _Atomic uint64_t peer_enabled;                /* bit p: enable_peer_access(this, p) done */
-} xdev_device_state_t;
+} xdev_device_record_t;
 
 typedef struct xdev_backend {
     xdev_device_type_t type;
     const char *name;
+    uint32_t flags;    /* the factory's XDEV_BACKEND_* */
     _Atomic int state; /* xdev_backend_state_t */
     pthread_mutex_t lock;
     const xdev_backend_api_t *api;
@@ -38,27 +46,29 @@ typedef struct xdev_backend {
     char reason[4096];
     xdev_status_t fail_status; /* why it failed: XDEV_ERROR_ENV for a malformed variable */
     int device_count;          /* visible */
-    xdev_device_state_t devices[XDEV_MAX_DEVICES];
+    xdev_device_record_t devices[XDEV_MAX_DEVICES];
 } xdev_backend_t;
+
+/* Nonzero once initialisation succeeded, while the process may use xdev
+ * (cleared in a forked child and at exit): the one load on fast paths. */
+extern _Atomic int xdev_core_ready;
+
+/* Loaded backends by type (NULL until loaded): the resolver's fast path. */
+extern _Atomic(xdev_backend_t *) xdev_core_loaded[XDEV_DEVICE_TYPE_COUNT];
 
 /* Run initialisation once; return its (sticky) status, setting the message.
  * In a forked child or during exit, the refusal of process.h. */
 xdev_status_t xdev_core_ensure_init(void);
 
-/* At process exit (process.c): stop the built-in CPU backend's workers.
- * Plugins' shutdown slots are not called then: their vendor runtimes have
- * already torn themselves down (atexit handlers run before library
- * destructors). */
+/* Fork child / exit (process.c): close the fast path. */
+void xdev_core_close_gate(void);
+
+/* At process exit (process.c): each loaded backend's at_exit slot. */
 void xdev_core_shutdown_at_exit(void);
 
 /* The backend of `type`, loading it if needed; XDEV_ERROR_BACKEND_UNAVAILABLE
  * with its reason when it cannot be used. Does not require any device. */
 xdev_status_t xdev_backend_acquire(xdev_device_type_t type, xdev_backend_t **out);
-
-/* The backend for a device and its state, checking the index (after
- * resolving -1 to the current device). */
-xdev_status_t xdev_backend_for_device(xdev_device_t device, xdev_backend_t **be_out,
-                                      xdev_device_t *resolved);
 
 /* Set this thread's current device index of a type (device.c). */
 void xdev_core_set_current_index(xdev_device_type_t type, int index);
@@ -80,6 +90,20 @@ xdev_status_t xdev_plugin_load(xdev_backend_t *be, const xdev_backend_api_t **ap
 
 /* Check a backend's api struct against this core's ABI (plugin_loader.c). */
 xdev_status_t xdev_backend_api_validate(const xdev_backend_api_t *api, const char *origin,
-                                        xdev_device_type_t expected);
+                                        const char *expected_name, xdev_device_type_t expected);
+
+/* ---------------------------------------------------------- backend table
+ * (backend_table.c) The registered factories, by type. Registration closes
+ * when initialisation starts (xdev_backend_table_seal). */
+void xdev_backend_table_seal(void);
+/* A copy of the factory of `type`; false when none is registered. */
+bool xdev_backend_table_get(xdev_device_type_t type, xdev_backend_factory_t *out);
+/* The type registered under name[0..len), or -1. */
+int xdev_backend_table_find(const char *name, size_t len);
+/* "cuda, hip or cpu": the registered names, accelerators first by
+ * auto_order, then the others by type (`last` joins the final two). */
+void xdev_backend_table_names(char *buf, size_t len, const char *last);
+/* The registered types in that order; returns how many. */
+int xdev_backend_table_order(xdev_device_type_t *types, int cap);
 
 #endif

@@ -7,6 +7,8 @@
 #include "runtime/event_internal.h"
 #include "runtime/process.h"
 #include "runtime/stream_internal.h"
+#include "runtime/device_record.h"
+#include "runtime/dispatch.h"
 #include "runtime/thread_state.h"
 
 #define STREAM_MAGIC 0x5354524du /* "STRM" */
@@ -32,8 +34,7 @@ bool xdev_core_stream_acquire(xdev_stream_t s) {
 /* Native queues of destroyed streams that a thread was still using. */
 typedef struct grave {
     const void *handle; /* what hazards name */
-    xdev_backend_t *be;
-    int physical;
+    xdev_device_record_t *rec;
     void *native;
     struct grave *next;
 } grave_t;
@@ -60,8 +61,7 @@ static void sweep_graves(void) {
     xdev_core_error_save(&saved);
     for (grave_t *g = ready, *next; g != NULL; g = next) {
         next = g->next;
-        xdev_status_t (*destroy)(int, void *) = XDEV_BACKEND_SLOT(g->be->api->stream, destroy);
-        if (destroy != NULL) (void)destroy(g->physical, g->native);
+        (void)xdev_be_stream_destroy(g->rec, g->native);
         free(g);
     }
     xdev_core_error_restore(&saved);
@@ -81,41 +81,40 @@ xdev_status_t xdev_stream_check(xdev_stream_t s, const char *arg) {
     return XDEV_FAIL(XDEV_ERROR_INVALID_HANDLE, "'%s' (%p) is not an xdev stream", arg, (void *)s);
 }
 
-xdev_status_t xdev_core_default_stream(xdev_backend_t *be, int index, xdev_stream_t *out) {
-    xdev_device_state_t *ds = &be->devices[index];
-    xdev_stream_t s = atomic_load_explicit(&ds->default_stream, memory_order_acquire);
+xdev_status_t xdev_core_default_stream(xdev_device_record_t *rec, xdev_stream_t *out) {
+    xdev_stream_t s = atomic_load_explicit(&rec->default_stream, memory_order_acquire);
     if (s != NULL) {
         *out = s;
         return XDEV_SUCCESS;
     }
     xdev_status_t st = XDEV_SUCCESS;
-    pthread_mutex_lock(&be->lock);
-    s = atomic_load(&ds->default_stream);
+    pthread_mutex_lock(&rec->be->lock);
+    s = atomic_load(&rec->default_stream);
     if (s == NULL) {
         void *native = NULL;
-        st = be->api->stream->get_default(ds->physical, &native);
+        st = xdev_be_stream_get_default(rec, &native);
         if (st == XDEV_SUCCESS) {
             s = xdev_handle_alloc(&xdev_stream_arena);
             if (s == NULL) {
                 st = XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no memory for a stream handle");
             } else {
-                s->be = be;
-                s->device = (xdev_device_t){be->type, index};
-                s->physical = ds->physical;
+                s->rec = rec;
+                s->be = rec->be;
+                s->device = rec->id;
                 s->native = native;
                 s->priority = XDEV_STREAM_PRIORITY_NORMAL;
                 s->is_default = true;
-                atomic_store_explicit(&ds->default_stream, s, memory_order_release);
+                atomic_store_explicit(&rec->default_stream, s, memory_order_release);
             }
         }
     }
-    pthread_mutex_unlock(&be->lock);
+    pthread_mutex_unlock(&rec->be->lock);
     *out = s;
     return st;
 }
 
-xdev_status_t xdev_core_current_stream(xdev_backend_t *be, int index, xdev_stream_t *out) {
-    xdev_stream_ref_t *ref = &xdev_thread_state()->streams[be->type][index];
+xdev_status_t xdev_core_current_stream(xdev_device_record_t *rec, xdev_stream_t *out) {
+    xdev_stream_ref_t *ref = &xdev_thread_state()->streams[rec->id.type][rec->id.index];
     xdev_stream_t s = ref->stream;
     if (s != NULL && xdev_core_stream_acquire(s) &&
         atomic_load_explicit(&s->hdr.generation, memory_order_relaxed) == ref->generation) {
@@ -123,7 +122,16 @@ xdev_status_t xdev_core_current_stream(xdev_backend_t *be, int index, xdev_strea
         return XDEV_SUCCESS;
     }
     ref->stream = NULL; /* destroyed: fall back to the default stream */
-    return xdev_core_default_stream(be, index, out);
+    return xdev_core_default_stream(rec, out);
+}
+
+xdev_status_t xdev_core_current_stream_default(xdev_stream_t *out) {
+    xdev_status_t st = xdev_core_ensure_init();
+    if (st != XDEV_SUCCESS) return st;
+    xdev_device_record_t *rec;
+    st = xdev_device_lookup((xdev_device_t){xdev_core_default_type(), -1}, &rec);
+    if (st != XDEV_SUCCESS) return st;
+    return xdev_core_current_stream(rec, out);
 }
 
 static void set_current(xdev_stream_t s) {
@@ -134,10 +142,7 @@ static void set_current(xdev_stream_t s) {
 
 xdev_status_t xdev_core_after_enqueue(xdev_stream_t s) {
     if (!xdev_core_launch_blocking) return XDEV_SUCCESS;
-    xdev_status_t (*sync)(int, void *) = XDEV_BACKEND_SLOT(s->be->api->stream, synchronize);
-    if (sync == NULL)
-        return xdev_backend_not_supported(s->be, "stream.synchronize (XDEV_LAUNCH_BLOCKING)");
-    return sync(s->physical, s->native);
+    return xdev_be_stream_synchronize(s->rec, s->native);
 }
 
 xdev_status_t xdev_stream_create(xdev_device_t device, int priority, xdev_stream_t *out) {
@@ -147,23 +152,18 @@ xdev_status_t xdev_stream_create(xdev_device_t device, int priority, xdev_stream
                              "priority %d is neither XDEV_STREAM_PRIORITY_NORMAL (0) nor "
                              "XDEV_STREAM_PRIORITY_HIGH (-1)",
                              priority);
-    xdev_backend_t *be = NULL;
-    xdev_device_t d = {XDEV_DEVICE_CPU, 0};
-    XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
-    xdev_status_t (*create)(int, int, void **) = XDEV_BACKEND_SLOT(be->api->stream, create);
-    if (create == NULL) XDEV_CHECK(xdev_backend_not_supported(be, "stream.create"));
-    int physical = be->devices[d.index].physical;
+    xdev_device_record_t *rec;
+    XDEV_CHECK(xdev_device_lookup(device, &rec));
     void *native = NULL;
-    XDEV_CHECK(create(physical, priority, &native));
+    XDEV_CHECK(xdev_be_stream_create(rec, priority, &native));
     xdev_stream_t s = xdev_handle_alloc(&xdev_stream_arena);
     if (s == NULL) {
-        xdev_status_t (*destroy)(int, void *) = XDEV_BACKEND_SLOT(be->api->stream, destroy);
-        if (destroy != NULL) (void)destroy(physical, native);
+        (void)xdev_be_stream_destroy(rec, native);
         return XDEV_API_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no memory for a stream handle");
     }
-    s->be = be;
-    s->device = d;
-    s->physical = physical;
+    s->rec = rec;
+    s->be = rec->be;
+    s->device = rec->id;
     s->native = native;
     s->priority = priority;
     s->owned = true;
@@ -177,14 +177,13 @@ xdev_status_t xdev_stream_wrap_native(xdev_device_t device, void *native, xdev_s
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
                              "native stream is NULL; use xdev_stream_default for the default "
                              "stream");
-    xdev_backend_t *be = NULL;
-    xdev_device_t d = {XDEV_DEVICE_CPU, 0};
-    XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
+    xdev_device_record_t *rec;
+    XDEV_CHECK(xdev_device_lookup(device, &rec));
     xdev_stream_t s = xdev_handle_alloc(&xdev_stream_arena);
     if (s == NULL) return XDEV_API_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no memory for a stream handle");
-    s->be = be;
-    s->device = d;
-    s->physical = be->devices[d.index].physical;
+    s->rec = rec;
+    s->be = rec->be;
+    s->device = rec->id;
     s->native = native;
     s->priority = XDEV_STREAM_PRIORITY_NORMAL;
     *out = s;
@@ -197,15 +196,14 @@ xdev_status_t xdev_stream_destroy(xdev_stream_t stream) {
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
                              "the default stream of %s:%d belongs to xdev and cannot be destroyed",
                              stream->be->name, stream->device.index);
-    xdev_status_t (*destroy)(int, void *) = XDEV_BACKEND_SLOT(stream->be->api->stream, destroy);
-    if (stream->owned && destroy == NULL)
+    if (stream->owned && !XDEV_HAS(stream->be, stream, destroy))
         XDEV_CHECK(xdev_backend_not_supported(stream->be, "stream.destroy"));
     /* Finish the work queued so far first: once `closing` is set, the
      * allocator no longer orders frees after this stream (its events cannot
      * be recorded any more), so everything queued before must be done. From
      * the stream's own host function this fails and nothing changes. */
-    xdev_status_t (*sync)(int, void *) = XDEV_BACKEND_SLOT(stream->be->api->stream, synchronize);
-    if (stream->owned && sync != NULL) XDEV_CHECK(sync(stream->physical, stream->native));
+    if (stream->owned && XDEV_HAS(stream->be, stream, synchronize))
+        XDEV_CHECK(xdev_be_stream_synchronize(stream->rec, stream->native));
     bool was = false;
     if (!atomic_compare_exchange_strong(&stream->closing, &was, true))
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_HANDLE,
@@ -220,13 +218,13 @@ xdev_status_t xdev_stream_destroy(xdev_stream_t stream) {
             atomic_store(&stream->closing, false);
             return XDEV_API_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory to defer the destroy");
         }
-        *g = (grave_t){stream, stream->be, stream->physical, stream->native, NULL};
+        *g = (grave_t){stream, stream->rec, stream->native, NULL};
         pthread_mutex_lock(&g_grave_lock);
         g->next = g_graves;
         g_graves = g;
         pthread_mutex_unlock(&g_grave_lock);
     } else if (stream->owned) {
-        xdev_status_t st = destroy(stream->physical, stream->native);
+        xdev_status_t st = xdev_be_stream_destroy(stream->rec, stream->native);
         if (st != XDEV_SUCCESS) { /* e.g. from its own host function: still usable */
             atomic_store(&stream->closing, false);
             XDEV_CHECK(st);
@@ -245,19 +243,17 @@ xdev_status_t xdev_stream_native_handle(xdev_stream_t stream, void **out) {
 
 xdev_status_t xdev_stream_default(xdev_device_t device, xdev_stream_t *out) {
     XDEV_REQUIRE_ARG(out);
-    xdev_backend_t *be = NULL;
-    xdev_device_t d = {XDEV_DEVICE_CPU, 0};
-    XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
-    XDEV_CHECK(xdev_core_default_stream(be, d.index, out));
+    xdev_device_record_t *rec;
+    XDEV_CHECK(xdev_device_lookup(device, &rec));
+    XDEV_CHECK(xdev_core_default_stream(rec, out));
     return XDEV_SUCCESS;
 }
 
 xdev_status_t xdev_stream_current(xdev_device_t device, xdev_stream_t *out) {
     XDEV_REQUIRE_ARG(out);
-    xdev_backend_t *be = NULL;
-    xdev_device_t d = {XDEV_DEVICE_CPU, 0};
-    XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
-    XDEV_CHECK(xdev_core_current_stream(be, d.index, out));
+    xdev_device_record_t *rec;
+    XDEV_CHECK(xdev_device_lookup(device, &rec));
+    XDEV_CHECK(xdev_core_current_stream(rec, out));
     return XDEV_SUCCESS;
 }
 
@@ -284,18 +280,14 @@ xdev_status_t xdev_stream_get_priority(xdev_stream_t stream, int *out) {
 
 xdev_status_t xdev_stream_query(xdev_stream_t stream) {
     XDEV_CHECK(xdev_stream_check(stream, "stream"));
-    xdev_status_t (*query)(int, void *) = XDEV_BACKEND_SLOT(stream->be->api->stream, query);
-    if (query == NULL) XDEV_CHECK(xdev_backend_not_supported(stream->be, "stream.query"));
-    xdev_status_t st = query(stream->physical, stream->native);
+    xdev_status_t st = xdev_be_stream_query(stream->rec, stream->native);
     if (st == XDEV_SUCCESS || st == XDEV_ERROR_NOT_READY) return st;
     return xdev_core_blame(st, __func__);
 }
 
 xdev_status_t xdev_stream_synchronize(xdev_stream_t stream) {
     XDEV_CHECK(xdev_stream_check(stream, "stream"));
-    xdev_status_t (*sync)(int, void *) = XDEV_BACKEND_SLOT(stream->be->api->stream, synchronize);
-    if (sync == NULL) XDEV_CHECK(xdev_backend_not_supported(stream->be, "stream.synchronize"));
-    XDEV_CHECK(sync(stream->physical, stream->native));
+    XDEV_CHECK(xdev_be_stream_synchronize(stream->rec, stream->native));
     return XDEV_SUCCESS;
 }
 
@@ -303,50 +295,47 @@ xdev_status_t xdev_stream_wait_event(xdev_stream_t stream, xdev_event_t event) {
     XDEV_CHECK(xdev_stream_check(stream, "stream"));
     XDEV_CHECK(xdev_event_check(event, "event"));
     pthread_mutex_lock(&event->lock);
-    xdev_backend_t *ebe = atomic_load(&event->be);
+    xdev_device_record_t *erec = atomic_load(&event->rec);
     void *enative = event->native;
     pthread_mutex_unlock(&event->lock);
-    if (ebe == NULL) return XDEV_SUCCESS; /* never recorded: nothing to wait for */
+    if (erec == NULL) return XDEV_SUCCESS; /* never recorded: nothing to wait for */
+    xdev_backend_t *ebe = erec->be;
     if (ebe != stream->be)
         return XDEV_API_FAIL(XDEV_ERROR_NOT_SUPPORTED,
                              "a %s stream cannot wait for an event recorded on a %s device; "
                              "synchronize the event on the host instead",
                              stream->be->name, ebe->name);
-    xdev_status_t (*wait)(int, void *, void *) =
-        XDEV_BACKEND_SLOT(stream->be->api->stream, wait_event);
-    if (wait == NULL) XDEV_CHECK(xdev_backend_not_supported(stream->be, "stream.wait_event"));
-    XDEV_CHECK(wait(stream->physical, stream->native, enative));
+    XDEV_CHECK(xdev_be_stream_wait_event(stream->rec, stream->native, enative));
     XDEV_CHECK(xdev_core_after_enqueue(stream));
     return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_core_stream_wait_stream(xdev_stream_t stream, xdev_stream_t other) {
+    if (stream == other) return XDEV_SUCCESS;
+    xdev_backend_t *be = stream->be;
+    if (other->be != be)
+        return XDEV_FAIL(XDEV_ERROR_NOT_SUPPORTED,
+                         "a %s stream cannot wait for a %s stream; synchronize it on the host",
+                         be->name, other->be->name);
+    if (!XDEV_HAS(be, event, record) || !XDEV_HAS(be, event, destroy) ||
+        !XDEV_HAS(be, stream, wait_event))
+        return xdev_backend_not_supported(be, "event.create/record/destroy or stream.wait_event");
+    /* A private event marks `other`'s current end; backends keep a pending
+     * event alive until the queues are done with it. */
+    void *marker = NULL;
+    xdev_status_t st = xdev_be_event_create(other->rec, XDEV_EVENT_DEFAULT, &marker);
+    if (st != XDEV_SUCCESS) return st;
+    st = xdev_be_event_record(other->rec, marker, other->native);
+    if (st == XDEV_SUCCESS) st = xdev_be_stream_wait_event(stream->rec, stream->native, marker);
+    xdev_status_t dst = xdev_be_event_destroy(other->rec, marker);
+    if (st == XDEV_SUCCESS) st = dst;
+    return st == XDEV_SUCCESS ? xdev_core_after_enqueue(stream) : st;
 }
 
 xdev_status_t xdev_stream_wait_stream(xdev_stream_t stream, xdev_stream_t other) {
     XDEV_CHECK(xdev_stream_check(stream, "stream"));
     XDEV_CHECK(xdev_stream_check(other, "other"));
-    if (stream == other) return XDEV_SUCCESS;
-    xdev_backend_t *be = stream->be;
-    if (other->be != be)
-        return XDEV_API_FAIL(XDEV_ERROR_NOT_SUPPORTED,
-                             "a %s stream cannot wait for a %s stream; synchronize it on the host",
-                             be->name, other->be->name);
-    const xdev_event_vtable_t *ev = be->api->event;
-    xdev_status_t (*create)(int, unsigned, void **) = XDEV_BACKEND_SLOT(ev, create);
-    xdev_status_t (*record)(int, void *, void *) = XDEV_BACKEND_SLOT(ev, record);
-    xdev_status_t (*destroy)(int, void *) = XDEV_BACKEND_SLOT(ev, destroy);
-    xdev_status_t (*wait)(int, void *, void *) = XDEV_BACKEND_SLOT(be->api->stream, wait_event);
-    if (!create || !record || !destroy || !wait)
-        XDEV_CHECK(
-            xdev_backend_not_supported(be, "event.create/record/destroy or stream.wait_event"));
-    /* A private event marks `other`'s current end; backends keep a pending
-     * event alive until the queues are done with it. */
-    void *marker = NULL;
-    XDEV_CHECK(create(other->physical, XDEV_EVENT_DEFAULT, &marker));
-    xdev_status_t st = record(other->physical, marker, other->native);
-    if (st == XDEV_SUCCESS) st = wait(stream->physical, stream->native, marker);
-    xdev_status_t dst = destroy(other->physical, marker);
-    XDEV_CHECK(st);
-    XDEV_CHECK(dst);
-    XDEV_CHECK(xdev_core_after_enqueue(stream));
+    XDEV_CHECK(xdev_core_stream_wait_stream(stream, other));
     return XDEV_SUCCESS;
 }
 
@@ -357,15 +346,11 @@ xdev_status_t xdev_stream_record_event(xdev_stream_t stream, xdev_event_t event)
 }
 
 xdev_status_t xdev_core_stream_query(xdev_stream_t s) {
-    xdev_status_t (*query)(int, void *) = XDEV_BACKEND_SLOT(s->be->api->stream, query);
-    return query != NULL ? query(s->physical, s->native) : XDEV_SUCCESS;
+    return XDEV_HAS(s->be, stream, query) ? xdev_be_stream_query(s->rec, s->native) : XDEV_SUCCESS;
 }
 
 xdev_status_t xdev_core_launch_host_func(xdev_stream_t s, xdev_host_fn_t fn, void *user) {
-    xdev_status_t (*launch)(int, void *, xdev_host_fn_t, void *) =
-        XDEV_BACKEND_SLOT(s->be->api->stream, launch_host_func);
-    if (launch == NULL) return xdev_backend_not_supported(s->be, "stream.launch_host_func");
-    xdev_status_t st = launch(s->physical, s->native, fn, user);
+    xdev_status_t st = xdev_be_stream_launch_host_func(s->rec, s->native, fn, user);
     if (st != XDEV_SUCCESS) return st;
     return xdev_core_after_enqueue(s);
 }
@@ -373,12 +358,7 @@ xdev_status_t xdev_core_launch_host_func(xdev_stream_t s, xdev_host_fn_t fn, voi
 xdev_status_t xdev_launch_host_func(xdev_stream_t stream, xdev_host_fn_t fn, void *user_data) {
     XDEV_REQUIRE_ARG(fn);
     if (stream == NULL) {
-        xdev_backend_t *be = NULL;
-        xdev_device_t d = {XDEV_DEVICE_CPU, 0};
-        XDEV_CHECK(xdev_core_ensure_init());
-        xdev_device_t cur = {xdev_core_default_type(), -1};
-        XDEV_CHECK(xdev_backend_for_device(cur, &be, &d));
-        XDEV_CHECK(xdev_core_current_stream(be, d.index, &stream));
+        XDEV_CHECK(xdev_core_current_stream_default(&stream));
     } else {
         XDEV_CHECK(xdev_stream_check(stream, "stream"));
     }
@@ -391,7 +371,7 @@ xdev_status_t xdev_stream_guard_begin(xdev_stream_guard_t *guard, xdev_stream_t 
     guard->active = false;
     if (stream == NULL) return XDEV_SUCCESS; /* torch's stream(None): no-op */
     XDEV_CHECK(xdev_stream_check(stream, "stream"));
-    XDEV_CHECK(xdev_core_current_stream(stream->be, stream->device.index, &guard->previous_stream));
+    XDEV_CHECK(xdev_core_current_stream(stream->rec, &guard->previous_stream));
     XDEV_CHECK(xdev_device_guard_begin(&guard->device_guard, stream->device));
     set_current(stream);
     guard->active = true;

@@ -7,9 +7,9 @@
 
 struct xdev_stream {
     xdev_handle_header_t hdr;
-    xdev_backend_t *be;
-    xdev_device_t device; /* logical, resolved */
-    int physical;
+    xdev_device_record_t *rec; /* the device: backend, its context, state */
+    xdev_backend_t *be;        /* = rec->be */
+    xdev_device_t device;      /* = rec->id (logical, resolved) */
     void *native;
     int priority;
     bool owned;           /* false for xdev_stream_wrap_native */
@@ -29,11 +29,14 @@ xdev_status_t xdev_stream_check(xdev_stream_t s, const char *arg);
  * s->native until its next few stream checks. False: s is dead, don't use. */
 bool xdev_core_stream_acquire(xdev_stream_t s);
 
-/* The default stream of a resolved device of `be`. */
-xdev_status_t xdev_core_default_stream(xdev_backend_t *be, int index, xdev_stream_t *out);
+/* The default stream of a device. */
+xdev_status_t xdev_core_default_stream(xdev_device_record_t *rec, xdev_stream_t *out);
 
-/* This thread's current stream of a resolved device of `be`. */
-xdev_status_t xdev_core_current_stream(xdev_backend_t *be, int index, xdev_stream_t *out);
+/* This thread's current stream of a device. */
+xdev_status_t xdev_core_current_stream(xdev_device_record_t *rec, xdev_stream_t *out);
+
+/* This thread's current stream of the default type's current device. */
+xdev_status_t xdev_core_current_stream_default(xdev_stream_t *out);
 
 /* After enqueuing work on s: with XDEV_LAUNCH_BLOCKING, wait for it so that
  * errors surface at the call. */
@@ -42,6 +45,9 @@ xdev_status_t xdev_core_after_enqueue(xdev_stream_t s);
 /* The backend's query of a checked stream (XDEV_SUCCESS / NOT_READY / error),
  * without setting this thread's message for NOT_READY. */
 xdev_status_t xdev_core_stream_query(xdev_stream_t s);
+
+/* Later work on `stream` waits for what is queued on `other` now (both checked). */
+xdev_status_t xdev_core_stream_wait_stream(xdev_stream_t stream, xdev_stream_t other);
 
 /* Enqueue fn on a stream without the public checks. */
 xdev_status_t xdev_core_launch_host_func(xdev_stream_t s, xdev_host_fn_t fn, void *user);

@@ -6,7 +6,8 @@
 #include <stdlib.h>
 
 #include "base/error_internal.h"
-#include "runtime/registry.h"
+#include "runtime/device_record.h"
+#include "runtime/dispatch.h"
 #include "xdev/system.h"
 
 static xdev_status_t not_supported(const xdev_backend_t *be, const char *what) {
@@ -15,23 +16,22 @@ static xdev_status_t not_supported(const xdev_backend_t *be, const char *what) {
                      be->name, what);
 }
 
-/* The backend's process list of a resolved device. */
-static xdev_status_t processes(xdev_backend_t *be, int index, xdev_gpu_process_t *out, size_t cap,
+/* The device's process list; a backend without the slot (the CPU) says
+ * what it cannot do in words users search for. */
+static xdev_status_t processes(xdev_device_record_t *rec, xdev_gpu_process_t *out, size_t cap,
                                size_t *count) {
-    xdev_status_t (*list)(int, xdev_gpu_process_t *, size_t, size_t *) =
-        XDEV_BACKEND_SLOT(be->api->device, list_processes);
-    if (list == NULL) return not_supported(be, "the processes using a device");
-    return list(be->devices[index].physical, out, cap, count);
+    if (!XDEV_HAS(rec->be, device, list_processes))
+        return not_supported(rec->be, "the processes using a device");
+    return xdev_be_device_list_processes(rec, out, cap, count);
 }
 
 xdev_status_t xdev_device_processes(xdev_device_t device, xdev_gpu_process_t *out, size_t cap,
                                     size_t *count) {
     XDEV_REQUIRE_ARG(count);
     if (cap > 0) XDEV_REQUIRE_ARG(out);
-    xdev_backend_t *be = NULL;
-    xdev_device_t d = {XDEV_DEVICE_CPU, 0};
-    XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
-    XDEV_CHECK(processes(be, d.index, out, cap, count));
+    xdev_device_record_t *rec;
+    XDEV_CHECK(xdev_device_lookup(device, &rec));
+    XDEV_CHECK(processes(rec, out, cap, count));
     return XDEV_SUCCESS;
 }
 
@@ -51,11 +51,10 @@ xdev_status_t xdev_list_gpu_processes(xdev_device_t device, char *buf, size_t le
     XDEV_REQUIRE_ARG(buf);
     if (len == 0) return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, "len is 0");
     buf[0] = '\0';
-    xdev_backend_t *be = NULL;
-    xdev_device_t d = {XDEV_DEVICE_CPU, 0};
-    XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
+    xdev_device_record_t *rec;
+    XDEV_CHECK(xdev_device_lookup(device, &rec));
     size_t total = 0;
-    XDEV_CHECK(processes(be, d.index, NULL, 0, &total));
+    XDEV_CHECK(processes(rec, NULL, 0, &total));
     xdev_gpu_process_t *procs = NULL;
     size_t n = 0;
     /* The list may grow between the two calls: ask again with room to spare. */
@@ -65,7 +64,7 @@ xdev_status_t xdev_list_gpu_processes(xdev_device_t device, char *buf, size_t le
         procs = calloc(cap, sizeof *procs);
         if (procs == NULL)
             return XDEV_API_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for a process list");
-        xdev_status_t st = processes(be, d.index, procs, cap, &total);
+        xdev_status_t st = processes(rec, procs, cap, &total);
         if (st != XDEV_SUCCESS) {
             free(procs);
             XDEV_CHECK(st);
@@ -74,7 +73,7 @@ xdev_status_t xdev_list_gpu_processes(xdev_device_t device, char *buf, size_t le
         if (total <= cap) break;
     }
     size_t used = 0;
-    append(buf, len, &used, "%s:%d\n", be->name, d.index);
+    append(buf, len, &used, XDEV_REC_FMT "\n", XDEV_REC_ARGS(rec));
     if (n == 0) append(buf, len, &used, "no processes are running\n");
     for (size_t i = 0; i < n; i++) {
         if (procs[i].used_memory == UINT64_MAX)
@@ -94,12 +93,9 @@ xdev_status_t xdev_list_gpu_processes(xdev_device_t device, char *buf, size_t le
 
 xdev_status_t xdev_device_utilization(xdev_device_t device, xdev_device_utilization_t *out) {
     XDEV_REQUIRE_ARG(out);
-    xdev_backend_t *be = NULL;
-    xdev_device_t d = {XDEV_DEVICE_CPU, 0};
-    XDEV_CHECK(xdev_backend_for_device(device, &be, &d));
-    xdev_status_t (*util)(int, xdev_device_utilization_t *) =
-        XDEV_BACKEND_SLOT(be->api->device, utilization);
-    if (util == NULL) XDEV_CHECK(not_supported(be, "utilisation"));
-    XDEV_CHECK(util(be->devices[d.index].physical, out));
+    xdev_device_record_t *rec;
+    XDEV_CHECK(xdev_device_lookup(device, &rec));
+    if (!XDEV_HAS(rec->be, device, utilization)) XDEV_CHECK(not_supported(rec->be, "utilisation"));
+    XDEV_CHECK(xdev_be_device_utilization(rec, out));
     return XDEV_SUCCESS;
 }

@@ -396,6 +396,8 @@ typedef const xdev_backend_api_t *(*xdev_backend_entry_fn)(void);
 #define XDEV_BACKEND_ACCELERATOR (1u << 0) /* XDEV_VISIBLE_DEVICES applies; auto tries it */
 #define XDEV_BACKEND_DEFAULT (1u << 1)     /* shipped with xdev: a later registration of the */
                                            /* same name replaces it (before initialisation) */
+#define XDEV_BACKEND_HOST_MEMORY (1u << 2) /* its device memory is ordinary host memory: */
+                                           /* other backends copy it as host memory (cpu) */
 
 typedef struct xdev_backend_factory {
     size_t size;                 /* sizeof(xdev_backend_factory_t) */

@@ -75,8 +75,16 @@ static xdev_status_t fake_init(const xdev_host_services_t *host) {
 #endif
 }
 
-static void fake_shutdown(void) {
-    g_host = NULL;
+/* Device contexts: one per fake device. */
+struct xdev_backend_device {
+    int index;
+};
+static xdev_backend_device_t g_devs[FAKE_MAX_DEVICES] = {{0}, {1}};
+
+static xdev_status_t dev_open(int index, xdev_backend_device_t **out) {
+    if (!valid_device(index)) return fail(XDEV_ERROR_INVALID_DEVICE, "bad device");
+    *out = &g_devs[index];
+    return XDEV_SUCCESS;
 }
 
 /* ------------------------------------------------------------ device */
@@ -85,35 +93,39 @@ static xdev_status_t dev_count(int *count) {
     return XDEV_SUCCESS;
 }
 
-static xdev_status_t dev_get_properties(int device, xdev_device_properties_t *props) {
-    if (!valid_device(device)) return fail(XDEV_ERROR_INVALID_DEVICE, "bad device");
+static xdev_status_t dev_get_properties(xdev_backend_device_t *dev,
+                                        xdev_device_properties_t *props) {
+    if (!valid_device(dev->index)) return fail(XDEV_ERROR_INVALID_DEVICE, "bad device");
     memset(props, 0, sizeof *props);
     strcpy(props->name, "xdev fake CUDA device");
     props->capability_major = 9;
     props->capability_minor = 0;
     props->total_memory = FAKE_TOTAL_MEMORY;
     props->multiprocessor_count = 132;
-    props->physical_index = device;
+    props->physical_index = dev->index;
     props->integrated = false;
     return XDEV_SUCCESS;
 }
 
-static xdev_status_t dev_synchronize(int device) {
-    return valid_device(device) ? XDEV_SUCCESS : fail(XDEV_ERROR_INVALID_DEVICE, "bad device");
+static xdev_status_t dev_synchronize(xdev_backend_device_t *dev) {
+    return valid_device(dev->index) ? XDEV_SUCCESS : fail(XDEV_ERROR_INVALID_DEVICE, "bad device");
 }
 
-static xdev_status_t dev_can_access_peer(int device, int peer, bool *out) {
-    *out = device != peer;
+static xdev_status_t dev_can_access_peer(xdev_backend_device_t *dev, xdev_backend_device_t *peer,
+                                         bool *out) {
+    *out = dev != peer;
     return XDEV_SUCCESS;
 }
 
-static xdev_status_t dev_enable_peer_access(int device, int peer) {
+static xdev_status_t dev_enable_peer_access(xdev_backend_device_t *dev,
+                                            xdev_backend_device_t *peer) {
     return XDEV_SUCCESS;
 }
 
 static const xdev_device_vtable_t g_device = {
     .size = sizeof(xdev_device_vtable_t),
     .count = dev_count,
+    .open = dev_open,
     .get_properties = dev_get_properties,
     .synchronize = dev_synchronize,
     .can_access_peer = dev_can_access_peer,
@@ -121,17 +133,17 @@ static const xdev_device_vtable_t g_device = {
 };
 
 /* ------------------------------------------------------------ stream */
-static xdev_status_t st_create(int device, int priority, void **out) {
+static xdev_status_t st_create(xdev_backend_device_t *dev, int priority, void **out) {
     fake_stream_t *s = calloc(1, sizeof *s);
     if (!s) return fail(XDEV_ERROR_OUT_OF_MEMORY, "stream allocation failed");
     s->magic = FAKE_MAGIC;
-    s->device = device;
+    s->device = dev->index;
     s->priority = priority;
     *out = s;
     return XDEV_SUCCESS;
 }
 
-static xdev_status_t st_destroy(int device, void *stream) {
+static xdev_status_t st_destroy(xdev_backend_device_t *dev, void *stream) {
     fake_stream_t *s = stream;
     if (!s || s->magic != FAKE_MAGIC) return fail(XDEV_ERROR_INVALID_HANDLE, "bad stream");
     if (s >= g_default_streams && s < g_default_streams + FAKE_MAX_DEVICES)
@@ -141,24 +153,25 @@ static xdev_status_t st_destroy(int device, void *stream) {
     return XDEV_SUCCESS;
 }
 
-static xdev_status_t st_get_default(int device, void **out) {
-    *out = &g_default_streams[device];
+static xdev_status_t st_get_default(xdev_backend_device_t *dev, void **out) {
+    *out = &g_default_streams[dev->index];
     return XDEV_SUCCESS;
 }
 
-static xdev_status_t st_query(int device, void *stream) {
+static xdev_status_t st_query(xdev_backend_device_t *dev, void *stream) {
     return XDEV_SUCCESS;
 }
 
-static xdev_status_t st_synchronize(int device, void *stream) {
+static xdev_status_t st_synchronize(xdev_backend_device_t *dev, void *stream) {
     return XDEV_SUCCESS;
 }
 
-static xdev_status_t st_wait_event(int device, void *stream, void *event) {
+static xdev_status_t st_wait_event(xdev_backend_device_t *dev, void *stream, void *event) {
     return XDEV_SUCCESS;
 }
 
-static xdev_status_t st_launch_host_func(int device, void *stream, xdev_host_fn_t fn, void *user) {
+static xdev_status_t st_launch_host_func(xdev_backend_device_t *dev, void *stream,
+                                         xdev_host_fn_t fn, void *user) {
     fn(user);
     return XDEV_SUCCESS;
 }
@@ -181,7 +194,7 @@ static double now_ms(void) {
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-static xdev_status_t ev_create(int device, unsigned flags, void **out) {
+static xdev_status_t ev_create(xdev_backend_device_t *dev, unsigned flags, void **out) {
     fake_event_t *e = calloc(1, sizeof *e);
     if (!e) return fail(XDEV_ERROR_OUT_OF_MEMORY, "event allocation failed");
     e->magic = FAKE_MAGIC;
@@ -190,7 +203,7 @@ static xdev_status_t ev_create(int device, unsigned flags, void **out) {
     return XDEV_SUCCESS;
 }
 
-static xdev_status_t ev_destroy(int device, void *event) {
+static xdev_status_t ev_destroy(xdev_backend_device_t *dev, void *event) {
     fake_event_t *e = event;
     if (!e || e->magic != FAKE_MAGIC) return fail(XDEV_ERROR_INVALID_HANDLE, "bad event");
     e->magic = 0;
@@ -198,22 +211,23 @@ static xdev_status_t ev_destroy(int device, void *event) {
     return XDEV_SUCCESS;
 }
 
-static xdev_status_t ev_record(int device, void *event, void *stream) {
+static xdev_status_t ev_record(xdev_backend_device_t *dev, void *event, void *stream) {
     fake_event_t *e = event;
     e->recorded = 1;
     e->ms = now_ms();
     return XDEV_SUCCESS;
 }
 
-static xdev_status_t ev_query(int device, void *event) {
+static xdev_status_t ev_query(xdev_backend_device_t *dev, void *event) {
     return XDEV_SUCCESS;
 }
 
-static xdev_status_t ev_synchronize(int device, void *event) {
+static xdev_status_t ev_synchronize(xdev_backend_device_t *dev, void *event) {
     return XDEV_SUCCESS;
 }
 
-static xdev_status_t ev_elapsed_time(int device, void *start, void *end, float *ms) {
+static xdev_status_t ev_elapsed_time(xdev_backend_device_t *dev, void *start, void *end,
+                                     float *ms) {
     const fake_event_t *a = start, *b = end;
     if (!a->recorded || !b->recorded) return fail(XDEV_ERROR_INVALID_VALUE, "not recorded");
     *ms = (float)(b->ms - a->ms);
@@ -246,27 +260,27 @@ static size_t block_free(void *ptr) {
     return bytes;
 }
 
-static xdev_status_t mem_malloc(int device, size_t bytes, void **out) {
-    if (!valid_device(device)) return fail(XDEV_ERROR_INVALID_DEVICE, "bad device");
+static xdev_status_t mem_malloc(xdev_backend_device_t *dev, size_t bytes, void **out) {
+    if (!valid_device(dev->index)) return fail(XDEV_ERROR_INVALID_DEVICE, "bad device");
     pthread_mutex_lock(&g_mu);
-    if (bytes > FAKE_TOTAL_MEMORY - g_used[device]) {
+    if (bytes > FAKE_TOTAL_MEMORY - g_used[dev->index]) {
         pthread_mutex_unlock(&g_mu);
         return g_host->set_error(XDEV_ERROR_OUT_OF_MEMORY,
                                  "fake cuda: cudaErrorMemoryAllocation allocating %zu bytes",
                                  bytes);
     }
     void *p = block_alloc(bytes);
-    if (p) g_used[device] += bytes;
+    if (p) g_used[dev->index] += bytes;
     pthread_mutex_unlock(&g_mu);
     if (!p) return fail(XDEV_ERROR_OUT_OF_MEMORY, "host malloc failed");
     *out = p;
     return XDEV_SUCCESS;
 }
 
-static xdev_status_t mem_free(int device, void *ptr) {
+static xdev_status_t mem_free(xdev_backend_device_t *dev, void *ptr) {
     size_t bytes = block_free(ptr);
     pthread_mutex_lock(&g_mu);
-    g_used[device] -= bytes;
+    g_used[dev->index] -= bytes;
     pthread_mutex_unlock(&g_mu);
     return XDEV_SUCCESS;
 }
@@ -283,18 +297,20 @@ static xdev_status_t mem_host_free(void *ptr) {
     return XDEV_SUCCESS;
 }
 
-static xdev_status_t mem_memcpy_async(const xdev_copy_desc_t *copy, int device, void *stream) {
+static xdev_status_t mem_memcpy_async(const xdev_copy_desc_t *copy, xdev_backend_device_t *dev,
+                                      void *stream) {
     if (copy->bytes) memmove(copy->dst, copy->src, copy->bytes);
     return XDEV_SUCCESS;
 }
 
-static xdev_status_t mem_memset_async(int device, void *dst, int value, size_t bytes,
-                                      void *stream) {
+static xdev_status_t mem_memset_async(xdev_backend_device_t *dev, void *dst, int value,
+                                      size_t bytes, void *stream) {
     memset(dst, value, bytes);
     return XDEV_SUCCESS;
 }
 
-static xdev_status_t mem_get_info(int device, size_t *free_bytes, size_t *total_bytes) {
+static xdev_status_t mem_get_info(xdev_backend_device_t *dev, size_t *free_bytes,
+                                  size_t *total_bytes) {
 #if defined(FAKE_OLD_MINOR)
     /* Past the table's reported end: the core must never call it. */
     *free_bytes = 12345;
@@ -302,7 +318,7 @@ static xdev_status_t mem_get_info(int device, size_t *free_bytes, size_t *total_
     return XDEV_SUCCESS;
 #else
     pthread_mutex_lock(&g_mu);
-    *free_bytes = FAKE_TOTAL_MEMORY - g_used[device];
+    *free_bytes = FAKE_TOTAL_MEMORY - g_used[dev->index];
     pthread_mutex_unlock(&g_mu);
     *total_bytes = FAKE_TOTAL_MEMORY;
     return XDEV_SUCCESS;
@@ -337,7 +353,6 @@ static const xdev_backend_api_t g_api = {
     .name = "cuda",
     .type = XDEV_DEVICE_CUDA,
     .init = fake_init,
-    .shutdown = fake_shutdown,
     .device = &g_device,
     .stream = &g_stream,
     .event = &g_event,

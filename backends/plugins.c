@@ -1,0 +1,26 @@
+/* backends/plugins.c - the plugin backends xdev ships, registered by name
+ * when libxdev loads (the built-in CPU backend registers itself in
+ * backends/cpu/). A factory without an entry point is a plugin: the core
+ * loads libxdev-<name>.so on the backend's first use. Adding a plugin backend
+ * is one line here (and its xdev_device_type_t entry); no core file changes.
+ * XDEV_BACKEND=auto tries accelerators by auto_order, then the CPU. */
+#include "xdev/backend.h"
+
+__attribute__((constructor)) static void register_shipped_plugins(void) {
+    static const xdev_backend_factory_t plugins[] = {
+        {.size = sizeof(xdev_backend_factory_t),
+         .name = "cuda",
+         .type = XDEV_DEVICE_CUDA,
+         .flags = XDEV_BACKEND_ACCELERATOR | XDEV_BACKEND_DEFAULT,
+         .auto_order = 10},
+        {.size = sizeof(xdev_backend_factory_t),
+         .name = "hip",
+         .type = XDEV_DEVICE_HIP,
+         .flags = XDEV_BACKEND_ACCELERATOR | XDEV_BACKEND_DEFAULT,
+         .auto_order = 20},
+    };
+    /* Nothing can fail at load time but a duplicate, and nobody could be
+     * told: a missing backend shows as "no backend is registered". */
+    for (size_t i = 0; i < sizeof plugins / sizeof plugins[0]; i++)
+        (void)xdev_backend_register(&plugins[i]);
+}
