@@ -19,30 +19,28 @@ static bool g_initialized;
 static pthread_mutex_t g_init_lock = PTHREAD_MUTEX_INITIALIZER;
 
 xdev_status_t xc_error(xdev_status_t status, const char *fmt, ...) {
-    const xdev_host_services_t *host = xc_state.host;
-    if (host == NULL || !XDEV_BACKEND_HAS_SLOT(host, set_error) || host->set_error == NULL)
-        return status;
-    char msg[1024];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    xdev_status_t st = xdev_support_fail_v(xc_state.host, status, fmt, ap);
     va_end(ap);
-    return host->set_error(status, "%s", msg);
+    return st;
 }
 
+/* The one formatting of a CUDA failure: the core writes "<what>: <name>:
+ * <string>" straight into the thread's message (host set_vendor_error). */
 xdev_status_t xc_fail(cudaError_t err, const char *what, ...) {
-    char call[512];
-    va_list ap;
-    va_start(ap, what);
-    vsnprintf(call, sizeof call, what, ap);
-    va_end(ap);
     /* A non-sticky error stays as the thread's "last error" and would show
      * up in unrelated cudaGetLastError checks (kernel launches): clear it.
      * A sticky one cannot be cleared and keeps failing later calls. */
     (void)cudaGetLastError();
     xdev_status_t status =
         err == cudaErrorMemoryAllocation ? XDEV_ERROR_OUT_OF_MEMORY : XDEV_ERROR_BACKEND;
-    return xc_error(status, "%s: %s: %s", call, cudaGetErrorName(err), cudaGetErrorString(err));
+    va_list ap;
+    va_start(ap, what);
+    xdev_status_t st = xdev_support_vendor_fail_v(xc_state.host, status, cudaGetErrorName(err),
+                                                  cudaGetErrorString(err), what, ap);
+    va_end(ap);
+    return st;
 }
 
 xdev_status_t xc_guard_begin(xc_guard_t *guard, int device) {
@@ -87,25 +85,13 @@ static xdev_status_t xc_init(const xdev_host_services_t *host) {
     return st;
 }
 
-/* Releases the plugin's own resources (staging buffers, worker threads,
- * NVML); device memory and streams belong to the core and the application. */
-static void xc_shutdown(void) {
+/* at_exit (process exit, after the CUDA runtime's own atexit teardown): stop
+ * the host-copy worker threads the plugin owns, so none is inside a copy
+ * while the process unwinds. No CUDA, cuBLAS, cuFFT or NVML call here: the
+ * driver state may already be gone, and the process releases it anyway. */
+static void xc_at_exit(void) {
     pthread_mutex_lock(&g_init_lock);
-    if (g_initialized) {
-        xc_staging_shutdown();
-        xc_hostcopy_shutdown();
-        xc_nvml_shutdown();
-#ifdef XC_HAVE_CUBLAS
-        xc_blas_shutdown();
-#endif
-#ifdef XC_HAVE_CUFFT
-        xc_fft_shutdown();
-#endif
-        for (int i = 0; i < xc_state.count; i++)
-            pthread_mutex_destroy(&xc_state.devices[i].lock);
-        xc_state.count = 0;
-        g_initialized = false;
-    }
+    if (g_initialized) xc_hostcopy_shutdown();
     pthread_mutex_unlock(&g_init_lock);
 }
 
@@ -116,7 +102,7 @@ static const xdev_backend_api_t xc_api = {
     .name = "cuda",
     .type = XDEV_DEVICE_CUDA,
     .init = xc_init,
-    .shutdown = xc_shutdown,
+    .at_exit = xc_at_exit,
     .device = &xc_device_vtable,
     .stream = &xc_stream_vtable,
     .event = &xc_event_vtable,

@@ -255,7 +255,9 @@ static xdev_status_t cc_major(int device, int *out) {
 
 /* GEMM: every dtype (bf16 from compute capability 8.0, where cuBLAS has
  * native bf16 kernels). Level 1: f32 and f64. */
-static xdev_status_t blas_query_dtypes(int device, xdev_blas_routine_t routine, uint32_t *mask) {
+static xdev_status_t blas_query_dtypes(xc_device_t *dev, xdev_blas_routine_t routine,
+                                       uint32_t *mask) {
+    int device = dev->index;
     if (routine != XDEV_BLAS_GEMM) {
         *mask = (1u << XDEV_DTYPE_F32) | (1u << XDEV_DTYPE_F64);
         return XDEV_SUCCESS;
@@ -335,16 +337,16 @@ static xdev_status_t gemm_enqueue(const xdev_blas_gemm_desc_t *d, cublasHandle_t
                          ct == CUBLAS_COMPUTE_32F_FAST_TF32 ? "32F_FAST_TF32"
                          : ct == CUBLAS_COMPUTE_64F         ? "64F"
                                                             : "32F",
-                         d->device);
+                         d->device->index);
     return XDEV_SUCCESS;
 }
 
 static xdev_status_t blas_gemm(const xdev_blas_gemm_desc_t *d) {
     xc_guard_t g;
-    xdev_status_t st = xc_guard_begin(&g, d->device);
+    xdev_status_t st = xc_guard_begin(&g, d->device->index);
     if (st != XDEV_SUCCESS) return st;
     blas_handle_t *bh = NULL;
-    st = handle_get(d->device, d->stream, CUBLAS_POINTER_MODE_HOST, &bh);
+    st = handle_get(d->device->index, d->stream, CUBLAS_POINTER_MODE_HOST, &bh);
     if (st == XDEV_SUCCESS) st = gemm_enqueue(d, bh->h);
     xc_guard_end(&g);
     return st;
@@ -380,19 +382,19 @@ static xdev_status_t vec_enqueue(const xdev_blas_vec_desc_t *d, cublasHandle_t h
     }
     if (s != CUBLAS_STATUS_SUCCESS)
         return blas_fail(s, "%s(%s, n=%lld) on device %d", name, dtype_name(d->dtype),
-                         (long long)d->n, d->device);
+                         (long long)d->n, d->device->index);
     return XDEV_SUCCESS;
 }
 
 static xdev_status_t vec_run(const xdev_blas_vec_desc_t *d, vec_op_t op) {
     xc_guard_t g;
-    xdev_status_t st = xc_guard_begin(&g, d->device);
+    xdev_status_t st = xc_guard_begin(&g, d->device->index);
     if (st != XDEV_SUCCESS) return st;
     /* dot and nrm2 write a device scalar; axpy and scal read a host alpha. */
     cublasPointerMode_t pm =
         op == VEC_DOT || op == VEC_NRM2 ? CUBLAS_POINTER_MODE_DEVICE : CUBLAS_POINTER_MODE_HOST;
     blas_handle_t *bh = NULL;
-    st = handle_get(d->device, d->stream, pm, &bh);
+    st = handle_get(d->device->index, d->stream, pm, &bh);
     if (st == XDEV_SUCCESS) st = vec_enqueue(d, bh->h, op);
     xc_guard_end(&g);
     return st;

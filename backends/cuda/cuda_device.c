@@ -13,7 +13,8 @@ static xdev_status_t device_count(int *count) {
     return XDEV_SUCCESS;
 }
 
-static xdev_status_t device_get_properties(int device, xdev_device_properties_t *props) {
+static xdev_status_t device_get_properties(xc_device_t *dev, xdev_device_properties_t *props) {
+    int device = dev->index;
     xc_device_t *d = xc_device(device);
     xdev_status_t st = XDEV_SUCCESS;
     pthread_mutex_lock(&d->lock);
@@ -39,7 +40,8 @@ static xdev_status_t device_get_properties(int device, xdev_device_properties_t 
     return st;
 }
 
-static xdev_status_t device_synchronize(int device) {
+static xdev_status_t device_synchronize(xc_device_t *dev) {
+    int device = dev->index;
     xc_guard_t g;
     xdev_status_t st = xc_guard_begin(&g, device);
     if (st != XDEV_SUCCESS) return st;
@@ -48,7 +50,8 @@ static xdev_status_t device_synchronize(int device) {
     return err == cudaSuccess ? XDEV_SUCCESS : xc_fail(err, "cudaDeviceSynchronize(%d)", device);
 }
 
-static xdev_status_t device_can_access_peer(int device, int peer, bool *out) {
+static xdev_status_t device_can_access_peer(xc_device_t *dev, xc_device_t *peer_dev, bool *out) {
+    int device = dev->index, peer = peer_dev->index;
     if (device == peer) { /* as cudaDeviceCanAccessPeer: not its own peer */
         *out = false;
         return XDEV_SUCCESS;
@@ -60,7 +63,8 @@ static xdev_status_t device_can_access_peer(int device, int peer, bool *out) {
     return XDEV_SUCCESS;
 }
 
-static xdev_status_t device_enable_peer_access(int device, int peer) {
+static xdev_status_t device_enable_peer_access(xc_device_t *dev, xc_device_t *peer_dev) {
+    int device = dev->index, peer = peer_dev->index;
     if (device == peer) return XDEV_SUCCESS;
     xc_guard_t g;
     xdev_status_t st = xc_guard_begin(&g, device);
@@ -76,13 +80,33 @@ static xdev_status_t device_enable_peer_access(int device, int peer) {
     return XDEV_SUCCESS;
 }
 
+/* NVML answers by physical index (cuda_nvml.c). */
+static xdev_status_t device_list_processes(xc_device_t *dev, xdev_gpu_process_t *out, size_t cap,
+                                           size_t *count) {
+    return xc_nvml_list_processes(dev->index, out, cap, count);
+}
+
+static xdev_status_t device_utilization(xc_device_t *dev, xdev_device_utilization_t *out) {
+    return xc_nvml_utilization(dev->index, out);
+}
+
+/* The context is the device's state entry (filled lazily; no CUDA call). */
+static xdev_status_t device_open(int index, xdev_backend_device_t **out) {
+    if (index < 0 || index >= xc_state.count)
+        return xc_error(XDEV_ERROR_INVALID_DEVICE, "cuda:%d: no such device (%d present)", index,
+                        xc_state.count);
+    *out = &xc_state.devices[index];
+    return XDEV_SUCCESS;
+}
+
 const xdev_device_vtable_t xc_device_vtable = {
     .size = sizeof(xdev_device_vtable_t),
     .count = device_count,
+    .open = device_open,
     .get_properties = device_get_properties,
     .synchronize = device_synchronize,
     .can_access_peer = device_can_access_peer,
     .enable_peer_access = device_enable_peer_access,
-    .list_processes = xc_nvml_list_processes,
-    .utilization = xc_nvml_utilization,
+    .list_processes = device_list_processes,
+    .utilization = device_utilization,
 };

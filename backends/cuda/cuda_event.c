@@ -8,7 +8,8 @@
 
 #include "cuda_internal.h"
 
-static xdev_status_t event_create(int device, unsigned flags, void **out) {
+static xdev_status_t event_create(xc_device_t *dev, unsigned flags, void **out) {
+    int device = dev->index;
     unsigned cf = cudaEventDefault;
     if (!(flags & XDEV_EVENT_TIMING)) cf |= cudaEventDisableTiming;
     if (flags & XDEV_EVENT_BLOCKING_SYNC) cf |= cudaEventBlockingSync;
@@ -25,12 +26,13 @@ static xdev_status_t event_create(int device, unsigned flags, void **out) {
     return XDEV_SUCCESS;
 }
 
-static xdev_status_t event_destroy(int device, void *event) {
+static xdev_status_t event_destroy(xc_device_t *dev, void *event) {
     XC_CALL(cudaEventDestroy((cudaEvent_t)event), "cudaEventDestroy");
     return XDEV_SUCCESS;
 }
 
-static xdev_status_t event_record(int device, void *event, void *stream) {
+static xdev_status_t event_record(xc_device_t *dev, void *event, void *stream) {
+    int device = dev->index;
     cudaError_t err;
     if (xc_stream_implicit(stream)) {
         xc_guard_t g;
@@ -44,19 +46,19 @@ static xdev_status_t event_record(int device, void *event, void *stream) {
     return err == cudaSuccess ? XDEV_SUCCESS : xc_fail(err, "cudaEventRecord");
 }
 
-static xdev_status_t event_query(int device, void *event) {
+static xdev_status_t event_query(xc_device_t *dev, void *event) {
     cudaError_t err = cudaEventQuery((cudaEvent_t)event);
     if (err == cudaSuccess) return XDEV_SUCCESS;
     if (err == cudaErrorNotReady) return XDEV_ERROR_NOT_READY;
     return xc_fail(err, "cudaEventQuery");
 }
 
-static xdev_status_t event_synchronize(int device, void *event) {
+static xdev_status_t event_synchronize(xc_device_t *dev, void *event) {
     XC_CALL(cudaEventSynchronize((cudaEvent_t)event), "cudaEventSynchronize");
     return XDEV_SUCCESS;
 }
 
-static xdev_status_t event_elapsed_time(int device, void *start, void *end, float *ms) {
+static xdev_status_t event_elapsed_time(xc_device_t *dev, void *start, void *end, float *ms) {
     XC_CALL(cudaEventElapsedTime(ms, (cudaEvent_t)start, (cudaEvent_t)end), "cudaEventElapsedTime");
     return XDEV_SUCCESS;
 }

@@ -92,7 +92,7 @@ static xdev_status_t fft_plan_create(const xdev_fft_plan_desc_t *desc, void **pl
     fft_plan_t *p = calloc(1, sizeof *p);
     if (p == NULL)
         return xc_error(XDEV_ERROR_OUT_OF_MEMORY, "cuda:%d no host memory for an FFT plan",
-                        desc->device);
+                        desc->device->index);
     memcpy(&p->d, desc, desc->size < sizeof p->d ? desc->size : sizeof p->d);
     p->type = type_of(&p->d);
     long long n[XDEV_FFT_MAX_RANK], inembed[XDEV_FFT_MAX_RANK], onembed[XDEV_FFT_MAX_RANK];
@@ -102,14 +102,14 @@ static xdev_status_t fft_plan_create(const xdev_fft_plan_desc_t *desc, void **pl
         onembed[i] = p->d.onembed[i];
     }
     xc_guard_t g;
-    xdev_status_t st = xc_guard_begin(&g, desc->device);
+    xdev_status_t st = xc_guard_begin(&g, desc->device->index);
     if (st != XDEV_SUCCESS) {
         free(p);
         return st;
     }
     cufftResult r = cufftCreate(&p->h);
     if (r != CUFFT_SUCCESS) {
-        st = fft_fail(r, "cufftCreate", desc->device);
+        st = fft_fail(r, "cufftCreate", desc->device->index);
         xc_guard_end(&g);
         free(p);
         return st;
@@ -125,7 +125,7 @@ static xdev_status_t fft_plan_create(const xdev_fft_plan_desc_t *desc, void **pl
                  "cufftMakePlanMany64(rank %d, n %lldx%lldx%lld, batch %lld, type 0x%x)", p->d.rank,
                  n[0], p->d.rank > 1 ? n[1] : 1, p->d.rank > 2 ? n[2] : 1, (long long)p->d.batch,
                  (unsigned)p->type);
-        st = fft_fail(r, what, desc->device);
+        st = fft_fail(r, what, desc->device->index);
         (void)cufftDestroy(p->h);
         xc_guard_end(&g);
         free(p);
@@ -139,7 +139,8 @@ static xdev_status_t fft_plan_create(const xdev_fft_plan_desc_t *desc, void **pl
 }
 
 /* Release a plan; the core has waited for its queued execs. */
-static xdev_status_t fft_plan_destroy(int device, void *plan) {
+static xdev_status_t fft_plan_destroy(xc_device_t *dev, void *plan) {
+    int device = dev->index;
     fft_plan_t *p = plan;
     xc_guard_t g;
     xdev_status_t st = xc_guard_begin(&g, device);
@@ -174,23 +175,23 @@ static xdev_status_t exec_locked(fft_plan_t *p, const xdev_fft_exec_desc_t *x) {
     cufftResult r;
     if (!p->stream_set || p->stream != x->stream) {
         if ((r = cufftSetStream(p->h, (cudaStream_t)x->stream)) != CUFFT_SUCCESS)
-            return fft_fail(r, "cufftSetStream", x->device);
+            return fft_fail(r, "cufftSetStream", x->device->index);
         p->stream = x->stream;
         p->stream_set = true;
     }
     if (p->work_size > 0 && (!p->work_set || p->work != x->work)) {
         if (x->work == NULL)
             return xc_error(XDEV_ERROR_INVALID_VALUE,
-                            "cuda:%d FFT exec without the plan's %zu-byte work area", x->device,
-                            p->work_size);
+                            "cuda:%d FFT exec without the plan's %zu-byte work area",
+                            x->device->index, p->work_size);
         if ((r = cufftSetWorkArea(p->h, x->work)) != CUFFT_SUCCESS)
-            return fft_fail(r, "cufftSetWorkArea", x->device);
+            return fft_fail(r, "cufftSetWorkArea", x->device->index);
         p->work = x->work;
         p->work_set = true;
     }
     if ((r = run(p, x)) != CUFFT_SUCCESS) {
         p->work_set = false; /* re-set next time, whatever cuFFT kept */
-        return fft_fail(r, "cufftExec", x->device);
+        return fft_fail(r, "cufftExec", x->device->index);
     }
     if (x->scale != 1.0) return xc_fft_scale(&p->d, x->out, x->scale, (cudaStream_t)x->stream);
     return XDEV_SUCCESS;
@@ -198,7 +199,7 @@ static xdev_status_t exec_locked(fft_plan_t *p, const xdev_fft_exec_desc_t *x) {
 
 static xdev_status_t fft_exec(const xdev_fft_exec_desc_t *x) {
     xc_guard_t g;
-    xdev_status_t st = xc_guard_begin(&g, x->device);
+    xdev_status_t st = xc_guard_begin(&g, x->device->index);
     if (st != XDEV_SUCCESS) return st;
     st = exec_locked(x->plan, x);
     xc_guard_end(&g);

@@ -362,7 +362,7 @@ xdev_status_t xc_fft_scale(const xdev_fft_plan_desc_t *d, void *out, double scal
     if (err != cudaSuccess)
         return xc_fail(err,
                        "cudaLaunchKernel(FFT output scaling by %g, %llu elements) on device %d",
-                       scale, total, d->device);
+                       scale, total, d->device->index);
     return XDEV_SUCCESS;
 }
 

@@ -17,13 +17,15 @@
 
 #include <cuda_runtime_api.h>
 
-#include "xdev/backend.h"
+#include "xdev/backend_support.h"
 
 /* Most CUDA devices this backend handles (matches the core's limit). */
 #define XC_MAX_DEVICES 64
 
-/* Per physical device; filled lazily (under its lock) except `index`. */
-typedef struct xc_device {
+/* Per physical device; filled lazily (under its lock) except `index`. It is
+ * the backend's device context (xdev_backend_device_t, device.open), so slots
+ * receive it directly. */
+typedef struct xdev_backend_device {
     int index;
     pthread_mutex_t lock;
     bool props_ready;

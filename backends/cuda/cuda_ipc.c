@@ -10,7 +10,8 @@ _Static_assert(sizeof(cudaIpcMemHandle_t) <= XDEV_IPC_NATIVE_SIZE, "cudaIpcMemHa
 _Static_assert(sizeof(cudaIpcEventHandle_t) <= XDEV_IPC_NATIVE_SIZE,
                "cudaIpcEventHandle_t too large");
 
-static xdev_status_t ipc_get_mem_handle(int device, void *base, void *handle) {
+static xdev_status_t ipc_get_mem_handle(xc_device_t *dev, void *base, void *handle) {
+    int device = dev->index;
     cudaIpcMemHandle_t h;
     XC_CALL(cudaIpcGetMemHandle(&h, base), "cudaIpcGetMemHandle(%p) on device %d", base, device);
     memset(handle, 0, XDEV_IPC_NATIVE_SIZE);
@@ -18,7 +19,8 @@ static xdev_status_t ipc_get_mem_handle(int device, void *base, void *handle) {
     return XDEV_SUCCESS;
 }
 
-static xdev_status_t ipc_open_mem_handle(int device, const void *handle, void **base) {
+static xdev_status_t ipc_open_mem_handle(xc_device_t *dev, const void *handle, void **base) {
+    int device = dev->index;
     cudaIpcMemHandle_t h;
     memcpy(&h, handle, sizeof h);
     xc_guard_t g;
@@ -30,7 +32,8 @@ static xdev_status_t ipc_open_mem_handle(int device, const void *handle, void **
     return XDEV_SUCCESS;
 }
 
-static xdev_status_t ipc_close_mem_handle(int device, void *base) {
+static xdev_status_t ipc_close_mem_handle(xc_device_t *dev, void *base) {
+    int device = dev->index;
     xc_guard_t g;
     xdev_status_t st = xc_guard_begin(&g, device);
     if (st != XDEV_SUCCESS) return st;
@@ -40,7 +43,7 @@ static xdev_status_t ipc_close_mem_handle(int device, void *base) {
     return XDEV_SUCCESS;
 }
 
-static xdev_status_t ipc_get_event_handle(int device, void *event, void *handle) {
+static xdev_status_t ipc_get_event_handle(xc_device_t *dev, void *event, void *handle) {
     cudaIpcEventHandle_t h;
     XC_CALL(cudaIpcGetEventHandle(&h, (cudaEvent_t)event), "cudaIpcGetEventHandle");
     memset(handle, 0, XDEV_IPC_NATIVE_SIZE);
@@ -48,7 +51,8 @@ static xdev_status_t ipc_get_event_handle(int device, void *event, void *handle)
     return XDEV_SUCCESS;
 }
 
-static xdev_status_t ipc_open_event_handle(int device, const void *handle, void **event) {
+static xdev_status_t ipc_open_event_handle(xc_device_t *dev, const void *handle, void **event) {
+    int device = dev->index;
     cudaIpcEventHandle_t h;
     memcpy(&h, handle, sizeof h);
     xc_guard_t g;

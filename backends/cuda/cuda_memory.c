@@ -10,7 +10,8 @@
 
 #include "cuda_internal.h"
 
-static xdev_status_t memory_malloc(int device, size_t bytes, void **out) {
+static xdev_status_t memory_malloc(xc_device_t *dev, size_t bytes, void **out) {
+    int device = dev->index;
     xc_guard_t g;
     xdev_status_t st = xc_guard_begin(&g, device);
     if (st != XDEV_SUCCESS) return st;
@@ -23,7 +24,8 @@ static xdev_status_t memory_malloc(int device, size_t bytes, void **out) {
     return XDEV_SUCCESS;
 }
 
-static xdev_status_t memory_free(int device, void *ptr) {
+static xdev_status_t memory_free(xc_device_t *dev, void *ptr) {
+    int device = dev->index;
     xc_guard_t g;
     xdev_status_t st = xc_guard_begin(&g, device);
     if (st != XDEV_SUCCESS) return st;
@@ -69,10 +71,11 @@ static xdev_status_t copy_on(const xdev_copy_desc_t *c, int device, cudaStream_t
     cudaError_t err;
     switch (c->kind) {
     case XDEV_COPY_PEER:
-        err = cudaMemcpyPeerAsync(c->dst, c->dst_device, c->src, c->src_device, c->bytes, s);
+        err = cudaMemcpyPeerAsync(c->dst, c->dst_device->index, c->src, c->src_device->index,
+                                  c->bytes, s);
         if (err != cudaSuccess)
             return xc_fail(err, "cudaMemcpyPeerAsync(%zu bytes, device %d to %d)", c->bytes,
-                           c->src_device, c->dst_device);
+                           c->src_device->index, c->dst_device->index);
         return XDEV_SUCCESS;
     case XDEV_COPY_HOST_TO_HOST:
         err = cudaMemcpyAsync(c->dst, c->src, c->bytes, cudaMemcpyHostToHost, s);
@@ -95,7 +98,9 @@ static xdev_status_t copy_on(const xdev_copy_desc_t *c, int device, cudaStream_t
     return XDEV_SUCCESS;
 }
 
-static xdev_status_t memory_memcpy_async(const xdev_copy_desc_t *copy, int device, void *stream) {
+static xdev_status_t memory_memcpy_async(const xdev_copy_desc_t *copy, xc_device_t *dev,
+                                         void *stream) {
+    int device = dev->index;
     if (copy->bytes == 0) return XDEV_SUCCESS;
     xc_guard_t g;
     xdev_status_t st = xc_guard_begin(&g, device);
@@ -105,8 +110,9 @@ static xdev_status_t memory_memcpy_async(const xdev_copy_desc_t *copy, int devic
     return st;
 }
 
-static xdev_status_t memory_memset_async(int device, void *dst, int value, size_t bytes,
+static xdev_status_t memory_memset_async(xc_device_t *dev, void *dst, int value, size_t bytes,
                                          void *stream) {
+    int device = dev->index;
     xc_guard_t g;
     xdev_status_t st = xc_guard_begin(&g, device);
     if (st != XDEV_SUCCESS) return st;
@@ -117,7 +123,8 @@ static xdev_status_t memory_memset_async(int device, void *dst, int value, size_
                : xc_fail(err, "cudaMemsetAsync(%zu bytes) on device %d", bytes, device);
 }
 
-static xdev_status_t memory_get_info(int device, size_t *free_bytes, size_t *total_bytes) {
+static xdev_status_t memory_get_info(xc_device_t *dev, size_t *free_bytes, size_t *total_bytes) {
+    int device = dev->index;
     xc_guard_t g;
     xdev_status_t st = xc_guard_begin(&g, device);
     if (st != XDEV_SUCCESS) return st;
@@ -150,7 +157,8 @@ static xdev_status_t default_pool(int device, cudaMemPool_t *out) {
     return st;
 }
 
-static xdev_status_t memory_malloc_async(int device, size_t bytes, void *stream, void **out) {
+static xdev_status_t memory_malloc_async(xc_device_t *dev, size_t bytes, void *stream, void **out) {
+    int device = dev->index;
     cudaMemPool_t pool;
     xdev_status_t st = default_pool(device, &pool);
     if (st != XDEV_SUCCESS) return st;
@@ -171,7 +179,8 @@ static xdev_status_t memory_malloc_async(int device, size_t bytes, void *stream,
     return XDEV_SUCCESS;
 }
 
-static xdev_status_t memory_free_async(int device, void *ptr, void *stream) {
+static xdev_status_t memory_free_async(xc_device_t *dev, void *ptr, void *stream) {
+    int device = dev->index;
     cudaError_t err;
     if (xc_stream_implicit(stream)) {
         xc_guard_t g;

@@ -139,8 +139,8 @@ cudaError_t launch(const xdev_rng_fill_desc_t *d, const fill_args &a, unsigned g
 }
 
 xdev_status_t rng_fill(const xdev_rng_fill_desc_t *d) {
-    if (d->device < 0 || d->device >= XC_MAX_DEVICES)
-        return xc_error(XDEV_ERROR_INVALID_DEVICE, "cuda:%d: no such device", d->device);
+    if (d->device->index < 0 || d->device->index >= XC_MAX_DEVICES)
+        return xc_error(XDEV_ERROR_INVALID_DEVICE, "cuda:%d: no such device", d->device->index);
     const unsigned wpe = xph_words_per_element((int)d->format);
     fill_args a;
     a.out = static_cast<char *>(d->out);
@@ -159,13 +159,13 @@ xdev_status_t rng_fill(const xdev_rng_fill_desc_t *d) {
     a.pr.threshold = d->threshold;
     a.vec = ((uintptr_t)d->out + a.head * 4 * wpe) % 16 == 0;
     xc_guard_t g;
-    xdev_status_t st = xc_guard_begin(&g, d->device);
+    xdev_status_t st = xc_guard_begin(&g, d->device->index);
     if (st != XDEV_SUCCESS) return st;
-    int sms = __atomic_load_n(&g_sms[d->device], __ATOMIC_RELAXED);
+    int sms = __atomic_load_n(&g_sms[d->device->index], __ATOMIC_RELAXED);
     cudaError_t err = cudaSuccess;
     if (sms == 0) {
-        err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, d->device);
-        if (err == cudaSuccess) __atomic_store_n(&g_sms[d->device], sms, __ATOMIC_RELAXED);
+        err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, d->device->index);
+        if (err == cudaSuccess) __atomic_store_n(&g_sms[d->device->index], sms, __ATOMIC_RELAXED);
     }
     if (err == cudaSuccess) {
         const uint64_t want = (a.full_blocks + 255) / 256, cap = (uint64_t)sms * 8;
@@ -175,7 +175,7 @@ xdev_status_t rng_fill(const xdev_rng_fill_desc_t *d) {
     xc_guard_end(&g);
     if (err != cudaSuccess)
         return xc_fail(err, "random fill kernel (kind %d, format %d, %llu elements) on device %d",
-                       (int)d->kind, (int)d->format, (unsigned long long)d->count, d->device);
+                       (int)d->kind, (int)d->format, (unsigned long long)d->count, d->device->index);
     return XDEV_SUCCESS;
 }
 

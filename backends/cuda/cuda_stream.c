@@ -31,7 +31,8 @@ static xdev_status_t priority_range(int device, int *least, int *greatest) {
     return st;
 }
 
-static xdev_status_t stream_create(int device, int priority, void **out) {
+static xdev_status_t stream_create(xc_device_t *dev, int priority, void **out) {
+    int device = dev->index;
     xc_guard_t g;
     xdev_status_t st = xc_guard_begin(&g, device);
     if (st != XDEV_SUCCESS) return st;
@@ -51,7 +52,7 @@ static xdev_status_t stream_create(int device, int priority, void **out) {
     return st;
 }
 
-static xdev_status_t stream_destroy(int device, void *stream) {
+static xdev_status_t stream_destroy(xc_device_t *dev, void *stream) {
     if (xc_stream_implicit(stream)) return XDEV_SUCCESS; /* not ours to destroy */
     cudaError_t err = cudaStreamSynchronize((cudaStream_t)stream);
     if (err != cudaSuccess) return xc_fail(err, "cudaStreamSynchronize before destroy");
@@ -59,12 +60,13 @@ static xdev_status_t stream_destroy(int device, void *stream) {
     return XDEV_SUCCESS;
 }
 
-static xdev_status_t stream_get_default(int device, void **out) {
+static xdev_status_t stream_get_default(xc_device_t *dev, void **out) {
     *out = (void *)cudaStreamLegacy;
     return XDEV_SUCCESS;
 }
 
-static xdev_status_t stream_query(int device, void *stream) {
+static xdev_status_t stream_query(xc_device_t *dev, void *stream) {
+    int device = dev->index;
     cudaError_t err;
     if (xc_stream_implicit(stream)) {
         xc_guard_t g;
@@ -80,7 +82,8 @@ static xdev_status_t stream_query(int device, void *stream) {
     return xc_fail(err, "cudaStreamQuery");
 }
 
-static xdev_status_t stream_synchronize(int device, void *stream) {
+static xdev_status_t stream_synchronize(xc_device_t *dev, void *stream) {
+    int device = dev->index;
     cudaError_t err;
     if (xc_stream_implicit(stream)) {
         xc_guard_t g;
@@ -94,7 +97,8 @@ static xdev_status_t stream_synchronize(int device, void *stream) {
     return err == cudaSuccess ? XDEV_SUCCESS : xc_fail(err, "cudaStreamSynchronize");
 }
 
-static xdev_status_t stream_wait_event(int device, void *stream, void *event) {
+static xdev_status_t stream_wait_event(xc_device_t *dev, void *stream, void *event) {
+    int device = dev->index;
     cudaError_t err;
     if (xc_stream_implicit(stream)) {
         xc_guard_t g;
@@ -108,8 +112,9 @@ static xdev_status_t stream_wait_event(int device, void *stream, void *event) {
     return err == cudaSuccess ? XDEV_SUCCESS : xc_fail(err, "cudaStreamWaitEvent");
 }
 
-static xdev_status_t stream_launch_host_func(int device, void *stream, xdev_host_fn_t fn,
+static xdev_status_t stream_launch_host_func(xc_device_t *dev, void *stream, xdev_host_fn_t fn,
                                              void *user) {
+    int device = dev->index;
     cudaError_t err;
     if (xc_stream_implicit(stream)) {
         xc_guard_t g;
