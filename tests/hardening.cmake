@@ -53,6 +53,8 @@ if(XDEV_BUILD_FUZZ)
     set_tests_properties(fuzz.${name} PROPERTIES LABELS fuzz TIMEOUT 120)
   endfunction()
   xdev_add_fuzzer(env ${PROJECT_SOURCE_DIR}/core/base/env.c ${PROJECT_SOURCE_DIR}/core/base/error.c)
+  # Device names come from the registered backends (backend_table.c); the
+  # fuzzer registers cpu, cuda and hip itself, as libxdev does at load.
   xdev_add_fuzzer(device_name ${PROJECT_SOURCE_DIR}/core/runtime/device_name.c
-    ${PROJECT_SOURCE_DIR}/core/base/error.c)
+    ${PROJECT_SOURCE_DIR}/core/runtime/backend_table.c ${PROJECT_SOURCE_DIR}/core/base/error.c)
 endif()

@@ -9,9 +9,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "xdev/backend.h"
 #include "xdev/device.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+
+/* The names libxdev registers when it loads (backends/cpu, backends/plugins.c). */
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
+    (void)argc;
+    (void)argv;
+    static const char *const names[] = {"cpu", "cuda", "hip"};
+    for (int t = 0; t < 3; t++)
+        if (xdev_backend_register(&(xdev_backend_factory_t){
+                .size = sizeof(xdev_backend_factory_t),
+                .name = names[t],
+                .type = (xdev_device_type_t)t,
+            }) != XDEV_SUCCESS)
+            abort();
+    return 0;
+}
 
 static void fuzz_parse(const uint8_t *data, size_t size) {
     char *text = malloc(size + 1);
