@@ -44,13 +44,13 @@ static xdev_status_t lookup(const xdev_operand_t *op, const char *what, xdev_ptr
 
 xdev_status_t xdev_operands_resolve(const xdev_operand_t *ops, int count, xdev_stream_t stream,
                                     const char *what, xdev_exec_target_t *out) {
-    xdev_ptr_entry_t first;
+    xdev_ptr_entry_t first = {0}; /* set by lookup on success (GCC -O3 cannot tell) */
     xdev_status_t st = lookup(&ops[0], what, &first);
     if (st != XDEV_SUCCESS) return st;
     xdev_backend_t *be = first.be;
     int index = first.index;
     for (int i = 1; i < count; i++) {
-        xdev_ptr_entry_t e;
+        xdev_ptr_entry_t e = {0};
         st = lookup(&ops[i], what, &e);
         if (st != XDEV_SUCCESS) return st;
         if (e.be == be && e.index == index) continue;
