@@ -1,0 +1,138 @@
+/* test_null_backend.c - the null backend skeleton (backends/null) stays a
+ * complete ABI 2.0 backend, and a backend linked into the process registers
+ * through the public xdev_backend_register like the shipped ones.
+ *   abi       every table and slot present; init, count = 0, the rest
+ *             XDEV_ERROR_NOT_SUPPORTED naming the slot (through host services)
+ *   register  the skeleton built as "hip" replaces the shipped hip plugin
+ *             factory before initialisation: it loads, built in, 0 devices;
+ *             late, malformed and duplicate registrations are refused */
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "xdev/backend.h"
+#include "xt.h"
+
+static char g_msg[512];
+static xdev_status_t capture_v(xdev_status_t st, const char *fmt, va_list ap) {
+    vsnprintf(g_msg, sizeof g_msg, fmt, ap);
+    return st;
+}
+
+static const xdev_backend_api_t *load(const char *path) {
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    ck_assert_msg(h != NULL, "dlopen %s: %s", path, dlerror());
+    xdev_backend_entry_fn entry;
+    *(void **)&entry = dlsym(h, XDEV_BACKEND_ENTRY_SYMBOL);
+    ck_assert_ptr_nonnull(entry);
+    return entry();
+}
+
+/* A table is a size_t followed by function pointers only: walk them. */
+static void all_slots_set(const void *table, const char *name) {
+    ck_assert_msg(table != NULL, "table %s missing", name);
+    size_t size;
+    memcpy(&size, table, sizeof size);
+    size_t n = (size - sizeof(size_t)) / sizeof(void (*)(void));
+    for (size_t i = 0; i < n; i++) {
+        void (*fn)(void);
+        memcpy(&fn, (const char *)table + sizeof(size_t) + i * sizeof fn, sizeof fn);
+        ck_assert_msg(fn != NULL, "%s slot %zu is NULL", name, i);
+    }
+}
+
+START_TEST(abi) {
+    const xdev_backend_api_t *api = load(XT_NULL_BACKEND);
+    ck_assert_uint_eq(api->abi_major, XDEV_BACKEND_ABI_MAJOR);
+    ck_assert_uint_eq(api->size, sizeof *api);
+    ck_assert_str_eq(api->name, "null");
+    ck_assert_ptr_nonnull(api->init);
+    ck_assert_ptr_nonnull(api->at_exit);
+    ck_assert_uint_eq(api->device->size, sizeof *api->device);
+    all_slots_set(api->device, "device");
+    all_slots_set(api->stream, "stream");
+    all_slots_set(api->event, "event");
+    all_slots_set(api->memory, "memory");
+    all_slots_set(api->blas, "blas");
+    all_slots_set(api->fft, "fft");
+    all_slots_set(api->rng, "rng");
+    all_slots_set(api->trace, "trace");
+    all_slots_set(api->ipc, "ipc");
+    xdev_host_services_t host = {.size = sizeof host,
+                                 .abi_major = XDEV_BACKEND_ABI_MAJOR,
+                                 .abi_minor = XDEV_BACKEND_ABI_MINOR,
+                                 .set_error_v = capture_v};
+    ck_assert_int_eq(api->init(&host), XDEV_SUCCESS);
+    int n = -1;
+    ck_assert_int_eq(api->device->count(&n), XDEV_SUCCESS);
+    ck_assert_int_eq(n, 0);
+    xdev_backend_device_t *dev = NULL;
+    ck_assert_int_eq(api->device->open(0, &dev), XDEV_ERROR_NOT_SUPPORTED);
+    ck_assert_msg(strstr(g_msg, "device.open"), "message: %s", g_msg);
+    void *s = NULL;
+    ck_assert_int_eq(api->stream->create(NULL, 0, &s), XDEV_ERROR_NOT_SUPPORTED);
+    ck_assert_msg(strstr(g_msg, "null backend does not implement stream.create"), "%s", g_msg);
+    ck_assert_int_eq(api->memory->malloc(NULL, 16, &s), XDEV_ERROR_NOT_SUPPORTED);
+    ck_assert_msg(strstr(g_msg, "memory.malloc"), "message: %s", g_msg);
+    ck_assert_int_eq(api->fft->exec(NULL), XDEV_ERROR_NOT_SUPPORTED);
+    ck_assert_msg(strstr(g_msg, "fft.exec"), "message: %s", g_msg);
+}
+END_TEST
+
+START_TEST(register_in_process) {
+    xdev_backend_factory_t f = {.size = sizeof f,
+                                .name = "hip",
+                                .type = XDEV_DEVICE_HIP,
+                                .entry = (xdev_backend_entry_fn)NULL,
+                                .flags = 0};
+    const xdev_backend_api_t *api = load(XT_NULL_BACKEND_AS_HIP);
+    (void)api;
+    void *h = dlopen(XT_NULL_BACKEND_AS_HIP, RTLD_NOW | RTLD_LOCAL);
+    *(void **)&f.entry = dlsym(h, XDEV_BACKEND_ENTRY_SYMBOL);
+    /* malformed factories */
+    XT_STATUS(XDEV_ERROR_INVALID_VALUE, xdev_backend_register(NULL));
+    xdev_backend_factory_t bad = f;
+    bad.size = 0;
+    XT_STATUS(XDEV_ERROR_INVALID_VALUE, xdev_backend_register(&bad));
+    bad = f;
+    bad.name = "h ip";
+    XT_STATUS(XDEV_ERROR_INVALID_VALUE, xdev_backend_register(&bad));
+    bad = f;
+    bad.type = XDEV_DEVICE_TYPE_COUNT;
+    XT_STATUS(XDEV_ERROR_INVALID_VALUE, xdev_backend_register(&bad));
+    bad = f;
+    bad.name = "cpu"; /* a name registered for another type */
+    XT_STATUS(XDEV_ERROR_INVALID_VALUE, xdev_backend_register(&bad));
+    /* replaces the shipped (DEFAULT) hip plugin factory; a second is refused */
+    XT_OK(xdev_backend_register(&f));
+    XT_STATUS(XDEV_ERROR_INVALID_VALUE, xdev_backend_register(&f));
+    xdev_backend_info_t info;
+    XT_OK(xdev_backend_get_info(XDEV_DEVICE_HIP, &info));
+    ck_assert_int_eq(info.state, XDEV_BACKEND_LOADED);
+    ck_assert_int_eq(info.device_count, 0);
+    ck_assert_str_eq(info.path, "built-in");
+    ck_assert_uint_eq(info.abi_major, XDEV_BACKEND_ABI_MAJOR);
+    /* initialised now: registration is closed */
+    f.name = "hip";
+    XT_STATUS(XDEV_ERROR_INVALID_VALUE, xdev_backend_register(&f));
+    ck_assert_msg(strstr(xdev_last_error(), "already initialised"), "%s", xdev_last_error());
+    int count = -1;
+    XT_OK(xdev_device_count(XDEV_DEVICE_HIP, &count));
+    ck_assert_int_eq(count, 0);
+}
+END_TEST
+
+int main(int argc, char **argv) {
+    Suite *abi_suite = suite_create("abi");
+    TCase *tc = tcase_create("abi");
+    tcase_add_test(tc, abi);
+    suite_add_tcase(abi_suite, tc);
+    Suite *reg_suite = suite_create("register");
+    tc = tcase_create("register");
+    tcase_add_test(tc, register_in_process);
+    suite_add_tcase(reg_suite, tc);
+    SRunner *r = srunner_create(abi_suite);
+    srunner_add_suite(r, reg_suite);
+    return xt_run(r, "abi", argc, argv);
+}
