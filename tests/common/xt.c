@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -360,11 +361,24 @@ static xt_skips_t *skips_map(void) {
     return g_skips;
 }
 
+/* START_TEST(x) defines x_fn, which runs x_body (xt.h): __func__ in a test
+ * is "x_body". Strips either suffix in place. */
+static void base_name(char *name) {
+    static const char *const suffix[] = {"_body", "_fn"};
+    size_t len = strlen(name);
+    for (int i = 0; i < 2; i++) {
+        size_t n = strlen(suffix[i]);
+        if (len > n && strcmp(name + len - n, suffix[i]) == 0) {
+            name[len - n] = '\0';
+            return;
+        }
+    }
+}
+
 static void skip_record(const char *test, const char *part, bool whole, const char *reason) {
     char name[128];
     snprintf(name, sizeof name, "%s", test ? test : "?");
-    size_t len = strlen(name); /* START_TEST(x) defines x_fn */
-    if (len > 3 && strcmp(name + len - 3, "_fn") == 0) name[len - 3] = '\0';
+    base_name(name);
     char line[XT_SKIP_LEN];
     snprintf(line, sizeof line, "%s%s%s%s: %s", name, part ? " (" : "", part ? part : "",
              part ? ")" : "", reason);
@@ -407,17 +421,6 @@ bool xt_is_cpu(const char *test) {
     return false;
 }
 
-bool xt_host_funcs_concurrent(const char *test, const char *part) {
-    if (xt_type() == XDEV_DEVICE_CPU) return true;
-    char reason[200];
-    snprintf(reason, sizeof reason,
-             "the %s backend runs the host functions of all streams on one driver thread: a "
-             "blocked host function on one stream holds up every other stream's",
-             xt_type_name());
-    skip_record(test, part, part == NULL, reason);
-    return false;
-}
-
 const char *xt_libxdev_dir(void) {
     const char *dir = getenv("XT_LIBXDEV_DIR");
     return dir && *dir ? dir : NULL;
@@ -437,10 +440,183 @@ bool xt_plugin_installed(const char *name, char *where, size_t len) {
     return false;
 }
 
+/* ------------------------------------------------------------ the backend's skip list
+ * Loaded once by xt_run (before Check forks the tests, so every child has
+ * it); entries of other suites are kept and ignored. */
+#define XT_LIST_MAX 128
+typedef struct xt_list_entry {
+    char key[160]; /* "<suite>.<test>" or "<suite>.<test>/<part>" */
+    char reason[256];
+    int line;
+} xt_list_entry_t;
+static xt_list_entry_t g_list[XT_LIST_MAX];
+static int g_list_count;
+static char g_list_where[256]; /* "backends/cuda/conformance.skip" */
+static char g_suite[64];       /* the suite xt_run runs */
+
+/* Parses XT_SKIP_LIST into g_list. Returns false with `err` filled for a
+ * list that is named but missing or malformed: a typo there must not turn
+ * into tests that silently run (or silently skip). */
+static bool list_load(char *err, size_t len) {
+    const char *path = getenv("XT_SKIP_LIST");
+    if (path == NULL || *path == '\0') return true;
+    const char *tail = strstr(path, "backends/");
+    snprintf(g_list_where, sizeof g_list_where, "%s", tail ? tail : path);
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        snprintf(err, len, "XT_SKIP_LIST=%s: %s", path, strerror(errno));
+        return false;
+    }
+    char buf[512];
+    int line = 0;
+    bool ok = true;
+    while (ok && fgets(buf, sizeof buf, f)) {
+        line++;
+        char *p = buf;
+        while (isspace((unsigned char)*p))
+            p++;
+        size_t n = strlen(p);
+        while (n > 0 && isspace((unsigned char)p[n - 1]))
+            p[--n] = '\0';
+        if (*p == '\0' || *p == '#') continue;
+        size_t key_len = strcspn(p, " \t");
+        const char *reason = p + key_len;
+        while (isspace((unsigned char)*reason))
+            reason++;
+        if (*reason == '\0' || memchr(p, '.', key_len) == NULL) {
+            snprintf(err, len, "%s:%d: want '<suite>.<test>[/<part>]  <reason>': %s", g_list_where,
+                     line, p);
+            ok = false;
+        } else if (g_list_count == XT_LIST_MAX || key_len >= sizeof g_list[0].key) {
+            snprintf(err, len, "%s:%d: too many or too long entries", g_list_where, line);
+            ok = false;
+        } else {
+            xt_list_entry_t *e = &g_list[g_list_count++];
+            memcpy(e->key, p, key_len);
+            e->key[key_len] = '\0';
+            snprintf(e->reason, sizeof e->reason, "%s", reason);
+            e->line = line;
+        }
+    }
+    fclose(f);
+    return ok;
+}
+
+bool xt_unsupported(const char *test, const char *part) {
+    if (g_list_count == 0 || test == NULL) return false;
+    char name[128], key[200];
+    snprintf(name, sizeof name, "%s", test);
+    base_name(name);
+    snprintf(key, sizeof key, "%s.%s%s%s", g_suite, name, part ? "/" : "", part ? part : "");
+    for (int i = 0; i < g_list_count; i++) {
+        if (strcmp(g_list[i].key, key) != 0) continue;
+        char reason[400];
+        snprintf(reason, sizeof reason, "%s [%s:%d]", g_list[i].reason, g_list_where,
+                 g_list[i].line);
+        skip_record(name, part, part == NULL, reason);
+        return true;
+    }
+    return false;
+}
+
+/* ------------------------------------------------------------ is the backend usable here?
+ * Asked in a child so that this process starts the suite with xdev not yet
+ * initialised (Check forks each test; xdev refuses use in the child of an
+ * initialised process, as CUDA does). Returns 0 and an empty reason when the
+ * backend loads with a device, 0 and the reason when it does not, -1 when the
+ * probe itself failed (reason says how). */
+static int backend_probe(const char *backend, char *reason, size_t len) {
+    reason[0] = '\0';
+    int fds[2];
+    if (pipe(fds) != 0) {
+        snprintf(reason, len, "pipe: %s", strerror(errno));
+        return -1;
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(reason, len, "fork: %s", strerror(errno));
+        close(fds[0]);
+        close(fds[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        char msg[512] = "";
+        xdev_device_type_t type = XDEV_DEVICE_CPU;
+        int count = 0;
+        if (xdev_default_device_type(&type) != XDEV_SUCCESS)
+            snprintf(msg, sizeof msg, "%s", xdev_last_error());
+        else if (strcmp(xdev_device_type_name(type), backend) != 0)
+            snprintf(msg, sizeof msg, "XDEV_BACKEND=%s gave a %s default device", backend,
+                     xdev_device_type_name(type));
+        else if (xdev_device_count(type, &count) != XDEV_SUCCESS)
+            snprintf(msg, sizeof msg, "%s", xdev_last_error());
+        else if (count < 1)
+            snprintf(msg, sizeof msg, "no %s device", backend);
+        size_t n = strlen(msg);
+        ssize_t w = n ? write(fds[1], msg, n) : 0;
+        _exit(w == (ssize_t)n ? 0 : 3);
+    }
+    close(fds[1]);
+    size_t used = 0;
+    ssize_t r;
+    while (used + 1 < len && (r = read(fds[0], reason + used, len - 1 - used)) != 0) {
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) break;
+        used += (size_t)r;
+    }
+    reason[used] = '\0';
+    close(fds[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        snprintf(reason, len, "the probe of %s died (%s %d)", backend,
+                 WIFSIGNALED(status) ? "signal" : "status",
+                 WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+        return -1;
+    }
+    return 0;
+}
+
+/* Is `backend` required to be usable (XT_BACKEND_REQUIRED=1, or named in
+ * XT_REQUIRE_BACKENDS="cpu,cuda")? */
+static bool backend_required(const char *backend) {
+    const char *req = getenv("XT_BACKEND_REQUIRED");
+    if (req && strcmp(req, "1") == 0) return true;
+    const char *list = getenv("XT_REQUIRE_BACKENDS");
+    size_t n = strlen(backend);
+    for (const char *p = list; p && *p;) {
+        size_t len = strcspn(p, ",");
+        if (len == n && strncmp(p, backend, n) == 0) return true;
+        p += len;
+        if (*p == ',') p++;
+    }
+    return false;
+}
+
 int xt_run(SRunner *runner, const char *default_suite, int argc, char **argv) {
     const char *suite = argc > 1 ? argv[1] : default_suite;
     const char *tcase = argc > 2 ? argv[2] : NULL;
     xt_skips_t *sk = skips_map(); /* before the forked children exist */
+    snprintf(g_suite, sizeof g_suite, "%s", suite);
+    char err[640];
+    if (!list_load(err, sizeof err)) {
+        fprintf(stderr, "FAIL: the backend's skip list: %s\n", err);
+        srunner_free(runner);
+        return 1;
+    }
+    const char *backend = getenv("XT_CONFORMANCE");
+    if (backend && *backend) {
+        int rc = backend_probe(backend, err, sizeof err);
+        if (rc != 0 || err[0] != '\0') {
+            bool fail = rc != 0 || backend_required(backend);
+            fprintf(stderr, "%s %s: the %s backend cannot run here: %s\n", fail ? "FAIL" : "SKIP",
+                    suite, backend, err);
+            srunner_free(runner);
+            return fail ? 1 : XT_SKIP_CODE;
+        }
+    }
     srunner_run(runner, suite, tcase, CK_NORMAL);
     int run = srunner_ntests_run(runner);
     int failed = srunner_ntests_failed(runner);

@@ -121,9 +121,11 @@ void xt_reset_state(void);
 
 /* ------------------------------------------------------------ the backend under test
  * The conformance suites run against whichever backend XDEV_BACKEND selects
- * (ctest: the XDEV_TEST_BACKEND cache variable), so tests name devices through
- * xt_dev(), never xdev_cpu(). What a backend cannot run is skipped with its
- * reason printed (XT_SKIP, XT_REQUIRE_DEVICES, XT_REQUIRE_CPU). */
+ * (tests/conformance registers every entry once per backend built), so tests
+ * name devices through xt_dev(), never xdev_cpu(). What a backend cannot run
+ * is skipped with its reason printed: listed in the backend's own
+ * conformance.skip (xt_unsupported), or found out at run time (XT_SKIP,
+ * XT_REQUIRE_DEVICES, XT_REQUIRE_CPU). */
 
 /* The device type under test: the type XDEV_BACKEND names when it names exactly
  * one ("cpu", "cuda", "hip"; xdev is then not initialised by asking), else
@@ -180,17 +182,29 @@ bool xt_is_cpu(const char *test);
         if (!xt_is_cpu(__func__)) return;                                                          \
     } while (0)
 
-/* Do host functions of different streams run concurrently (one stream's
- * blocked host function does not hold up another stream's)? True on the CPU
- * backend (a worker per stream). CUDA (and HIP) run the host functions of
- * all streams on one driver thread, so a test that blocks one stream with a
- * host function while expecting another stream's to run records the skip of
- * `part` (the whole test when NULL) and gets false. */
-bool xt_host_funcs_concurrent(const char *test, const char *part);
-#define XT_REQUIRE_CONCURRENT_HOST_FUNCS()                                                         \
-    do {                                                                                           \
-        if (!xt_host_funcs_concurrent(__func__, NULL)) return;                                     \
-    } while (0)
+/* Is `<suite>.<test>` (part NULL) or `<suite>.<test>/<part>` listed as
+ * unsupported by the backend under test? The list is the file XT_SKIP_LIST
+ * names (ctest sets backends/<backend>/conformance.skip for conformance
+ * entries): one entry per line, "<suite>.<test>[/<part>]  <reason>", '#'
+ * comments. A listed test or part is skipped with its reason (and the list's
+ * file and line) printed; the function then returns true. Every test asks at
+ * its start (START_TEST below); a test asks about a part of itself before
+ * running that part. tests/conformance/check_skip_lists.cmake fails on an
+ * entry that names no existing test or part. */
+bool xt_unsupported(const char *test, const char *part);
+
+/* Check's START_TEST with the question above put first: a backend lists any
+ * test it cannot run without the test knowing about that backend. Needs
+ * Check >= 0.13 (TTest). */
+#undef START_TEST
+#define START_TEST(name)                                                                           \
+    static void name##_body(int _i);                                                               \
+    static void name##_fn(int _i) {                                                                \
+        if (!xt_unsupported(#name, NULL)) name##_body(_i);                                         \
+    }                                                                                              \
+    static const TTest name##_ttest = {"" #name, name##_fn, __FILE__, __LINE__};                   \
+    static const TTest *name = &name##_ttest;                                                      \
+    static void name##_body(int _i CK_ATTRIBUTE_UNUSED)
 
 /* Directory of libxdev (XT_LIBXDEV_DIR, set by ctest) or NULL. */
 const char *xt_libxdev_dir(void);
@@ -206,7 +220,12 @@ xdev_stream_t xt_new_stream(int dev);
 
 /* Run suite argv[1] (default: default_suite), optionally only tcase argv[2].
  * Prints the skipped tests with their reasons. Returns the process exit status:
- * 0, 1 (a test failed), 2 (nothing matched) or XT_SKIP_CODE (all skipped). */
+ * 0, 1 (a test failed or the skip list is malformed), 2 (nothing matched) or
+ * XT_SKIP_CODE (all skipped). For a conformance entry (XT_CONFORMANCE=<backend>)
+ * it first checks, in a child process, that the backend loads and has a
+ * device; if not, it prints xdev's reason and returns XT_SKIP_CODE, or 1 where
+ * the backend is required (XT_BACKEND_REQUIRED=1, or named in the comma list
+ * XT_REQUIRE_BACKENDS). */
 int xt_run(SRunner *runner, const char *default_suite, int argc, char **argv);
 
 #endif

@@ -3,8 +3,9 @@
 # the GPU, in steps (XDEV_GPU_STEPS, commas or spaces; default: all but the
 # optional ones):
 #   build          Release build with -DXDEV_WERROR=ON (retried with OFF)
-#   conformance    a second build with -DXDEV_TEST_BACKEND=cuda, then
-#                  ctest -L conformance: the backend-generic suites on cuda
+#   conformance    ctest -L conformance in the same build: the backend-generic
+#                  suites on cuda and on cpu in one run (XT_REQUIRE_BACKENDS
+#                  =cpu,cuda: an unusable cuda fails instead of skipping)
 #   gpu            ctest -L gpu: the CUDA-only suites of tests/gpu
 #   sanitizer      compute-sanitizer memcheck and racecheck over tests/gpu,
 #                  copies, and a small GEMM + FFT run (test_blas, test_fft)
@@ -15,10 +16,8 @@
 #   bench-fft      fft_overhead_bench: xdev_fft_exec (cache hit) vs cufftExec
 #   tf32           tf32_bench: the seed's 10240^2 TF32 on/off experiment
 #   rng            build/bench/rng_bench and bench/gpu/rng_torch.py, if present
-# Optional (named explicitly): ctest (the CPU-pinned suites of the main
-# build), rerun (the CPU-pinned suites again with XDEV_BACKEND=cuda, from
-# before the conformance build existed). "bench" = the three bench-runtime,
-# bench-copy, bench-alloc.
+# Optional (named explicitly): ctest (every entry but tests/gpu's). "bench" =
+# the three bench-runtime, bench-copy, bench-alloc.
 #
 # On the device machine, from the repository root, with the Debian packages
 # of .device-debs (Check, OpenBLAS, FFTW) and the traces copied into .traces/:
@@ -41,7 +40,6 @@ DEFAULT_STEPS+=" bench-fft tf32 rng"
 STEPS=" ${XDEV_GPU_STEPS:-$DEFAULT_STEPS} "
 STEPS=${STEPS//,/ }
 [[ "$STEPS" == *" bench "* ]] && STEPS+=" bench-runtime bench-copy bench-alloc "
-C=${XDEV_GPU_CONF_BUILD:-build-gpu-conf}
 JOBS=$(nproc)
 SUM=$OUT/summary.txt
 : >"$SUM"
@@ -96,29 +94,29 @@ if want build; then
 fi
 ls "$B"/lib/libxdev-cuda.so >/dev/null 2>&1 || { note "no libxdev-cuda.so built"; cat "$SUM"; exit 1; }
 
-# ---------------------------------------------------------------- conformance on cuda
-# The backend-generic suites (label conformance) built for XDEV_TEST_BACKEND=cuda.
+# ---------------------------------------------------------------- conformance
+# The backend-generic suites (tests/conformance), registered for cpu and cuda
+# by the one build: cpu/<entry> and cuda/<entry>.
 if want conformance; then
     CL=$OUT/conformance.log
-    gen=()
-    command -v ninja >/dev/null && gen=(-G Ninja)
-    if run_to "$CL" 120 cmake -S . -B "$C" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release \
-        -DXDEV_WERROR=OFF -DXDEV_TEST_BACKEND=cuda && run_to "$CL" 240 cmake --build "$C" -j "$JOBS"; then
-        run_to "$CL" 240 ctest --test-dir "$C" -L conformance -V -j 4 --timeout 120
-        note "conformance on cuda (ctest -L conformance, -DXDEV_TEST_BACKEND=cuda): $(grep -E 'tests passed|tests failed' "$CL" | tail -1)"
-        grep -E '\((Failed|Timeout|SEGFAULT|Subprocess aborted)\)' "$CL" | sed 's/^/  /' | tee -a "$SUM"
-        grep -E '^ *[0-9]+ - .*\(Skipped\)' "$CL" | sed 's/^/  skipped entry: /' | tee -a "$SUM"
-        grep -E '^[0-9]+: SKIP ' "$CL" | sed -E 's/^[0-9]+: //' | sort | uniq -c | sed 's/^/  /' |
-            tee -a "$SUM"
-    else
-        note "conformance: the XDEV_TEST_BACKEND=cuda build FAILED (see conformance.log)"
-    fi
+    XT_REQUIRE_BACKENDS=cpu,cuda run_to "$CL" 300 ctest --test-dir "$B" -L conformance -V -j 4 \
+        --timeout 120
+    for be in cuda cpu; do
+        n=$(grep -cE "^ *[0-9]+/[0-9]+ Test +#[0-9]+: $be/" "$CL")
+        bad=$(grep -E "^ *[0-9]+/[0-9]+ Test +#[0-9]+: $be/" "$CL" | grep -vc ' Passed ')
+        note "conformance on $be: $n entries, $((n - bad)) passed, $bad not passed"
+    done
+    note "conformance (ctest -L conformance, one build, cuda + cpu): $(grep -E 'tests passed|tests failed' "$CL" | tail -1)"
+    grep -E '\((Failed|Timeout|SEGFAULT|Subprocess aborted)\)' "$CL" | sed 's/^/  /' | tee -a "$SUM"
+    grep -E '^ *[0-9]+ - .*\(Skipped\)' "$CL" | sed 's/^/  skipped entry: /' | tee -a "$SUM"
+    grep -E '^[0-9]+: SKIP ' "$CL" | sed -E 's/^[0-9]+: //' | sort | uniq -c | sed 's/^/  /' |
+        tee -a "$SUM"
 fi
 
 # ---------------------------------------------------------------- ctest
 if want ctest; then
     run_to "$OUT/tests.log" 150 ctest --test-dir "$B" -LE gpu --output-on-failure -j 4 --timeout 60
-    note "ctest, all but tests/gpu (suites pin XDEV_BACKEND=cpu): $(grep -E 'tests passed|tests failed' "$OUT/tests.log" | tail -1)"
+    note "ctest, all but tests/gpu: $(grep -E 'tests passed|tests failed' "$OUT/tests.log" | tail -1)"
     grep -E '\((Failed|Timeout|SEGFAULT|Subprocess aborted)\)' "$OUT/tests.log" | sed 's/^/  /' | tee -a "$SUM"
     grep -E '^ *[0-9]+ - .*\(Skipped\)' "$OUT/tests.log" | sed 's/^/  skipped: /' | tee -a "$SUM"
 fi
@@ -251,19 +249,13 @@ if want sanitizer; then
     sanitize memcheck "test_cuda async" env XDEV_ALLOC_CONF=backend:async "$B/tests/gpu/test_cuda" async
     sanitize memcheck "test_cuda_ipc (2 processes)" "$B/tests/gpu/test_cuda_ipc"
     sanitize memcheck "copy_bench 4,16 MiB" "$B/bench/gpu/copy_bench" --sizes-mb 4,16 --reps 2
+    # XDEV_BACKEND=cuda (sanitize); CK_FORK=no runs the tests in this process.
     sanitize memcheck "test_blas (GEMM every dtype, level 1)" env XDEV_TEST_SCALE=0.1 \
-        "$B/tests/test_blas" blas
+        "$B/tests/conformance/test_blas" blas
     sanitize memcheck "test_fft (c2c/r2c/c2r, scaling, plan cache)" env XDEV_TEST_SCALE=0.1 \
-        "$B/tests/test_fft" fft
+        "$B/tests/conformance/test_fft" fft
     sanitize racecheck "test_cuda runtime" "$B/tests/gpu/test_cuda" runtime
     sanitize racecheck "copy_bench 4,16 MiB" "$B/bench/gpu/copy_bench" --sizes-mb 4,16 --reps 2
-fi
-
-# ---------------------------------------------------------------- CPU suites on cuda
-if want rerun; then
-    run_to "$OUT/tests.log" 150 python3 tests/gpu/run_suites_cuda.py "$B"
-    note "CPU-pinned suites rerun with XDEV_BACKEND=cuda: $(grep -m1 'cuda-rerun:' "$OUT/tests.log" || echo 'not finished')"
-    grep -E '^(FAILED|SKIPPED) ' "$OUT/tests.log" | sed 's/^/  /' | tee -a "$SUM"
 fi
 
 note "total ${SECONDS}s"

@@ -9,7 +9,7 @@
  * watchdog, so a hang is a clean failure naming the scenario rather than
  * Check's timeout.
  *
- * Suites (each its own ctest entry, tests/hardening.cmake):
+ * Suites (each its own ctest entry, tests/conformance/CMakeLists.txt):
  *   races          stream destroy vs free / current stream / explicit use
  *   deadlock       host functions allocating vs xdev_empty_cache
  *   deadlock_oom   ... vs the OOM release-and-retry path (XDEV_CPU_MEMORY=64M)

@@ -4,7 +4,7 @@
  * (5) and cached blocks crossing streams (7). The threaded items (6, 9, 10)
  * are in test_hardening_threads.c.
  *
- * Suites (each its own ctest entry, tests/hardening.cmake):
+ * Suites (each its own ctest entry, tests/conformance/CMakeLists.txt):
  *   memory        caching allocator: items 1-5
  *   nocache       XDEV_NO_MEMORY_CACHING=1: items 1-3 again
  *   cross_stream  XDEV_CPU_DEVICES=4: item 7 on every device */
