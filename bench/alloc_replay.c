@@ -209,7 +209,7 @@ int main(int argc, char **argv) {
         long long warm_backend = (wst.num_device_alloc + wst.num_device_free - st.num_device_alloc -
                                   st.num_device_free) /
                                  warm_runs;
-        qsort(warm, (size_t)warm_runs, sizeof *warm, cmp_double);
+        double warm_median = median(warm, warm_runs);
         double pa = (double)st.allocated_bytes[XDEV_STAT_ALL].peak / 1048576.0;
         double pr = (double)st.reserved_bytes[XDEV_STAT_ALL].peak / 1048576.0;
         double c10a = 0, c10r = 0;
@@ -223,9 +223,8 @@ int main(int argc, char **argv) {
         }
         printf("%-24s %8zu %10.1f %10.1f %7.0f MiB %7.0f MiB %4.0f MiB %8lld %10lld %7lld %12s "
                "%12s\n",
-               base, t.n, cold, warm[warm_runs / 2], pa, pr, pr - pa,
-               (long long)st.num_device_alloc, warm_backend, (long long)st.num_alloc_retries,
-               c10res, c10ovh);
+               base, t.n, cold, warm_median, pa, pr, pr - pa, (long long)st.num_device_alloc,
+               warm_backend, (long long)st.num_alloc_retries, c10res, c10ovh);
         for (int s = 1; s <= t.max_stream; s++)
             xdev_stream_destroy(streams[s]);
         free(streams);

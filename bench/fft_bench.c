@@ -206,14 +206,12 @@ int main(int argc, char **argv) {
                 fplan[i] = (now_s() - t0) * 1e9;
                 fftwf_destroy_plan(pl);
             }
-            qsort(fplan, CALLS, sizeof fplan[0], cmp_double);
-            fp = fplan[CALLS / 2];
+            fp = median(fplan, CALLS);
             fftwf_free(h), fftwf_free(o);
         }
 #endif
-        qsort(hit, CALLS, sizeof hit[0], cmp_double);
-        qsort(miss, CALLS, sizeof miss[0], cmp_double);
-        printf("%8lld %12.0f %12.0f %14.0f\n", (long long)n, hit[CALLS / 2], miss[CALLS / 2], fp);
+        printf("%8lld %12.0f %12.0f %14.0f\n", (long long)n, median(hit, CALLS),
+               median(miss, CALLS), fp);
         CHECK(xdev_free(in));
         CHECK(xdev_free(out));
     }

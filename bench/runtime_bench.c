@@ -57,42 +57,49 @@ typedef struct bench_ctx {
     double sync_ns; /* host_func only: time of the synchronize after the batch */
 } bench_ctx_t;
 
-typedef void (*batch_fn)(bench_ctx_t *ctx);
+typedef void (*batch_fn)(void *ctx);
 
-static void batch_host_func(bench_ctx_t *ctx) {
+static void batch_host_func(void *arg) {
+    bench_ctx_t *ctx = arg;
     for (long i = 0; i < ctx->ops; ++i)
         CHECK(xdev_launch_host_func(ctx->stream, noop, NULL));
 }
 
-static void batch_event_record(bench_ctx_t *ctx) {
+static void batch_event_record(void *arg) {
+    bench_ctx_t *ctx = arg;
     for (long i = 0; i < ctx->ops; ++i)
         CHECK(xdev_event_record(ctx->event, ctx->stream));
 }
 
-static void batch_event_query(bench_ctx_t *ctx) {
+static void batch_event_query(void *arg) {
+    bench_ctx_t *ctx = arg;
     for (long i = 0; i < ctx->ops; ++i)
         CHECK_QUERY(xdev_event_query(ctx->event));
 }
 
-static void batch_record_query(bench_ctx_t *ctx) {
+static void batch_record_query(void *arg) {
+    bench_ctx_t *ctx = arg;
     for (long i = 0; i < ctx->ops; ++i) {
         CHECK(xdev_event_record(ctx->event, ctx->stream));
         CHECK_QUERY(xdev_event_query(ctx->event));
     }
 }
 
-static void batch_stream_query(bench_ctx_t *ctx) {
+static void batch_stream_query(void *arg) {
+    bench_ctx_t *ctx = arg;
     for (long i = 0; i < ctx->ops; ++i)
         CHECK_QUERY(xdev_stream_query(ctx->stream));
 }
 
-static void batch_stream_current(bench_ctx_t *ctx) {
+static void batch_stream_current(void *arg) {
+    bench_ctx_t *ctx = arg;
     xdev_stream_t s;
     for (long i = 0; i < ctx->ops; ++i)
         CHECK(xdev_stream_current(ctx->device, &s));
 }
 
-static void batch_guard(bench_ctx_t *ctx) {
+static void batch_guard(void *arg) {
+    bench_ctx_t *ctx = arg;
     for (long i = 0; i < ctx->ops; ++i) {
         xdev_device_guard_t g;
         CHECK(xdev_device_guard_begin(&g, ctx->device));
@@ -100,38 +107,19 @@ static void batch_guard(bench_ctx_t *ctx) {
     }
 }
 
-static void batch_set_device(bench_ctx_t *ctx) {
+static void batch_set_device(void *arg) {
+    bench_ctx_t *ctx = arg;
     for (long i = 0; i < ctx->ops; ++i)
         CHECK(xdev_set_device(ctx->device));
 }
 
-typedef struct stats {
-    double median, min, max;
-} stats_t;
-
-static stats_t summarize(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    stats_t s = {n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]), v[0], v[n - 1]};
-    return s;
+static void settle(void *arg) {
+    CHECK(xdev_stream_synchronize(((bench_ctx_t *)arg)->stream));
 }
 
-static void print_row(const char *name, stats_t s) {
-    printf("| %-40s | %10.1f | %10.1f | %10.1f |\n", name, s.median, s.min, s.max);
-}
-
-/* Run `fn` reps times (after one warm-up batch), each batch followed by a
- * stream synchronize that is not timed; report ns per call. */
+/* bench_batches with a stream synchronize after each batch; ns per call. */
 static void run(const char *name, batch_fn fn, bench_ctx_t *ctx, int reps, double *samples) {
-    fn(ctx);
-    CHECK(xdev_stream_synchronize(ctx->stream));
-    for (int r = 0; r < reps; ++r) {
-        double t0 = now_ns();
-        fn(ctx);
-        double t1 = now_ns();
-        CHECK(xdev_stream_synchronize(ctx->stream));
-        samples[r] = (t1 - t0) / (double)ctx->ops;
-    }
-    print_row(name, summarize(samples, reps));
+    bench_row(name, bench_batches(fn, settle, ctx, ctx->ops, reps, samples));
 }
 
 /* Every no-op must have run exactly once. */
@@ -159,8 +147,8 @@ static void run_host_func(bench_ctx_t *ctx, int reps, double *enq, double *done)
         done[r] = (t2 - t0) / (double)ctx->ops;
     }
     check_runs((unsigned long)reps * (unsigned long)ctx->ops);
-    print_row("launch_host_func (no-op), per enqueue", summarize(enq, reps));
-    print_row("launch_host_func (no-op), enqueue+sync", summarize(done, reps));
+    bench_row("launch_host_func (no-op), per enqueue", bench_stats(enq, reps));
+    bench_row("launch_host_func (no-op), enqueue+sync", bench_stats(done, reps));
 
     /* Run cost alone: hold the stream, enqueue the batch, then time the drain. */
     for (int r = 0; r < reps; ++r) {
@@ -172,7 +160,7 @@ static void run_host_func(bench_ctx_t *ctx, int reps, double *enq, double *done)
         CHECK(xdev_stream_synchronize(ctx->stream));
         done[r] = (now_ns() - t0) / (double)ctx->ops;
     }
-    print_row("launch_host_func (no-op), run (queued)", summarize(done, reps));
+    bench_row("launch_host_func (no-op), run (queued)", bench_stats(done, reps));
 }
 
 static long parse_positive(const char *flag, const char *s) {
@@ -221,9 +209,7 @@ int main(int argc, char **argv) {
     printf("xdev %s runtime_bench on %s (%s), launch blocking %s\n", xdev_version_string(), name,
            props.name, xdev_launch_blocking() ? "on" : "off");
     printf("%d batches of %ld calls; ns per call\n\n", reps, ops);
-    printf("| %-40s | %10s | %10s | %10s |\n", "operation", "median", "min", "max");
-    printf("|%.42s|%.12s|%.12s|%.12s|\n", "------------------------------------------",
-           "------------", "------------", "------------");
+    bench_table_header();
 
     run_host_func(&ctx, reps, a, b);
     /* The event is recorded on an idle stream: the cost of the call itself. */

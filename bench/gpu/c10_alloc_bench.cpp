@@ -6,13 +6,16 @@
 //   c10_alloc_bench replay TRACE...     replay of ../shared/traces/*.csv.gz
 //
 // Built by tests/gpu/run.sh against the GPU machine's torch (torch/include,
-// torch/lib: libc10_cuda, libc10), not by CMake: CI has no PyTorch.
+// torch/lib: libc10_cuda, libc10), not by CMake: CI has no PyTorch. The
+// clock and the median are bench_util.h's, as on xdev's side.
+#include "../bench_util.h"
+#undef CHECK // xdev's call check; c10's logging header defines its own CHECK
+
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAStream.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -22,15 +25,8 @@
 
 namespace alloc = c10::cuda::CUDACachingAllocator;
 
-static double now_ns() {
-    return std::chrono::duration<double, std::nano>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-}
-
 static double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
+    return median(v.data(), (int)v.size());
 }
 
 // ------------------------------------------------------------- hot pair + churn (alloc_bench.c)

@@ -19,23 +19,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "xdev/xdev.h"
-
-#define XCHECK(call)                                                                               \
-    do {                                                                                           \
-        if ((call) != XDEV_SUCCESS) {                                                              \
-            fprintf(stderr, "copy_bench: %s: %s\n", #call, xdev_last_error());                     \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
-#define CCHECK(call)                                                                               \
-    do {                                                                                           \
-        cudaError_t e_ = (call);                                                                   \
-        if (e_ != cudaSuccess) {                                                                   \
-            fprintf(stderr, "copy_bench: %s: %s\n", #call, cudaGetErrorName(e_));                  \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
+#include "gpu_bench.h"
 
 typedef enum { PIN_H2D, PIN_D2H, PAGE_H2D, PAGE_D2H, NCASES } case_t;
 static const char *const k_names[NCASES] = {"pinned H2D", "pinned D2H", "pageable H2D",
@@ -50,25 +34,14 @@ typedef struct {
     cudaStream_t cs;
 } bufs_t;
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* One timed copy, in seconds. */
 static double once(const bufs_t *b, case_t c, bool xdev) {
     double t0 = now_s();
     switch (c) {
     case PIN_H2D:
         if (xdev) {
-            XCHECK(xdev_memcpy_async(b->dev, b->pinned, b->n, b->xs));
-            XCHECK(xdev_stream_synchronize(b->xs));
+            CHECK(xdev_memcpy_async(b->dev, b->pinned, b->n, b->xs));
+            CHECK(xdev_stream_synchronize(b->xs));
         } else {
             CCHECK(cudaMemcpyAsync(b->dev, b->pinned, b->n, cudaMemcpyHostToDevice, b->cs));
             CCHECK(cudaStreamSynchronize(b->cs));
@@ -76,8 +49,8 @@ static double once(const bufs_t *b, case_t c, bool xdev) {
         break;
     case PIN_D2H:
         if (xdev) {
-            XCHECK(xdev_memcpy_async(b->pinned, b->dev, b->n, b->xs));
-            XCHECK(xdev_stream_synchronize(b->xs));
+            CHECK(xdev_memcpy_async(b->pinned, b->dev, b->n, b->xs));
+            CHECK(xdev_stream_synchronize(b->xs));
         } else {
             CCHECK(cudaMemcpyAsync(b->pinned, b->dev, b->n, cudaMemcpyDeviceToHost, b->cs));
             CCHECK(cudaStreamSynchronize(b->cs));
@@ -85,13 +58,13 @@ static double once(const bufs_t *b, case_t c, bool xdev) {
         break;
     case PAGE_H2D:
         if (xdev)
-            XCHECK(xdev_memcpy(b->dev, b->pageable, b->n));
+            CHECK(xdev_memcpy(b->dev, b->pageable, b->n));
         else
             CCHECK(cudaMemcpy(b->dev, b->pageable, b->n, cudaMemcpyHostToDevice));
         break;
     case PAGE_D2H:
         if (xdev)
-            XCHECK(xdev_memcpy(b->pageable, b->dev, b->n));
+            CHECK(xdev_memcpy(b->pageable, b->dev, b->n));
         else
             CCHECK(cudaMemcpy(b->pageable, b->dev, b->n, cudaMemcpyDeviceToHost));
         break;
@@ -105,9 +78,9 @@ static double once(const bufs_t *b, case_t c, bool xdev) {
 static void verify(bufs_t *b) {
     for (size_t i = 0; i < b->n; i++)
         b->pageable[i] = (unsigned char)(i * 7 + (i >> 13));
-    XCHECK(xdev_memcpy(b->dev, b->pageable, b->n));
+    CHECK(xdev_memcpy(b->dev, b->pageable, b->n));
     memset(b->check, 0, b->n);
-    XCHECK(xdev_memcpy(b->check, b->dev, b->n));
+    CHECK(xdev_memcpy(b->check, b->dev, b->n));
     if (memcmp(b->check, b->pageable, b->n) != 0) {
         fprintf(stderr, "copy_bench: pageable round trip of %zu bytes differs\n", b->n);
         exit(1);
@@ -134,9 +107,9 @@ int main(int argc, char **argv) {
         }
     }
     if (reps < 1 || reps > 1000) return 2;
-    XCHECK(xdev_init());
+    CHECK(xdev_init());
     xdev_device_t d;
-    XCHECK(xdev_get_device(&d));
+    CHECK(xdev_get_device(&d));
     if (d.type != XDEV_DEVICE_CUDA) {
         fprintf(stderr, "copy_bench: the default device is not cuda (set XDEV_BACKEND=cuda)\n");
         return 1;
@@ -149,15 +122,15 @@ int main(int argc, char **argv) {
     double *tx = malloc(sizeof(double) * (size_t)reps), *tr = malloc(sizeof(double) * (size_t)reps);
     for (int si = 0; si < nsizes; si++) {
         bufs_t b = {.n = sizes_mb[si] << 20};
-        XCHECK(xdev_malloc(&b.dev, b.n));
-        XCHECK(xdev_host_alloc(&b.pinned, b.n));
+        CHECK(xdev_malloc(&b.dev, b.n));
+        CHECK(xdev_host_alloc(&b.pinned, b.n));
         b.pageable = malloc(b.n);
         b.check = malloc(b.n);
         if (!b.pageable || !b.check) return 1;
         memset(b.pinned, 1, b.n);
-        XCHECK(xdev_stream_create(d, XDEV_STREAM_PRIORITY_NORMAL, &b.xs));
+        CHECK(xdev_stream_create(d, XDEV_STREAM_PRIORITY_NORMAL, &b.xs));
         void *h = NULL;
-        XCHECK(xdev_stream_native_handle(b.xs, &h));
+        CHECK(xdev_stream_native_handle(b.xs, &h));
         b.cs = (cudaStream_t)h;
         verify(&b);
         for (int c = pageable_only ? PAGE_H2D : 0; c < NCASES; c++) {
@@ -167,18 +140,17 @@ int main(int argc, char **argv) {
                 tx[r] = once(&b, (case_t)c, true);
                 tr[r] = once(&b, (case_t)c, false);
             }
-            qsort(tx, (size_t)reps, sizeof *tx, cmp_double);
-            qsort(tr, (size_t)reps, sizeof *tr, cmp_double);
-            double gx = (double)b.n / tx[reps / 2] / 1e9, gr = (double)b.n / tr[reps / 2] / 1e9;
+            double gx = (double)b.n / median(tx, reps) / 1e9;
+            double gr = (double)b.n / median(tr, reps) / 1e9;
             printf("| %-13s | %8zu | %10.2f | %10.2f | %6.2fx |\n", k_names[c], sizes_mb[si], gx,
                    gr, gx / gr);
         }
-        XCHECK(xdev_stream_destroy(b.xs));
-        XCHECK(xdev_free(b.dev));
-        XCHECK(xdev_host_free(b.pinned));
+        CHECK(xdev_stream_destroy(b.xs));
+        CHECK(xdev_free(b.dev));
+        CHECK(xdev_host_free(b.pinned));
         free(b.pageable);
         free(b.check);
-        XCHECK(xdev_empty_cache());
+        CHECK(xdev_empty_cache());
     }
     free(tx);
     free(tr);

@@ -1,7 +1,8 @@
 /* bench/gpu/cuda_runtime_bench.c - the raw CUDA runtime's cost for the
  * operations bench/runtime_bench.c times through xdev, same method (batches
  * of --ops calls, median/min/max ns per call over --reps batches, an
- * untimed synchronize after each batch), on a non-blocking stream of device 0:
+ * untimed synchronize after each batch: bench_batches of bench_util.h, the
+ * harness runtime_bench uses), on a non-blocking stream of device 0:
  *
  *   cuda_runtime_bench [--reps 31] [--ops 10000]
  *
@@ -15,11 +16,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cuda_runtime_api.h>
 
-#define CHECK(call)                                                                                \
+#include "../bench_util.h"
+
+/* A CUDA call that may also answer cudaErrorNotReady (the queries). */
+#define RCHECK(call)                                                                               \
     do {                                                                                           \
         cudaError_t e_ = (call);                                                                   \
         if (e_ != cudaSuccess && e_ != cudaErrorNotReady) {                                        \
@@ -34,78 +37,71 @@ static long g_ops;
 static atomic_ulong g_runs;
 static volatile int g_sink;
 
-static double now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static void noop(void *user) {
     (void)user;
     atomic_fetch_add_explicit(&g_runs, 1, memory_order_relaxed);
 }
 
-static void b_host_func(void) {
+static void b_host_func(void *unused) {
+    (void)unused;
     for (long i = 0; i < g_ops; i++)
-        CHECK(cudaLaunchHostFunc(g_stream, noop, NULL));
+        RCHECK(cudaLaunchHostFunc(g_stream, noop, NULL));
 }
-static void b_record(void) {
+static void b_record(void *unused) {
+    (void)unused;
     for (long i = 0; i < g_ops; i++)
-        CHECK(cudaEventRecord(g_event, g_stream));
+        RCHECK(cudaEventRecord(g_event, g_stream));
 }
-static void b_query(void) {
+static void b_query(void *unused) {
+    (void)unused;
     for (long i = 0; i < g_ops; i++)
-        CHECK(cudaEventQuery(g_event));
+        RCHECK(cudaEventQuery(g_event));
 }
-static void b_record_query(void) {
+static void b_record_query(void *unused) {
+    (void)unused;
     for (long i = 0; i < g_ops; i++) {
-        CHECK(cudaEventRecord(g_event, g_stream));
-        CHECK(cudaEventQuery(g_event));
+        RCHECK(cudaEventRecord(g_event, g_stream));
+        RCHECK(cudaEventQuery(g_event));
     }
 }
-static void b_stream_query(void) {
+static void b_stream_query(void *unused) {
+    (void)unused;
     for (long i = 0; i < g_ops; i++)
-        CHECK(cudaStreamQuery(g_stream));
+        RCHECK(cudaStreamQuery(g_stream));
 }
-static void b_get_device(void) {
+static void b_get_device(void *unused) {
+    (void)unused;
     int d = 0;
     for (long i = 0; i < g_ops; i++) {
-        CHECK(cudaGetDevice(&d));
+        RCHECK(cudaGetDevice(&d));
         g_sink = d;
     }
 }
-static void b_guard(void) { /* c10::cuda::CUDAGuard on the current device */
+static void b_guard(void *unused) {
+    (void)unused; /* c10::cuda::CUDAGuard on the current device */
     int d = 0;
     for (long i = 0; i < g_ops; i++) {
-        CHECK(cudaGetDevice(&d));
-        if (d != 0) CHECK(cudaSetDevice(0));
+        RCHECK(cudaGetDevice(&d));
+        if (d != 0) RCHECK(cudaSetDevice(0));
         g_sink = d;
     }
 }
-static void b_get_set_device(void) {
+static void b_get_set_device(void *unused) {
+    (void)unused;
     int d = 0;
     for (long i = 0; i < g_ops; i++) {
-        CHECK(cudaGetDevice(&d));
-        CHECK(cudaSetDevice(d));
+        RCHECK(cudaGetDevice(&d));
+        RCHECK(cudaSetDevice(d));
     }
 }
 
-static void run(const char *name, void (*fn)(void), int reps, double *v) {
-    fn();
-    CHECK(cudaStreamSynchronize(g_stream));
-    for (int r = 0; r < reps; r++) {
-        double t0 = now_ns();
-        fn();
-        v[r] = (now_ns() - t0) / (double)g_ops;
-        CHECK(cudaStreamSynchronize(g_stream));
-    }
-    qsort(v, (size_t)reps, sizeof *v, cmp_double);
-    printf("| %-40s | %10.1f | %10.1f | %10.1f |\n", name, v[reps / 2], v[0], v[reps - 1]);
+static void settle(void *unused) {
+    (void)unused;
+    RCHECK(cudaStreamSynchronize(g_stream));
+}
+
+static void run(const char *name, void (*fn)(void *), int reps, double *v) {
+    bench_row(name, bench_batches(fn, settle, NULL, g_ops, reps, v));
 }
 
 int main(int argc, char **argv) {
@@ -116,15 +112,15 @@ int main(int argc, char **argv) {
         if (strcmp(argv[i], "--ops") == 0) g_ops = atol(argv[i + 1]);
     }
     if (reps < 1 || g_ops < 1) return 2;
-    CHECK(cudaSetDevice(0));
+    RCHECK(cudaSetDevice(0));
     struct cudaDeviceProp p;
-    CHECK(cudaGetDeviceProperties(&p, 0));
-    CHECK(cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking));
-    CHECK(cudaEventCreateWithFlags(&g_event, cudaEventDisableTiming));
+    RCHECK(cudaGetDeviceProperties(&p, 0));
+    RCHECK(cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking));
+    RCHECK(cudaEventCreateWithFlags(&g_event, cudaEventDisableTiming));
     double *v = malloc(sizeof(double) * (size_t)reps);
     printf("raw CUDA runtime_bench on cuda:0 (%s)\n%d batches of %ld calls; ns per call\n\n",
            p.name, reps, g_ops);
-    printf("| %-40s | %10s | %10s | %10s |\n", "operation", "median", "min", "max");
+    bench_table_header();
     run("cudaLaunchHostFunc (no-op), per enqueue", b_host_func, reps, v);
     run("cudaEventRecord", b_record, reps, v);
     run("cudaEventQuery (completed event)", b_query, reps, v);
@@ -134,7 +130,7 @@ int main(int argc, char **argv) {
     run("same-device guard (cudaGetDevice+cmp)", b_guard, reps, v);
     run("cudaGetDevice + cudaSetDevice (same)", b_get_set_device, reps, v);
     free(v);
-    CHECK(cudaEventDestroy(g_event));
-    CHECK(cudaStreamDestroy(g_stream));
+    RCHECK(cudaEventDestroy(g_event));
+    RCHECK(cudaStreamDestroy(g_stream));
     return 0;
 }

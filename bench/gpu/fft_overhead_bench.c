@@ -61,7 +61,7 @@ typedef struct ctx {
 
 static void one(const ctx_t *x, bool xdev) {
     if (xdev) {
-        XCHECK(
+        CHECK(
             xdev_fft_exec(&x->desc, x->in, x->out_x, XDEV_FFT_FORWARD, XDEV_FFT_NORM_NONE, x->xs));
         return;
     }
@@ -80,10 +80,10 @@ static void one(const ctx_t *x, bool xdev) {
 
 /* Host seconds per call over one round of `calls`. */
 static double round_s(const ctx_t *x, bool xdev, int calls) {
-    double t0 = gb_now_s();
+    double t0 = now_s();
     for (int i = 0; i < calls; i++)
         one(x, xdev);
-    double t = gb_now_s() - t0;
+    double t = now_s() - t0;
     CCHECK(cudaStreamSynchronize(x->cs));
     return t / calls;
 }
@@ -99,9 +99,9 @@ static void setup(ctx_t *x, xdev_device_t d) {
     size_t real = c->prec == XDEV_FFT_F32 ? 4 : 8;
     x->in_bytes = (size_t)(total * c->batch) * real * (c->type == XDEV_FFT_R2C ? 1 : 2);
     x->out_bytes = (size_t)(half * c->batch) * real * 2;
-    XCHECK(xdev_malloc_device(d, &x->in, x->in_bytes));
-    XCHECK(xdev_malloc_device(d, &x->out_x, x->out_bytes));
-    XCHECK(xdev_malloc_device(d, &x->out_d, x->out_bytes));
+    CHECK(xdev_malloc_device(d, &x->in, x->in_bytes));
+    CHECK(xdev_malloc_device(d, &x->out_x, x->out_bytes));
+    CHECK(xdev_malloc_device(d, &x->out_d, x->out_bytes));
     size_t nreal = x->in_bytes / real;
     void *h = malloc(x->in_bytes);
     if (h == NULL) exit(1);
@@ -112,7 +112,7 @@ static void setup(ctx_t *x, xdev_device_t d) {
         else
             ((double *)h)[i] = gb_uniform(&st);
     }
-    XCHECK(xdev_memcpy(x->in, h, x->in_bytes));
+    CHECK(xdev_memcpy(x->in, h, x->in_bytes));
     free(h);
     x->ctype = c->type == XDEV_FFT_R2C   ? CUFFT_R2C
                : c->prec == XDEV_FFT_F32 ? CUFFT_C2C
@@ -127,9 +127,9 @@ static void compare(const ctx_t *x) {
     size_t count = x->out_bytes / (x->c->prec == XDEV_FFT_F32 ? 4 : 8);
     unsigned char *a = malloc(x->out_bytes), *b = malloc(x->out_bytes);
     if (!a || !b) exit(1);
-    XCHECK(xdev_stream_synchronize(x->xs));
-    XCHECK(xdev_memcpy(a, x->out_x, x->out_bytes));
-    XCHECK(xdev_memcpy(b, x->out_d, x->out_bytes));
+    CHECK(xdev_stream_synchronize(x->xs));
+    CHECK(xdev_memcpy(a, x->out_x, x->out_bytes));
+    CHECK(xdev_memcpy(b, x->out_d, x->out_bytes));
     double worst = 0, mag = 0;
     for (size_t i = 0; i < count; i++) {
         double u = x->c->prec == XDEV_FFT_F32 ? ((float *)a)[i] : ((double *)a)[i];
@@ -170,9 +170,9 @@ int main(int argc, char **argv) {
     if (!tx || !td) return 1;
     for (size_t ci = 0; ci < sizeof k_cases / sizeof k_cases[0]; ci++) {
         ctx_t x = {.c = &k_cases[ci]};
-        XCHECK(xdev_stream_create(d, XDEV_STREAM_PRIORITY_NORMAL, &x.xs));
+        CHECK(xdev_stream_create(d, XDEV_STREAM_PRIORITY_NORMAL, &x.xs));
         void *native = NULL;
-        XCHECK(xdev_stream_native_handle(x.xs, &native));
+        CHECK(xdev_stream_native_handle(x.xs, &native));
         x.cs = (cudaStream_t)native;
         setup(&x, d);
         size_t ws = 0;
@@ -186,18 +186,18 @@ int main(int argc, char **argv) {
             tx[r] = round_s(&x, true, calls);
             td[r] = round_s(&x, false, calls);
         }
-        double mx = gb_median(tx, rounds) * 1e9, md = gb_median(td, rounds) * 1e9;
+        double mx = median(tx, rounds) * 1e9, md = median(td, rounds) * 1e9;
         printf("| %-30s | %9.1f | %10.0f | %10.0f | %+9.0f |\n", x.c->name, (double)ws / 1024.0, mx,
                md, mx - md);
         fflush(stdout);
         FCHECK(cufftDestroy(x.plan));
-        XCHECK(xdev_free(x.in));
-        XCHECK(xdev_free(x.out_x));
-        XCHECK(xdev_free(x.out_d));
-        XCHECK(xdev_stream_destroy(x.xs));
+        CHECK(xdev_free(x.in));
+        CHECK(xdev_free(x.out_x));
+        CHECK(xdev_free(x.out_d));
+        CHECK(xdev_stream_destroy(x.xs));
     }
     xdev_fft_plan_cache_stats_t st;
-    XCHECK(xdev_fft_plan_cache_stats(d, &st));
+    CHECK(xdev_fft_plan_cache_stats(d, &st));
     printf("plan cache on cuda:%d: %lld plans, %lld hits, %lld misses\n", d.index,
            (long long)st.size, (long long)st.hits, (long long)st.misses);
     free(tx);

@@ -64,7 +64,7 @@ static void fill(void *dev, int64_t n, bool bf16, uint64_t seed) {
         else
             ((float *)host)[i] = v;
     }
-    XCHECK(xdev_memcpy(dev, host, count * es));
+    CHECK(xdev_memcpy(dev, host, count * es));
     free(host);
 }
 
@@ -72,8 +72,8 @@ static void one_gemm(const ctx_t *x, bool xdev) {
     int n = (int)x->n;
     if (xdev) {
         xdev_dtype_t t = x->mode == MODE_BF16 ? XDEV_DTYPE_BF16 : XDEV_DTYPE_F32;
-        XCHECK(xdev_gemm(t, XDEV_BLAS_OP_N, XDEV_BLAS_OP_N, n, n, n, 1.0, x->a, n, x->b, n, 0.0,
-                         x->c, n, x->xs));
+        CHECK(xdev_gemm(t, XDEV_BLAS_OP_N, XDEV_BLAS_OP_N, n, n, n, 1.0, x->a, n, x->b, n, 0.0,
+                        x->c, n, x->xs));
         return;
     }
     const float alpha = 1.0f, beta = 0.0f;
@@ -97,7 +97,7 @@ static double round_s(const ctx_t *x, bool xdev, int reps) {
 }
 
 static void run_case(ctx_t *x, int rounds) {
-    XCHECK(xdev_blas_set_allow_tf32(x->mode == MODE_TF32));
+    CHECK(xdev_blas_set_allow_tf32(x->mode == MODE_TF32));
     (void)round_s(x, true, 1); /* warm-up: handles, cuBLAS heuristics, workspace */
     (void)round_s(x, false, 1);
     double est = round_s(x, false, 2);
@@ -110,7 +110,7 @@ static void run_case(ctx_t *x, int rounds) {
         td[r] = round_s(x, false, reps);
     }
     double flop = 2.0 * (double)x->n * (double)x->n * (double)x->n;
-    double gx = flop / gb_median(tx, rounds) / 1e9, gd = flop / gb_median(td, rounds) / 1e9;
+    double gx = flop / median(tx, rounds) / 1e9, gd = flop / median(td, rounds) / 1e9;
     printf("| %-5s | %6lld | %5d | %12.0f | %12.0f | %6.3f |\n", k_mode_names[x->mode],
            (long long)x->n, reps, gx, gd, gx / gd);
     fflush(stdout);
@@ -151,16 +151,16 @@ int main(int argc, char **argv) {
     if (rounds < 1 || rounds > 64) return 2;
     xdev_device_t d = gb_cuda_device("gemm_bench");
     xdev_device_properties_t props;
-    XCHECK(xdev_get_device_properties(d, &props));
+    CHECK(xdev_get_device_properties(d, &props));
     printf("gemm_bench on cuda:%d (%s): GFLOP/s of the median of %d rounds, xdev_gemm vs "
            "cublasGemmEx\n",
            d.index, props.name, rounds);
     printf("| %-5s | %6s | %5s | %12s | %12s | %6s |\n", "mode", "n", "reps", "xdev GFLOP/s",
            "cuBLAS GFLOP/s", "ratio");
     ctx_t x = {0};
-    XCHECK(xdev_stream_create(d, XDEV_STREAM_PRIORITY_NORMAL, &x.xs));
+    CHECK(xdev_stream_create(d, XDEV_STREAM_PRIORITY_NORMAL, &x.xs));
     void *native = NULL;
-    XCHECK(xdev_stream_native_handle(x.xs, &native));
+    CHECK(xdev_stream_native_handle(x.xs, &native));
     x.cs = (cudaStream_t)native;
     BCHECK(cublasCreate(&x.h));
     BCHECK(cublasSetStream(x.h, x.cs));
@@ -172,20 +172,20 @@ int main(int argc, char **argv) {
             x.mode = (mode_t_)m;
             x.n = sizes[si];
             size_t bytes = (size_t)(x.n * x.n) * (m == MODE_BF16 ? 2 : 4);
-            XCHECK(xdev_malloc_device(d, &x.a, bytes));
-            XCHECK(xdev_malloc_device(d, &x.b, bytes));
-            XCHECK(xdev_malloc_device(d, &x.c, bytes));
+            CHECK(xdev_malloc_device(d, &x.a, bytes));
+            CHECK(xdev_malloc_device(d, &x.b, bytes));
+            CHECK(xdev_malloc_device(d, &x.c, bytes));
             fill(x.a, x.n, m == MODE_BF16, 1 + (uint64_t)si);
             fill(x.b, x.n, m == MODE_BF16, 99 + (uint64_t)si);
             run_case(&x, rounds);
-            XCHECK(xdev_stream_synchronize(x.xs));
-            XCHECK(xdev_free(x.a));
-            XCHECK(xdev_free(x.b));
-            XCHECK(xdev_free(x.c));
+            CHECK(xdev_stream_synchronize(x.xs));
+            CHECK(xdev_free(x.a));
+            CHECK(xdev_free(x.b));
+            CHECK(xdev_free(x.c));
         }
     CCHECK(cudaEventDestroy(x.e0));
     CCHECK(cudaEventDestroy(x.e1));
     BCHECK(cublasDestroy(x.h));
-    XCHECK(xdev_stream_destroy(x.xs));
+    CHECK(xdev_stream_destroy(x.xs));
     return 0;
 }

@@ -69,24 +69,23 @@ typedef struct result {
 static double time_gemm(xdev_dtype_t t, int n, const void *a, const void *b, void *c,
                         xdev_stream_t s, int reps) {
     xdev_event_t e0, e1;
-    XCHECK(xdev_event_create(XDEV_EVENT_TIMING, &e0));
-    XCHECK(xdev_event_create(XDEV_EVENT_TIMING, &e1));
-    XCHECK(xdev_gemm(t, XDEV_BLAS_OP_N, XDEV_BLAS_OP_N, n, n, n, 1.0, a, n, b, n, 0.0, c, n, s));
-    XCHECK(xdev_stream_synchronize(s));
+    CHECK(xdev_event_create(XDEV_EVENT_TIMING, &e0));
+    CHECK(xdev_event_create(XDEV_EVENT_TIMING, &e1));
+    CHECK(xdev_gemm(t, XDEV_BLAS_OP_N, XDEV_BLAS_OP_N, n, n, n, 1.0, a, n, b, n, 0.0, c, n, s));
+    CHECK(xdev_stream_synchronize(s));
     double v[32];
     for (int r = 0; r < reps; r++) {
-        XCHECK(xdev_event_record(e0, s));
-        XCHECK(
-            xdev_gemm(t, XDEV_BLAS_OP_N, XDEV_BLAS_OP_N, n, n, n, 1.0, a, n, b, n, 0.0, c, n, s));
-        XCHECK(xdev_event_record(e1, s));
-        XCHECK(xdev_event_synchronize(e1));
+        CHECK(xdev_event_record(e0, s));
+        CHECK(xdev_gemm(t, XDEV_BLAS_OP_N, XDEV_BLAS_OP_N, n, n, n, 1.0, a, n, b, n, 0.0, c, n, s));
+        CHECK(xdev_event_record(e1, s));
+        CHECK(xdev_event_synchronize(e1));
         float ms = 0.0f;
-        XCHECK(xdev_event_elapsed_time(e0, e1, &ms));
+        CHECK(xdev_event_elapsed_time(e0, e1, &ms));
         v[r] = (double)ms * 1e-3;
     }
-    XCHECK(xdev_event_destroy(e0));
-    XCHECK(xdev_event_destroy(e1));
-    return gb_median(v, reps);
+    CHECK(xdev_event_destroy(e0));
+    CHECK(xdev_event_destroy(e1));
+    return median(v, reps);
 }
 
 int main(int argc, char **argv) {
@@ -104,7 +103,7 @@ int main(int argc, char **argv) {
     if (n < 16 || reps < 1 || reps > 32) return 2;
     xdev_device_t d = gb_cuda_device("tf32_bench");
     xdev_device_properties_t props;
-    XCHECK(xdev_get_device_properties(d, &props));
+    CHECK(xdev_get_device_properties(d, &props));
     size_t count = (size_t)n * (size_t)n;
     double *ha = malloc(count * 8), *hb = malloc(count * 8), *hc = malloc(count * 8);
     float *fa = malloc(count * 4), *fb = malloc(count * 4), *fc = malloc(count * 4);
@@ -112,22 +111,22 @@ int main(int argc, char **argv) {
     gen(ha, fa, count, 1);
     gen(hb, fb, count, 2);
     void *da, *db, *dc, *sa, *sb, *sc;
-    XCHECK(xdev_malloc_device(d, &da, count * 8));
-    XCHECK(xdev_malloc_device(d, &db, count * 8));
-    XCHECK(xdev_malloc_device(d, &dc, count * 8));
-    XCHECK(xdev_malloc_device(d, &sa, count * 4));
-    XCHECK(xdev_malloc_device(d, &sb, count * 4));
-    XCHECK(xdev_malloc_device(d, &sc, count * 4));
-    XCHECK(xdev_memcpy(da, ha, count * 8));
-    XCHECK(xdev_memcpy(db, hb, count * 8));
-    XCHECK(xdev_memcpy(sa, fa, count * 4));
-    XCHECK(xdev_memcpy(sb, fb, count * 4));
+    CHECK(xdev_malloc_device(d, &da, count * 8));
+    CHECK(xdev_malloc_device(d, &db, count * 8));
+    CHECK(xdev_malloc_device(d, &dc, count * 8));
+    CHECK(xdev_malloc_device(d, &sa, count * 4));
+    CHECK(xdev_malloc_device(d, &sb, count * 4));
+    CHECK(xdev_malloc_device(d, &sc, count * 4));
+    CHECK(xdev_memcpy(da, ha, count * 8));
+    CHECK(xdev_memcpy(db, hb, count * 8));
+    CHECK(xdev_memcpy(sa, fa, count * 4));
+    CHECK(xdev_memcpy(sb, fb, count * 4));
     xdev_stream_t s;
-    XCHECK(xdev_stream_create(d, XDEV_STREAM_PRIORITY_NORMAL, &s));
+    CHECK(xdev_stream_create(d, XDEV_STREAM_PRIORITY_NORMAL, &s));
 
     double t64 = time_gemm(XDEV_DTYPE_F64, n, da, db, dc, s, reps);
-    XCHECK(xdev_memcpy_async(hc, dc, count * 8, s));
-    XCHECK(xdev_stream_synchronize(s));
+    CHECK(xdev_memcpy_async(hc, dc, count * 8, s));
+    CHECK(xdev_stream_synchronize(s));
     double mean = 0.0;
     for (size_t i = 0; i < count; i++)
         mean += fabs(hc[i]);
@@ -135,10 +134,10 @@ int main(int argc, char **argv) {
 
     result_t res[2]; /* [0] TF32 on, [1] off */
     for (int k = 0; k < 2; k++) {
-        XCHECK(xdev_blas_set_allow_tf32(k == 0));
+        CHECK(xdev_blas_set_allow_tf32(k == 0));
         res[k].seconds = time_gemm(XDEV_DTYPE_F32, n, sa, sb, sc, s, reps);
-        XCHECK(xdev_memcpy_async(fc, sc, count * 4, s));
-        XCHECK(xdev_stream_synchronize(s));
+        CHECK(xdev_memcpy_async(fc, sc, count * 4, s));
+        CHECK(xdev_stream_synchronize(s));
         double worst = 0.0;
         for (size_t i = 0; i < count; i++) {
             double e = fabs((double)fc[i] - hc[i]);
@@ -160,13 +159,13 @@ int main(int argc, char **argv) {
                ga_s[k], ga_err[k]);
     printf("speed-up TF32 on / off: %.2fx (GA100: %.2fx)\n", res[1].seconds / res[0].seconds,
            0.11 / 0.016);
-    XCHECK(xdev_stream_destroy(s));
-    XCHECK(xdev_free(da));
-    XCHECK(xdev_free(db));
-    XCHECK(xdev_free(dc));
-    XCHECK(xdev_free(sa));
-    XCHECK(xdev_free(sb));
-    XCHECK(xdev_free(sc));
+    CHECK(xdev_stream_destroy(s));
+    CHECK(xdev_free(da));
+    CHECK(xdev_free(db));
+    CHECK(xdev_free(dc));
+    CHECK(xdev_free(sa));
+    CHECK(xdev_free(sb));
+    CHECK(xdev_free(sc));
     free(ha), free(hb), free(hc), free(fa), free(fb), free(fc);
     return 0;
 }
