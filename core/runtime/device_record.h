@@ -19,6 +19,7 @@ xdev_status_t xdev_device_lookup_slow(xdev_device_t device, xdev_device_record_t
 /* The record of `device`; index -1 means this thread's current device of
  * its type. Errors: unknown type, backend unusable, index out of range. */
 static inline xdev_status_t xdev_device_lookup(xdev_device_t device, xdev_device_record_t **out) {
+    *out = NULL; /* set on every path; GCC at -O3 cannot see that the slow path sets it */
     if (__builtin_expect(atomic_load_explicit(&xdev_core_ready, memory_order_acquire) != 0, 1) &&
         (unsigned)device.type < XDEV_DEVICE_TYPE_COUNT) {
         xdev_backend_t *be =
