@@ -16,13 +16,18 @@ static xdev_status_t allocator_of(xdev_device_t device, xdev_device_allocator_t 
     return st == XDEV_SUCCESS ? xdev_alloc_get(rec->be, rec->id.index, out) : st;
 }
 
+/* A consistent copy of the allocator's statistics. */
+static void stats_copy(xdev_device_allocator_t *da, xdev_memory_stats_t *out) {
+    xdev_spin_lock(&da->lock);
+    *out = da->stats;
+    xdev_spin_unlock(&da->lock);
+}
+
 xdev_status_t xdev_memory_stats(xdev_device_t device, xdev_memory_stats_t *out) {
     XDEV_REQUIRE_ARG(out);
     xdev_device_allocator_t *da;
     XDEV_CHECK(allocator_of(device, &da));
-    xdev_spin_lock(&da->lock);
-    *out = da->stats;
-    xdev_spin_unlock(&da->lock);
+    stats_copy(da, out);
     return XDEV_SUCCESS;
 }
 
@@ -224,8 +229,10 @@ xdev_status_t xdev_memory_summary(xdev_device_t device, bool abbreviated, char *
     *out = NULL;
     xdev_device_record_t *rec;
     XDEV_CHECK(xdev_device_lookup(device, &rec));
+    xdev_device_allocator_t *da;
+    XDEV_CHECK(xdev_alloc_get(rec->be, rec->id.index, &da));
     xdev_memory_stats_t s;
-    XDEV_CHECK(xdev_memory_stats(rec->id, &s));
+    stats_copy(da, &s);
     xdev_strbuf_t sb = {0};
     const char *rule =
         "=================================================================================";

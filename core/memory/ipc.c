@@ -287,11 +287,10 @@ xdev_status_t xdev_ipc_open_event_handle(const xdev_ipc_event_handle_t *handle, 
     if (!XDEV_HAS(rec->be, ipc, open_event_handle)) XDEV_CHECK(not_supported(rec->be, "events"));
     void *native = NULL;
     XDEV_CHECK(xdev_be_ipc_open_event_handle(rec, w.native, &native));
-    xdev_event_t e;
-    xdev_status_t st = xdev_event_create(XDEV_EVENT_INTERPROCESS, &e);
-    if (st != XDEV_SUCCESS) {
+    xdev_event_t e = xdev_core_event_new(XDEV_EVENT_INTERPROCESS);
+    if (e == NULL) {
         (void)xdev_be_event_destroy(rec, native);
-        return st;
+        return XDEV_API_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no memory for an event handle");
     }
     pthread_mutex_lock(&e->lock);
     e->native = native;

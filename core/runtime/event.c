@@ -36,12 +36,18 @@ xdev_status_t xdev_event_create(unsigned flags, xdev_event_t *out) {
                              "XDEV_EVENT_INTERPROCESS cannot be combined with XDEV_EVENT_TIMING "
                              "(interprocess events do not time)");
     XDEV_CHECK(xdev_core_ensure_init());
-    xdev_event_t e = xdev_handle_alloc(&xdev_event_arena);
+    xdev_event_t e = xdev_core_event_new(flags);
     if (e == NULL) return XDEV_API_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no memory for an event handle");
-    e->flags = flags;
-    pthread_mutex_init(&e->lock, NULL);
     *out = e;
     return XDEV_SUCCESS;
+}
+
+xdev_event_t xdev_core_event_new(unsigned flags) {
+    xdev_event_t e = xdev_handle_alloc(&xdev_event_arena);
+    if (e == NULL) return NULL;
+    e->flags = flags;
+    pthread_mutex_init(&e->lock, NULL);
+    return e;
 }
 
 xdev_status_t xdev_event_destroy(xdev_event_t event) {

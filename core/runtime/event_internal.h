@@ -22,6 +22,10 @@ extern xdev_handle_arena_t xdev_event_arena;
 
 xdev_status_t xdev_event_check(xdev_event_t e, const char *arg);
 
+/* A new event handle with validated `flags` (no backend event yet); NULL
+ * when the handle arena is out of memory. */
+xdev_event_t xdev_core_event_new(unsigned flags);
+
 /* xdev_event_record without naming a public call (shared by the two
  * public ways to record). */
 xdev_status_t xdev_core_event_record(xdev_event_t event, xdev_stream_t stream);

@@ -85,7 +85,11 @@ typedef struct xdev_fft_desc {
 static inline xdev_fft_desc_t xdev_fft_desc_basic(xdev_fft_type_t type,
                                                   xdev_fft_precision_t precision, int rank,
                                                   const int64_t *n, int64_t batch) {
+#ifdef __cplusplus
+    xdev_fft_desc_t d = {}; /* {0} warns in C++ (-Wmissing-field-initializers) */
+#else
     xdev_fft_desc_t d = {0};
+#endif
     d.size = sizeof d;
     d.type = type;
     d.precision = precision;
