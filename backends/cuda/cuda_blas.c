@@ -16,9 +16,10 @@
  * sets the handle's stream (cublasSetStream, skipped when it is the stream
  * the handle already has) and pointer mode. When a thread exits, its handles
  * go to a per-device pool that later threads take from, so thread churn does
- * not leak handles; the backend's shutdown destroys every handle (pooled or
- * held by a live thread). Every call runs with the operands' device current
- * (a cuBLAS handle belongs to the device current at its creation).
+ * not leak handles. Nothing destroys them at exit: at_exit makes no CUDA call
+ * (the driver may be unloading); the process's end releases them. Every call
+ * runs with the operands' device current (a cuBLAS handle belongs to the
+ * device current at its creation).
  *
  * Workspace: cuBLAS's own default workspace (cublasSetStream resets a handle
  * to it). Giving cuBLAS memory from the core's caching allocator would need
@@ -67,42 +68,32 @@ typedef struct blas_handle {
     struct blas_handle *next_free;
 } blas_handle_t;
 
-/* One thread's handles, also linked into g_threads so shutdown finds them. */
+/* One thread's handles (freed, the handles pooled, when the thread exits). */
 typedef struct thread_handles {
     blas_handle_t *h[XC_MAX_DEVICES];
-    struct thread_handles *prev, *next;
 } thread_handles_t;
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static blas_handle_t *g_pool[XC_MAX_DEVICES]; /* handles of exited threads */
-static thread_handles_t *g_threads;           /* live threads' sets */
 static pthread_key_t g_key;
 static pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
 static bool g_key_ok;
-/* Bumped by shutdown: a thread whose t_epoch differs has a freed set. */
-static atomic_uint g_epoch = 1;
 static _Thread_local thread_handles_t *t_mine;
-static _Thread_local unsigned t_epoch;
 
 /* Thread exit: the thread's handles go to the pools (stream forgotten: the
  * thread's streams may be gone). */
 static void thread_exit(void *arg) {
     thread_handles_t *set = arg;
     pthread_mutex_lock(&g_lock);
-    if (t_epoch == atomic_load(&g_epoch)) { /* else shutdown already freed it */
-        for (int d = 0; d < XC_MAX_DEVICES; d++) {
-            blas_handle_t *bh = set->h[d];
-            if (bh == NULL) continue;
-            bh->stream_set = false;
-            bh->next_free = g_pool[d];
-            g_pool[d] = bh;
-        }
-        if (set->prev) set->prev->next = set->next;
-        if (set->next) set->next->prev = set->prev;
-        if (g_threads == set) g_threads = set->next;
-        free(set);
+    for (int d = 0; d < XC_MAX_DEVICES; d++) {
+        blas_handle_t *bh = set->h[d];
+        if (bh == NULL) continue;
+        bh->stream_set = false;
+        bh->next_free = g_pool[d];
+        g_pool[d] = bh;
     }
     pthread_mutex_unlock(&g_lock);
+    free(set);
     t_mine = NULL;
 }
 
@@ -115,21 +106,14 @@ static void make_key(void) {
 static xdev_status_t handle_slow(int device, blas_handle_t **out) {
     pthread_once(&g_key_once, make_key);
     if (!g_key_ok) return xc_error(XDEV_ERROR_BACKEND, "cuda: pthread_key_create failed");
-    pthread_mutex_lock(&g_lock);
-    unsigned epoch = atomic_load(&g_epoch);
-    if (t_mine == NULL || t_epoch != epoch) {
+    if (t_mine == NULL) {
         thread_handles_t *set = calloc(1, sizeof *set);
-        if (set == NULL) {
-            pthread_mutex_unlock(&g_lock);
+        if (set == NULL)
             return xc_error(XDEV_ERROR_OUT_OF_MEMORY, "cuda: no host memory for cuBLAS handles");
-        }
-        set->next = g_threads;
-        if (g_threads) g_threads->prev = set;
-        g_threads = set;
         t_mine = set;
-        t_epoch = epoch;
         (void)pthread_setspecific(g_key, set);
     }
+    pthread_mutex_lock(&g_lock);
     blas_handle_t *bh = g_pool[device];
     if (bh != NULL) g_pool[device] = bh->next_free;
     pthread_mutex_unlock(&g_lock);
@@ -155,8 +139,7 @@ static xdev_status_t handle_get(int device, void *stream, cublasPointerMode_t pm
                                 blas_handle_t **out) {
     blas_handle_t *bh = NULL;
     thread_handles_t *mine = t_mine;
-    if (mine != NULL && t_epoch == atomic_load_explicit(&g_epoch, memory_order_relaxed))
-        bh = mine->h[device];
+    if (mine != NULL) bh = mine->h[device];
     if (bh == NULL) {
         xdev_status_t st = handle_slow(device, &bh);
         if (st != XDEV_SUCCESS) return st;
@@ -174,36 +157,6 @@ static xdev_status_t handle_get(int device, void *stream, cublasPointerMode_t pm
     }
     *out = bh;
     return XDEV_SUCCESS;
-}
-
-/* Destroy a handle with its device current (best effort at shutdown). */
-static void handle_destroy(int device, blas_handle_t *bh) {
-    int prev = -1;
-    bool switched = cudaGetDevice(&prev) == cudaSuccess && prev != device &&
-                    cudaSetDevice(device) == cudaSuccess;
-    (void)cublasDestroy(bh->h);
-    if (switched) (void)cudaSetDevice(prev);
-    free(bh);
-}
-
-void xc_blas_shutdown(void) {
-    pthread_mutex_lock(&g_lock);
-    for (thread_handles_t *set = g_threads, *next; set != NULL; set = next) {
-        next = set->next;
-        for (int d = 0; d < XC_MAX_DEVICES; d++)
-            if (set->h[d] != NULL) handle_destroy(d, set->h[d]);
-        free(set);
-    }
-    g_threads = NULL;
-    for (int d = 0; d < XC_MAX_DEVICES; d++)
-        for (blas_handle_t *bh = g_pool[d], *next; bh != NULL; bh = next) {
-            next = bh->next_free;
-            handle_destroy(d, bh);
-        }
-    for (int d = 0; d < XC_MAX_DEVICES; d++)
-        g_pool[d] = NULL;
-    atomic_fetch_add(&g_epoch, 1u); /* live threads' t_mine now reads as stale */
-    pthread_mutex_unlock(&g_lock);
 }
 
 /* ------------------------------------------------------------- types */

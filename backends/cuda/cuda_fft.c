@@ -206,10 +206,6 @@ static xdev_status_t fft_exec(const xdev_fft_exec_desc_t *x) {
     return st;
 }
 
-void xc_fft_shutdown(void) {
-    xc_fft_scale_shutdown();
-}
-
 const xdev_fft_vtable_t xc_fft_vtable = {
     .size = sizeof(xdev_fft_vtable_t),
     .plan_create = fft_plan_create,

@@ -366,16 +366,6 @@ xdev_status_t xc_fft_scale(const xdev_fft_plan_desc_t *d, void *out, double scal
     return XDEV_SUCCESS;
 }
 
-/* Unload the kernels; later scaling fails with this reason (the backend is
- * not re-initialised after shutdown). */
-void xc_fft_scale_shutdown(void) {
-    if (!g_loaded) return;
-    (void)cudaLibraryUnload(g_lib);
-    g_loaded = false;
-    g_load_err = cudaErrorCudartUnloading;
-    g_load_step = "FFT scaling kernels (unloaded at backend shutdown)";
-}
-
 #else
 typedef int xc_fft_scale_unused_t;
 #endif

@@ -91,7 +91,6 @@ static inline xc_device_t *xc_device(int device) {
 /* Copies through pinned staging buffers (cuda_staging.c): host side pageable. */
 bool xc_staging_wanted(const xdev_copy_desc_t *copy);
 xdev_status_t xc_staged_copy(const xdev_copy_desc_t *copy, int device, cudaStream_t stream);
-void xc_staging_shutdown(void);
 /* XDEV_ERROR_ENV for a malformed XDEV_CUDA_STAGING / XDEV_CUDA_STAGE_CHUNK_KB /
  * XDEV_CUDA_COPY_THREADS (checked at plugin init, before the driver). */
 xdev_status_t xc_staging_check_env(void);
@@ -107,19 +106,16 @@ void xc_hostcopy_shutdown(void);
 xdev_status_t xc_nvml_list_processes(int device, xdev_gpu_process_t *out, size_t cap,
                                      size_t *count);
 xdev_status_t xc_nvml_utilization(int device, xdev_device_utilization_t *out);
-void xc_nvml_shutdown(void);
 
 /* cuBLAS (cuda_blas.c) and cuFFT (cuda_fft.c, cuda_fft_scale.c), built when
- * CMake finds them (XC_HAVE_CUBLAS, XC_HAVE_CUFFT); shutdown releases the
- * cuBLAS handles and the FFT scaling kernels. */
+ * CMake finds them (XC_HAVE_CUBLAS, XC_HAVE_CUFFT). Nothing releases their
+ * handles or kernels at exit: at_exit makes no CUDA call (the driver may be
+ * unloading) and the process's end frees them. */
 extern const xdev_blas_vtable_t xc_blas_vtable;
 extern const xdev_fft_vtable_t xc_fft_vtable;
 extern const xdev_rng_vtable_t xc_rng_vtable; /* cuda_rng.cu (XC_HAVE_RNG_KERNELS) */
-void xc_blas_shutdown(void);
-void xc_fft_shutdown(void);
 /* Multiply the output of an exec of the plan `d` by `scale` on `stream`. */
 xdev_status_t xc_fft_scale(const xdev_fft_plan_desc_t *d, void *out, double scale,
                            cudaStream_t stream);
-void xc_fft_scale_shutdown(void);
 
 #endif

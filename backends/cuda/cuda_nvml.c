@@ -33,14 +33,12 @@ static struct {
     void *lib;
     char why[512]; /* set when NVML cannot be used */
     nvml_return_t (*init)(void);
-    nvml_return_t (*shutdown)(void);
     const char *(*error_string)(nvml_return_t);
     nvml_return_t (*by_pci)(const char *, nvml_device_t *);
     nvml_return_t (*processes)(nvml_device_t, unsigned *, nvml_process_t *);
     nvml_return_t (*utilization)(nvml_device_t, nvml_utilization_t *);
 } g_nvml;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void *sym(const char *name) {
     void *p = dlsym(g_nvml.lib, name);
@@ -58,7 +56,6 @@ static void load(void) {
         return;
     }
     *(void **)&g_nvml.init = sym("nvmlInit_v2");
-    *(void **)&g_nvml.shutdown = sym("nvmlShutdown");
     *(void **)&g_nvml.error_string = sym("nvmlErrorString");
     *(void **)&g_nvml.by_pci = sym("nvmlDeviceGetHandleByPciBusId_v2");
     *(void **)&g_nvml.processes = sym("nvmlDeviceGetComputeRunningProcesses_v3");
@@ -132,13 +129,4 @@ xdev_status_t xc_nvml_utilization(int device, xdev_device_utilization_t *out) {
     out->gpu_percent = u.gpu;
     out->memory_percent = u.memory;
     return XDEV_SUCCESS;
-}
-
-void xc_nvml_shutdown(void) {
-    pthread_mutex_lock(&g_lock);
-    if (g_nvml.lib != NULL && g_nvml.why[0] == '\0' && g_nvml.shutdown != NULL) {
-        (void)g_nvml.shutdown();
-        snprintf(g_nvml.why, sizeof g_nvml.why, "the cuda backend was shut down");
-    }
-    pthread_mutex_unlock(&g_lock);
 }

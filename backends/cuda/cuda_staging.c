@@ -244,7 +244,3 @@ xdev_status_t xc_staged_copy(const xdev_copy_desc_t *c, int device, cudaStream_t
     return XDEV_SUCCESS;
 }
 
-void xc_staging_shutdown(void) {
-    for (int d = 0; d < XC_MAX_DEVICES; d++)
-        if (g_ctx[d].ready) ctx_release(&g_ctx[d]);
-}
