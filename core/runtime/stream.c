@@ -113,8 +113,8 @@ xdev_status_t xdev_core_default_stream(xdev_device_record_t *rec, xdev_stream_t 
     return st;
 }
 
-xdev_status_t xdev_core_current_stream(xdev_device_record_t *rec, xdev_stream_t *out) {
-    xdev_stream_ref_t *ref = &xdev_thread_state()->streams[rec->id.type][rec->id.index];
+xdev_status_t xdev_core_current_stream_slow(xdev_device_record_t *rec, xdev_stream_ref_t *ref,
+                                            xdev_stream_t *out) {
     xdev_stream_t s = ref->stream;
     if (s != NULL && xdev_core_stream_acquire(s) &&
         atomic_load_explicit(&s->hdr.generation, memory_order_relaxed) == ref->generation) {

@@ -4,6 +4,7 @@
 
 #include "base/handle_arena.h"
 #include "runtime/registry.h"
+#include "runtime/thread_state.h"
 
 struct xdev_stream {
     xdev_handle_header_t hdr;
@@ -32,8 +33,25 @@ bool xdev_core_stream_acquire(xdev_stream_t s);
 /* The default stream of a device. */
 xdev_status_t xdev_core_default_stream(xdev_device_record_t *rec, xdev_stream_t *out);
 
-/* This thread's current stream of a device. */
-xdev_status_t xdev_core_current_stream(xdev_device_record_t *rec, xdev_stream_t *out);
+/* This thread's current stream of a device. Inline for its common case
+ * (the thread never set one: the device's default stream, already made),
+ * which every stream-taking call with a NULL stream and
+ * xdev_stream_current pay; the rest (a set stream to confirm alive, the
+ * default stream to create) is the slow function. */
+xdev_status_t xdev_core_current_stream_slow(xdev_device_record_t *rec, xdev_stream_ref_t *ref,
+                                            xdev_stream_t *out);
+static inline xdev_status_t xdev_core_current_stream(xdev_device_record_t *rec,
+                                                     xdev_stream_t *out) {
+    xdev_stream_ref_t *ref = &xdev_thread_state()->streams[rec->id.type][rec->id.index];
+    if (ref->stream == NULL) {
+        xdev_stream_t s = atomic_load_explicit(&rec->default_stream, memory_order_acquire);
+        if (s != NULL) {
+            *out = s;
+            return XDEV_SUCCESS;
+        }
+    }
+    return xdev_core_current_stream_slow(rec, ref, out);
+}
 
 /* This thread's current stream of the default type's current device. */
 xdev_status_t xdev_core_current_stream_default(xdev_stream_t *out);

@@ -102,9 +102,11 @@ if want conformance; then
     XT_REQUIRE_BACKENDS=cpu,cuda run_to "$CL" 300 ctest --test-dir "$B" -L conformance -V -j 4 \
         --timeout 120
     for be in cuda cpu; do
-        n=$(grep -cE "^ *[0-9]+/[0-9]+ Test +#[0-9]+: $be/" "$CL")
-        bad=$(grep -E "^ *[0-9]+/[0-9]+ Test +#[0-9]+: $be/" "$CL" | grep -vc ' Passed ')
-        note "conformance on $be: $n entries, $((n - bad)) passed, $bad not passed"
+        rows=$(grep -E "^ *[0-9]+/[0-9]+ Test +#[0-9]+: $be/" "$CL")
+        n=$(grep -c . <<<"$rows")
+        ok=$(grep -c ' Passed ' <<<"$rows")
+        skip=$(grep -c 'Skipped' <<<"$rows")
+        note "conformance on $be: $n entries: $ok passed, $skip skipped, $((n - ok - skip)) failed"
     done
     note "conformance (ctest -L conformance, one build, cuda + cpu): $(grep -E 'tests passed|tests failed' "$CL" | tail -1)"
     grep -E '\((Failed|Timeout|SEGFAULT|Subprocess aborted)\)' "$CL" | sed 's/^/  /' | tee -a "$SUM"
