@@ -45,9 +45,9 @@ xdev_status_t xc_fail(cudaError_t err, const char *what, ...) {
 
 xdev_status_t xc_guard_begin(xc_guard_t *guard, int device) {
     guard->switched = false;
-    XC_CALL(cudaGetDevice(&guard->previous), "cudaGetDevice");
+    XC_CALL(cudaGetDevice(&guard->previous), XC_STR(cudaGetDevice));
     if (guard->previous != device) {
-        XC_CALL(cudaSetDevice(device), "cudaSetDevice(%d)", device);
+        XC_CALL(cudaSetDevice(device), XC_STR(cudaSetDevice) "(%d)", device);
         guard->switched = true;
     }
     return XDEV_SUCCESS;
@@ -70,7 +70,7 @@ static xdev_status_t xc_init(const xdev_host_services_t *host) {
         if (st != XDEV_SUCCESS) {
             /* reported as it is: a malformed variable, not a driver problem */
         } else if (err != cudaSuccess) {
-            st = xc_fail(err, "cudaGetDeviceCount");
+            st = xc_fail(err, XC_STR(cudaGetDeviceCount));
         } else {
             if (n > XC_MAX_DEVICES) n = XC_MAX_DEVICES;
             for (int i = 0; i < n; i++) {
@@ -99,8 +99,8 @@ static const xdev_backend_api_t xc_api = {
     .size = sizeof(xdev_backend_api_t),
     .abi_major = XDEV_BACKEND_ABI_MAJOR,
     .abi_minor = XDEV_BACKEND_ABI_MINOR,
-    .name = "cuda",
-    .type = XDEV_DEVICE_CUDA,
+    .name = XC_NAME,
+    .type = XC_DEVICE_TYPE,
     .init = xc_init,
     .at_exit = xc_at_exit,
     .device = &xc_device_vtable,
@@ -116,7 +116,9 @@ static const xdev_backend_api_t xc_api = {
 #ifdef XC_HAVE_RNG_KERNELS
     .rng = &xc_rng_vtable,
 #endif
+#ifdef XC_HAVE_TRACE
     .trace = &xc_trace_vtable,
+#endif
     .ipc = &xc_ipc_vtable,
 };
 

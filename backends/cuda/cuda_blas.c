@@ -105,11 +105,12 @@ static void make_key(void) {
  * created or taken from the pool on first use. */
 static xdev_status_t handle_slow(int device, blas_handle_t **out) {
     pthread_once(&g_key_once, make_key);
-    if (!g_key_ok) return xc_error(XDEV_ERROR_BACKEND, "cuda: pthread_key_create failed");
+    if (!g_key_ok) return xc_error(XDEV_ERROR_BACKEND, XC_NAME ": pthread_key_create failed");
     if (t_mine == NULL) {
         thread_handles_t *set = calloc(1, sizeof *set);
         if (set == NULL)
-            return xc_error(XDEV_ERROR_OUT_OF_MEMORY, "cuda: no host memory for cuBLAS handles");
+            return xc_error(XDEV_ERROR_OUT_OF_MEMORY,
+                            XC_NAME ": no host memory for cuBLAS handles");
         t_mine = set;
         (void)pthread_setspecific(g_key, set);
     }
@@ -120,7 +121,8 @@ static xdev_status_t handle_slow(int device, blas_handle_t **out) {
     if (bh == NULL) {
         bh = calloc(1, sizeof *bh);
         if (bh == NULL)
-            return xc_error(XDEV_ERROR_OUT_OF_MEMORY, "cuda: no host memory for a cuBLAS handle");
+            return xc_error(XDEV_ERROR_OUT_OF_MEMORY,
+                            XC_NAME ": no host memory for a cuBLAS handle");
         cublasStatus_t s = cublasCreate(&bh->h);
         if (s != CUBLAS_STATUS_SUCCESS) {
             free(bh);
@@ -199,7 +201,7 @@ static xdev_status_t cc_major(int device, int *out) {
     int v = atomic_load_explicit(&g_cc_major[device], memory_order_relaxed);
     if (v == 0) {
         XC_CALL(cudaDeviceGetAttribute(&v, cudaDevAttrComputeCapabilityMajor, device),
-                "cudaDeviceGetAttribute(ComputeCapabilityMajor, %d)", device);
+                XC_STR(cudaDeviceGetAttribute) "(ComputeCapabilityMajor, %d)", device);
         atomic_store_explicit(&g_cc_major[device], v, memory_order_relaxed);
     }
     *out = v;

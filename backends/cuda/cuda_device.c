@@ -22,7 +22,7 @@ static xdev_status_t device_get_properties(xc_device_t *dev, xdev_device_propert
         struct cudaDeviceProp p;
         cudaError_t err = cudaGetDeviceProperties(&p, device);
         if (err != cudaSuccess) {
-            st = xc_fail(err, "cudaGetDeviceProperties(%d)", device);
+            st = xc_fail(err, XC_STR(cudaGetDeviceProperties) "(%d)", device);
         } else {
             memset(&d->props, 0, sizeof d->props);
             snprintf(d->props.name, sizeof d->props.name, "%s", p.name);
@@ -47,7 +47,8 @@ static xdev_status_t device_synchronize(xc_device_t *dev) {
     if (st != XDEV_SUCCESS) return st;
     cudaError_t err = cudaDeviceSynchronize();
     xc_guard_end(&g);
-    return err == cudaSuccess ? XDEV_SUCCESS : xc_fail(err, "cudaDeviceSynchronize(%d)", device);
+    return err == cudaSuccess ? XDEV_SUCCESS
+                              : xc_fail(err, XC_STR(cudaDeviceSynchronize) "(%d)", device);
 }
 
 static xdev_status_t device_can_access_peer(xc_device_t *dev, xc_device_t *peer_dev, bool *out) {
@@ -57,8 +58,8 @@ static xdev_status_t device_can_access_peer(xc_device_t *dev, xc_device_t *peer_
         return XDEV_SUCCESS;
     }
     int can = 0;
-    XC_CALL(cudaDeviceCanAccessPeer(&can, device, peer), "cudaDeviceCanAccessPeer(%d, %d)", device,
-            peer);
+    XC_CALL(cudaDeviceCanAccessPeer(&can, device, peer), XC_STR(cudaDeviceCanAccessPeer) "(%d, %d)",
+            device, peer);
     *out = can != 0;
     return XDEV_SUCCESS;
 }
@@ -76,25 +77,26 @@ static xdev_status_t device_enable_peer_access(xc_device_t *dev, xc_device_t *pe
         return XDEV_SUCCESS;
     }
     if (err != cudaSuccess)
-        return xc_fail(err, "cudaDeviceEnablePeerAccess(peer %d) on device %d", peer, device);
+        return xc_fail(err, XC_STR(cudaDeviceEnablePeerAccess) "(peer %d) on device %d", peer,
+                       device);
     return XDEV_SUCCESS;
 }
 
-/* NVML answers by physical index (cuda_nvml.c). */
+/* NVML / rocm-smi answer by physical index (cuda_nvml.c, hip_smi.c). */
 static xdev_status_t device_list_processes(xc_device_t *dev, xdev_gpu_process_t *out, size_t cap,
                                            size_t *count) {
-    return xc_nvml_list_processes(dev->index, out, cap, count);
+    return xc_smi_list_processes(dev->index, out, cap, count);
 }
 
 static xdev_status_t device_utilization(xc_device_t *dev, xdev_device_utilization_t *out) {
-    return xc_nvml_utilization(dev->index, out);
+    return xc_smi_utilization(dev->index, out);
 }
 
 /* The context is the device's state entry (filled lazily; no CUDA call). */
 static xdev_status_t device_open(int index, xdev_backend_device_t **out) {
     if (index < 0 || index >= xc_state.count)
-        return xc_error(XDEV_ERROR_INVALID_DEVICE, "cuda:%d: no such device (%d present)", index,
-                        xc_state.count);
+        return xc_error(XDEV_ERROR_INVALID_DEVICE, XC_NAME ":%d: no such device (%d present)",
+                        index, xc_state.count);
     *out = &xc_state.devices[index];
     return XDEV_SUCCESS;
 }

@@ -21,13 +21,13 @@ static xdev_status_t event_create(xc_device_t *dev, unsigned flags, void **out) 
     cudaError_t err = cudaEventCreateWithFlags(&e, cf);
     xc_guard_end(&g);
     if (err != cudaSuccess)
-        return xc_fail(err, "cudaEventCreateWithFlags(0x%x) on device %d", cf, device);
+        return xc_fail(err, XC_STR(cudaEventCreateWithFlags) "(0x%x) on device %d", cf, device);
     *out = e;
     return XDEV_SUCCESS;
 }
 
 static xdev_status_t event_destroy(xc_device_t *dev, void *event) {
-    XC_CALL(cudaEventDestroy((cudaEvent_t)event), "cudaEventDestroy");
+    XC_CALL(cudaEventDestroy((cudaEvent_t)event), XC_STR(cudaEventDestroy));
     return XDEV_SUCCESS;
 }
 
@@ -43,23 +43,24 @@ static xdev_status_t event_record(xc_device_t *dev, void *event, void *stream) {
     } else {
         err = cudaEventRecord((cudaEvent_t)event, (cudaStream_t)stream);
     }
-    return err == cudaSuccess ? XDEV_SUCCESS : xc_fail(err, "cudaEventRecord");
+    return err == cudaSuccess ? XDEV_SUCCESS : xc_fail(err, XC_STR(cudaEventRecord));
 }
 
 static xdev_status_t event_query(xc_device_t *dev, void *event) {
     cudaError_t err = cudaEventQuery((cudaEvent_t)event);
     if (err == cudaSuccess) return XDEV_SUCCESS;
     if (err == cudaErrorNotReady) return XDEV_ERROR_NOT_READY;
-    return xc_fail(err, "cudaEventQuery");
+    return xc_fail(err, XC_STR(cudaEventQuery));
 }
 
 static xdev_status_t event_synchronize(xc_device_t *dev, void *event) {
-    XC_CALL(cudaEventSynchronize((cudaEvent_t)event), "cudaEventSynchronize");
+    XC_CALL(cudaEventSynchronize((cudaEvent_t)event), XC_STR(cudaEventSynchronize));
     return XDEV_SUCCESS;
 }
 
 static xdev_status_t event_elapsed_time(xc_device_t *dev, void *start, void *end, float *ms) {
-    XC_CALL(cudaEventElapsedTime(ms, (cudaEvent_t)start, (cudaEvent_t)end), "cudaEventElapsedTime");
+    XC_CALL(cudaEventElapsedTime(ms, (cudaEvent_t)start, (cudaEvent_t)end),
+            XC_STR(cudaEventElapsedTime));
     return XDEV_SUCCESS;
 }
 

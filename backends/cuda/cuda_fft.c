@@ -91,7 +91,7 @@ static xdev_status_t fft_plan_create(const xdev_fft_plan_desc_t *desc, void **pl
                                      size_t *work_size) {
     fft_plan_t *p = calloc(1, sizeof *p);
     if (p == NULL)
-        return xc_error(XDEV_ERROR_OUT_OF_MEMORY, "cuda:%d no host memory for an FFT plan",
+        return xc_error(XDEV_ERROR_OUT_OF_MEMORY, XC_NAME ":%d no host memory for an FFT plan",
                         desc->device->index);
     memcpy(&p->d, desc, desc->size < sizeof p->d ? desc->size : sizeof p->d);
     p->type = type_of(&p->d);
@@ -182,7 +182,7 @@ static xdev_status_t exec_locked(fft_plan_t *p, const xdev_fft_exec_desc_t *x) {
     if (p->work_size > 0 && (!p->work_set || p->work != x->work)) {
         if (x->work == NULL)
             return xc_error(XDEV_ERROR_INVALID_VALUE,
-                            "cuda:%d FFT exec without the plan's %zu-byte work area",
+                            XC_NAME ":%d FFT exec without the plan's %zu-byte work area",
                             x->device->index, p->work_size);
         if ((r = cufftSetWorkArea(p->h, x->work)) != CUFFT_SUCCESS)
             return fft_fail(r, "cufftSetWorkArea", x->device->index);

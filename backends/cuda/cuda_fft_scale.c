@@ -319,14 +319,14 @@ static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static bool g_loaded;
 
 static void load(void) {
-    g_load_step = "cudaLibraryLoadData(FFT scaling kernels)";
+    g_load_step = XC_STR(cudaLibraryLoadData) "(FFT scaling kernels)";
     g_load_err = cudaLibraryLoadData(&g_lib, k_ptx, NULL, NULL, 0, NULL, NULL, 0);
     if (g_load_err != cudaSuccess) return;
     g_loaded = true;
-    g_load_step = "cudaLibraryGetKernel(xc_scale_f32)";
+    g_load_step = XC_STR(cudaLibraryGetKernel) "(xc_scale_f32)";
     g_load_err = cudaLibraryGetKernel(&g_kernel_f32, g_lib, "xc_scale_f32");
     if (g_load_err != cudaSuccess) return;
-    g_load_step = "cudaLibraryGetKernel(xc_scale_f64)";
+    g_load_step = XC_STR(cudaLibraryGetKernel) "(xc_scale_f64)";
     g_load_err = cudaLibraryGetKernel(&g_kernel_f64, g_lib, "xc_scale_f64");
 }
 
@@ -360,9 +360,9 @@ xdev_status_t xc_fft_scale(const xdev_fft_plan_desc_t *d, void *out, double scal
         err = cudaLaunchKernel((const void *)g_kernel_f64, grid, block, args, 0, stream);
     }
     if (err != cudaSuccess)
-        return xc_fail(err,
-                       "cudaLaunchKernel(FFT output scaling by %g, %llu elements) on device %d",
-                       scale, total, d->device->index);
+        return xc_fail(
+            err, XC_STR(cudaLaunchKernel) "(FFT output scaling by %g, %llu elements) on device %d",
+            scale, total, d->device->index);
     return XDEV_SUCCESS;
 }
 

@@ -95,7 +95,7 @@ static void after_fork_child(void) {
 static const char *threads_env(void) {
     const xdev_host_services_t *host = xc_state.host;
     return host && XDEV_BACKEND_HAS_SLOT(host, get_env) && host->get_env
-               ? host->get_env("XDEV_CUDA_COPY_THREADS")
+               ? host->get_env(XC_ENV("COPY_THREADS"))
                : NULL;
 }
 

@@ -6,18 +6,20 @@
  *   "<call>: <cudaGetErrorName>: <cudaGetErrorString>" (xc_fail);
  * - a slot that needs a current device uses xc_guard_begin/end, which
  *   always restores the caller's CUDA device;
- * - a device's default stream is cudaStreamLegacy (see cuda_stream.c):
- *   like NULL and cudaStreamPerThread it means "the current device's", so
- *   work on it runs under a guard; created streams carry their device. */
+ * - a device's default stream is the legacy one (XC_STREAM_LEGACY, see
+ *   cuda_stream.c): like NULL and cudaStreamPerThread it means "the current
+ *   device's", so work on it runs under a guard; created streams carry
+ *   their device.
+ * The same sources build the HIP plugin (XC_VENDOR_HIP): CUDA's names, mapped
+ * by backends/hip/hip_vendor.h; what differs in meaning is in xc_vendor.h. */
 #ifndef XDEV_CUDA_INTERNAL_H
 #define XDEV_CUDA_INTERNAL_H
 
 #include <pthread.h>
 #include <stdbool.h>
 
-#include <cuda_runtime_api.h>
-
 #include "xdev/backend_support.h"
+#include "xc_vendor.h"
 
 /* Most CUDA devices this backend handles (matches the core's limit). */
 #define XC_MAX_DEVICES 64
@@ -79,7 +81,7 @@ void xc_guard_end(const xc_guard_t *guard);
 
 /* True for the stream handles that mean "the current device's" stream. */
 static inline bool xc_stream_implicit(const void *stream) {
-    return stream == NULL || stream == (const void *)cudaStreamLegacy ||
+    return stream == NULL || stream == (const void *)XC_STREAM_LEGACY ||
            stream == (const void *)cudaStreamPerThread;
 }
 
@@ -102,10 +104,10 @@ bool xc_env_int(const char *v, long lo, long hi, long *out);
 void xc_parallel_memcpy(void *dst, const void *src, size_t bytes);
 void xc_hostcopy_shutdown(void);
 
-/* NVML (cuda_nvml.c): device.list_processes and device.utilization. */
-xdev_status_t xc_nvml_list_processes(int device, xdev_gpu_process_t *out, size_t cap,
-                                     size_t *count);
-xdev_status_t xc_nvml_utilization(int device, xdev_device_utilization_t *out);
+/* The vendor's management library: device.list_processes and
+ * device.utilization (NVML in cuda_nvml.c, rocm-smi in backends/hip/hip_smi.c). */
+xdev_status_t xc_smi_list_processes(int device, xdev_gpu_process_t *out, size_t cap, size_t *count);
+xdev_status_t xc_smi_utilization(int device, xdev_device_utilization_t *out);
 
 /* cuBLAS (cuda_blas.c) and cuFFT (cuda_fft.c, cuda_fft_scale.c), built when
  * CMake finds them (XC_HAVE_CUBLAS, XC_HAVE_CUFFT). Nothing releases their

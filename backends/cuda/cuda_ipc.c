@@ -6,14 +6,16 @@
 
 #include "cuda_internal.h"
 
-_Static_assert(sizeof(cudaIpcMemHandle_t) <= XDEV_IPC_NATIVE_SIZE, "cudaIpcMemHandle_t too large");
+_Static_assert(sizeof(cudaIpcMemHandle_t) <= XDEV_IPC_NATIVE_SIZE,
+               XC_STR(cudaIpcMemHandle_t) " too large");
 _Static_assert(sizeof(cudaIpcEventHandle_t) <= XDEV_IPC_NATIVE_SIZE,
-               "cudaIpcEventHandle_t too large");
+               XC_STR(cudaIpcEventHandle_t) " too large");
 
 static xdev_status_t ipc_get_mem_handle(xc_device_t *dev, void *base, void *handle) {
     int device = dev->index;
     cudaIpcMemHandle_t h;
-    XC_CALL(cudaIpcGetMemHandle(&h, base), "cudaIpcGetMemHandle(%p) on device %d", base, device);
+    XC_CALL(cudaIpcGetMemHandle(&h, base), XC_STR(cudaIpcGetMemHandle) "(%p) on device %d", base,
+            device);
     memset(handle, 0, XDEV_IPC_NATIVE_SIZE);
     memcpy(handle, &h, sizeof h);
     return XDEV_SUCCESS;
@@ -28,7 +30,8 @@ static xdev_status_t ipc_open_mem_handle(xc_device_t *dev, const void *handle, v
     if (st != XDEV_SUCCESS) return st;
     cudaError_t err = cudaIpcOpenMemHandle(base, h, cudaIpcMemLazyEnablePeerAccess);
     xc_guard_end(&g);
-    if (err != cudaSuccess) return xc_fail(err, "cudaIpcOpenMemHandle on device %d", device);
+    if (err != cudaSuccess)
+        return xc_fail(err, XC_STR(cudaIpcOpenMemHandle) " on device %d", device);
     return XDEV_SUCCESS;
 }
 
@@ -39,13 +42,13 @@ static xdev_status_t ipc_close_mem_handle(xc_device_t *dev, void *base) {
     if (st != XDEV_SUCCESS) return st;
     cudaError_t err = cudaIpcCloseMemHandle(base);
     xc_guard_end(&g);
-    if (err != cudaSuccess) return xc_fail(err, "cudaIpcCloseMemHandle(%p)", base);
+    if (err != cudaSuccess) return xc_fail(err, XC_STR(cudaIpcCloseMemHandle) "(%p)", base);
     return XDEV_SUCCESS;
 }
 
 static xdev_status_t ipc_get_event_handle(xc_device_t *dev, void *event, void *handle) {
     cudaIpcEventHandle_t h;
-    XC_CALL(cudaIpcGetEventHandle(&h, (cudaEvent_t)event), "cudaIpcGetEventHandle");
+    XC_CALL(cudaIpcGetEventHandle(&h, (cudaEvent_t)event), XC_STR(cudaIpcGetEventHandle));
     memset(handle, 0, XDEV_IPC_NATIVE_SIZE);
     memcpy(handle, &h, sizeof h);
     return XDEV_SUCCESS;
@@ -61,7 +64,8 @@ static xdev_status_t ipc_open_event_handle(xc_device_t *dev, const void *handle,
     cudaEvent_t e = NULL;
     cudaError_t err = cudaIpcOpenEventHandle(&e, h);
     xc_guard_end(&g);
-    if (err != cudaSuccess) return xc_fail(err, "cudaIpcOpenEventHandle on device %d", device);
+    if (err != cudaSuccess)
+        return xc_fail(err, XC_STR(cudaIpcOpenEventHandle) " on device %d", device);
     *event = e;
     return XDEV_SUCCESS;
 }

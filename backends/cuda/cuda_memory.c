@@ -19,7 +19,7 @@ static xdev_status_t memory_malloc(xc_device_t *dev, size_t bytes, void **out) {
     xc_guard_end(&g);
     if (err != cudaSuccess) {
         *out = NULL;
-        return xc_fail(err, "cudaMalloc(%zu bytes) on device %d", bytes, device);
+        return xc_fail(err, XC_STR(cudaMalloc) "(%zu bytes) on device %d", bytes, device);
     }
     return XDEV_SUCCESS;
 }
@@ -32,20 +32,20 @@ static xdev_status_t memory_free(xc_device_t *dev, void *ptr) {
     cudaError_t err = cudaFree(ptr);
     xc_guard_end(&g);
     return err == cudaSuccess ? XDEV_SUCCESS
-                              : xc_fail(err, "cudaFree(%p) on device %d", ptr, device);
+                              : xc_fail(err, XC_STR(cudaFree) "(%p) on device %d", ptr, device);
 }
 
 static xdev_status_t memory_host_alloc(size_t bytes, void **out) {
     cudaError_t err = cudaHostAlloc(out, bytes, cudaHostAllocPortable);
     if (err != cudaSuccess) {
         *out = NULL;
-        return xc_fail(err, "cudaHostAlloc(%zu bytes, portable)", bytes);
+        return xc_fail(err, XC_STR(cudaHostAlloc) "(%zu bytes, portable)", bytes);
     }
     return XDEV_SUCCESS;
 }
 
 static xdev_status_t memory_host_free(void *ptr) {
-    XC_CALL(cudaFreeHost(ptr), "cudaFreeHost(%p)", ptr);
+    XC_CALL(cudaFreeHost(ptr), XC_STR(cudaFreeHost) "(%p)", ptr);
     return XDEV_SUCCESS;
 }
 
@@ -74,8 +74,8 @@ static xdev_status_t copy_on(const xdev_copy_desc_t *c, int device, cudaStream_t
         err = cudaMemcpyPeerAsync(c->dst, c->dst_device->index, c->src, c->src_device->index,
                                   c->bytes, s);
         if (err != cudaSuccess)
-            return xc_fail(err, "cudaMemcpyPeerAsync(%zu bytes, device %d to %d)", c->bytes,
-                           c->src_device->index, c->dst_device->index);
+            return xc_fail(err, XC_STR(cudaMemcpyPeerAsync) "(%zu bytes, device %d to %d)",
+                           c->bytes, c->src_device->index, c->dst_device->index);
         return XDEV_SUCCESS;
     case XDEV_COPY_HOST_TO_HOST:
         err = cudaMemcpyAsync(c->dst, c->src, c->bytes, cudaMemcpyHostToHost, s);
@@ -90,10 +90,10 @@ static xdev_status_t copy_on(const xdev_copy_desc_t *c, int device, cudaStream_t
         err = cudaMemcpyAsync(c->dst, c->src, c->bytes, cudaMemcpyDeviceToDevice, s);
         break;
     default:
-        return xc_error(XDEV_ERROR_INVALID_VALUE, "cuda: unknown copy kind %d", (int)c->kind);
+        return xc_error(XDEV_ERROR_INVALID_VALUE, XC_NAME ": unknown copy kind %d", (int)c->kind);
     }
     if (err != cudaSuccess)
-        return xc_fail(err, "cudaMemcpyAsync(%zu bytes, %s) on device %d", c->bytes,
+        return xc_fail(err, XC_STR(cudaMemcpyAsync) "(%zu bytes, %s) on device %d", c->bytes,
                        kind_name(c->kind), device);
     return XDEV_SUCCESS;
 }
@@ -120,7 +120,7 @@ static xdev_status_t memory_memset_async(xc_device_t *dev, void *dst, int value,
     xc_guard_end(&g);
     return err == cudaSuccess
                ? XDEV_SUCCESS
-               : xc_fail(err, "cudaMemsetAsync(%zu bytes) on device %d", bytes, device);
+               : xc_fail(err, XC_STR(cudaMemsetAsync) "(%zu bytes) on device %d", bytes, device);
 }
 
 static xdev_status_t memory_get_info(xc_device_t *dev, size_t *free_bytes, size_t *total_bytes) {
@@ -130,7 +130,8 @@ static xdev_status_t memory_get_info(xc_device_t *dev, size_t *free_bytes, size_
     if (st != XDEV_SUCCESS) return st;
     cudaError_t err = cudaMemGetInfo(free_bytes, total_bytes);
     xc_guard_end(&g);
-    return err == cudaSuccess ? XDEV_SUCCESS : xc_fail(err, "cudaMemGetInfo on device %d", device);
+    return err == cudaSuccess ? XDEV_SUCCESS
+                              : xc_fail(err, XC_STR(cudaMemGetInfo) " on device %d", device);
 }
 
 /* The device's default memory pool, its release threshold raised once. */
@@ -141,13 +142,14 @@ static xdev_status_t default_pool(int device, cudaMemPool_t *out) {
     if (!d->pool_ready) {
         cudaError_t err = cudaDeviceGetDefaultMemPool(&d->pool, device);
         if (err != cudaSuccess) {
-            st = xc_fail(err, "cudaDeviceGetDefaultMemPool(%d)", device);
+            st = xc_fail(err, XC_STR(cudaDeviceGetDefaultMemPool) "(%d)", device);
         } else {
             uint64_t keep = UINT64_MAX;
             err = cudaMemPoolSetAttribute(d->pool, cudaMemPoolAttrReleaseThreshold, &keep);
             if (err != cudaSuccess)
                 st =
-                    xc_fail(err, "cudaMemPoolSetAttribute(release threshold) on device %d", device);
+                    xc_fail(err, XC_STR(cudaMemPoolSetAttribute) "(release threshold) on device %d",
+                            device);
             else
                 d->pool_ready = true;
         }
@@ -174,7 +176,8 @@ static xdev_status_t memory_malloc_async(xc_device_t *dev, size_t bytes, void *s
     }
     if (err != cudaSuccess) {
         *out = NULL;
-        return xc_fail(err, "cudaMallocFromPoolAsync(%zu bytes) on device %d", bytes, device);
+        return xc_fail(err, XC_STR(cudaMallocFromPoolAsync) "(%zu bytes) on device %d", bytes,
+                       device);
     }
     return XDEV_SUCCESS;
 }
@@ -191,8 +194,9 @@ static xdev_status_t memory_free_async(xc_device_t *dev, void *ptr, void *stream
     } else {
         err = cudaFreeAsync(ptr, (cudaStream_t)stream);
     }
-    return err == cudaSuccess ? XDEV_SUCCESS
-                              : xc_fail(err, "cudaFreeAsync(%p) on device %d", ptr, device);
+    return err == cudaSuccess
+               ? XDEV_SUCCESS
+               : xc_fail(err, XC_STR(cudaFreeAsync) "(%p) on device %d", ptr, device);
 }
 
 const xdev_memory_vtable_t xc_memory_vtable = {

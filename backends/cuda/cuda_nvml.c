@@ -73,7 +73,8 @@ static xdev_status_t nvml_device(int device, nvml_device_t *out) {
     if (g_nvml.why[0] != '\0')
         return xc_error(XDEV_ERROR_NOT_SUPPORTED, "NVML is not available: %s", g_nvml.why);
     char bus[64];
-    XC_CALL(cudaDeviceGetPCIBusId(bus, sizeof bus, device), "cudaDeviceGetPCIBusId(%d)", device);
+    XC_CALL(cudaDeviceGetPCIBusId(bus, sizeof bus, device), XC_STR(cudaDeviceGetPCIBusId) "(%d)",
+            device);
     nvml_return_t r = g_nvml.by_pci(bus, out);
     if (r != NVML_OK)
         return xc_error(XDEV_ERROR_BACKEND, "nvmlDeviceGetHandleByPciBusId_v2(%s): %s (%d)", bus,
@@ -81,8 +82,8 @@ static xdev_status_t nvml_device(int device, nvml_device_t *out) {
     return XDEV_SUCCESS;
 }
 
-xdev_status_t xc_nvml_list_processes(int device, xdev_gpu_process_t *out, size_t cap,
-                                     size_t *count) {
+xdev_status_t xc_smi_list_processes(int device, xdev_gpu_process_t *out, size_t cap,
+                                    size_t *count) {
     nvml_device_t h;
     xdev_status_t st = nvml_device(device, &h);
     if (st != XDEV_SUCCESS) return st;
@@ -117,7 +118,7 @@ xdev_status_t xc_nvml_list_processes(int device, xdev_gpu_process_t *out, size_t
                     "nvmlDeviceGetComputeRunningProcesses_v3: the process list kept growing");
 }
 
-xdev_status_t xc_nvml_utilization(int device, xdev_device_utilization_t *out) {
+xdev_status_t xc_smi_utilization(int device, xdev_device_utilization_t *out) {
     nvml_device_t h;
     xdev_status_t st = nvml_device(device, &h);
     if (st != XDEV_SUCCESS) return st;

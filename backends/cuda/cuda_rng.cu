@@ -6,10 +6,12 @@
  * __*_rn intrinsics so nothing is contracted into an FMA) and writes the
  * ones inside the fill, as one 16-byte store where the output is aligned.
  * An element depends only on (seed, word position), never on which thread
- * computes it, so the output does not depend on the launch configuration. */
-#include <cuda_runtime.h>
+ * computes it, so the output does not depend on the launch configuration.
+ * nvcc builds it for the CUDA plugin, hipcc (XC_VENDOR_HIP) for the HIP one:
+ * the same kernels, so the same bits on every vendor. */
 #include <stdint.h>
 
+#include "xc_vendor.h" /* the device runtime (CUDA or HIP), outside extern "C" */
 extern "C" {
 #include "cuda_internal.h"
 }
@@ -138,9 +140,10 @@ cudaError_t launch(const xdev_rng_fill_desc_t *d, const fill_args &a, unsigned g
     return cudaErrorInvalidValue;
 }
 
-xdev_status_t rng_fill(const xdev_rng_fill_desc_t *d) {
+/* unused: in a device pass the table below is left out, so nothing refers to it. */
+__attribute__((unused)) xdev_status_t rng_fill(const xdev_rng_fill_desc_t *d) {
     if (d->device->index < 0 || d->device->index >= XC_MAX_DEVICES)
-        return xc_error(XDEV_ERROR_INVALID_DEVICE, "cuda:%d: no such device", d->device->index);
+        return xc_error(XDEV_ERROR_INVALID_DEVICE, XC_NAME ":%d: no such device", d->device->index);
     const unsigned wpe = xph_words_per_element((int)d->format);
     fill_args a;
     a.out = static_cast<char *>(d->out);
@@ -181,4 +184,8 @@ xdev_status_t rng_fill(const xdev_rng_fill_desc_t *d) {
 
 } // namespace
 
+/* Host code only: clang's HIP device pass would otherwise emit this constant
+ * (and its pointer to the host function) for the GPU too. */
+#if !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)
 extern "C" const xdev_rng_vtable_t xc_rng_vtable = {sizeof(xdev_rng_vtable_t), rng_fill};
+#endif

@@ -78,14 +78,14 @@ bool xc_env_int(const char *v, long lo, long hi, long *out) {
 }
 
 xdev_status_t xc_staging_check_env(void) {
-    const char *v = env("XDEV_CUDA_STAGING");
+    const char *v = env(XC_ENV("STAGING"));
     if (v != NULL && *v != '\0' && parse_switch(v) < 0)
         return xc_error(XDEV_ERROR_ENV,
                         "XDEV_CUDA_STAGING='%s' is malformed (expected 1, true, yes, on or 0, "
                         "false, no, off, any case; empty = on)",
                         v);
     long kb;
-    v = env("XDEV_CUDA_STAGE_CHUNK_KB");
+    v = env(XC_ENV("STAGE_CHUNK_KB"));
     if (v != NULL && *v != '\0' && !xc_env_int(v, 64, 1L << 20, &kb))
         return xc_error(XDEV_ERROR_ENV,
                         "XDEV_CUDA_STAGE_CHUNK_KB='%s' is malformed (expected an integer number "
@@ -96,9 +96,9 @@ xdev_status_t xc_staging_check_env(void) {
 
 /* Values were validated by xc_staging_check_env at plugin init. */
 static void read_config(void) {
-    const char *v = env("XDEV_CUDA_STAGING");
+    const char *v = env(XC_ENV("STAGING"));
     if (v != NULL && *v != '\0' && parse_switch(v) == 0) g_enabled = false;
-    v = env("XDEV_CUDA_STAGE_CHUNK_KB");
+    v = env(XC_ENV("STAGE_CHUNK_KB"));
     long kb;
     if (v != NULL && *v != '\0' && xc_env_int(v, 64, 1L << 20, &kb)) g_chunk = (size_t)kb << 10;
     for (int i = 0; i < XC_MAX_DEVICES; i++)
@@ -119,13 +119,7 @@ bool xc_staging_wanted(const xdev_copy_desc_t *c) {
     if (!g_enabled) return false;
     /* Pinned or registered by someone else (torch, cudaHostRegister), or
      * managed: the DMA engine can use it directly. */
-    struct cudaPointerAttributes a;
-    cudaError_t err = cudaPointerGetAttributes(&a, host);
-    if (err != cudaSuccess) {
-        (void)cudaGetLastError();
-        return true;
-    }
-    return a.type == cudaMemoryTypeUnregistered;
+    return xc_vendor_host_is_pageable(host);
 }
 
 /* Chunk size for an n-byte copy: at least STAGE_BUFS chunks so that even a
@@ -154,9 +148,9 @@ static void ctx_release(stage_ctx_t *ctx) {
 static xdev_status_t ctx_setup(stage_ctx_t *ctx, int device) {
     for (int i = 0; i < STAGE_BUFS; i++) {
         XC_CALL(cudaHostAlloc((void **)&ctx->buf[i], g_chunk, cudaHostAllocPortable),
-                "cudaHostAlloc(%zu-byte staging buffer)", g_chunk);
+                XC_STR(cudaHostAlloc) "(%zu-byte staging buffer)", g_chunk);
         XC_CALL(cudaEventCreateWithFlags(&ctx->done[i], cudaEventDisableTiming),
-                "cudaEventCreateWithFlags(staging event) on device %d", device);
+                XC_STR(cudaEventCreateWithFlags) "(staging event) on device %d", device);
     }
     ctx->ready = true;
     return XDEV_SUCCESS;
@@ -165,7 +159,7 @@ static xdev_status_t ctx_setup(stage_ctx_t *ctx, int device) {
 /* Wait until buffer i's last DMA is done. */
 static xdev_status_t buffer_free(stage_ctx_t *ctx, int i) {
     if (!ctx->used[i]) return XDEV_SUCCESS;
-    XC_CALL(cudaEventSynchronize(ctx->done[i]), "cudaEventSynchronize(staging buffer)");
+    XC_CALL(cudaEventSynchronize(ctx->done[i]), XC_STR(cudaEventSynchronize) "(staging buffer)");
     ctx->used[i] = false;
     return XDEV_SUCCESS;
 }
@@ -173,9 +167,10 @@ static xdev_status_t buffer_free(stage_ctx_t *ctx, int i) {
 /* Queue one chunk's DMA and mark its buffer busy until it is done. */
 static xdev_status_t dma(stage_ctx_t *ctx, int i, void *dst, const void *src, size_t n,
                          enum cudaMemcpyKind kind, cudaStream_t s) {
-    XC_CALL(cudaMemcpyAsync(dst, src, n, kind, s), "cudaMemcpyAsync(%zu-byte staged chunk, %s)", n,
+    XC_CALL(cudaMemcpyAsync(dst, src, n, kind, s),
+            XC_STR(cudaMemcpyAsync) "(%zu-byte staged chunk, %s)", n,
             kind == cudaMemcpyHostToDevice ? "host to device" : "device to host");
-    XC_CALL(cudaEventRecord(ctx->done[i], s), "cudaEventRecord(staging event)");
+    XC_CALL(cudaEventRecord(ctx->done[i], s), XC_STR(cudaEventRecord) "(staging event)");
     ctx->used[i] = true;
     return XDEV_SUCCESS;
 }
@@ -240,7 +235,6 @@ xdev_status_t xc_staged_copy(const xdev_copy_desc_t *c, int device, cudaStream_t
     enum cudaMemcpyKind kind =
         c->kind == XDEV_COPY_HOST_TO_DEVICE ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
     XC_CALL(cudaMemcpyAsync(c->dst, c->src, c->bytes, kind, stream),
-            "cudaMemcpyAsync(%zu bytes, pageable) on device %d", c->bytes, device);
+            XC_STR(cudaMemcpyAsync) "(%zu bytes, pageable) on device %d", c->bytes, device);
     return XDEV_SUCCESS;
 }
-

@@ -1,12 +1,12 @@
 /* backends/cuda/cuda_stream.c - the stream vtable.
  *
- * Default stream: each device's default stream is CUDA's legacy default
- * stream, handed to the core as cudaStreamLegacy ((cudaStream_t)0x1), which
- * is what torch's default stream is. The handle is not NULL, so it also
- * works with xdev_stream_wrap_native and with every CUDA API that takes a
- * stream; it names "the current device's" legacy stream, so every slot given
- * it (or NULL / cudaStreamPerThread from wrap_native) makes the right device
- * current first and restores the caller's afterwards.
+ * Default stream: each device's default stream is the runtime's legacy
+ * default stream, which is what torch's default stream is: on CUDA handed to
+ * the core as cudaStreamLegacy ((cudaStream_t)0x1; not NULL, so it also works
+ * with xdev_stream_wrap_native), on HIP as the NULL stream (HIP has no
+ * hipStreamLegacy). It names "the current device's" legacy stream, so every
+ * slot given it (or NULL / cudaStreamPerThread from wrap_native) makes the
+ * right device current first and restores the caller's afterwards.
  *
  * Created streams are cudaStreamNonBlocking (no implicit sync with the
  * legacy stream, as torch's pool streams) with NORMAL = the least priority
@@ -23,7 +23,7 @@ static xdev_status_t priority_range(int device, int *least, int *greatest) {
         if (err == cudaSuccess)
             d->prio_ready = true;
         else
-            st = xc_fail(err, "cudaDeviceGetStreamPriorityRange on device %d", device);
+            st = xc_fail(err, XC_STR(cudaDeviceGetStreamPriorityRange) " on device %d", device);
     }
     *least = d->prio_least;
     *greatest = d->prio_greatest;
@@ -45,8 +45,8 @@ static xdev_status_t stream_create(xc_device_t *dev, int priority, void **out) {
         if (err == cudaSuccess)
             *out = s;
         else
-            st = xc_fail(err, "cudaStreamCreateWithPriority(priority %d) on device %d", prio,
-                         device);
+            st = xc_fail(err, XC_STR(cudaStreamCreateWithPriority) "(priority %d) on device %d",
+                         prio, device);
     }
     xc_guard_end(&g);
     return st;
@@ -55,13 +55,13 @@ static xdev_status_t stream_create(xc_device_t *dev, int priority, void **out) {
 static xdev_status_t stream_destroy(xc_device_t *dev, void *stream) {
     if (xc_stream_implicit(stream)) return XDEV_SUCCESS; /* not ours to destroy */
     cudaError_t err = cudaStreamSynchronize((cudaStream_t)stream);
-    if (err != cudaSuccess) return xc_fail(err, "cudaStreamSynchronize before destroy");
-    XC_CALL(cudaStreamDestroy((cudaStream_t)stream), "cudaStreamDestroy");
+    if (err != cudaSuccess) return xc_fail(err, XC_STR(cudaStreamSynchronize) " before destroy");
+    XC_CALL(cudaStreamDestroy((cudaStream_t)stream), XC_STR(cudaStreamDestroy));
     return XDEV_SUCCESS;
 }
 
 static xdev_status_t stream_get_default(xc_device_t *dev, void **out) {
-    *out = (void *)cudaStreamLegacy;
+    *out = (void *)XC_STREAM_LEGACY;
     return XDEV_SUCCESS;
 }
 
@@ -79,7 +79,7 @@ static xdev_status_t stream_query(xc_device_t *dev, void *stream) {
     }
     if (err == cudaSuccess) return XDEV_SUCCESS;
     if (err == cudaErrorNotReady) return XDEV_ERROR_NOT_READY;
-    return xc_fail(err, "cudaStreamQuery");
+    return xc_fail(err, XC_STR(cudaStreamQuery));
 }
 
 static xdev_status_t stream_synchronize(xc_device_t *dev, void *stream) {
@@ -94,7 +94,7 @@ static xdev_status_t stream_synchronize(xc_device_t *dev, void *stream) {
     } else {
         err = cudaStreamSynchronize((cudaStream_t)stream);
     }
-    return err == cudaSuccess ? XDEV_SUCCESS : xc_fail(err, "cudaStreamSynchronize");
+    return err == cudaSuccess ? XDEV_SUCCESS : xc_fail(err, XC_STR(cudaStreamSynchronize));
 }
 
 static xdev_status_t stream_wait_event(xc_device_t *dev, void *stream, void *event) {
@@ -109,7 +109,7 @@ static xdev_status_t stream_wait_event(xc_device_t *dev, void *stream, void *eve
     } else {
         err = cudaStreamWaitEvent((cudaStream_t)stream, (cudaEvent_t)event, 0);
     }
-    return err == cudaSuccess ? XDEV_SUCCESS : xc_fail(err, "cudaStreamWaitEvent");
+    return err == cudaSuccess ? XDEV_SUCCESS : xc_fail(err, XC_STR(cudaStreamWaitEvent));
 }
 
 static xdev_status_t stream_launch_host_func(xc_device_t *dev, void *stream, xdev_host_fn_t fn,
@@ -120,12 +120,12 @@ static xdev_status_t stream_launch_host_func(xc_device_t *dev, void *stream, xde
         xc_guard_t g;
         xdev_status_t st = xc_guard_begin(&g, device);
         if (st != XDEV_SUCCESS) return st;
-        err = cudaLaunchHostFunc((cudaStream_t)stream, (cudaHostFn_t)fn, user);
+        err = xc_vendor_launch_host_func((cudaStream_t)stream, fn, user);
         xc_guard_end(&g);
     } else {
-        err = cudaLaunchHostFunc((cudaStream_t)stream, (cudaHostFn_t)fn, user);
+        err = xc_vendor_launch_host_func((cudaStream_t)stream, fn, user);
     }
-    return err == cudaSuccess ? XDEV_SUCCESS : xc_fail(err, "cudaLaunchHostFunc");
+    return err == cudaSuccess ? XDEV_SUCCESS : xc_fail(err, XC_HOST_FUNC_CALL);
 }
 
 const xdev_stream_vtable_t xc_stream_vtable = {

@@ -1,0 +1,69 @@
+/* backends/cuda/xc_vendor.h - which GPU runtime the shared backend sources
+ * are built against. The sources in backends/cuda/ are written in CUDA's
+ * names; they build libxdev-cuda.so as they are and libxdev-hip.so with
+ * XC_VENDOR_HIP defined, where backends/hip/hip_vendor.h maps every CUDA
+ * name they use to its HIP twin (cudaMalloc -> hipMalloc, ...).
+ *
+ * Where the two runtimes differ in meaning rather than in name, the
+ * difference is said here, once, as a macro or an inline function both
+ * vendor sides define:
+ *   XC_NAME, XC_DEVICE_TYPE   the backend's name and device type
+ *   XC_ENV(suffix)            its environment variables (XDEV_CUDA_*, XDEV_HIP_*)
+ *   XC_STREAM_LEGACY          the device's legacy default stream (CUDA has a
+ *                             handle for it; HIP's is the NULL stream)
+ *   xc_vendor_launch_host_func  a host function in stream order (HIP 5.2
+ *                             declares hipLaunchHostFunc but does not export
+ *                             it), XC_HOST_FUNC_CALL the call it makes
+ *   xc_vendor_host_is_pageable  is host memory unregistered (pageable)?
+ * and the optional parts each vendor has or lacks (NVML vs rocm-smi, NVTX vs
+ * roctx, cuBLAS/cuFFT vs hipBLAS/hipFFT) are chosen by the build
+ * (backends/cuda/CMakeLists.txt, backends/hip/CMakeLists.txt). */
+#ifndef XDEV_XC_VENDOR_H
+#define XDEV_XC_VENDOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#if defined(XC_VENDOR_HIP)
+#include "hip_vendor.h"
+#else
+
+#if defined(__CUDACC__)
+#include <cuda_runtime.h> /* device code: launches, threadIdx */
+#else
+#include <cuda_runtime_api.h>
+#endif
+
+#define XC_NAME "cuda"
+#define XC_DEVICE_TYPE XDEV_DEVICE_CUDA
+#define XC_ENV(suffix) "XDEV_CUDA_" suffix
+#define XC_STREAM_LEGACY cudaStreamLegacy
+
+#define XC_HOST_FUNC_CALL "cudaLaunchHostFunc"
+static inline cudaError_t xc_vendor_launch_host_func(cudaStream_t s, void (*fn)(void *),
+                                                     void *arg) {
+    return cudaLaunchHostFunc(s, fn, arg);
+}
+
+/* Unregistered (pageable) host memory: CUDA reports its type as such; when
+ * it cannot say, the memory is treated as pageable (the staged path is
+ * correct for any host memory). Pinned, registered (torch, cudaHostRegister)
+ * or managed memory the DMA engine can use directly. */
+static inline bool xc_vendor_host_is_pageable(const void *host) {
+    struct cudaPointerAttributes a;
+    cudaError_t err = cudaPointerGetAttributes(&a, host);
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError();
+        return true;
+    }
+    return a.type == cudaMemoryTypeUnregistered;
+}
+
+#endif /* vendor */
+
+/* "cudaMalloc" on CUDA, "hipMalloc" on HIP: the name of the call a message
+ * reports, after the vendor mapping. */
+#define XC_STR_(x) #x
+#define XC_STR(x) XC_STR_(x)
+
+#endif
