@@ -352,6 +352,65 @@ START_TEST(hip_missing) {
 }
 END_TEST
 
+/* ------------------------------------------------------------ the real hip plugin
+ * Built from the CUDA backend's sources wherever the HIP runtime is found
+ * (CI: Debian's libamdhip64, no AMD GPU). Without a device, its init fails
+ * with the HIP runtime's own reason, which every path below must pass on. */
+
+/* The hip backend's reason, after an init that tried it. */
+static void expect_hip_reason(void) {
+    xdev_backend_info_t info;
+    XT_OK(xdev_backend_get_info(XDEV_DEVICE_HIP, &info));
+    ck_assert_int_eq(info.state, XDEV_BACKEND_FAILED);
+    ck_assert_ptr_nonnull(info.reason);
+    ck_assert_msg(xt_icontains(info.reason, "libxdev-hip.so"), "reason: %s", info.reason);
+    ck_assert_msg(xt_icontains(info.reason, "hipGetDeviceCount: hipError"), "reason: %s",
+                  info.reason);
+    printf("hip: %s\n", info.reason);
+}
+
+/* An AMD device is present: the plugin works (not expected on CI). */
+static bool hip_device_present(void) {
+    return xdev_is_available(XDEV_DEVICE_HIP);
+}
+
+START_TEST(hip_real) { /* XDEV_BACKEND=hip */
+    xdev_status_t st = xdev_init();
+    if (st == XDEV_SUCCESS) {
+        expect_default(XDEV_DEVICE_HIP);
+        printf("hip_real: a HIP device is present\n");
+        return;
+    }
+    XT_ERR(XDEV_ERROR_BACKEND_UNAVAILABLE, xdev_init(), "XDEV_BACKEND=hip", "libxdev-hip.so",
+           "hipGetDeviceCount: hipError");
+    printf("hip_real: %s\n", xdev_last_error());
+    xdev_backend_info_t info;
+    XT_OK(xdev_backend_get_info(XDEV_DEVICE_CPU, &info));
+    ck_assert(!info.is_default); /* no silent fallback to the CPU */
+}
+END_TEST
+
+START_TEST(hip_auto) { /* XDEV_BACKEND unset: auto passes over hip, naming why */
+    XT_OK(xdev_init());
+    if (hip_device_present()) return;
+    expect_hip_reason();
+    xdev_device_type_t type = XDEV_DEVICE_TYPE_COUNT;
+    XT_OK(xdev_default_device_type(&type));
+    ck_assert(type != XDEV_DEVICE_HIP);
+}
+END_TEST
+
+START_TEST(hip_list_cpu) { /* XDEV_BACKEND=hip,cpu: falls through to cpu */
+    XT_OK(xdev_init());
+    if (hip_device_present()) {
+        expect_default(XDEV_DEVICE_HIP);
+        return;
+    }
+    expect_default(XDEV_DEVICE_CPU);
+    expect_hip_reason();
+}
+END_TEST
+
 START_TEST(cuda_badabi) {
     char major[16], theirs[16];
     snprintf(major, sizeof major, "%u", XDEV_BACKEND_ABI_MAJOR);
@@ -434,6 +493,9 @@ int main(int argc, char **argv) {
         {"cuda_missing", cuda_missing, true, false},
         {"cuda_real", cuda_real, false, false},
         {"hip_missing", hip_missing, false, true},
+        {"hip_real", hip_real, false, false},
+        {"hip_auto", hip_auto, false, false},
+        {"hip_list_cpu", hip_list_cpu, false, false},
         {"cuda_badabi", cuda_badabi, false, false},
         {"cuda_nosym", cuda_nosym, false, false},
         {"cuda_nodevice", cuda_nodevice, false, false},
@@ -446,6 +508,13 @@ int main(int argc, char **argv) {
         char where[4096];
         if (!xt_plugin_installed("cuda", where, sizeof where)) {
             printf("SKIP cuda_real: no real libxdev-cuda.so was built (no CUDA toolkit)\n");
+            return XT_SKIP_CODE;
+        }
+    }
+    if (argc >= 2 && strncmp(argv[1], "hip_", 4) == 0 && strcmp(argv[1], "hip_missing") != 0) {
+        char where[4096];
+        if (!xt_plugin_installed("hip", where, sizeof where)) {
+            printf("SKIP %s: no real libxdev-hip.so was built (no HIP runtime)\n", argv[1]);
             return XT_SKIP_CODE;
         }
     }

@@ -508,8 +508,11 @@ bool xt_unsupported(const char *test, const char *part) {
     snprintf(name, sizeof name, "%s", test);
     base_name(name);
     snprintf(key, sizeof key, "%s.%s%s%s", g_suite, name, part ? "/" : "", part ? part : "");
+    char whole[80]; /* "<suite>.*": every test of the suite */
+    snprintf(whole, sizeof whole, "%s.*", g_suite);
     for (int i = 0; i < g_list_count; i++) {
-        if (strcmp(g_list[i].key, key) != 0) continue;
+        if (strcmp(g_list[i].key, key) != 0 && (part != NULL || strcmp(g_list[i].key, whole) != 0))
+            continue;
         char reason[sizeof g_list[0].reason + sizeof g_list_where + 32];
         snprintf(reason, sizeof reason, "%s [%s:%d]", g_list[i].reason, g_list_where,
                  g_list[i].line);

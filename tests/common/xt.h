@@ -185,12 +185,12 @@ bool xt_is_cpu(const char *test);
 /* Is `<suite>.<test>` (part NULL) or `<suite>.<test>/<part>` listed as
  * unsupported by the backend under test? The list is the file XT_SKIP_LIST
  * names (ctest sets backends/<backend>/conformance.skip for conformance
- * entries): one entry per line, "<suite>.<test>[/<part>]  <reason>", '#'
- * comments. A listed test or part is skipped with its reason (and the list's
- * file and line) printed; the function then returns true. Every test asks at
- * its start (START_TEST below); a test asks about a part of itself before
- * running that part. tests/conformance/check_skip_lists.cmake fails on an
- * entry that names no existing test or part. */
+ * entries): one entry per line, "<suite>.<test>[/<part>]  <reason>" or
+ * "<suite>.*  <reason>" for every test of a suite, '#' comments. A listed test or part is skipped
+ * with its reason (and the list's file and line) printed; the function then returns true. Every
+ * test asks at its start (START_TEST below); a test asks about a part of itself before running that
+ * part. tests/conformance/check_skip_lists.cmake fails on an entry that names no existing test or
+ * part. */
 bool xt_unsupported(const char *test, const char *part);
 
 /* Check's START_TEST with the question above put first: a backend lists any

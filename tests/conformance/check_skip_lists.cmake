@@ -2,7 +2,8 @@
 #
 #   cmake -DSOURCES=<tests/conformance> "-DSKIP_LISTS=<a.skip;b.skip>" -P check_skip_lists.cmake
 #
-# Each entry is "<suite>.<test>[/<part>]  <reason>" (tests/common/xt.h). The
+# Each entry is "<suite>.<test>[/<part>]  <reason>" or "<suite>.*  <reason>"
+# (tests/common/xt.h). The
 # entry must name a suite some conformance source creates (suite_create), a
 # START_TEST of that same source and, with /<part>, a part that source asks
 # about (xt_unsupported(__func__, "<part>")); and it must give a reason. A
@@ -18,7 +19,7 @@ foreach(list IN LISTS SKIP_LISTS)
     if(line STREQUAL "" OR line MATCHES "^#")
       continue()
     endif()
-    if(NOT line MATCHES "^([A-Za-z0-9_]+)\\.([A-Za-z0-9_]+)(/([A-Za-z0-9_]+))?[ \t]+(.+)$")
+    if(NOT line MATCHES "^([A-Za-z0-9_]+)\\.([A-Za-z0-9_]+|\\*)(/([A-Za-z0-9_]+))?[ \t]+(.+)$")
       message(SEND_ERROR
         "${list}:${n}: malformed entry (want '<suite>.<test>[/<part>]  <reason>'): ${line}")
       math(EXPR errors "${errors} + 1")
@@ -32,6 +33,9 @@ foreach(list IN LISTS SKIP_LISTS)
       file(READ ${src} text)
       string(FIND "${text}" "suite_create(\"${suite}\")" has_suite)
       string(FIND "${text}" "START_TEST(${test})" has_test)
+      if(test STREQUAL "*") # the whole suite
+        set(has_test 0)
+      endif()
       if(has_suite GREATER -1 AND has_test GREATER -1)
         set(found ${src})
         if(NOT part STREQUAL "")

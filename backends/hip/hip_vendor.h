@@ -1,0 +1,156 @@
+/* backends/hip/hip_vendor.h - the HIP side of backends/cuda/xc_vendor.h: maps
+ * every CUDA runtime name the shared backend sources use to its HIP twin, so
+ * that the .c files of backends/cuda build libxdev-hip.so unchanged (ggml's vendors/hip.h
+ * pattern). Only names go here; where HIP differs in meaning the difference
+ * is one of the macros or functions xc_vendor.h lists. Checked against
+ * HIP 5.2.3 (Debian 12's libamdhip64-dev). Plain C sources include it with
+ * the C compiler (-D__HIP_PLATFORM_AMD__); device code with hipcc. */
+#ifndef XDEV_HIP_VENDOR_H
+#define XDEV_HIP_VENDOR_H
+
+#include <stdlib.h>
+
+#if defined(__HIPCC__)
+#include <hip/hip_runtime.h> /* device code: launches, threadIdx */
+#else
+#include <hip/hip_runtime_api.h>
+#endif
+
+/* ------------------------------------------------------------ types and constants */
+#define cudaError_t hipError_t
+#define cudaStream_t hipStream_t
+#define cudaEvent_t hipEvent_t
+#define cudaMemPool_t hipMemPool_t
+#define cudaMemcpyKind hipMemcpyKind
+#define cudaDeviceProp hipDeviceProp_t
+#define cudaPointerAttributes hipPointerAttribute_t
+#define cudaIpcMemHandle_t hipIpcMemHandle_t
+#define cudaIpcEventHandle_t hipIpcEventHandle_t
+#define cudaHostFn_t hipHostFn_t
+
+#define cudaSuccess hipSuccess
+#define cudaErrorNotReady hipErrorNotReady
+#define cudaErrorMemoryAllocation hipErrorOutOfMemory
+#define cudaErrorInvalidValue hipErrorInvalidValue
+#define cudaErrorInsufficientDriver hipErrorInsufficientDriver
+#define cudaErrorPeerAccessAlreadyEnabled hipErrorPeerAccessAlreadyEnabled
+
+#define cudaStreamNonBlocking hipStreamNonBlocking
+#define cudaStreamPerThread hipStreamPerThread
+#define cudaEventDefault hipEventDefault
+#define cudaEventDisableTiming hipEventDisableTiming
+#define cudaEventBlockingSync hipEventBlockingSync
+#define cudaEventInterprocess hipEventInterprocess
+#define cudaHostAllocPortable hipHostMallocPortable
+#define cudaIpcMemLazyEnablePeerAccess hipIpcMemLazyEnablePeerAccess
+#define cudaMemPoolAttrReleaseThreshold hipMemPoolAttrReleaseThreshold
+#define cudaDevAttrMultiProcessorCount hipDeviceAttributeMultiprocessorCount
+
+#define cudaMemcpyHostToHost hipMemcpyHostToHost
+#define cudaMemcpyHostToDevice hipMemcpyHostToDevice
+#define cudaMemcpyDeviceToHost hipMemcpyDeviceToHost
+#define cudaMemcpyDeviceToDevice hipMemcpyDeviceToDevice
+
+/* ------------------------------------------------------------ calls */
+#define cudaGetErrorName hipGetErrorName
+#define cudaGetErrorString hipGetErrorString
+#define cudaGetLastError hipGetLastError
+
+#define cudaGetDeviceCount hipGetDeviceCount
+#define cudaGetDevice hipGetDevice
+#define cudaSetDevice hipSetDevice
+#define cudaGetDeviceProperties hipGetDeviceProperties
+#define cudaDeviceGetAttribute hipDeviceGetAttribute
+#define cudaDeviceSynchronize hipDeviceSynchronize
+#define cudaDeviceCanAccessPeer hipDeviceCanAccessPeer
+#define cudaDeviceEnablePeerAccess hipDeviceEnablePeerAccess
+#define cudaDeviceGetStreamPriorityRange hipDeviceGetStreamPriorityRange
+#define cudaDeviceGetPCIBusId hipDeviceGetPCIBusId
+#define cudaDeviceGetDefaultMemPool hipDeviceGetDefaultMemPool
+
+#define cudaStreamCreateWithPriority hipStreamCreateWithPriority
+#define cudaStreamDestroy hipStreamDestroy
+#define cudaStreamQuery hipStreamQuery
+#define cudaStreamSynchronize hipStreamSynchronize
+#define cudaStreamWaitEvent hipStreamWaitEvent
+
+#define cudaEventCreateWithFlags hipEventCreateWithFlags
+#define cudaEventDestroy hipEventDestroy
+#define cudaEventRecord hipEventRecord
+#define cudaEventQuery hipEventQuery
+#define cudaEventSynchronize hipEventSynchronize
+#define cudaEventElapsedTime hipEventElapsedTime
+
+#define cudaMalloc hipMalloc
+#define cudaFree hipFree
+#define cudaHostAlloc hipHostMalloc
+#define cudaFreeHost hipHostFree
+#define cudaMemGetInfo hipMemGetInfo
+#define cudaMemcpy hipMemcpy
+#define cudaMemcpyAsync hipMemcpyAsync
+#define cudaMemcpyPeerAsync hipMemcpyPeerAsync
+#define cudaMemsetAsync hipMemsetAsync
+#define cudaPointerGetAttributes hipPointerGetAttributes
+#define cudaMallocAsync hipMallocAsync
+#define cudaMallocFromPoolAsync hipMallocFromPoolAsync
+#define cudaFreeAsync hipFreeAsync
+#define cudaMemPoolSetAttribute hipMemPoolSetAttribute
+
+#define cudaIpcGetMemHandle hipIpcGetMemHandle
+#define cudaIpcOpenMemHandle hipIpcOpenMemHandle
+#define cudaIpcCloseMemHandle hipIpcCloseMemHandle
+#define cudaIpcGetEventHandle hipIpcGetEventHandle
+#define cudaIpcOpenEventHandle hipIpcOpenEventHandle
+
+/* ------------------------------------------------------------ what differs in meaning */
+#define XC_NAME "hip"
+#define XC_DEVICE_TYPE XDEV_DEVICE_HIP
+#define XC_ENV(suffix) "XDEV_HIP_" suffix
+/* HIP has no hipStreamLegacy: its NULL stream is the legacy default stream
+ * (it synchronises with the device's blocking streams), and like CUDA's it
+ * means "the current device's". */
+#define XC_STREAM_LEGACY ((hipStream_t)0)
+
+/* HIP 5.2 declares hipLaunchHostFunc but libamdhip64 does not export it:
+ * the function runs from a stream callback instead, through a small
+ * trampoline freed when it has run. */
+typedef struct xc_hip_host_call {
+    void (*fn)(void *);
+    void *arg;
+} xc_hip_host_call_t;
+
+static inline void xc_hip_host_trampoline(hipStream_t s, hipError_t status, void *user) {
+    (void)s;
+    (void)status; /* as cudaLaunchHostFunc: the function runs in stream order regardless */
+    xc_hip_host_call_t *call = (xc_hip_host_call_t *)user;
+    void (*fn)(void *) = call->fn;
+    void *arg = call->arg;
+    free(call);
+    fn(arg);
+}
+
+#define XC_HOST_FUNC_CALL "hipStreamAddCallback"
+static inline hipError_t xc_vendor_launch_host_func(hipStream_t s, void (*fn)(void *), void *arg) {
+    xc_hip_host_call_t *call = (xc_hip_host_call_t *)malloc(sizeof *call);
+    if (call == NULL) return hipErrorOutOfMemory;
+    call->fn = fn;
+    call->arg = arg;
+    hipError_t err = hipStreamAddCallback(s, xc_hip_host_trampoline, call, 0);
+    if (err != hipSuccess) free(call);
+    return err;
+}
+
+/* HIP answers hipErrorInvalidValue for host memory it does not know
+ * (unregistered, pageable); pinned and registered memory it reports as host
+ * memory the DMA engine can use directly. */
+static inline bool xc_vendor_host_is_pageable(const void *host) {
+    hipPointerAttribute_t a;
+    hipError_t err = hipPointerGetAttributes(&a, host);
+    if (err != hipSuccess) {
+        (void)hipGetLastError();
+        return true;
+    }
+    return false;
+}
+
+#endif
