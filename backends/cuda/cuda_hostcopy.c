@@ -104,8 +104,8 @@ xdev_status_t xc_hostcopy_check_env(void) {
     long n;
     if (v != NULL && *v != '\0' && !xc_env_int(v, 1, MAX_THREADS, &n))
         return xc_error(XDEV_ERROR_ENV,
-                        "XDEV_CUDA_COPY_THREADS='%s' is malformed (expected an integer from 1 to "
-                        "%d; empty = 8, at most half the online CPUs)",
+                        XC_ENV("COPY_THREADS") "='%s' is malformed (expected an integer from 1 to "
+                                               "%d; empty = 8, at most half the online CPUs)",
                         v, MAX_THREADS);
     return XDEV_SUCCESS;
 }

@@ -81,15 +81,15 @@ xdev_status_t xc_staging_check_env(void) {
     const char *v = env(XC_ENV("STAGING"));
     if (v != NULL && *v != '\0' && parse_switch(v) < 0)
         return xc_error(XDEV_ERROR_ENV,
-                        "XDEV_CUDA_STAGING='%s' is malformed (expected 1, true, yes, on or 0, "
-                        "false, no, off, any case; empty = on)",
+                        XC_ENV("STAGING") "='%s' is malformed (expected 1, true, yes, on or 0, "
+                                          "false, no, off, any case; empty = on)",
                         v);
     long kb;
     v = env(XC_ENV("STAGE_CHUNK_KB"));
     if (v != NULL && *v != '\0' && !xc_env_int(v, 64, 1L << 20, &kb))
         return xc_error(XDEV_ERROR_ENV,
-                        "XDEV_CUDA_STAGE_CHUNK_KB='%s' is malformed (expected an integer number "
-                        "of KiB from 64 to 1048576; empty = 4096)",
+                        XC_ENV("STAGE_CHUNK_KB") "='%s' is malformed (expected an integer number "
+                                                 "of KiB from 64 to 1048576; empty = 4096)",
                         v);
     return XDEV_SUCCESS;
 }
