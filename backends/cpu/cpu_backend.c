@@ -178,6 +178,7 @@ static const xdev_backend_api_t cpu_api = {
     .blas = &xdev_cpu_blas_vtable,
     .fft = &xdev_cpu_fft_vtable,
     .rng = &xdev_cpu_rng_vtable,
+    .ops = &xdev_cpu_ops_vtable,
 };
 
 static const xdev_backend_api_t *cpu_entry(void) {

@@ -413,7 +413,7 @@ static xdev_status_t cpu_query_dtypes(xdev_cpu_device_t *dev, xdev_blas_routine_
                                       uint32_t *mask) {
     (void)dev; /* every CPU device runs every dtype */
     if (routine == XDEV_BLAS_GEMM)
-        *mask = (1u << XDEV_DTYPE_COUNT) - 1u;
+        *mask = XDEV_DTYPE_FLOAT_MASK;
     else
         *mask = (1u << XDEV_DTYPE_F32) | (1u << XDEV_DTYPE_F64);
     return XDEV_SUCCESS;

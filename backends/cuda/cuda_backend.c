@@ -120,6 +120,9 @@ static const xdev_backend_api_t xc_api = {
     .trace = &xc_trace_vtable,
 #endif
     .ipc = &xc_ipc_vtable,
+#ifdef XC_HAVE_RNG_KERNELS /* the device code: random fills, typed fills, conversions */
+    .ops = &xc_ops_vtable,
+#endif
 };
 
 XDEV_API const xdev_backend_api_t *xdev_backend_entry(void);

@@ -220,7 +220,7 @@ static xdev_status_t blas_query_dtypes(xc_device_t *dev, xdev_blas_routine_t rou
     int major = 0;
     xdev_status_t st = cc_major(device, &major);
     if (st != XDEV_SUCCESS) return st;
-    *mask = (1u << XDEV_DTYPE_COUNT) - 1u;
+    *mask = XDEV_DTYPE_FLOAT_MASK;
     if (major < 8) *mask &= ~(1u << XDEV_DTYPE_BF16);
     return XDEV_SUCCESS;
 }

@@ -116,6 +116,7 @@ xdev_status_t xc_smi_utilization(int device, xdev_device_utilization_t *out);
 extern const xdev_blas_vtable_t xc_blas_vtable;
 extern const xdev_fft_vtable_t xc_fft_vtable;
 extern const xdev_rng_vtable_t xc_rng_vtable; /* cuda_rng.cu (XC_HAVE_RNG_KERNELS) */
+extern const xdev_ops_vtable_t xc_ops_vtable; /* cuda_ops.cu (XC_HAVE_RNG_KERNELS) */
 /* Multiply the output of an exec of the plan `d` by `scale` on `stream`. */
 xdev_status_t xc_fft_scale(const xdev_fft_plan_desc_t *d, void *out, double scale,
                            cudaStream_t stream);

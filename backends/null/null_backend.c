@@ -322,6 +322,26 @@ static const xdev_ipc_vtable_t g_ipc = {
     .open_event_handle = ipc_open_event,
 };
 
+/* ---------------------------------------------------- optional: ops (ABI 2.1)
+ * Typed fills and conversions: the bits of xdev/support/convert.h. */
+static xdev_status_t ops_fill(xdev_backend_device_t *d, void *dst, const void *pattern,
+                              size_t pattern_size, size_t count, void *stream) {
+    UNUSED(d), UNUSED(dst), UNUSED(pattern), UNUSED(pattern_size), UNUSED(count), UNUSED(stream);
+    return missing("ops.fill");
+}
+static xdev_status_t ops_convert(xdev_backend_device_t *d, void *dst, xdev_dtype_t dst_dtype,
+                                 const void *src, xdev_dtype_t src_dtype, size_t count,
+                                 void *stream) {
+    UNUSED(d), UNUSED(dst), UNUSED(dst_dtype), UNUSED(src), UNUSED(src_dtype), UNUSED(count);
+    UNUSED(stream);
+    return missing("ops.convert");
+}
+static const xdev_ops_vtable_t g_ops = {
+    .size = sizeof(xdev_ops_vtable_t),
+    .fill = ops_fill,
+    .convert = ops_convert,
+};
+
 /* Process exit: stop the threads this backend owns (it owns none). */
 static void null_at_exit(void) {}
 
@@ -342,6 +362,7 @@ static const xdev_backend_api_t g_api = {
     .rng = &g_rng,
     .trace = &g_trace,
     .ipc = &g_ipc,
+    .ops = &g_ops,
 };
 
 XDEV_API const xdev_backend_api_t *xdev_backend_entry(void);

@@ -18,16 +18,6 @@
 
 /* ------------------------------------------------------------- dtypes */
 
-const char *xdev_dtype_name(xdev_dtype_t dtype) {
-    static const char *const names[XDEV_DTYPE_COUNT] = {"f32", "f64", "c64", "c128", "f16", "bf16"};
-    return (unsigned)dtype < XDEV_DTYPE_COUNT ? names[dtype] : NULL;
-}
-
-size_t xdev_dtype_size(xdev_dtype_t dtype) {
-    static const size_t sizes[XDEV_DTYPE_COUNT] = {4, 8, 8, 16, 2, 2};
-    return (unsigned)dtype < XDEV_DTYPE_COUNT ? sizes[dtype] : 0;
-}
-
 static const char *routine_name(xdev_blas_routine_t r) {
     static const char *const names[XDEV_BLAS_ROUTINE_COUNT] = {"gemm", "axpy", "dot", "nrm2",
                                                                "scal"};
@@ -37,7 +27,7 @@ static const char *routine_name(xdev_blas_routine_t r) {
 static xdev_status_t check_dtype(xdev_dtype_t dtype) {
     if ((unsigned)dtype >= XDEV_DTYPE_COUNT)
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
-                         "dtype %d is not an xdev_dtype_t (XDEV_DTYPE_F32 .. XDEV_DTYPE_BF16)",
+                         "dtype %d is not an xdev_dtype_t (XDEV_DTYPE_F32 .. XDEV_DTYPE_U8)",
                          (int)dtype);
     return XDEV_SUCCESS;
 }
@@ -93,6 +83,7 @@ static xdev_status_t blas_check(xdev_device_record_t *rec, xdev_blas_routine_t r
     uint32_t mask = 0;
     xdev_status_t st = xdev_be_blas_query_dtypes(rec, routine, &mask);
     if (st != XDEV_SUCCESS) return st;
+    mask &= XDEV_DTYPE_FLOAT_MASK; /* BLAS has no integer dtype on any backend */
     if (!(mask & (1u << dtype)))
         return XDEV_FAIL(XDEV_ERROR_NOT_SUPPORTED,
                          "the %s backend does not support %s with dtype %s on " XDEV_REC_FMT,
@@ -116,7 +107,7 @@ xdev_status_t xdev_blas_supports(xdev_device_t device, xdev_blas_routine_t routi
     xdev_status_t st = xdev_be_blas_query_dtypes(rec, routine, &mask);
     if (st == XDEV_ERROR_NOT_SUPPORTED) return XDEV_SUCCESS; /* no BLAS at all: false */
     XDEV_CHECK(st);
-    *out = (mask >> dtype) & 1u;
+    *out = ((mask & XDEV_DTYPE_FLOAT_MASK) >> dtype) & 1u;
     return XDEV_SUCCESS;
 }
 

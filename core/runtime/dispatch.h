@@ -209,4 +209,17 @@ static inline xdev_status_t xdev_be_ipc_open_event_handle(xdev_device_record_t *
     XDEV_DISPATCH(r->be, ipc, open_event_handle, r->ctx, handle, event);
 }
 
+/* ------------------------------------------------------------------- ops */
+static inline xdev_status_t xdev_be_ops_fill(xdev_device_record_t *r, void *dst,
+                                             const void *pattern, size_t pattern_size, size_t count,
+                                             void *stream) {
+    XDEV_DISPATCH(r->be, ops, fill, r->ctx, dst, pattern, pattern_size, count, stream);
+}
+static inline xdev_status_t xdev_be_ops_convert(xdev_device_record_t *r, void *dst,
+                                                xdev_dtype_t dst_dtype, const void *src,
+                                                xdev_dtype_t src_dtype, size_t count,
+                                                void *stream) {
+    XDEV_DISPATCH(r->be, ops, convert, r->ctx, dst, dst_dtype, src, src_dtype, count, stream);
+}
+
 #endif

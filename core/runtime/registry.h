@@ -40,7 +40,11 @@ typedef struct xdev_backend {
     uint32_t flags;    /* the factory's XDEV_BACKEND_* */
     _Atomic int state; /* xdev_backend_state_t */
     pthread_mutex_t lock;
-    const xdev_backend_api_t *api;
+    const xdev_backend_api_t *api; /* = &api_copy once loaded */
+    /* The backend's API table as this libxdev knows it: the backend's bytes
+     * (as many as its size says), zeros after them, so a table added by a
+     * later minor reads as absent for an older plugin. */
+    xdev_backend_api_t api_copy;
     void *dl_handle;
     char path[PATH_MAX];
     char reason[4096];

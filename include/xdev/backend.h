@@ -44,7 +44,7 @@ extern "C" {
 #endif
 
 #define XDEV_BACKEND_ABI_MAJOR 2u
-#define XDEV_BACKEND_ABI_MINOR 0u
+#define XDEV_BACKEND_ABI_MINOR 1u /* 2.1: the ops table (typed fills, conversions) */
 #define XDEV_BACKEND_ENTRY_SYMBOL "xdev_backend_entry"
 
 /* True when `table` (which starts with its size) is long enough to hold `slot`. */
@@ -356,6 +356,24 @@ typedef struct xdev_rng_vtable {
     xdev_status_t (*fill)(const xdev_rng_fill_desc_t *desc);
 } xdev_rng_vtable_t;
 
+/* ---------------------------------------------------------------- ops (ABI 2.1)
+ * Typed fills and conversions (xdev/ops.h). The core has validated the
+ * operands (device memory of this device, long enough, no overlap but an
+ * in-place same-size convert) and turned the fill value into one element's
+ * bytes; the slots enqueue on `stream` and return. A conversion must give
+ * the bits of xdev/support/convert.h's xcv_convert1 for every element. */
+typedef struct xdev_ops_vtable {
+    size_t size;
+    /* dst[i] = the `pattern_size`-byte element at `pattern`, i < count;
+     * pattern_size is 1, 2, 4, 8 or 16 and dst is aligned to it. */
+    xdev_status_t (*fill)(xdev_backend_device_t *dev, void *dst, const void *pattern,
+                          size_t pattern_size, size_t count, void *stream);
+    /* count elements from src (src_dtype) to dst (dst_dtype); dtypes among
+     * f16, bf16, f32, f64, i32, i64; both buffers aligned to their element. */
+    xdev_status_t (*convert)(xdev_backend_device_t *dev, void *dst, xdev_dtype_t dst_dtype,
+                             const void *src, xdev_dtype_t src_dtype, size_t count, void *stream);
+} xdev_ops_vtable_t;
+
 typedef struct xdev_backend_api {
     size_t size; /* sizeof(xdev_backend_api_t) as the backend was built */
     uint32_t abi_major;
@@ -379,6 +397,7 @@ typedef struct xdev_backend_api {
     const xdev_rng_vtable_t *rng;     /* optional */
     const xdev_trace_vtable_t *trace; /* optional */
     const xdev_ipc_vtable_t *ipc;     /* optional */
+    const xdev_ops_vtable_t *ops;     /* optional; ABI 2.1 */
 } xdev_backend_api_t;
 
 /* The plugin's exported entry point (named XDEV_BACKEND_ENTRY_SYMBOL). */

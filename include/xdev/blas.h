@@ -24,26 +24,15 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "xdev/dtype.h"
 #include "xdev/stream.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-typedef enum xdev_dtype {
-    XDEV_DTYPE_F32 = 0,  /* float */
-    XDEV_DTYPE_F64 = 1,  /* double */
-    XDEV_DTYPE_C64 = 2,  /* complex float: {float re, im} */
-    XDEV_DTYPE_C128 = 3, /* complex double: {double re, im} */
-    XDEV_DTYPE_F16 = 4,  /* IEEE 754 binary16 (uint16_t bits) */
-    XDEV_DTYPE_BF16 = 5, /* bfloat16 (uint16_t bits: the high half of a float) */
-    XDEV_DTYPE_COUNT = 6,
-} xdev_dtype_t;
-
-/* "f32", "f64", "c64", "c128", "f16", "bf16"; NULL for an unknown dtype. */
-XDEV_API const char *xdev_dtype_name(xdev_dtype_t dtype);
-/* Bytes per element; 0 for an unknown dtype. */
-XDEV_API size_t xdev_dtype_size(xdev_dtype_t dtype);
+/* BLAS works in the floating-point dtypes of xdev/dtype.h (XDEV_DTYPE_FLOAT_MASK);
+ * an integer dtype is XDEV_ERROR_NOT_SUPPORTED. */
 
 typedef enum xdev_blas_op {
     XDEV_BLAS_OP_N = 0, /* as stored */

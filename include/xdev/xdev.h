@@ -15,5 +15,7 @@
 #include "xdev/blas.h"
 #include "xdev/fft.h"
 #include "xdev/rng.h"
+#include "xdev/dtype.h"
+#include "xdev/ops.h"
 
 #endif

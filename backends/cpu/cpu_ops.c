@@ -1,0 +1,222 @@
+/* backends/cpu/cpu_ops.c - the CPU backend's typed fills and conversions (the
+ * ops table), run on the stream's worker in stream order like every other
+ * enqueued job.
+ *
+ * Every conversion gives the bits of xdev/support/convert.h's xcv_convert1,
+ * the definition the GPU kernels compile too. The common pairs run as plain
+ * loops the compiler vectorises (the hardware conversions give the same bits
+ * when the thread's SSE control word is the default: round to nearest, no
+ * flush-to-zero; checked per job, as a program may have changed it); every
+ * other pair, and any pair under a changed control word, runs element by
+ * element through xcv_convert1. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#endif
+
+#include "cpu_internal.h"
+#include "cpu_math.h"
+#include "xdev/support/convert.h"
+#include "xdev/support/half.h"
+
+typedef struct ops_job {
+    void *dst;
+    const void *src;
+    size_t count;
+    xdev_dtype_t dst_dtype, src_dtype;
+    size_t pattern_size;
+    unsigned char pattern[16];
+} ops_job_t;
+
+/* ------------------------------------------------------------ fill */
+
+static void fill_job(void *arg) {
+    ops_job_t *j = arg;
+    size_t n = j->count;
+    switch (j->pattern_size) {
+    case 1:
+        memset(j->dst, j->pattern[0], n);
+        break;
+    case 2: {
+        uint16_t v, *d = j->dst;
+        memcpy(&v, j->pattern, 2);
+        for (size_t i = 0; i < n; i++)
+            d[i] = v;
+        break;
+    }
+    case 4: {
+        uint32_t v, *d = j->dst;
+        memcpy(&v, j->pattern, 4);
+        for (size_t i = 0; i < n; i++)
+            d[i] = v;
+        break;
+    }
+    case 8: {
+        uint64_t v, *d = j->dst;
+        memcpy(&v, j->pattern, 8);
+        for (size_t i = 0; i < n; i++)
+            d[i] = v;
+        break;
+    }
+    default: { /* 16: a complex double */
+        uint64_t lo, hi, *d = j->dst;
+        memcpy(&lo, j->pattern, 8);
+        memcpy(&hi, j->pattern + 8, 8);
+        for (size_t i = 0; i < n; i++) {
+            d[2 * i] = lo;
+            d[2 * i + 1] = hi;
+        }
+        break;
+    }
+    }
+    free(j);
+}
+
+/* ------------------------------------------------------------ convert */
+
+/* Does the hardware convert as convert.h does on this thread now? */
+static bool default_fp_mode(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    /* rounding control (bits 13-14) = nearest, FTZ (15) and DAZ (6) off */
+    return (_mm_getcsr() & 0xe040u) == 0;
+#else
+    return false;
+#endif
+}
+
+static int32_t f64_to_i32(double x) {
+    if (x != x) return 0;
+    if (x >= 2147483648.0) return INT32_MAX;
+    if (x <= -2147483649.0) return INT32_MIN;
+    return (int32_t)x;
+}
+
+/* The vectorisable pairs; false when (dst, src) is not one of them. */
+static bool convert_fast(const ops_job_t *j) {
+    const size_t n = j->count;
+    const xdev_dtype_t d = j->dst_dtype, s = j->src_dtype;
+    if (d == XDEV_DTYPE_BF16 && s == XDEV_DTYPE_F32) { /* pure integer arithmetic */
+        const float *src = j->src;
+        uint16_t *dst = j->dst;
+        for (size_t i = 0; i < n; i++)
+            dst[i] = xdev_f32_to_bf16(src[i]);
+        return true;
+    }
+    if (d == XDEV_DTYPE_F32 && s == XDEV_DTYPE_BF16) {
+        const uint16_t *src = j->src;
+        uint32_t *dst = j->dst;
+        for (size_t i = 0; i < n; i++) {
+            uint32_t x = (uint32_t)src[i] << 16;
+            if ((x & 0x7fffffffu) > 0x7f800000u) x |= 0x400000u; /* NaN made quiet */
+            dst[i] = x;
+        }
+        return true;
+    }
+    if (!default_fp_mode()) return false;
+    if (d == XDEV_DTYPE_F32 && s == XDEV_DTYPE_F64) { /* NaN: quiet, top payload bits, as x86 */
+        const double *src = j->src;
+        float *dst = j->dst;
+        for (size_t i = 0; i < n; i++)
+            dst[i] = (float)src[i];
+        return true;
+    }
+    if (d == XDEV_DTYPE_F64 && s == XDEV_DTYPE_F32) {
+        const float *src = j->src;
+        double *dst = j->dst;
+        for (size_t i = 0; i < n; i++)
+            dst[i] = (double)src[i];
+        return true;
+    }
+    if (d == XDEV_DTYPE_F32 && s == XDEV_DTYPE_I32) {
+        const int32_t *src = j->src;
+        float *dst = j->dst;
+        for (size_t i = 0; i < n; i++)
+            dst[i] = (float)src[i];
+        return true;
+    }
+    if (d == XDEV_DTYPE_F64 && s == XDEV_DTYPE_I32) {
+        const int32_t *src = j->src;
+        double *dst = j->dst;
+        for (size_t i = 0; i < n; i++)
+            dst[i] = (double)src[i];
+        return true;
+    }
+    if (d == XDEV_DTYPE_I32 && s == XDEV_DTYPE_F32) {
+        const float *src = j->src;
+        int32_t *dst = j->dst;
+        for (size_t i = 0; i < n; i++)
+            dst[i] = f64_to_i32((double)src[i]);
+        return true;
+    }
+    if (d == XDEV_DTYPE_I32 && s == XDEV_DTYPE_F64) {
+        const double *src = j->src;
+        int32_t *dst = j->dst;
+        for (size_t i = 0; i < n; i++)
+            dst[i] = f64_to_i32(src[i]);
+        return true;
+    }
+    return false;
+}
+
+static void convert_job(void *arg) {
+    ops_job_t *j = arg;
+    if (j->dst_dtype == j->src_dtype) {
+        if (j->dst != j->src) memcpy(j->dst, j->src, j->count * xdev_dtype_size(j->src_dtype));
+    } else if (!convert_fast(j)) {
+        const size_t ds = xdev_dtype_size(j->dst_dtype), ss = xdev_dtype_size(j->src_dtype);
+        unsigned char *dst = j->dst;
+        const unsigned char *src = j->src;
+        for (size_t i = 0; i < j->count; i++)
+            xcv_convert1(dst + i * ds, (int)j->dst_dtype, src + i * ss, (int)j->src_dtype);
+    }
+    free(j);
+}
+
+/* ------------------------------------------------------------ the table */
+
+static xdev_status_t enqueue(xdev_cpu_device_t *dev, void *stream, void (*fn)(void *),
+                             ops_job_t *job) {
+    xdev_status_t st = xdev_cpu_stream_vtable.launch_host_func(dev, stream, fn, job);
+    if (st != XDEV_SUCCESS) free(job);
+    return st;
+}
+
+static xdev_status_t ops_fill(xdev_cpu_device_t *dev, void *dst, const void *pattern,
+                              size_t pattern_size, size_t count, void *stream) {
+    if (pattern_size == 0 || pattern_size > 16 || (pattern_size & (pattern_size - 1)) != 0)
+        return xdev_cpu_error(XDEV_ERROR_INVALID_VALUE, "cpu: fill element of %zu bytes",
+                              pattern_size);
+    ops_job_t *job = calloc(1, sizeof *job);
+    if (job == NULL)
+        return xdev_cpu_error(XDEV_ERROR_OUT_OF_MEMORY, "cpu:%d no host memory for a fill",
+                              dev->index);
+    job->dst = dst;
+    job->count = count;
+    job->pattern_size = pattern_size;
+    memcpy(job->pattern, pattern, pattern_size);
+    return enqueue(dev, stream, fill_job, job);
+}
+
+static xdev_status_t ops_convert(xdev_cpu_device_t *dev, void *dst, xdev_dtype_t dst_dtype,
+                                 const void *src, xdev_dtype_t src_dtype, size_t count,
+                                 void *stream) {
+    ops_job_t *job = calloc(1, sizeof *job);
+    if (job == NULL)
+        return xdev_cpu_error(XDEV_ERROR_OUT_OF_MEMORY, "cpu:%d no host memory for a conversion",
+                              dev->index);
+    job->dst = dst;
+    job->src = src;
+    job->count = count;
+    job->dst_dtype = dst_dtype;
+    job->src_dtype = src_dtype;
+    return enqueue(dev, stream, convert_job, job);
+}
+
+const xdev_ops_vtable_t xdev_cpu_ops_vtable = {
+    .size = sizeof(xdev_ops_vtable_t),
+    .fill = ops_fill,
+    .convert = ops_convert,
+};

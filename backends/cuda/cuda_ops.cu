@@ -1,0 +1,181 @@
+/* backends/cuda/cuda_ops.cu - the CUDA backend's typed fills and conversions
+ * (the ops table), as device code: nvcc builds it for the CUDA plugin and
+ * hipcc (XC_VENDOR_HIP) for the HIP one, like cuda_rng.cu.
+ *
+ * A fill writes the element the core made (1 to 16 bytes) with a
+ * grid-stride loop. A conversion is one kernel per (destination, source)
+ * dtype pair, each element through xdev/support/convert.h's xcv_convert1 -
+ * the function the CPU backend runs - so every backend gives the same bits. */
+#include <stdint.h>
+#include <string.h>
+
+#include "xc_vendor.h" /* the device runtime (CUDA or HIP), outside extern "C" */
+extern "C" {
+#include "cuda_internal.h"
+}
+#include "xdev/support/convert.h"
+
+namespace {
+
+constexpr unsigned kThreads = 256;
+
+/* (The plugin does not link libxdev: its own names for messages.) */
+const char *dtype_name(int t) {
+    static const char *const names[] = {"f32", "f64", "c64", "c128", "f16", "bf16",
+                                        "i8",  "i16", "i32", "i64",  "u8"};
+    return t >= 0 && t < (int)(sizeof names / sizeof names[0]) ? names[t] : "?";
+}
+
+struct pair16 {
+    unsigned long long lo, hi;
+};
+
+template <typename T> __global__ void fill_kernel(T *dst, T value, size_t n) {
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        dst[i] = value;
+}
+
+template <int D, int S> struct dsize {
+    static constexpr size_t dst = D == XDEV_DTYPE_F64 || D == XDEV_DTYPE_I64 ? 8
+                                  : D == XDEV_DTYPE_F32 || D == XDEV_DTYPE_I32 ? 4
+                                                                               : 2;
+    static constexpr size_t src = S == XDEV_DTYPE_F64 || S == XDEV_DTYPE_I64 ? 8
+                                  : S == XDEV_DTYPE_F32 || S == XDEV_DTYPE_I32 ? 4
+                                                                               : 2;
+};
+
+template <int D, int S>
+__global__ void convert_kernel(unsigned char *dst, const unsigned char *src, size_t n) {
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        xcv_convert1(dst + i * dsize<D, S>::dst, D, src + i * dsize<D, S>::src, S);
+}
+
+/* Multiprocessors per device, cached (the grid is a few waves of them). */
+int g_ops_sms[XC_MAX_DEVICES];
+
+cudaError_t grid_for(int device, size_t n, unsigned *grid) {
+    int sms = __atomic_load_n(&g_ops_sms[device], __ATOMIC_RELAXED);
+    if (sms == 0) {
+        cudaError_t err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+        if (err != cudaSuccess) return err;
+        __atomic_store_n(&g_ops_sms[device], sms, __ATOMIC_RELAXED);
+    }
+    const size_t want = (n + kThreads - 1) / kThreads, cap = (size_t)sms * 16;
+    *grid = (unsigned)(want < 1 ? 1 : want < cap ? want : cap);
+    return cudaSuccess;
+}
+
+template <typename T>
+cudaError_t launch_fill(void *dst, const void *pattern, size_t n, unsigned grid, cudaStream_t s) {
+    T v;
+    memcpy(&v, pattern, sizeof v);
+    fill_kernel<T><<<grid, kThreads, 0, s>>>(static_cast<T *>(dst), v, n);
+    return cudaGetLastError();
+}
+
+/* The kernel of one (D, S) pair, chosen at run time among the 36. */
+template <int D>
+cudaError_t launch_convert_src(int s_dtype, void *dst, const void *src, size_t n, unsigned grid,
+                               cudaStream_t s) {
+#define XC_OPS_SRC(S)                                                                              \
+    case S:                                                                                        \
+        convert_kernel<D, S><<<grid, kThreads, 0, s>>>(static_cast<unsigned char *>(dst),          \
+                                                       static_cast<const unsigned char *>(src), n); \
+        return cudaGetLastError();
+    switch (s_dtype) {
+        XC_OPS_SRC(XDEV_DTYPE_F16)
+        XC_OPS_SRC(XDEV_DTYPE_BF16)
+        XC_OPS_SRC(XDEV_DTYPE_F32)
+        XC_OPS_SRC(XDEV_DTYPE_F64)
+        XC_OPS_SRC(XDEV_DTYPE_I32)
+        XC_OPS_SRC(XDEV_DTYPE_I64)
+    }
+#undef XC_OPS_SRC
+    return cudaErrorInvalidValue;
+}
+
+cudaError_t launch_convert(int d_dtype, int s_dtype, void *dst, const void *src, size_t n,
+                           unsigned grid, cudaStream_t s) {
+    switch (d_dtype) {
+    case XDEV_DTYPE_F16:
+        return launch_convert_src<XDEV_DTYPE_F16>(s_dtype, dst, src, n, grid, s);
+    case XDEV_DTYPE_BF16:
+        return launch_convert_src<XDEV_DTYPE_BF16>(s_dtype, dst, src, n, grid, s);
+    case XDEV_DTYPE_F32:
+        return launch_convert_src<XDEV_DTYPE_F32>(s_dtype, dst, src, n, grid, s);
+    case XDEV_DTYPE_F64:
+        return launch_convert_src<XDEV_DTYPE_F64>(s_dtype, dst, src, n, grid, s);
+    case XDEV_DTYPE_I32:
+        return launch_convert_src<XDEV_DTYPE_I32>(s_dtype, dst, src, n, grid, s);
+    case XDEV_DTYPE_I64:
+        return launch_convert_src<XDEV_DTYPE_I64>(s_dtype, dst, src, n, grid, s);
+    }
+    return cudaErrorInvalidValue;
+}
+
+/* unused: in a device pass the table below is left out, so nothing refers to them. */
+__attribute__((unused)) xdev_status_t ops_fill(xc_device_t *dev, void *dst, const void *pattern,
+                                               size_t pattern_size, size_t count, void *stream) {
+    const int device = dev->index;
+    xc_guard_t g;
+    xdev_status_t st = xc_guard_begin(&g, device);
+    if (st != XDEV_SUCCESS) return st;
+    unsigned grid = 1;
+    cudaError_t err = grid_for(device, count, &grid);
+    cudaStream_t s = (cudaStream_t)stream;
+    if (err == cudaSuccess) {
+        switch (pattern_size) {
+        case 1:
+            err = launch_fill<uint8_t>(dst, pattern, count, grid, s);
+            break;
+        case 2:
+            err = launch_fill<uint16_t>(dst, pattern, count, grid, s);
+            break;
+        case 4:
+            err = launch_fill<uint32_t>(dst, pattern, count, grid, s);
+            break;
+        case 8:
+            err = launch_fill<unsigned long long>(dst, pattern, count, grid, s);
+            break;
+        default:
+            err = launch_fill<pair16>(dst, pattern, count, grid, s);
+            break;
+        }
+    }
+    xc_guard_end(&g);
+    if (err != cudaSuccess)
+        return xc_fail(err, "fill kernel (%zu elements of %zu bytes) on device %d", count,
+                       pattern_size, device);
+    return XDEV_SUCCESS;
+}
+
+__attribute__((unused)) xdev_status_t ops_convert(xc_device_t *dev, void *dst,
+                                                  xdev_dtype_t dst_dtype, const void *src,
+                                                  xdev_dtype_t src_dtype, size_t count,
+                                                  void *stream) {
+    const int device = dev->index;
+    xc_guard_t g;
+    xdev_status_t st = xc_guard_begin(&g, device);
+    if (st != XDEV_SUCCESS) return st;
+    unsigned grid = 1;
+    cudaError_t err = grid_for(device, count, &grid);
+    if (err == cudaSuccess)
+        err = launch_convert((int)dst_dtype, (int)src_dtype, dst, src, count, grid,
+                             (cudaStream_t)stream);
+    xc_guard_end(&g);
+    if (err != cudaSuccess)
+        return xc_fail(err, "conversion kernel (%s to %s, %zu elements) on device %d",
+                       dtype_name((int)src_dtype), dtype_name((int)dst_dtype), count, device);
+    return XDEV_SUCCESS;
+}
+
+} // namespace
+
+/* Host code only: clang's HIP device pass would otherwise emit this constant
+ * (and its pointers to host functions) for the GPU too. */
+#if !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)
+extern "C" const xdev_ops_vtable_t xc_ops_vtable = {sizeof(xdev_ops_vtable_t), ops_fill,
+                                                    ops_convert};
+#endif

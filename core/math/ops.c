@@ -1,0 +1,185 @@
+/* ops.c - typed fills and dtype conversions (xdev/ops.h): the checks, the
+ * fill value made into one element's bytes (xdev/support/convert.h, so the
+ * element is the same on every backend), then the backend's ops table. */
+#include <stdint.h>
+#include <string.h>
+
+#include "base/error_internal.h"
+#include "math/operands.h"
+#include "runtime/dispatch.h"
+#include "runtime/stream_internal.h"
+#include "xdev/ops.h"
+#include "xdev/support/convert.h"
+
+/* The dtypes xdev_convert_async takes. */
+static bool convertible(xdev_dtype_t t) {
+    return t == XDEV_DTYPE_F16 || t == XDEV_DTYPE_BF16 || t == XDEV_DTYPE_F32 ||
+           t == XDEV_DTYPE_F64 || t == XDEV_DTYPE_I32 || t == XDEV_DTYPE_I64;
+}
+
+static xdev_status_t check_dtype(const char *arg, xdev_dtype_t t) {
+    if (xdev_dtype_name(t) == NULL)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                         "%s %d is not an xdev_dtype_t (XDEV_DTYPE_F32 .. XDEV_DTYPE_U8)", arg,
+                         (int)t);
+    return XDEV_SUCCESS;
+}
+
+/* The range of an integer dtype. */
+static void int_range(xdev_dtype_t t, int64_t *lo, int64_t *hi) {
+    switch (t) {
+    case XDEV_DTYPE_I8:
+        *lo = INT8_MIN, *hi = INT8_MAX;
+        return;
+    case XDEV_DTYPE_I16:
+        *lo = INT16_MIN, *hi = INT16_MAX;
+        return;
+    case XDEV_DTYPE_I32:
+        *lo = INT32_MIN, *hi = INT32_MAX;
+        return;
+    case XDEV_DTYPE_U8:
+        *lo = 0, *hi = UINT8_MAX;
+        return;
+    default:
+        *lo = INT64_MIN, *hi = INT64_MAX;
+        return;
+    }
+}
+
+/* `value` as one element of `dtype` (pattern, *size bytes). */
+static xdev_status_t fill_pattern(xdev_dtype_t dtype, xdev_scalar_t value, unsigned char *pattern,
+                                  size_t *size) {
+    const char *name = xdev_dtype_name(dtype);
+    *size = xdev_dtype_size(dtype);
+    bool complex = dtype == XDEV_DTYPE_C64 || dtype == XDEV_DTYPE_C128;
+    switch (value.kind) {
+    case XDEV_SCALAR_I64:
+        if (xcv_is_int(dtype)) {
+            int64_t lo, hi;
+            int_range(dtype, &lo, &hi);
+            if (value.i < lo || value.i > hi)
+                return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                                 "the value %lld does not fit %s (%lld .. %lld); a fill never "
+                                 "wraps",
+                                 (long long)value.i, name, (long long)lo, (long long)hi);
+            xcv_store_from_int(pattern, dtype, value.i);
+        } else if (complex) {
+            xdev_dtype_t part = dtype == XDEV_DTYPE_C64 ? XDEV_DTYPE_F32 : XDEV_DTYPE_F64;
+            memset(pattern, 0, *size);
+            xcv_store_from_int(pattern, part, value.i);
+        } else {
+            xcv_store_from_int(pattern, dtype, value.i);
+        }
+        return XDEV_SUCCESS;
+    case XDEV_SCALAR_F64:
+    case XDEV_SCALAR_C128:
+        if (value.kind == XDEV_SCALAR_C128 && !complex)
+            return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                             "a complex value (%g%+gi) fills only c64 or c128, not %s", value.re,
+                             value.im, name);
+        if (complex) {
+            xdev_dtype_t part = dtype == XDEV_DTYPE_C64 ? XDEV_DTYPE_F32 : XDEV_DTYPE_F64;
+            size_t half = *size / 2;
+            double im = value.kind == XDEV_SCALAR_C128 ? value.im : 0.0;
+            xcv_store_from_f64(pattern, part, xcv_f64_bits(value.re));
+            xcv_store_from_f64(pattern + half, part, xcv_f64_bits(im));
+        } else {
+            xcv_store_from_f64(pattern, dtype, xcv_f64_bits(value.re));
+        }
+        return XDEV_SUCCESS;
+    }
+    return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                     "value.kind %d is not an xdev_scalar_kind_t (build the value with "
+                     "xdev_scalar_f64, xdev_scalar_i64 or xdev_scalar_c128)",
+                     (int)value.kind);
+}
+
+/* `count` elements of `size` bytes, as a byte count. */
+static xdev_status_t extent(const char *arg, size_t count, size_t size, size_t *out) {
+    if (!xdev_size_mul_add(count, size, 0, out))
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                         "count = %zu elements of %zu bytes ('%s') overflow the address space",
+                         count, size, arg);
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t check_aligned(const char *arg, const void *p, size_t size, const char *dt) {
+    if ((uintptr_t)p % size != 0)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                         "'%s' (%p) is not aligned to its element (%s: %zu bytes)", arg, p, dt,
+                         size);
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t unsupported(xdev_exec_target_t *t, const char *slot) {
+    return XDEV_FAIL(XDEV_ERROR_NOT_SUPPORTED, "the %s backend does not implement %s (ops.%s)",
+                     t->be->name, strcmp(slot, "fill") == 0 ? "typed fills" : "conversions", slot);
+}
+
+static xdev_status_t fill_run(void *dst, xdev_dtype_t dtype, xdev_scalar_t value, size_t count,
+                              xdev_stream_t stream) {
+    XDEV_CHECK(check_dtype("dtype", dtype));
+    unsigned char pattern[16];
+    size_t size = 0;
+    XDEV_CHECK(fill_pattern(dtype, value, pattern, &size));
+    if (count == 0) return XDEV_SUCCESS;
+    xdev_operand_t op = {"dst", dst, 0};
+    XDEV_CHECK(extent("dst", count, size, &op.bytes));
+    xdev_exec_target_t t;
+    XDEV_CHECK(xdev_operands_resolve(&op, 1, stream, "fill", &t));
+    XDEV_CHECK(check_aligned("dst", dst, size, xdev_dtype_name(dtype)));
+    if (!XDEV_HAS(t.be, ops, fill)) return unsupported(&t, "fill");
+    XDEV_CHECK(xdev_be_ops_fill(t.rec, dst, pattern, size, count, t.stream->native));
+    return xdev_core_after_enqueue(t.stream);
+}
+
+xdev_status_t xdev_fill_async(void *dst, xdev_dtype_t dtype, xdev_scalar_t value, size_t count,
+                              xdev_stream_t stream) {
+    XDEV_CHECK(xdev_core_ensure_init());
+    XDEV_CHECK(fill_run(dst, dtype, value, count, stream));
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t convert_run(void *dst, xdev_dtype_t dst_dtype, const void *src,
+                                 xdev_dtype_t src_dtype, size_t count, xdev_stream_t stream) {
+    XDEV_CHECK(check_dtype("dst_dtype", dst_dtype));
+    XDEV_CHECK(check_dtype("src_dtype", src_dtype));
+    if (!convertible(dst_dtype) || !convertible(src_dtype))
+        return XDEV_FAIL(XDEV_ERROR_NOT_SUPPORTED,
+                         "converting %s to %s: conversions are between f16, bf16, f32, f64, i32 "
+                         "and i64",
+                         xdev_dtype_name(src_dtype), xdev_dtype_name(dst_dtype));
+    if (count == 0) return XDEV_SUCCESS;
+    const size_t dsize = xdev_dtype_size(dst_dtype), ssize = xdev_dtype_size(src_dtype);
+    xdev_operand_t d = {"dst", dst, 0}, s = {"src", src, 0};
+    XDEV_CHECK(extent("dst", count, dsize, &d.bytes));
+    XDEV_CHECK(extent("src", count, ssize, &s.bytes));
+    xdev_exec_target_t t, ts;
+    XDEV_CHECK(xdev_operands_resolve(&d, 1, stream, "conversion", &t));
+    XDEV_CHECK(xdev_operands_resolve(&s, 1, NULL, "conversion", &ts));
+    if (ts.rec != t.rec)
+        return XDEV_FAIL(XDEV_ERROR_CROSS_DEVICE,
+                         "'src' is on %s:%d but 'dst' is on %s:%d: a conversion reads and writes "
+                         "one device (copy src there first)",
+                         ts.be->name, ts.index, t.be->name, t.index);
+    XDEV_CHECK(check_aligned("dst", dst, dsize, xdev_dtype_name(dst_dtype)));
+    XDEV_CHECK(check_aligned("src", src, ssize, xdev_dtype_name(src_dtype)));
+    const uintptr_t d0 = (uintptr_t)dst, s0 = (uintptr_t)src;
+    bool overlap = d0 < s0 + s.bytes && s0 < d0 + d.bytes;
+    if (overlap && !(d0 == s0 && dsize == ssize))
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                         "'dst' [%p, +%zu) and 'src' [%p, +%zu) overlap; only src == dst with "
+                         "dtypes of one size (%s -> %s) converts in place",
+                         dst, d.bytes, src, s.bytes, xdev_dtype_name(src_dtype),
+                         xdev_dtype_name(dst_dtype));
+    if (!XDEV_HAS(t.be, ops, convert)) return unsupported(&t, "convert");
+    XDEV_CHECK(xdev_be_ops_convert(t.rec, dst, dst_dtype, src, src_dtype, count, t.stream->native));
+    return xdev_core_after_enqueue(t.stream);
+}
+
+xdev_status_t xdev_convert_async(void *dst, xdev_dtype_t dst_dtype, const void *src,
+                                 xdev_dtype_t src_dtype, size_t count, xdev_stream_t stream) {
+    XDEV_CHECK(xdev_core_ensure_init());
+    XDEV_CHECK(convert_run(dst, dst_dtype, src, src_dtype, count, stream));
+    return XDEV_SUCCESS;
+}
