@@ -14,6 +14,8 @@
 #   bench-alloc    alloc_bench and alloc_replay vs c10's caching allocator
 #   bench-blas     gemm_bench: xdev_gemm vs cublasGemmEx (f32, tf32, bf16)
 #   bench-fft      fft_overhead_bench: xdev_fft_exec (cache hit) vs cufftExec
+#   bench-ops      ops_bench: typed fills / conversions vs memset / copy on
+#                  cuda (and on cpu), bit identity of every conversion pair
 #   tf32           tf32_bench: the seed's 10240^2 TF32 on/off experiment
 #   rng            build/bench/rng_bench and bench/gpu/rng_torch.py, if present
 # Optional (named explicitly): ctest (every entry but tests/gpu's). "bench" =
@@ -36,7 +38,7 @@ mkdir -p "$OUT"
 B=${XDEV_GPU_BUILD:-build-gpu}
 BUDGET=${XDEV_GPU_BUDGET_S:-530}
 DEFAULT_STEPS="build conformance gpu sanitizer bench-runtime bench-copy bench-alloc bench-blas"
-DEFAULT_STEPS+=" bench-fft tf32 rng"
+DEFAULT_STEPS+=" bench-fft bench-ops tf32 rng"
 STEPS=" ${XDEV_GPU_STEPS:-$DEFAULT_STEPS} "
 STEPS=${STEPS//,/ }
 [[ "$STEPS" == *" bench "* ]] && STEPS+=" bench-runtime bench-copy bench-alloc "
@@ -213,6 +215,17 @@ if want bench-fft; then
     note "bench-fft (goal: overhead <= 1000 ns):"
     since "$m" | grep -E '^(fft_overhead|plan cache|\| )' | sed 's/^/  /' | tee -a "$SUM"
 fi
+if want bench-ops; then
+    note "bench-ops (goal: >= 0.9x of memset / copy for 4-byte types at 256 MiB):"
+    for be in cuda cpu; do
+        m=$(mark)
+        check=4194304
+        [ "$be" = cpu ] && check=0
+        XDEV_BACKEND=$be run_to "$BL" 120 "$B/bench/ops_bench" --mb 256 --reps 11 --check $check
+        since "$m" | grep -E '^\| |ops_bench on|bit identity|MISMATCH' | sed "s/^/  $be /" |
+            tee -a "$SUM"
+    done
+fi
 if want tf32; then
     m=$(mark)
     run_to "$BL" 150 "$B/bench/gpu/tf32_bench" --n 10240 --reps 5
@@ -259,6 +272,7 @@ if want sanitizer; then
         "$B/tests/conformance/test_blas" blas
     sanitize memcheck "test_fft (c2c/r2c/c2r, scaling, plan cache)" env XDEV_TEST_SCALE=0.1 \
         "$B/tests/conformance/test_fft" fft
+    sanitize memcheck "test_ops (fills, 36 conversion pairs)" "$B/tests/conformance/test_ops" ops
     sanitize racecheck "test_cuda runtime" "$B/tests/gpu/test_cuda" runtime
     sanitize racecheck "copy_bench 4,16 MiB" "$B/bench/gpu/copy_bench" --sizes-mb 4,16 --reps 2
 fi
