@@ -36,20 +36,38 @@ template <typename T> __global__ void fill_kernel(T *dst, T value, size_t n) {
         dst[i] = value;
 }
 
-template <int D, int S> struct dsize {
-    static constexpr size_t dst = D == XDEV_DTYPE_F64 || D == XDEV_DTYPE_I64 ? 8
-                                  : D == XDEV_DTYPE_F32 || D == XDEV_DTYPE_I32 ? 4
-                                                                               : 2;
-    static constexpr size_t src = S == XDEV_DTYPE_F64 || S == XDEV_DTYPE_I64 ? 8
-                                  : S == XDEV_DTYPE_F32 || S == XDEV_DTYPE_I32 ? 4
-                                                                               : 2;
+/* The unsigned integer type of a dtype's element (loads and stores of whole
+ * elements: the core checked the alignment). */
+template <int T> struct bits {
+    using type = unsigned short;
+};
+template <> struct bits<XDEV_DTYPE_F32> {
+    using type = unsigned int;
+};
+template <> struct bits<XDEV_DTYPE_I32> {
+    using type = unsigned int;
+};
+template <> struct bits<XDEV_DTYPE_F64> {
+    using type = unsigned long long;
+};
+template <> struct bits<XDEV_DTYPE_I64> {
+    using type = unsigned long long;
 };
 
-template <int D, int S>
-__global__ void convert_kernel(unsigned char *dst, const unsigned char *src, size_t n) {
+/* One element per thread and step, loaded and stored whole; the conversion
+ * works on registers (xcv_convert1's memcpys of locals are moves). */
+template <int D, int S> __global__ void convert_kernel(void *dst, const void *src, size_t n) {
+    using DT = typename bits<D>::type;
+    using ST = typename bits<S>::type;
+    const ST *in = static_cast<const ST *>(src);
+    DT *out = static_cast<DT *>(dst);
     const size_t stride = (size_t)gridDim.x * blockDim.x;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
-        xcv_convert1(dst + i * dsize<D, S>::dst, D, src + i * dsize<D, S>::src, S);
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        const ST v = in[i];
+        DT r;
+        xcv_convert1(&r, D, &v, S);
+        out[i] = r;
+    }
 }
 
 /* Multiprocessors per device, cached (the grid is a few waves of them). */
@@ -81,8 +99,7 @@ cudaError_t launch_convert_src(int s_dtype, void *dst, const void *src, size_t n
                                cudaStream_t s) {
 #define XC_OPS_SRC(S)                                                                              \
     case S:                                                                                        \
-        convert_kernel<D, S><<<grid, kThreads, 0, s>>>(static_cast<unsigned char *>(dst),          \
-                                                       static_cast<const unsigned char *>(src), n); \
+        convert_kernel<D, S><<<grid, kThreads, 0, s>>>(dst, src, n);                               \
         return cudaGetLastError();
     switch (s_dtype) {
         XC_OPS_SRC(XDEV_DTYPE_F16)
