@@ -38,36 +38,55 @@ template <typename T> __global__ void fill_kernel(T *dst, T value, size_t n) {
 
 /* The unsigned integer type of a dtype's element (loads and stores of whole
  * elements: the core checked the alignment). */
-template <int T> struct bits {
-    using type = unsigned short;
-};
-template <> struct bits<XDEV_DTYPE_F32> {
-    using type = unsigned int;
-};
-template <> struct bits<XDEV_DTYPE_I32> {
-    using type = unsigned int;
-};
-template <> struct bits<XDEV_DTYPE_F64> {
-    using type = unsigned long long;
-};
-template <> struct bits<XDEV_DTYPE_I64> {
-    using type = unsigned long long;
-};
+template <int T> struct bits { using type = unsigned short; };
+template <> struct bits<XDEV_DTYPE_F32> { using type = unsigned int; };
+template <> struct bits<XDEV_DTYPE_I32> { using type = unsigned int; };
+template <> struct bits<XDEV_DTYPE_F64> { using type = unsigned long long; };
+template <> struct bits<XDEV_DTYPE_I64> { using type = unsigned long long; };
 
-/* One element per thread and step, loaded and stored whole; the conversion
- * works on registers (xcv_convert1's memcpys of locals are moves). */
+/* Four elements of one dtype, loaded or stored as one access. */
+template <typename T> struct alignas(4 * sizeof(T)) quad { T v[4]; };
+
+/* One element: xcv_convert1 on registers (its memcpys of locals are moves). */
+template <int D, int S>
+__device__ __forceinline__ typename bits<D>::type convert_elem(typename bits<S>::type v) {
+    typename bits<D>::type r;
+    xcv_convert1(&r, D, &v, S);
+    return r;
+}
+
+/* Four elements per thread and step, each side loaded or stored as one
+ * access (both buffers aligned to four elements); the elements past the last
+ * whole quad one by one. */
+template <int D, int S> __global__ void convert_kernel_quad(void *dst, const void *src, size_t n) {
+    using DT = typename bits<D>::type;
+    using ST = typename bits<S>::type;
+    const quad<ST> *in = static_cast<const quad<ST> *>(src);
+    quad<DT> *out = static_cast<quad<DT> *>(dst);
+    const size_t stride = (size_t)gridDim.x * blockDim.x, quads = n / 4;
+    const size_t tid = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    for (size_t i = tid; i < quads; i += stride) {
+        const quad<ST> x = in[i];
+        quad<DT> y;
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+            y.v[k] = convert_elem<D, S>(x.v[k]);
+        out[i] = y;
+    }
+    if (tid < n - 4 * quads)
+        static_cast<DT *>(dst)[4 * quads + tid] =
+            convert_elem<D, S>(static_cast<const ST *>(src)[4 * quads + tid]);
+}
+
+/* One element per thread and step (buffers not aligned to four elements). */
 template <int D, int S> __global__ void convert_kernel(void *dst, const void *src, size_t n) {
     using DT = typename bits<D>::type;
     using ST = typename bits<S>::type;
     const ST *in = static_cast<const ST *>(src);
     DT *out = static_cast<DT *>(dst);
     const size_t stride = (size_t)gridDim.x * blockDim.x;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-        const ST v = in[i];
-        DT r;
-        xcv_convert1(&r, D, &v, S);
-        out[i] = r;
-    }
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        out[i] = convert_elem<D, S>(in[i]);
 }
 
 /* Multiprocessors per device, cached (the grid is a few waves of them). */
@@ -99,7 +118,11 @@ cudaError_t launch_convert_src(int s_dtype, void *dst, const void *src, size_t n
                                cudaStream_t s) {
 #define XC_OPS_SRC(S)                                                                              \
     case S:                                                                                        \
-        convert_kernel<D, S><<<grid, kThreads, 0, s>>>(dst, src, n);                               \
+        if ((uintptr_t)dst % (4 * sizeof(typename bits<D>::type)) == 0 &&                          \
+            (uintptr_t)src % (4 * sizeof(typename bits<S>::type)) == 0)                            \
+            convert_kernel_quad<D, S><<<grid, kThreads, 0, s>>>(dst, src, n);                      \
+        else                                                                                       \
+            convert_kernel<D, S><<<grid, kThreads, 0, s>>>(dst, src, n);                           \
         return cudaGetLastError();
     switch (s_dtype) {
         XC_OPS_SRC(XDEV_DTYPE_F16)

@@ -254,6 +254,49 @@ START_TEST(convert_every_pair_bit_exact) {
 }
 END_TEST
 
+START_TEST(convert_offsets_and_tails) {
+    /* Element offsets that break any multi-element alignment a backend may
+     * use, and counts that leave a tail: still the reference's bits, and
+     * nothing written around the destination. */
+    const size_t cap = 4096;
+    unsigned char *src_h = malloc(cap * 8), *out_h = malloc(cap * 8 + 64), *want = malloc(cap * 8);
+    unsigned char *src = dalloc(0, cap * 8 + 64), *dst = dalloc(0, cap * 8 + 64);
+    const struct {
+        xdev_dtype_t dt, st;
+        size_t doff, soff, n;
+    } cases[] = {{XDEV_DTYPE_F16, XDEV_DTYPE_F32, 3, 1, 1001},
+                 {XDEV_DTYPE_I32, XDEV_DTYPE_F64, 1, 2, 7},
+                 {XDEV_DTYPE_F64, XDEV_DTYPE_BF16, 2, 5, 4093},
+                 {XDEV_DTYPE_I64, XDEV_DTYPE_I32, 0, 1, 1},
+                 {XDEV_DTYPE_F32, XDEV_DTYPE_F32, 1, 0, 3}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const size_t ds = xdev_dtype_size(cases[c].dt), ss = xdev_dtype_size(cases[c].st);
+        const size_t n = cases[c].n;
+        make_source(cases[c].st, src_h, n);
+        XT_OK(xdev_memcpy(src + cases[c].soff * ss, src_h, n * ss));
+        XT_OK(xdev_memset_async(dst, 0x77, cap * 8 + 64, NULL));
+        XT_OK(xdev_convert_async(dst + cases[c].doff * ds, cases[c].dt, src + cases[c].soff * ss,
+                                 cases[c].st, n, NULL));
+        readback(out_h, dst, (n + cases[c].doff + 1) * ds);
+        for (size_t i = 0; i < n; i++)
+            xcv_convert1(want + i * ds, (int)cases[c].dt, src_h + i * ss, (int)cases[c].st);
+        ck_assert_msg(memcmp(out_h + cases[c].doff * ds, want, n * ds) == 0,
+                      "%s -> %s at offsets %zu/%zu, %zu elements: not the reference's bits",
+                      xdev_dtype_name(cases[c].st), xdev_dtype_name(cases[c].dt), cases[c].soff,
+                      cases[c].doff, n);
+        for (size_t i = 0; i < cases[c].doff * ds; i++)
+            ck_assert(out_h[i] == 0x77);
+        for (size_t i = (cases[c].doff + n) * ds; i < (cases[c].doff + n + 1) * ds; i++)
+            ck_assert_msg(out_h[i] == 0x77, "wrote past the end (case %zu)", c);
+    }
+    XT_OK(xdev_free(src));
+    XT_OK(xdev_free(dst));
+    free(src_h);
+    free(out_h);
+    free(want);
+}
+END_TEST
+
 START_TEST(convert_values) {
     /* The documented rules, on plain values (not only "same as the reference"). */
     double in[] = {1.0, -2.5, 0.1, 1e10, -1e10, NAN, INFINITY, 65519.0, 65520.0};
@@ -348,6 +391,7 @@ int main(int argc, char **argv) {
     tcase_add_checked_fixture(tc, setup, NULL);
     tcase_set_timeout(tc, 240);
     tcase_add_test(tc, convert_every_pair_bit_exact);
+    tcase_add_test(tc, convert_offsets_and_tails);
     tcase_add_test(tc, convert_values);
     tcase_add_test(tc, convert_bad_input);
     tcase_add_test(tc, convert_cross_device);
