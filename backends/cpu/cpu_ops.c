@@ -106,21 +106,19 @@ static bool default_fp_mode(void) {
 #endif
 }
 
+/* Toward zero, saturating, NaN -> 0 (convert.h's rule), written as selects
+ * the compiler vectorises: the cast where the value is in range (NaN is
+ * not), then the two ends. */
 static int32_t f64_to_i32(double x) {
-    if (x != x) return 0;
-    if (x >= 2147483648.0) return INT32_MAX;
-    if (x <= -2147483649.0) return INT32_MIN;
-    return (int32_t)x;
+    int32_t r = (x > -2147483649.0 && x < 2147483648.0) ? (int32_t)x : 0;
+    r = x >= 2147483648.0 ? INT32_MAX : r;
+    return x <= -2147483649.0 ? INT32_MIN : r;
 }
 
-/* f32 -> i32 as f64_to_i32, written so that the compiler vectorises it:
- * clamp first (the cast of a clamped value is defined), then the ends. */
 static int32_t f32_to_i32(float x) {
-    float c = x < -2147483648.0f ? -2147483648.0f : x;
-    c = c > 2147483520.0f ? 2147483520.0f : c; /* the largest float below 2^31 */
-    int32_t v = (int32_t)c;
-    v = x >= 2147483648.0f ? INT32_MAX : v;
-    return x != x ? 0 : v;
+    int32_t r = (x >= -2147483648.0f && x < 2147483648.0f) ? (int32_t)x : 0;
+    r = x >= 2147483648.0f ? INT32_MAX : r;
+    return x < -2147483648.0f ? INT32_MIN : r;
 }
 
 /* The vectorisable pairs; false when (dst, src) is not one of them. */
