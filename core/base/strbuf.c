@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 void xdev_strbuf_printf(xdev_strbuf_t *sb, const char *fmt, ...) {
     if (sb->failed) return;
@@ -29,4 +30,21 @@ void xdev_strbuf_printf(xdev_strbuf_t *sb, const char *fmt, ...) {
         sb->buf = b;
         sb->cap = cap;
     }
+}
+
+void xdev_strbuf_append(xdev_strbuf_t *sb, const void *bytes, size_t n) {
+    if (sb->failed) return;
+    if (sb->len + n + 1 > sb->cap) {
+        size_t cap = (sb->len + n + 1) * 2;
+        char *b = realloc(sb->buf, cap);
+        if (b == NULL) {
+            sb->failed = true;
+            return;
+        }
+        sb->buf = b;
+        sb->cap = cap;
+    }
+    memcpy(sb->buf + sb->len, bytes, n);
+    sb->len += n;
+    sb->buf[sb->len] = '\0';
 }

@@ -14,4 +14,7 @@ typedef struct xdev_strbuf {
 void xdev_strbuf_printf(xdev_strbuf_t *sb, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* Append n bytes (binary data too; a NUL follows them, not counted in len). */
+void xdev_strbuf_append(xdev_strbuf_t *sb, const void *bytes, size_t n);
+
 #endif

@@ -175,6 +175,11 @@ xdev_block_t *xdev_alloc_find_block(xdev_device_allocator_t *da, uintptr_t addr,
 /* Every device allocator created so far (for empty_cache and snapshots). */
 int xdev_alloc_all(xdev_device_allocator_t **out, int cap);
 
+/* torch's names of a block state and a history action (alloc_snapshot.c),
+ * shared by the JSON snapshot and the torch export. */
+const char *xdev_block_state_name(int state);
+const char *xdev_trace_action_name(xdev_memory_trace_action_t a);
+
 /* --- bins (alloc_bins.c) --- */
 int xdev_bin_index(size_t size);
 void xdev_bins_insert(xdev_bins_t *bins, xdev_block_t *b);

@@ -53,7 +53,7 @@ xdev_status_t xdev_memory_record_history(xdev_device_t device, bool enabled, siz
     return XDEV_SUCCESS;
 }
 
-static const char *state_name(int state) {
+const char *xdev_block_state_name(int state) {
     switch (state) {
     case XDEV_BLOCK_ACTIVE:
         return "active_allocated";
@@ -64,7 +64,7 @@ static const char *state_name(int state) {
     }
 }
 
-static const char *action_name(xdev_memory_trace_action_t a) {
+const char *xdev_trace_action_name(xdev_memory_trace_action_t a) {
     switch (a) {
     case XDEV_TRACE_ALLOC:
         return "alloc";
@@ -83,10 +83,10 @@ static const char *action_name(xdev_memory_trace_action_t a) {
 }
 
 static void block_json(xdev_strbuf_t *sb, const xdev_block_t *b, bool first) {
-    xdev_strbuf_printf(sb,
-                       "%s{\"address\":%llu,\"size\":%zu,\"requested_size\":%zu,\"state\":\"%s\"}",
-                       first ? "" : ",", (unsigned long long)b->addr, b->size,
-                       b->state == XDEV_BLOCK_FREE ? 0 : b->requested, state_name(b->state));
+    xdev_strbuf_printf(
+        sb, "%s{\"address\":%llu,\"size\":%zu,\"requested_size\":%zu,\"state\":\"%s\"}",
+        first ? "" : ",", (unsigned long long)b->addr, b->size,
+        b->state == XDEV_BLOCK_FREE ? 0 : b->requested, xdev_block_state_name(b->state));
 }
 
 /* One segment; `blocks` walks next pointers from `first` (caching) or is a
@@ -152,8 +152,9 @@ xdev_status_t xdev_memory_snapshot(char **json) {
             xdev_strbuf_printf(&sb,
                                "%s{\"action\":\"%s\",\"addr\":%llu,\"size\":%zu,\"stream\":\"%p\","
                                "\"time_ns\":%llu}",
-                               k ? "," : "", action_name(e->action), (unsigned long long)e->addr,
-                               e->size, e->stream, (unsigned long long)e->time_ns);
+                               k ? "," : "", xdev_trace_action_name(e->action),
+                               (unsigned long long)e->addr, e->size, e->stream,
+                               (unsigned long long)e->time_ns);
         }
         xdev_strbuf_printf(&sb, "]}");
         xdev_spin_unlock(&da->lock);

@@ -166,6 +166,16 @@ XDEV_API xdev_status_t xdev_memory_record_history(xdev_device_t device, bool ena
  * its own segment holding one block. */
 XDEV_API xdev_status_t xdev_memory_snapshot(char **json);
 
+/* The same snapshot for the devices of one type in the structure of
+ * torch.cuda.memory._snapshot(), pickled (Python pickle protocol 2), so that
+ * PyTorch's memory viewer opens it: write *data to a file and drop it on
+ * https://pytorch.org/memory_viz, or pass the unpickled dict to
+ * torch.cuda._memory_viz.segment_plot / trace_plot. Devices are indices,
+ * streams integers (the native handle), history times "time_us", one trace
+ * list per device index, "frames" empty. *data is malloc'ed: free() it. */
+XDEV_API xdev_status_t xdev_memory_snapshot_torch(xdev_device_type_t type, void **data,
+                                                  size_t *size);
+
 /* An application's own device allocator (torch's CUDAPluggableAllocator,
  * RMM's device_memory_resource). Install it before the device's first
  * allocation. free gets the size and the stream of the allocation. */

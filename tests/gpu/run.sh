@@ -14,6 +14,9 @@
 #   bench-alloc    alloc_bench and alloc_replay vs c10's caching allocator
 #   bench-blas     gemm_bench: xdev_gemm vs cublasGemmEx (f32, tf32, bf16)
 #   bench-fft      fft_overhead_bench: xdev_fft_exec (cache hit) vs cufftExec
+#   torch-viz      a cuda memory snapshot from xdev_memory_snapshot_torch,
+#                  opened by PyTorch's own viewer (torch.cuda._memory_viz
+#                  segment_plot and trace_plot; the pages land in $OUT)
 #   bench-ops      ops_bench: typed fills / conversions vs memset / copy on
 #                  cuda (and on cpu), bit identity of every conversion pair
 #   tf32           tf32_bench: the seed's 10240^2 TF32 on/off experiment
@@ -37,7 +40,7 @@ OUT=${OUT:-/tmp/xdev-gpu}
 mkdir -p "$OUT"
 B=${XDEV_GPU_BUILD:-build-gpu}
 BUDGET=${XDEV_GPU_BUDGET_S:-530}
-DEFAULT_STEPS="build conformance gpu sanitizer bench-runtime bench-copy bench-alloc bench-blas"
+DEFAULT_STEPS="build conformance torch-viz gpu sanitizer bench-runtime bench-copy bench-alloc bench-blas"
 DEFAULT_STEPS+=" bench-fft bench-ops tf32 rng"
 STEPS=" ${XDEV_GPU_STEPS:-$DEFAULT_STEPS} "
 STEPS=${STEPS//,/ }
@@ -115,6 +118,24 @@ if want conformance; then
     grep -E '^ *[0-9]+ - .*\(Skipped\)' "$CL" | sed 's/^/  skipped entry: /' | tee -a "$SUM"
     grep -E '^[0-9]+: SKIP ' "$CL" | sed -E 's/^[0-9]+: //' | sort | uniq -c | sed 's/^/  /' |
         tee -a "$SUM"
+fi
+
+# ---------------------------------------------------------------- torch's memory viewer
+if want torch-viz; then
+    SNAP=$OUT/snapshot_cuda.pickle
+    XDEV_BACKEND=cuda XT_KEEP_SNAPSHOT=$SNAP run_to "$OUT/tests.log" 60 \
+        "$B/tests/conformance/test_snapshot_torch"
+    run_to "$OUT/tests.log" 60 python3 -c "
+import pickle, sys
+from torch.cuda import _memory_viz as v
+d = pickle.load(open('$SNAP', 'rb'))
+seg, tr = v.segment_plot(d), v.trace_plot(d)
+open('$OUT/snapshot_segments.html', 'w').write(seg)
+open('$OUT/snapshot_trace.html', 'w').write(tr)
+print('torch-viz: segment_plot %d bytes, trace_plot %d bytes, %d segments, %d trace entries'
+      % (len(seg), len(tr), len(d['segments']), len(d['device_traces'][0])))"
+    note "$(grep -E '^(torch-viz|check_torch_snapshot):' "$OUT/tests.log" | tail -2 | tr '\n' ' ')"
+    grep -q '^torch-viz:' "$OUT/tests.log" || note "torch-viz: torch's viewer did NOT open the snapshot (tests.log)"
 fi
 
 # ---------------------------------------------------------------- ctest

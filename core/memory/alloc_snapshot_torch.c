@@ -1,0 +1,164 @@
+/* alloc_snapshot_torch.c - the memory snapshot of one device type in the
+ * structure torch.cuda.memory._snapshot() returns, pickled, so that
+ * PyTorch's memory viewer (memory_viz: the web page, or
+ * torch.cuda._memory_viz's segment_plot / trace_plot) opens a snapshot taken
+ * by a C program. Differences from xdev_memory_snapshot's JSON: devices are
+ * indices of the type, streams integers (the native handle), history times
+ * in microseconds, one trace list per device index; frames are empty (xdev
+ * records no stacks). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error_internal.h"
+#include "base/pickle.h"
+#include "memory/alloc_internal.h"
+#include "runtime/registry.h"
+#include "runtime/stream_internal.h"
+#include "xdev/allocator.h"
+
+static void empty_frames(xdev_strbuf_t *sb) {
+    xdev_pickle_str(sb, "frames");
+    xdev_pickle_list_begin(sb);
+    xdev_pickle_list_end(sb);
+}
+
+static void block_pickle(xdev_strbuf_t *sb, const xdev_block_t *b) {
+    xdev_pickle_dict_begin(sb);
+    xdev_pickle_str(sb, "address");
+    xdev_pickle_uint(sb, (uint64_t)b->addr);
+    xdev_pickle_str(sb, "size");
+    xdev_pickle_uint(sb, b->size);
+    xdev_pickle_str(sb, "requested_size");
+    xdev_pickle_uint(sb, b->state == XDEV_BLOCK_FREE ? 0 : b->requested);
+    xdev_pickle_str(sb, "state");
+    xdev_pickle_str(sb, xdev_block_state_name(b->state));
+    empty_frames(sb);
+    xdev_pickle_dict_end(sb);
+}
+
+/* One segment: blocks from `first` along next (caching) or the one direct block. */
+static void segment_pickle(xdev_strbuf_t *sb, int device, uintptr_t base, size_t size,
+                           int pool_kind, const void *stream, const xdev_block_t *first,
+                           bool single) {
+    size_t allocated = 0, active = 0, requested = 0;
+    for (const xdev_block_t *b = first; b != NULL; b = single ? NULL : b->next) {
+        if (b->state == XDEV_BLOCK_ACTIVE) allocated += b->size;
+        if (b->state != XDEV_BLOCK_FREE) {
+            active += b->size;
+            requested += b->requested;
+        }
+    }
+    xdev_pickle_dict_begin(sb);
+    xdev_pickle_str(sb, "device");
+    xdev_pickle_int(sb, device);
+    xdev_pickle_str(sb, "address");
+    xdev_pickle_uint(sb, (uint64_t)base);
+    xdev_pickle_str(sb, "total_size");
+    xdev_pickle_uint(sb, size);
+    xdev_pickle_str(sb, "allocated_size");
+    xdev_pickle_uint(sb, allocated);
+    xdev_pickle_str(sb, "active_size");
+    xdev_pickle_uint(sb, active);
+    xdev_pickle_str(sb, "requested_size");
+    xdev_pickle_uint(sb, requested);
+    xdev_pickle_str(sb, "stream");
+    xdev_pickle_uint(sb, (uint64_t)(uintptr_t)stream);
+    xdev_pickle_str(sb, "segment_type");
+    xdev_pickle_str(sb, pool_kind == XDEV_POOL_SMALL ? "small" : "large");
+    xdev_pickle_str(sb, "segment_pool_id");
+    xdev_pickle_int(sb, 0);
+    xdev_pickle_int(sb, 0);
+    xdev_pickle_tuple2(sb);
+    xdev_pickle_str(sb, "is_expandable");
+    xdev_pickle_bool(sb, false);
+    empty_frames(sb);
+    xdev_pickle_str(sb, "blocks");
+    xdev_pickle_list_begin(sb);
+    for (const xdev_block_t *b = first; b != NULL; b = single ? NULL : b->next)
+        block_pickle(sb, b);
+    xdev_pickle_list_end(sb);
+    xdev_pickle_dict_end(sb);
+}
+
+static void trace_pickle(xdev_strbuf_t *sb, const xdev_device_allocator_t *da) {
+    xdev_pickle_list_begin(sb);
+    size_t start =
+        (da->trace_next + da->trace_cap - da->trace_len) % (da->trace_cap ? da->trace_cap : 1);
+    for (size_t k = 0; k < da->trace_len; k++) {
+        const xdev_memory_trace_entry_t *e = &da->trace[(start + k) % da->trace_cap];
+        xdev_pickle_dict_begin(sb);
+        xdev_pickle_str(sb, "action");
+        xdev_pickle_str(sb, xdev_trace_action_name(e->action));
+        xdev_pickle_str(sb, "addr");
+        xdev_pickle_uint(sb, (uint64_t)e->addr);
+        xdev_pickle_str(sb, "size");
+        xdev_pickle_uint(sb, e->size);
+        xdev_pickle_str(sb, "stream");
+        xdev_pickle_uint(sb, (uint64_t)(uintptr_t)e->stream);
+        xdev_pickle_str(sb, "time_us");
+        xdev_pickle_uint(sb, e->time_ns / 1000u);
+        empty_frames(sb);
+        xdev_pickle_dict_end(sb);
+    }
+    xdev_pickle_list_end(sb);
+}
+
+xdev_status_t xdev_memory_snapshot_torch(xdev_device_type_t type, void **data, size_t *size) {
+    XDEV_REQUIRE_ARG(data);
+    XDEV_REQUIRE_ARG(size);
+    *data = NULL;
+    *size = 0;
+    if ((unsigned)type >= XDEV_DEVICE_TYPE_COUNT)
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_DEVICE, "unknown device type %d", (int)type);
+    XDEV_CHECK(xdev_core_ensure_init());
+    xdev_device_allocator_t *all[XDEV_DEVICE_TYPE_COUNT * XDEV_MAX_DEVICES];
+    int n = xdev_alloc_all(all, XDEV_DEVICE_TYPE_COUNT * XDEV_MAX_DEVICES);
+    int max_index = -1;
+    for (int i = 0; i < n; i++)
+        if (all[i]->be->type == type && all[i]->index > max_index) max_index = all[i]->index;
+    xdev_strbuf_t sb = {0};
+    xdev_pickle_begin(&sb);
+    xdev_pickle_dict_begin(&sb);
+    xdev_pickle_str(&sb, "segments");
+    xdev_pickle_list_begin(&sb);
+    for (int i = 0; i < n; i++) {
+        xdev_device_allocator_t *da = all[i];
+        if (da->be->type != type) continue;
+        xdev_spin_lock(&da->lock);
+        for (const xdev_segment_t *s = da->segments; s != NULL; s = s->next)
+            segment_pickle(&sb, da->index, s->base, s->size, s->pool_kind, s->pool->native,
+                           s->first, false);
+        for (const xdev_block_t *b = da->direct_blocks; b != NULL; b = b->next)
+            segment_pickle(&sb, da->index, b->addr, b->size,
+                           b->size <= XDEV_SMALL_SIZE ? XDEV_POOL_SMALL : XDEV_POOL_LARGE,
+                           b->stream ? b->stream->native : NULL, b, true);
+        xdev_spin_unlock(&da->lock);
+    }
+    xdev_pickle_list_end(&sb);
+    /* One trace list per device index 0 .. the highest with an allocator. */
+    xdev_pickle_str(&sb, "device_traces");
+    xdev_pickle_list_begin(&sb);
+    for (int d = 0; d <= max_index; d++) {
+        xdev_device_allocator_t *da = NULL;
+        for (int i = 0; i < n; i++)
+            if (all[i]->be->type == type && all[i]->index == d) da = all[i];
+        if (da == NULL) {
+            xdev_pickle_list_begin(&sb);
+            xdev_pickle_list_end(&sb);
+            continue;
+        }
+        xdev_spin_lock(&da->lock);
+        trace_pickle(&sb, da);
+        xdev_spin_unlock(&da->lock);
+    }
+    xdev_pickle_list_end(&sb);
+    xdev_pickle_dict_end(&sb);
+    xdev_pickle_end(&sb);
+    if (sb.failed) {
+        free(sb.buf);
+        return XDEV_API_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for the snapshot");
+    }
+    *data = sb.buf;
+    *size = sb.len;
+    return XDEV_SUCCESS;
+}
