@@ -178,7 +178,8 @@ __attribute__((unused)) xdev_status_t rng_fill(const xdev_rng_fill_desc_t *d) {
     xc_guard_end(&g);
     if (err != cudaSuccess)
         return xc_fail(err, "random fill kernel (kind %d, format %d, %llu elements) on device %d",
-                       (int)d->kind, (int)d->format, (unsigned long long)d->count, d->device->index);
+                       (int)d->kind, (int)d->format, (unsigned long long)d->count,
+                       d->device->index);
     return XDEV_SUCCESS;
 }
 
