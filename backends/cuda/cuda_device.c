@@ -92,6 +92,17 @@ static xdev_status_t device_utilization(xc_device_t *dev, xdev_device_utilizatio
     return xc_smi_utilization(dev->index, out);
 }
 
+cudaError_t xc_multiprocessors(xc_device_t *dev, int *out) {
+    int sms = __atomic_load_n(&dev->sms, __ATOMIC_RELAXED);
+    if (sms == 0) {
+        cudaError_t err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev->index);
+        if (err != cudaSuccess) return err;
+        __atomic_store_n(&dev->sms, sms, __ATOMIC_RELAXED);
+    }
+    *out = sms;
+    return cudaSuccess;
+}
+
 /* The context is the device's state entry (filled lazily; no CUDA call). */
 static xdev_status_t device_open(int index, xdev_backend_device_t **out) {
     if (index < 0 || index >= xc_state.count)

@@ -34,6 +34,7 @@ typedef struct xdev_backend_device {
     xdev_device_properties_t props;
     bool prio_ready;
     int prio_least, prio_greatest; /* cudaDeviceGetStreamPriorityRange */
+    int sms; /* multiprocessors, 0 until asked (xc_multiprocessors; __atomic access) */
     bool pool_ready;
     cudaMemPool_t pool; /* default pool, release threshold raised (backend:async) */
 } xc_device_t;
@@ -78,6 +79,10 @@ typedef struct xc_guard {
 
 xdev_status_t xc_guard_begin(xc_guard_t *guard, int device);
 void xc_guard_end(const xc_guard_t *guard);
+
+/* The device's multiprocessor count, asked once (the kernels' grids are a
+ * few waves of them). */
+cudaError_t xc_multiprocessors(xc_device_t *dev, int *out);
 
 /* True for the stream handles that mean "the current device's" stream. */
 static inline bool xc_stream_implicit(const void *stream) {

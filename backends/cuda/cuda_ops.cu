@@ -89,16 +89,11 @@ template <int D, int S> __global__ void convert_kernel(void *dst, const void *sr
         out[i] = convert_elem<D, S>(in[i]);
 }
 
-/* Multiprocessors per device, cached (the grid is a few waves of them). */
-int g_ops_sms[XC_MAX_DEVICES];
-
-cudaError_t grid_for(int device, size_t n, unsigned *grid) {
-    int sms = __atomic_load_n(&g_ops_sms[device], __ATOMIC_RELAXED);
-    if (sms == 0) {
-        cudaError_t err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-        if (err != cudaSuccess) return err;
-        __atomic_store_n(&g_ops_sms[device], sms, __ATOMIC_RELAXED);
-    }
+/* A few waves of the device's multiprocessors, fewer for a small n. */
+cudaError_t grid_for(xc_device_t *dev, size_t n, unsigned *grid) {
+    int sms = 0;
+    cudaError_t err = xc_multiprocessors(dev, &sms);
+    if (err != cudaSuccess) return err;
     const size_t want = (n + kThreads - 1) / kThreads, cap = (size_t)sms * 16;
     *grid = (unsigned)(want < 1 ? 1 : want < cap ? want : cap);
     return cudaSuccess;
@@ -163,7 +158,7 @@ __attribute__((unused)) xdev_status_t ops_fill(xc_device_t *dev, void *dst, cons
     xdev_status_t st = xc_guard_begin(&g, device);
     if (st != XDEV_SUCCESS) return st;
     unsigned grid = 1;
-    cudaError_t err = grid_for(device, count, &grid);
+    cudaError_t err = grid_for(dev, count, &grid);
     cudaStream_t s = (cudaStream_t)stream;
     if (err == cudaSuccess) {
         switch (pattern_size) {
@@ -200,7 +195,7 @@ __attribute__((unused)) xdev_status_t ops_convert(xc_device_t *dev, void *dst,
     xdev_status_t st = xc_guard_begin(&g, device);
     if (st != XDEV_SUCCESS) return st;
     unsigned grid = 1;
-    cudaError_t err = grid_for(device, count, &grid);
+    cudaError_t err = grid_for(dev, count, &grid);
     if (err == cudaSuccess)
         err = launch_convert((int)dst_dtype, (int)src_dtype, dst, src, count, grid,
                              (cudaStream_t)stream);

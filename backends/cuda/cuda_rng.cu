@@ -118,9 +118,6 @@ template <int KIND, int FMT> __global__ void fill_kernel(fill_args a) {
     }
 }
 
-/* Multiprocessors per device, cached (the grid is a few waves of them). */
-int g_sms[XC_MAX_DEVICES];
-
 cudaError_t launch(const xdev_rng_fill_desc_t *d, const fill_args &a, unsigned grid,
                    cudaStream_t s) {
     const unsigned threads = 256;
@@ -164,12 +161,8 @@ __attribute__((unused)) xdev_status_t rng_fill(const xdev_rng_fill_desc_t *d) {
     xc_guard_t g;
     xdev_status_t st = xc_guard_begin(&g, d->device->index);
     if (st != XDEV_SUCCESS) return st;
-    int sms = __atomic_load_n(&g_sms[d->device->index], __ATOMIC_RELAXED);
-    cudaError_t err = cudaSuccess;
-    if (sms == 0) {
-        err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, d->device->index);
-        if (err == cudaSuccess) __atomic_store_n(&g_sms[d->device->index], sms, __ATOMIC_RELAXED);
-    }
+    int sms = 0;
+    cudaError_t err = xc_multiprocessors(d->device, &sms);
     if (err == cudaSuccess) {
         const uint64_t want = (a.full_blocks + 255) / 256, cap = (uint64_t)sms * 8;
         const uint64_t grid = want < 1 ? 1 : want < cap ? want : cap;
