@@ -111,13 +111,13 @@ static xdev_status_t check_aligned(const char *arg, const void *p, size_t size, 
     return XDEV_SUCCESS;
 }
 
-static xdev_status_t unsupported(xdev_exec_target_t *t, const char *slot) {
-    return XDEV_FAIL(XDEV_ERROR_NOT_SUPPORTED, "the %s backend does not implement %s (ops.%s)",
-                     t->be->name, strcmp(slot, "fill") == 0 ? "typed fills" : "conversions", slot);
-}
-
-static xdev_status_t fill_run(void *dst, xdev_dtype_t dtype, xdev_scalar_t value, size_t count,
+/* The public calls hold the bodies: their XDEV_CHECKs put the public name in
+ * front of a message (an inner function's would put its own name there). A
+ * backend without the ops table answers XDEV_ERROR_NOT_SUPPORTED naming
+ * itself and the slot (dispatch.h). */
+xdev_status_t xdev_fill_async(void *dst, xdev_dtype_t dtype, xdev_scalar_t value, size_t count,
                               xdev_stream_t stream) {
+    XDEV_CHECK(xdev_core_ensure_init());
     XDEV_CHECK(check_dtype("dtype", dtype));
     unsigned char pattern[16];
     size_t size = 0;
@@ -128,27 +128,21 @@ static xdev_status_t fill_run(void *dst, xdev_dtype_t dtype, xdev_scalar_t value
     xdev_exec_target_t t;
     XDEV_CHECK(xdev_operands_resolve(&op, 1, stream, "fill", &t));
     XDEV_CHECK(check_aligned("dst", dst, size, xdev_dtype_name(dtype)));
-    if (!XDEV_HAS(t.be, ops, fill)) return unsupported(&t, "fill");
     XDEV_CHECK(xdev_be_ops_fill(t.rec, dst, pattern, size, count, t.stream->native));
-    return xdev_core_after_enqueue(t.stream);
-}
-
-xdev_status_t xdev_fill_async(void *dst, xdev_dtype_t dtype, xdev_scalar_t value, size_t count,
-                              xdev_stream_t stream) {
-    XDEV_CHECK(xdev_core_ensure_init());
-    XDEV_CHECK(fill_run(dst, dtype, value, count, stream));
+    XDEV_CHECK(xdev_core_after_enqueue(t.stream));
     return XDEV_SUCCESS;
 }
 
-static xdev_status_t convert_run(void *dst, xdev_dtype_t dst_dtype, const void *src,
+xdev_status_t xdev_convert_async(void *dst, xdev_dtype_t dst_dtype, const void *src,
                                  xdev_dtype_t src_dtype, size_t count, xdev_stream_t stream) {
+    XDEV_CHECK(xdev_core_ensure_init());
     XDEV_CHECK(check_dtype("dst_dtype", dst_dtype));
     XDEV_CHECK(check_dtype("src_dtype", src_dtype));
     if (!convertible(dst_dtype) || !convertible(src_dtype))
-        return XDEV_FAIL(XDEV_ERROR_NOT_SUPPORTED,
-                         "converting %s to %s: conversions are between f16, bf16, f32, f64, i32 "
-                         "and i64",
-                         xdev_dtype_name(src_dtype), xdev_dtype_name(dst_dtype));
+        return XDEV_API_FAIL(XDEV_ERROR_NOT_SUPPORTED,
+                             "converting %s to %s: conversions are between f16, bf16, f32, f64, "
+                             "i32 and i64",
+                             xdev_dtype_name(src_dtype), xdev_dtype_name(dst_dtype));
     if (count == 0) return XDEV_SUCCESS;
     const size_t dsize = xdev_dtype_size(dst_dtype), ssize = xdev_dtype_size(src_dtype);
     xdev_operand_t d = {"dst", dst, 0}, s = {"src", src, 0};
@@ -158,28 +152,21 @@ static xdev_status_t convert_run(void *dst, xdev_dtype_t dst_dtype, const void *
     XDEV_CHECK(xdev_operands_resolve(&d, 1, stream, "conversion", &t));
     XDEV_CHECK(xdev_operands_resolve(&s, 1, NULL, "conversion", &ts));
     if (ts.rec != t.rec)
-        return XDEV_FAIL(XDEV_ERROR_CROSS_DEVICE,
-                         "'src' is on %s:%d but 'dst' is on %s:%d: a conversion reads and writes "
-                         "one device (copy src there first)",
-                         ts.be->name, ts.index, t.be->name, t.index);
+        return XDEV_API_FAIL(XDEV_ERROR_CROSS_DEVICE,
+                             "'src' is on %s:%d but 'dst' is on %s:%d: a conversion reads and "
+                             "writes one device (copy src there first)",
+                             ts.be->name, ts.index, t.be->name, t.index);
     XDEV_CHECK(check_aligned("dst", dst, dsize, xdev_dtype_name(dst_dtype)));
     XDEV_CHECK(check_aligned("src", src, ssize, xdev_dtype_name(src_dtype)));
     const uintptr_t d0 = (uintptr_t)dst, s0 = (uintptr_t)src;
     bool overlap = d0 < s0 + s.bytes && s0 < d0 + d.bytes;
     if (overlap && !(d0 == s0 && dsize == ssize))
-        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
-                         "'dst' [%p, +%zu) and 'src' [%p, +%zu) overlap; only src == dst with "
-                         "dtypes of one size (%s -> %s) converts in place",
-                         dst, d.bytes, src, s.bytes, xdev_dtype_name(src_dtype),
-                         xdev_dtype_name(dst_dtype));
-    if (!XDEV_HAS(t.be, ops, convert)) return unsupported(&t, "convert");
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
+                             "'dst' [%p, +%zu) and 'src' [%p, +%zu) overlap; only src == dst "
+                             "with dtypes of one size (%s -> %s) converts in place",
+                             dst, d.bytes, src, s.bytes, xdev_dtype_name(src_dtype),
+                             xdev_dtype_name(dst_dtype));
     XDEV_CHECK(xdev_be_ops_convert(t.rec, dst, dst_dtype, src, src_dtype, count, t.stream->native));
-    return xdev_core_after_enqueue(t.stream);
-}
-
-xdev_status_t xdev_convert_async(void *dst, xdev_dtype_t dst_dtype, const void *src,
-                                 xdev_dtype_t src_dtype, size_t count, xdev_stream_t stream) {
-    XDEV_CHECK(xdev_core_ensure_init());
-    XDEV_CHECK(convert_run(dst, dst_dtype, src, src_dtype, count, stream));
+    XDEV_CHECK(xdev_core_after_enqueue(t.stream));
     return XDEV_SUCCESS;
 }

@@ -124,6 +124,9 @@ START_TEST(fill_bad_input) {
     const xdev_scalar_t one = xdev_scalar_f64(1.0);
     XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_fill_async(d, (xdev_dtype_t)99, one, 4, NULL), "dtype",
            "99");
+    /* The public name, then the problem: no internal function's name between. */
+    ck_assert_msg(strncmp(xdev_last_error(), "xdev_fill_async: dtype 99", 25) == 0, "message: %s",
+                  xdev_last_error());
     XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_fill_async(d, XDEV_DTYPE_F32, one, SIZE_MAX / 2, NULL),
            "overflow");
     XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_fill_async(d, XDEV_DTYPE_F32, one, n + 1, NULL),
