@@ -180,6 +180,19 @@ int xdev_alloc_all(xdev_device_allocator_t **out, int cap);
 const char *xdev_block_state_name(int state);
 const char *xdev_trace_action_name(xdev_memory_trace_action_t a);
 
+/* What the snapshots walk (alloc_snapshot.c; the caller holds da->lock).
+ * A segment is its blocks from `first` along next, or (single) the one
+ * block of a non-caching allocation. */
+typedef void (*xdev_segment_fn)(void *ctx, const xdev_device_allocator_t *da, uintptr_t base,
+                                size_t size, int pool_kind, const void *stream,
+                                const xdev_block_t *first, bool single);
+void xdev_alloc_each_segment(const xdev_device_allocator_t *da, xdev_segment_fn fn, void *ctx);
+/* Bytes of a segment's blocks: allocated (handed out), active (not free), requested. */
+void xdev_segment_usage(const xdev_block_t *first, bool single, size_t *allocated, size_t *active,
+                        size_t *requested);
+/* The k-th oldest history entry, k < da->trace_len. */
+const xdev_memory_trace_entry_t *xdev_trace_entry(const xdev_device_allocator_t *da, size_t k);
+
 /* --- bins (alloc_bins.c) --- */
 int xdev_bin_index(size_t size);
 void xdev_bins_insert(xdev_bins_t *bins, xdev_block_t *b);

@@ -89,33 +89,58 @@ static void block_json(xdev_strbuf_t *sb, const xdev_block_t *b, bool first) {
         b->state == XDEV_BLOCK_FREE ? 0 : b->requested, xdev_block_state_name(b->state));
 }
 
-/* One segment; `blocks` walks next pointers from `first` (caching) or is a
- * single direct allocation. */
-static void segment_json(xdev_strbuf_t *sb, const xdev_device_allocator_t *da, uintptr_t base,
-                         size_t size, int pool_kind, const void *stream, const xdev_block_t *first,
-                         bool single, bool *first_seg) {
-    size_t allocated = 0, active = 0, requested = 0;
+void xdev_segment_usage(const xdev_block_t *first, bool single, size_t *allocated, size_t *active,
+                        size_t *requested) {
+    *allocated = *active = *requested = 0;
     for (const xdev_block_t *b = first; b != NULL; b = single ? NULL : b->next) {
-        if (b->state == XDEV_BLOCK_ACTIVE) allocated += b->size;
+        if (b->state == XDEV_BLOCK_ACTIVE) *allocated += b->size;
         if (b->state != XDEV_BLOCK_FREE) {
-            active += b->size;
-            requested += b->requested;
+            *active += b->size;
+            *requested += b->requested;
         }
     }
-    xdev_strbuf_printf(sb,
+}
+
+void xdev_alloc_each_segment(const xdev_device_allocator_t *da, xdev_segment_fn fn, void *ctx) {
+    for (const xdev_segment_t *s = da->segments; s != NULL; s = s->next)
+        fn(ctx, da, s->base, s->size, s->pool_kind, s->pool->native, s->first, false);
+    for (const xdev_block_t *b = da->direct_blocks; b != NULL; b = b->next)
+        fn(ctx, da, b->addr, b->size,
+           b->size <= XDEV_SMALL_SIZE ? XDEV_POOL_SMALL : XDEV_POOL_LARGE,
+           b->stream ? b->stream->native : NULL, b, true);
+}
+
+const xdev_memory_trace_entry_t *xdev_trace_entry(const xdev_device_allocator_t *da, size_t k) {
+    size_t start = (da->trace_next + da->trace_cap - da->trace_len) % da->trace_cap;
+    return &da->trace[(start + k) % da->trace_cap];
+}
+
+typedef struct json_ctx {
+    xdev_strbuf_t *sb;
+    bool first_seg;
+} json_ctx_t;
+
+/* One segment (xdev_segment_fn). */
+static void segment_json(void *arg, const xdev_device_allocator_t *da, uintptr_t base, size_t size,
+                         int pool_kind, const void *stream, const xdev_block_t *first,
+                         bool single) {
+    json_ctx_t *c = arg;
+    size_t allocated, active, requested;
+    xdev_segment_usage(first, single, &allocated, &active, &requested);
+    xdev_strbuf_printf(c->sb,
                        "%s{\"device\":\"%s:%d\",\"address\":%llu,\"total_size\":%zu,"
                        "\"stream\":\"%p\",\"segment_type\":\"%s\",\"allocated_size\":%zu,"
                        "\"active_size\":%zu,\"requested_size\":%zu,\"blocks\":[",
-                       *first_seg ? "" : ",", da->be->name, da->index, (unsigned long long)base,
+                       c->first_seg ? "" : ",", da->be->name, da->index, (unsigned long long)base,
                        size, stream, pool_kind == XDEV_POOL_SMALL ? "small" : "large", allocated,
                        active, requested);
     bool fb = true;
     for (const xdev_block_t *b = first; b != NULL; b = single ? NULL : b->next) {
-        block_json(sb, b, fb);
+        block_json(c->sb, b, fb);
         fb = false;
     }
-    xdev_strbuf_printf(sb, "]}");
-    *first_seg = false;
+    xdev_strbuf_printf(c->sb, "]}");
+    c->first_seg = false;
 }
 
 xdev_status_t xdev_memory_snapshot(char **json) {
@@ -126,17 +151,11 @@ xdev_status_t xdev_memory_snapshot(char **json) {
     int n = xdev_alloc_all(all, XDEV_DEVICE_TYPE_COUNT * XDEV_MAX_DEVICES);
     xdev_strbuf_t sb = {0};
     xdev_strbuf_printf(&sb, "{\"segments\":[");
-    bool first_seg = true;
+    json_ctx_t ctx = {&sb, true};
     for (int i = 0; i < n; i++) {
         xdev_device_allocator_t *da = all[i];
         xdev_spin_lock(&da->lock);
-        for (const xdev_segment_t *s = da->segments; s != NULL; s = s->next)
-            segment_json(&sb, da, s->base, s->size, s->pool_kind, s->pool->native, s->first, false,
-                         &first_seg);
-        for (const xdev_block_t *b = da->direct_blocks; b != NULL; b = b->next)
-            segment_json(&sb, da, b->addr, b->size,
-                         b->size <= XDEV_SMALL_SIZE ? XDEV_POOL_SMALL : XDEV_POOL_LARGE,
-                         b->stream ? b->stream->native : NULL, b, true, &first_seg);
+        xdev_alloc_each_segment(da, segment_json, &ctx);
         xdev_spin_unlock(&da->lock);
     }
     xdev_strbuf_printf(&sb, "],\"device_traces\":[");
@@ -145,10 +164,8 @@ xdev_status_t xdev_memory_snapshot(char **json) {
         xdev_spin_lock(&da->lock);
         xdev_strbuf_printf(&sb, "%s{\"device\":\"%s:%d\",\"entries\":[", i ? "," : "", da->be->name,
                            da->index);
-        size_t start =
-            (da->trace_next + da->trace_cap - da->trace_len) % (da->trace_cap ? da->trace_cap : 1);
         for (size_t k = 0; k < da->trace_len; k++) {
-            const xdev_memory_trace_entry_t *e = &da->trace[(start + k) % da->trace_cap];
+            const xdev_memory_trace_entry_t *e = xdev_trace_entry(da, k);
             xdev_strbuf_printf(&sb,
                                "%s{\"action\":\"%s\",\"addr\":%llu,\"size\":%zu,\"stream\":\"%p\","
                                "\"time_ns\":%llu}",

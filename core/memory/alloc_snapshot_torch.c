@@ -36,21 +36,16 @@ static void block_pickle(xdev_strbuf_t *sb, const xdev_block_t *b) {
     xdev_pickle_dict_end(sb);
 }
 
-/* One segment: blocks from `first` along next (caching) or the one direct block. */
-static void segment_pickle(xdev_strbuf_t *sb, int device, uintptr_t base, size_t size,
-                           int pool_kind, const void *stream, const xdev_block_t *first,
-                           bool single) {
-    size_t allocated = 0, active = 0, requested = 0;
-    for (const xdev_block_t *b = first; b != NULL; b = single ? NULL : b->next) {
-        if (b->state == XDEV_BLOCK_ACTIVE) allocated += b->size;
-        if (b->state != XDEV_BLOCK_FREE) {
-            active += b->size;
-            requested += b->requested;
-        }
-    }
+/* One segment (xdev_segment_fn); ctx is the buffer. */
+static void segment_pickle(void *ctx, const xdev_device_allocator_t *da, uintptr_t base,
+                           size_t size, int pool_kind, const void *stream,
+                           const xdev_block_t *first, bool single) {
+    xdev_strbuf_t *sb = ctx;
+    size_t allocated, active, requested;
+    xdev_segment_usage(first, single, &allocated, &active, &requested);
     xdev_pickle_dict_begin(sb);
     xdev_pickle_str(sb, "device");
-    xdev_pickle_int(sb, device);
+    xdev_pickle_int(sb, da->index);
     xdev_pickle_str(sb, "address");
     xdev_pickle_uint(sb, (uint64_t)base);
     xdev_pickle_str(sb, "total_size");
@@ -82,10 +77,8 @@ static void segment_pickle(xdev_strbuf_t *sb, int device, uintptr_t base, size_t
 
 static void trace_pickle(xdev_strbuf_t *sb, const xdev_device_allocator_t *da) {
     xdev_pickle_list_begin(sb);
-    size_t start =
-        (da->trace_next + da->trace_cap - da->trace_len) % (da->trace_cap ? da->trace_cap : 1);
     for (size_t k = 0; k < da->trace_len; k++) {
-        const xdev_memory_trace_entry_t *e = &da->trace[(start + k) % da->trace_cap];
+        const xdev_memory_trace_entry_t *e = xdev_trace_entry(da, k);
         xdev_pickle_dict_begin(sb);
         xdev_pickle_str(sb, "action");
         xdev_pickle_str(sb, xdev_trace_action_name(e->action));
@@ -125,13 +118,7 @@ xdev_status_t xdev_memory_snapshot_torch(xdev_device_type_t type, void **data, s
         xdev_device_allocator_t *da = all[i];
         if (da->be->type != type) continue;
         xdev_spin_lock(&da->lock);
-        for (const xdev_segment_t *s = da->segments; s != NULL; s = s->next)
-            segment_pickle(&sb, da->index, s->base, s->size, s->pool_kind, s->pool->native,
-                           s->first, false);
-        for (const xdev_block_t *b = da->direct_blocks; b != NULL; b = b->next)
-            segment_pickle(&sb, da->index, b->addr, b->size,
-                           b->size <= XDEV_SMALL_SIZE ? XDEV_POOL_SMALL : XDEV_POOL_LARGE,
-                           b->stream ? b->stream->native : NULL, b, true);
+        xdev_alloc_each_segment(da, segment_pickle, &sb);
         xdev_spin_unlock(&da->lock);
     }
     xdev_pickle_list_end(&sb);
