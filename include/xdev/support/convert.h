@@ -146,6 +146,25 @@ XCV_FN uint64_t xcv_f64_bits(double d) {
 
 /* ------------------------------------------------------------ one element */
 
+/* Bytes of a real dtype's element (plugins do not link libxdev's
+ * xdev_dtype_size, and device code cannot call it). */
+XCV_FN size_t xcv_size(int dt) {
+    switch (dt) {
+    case XDEV_DTYPE_F64:
+    case XDEV_DTYPE_I64:
+        return 8;
+    case XDEV_DTYPE_F32:
+    case XDEV_DTYPE_I32:
+        return 4;
+    case XDEV_DTYPE_F16:
+    case XDEV_DTYPE_BF16:
+    case XDEV_DTYPE_I16:
+        return 2;
+    default:
+        return 1;
+    }
+}
+
 XCV_FN int xcv_is_int(int dt) {
     return dt == XDEV_DTYPE_I8 || dt == XDEV_DTYPE_I16 || dt == XDEV_DTYPE_I32 ||
            dt == XDEV_DTYPE_I64 || dt == XDEV_DTYPE_U8;
@@ -294,14 +313,7 @@ XCV_FN void xcv_store_from_int(void *p, int dt, int64_t v) {
  * dtypes; the same dtype copies the bits). */
 XCV_FN void xcv_convert1(void *dst, int ddt, const void *src, int sdt) {
     if (ddt == sdt) {
-        memcpy(dst, src,
-               xcv_is_int(sdt) ? (sdt == XDEV_DTYPE_I64   ? 8
-                                  : sdt == XDEV_DTYPE_I32 ? 4
-                                  : sdt == XDEV_DTYPE_I16 ? 2
-                                                          : 1)
-                               : (sdt == XDEV_DTYPE_F64   ? 8
-                                  : sdt == XDEV_DTYPE_F32 ? 4
-                                                          : 2));
+        memcpy(dst, src, xcv_size(sdt));
         return;
     }
     if (xcv_is_int(sdt))
