@@ -188,6 +188,7 @@ START_TEST(shared_public_types_layout) {
     ck_assert_int_eq(XDEV_STREAM_PRIORITY_HIGH, -1);
     ck_assert_int_eq(XDEV_ERROR_NOT_READY, 6);
     ck_assert_int_eq(XDEV_ERROR_INTERNAL, 11);
+    ck_assert_int_eq(XDEV_ERROR_IO, 12);
 }
 END_TEST
 

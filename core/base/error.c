@@ -41,6 +41,8 @@ const char *xdev_status_string(xdev_status_t status) {
         return "XDEV_ERROR_ENV";
     case XDEV_ERROR_INTERNAL:
         return "XDEV_ERROR_INTERNAL";
+    case XDEV_ERROR_IO:
+        return "XDEV_ERROR_IO";
     }
     return "XDEV_ERROR_UNKNOWN_STATUS";
 }

@@ -48,3 +48,21 @@ void xdev_strbuf_append(xdev_strbuf_t *sb, const void *bytes, size_t n) {
     sb->len += n;
     sb->buf[sb->len] = '\0';
 }
+
+void xdev_strbuf_json_string(xdev_strbuf_t *sb, const char *s) {
+    xdev_strbuf_append(sb, "\"", 1);
+    for (const unsigned char *p = (const unsigned char *)s; *p != '\0'; p++) {
+        const unsigned char *run = p;
+        while (*p >= 0x20 && *p != '"' && *p != '\\' && *p != '<')
+            p++;
+        if (p > run) xdev_strbuf_append(sb, run, (size_t)(p - run));
+        if (*p == '\0') break;
+        if (*p == '"' || *p == '\\')
+            xdev_strbuf_printf(sb, "\\%c", *p);
+        else if (*p == '\n')
+            xdev_strbuf_append(sb, "\\n", 2);
+        else
+            xdev_strbuf_printf(sb, "\\u%04x", *p);
+    }
+    xdev_strbuf_append(sb, "\"", 1);
+}

@@ -17,4 +17,9 @@ void xdev_strbuf_printf(xdev_strbuf_t *sb, const char *fmt, ...)
 /* Append n bytes (binary data too; a NUL follows them, not counted in len). */
 void xdev_strbuf_append(xdev_strbuf_t *sb, const void *bytes, size_t n);
 
+/* Append s as a JSON string literal: quotes, backslashes and control
+ * characters escaped, and '<' as \u003c so that the text can sit inside an
+ * HTML <script> element without closing it. */
+void xdev_strbuf_json_string(xdev_strbuf_t *sb, const char *s);
+
 #endif

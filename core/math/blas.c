@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "runtime/tracer.h"
 #include "base/env.h"
 #include "base/error_internal.h"
 #include "runtime/device_record.h"
@@ -211,7 +212,16 @@ static xdev_status_t gemm_run(const xdev_gemm_params_t *p, xdev_stream_t stream)
         .device = tgt.rec->ctx,
         .stream = tgt.stream->native,
     };
-    if ((st = xdev_be_blas_gemm(tgt.rec, &d)) != XDEV_SUCCESS) return st;
+    xdev_trace_span_t span;
+    bool traced = xdev_tracer_active();
+    if (XDEV_UNLIKELY(traced)) xdev_tracer_span_begin(&span, tgt.stream);
+    st = xdev_be_blas_gemm(tgt.rec, &d);
+    if (XDEV_UNLIKELY(traced))
+        xdev_tracer_span_end(&span, tgt.stream, "gemm",
+                             "\"dtype\":\"%s\",\"m\":%lld,\"n\":%lld,\"k\":%lld,\"batch\":%lld",
+                             xdev_dtype_name(d.dtype), (long long)d.m, (long long)d.n,
+                             (long long)d.k, (long long)d.batch);
+    if (st != XDEV_SUCCESS) return st;
     return xdev_core_after_enqueue(tgt.stream);
 }
 
@@ -284,7 +294,14 @@ static xdev_status_t vec_run(xdev_blas_routine_t routine, xdev_blas_vec_desc_t *
     d->size = sizeof *d;
     d->device = tgt.rec->ctx;
     d->stream = tgt.stream->native;
-    if ((st = xdev_be_blas_vec(tgt.rec, routine, d)) != XDEV_SUCCESS) return st;
+    xdev_trace_span_t span;
+    bool traced = xdev_tracer_active();
+    if (XDEV_UNLIKELY(traced)) xdev_tracer_span_begin(&span, tgt.stream);
+    st = xdev_be_blas_vec(tgt.rec, routine, d);
+    if (XDEV_UNLIKELY(traced))
+        xdev_tracer_span_end(&span, tgt.stream, what, "\"dtype\":\"%s\",\"n\":%lld",
+                             xdev_dtype_name(d->dtype), (long long)d->n);
+    if (st != XDEV_SUCCESS) return st;
     return xdev_core_after_enqueue(tgt.stream);
 }
 

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "runtime/tracer.h"
 #include "base/error_internal.h"
 #include "memory/alloc_internal.h"
 #include "runtime/dispatch.h"
@@ -231,9 +232,16 @@ xdev_status_t xdev_fft_exec(const xdev_fft_desc_t *desc, void *in, void *out,
         .stream = tgt.stream->native,
     };
     void *work = NULL;
+    xdev_trace_span_t span;
+    bool traced = xdev_tracer_active();
+    if (XDEV_UNLIKELY(traced)) xdev_tracer_span_begin(&span, tgt.stream);
     xdev_fft_cache_lock(c);
     xdev_status_t st = exec_locked(c, &key, &x, &tgt, &work);
     xdev_fft_cache_unlock(c);
+    if (XDEV_UNLIKELY(traced))
+        xdev_tracer_span_end(&span, tgt.stream, "fft",
+                             "\"rank\":%d,\"n0\":%lld,\"batch\":%lld,\"direction\":%d", d.rank,
+                             (long long)d.n[0], (long long)d.batch, (int)direction);
     if (x.plan != NULL) { /* a transient plan (max_size 0): wait, unlocked, then release */
         if (st == XDEV_SUCCESS) st = xdev_be_stream_synchronize(tgt.rec, tgt.stream->native);
         xdev_fft_cache_destroy_plan(c, x.plan);

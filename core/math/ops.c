@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "runtime/tracer.h"
 #include "base/error_internal.h"
 #include "math/operands.h"
 #include "runtime/dispatch.h"
@@ -128,7 +129,14 @@ xdev_status_t xdev_fill_async(void *dst, xdev_dtype_t dtype, xdev_scalar_t value
     xdev_exec_target_t t;
     XDEV_CHECK(xdev_operands_resolve(&op, 1, stream, "fill", &t));
     XDEV_CHECK(check_aligned("dst", dst, size, xdev_dtype_name(dtype)));
-    XDEV_CHECK(xdev_be_ops_fill(t.rec, dst, pattern, size, count, t.stream->native));
+    xdev_trace_span_t span;
+    bool traced = xdev_tracer_active();
+    if (XDEV_UNLIKELY(traced)) xdev_tracer_span_begin(&span, t.stream);
+    xdev_status_t st = xdev_be_ops_fill(t.rec, dst, pattern, size, count, t.stream->native);
+    if (XDEV_UNLIKELY(traced))
+        xdev_tracer_span_end(&span, t.stream, "fill", "\"dtype\":\"%s\",\"count\":%zu",
+                             xdev_dtype_name(dtype), count);
+    XDEV_CHECK(st);
     XDEV_CHECK(xdev_core_after_enqueue(t.stream));
     return XDEV_SUCCESS;
 }
@@ -166,7 +174,16 @@ xdev_status_t xdev_convert_async(void *dst, xdev_dtype_t dst_dtype, const void *
                              "with dtypes of one size (%s -> %s) converts in place",
                              dst, d.bytes, src, s.bytes, xdev_dtype_name(src_dtype),
                              xdev_dtype_name(dst_dtype));
-    XDEV_CHECK(xdev_be_ops_convert(t.rec, dst, dst_dtype, src, src_dtype, count, t.stream->native));
+    xdev_trace_span_t span;
+    bool traced = xdev_tracer_active();
+    if (XDEV_UNLIKELY(traced)) xdev_tracer_span_begin(&span, t.stream);
+    xdev_status_t st =
+        xdev_be_ops_convert(t.rec, dst, dst_dtype, src, src_dtype, count, t.stream->native);
+    if (XDEV_UNLIKELY(traced))
+        xdev_tracer_span_end(&span, t.stream, "convert",
+                             "\"src\":\"%s\",\"dst\":\"%s\",\"count\":%zu",
+                             xdev_dtype_name(src_dtype), xdev_dtype_name(dst_dtype), count);
+    XDEV_CHECK(st);
     XDEV_CHECK(xdev_core_after_enqueue(t.stream));
     return XDEV_SUCCESS;
 }

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "runtime/tracer.h"
 #include "base/error_internal.h"
 #include "runtime/dispatch.h"
 #include "math/operands.h"
@@ -52,6 +53,9 @@ static xdev_status_t fill_run(xdev_generator_t gen, xdev_rng_fill_desc_t *d, siz
                          "of %s:%d (or NULL for its default generator)",
                          xdev_device_type_name(gen->device.type), gen->device.index, tgt.be->name,
                          tgt.index, tgt.be->name, tgt.index);
+    xdev_trace_span_t span;
+    bool traced = xdev_tracer_active();
+    if (XDEV_UNLIKELY(traced)) xdev_tracer_span_begin(&span, tgt.stream);
     xdev_rng_gen_t *g =
         gen != NULL ? xdev_rng_generator_lock(gen) : xdev_rng_default_lock(tgt.be->type, tgt.index);
     /* Reserve [start, end) under the generator's lock, held across the
@@ -61,6 +65,7 @@ static xdev_status_t fill_run(xdev_generator_t gen, xdev_rng_fill_desc_t *d, siz
     if (start < g->offset || __builtin_mul_overflow((uint64_t)n, (uint64_t)words, &end) ||
         __builtin_add_overflow(start, end, &end)) {
         xdev_rng_unlock(g);
+        if (XDEV_UNLIKELY(traced)) xdev_tracer_span_cancel(&span, tgt.stream);
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
                          "the generator's offset (%llu words) leaves no room for %zu more "
                          "elements before 2^64 words; reseed it or set a smaller offset",
@@ -75,6 +80,9 @@ static xdev_status_t fill_run(xdev_generator_t gen, xdev_rng_fill_desc_t *d, siz
     st = xdev_be_rng_fill(tgt.rec, d);
     if (st == XDEV_SUCCESS) g->offset = end;
     xdev_rng_unlock(g);
+    if (XDEV_UNLIKELY(traced))
+        xdev_tracer_span_end(&span, tgt.stream, "rng_fill", "\"kind\":%d,\"count\":%zu",
+                             (int)d->kind, n);
     if (st != XDEV_SUCCESS) return st;
     return xdev_core_after_enqueue(tgt.stream);
 }

@@ -74,6 +74,7 @@ typedef struct xdev_block {
     xdev_stream_t *more_used_streams; /* n_used_streams > inline: heap array */
     int more_cap;
     struct xdev_device_allocator *owner;
+    const char *tag; /* xdev_memory_tag_push path at allocation (interned), or NULL */
 } xdev_block_t;
 
 typedef struct xdev_segment {
@@ -190,6 +191,16 @@ void xdev_alloc_each_segment(const xdev_device_allocator_t *da, xdev_segment_fn 
 /* Bytes of a segment's blocks: allocated (handed out), active (not free), requested. */
 void xdev_segment_usage(const xdev_block_t *first, bool single, size_t *allocated, size_t *active,
                         size_t *requested);
+/* xdev_memory_snapshot's JSON without the public prefix (alloc_snapshot.c). */
+xdev_status_t xdev_alloc_snapshot_json(char **json);
+/* This thread's tag path for new allocations (alloc_tag.c), or NULL. */
+const char *xdev_alloc_tag_current(void);
+/* A consistent copy of the allocator's statistics (takes da->lock). */
+void xdev_alloc_stats_copy(xdev_device_allocator_t *da, xdev_memory_stats_t *out);
+/* The xdev_memory_summary table of `stats` (alloc_stats.c). */
+struct xdev_strbuf;
+void xdev_alloc_summary_write(struct xdev_strbuf *sb, const xdev_device_allocator_t *da,
+                              const xdev_memory_stats_t *stats, bool abbreviated);
 /* The k-th oldest history entry, k < da->trace_len. */
 const xdev_memory_trace_entry_t *xdev_trace_entry(const xdev_device_allocator_t *da, size_t k);
 
@@ -239,7 +250,9 @@ static inline void xdev_stat_update(xdev_stat_t stat[3], int pool_kind, int64_t 
 void xdev_host_record_use(const void *ptr, xdev_stream_t stream);
 
 /* --- history (alloc_snapshot.c) --- */
+/* Append to the history ring when recording (and feed the stream tracer
+ * when it runs); tag is the allocation's xdev_memory_tag_push path or NULL. */
 void xdev_trace_record(xdev_device_allocator_t *da, xdev_memory_trace_action_t action,
-                       uintptr_t addr, size_t size, const void *stream);
+                       uintptr_t addr, size_t size, const void *stream, const char *tag);
 
 #endif

@@ -9,10 +9,15 @@
 #include "runtime/device_record.h"
 #include "runtime/dispatch.h"
 #include "runtime/stream_internal.h"
+#include "runtime/tracer.h"
 #include "base/strbuf.h"
 
 void xdev_trace_record(xdev_device_allocator_t *da, xdev_memory_trace_action_t action,
-                       uintptr_t addr, size_t size, const void *stream) {
+                       uintptr_t addr, size_t size, const void *stream, const char *tag) {
+    if (XDEV_UNLIKELY(xdev_tracer_active()))
+        xdev_tracer_memory(da->rec, stream, xdev_trace_action_name(action), addr, size, tag,
+                           da->stats.allocated_bytes[XDEV_STAT_ALL].current,
+                           da->stats.reserved_bytes[XDEV_STAT_ALL].current);
     if (da->trace == NULL) return;
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -21,6 +26,7 @@ void xdev_trace_record(xdev_device_allocator_t *da, xdev_memory_trace_action_t a
     e->addr = addr;
     e->size = size;
     e->stream = stream;
+    e->tag = tag;
     e->time_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
     da->trace_next = (da->trace_next + 1) % da->trace_cap;
     if (da->trace_len < da->trace_cap) da->trace_len++;
@@ -82,11 +88,20 @@ const char *xdev_trace_action_name(xdev_memory_trace_action_t a) {
     return "unknown";
 }
 
+/* ,"tag":"..." when there is one. */
+static void tag_json(xdev_strbuf_t *sb, const char *tag) {
+    if (tag == NULL) return;
+    xdev_strbuf_printf(sb, ",\"tag\":");
+    xdev_strbuf_json_string(sb, tag);
+}
+
 static void block_json(xdev_strbuf_t *sb, const xdev_block_t *b, bool first) {
     xdev_strbuf_printf(
-        sb, "%s{\"address\":%llu,\"size\":%zu,\"requested_size\":%zu,\"state\":\"%s\"}",
+        sb, "%s{\"address\":%llu,\"size\":%zu,\"requested_size\":%zu,\"state\":\"%s\"",
         first ? "" : ",", (unsigned long long)b->addr, b->size,
         b->state == XDEV_BLOCK_FREE ? 0 : b->requested, xdev_block_state_name(b->state));
+    if (b->state != XDEV_BLOCK_FREE) tag_json(sb, b->tag);
+    xdev_strbuf_printf(sb, "}");
 }
 
 void xdev_segment_usage(const xdev_block_t *first, bool single, size_t *allocated, size_t *active,
@@ -143,10 +158,31 @@ static void segment_json(void *arg, const xdev_device_allocator_t *da, uintptr_t
     c->first_seg = false;
 }
 
-xdev_status_t xdev_memory_snapshot(char **json) {
-    XDEV_REQUIRE_ARG(json);
+/* {"device":"cpu:0","stats":{torch's keys},"summary":"the summary table"} */
+static void device_stats_json(xdev_strbuf_t *sb, xdev_device_allocator_t *da, bool first) {
+    xdev_memory_stats_t s;
+    xdev_alloc_stats_copy(da, &s);
+    xdev_memory_stat_item_t items[160];
+    size_t count = 0;
+    (void)xdev_memory_stats_items(&s, items, sizeof items / sizeof items[0], &count);
+    xdev_strbuf_printf(sb, "%s{\"device\":\"%s:%d\",\"stats\":{", first ? "" : ",", da->be->name,
+                       da->index);
+    for (size_t k = 0; k < count && k < sizeof items / sizeof items[0]; k++)
+        xdev_strbuf_printf(sb, "%s\"%s\":%lld", k ? "," : "", items[k].key,
+                           (long long)items[k].value);
+    xdev_strbuf_t text = {0};
+    xdev_alloc_summary_write(&text, da, &s, false);
+    xdev_strbuf_printf(sb, "},\"summary\":");
+    xdev_strbuf_json_string(sb, text.failed || text.buf == NULL ? "" : text.buf);
+    if (text.failed) sb->failed = true;
+    free(text.buf);
+    xdev_strbuf_printf(sb, "}");
+}
+
+xdev_status_t xdev_alloc_snapshot_json(char **json) {
     *json = NULL;
-    XDEV_CHECK(xdev_core_ensure_init());
+    xdev_status_t st = xdev_core_ensure_init();
+    if (st != XDEV_SUCCESS) return st;
     xdev_device_allocator_t *all[XDEV_DEVICE_TYPE_COUNT * XDEV_MAX_DEVICES];
     int n = xdev_alloc_all(all, XDEV_DEVICE_TYPE_COUNT * XDEV_MAX_DEVICES);
     xdev_strbuf_t sb = {0};
@@ -168,19 +204,30 @@ xdev_status_t xdev_memory_snapshot(char **json) {
             const xdev_memory_trace_entry_t *e = xdev_trace_entry(da, k);
             xdev_strbuf_printf(&sb,
                                "%s{\"action\":\"%s\",\"addr\":%llu,\"size\":%zu,\"stream\":\"%p\","
-                               "\"time_ns\":%llu}",
+                               "\"time_ns\":%llu",
                                k ? "," : "", xdev_trace_action_name(e->action),
                                (unsigned long long)e->addr, e->size, e->stream,
                                (unsigned long long)e->time_ns);
+            tag_json(&sb, e->tag);
+            xdev_strbuf_printf(&sb, "}");
         }
         xdev_strbuf_printf(&sb, "]}");
         xdev_spin_unlock(&da->lock);
     }
+    xdev_strbuf_printf(&sb, "],\"device_stats\":[");
+    for (int i = 0; i < n; i++)
+        device_stats_json(&sb, all[i], i == 0);
     xdev_strbuf_printf(&sb, "]}");
     if (sb.failed) {
         free(sb.buf);
-        return XDEV_API_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for the snapshot");
+        return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for the snapshot");
     }
     *json = sb.buf;
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_memory_snapshot(char **json) {
+    XDEV_REQUIRE_ARG(json);
+    XDEV_CHECK(xdev_alloc_snapshot_json(json));
     return XDEV_SUCCESS;
 }

@@ -4,8 +4,8 @@
  * torch.cuda._memory_viz's segment_plot / trace_plot) opens a snapshot taken
  * by a C program. Differences from xdev_memory_snapshot's JSON: devices are
  * indices of the type, streams integers (the native handle), history times
- * in microseconds, one trace list per device index; frames are empty (xdev
- * records no stacks). */
+ * in microseconds, one trace list per device index; frames hold the
+ * allocation's tag path (xdev_memory_tag_push) when it has one. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,9 +16,22 @@
 #include "runtime/stream_internal.h"
 #include "xdev/allocator.h"
 
-static void empty_frames(xdev_strbuf_t *sb) {
+/* "frames": empty, or one frame named for the allocation's tag path
+ * (xdev_memory_tag_push) so that torch's viewer shows it where a Python
+ * stack would be. */
+static void tag_frames(xdev_strbuf_t *sb, const char *tag) {
     xdev_pickle_str(sb, "frames");
     xdev_pickle_list_begin(sb);
+    if (tag != NULL) {
+        xdev_pickle_dict_begin(sb);
+        xdev_pickle_str(sb, "filename");
+        xdev_pickle_str(sb, "xdev_memory_tag_push");
+        xdev_pickle_str(sb, "line");
+        xdev_pickle_int(sb, 0);
+        xdev_pickle_str(sb, "name");
+        xdev_pickle_str(sb, tag);
+        xdev_pickle_dict_end(sb);
+    }
     xdev_pickle_list_end(sb);
 }
 
@@ -32,7 +45,7 @@ static void block_pickle(xdev_strbuf_t *sb, const xdev_block_t *b) {
     xdev_pickle_uint(sb, b->state == XDEV_BLOCK_FREE ? 0 : b->requested);
     xdev_pickle_str(sb, "state");
     xdev_pickle_str(sb, xdev_block_state_name(b->state));
-    empty_frames(sb);
+    tag_frames(sb, b->state == XDEV_BLOCK_FREE ? NULL : b->tag);
     xdev_pickle_dict_end(sb);
 }
 
@@ -66,7 +79,7 @@ static void segment_pickle(void *ctx, const xdev_device_allocator_t *da, uintptr
     xdev_pickle_tuple2(sb);
     xdev_pickle_str(sb, "is_expandable");
     xdev_pickle_bool(sb, false);
-    empty_frames(sb);
+    tag_frames(sb, NULL);
     xdev_pickle_str(sb, "blocks");
     xdev_pickle_list_begin(sb);
     for (const xdev_block_t *b = first; b != NULL; b = single ? NULL : b->next)
@@ -90,7 +103,7 @@ static void trace_pickle(xdev_strbuf_t *sb, const xdev_device_allocator_t *da) {
         xdev_pickle_uint(sb, (uint64_t)(uintptr_t)e->stream);
         xdev_pickle_str(sb, "time_us");
         xdev_pickle_uint(sb, e->time_ns / 1000u);
-        empty_frames(sb);
+        tag_frames(sb, e->tag);
         xdev_pickle_dict_end(sb);
     }
     xdev_pickle_list_end(sb);

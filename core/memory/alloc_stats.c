@@ -16,8 +16,7 @@ static xdev_status_t allocator_of(xdev_device_t device, xdev_device_allocator_t 
     return st == XDEV_SUCCESS ? xdev_alloc_get(rec->be, rec->id.index, out) : st;
 }
 
-/* A consistent copy of the allocator's statistics. */
-static void stats_copy(xdev_device_allocator_t *da, xdev_memory_stats_t *out) {
+void xdev_alloc_stats_copy(xdev_device_allocator_t *da, xdev_memory_stats_t *out) {
     xdev_spin_lock(&da->lock);
     *out = da->stats;
     xdev_spin_unlock(&da->lock);
@@ -27,7 +26,7 @@ xdev_status_t xdev_memory_stats(xdev_device_t device, xdev_memory_stats_t *out) 
     XDEV_REQUIRE_ARG(out);
     xdev_device_allocator_t *da;
     XDEV_CHECK(allocator_of(device, &da));
-    stats_copy(da, out);
+    xdev_alloc_stats_copy(da, out);
     return XDEV_SUCCESS;
 }
 
@@ -224,6 +223,42 @@ static void summary_rows(xdev_strbuf_t *sb, const char *title, const xdev_stat_t
         "---------------------------------------------------------------------------------");
 }
 
+void xdev_alloc_summary_write(xdev_strbuf_t *sb, const xdev_device_allocator_t *da,
+                              const xdev_memory_stats_t *stats, bool abbreviated) {
+    const xdev_memory_stats_t *s = stats;
+    const char *rule =
+        "=================================================================================";
+    const char *thin =
+        "---------------------------------------------------------------------------------";
+    xdev_strbuf_printf(sb, "|%s|\n", rule);
+    char head[80];
+    snprintf(head, sizeof head, "xdev memory summary, device %s:%d", da->be->name, da->index);
+    xdev_strbuf_printf(sb, "| %-79s |\n", head);
+    xdev_strbuf_printf(sb, "|%s|\n", thin);
+    char line[96];
+    snprintf(line, sizeof line,
+             "OOMs: %lld   allocation retries: %lld   device allocs: %lld   frees: %lld",
+             (long long)s->num_ooms, (long long)s->num_alloc_retries,
+             (long long)s->num_device_alloc, (long long)s->num_device_free);
+    xdev_strbuf_printf(sb, "| %-79s |\n", line);
+    xdev_strbuf_printf(sb, "|%s|\n", rule);
+    xdev_strbuf_printf(sb, "| %-25s | %11s | %11s | %11s | %11s |\n", "Metric", "Cur Usage",
+                       "Peak Usage", "Tot Alloc", "Tot Freed");
+    xdev_strbuf_printf(sb, "|%s|\n", thin);
+    summary_rows(sb, "Allocated memory", s->allocated_bytes, true, abbreviated);
+    summary_rows(sb, "Active memory", s->active_bytes, true, abbreviated);
+    summary_rows(sb, "Requested memory", s->requested_bytes, true, abbreviated);
+    summary_rows(sb, "Reserved memory", s->reserved_bytes, true, abbreviated);
+    summary_rows(sb, "Non-releasable memory", s->inactive_split_bytes, true, abbreviated);
+    summary_rows(sb, "Allocations", s->allocation, false, abbreviated);
+    summary_rows(sb, "Active allocs", s->active, false, abbreviated);
+    summary_rows(sb, "Reserved segments", s->segment, false, abbreviated);
+    summary_rows(sb, "Non-releasable allocs", s->inactive_split, false, abbreviated);
+    summary_rows(sb, "Oversize allocations", &s->oversize_allocations, false, true);
+    summary_rows(sb, "Oversize segments", &s->oversize_segments, false, true);
+    xdev_strbuf_printf(sb, "|%s|\n", rule);
+}
+
 xdev_status_t xdev_memory_summary(xdev_device_t device, bool abbreviated, char **out) {
     XDEV_REQUIRE_ARG(out);
     *out = NULL;
@@ -232,41 +267,9 @@ xdev_status_t xdev_memory_summary(xdev_device_t device, bool abbreviated, char *
     xdev_device_allocator_t *da;
     XDEV_CHECK(xdev_alloc_get(rec->be, rec->id.index, &da));
     xdev_memory_stats_t s;
-    stats_copy(da, &s);
+    xdev_alloc_stats_copy(da, &s);
     xdev_strbuf_t sb = {0};
-    const char *rule =
-        "=================================================================================";
-    xdev_strbuf_printf(&sb, "|%s|\n", rule);
-    char head[80];
-    snprintf(head, sizeof head, "xdev memory summary, device %s:%d", rec->be->name, rec->id.index);
-    xdev_strbuf_printf(&sb, "| %-79s |\n", head);
-    xdev_strbuf_printf(
-        &sb, "|%s|\n",
-        "---------------------------------------------------------------------------------");
-    char line[96];
-    snprintf(line, sizeof line,
-             "OOMs: %lld   allocation retries: %lld   device allocs: %lld   frees: %lld",
-             (long long)s.num_ooms, (long long)s.num_alloc_retries, (long long)s.num_device_alloc,
-             (long long)s.num_device_free);
-    xdev_strbuf_printf(&sb, "| %-79s |\n", line);
-    xdev_strbuf_printf(&sb, "|%s|\n", rule);
-    xdev_strbuf_printf(&sb, "| %-25s | %11s | %11s | %11s | %11s |\n", "Metric", "Cur Usage",
-                       "Peak Usage", "Tot Alloc", "Tot Freed");
-    xdev_strbuf_printf(
-        &sb, "|%s|\n",
-        "---------------------------------------------------------------------------------");
-    summary_rows(&sb, "Allocated memory", s.allocated_bytes, true, abbreviated);
-    summary_rows(&sb, "Active memory", s.active_bytes, true, abbreviated);
-    summary_rows(&sb, "Requested memory", s.requested_bytes, true, abbreviated);
-    summary_rows(&sb, "Reserved memory", s.reserved_bytes, true, abbreviated);
-    summary_rows(&sb, "Non-releasable memory", s.inactive_split_bytes, true, abbreviated);
-    summary_rows(&sb, "Allocations", s.allocation, false, abbreviated);
-    summary_rows(&sb, "Active allocs", s.active, false, abbreviated);
-    summary_rows(&sb, "Reserved segments", s.segment, false, abbreviated);
-    summary_rows(&sb, "Non-releasable allocs", s.inactive_split, false, abbreviated);
-    summary_rows(&sb, "Oversize allocations", &s.oversize_allocations, false, true);
-    summary_rows(&sb, "Oversize segments", &s.oversize_segments, false, true);
-    xdev_strbuf_printf(&sb, "|%s|\n", rule);
+    xdev_alloc_summary_write(&sb, da, &s, abbreviated);
     if (sb.failed) {
         free(sb.buf);
         return XDEV_API_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for the summary");

@@ -290,7 +290,8 @@ static size_t release_collected(xdev_device_allocator_t *da, release_list_t *lis
         xdev_stat_update(da->stats.reserved_bytes, kind, -(int64_t)seg->size);
         if (seg->size >= max_split()) xdev_stat_add(&da->stats.oversize_segments, -1);
         da->stats.num_device_free++;
-        xdev_trace_record(da, XDEV_TRACE_SEGMENT_FREE, seg->base, seg->size, seg->pool->native);
+        xdev_trace_record(da, XDEV_TRACE_SEGMENT_FREE, seg->base, seg->size, seg->pool->native,
+                          NULL);
         block_delete(da, seg->first);
         free(seg);
     }
@@ -365,7 +366,7 @@ static xdev_status_t new_segment(xdev_device_allocator_t *da, size_t size, int k
     xdev_stat_update(da->stats.reserved_bytes, kind, (int64_t)size);
     if (size >= max_split()) xdev_stat_add(&da->stats.oversize_segments, 1);
     da->stats.num_device_alloc++;
-    xdev_trace_record(da, XDEV_TRACE_SEGMENT_ALLOC, seg->base, size, pool->native);
+    xdev_trace_record(da, XDEV_TRACE_SEGMENT_ALLOC, seg->base, size, pool->native, NULL);
     *out = b;
     return XDEV_SUCCESS;
 }
@@ -477,7 +478,8 @@ xdev_status_t xdev_caching_malloc(xdev_device_allocator_t *da, size_t size, xdev
         }
         if (st == XDEV_ERROR_OUT_OF_MEMORY) {
             da->stats.num_ooms++;
-            xdev_trace_record(da, XDEV_TRACE_OOM, 0, size, stream->native);
+            xdev_trace_record(da, XDEV_TRACE_OOM, 0, size, stream->native,
+                              xdev_alloc_tag_current());
             return oom_error(da, size, st, backend_msg);
         }
         if (st != XDEV_SUCCESS) return st;
@@ -511,7 +513,8 @@ xdev_status_t xdev_caching_malloc(xdev_device_allocator_t *da, size_t size, xdev
     xdev_stat_update(da->stats.active, k, 1);
     xdev_stat_update(da->stats.active_bytes, k, (int64_t)b->size);
     if (b->size >= max_split()) xdev_stat_add(&da->stats.oversize_allocations, 1);
-    xdev_trace_record(da, XDEV_TRACE_ALLOC, b->addr, b->size, stream->native);
+    b->tag = xdev_alloc_tag_current();
+    xdev_trace_record(da, XDEV_TRACE_ALLOC, b->addr, b->size, stream->native, b->tag);
     *out = b;
     return XDEV_SUCCESS;
 }
@@ -539,7 +542,7 @@ static void free_block(xdev_device_allocator_t *da, xdev_block_t *b) {
     int k = b->segment->pool_kind;
     xdev_stat_update(da->stats.active, k, -1);
     xdev_stat_update(da->stats.active_bytes, k, -(int64_t)b->size);
-    xdev_trace_record(da, XDEV_TRACE_FREE_COMPLETED, b->addr, b->size, b->pool->native);
+    xdev_trace_record(da, XDEV_TRACE_FREE_COMPLETED, b->addr, b->size, b->pool->native, b->tag);
     b->state = XDEV_BLOCK_FREE;
     if (b->prev && b->prev->state == XDEV_BLOCK_FREE) merge(da, b, b->prev);
     if (b->next && b->next->state == XDEV_BLOCK_FREE) merge(da, b, b->next);
@@ -595,7 +598,7 @@ void xdev_caching_free(xdev_device_allocator_t *da, xdev_block_t *b) {
     }
     if (b->pending_events > 0) {
         b->state = XDEV_BLOCK_PENDING_FREE;
-        xdev_trace_record(da, XDEV_TRACE_FREE_REQUESTED, b->addr, b->size, b->pool->native);
+        xdev_trace_record(da, XDEV_TRACE_FREE_REQUESTED, b->addr, b->size, b->pool->native, b->tag);
         return;
     }
     free_block(da, b);

@@ -178,7 +178,8 @@ static xdev_status_t direct_malloc(xdev_device_allocator_t *da, size_t size, xde
     if (b->next) b->next->prev = b;
     da->direct_blocks = b;
     direct_stats(da, b, +1);
-    xdev_trace_record(da, XDEV_TRACE_ALLOC, b->addr, size, stream->native);
+    b->tag = xdev_alloc_tag_current();
+    xdev_trace_record(da, XDEV_TRACE_ALLOC, b->addr, size, stream->native, b->tag);
     *out = b;
     return XDEV_SUCCESS;
 }
@@ -211,7 +212,7 @@ static void direct_unlink(xdev_device_allocator_t *da, xdev_block_t *b) {
         da->direct_blocks = b->next;
     if (b->next) b->next->prev = b->prev;
     direct_stats(da, b, -1);
-    xdev_trace_record(da, XDEV_TRACE_FREE_COMPLETED, b->addr, b->size, b->stream->native);
+    xdev_trace_record(da, XDEV_TRACE_FREE_COMPLETED, b->addr, b->size, b->stream->native, b->tag);
 }
 
 static xdev_status_t direct_release(xdev_device_allocator_t *da, xdev_block_t *b) {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/tracer.h"
 #include "memory/alloc_internal.h"
 #include "memory/alloc_lookup.h"
 #include "base/error_internal.h"
@@ -191,8 +192,21 @@ static xdev_status_t copy_stream(copy_plan_t *p, const void *dst, const void *sr
     return XDEV_SUCCESS;
 }
 
+/* Copy kinds as the trace names them. */
+static const char *copy_kind_name(xdev_copy_kind_t k) {
+    static const char *const names[] = {"HtoH", "HtoD", "DtoH", "DtoD", "peer"};
+    return (unsigned)k < sizeof names / sizeof names[0] ? names[k] : "?";
+}
+
 static xdev_status_t enqueue_copy(const copy_plan_t *p, xdev_stream_t s) {
+    xdev_trace_span_t span;
+    bool traced = xdev_tracer_active();
+    if (XDEV_UNLIKELY(traced)) xdev_tracer_span_begin(&span, s);
     xdev_status_t st = xdev_be_memory_memcpy_async(s->rec, &p->desc, s->native);
+    if (XDEV_UNLIKELY(traced))
+        xdev_tracer_span_end(&span, s, "memcpy", "\"kind\":\"%s\",\"bytes\":%zu,\"pinned\":%s",
+                             copy_kind_name(p->desc.kind), p->desc.bytes,
+                             p->desc.dst_pinned || p->desc.src_pinned ? "true" : "false");
     if (st != XDEV_SUCCESS) return st;
     /* pinned blocks must not be reused before the stream passes the copy */
     if (p->desc.kind != XDEV_COPY_DEVICE_TO_DEVICE && p->desc.kind != XDEV_COPY_PEER) {
@@ -294,7 +308,13 @@ xdev_status_t xdev_memset_async(void *dst, int value, size_t n, xdev_stream_t st
                                  "dst is on %s:%d but the stream belongs to %s:%d", d.e.be->name,
                                  d.e.index, stream->be->name, stream->device.index);
     }
-    XDEV_CHECK(xdev_be_memory_memset_async(stream->rec, dst, value, n, stream->native));
+    xdev_trace_span_t span;
+    bool traced = xdev_tracer_active();
+    if (XDEV_UNLIKELY(traced)) xdev_tracer_span_begin(&span, stream);
+    xdev_status_t st = xdev_be_memory_memset_async(stream->rec, dst, value, n, stream->native);
+    if (XDEV_UNLIKELY(traced))
+        xdev_tracer_span_end(&span, stream, "memset", "\"bytes\":%zu,\"value\":%d", n, value);
+    XDEV_CHECK(st);
     XDEV_CHECK(xdev_core_after_enqueue(stream));
     return XDEV_SUCCESS;
 }

@@ -2,6 +2,7 @@
  * record/query/synchronize, elapsed time with torch's error cases. */
 #include <string.h>
 
+#include "runtime/tracer.h"
 #include "runtime/device_record.h"
 #include "runtime/dispatch.h"
 #include "runtime/process.h"
@@ -93,7 +94,14 @@ xdev_status_t xdev_core_event_record(xdev_event_t event, xdev_stream_t stream) {
                        "recorded on a stream of " XDEV_REC_FMT,
                        XDEV_REC_ARGS(erec), XDEV_REC_ARGS(srec));
     }
-    if (st == XDEV_SUCCESS) st = xdev_be_event_record(srec, event->native, stream->native);
+    if (st == XDEV_SUCCESS) {
+        xdev_trace_span_t span;
+        bool traced = xdev_tracer_active();
+        if (XDEV_UNLIKELY(traced)) xdev_tracer_span_begin(&span, stream);
+        st = xdev_be_event_record(srec, event->native, stream->native);
+        if (XDEV_UNLIKELY(traced))
+            xdev_tracer_span_end(&span, stream, "event_record", "\"event\":\"%p\"", (void *)event);
+    }
     pthread_mutex_unlock(&event->lock);
     if (st != XDEV_SUCCESS) return st;
     return xdev_core_after_enqueue(stream);

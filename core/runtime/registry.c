@@ -18,6 +18,7 @@
 #include "memory/alloc_internal.h"
 #include "runtime/dispatch.h"
 #include "runtime/process.h"
+#include "runtime/tracer.h"
 
 static xdev_backend_t g_backends[XDEV_DEVICE_TYPE_COUNT];
 _Atomic int xdev_core_ready;
@@ -284,6 +285,7 @@ static void init_once(void) {
         st = xdev_env_bool("XDEV_LAUNCH_BLOCKING", false, &xdev_core_launch_blocking);
     if (st == XDEV_SUCCESS) st = xdev_alloc_settings_load();
     if (st == XDEV_SUCCESS) st = select_backend();
+    if (st == XDEV_SUCCESS) st = xdev_tracer_env_start(); /* after the backends: see tracer.c */
     g_init_status = st;
     if (st != XDEV_SUCCESS)
         snprintf(g_init_message, sizeof g_init_message, "%s", xdev_last_error());

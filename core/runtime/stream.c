@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/tracer.h"
 #include "base/error_internal.h"
 #include "runtime/event_internal.h"
 #include "runtime/process.h"
@@ -305,7 +306,13 @@ xdev_status_t xdev_stream_wait_event(xdev_stream_t stream, xdev_event_t event) {
                              "a %s stream cannot wait for an event recorded on a %s device; "
                              "synchronize the event on the host instead",
                              stream->be->name, ebe->name);
-    XDEV_CHECK(xdev_be_stream_wait_event(stream->rec, stream->native, enative));
+    xdev_trace_span_t span;
+    bool traced = xdev_tracer_active();
+    if (XDEV_UNLIKELY(traced)) xdev_tracer_span_begin(&span, stream);
+    xdev_status_t st = xdev_be_stream_wait_event(stream->rec, stream->native, enative);
+    if (XDEV_UNLIKELY(traced))
+        xdev_tracer_span_end(&span, stream, "wait_event", "\"event\":\"%p\"", (void *)event);
+    XDEV_CHECK(st);
     XDEV_CHECK(xdev_core_after_enqueue(stream));
     return XDEV_SUCCESS;
 }
@@ -326,7 +333,12 @@ xdev_status_t xdev_core_stream_wait_stream(xdev_stream_t stream, xdev_stream_t o
     xdev_status_t st = xdev_be_event_create(other->rec, XDEV_EVENT_DEFAULT, &marker);
     if (st != XDEV_SUCCESS) return st;
     st = xdev_be_event_record(other->rec, marker, other->native);
+    xdev_trace_span_t span;
+    bool traced = xdev_tracer_active();
+    if (XDEV_UNLIKELY(traced)) xdev_tracer_span_begin(&span, stream);
     if (st == XDEV_SUCCESS) st = xdev_be_stream_wait_event(stream->rec, stream->native, marker);
+    if (XDEV_UNLIKELY(traced))
+        xdev_tracer_span_end(&span, stream, "wait_stream", "\"other\":\"%p\"", other->native);
     xdev_status_t dst = xdev_be_event_destroy(other->rec, marker);
     if (st == XDEV_SUCCESS) st = dst;
     return st == XDEV_SUCCESS ? xdev_core_after_enqueue(stream) : st;
@@ -350,7 +362,11 @@ xdev_status_t xdev_core_stream_query(xdev_stream_t s) {
 }
 
 xdev_status_t xdev_core_launch_host_func(xdev_stream_t s, xdev_host_fn_t fn, void *user) {
+    xdev_trace_span_t span;
+    bool traced = xdev_tracer_active();
+    if (XDEV_UNLIKELY(traced)) xdev_tracer_span_begin(&span, s);
     xdev_status_t st = xdev_be_stream_launch_host_func(s->rec, s->native, fn, user);
+    if (XDEV_UNLIKELY(traced)) xdev_tracer_span_end(&span, s, "host_func", "\"fn\":\"%p\"", user);
     if (st != XDEV_SUCCESS) return st;
     return xdev_core_after_enqueue(s);
 }

@@ -4,6 +4,7 @@
  * a profiler attached (NVTX answers -2 when no tool is loaded). */
 #include "base/error_internal.h"
 #include "runtime/dispatch.h"
+#include "runtime/tracer.h"
 #include "xdev/trace.h"
 
 static _Thread_local int tls_depth;
@@ -20,6 +21,7 @@ xdev_status_t xdev_trace_mark(const char *msg) {
     xdev_backend_t *be;
     XDEV_CHECK(trace_backend(&be));
     if (XDEV_HAS(be, trace, mark)) XDEV_CHECK(xdev_be_trace_mark(be, msg));
+    if (XDEV_UNLIKELY(xdev_tracer_active())) xdev_tracer_marker('i', msg);
     return XDEV_SUCCESS;
 }
 
@@ -30,6 +32,7 @@ xdev_status_t xdev_trace_range_push(const char *msg, int *depth) {
     if (XDEV_HAS(be, trace, range_push)) XDEV_CHECK(xdev_be_trace_range_push(be, msg));
     if (depth != NULL) *depth = tls_depth;
     tls_depth++;
+    if (XDEV_UNLIKELY(xdev_tracer_active())) xdev_tracer_marker('B', msg);
     return XDEV_SUCCESS;
 }
 
@@ -42,5 +45,6 @@ xdev_status_t xdev_trace_range_pop(int *depth) {
     if (XDEV_HAS(be, trace, range_pop)) XDEV_CHECK(xdev_be_trace_range_pop(be));
     tls_depth--;
     if (depth != NULL) *depth = tls_depth;
+    if (XDEV_UNLIKELY(xdev_tracer_active())) xdev_tracer_marker('E', NULL);
     return XDEV_SUCCESS;
 }

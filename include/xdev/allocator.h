@@ -125,12 +125,23 @@ typedef struct xdev_memory_trace_entry {
     size_t size;
     const void *stream; /* native stream */
     uint64_t time_ns;   /* CLOCK_MONOTONIC */
+    const char *tag;    /* xdev_memory_tag_push path of the allocation, or NULL */
 } xdev_memory_trace_entry_t;
 
 /* Start (enabled) or stop recording alloc/free/segment events of `device` in a
  * ring of max_entries (0 = 4096), included in the snapshot. */
 XDEV_API xdev_status_t xdev_memory_record_history(xdev_device_t device, bool enabled,
                                                   size_t max_entries);
+
+/* Context for allocations (torch records stacks; a C program names its
+ * phases): allocations this thread makes after push carry the path of the
+ * pushed tags joined by '/' ("step/forward/attn") into snapshot blocks,
+ * history entries and the memory view (xdev/memviz.h), until the matching
+ * pop. Per thread; at most 32 deep; a tag is 1..255 bytes and a path at
+ * most 1023; at most 65536 distinct paths per process (kept until exit). */
+XDEV_API xdev_status_t xdev_memory_tag_push(const char *tag);
+/* Drop this thread's innermost tag; error when none is pushed. */
+XDEV_API xdev_status_t xdev_memory_tag_pop(void);
 
 /* JSON of every segment and block of every device of every backend that
  * has allocated, and the recorded history. *json is malloc'ed: free() it.
@@ -151,7 +162,9 @@ XDEV_API xdev_status_t xdev_memory_record_history(xdev_device_t device, bool ena
  *         "state": "active_allocated"     handed out
  *                | "active_pending_free"  freed, waiting for streams that
  *                                         used it (xdev_record_stream)
- *                | "inactive"}]}],        free, cached
+ *                | "inactive",            free, cached
+ *         "tag": "step/forward"}]}],      (!) only on an allocation made
+ *                                         under xdev_memory_tag_push
  *  "device_traces": [                     one per device allocator, same order
  *    {"device": "cuda:0",                 (!) torch: one list per index
  *     "entries": [                        oldest first; empty unless
@@ -159,7 +172,12 @@ XDEV_API xdev_status_t xdev_memory_record_history(xdev_device_t device, bool ena
  *        {"action": "alloc" | "free_requested" | "free_completed"
  *                 | "segment_alloc" | "segment_free" | "oom",
  *         "addr": a, "size": n, "stream": "0x...",
- *         "time_ns": t}]}]}               (!) CLOCK_MONOTONIC ns; torch: time_us
+ *         "time_ns": t,                   (!) CLOCK_MONOTONIC ns; torch: time_us
+ *         "tag": "step/forward"}]}],      (!) as for blocks; torch: frames
+ *  "device_stats": [                      (!) one per device allocator, same
+ *    {"device": "cuda:0",                 order; torch has no such key
+ *     "stats": {"allocation.all.current": n, ...},  xdev_memory_stats_items
+ *     "summary": "|====..."}]}            the xdev_memory_summary table
  *
  * Without caching (XDEV_NO_MEMORY_CACHING=1, XDEV_ALLOC_CONF backend:async,
  * or an allocator installed with xdev_set_allocator) every allocation is

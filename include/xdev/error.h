@@ -45,6 +45,7 @@ typedef enum xdev_status {
     XDEV_ERROR_BACKEND = 9,             /* vendor runtime error; message has its name */
     XDEV_ERROR_ENV = 10,                /* malformed XDEV_* environment variable */
     XDEV_ERROR_INTERNAL = 11,           /* a bug in xdev: please report */
+    XDEV_ERROR_IO = 12,                 /* a file could not be written; message has the reason */
 } xdev_status_t;
 
 /* Short constant name of a status ("XDEV_ERROR_INVALID_VALUE"); never NULL. */

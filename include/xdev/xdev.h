@@ -9,6 +9,7 @@
 #include "xdev/event.h"
 #include "xdev/memory.h"
 #include "xdev/allocator.h"
+#include "xdev/memviz.h"
 #include "xdev/trace.h"
 #include "xdev/ipc.h"
 #include "xdev/system.h"

@@ -1,5 +1,5 @@
-/* json_check.h - a strict JSON syntax checker for tests (RFC 8259 grammar),
- * so snapshot output is proven parseable without a JSON dependency. */
+/* json_check.h - a strict JSON syntax check for tests (RFC 8259 grammar, the
+ * library's checker), so output is proven parseable without a JSON library. */
 #ifndef JSON_CHECK_H
 #define JSON_CHECK_H
 

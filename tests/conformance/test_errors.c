@@ -23,6 +23,7 @@ static const struct {
     {XDEV_ERROR_BACKEND, "XDEV_ERROR_BACKEND"},
     {XDEV_ERROR_ENV, "XDEV_ERROR_ENV"},
     {XDEV_ERROR_INTERNAL, "XDEV_ERROR_INTERNAL"},
+    {XDEV_ERROR_IO, "XDEV_ERROR_IO"},
 };
 #define N_STATUSES (sizeof k_statuses / sizeof k_statuses[0])
 

@@ -1,0 +1,14 @@
+/* json_check.h - a JSON syntax check (RFC 8259), so that a tool handed a
+ * file can say "not JSON at byte N" instead of producing a broken page. */
+#ifndef XDEV_CORE_JSON_CHECK_H
+#define XDEV_CORE_JSON_CHECK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* True when text[0..len) is one JSON value surrounded only by whitespace.
+ * Otherwise *at = the byte offset of the first error and *what = what was
+ * expected there (a static string). Nesting deeper than 512 is an error. */
+bool xdev_json_check(const char *text, size_t len, size_t *at, const char **what);
+
+#endif

@@ -1,0 +1,372 @@
+/* tracer.c - recording a stream trace: sessions (xdev_trace_start / stop,
+ * XDEV_TRACE_FILE), spans around enqueued work, allocator events and
+ * markers, each placed on its track (a device x stream, or a host thread).
+ * One mutex guards the session: tracing is a diagnostic mode, and the cost
+ * per traced op (a lock, two timing events) is measured and documented. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/env.h"
+#include "base/error_internal.h"
+#include "base/strbuf.h"
+#include "runtime/dispatch.h"
+#include "runtime/stream_internal.h"
+#include "runtime/tracer_state.h"
+#include "xdev/event.h"
+#include "xdev/trace.h"
+
+_Atomic bool xdev_tracer_flag;
+xdev_tracer_state_t xdev_tracer = {.lock = PTHREAD_MUTEX_INITIALIZER, .cur = NULL};
+static uint64_t g_next_session = 1;
+static bool g_atexit_registered;
+
+uint64_t xdev_tracer_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int thread_id(void) {
+    static _Thread_local int tid;
+    if (tid == 0) tid = (int)syscall(SYS_gettid);
+    return tid;
+}
+
+/* A new record of the session (lock held), or NULL when full (counted). */
+static xdev_trec_t *rec_new(xdev_trace_session_t *t) {
+    if (t->count == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 4096;
+        xdev_trec_t *r = cap <= XDEV_TRACE_MAX_RECORDS ? realloc(t->recs, cap * sizeof *r) : NULL;
+        if (r == NULL) {
+            t->dropped++;
+            return NULL;
+        }
+        t->recs = r;
+        t->cap = cap;
+    }
+    xdev_trec_t *r = &t->recs[t->count++];
+    memset(r, 0, sizeof *r);
+    return r;
+}
+
+/* The track of (pid, native) - a device's stream; or, for pid 0, the host
+ * thread host_tid - created on first sight. */
+static int track(xdev_trace_session_t *t, int pid, const void *native, int host_tid,
+                 const char *name) {
+    for (int i = t->ntracks - 1; i >= 0; i--)
+        if (t->tracks[i].pid == pid && t->tracks[i].native == native &&
+            (pid != 0 || t->tracks[i].tid == host_tid))
+            return t->tracks[i].tid;
+    if (t->ntracks == XDEV_TRACE_MAX_TRACKS) return 0;
+    int n = 0;
+    for (int i = 0; i < t->ntracks; i++)
+        n += t->tracks[i].pid == pid;
+    xdev_track_t *k = &t->tracks[t->ntracks++];
+    k->pid = pid;
+    k->native = native;
+    k->tid = pid == 0 ? host_tid : n + 1;
+    snprintf(k->name, sizeof k->name, "%s", name);
+    return k->tid;
+}
+
+static int stream_track(xdev_trace_session_t *t, const xdev_device_record_t *rec,
+                        const void *native, bool is_default) {
+    char name[48];
+    snprintf(name, sizeof name, "stream %p%s", native, is_default ? " (default)" : "");
+    return track(t, xdev_tracer_pid(rec), native, 0, name);
+}
+
+static int host_track(xdev_trace_session_t *t) {
+    char name[48];
+    snprintf(name, sizeof name, "thread %d", thread_id());
+    return track(t, 0, NULL, thread_id(), name);
+}
+
+/* A calibration for rec recorded on `native`; its host time is filled in
+ * later, from `prev` (tracer_output.c), unless the caller synchronizes it. */
+static xdev_calib_t *calib_new(xdev_trace_session_t *t, xdev_device_record_t *rec, void *native,
+                               xdev_calib_t *prev) {
+    void *ev = xdev_tracer_event_get(t, rec);
+    if (ev == NULL) return NULL;
+    xdev_calib_t *c = calloc(1, sizeof *c);
+    if (c == NULL || xdev_be_event_record(rec, ev, native) != XDEV_SUCCESS) {
+        free(c);
+        (void)xdev_be_event_destroy(rec, ev);
+        return NULL;
+    }
+    c->rec = rec;
+    c->event = ev;
+    c->made_ns = xdev_tracer_now();
+    c->prev = prev;
+    return c;
+}
+
+/* The first calibration of a device: recorded on s and synchronized, so its
+ * host time is known. The wait happens without the lock (a host function
+ * ahead of it on s may trace); a concurrent first span may win the race,
+ * then this one is discarded. */
+static void calib_first(uint64_t session, xdev_stream_t s) {
+    xdev_device_record_t *rec = s->rec;
+    void *ev = NULL;
+    if (xdev_be_event_create(rec, XDEV_EVENT_TIMING, &ev) != XDEV_SUCCESS) return;
+    uint64_t host = 0;
+    if (xdev_be_event_record(rec, ev, s->native) == XDEV_SUCCESS &&
+        xdev_be_event_synchronize(rec, ev) == XDEV_SUCCESS)
+        host = xdev_tracer_now();
+    xdev_calib_t *c = host ? calloc(1, sizeof *c) : NULL;
+    pthread_mutex_lock(&xdev_tracer.lock);
+    xdev_trace_session_t *t = xdev_tracer.cur;
+    if (c != NULL && t != NULL && t->id == session &&
+        t->calib_now[rec->id.type][rec->id.index] == NULL) {
+        c->rec = rec;
+        c->event = ev;
+        c->host_ns = c->made_ns = host;
+        c->known = true;
+        c->next_all = t->calibs;
+        t->calibs = c;
+        t->calib_now[rec->id.type][rec->id.index] = c;
+        c = NULL;
+        ev = NULL;
+    }
+    pthread_mutex_unlock(&xdev_tracer.lock);
+    free(c);
+    if (ev != NULL) (void)xdev_be_event_destroy(rec, ev);
+}
+
+void xdev_tracer_span_begin(xdev_trace_span_t *sp, xdev_stream_t s) {
+    xdev_error_state_t saved; /* tracing never changes what the call reports */
+    xdev_core_error_save(&saved);
+    xdev_device_record_t *rec = s->rec;
+    sp->ev_begin = NULL;
+    sp->calib = NULL;
+    sp->session = 0;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        pthread_mutex_lock(&xdev_tracer.lock);
+        xdev_trace_session_t *t = xdev_tracer.cur;
+        xdev_calib_t *c = t ? t->calib_now[rec->id.type][rec->id.index] : NULL;
+        bool need_first =
+            t != NULL && c == NULL && attempt == 0 && XDEV_HAS(rec->be, event, create);
+        if (t != NULL && !need_first) {
+            sp->session = t->id;
+            if (c != NULL && xdev_tracer_now() - c->made_ns >= 1000000000u) {
+                xdev_calib_t *n = calib_new(t, rec, s->native, c);
+                if (n != NULL) {
+                    n->next_all = t->calibs;
+                    t->calibs = n;
+                    t->calib_now[rec->id.type][rec->id.index] = c = n;
+                }
+            }
+            if (c != NULL && (sp->ev_begin = xdev_tracer_event_get(t, rec)) != NULL) {
+                if (xdev_be_event_record(rec, sp->ev_begin, s->native) == XDEV_SUCCESS) {
+                    sp->calib = c;
+                } else {
+                    (void)xdev_be_event_destroy(rec, sp->ev_begin);
+                    sp->ev_begin = NULL;
+                }
+            }
+        }
+        uint64_t id = t ? t->id : 0;
+        pthread_mutex_unlock(&xdev_tracer.lock);
+        if (!need_first) break;
+        calib_first(id, s);
+    }
+    sp->host_begin = xdev_tracer_now();
+    xdev_core_error_restore(&saved);
+}
+
+void xdev_tracer_span_end(xdev_trace_span_t *sp, xdev_stream_t s, const char *name,
+                          const char *args_fmt, ...) {
+    uint64_t host_end = xdev_tracer_now();
+    xdev_error_state_t saved;
+    xdev_core_error_save(&saved);
+    xdev_device_record_t *rec = s->rec;
+    pthread_mutex_lock(&xdev_tracer.lock);
+    xdev_trace_session_t *t = xdev_tracer.cur;
+    xdev_trec_t *r = NULL;
+    if (t != NULL && sp->session == t->id) r = rec_new(t);
+    if (r == NULL) {
+        /* Stopped meanwhile, or full: the begin event is nobody's now. */
+        if (sp->ev_begin != NULL) (void)xdev_be_event_destroy(rec, sp->ev_begin);
+        pthread_mutex_unlock(&xdev_tracer.lock);
+        xdev_core_error_restore(&saved);
+        return;
+    }
+    r->kind = XDEV_TREC_SPAN;
+    r->name = name;
+    va_list ap;
+    va_start(ap, args_fmt);
+    vsnprintf(r->args, sizeof r->args, args_fmt, ap);
+    va_end(ap);
+    r->pid = xdev_tracer_pid(rec);
+    r->tid = stream_track(t, rec, s->native, s->is_default);
+    r->host_tid = host_track(t);
+    r->host_begin = sp->host_begin;
+    r->host_end = host_end;
+    r->rec = rec;
+    r->calib = sp->calib;
+    r->ev_begin = sp->ev_begin;
+    if (r->ev_begin != NULL) {
+        r->ev_end = xdev_tracer_event_get(t, rec);
+        if (r->ev_end != NULL && xdev_be_event_record(rec, r->ev_end, s->native) != XDEV_SUCCESS) {
+            (void)xdev_be_event_destroy(rec, r->ev_end);
+            r->ev_end = NULL;
+        }
+        if (r->ev_end == NULL) {
+            (void)xdev_be_event_destroy(rec, r->ev_begin);
+            r->ev_begin = NULL;
+        } else if (++t->unresolved >= t->resolve_at) {
+            xdev_tracer_resolve(t, false);
+            t->resolve_at = t->unresolved + 4096;
+        }
+    }
+    pthread_mutex_unlock(&xdev_tracer.lock);
+    xdev_core_error_restore(&saved);
+}
+
+void xdev_tracer_span_cancel(xdev_trace_span_t *sp, xdev_stream_t s) {
+    if (sp->ev_begin == NULL) return;
+    xdev_error_state_t saved;
+    xdev_core_error_save(&saved);
+    (void)xdev_be_event_destroy(s->rec, sp->ev_begin);
+    sp->ev_begin = NULL;
+    xdev_core_error_restore(&saved);
+}
+
+/* Take the lock and return a new record of `kind` stamped now in the
+ * running session; NULL when none runs or it is full. The caller unlocks. */
+static xdev_trec_t *instant_locked(xdev_trace_session_t **sess, xdev_trec_kind_t kind) {
+    uint64_t now = xdev_tracer_now();
+    pthread_mutex_lock(&xdev_tracer.lock);
+    *sess = xdev_tracer.cur;
+    xdev_trec_t *r = *sess != NULL ? rec_new(*sess) : NULL;
+    if (r != NULL) {
+        r->kind = (uint8_t)kind;
+        r->host_begin = r->host_end = now;
+    }
+    return r;
+}
+
+void xdev_tracer_memory(xdev_device_record_t *rec, const void *native_stream, const char *action,
+                        uintptr_t addr, size_t size, const char *tag, int64_t allocated,
+                        int64_t reserved) {
+    xdev_trace_session_t *t;
+    xdev_trec_t *r = instant_locked(&t, XDEV_TREC_MEMORY);
+    if (r != NULL) {
+        r->name = action;
+        r->pid = xdev_tracer_pid(rec);
+        r->rec = rec;
+        r->tid = stream_track(t, rec, native_stream, false);
+        r->allocated = allocated;
+        r->reserved = reserved;
+        int n = snprintf(r->args, sizeof r->args, "\"addr\":\"0x%llx\",\"bytes\":%zu",
+                         (unsigned long long)addr, size);
+        if (tag != NULL) {
+            xdev_strbuf_t sb = {0};
+            xdev_strbuf_printf(&sb, ",\"tag\":");
+            xdev_strbuf_json_string(&sb, tag);
+            if (!sb.failed && (size_t)n + sb.len < sizeof r->args)
+                memcpy(r->args + n, sb.buf, sb.len + 1);
+            free(sb.buf);
+        }
+    }
+    pthread_mutex_unlock(&xdev_tracer.lock);
+}
+
+void xdev_tracer_marker(char phase, const char *msg) {
+    xdev_trace_session_t *t;
+    xdev_trec_t *r = instant_locked(&t, XDEV_TREC_MARKER);
+    if (r != NULL) {
+        r->phase = phase;
+        snprintf(r->label, sizeof r->label, "%s", msg ? msg : "");
+        r->pid = 0;
+        r->tid = host_track(t);
+    }
+    pthread_mutex_unlock(&xdev_tracer.lock);
+}
+
+/* Open the file and begin a session (lock held). */
+static xdev_status_t start_locked(const char *path) {
+    if (xdev_tracer.cur != NULL)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                         "a trace into '%s' is already running (xdev_trace_stop first)",
+                         xdev_tracer.cur->path);
+    size_t len = strlen(path);
+    if (len == 0 || len >= sizeof xdev_tracer.cur->path)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "the trace path's length %zu is not in 1..%zu",
+                         len, sizeof xdev_tracer.cur->path - 1);
+    xdev_trace_session_t *t = calloc(1, sizeof *t);
+    if (t == NULL) return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for a trace");
+    t->out = fopen(path, "w");
+    if (t->out == NULL) {
+        int err = errno;
+        free(t);
+        return XDEV_FAIL(XDEV_ERROR_IO, "cannot open '%s' for writing: %s", path, strerror(err));
+    }
+    memcpy(t->path, path, len + 1);
+    t->id = g_next_session++;
+    t->start_ns = xdev_tracer_now();
+    t->resolve_at = 4096;
+    xdev_tracer.cur = t;
+    atomic_store_explicit(&xdev_tracer_flag, true, memory_order_release);
+    return XDEV_SUCCESS;
+}
+
+/* End the running session: detach it under the lock, then wait for its
+ * device times and write it without the lock. */
+static xdev_status_t stop(void) {
+    pthread_mutex_lock(&xdev_tracer.lock);
+    xdev_trace_session_t *t = xdev_tracer.cur;
+    xdev_tracer.cur = NULL;
+    atomic_store_explicit(&xdev_tracer_flag, false, memory_order_release);
+    pthread_mutex_unlock(&xdev_tracer.lock);
+    if (t == NULL)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                         "no trace is running (xdev_trace_start or XDEV_TRACE_FILE)");
+    xdev_tracer_resolve(t, true);
+    return xdev_tracer_write(t);
+}
+
+/* At exit (registered after the backends loaded, so it runs before their
+ * runtimes tear down): write a trace nobody stopped. */
+static void stop_at_exit(void) {
+    xdev_error_state_t saved;
+    xdev_core_error_save(&saved);
+    (void)stop();
+    xdev_core_error_restore(&saved);
+}
+
+static xdev_status_t start(const char *path) {
+    pthread_mutex_lock(&xdev_tracer.lock);
+    xdev_status_t st = start_locked(path);
+    if (st == XDEV_SUCCESS && !g_atexit_registered) g_atexit_registered = atexit(stop_at_exit) == 0;
+    pthread_mutex_unlock(&xdev_tracer.lock);
+    return st;
+}
+
+xdev_status_t xdev_tracer_env_start(void) {
+    const char *path = getenv("XDEV_TRACE_FILE");
+    if (path == NULL || path[0] == '\0') return XDEV_SUCCESS;
+    xdev_status_t st = start(path);
+    if (st != XDEV_SUCCESS)
+        return XDEV_FAIL(XDEV_ERROR_ENV, "XDEV_TRACE_FILE=%s: %s", path, xdev_last_error());
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_trace_start(const char *path) {
+    XDEV_REQUIRE_ARG(path);
+    XDEV_CHECK(xdev_core_ensure_init());
+    XDEV_CHECK(start(path));
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_trace_stop(void) {
+    XDEV_CHECK(xdev_core_ensure_init());
+    XDEV_CHECK(stop());
+    return XDEV_SUCCESS;
+}
