@@ -12,6 +12,7 @@ packages=(
   libopenblas-dev libfftw3-dev         # CPU BLAS and FFT
   clang libclang-rt-dev                # libFuzzer target (CI)
   hipcc libamdhip64-dev rocm-device-libs librocm-smi-dev  # HIP plugin (libxdev-hip.so)
+  chromium                             # tests/observe: the memory view in a real browser
 )
 
 if ! command -v dpkg >/dev/null 2>&1; then

@@ -1,15 +1,18 @@
 /* tools/xdev_memviz.c - xdev-memviz: a memory snapshot file (the JSON of
  * xdev_memory_snapshot) to the memory view, one self-contained HTML page
  * (xdev/memviz.h), for snapshots written by programs that did not make
- * the page themselves.
+ * the page themselves; with --trace, a stream trace file (xdev_trace_start,
+ * XDEV_TRACE_FILE) to its timeline page (xdev_trace_view_html).
  *
  *   xdev-memviz snapshot.json              writes snapshot.json.html
  *   xdev-memviz snapshot.json -o view.html
  *   xdev-memviz - -o view.html             reads standard input
+ *   xdev-memviz --trace trace.json [-o timeline.html]
  *
  * Exit status: 0 written, 1 the input is not a snapshot or a file could not
  * be read or written (the message says which), 2 bad usage. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +20,7 @@
 #include "xdev/xdev.h"
 
 static int usage(void) {
-    fprintf(stderr, "usage: xdev-memviz SNAPSHOT.json|- [-o OUT.html]\n");
+    fprintf(stderr, "usage: xdev-memviz [--trace] SNAPSHOT.json|TRACE.json|- [-o OUT.html]\n");
     return 2;
 }
 
@@ -44,9 +47,12 @@ static char *read_all(FILE *f, size_t *len, int *err) {
 
 int main(int argc, char **argv) {
     const char *in = NULL, *out = NULL;
+    bool trace = false;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-o") == 0 && i + 1 < argc)
             out = argv[++i];
+        else if (strcmp(argv[i], "--trace") == 0)
+            trace = true;
         else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
             return usage() - 2;
         else if (in == NULL && (argv[i][0] != '-' || strcmp(argv[i], "-") == 0))
@@ -81,7 +87,9 @@ int main(int argc, char **argv) {
     char *html = NULL;
     size_t html_len = 0;
     int rc = 0;
-    if (xdev_memory_viz_html(json, len, &html, &html_len) != XDEV_SUCCESS) {
+    xdev_status_t st = trace ? xdev_trace_view_html(json, len, &html, &html_len)
+                             : xdev_memory_viz_html(json, len, &html, &html_len);
+    if (st != XDEV_SUCCESS) {
         fprintf(stderr, "xdev-memviz: %s: %s\n", in, xdev_last_error());
         rc = 1;
     } else {

@@ -27,6 +27,8 @@
 #ifndef XDEV_TRACE_H
 #define XDEV_TRACE_H
 
+#include <stddef.h>
+
 #include "xdev/error.h"
 
 #ifdef __cplusplus
@@ -54,6 +56,16 @@ XDEV_API xdev_status_t xdev_trace_start(const char *path);
  * times) and write the file. Error when no trace runs. A trace still
  * running at exit() is written then. */
 XDEV_API xdev_status_t xdev_trace_stop(void);
+
+/* A trace file's JSON (what xdev_trace_stop wrote: `len` bytes, an object
+ * with "traceEvents") as one self-contained timeline page for a first look
+ * where Perfetto is not at hand: one row per host thread and device stream,
+ * a memory counter row per device, flow lines from enqueue to execution,
+ * zoom and hover. *html (NUL-terminated, *html_len bytes) is malloc'ed:
+ * free() it. Malformed JSON is XDEV_ERROR_INVALID_VALUE naming the byte.
+ * The tool `xdev-memviz --trace` writes it for a file. */
+XDEV_API xdev_status_t xdev_trace_view_html(const char *trace_json, size_t len, char **html,
+                                            size_t *html_len);
 
 #ifdef __cplusplus
 }
