@@ -56,9 +56,9 @@ static xdev_trec_t *rec_new(xdev_trace_session_t *t) {
 }
 
 /* The track of (pid, native) - a device's stream; or, for pid 0, the host
- * thread host_tid - created on first sight. */
+ * thread host_tid - created (and named) on first sight. */
 static int track(xdev_trace_session_t *t, int pid, const void *native, int host_tid,
-                 const char *name) {
+                 bool is_default) {
     for (int i = t->ntracks - 1; i >= 0; i--)
         if (t->tracks[i].pid == pid && t->tracks[i].native == native &&
             (pid != 0 || t->tracks[i].tid == host_tid))
@@ -71,21 +71,20 @@ static int track(xdev_trace_session_t *t, int pid, const void *native, int host_
     k->pid = pid;
     k->native = native;
     k->tid = pid == 0 ? host_tid : n + 1;
-    snprintf(k->name, sizeof k->name, "%s", name);
+    if (pid == 0)
+        snprintf(k->name, sizeof k->name, "thread %d", host_tid);
+    else
+        snprintf(k->name, sizeof k->name, "stream %p%s", native, is_default ? " (default)" : "");
     return k->tid;
 }
 
 static int stream_track(xdev_trace_session_t *t, const xdev_device_record_t *rec,
                         const void *native, bool is_default) {
-    char name[48];
-    snprintf(name, sizeof name, "stream %p%s", native, is_default ? " (default)" : "");
-    return track(t, xdev_tracer_pid(rec), native, 0, name);
+    return track(t, xdev_tracer_pid(rec), native, 0, is_default);
 }
 
 static int host_track(xdev_trace_session_t *t) {
-    char name[48];
-    snprintf(name, sizeof name, "thread %d", thread_id());
-    return track(t, 0, NULL, thread_id(), name);
+    return track(t, 0, NULL, thread_id(), false);
 }
 
 /* A calibration for rec recorded on `native`; its host time is filled in
@@ -180,6 +179,32 @@ void xdev_tracer_span_begin(xdev_trace_span_t *sp, xdev_stream_t s) {
     xdev_core_error_restore(&saved);
 }
 
+bool xdev_tracer_capture(xdev_trec_t *r, const char *fmt, va_list ap) {
+    int n = 0;
+    for (const char *p = strchr(fmt, '%'); p != NULL; p = strchr(p, '%')) {
+        p++;
+        if (*p == '%') {
+            p++;
+            continue;
+        }
+        if (n == XDEV_TRACE_ARGS) return false;
+        if (*p == 'd') {
+            r->argv[n++].i = va_arg(ap, int);
+        } else if (*p == 's') {
+            r->argv[n++].s = va_arg(ap, const char *);
+        } else if (*p == 'p') {
+            r->argv[n++].p = va_arg(ap, const void *);
+        } else if (p[0] == 'z' && p[1] == 'u') {
+            r->argv[n++].u = va_arg(ap, size_t);
+        } else if (p[0] == 'l' && p[1] == 'l' && p[2] == 'd') {
+            r->argv[n++].i = va_arg(ap, long long);
+        } else {
+            return false;
+        }
+    }
+    return true;
+}
+
 void xdev_tracer_span_end(xdev_trace_span_t *sp, xdev_stream_t s, const char *name,
                           const char *args_fmt, ...) {
     uint64_t host_end = xdev_tracer_now();
@@ -201,7 +226,7 @@ void xdev_tracer_span_end(xdev_trace_span_t *sp, xdev_stream_t s, const char *na
     r->name = name;
     va_list ap;
     va_start(ap, args_fmt);
-    vsnprintf(r->args, sizeof r->args, args_fmt, ap);
+    r->fmt = xdev_tracer_capture(r, args_fmt, ap) ? args_fmt : NULL;
     va_end(ap);
     r->pid = xdev_tracer_pid(rec);
     r->tid = stream_track(t, rec, s->native, s->is_default);

@@ -123,8 +123,51 @@ static void ts_json(xdev_strbuf_t *sb, const char *key, int64_t ns) {
                        (long long)(ns % 1000));
 }
 
-static void args_json(xdev_strbuf_t *sb, const char *members, const char *more) {
-    xdev_strbuf_printf(sb, ",\"args\":{%s%s%s}", members, members[0] && more[0] ? "," : "", more);
+/* A span's arguments from its format and captured values (see
+ * xdev_tracer_capture), appended as they would have been printed. */
+static void span_args(xdev_strbuf_t *sb, const xdev_trec_t *r) {
+    if (r->fmt == NULL) {
+        xdev_strbuf_printf(sb, "\"args\":\"format not captured\"");
+        return;
+    }
+    int n = 0;
+    for (const char *p = r->fmt; *p != '\0';) {
+        const char *pct = strchr(p, '%');
+        size_t run = pct ? (size_t)(pct - p) : strlen(p);
+        xdev_strbuf_append(sb, p, run);
+        if (pct == NULL) break;
+        p = pct + 1;
+        if (*p == '%') {
+            xdev_strbuf_append(sb, "%", 1);
+            p++;
+        } else if (*p == 'd') {
+            xdev_strbuf_printf(sb, "%lld", (long long)r->argv[n++].i);
+            p++;
+        } else if (*p == 's') {
+            xdev_strbuf_printf(sb, "%s", r->argv[n++].s);
+            p++;
+        } else if (*p == 'p') {
+            xdev_strbuf_printf(sb, "%p", r->argv[n++].p);
+            p++;
+        } else if (*p == 'z') {
+            xdev_strbuf_printf(sb, "%llu", (unsigned long long)r->argv[n++].u);
+            p += 2;
+        } else {
+            xdev_strbuf_printf(sb, "%lld", (long long)r->argv[n++].i);
+            p += 3;
+        }
+    }
+}
+
+static void args_json(xdev_strbuf_t *sb, const xdev_trec_t *r, const char *more) {
+    xdev_strbuf_printf(sb, ",\"args\":{");
+    size_t before = sb->len;
+    if (r->kind == XDEV_TREC_SPAN)
+        span_args(sb, r);
+    else
+        xdev_strbuf_printf(sb, "%s", r->args);
+    if (more[0]) xdev_strbuf_printf(sb, "%s%s", sb->len > before ? "," : "", more);
+    xdev_strbuf_printf(sb, "}");
 }
 
 /* Part `part` of record r (see the loop in xdev_tracer_write). */
@@ -141,7 +184,7 @@ static void event_json(xdev_strbuf_t *sb, const xdev_trace_session_t *t, const x
                                r->name, r->host_tid);
             ts_json(sb, "ts", ts);
             ts_json(sb, "dur", (int64_t)(r->host_end - r->host_begin));
-            args_json(sb, r->args, "");
+            args_json(sb, r, "");
         } else if (part == 1) { /* the work, on the stream's track */
             xdev_strbuf_printf(sb,
                                "\"name\":\"%s\",\"cat\":\"stream\",\"ph\":\"X\",\"pid\":%d,"
@@ -156,7 +199,7 @@ static void event_json(xdev_strbuf_t *sb, const xdev_trace_session_t *t, const x
                      dev ? "device" : "enqueue (no device timing)",
                      (long long)(rel(t, r->host_begin) / 1000),
                      (long long)(rel(t, r->host_begin) % 1000));
-            args_json(sb, r->args, more);
+            args_json(sb, r, more);
         } else { /* flow arrow from the enqueue to the work */
             xdev_strbuf_printf(sb,
                                "\"name\":\"%s\",\"cat\":\"flow\",\"ph\":\"%s\",\"id\":%zu,"
@@ -174,7 +217,7 @@ static void event_json(xdev_strbuf_t *sb, const xdev_trace_session_t *t, const x
                                "\"pid\":%d,\"tid\":%d",
                                r->name, r->pid, r->tid);
             ts_json(sb, "ts", ts);
-            args_json(sb, r->args, "");
+            args_json(sb, r, "");
         } else {
             xdev_strbuf_printf(sb, "\"name\":\"memory\",\"ph\":\"C\",\"pid\":%d", r->pid);
             ts_json(sb, "ts", ts);

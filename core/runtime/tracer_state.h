@@ -5,6 +5,7 @@
 #define XDEV_CORE_TRACER_STATE_H
 
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 
 #include "runtime/tracer.h"
@@ -31,14 +32,28 @@ typedef struct xdev_calib {
     struct xdev_calib *prev, *next_all;
 } xdev_calib_t;
 
+/* A span's arguments are kept as its format and values, and formatted only
+ * when the file is written: vsnprintf on every traced call was most of a
+ * span's cost. Formats use %d, %zu, %lld, %p, %s (static, JSON-safe
+ * strings) and %%. */
+#define XDEV_TRACE_ARGS 6
+typedef union xdev_targ {
+    int64_t i;
+    uint64_t u;
+    const void *p;
+    const char *s;
+} xdev_targ_t;
+
 typedef struct xdev_trec {
     uint8_t kind;
     char phase;       /* markers: 'B', 'E', 'i' */
     const char *name; /* spans, memory: a static string */
-    char label[64];   /* markers: the message (truncated) */
-    char args[160];   /* JSON members without braces */
-    int pid, tid;     /* track: pid 0 = host (tid = thread), else device (tid = stream) */
-    int host_tid;     /* spans: the enqueuing thread */
+    const char *fmt;  /* spans: the arguments' format (NULL: args holds them) */
+    xdev_targ_t argv[XDEV_TRACE_ARGS];
+    char label[64]; /* markers: the message (truncated) */
+    char args[128]; /* memory: JSON members without braces */
+    int pid, tid;   /* track: pid 0 = host (tid = thread), else device (tid = stream) */
+    int host_tid;   /* spans: the enqueuing thread */
     uint64_t host_begin, host_end;
     uint64_t dev_begin, dev_end; /* 0 = not known (yet) */
     void *ev_begin, *ev_end;     /* until resolved */
@@ -91,6 +106,10 @@ uint64_t xdev_tracer_now(void);
 static inline int xdev_tracer_pid(const xdev_device_record_t *rec) {
     return 1 + (int)rec->id.type * XDEV_MAX_DEVICES + rec->id.index;
 }
+
+/* tracer.c: the values `fmt` consumes from ap, into r->argv (false when
+ * the format uses a conversion the writer does not know). */
+bool xdev_tracer_capture(xdev_trec_t *r, const char *fmt, va_list ap);
 
 /* tracer_output.c. Read the device times of finished spans (with `wait`,
  * of all: waits for the device), giving their events back to the spares.

@@ -17,6 +17,12 @@
 #   torch-viz      a cuda memory snapshot from xdev_memory_snapshot_torch,
 #                  opened by PyTorch's own viewer (torch.cuda._memory_viz
 #                  segment_plot and trace_plot; the pages land in $OUT)
+#   observe        tests/observe/observe.sh example + env on cuda (memory view,
+#                  stream trace with device times checked by check_trace.py,
+#                  XDEV_TRACE_FILE); the pages and trace land in $OUT/observe;
+#                  memviz_bench's large snapshot (page build time)
+#   bench-trace    runtime_bench with the tracer compiled out, compiled in
+#                  but off, and on (XDEV_TRACE_FILE), twice, interleaved
 #   bench-ops      ops_bench: typed fills / conversions vs memset / copy on
 #                  cuda (and on cpu), bit identity of every conversion pair
 #   tf32           tf32_bench: the seed's 10240^2 TF32 on/off experiment
@@ -41,7 +47,7 @@ mkdir -p "$OUT"
 B=${XDEV_GPU_BUILD:-build-gpu}
 BUDGET=${XDEV_GPU_BUDGET_S:-530}
 DEFAULT_STEPS="build conformance torch-viz gpu sanitizer bench-runtime bench-copy bench-alloc bench-blas"
-DEFAULT_STEPS+=" bench-fft bench-ops tf32 rng"
+DEFAULT_STEPS+=" bench-fft bench-ops tf32 rng observe bench-trace"
 STEPS=" ${XDEV_GPU_STEPS:-$DEFAULT_STEPS} "
 STEPS=${STEPS//,/ }
 [[ "$STEPS" == *" bench "* ]] && STEPS+=" bench-runtime bench-copy bench-alloc "
@@ -236,6 +242,41 @@ if want bench-fft; then
     note "bench-fft (goal: overhead <= 1000 ns):"
     since "$m" | grep -E '^(fft_overhead|plan cache|\| )' | sed 's/^/  /' | tee -a "$SUM"
 fi
+if want observe; then
+    OD=$OUT/observe
+    for mode in example env; do
+        run_to "$OUT/tests.log" 90 bash tests/observe/observe.sh "$mode" "$B" "$OD"
+    done
+    note "observe (cuda): $(grep -E '^(check_trace|observe.sh)' "$OUT/tests.log" | tail -4 | tr '\n' ' ')"
+    run_to "$OUT/tests.log" 90 "$B/bench/memviz_bench" --segments 4000 --history 100000 --out /tmp/xdev-big
+    note "$(grep '^memviz_bench' "$OUT/tests.log" | tail -1)"
+    rm -f /tmp/xdev-big.html /tmp/xdev-big.json
+fi
+if want bench-trace; then
+    note "bench-trace (runtime_bench --reps 11 --ops 2000, ns per call; tracer compiled out / in and off / on):"
+    NT=$B-notracer
+    gen=()
+    command -v ninja >/dev/null && gen=(-G Ninja)
+    run_to "$BL" 150 cmake -S . -B "$NT" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DXDEV_TRACER=OFF \
+        -DXDEV_BUILD_TESTS=OFF -DXDEV_BUILD_EXAMPLES=OFF &&
+        run_to "$BL" 200 cmake --build "$NT" -j "$JOBS" --target runtime_bench xdev-cuda
+    pin=()
+    command -v taskset >/dev/null && pin=(taskset -c 3)
+    for round in 1 2; do
+        for side in notracer off on; do
+            m=$(mark)
+            case $side in
+            notracer) run_to "$BL" 60 "${pin[@]}" "$NT/bench/runtime_bench" --reps 11 --ops 2000 ;;
+            off) run_to "$BL" 60 "${pin[@]}" "$B/bench/runtime_bench" --reps 11 --ops 2000 ;;
+            on) XDEV_TRACE_FILE=/tmp/xdev-rt-trace.json run_to "$BL" 90 "${pin[@]}" \
+                "$B/bench/runtime_bench" --reps 11 --ops 2000 ;;
+            esac
+            since "$m" | grep -E '^\| (launch_host_func \(no-op\), per|event_record  |event_record \+|stream_query)' |
+                sed "s/^/  $side#$round /" | tee -a "$SUM"
+        done
+    done
+    rm -f /tmp/xdev-rt-trace.json
+fi
 if want bench-ops; then
     note "bench-ops (goal: >= 0.9x of memset / copy for 4-byte types at 256 MiB):"
     for be in cuda cpu; do
@@ -294,6 +335,8 @@ if want sanitizer; then
     sanitize memcheck "test_fft (c2c/r2c/c2r, scaling, plan cache)" env XDEV_TEST_SCALE=0.1 \
         "$B/tests/conformance/test_fft" fft
     sanitize memcheck "test_ops (fills, 36 conversion pairs)" "$B/tests/conformance/test_ops" ops
+    sanitize memcheck "test_observe (tags, memory view, stream trace)" \
+        "$B/tests/conformance/test_observe" observe
     sanitize racecheck "test_cuda runtime" "$B/tests/gpu/test_cuda" runtime
     sanitize racecheck "copy_bench 4,16 MiB" "$B/bench/gpu/copy_bench" --sizes-mb 4,16 --reps 2
 fi
