@@ -362,11 +362,9 @@ xdev_status_t xdev_core_stream_query(xdev_stream_t s) {
 }
 
 xdev_status_t xdev_core_launch_host_func(xdev_stream_t s, xdev_host_fn_t fn, void *user) {
-    xdev_trace_span_t span;
-    bool traced = xdev_tracer_active();
-    if (XDEV_UNLIKELY(traced)) xdev_tracer_span_begin(&span, s);
-    xdev_status_t st = xdev_be_stream_launch_host_func(s->rec, s->native, fn, user);
-    if (XDEV_UNLIKELY(traced)) xdev_tracer_span_end(&span, s, "host_func", "\"fn\":\"%p\"", user);
+    xdev_status_t st = XDEV_UNLIKELY(xdev_tracer_active())
+                           ? xdev_tracer_host_func(s, fn, user)
+                           : xdev_be_stream_launch_host_func(s->rec, s->native, fn, user);
     if (st != XDEV_SUCCESS) return st;
     return xdev_core_after_enqueue(s);
 }

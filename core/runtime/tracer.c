@@ -56,18 +56,20 @@ static xdev_trec_t *rec_new(xdev_trace_session_t *t) {
 }
 
 /* The track of (pid, native) - a device's stream; or, for pid 0, the host
- * thread host_tid - created (and named) on first sight. */
-static int track(xdev_trace_session_t *t, int pid, const void *native, int host_tid,
-                 bool is_default) {
+ * thread host_tid - created (and named) on first sight; NULL when the
+ * session has XDEV_TRACE_MAX_TRACKS already. */
+static xdev_track_t *track(xdev_trace_session_t *t, int pid, const void *native, int host_tid,
+                           bool is_default) {
     for (int i = t->ntracks - 1; i >= 0; i--)
         if (t->tracks[i].pid == pid && t->tracks[i].native == native &&
             (pid != 0 || t->tracks[i].tid == host_tid))
-            return t->tracks[i].tid;
-    if (t->ntracks == XDEV_TRACE_MAX_TRACKS) return 0;
+            return &t->tracks[i];
+    if (t->ntracks == XDEV_TRACE_MAX_TRACKS) return NULL;
     int n = 0;
     for (int i = 0; i < t->ntracks; i++)
         n += t->tracks[i].pid == pid;
     xdev_track_t *k = &t->tracks[t->ntracks++];
+    memset(k, 0, sizeof *k);
     k->pid = pid;
     k->native = native;
     k->tid = pid == 0 ? host_tid : n + 1;
@@ -75,16 +77,42 @@ static int track(xdev_trace_session_t *t, int pid, const void *native, int host_
         snprintf(k->name, sizeof k->name, "thread %d", host_tid);
     else
         snprintf(k->name, sizeof k->name, "stream %p%s", native, is_default ? " (default)" : "");
-    return k->tid;
+    return k;
 }
 
-static int stream_track(xdev_trace_session_t *t, const xdev_device_record_t *rec,
-                        const void *native, bool is_default) {
+static xdev_track_t *stream_track(xdev_trace_session_t *t, const xdev_device_record_t *rec,
+                                  const void *native, bool is_default) {
     return track(t, xdev_tracer_pid(rec), native, 0, is_default);
 }
 
 static int host_track(xdev_trace_session_t *t) {
-    return track(t, 0, NULL, thread_id(), false);
+    xdev_track_t *k = track(t, 0, NULL, thread_id(), false);
+    return k ? k->tid : 0;
+}
+
+/* Queue record `index` for a later read of its device times (false: no
+ * memory, the caller gives the span's events back). */
+static bool pending_push(xdev_trace_session_t *t, xdev_track_t *k, size_t index) {
+    if (k->len == k->cap) {
+        if (k->head > 0) { /* slide the unread part down before growing */
+            memmove(k->pending, k->pending + k->head, (k->len - k->head) * sizeof *k->pending);
+            k->len -= k->head;
+            k->head = 0;
+        }
+        if (k->len == k->cap) {
+            size_t cap = k->cap ? k->cap * 2 : 256;
+            size_t *p = realloc(k->pending, cap * sizeof *p);
+            if (p == NULL) return false;
+            k->pending = p;
+            k->cap = cap;
+        }
+    }
+    k->pending[k->len++] = index;
+    if (++t->unresolved >= t->resolve_at) {
+        xdev_tracer_resolve(t, false);
+        t->resolve_at = t->unresolved + 1024;
+    }
+    return true;
 }
 
 /* A calibration for rec recorded on `native`; its host time is filled in
@@ -229,7 +257,8 @@ void xdev_tracer_span_end(xdev_trace_span_t *sp, xdev_stream_t s, const char *na
     r->fmt = xdev_tracer_capture(r, args_fmt, ap) ? args_fmt : NULL;
     va_end(ap);
     r->pid = xdev_tracer_pid(rec);
-    r->tid = stream_track(t, rec, s->native, s->is_default);
+    xdev_track_t *k = stream_track(t, rec, s->native, s->is_default);
+    r->tid = k ? k->tid : 0;
     r->host_tid = host_track(t);
     r->host_begin = sp->host_begin;
     r->host_end = host_end;
@@ -242,16 +271,69 @@ void xdev_tracer_span_end(xdev_trace_span_t *sp, xdev_stream_t s, const char *na
             (void)xdev_be_event_destroy(rec, r->ev_end);
             r->ev_end = NULL;
         }
-        if (r->ev_end == NULL) {
+        if (r->ev_end == NULL || k == NULL || !pending_push(t, k, (size_t)(r - t->recs))) {
             (void)xdev_be_event_destroy(rec, r->ev_begin);
-            r->ev_begin = NULL;
-        } else if (++t->unresolved >= t->resolve_at) {
-            xdev_tracer_resolve(t, false);
-            t->resolve_at = t->unresolved + 4096;
+            if (r->ev_end != NULL) (void)xdev_be_event_destroy(rec, r->ev_end);
+            r->ev_begin = r->ev_end = NULL;
         }
     }
     pthread_mutex_unlock(&xdev_tracer.lock);
     xdev_core_error_restore(&saved);
+}
+
+static void hostfn_release(xdev_trace_hostfn_t *h) {
+    if (atomic_fetch_sub_explicit(&h->refs, 1, memory_order_acq_rel) == 1) free(h);
+}
+
+/* Runs on the stream: the user's function between two host-clock stamps. */
+static void hostfn_trampoline(void *arg) {
+    xdev_trace_hostfn_t *h = arg;
+    atomic_store_explicit(&h->begin, xdev_tracer_now(), memory_order_relaxed);
+    h->fn(h->user);
+    atomic_store_explicit(&h->end, xdev_tracer_now(), memory_order_release);
+    hostfn_release(h);
+}
+
+xdev_status_t xdev_tracer_host_func(xdev_stream_t s, xdev_host_fn_t fn, void *user) {
+    xdev_trace_hostfn_t *h = calloc(1, sizeof *h);
+    if (h == NULL) return xdev_be_stream_launch_host_func(s->rec, s->native, fn, user);
+    h->fn = fn;
+    h->user = user;
+    atomic_init(&h->refs, 2);
+    uint64_t host_begin = xdev_tracer_now();
+    xdev_status_t st = xdev_be_stream_launch_host_func(s->rec, s->native, hostfn_trampoline, h);
+    uint64_t host_end = xdev_tracer_now();
+    if (st != XDEV_SUCCESS) {
+        free(h);
+        return st;
+    }
+    pthread_mutex_lock(&xdev_tracer.lock);
+    xdev_trace_session_t *t = xdev_tracer.cur;
+    xdev_trec_t *r = t != NULL ? rec_new(t) : NULL;
+    xdev_track_t *k = r != NULL ? stream_track(t, s->rec, s->native, s->is_default) : NULL;
+    if (k != NULL) {
+        r->kind = XDEV_TREC_SPAN;
+        r->name = "host_func";
+        r->fmt = "\"fn\":\"%p\"";
+        r->argv[0].p = user;
+        r->pid = xdev_tracer_pid(s->rec);
+        r->tid = k->tid;
+        r->host_tid = host_track(t);
+        r->host_begin = host_begin;
+        r->host_end = host_end;
+        r->rec = s->rec;
+        r->hostfn = h;
+        r->host_clock = true;
+        if (pending_push(t, k, (size_t)(r - t->recs)))
+            h = NULL;
+        else
+            r->hostfn = NULL;
+    } else if (r != NULL) {
+        t->count--; /* no track for it: take the record back */
+    }
+    pthread_mutex_unlock(&xdev_tracer.lock);
+    if (h != NULL) hostfn_release(h); /* not recorded: the trampoline alone holds it */
+    return XDEV_SUCCESS;
 }
 
 void xdev_tracer_span_cancel(xdev_trace_span_t *sp, xdev_stream_t s) {
@@ -286,7 +368,8 @@ void xdev_tracer_memory(xdev_device_record_t *rec, const void *native_stream, co
         r->name = action;
         r->pid = xdev_tracer_pid(rec);
         r->rec = rec;
-        r->tid = stream_track(t, rec, native_stream, false);
+        xdev_track_t *k = stream_track(t, rec, native_stream, false);
+        r->tid = k ? k->tid : 0;
         r->allocated = allocated;
         r->reserved = reserved;
         int n = snprintf(r->args, sizeof r->args, "\"addr\":\"0x%llx\",\"bytes\":%zu",
@@ -336,7 +419,7 @@ static xdev_status_t start_locked(const char *path) {
     memcpy(t->path, path, len + 1);
     t->id = g_next_session++;
     t->start_ns = xdev_tracer_now();
-    t->resolve_at = 4096;
+    t->resolve_at = 1024;
     xdev_tracer.cur = t;
     atomic_store_explicit(&xdev_tracer_flag, true, memory_order_release);
     return XDEV_SUCCESS;

@@ -57,6 +57,10 @@ void xdev_tracer_span_begin(xdev_trace_span_t *sp, struct xdev_stream *s);
 void xdev_tracer_span_end(xdev_trace_span_t *sp, struct xdev_stream *s, const char *name,
                           const char *args_fmt, ...) __attribute__((format(printf, 4, 5)));
 
+/* Enqueue a host function through the tracer's timing trampoline and
+ * record it (only while tracing: the caller tests xdev_tracer_active). */
+xdev_status_t xdev_tracer_host_func(struct xdev_stream *s, xdev_host_fn_t fn, void *user);
+
 /* A span whose work was not enqueued after all: give its event back. */
 void xdev_tracer_span_cancel(xdev_trace_span_t *sp, struct xdev_stream *s);
 

@@ -14,6 +14,7 @@
  * streams), then the events sorted by time. */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/error_internal.h"
 #include "base/strbuf.h"
@@ -65,8 +66,31 @@ static bool calib_known(xdev_calib_t *c, bool wait) {
     return true;
 }
 
+/* A host function's interval from its trampoline's stamps; false while it
+ * has not run. Waiting (at stop) polls until `deadline`: a host function
+ * may be blocked by the program for ever, and stopping must end. */
+static bool hostfn_resolve(xdev_trec_t *r, bool wait, uint64_t deadline) {
+    xdev_trace_hostfn_t *h = r->hostfn;
+    uint64_t end = atomic_load_explicit(&h->end, memory_order_acquire);
+    while (end == 0 && wait && xdev_tracer_now() < deadline) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+        end = atomic_load_explicit(&h->end, memory_order_acquire);
+    }
+    if (end == 0 && !wait) return false;
+    if (end != 0) {
+        r->dev_begin = atomic_load_explicit(&h->begin, memory_order_relaxed);
+        r->dev_end = end;
+    }
+    r->hostfn = NULL;
+    if (atomic_fetch_sub_explicit(&h->refs, 1, memory_order_acq_rel) == 1) free(h);
+    return true;
+}
+
 /* Read one span's device interval; false when not finished yet. */
-static bool span_resolve(xdev_trace_session_t *t, xdev_trec_t *r, bool wait) {
+static bool span_resolve(xdev_trace_session_t *t, xdev_trec_t *r, bool wait, uint64_t deadline) {
+    if (r->hostfn != NULL) return hostfn_resolve(r, wait, deadline);
+    if (r->ev_end == NULL) return true;
     xdev_device_record_t *rec = r->rec;
     if (!event_done(rec, r->ev_end, wait)) return false;
     if (!calib_known(r->calib, wait)) {
@@ -84,19 +108,20 @@ static bool span_resolve(xdev_trace_session_t *t, xdev_trec_t *r, bool wait) {
     event_put(t, rec, r->ev_begin);
     event_put(t, rec, r->ev_end);
     r->ev_begin = r->ev_end = NULL;
-    t->unresolved--;
     return true;
 }
 
 void xdev_tracer_resolve(xdev_trace_session_t *t, bool wait) {
     xdev_error_state_t saved;
     xdev_core_error_save(&saved);
-    for (size_t i = t->scan_from; i < t->count && t->unresolved > 0; i++) {
-        xdev_trec_t *r = &t->recs[i];
-        if (r->kind == XDEV_TREC_SPAN && r->ev_end != NULL) (void)span_resolve(t, r, wait);
+    uint64_t deadline = xdev_tracer_now() + 5000000000u; /* host functions: 5 s at most */
+    for (int i = 0; i < t->ntracks; i++) {
+        xdev_track_t *k = &t->tracks[i];
+        while (k->head < k->len && span_resolve(t, &t->recs[k->pending[k->head]], wait, deadline)) {
+            k->head++;
+            t->unresolved--;
+        }
     }
-    while (t->scan_from < t->count && t->recs[t->scan_from].ev_end == NULL)
-        t->scan_from++;
     xdev_core_error_restore(&saved);
 }
 
@@ -196,7 +221,9 @@ static void event_json(xdev_strbuf_t *sb, const xdev_trace_session_t *t, const x
                         : (int64_t)(r->host_end - r->host_begin));
             char more[96];
             snprintf(more, sizeof more, "\"timing\":\"%s\",\"enqueued_us\":%lld.%03lld",
-                     dev ? "device" : "enqueue (no device timing)",
+                     !dev            ? "enqueue (no device timing)"
+                     : r->host_clock ? "host function"
+                                     : "device",
                      (long long)(rel(t, r->host_begin) / 1000),
                      (long long)(rel(t, r->host_begin) % 1000));
             args_json(sb, r, more);
@@ -306,7 +333,11 @@ static void session_free(xdev_trace_session_t *t) {
         xdev_trec_t *r = &t->recs[i];
         if (r->ev_begin) (void)xdev_be_event_destroy(r->rec, r->ev_begin);
         if (r->ev_end) (void)xdev_be_event_destroy(r->rec, r->ev_end);
+        if (r->hostfn && atomic_fetch_sub_explicit(&r->hostfn->refs, 1, memory_order_acq_rel) == 1)
+            free(r->hostfn);
     }
+    for (int i = 0; i < t->ntracks; i++)
+        free(t->tracks[i].pending);
     for (xdev_calib_t *c = t->calibs, *next; c != NULL; c = next) {
         next = c->next_all;
         (void)xdev_be_event_destroy(c->rec, c->event);

@@ -44,6 +44,18 @@ typedef union xdev_targ {
     const char *s;
 } xdev_targ_t;
 
+/* A traced host function runs through a trampoline that stamps the host
+ * clock around it: exact times, and no timing events in the stream's queue
+ * (on CUDA, two events per host function tripled the queue and its host
+ * round trips). Shared by the trampoline and the record; the last to let
+ * go frees it. */
+typedef struct xdev_trace_hostfn {
+    xdev_host_fn_t fn;
+    void *user;
+    _Atomic uint64_t begin, end; /* CLOCK_MONOTONIC ns; 0 = not yet */
+    _Atomic int refs;
+} xdev_trace_hostfn_t;
+
 typedef struct xdev_trec {
     uint8_t kind;
     char phase;       /* markers: 'B', 'E', 'i' */
@@ -57,17 +69,24 @@ typedef struct xdev_trec {
     uint64_t host_begin, host_end;
     uint64_t dev_begin, dev_end; /* 0 = not known (yet) */
     void *ev_begin, *ev_end;     /* until resolved */
+    xdev_trace_hostfn_t *hostfn; /* host functions, until resolved */
+    bool host_clock;             /* host functions: timed by their trampoline */
     xdev_calib_t *calib;
     xdev_device_record_t *rec;
     int64_t allocated, reserved; /* memory */
 } xdev_trec_t;
 
-/* A device x stream track, or a host thread track. */
+/* A device x stream track, or a host thread track. A stream's spans finish
+ * in stream order, so its unread spans wait in a FIFO and a pass reads
+ * each track from its head until one is not finished: a pass costs what it
+ * resolves, not what is pending. */
 typedef struct xdev_track {
     int pid;
     const void *native; /* device tracks: the native stream */
     int tid;
     char name[48];
+    size_t *pending; /* record indices, [head, len) unread */
+    size_t head, len, cap;
 } xdev_track_t;
 
 /* One tracing session, from start to stop. While it runs it is reached
@@ -81,9 +100,8 @@ typedef struct xdev_trace_session {
     uint64_t start_ns; /* ts 0 in the file */
     xdev_trec_t *recs;
     size_t count, cap, dropped;
-    size_t unresolved; /* spans whose events are not read yet */
+    size_t unresolved; /* spans whose device times are not read yet */
     size_t resolve_at; /* unresolved count that triggers a pass */
-    size_t scan_from;  /* records before it hold no unread events */
     xdev_track_t tracks[XDEV_TRACE_MAX_TRACKS];
     int ntracks;
     xdev_calib_t *calib_now[XDEV_DEVICE_TYPE_COUNT][XDEV_MAX_DEVICES];

@@ -77,7 +77,7 @@ def main(argv):
                 errors.append(f"event {k}: negative dur")
             if e["pid"] != 0 and e.get("cat") == "stream":
                 seen_ops.add(e["name"])
-                if e.get("args", {}).get("timing") == "device":
+                if e.get("args", {}).get("timing") in ("device", "host function"):
                     busy[track].append((e["ts"], e["ts"] + e["dur"], e["name"]))
         elif ph == "B":
             depth[track] += 1
