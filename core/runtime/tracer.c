@@ -134,18 +134,37 @@ static xdev_calib_t *calib_new(xdev_trace_session_t *t, xdev_device_record_t *re
     return c;
 }
 
-/* The first calibration of a device: recorded on s and synchronized, so its
- * host time is known. The wait happens without the lock (a host function
- * ahead of it on s may trace); a concurrent first span may win the race,
- * then this one is discarded. */
+/* Host function of calib_first: the host clock at this point of the stream. */
+static void stamp_fn(void *arg) {
+    atomic_store_explicit((_Atomic uint64_t *)arg, xdev_tracer_now(), memory_order_release);
+}
+
+/* The first calibration of a device: a host function stamps the host clock
+ * on s and the calibration event is recorded right behind it, so the
+ * event's host time is that stamp (on the CPU backend the same worker
+ * reaches both within a fraction of a microsecond; on CUDA the event
+ * follows the host function's completion by the driver's notice, so device
+ * times may read early by that much). Waiting for the event instead would
+ * add the waker's latency - tens of microseconds on the CPU backend, whose
+ * worker spins before it sleeps - to every device time. The wait happens
+ * without the lock (work ahead on s may trace); a concurrent first span may
+ * win the race, then this one is discarded. */
 static void calib_first(uint64_t session, xdev_stream_t s) {
     xdev_device_record_t *rec = s->rec;
     void *ev = NULL;
     if (xdev_be_event_create(rec, XDEV_EVENT_TIMING, &ev) != XDEV_SUCCESS) return;
     uint64_t host = 0;
-    if (xdev_be_event_record(rec, ev, s->native) == XDEV_SUCCESS &&
-        xdev_be_event_synchronize(rec, ev) == XDEV_SUCCESS)
-        host = xdev_tracer_now();
+    /* heap: should the wait fail, the host function may still run later */
+    _Atomic uint64_t *stamp = calloc(1, sizeof *stamp);
+    bool launched = stamp != NULL && xdev_be_stream_launch_host_func(rec, s->native, stamp_fn,
+                                                                     stamp) == XDEV_SUCCESS;
+    if (launched && xdev_be_event_record(rec, ev, s->native) == XDEV_SUCCESS &&
+        xdev_be_event_synchronize(rec, ev) == XDEV_SUCCESS) {
+        host = atomic_load_explicit(stamp, memory_order_acquire);
+        free(stamp);
+    } else if (!launched) {
+        free(stamp);
+    }
     xdev_calib_t *c = host ? calloc(1, sizeof *c) : NULL;
     pthread_mutex_lock(&xdev_tracer.lock);
     xdev_trace_session_t *t = xdev_tracer.cur;
