@@ -7,8 +7,9 @@
 //
 // Built by tests/gpu/run.sh against the GPU machine's torch (torch/include,
 // torch/lib: libc10_cuda, libc10), not by CMake: CI has no PyTorch. The
-// clock and the median are bench_util.h's, as on xdev's side.
-#include "../bench_util.h"
+// clock and the median are bench_util.h's, and the replay loop, trace reader
+// and address map replay_harness.h's, as on xdev's side.
+#include "../replay_harness.h" // bench_util.h, and the replay harness both sides share
 #undef CHECK // xdev's call check; c10's logging header defines its own CHECK
 
 #include <c10/cuda/CUDACachingAllocator.h>
@@ -19,8 +20,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <string>
-#include <unordered_map>
 #include <vector>
 
 namespace alloc = c10::cuda::CUDACachingAllocator;
@@ -86,96 +85,64 @@ static int run_hot() {
     return 0;
 }
 
-// ------------------------------------------------------------- trace replay (alloc_replay.c)
+// ------------------------------------------------------------- trace replay (replay_harness.h)
+// c10 under the same harness as xdev (bench/alloc_replay.c): only these
+// calls differ.
 
-struct Event {
-    bool is_free;
-    uint64_t addr;
-    size_t size;
-    int stream;
+struct C10Ctx {
+    std::vector<cudaStream_t> streams;
 };
 
-static bool load(const char *path, std::vector<Event> &ev, int &max_stream) {
-    std::string cmd = std::string("gzip -dcf '") + path + "'";
-    FILE *f = popen(cmd.c_str(), "r");
-    if (!f) return false;
-    char line[256], action[16];
-    unsigned long long addr, size;
-    int stream;
-    max_stream = 0;
-    while (std::fgets(line, sizeof line, f)) {
-        if (std::sscanf(line, "%15[a-z],%llu,%llu,%d", action, &addr, &size, &stream) != 4)
-            continue;
-        bool is_free = std::strcmp(action, "free") == 0;
-        if (!is_free && std::strcmp(action, "alloc") != 0) continue;
-        if (stream < 0) stream = 0;
-        ev.push_back({is_free, addr, (size_t)size, stream});
-        max_stream = std::max(max_stream, stream);
-    }
-    pclose(f);
-    return !ev.empty();
+static int c_make_streams(void *ctx, uint32_t n) {
+    auto *c = static_cast<C10Ctx *>(ctx);
+    c->streams.assign(n, nullptr); // 0: the default stream
+    for (uint32_t s = 1; s < n; s++)
+        c->streams[s] = c10::cuda::getStreamFromPool(false, 0).stream();
+    return 0;
 }
 
-// One pass; ns per event. Leaves nothing allocated.
-static double replay(const std::vector<Event> &ev, const std::vector<cudaStream_t> &streams) {
-    std::unordered_map<uint64_t, void *> live;
-    live.reserve(ev.size());
-    double t0 = now_ns();
-    for (const Event &e : ev) {
-        if (e.is_free) {
-            auto it = live.find(e.addr);
-            if (it != live.end()) {
-                alloc::raw_delete(it->second);
-                live.erase(it);
-            }
-        } else {
-            void *p = alloc::raw_alloc_with_stream(e.size, streams[e.stream]);
-            auto it = live.find(e.addr);
-            if (it != live.end()) {
-                alloc::raw_delete(it->second);
-                it->second = p;
-            } else {
-                live.emplace(e.addr, p);
-            }
-        }
+static void *c_alloc(void *ctx, size_t size, uint32_t stream) {
+    try {
+        return alloc::raw_alloc_with_stream(size, static_cast<C10Ctx *>(ctx)->streams[stream]);
+    } catch (const std::exception &e) {
+        std::fprintf(stderr, "c10_alloc_bench: %s\n", e.what());
+        return nullptr;
     }
-    double t1 = now_ns();
-    for (auto &kv : live)
-        alloc::raw_delete(kv.second);
-    return (t1 - t0) / (double)ev.size();
+}
+
+static void c_release(void *, void *p) {
+    alloc::raw_delete(p);
+}
+
+static void c_reset(void *) {
+    c10::cuda::device_synchronize();
+    alloc::emptyCache();
+    alloc::resetPeakStats(0);
+    alloc::resetAccumulatedStats(0);
+}
+
+static void c_counters(void *, replay_counters_t *out) {
+    auto st = alloc::getDeviceStats(0);
+    out->allocated_peak = st.allocated_bytes[0].peak;
+    out->reserved_peak = st.reserved_bytes[0].peak;
+    out->backend_calls = st.num_device_alloc + st.num_device_free;
+    out->retries = st.num_alloc_retries;
 }
 
 static int run_replay(int argc, char **argv) {
-    std::printf("c10 alloc_replay on cuda:0\n%-24s %8s %10s %10s %10s %10s %8s %8s\n", "trace",
-                "events", "cold ns/op", "warm ns/op", "peak alloc", "peak resv", "overhead",
-                "segments");
-    for (int a = 2; a < argc; a++) {
-        std::vector<Event> ev;
-        int max_stream = 0;
-        if (!load(argv[a], ev, max_stream)) {
-            std::fprintf(stderr, "c10_alloc_bench: cannot read %s\n", argv[a]);
+    C10Ctx ctx;
+    replay_allocator_t a = {"c10", &ctx, c_make_streams, c_alloc, c_release, c_reset, c_counters};
+    char err[512];
+    for (int i = 2; i < argc; i++) {
+        replay_trace_t t;
+        replay_result_t r;
+        if (replay_load(argv[i], &t, err, sizeof err) != 0 ||
+            replay_run(&a, &t, 5, &r, err, sizeof err) != 0) {
+            std::fprintf(stderr, "c10_alloc_bench: %s\n", err);
             return 1;
         }
-        std::vector<cudaStream_t> streams(max_stream + 1, nullptr); // 0: the default stream
-        for (int s = 1; s <= max_stream; s++)
-            streams[s] = c10::cuda::getStreamFromPool().stream();
-        alloc::emptyCache();
-        alloc::resetPeakStats(0);
-        alloc::resetAccumulatedStats(0);
-        double cold = replay(ev, streams);
-        auto st = alloc::getDeviceStats(0);
-        std::vector<double> warm;
-        for (int r = 0; r < 5; r++)
-            warm.push_back(replay(ev, streams));
-        double pa = (double)st.allocated_bytes[0].peak / 1048576.0;
-        double pr = (double)st.reserved_bytes[0].peak / 1048576.0;
-        const char *base = std::strrchr(argv[a], '/');
-        base = base ? base + 1 : argv[a];
-        std::printf("%-24s %8zu %10.1f %10.1f %7.0f MiB %7.0f MiB %4.0f MiB %8lld\n", base,
-                    ev.size(), cold, median(warm), pa, pr, pr - pa,
-                    (long long)st.segment[0].allocated);
-        c10::cuda::device_synchronize();
-        alloc::emptyCache();
+        replay_print("c10", &t, &r);
+        std::free(t.ev);
     }
     return 0;
 }

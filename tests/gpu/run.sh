@@ -11,7 +11,11 @@
 #                  copies, and a small GEMM + FFT run (test_blas, test_fft)
 #   bench-runtime  runtime_bench vs raw CUDA (cuda_runtime_bench), twice
 #   bench-copy     copy_bench: pinned/pageable H2D/D2H vs raw cudaMemcpy
-#   bench-alloc    alloc_bench and alloc_replay vs c10's caching allocator
+#   capture        bench/traces/capture.py: multi-stream allocation traces from
+#                  PyTorch workloads into bench/traces/ (and $OUT/traces)
+#   bench-alloc    alloc_bench vs c10's hot pair and churn; every trace
+#                  (.traces/, bench/traces/) through bench/replay_compare.py:
+#                  xdev's policies, backend:async and c10 under one harness
 #   bench-blas     gemm_bench: xdev_gemm vs cublasGemmEx (f32, tf32, bf16)
 #   bench-fft      fft_overhead_bench: xdev_fft_exec (cache hit) vs cufftExec
 #   torch-viz      a cuda memory snapshot from xdev_memory_snapshot_torch,
@@ -199,6 +203,11 @@ if want bench-copy; then
         since "$m" | grep -E '^\| pageable' | sed "s/^/  chunk=${kb}K /" | tee -a "$SUM"
     done
 fi
+if want capture; then
+    run_to "$OUT/tests.log" 300 python3 bench/traces/capture.py bench/traces
+    note "$(grep '^capture:' "$OUT/tests.log" | sed 's/^/  /')"
+    mkdir -p "$OUT/traces" && cp bench/traces/*.csv.gz bench/traces/*.meta "$OUT/traces/" 2>/dev/null
+fi
 if want bench-alloc; then
     note "bench-alloc:"
     # c10's caching allocator from C++ (PyTorch of this machine)
@@ -217,15 +226,18 @@ if want bench-alloc; then
     run_to "$BL" 90 "$B/bench/alloc_bench"
     [ -n "$C10" ] && run_to "$BL" 90 "$C10" hot
     since "$m" | grep -E 'alloc_bench on|ns/pair|ns/step|peak reserved' | sed 's/^/  /' | tee -a "$SUM"
-    TR=(.traces/*.csv.gz)
+    # Every allocator x trace in a fresh process, one harness (bench/replay_harness.h):
+    # the shared traces (.traces/) and ours (bench/traces/).
+    shopt -s nullglob
+    TR=(.traces/*.csv.gz bench/traces/*.csv.gz)
+    shopt -u nullglob
     if [ -e "${TR[0]}" ]; then
         m=$(mark)
-        run_to "$BL" 90 "$B/bench/alloc_replay" "${TR[@]}"
-        echo "backend:async" >>"$BL"
-        XDEV_ALLOC_CONF=backend:async run_to "$BL" 90 "$B/bench/alloc_replay" "${TR[@]}"
-        [ -n "$C10" ] && run_to "$BL" 90 "$C10" replay "${TR[@]}"
-        since "$m" | grep -E '^(trace|c10 alloc_replay|backend:async|[a-z0-9_]+\.csv)' |
-            sed 's/^/  /' | tee -a "$SUM"
+        c10=()
+        [ -n "$C10" ] && c10=(--c10 "$C10")
+        run_to "$BL" 300 python3 bench/replay_compare.py --xdev "$B/bench/alloc_replay" --async \
+            "${c10[@]}" "${TR[@]}"
+        since "$m" | grep -vE '^(\$|\[rc)' | sed 's/^/  /' | tee -a "$SUM"
     else
         note "  traces not found in .traces/ (copy ../shared/traces/*.csv.gz there): replay not run"
     fi

@@ -1,0 +1,306 @@
+/* bench/replay_harness.h - the one allocation-trace replay harness. Every
+ * allocator compared (xdev's policies, cudaMallocAsync through xdev's
+ * backend:async, PyTorch's c10 from C++) is driven by this same code: the
+ * same trace reader, the same dense stream mapping, the same address map,
+ * the same loop and clock; an allocator only supplies the calls below.
+ * Header-only, C11 and C++ alike (bench/alloc_replay.c and
+ * bench/gpu/c10_alloc_bench.cpp include it); bench/replay_compare.py runs
+ * each allocator x trace in a fresh process and prints the comparison.
+ *
+ * Trace files: `action,addr,size,stream` lines, gzip'ed or not (as PyTorch
+ * workloads were captured: ../shared/traces, bench/traces). `action` is
+ * alloc or free; `stream` is any 64-bit value (PyTorch writes the
+ * cudaStream_t), mapped densely in order of appearance, 0 staying the
+ * default stream. A header line is allowed first. Anything else is an
+ * error naming file:line. A free of an address never allocated is skipped
+ * (traces start mid-run), an alloc of a live address frees the old block. */
+#ifndef XDEV_BENCH_REPLAY_HARNESS_H
+#define XDEV_BENCH_REPLAY_HARNESS_H
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_util.h"
+
+#define REPLAY_MAX_STREAMS 64
+
+typedef struct replay_event {
+    uint64_t addr;
+    size_t size;
+    uint32_t stream; /* dense index; 0 = the default stream */
+    uint8_t is_free;
+} replay_event_t;
+
+typedef struct replay_trace {
+    replay_event_t *ev;
+    size_t n, cap;
+    uint32_t nstreams;                      /* distinct streams, the default included */
+    int64_t stream_ids[REPLAY_MAX_STREAMS]; /* the file's value of each index */
+    const char *name;                       /* base name of the file */
+} replay_trace_t;
+
+/* What an allocator reports after a pass. */
+typedef struct replay_counters {
+    int64_t allocated_peak, reserved_peak; /* bytes, since the last reset */
+    int64_t backend_calls;                 /* device mallocs + frees, cumulative */
+    int64_t retries;                       /* allocations that freed the cache and retried */
+} replay_counters_t;
+
+/* An allocator under test. alloc returns NULL only on failure (the replay
+ * stops there: a trace that fit in the captured run must fit here). */
+typedef struct replay_allocator {
+    const char *name;
+    void *ctx;
+    int (*make_streams)(void *ctx, uint32_t n); /* index 0 = default; 0 = ok */
+    void *(*alloc)(void *ctx, size_t size, uint32_t stream);
+    void (*release)(void *ctx, void *p);
+    void (*reset)(void *ctx); /* empty the cache, restart peaks and counters */
+    void (*counters)(void *ctx, replay_counters_t *out);
+} replay_allocator_t;
+
+typedef struct replay_result {
+    double cold_ns, warm_ns; /* per event: the first pass, the median warm pass */
+    double peak_alloc_mib, peak_resv_mib;
+    long long cold_calls, warm_calls; /* backend calls: first pass, per warm pass */
+    long long retries;
+} replay_result_t;
+
+/* Load path into t; 0, or -1 with the reason (file:line) in err. */
+static inline int replay_load(const char *path, replay_trace_t *t, char *err, size_t errlen) {
+    memset(t, 0, sizeof *t);
+    const char *slash = strrchr(path, '/');
+    t->name = slash ? slash + 1 : path;
+    t->nstreams = 1; /* index 0: stream value 0, the default stream */
+    size_t len = strlen(path);
+    int gz = len > 3 && strcmp(path + len - 3, ".gz") == 0;
+    FILE *f = NULL;
+    if (gz) {
+        if (strchr(path, '\'') != NULL) {
+            snprintf(err, errlen, "%s: a quote in the path", path);
+            return -1;
+        }
+        char cmd[4200];
+        snprintf(cmd, sizeof cmd, "gzip -dc '%s'", path);
+        f = popen(cmd, "r");
+    } else {
+        f = fopen(path, "r");
+    }
+    if (f == NULL) {
+        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        return -1;
+    }
+    char line[512];
+    size_t lineno = 0;
+    int rc = 0;
+    while (rc == 0 && fgets(line, sizeof line, f) != NULL) {
+        lineno++;
+        size_t l = strlen(line);
+        if (l > 0 && line[l - 1] == '\n') line[--l] = '\0';
+        if (l > 0 && line[l - 1] == '\r') line[--l] = '\0';
+        if (lineno == 1 && strcmp(line, "action,addr,size,stream") == 0) continue;
+        char *p = line, *end = NULL;
+        uint8_t is_free;
+        if (strncmp(p, "alloc,", 6) == 0) {
+            is_free = 0;
+            p += 6;
+        } else if (strncmp(p, "free,", 5) == 0) {
+            is_free = 1;
+            p += 5;
+        } else {
+            snprintf(err, errlen, "%s:%zu: expected alloc,... or free,...: '%.60s'", path, lineno,
+                     line);
+            rc = -1;
+            break;
+        }
+        errno = 0;
+        unsigned long long addr = strtoull(p, &end, 10);
+        if (end == p || *end != ',' || errno != 0) {
+            snprintf(err, errlen, "%s:%zu: bad address: '%.60s'", path, lineno, line);
+            rc = -1;
+            break;
+        }
+        p = end + 1;
+        unsigned long long size = strtoull(p, &end, 10);
+        if (end == p || *end != ',' || errno != 0 || *p == '-') {
+            snprintf(err, errlen, "%s:%zu: bad size: '%.60s'", path, lineno, line);
+            rc = -1;
+            break;
+        }
+        p = end + 1;
+        long long sid = 0;
+        if (*p == '-') {
+            sid = strtoll(p, &end, 10);
+        } else {
+            sid = (long long)strtoull(p, &end, 10); /* a handle above 2^63 keeps its bits */
+        }
+        if (end == p || *end != '\0' || errno != 0) {
+            snprintf(err, errlen, "%s:%zu: bad stream: '%.60s'", path, lineno, line);
+            rc = -1;
+            break;
+        }
+        uint32_t s = 0;
+        if (sid != 0) {
+            for (s = 1; s < t->nstreams && t->stream_ids[s] != sid; s++) {
+            }
+            if (s == t->nstreams) {
+                if (t->nstreams == REPLAY_MAX_STREAMS) {
+                    snprintf(err, errlen, "%s:%zu: more than %d streams", path, lineno,
+                             REPLAY_MAX_STREAMS);
+                    rc = -1;
+                    break;
+                }
+                t->stream_ids[t->nstreams++] = sid;
+            }
+        }
+        if (t->n == t->cap) {
+            size_t cap = t->cap ? t->cap * 2 : 4096;
+            replay_event_t *ev = (replay_event_t *)realloc(t->ev, cap * sizeof *ev);
+            if (ev == NULL) {
+                snprintf(err, errlen, "%s: out of host memory", path);
+                rc = -1;
+                break;
+            }
+            t->ev = ev;
+            t->cap = cap;
+        }
+        replay_event_t e;
+        e.addr = addr;
+        e.size = (size_t)size;
+        e.stream = s;
+        e.is_free = is_free;
+        t->ev[t->n++] = e;
+    }
+    int closed = gz ? pclose(f) : fclose(f);
+    if (rc == 0 && gz && closed != 0) {
+        snprintf(err, errlen, "%s: gzip -dc failed (a damaged file?)", path);
+        rc = -1;
+    }
+    if (rc == 0 && t->n == 0) {
+        snprintf(err, errlen, "%s: no events", path);
+        rc = -1;
+    }
+    if (rc != 0) free(t->ev);
+    return rc;
+}
+
+/* trace address -> live pointer: open addressing, backward-shift delete. */
+typedef struct replay_map {
+    uint64_t *keys; /* 0 = empty (no trace allocates at address 0) */
+    void **vals;
+    size_t mask;
+} replay_map_t;
+
+static inline size_t replay_slot(const replay_map_t *m, uint64_t k) {
+    size_t i = (size_t)((k >> 9) * 0x9E3779B97F4A7C15ULL) & m->mask;
+    while (m->keys[i] != 0 && m->keys[i] != k)
+        i = (i + 1) & m->mask;
+    return i;
+}
+
+static inline void replay_put(replay_map_t *m, uint64_t k, void *v) {
+    size_t i = replay_slot(m, k);
+    m->keys[i] = k;
+    m->vals[i] = v;
+}
+
+static inline void *replay_take(replay_map_t *m, uint64_t k) {
+    size_t i = replay_slot(m, k);
+    if (m->keys[i] == 0) return NULL;
+    void *v = m->vals[i];
+    m->keys[i] = 0;
+    for (size_t j = (i + 1) & m->mask; m->keys[j] != 0; j = (j + 1) & m->mask) {
+        uint64_t kk = m->keys[j];
+        void *vv = m->vals[j];
+        m->keys[j] = 0;
+        replay_put(m, kk, vv);
+    }
+    return v;
+}
+
+/* One pass; ns per event, or a negative value when an allocation failed.
+ * Leaves nothing allocated. */
+static inline double replay_pass(const replay_allocator_t *a, const replay_trace_t *t,
+                                 replay_map_t *m) {
+    double t0 = now_ns();
+    for (size_t i = 0; i < t->n; i++) {
+        const replay_event_t *e = &t->ev[i];
+        if (e->is_free) {
+            void *p = replay_take(m, e->addr);
+            if (p != NULL) a->release(a->ctx, p);
+        } else {
+            void *p = a->alloc(a->ctx, e->size, e->stream);
+            if (p == NULL && e->size > 0) return -1.0;
+            void *old = replay_take(m, e->addr);
+            if (old != NULL) a->release(a->ctx, old);
+            if (p != NULL) replay_put(m, e->addr, p);
+        }
+    }
+    double t1 = now_ns();
+    for (size_t i = 0; i <= m->mask; i++)
+        if (m->keys[i] != 0) {
+            a->release(a->ctx, m->vals[i]);
+            m->keys[i] = 0;
+        }
+    return (t1 - t0) / (double)t->n;
+}
+
+/* Cold pass from an empty cache, then warm_runs passes over the warm cache.
+ * Peaks are the cold pass's (what a real run sees). 0, or -1 with err. */
+static inline int replay_run(const replay_allocator_t *a, const replay_trace_t *t, int warm_runs,
+                             replay_result_t *r, char *err, size_t errlen) {
+    if (a->make_streams(a->ctx, t->nstreams) != 0) {
+        snprintf(err, errlen, "%s: cannot make %u streams", a->name, t->nstreams);
+        return -1;
+    }
+    replay_map_t m;
+    size_t cap = 16;
+    while (cap < t->n * 2 + 16)
+        cap <<= 1;
+    m.keys = (uint64_t *)calloc(cap, sizeof *m.keys);
+    m.vals = (void **)calloc(cap, sizeof *m.vals);
+    m.mask = cap - 1;
+    double *warm = (double *)calloc((size_t)warm_runs, sizeof *warm);
+    if (m.keys == NULL || m.vals == NULL || warm == NULL) {
+        snprintf(err, errlen, "out of host memory");
+        return -1;
+    }
+    a->reset(a->ctx);
+    replay_counters_t c0, c1, c2;
+    a->counters(a->ctx, &c0);
+    r->cold_ns = replay_pass(a, t, &m);
+    a->counters(a->ctx, &c1);
+    int rc = 0;
+    for (int i = 0; i < warm_runs && rc == 0 && r->cold_ns >= 0; i++)
+        if ((warm[i] = replay_pass(a, t, &m)) < 0) rc = -1;
+    if (r->cold_ns < 0 || rc != 0) {
+        snprintf(err, errlen, "%s: an allocation failed replaying %s", a->name, t->name);
+        rc = -1;
+    } else {
+        a->counters(a->ctx, &c2);
+        r->warm_ns = median(warm, warm_runs);
+        r->peak_alloc_mib = (double)c1.allocated_peak / 1048576.0;
+        r->peak_resv_mib = (double)c1.reserved_peak / 1048576.0;
+        r->cold_calls = (long long)(c1.backend_calls - c0.backend_calls);
+        r->warm_calls = (long long)((c2.backend_calls - c1.backend_calls) / warm_runs);
+        r->retries = (long long)(c2.retries - c0.retries);
+    }
+    free(warm);
+    free(m.keys);
+    free(m.vals);
+    return rc;
+}
+
+/* The line bench/replay_compare.py reads (tab-separated, after "replay"). */
+static inline void replay_print(const char *allocator, const replay_trace_t *t,
+                                const replay_result_t *r) {
+    printf("replay\t%s\t%s\t%zu\t%u\t%.1f\t%.1f\t%.1f\t%.1f\t%lld\t%lld\t%lld\n", allocator,
+           t->name, t->n, t->nstreams, r->cold_ns, r->warm_ns, r->peak_alloc_mib, r->peak_resv_mib,
+           r->cold_calls, r->warm_calls, r->retries);
+    fflush(stdout);
+}
+
+#endif
