@@ -10,7 +10,7 @@
 // clock and the median are bench_util.h's, and the replay loop, trace reader
 // and address map replay_harness.h's, as on xdev's side.
 #include "../replay_harness.h" // bench_util.h, and the replay harness both sides share
-#undef CHECK // xdev's call check; c10's logging header defines its own CHECK
+#undef CHECK                   // xdev's call check; c10's logging header defines its own CHECK
 
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
