@@ -93,11 +93,17 @@ struct C10Ctx {
     std::vector<cudaStream_t> streams;
 };
 
+// Plain CUDA streams: the allocator only keys its pools by the handle, and
+// c10::cuda::getStreamFromPool needs libtorch_cuda's device hooks, which a
+// program linking only c10 does not have ("Should never been called").
 static int c_make_streams(void *ctx, uint32_t n) {
     auto *c = static_cast<C10Ctx *>(ctx);
+    for (size_t s = 1; s < c->streams.size(); s++)
+        cudaStreamDestroy(c->streams[s]);
     c->streams.assign(n, nullptr); // 0: the default stream
     for (uint32_t s = 1; s < n; s++)
-        c->streams[s] = c10::cuda::getStreamFromPool(false, 0).stream();
+        if (cudaStreamCreateWithFlags(&c->streams[s], cudaStreamNonBlocking) != cudaSuccess)
+            return -1;
     return 0;
 }
 

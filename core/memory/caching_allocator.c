@@ -225,14 +225,16 @@ static bool pool_idle(const xdev_stream_pool_t *pool) {
 /* Detach the wholly free segments of pool `kind` (-1: both) until `goal`
  * bytes are collected (SIZE_MAX: all); with idle_only, only those whose
  * stream is idle (see above). */
-static void collect_free_segments(xdev_device_allocator_t *da, int kind, size_t goal,
-                                  bool idle_only, release_list_t *list) {
+static void collect_free_segments(xdev_device_allocator_t *da, int kind,
+                                  const xdev_stream_pool_t *only, size_t goal, bool idle_only,
+                                  release_list_t *list) {
     if (da->pending_head != NULL) process_events(da);
     for (xdev_segment_t *seg = da->segments, *next; seg != NULL && list->bytes < goal; seg = next) {
         next = seg->next;
         xdev_block_t *b = seg->first;
         if (b->next != NULL || b->state != XDEV_BLOCK_FREE) continue;
         if (kind >= 0 && seg->pool_kind != kind) continue;
+        if (only != NULL && seg->pool != only) continue;
         if (idle_only && !pool_idle(seg->pool)) continue;
         bins_del(da, b);
         segment_unlink(da, seg);
@@ -304,10 +306,10 @@ static size_t release_collected(xdev_device_allocator_t *da, release_list_t *lis
 /* Release wholly free segments of pool `kind` (-1: both) up to `goal`
  * bytes: all of them, waiting for the device, or (idle_only) those whose
  * stream is idle, without waiting. */
-static size_t release_free_segments(xdev_device_allocator_t *da, int kind, size_t goal,
-                                    bool idle_only) {
+static size_t release_free_segments(xdev_device_allocator_t *da, int kind,
+                                    const xdev_stream_pool_t *only, size_t goal, bool idle_only) {
     release_list_t list = {NULL, 0};
-    collect_free_segments(da, kind, goal, idle_only, &list);
+    collect_free_segments(da, kind, only, goal, idle_only, &list);
     return release_collected(da, &list, !idle_only);
 }
 
@@ -319,11 +321,16 @@ static size_t release_all(xdev_device_allocator_t *da) {
         (void)sync_device_unlocked(da);
         xdev_spin_lock(&da->lock);
     }
-    return release_free_segments(da, -1, SIZE_MAX, false);
+    return release_free_segments(da, -1, NULL, SIZE_MAX, false);
 }
 
+/* empty_cache also restarts the growth policy: the high-water mark becomes
+ * what is still reserved, so what a program does after emptying the cache
+ * is judged on its own (peak resets leave the mark alone: they restart
+ * statistics, not the allocator). */
 xdev_status_t xdev_caching_empty_cache(xdev_device_allocator_t *da) {
     (void)release_all(da);
+    da->high_water = (size_t)da->stats.reserved_bytes[XDEV_STAT_ALL].current;
     return XDEV_SUCCESS;
 }
 
@@ -427,21 +434,27 @@ static void garbage_collect(xdev_device_allocator_t *da, size_t incoming) {
     size_t threshold = (size_t)(t * (double)cap);
     size_t reserved = (size_t)da->stats.reserved_bytes[XDEV_STAT_ALL].current;
     if (reserved + incoming <= threshold) return;
-    release_free_segments(da, -1, reserved + incoming - threshold, true);
+    release_free_segments(da, -1, NULL, reserved + incoming - threshold, true);
 }
 
 /* xdev's growth policy, beyond torch's: reserved memory may grow freely up
  * to its earlier high-water mark, but before it grows past that mark the
- * pool's fully free segments go back to the backend first. A segment left
- * whole and free is memory no request of its stream and size could use, so
- * keeping it only raises the peak. Replaying the PyTorch traces this cuts
- * reserved-minus-allocated at peak by 61-86% with no backend calls once
- * warm (steady state stays under the mark). trim_before_grow:false in
+ * requesting stream's own fully free segments (of the pool kind it needs)
+ * go back to the backend first. A segment of that stream left whole and
+ * free is memory none of its requests of that size could use, so keeping
+ * it only raises the peak. Other streams' segments are never taken: a
+ * stream's cached segments are what its next iteration needs, and taking
+ * them when another stream grows made the two trade segments with the
+ * backend on every iteration (242 backend calls per warm pass of a
+ * 4-stream inference trace). Replaying the PyTorch traces (bench/traces,
+ * ../shared/traces) this keeps peak reserved at or below torch's on every
+ * trace with no backend call once warm. trim_before_grow:false in
  * XDEV_ALLOC_CONF restores torch's behaviour. */
-static void trim_before_grow(xdev_device_allocator_t *da, int kind, size_t incoming) {
+static void trim_before_grow(xdev_device_allocator_t *da, int kind, xdev_stream_pool_t *pool,
+                             size_t incoming) {
     if (!xdev_alloc_settings()->trim_before_grow) return;
     size_t reserved = (size_t)da->stats.reserved_bytes[XDEV_STAT_ALL].current;
-    if (reserved + incoming > da->high_water) release_free_segments(da, kind, SIZE_MAX, true);
+    if (reserved + incoming > da->high_water) release_free_segments(da, kind, pool, SIZE_MAX, true);
 }
 
 /* ---------------------------------------------------------------- malloc/free */
@@ -466,7 +479,7 @@ xdev_status_t xdev_caching_malloc(xdev_device_allocator_t *da, size_t size, xdev
     } else {
         size_t seg = segment_size(rsize);
         garbage_collect(da, seg);
-        trim_before_grow(da, kind, seg);
+        trim_before_grow(da, kind, pool, seg);
         xdev_status_t st = new_segment(da, seg, kind, pool, &b);
         char backend_msg[512] = "";
         if (st == XDEV_ERROR_OUT_OF_MEMORY) {

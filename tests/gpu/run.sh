@@ -216,7 +216,8 @@ if want bench-alloc; then
     C10=$B/c10_alloc_bench
     if [ -n "$TORCH" ] && run_to "$BL" 120 g++ -std=c++17 -O2 -D_GLIBCXX_USE_CXX11_ABI="${ABI:-1}" \
         -I"$TORCH/include" -I/usr/local/cuda/include -Iinclude bench/gpu/c10_alloc_bench.cpp \
-        -L"$TORCH/lib" -lc10_cuda -lc10 -Wl,-rpath,"$TORCH/lib" -o "$C10"; then
+        -L"$TORCH/lib" -lc10_cuda -lc10 -L/usr/local/cuda/lib64 -lcudart -Wl,-rpath,"$TORCH/lib" \
+        -o "$C10"; then
         note "  c10 bench built against $TORCH ($(python3 -c 'import torch;print(torch.__version__)'))"
     else
         note "  c10 bench NOT built (torch at '${TORCH}'): see bench.log"

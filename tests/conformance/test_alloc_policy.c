@@ -1,0 +1,141 @@
+/* test_alloc_policy.c - the caching allocator's growth policy
+ * (trim_before_grow) on the backend under test: before reserved memory grows
+ * past its high-water mark the requesting stream's own wholly free segments
+ * go back, never another stream's (taking them made streams trade segments
+ * with the backend on every iteration); a warm multi-stream loop makes no
+ * backend call; xdev_empty_cache restarts the mark; trim_before_grow:false
+ * keeps everything (torch's behaviour). Conformance: XDEV_BACKEND=<backend>,
+ * entries allocator.policy and allocator.policy_off. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "xt.h"
+
+#define MIB ((size_t)1 << 20)
+
+static void setup(void) {
+    xt_reset_state();
+    XT_OK(xdev_synchronize());
+    XT_OK(xdev_empty_cache());
+}
+
+static int64_t backend_frees(void) {
+    return xt_mem_stats(0).num_device_free;
+}
+
+static int64_t backend_calls(void) {
+    xdev_memory_stats_t s = xt_mem_stats(0);
+    return s.num_device_alloc + s.num_device_free;
+}
+
+static bool policy_on(void) {
+    const char *conf = getenv("XDEV_ALLOC_CONF");
+    return conf == NULL || strstr(conf, "trim_before_grow:false") == NULL;
+}
+
+/* Stream A caches a free 40 MiB segment; stream B then grows past the mark:
+ * A's segment stays. */
+START_TEST(other_streams_segments_are_kept) {
+    xdev_stream_t a = xt_new_stream(0), b = xt_new_stream(0);
+    void *p = NULL, *q = NULL;
+    XT_OK(xdev_malloc_stream(&p, 40 * MIB, a));
+    XT_OK(xdev_free(p));
+    int64_t frees = backend_frees();
+    XT_OK(xdev_malloc_stream(&q, 60 * MIB, b)); /* beyond the mark (40 MiB) */
+    ck_assert_msg(backend_frees() == frees, "stream A's free segment was released");
+    int64_t calls = backend_calls();
+    XT_OK(xdev_malloc_stream(&p, 40 * MIB, a)); /* A finds its segment again */
+    ck_assert_int_eq(backend_calls(), calls);
+    XT_OK(xdev_free(p));
+    XT_OK(xdev_free(q));
+    XT_OK(xdev_stream_destroy(a));
+    XT_OK(xdev_stream_destroy(b));
+}
+END_TEST
+
+/* One stream: its own free segment goes back before it grows past the mark
+ * (with the policy on), stays with trim_before_grow:false. */
+START_TEST(own_free_segment_trimmed_before_growth) {
+    xdev_stream_t s = xt_new_stream(0);
+    void *p = NULL, *q = NULL;
+    XT_OK(xdev_malloc_stream(&p, 40 * MIB, s));
+    XT_OK(xdev_free(p));
+    int64_t frees = backend_frees();
+    size_t reserved0 = 0, reserved1 = 0;
+    XT_OK(xdev_memory_reserved(xt_dev(0), &reserved0));
+    XT_OK(xdev_malloc_stream(&q, 60 * MIB, s)); /* cannot use the 40 MiB segment */
+    XT_OK(xdev_memory_reserved(xt_dev(0), &reserved1));
+    if (policy_on()) {
+        ck_assert_msg(backend_frees() == frees + 1, "the free 40 MiB segment was kept");
+        ck_assert_uint_eq(reserved1, reserved0 - 40 * MIB + 60 * MIB);
+    } else {
+        ck_assert_int_eq(backend_frees(), frees);
+        ck_assert_uint_eq(reserved1, reserved0 + 60 * MIB);
+    }
+    XT_OK(xdev_free(q));
+    XT_OK(xdev_stream_destroy(s));
+}
+END_TEST
+
+/* Requests served one after another on 4 streams (an inference server),
+ * each stream's sizes its own: after the first round no round calls the
+ * backend. Taking one stream's free segments when the next one grows - the
+ * earlier policy - made every round trade them with the backend. */
+START_TEST(warm_multi_stream_loop_makes_no_backend_call) {
+    xdev_stream_t s[4];
+    for (int i = 0; i < 4; i++)
+        s[i] = xt_new_stream(0);
+    static const size_t sizes[4][3] = {{3 * MIB, 30 * MIB, 500 * 1024},
+                                       {12 * MIB, 2 * MIB, 45 * MIB},
+                                       {700 * 1024, 24 * MIB, 8 * MIB},
+                                       {64 * MIB, 100 * 1024, 16 * MIB}};
+    int64_t after_first = 0;
+    for (int round = 0; round < 4; round++) {
+        for (int i = 0; i < 4; i++) {
+            void *p[3];
+            for (int j = 0; j < 3; j++)
+                XT_OK(xdev_malloc_stream(&p[j], sizes[i][j], s[i]));
+            for (int j = 0; j < 3; j++)
+                XT_OK(xdev_free(p[j]));
+        }
+        if (round == 0) after_first = backend_calls();
+    }
+    ck_assert_msg(backend_calls() == after_first,
+                  "%lld backend calls after the first iteration (a thrashing growth policy)",
+                  (long long)(backend_calls() - after_first));
+    for (int i = 0; i < 4; i++)
+        XT_OK(xdev_stream_destroy(s[i]));
+}
+END_TEST
+
+/* empty_cache restarts the mark: a 100 MiB peak before it does not let the
+ * program keep its free 40 MiB segment while growing to 60 MiB after it. */
+START_TEST(empty_cache_restarts_the_mark) {
+    if (!policy_on()) XT_SKIP("trim_before_grow:false: no mark to restart");
+    xdev_stream_t s = xt_new_stream(0);
+    void *p = NULL, *q = NULL;
+    XT_OK(xdev_malloc_stream(&p, 100 * MIB, s)); /* mark: 100 MiB */
+    XT_OK(xdev_free(p));
+    XT_OK(xdev_empty_cache());
+    XT_OK(xdev_malloc_stream(&p, 40 * MIB, s));
+    XT_OK(xdev_free(p));
+    int64_t frees = backend_frees();
+    XT_OK(xdev_malloc_stream(&q, 60 * MIB, s)); /* 40 + 60 > the restarted mark (40) */
+    ck_assert_msg(backend_frees() == frees + 1,
+                  "the old 100 MiB mark survived xdev_empty_cache: the free segment was kept");
+    XT_OK(xdev_free(q));
+    XT_OK(xdev_stream_destroy(s));
+}
+END_TEST
+
+int main(int argc, char **argv) {
+    Suite *su = suite_create("alloc_policy");
+    TCase *tc = tcase_create("policy");
+    tcase_add_checked_fixture(tc, setup, NULL);
+    tcase_add_test(tc, other_streams_segments_are_kept);
+    tcase_add_test(tc, own_free_segment_trimmed_before_growth);
+    tcase_add_test(tc, warm_multi_stream_loop_makes_no_backend_call);
+    tcase_add_test(tc, empty_cache_restarts_the_mark);
+    suite_add_tcase(su, tc);
+    return xt_run(srunner_create(su), "alloc_policy", argc, argv);
+}
