@@ -9,7 +9,7 @@ carries from one trace to the next), all driven by the one harness (bench/replay
 Allocators: xdev's default policy, xdev with trim_before_grow:false (torch's growth), with
 --async xdev's backend:async (cudaMallocAsync on CUDA), with --c10 PyTorch's c10 caching
 allocator. Prints per trace: streams, warm and cold ns per event, peak allocated and reserved,
-reserved - allocated at peak, backend calls per warm pass, retries; ratios against c10 where
+reserved - allocated at peak, backend calls in all warm passes and in the last one, retries; ratios against c10 where
 it ran. Exit status 1 when any run failed (its message is printed)."""
 import argparse
 import os
@@ -30,7 +30,7 @@ def run(cmd, env_extra):
     return {"alloc": r[1], "trace": r[2], "events": int(r[3]), "streams": int(r[4]),
             "cold": float(r[5]), "warm": float(r[6]), "palloc": float(r[7]),
             "presv": float(r[8]), "cold_calls": int(r[9]), "warm_calls": int(r[10]),
-            "retries": int(r[11])}
+            "retries": int(r[11]), "last_calls": int(r[12])}
 
 
 def meta(path):
@@ -65,7 +65,7 @@ def main():
     failed = False
     print(f"{'trace':<28} {'allocator':<28} {'streams':>7} {'warm ns':>9} {'x c10':>6} "
           f"{'cold ns':>9} {'peak alloc':>10} {'peak resv':>10} {'x c10':>6} {'resv-alloc':>10} "
-          f"{'x c10':>6} {'warm calls':>10} {'retries':>7}")
+          f"{'x c10':>6} {'warm calls':>10} {'last pass':>9} {'retries':>7}")
     for tr in a.traces:
         res = []
         for name, cmd, env in sides:
@@ -86,7 +86,7 @@ def main():
                   f"{ratio(r['warm'], ref['warm'] if ref else 0)} {r['cold']:>9.1f} "
                   f"{r['palloc']:>10.0f} {r['presv']:>10.0f} "
                   f"{ratio(r['presv'], ref['presv'] if ref else 0)} {over:>10.0f} "
-                  f"{ratio(over, rover)} {r['warm_calls']:>10} {r['retries']:>7}")
+                  f"{ratio(over, rover)} {r['warm_calls']:>10} {r['last_calls']:>9} {r['retries']:>7}")
         m = meta(tr)
         if m:
             print(f"{'':<28} {'(captured run: ' + ', '.join(f'{k} {v}' for k, v in m.items())[:200] + ')'}")

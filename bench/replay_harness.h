@@ -65,7 +65,8 @@ typedef struct replay_allocator {
 typedef struct replay_result {
     double cold_ns, warm_ns; /* per event: the first pass, the median warm pass */
     double peak_alloc_mib, peak_resv_mib;
-    long long cold_calls, warm_calls; /* backend calls: first pass, per warm pass */
+    long long cold_calls, warm_calls; /* backend calls: first pass, all warm passes */
+    long long last_calls;             /* backend calls of the last warm pass */
     long long retries;
 } replay_result_t;
 
@@ -269,13 +270,16 @@ static inline int replay_run(const replay_allocator_t *a, const replay_trace_t *
         return -1;
     }
     a->reset(a->ctx);
-    replay_counters_t c0, c1, c2;
+    replay_counters_t c0, c1, c2, before_last;
     a->counters(a->ctx, &c0);
     r->cold_ns = replay_pass(a, t, &m);
     a->counters(a->ctx, &c1);
+    before_last = c1;
     int rc = 0;
-    for (int i = 0; i < warm_runs && rc == 0 && r->cold_ns >= 0; i++)
+    for (int i = 0; i < warm_runs && rc == 0 && r->cold_ns >= 0; i++) {
+        if (i == warm_runs - 1) a->counters(a->ctx, &before_last);
         if ((warm[i] = replay_pass(a, t, &m)) < 0) rc = -1;
+    }
     if (r->cold_ns < 0 || rc != 0) {
         snprintf(err, errlen, "%s: an allocation failed replaying %s", a->name, t->name);
         rc = -1;
@@ -285,7 +289,8 @@ static inline int replay_run(const replay_allocator_t *a, const replay_trace_t *
         r->peak_alloc_mib = (double)c1.allocated_peak / 1048576.0;
         r->peak_resv_mib = (double)c1.reserved_peak / 1048576.0;
         r->cold_calls = (long long)(c1.backend_calls - c0.backend_calls);
-        r->warm_calls = (long long)((c2.backend_calls - c1.backend_calls) / warm_runs);
+        r->warm_calls = (long long)(c2.backend_calls - c1.backend_calls);
+        r->last_calls = (long long)(c2.backend_calls - before_last.backend_calls);
         r->retries = (long long)(c2.retries - c0.retries);
     }
     free(warm);
@@ -297,9 +302,9 @@ static inline int replay_run(const replay_allocator_t *a, const replay_trace_t *
 /* The line bench/replay_compare.py reads (tab-separated, after "replay"). */
 static inline void replay_print(const char *allocator, const replay_trace_t *t,
                                 const replay_result_t *r) {
-    printf("replay\t%s\t%s\t%zu\t%u\t%.1f\t%.1f\t%.1f\t%.1f\t%lld\t%lld\t%lld\n", allocator,
+    printf("replay\t%s\t%s\t%zu\t%u\t%.1f\t%.1f\t%.1f\t%.1f\t%lld\t%lld\t%lld\t%lld\n", allocator,
            t->name, t->n, t->nstreams, r->cold_ns, r->warm_ns, r->peak_alloc_mib, r->peak_resv_mib,
-           r->cold_calls, r->warm_calls, r->retries);
+           r->cold_calls, r->warm_calls, r->retries, r->last_calls);
     fflush(stdout);
 }
 

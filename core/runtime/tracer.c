@@ -139,28 +139,31 @@ static void stamp_fn(void *arg) {
     atomic_store_explicit((_Atomic uint64_t *)arg, xdev_tracer_now(), memory_order_release);
 }
 
-/* The first calibration of a device: a host function stamps the host clock
- * on s and the calibration event is recorded right behind it, so the
- * event's host time is that stamp (on the CPU backend the same worker
- * reaches both within a fraction of a microsecond; on CUDA the event
- * follows the host function's completion by the driver's notice, so device
- * times may read early by that much). Waiting for the event instead would
- * add the waker's latency - tens of microseconds on the CPU backend, whose
- * worker spins before it sleeps - to every device time. The wait happens
- * without the lock (work ahead on s may trace); a concurrent first span may
- * win the race, then this one is discarded. */
+/* The first calibration of a device: host functions stamp the host clock
+ * on s just before and just after the calibration event, so the event's
+ * host time lies between the two stamps and is taken as their midpoint (on
+ * the CPU backend one worker runs all three within a microsecond, more
+ * under a sanitizer; on CUDA the stamps are the driver's notices around the
+ * event). Waiting for the event on the host instead would add the waker's
+ * latency - tens of microseconds on the CPU backend, whose worker spins
+ * before it sleeps - to every device time. The wait happens without the
+ * lock (work ahead on s may trace); a concurrent first span may win the
+ * race, then this one is discarded. */
 static void calib_first(uint64_t session, xdev_stream_t s) {
     xdev_device_record_t *rec = s->rec;
     void *ev = NULL;
     if (xdev_be_event_create(rec, XDEV_EVENT_TIMING, &ev) != XDEV_SUCCESS) return;
     uint64_t host = 0;
-    /* heap: should the wait fail, the host function may still run later */
-    _Atomic uint64_t *stamp = calloc(1, sizeof *stamp);
+    /* heap: should a step fail, the host functions may still run later */
+    _Atomic uint64_t *stamp = calloc(2, sizeof *stamp);
     bool launched = stamp != NULL && xdev_be_stream_launch_host_func(rec, s->native, stamp_fn,
-                                                                     stamp) == XDEV_SUCCESS;
+                                                                     &stamp[0]) == XDEV_SUCCESS;
     if (launched && xdev_be_event_record(rec, ev, s->native) == XDEV_SUCCESS &&
-        xdev_be_event_synchronize(rec, ev) == XDEV_SUCCESS) {
-        host = atomic_load_explicit(stamp, memory_order_acquire);
+        xdev_be_stream_launch_host_func(rec, s->native, stamp_fn, &stamp[1]) == XDEV_SUCCESS &&
+        xdev_be_stream_synchronize(rec, s->native) == XDEV_SUCCESS) {
+        uint64_t before = atomic_load_explicit(&stamp[0], memory_order_acquire);
+        uint64_t after = atomic_load_explicit(&stamp[1], memory_order_acquire);
+        host = before + (after - before) / 2;
         free(stamp);
     } else if (!launched) {
         free(stamp);
