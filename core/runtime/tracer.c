@@ -440,6 +440,7 @@ static xdev_status_t start_locked(const char *path) {
     }
     memcpy(t->path, path, len + 1);
     t->id = g_next_session++;
+    t->pid = (int)getpid();
     t->start_ns = xdev_tracer_now();
     t->resolve_at = 1024;
     xdev_tracer.cur = t;
@@ -463,8 +464,14 @@ static xdev_status_t stop(void) {
 }
 
 /* At exit (registered after the backends loaded, so it runs before their
- * runtimes tear down): write a trace nobody stopped. */
+ * runtimes tear down): write a trace nobody stopped. A child forked while
+ * tracing inherits this handler and the session; it must not touch the
+ * parent's device events nor write the parent's file. */
 static void stop_at_exit(void) {
+    pthread_mutex_lock(&xdev_tracer.lock);
+    bool mine = xdev_tracer.cur != NULL && xdev_tracer.cur->pid == (int)getpid();
+    pthread_mutex_unlock(&xdev_tracer.lock);
+    if (!mine) return;
     xdev_error_state_t saved;
     xdev_core_error_save(&saved);
     (void)stop();

@@ -95,6 +95,7 @@ typedef struct xdev_track {
  * function on a stream being waited for may itself allocate, and so trace). */
 typedef struct xdev_trace_session {
     uint64_t id;
+    int pid;   /* the process that started it (a forked child inherits the atexit handler) */
     FILE *out; /* opened at start, so that a bad path fails there */
     char path[4096];
     uint64_t start_ns; /* ts 0 in the file */

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "json_check.h"
@@ -289,6 +291,34 @@ START_TEST(trace_off_records_nothing) {
 }
 END_TEST
 
+/* A child forked while a trace runs inherits the exit handler that writes
+ * an unstopped trace: it must leave the parent's file alone. */
+START_TEST(trace_fork_child_leaves_the_file) {
+    char path[256];
+    snprintf(path, sizeof path, "%s", tmp_path("trace-fork.json"));
+    XT_OK(xdev_trace_start(path));
+    void *d = NULL;
+    XT_OK(xdev_malloc_device(xt_dev(0), &d, 4096));
+    XT_OK(xdev_memset_async(d, 0, 4096, NULL));
+    fflush(NULL);
+    pid_t child = fork();
+    if (child == 0) exit(0); /* runs the atexit handlers */
+    ck_assert_int_gt(child, 0);
+    int status = 0;
+    ck_assert_int_eq(waitpid(child, &status, 0), child);
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    struct stat st;
+    ck_assert_int_eq(stat(path, &st), 0);
+    ck_assert_msg(st.st_size == 0, "the forked child wrote %lld bytes of the trace",
+                  (long long)st.st_size);
+    XT_OK(xdev_free(d));
+    XT_OK(xdev_trace_stop());
+    ck_assert_int_eq(stat(path, &st), 0);
+    ck_assert_int_gt(st.st_size, 100);
+    unlink(path);
+}
+END_TEST
+
 START_TEST(trace_bad_input) {
     XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_trace_stop(), "no trace is running");
     XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_trace_start(NULL), "path");
@@ -338,6 +368,7 @@ int main(int argc, char **argv) {
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, trace_records_streams);
     tcase_add_test(tc, trace_off_records_nothing);
+    tcase_add_test(tc, trace_fork_child_leaves_the_file);
     tcase_add_test(tc, trace_bad_input);
     suite_add_tcase(s, tc);
     return xt_run(srunner_create(s), "observe", argc, argv);
