@@ -20,7 +20,7 @@
 
 START_TEST(version_and_symbol) {
     ck_assert_uint_eq(XDEV_BACKEND_ABI_MAJOR, 2);
-    ck_assert_uint_eq(XDEV_BACKEND_ABI_MINOR, 1); /* bump with every appended slot */
+    ck_assert_uint_eq(XDEV_BACKEND_ABI_MINOR, 2); /* bump with every appended slot */
     ck_assert_str_eq(XDEV_BACKEND_ENTRY_SYMBOL, "xdev_backend_entry");
     ck_assert_uint_eq(sizeof(size_t), P); /* the pins below count in pointer units */
 }
@@ -128,10 +128,11 @@ START_TEST(backend_api_layout) {
     ck_assert_uint_eq(offsetof(xdev_backend_api_t, ops), 120); /* 2.1 */
     SIZE_IS(xdev_backend_api_t, 128);
     /* 2.1: typed fills and conversions. */
-    SIZE_IS(xdev_ops_vtable_t, 3 * P);
+    SIZE_IS(xdev_ops_vtable_t, 4 * P);
     SLOT_AT(xdev_ops_vtable_t, size, 0);
     SLOT_AT(xdev_ops_vtable_t, fill, 1);
     SLOT_AT(xdev_ops_vtable_t, convert, 2);
+    SLOT_AT(xdev_ops_vtable_t, add, 3); /* 2.2 */
     /* The factory an application registers (xdev_backend_register). */
     ck_assert_uint_eq(offsetof(xdev_backend_factory_t, name), 8);
     ck_assert_uint_eq(offsetof(xdev_backend_factory_t, type), 16);

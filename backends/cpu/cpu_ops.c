@@ -242,8 +242,77 @@ static xdev_status_t ops_convert(xdev_cpu_device_t *dev, void *dst, xdev_dtype_t
     return enqueue(dev, stream, convert_job, job);
 }
 
+/* dst[i] += src[i] in the dtype's arithmetic (f16/bf16 through f32, the
+ * rounding of xdev/support/half.h; integers wrap through unsigned). */
+static void add_job(void *arg) {
+    ops_job_t *j = arg;
+    size_t n = j->count;
+    switch ((int)j->dst_dtype) {
+    case XDEV_DTYPE_F32: {
+        float *d = j->dst;
+        const float *s = j->src;
+        for (size_t i = 0; i < n; i++)
+            d[i] += s[i];
+        break;
+    }
+    case XDEV_DTYPE_F64: {
+        double *d = j->dst;
+        const double *s = j->src;
+        for (size_t i = 0; i < n; i++)
+            d[i] += s[i];
+        break;
+    }
+    case XDEV_DTYPE_I32: {
+        uint32_t *d = j->dst;
+        const uint32_t *s = j->src;
+        for (size_t i = 0; i < n; i++)
+            d[i] += s[i];
+        break;
+    }
+    case XDEV_DTYPE_I64: {
+        uint64_t *d = j->dst;
+        const uint64_t *s = j->src;
+        for (size_t i = 0; i < n; i++)
+            d[i] += s[i];
+        break;
+    }
+    case XDEV_DTYPE_F16: {
+        uint16_t *d = j->dst;
+        const uint16_t *s = j->src;
+        for (size_t i = 0; i < n; i++)
+            d[i] = xdev_f32_to_f16(xdev_f16_to_f32(d[i]) + xdev_f16_to_f32(s[i]));
+        break;
+    }
+    default: { /* bf16 */
+        uint16_t *d = j->dst;
+        const uint16_t *s = j->src;
+        for (size_t i = 0; i < n; i++)
+            d[i] = xdev_f32_to_bf16(xdev_bf16_to_f32(d[i]) + xdev_bf16_to_f32(s[i]));
+        break;
+    }
+    }
+    free(j);
+}
+
+static xdev_status_t ops_add(xdev_cpu_device_t *dev, void *dst, const void *src, xdev_dtype_t dtype,
+                             size_t count, void *stream) {
+    if (dtype != XDEV_DTYPE_F32 && dtype != XDEV_DTYPE_F64 && dtype != XDEV_DTYPE_I32 &&
+        dtype != XDEV_DTYPE_I64 && dtype != XDEV_DTYPE_F16 && dtype != XDEV_DTYPE_BF16)
+        return xdev_cpu_error(XDEV_ERROR_NOT_SUPPORTED, "cpu: add of dtype %d", (int)dtype);
+    ops_job_t *job = calloc(1, sizeof *job);
+    if (job == NULL)
+        return xdev_cpu_error(XDEV_ERROR_OUT_OF_MEMORY, "cpu:%d no host memory for an add",
+                              dev->index);
+    job->dst = dst;
+    job->src = src;
+    job->count = count;
+    job->dst_dtype = dtype;
+    return enqueue(dev, stream, add_job, job);
+}
+
 const xdev_ops_vtable_t xdev_cpu_ops_vtable = {
     .size = sizeof(xdev_ops_vtable_t),
     .fill = ops_fill,
     .convert = ops_convert,
+    .add = ops_add,
 };

@@ -150,38 +150,52 @@ cudaError_t launch_convert(int d_dtype, int s_dtype, void *dst, const void *src,
     return cudaErrorInvalidValue;
 }
 
+/* Every launch's start: the device made current (g, ended by the caller),
+ * the grid sized for count elements (err says whether that worked). */
+struct launch_t {
+    xc_guard_t g;
+    unsigned grid;
+    cudaError_t err;
+};
+
+xdev_status_t launch_begin(xc_device_t *dev, size_t count, launch_t *l) {
+    xdev_status_t st = xc_guard_begin(&l->g, dev->index);
+    if (st != XDEV_SUCCESS) return st;
+    l->grid = 1;
+    l->err = grid_for(dev, count, &l->grid);
+    return XDEV_SUCCESS;
+}
+
 /* unused: in a device pass the table below is left out, so nothing refers to them. */
 __attribute__((unused)) xdev_status_t ops_fill(xc_device_t *dev, void *dst, const void *pattern,
                                                size_t pattern_size, size_t count, void *stream) {
     const int device = dev->index;
-    xc_guard_t g;
-    xdev_status_t st = xc_guard_begin(&g, device);
+    launch_t l;
+    xdev_status_t st = launch_begin(dev, count, &l);
     if (st != XDEV_SUCCESS) return st;
-    unsigned grid = 1;
-    cudaError_t err = grid_for(dev, count, &grid);
     cudaStream_t s = (cudaStream_t)stream;
-    if (err == cudaSuccess) {
+    if (l.err == cudaSuccess) {
         switch (pattern_size) {
         case 1:
-            err = launch_fill<uint8_t>(dst, pattern, count, grid, s);
+            l.err = launch_fill<uint8_t>(dst, pattern, count, l.grid, s);
             break;
         case 2:
-            err = launch_fill<uint16_t>(dst, pattern, count, grid, s);
+            l.err = launch_fill<uint16_t>(dst, pattern, count, l.grid, s);
             break;
         case 4:
-            err = launch_fill<uint32_t>(dst, pattern, count, grid, s);
+            l.err = launch_fill<uint32_t>(dst, pattern, count, l.grid, s);
             break;
         case 8:
-            err = launch_fill<unsigned long long>(dst, pattern, count, grid, s);
+            l.err = launch_fill<unsigned long long>(dst, pattern, count, l.grid, s);
             break;
         default:
-            err = launch_fill<pair16>(dst, pattern, count, grid, s);
+            l.err = launch_fill<pair16>(dst, pattern, count, l.grid, s);
             break;
         }
     }
-    xc_guard_end(&g);
-    if (err != cudaSuccess)
-        return xc_fail(err, "fill kernel (%zu elements of %zu bytes) on device %d", count,
+    xc_guard_end(&l.g);
+    if (l.err != cudaSuccess)
+        return xc_fail(l.err, "fill kernel (%zu elements of %zu bytes) on device %d", count,
                        pattern_size, device);
     return XDEV_SUCCESS;
 }
@@ -191,18 +205,72 @@ __attribute__((unused)) xdev_status_t ops_convert(xc_device_t *dev, void *dst,
                                                   xdev_dtype_t src_dtype, size_t count,
                                                   void *stream) {
     const int device = dev->index;
-    xc_guard_t g;
-    xdev_status_t st = xc_guard_begin(&g, device);
+    launch_t l;
+    xdev_status_t st = launch_begin(dev, count, &l);
     if (st != XDEV_SUCCESS) return st;
-    unsigned grid = 1;
-    cudaError_t err = grid_for(dev, count, &grid);
-    if (err == cudaSuccess)
-        err = launch_convert((int)dst_dtype, (int)src_dtype, dst, src, count, grid,
-                             (cudaStream_t)stream);
-    xc_guard_end(&g);
-    if (err != cudaSuccess)
-        return xc_fail(err, "conversion kernel (%s to %s, %zu elements) on device %d",
+    if (l.err == cudaSuccess)
+        l.err = launch_convert((int)dst_dtype, (int)src_dtype, dst, src, count, l.grid,
+                               (cudaStream_t)stream);
+    xc_guard_end(&l.g);
+    if (l.err != cudaSuccess)
+        return xc_fail(l.err, "conversion kernel (%s to %s, %zu elements) on device %d",
                        dtype_name((int)src_dtype), dtype_name((int)dst_dtype), count, device);
+    return XDEV_SUCCESS;
+}
+
+/* dst[i] += src[i] for one dtype: f16/bf16 through f32 (xcv_convert1 both
+ * ways, the CPU backend's rounding), integers through unsigned (wrap). */
+template <int T> __device__ __forceinline__ void add_elem(void *dst, const void *src, size_t i) {
+    if (T == XDEV_DTYPE_F32) {
+        ((float *)dst)[i] += ((const float *)src)[i];
+    } else if (T == XDEV_DTYPE_F64) {
+        ((double *)dst)[i] += ((const double *)src)[i];
+    } else if (T == XDEV_DTYPE_I32) {
+        ((unsigned *)dst)[i] += ((const unsigned *)src)[i];
+    } else if (T == XDEV_DTYPE_I64) {
+        ((unsigned long long *)dst)[i] += ((const unsigned long long *)src)[i];
+    } else {
+        unsigned short *d = (unsigned short *)dst;
+        float a, b;
+        xcv_convert1(&a, XDEV_DTYPE_F32, &d[i], T);
+        xcv_convert1(&b, XDEV_DTYPE_F32, &((const unsigned short *)src)[i], T);
+        a += b;
+        xcv_convert1(&d[i], T, &a, XDEV_DTYPE_F32);
+    }
+}
+
+template <int T> __global__ void add_kernel(void *dst, const void *src, size_t n) {
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        add_elem<T>(dst, src, i);
+}
+
+template <int T>
+cudaError_t launch_add(void *dst, const void *src, size_t n, unsigned grid, cudaStream_t s) {
+    add_kernel<T><<<grid, kThreads, 0, s>>>(dst, src, n);
+    return cudaGetLastError();
+}
+
+__attribute__((unused)) xdev_status_t ops_add(xc_device_t *dev, void *dst, const void *src,
+                                              xdev_dtype_t dtype, size_t count, void *stream) {
+    const int device = dev->index;
+    launch_t l;
+    xdev_status_t st = launch_begin(dev, count, &l);
+    if (st != XDEV_SUCCESS) return st;
+    /* by dtype value (xdev/dtype.h: f32 f64 c64 c128 f16 bf16 i8 i16 i32 i64) */
+    using launcher = cudaError_t (*)(void *, const void *, size_t, unsigned, cudaStream_t);
+    static const launcher by_dtype[] = {
+        launch_add<XDEV_DTYPE_F32>, launch_add<XDEV_DTYPE_F64>,  nullptr, nullptr,
+        launch_add<XDEV_DTYPE_F16>, launch_add<XDEV_DTYPE_BF16>, nullptr, nullptr,
+        launch_add<XDEV_DTYPE_I32>, launch_add<XDEV_DTYPE_I64>};
+    const unsigned t = (unsigned)dtype;
+    launcher run = t < sizeof by_dtype / sizeof by_dtype[0] ? by_dtype[t] : nullptr;
+    if (l.err == cudaSuccess)
+        l.err = run ? run(dst, src, count, l.grid, (cudaStream_t)stream) : cudaErrorInvalidValue;
+    xc_guard_end(&l.g);
+    if (l.err != cudaSuccess)
+        return xc_fail(l.err, "add kernel (%s, %zu elements) on device %d", dtype_name((int)dtype),
+                       count, device);
     return XDEV_SUCCESS;
 }
 
@@ -212,5 +280,5 @@ __attribute__((unused)) xdev_status_t ops_convert(xc_device_t *dev, void *dst,
  * (and its pointers to host functions) for the GPU too. */
 #if !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)
 extern "C" const xdev_ops_vtable_t xc_ops_vtable = {sizeof(xdev_ops_vtable_t), ops_fill,
-                                                    ops_convert};
+                                                    ops_convert, ops_add};
 #endif

@@ -322,8 +322,9 @@ static const xdev_ipc_vtable_t g_ipc = {
     .open_event_handle = ipc_open_event,
 };
 
-/* ---------------------------------------------------- optional: ops (ABI 2.1)
- * Typed fills and conversions: the bits of xdev/support/convert.h. */
+/* ---------------------------------------------------- optional: ops (ABI 2.1, add 2.2)
+ * Typed fills and conversions: the bits of xdev/support/convert.h; add:
+ * the sum the collectives' reduce_add needs. */
 static xdev_status_t ops_fill(xdev_backend_device_t *d, void *dst, const void *pattern,
                               size_t pattern_size, size_t count, void *stream) {
     UNUSED(d), UNUSED(dst), UNUSED(pattern), UNUSED(pattern_size), UNUSED(count), UNUSED(stream);
@@ -336,10 +337,16 @@ static xdev_status_t ops_convert(xdev_backend_device_t *d, void *dst, xdev_dtype
     UNUSED(stream);
     return missing("ops.convert");
 }
+static xdev_status_t ops_add(xdev_backend_device_t *d, void *dst, const void *src,
+                             xdev_dtype_t dtype, size_t count, void *stream) {
+    UNUSED(d), UNUSED(dst), UNUSED(src), UNUSED(dtype), UNUSED(count), UNUSED(stream);
+    return missing("ops.add");
+}
 static const xdev_ops_vtable_t g_ops = {
     .size = sizeof(xdev_ops_vtable_t),
     .fill = ops_fill,
     .convert = ops_convert,
+    .add = ops_add,
 };
 
 /* Process exit: stop the threads this backend owns (it owns none). */

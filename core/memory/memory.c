@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "memory/copy.h"
 #include "runtime/tracer.h"
 #include "memory/alloc_internal.h"
 #include "memory/alloc_lookup.h"
@@ -229,16 +230,21 @@ static xdev_status_t order_cpu_side(const copy_plan_t *p) {
                               : st;
 }
 
+xdev_status_t xdev_core_memcpy_async(void *dst, const void *src, size_t n, xdev_stream_t stream) {
+    copy_plan_t p;
+    xdev_status_t st = plan_copy(dst, src, n, &p);
+    if (st == XDEV_SUCCESS) st = copy_stream(&p, dst, src, &stream);
+    if (st == XDEV_SUCCESS) st = order_cpu_side(&p);
+    if (st == XDEV_SUCCESS) st = enqueue_copy(&p, stream);
+    return st;
+}
+
 xdev_status_t xdev_memcpy_async(void *dst, const void *src, size_t n, xdev_stream_t stream) {
     if (n == 0) return XDEV_SUCCESS;
     XDEV_REQUIRE_ARG(dst);
     XDEV_REQUIRE_ARG(src);
     XDEV_CHECK(xdev_core_ensure_init());
-    copy_plan_t p;
-    XDEV_CHECK(plan_copy(dst, src, n, &p));
-    XDEV_CHECK(copy_stream(&p, dst, src, &stream));
-    XDEV_CHECK(order_cpu_side(&p));
-    XDEV_CHECK(enqueue_copy(&p, stream));
+    XDEV_CHECK(xdev_core_memcpy_async(dst, src, n, stream));
     return XDEV_SUCCESS;
 }
 

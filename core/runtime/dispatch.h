@@ -221,5 +221,9 @@ static inline xdev_status_t xdev_be_ops_convert(xdev_device_record_t *r, void *d
                                                 void *stream) {
     XDEV_DISPATCH(r->be, ops, convert, r->ctx, dst, dst_dtype, src, src_dtype, count, stream);
 }
+static inline xdev_status_t xdev_be_ops_add(xdev_device_record_t *r, void *dst, const void *src,
+                                            xdev_dtype_t dtype, size_t count, void *stream) {
+    XDEV_DISPATCH(r->be, ops, add, r->ctx, dst, src, dtype, count, stream);
+}
 
 #endif

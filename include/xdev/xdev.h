@@ -10,6 +10,7 @@
 #include "xdev/memory.h"
 #include "xdev/allocator.h"
 #include "xdev/memviz.h"
+#include "xdev/comm.h"
 #include "xdev/trace.h"
 #include "xdev/ipc.h"
 #include "xdev/system.h"

@@ -1,0 +1,370 @@
+/* local_comm.c - torch.cuda.comm over the devices of one process
+ * (xdev/comm.h): broadcast, broadcast_coalesced, reduce_add, scatter,
+ * gather, built from the core's stream-ordered copies, stream waits, the
+ * caching allocator's stream-ordered temporaries and the backends' ops.add.
+ *
+ * Every cross-device piece is ordered as torch orders a copy between
+ * devices: the source device's current stream waits for the destination's
+ * stream, the copy runs on the source stream, and the destination's stream
+ * waits for the source's. Nothing waits on the host. */
+#include <stdio.h>
+#include <string.h>
+
+#include "base/error_internal.h"
+#include "memory/alloc_internal.h"
+#include "memory/alloc_lookup.h"
+#include "memory/copy.h"
+#include "runtime/device_record.h"
+#include "runtime/dispatch.h"
+#include "runtime/stream_internal.h"
+#include "xdev/comm.h"
+
+#define BUCKET_DEFAULT ((size_t)10 << 20)
+#define PACK_ALIGN ((size_t)256)
+
+/* A buffer of the call: its device record. */
+typedef struct {
+    xdev_device_record_t *rec;
+} dev_of_t;
+
+/* The device of `p`, which must be live xdev device memory holding n bytes;
+ * errors name the argument (arg, index i; i < 0: no index). */
+static xdev_status_t buffer_device(const void *p, size_t n, const char *arg, int i,
+                                   xdev_device_record_t **rec) {
+    char name[48];
+    if (i >= 0)
+        snprintf(name, sizeof name, "%s[%d]", arg, i);
+    else
+        snprintf(name, sizeof name, "%s", arg);
+    if (p == NULL) return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "%s is NULL", name);
+    xdev_live_ref_t ref;
+    xdev_status_t st = xdev_live_lookup(p, name, &ref);
+    if (st != XDEV_SUCCESS) return st;
+    if (!ref.known || ref.e.kind != XDEV_MEMORY_DEVICE)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                         "%s (%p) is not device memory from xdev_malloc*: the collectives move "
+                         "device buffers (copy host data with xdev_memcpy first)",
+                         name, p);
+    if (n > 0) {
+        st = xdev_live_check_extent(&ref, p, n, name);
+        if (st != XDEV_SUCCESS) return st;
+    }
+    *rec = &ref.e.be->devices[ref.e.index];
+    return XDEV_SUCCESS;
+}
+
+/* The same device type for every buffer of a call. */
+static xdev_status_t same_type(const xdev_device_record_t *first, const xdev_device_record_t *r,
+                               const char *what) {
+    if (r->be == first->be) return XDEV_SUCCESS;
+    return XDEV_FAIL(XDEV_ERROR_CROSS_DEVICE,
+                     "%s is on %s:%d but the call's first buffer is on %s:%d: the buffers of "
+                     "one collective are on devices of one type",
+                     what, r->be->name, r->id.index, first->be->name, first->id.index);
+}
+
+/* Fail when two of recs[0..n) are the same device. */
+static xdev_status_t distinct(xdev_device_record_t *const *recs, int n, const char *arg) {
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < i; j++)
+            if (recs[i] == recs[j])
+                return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                                 "%s[%d] and %s[%d] are both on " XDEV_REC_FMT
+                                 ": each device appears once",
+                                 arg, j, arg, i, XDEV_REC_ARGS(recs[i]));
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t count_ok(int n, const char *arg) {
+    if (n < 1 || n > XDEV_MAX_DEVICES)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "%s = %d is not in 1..%d", arg, n,
+                         XDEV_MAX_DEVICES);
+    return XDEV_SUCCESS;
+}
+
+/* n bytes from src (on srec) to dst (on drec), ordered as described at the
+ * top; dstream (NULL: drec's current stream) is the destination's stream. */
+static xdev_status_t cross_copy(void *dst, xdev_device_record_t *drec, xdev_stream_t dstream,
+                                const void *src, xdev_device_record_t *srec, size_t n) {
+    if (n == 0) return XDEV_SUCCESS;
+    xdev_stream_t ss, ds = dstream;
+    xdev_status_t st = xdev_core_current_stream(srec, &ss);
+    if (st == XDEV_SUCCESS && ds == NULL) st = xdev_core_current_stream(drec, &ds);
+    if (st != XDEV_SUCCESS) return st;
+    if (srec == drec) { /* one device: the destination's stream runs it */
+        st = xdev_core_stream_wait_stream(ds, ss);
+        return st == XDEV_SUCCESS ? xdev_core_memcpy_async(dst, src, n, ds) : st;
+    }
+    st = xdev_core_stream_wait_stream(ss, ds);
+    if (st == XDEV_SUCCESS) st = xdev_core_memcpy_async(dst, src, n, ss);
+    if (st == XDEV_SUCCESS) st = xdev_core_stream_wait_stream(ds, ss);
+    return st;
+}
+
+/* The ranges [a, a + n) and [b, b + m) overlap. */
+static bool overlap(const void *a, size_t n, const void *b, size_t m) {
+    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+    return x < y + m && y < x + n;
+}
+
+xdev_status_t xdev_comm_broadcast(const void *src, size_t bytes, void *const *dsts, int n) {
+    XDEV_REQUIRE_ARG(dsts);
+    XDEV_CHECK(xdev_core_ensure_init());
+    XDEV_CHECK(count_ok(n, "n"));
+    xdev_device_record_t *srec, *recs[XDEV_MAX_DEVICES] = {0};
+    XDEV_CHECK(buffer_device(src, bytes, "src", -1, &srec));
+    for (int i = 0; i < n; i++) {
+        XDEV_CHECK(buffer_device(dsts[i], bytes, "dsts", i, &recs[i]));
+        XDEV_CHECK(same_type(srec, recs[i], "a destination"));
+        if (dsts[i] != src && overlap(dsts[i], bytes, src, bytes))
+            return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, "dsts[%d] overlaps src", i);
+    }
+    XDEV_CHECK(distinct(recs, n, "dsts"));
+    for (int i = 0; i < n; i++)
+        if (dsts[i] != src) XDEV_CHECK(cross_copy(dsts[i], recs[i], NULL, src, srec, bytes));
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_comm_scatter(const void *src, size_t bytes, void *const *dsts,
+                                const size_t *chunk_bytes, int n, const xdev_stream_t *streams) {
+    XDEV_REQUIRE_ARG(dsts);
+    XDEV_CHECK(xdev_core_ensure_init());
+    XDEV_CHECK(count_ok(n, "n"));
+    if (chunk_bytes == NULL && bytes % (size_t)n != 0)
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
+                             "bytes = %zu does not split into %d equal chunks; pass chunk_bytes",
+                             bytes, n);
+    size_t total = 0;
+    for (int i = 0; i < n; i++) {
+        size_t c = chunk_bytes ? chunk_bytes[i] : bytes / (size_t)n;
+        if (c > bytes - total)
+            return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
+                                 "the chunks add up to more than bytes = %zu (at chunk %d)", bytes,
+                                 i);
+        total += c;
+    }
+    if (total != bytes)
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
+                             "the chunks add up to %zu bytes, not bytes = %zu", total, bytes);
+    xdev_device_record_t *srec, *recs[XDEV_MAX_DEVICES] = {0};
+    XDEV_CHECK(buffer_device(src, bytes, "src", -1, &srec));
+    for (int i = 0; i < n; i++) {
+        size_t c = chunk_bytes ? chunk_bytes[i] : bytes / (size_t)n;
+        XDEV_CHECK(buffer_device(dsts[i], c, "dsts", i, &recs[i]));
+        XDEV_CHECK(same_type(srec, recs[i], "a destination"));
+        if (overlap(dsts[i], c, src, bytes))
+            return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, "dsts[%d] overlaps src", i);
+        xdev_stream_t s = streams ? streams[i] : NULL;
+        if (s != NULL) {
+            XDEV_CHECK(xdev_stream_check(s, "streams[i]"));
+            if (s->rec != recs[i])
+                return XDEV_API_FAIL(XDEV_ERROR_CROSS_DEVICE,
+                                     "streams[%d] belongs to " XDEV_REC_FMT
+                                     " but dsts[%d] is on " XDEV_REC_FMT,
+                                     i, XDEV_REC_ARGS(s->rec), i, XDEV_REC_ARGS(recs[i]));
+        }
+    }
+    XDEV_CHECK(distinct(recs, n, "dsts"));
+    size_t off = 0;
+    for (int i = 0; i < n; i++) {
+        size_t c = chunk_bytes ? chunk_bytes[i] : bytes / (size_t)n;
+        XDEV_CHECK(cross_copy(dsts[i], recs[i], streams ? streams[i] : NULL,
+                              (const char *)src + off, srec, c));
+        off += c;
+    }
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_comm_gather(const void *const *srcs, const size_t *chunk_bytes, int n,
+                               void *dst) {
+    XDEV_REQUIRE_ARG(srcs);
+    XDEV_REQUIRE_ARG(chunk_bytes);
+    XDEV_CHECK(xdev_core_ensure_init());
+    XDEV_CHECK(count_ok(n, "n"));
+    size_t total = 0;
+    for (int i = 0; i < n; i++) {
+        if (chunk_bytes[i] > SIZE_MAX - total)
+            return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, "the chunk sizes overflow");
+        total += chunk_bytes[i];
+    }
+    xdev_device_record_t *drec, *recs[XDEV_MAX_DEVICES] = {0};
+    XDEV_CHECK(buffer_device(dst, total, "dst", -1, &drec));
+    for (int i = 0; i < n; i++) {
+        XDEV_CHECK(buffer_device(srcs[i], chunk_bytes[i], "srcs", i, &recs[i]));
+        XDEV_CHECK(same_type(drec, recs[i], "a source"));
+        if (overlap(srcs[i], chunk_bytes[i], dst, total))
+            return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, "srcs[%d] overlaps dst", i);
+    }
+    XDEV_CHECK(distinct(recs, n, "srcs"));
+    size_t off = 0;
+    for (int i = 0; i < n; i++) {
+        XDEV_CHECK(cross_copy((char *)dst + off, drec, NULL, srcs[i], recs[i], chunk_bytes[i]));
+        off += chunk_bytes[i];
+    }
+    return XDEV_SUCCESS;
+}
+
+static bool addable(xdev_dtype_t t) {
+    return t == XDEV_DTYPE_F16 || t == XDEV_DTYPE_BF16 || t == XDEV_DTYPE_F32 ||
+           t == XDEV_DTYPE_F64 || t == XDEV_DTYPE_I32 || t == XDEV_DTYPE_I64;
+}
+
+/* dst += src on dst's device and current stream ds (src on that device). */
+static xdev_status_t add_on(xdev_device_record_t *drec, xdev_stream_t ds, void *dst,
+                            const void *src, xdev_dtype_t dtype, size_t count) {
+    xdev_status_t st = xdev_be_ops_add(drec, dst, src, dtype, count, ds->native);
+    return st == XDEV_SUCCESS ? xdev_core_after_enqueue(ds) : st;
+}
+
+xdev_status_t xdev_comm_reduce_add(const void *const *srcs, int n, void *dst, size_t count,
+                                   xdev_dtype_t dtype) {
+    XDEV_REQUIRE_ARG(srcs);
+    XDEV_CHECK(xdev_core_ensure_init());
+    XDEV_CHECK(count_ok(n, "n"));
+    if (!addable(dtype))
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
+                             "dtype %d: reduce_add sums f16, bf16, f32, f64, i32 or i64",
+                             (int)dtype);
+    size_t es = xdev_dtype_size(dtype);
+    if (count > SIZE_MAX / es)
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, "count = %zu overflows", count);
+    size_t bytes = count * es;
+    xdev_device_record_t *drec, *recs[XDEV_MAX_DEVICES] = {0};
+    XDEV_CHECK(buffer_device(dst, bytes, "dst", -1, &drec));
+    if ((uintptr_t)dst % es != 0)
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, "dst is not aligned to its %zu-byte element",
+                             es);
+    int in_place = -1;
+    for (int i = 0; i < n; i++) {
+        XDEV_CHECK(buffer_device(srcs[i], bytes, "srcs", i, &recs[i]));
+        XDEV_CHECK(same_type(drec, recs[i], "a source"));
+        if ((uintptr_t)srcs[i] % es != 0)
+            return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
+                                 "srcs[%d] is not aligned to its %zu-byte element", i, es);
+        if (srcs[i] == dst)
+            in_place = i;
+        else if (overlap(srcs[i], bytes, dst, bytes))
+            return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
+                                 "srcs[%d] overlaps dst without being dst", i);
+    }
+    XDEV_CHECK(distinct(recs, n, "srcs"));
+    if (!XDEV_HAS(drec->be, ops, add))
+        return XDEV_API_FAIL(XDEV_ERROR_NOT_SUPPORTED,
+                             "the %s backend does not implement ops.add (ABI 2.2), which "
+                             "reduce_add sums with",
+                             drec->be->name);
+    if (count == 0) return XDEV_SUCCESS;
+    xdev_stream_t ds;
+    XDEV_CHECK(xdev_core_current_stream(drec, &ds));
+    int first = in_place >= 0 ? in_place : 0;
+    if (in_place < 0) XDEV_CHECK(cross_copy(dst, drec, ds, srcs[0], recs[0], bytes));
+    for (int i = 0; i < n; i++) {
+        if (i == first) continue;
+        if (recs[i] == drec) {
+            XDEV_CHECK(add_on(drec, ds, dst, srcs[i], dtype, count));
+            continue;
+        }
+        void *tmp = NULL; /* stream-ordered on ds: reused only by work after the add */
+        xdev_status_t st = xdev_alloc_malloc_on(ds, bytes, &tmp);
+        if (st == XDEV_SUCCESS) st = cross_copy(tmp, drec, ds, srcs[i], recs[i], bytes);
+        if (st == XDEV_SUCCESS) st = add_on(drec, ds, dst, tmp, dtype, count);
+        if (tmp != NULL) (void)xdev_alloc_free(tmp);
+        XDEV_CHECK(st);
+    }
+    return XDEV_SUCCESS;
+}
+
+/* One bucket of broadcast_coalesced: buffers [j0, j1) packed on the source
+ * device, copied once to each destination, unpacked there. */
+static xdev_status_t bucket(const void *const *srcs, const size_t *sizes, int nbuf, int j0, int j1,
+                            void *const *dsts, xdev_device_record_t *const *drecs, int ndev,
+                            xdev_device_record_t *srec) {
+    size_t packed = 0;
+    for (int j = j0; j < j1; j++)
+        packed += (sizes[j] + PACK_ALIGN - 1) / PACK_ALIGN * PACK_ALIGN;
+    xdev_stream_t ss;
+    xdev_status_t st = xdev_core_current_stream(srec, &ss);
+    void *pack = NULL;
+    if (st == XDEV_SUCCESS) st = xdev_alloc_malloc_on(ss, packed, &pack);
+    size_t off = 0;
+    for (int j = j0; j < j1 && st == XDEV_SUCCESS; j++) {
+        if (sizes[j] > 0) st = xdev_core_memcpy_async((char *)pack + off, srcs[j], sizes[j], ss);
+        off += (sizes[j] + PACK_ALIGN - 1) / PACK_ALIGN * PACK_ALIGN;
+    }
+    for (int d = 0; d < ndev && st == XDEV_SUCCESS; d++) {
+        xdev_stream_t ds;
+        void *recv = NULL;
+        st = xdev_core_current_stream(drecs[d], &ds);
+        if (st == XDEV_SUCCESS) st = xdev_alloc_malloc_on(ds, packed, &recv);
+        if (st == XDEV_SUCCESS) st = cross_copy(recv, drecs[d], ds, pack, srec, packed);
+        off = 0;
+        for (int j = j0; j < j1 && st == XDEV_SUCCESS; j++) {
+            void *out = dsts[(size_t)d * (size_t)nbuf + (size_t)j];
+            if (sizes[j] > 0) st = xdev_core_memcpy_async(out, (char *)recv + off, sizes[j], ds);
+            off += (sizes[j] + PACK_ALIGN - 1) / PACK_ALIGN * PACK_ALIGN;
+        }
+        if (recv != NULL) (void)xdev_alloc_free(recv);
+    }
+    if (pack != NULL) (void)xdev_alloc_free(pack); /* on ss, after the copies made there */
+    return st;
+}
+
+xdev_status_t xdev_comm_broadcast_coalesced(const void *const *srcs, const size_t *sizes, int nbuf,
+                                            void *const *dsts, int ndev, size_t bucket_bytes) {
+    XDEV_REQUIRE_ARG(srcs);
+    XDEV_REQUIRE_ARG(sizes);
+    XDEV_REQUIRE_ARG(dsts);
+    XDEV_CHECK(xdev_core_ensure_init());
+    XDEV_CHECK(count_ok(ndev, "ndev"));
+    if (nbuf < 1 || nbuf > (1 << 20))
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, "nbuf = %d is not in 1..2^20", nbuf);
+    if (bucket_bytes == 0) bucket_bytes = BUCKET_DEFAULT;
+    xdev_device_record_t *srec = NULL, *r, *drecs[XDEV_MAX_DEVICES] = {0};
+    for (int j = 0; j < nbuf; j++) {
+        XDEV_CHECK(buffer_device(srcs[j], sizes[j], "srcs", j, &r));
+        if (srec == NULL) srec = r;
+        if (r != srec)
+            return XDEV_API_FAIL(XDEV_ERROR_CROSS_DEVICE,
+                                 "srcs[%d] is on " XDEV_REC_FMT " but srcs[0] on " XDEV_REC_FMT
+                                 ": the buffers broadcast together are on one device",
+                                 j, XDEV_REC_ARGS(r), XDEV_REC_ARGS(srec));
+    }
+    for (int d = 0; d < ndev; d++)
+        for (int j = 0; j < nbuf; j++) {
+            void *out = dsts[(size_t)d * (size_t)nbuf + (size_t)j];
+            XDEV_CHECK(buffer_device(out, sizes[j], "dsts", d * nbuf + j, &r));
+            XDEV_CHECK(same_type(srec, r, "a destination"));
+            if (j == 0) drecs[d] = r;
+            if (r != drecs[d])
+                return XDEV_API_FAIL(XDEV_ERROR_CROSS_DEVICE,
+                                     "destination %d's buffers are on " XDEV_REC_FMT
+                                     " and " XDEV_REC_FMT
+                                     ": each destination's buffers are on one device",
+                                     d, XDEV_REC_ARGS(drecs[d]), XDEV_REC_ARGS(r));
+            if (r == srec)
+                return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
+                                     "destination %d is the source device " XDEV_REC_FMT
+                                     " (the sources already are its copy)",
+                                     d, XDEV_REC_ARGS(r));
+        }
+    XDEV_CHECK(distinct(drecs, ndev, "destination devices"));
+    for (int j = 0; j < nbuf;) {
+        int j1 = j;
+        size_t packed = 0;
+        while (j1 < nbuf && sizes[j1] < bucket_bytes &&
+               packed + (sizes[j1] + PACK_ALIGN - 1) / PACK_ALIGN * PACK_ALIGN <= bucket_bytes) {
+            packed += (sizes[j1] + PACK_ALIGN - 1) / PACK_ALIGN * PACK_ALIGN;
+            j1++;
+        }
+        if (j1 - j >= 2) {
+            XDEV_CHECK(bucket(srcs, sizes, nbuf, j, j1, dsts, drecs, ndev, srec));
+            j = j1;
+            continue;
+        }
+        for (int d = 0; d < ndev; d++) /* a large buffer, or one alone: copied directly */
+            XDEV_CHECK(cross_copy(dsts[(size_t)d * (size_t)nbuf + (size_t)j], drecs[d], NULL,
+                                  srcs[j], srec, sizes[j]));
+        j++;
+    }
+    return XDEV_SUCCESS;
+}

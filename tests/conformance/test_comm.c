@@ -1,0 +1,357 @@
+/* test_comm.c - torch.cuda.comm over devices (xdev/comm.h) on the backend
+ * under test: broadcast, broadcast_coalesced (packed buckets and large
+ * buffers), reduce_add of every dtype (sums checked against the host, f16 and
+ * bf16 rounded after each add as the devices do; in place), scatter and
+ * gather round trips with uneven chunks and given streams; stream order (a
+ * source still being written on its device's stream is read only after);
+ * bad input. Conformance: XDEV_BACKEND=<backend>, XDEV_CPU_DEVICES=4. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "xdev/support/half.h"
+#include "xt.h"
+
+#define MIB ((size_t)1 << 20)
+
+static void setup(void) {
+    xt_reset_state();
+}
+
+static void *dalloc(int dev, size_t bytes) {
+    void *p = NULL;
+    XT_OK(xdev_malloc_device(xt_dev(dev), &p, bytes));
+    return p;
+}
+
+static void sync_all(int ndev) {
+    for (int d = 0; d < ndev; d++)
+        XT_OK(xdev_device_synchronize(xt_dev(d)));
+}
+
+/* bytes of pattern k at p on dev (through the device's current stream). */
+static void put(int dev, void *p, size_t bytes, unsigned k) {
+    unsigned char *h = malloc(bytes);
+    for (size_t i = 0; i < bytes; i++)
+        h[i] = (unsigned char)(i * 31u + k * 7u + 1u);
+    XT_OK(xdev_set_device(xt_dev(dev)));
+    XT_OK(xdev_memcpy(p, h, bytes));
+    free(h);
+}
+
+static void expect(const void *p, size_t bytes, unsigned k, const char *what) {
+    unsigned char *h = malloc(bytes);
+    xt_peek(h, p, bytes);
+    size_t i = 0;
+    while (i < bytes && h[i] == (unsigned char)(i * 31u + k * 7u + 1u))
+        i++;
+    ck_assert_msg(i == bytes, "%s: byte %zu of %zu is %u", what, i, bytes, i < bytes ? h[i] : 0);
+    free(h);
+}
+
+START_TEST(broadcast_to_every_device) {
+    XT_REQUIRE_DEVICES(2);
+    int n = xt_device_count() < 4 ? xt_device_count() : 4;
+    size_t bytes = 3 * MIB + 5;
+    void *src = dalloc(0, bytes), *dsts[4];
+    put(0, src, bytes, 3);
+    dsts[0] = src; /* the source's own device: left as is */
+    for (int d = 1; d < n; d++)
+        dsts[d] = dalloc(d, bytes);
+    XT_OK(xdev_comm_broadcast(src, bytes, dsts, n));
+    sync_all(n);
+    for (int d = 0; d < n; d++)
+        expect(dsts[d], bytes, 3, xt_name(d));
+    for (int d = 0; d < n; d++)
+        XT_OK(xdev_free(dsts[d]));
+}
+END_TEST
+
+/* The source is still being produced on its device's current stream (a host
+ * function holds the stream, then a fill writes the source): the broadcast,
+ * and a read queued after it on the destination's current stream, see the
+ * fill's values. */
+START_TEST(broadcast_is_stream_ordered) {
+    XT_REQUIRE_DEVICES(2);
+    size_t count = 1 << 18;
+    float *src = dalloc(0, count * 4), *dst = dalloc(1, count * 4);
+    XT_OK(xdev_set_device(xt_dev(1)));
+    XT_OK(xdev_fill_async(dst, XDEV_DTYPE_F32, xdev_scalar_f64(-1.0), count, NULL));
+    XT_OK(xdev_set_device(xt_dev(0)));
+    xt_sleep_task_t task = {40, NULL};
+    XT_OK(xdev_launch_host_func(NULL, xt_sleep_fn, &task));
+    XT_OK(xdev_fill_async(src, XDEV_DTYPE_F32, xdev_scalar_f64(7.0), count, NULL));
+    void *dsts[1] = {dst};
+    XT_OK(xdev_comm_broadcast(src, count * 4, dsts, 1));
+    float *host = NULL;
+    XT_OK(xdev_host_alloc((void **)&host, count * 4));
+    XT_OK(xdev_set_device(xt_dev(1)));
+    XT_OK(xdev_memcpy_async(host, dst, count * 4, NULL));
+    xdev_stream_t s1;
+    XT_OK(xdev_stream_current(xt_dev(1), &s1));
+    XT_OK(xdev_stream_synchronize(s1));
+    size_t bad = 0;
+    while (bad < count && host[bad] == 7.0f)
+        bad++;
+    ck_assert_msg(bad == count, "host[%zu] = %g: read before the broadcast", bad,
+                  bad < count ? host[bad] : 0.0);
+    XT_OK(xdev_host_free(host));
+    XT_OK(xdev_free(src));
+    XT_OK(xdev_free(dst));
+}
+END_TEST
+
+/* The host's sum of value(d, i) over devices in order, each add rounded as
+ * the dtype rounds. */
+static double value(int d, size_t i, xdev_dtype_t t) {
+    double v = (double)((int)((i * 7 + (size_t)d * 13) % 41) - 20);
+    return t == XDEV_DTYPE_F32 || t == XDEV_DTYPE_F64 || t == XDEV_DTYPE_F16 || t == XDEV_DTYPE_BF16
+               ? v * 0.37
+               : v * 100003.0;
+}
+
+static void store(void *h, size_t i, xdev_dtype_t t, double v) {
+    switch ((int)t) {
+    case XDEV_DTYPE_F32:
+        ((float *)h)[i] = (float)v;
+        break;
+    case XDEV_DTYPE_F64:
+        ((double *)h)[i] = v;
+        break;
+    case XDEV_DTYPE_I32:
+        ((int32_t *)h)[i] = (int32_t)v;
+        break;
+    case XDEV_DTYPE_I64:
+        ((int64_t *)h)[i] = (int64_t)v * 1000003;
+        break;
+    case XDEV_DTYPE_F16:
+        ((uint16_t *)h)[i] = xdev_f32_to_f16((float)v);
+        break;
+    default:
+        ((uint16_t *)h)[i] = xdev_f32_to_bf16((float)v);
+        break;
+    }
+}
+
+/* acc[i] += add[i] the way the dtype adds (host reference). */
+static void host_add(void *acc, const void *add, size_t i, xdev_dtype_t t) {
+    switch ((int)t) {
+    case XDEV_DTYPE_F32:
+        ((float *)acc)[i] += ((const float *)add)[i];
+        break;
+    case XDEV_DTYPE_F64:
+        ((double *)acc)[i] += ((const double *)add)[i];
+        break;
+    case XDEV_DTYPE_I32:
+        ((uint32_t *)acc)[i] += ((const uint32_t *)add)[i];
+        break;
+    case XDEV_DTYPE_I64:
+        ((uint64_t *)acc)[i] += ((const uint64_t *)add)[i];
+        break;
+    case XDEV_DTYPE_F16:
+        ((uint16_t *)acc)[i] = xdev_f32_to_f16(xdev_f16_to_f32(((uint16_t *)acc)[i]) +
+                                               xdev_f16_to_f32(((const uint16_t *)add)[i]));
+        break;
+    default:
+        ((uint16_t *)acc)[i] = xdev_f32_to_bf16(xdev_bf16_to_f32(((uint16_t *)acc)[i]) +
+                                                xdev_bf16_to_f32(((const uint16_t *)add)[i]));
+        break;
+    }
+}
+
+START_TEST(reduce_add_every_dtype) {
+    static const xdev_dtype_t types[] = {XDEV_DTYPE_F32, XDEV_DTYPE_F64, XDEV_DTYPE_I32,
+                                         XDEV_DTYPE_I64, XDEV_DTYPE_F16, XDEV_DTYPE_BF16};
+    int n = xt_device_count() < 4 ? xt_device_count() : 4;
+    size_t count = 100003;
+    for (size_t k = 0; k < sizeof types / sizeof types[0]; k++) {
+        xdev_dtype_t t = types[k];
+        size_t es = xdev_dtype_size(t), bytes = count * es;
+        void *srcs[4], *host[4];
+        for (int d = 0; d < n; d++) {
+            srcs[d] = dalloc(d, bytes);
+            host[d] = malloc(bytes);
+            for (size_t i = 0; i < count; i++)
+                store(host[d], i, t, value(d, i, t));
+            XT_OK(xdev_set_device(xt_dev(d)));
+            XT_OK(xdev_memcpy(srcs[d], host[d], bytes));
+        }
+        for (size_t i = 0; i < count; i++)
+            for (int d = 1; d < n; d++)
+                host_add(host[0], host[d], i, t);
+        void *dst = dalloc(n - 1, bytes); /* its own buffer on the last device */
+        XT_OK(xdev_comm_reduce_add((const void *const *)srcs, n, dst, count, t));
+        sync_all(n);
+        void *got = malloc(bytes);
+        xt_peek(got, dst, bytes);
+        ck_assert_msg(memcmp(got, host[0], bytes) == 0, "reduce_add %s differs from the host",
+                      xdev_dtype_name(t));
+        free(got);
+        XT_OK(xdev_free(dst));
+        for (int d = 0; d < n; d++) {
+            XT_OK(xdev_free(srcs[d]));
+            free(host[d]);
+        }
+    }
+}
+END_TEST
+
+/* dst is one of the sources: summed in place, starting from it. */
+START_TEST(reduce_add_in_place) {
+    XT_REQUIRE_DEVICES(2);
+    int n = xt_device_count() < 3 ? xt_device_count() : 3;
+    size_t count = 4096;
+    float *srcs[3];
+    for (int d = 0; d < n; d++) {
+        srcs[d] = dalloc(d, count * 4);
+        XT_OK(xdev_set_device(xt_dev(d)));
+        XT_OK(xdev_fill_async(srcs[d], XDEV_DTYPE_F32, xdev_scalar_f64(d + 1.0), count, NULL));
+    }
+    XT_OK(xdev_comm_reduce_add((const void *const *)srcs, n, srcs[1], count, XDEV_DTYPE_F32));
+    sync_all(n);
+    float *h = malloc(count * 4);
+    xt_peek(h, srcs[1], count * 4);
+    float want = n == 3 ? 6.0f : 3.0f;
+    size_t i = 0;
+    while (i < count && h[i] == want)
+        i++;
+    ck_assert_msg(i == count, "h[%zu] = %g, want %g", i, i < count ? h[i] : 0.0, want);
+    free(h);
+    for (int d = 0; d < n; d++)
+        XT_OK(xdev_free(srcs[d]));
+}
+END_TEST
+
+START_TEST(scatter_gather_round_trip) {
+    int n = xt_device_count() < 4 ? xt_device_count() : 4;
+    size_t chunks[4] = {1000, 3 * MIB, 17, 65536}, bytes = 0;
+    for (int i = 0; i < n; i++)
+        bytes += chunks[i];
+    void *src = dalloc(0, bytes), *back = dalloc(n - 1, bytes), *dsts[4];
+    put(0, src, bytes, 9);
+    xdev_stream_t streams[4] = {NULL, NULL, NULL, NULL};
+    for (int i = 0; i < n; i++)
+        dsts[i] = dalloc(i, chunks[i]);
+    streams[n - 1] = xt_new_stream(n - 1);
+    XT_OK(xdev_comm_scatter(src, bytes, dsts, chunks, n, streams));
+    XT_OK(xdev_stream_synchronize(streams[n - 1]));
+    XT_OK(xdev_comm_gather((const void *const *)dsts, chunks, n, back));
+    sync_all(n);
+    expect(back, bytes, 9, "gathered");
+    /* equal chunks when chunk_bytes is NULL */
+    size_t even = 4096 * (size_t)n;
+    void *esrc = dalloc(0, even), *edst[4];
+    put(0, esrc, even, 5);
+    for (int i = 0; i < n; i++)
+        edst[i] = dalloc(i, 4096);
+    XT_OK(xdev_comm_scatter(esrc, even, edst, NULL, n, NULL));
+    sync_all(n);
+    unsigned char *whole = malloc(even);
+    xt_peek(whole, esrc, even);
+    for (int i = 0; i < n; i++) {
+        unsigned char part[4096];
+        xt_peek(part, edst[i], 4096);
+        ck_assert(memcmp(part, whole + (size_t)i * 4096, 4096) == 0);
+        XT_OK(xdev_free(edst[i]));
+    }
+    free(whole);
+    XT_OK(xdev_free(esrc));
+    for (int i = 0; i < n; i++)
+        XT_OK(xdev_free(dsts[i]));
+    XT_OK(xdev_stream_destroy(streams[n - 1]));
+    XT_OK(xdev_free(src));
+    XT_OK(xdev_free(back));
+}
+END_TEST
+
+START_TEST(broadcast_coalesced_buckets) {
+    XT_REQUIRE_DEVICES(2);
+    int ndev = xt_device_count() - 1 < 3 ? xt_device_count() - 1 : 3;
+    enum { NBUF = 6 };
+    const size_t sizes[NBUF] = {100, 3000, 2 * MIB, 7, 512, 1000};
+    void *srcs[NBUF], *dsts[3 * NBUF];
+    for (int j = 0; j < NBUF; j++) {
+        srcs[j] = dalloc(0, sizes[j]);
+        put(0, srcs[j], sizes[j], (unsigned)j);
+        for (int d = 0; d < ndev; d++)
+            dsts[d * NBUF + j] = dalloc(d + 1, sizes[j]);
+    }
+    /* 4 KiB buckets: {100, 3000} packed, 2 MiB alone, {7, 512, 1000} packed */
+    XT_OK(xdev_comm_broadcast_coalesced((const void *const *)srcs, sizes, NBUF, dsts, ndev, 4096));
+    sync_all(ndev + 1);
+    for (int d = 0; d < ndev; d++)
+        for (int j = 0; j < NBUF; j++)
+            expect(dsts[d * NBUF + j], sizes[j], (unsigned)j, xt_name(d + 1));
+    for (int j = 0; j < NBUF; j++) {
+        XT_OK(xdev_free(srcs[j]));
+        for (int d = 0; d < ndev; d++)
+            XT_OK(xdev_free(dsts[d * NBUF + j]));
+    }
+}
+END_TEST
+
+START_TEST(comm_bad_input) {
+    void *a = dalloc(0, 4096), *dsts[2] = {NULL, NULL};
+    char host[4096];
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_comm_broadcast(a, 4096, NULL, 1), "dsts");
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_comm_broadcast(a, 4096, dsts, 0), "n = 0");
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_comm_broadcast(a, 4096, dsts, 65), "n = 65");
+    dsts[0] = host;
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_comm_broadcast(a, 4096, dsts, 1), "dsts[0]",
+           "not device memory");
+    dsts[0] = a;
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_comm_broadcast(a, 8192, dsts, 1), "src");
+    void *b = dalloc(0, 4096);
+    dsts[0] = b;
+    dsts[1] = a;
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_comm_broadcast(a, 4096, dsts, 2), "both on", xt_name(0));
+    dsts[0] = (char *)a + 1024;
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_comm_broadcast(a, 2048, dsts, 1), "overlaps");
+    const void *srcs[2] = {a, b};
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_comm_reduce_add(srcs, 1, b, 16, XDEV_DTYPE_C64), "dtype");
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_comm_reduce_add(srcs, 2, host, 16, XDEV_DTYPE_F32),
+           "dst");
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_comm_reduce_add(srcs, 2, b, 16, XDEV_DTYPE_F32),
+           "both on");
+    XT_ERR(XDEV_ERROR_INVALID_VALUE,
+           xdev_comm_reduce_add(srcs, 1, (char *)a + 2, 16, XDEV_DTYPE_F32), "aligned");
+    size_t chunks[1] = {1000};
+    dsts[0] = b;
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_comm_scatter(a, 4096, dsts, chunks, 1, NULL),
+           "add up to 1000");
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_comm_scatter(a, 4095, dsts, NULL, 2, NULL), "equal");
+    if (xt_device_count() >= 2) {
+        xdev_stream_t other = xt_new_stream(1);
+        xdev_stream_t streams[1] = {other};
+        XT_ERR(XDEV_ERROR_CROSS_DEVICE, xdev_comm_scatter(a, 4096, dsts, NULL, 1, streams),
+               "streams[0]");
+        XT_OK(xdev_stream_destroy(other));
+        void *c = dalloc(1, 4096);
+        const void *two[2] = {a, c};
+        size_t sz[2] = {4096, 4096};
+        void *outs[2] = {b, b};
+        XT_ERR(XDEV_ERROR_CROSS_DEVICE, xdev_comm_broadcast_coalesced(two, sz, 2, outs, 1, 0),
+               "srcs[1]");
+        XT_OK(xdev_free(c));
+    }
+    size_t gchunks[2] = {4096, 4096};
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_comm_gather(srcs, gchunks, 2, b), "dst");
+    XT_OK(xdev_free(a));
+    XT_OK(xdev_free(b));
+}
+END_TEST
+
+int main(int argc, char **argv) {
+    Suite *s = suite_create("comm");
+    TCase *tc = tcase_create("comm");
+    tcase_add_checked_fixture(tc, setup, NULL);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, broadcast_to_every_device);
+    tcase_add_test(tc, broadcast_is_stream_ordered);
+    tcase_add_test(tc, reduce_add_every_dtype);
+    tcase_add_test(tc, reduce_add_in_place);
+    tcase_add_test(tc, scatter_gather_round_trip);
+    tcase_add_test(tc, broadcast_coalesced_buckets);
+    tcase_add_test(tc, comm_bad_input);
+    suite_add_tcase(s, tc);
+    return xt_run(srunner_create(s), "comm", argc, argv);
+}
