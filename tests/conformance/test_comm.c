@@ -166,7 +166,7 @@ START_TEST(reduce_add_every_dtype) {
     for (size_t k = 0; k < sizeof types / sizeof types[0]; k++) {
         xdev_dtype_t t = types[k];
         size_t es = xdev_dtype_size(t), bytes = count * es;
-        void *srcs[4], *host[4];
+        void *srcs[4] = {NULL}, *host[4] = {NULL};
         for (int d = 0; d < n; d++) {
             srcs[d] = dalloc(d, bytes);
             host[d] = malloc(bytes);
