@@ -44,7 +44,8 @@ extern "C" {
 #endif
 
 #define XDEV_BACKEND_ABI_MAJOR 2u
-#define XDEV_BACKEND_ABI_MINOR 2u /* 2.1: the ops table (typed fills, conversions); 2.2: ops.add */
+#define XDEV_BACKEND_ABI_MINOR 2u /* 2.1: the ops table (typed fills, conversions); 2.2: ops.add   \
+                                   */
 #define XDEV_BACKEND_ENTRY_SYMBOL "xdev_backend_entry"
 
 /* True when `table` (which starts with its size) is long enough to hold `slot`. */
@@ -375,8 +376,8 @@ typedef struct xdev_ops_vtable {
     /* 2.2: dst[i] += src[i], i < count; dtype among f16, bf16, f32, f64, i32, i64
      * (f16/bf16 summed in f32 and rounded to nearest even, integers wrap);
      * both on this device, aligned to the element, equal or disjoint. */
-    xdev_status_t (*add)(xdev_backend_device_t *dev, void *dst, const void *src,
-                         xdev_dtype_t dtype, size_t count, void *stream);
+    xdev_status_t (*add)(xdev_backend_device_t *dev, void *dst, const void *src, xdev_dtype_t dtype,
+                         size_t count, void *stream);
 } xdev_ops_vtable_t;
 
 typedef struct xdev_backend_api {
