@@ -44,8 +44,8 @@ extern "C" {
 #endif
 
 #define XDEV_BACKEND_ABI_MAJOR 2u
-#define XDEV_BACKEND_ABI_MINOR 2u /* 2.1: the ops table (typed fills, conversions); 2.2: ops.add   \
-                                   */
+/* 2.1: the ops table (typed fills, conversions); 2.2: ops.add */
+#define XDEV_BACKEND_ABI_MINOR 2u
 #define XDEV_BACKEND_ENTRY_SYMBOL "xdev_backend_entry"
 
 /* True when `table` (which starts with its size) is long enough to hold `slot`. */
