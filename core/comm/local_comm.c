@@ -274,14 +274,17 @@ xdev_status_t xdev_comm_reduce_add(const void *const *srcs, int n, void *dst, si
     return XDEV_SUCCESS;
 }
 
-/* One bucket of broadcast_coalesced: buffers [j0, j1) packed on the source
- * device, copied once to each destination, unpacked there. */
+/* A buffer's room in a bucket: its size rounded up to PACK_ALIGN. */
+static size_t packed_size(size_t n) {
+    return (n + PACK_ALIGN - 1) / PACK_ALIGN * PACK_ALIGN;
+}
+
+/* One bucket of broadcast_coalesced: buffers [j0, j1), `packed` bytes
+ * together, packed on the source device, copied once to each destination,
+ * unpacked there. */
 static xdev_status_t bucket(const void *const *srcs, const size_t *sizes, int nbuf, int j0, int j1,
-                            void *const *dsts, xdev_device_record_t *const *drecs, int ndev,
-                            xdev_device_record_t *srec) {
-    size_t packed = 0;
-    for (int j = j0; j < j1; j++)
-        packed += (sizes[j] + PACK_ALIGN - 1) / PACK_ALIGN * PACK_ALIGN;
+                            size_t packed, void *const *dsts, xdev_device_record_t *const *drecs,
+                            int ndev, xdev_device_record_t *srec) {
     xdev_stream_t ss;
     xdev_status_t st = xdev_core_current_stream(srec, &ss);
     void *pack = NULL;
@@ -289,7 +292,7 @@ static xdev_status_t bucket(const void *const *srcs, const size_t *sizes, int nb
     size_t off = 0;
     for (int j = j0; j < j1 && st == XDEV_SUCCESS; j++) {
         if (sizes[j] > 0) st = xdev_core_memcpy_async((char *)pack + off, srcs[j], sizes[j], ss);
-        off += (sizes[j] + PACK_ALIGN - 1) / PACK_ALIGN * PACK_ALIGN;
+        off += packed_size(sizes[j]);
     }
     for (int d = 0; d < ndev && st == XDEV_SUCCESS; d++) {
         xdev_stream_t ds;
@@ -301,7 +304,7 @@ static xdev_status_t bucket(const void *const *srcs, const size_t *sizes, int nb
         for (int j = j0; j < j1 && st == XDEV_SUCCESS; j++) {
             void *out = dsts[(size_t)d * (size_t)nbuf + (size_t)j];
             if (sizes[j] > 0) st = xdev_core_memcpy_async(out, (char *)recv + off, sizes[j], ds);
-            off += (sizes[j] + PACK_ALIGN - 1) / PACK_ALIGN * PACK_ALIGN;
+            off += packed_size(sizes[j]);
         }
         if (recv != NULL) (void)xdev_alloc_free(recv);
     }
@@ -352,12 +355,12 @@ xdev_status_t xdev_comm_broadcast_coalesced(const void *const *srcs, const size_
         int j1 = j;
         size_t packed = 0;
         while (j1 < nbuf && sizes[j1] < bucket_bytes &&
-               packed + (sizes[j1] + PACK_ALIGN - 1) / PACK_ALIGN * PACK_ALIGN <= bucket_bytes) {
-            packed += (sizes[j1] + PACK_ALIGN - 1) / PACK_ALIGN * PACK_ALIGN;
+               packed + packed_size(sizes[j1]) <= bucket_bytes) {
+            packed += packed_size(sizes[j1]);
             j1++;
         }
         if (j1 - j >= 2) {
-            XDEV_CHECK(bucket(srcs, sizes, nbuf, j, j1, dsts, drecs, ndev, srec));
+            XDEV_CHECK(bucket(srcs, sizes, nbuf, j, j1, packed, dsts, drecs, ndev, srec));
             j = j1;
             continue;
         }
