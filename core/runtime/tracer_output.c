@@ -272,13 +272,9 @@ static void metadata_json(xdev_strbuf_t *sb, const xdev_trace_session_t *t) {
         bool first_of_pid = true;
         for (int j = 0; j < i; j++)
             first_of_pid &= t->tracks[j].pid != k->pid;
-        if (k->pid != 0 && first_of_pid) {
-            const char *be = "device";
-            for (size_t r = 0; r < t->count; r++)
-                if (t->recs[r].pid == k->pid && t->recs[r].rec != NULL) {
-                    be = t->recs[r].rec->be->name;
-                    break;
-                }
+        if (k->pid != 0 && first_of_pid) { /* pid = 1 + type * XDEV_MAX_DEVICES + index */
+            const xdev_backend_t *loaded = xdev_core_loaded[(k->pid - 1) / XDEV_MAX_DEVICES];
+            const char *be = loaded != NULL ? loaded->name : "device";
             xdev_strbuf_printf(sb,
                                ",\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,"
                                "\"args\":{\"name\":\"%s:%d\"}}",
