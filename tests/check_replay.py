@@ -5,11 +5,14 @@ settle - no backend call in the last of 5 warm passes (the first warm passes may
 few segments: which block serves a request breaks size ties by address, so the packing
 depends on where the backend put the segments, and differs under a sanitizer) - and reserve
 at its peak no more than PyTorch's own allocator did in the captured run (NAME.meta:
-peak_reserved).
+peak_reserved). Runs and reads the replays with bench/replay_compare.py's own functions.
 
-  check_replay.py ALLOC_REPLAY TRACE.csv.gz...       exit 0 pass, 1 fail, 77 skip"""
-import subprocess
+  check_replay.py ALLOC_REPLAY TRACE.csv.gz...       exit 0 pass, 1 fail"""
+import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
+from replay_compare import meta, run  # noqa: E402
 
 
 def main(argv):
@@ -18,24 +21,15 @@ def main(argv):
         return 2
     failures = 0
     for trace in argv[2:]:
-        meta = {}
-        with open(trace[:-len(".csv.gz")] + ".meta") as f:
-            for line in f:
-                k, _, v = line.partition(" ")
-                meta[k] = v.strip()
-        out = subprocess.run([argv[1], "--warm-runs", "5", trace], capture_output=True, text=True)
-        rows = [l.split("\t") for l in out.stdout.splitlines() if l.startswith("replay\t")]
-        if out.returncode != 0 or len(rows) != 1:
-            print(f"check_replay: {trace}: alloc_replay failed: {out.stderr.strip()}")
+        r = run([argv[1], "--warm-runs", "5", trace], {})
+        if r is None:  # run() printed why
             failures += 1
             continue
-        r = rows[0]
-        streams, resv, warm_calls, last = int(r[4]), float(r[8]), int(r[10]), int(r[12])
-        torch_resv = int(meta["peak_reserved"]) / 2**20
-        ok = last == 0 and resv <= torch_resv
-        print(f"check_replay: {r[2]}: {streams} streams, peak reserved {resv:.0f} MiB "
-              f"(torch's run {torch_resv:.0f} MiB), backend calls in 5 warm passes {warm_calls}, in "
-              f"the last {last}: "
+        torch_resv = int(meta(trace)["peak_reserved"]) / 2**20
+        ok = r["last_calls"] == 0 and r["presv"] <= torch_resv
+        print(f"check_replay: {r['trace']}: {r['streams']} streams, peak reserved "
+              f"{r['presv']:.0f} MiB (torch's run {torch_resv:.0f} MiB), backend calls in 5 "
+              f"warm passes {r['warm_calls']}, in the last {r['last_calls']}: "
               f"{'ok' if ok else 'FAIL'}")
         failures += not ok
     return 1 if failures else 0
