@@ -115,6 +115,13 @@ static bool pending_push(xdev_trace_session_t *t, xdev_track_t *k, size_t index)
     return true;
 }
 
+/* Make c its device's current calibration, kept until the session ends. */
+static void calib_install(xdev_trace_session_t *t, xdev_calib_t *c) {
+    c->next_all = t->calibs;
+    t->calibs = c;
+    t->calib_now[c->rec->id.type][c->rec->id.index] = c;
+}
+
 /* A calibration for rec recorded on `native`; its host time is filled in
  * later, from `prev` (tracer_output.c), unless the caller synchronizes it. */
 static xdev_calib_t *calib_new(xdev_trace_session_t *t, xdev_device_record_t *rec, void *native,
@@ -177,9 +184,7 @@ static void calib_first(uint64_t session, xdev_stream_t s) {
         c->event = ev;
         c->host_ns = c->made_ns = host;
         c->known = true;
-        c->next_all = t->calibs;
-        t->calibs = c;
-        t->calib_now[rec->id.type][rec->id.index] = c;
+        calib_install(t, c);
         c = NULL;
         ev = NULL;
     }
@@ -205,11 +210,7 @@ void xdev_tracer_span_begin(xdev_trace_span_t *sp, xdev_stream_t s) {
             sp->session = t->id;
             if (c != NULL && xdev_tracer_now() - c->made_ns >= 1000000000u) {
                 xdev_calib_t *n = calib_new(t, rec, s->native, c);
-                if (n != NULL) {
-                    n->next_all = t->calibs;
-                    t->calibs = n;
-                    t->calib_now[rec->id.type][rec->id.index] = c = n;
-                }
+                if (n != NULL) calib_install(t, c = n);
             }
             if (c != NULL && (sp->ev_begin = xdev_tracer_event_get(t, rec)) != NULL) {
                 if (xdev_be_event_record(rec, sp->ev_begin, s->native) == XDEV_SUCCESS) {
