@@ -32,6 +32,7 @@ START_TEST(defaults) {
     ck_assert_uint_eq(c.max_split_size, SIZE_MAX);
     ck_assert_uint_eq(c.pinned_max_cached, SIZE_MAX);
     ck_assert(c.trim_before_grow);
+    ck_assert_int_eq(c.thread_arenas, 16);
     ck_assert(!c.backend_async);
     ck_assert(c.gc_threshold == 0.0);
     c = ok("");
@@ -64,6 +65,10 @@ START_TEST(each_key) {
     ck_assert_uint_eq(c.pinned_max_cached, 100 * MIB);
     c = ok("trim_before_grow:false");
     ck_assert(!c.trim_before_grow);
+    c = ok("thread_arenas:1");
+    ck_assert_int_eq(c.thread_arenas, 1);
+    c = ok("thread_arenas:64");
+    ck_assert_int_eq(c.thread_arenas, 64);
     c = ok("expandable_segments:False");
     c = ok("max_split_size_mb:100,garbage_collection_threshold:0.5,backend:native,"
            "roundup_power2_divisions:[64:2,>:4],trim_before_grow:true");
@@ -96,6 +101,9 @@ START_TEST(errors_name_the_key) {
     bad("expandable_segments:maybe", "expandable_segments");
     bad("pinned_max_cached_mb:lots", "pinned_max_cached_mb");
     bad("trim_before_grow:2", "trim_before_grow");
+    bad("thread_arenas:0", "thread_arenas");
+    bad("thread_arenas:65", "from 1 to 64");
+    bad("thread_arenas:-3", "thread_arenas");
     bad("max_split_size_mb:64,", "trailing comma");
     bad(":5", "empty key");
     bad("max_split_size_mb:64,,backend:native", "key");

@@ -13,6 +13,7 @@
 #define XDEV_CORE_SPIN_LOCK_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 
 #if defined(XDEV_DEVICE_LOCK_PTHREAD)
 /* Build option XDEV_DEVICE_LOCK=pthread: a plain mutex, for comparison
@@ -26,6 +27,9 @@ static inline void xdev_spin_lock(xdev_spin_lock_t *l) {
 }
 static inline void xdev_spin_unlock(xdev_spin_lock_t *l) {
     pthread_mutex_unlock(&l->m);
+}
+static inline bool xdev_spin_trylock(xdev_spin_lock_t *l) {
+    return pthread_mutex_trylock(&l->m) == 0;
 }
 #else
 typedef struct xdev_spin_lock {
@@ -42,6 +46,13 @@ static inline void xdev_spin_lock(xdev_spin_lock_t *l) {
                                                 memory_order_relaxed))
         return;
     xdev_spin_lock_slow(l);
+}
+
+/* Take the lock if it is free, without waiting: false when it is held. */
+static inline bool xdev_spin_trylock(xdev_spin_lock_t *l) {
+    int expected = 0;
+    return atomic_compare_exchange_strong_explicit(&l->state, &expected, 1, memory_order_acquire,
+                                                   memory_order_relaxed);
 }
 
 static inline void xdev_spin_unlock(xdev_spin_lock_t *l) {

@@ -17,6 +17,7 @@ void xdev_alloc_config_defaults(xdev_alloc_config_t *cfg) {
     cfg->max_split_size = SIZE_MAX;
     cfg->pinned_max_cached = SIZE_MAX;
     cfg->trim_before_grow = true;
+    cfg->thread_arenas = XDEV_DEFAULT_ARENAS;
 }
 
 static bool fail(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -175,6 +176,11 @@ static bool parse_pair(const char *k, size_t klen, const char *v, size_t vlen,
         if (!parse_bool(v, vlen, &cfg->trim_before_grow))
             return fail(err, errlen, "trim_before_grow: '%.*s' is not true, false, 1 or 0",
                         (int)vlen, v);
+    } else if (KEY_IS("thread_arenas")) {
+        if (!parse_uint(v, vlen, 1, XDEV_MAX_ARENAS, &u))
+            return fail(err, errlen, "thread_arenas: '%.*s' is not an integer from 1 to %d",
+                        (int)vlen, v, XDEV_MAX_ARENAS);
+        cfg->thread_arenas = (int)u;
     } else if (KEY_IS("backend")) {
         if (vlen == 6 && strncmp(v, "native", 6) == 0)
             cfg->backend_async = false;
@@ -195,7 +201,7 @@ static bool parse_pair(const char *k, size_t klen, const char *v, size_t vlen,
         return fail(err, errlen,
                     "unknown key '%.*s' (known: max_split_size_mb, roundup_power2_divisions, "
                     "garbage_collection_threshold, expandable_segments, backend, "
-                    "pinned_max_cached_mb, trim_before_grow)",
+                    "pinned_max_cached_mb, trim_before_grow, thread_arenas)",
                     (int)klen, k);
     }
     return true;

@@ -10,6 +10,8 @@
  *   pinned_max_cached_mb:<int>        cap on cached pinned host memory
  *   trim_before_grow:true|false       return free segments before passing the
  *                                     high-water mark (default true)
+ *   thread_arenas:<1..64>             caches per device that contending threads
+ *                                     spread over (default 16; 1 = one lock)
  * Unknown keys and malformed values are errors naming the key. The parser is
  * pure (no globals) so a fuzzer can drive it. */
 #ifndef XDEV_CORE_ALLOC_CONFIG_H
@@ -22,6 +24,10 @@
  * sizes under 1 MiB use the first. */
 #define XDEV_ROUNDUP_INTERVALS 16
 
+/* Most arenas (independent caches) a device's allocator may split into. */
+#define XDEV_MAX_ARENAS 64
+#define XDEV_DEFAULT_ARENAS 16
+
 typedef struct xdev_alloc_config {
     size_t max_split_size;                              /* SIZE_MAX: no limit */
     unsigned roundup_divisions[XDEV_ROUNDUP_INTERVALS]; /* 0: no power-of-two rounding */
@@ -29,6 +35,7 @@ typedef struct xdev_alloc_config {
     bool backend_async;
     size_t pinned_max_cached; /* SIZE_MAX: no limit */
     bool trim_before_grow;    /* xdev's growth policy (default on) */
+    int thread_arenas;        /* arenas per device, 1..XDEV_MAX_ARENAS (default 16) */
 } xdev_alloc_config_t;
 
 void xdev_alloc_config_defaults(xdev_alloc_config_t *cfg);

@@ -5,9 +5,16 @@
  * (a block is reused only on its own stream). Each bin keeps its blocks
  * sorted by (size, address), so the first fit found walking up from the
  * request's class is the best fit. A bitmap of non-empty bins makes the
- * walk O(1) for the common case. Everything of one device is guarded by the
- * device's mutex; the pointer -> block map is a separate sharded hash so
- * xdev_free finds the device without a global lock. */
+ * walk O(1) for the common case.
+ *
+ * Arenas: a device's caching allocator is one or more arenas, each a whole
+ * allocator (segments, stream pools, live table, statistics) under its own
+ * lock. Every thread starts on the first (the "primary", which also holds
+ * the device-wide settings and the history ring); a thread that keeps
+ * finding its arena's lock held moves to an arena of its own, so threads
+ * churning one device stop queueing on one lock. A block is freed into the
+ * arena that handed it out, whichever thread frees it. Device figures are
+ * the sum over arenas (see alloc_stats.c for what that means for peaks). */
 #ifndef XDEV_CORE_ALLOC_INTERNAL_H
 #define XDEV_CORE_ALLOC_INTERNAL_H
 
@@ -127,16 +134,17 @@ typedef struct xdev_ptrtab {
 #define XDEV_TRACE_RING_DEFAULT 4096
 
 typedef struct xdev_device_allocator {
-    xdev_spin_lock_t lock;     /* see spin_lock.h */
-    xdev_device_record_t *rec; /* the device (backend context, state) */
-    xdev_backend_t *be;        /* = rec->be */
-    int index;                 /* = rec->id.index */
+    xdev_spin_lock_t lock;                 /* see spin_lock.h */
+    struct xdev_device_allocator *primary; /* the device's first arena (itself for the first) */
+    int arena;                             /* index among the device's arenas */
+    xdev_device_record_t *rec;             /* the device (backend context, state) */
+    xdev_backend_t *be;                    /* = rec->be */
+    int index;                             /* = rec->id.index */
     xdev_alloc_mode_t mode;
     xdev_alloc_mode_t default_mode; /* mode without a pluggable allocator */
     xdev_allocator_t pluggable;
     xdev_stream_pool_t *pools;
     xdev_segment_t *segments;
-    uint64_t next_serial;
     xdev_pending_event_t *pending_head, *pending_tail;
     void **event_cache; /* reusable backend events */
     int event_cache_len, event_cache_cap;
@@ -145,17 +153,44 @@ typedef struct xdev_device_allocator {
     size_t limit;      /* fraction * total, SIZE_MAX when no cap */
     size_t high_water; /* most bytes ever reserved (growth policy) */
     xdev_memory_stats_t stats;
-    /* history ring for snapshots (xdev_memory_record_history) */
+    /* Primary only: the device's history ring for snapshots
+     * (xdev_memory_record_history), under trace_lock, which is taken inside
+     * any arena's lock and never the other way round. */
+    xdev_spin_lock_t trace_lock;
+    atomic_bool recording; /* trace != NULL, read without trace_lock */
     xdev_memory_trace_entry_t *trace;
     size_t trace_cap, trace_len, trace_next;
+    /* Primary only: what all arenas have reserved (the memory-fraction cap
+     * and the GC threshold are device-wide), the segment serial counter,
+     * the arenas created so far. */
+    _Atomic int64_t device_reserved;
+    _Atomic uint64_t segment_serial;
+    _Atomic(struct xdev_device_allocator *) arenas[XDEV_MAX_ARENAS];
+    atomic_bool arenas_ok; /* the caching mode has allocated: threads may use other arenas */
+    /* This arena's allocated/reserved bytes as last traced, so the stream
+     * tracer's counters can add up the device without taking other locks. */
+    _Atomic int64_t traced_allocated, traced_reserved;
     xdev_block_t *spare_blocks;  /* recycled block structs */
     xdev_ptrtab_t live;          /* active blocks by address */
     xdev_block_t *direct_blocks; /* live blocks of the non-caching modes (prev/next) */
     bool used;                   /* an allocation happened: the allocator can no longer change */
 } xdev_device_allocator_t;
 
-/* The allocator of a device, created on first use. */
+/* The allocator of a device (its primary arena), created on first use. */
 xdev_status_t xdev_alloc_get(xdev_backend_t *be, int index, xdev_device_allocator_t **out);
+
+/* The arenas of a device created so far, primary first; returns how many. */
+int xdev_alloc_arenas(xdev_device_allocator_t *primary, xdev_device_allocator_t **out);
+
+/* Lock every arena of a device in index order (a consistent view for
+ * snapshots), and unlock them. */
+int xdev_alloc_lock_all(xdev_device_allocator_t *primary, xdev_device_allocator_t **out);
+void xdev_alloc_unlock_all(xdev_device_allocator_t **arenas, int n);
+
+/* The arena that holds a registered device range (its registry entry's
+ * owner), or the device's primary for entries without one. */
+struct xdev_ptr_entry;
+xdev_device_allocator_t *xdev_alloc_owner(const struct xdev_ptr_entry *e);
 
 /* The allocator's internal entry points, for core code that needs device
  * memory (FFT work areas): no public-call prefix, no re-validation.
@@ -173,7 +208,7 @@ const xdev_alloc_config_t *xdev_alloc_settings(void);
 xdev_block_t *xdev_alloc_find_block(xdev_device_allocator_t *da, uintptr_t addr,
                                     xdev_segment_t **seg_out);
 
-/* Every device allocator created so far (for empty_cache and snapshots). */
+/* Every device's primary arena created so far (for empty_cache and snapshots). */
 int xdev_alloc_all(xdev_device_allocator_t **out, int cap);
 
 /* torch's names of a block state and a history action (alloc_snapshot.c),
@@ -181,13 +216,14 @@ int xdev_alloc_all(xdev_device_allocator_t **out, int cap);
 const char *xdev_block_state_name(int state);
 const char *xdev_trace_action_name(xdev_memory_trace_action_t a);
 
-/* What the snapshots walk (alloc_snapshot.c; the caller holds da->lock).
- * A segment is its blocks from `first` along next, or (single) the one
- * block of a non-caching allocation. */
+/* What the snapshots walk (alloc_snapshot.c): every segment of every arena
+ * of the device whose primary is given, all arenas locked meanwhile. A
+ * segment is its blocks from `first` along next, or (single) the one block
+ * of a non-caching allocation. */
 typedef void (*xdev_segment_fn)(void *ctx, const xdev_device_allocator_t *da, uintptr_t base,
                                 size_t size, int pool_kind, const void *stream,
                                 const xdev_block_t *first, bool single);
-void xdev_alloc_each_segment(const xdev_device_allocator_t *da, xdev_segment_fn fn, void *ctx);
+void xdev_alloc_each_segment(xdev_device_allocator_t *primary, xdev_segment_fn fn, void *ctx);
 /* Bytes of a segment's blocks: allocated (handed out), active (not free), requested. */
 void xdev_segment_usage(const xdev_block_t *first, bool single, size_t *allocated, size_t *active,
                         size_t *requested);
@@ -195,13 +231,16 @@ void xdev_segment_usage(const xdev_block_t *first, bool single, size_t *allocate
 xdev_status_t xdev_alloc_snapshot_json(char **json);
 /* This thread's tag path for new allocations (alloc_tag.c), or NULL. */
 const char *xdev_alloc_tag_current(void);
-/* A consistent copy of the allocator's statistics (takes da->lock). */
+/* The device's statistics, summed over its arenas (takes each arena's lock
+ * in turn; da is the primary). */
 void xdev_alloc_stats_copy(xdev_device_allocator_t *da, xdev_memory_stats_t *out);
+/* out += in, field by field (peaks too: see alloc_stats.c). */
+void xdev_alloc_stats_add(xdev_memory_stats_t *out, const xdev_memory_stats_t *in);
 /* The xdev_memory_summary table of `stats` (alloc_stats.c). */
 struct xdev_strbuf;
 void xdev_alloc_summary_write(struct xdev_strbuf *sb, const xdev_device_allocator_t *da,
                               const xdev_memory_stats_t *stats, bool abbreviated);
-/* The k-th oldest history entry, k < da->trace_len. */
+/* The k-th oldest history entry of a primary, k < trace_len (trace_lock held). */
 const xdev_memory_trace_entry_t *xdev_trace_entry(const xdev_device_allocator_t *da, size_t k);
 
 /* --- bins (alloc_bins.c) --- */
@@ -225,6 +264,9 @@ xdev_status_t xdev_caching_record_stream(xdev_device_allocator_t *da, xdev_block
                                          xdev_stream_t stream);
 /* Return every fully free segment to the backend (waits for pending events). */
 xdev_status_t xdev_caching_empty_cache(xdev_device_allocator_t *da);
+/* Out of memory in arena `da`: release the other arenas' cached segments
+ * (their locks taken one at a time, da's dropped meanwhile); bytes released. */
+size_t xdev_alloc_release_other_arenas(xdev_device_allocator_t *da);
 
 /* --- stats: inline, they run several times per allocation --- */
 static inline void xdev_stat_add(xdev_stat_t *s, int64_t amount) {

@@ -19,6 +19,7 @@ static xdev_block_t *device_block(xdev_device_allocator_t *da, uintptr_t ptr, bo
         *gone = true;
         return NULL;
     }
+    if (e.owner != da) return NULL; /* released and reused by another arena meanwhile */
     if (e.origin == XDEV_PTR_DIRECT) return xdev_ptrtab_find(&da->live, e.base);
     const xdev_segment_t *seg = e.data;
     for (b = seg->first; b != NULL; b = b->next)
@@ -60,8 +61,8 @@ xdev_status_t xdev_live_lookup(const void *ptr, const char *arg, xdev_live_ref_t
     case XDEV_PTR_DIRECT:
         break;
     }
-    xdev_device_allocator_t *da;
-    if (xdev_alloc_get(e->be, e->index, &da) != XDEV_SUCCESS) return freed(ptr, arg, e);
+    xdev_device_allocator_t *da = xdev_alloc_owner(e);
+    if (da == NULL) return freed(ptr, arg, e);
     bool gone;
     xdev_spin_lock(&da->lock);
     xdev_block_t *b = device_block(da, (uintptr_t)ptr, &gone);

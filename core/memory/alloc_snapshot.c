@@ -12,24 +12,45 @@
 #include "runtime/tracer.h"
 #include "base/strbuf.h"
 
+/* The stream tracer's device counters: this arena's figures (lock held)
+ * plus the other arenas' as they last traced them. */
+static void feed_tracer(xdev_device_allocator_t *da, const char *action, uintptr_t addr,
+                        size_t size, const void *stream, const char *tag) {
+    int64_t allocated = da->stats.allocated_bytes[XDEV_STAT_ALL].current;
+    int64_t reserved = da->stats.reserved_bytes[XDEV_STAT_ALL].current;
+    atomic_store_explicit(&da->traced_allocated, allocated, memory_order_relaxed);
+    atomic_store_explicit(&da->traced_reserved, reserved, memory_order_relaxed);
+    xdev_device_allocator_t *arenas[XDEV_MAX_ARENAS];
+    int n = xdev_alloc_arenas(da->primary, arenas);
+    for (int i = 0; i < n; i++)
+        if (arenas[i] != da) {
+            allocated += atomic_load_explicit(&arenas[i]->traced_allocated, memory_order_relaxed);
+            reserved += atomic_load_explicit(&arenas[i]->traced_reserved, memory_order_relaxed);
+        }
+    xdev_tracer_memory(da->rec, stream, action, addr, size, tag, allocated, reserved);
+}
+
 void xdev_trace_record(xdev_device_allocator_t *da, xdev_memory_trace_action_t action,
                        uintptr_t addr, size_t size, const void *stream, const char *tag) {
     if (XDEV_UNLIKELY(xdev_tracer_active()))
-        xdev_tracer_memory(da->rec, stream, xdev_trace_action_name(action), addr, size, tag,
-                           da->stats.allocated_bytes[XDEV_STAT_ALL].current,
-                           da->stats.reserved_bytes[XDEV_STAT_ALL].current);
-    if (da->trace == NULL) return;
+        feed_tracer(da, xdev_trace_action_name(action), addr, size, stream, tag);
+    xdev_device_allocator_t *p = da->primary;
+    if (!atomic_load_explicit(&p->recording, memory_order_relaxed)) return;
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    xdev_memory_trace_entry_t *e = &da->trace[da->trace_next];
-    e->action = action;
-    e->addr = addr;
-    e->size = size;
-    e->stream = stream;
-    e->tag = tag;
-    e->time_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-    da->trace_next = (da->trace_next + 1) % da->trace_cap;
-    if (da->trace_len < da->trace_cap) da->trace_len++;
+    xdev_spin_lock(&p->trace_lock);
+    if (p->trace != NULL) {
+        xdev_memory_trace_entry_t *e = &p->trace[p->trace_next];
+        e->action = action;
+        e->addr = addr;
+        e->size = size;
+        e->stream = stream;
+        e->tag = tag;
+        e->time_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+        p->trace_next = (p->trace_next + 1) % p->trace_cap;
+        if (p->trace_len < p->trace_cap) p->trace_len++;
+    }
+    xdev_spin_unlock(&p->trace_lock);
 }
 
 xdev_status_t xdev_memory_record_history(xdev_device_t device, bool enabled, size_t max_entries) {
@@ -48,13 +69,14 @@ xdev_status_t xdev_memory_record_history(xdev_device_t device, bool enabled, siz
             return XDEV_API_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for %zu history entries",
                                  max_entries);
     }
-    xdev_spin_lock(&da->lock);
+    xdev_spin_lock(&da->trace_lock);
     xdev_memory_trace_entry_t *old = da->trace;
     da->trace = ring;
     da->trace_cap = enabled ? max_entries : 0;
     da->trace_len = 0;
     da->trace_next = 0;
-    xdev_spin_unlock(&da->lock);
+    atomic_store_explicit(&da->recording, enabled, memory_order_relaxed);
+    xdev_spin_unlock(&da->trace_lock);
     free(old);
     return XDEV_SUCCESS;
 }
@@ -116,13 +138,19 @@ void xdev_segment_usage(const xdev_block_t *first, bool single, size_t *allocate
     }
 }
 
-void xdev_alloc_each_segment(const xdev_device_allocator_t *da, xdev_segment_fn fn, void *ctx) {
-    for (const xdev_segment_t *s = da->segments; s != NULL; s = s->next)
-        fn(ctx, da, s->base, s->size, s->pool_kind, s->pool->native, s->first, false);
-    for (const xdev_block_t *b = da->direct_blocks; b != NULL; b = b->next)
-        fn(ctx, da, b->addr, b->size,
-           b->size <= XDEV_SMALL_SIZE ? XDEV_POOL_SMALL : XDEV_POOL_LARGE,
-           b->stream ? b->stream->native : NULL, b, true);
+void xdev_alloc_each_segment(xdev_device_allocator_t *primary, xdev_segment_fn fn, void *ctx) {
+    xdev_device_allocator_t *arenas[XDEV_MAX_ARENAS];
+    int n = xdev_alloc_lock_all(primary, arenas); /* one moment for the whole device */
+    for (int i = 0; i < n; i++) {
+        const xdev_device_allocator_t *da = arenas[i];
+        for (const xdev_segment_t *s = da->segments; s != NULL; s = s->next)
+            fn(ctx, da, s->base, s->size, s->pool_kind, s->pool->native, s->first, false);
+        for (const xdev_block_t *b = da->direct_blocks; b != NULL; b = b->next)
+            fn(ctx, da, b->addr, b->size,
+               b->size <= XDEV_SMALL_SIZE ? XDEV_POOL_SMALL : XDEV_POOL_LARGE,
+               b->stream ? b->stream->native : NULL, b, true);
+    }
+    xdev_alloc_unlock_all(arenas, n);
 }
 
 const xdev_memory_trace_entry_t *xdev_trace_entry(const xdev_device_allocator_t *da, size_t k) {
@@ -142,13 +170,14 @@ static void segment_json(void *arg, const xdev_device_allocator_t *da, uintptr_t
     json_ctx_t *c = arg;
     size_t allocated, active, requested;
     xdev_segment_usage(first, single, &allocated, &active, &requested);
-    xdev_strbuf_printf(c->sb,
-                       "%s{\"device\":\"%s:%d\",\"address\":%llu,\"total_size\":%zu,"
-                       "\"stream\":\"%p\",\"segment_type\":\"%s\",\"allocated_size\":%zu,"
-                       "\"active_size\":%zu,\"requested_size\":%zu,\"blocks\":[",
-                       c->first_seg ? "" : ",", da->be->name, da->index, (unsigned long long)base,
-                       size, stream, pool_kind == XDEV_POOL_SMALL ? "small" : "large", allocated,
-                       active, requested);
+    xdev_strbuf_printf(
+        c->sb,
+        "%s{\"device\":\"%s:%d\",\"arena\":%d,\"address\":%llu,"
+        "\"total_size\":%zu,\"stream\":\"%p\",\"segment_type\":\"%s\","
+        "\"allocated_size\":%zu,\"active_size\":%zu,\"requested_size\":%zu,"
+        "\"blocks\":[",
+        c->first_seg ? "" : ",", da->be->name, da->index, da->arena, (unsigned long long)base, size,
+        stream, pool_kind == XDEV_POOL_SMALL ? "small" : "large", allocated, active, requested);
     bool fb = true;
     for (const xdev_block_t *b = first; b != NULL; b = single ? NULL : b->next) {
         block_json(c->sb, b, fb);
@@ -188,16 +217,12 @@ xdev_status_t xdev_alloc_snapshot_json(char **json) {
     xdev_strbuf_t sb = {0};
     xdev_strbuf_printf(&sb, "{\"segments\":[");
     json_ctx_t ctx = {&sb, true};
-    for (int i = 0; i < n; i++) {
-        xdev_device_allocator_t *da = all[i];
-        xdev_spin_lock(&da->lock);
-        xdev_alloc_each_segment(da, segment_json, &ctx);
-        xdev_spin_unlock(&da->lock);
-    }
+    for (int i = 0; i < n; i++)
+        xdev_alloc_each_segment(all[i], segment_json, &ctx);
     xdev_strbuf_printf(&sb, "],\"device_traces\":[");
     for (int i = 0; i < n; i++) {
         xdev_device_allocator_t *da = all[i];
-        xdev_spin_lock(&da->lock);
+        xdev_spin_lock(&da->trace_lock);
         xdev_strbuf_printf(&sb, "%s{\"device\":\"%s:%d\",\"entries\":[", i ? "," : "", da->be->name,
                            da->index);
         for (size_t k = 0; k < da->trace_len; k++) {
@@ -212,7 +237,7 @@ xdev_status_t xdev_alloc_snapshot_json(char **json) {
             xdev_strbuf_printf(&sb, "}");
         }
         xdev_strbuf_printf(&sb, "]}");
-        xdev_spin_unlock(&da->lock);
+        xdev_spin_unlock(&da->trace_lock);
     }
     xdev_strbuf_printf(&sb, "],\"device_stats\":[");
     for (int i = 0; i < n; i++)

@@ -130,9 +130,7 @@ xdev_status_t xdev_memory_snapshot_torch(xdev_device_type_t type, void **data, s
     for (int i = 0; i < n; i++) {
         xdev_device_allocator_t *da = all[i];
         if (da->be->type != type) continue;
-        xdev_spin_lock(&da->lock);
         xdev_alloc_each_segment(da, segment_pickle, &sb);
-        xdev_spin_unlock(&da->lock);
     }
     xdev_pickle_list_end(&sb);
     /* One trace list per device index 0 .. the highest with an allocator. */
@@ -147,9 +145,9 @@ xdev_status_t xdev_memory_snapshot_torch(xdev_device_type_t type, void **data, s
             xdev_pickle_list_end(&sb);
             continue;
         }
-        xdev_spin_lock(&da->lock);
+        xdev_spin_lock(&da->trace_lock);
         trace_pickle(&sb, da);
-        xdev_spin_unlock(&da->lock);
+        xdev_spin_unlock(&da->trace_lock);
     }
     xdev_pickle_list_end(&sb);
     xdev_pickle_dict_end(&sb);

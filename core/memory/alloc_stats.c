@@ -16,10 +16,22 @@ static xdev_status_t allocator_of(xdev_device_t device, xdev_device_allocator_t 
     return st == XDEV_SUCCESS ? xdev_alloc_get(rec->be, rec->id.index, out) : st;
 }
 
+/* A device with several arenas (see alloc_internal.h) reports their sum.
+ * Current values and the allocated/freed totals add up exactly; a peak is
+ * the sum of each arena's peak, which equals the device's peak while one
+ * arena is in use (every single-threaded program) and is otherwise an
+ * upper bound: the arenas need not have peaked at the same moment. */
 void xdev_alloc_stats_copy(xdev_device_allocator_t *da, xdev_memory_stats_t *out) {
-    xdev_spin_lock(&da->lock);
-    *out = da->stats;
-    xdev_spin_unlock(&da->lock);
+    xdev_device_allocator_t *arenas[XDEV_MAX_ARENAS];
+    int n = xdev_alloc_arenas(da, arenas);
+    for (int i = 0; i < n; i++) {
+        xdev_spin_lock(&arenas[i]->lock);
+        if (i == 0)
+            *out = arenas[i]->stats;
+        else
+            xdev_alloc_stats_add(out, &arenas[i]->stats);
+        xdev_spin_unlock(&arenas[i]->lock);
+    }
 }
 
 xdev_status_t xdev_memory_stats(xdev_device_t device, xdev_memory_stats_t *out) {
@@ -111,10 +123,10 @@ static xdev_status_t getter(xdev_device_t device, size_t *out, size_t offset, bo
     xdev_device_allocator_t *da;
     xdev_status_t st = allocator_of(device, &da);
     if (st != XDEV_SUCCESS) return st;
-    xdev_spin_lock(&da->lock);
-    const xdev_stat_t *s = (const xdev_stat_t *)((const char *)&da->stats + offset);
+    xdev_memory_stats_t all;
+    xdev_alloc_stats_copy(da, &all);
+    const xdev_stat_t *s = (const xdev_stat_t *)((const char *)&all + offset);
     *out = (size_t)(peak ? s[XDEV_STAT_ALL].peak : s[XDEV_STAT_ALL].current);
-    xdev_spin_unlock(&da->lock);
     return XDEV_SUCCESS;
 }
 
@@ -153,6 +165,29 @@ static void for_each_stat(xdev_memory_stats_t *s, void (*fn)(xdev_stat_t *)) {
     fn(&s->oversize_segments);
 }
 
+static void add_stat(xdev_stat_t *out, const xdev_stat_t *in) {
+    out->current += in->current;
+    out->peak += in->peak;
+    out->allocated += in->allocated;
+    out->freed += in->freed;
+}
+
+void xdev_alloc_stats_add(xdev_memory_stats_t *out, const xdev_memory_stats_t *in) {
+    for (size_t m = 0; m < N_METRICS; m++) {
+        xdev_stat_t *o = (xdev_stat_t *)((char *)out + g_metrics[m].offset);
+        const xdev_stat_t *s = (const xdev_stat_t *)((const char *)in + g_metrics[m].offset);
+        for (int p = 0; p < XDEV_STAT_POOLS; p++)
+            add_stat(&o[p], &s[p]);
+    }
+    add_stat(&out->oversize_allocations, &in->oversize_allocations);
+    add_stat(&out->oversize_segments, &in->oversize_segments);
+    out->num_alloc_retries += in->num_alloc_retries;
+    out->num_ooms += in->num_ooms;
+    out->num_sync_all_streams += in->num_sync_all_streams;
+    out->num_device_alloc += in->num_device_alloc;
+    out->num_device_free += in->num_device_free;
+}
+
 static void reset_peak(xdev_stat_t *s) {
     s->peak = s->current;
 }
@@ -163,25 +198,32 @@ static void reset_accumulated(xdev_stat_t *s) {
 }
 
 xdev_status_t xdev_reset_peak_memory_stats(xdev_device_t device) {
-    xdev_device_allocator_t *da;
+    xdev_device_allocator_t *da, *arenas[XDEV_MAX_ARENAS];
     XDEV_CHECK(allocator_of(device, &da));
-    xdev_spin_lock(&da->lock);
-    for_each_stat(&da->stats, reset_peak);
-    xdev_spin_unlock(&da->lock);
+    int n = xdev_alloc_arenas(da, arenas);
+    for (int i = 0; i < n; i++) {
+        xdev_spin_lock(&arenas[i]->lock);
+        for_each_stat(&arenas[i]->stats, reset_peak);
+        xdev_spin_unlock(&arenas[i]->lock);
+    }
     return XDEV_SUCCESS;
 }
 
 xdev_status_t xdev_reset_accumulated_memory_stats(xdev_device_t device) {
-    xdev_device_allocator_t *da;
+    xdev_device_allocator_t *da, *arenas[XDEV_MAX_ARENAS];
     XDEV_CHECK(allocator_of(device, &da));
-    xdev_spin_lock(&da->lock);
-    for_each_stat(&da->stats, reset_accumulated);
-    da->stats.num_alloc_retries = 0;
-    da->stats.num_ooms = 0;
-    da->stats.num_sync_all_streams = 0;
-    da->stats.num_device_alloc = 0;
-    da->stats.num_device_free = 0;
-    xdev_spin_unlock(&da->lock);
+    int n = xdev_alloc_arenas(da, arenas);
+    for (int i = 0; i < n; i++) {
+        xdev_memory_stats_t *s = &arenas[i]->stats;
+        xdev_spin_lock(&arenas[i]->lock);
+        for_each_stat(s, reset_accumulated);
+        s->num_alloc_retries = 0;
+        s->num_ooms = 0;
+        s->num_sync_all_streams = 0;
+        s->num_device_alloc = 0;
+        s->num_device_free = 0;
+        xdev_spin_unlock(&arenas[i]->lock);
+    }
     return XDEV_SUCCESS;
 }
 

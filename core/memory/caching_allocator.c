@@ -6,8 +6,8 @@
  * 10 MiB and from 2 MiB-rounded segments above. A block is reused only on
  * the stream it was allocated on; streams named by record_stream get an
  * event at free time and the block stays unusable until those complete. Out
- * of memory releases every cached segment and retries once. All functions
- * here run with the device allocator's lock held. */
+ * of memory releases every cached segment (of every arena of the device)
+ * and retries once. All functions here run with the arena's lock held. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -288,6 +288,7 @@ static size_t release_collected(xdev_device_allocator_t *da, release_list_t *lis
     for (seg = list->head; seg != NULL; seg = next) {
         next = seg->next;
         int kind = seg->pool_kind;
+        atomic_fetch_sub(&da->primary->device_reserved, (int64_t)seg->size);
         xdev_stat_update(da->stats.segment, kind, -1);
         xdev_stat_update(da->stats.reserved_bytes, kind, -(int64_t)seg->size);
         if (seg->size >= max_split()) xdev_stat_add(&da->stats.oversize_segments, -1);
@@ -334,25 +335,49 @@ xdev_status_t xdev_caching_empty_cache(xdev_device_allocator_t *da) {
     return XDEV_SUCCESS;
 }
 
+size_t xdev_alloc_release_other_arenas(xdev_device_allocator_t *da) {
+    xdev_device_allocator_t *arenas[XDEV_MAX_ARENAS];
+    int n = xdev_alloc_arenas(da->primary, arenas);
+    if (n < 2) return 0;
+    size_t released = 0;
+    xdev_spin_unlock(&da->lock); /* one arena lock at a time: no order to keep */
+    for (int i = 0; i < n; i++) {
+        if (arenas[i] == da) continue;
+        xdev_spin_lock(&arenas[i]->lock);
+        released += release_all(arenas[i]);
+        xdev_spin_unlock(&arenas[i]->lock);
+    }
+    xdev_spin_lock(&da->lock);
+    return released;
+}
+
 /* Get a new segment from the backend; on success *out is its single free
  * block (not in a bin). */
 static xdev_status_t new_segment(xdev_device_allocator_t *da, size_t size, int kind,
                                  xdev_stream_pool_t *pool, xdev_block_t **out) {
-    size_t reserved = (size_t)da->stats.reserved_bytes[XDEV_STAT_ALL].current;
-    if (da->limit != SIZE_MAX && (reserved > da->limit || size > da->limit - reserved))
+    /* the cap is on the device: count the segment in before asking for it */
+    _Atomic int64_t *dev_reserved = &da->primary->device_reserved;
+    int64_t before = atomic_fetch_add(dev_reserved, (int64_t)size);
+    if (da->limit != SIZE_MAX && (size_t)before + size > da->limit) {
+        atomic_fetch_sub(dev_reserved, (int64_t)size);
         return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY,
                          "the per-process memory fraction caps reserved memory");
+    }
     void *p = NULL;
     xdev_status_t st = xdev_be_memory_malloc(da->rec, size, &p);
-    if (st != XDEV_SUCCESS) return st;
+    if (st != XDEV_SUCCESS) {
+        atomic_fetch_sub(dev_reserved, (int64_t)size);
+        return st;
+    }
     xdev_segment_t *seg = calloc(1, sizeof *seg);
     xdev_block_t *b = seg ? block_new(da) : NULL;
     xdev_ptr_entry_t e = {(uintptr_t)p, size, XDEV_MEMORY_DEVICE, da->be,
-                          da->index,    seg,  XDEV_PTR_SEGMENT};
+                          da->index,    seg,  XDEV_PTR_SEGMENT,   da};
     if (b == NULL || xdev_ptr_insert(&e) != XDEV_SUCCESS) {
         free(seg);
         if (b) block_delete(da, b);
         (void)xdev_be_memory_free(da->rec, p);
+        atomic_fetch_sub(dev_reserved, (int64_t)size);
         return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for allocator bookkeeping");
     }
     seg->base = (uintptr_t)p;
@@ -360,7 +385,7 @@ static xdev_status_t new_segment(xdev_device_allocator_t *da, size_t size, int k
     seg->pool_kind = kind;
     seg->pool = pool;
     seg->first = b;
-    seg->serial = da->next_serial++;
+    seg->serial = atomic_fetch_add(&da->primary->segment_serial, 1);
     seg->next = da->segments;
     if (da->segments) da->segments->prev = seg;
     da->segments = seg;
@@ -398,8 +423,12 @@ static xdev_status_t oom_error(xdev_device_allocator_t *da, size_t size, xdev_st
     size_t free_b = 0, total_b = 0;
     if (XDEV_HAS(da->be, memory, mem_get_info))
         (void)xdev_be_memory_mem_get_info(da->rec, &free_b, &total_b);
-    size_t allocated = (size_t)da->stats.allocated_bytes[XDEV_STAT_ALL].current;
-    size_t reserved = (size_t)da->stats.reserved_bytes[XDEV_STAT_ALL].current;
+    xdev_memory_stats_t s; /* the device's figures, all arenas (each lock in turn) */
+    xdev_spin_unlock(&da->lock);
+    xdev_alloc_stats_copy(da->primary, &s);
+    xdev_spin_lock(&da->lock);
+    size_t allocated = (size_t)s.allocated_bytes[XDEV_STAT_ALL].current;
+    size_t reserved = (size_t)s.reserved_bytes[XDEV_STAT_ALL].current;
     char req[32], tot[32], fr[32], al[32], un[32], lim[128] = "";
     format_bytes(req, sizeof req, size);
     format_bytes(tot, sizeof tot, total_b);
@@ -432,7 +461,7 @@ static void garbage_collect(xdev_device_allocator_t *da, size_t incoming) {
     size_t cap = da->limit != SIZE_MAX ? da->limit : da->total_memory;
     if (cap == 0) return;
     size_t threshold = (size_t)(t * (double)cap);
-    size_t reserved = (size_t)da->stats.reserved_bytes[XDEV_STAT_ALL].current;
+    size_t reserved = (size_t)atomic_load(&da->primary->device_reserved);
     if (reserved + incoming <= threshold) return;
     release_free_segments(da, -1, NULL, reserved + incoming - threshold, true);
 }
@@ -484,7 +513,7 @@ xdev_status_t xdev_caching_malloc(xdev_device_allocator_t *da, size_t size, xdev
         char backend_msg[512] = "";
         if (st == XDEV_ERROR_OUT_OF_MEMORY) {
             snprintf(backend_msg, sizeof backend_msg, "%s", xdev_last_error());
-            if (release_all(da) > 0) {
+            if (release_all(da) + xdev_alloc_release_other_arenas(da) > 0) {
                 da->stats.num_alloc_retries++;
                 st = new_segment(da, seg, kind, pool, &b);
             }

@@ -168,8 +168,8 @@ xdev_status_t xdev_host_alloc(void **ptr, size_t size) {
             b->ptr = p;
             b->size = rounded;
             b->cls = cls;
-            xdev_ptr_entry_t e = {(uintptr_t)p,   rounded, XDEV_MEMORY_PINNED_HOST, be, 0, b,
-                                  XDEV_PTR_PINNED};
+            xdev_ptr_entry_t e = {(uintptr_t)p,    rounded, XDEV_MEMORY_PINNED_HOST, be, 0, b,
+                                  XDEV_PTR_PINNED, NULL};
             st = xdev_ptr_insert(&e);
             if (st != XDEV_SUCCESS)
                 (void)xdev_be_memory_host_free(be, p);

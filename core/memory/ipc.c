@@ -146,7 +146,7 @@ static xdev_status_t open_locked(const ipc_wire_t *w, xdev_device_record_t *rec,
     m->size = (size_t)w->seg_size;
     m->refs = 1;
     xdev_ptr_entry_t e = {(uintptr_t)m->base, m->size, XDEV_MEMORY_DEVICE, be,
-                          w->index,           m,       XDEV_PTR_IPC};
+                          w->index,           m,       XDEV_PTR_IPC,       NULL};
     st = xdev_ptr_insert(&e);
     if (st != XDEV_SUCCESS) {
         if (XDEV_HAS(be, ipc, close_mem_handle)) (void)xdev_be_ipc_close_mem_handle(rec, m->base);

@@ -26,6 +26,7 @@ typedef struct xdev_ptr_entry {
     int index;  /* logical device (DEVICE kind) */
     void *data; /* owner's record (see xdev_ptr_origin_t) */
     xdev_ptr_origin_t origin;
+    void *owner; /* SEGMENT, DIRECT: the allocator arena that holds the range */
 } xdev_ptr_entry_t;
 
 /* Record an allocation; XDEV_ERROR_OUT_OF_MEMORY if the table cannot grow. */

@@ -26,6 +26,7 @@ static void list_add(xdev_thread_state_t *t) {
 static void release(void *p) {
     xdev_thread_state_t *t = p;
     if (t == &g_emergency) return;
+    if (t->alloc_arena != 0) xdev_alloc_thread_exit(t->alloc_arena);
     pthread_mutex_lock(&g_list_lock);
     if (t->list_prev)
         t->list_prev->list_next = t->list_next;

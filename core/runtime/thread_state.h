@@ -26,7 +26,9 @@ typedef struct xdev_stream_ref {
 typedef struct xdev_thread_state {
     int current[XDEV_DEVICE_TYPE_COUNT]; /* current device index per type (torch: 0) */
     xdev_stream_ref_t streams[XDEV_DEVICE_TYPE_COUNT][XDEV_MAX_DEVICES];
-    void *alloc_hint; /* device allocator this thread used last: where a free looks first */
+    void *alloc_hint;         /* allocator arena this thread used last: where a free looks first */
+    int alloc_arena;          /* arena index this thread allocates from (0: the primary) */
+    unsigned alloc_contended; /* times this thread found its arena's lock held */
     _Atomic(const void *) hazard[XDEV_HAZARDS];
     unsigned hazard_next;
     struct xdev_thread_state *list_prev, *list_next; /* every thread's block */
@@ -39,6 +41,10 @@ bool xdev_thread_hazard_held(const void *p);
 void xdev_thread_hazard_clear(const void *p);
 
 extern _Thread_local xdev_thread_state_t *xdev_tls_state __attribute__((tls_model("initial-exec")));
+
+/* The allocator's hook for a thread that exits while attached to an arena
+ * (device_allocator.c): the arena counts one thread fewer. */
+void xdev_alloc_thread_exit(int arena);
 
 /* First use on a thread: allocate (or, if that fails, share an emergency
  * block, so xdev keeps working without per-thread isolation). */

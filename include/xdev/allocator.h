@@ -33,7 +33,21 @@ XDEV_API xdev_status_t xdev_empty_cache(void);
 XDEV_API xdev_status_t xdev_set_per_process_memory_fraction(double fraction, xdev_device_t device);
 
 /* One statistic, with torch's meaning: current value, peak since the last
- * reset, and the amounts allocated and freed since the last reset. */
+ * reset, and the amounts allocated and freed since the last reset.
+ *
+ * Threads: a device's caching allocator starts as one cache under one lock.
+ * A thread that keeps finding that lock held (several threads allocating on
+ * the device at once) moves to a cache of its own, an "arena" (at most
+ * thread_arenas per device, XDEV_ALLOC_CONF, default 16; 1 = never), so
+ * threads stop queueing on one lock. Stream rules are per arena as before:
+ * a block is reused only on its stream, after record_stream's events. A
+ * block is freed into its arena whichever thread frees it; empty_cache, the
+ * memory fraction cap and the out-of-memory retry cover every arena. The
+ * price is memory: each arena keeps its own cached segments. The device's
+ * statistics are the sum over its arenas: current values and totals are
+ * exact; a peak is the sum of the arenas' peaks, the device's true peak
+ * while one arena is in use (any single-threaded program) and otherwise an
+ * upper bound (arenas need not peak at the same moment). */
 typedef struct xdev_stat {
     int64_t current;
     int64_t peak;
@@ -150,6 +164,8 @@ XDEV_API xdev_status_t xdev_memory_tag_pop(void);
  *
  * {"segments": [                          one per segment, devices in order
  *    {"device": "cuda:0",                 (!) torch: the index as a number
+ *     "arena": 0,                         (!) the device's cache (arena) that
+ *                                         holds it; see xdev_stat_t
  *     "address": 140..., "total_size": 2097152,       bytes, integers
  *     "stream": "0x55d0c0",               (!) the native stream as a "%p"
  *                                         string ("(nil)" for a NULL native
