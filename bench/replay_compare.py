@@ -6,9 +6,9 @@ carries from one trace to the next), all driven by the one harness (bench/replay
   replay_compare.py --xdev build/bench/alloc_replay [--c10 c10_alloc_bench] [--async]
                     [--warm-runs N] TRACE.csv[.gz]...
 
-Allocators: xdev's default policy, xdev with trim_before_grow:false (torch's growth), with
---async xdev's backend:async (cudaMallocAsync on CUDA), with --c10 PyTorch's c10 caching
-allocator. Prints per trace: streams, warm and cold ns per event, peak allocated and reserved,
+Allocators: xdev's default policy, xdev with trim_before_grow:false (torch's growth), xdev
+with expandable_segments:true, with --async xdev's backend:async (cudaMallocAsync on CUDA), with --c10 PyTorch's c10 caching
+allocator (and c10 with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True). Prints per trace: streams, warm and cold ns per event, peak allocated and reserved,
 reserved - allocated at peak, backend calls in all warm passes and in the last one, retries; ratios against c10 where
 it ran. Exit status 1 when any run failed (its message is printed)."""
 import argparse
@@ -58,10 +58,14 @@ def main():
     sides = [("xdev", [a.xdev] + w, {}),
              ("xdev trim_before_grow:false", [a.xdev] + w,
               {"XDEV_ALLOC_CONF": "trim_before_grow:false"})]
+    sides.append(("xdev expandable_segments", [a.xdev] + w,
+                  {"XDEV_ALLOC_CONF": "expandable_segments:true"}))
     if a.use_async:
         sides.append(("xdev backend:async", [a.xdev] + w, {"XDEV_ALLOC_CONF": "backend:async"}))
     if a.c10:
         sides.append(("c10", [a.c10, "replay"], {}))
+        sides.append(("c10 expandable_segments", [a.c10, "replay"],
+                      {"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"}))
     failed = False
     print(f"{'trace':<28} {'allocator':<28} {'streams':>7} {'warm ns':>9} {'x c10':>6} "
           f"{'cold ns':>9} {'peak alloc':>10} {'peak resv':>10} {'x c10':>6} {'resv-alloc':>10} "

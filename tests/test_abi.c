@@ -20,7 +20,7 @@
 
 START_TEST(version_and_symbol) {
     ck_assert_uint_eq(XDEV_BACKEND_ABI_MAJOR, 2);
-    ck_assert_uint_eq(XDEV_BACKEND_ABI_MINOR, 2); /* bump with every appended slot */
+    ck_assert_uint_eq(XDEV_BACKEND_ABI_MINOR, 3); /* bump with every appended slot */
     ck_assert_str_eq(XDEV_BACKEND_ENTRY_SYMBOL, "xdev_backend_entry");
     ck_assert_uint_eq(sizeof(size_t), P); /* the pins below count in pointer units */
 }
@@ -81,7 +81,7 @@ START_TEST(event_vtable_layout) {
 END_TEST
 
 START_TEST(memory_vtable_layout) {
-    SIZE_IS(xdev_memory_vtable_t, 10 * P);
+    SIZE_IS(xdev_memory_vtable_t, 15 * P);
     SLOT_AT(xdev_memory_vtable_t, size, 0);
     SLOT_AT(xdev_memory_vtable_t, malloc, 1);
     SLOT_AT(xdev_memory_vtable_t, free, 2);
@@ -92,6 +92,11 @@ START_TEST(memory_vtable_layout) {
     SLOT_AT(xdev_memory_vtable_t, mem_get_info, 7);
     SLOT_AT(xdev_memory_vtable_t, malloc_async, 8);
     SLOT_AT(xdev_memory_vtable_t, free_async, 9);
+    SLOT_AT(xdev_memory_vtable_t, va_granularity, 10); /* 2.3 */
+    SLOT_AT(xdev_memory_vtable_t, va_reserve, 11);
+    SLOT_AT(xdev_memory_vtable_t, va_release, 12);
+    SLOT_AT(xdev_memory_vtable_t, va_map, 13);
+    SLOT_AT(xdev_memory_vtable_t, va_unmap, 14);
 }
 END_TEST
 

@@ -70,6 +70,7 @@ START_TEST(each_key) {
     c = ok("thread_arenas:64");
     ck_assert_int_eq(c.thread_arenas, 64);
     c = ok("expandable_segments:False");
+    ck_assert(!c.expandable_segments);
     c = ok("max_split_size_mb:100,garbage_collection_threshold:0.5,backend:native,"
            "roundup_power2_divisions:[64:2,>:4],trim_before_grow:true");
     ck_assert_uint_eq(c.max_split_size, 100 * MIB);
@@ -97,7 +98,7 @@ START_TEST(errors_name_the_key) {
     bad("garbage_collection_threshold:nan", "garbage_collection_threshold");
     bad("garbage_collection_threshold:.5x", "garbage_collection_threshold");
     bad("backend:cuda", "backend");
-    bad("expandable_segments:true", "expandable_segments");
+    ck_assert(ok("expandable_segments:true").expandable_segments);
     bad("expandable_segments:maybe", "expandable_segments");
     bad("pinned_max_cached_mb:lots", "pinned_max_cached_mb");
     bad("trim_before_grow:2", "trim_before_grow");

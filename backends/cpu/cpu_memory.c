@@ -8,8 +8,10 @@
  * CPU backend: there is no DMA engine to pin for. Copies, memsets and
  * stream-ordered frees are ops on the stream's queue, so they are ordered
  * with everything else on it. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "cpu/cpu_internal.h"
 
@@ -197,6 +199,68 @@ static xdev_status_t memory_mem_get_info(xdev_cpu_device_t *dev, size_t *free_by
     return XDEV_SUCCESS;
 }
 
+/* ---------------------------------------------------------------- virtual memory
+ * Expandable segments on the CPU backend: an address-space reservation
+ * (PROT_NONE, MAP_NORESERVE: no memory behind it), committed in chunks by
+ * mapping fresh read/write pages over part of it and released by mapping
+ * inaccessible pages back (the kernel drops the old ones). Mapped bytes count
+ * against the device's capacity like malloc'ed ones. */
+#define XDEV_CPU_VA_GRANULARITY ((size_t)2 << 20) /* as CUDA's usual granularity */
+
+static xdev_status_t va_granularity(xdev_cpu_device_t *dev, size_t *out) {
+    (void)dev;
+    *out = XDEV_CPU_VA_GRANULARITY;
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t va_reserve(xdev_cpu_device_t *dev, size_t bytes, void **base) {
+    const size_t g = XDEV_CPU_VA_GRANULARITY;
+    if (bytes == 0 || bytes % g != 0 || bytes > SIZE_MAX - g)
+        return xdev_cpu_error(XDEV_ERROR_INVALID_VALUE,
+                              "cpu:%d: cannot reserve %zu bytes (not a multiple of %zu)",
+                              dev->index, bytes, g);
+    /* over-reserve by one unit, then trim to a granularity-aligned range */
+    char *p = mmap(NULL, bytes + g, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED)
+        return xdev_cpu_error(XDEV_ERROR_OUT_OF_MEMORY,
+                              "cpu:%d: cannot reserve %zu bytes of address space: %s", dev->index,
+                              bytes, strerror(errno));
+    char *aligned = (char *)(((uintptr_t)p + g - 1) & ~(uintptr_t)(g - 1));
+    if (aligned > p) munmap(p, (size_t)(aligned - p));
+    if (aligned + bytes < p + bytes + g) munmap(aligned + bytes, (size_t)(p + g - aligned));
+    *base = aligned;
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t va_release(xdev_cpu_device_t *dev, void *base, size_t bytes) {
+    if (munmap(base, bytes) != 0)
+        return xdev_cpu_error(XDEV_ERROR_INVALID_VALUE, "cpu:%d: munmap(%p, %zu): %s", dev->index,
+                              base, bytes, strerror(errno));
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t va_map(xdev_cpu_device_t *dev, void *addr, size_t bytes) {
+    if (!reserve(dev, bytes)) return XDEV_ERROR_OUT_OF_MEMORY;
+    void *p =
+        mmap(addr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+    if (p == MAP_FAILED) {
+        atomic_fetch_sub(&dev->used, bytes);
+        return xdev_cpu_error(XDEV_ERROR_OUT_OF_MEMORY, "cpu:%d: cannot map %zu bytes at %p: %s",
+                              dev->index, bytes, addr, strerror(errno));
+    }
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t va_unmap(xdev_cpu_device_t *dev, void *addr, size_t bytes) {
+    void *p = mmap(addr, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE,
+                   -1, 0);
+    if (p == MAP_FAILED)
+        return xdev_cpu_error(XDEV_ERROR_INVALID_VALUE, "cpu:%d: cannot unmap %zu bytes at %p: %s",
+                              dev->index, bytes, addr, strerror(errno));
+    atomic_fetch_sub(&dev->used, bytes);
+    return XDEV_SUCCESS;
+}
+
 const xdev_memory_vtable_t xdev_cpu_memory_vtable = {
     .size = sizeof(xdev_memory_vtable_t),
     .malloc = memory_malloc,
@@ -208,4 +272,9 @@ const xdev_memory_vtable_t xdev_cpu_memory_vtable = {
     .mem_get_info = memory_mem_get_info,
     .malloc_async = memory_malloc_async,
     .free_async = memory_free_async,
+    .va_granularity = va_granularity,
+    .va_reserve = va_reserve,
+    .va_release = va_release,
+    .va_map = va_map,
+    .va_unmap = va_unmap,
 };

@@ -74,11 +74,14 @@ static xdev_status_t device_enable_peer_access(xc_device_t *dev, xc_device_t *pe
     xc_guard_end(&g);
     if (err == cudaErrorPeerAccessAlreadyEnabled) {
         (void)cudaGetLastError(); /* not an error for xdev: enabling is idempotent */
-        return XDEV_SUCCESS;
+        err = cudaSuccess;
     }
     if (err != cudaSuccess)
         return xc_fail(err, XC_STR(cudaDeviceEnablePeerAccess) "(peer %d) on device %d", peer,
                        device);
+#if XC_HAVE_VMM
+    xc_vmm_note_peer(device, peer); /* expandable segments map peer's memory for it too */
+#endif
     return XDEV_SUCCESS;
 }
 

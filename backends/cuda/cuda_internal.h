@@ -105,6 +105,17 @@ xdev_status_t xc_hostcopy_check_env(void);
 /* A decimal integer in [lo, hi]: no sign, no spaces, nothing after it. */
 bool xc_env_int(const char *v, long lo, long hi, long *out);
 
+#if XC_HAVE_VMM
+/* Virtual memory slots (cuda_vmm.c), and the note that `device` enabled
+ * peer access to `peer`'s memory (new mappings on peer include it). */
+xdev_status_t xc_va_granularity(xc_device_t *dev, size_t *out);
+xdev_status_t xc_va_reserve(xc_device_t *dev, size_t bytes, void **base);
+xdev_status_t xc_va_release(xc_device_t *dev, void *base, size_t bytes);
+xdev_status_t xc_va_map(xc_device_t *dev, void *addr, size_t bytes);
+xdev_status_t xc_va_unmap(xc_device_t *dev, void *addr, size_t bytes);
+void xc_vmm_note_peer(int device, int peer);
+#endif
+
 /* Host memcpy spread over a few worker threads (cuda_hostcopy.c). */
 void xc_parallel_memcpy(void *dst, const void *src, size_t bytes);
 void xc_hostcopy_shutdown(void);

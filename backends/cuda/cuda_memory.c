@@ -210,4 +210,11 @@ const xdev_memory_vtable_t xc_memory_vtable = {
     .mem_get_info = memory_get_info,
     .malloc_async = memory_malloc_async,
     .free_async = memory_free_async,
+#if XC_HAVE_VMM
+    .va_granularity = xc_va_granularity,
+    .va_reserve = xc_va_reserve,
+    .va_release = xc_va_release,
+    .va_map = xc_va_map,
+    .va_unmap = xc_va_unmap,
+#endif
 };

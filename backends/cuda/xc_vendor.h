@@ -15,6 +15,9 @@
  *                             declares hipLaunchHostFunc but does not export
  *                             it), XC_HOST_FUNC_CALL the call it makes
  *   xc_vendor_host_is_pageable  is host memory unregistered (pageable)?
+ *   XC_HAVE_VMM               virtual memory slots for expandable segments
+ *                             (cuda_vmm.c, CUDA's driver API; not built for
+ *                             HIP, whose twin calls could not be tried here)
  * and the optional parts each vendor has or lacks (NVML vs rocm-smi, NVTX vs
  * roctx, cuBLAS/cuFFT vs hipBLAS/hipFFT) are chosen by the build
  * (backends/cuda/CMakeLists.txt, backends/hip/CMakeLists.txt). */
@@ -35,6 +38,7 @@
 #endif
 
 #define XC_NAME "cuda"
+#define XC_HAVE_VMM 1
 #define XC_DEVICE_TYPE XDEV_DEVICE_CUDA
 #define XC_ENV(suffix) "XDEV_CUDA_" suffix
 #define XC_STREAM_LEGACY cudaStreamLegacy
@@ -60,6 +64,10 @@ static inline bool xc_vendor_host_is_pageable(const void *host) {
 }
 
 #endif /* vendor */
+
+#ifndef XC_HAVE_VMM
+#define XC_HAVE_VMM 0
+#endif
 
 /* "cudaMalloc" on CUDA, "hipMalloc" on HIP: the name of the call a message
  * reports, after the vendor mapping. */

@@ -200,6 +200,26 @@ static xdev_status_t mem_free_async(xdev_backend_device_t *d, void *p, void *s) 
     UNUSED(d), UNUSED(p), UNUSED(s);
     return missing("memory.free_async");
 }
+static xdev_status_t mem_va_granularity(xdev_backend_device_t *d, size_t *g) {
+    UNUSED(d), UNUSED(g);
+    return missing("memory.va_granularity");
+}
+static xdev_status_t mem_va_reserve(xdev_backend_device_t *d, size_t n, void **base) {
+    UNUSED(d), UNUSED(n), UNUSED(base);
+    return missing("memory.va_reserve");
+}
+static xdev_status_t mem_va_release(xdev_backend_device_t *d, void *base, size_t n) {
+    UNUSED(d), UNUSED(base), UNUSED(n);
+    return missing("memory.va_release");
+}
+static xdev_status_t mem_va_map(xdev_backend_device_t *d, void *p, size_t n) {
+    UNUSED(d), UNUSED(p), UNUSED(n);
+    return missing("memory.va_map");
+}
+static xdev_status_t mem_va_unmap(xdev_backend_device_t *d, void *p, size_t n) {
+    UNUSED(d), UNUSED(p), UNUSED(n);
+    return missing("memory.va_unmap");
+}
 static const xdev_memory_vtable_t g_memory = {
     .size = sizeof(xdev_memory_vtable_t),
     .malloc = mem_malloc,
@@ -211,6 +231,11 @@ static const xdev_memory_vtable_t g_memory = {
     .mem_get_info = mem_get_info,
     .malloc_async = mem_malloc_async,
     .free_async = mem_free_async,
+    .va_granularity = mem_va_granularity,
+    .va_reserve = mem_va_reserve,
+    .va_release = mem_va_release,
+    .va_map = mem_va_map,
+    .va_unmap = mem_va_unmap,
 };
 
 /* ------------------------------------------------ optional: blas, fft, rng */

@@ -163,15 +163,9 @@ static bool parse_pair(const char *k, size_t klen, const char *v, size_t vlen,
                         (int)vlen, v);
         cfg->gc_threshold = d;
     } else if (KEY_IS("expandable_segments")) {
-        bool on;
-        if (!parse_bool(v, vlen, &on))
+        if (!parse_bool(v, vlen, &cfg->expandable_segments))
             return fail(err, errlen, "expandable_segments: '%.*s' is not true, false, 1 or 0",
                         (int)vlen, v);
-        if (on)
-            return fail(err, errlen,
-                        "expandable_segments:true is not supported (it needs virtual memory "
-                        "support in the backend); trim_before_grow, on by default, addresses the "
-                        "same fragmentation");
     } else if (KEY_IS("trim_before_grow")) {
         if (!parse_bool(v, vlen, &cfg->trim_before_grow))
             return fail(err, errlen, "trim_before_grow: '%.*s' is not true, false, 1 or 0",

@@ -5,7 +5,8 @@
  *   roundup_power2_divisions:<n>      round sizes up to n steps per power of two
  *   roundup_power2_divisions:[256:1,512:2,>:8]   per size (MiB) interval
  *   garbage_collection_threshold:<0..1 exclusive>
- *   expandable_segments:false         (true is refused: not supported yet)
+ *   expandable_segments:true|false    one growing segment per stream and pool,
+ *                                     mapped in chunks (backend virtual memory)
  *   backend:native|async              async = the backend's stream-ordered allocator
  *   pinned_max_cached_mb:<int>        cap on cached pinned host memory
  *   trim_before_grow:true|false       return free segments before passing the
@@ -36,6 +37,7 @@ typedef struct xdev_alloc_config {
     size_t pinned_max_cached; /* SIZE_MAX: no limit */
     bool trim_before_grow;    /* xdev's growth policy (default on) */
     int thread_arenas;        /* arenas per device, 1..XDEV_MAX_ARENAS (default 16) */
+    bool expandable_segments; /* default off */
 } xdev_alloc_config_t;
 
 void xdev_alloc_config_defaults(xdev_alloc_config_t *cfg);

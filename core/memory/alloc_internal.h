@@ -86,8 +86,11 @@ typedef struct xdev_block {
 
 typedef struct xdev_segment {
     uintptr_t base;
-    size_t size;
-    int pool_kind; /* XDEV_POOL_SMALL / LARGE */
+    size_t size;     /* bytes backed by memory (an expandable segment: mapped so far) */
+    size_t va_size;  /* expandable: the address range reserved at base; else 0 */
+    bool expandable; /* grows and shrinks at its end (expandable.c) */
+    bool shrinking;  /* expandable: a release has the lock dropped; do not grow */
+    int pool_kind;   /* XDEV_POOL_SMALL / LARGE */
     struct xdev_stream_pool *pool;
     xdev_block_t *first;
     struct xdev_segment *prev, *next; /* device's segment list */
@@ -105,6 +108,7 @@ typedef struct xdev_stream_pool {
     xdev_stream_t stream;
     void *native;
     xdev_bins_t bins[XDEV_POOL_KINDS];
+    struct xdev_segment *expandable[XDEV_POOL_KINDS]; /* expandable_segments:true */
     struct xdev_stream_pool *next;
 } xdev_stream_pool_t;
 
@@ -262,6 +266,33 @@ xdev_status_t xdev_caching_malloc(xdev_device_allocator_t *da, size_t size, xdev
 void xdev_caching_free(xdev_device_allocator_t *da, xdev_block_t *b);
 xdev_status_t xdev_caching_record_stream(xdev_device_allocator_t *da, xdev_block_t *b,
                                          xdev_stream_t stream);
+/* Helpers shared with expandable.c (lock held): recycled block structs; the
+ * bins with the inactive_split statistics; the device's synchronize called
+ * with the lock dropped by the caller (its failure leaves no error). */
+xdev_block_t *xdev_caching_block_new(xdev_device_allocator_t *da);
+void xdev_caching_block_delete(xdev_device_allocator_t *da, xdev_block_t *b);
+void xdev_caching_bins_add(xdev_device_allocator_t *da, xdev_block_t *b);
+void xdev_caching_bins_del(xdev_device_allocator_t *da, xdev_block_t *b);
+xdev_status_t xdev_caching_sync_unlocked(xdev_device_allocator_t *da);
+/* A new segment's fields (serial number included) and its place at the
+ * head of the arena's segment list; and its removal from the list. */
+void xdev_caching_segment_add(xdev_device_allocator_t *da, xdev_segment_t *seg, uintptr_t base,
+                              size_t size, int kind, struct xdev_stream_pool *pool);
+void xdev_caching_segment_unlink(xdev_device_allocator_t *da, xdev_segment_t *seg);
+
+/* --- expandable segments (expandable.c); lock held --- */
+/* Make the pool's expandable segment of `kind` end in a free block of at
+ * least `size` bytes, mapping memory (and reserving its address range on
+ * first use). XDEV_ERROR_OUT_OF_MEMORY: no memory (the caller retries after
+ * releasing caches); XDEV_ERROR_NOT_READY: the segment is being shrunk by
+ * another thread (the caller takes an ordinary segment). */
+xdev_status_t xdev_expandable_grow(xdev_device_allocator_t *da, struct xdev_stream_pool *pool,
+                                   int kind, size_t size);
+/* Unmap the free tails of the arena's expandable segments (whole segments
+ * when nothing is left), after waiting for the device with the lock
+ * dropped; returns the bytes unmapped. */
+size_t xdev_expandable_shrink(xdev_device_allocator_t *da);
+
 /* Return every fully free segment to the backend (waits for pending events). */
 xdev_status_t xdev_caching_empty_cache(xdev_device_allocator_t *da);
 /* Out of memory in arena `da`: release the other arenas' cached segments

@@ -58,6 +58,7 @@ xdev_status_t xdev_live_lookup(const void *ptr, const char *arg, xdev_live_ref_t
         return XDEV_SUCCESS;
     }
     case XDEV_PTR_SEGMENT:
+    case XDEV_PTR_EXPANDABLE:
     case XDEV_PTR_DIRECT:
         break;
     }

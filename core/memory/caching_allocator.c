@@ -60,7 +60,7 @@ static bool is_split(const xdev_block_t *b) {
 
 /* Block structs are recycled per device (a split on the hot path then costs
  * no malloc). */
-static xdev_block_t *block_new(xdev_device_allocator_t *da) {
+xdev_block_t *xdev_caching_block_new(xdev_device_allocator_t *da) {
     xdev_block_t *b = da->spare_blocks;
     if (b != NULL) {
         da->spare_blocks = b->bin_next;
@@ -74,7 +74,7 @@ static xdev_block_t *block_new(xdev_device_allocator_t *da) {
     return b;
 }
 
-static void block_delete(xdev_device_allocator_t *da, xdev_block_t *b) {
+void xdev_caching_block_delete(xdev_device_allocator_t *da, xdev_block_t *b) {
     free(b->more_used_streams);
     b->more_used_streams = NULL;
     b->bin_next = da->spare_blocks;
@@ -82,7 +82,7 @@ static void block_delete(xdev_device_allocator_t *da, xdev_block_t *b) {
 }
 
 /* Bins with the inactive_split statistics kept alongside. */
-static void bins_add(xdev_device_allocator_t *da, xdev_block_t *b) {
+void xdev_caching_bins_add(xdev_device_allocator_t *da, xdev_block_t *b) {
     int kind = b->segment->pool_kind;
     xdev_bins_insert(&b->pool->bins[kind], b);
     if (is_split(b)) {
@@ -91,7 +91,7 @@ static void bins_add(xdev_device_allocator_t *da, xdev_block_t *b) {
     }
 }
 
-static void bins_del(xdev_device_allocator_t *da, xdev_block_t *b) {
+void xdev_caching_bins_del(xdev_device_allocator_t *da, xdev_block_t *b) {
     int kind = b->segment->pool_kind;
     xdev_bins_remove(&b->pool->bins[kind], b);
     if (is_split(b)) {
@@ -195,7 +195,7 @@ typedef struct release_list {
     size_t bytes;
 } release_list_t;
 
-static void segment_unlink(xdev_device_allocator_t *da, xdev_segment_t *seg) {
+void xdev_caching_segment_unlink(xdev_device_allocator_t *da, xdev_segment_t *seg) {
     if (seg->prev)
         seg->prev->next = seg->next;
     else
@@ -231,13 +231,14 @@ static void collect_free_segments(xdev_device_allocator_t *da, int kind,
     if (da->pending_head != NULL) process_events(da);
     for (xdev_segment_t *seg = da->segments, *next; seg != NULL && list->bytes < goal; seg = next) {
         next = seg->next;
+        if (seg->expandable) continue; /* shrunk at its end instead (expandable.c) */
         xdev_block_t *b = seg->first;
         if (b->next != NULL || b->state != XDEV_BLOCK_FREE) continue;
         if (kind >= 0 && seg->pool_kind != kind) continue;
         if (only != NULL && seg->pool != only) continue;
         if (idle_only && !pool_idle(seg->pool)) continue;
-        bins_del(da, b);
-        segment_unlink(da, seg);
+        xdev_caching_bins_del(da, b);
+        xdev_caching_segment_unlink(da, seg);
         seg->next = list->head; /* the list reuses the link */
         list->head = seg;
         list->bytes += seg->size;
@@ -247,7 +248,7 @@ static void collect_free_segments(xdev_device_allocator_t *da, int kind,
 /* The backend's device synchronize, called without the device lock. Its
  * failure is handled here (nothing is released), so it leaves no error
  * behind in the thread's state. */
-static xdev_status_t sync_device_unlocked(xdev_device_allocator_t *da) {
+xdev_status_t xdev_caching_sync_unlocked(xdev_device_allocator_t *da) {
     if (!XDEV_HAS(da->be, device, synchronize)) return XDEV_SUCCESS;
     xdev_error_state_t saved;
     xdev_core_error_save(&saved);
@@ -263,7 +264,7 @@ static size_t release_collected(xdev_device_allocator_t *da, release_list_t *lis
     xdev_status_t st = XDEV_SUCCESS;
     if (wait) {
         xdev_spin_unlock(&da->lock);
-        st = sync_device_unlocked(da);
+        st = xdev_caching_sync_unlocked(da);
         xdev_spin_lock(&da->lock);
         da->stats.num_sync_all_streams++;
     }
@@ -272,7 +273,7 @@ static size_t release_collected(xdev_device_allocator_t *da, release_list_t *lis
         for (seg = list->head; seg != NULL; seg = next) {
             next = seg->next;
             segment_link(da, seg);
-            bins_add(da, seg->first);
+            xdev_caching_bins_add(da, seg->first);
         }
         list->head = NULL;
         list->bytes = 0;
@@ -295,7 +296,7 @@ static size_t release_collected(xdev_device_allocator_t *da, release_list_t *lis
         da->stats.num_device_free++;
         xdev_trace_record(da, XDEV_TRACE_SEGMENT_FREE, seg->base, seg->size, seg->pool->native,
                           NULL);
-        block_delete(da, seg->first);
+        xdev_caching_block_delete(da, seg->first);
         free(seg);
     }
     size_t released = list->bytes;
@@ -319,10 +320,11 @@ static size_t release_free_segments(xdev_device_allocator_t *da, int kind,
 static size_t release_all(xdev_device_allocator_t *da) {
     if (da->pending_head != NULL) {
         xdev_spin_unlock(&da->lock);
-        (void)sync_device_unlocked(da);
+        (void)xdev_caching_sync_unlocked(da);
         xdev_spin_lock(&da->lock);
     }
-    return release_free_segments(da, -1, NULL, SIZE_MAX, false);
+    size_t released = release_free_segments(da, -1, NULL, SIZE_MAX, false);
+    return released + xdev_expandable_shrink(da);
 }
 
 /* empty_cache also restarts the growth policy: the high-water mark becomes
@@ -351,6 +353,16 @@ size_t xdev_alloc_release_other_arenas(xdev_device_allocator_t *da) {
     return released;
 }
 
+void xdev_caching_segment_add(xdev_device_allocator_t *da, xdev_segment_t *seg, uintptr_t base,
+                              size_t size, int kind, xdev_stream_pool_t *pool) {
+    seg->base = base;
+    seg->size = size;
+    seg->pool_kind = kind;
+    seg->pool = pool;
+    seg->serial = atomic_fetch_add(&da->primary->segment_serial, 1);
+    segment_link(da, seg);
+}
+
 /* Get a new segment from the backend; on success *out is its single free
  * block (not in a bin). */
 static xdev_status_t new_segment(xdev_device_allocator_t *da, size_t size, int kind,
@@ -370,25 +382,18 @@ static xdev_status_t new_segment(xdev_device_allocator_t *da, size_t size, int k
         return st;
     }
     xdev_segment_t *seg = calloc(1, sizeof *seg);
-    xdev_block_t *b = seg ? block_new(da) : NULL;
+    xdev_block_t *b = seg ? xdev_caching_block_new(da) : NULL;
     xdev_ptr_entry_t e = {(uintptr_t)p, size, XDEV_MEMORY_DEVICE, da->be,
                           da->index,    seg,  XDEV_PTR_SEGMENT,   da};
     if (b == NULL || xdev_ptr_insert(&e) != XDEV_SUCCESS) {
         free(seg);
-        if (b) block_delete(da, b);
+        if (b) xdev_caching_block_delete(da, b);
         (void)xdev_be_memory_free(da->rec, p);
         atomic_fetch_sub(dev_reserved, (int64_t)size);
         return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for allocator bookkeeping");
     }
-    seg->base = (uintptr_t)p;
-    seg->size = size;
-    seg->pool_kind = kind;
-    seg->pool = pool;
+    xdev_caching_segment_add(da, seg, (uintptr_t)p, size, kind, pool);
     seg->first = b;
-    seg->serial = atomic_fetch_add(&da->primary->segment_serial, 1);
-    seg->next = da->segments;
-    if (da->segments) da->segments->prev = seg;
-    da->segments = seg;
     b->addr = (uintptr_t)p;
     b->size = size;
     b->segment = seg;
@@ -488,6 +493,57 @@ static void trim_before_grow(xdev_device_allocator_t *da, int kind, xdev_stream_
 
 /* ---------------------------------------------------------------- malloc/free */
 
+/* Memory for a request no cached block fits: the pool's expandable segment
+ * grows, or a new segment. *out is a free block (out of the bins). */
+static xdev_status_t get_memory(xdev_device_allocator_t *da, xdev_stream_pool_t *pool, int kind,
+                                size_t rsize, xdev_block_t **out) {
+    if (xdev_alloc_settings()->expandable_segments) {
+        xdev_status_t st = xdev_expandable_grow(da, pool, kind, rsize);
+        if (st == XDEV_SUCCESS) {
+            xdev_block_t *b = xdev_bins_best_fit(&pool->bins[kind], rsize, max_split());
+            if (b != NULL) {
+                xdev_caching_bins_del(da, b);
+                *out = b;
+                return XDEV_SUCCESS;
+            }
+        } else if (st != XDEV_ERROR_NOT_READY) {
+            return st;
+        }
+        /* being shrunk by another thread, or max_split_size keeps the grown
+         * tail from this request: an ordinary segment */
+    }
+    return new_segment(da, segment_size(rsize), kind, pool, out);
+}
+
+/* No cached block fits: the growth policy, then memory from the backend,
+ * with one retry after releasing every cache when the device is full. */
+static xdev_status_t grow(xdev_device_allocator_t *da, xdev_stream_pool_t *pool, int kind,
+                          size_t rsize, size_t size, xdev_stream_t stream, xdev_block_t **out) {
+    if (!xdev_alloc_settings()->expandable_segments) {
+        size_t seg = segment_size(rsize);
+        garbage_collect(da, seg);
+        trim_before_grow(da, kind, pool, seg);
+    }
+    xdev_status_t st = get_memory(da, pool, kind, rsize, out);
+    char backend_msg[512] = "";
+    if (st == XDEV_ERROR_OUT_OF_MEMORY) {
+        snprintf(backend_msg, sizeof backend_msg, "%s", xdev_last_error());
+        if (release_all(da) + xdev_alloc_release_other_arenas(da) > 0) {
+            da->stats.num_alloc_retries++;
+            st = get_memory(da, pool, kind, rsize, out);
+        }
+    }
+    if (st == XDEV_ERROR_OUT_OF_MEMORY) {
+        da->stats.num_ooms++;
+        xdev_trace_record(da, XDEV_TRACE_OOM, 0, size, stream->native, xdev_alloc_tag_current());
+        return oom_error(da, size, st, backend_msg);
+    }
+    if (st != XDEV_SUCCESS) return st;
+    size_t res = (size_t)da->stats.reserved_bytes[XDEV_STAT_ALL].current;
+    if (res > da->high_water) da->high_water = res;
+    return XDEV_SUCCESS;
+}
+
 static bool should_split(const xdev_block_t *b, size_t size) {
     size_t remaining = b->size - size;
     if (b->segment->pool_kind == XDEV_POOL_SMALL) return remaining >= XDEV_MIN_BLOCK;
@@ -504,32 +560,13 @@ xdev_status_t xdev_caching_malloc(xdev_device_allocator_t *da, size_t size, xdev
         return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for a stream pool");
     xdev_block_t *b = xdev_bins_best_fit(&pool->bins[kind], rsize, max_split());
     if (b != NULL) {
-        bins_del(da, b);
+        xdev_caching_bins_del(da, b);
     } else {
-        size_t seg = segment_size(rsize);
-        garbage_collect(da, seg);
-        trim_before_grow(da, kind, pool, seg);
-        xdev_status_t st = new_segment(da, seg, kind, pool, &b);
-        char backend_msg[512] = "";
-        if (st == XDEV_ERROR_OUT_OF_MEMORY) {
-            snprintf(backend_msg, sizeof backend_msg, "%s", xdev_last_error());
-            if (release_all(da) + xdev_alloc_release_other_arenas(da) > 0) {
-                da->stats.num_alloc_retries++;
-                st = new_segment(da, seg, kind, pool, &b);
-            }
-        }
-        if (st == XDEV_ERROR_OUT_OF_MEMORY) {
-            da->stats.num_ooms++;
-            xdev_trace_record(da, XDEV_TRACE_OOM, 0, size, stream->native,
-                              xdev_alloc_tag_current());
-            return oom_error(da, size, st, backend_msg);
-        }
+        xdev_status_t st = grow(da, pool, kind, rsize, size, stream, &b);
         if (st != XDEV_SUCCESS) return st;
-        size_t res = (size_t)da->stats.reserved_bytes[XDEV_STAT_ALL].current;
-        if (res > da->high_water) da->high_water = res;
     }
     if (should_split(b, rsize)) {
-        xdev_block_t *rest = block_new(da);
+        xdev_block_t *rest = xdev_caching_block_new(da);
         if (rest != NULL) { /* no memory for the struct: hand out the whole block */
             rest->addr = b->addr + rsize;
             rest->size = b->size - rsize;
@@ -541,7 +578,7 @@ xdev_status_t xdev_caching_malloc(xdev_device_allocator_t *da, size_t size, xdev
             if (b->next) b->next->prev = rest;
             b->next = rest;
             b->size = rsize;
-            bins_add(da, rest);
+            xdev_caching_bins_add(da, rest);
         }
     }
     int k = b->segment->pool_kind;
@@ -563,7 +600,7 @@ xdev_status_t xdev_caching_malloc(xdev_device_allocator_t *da, size_t size, xdev
 
 /* Merge `b` with a free neighbour `n` (which is removed). */
 static void merge(xdev_device_allocator_t *da, xdev_block_t *b, xdev_block_t *n) {
-    bins_del(da, n);
+    xdev_caching_bins_del(da, n);
     if (n == b->prev) {
         b->addr = n->addr;
         b->prev = n->prev;
@@ -576,7 +613,7 @@ static void merge(xdev_device_allocator_t *da, xdev_block_t *b, xdev_block_t *n)
         if (b->next) b->next->prev = b;
     }
     b->size += n->size;
-    block_delete(da, n);
+    xdev_caching_block_delete(da, n);
 }
 
 /* Make an active (or pending) block free and cached. */
@@ -588,7 +625,7 @@ static void free_block(xdev_device_allocator_t *da, xdev_block_t *b) {
     b->state = XDEV_BLOCK_FREE;
     if (b->prev && b->prev->state == XDEV_BLOCK_FREE) merge(da, b, b->prev);
     if (b->next && b->next->state == XDEV_BLOCK_FREE) merge(da, b, b->next);
-    bins_add(da, b);
+    xdev_caching_bins_add(da, b);
 }
 
 static xdev_stream_t used_stream(const xdev_block_t *b, int i) {

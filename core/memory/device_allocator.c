@@ -72,6 +72,15 @@ static xdev_status_t create(xdev_backend_t *be, int index, xdev_device_allocator
                              be->name);
         }
         da->mode = XDEV_ALLOC_MODE_ASYNC;
+    } else if (g_cfg.expandable_segments &&
+               (!XDEV_HAS(be, memory, va_granularity) || !XDEV_HAS(be, memory, va_reserve) ||
+                !XDEV_HAS(be, memory, va_release) || !XDEV_HAS(be, memory, va_map) ||
+                !XDEV_HAS(be, memory, va_unmap))) {
+        free(da);
+        return XDEV_FAIL(XDEV_ERROR_NOT_SUPPORTED,
+                         "XDEV_ALLOC_CONF=expandable_segments:true: the %s backend has no "
+                         "virtual memory calls (memory.va_*)",
+                         be->name);
     }
     da->default_mode = da->mode;
     da->primary = da;

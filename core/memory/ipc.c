@@ -92,6 +92,13 @@ xdev_status_t xdev_ipc_get_mem_handle(const void *ptr, xdev_ipc_mem_handle_t *ou
                              "pointer %p was opened from another process's IPC handle; share "
                              "that process's handle instead",
                              ptr);
+    if (e.origin == XDEV_PTR_EXPANDABLE)
+        return XDEV_API_FAIL(XDEV_ERROR_NOT_SUPPORTED,
+                             "pointer %p is in an expandable segment (XDEV_ALLOC_CONF="
+                             "expandable_segments:true), whose memory is mapped in chunks that "
+                             "cannot be shared with another process; allocate memory to share "
+                             "without expandable segments",
+                             ptr);
     if (!XDEV_HAS(e.be, ipc, get_mem_handle)) XDEV_CHECK(not_supported(e.be, "memory"));
     ipc_wire_t w;
     memset(&w, 0, sizeof w);

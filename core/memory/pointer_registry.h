@@ -12,10 +12,11 @@
 
 /* Who registered a range, so a lookup finds the live allocation inside it. */
 typedef enum xdev_ptr_origin {
-    XDEV_PTR_SEGMENT = 0, /* caching allocator segment: data = xdev_segment_t, blocks inside */
-    XDEV_PTR_DIRECT = 1,  /* one allocation of a non-caching mode: data = NULL */
-    XDEV_PTR_PINNED = 2,  /* pinned host block: data = the pinned cache's block */
-    XDEV_PTR_IPC = 3,     /* another process's memory opened by IPC: data = the mapping */
+    XDEV_PTR_SEGMENT = 0,    /* caching allocator segment: data = xdev_segment_t, blocks inside */
+    XDEV_PTR_DIRECT = 1,     /* one allocation of a non-caching mode: data = NULL */
+    XDEV_PTR_PINNED = 2,     /* pinned host block: data = the pinned cache's block */
+    XDEV_PTR_IPC = 3,        /* another process's memory opened by IPC: data = the mapping */
+    XDEV_PTR_EXPANDABLE = 4, /* expandable segment's address range: data = xdev_segment_t */
 } xdev_ptr_origin_t;
 
 typedef struct xdev_ptr_entry {

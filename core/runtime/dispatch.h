@@ -130,6 +130,25 @@ static inline xdev_status_t xdev_be_memory_malloc_async(xdev_device_record_t *r,
 static inline xdev_status_t xdev_be_memory_free_async(xdev_device_record_t *r, void *p, void *s) {
     XDEV_DISPATCH(r->be, memory, free_async, r->ctx, p, s);
 }
+static inline xdev_status_t xdev_be_memory_va_granularity(xdev_device_record_t *r, size_t *g) {
+    XDEV_DISPATCH(r->be, memory, va_granularity, r->ctx, g);
+}
+static inline xdev_status_t xdev_be_memory_va_reserve(xdev_device_record_t *r, size_t bytes,
+                                                      void **base) {
+    XDEV_DISPATCH(r->be, memory, va_reserve, r->ctx, bytes, base);
+}
+static inline xdev_status_t xdev_be_memory_va_release(xdev_device_record_t *r, void *base,
+                                                      size_t bytes) {
+    XDEV_DISPATCH(r->be, memory, va_release, r->ctx, base, bytes);
+}
+static inline xdev_status_t xdev_be_memory_va_map(xdev_device_record_t *r, void *addr,
+                                                  size_t bytes) {
+    XDEV_DISPATCH(r->be, memory, va_map, r->ctx, addr, bytes);
+}
+static inline xdev_status_t xdev_be_memory_va_unmap(xdev_device_record_t *r, void *addr,
+                                                    size_t bytes) {
+    XDEV_DISPATCH(r->be, memory, va_unmap, r->ctx, addr, bytes);
+}
 
 /* ------------------------------------------------------------------ blas */
 static inline xdev_status_t xdev_be_blas_query_dtypes(xdev_device_record_t *r,

@@ -44,8 +44,8 @@ extern "C" {
 #endif
 
 #define XDEV_BACKEND_ABI_MAJOR 2u
-/* 2.1: the ops table (typed fills, conversions); 2.2: ops.add */
-#define XDEV_BACKEND_ABI_MINOR 2u
+/* 2.1: the ops table (typed fills, conversions); 2.2: ops.add; 2.3: memory.va_* */
+#define XDEV_BACKEND_ABI_MINOR 3u
 #define XDEV_BACKEND_ENTRY_SYMBOL "xdev_backend_entry"
 
 /* True when `table` (which starts with its size) is long enough to hold `slot`. */
@@ -176,6 +176,20 @@ typedef struct xdev_memory_vtable {
     xdev_status_t (*malloc_async)(xdev_backend_device_t *dev, size_t bytes, void *stream,
                                   void **out);
     xdev_status_t (*free_async)(xdev_backend_device_t *dev, void *ptr, void *stream);
+    /* Optional virtual memory (ABI 2.3), for XDEV_ALLOC_CONF=expandable_segments:true;
+     * all five or none. va_granularity: the unit every size and address below
+     * is a multiple of. va_reserve: `bytes` of address space with nothing
+     * behind it. va_map: back [addr, addr + bytes) inside a reservation with
+     * new device memory, readable and writable by the device and by the peers
+     * that enabled access to it (a failure for lack of memory is
+     * XDEV_ERROR_OUT_OF_MEMORY). va_unmap: give that memory back (the core
+     * calls it only after the device has passed all work using it).
+     * va_release: the reservation, wholly unmapped. */
+    xdev_status_t (*va_granularity)(xdev_backend_device_t *dev, size_t *granularity);
+    xdev_status_t (*va_reserve)(xdev_backend_device_t *dev, size_t bytes, void **base);
+    xdev_status_t (*va_release)(xdev_backend_device_t *dev, void *base, size_t bytes);
+    xdev_status_t (*va_map)(xdev_backend_device_t *dev, void *addr, size_t bytes);
+    xdev_status_t (*va_unmap)(xdev_backend_device_t *dev, void *addr, size_t bytes);
 } xdev_memory_vtable_t;
 
 /* Optional: profiler markers (NVTX, roctx). msg is never NULL. */

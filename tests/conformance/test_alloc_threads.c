@@ -117,6 +117,11 @@ static int arenas_in_snapshot(void) {
 }
 
 START_TEST(threads_share_a_device) {
+    void *probe = NULL; /* a backend without what XDEV_ALLOC_CONF asks for cannot run this */
+    xdev_status_t pst = xdev_malloc(&probe, 512);
+    if (pst == XDEV_ERROR_NOT_SUPPORTED) XT_SKIP("%s", xdev_last_error());
+    XT_OK(pst);
+    XT_OK(xdev_free(probe));
     shared_t sh;
     memset(&sh, 0, sizeof sh);
     pthread_barrier_init(&sh.barrier, NULL, THREADS + 1);
@@ -173,7 +178,7 @@ START_TEST(threads_share_a_device) {
     /* the memory fraction caps the device: two CHUNKs of four fit */
     size_t free_b = 0, total = 0;
     XT_OK(xdev_mem_get_info(xt_dev(0), &free_b, &total));
-    ck_assert_uint_gt(total, 4 * CAP);
+    ck_assert_uint_ge(total, 2 * CAP);
     XT_OK(xdev_set_per_process_memory_fraction((double)CAP / (double)total, xt_dev(0)));
     pthread_barrier_wait(&sh.barrier); /* chunks */
     pthread_barrier_wait(&sh.barrier);
