@@ -2,7 +2,7 @@
 // called from C++ without Python, measured exactly as bench/alloc_bench.c and
 // bench/alloc_replay.c measure xdev's, so the numbers sit side by side:
 //
-//   c10_alloc_bench hot                 hot raw_alloc+raw_delete pair, churn
+//   c10_alloc_bench hot                 hot raw_alloc+raw_delete pair, churn (1 and 8 threads)
 //   c10_alloc_bench replay TRACE...     replay of ../shared/traces/*.csv.gz
 //
 // Built by tests/gpu/run.sh against the GPU machine's torch (torch/include,
@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 namespace alloc = c10::cuda::CUDACachingAllocator;
@@ -82,6 +83,25 @@ static int run_hot() {
         t.push_back(churn(100000, 0x9E3779B97F4A7C15ULL + (uint64_t)r));
     std::printf("\nchurn, 64 live blocks 512 B-8 MiB, 1 thread: %8.1f ns/step (median)\n",
                 median(t));
+    // The same churn on 8 threads at once, as alloc_bench: one untimed round
+    // with the same seeds first, then the timed one; ns per step overall.
+    const int threads = 8, steps = 50000;
+    double wall = 0;
+    for (int round = 0; round < 2; round++) {
+        std::vector<std::thread> th;
+        double t0 = now_ns();
+        for (int i = 0; i < threads; i++)
+            th.emplace_back([i] {
+                c10::cuda::set_device(0);
+                churn(steps, 0x1234567ULL * (uint64_t)(i + 1));
+            });
+        for (auto &x : th)
+            x.join();
+        wall = now_ns() - t0;
+    }
+    std::printf("churn, %d threads at once (warm): %8.1f ns/step overall (%.1f ns/step per "
+                "thread)\n",
+                threads, wall / ((double)steps * threads), wall / steps);
     return 0;
 }
 

@@ -214,7 +214,7 @@ if want bench-alloc; then
     TORCH=$(python3 -c 'import torch,os;print(os.path.dirname(torch.__file__))' 2>/dev/null)
     ABI=$(python3 -c 'import torch;print(int(torch._C._GLIBCXX_USE_CXX11_ABI))' 2>/dev/null)
     C10=$B/c10_alloc_bench
-    if [ -n "$TORCH" ] && run_to "$BL" 120 g++ -std=c++17 -O2 -D_GLIBCXX_USE_CXX11_ABI="${ABI:-1}" \
+    if [ -n "$TORCH" ] && run_to "$BL" 120 g++ -std=c++17 -O2 -pthread -D_GLIBCXX_USE_CXX11_ABI="${ABI:-1}" \
         -I"$TORCH/include" -I/usr/local/cuda/include -Iinclude bench/gpu/c10_alloc_bench.cpp \
         -L"$TORCH/lib" -lc10_cuda -lc10 -L/usr/local/cuda/lib64 -lcudart -Wl,-rpath,"$TORCH/lib" \
         -o "$C10"; then
@@ -227,6 +227,13 @@ if want bench-alloc; then
     run_to "$BL" 90 "$B/bench/alloc_bench"
     [ -n "$C10" ] && run_to "$BL" 90 "$C10" hot
     since "$m" | grep -E 'alloc_bench on|ns/pair|ns/step|peak reserved' | sed 's/^/  /' | tee -a "$SUM"
+    # The 8-thread churn with one lock per device (no arenas) and with
+    # expandable segments, for comparison.
+    for conf in thread_arenas:1 expandable_segments:true; do
+        m=$(mark)
+        XDEV_ALLOC_CONF=$conf run_to "$BL" 90 "$B/bench/alloc_bench"
+        since "$m" | grep -E 'ns/step' | sed "s/^/  [$conf] /" | tee -a "$SUM"
+    done
     # Every allocator x trace in a fresh process, one harness (bench/replay_harness.h):
     # the shared traces (.traces/) and ours (bench/traces/).
     shopt -s nullglob
@@ -350,6 +357,9 @@ if want sanitizer; then
     sanitize memcheck "test_ops (fills, 36 conversion pairs)" "$B/tests/conformance/test_ops" ops
     sanitize memcheck "test_observe (tags, memory view, stream trace)" \
         "$B/tests/conformance/test_observe" observe
+    sanitize memcheck "test_alloc_expandable (virtual memory mappings)" \
+        env XDEV_ALLOC_CONF=expandable_segments:true "$B/tests/conformance/test_alloc_expandable"
+    sanitize memcheck "test_alloc_threads (arenas)" "$B/tests/conformance/test_alloc_threads"
     sanitize racecheck "test_cuda runtime" "$B/tests/gpu/test_cuda" runtime
     sanitize racecheck "copy_bench 4,16 MiB" "$B/bench/gpu/copy_bench" --sizes-mb 4,16 --reps 2
 fi
