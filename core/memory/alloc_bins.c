@@ -100,3 +100,14 @@ xdev_block_t *xdev_bins_best_fit(xdev_bins_t *bins, size_t size, size_t max_spli
     xdev_block_t *b = bins->head[nb];
     return usable(b, size, max_split) > 0 ? b : NULL;
 }
+
+bool xdev_bins_fit_before(const xdev_bins_t *bins, size_t size, size_t limit, uintptr_t addr,
+                          const xdev_block_t *skip) {
+    int last = xdev_bin_index(limit);
+    for (int bin = xdev_bin_index(size); bin >= 0 && bin <= last; bin = next_bin(bins, bin))
+        for (const xdev_block_t *b = bins->head[bin]; b != NULL; b = b->bin_next) {
+            if (b->size > limit || (b->size == limit && b->addr >= addr)) return false;
+            if (b != skip && b->size >= size) return true;
+        }
+    return false;
+}

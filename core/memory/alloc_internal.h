@@ -138,7 +138,8 @@ typedef struct xdev_ptrtab {
 #define XDEV_TRACE_RING_DEFAULT 4096
 
 typedef struct xdev_device_allocator {
-    xdev_spin_lock_t lock;                 /* see spin_lock.h */
+    xdev_spin_lock_t lock; /* see spin_lock.h */
+    xdev_block_t *stash;   /* the last freed block, not yet binned (caching_allocator.c) */
     struct xdev_device_allocator *primary; /* the device's first arena (itself for the first) */
     int arena;                             /* index among the device's arenas */
     xdev_device_record_t *rec;             /* the device (backend context, state) */
@@ -254,6 +255,11 @@ void xdev_bins_remove(xdev_bins_t *bins, xdev_block_t *b);
 /* Smallest block >= size, lowest address among equals, obeying the
  * max_split_size rules; NULL if none. */
 xdev_block_t *xdev_bins_best_fit(xdev_bins_t *bins, size_t size, size_t max_split);
+/* Is there a block other than `skip` of at least `size` bytes that comes
+ * before (limit, addr) in best-fit order (smaller, or as large at a lower
+ * address)? No max_split_size rules. */
+bool xdev_bins_fit_before(const xdev_bins_t *bins, size_t size, size_t limit, uintptr_t addr,
+                          const xdev_block_t *skip);
 
 /* --- live-block table (alloc_ptrmap.c); the device lock must be held --- */
 bool xdev_ptrtab_insert(xdev_ptrtab_t *t, xdev_block_t *b); /* false: no memory */
@@ -279,6 +285,11 @@ xdev_status_t xdev_caching_sync_unlocked(xdev_device_allocator_t *da);
 void xdev_caching_segment_add(xdev_device_allocator_t *da, xdev_segment_t *seg, uintptr_t base,
                               size_t size, int kind, struct xdev_stream_pool *pool);
 void xdev_caching_segment_unlink(xdev_device_allocator_t *da, xdev_segment_t *seg);
+
+/* Put the arena's stash (the last freed block, kept out of the bins for
+ * the hot alloc/free pair) into the bins: every reader of the arena's
+ * blocks or statistics calls this first (lock held). */
+void xdev_caching_stash_flush(xdev_device_allocator_t *da);
 
 /* --- expandable segments (expandable.c); lock held --- */
 /* Make the pool's expandable segment of `kind` end in a free block of at

@@ -142,6 +142,7 @@ void xdev_alloc_each_segment(xdev_device_allocator_t *primary, xdev_segment_fn f
     xdev_device_allocator_t *arenas[XDEV_MAX_ARENAS];
     int n = xdev_alloc_lock_all(primary, arenas); /* one moment for the whole device */
     for (int i = 0; i < n; i++) {
+        xdev_caching_stash_flush(arenas[i]); /* its blocks as the bins have them */
         const xdev_device_allocator_t *da = arenas[i];
         for (const xdev_segment_t *s = da->segments; s != NULL; s = s->next)
             fn(ctx, da, s->base, s->size, s->pool_kind, s->pool->native, s->first, false);

@@ -26,6 +26,7 @@ void xdev_alloc_stats_copy(xdev_device_allocator_t *da, xdev_memory_stats_t *out
     int n = xdev_alloc_arenas(da, arenas);
     for (int i = 0; i < n; i++) {
         xdev_spin_lock(&arenas[i]->lock);
+        xdev_caching_stash_flush(arenas[i]); /* inactive_split counts it once binned */
         if (i == 0)
             *out = arenas[i]->stats;
         else

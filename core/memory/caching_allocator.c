@@ -228,6 +228,7 @@ static bool pool_idle(const xdev_stream_pool_t *pool) {
 static void collect_free_segments(xdev_device_allocator_t *da, int kind,
                                   const xdev_stream_pool_t *only, size_t goal, bool idle_only,
                                   release_list_t *list) {
+    xdev_caching_stash_flush(da);
     if (da->pending_head != NULL) process_events(da);
     for (xdev_segment_t *seg = da->segments, *next; seg != NULL && list->bytes < goal; seg = next) {
         next = seg->next;
@@ -544,16 +545,61 @@ static xdev_status_t grow(xdev_device_allocator_t *da, xdev_stream_pool_t *pool,
     return XDEV_SUCCESS;
 }
 
-static bool should_split(const xdev_block_t *b, size_t size) {
-    size_t remaining = b->size - size;
-    if (b->segment->pool_kind == XDEV_POOL_SMALL) return remaining >= XDEV_MIN_BLOCK;
+/* torch's rule: is a free block of block_size cut to serve `size`? */
+static bool should_split_size(int pool_kind, size_t block_size, size_t size) {
+    size_t remaining = block_size - size;
+    if (pool_kind == XDEV_POOL_SMALL) return remaining >= XDEV_MIN_BLOCK;
     return size < max_split() && remaining > XDEV_SMALL_SIZE;
 }
+
+static bool should_split(const xdev_block_t *b, size_t size) {
+    return should_split_size(b->segment->pool_kind, b->size, size);
+}
+
+static xdev_status_t take_block(xdev_device_allocator_t *da, size_t rsize, size_t size,
+                                xdev_stream_t stream, xdev_block_t **out);
+
+/* Would the allocator without a stash hand out the stash (same address,
+ * same size) for a request of its size? Then taking it changes nothing but
+ * the cost. Unbinned, the stash would merge with its free neighbours; best
+ * fit would take the merged block (and cut the stash's size off its start)
+ * unless the bins hold a smaller block, or one as small at a lower address.
+ * A free block before it would move the start: no. max_split_size set: no
+ * (its rules are not repeated here). */
+static bool stash_is_best(const xdev_block_t *b) {
+    if (max_split() != SIZE_MAX || (b->prev && b->prev->state == XDEV_BLOCK_FREE)) return false;
+    size_t merged = b->size + (b->next && b->next->state == XDEV_BLOCK_FREE ? b->next->size : 0);
+    if (merged != b->size && !should_split_size(b->segment->pool_kind, merged, b->size))
+        return false; /* the merged block would be handed out whole */
+    /* the free neighbour after it would be part of the merged block */
+    return !xdev_bins_fit_before(&b->pool->bins[b->segment->pool_kind], b->size, merged, b->addr,
+                                 b->next);
+}
+
+static void activate(xdev_device_allocator_t *da, xdev_block_t *b, size_t size,
+                     xdev_stream_t stream);
 
 xdev_status_t xdev_caching_malloc(xdev_device_allocator_t *da, size_t size, xdev_stream_t stream,
                                   xdev_block_t **out) {
     if (da->pending_head != NULL) process_events(da);
     size_t rsize = round_size(size);
+    xdev_block_t *b = da->stash;
+    if (b != NULL && b->size == rsize && b->pool->stream == stream && stash_is_best(b)) {
+        da->stash = NULL; /* the hot pair: the block just freed */
+    } else {
+        xdev_caching_stash_flush(da);
+        xdev_status_t st = take_block(da, rsize, size, stream, &b);
+        if (st != XDEV_SUCCESS) return st;
+    }
+    activate(da, b, size, stream);
+    *out = b;
+    return XDEV_SUCCESS;
+}
+
+/* A free block of at least rsize bytes on `stream` (out of the bins), cut
+ * to rsize where the rules allow. */
+static xdev_status_t take_block(xdev_device_allocator_t *da, size_t rsize, size_t size,
+                                xdev_stream_t stream, xdev_block_t **out) {
     int kind = rsize <= XDEV_SMALL_SIZE ? XDEV_POOL_SMALL : XDEV_POOL_LARGE;
     xdev_stream_pool_t *pool = get_pool(da, stream);
     if (pool == NULL)
@@ -581,6 +627,13 @@ xdev_status_t xdev_caching_malloc(xdev_device_allocator_t *da, size_t size, xdev
             xdev_caching_bins_add(da, rest);
         }
     }
+    *out = b;
+    return XDEV_SUCCESS;
+}
+
+/* Hand a free block to the user. */
+static void activate(xdev_device_allocator_t *da, xdev_block_t *b, size_t size,
+                     xdev_stream_t stream) {
     int k = b->segment->pool_kind;
     b->state = XDEV_BLOCK_ACTIVE;
     b->stream = stream;
@@ -594,8 +647,6 @@ xdev_status_t xdev_caching_malloc(xdev_device_allocator_t *da, size_t size, xdev
     if (b->size >= max_split()) xdev_stat_add(&da->stats.oversize_allocations, 1);
     b->tag = xdev_alloc_tag_current();
     xdev_trace_record(da, XDEV_TRACE_ALLOC, b->addr, b->size, stream->native, b->tag);
-    *out = b;
-    return XDEV_SUCCESS;
 }
 
 /* Merge `b` with a free neighbour `n` (which is removed). */
@@ -616,16 +667,42 @@ static void merge(xdev_device_allocator_t *da, xdev_block_t *b, xdev_block_t *n)
     xdev_caching_block_delete(da, n);
 }
 
-/* Make an active (or pending) block free and cached. */
-static void free_block(xdev_device_allocator_t *da, xdev_block_t *b) {
+/* A free block (state set) into the bins, merged with free neighbours. */
+static void bin_block(xdev_device_allocator_t *da, xdev_block_t *b) {
+    if (b->prev && b->prev->state == XDEV_BLOCK_FREE) merge(da, b, b->prev);
+    if (b->next && b->next->state == XDEV_BLOCK_FREE) merge(da, b, b->next);
+    xdev_caching_bins_add(da, b);
+}
+
+/* The last freed block is kept out of the bins (the "stash"): a framework
+ * frees a tensor and allocates one of the same size on the same stream
+ * right after, and that pair then costs no merge, bin insert, best-fit
+ * search, bin removal or split. Any other operation of the arena first puts
+ * the stash in the bins as the free would have, so nothing else sees it:
+ * statistics, snapshots, releases and merges find the state they would
+ * without it. Only which of two equally good blocks a request gets can
+ * differ (the stash, where best fit might take another of the same size). */
+void xdev_caching_stash_flush(xdev_device_allocator_t *da) {
+    xdev_block_t *b = da->stash;
+    if (b == NULL) return;
+    da->stash = NULL;
+    bin_block(da, b);
+}
+
+/* An active (or pending) block stops counting as active. */
+static void retire(xdev_device_allocator_t *da, xdev_block_t *b) {
     int k = b->segment->pool_kind;
     xdev_stat_update(da->stats.active, k, -1);
     xdev_stat_update(da->stats.active_bytes, k, -(int64_t)b->size);
     xdev_trace_record(da, XDEV_TRACE_FREE_COMPLETED, b->addr, b->size, b->pool->native, b->tag);
     b->state = XDEV_BLOCK_FREE;
-    if (b->prev && b->prev->state == XDEV_BLOCK_FREE) merge(da, b, b->prev);
-    if (b->next && b->next->state == XDEV_BLOCK_FREE) merge(da, b, b->next);
-    xdev_caching_bins_add(da, b);
+}
+
+/* Make an active (or pending) block free and cached. */
+static void free_block(xdev_device_allocator_t *da, xdev_block_t *b) {
+    xdev_caching_stash_flush(da); /* before b is FREE: merges must not meet the stash */
+    retire(da, b);
+    bin_block(da, b);
 }
 
 static xdev_stream_t used_stream(const xdev_block_t *b, int i) {
@@ -639,9 +716,15 @@ void xdev_caching_free(xdev_device_allocator_t *da, xdev_block_t *b) {
     xdev_stat_update(da->stats.allocated_bytes, k, -(int64_t)b->size);
     xdev_stat_update(da->stats.requested_bytes, k, -(int64_t)b->requested);
     if (b->size >= max_split()) xdev_stat_add(&da->stats.oversize_allocations, -1);
+    int n = b->n_used_streams;
+    if (n == 0 && b->pending_events == 0) { /* the common case: into the stash */
+        xdev_caching_stash_flush(da);
+        retire(da, b);
+        da->stash = b;
+        return;
+    }
     /* Streams that used the block: it becomes reusable after their work so far. */
     bool can_record = XDEV_HAS(da->be, event, record);
-    int n = b->n_used_streams;
     b->n_used_streams = 0;
     for (int i = 0; i < n && can_record; i++) {
         xdev_stream_t s = used_stream(b, i);

@@ -118,6 +118,7 @@ xdev_status_t xdev_expandable_grow(xdev_device_allocator_t *da, xdev_stream_pool
     if (gran == 0 || (gran & (gran - 1)) != 0)
         return XDEV_FAIL(XDEV_ERROR_INTERNAL, "%s backend: mapping granularity %zu", da->be->name,
                          gran);
+    xdev_caching_stash_flush(da); /* the tail's state is read below */
     xdev_segment_t *seg = pool->expandable[kind];
     if (seg != NULL && seg->shrinking) return XDEV_ERROR_NOT_READY; /* no message: not an error */
     bool created = false;
@@ -202,6 +203,7 @@ size_t xdev_expandable_shrink(xdev_device_allocator_t *da) {
     if (!XDEV_HAS(da->be, memory, va_unmap) ||
         xdev_be_memory_va_granularity(da->rec, &gran) != XDEV_SUCCESS || gran == 0)
         return 0;
+    xdev_caching_stash_flush(da);
     int n = 0, cap = 0;
     for (xdev_segment_t *s = da->segments; s != NULL; s = s->next)
         cap += s->expandable && !s->shrinking;

@@ -72,6 +72,39 @@ START_TEST(rounding_and_pools) {
 }
 END_TEST
 
+/* A free is visible at once as torch's allocator has it (the block merged
+ * with its free neighbours), whatever the allocator keeps for the next
+ * allocation: statistics, the snapshot and the next request's best fit. */
+START_TEST(free_merges_at_once) {
+    xdev_stream_t s = xt_new_stream(0);
+    void *a = NULL, *b = NULL, *c = NULL;
+    XT_OK(xdev_malloc_stream(&a, 4096, s)); /* a fresh 2 MiB segment: a | rest */
+    XT_OK(xdev_malloc_stream(&b, 4096, s)); /* a | b | rest */
+    ck_assert_uint_eq((uintptr_t)b, (uintptr_t)a + 4096);
+    XT_OK(xdev_free(b)); /* b merges with rest */
+    xdev_memory_stats_t st = xt_mem_stats(0);
+    ck_assert_int_eq(st.inactive_split[XDEV_STAT_SMALL_POOL].current, 1);
+    ck_assert_int_eq(st.inactive_split_bytes[XDEV_STAT_SMALL_POOL].current,
+                     (int64_t)(2 * MIB - 4096));
+    XT_OK(xdev_free(a)); /* the whole segment free again: one block */
+    st = xt_mem_stats(0);
+    ck_assert_int_eq(st.inactive_split[XDEV_STAT_SMALL_POOL].current, 0);
+    char *json = NULL;
+    XT_OK(xdev_memory_snapshot(&json));
+    char want[128];
+    snprintf(want, sizeof want, "{\"address\":%llu,\"size\":%zu,", (unsigned long long)(uintptr_t)a,
+             2 * MIB);
+    ck_assert_msg(strstr(json, want) != NULL, "no free %zu-byte block at %p in %s", 2 * MIB, a,
+                  json);
+    free(json);
+    /* best fit over the merged segment: a larger request starts at a */
+    XT_OK(xdev_malloc_stream(&c, 8192, s));
+    ck_assert_ptr_eq(c, a);
+    XT_OK(xdev_free(c));
+    XT_OK(xdev_stream_destroy(s));
+}
+END_TEST
+
 START_TEST(reuse_only_on_own_stream) {
     xdev_stream_t a = xt_new_stream(0), b = xt_new_stream(0);
     void *keep = NULL, *p = NULL, *q = NULL, *r = NULL;
@@ -744,6 +777,7 @@ int main(int argc, char **argv) {
     Suite *caching = suite_create("caching");
     TCase *t = tc("caching");
     tcase_add_test(t, rounding_and_pools);
+    tcase_add_test(t, free_merges_at_once);
     tcase_add_test(t, reuse_only_on_own_stream);
     tcase_add_test(t, record_stream_delays_reuse);
     tcase_add_test(t, record_stream_errors);
