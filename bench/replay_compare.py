@@ -63,8 +63,8 @@ def main():
     if a.use_async:
         sides.append(("xdev backend:async", [a.xdev] + w, {"XDEV_ALLOC_CONF": "backend:async"}))
     if a.c10:
-        sides.append(("c10", [a.c10, "replay"], {}))
-        sides.append(("c10 expandable_segments", [a.c10, "replay"],
+        sides.append(("c10", [a.c10, "replay"] + w, {}))
+        sides.append(("c10 expandable_segments", [a.c10, "replay"] + w,
                       {"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"}))
     failed = False
     print(f"{'trace':<28} {'allocator':<28} {'streams':>7} {'warm ns':>9} {'x c10':>6} "

@@ -3,7 +3,7 @@
 // bench/alloc_replay.c measure xdev's, so the numbers sit side by side:
 //
 //   c10_alloc_bench hot                 hot raw_alloc+raw_delete pair, churn (1 and 8 threads)
-//   c10_alloc_bench replay TRACE...     replay of ../shared/traces/*.csv.gz
+//   c10_alloc_bench replay [--warm-runs N] TRACE...   replay of ../shared/traces/*.csv.gz
 //
 // Built by tests/gpu/run.sh against the GPU machine's torch (torch/include,
 // torch/lib: libc10_cuda, libc10), not by CMake: CI has no PyTorch. The
@@ -159,11 +159,20 @@ static int run_replay(int argc, char **argv) {
     C10Ctx ctx;
     replay_allocator_t a = {"c10", &ctx, c_make_streams, c_alloc, c_release, c_reset, c_counters};
     char err[512];
-    for (int i = 2; i < argc; i++) {
+    int warm_runs = 5, first = 2; // --warm-runs N, as alloc_replay
+    if (argc > 3 && std::strcmp(argv[2], "--warm-runs") == 0) {
+        warm_runs = std::atoi(argv[3]);
+        first = 4;
+    }
+    if (warm_runs < 1 || first >= argc) {
+        std::fprintf(stderr, "usage: c10_alloc_bench replay [--warm-runs N] TRACE...\n");
+        return 2;
+    }
+    for (int i = first; i < argc; i++) {
         replay_trace_t t;
         replay_result_t r;
         if (replay_load(argv[i], &t, err, sizeof err) != 0 ||
-            replay_run(&a, &t, 5, &r, err, sizeof err) != 0) {
+            replay_run(&a, &t, warm_runs, &r, err, sizeof err) != 0) {
             std::fprintf(stderr, "c10_alloc_bench: %s\n", err);
             return 1;
         }
@@ -179,7 +188,8 @@ int main(int argc, char **argv) {
         c10::cuda::set_device(0);
         if (argc >= 2 && std::strcmp(argv[1], "hot") == 0) return run_hot();
         if (argc >= 3 && std::strcmp(argv[1], "replay") == 0) return run_replay(argc, argv);
-        std::fprintf(stderr, "usage: c10_alloc_bench hot | replay TRACE.csv[.gz]...\n");
+        std::fprintf(stderr,
+                     "usage: c10_alloc_bench hot | replay [--warm-runs N] TRACE.csv[.gz]...\n");
         return 2;
     } catch (const std::exception &e) {
         std::fprintf(stderr, "c10_alloc_bench: %s\n", e.what());

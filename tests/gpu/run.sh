@@ -243,8 +243,10 @@ if want bench-alloc; then
         m=$(mark)
         c10=()
         [ -n "$C10" ] && c10=(--c10 "$C10")
-        run_to "$BL" 300 python3 bench/replay_compare.py --xdev "$B/bench/alloc_replay" --async \
-            "${c10[@]}" "${TR[@]}"
+        # pinned to one core, the median of 15 warm passes: a pass of the
+        # shortest trace lasts ~0.1 ms, and unpinned runs moved by 2x
+        run_to "$BL" 400 taskset -c 3 python3 bench/replay_compare.py --warm-runs 15 \
+            --xdev "$B/bench/alloc_replay" --async "${c10[@]}" "${TR[@]}"
         since "$m" | grep -vE '^(\$|\[rc)' | sed 's/^/  /' | tee -a "$SUM"
     else
         note "  traces not found in .traces/ (copy ../shared/traces/*.csv.gz there): replay not run"
