@@ -4,7 +4,7 @@ a fresh process (an allocator's state - its cache, its growth policy's high-wate
 carries from one trace to the next), all driven by the one harness (bench/replay_harness.h).
 
   replay_compare.py --xdev build/bench/alloc_replay [--c10 c10_alloc_bench] [--async]
-                    [--warm-runs N] TRACE.csv[.gz]...
+                    [--warm-runs N] [--repeat R] TRACE.csv[.gz]...
 
 Allocators: xdev's default policy, xdev with trim_before_grow:false (torch's growth), xdev
 with expandable_segments:true, with --async xdev's backend:async (cudaMallocAsync on CUDA), with --c10 PyTorch's c10 caching
@@ -52,6 +52,9 @@ def main():
     ap.add_argument("--c10")
     ap.add_argument("--async", dest="use_async", action="store_true")
     ap.add_argument("--warm-runs", type=int, default=5)
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="fresh processes per allocator x trace, interleaved; warm and cold ns "
+                         "are the median over them")
     ap.add_argument("traces", nargs="+")
     a = ap.parse_args()
     w = ["--warm-runs", str(a.warm_runs)]
@@ -71,13 +74,24 @@ def main():
           f"{'cold ns':>9} {'peak alloc':>10} {'peak resv':>10} {'x c10':>6} {'resv-alloc':>10} "
           f"{'x c10':>6} {'warm calls':>10} {'last pass':>9} {'retries':>7}")
     for tr in a.traces:
+        runs = {name: [] for name, _, _ in sides}
+        for _ in range(max(1, a.repeat)):  # interleaved, so a slow spell hits every side
+            for name, cmd, env in sides:
+                r = run(cmd + [tr], env)
+                if r is None:
+                    failed = True
+                    continue
+                r["alloc"] = name
+                runs[name].append(r)
         res = []
-        for name, cmd, env in sides:
-            r = run(cmd + [tr], env)
-            if r is None:
-                failed = True
+        for name, _, _ in sides:
+            rs = runs[name]
+            if not rs:
                 continue
-            r["alloc"] = name
+            r = dict(rs[0])  # peaks and calls are the same in every run; times are not
+            for k in ("warm", "cold"):
+                v = sorted(x[k] for x in rs)
+                r[k] = v[len(v) // 2]
             res.append(r)
         ref = next((r for r in res if r["alloc"] == "c10"), None)
 

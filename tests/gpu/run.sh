@@ -243,9 +243,10 @@ if want bench-alloc; then
         m=$(mark)
         c10=()
         [ -n "$C10" ] && c10=(--c10 "$C10")
-        # pinned to one core, the median of 15 warm passes: a pass of the
-        # shortest trace lasts ~0.1 ms, and unpinned runs moved by 2x
-        run_to "$BL" 400 taskset -c 3 python3 bench/replay_compare.py --warm-runs 15 \
+        # pinned to one core, the median of 15 warm passes, the median of 3
+        # interleaved processes: a pass of the shortest trace lasts ~0.1 ms,
+        # and single unpinned runs moved by 2x
+        run_to "$BL" 500 taskset -c 3 python3 bench/replay_compare.py --warm-runs 15 --repeat 3 \
             --xdev "$B/bench/alloc_replay" --async "${c10[@]}" "${TR[@]}"
         since "$m" | grep -vE '^(\$|\[rc)' | sed 's/^/  /' | tee -a "$SUM"
     else
