@@ -223,11 +223,11 @@ const char *xdev_trace_action_name(xdev_memory_trace_action_t a);
 
 /* What the snapshots walk (alloc_snapshot.c): every segment of every arena
  * of the device whose primary is given, all arenas locked meanwhile. A
- * segment is its blocks from `first` along next, or (single) the one block
- * of a non-caching allocation. */
+ * segment (seg) is its blocks from `first` along next; a non-caching
+ * allocation comes with seg NULL and is the one block `first`. */
 typedef void (*xdev_segment_fn)(void *ctx, const xdev_device_allocator_t *da, uintptr_t base,
                                 size_t size, int pool_kind, const void *stream,
-                                const xdev_block_t *first, bool single);
+                                const xdev_block_t *first, const xdev_segment_t *seg);
 void xdev_alloc_each_segment(xdev_device_allocator_t *primary, xdev_segment_fn fn, void *ctx);
 /* Bytes of a segment's blocks: allocated (handed out), active (not free), requested. */
 void xdev_segment_usage(const xdev_block_t *first, bool single, size_t *allocated, size_t *active,

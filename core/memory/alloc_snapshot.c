@@ -145,11 +145,11 @@ void xdev_alloc_each_segment(xdev_device_allocator_t *primary, xdev_segment_fn f
         xdev_caching_stash_flush(arenas[i]); /* its blocks as the bins have them */
         const xdev_device_allocator_t *da = arenas[i];
         for (const xdev_segment_t *s = da->segments; s != NULL; s = s->next)
-            fn(ctx, da, s->base, s->size, s->pool_kind, s->pool->native, s->first, false);
+            fn(ctx, da, s->base, s->size, s->pool_kind, s->pool->native, s->first, s);
         for (const xdev_block_t *b = da->direct_blocks; b != NULL; b = b->next)
             fn(ctx, da, b->addr, b->size,
                b->size <= XDEV_SMALL_SIZE ? XDEV_POOL_SMALL : XDEV_POOL_LARGE,
-               b->stream ? b->stream->native : NULL, b, true);
+               b->stream ? b->stream->native : NULL, b, NULL);
     }
     xdev_alloc_unlock_all(arenas, n);
 }
@@ -167,18 +167,20 @@ typedef struct json_ctx {
 /* One segment (xdev_segment_fn). */
 static void segment_json(void *arg, const xdev_device_allocator_t *da, uintptr_t base, size_t size,
                          int pool_kind, const void *stream, const xdev_block_t *first,
-                         bool single) {
+                         const xdev_segment_t *seg) {
     json_ctx_t *c = arg;
+    bool single = seg == NULL;
     size_t allocated, active, requested;
     xdev_segment_usage(first, single, &allocated, &active, &requested);
-    xdev_strbuf_printf(
-        c->sb,
-        "%s{\"device\":\"%s:%d\",\"arena\":%d,\"address\":%llu,"
-        "\"total_size\":%zu,\"stream\":\"%p\",\"segment_type\":\"%s\","
-        "\"allocated_size\":%zu,\"active_size\":%zu,\"requested_size\":%zu,"
-        "\"blocks\":[",
-        c->first_seg ? "" : ",", da->be->name, da->index, da->arena, (unsigned long long)base, size,
-        stream, pool_kind == XDEV_POOL_SMALL ? "small" : "large", allocated, active, requested);
+    xdev_strbuf_printf(c->sb,
+                       "%s{\"device\":\"%s:%d\",\"arena\":%d,\"address\":%llu,"
+                       "\"total_size\":%zu,\"stream\":\"%p\",\"segment_type\":\"%s\","
+                       "\"allocated_size\":%zu,\"active_size\":%zu,\"requested_size\":%zu,"
+                       "\"is_expandable\":%s,\"blocks\":[",
+                       c->first_seg ? "" : ",", da->be->name, da->index, da->arena,
+                       (unsigned long long)base, size, stream,
+                       pool_kind == XDEV_POOL_SMALL ? "small" : "large", allocated, active,
+                       requested, seg != NULL && seg->expandable ? "true" : "false");
     bool fb = true;
     for (const xdev_block_t *b = first; b != NULL; b = single ? NULL : b->next) {
         block_json(c->sb, b, fb);

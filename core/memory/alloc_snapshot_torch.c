@@ -52,8 +52,9 @@ static void block_pickle(xdev_strbuf_t *sb, const xdev_block_t *b) {
 /* One segment (xdev_segment_fn); ctx is the buffer. */
 static void segment_pickle(void *ctx, const xdev_device_allocator_t *da, uintptr_t base,
                            size_t size, int pool_kind, const void *stream,
-                           const xdev_block_t *first, bool single) {
+                           const xdev_block_t *first, const xdev_segment_t *seg) {
     xdev_strbuf_t *sb = ctx;
+    bool single = seg == NULL;
     size_t allocated, active, requested;
     xdev_segment_usage(first, single, &allocated, &active, &requested);
     xdev_pickle_dict_begin(sb);
@@ -78,7 +79,7 @@ static void segment_pickle(void *ctx, const xdev_device_allocator_t *da, uintptr
     xdev_pickle_int(sb, 0);
     xdev_pickle_tuple2(sb);
     xdev_pickle_str(sb, "is_expandable");
-    xdev_pickle_bool(sb, false);
+    xdev_pickle_bool(sb, seg != NULL && seg->expandable);
     tag_frames(sb, NULL);
     xdev_pickle_str(sb, "blocks");
     xdev_pickle_list_begin(sb);

@@ -172,6 +172,8 @@ XDEV_API xdev_status_t xdev_memory_tag_pop(void);
  *                                         handle); torch: an integer
  *     "segment_type": "small" | "large",
  *     "allocated_size": n, "active_size": n, "requested_size": n,
+ *     "is_expandable": false,             true: an expandable segment, whose
+ *                                         total_size is what is mapped now
  *     "blocks": [                         in address order, covering the segment
  *        {"address": a, "size": n,        rounded size
  *         "requested_size": n,            as asked; 0 for an inactive block

@@ -59,6 +59,8 @@ START_TEST(grows_in_place) {
     char want[96];
     snprintf(want, sizeof want, "\"total_size\":%zu", 2 * g);
     ck_assert_msg(strstr(json, want) != NULL, "no segment of %zu bytes in %s", 2 * g, json);
+    ck_assert_msg(strstr(json, "\"is_expandable\":true") != NULL, "%s", json);
+    ck_assert(strstr(json, "\"is_expandable\":false") == NULL);
     free(json);
     XT_OK(xdev_free(p));
     XT_OK(xdev_stream_destroy(s));
