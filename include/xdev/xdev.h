@@ -11,6 +11,7 @@
 #include "xdev/allocator.h"
 #include "xdev/memviz.h"
 #include "xdev/comm.h"
+#include "xdev/communicator.h"
 #include "xdev/trace.h"
 #include "xdev/ipc.h"
 #include "xdev/system.h"

@@ -1,0 +1,119 @@
+/* xdev/communicator.h - communicators and the collectives data-parallel
+ * training is built on (NCCL's model): all_reduce, all_gather,
+ * reduce_scatter, broadcast, reduce, send/recv, group calls.
+ *
+ * A communicator is one rank of a group of ranks, each on its own device.
+ * xdev_comm_init_all makes the ranks of a group over devices of this
+ * process (rank i on devices[i]). Every rank calls the same collectives in
+ * the same order with matching counts, dtypes, operations and roots (NCCL's
+ * contract): a collective is enqueued on the rank's stream (NULL: the
+ * current stream of the rank's device) and the call returns without
+ * waiting; the result is ready for work queued after it on that stream.
+ * What is checked at the call (buffers on the rank's device and large
+ * enough, dtype, operation, root and peer in range, stream on the device)
+ * fails the call; what only the ranks together can see (a rank asked for a
+ * different count, dtype, operation or root than another) fails the
+ * collective: no rank's output is written, and xdev_comm_check reports it
+ * on every rank.
+ *
+ * Buffers: sendbuf and recvbuf may be the same (in place); otherwise they
+ * must not overlap. all_gather's recvbuf holds nranks x count elements (rank
+ * k's part at k x count); reduce_scatter's sendbuf holds nranks x count (the
+ * part for rank k at k x count). Reductions: f16, bf16, f32, f64, i32, i64
+ * (sum, prod, min, max, avg; f16/bf16 accumulate in float and round once;
+ * avg of integers truncates); data movement (broadcast, all_gather, send,
+ * recv): any dtype.
+ *
+ * Backends. CPU (devices are host memory, e.g. XDEV_CPU_DEVICES=4): each
+ * rank's part runs as a host function on its stream's worker; the ranks of
+ * a collective meet there and the last to arrive computes every rank's
+ * result, so collectives of different devices run concurrently and each is
+ * ordered on its stream. A send is copied aside when its stream reaches it
+ * and the matching recv takes it, so send/recv pairs need no group. CUDA and
+ * HIP: not yet (NCCL/RCCL will back them); init says so. Communicators
+ * across processes (unique id, init_rank) are not there yet either. */
+#ifndef XDEV_COMMUNICATOR_H
+#define XDEV_COMMUNICATOR_H
+
+#include <stddef.h>
+
+#include "xdev/device.h"
+#include "xdev/dtype.h"
+#include "xdev/error.h"
+#include "xdev/stream.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct xdev_comm *xdev_comm_t;
+
+typedef enum xdev_reduce_op {
+    XDEV_REDUCE_SUM = 0,
+    XDEV_REDUCE_PROD = 1,
+    XDEV_REDUCE_MIN = 2,
+    XDEV_REDUCE_MAX = 3,
+    XDEV_REDUCE_AVG = 4,
+} xdev_reduce_op_t;
+
+/* n communicators, comms[i] the rank i of n on devices[i] (distinct
+ * devices of one type; 1 <= n <= 64). On failure no communicator is made. */
+XDEV_API xdev_status_t xdev_comm_init_all(xdev_comm_t *comms, int n, const xdev_device_t *devices);
+
+/* Free a rank, after its queued collectives have run (it waits for them:
+ * xdev_comm_abort first when a peer will never join). A destroyed
+ * communicator is an invalid handle to every call. */
+XDEV_API xdev_status_t xdev_comm_destroy(xdev_comm_t comm);
+
+/* Stop the whole group: collectives waiting for a peer return without
+ * writing; later calls on any of its ranks fail. Destroy the ranks after. */
+XDEV_API xdev_status_t xdev_comm_abort(xdev_comm_t comm);
+
+/* The group's asynchronous error: XDEV_SUCCESS, or the status and message
+ * of the first collective the ranks disagreed on (or the abort). */
+XDEV_API xdev_status_t xdev_comm_check(xdev_comm_t comm);
+
+XDEV_API xdev_status_t xdev_comm_rank(xdev_comm_t comm, int *rank);
+XDEV_API xdev_status_t xdev_comm_size(xdev_comm_t comm, int *nranks);
+XDEV_API xdev_status_t xdev_comm_device(xdev_comm_t comm, xdev_device_t *device);
+
+/* recvbuf = op over every rank's sendbuf (count elements). */
+XDEV_API xdev_status_t xdev_all_reduce(xdev_comm_t comm, const void *sendbuf, void *recvbuf,
+                                       size_t count, xdev_dtype_t dtype, xdev_reduce_op_t op,
+                                       xdev_stream_t stream);
+/* recvbuf = root's sendbuf on every rank (sendbuf is read on root only and
+ * may be NULL elsewhere). */
+XDEV_API xdev_status_t xdev_broadcast(xdev_comm_t comm, const void *sendbuf, void *recvbuf,
+                                      size_t count, xdev_dtype_t dtype, int root,
+                                      xdev_stream_t stream);
+/* root's recvbuf = op over every rank's sendbuf (recvbuf may be NULL off
+ * root). */
+XDEV_API xdev_status_t xdev_reduce(xdev_comm_t comm, const void *sendbuf, void *recvbuf,
+                                   size_t count, xdev_dtype_t dtype, xdev_reduce_op_t op, int root,
+                                   xdev_stream_t stream);
+/* recvbuf[k x count ...] = rank k's sendbuf (count elements each). */
+XDEV_API xdev_status_t xdev_all_gather(xdev_comm_t comm, const void *sendbuf, void *recvbuf,
+                                       size_t count, xdev_dtype_t dtype, xdev_stream_t stream);
+/* recvbuf = op over every rank's sendbuf[rank x count ...] (count elements). */
+XDEV_API xdev_status_t xdev_reduce_scatter(xdev_comm_t comm, const void *sendbuf, void *recvbuf,
+                                           size_t count, xdev_dtype_t dtype, xdev_reduce_op_t op,
+                                           xdev_stream_t stream);
+/* Point to point: the n-th send from rank a to rank b meets the n-th recv on
+ * b from a, which must name the same count and dtype. */
+XDEV_API xdev_status_t xdev_send(xdev_comm_t comm, const void *sendbuf, size_t count,
+                                 xdev_dtype_t dtype, int peer, xdev_stream_t stream);
+XDEV_API xdev_status_t xdev_recv(xdev_comm_t comm, void *recvbuf, size_t count, xdev_dtype_t dtype,
+                                 int peer, xdev_stream_t stream);
+
+/* Group calls (ncclGroupStart/End): the operations issued by this thread in
+ * between form one group. Nesting is allowed; group_end without start is an
+ * error. On the CPU backend operations run as issued (nothing there needs
+ * fusing), so a group only brackets them; programs written for NCCL, which
+ * needs groups to drive several ranks from one thread, run unchanged. */
+XDEV_API xdev_status_t xdev_group_start(void);
+XDEV_API xdev_status_t xdev_group_end(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,537 @@
+/* test_communicator.c - communicators and collectives (xdev/communicator.h)
+ * on the backend under test: all_reduce of every reducible dtype and op
+ * against the host (in place too), broadcast, reduce, all_gather (in place
+ * too), reduce_scatter, send/recv in a ring and in order, stream order (an
+ * input written on the rank's stream just before), ranks driven from their
+ * own threads, ranks that disagree (nothing written, every rank told),
+ * abort, destroy after queued work, groups, bad input. Backends without
+ * communicators skip with their reason. Conformance: XDEV_BACKEND=<backend>,
+ * XDEV_CPU_DEVICES=4. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xdev/support/half.h"
+#include "xt.h"
+
+#define NR 4
+#define COUNT 1000
+
+static xdev_comm_t comms[NR];
+static int nr;
+
+static void setup(void) {
+    xt_reset_state();
+    nr = 0;
+}
+
+static void teardown(void) {
+    for (int r = 0; r < nr; r++)
+        (void)xdev_comm_destroy(comms[r]);
+    nr = 0;
+}
+
+/* NR ranks on devices 0..NR-1, or skip with the reason. */
+static bool make(const char *test) {
+    if (!xt_has_devices(test, NR, NULL)) return false;
+    xdev_device_t devs[NR];
+    for (int r = 0; r < NR; r++)
+        devs[r] = xt_dev(r);
+    xdev_status_t st = xdev_comm_init_all(comms, NR, devs);
+    if (st == XDEV_ERROR_NOT_SUPPORTED) {
+        xt_skip(test, "%s", xdev_last_error());
+        return false;
+    }
+    XT_OK(st);
+    nr = NR;
+    return true;
+}
+
+static void *dalloc(int dev, size_t bytes) {
+    void *p = NULL;
+    XT_OK(xdev_malloc_device(xt_dev(dev), &p, bytes));
+    return p;
+}
+
+/* Keep a stream busy for ms milliseconds (a host function that sleeps). */
+static void busy(xdev_stream_t s, int ms) {
+    static xt_sleep_task_t task[NR * 2];
+    static int next;
+    xt_sleep_task_t *t = &task[next++ % (NR * 2)];
+    t->ms = ms;
+    t->flag = NULL;
+    XT_OK(xdev_launch_host_func(s, xt_sleep_fn, t));
+}
+
+static void sync_all(void) {
+    for (int r = 0; r < NR; r++)
+        XT_OK(xdev_device_synchronize(xt_dev(r)));
+}
+
+/* Element i of rank r, small enough that every op is exact in every dtype
+ * (products of 4 values in 1..3, sums of 4 values under 64). */
+static double value(int r, size_t i) {
+    return (double)(1 + (int)((i * 7 + (size_t)r * 3) % 3)) * (i % 5 == 4 ? -1.0 : 1.0);
+}
+
+static void store(xdev_dtype_t dt, void *h, size_t i, double v) {
+    switch (dt) {
+    case XDEV_DTYPE_F32:
+        ((float *)h)[i] = (float)v;
+        break;
+    case XDEV_DTYPE_F64:
+        ((double *)h)[i] = v;
+        break;
+    case XDEV_DTYPE_F16:
+        ((uint16_t *)h)[i] = xdev_f32_to_f16((float)v);
+        break;
+    case XDEV_DTYPE_BF16:
+        ((uint16_t *)h)[i] = xdev_f32_to_bf16((float)v);
+        break;
+    case XDEV_DTYPE_I32:
+        ((int32_t *)h)[i] = (int32_t)v;
+        break;
+    default:
+        ((int64_t *)h)[i] = (int64_t)v;
+    }
+}
+
+static double load(xdev_dtype_t dt, const void *h, size_t i) {
+    switch (dt) {
+    case XDEV_DTYPE_F32:
+        return ((const float *)h)[i];
+    case XDEV_DTYPE_F64:
+        return ((const double *)h)[i];
+    case XDEV_DTYPE_F16:
+        return xdev_f16_to_f32(((const uint16_t *)h)[i]);
+    case XDEV_DTYPE_BF16:
+        return xdev_bf16_to_f32(((const uint16_t *)h)[i]);
+    case XDEV_DTYPE_I32:
+        return ((const int32_t *)h)[i];
+    default:
+        return (double)((const int64_t *)h)[i];
+    }
+}
+
+static double expected(xdev_reduce_op_t op, xdev_dtype_t dt, size_t i) {
+    double acc = value(0, i);
+    for (int r = 1; r < NR; r++) {
+        double v = value(r, i);
+        acc = op == XDEV_REDUCE_PROD  ? acc * v
+              : op == XDEV_REDUCE_MIN ? (v < acc ? v : acc)
+              : op == XDEV_REDUCE_MAX ? (v > acc ? v : acc)
+                                      : acc + v;
+    }
+    if (op == XDEV_REDUCE_AVG) {
+        bool integer = dt == XDEV_DTYPE_I32 || dt == XDEV_DTYPE_I64;
+        acc = integer ? (double)((long long)acc / NR) : acc / NR;
+        if (dt == XDEV_DTYPE_F16) acc = xdev_f16_to_f32(xdev_f32_to_f16((float)acc));
+        if (dt == XDEV_DTYPE_BF16) acc = xdev_bf16_to_f32(xdev_f32_to_bf16((float)acc));
+    }
+    return acc;
+}
+
+/* Rank r's input of dtype dt at p (count elements, with `parts` copies of
+ * the pattern shifted by part). */
+static void fill(int r, void *p, xdev_dtype_t dt, size_t count) {
+    size_t e = xdev_dtype_size(dt);
+    void *h = malloc(count * e);
+    for (size_t i = 0; i < count; i++)
+        store(dt, h, i, value(r, i));
+    XT_OK(xdev_memcpy(p, h, count * e));
+    free(h);
+}
+
+static const xdev_dtype_t reducible[] = {XDEV_DTYPE_F16, XDEV_DTYPE_BF16, XDEV_DTYPE_F32,
+                                         XDEV_DTYPE_F64, XDEV_DTYPE_I32,  XDEV_DTYPE_I64};
+
+START_TEST(all_reduce_every_dtype_and_op) {
+    if (!make("all_reduce_every_dtype_and_op")) return;
+    for (size_t d = 0; d < sizeof reducible / sizeof reducible[0]; d++) {
+        xdev_dtype_t dt = reducible[d];
+        size_t bytes = COUNT * xdev_dtype_size(dt);
+        void *send[NR], *recv[NR];
+        for (int r = 0; r < NR; r++) {
+            send[r] = dalloc(r, bytes);
+            recv[r] = dalloc(r, bytes);
+        }
+        for (int op = XDEV_REDUCE_SUM; op <= XDEV_REDUCE_AVG; op++) {
+            for (int r = 0; r < NR; r++)
+                fill(r, send[r], dt, COUNT);
+            bool in_place = op == XDEV_REDUCE_MAX; /* recvbuf = sendbuf */
+            for (int r = 0; r < NR; r++)
+                XT_OK(xdev_all_reduce(comms[r], send[r], in_place ? send[r] : recv[r], COUNT, dt,
+                                      (xdev_reduce_op_t)op, NULL));
+            sync_all();
+            void *h = malloc(bytes);
+            for (int r = 0; r < NR; r++) {
+                xt_peek(h, in_place ? send[r] : recv[r], bytes);
+                for (size_t i = 0; i < COUNT; i++)
+                    ck_assert_msg(load(dt, h, i) == expected((xdev_reduce_op_t)op, dt, i),
+                                  "%s op %d rank %d element %zu: %g, expected %g",
+                                  xdev_dtype_name(dt), op, r, i, load(dt, h, i),
+                                  expected((xdev_reduce_op_t)op, dt, i));
+            }
+            free(h);
+        }
+        for (int r = 0; r < NR; r++) {
+            XT_OK(xdev_free(send[r]));
+            XT_OK(xdev_free(recv[r]));
+        }
+    }
+    for (int r = 0; r < NR; r++)
+        XT_OK(xdev_comm_check(comms[r]));
+}
+END_TEST
+
+START_TEST(broadcast_reduce_gather_scatter) {
+    if (!make("broadcast_reduce_gather_scatter")) return;
+    const xdev_dtype_t dt = XDEV_DTYPE_F32;
+    size_t bytes = COUNT * sizeof(float);
+    void *send[NR], *recv[NR], *big[NR];
+    for (int r = 0; r < NR; r++) {
+        send[r] = dalloc(r, bytes);
+        recv[r] = dalloc(r, bytes);
+        big[r] = dalloc(r, NR * bytes);
+        fill(r, send[r], dt, COUNT);
+    }
+    float *h = malloc(NR * bytes);
+    /* broadcast from rank 2 (sendbuf unused elsewhere: NULL) */
+    for (int r = 0; r < NR; r++)
+        XT_OK(xdev_broadcast(comms[r], r == 2 ? send[r] : NULL, recv[r], COUNT, dt, 2, NULL));
+    sync_all();
+    for (int r = 0; r < NR; r++) {
+        xt_peek(h, recv[r], bytes);
+        for (size_t i = 0; i < COUNT; i++)
+            ck_assert_msg(h[i] == (float)value(2, i), "broadcast rank %d element %zu", r, i);
+    }
+    /* reduce (max) to rank 1; the others' recvbuf stays */
+    XT_OK(xdev_memset_async(recv[0], 0, bytes, NULL));
+    for (int r = 0; r < NR; r++)
+        XT_OK(xdev_reduce(comms[r], send[r], r == 1 ? recv[r] : NULL, COUNT, dt, XDEV_REDUCE_MAX, 1,
+                          NULL));
+    sync_all();
+    xt_peek(h, recv[1], bytes);
+    for (size_t i = 0; i < COUNT; i++)
+        ck_assert(h[i] == (float)expected(XDEV_REDUCE_MAX, dt, i));
+    /* all_gather, rank 3 in place (its sendbuf is its part of recvbuf) */
+    XT_OK(xdev_memcpy((char *)big[3] + 3 * bytes, send[3], bytes));
+    for (int r = 0; r < NR; r++)
+        XT_OK(xdev_all_gather(comms[r], r == 3 ? (char *)big[r] + 3 * bytes : send[r], big[r],
+                              COUNT, dt, NULL));
+    sync_all();
+    for (int r = 0; r < NR; r++) {
+        xt_peek(h, big[r], NR * bytes);
+        for (int k = 0; k < NR; k++)
+            for (size_t i = 0; i < COUNT; i++)
+                ck_assert_msg(h[(size_t)k * COUNT + i] == (float)value(k, i),
+                              "all_gather rank %d part %d element %zu", r, k, i);
+    }
+    /* reduce_scatter (sum): big[r] holds NR parts, part k = value(r + k) */
+    for (int r = 0; r < NR; r++) {
+        for (int k = 0; k < NR; k++)
+            for (size_t i = 0; i < COUNT; i++)
+                h[(size_t)k * COUNT + i] = (float)value((r + k) % NR, i);
+        XT_OK(xdev_memcpy(big[r], h, NR * bytes));
+    }
+    for (int r = 0; r < NR; r++)
+        XT_OK(xdev_reduce_scatter(comms[r], big[r], recv[r], COUNT, dt, XDEV_REDUCE_SUM, NULL));
+    sync_all();
+    for (int r = 0; r < NR; r++) {
+        xt_peek(h, recv[r], bytes);
+        for (size_t i = 0; i < COUNT; i++) /* part r of every rank j: value((j + r) % NR) */
+            ck_assert(h[i] == (float)expected(XDEV_REDUCE_SUM, dt, i));
+    }
+    free(h);
+    for (int r = 0; r < NR; r++) {
+        XT_OK(xdev_free(send[r]));
+        XT_OK(xdev_free(recv[r]));
+        XT_OK(xdev_free(big[r]));
+    }
+}
+END_TEST
+
+/* A ring on one stream per rank, all sends issued before the recvs (a send
+ * does not wait for its recv), twice: the n-th send meets the n-th recv. */
+START_TEST(send_recv_ring_in_order) {
+    if (!make("send_recv_ring_in_order")) return;
+    void *out[NR][2], *in[NR][2];
+    for (int r = 0; r < NR; r++)
+        for (int k = 0; k < 2; k++) {
+            out[r][k] = dalloc(r, 64 * sizeof(int32_t));
+            in[r][k] = dalloc(r, 64 * sizeof(int32_t));
+            int32_t h[64];
+            for (int i = 0; i < 64; i++)
+                h[i] = r * 1000 + k * 100 + i;
+            XT_OK(xdev_memcpy(out[r][k], h, sizeof h));
+        }
+    for (int r = 0; r < NR; r++)
+        for (int k = 0; k < 2; k++)
+            XT_OK(xdev_send(comms[r], out[r][k], 64, XDEV_DTYPE_I32, (r + 1) % NR, NULL));
+    for (int r = 0; r < NR; r++)
+        for (int k = 0; k < 2; k++)
+            XT_OK(xdev_recv(comms[r], in[r][k], 64, XDEV_DTYPE_I32, (r + NR - 1) % NR, NULL));
+    sync_all();
+    for (int r = 0; r < NR; r++)
+        for (int k = 0; k < 2; k++) {
+            int32_t h[64];
+            xt_peek(h, in[r][k], sizeof h);
+            int from = (r + NR - 1) % NR;
+            for (int i = 0; i < 64; i++)
+                ck_assert_int_eq(h[i], from * 1000 + k * 100 + i);
+            XT_OK(xdev_free(out[r][k]));
+            XT_OK(xdev_free(in[r][k]));
+        }
+}
+END_TEST
+
+/* The input is written on each rank's own stream right before the
+ * collective; the result is read on that stream right after: no host wait
+ * in between. */
+START_TEST(stream_ordered) {
+    if (!make("stream_ordered")) return;
+    xdev_stream_t s[NR];
+    void *buf[NR];
+    float *pinned[NR];
+    for (int r = 0; r < NR; r++) {
+        s[r] = xt_new_stream(r);
+        buf[r] = dalloc(r, COUNT * sizeof(float));
+        XT_OK(xdev_host_alloc((void **)&pinned[r], COUNT * sizeof(float)));
+        for (size_t i = 0; i < COUNT; i++)
+            pinned[r][i] = (float)(r + 1);
+    }
+    for (int r = 0; r < NR; r++) {
+        busy(s[r], 20); /* the stream is busy first */
+        XT_OK(xdev_memcpy_async(buf[r], pinned[r], COUNT * sizeof(float), s[r]));
+        XT_OK(xdev_all_reduce(comms[r], buf[r], buf[r], COUNT, XDEV_DTYPE_F32, XDEV_REDUCE_SUM,
+                              s[r]));
+        XT_OK(xdev_memcpy_async(pinned[r], buf[r], COUNT * sizeof(float), s[r]));
+    }
+    for (int r = 0; r < NR; r++) {
+        XT_OK(xdev_stream_synchronize(s[r]));
+        for (size_t i = 0; i < COUNT; i++)
+            ck_assert(pinned[r][i] == 10.0f); /* 1 + 2 + 3 + 4 */
+        XT_OK(xdev_free(buf[r]));
+        XT_OK(xdev_host_free(pinned[r]));
+        XT_OK(xdev_stream_destroy(s[r]));
+    }
+}
+END_TEST
+
+typedef struct {
+    int r;
+    void *buf;
+} rank_arg_t;
+
+static void *rank_thread(void *p) {
+    rank_arg_t *a = p;
+    if (xdev_set_device(xt_dev(a->r)) != XDEV_SUCCESS) return p;
+    for (int it = 0; it < 50; it++)
+        if (xdev_all_reduce(comms[a->r], a->buf, a->buf, 16, XDEV_DTYPE_I64, XDEV_REDUCE_SUM,
+                            NULL) != XDEV_SUCCESS)
+            return p;
+    (void)xdev_device_synchronize(xt_dev(a->r));
+    return NULL;
+}
+
+/* Each rank from its own thread, 50 collectives each: 1 becomes 4^50 mod 2^64. */
+START_TEST(ranks_on_their_own_threads) {
+    if (!make("ranks_on_their_own_threads")) return;
+    pthread_t th[NR];
+    rank_arg_t args[NR];
+    for (int r = 0; r < NR; r++) {
+        args[r] = (rank_arg_t){r, dalloc(r, 16 * sizeof(int64_t))};
+        int64_t one[16];
+        for (int i = 0; i < 16; i++)
+            one[i] = 1;
+        XT_OK(xdev_memcpy(args[r].buf, one, sizeof one));
+        ck_assert_int_eq(pthread_create(&th[r], NULL, rank_thread, &args[r]), 0);
+    }
+    for (int r = 0; r < NR; r++) {
+        void *ret = (void *)1;
+        pthread_join(th[r], &ret);
+        ck_assert_msg(ret == NULL, "rank %d's thread failed: %s", r, xdev_last_error());
+        int64_t h[16];
+        xt_peek(h, args[r].buf, sizeof h);
+        uint64_t want = 1;
+        for (int it = 0; it < 50; it++)
+            want *= 4;
+        for (int i = 0; i < 16; i++)
+            ck_assert_uint_eq((uint64_t)h[i], want);
+        XT_OK(xdev_free(args[r].buf));
+    }
+}
+END_TEST
+
+/* Rank 0 asks for fewer elements than the others: nothing is written, and
+ * every rank reports it; the group goes on with the next collective. */
+START_TEST(disagreement_is_reported) {
+    if (!make("disagreement_is_reported")) return;
+    void *buf[NR];
+    for (int r = 0; r < NR; r++) {
+        buf[r] = dalloc(r, 64 * sizeof(float));
+        fill(r, buf[r], XDEV_DTYPE_F32, 64);
+    }
+    for (int r = 0; r < NR; r++)
+        XT_OK(xdev_all_reduce(comms[r], buf[r], buf[r], r == 0 ? 32 : 64, XDEV_DTYPE_F32,
+                              XDEV_REDUCE_SUM, NULL));
+    sync_all();
+    for (int r = 0; r < NR; r++) {
+        float h[64];
+        xt_peek(h, buf[r], sizeof h);
+        for (size_t i = 0; i < 64; i++)
+            ck_assert(h[i] == (float)value(r, i)); /* untouched */
+        ck_assert_int_eq(xdev_comm_check(comms[r]), XDEV_ERROR_INVALID_VALUE);
+        ck_assert_msg(strstr(xdev_last_error(), "rank 0 called all_reduce(count 32") != NULL, "%s",
+                      xdev_last_error());
+        XT_OK(xdev_free(buf[r]));
+    }
+}
+END_TEST
+
+/* A collective one rank never joins: abort wakes the others. */
+START_TEST(abort_wakes_waiting_ranks) {
+    if (!make("abort_wakes_waiting_ranks")) return;
+    void *buf[NR];
+    for (int r = 0; r < NR; r++) {
+        buf[r] = dalloc(r, 64 * sizeof(float));
+        fill(r, buf[r], XDEV_DTYPE_F32, 64);
+    }
+    for (int r = 0; r < NR - 1; r++) /* the last rank stays away */
+        XT_OK(xdev_all_reduce(comms[r], buf[r], buf[r], 64, XDEV_DTYPE_F32, XDEV_REDUCE_SUM, NULL));
+    XT_OK(xdev_comm_abort(comms[NR - 1]));
+    sync_all(); /* returns: the waiting host functions were woken */
+    for (int r = 0; r < NR; r++) {
+        float h[64];
+        xt_peek(h, buf[r], sizeof h);
+        ck_assert(h[5] == (float)value(r, 5));
+        ck_assert_int_eq(xdev_comm_check(comms[r]), XDEV_ERROR_INVALID_VALUE);
+    }
+    ck_assert_int_eq(
+        xdev_all_reduce(comms[0], buf[0], buf[0], 64, XDEV_DTYPE_F32, XDEV_REDUCE_SUM, NULL),
+        XDEV_ERROR_INVALID_VALUE);
+    ck_assert(strstr(xdev_last_error(), "aborted") != NULL);
+    for (int r = 0; r < NR; r++)
+        XT_OK(xdev_free(buf[r]));
+}
+END_TEST
+
+/* Destroy right after queuing: it waits for the queued collective. */
+START_TEST(destroy_waits_for_queued_work) {
+    if (!make("destroy_waits_for_queued_work")) return;
+    void *buf[NR];
+    for (int r = 0; r < NR; r++) {
+        buf[r] = dalloc(r, 64 * sizeof(int32_t));
+        fill(r, buf[r], XDEV_DTYPE_I32, 64);
+        XT_OK(xdev_set_device(xt_dev(r)));
+        busy(NULL, 10);
+    }
+    for (int r = 0; r < NR; r++)
+        XT_OK(xdev_all_reduce(comms[r], buf[r], buf[r], 64, XDEV_DTYPE_I32, XDEV_REDUCE_SUM, NULL));
+    xdev_comm_t first = comms[0];
+    for (int r = 0; r < NR; r++)
+        XT_OK(xdev_comm_destroy(comms[r]));
+    nr = 0;
+    int32_t h[64];
+    xt_peek(h, buf[2], sizeof h);
+    for (size_t i = 0; i < 64; i++)
+        ck_assert_int_eq(h[i], (int32_t)expected(XDEV_REDUCE_SUM, XDEV_DTYPE_I32, i));
+    int rank = -1;
+    ck_assert_int_eq(xdev_comm_rank(first, &rank), XDEV_ERROR_INVALID_HANDLE);
+    ck_assert_int_eq(xdev_comm_destroy(first), XDEV_ERROR_INVALID_HANDLE);
+    for (int r = 0; r < NR; r++)
+        XT_OK(xdev_free(buf[r]));
+}
+END_TEST
+
+START_TEST(bad_input) {
+    if (!make("bad_input")) return;
+    void *a = dalloc(0, 256), *b1 = dalloc(1, 256);
+    int v = 0;
+    XT_OK(xdev_comm_rank(comms[2], &v));
+    ck_assert_int_eq(v, 2);
+    XT_OK(xdev_comm_size(comms[2], &v));
+    ck_assert_int_eq(v, NR);
+    xdev_device_t d;
+    XT_OK(xdev_comm_device(comms[3], &d));
+    ck_assert_int_eq(d.index, xt_dev(3).index);
+    const float f = 0;
+    struct {
+        xdev_status_t got, want;
+        const char *needle;
+    } cases[] = {
+        {xdev_all_reduce(NULL, a, a, 4, XDEV_DTYPE_F32, XDEV_REDUCE_SUM, NULL),
+         XDEV_ERROR_INVALID_HANDLE, "comm"},
+        {xdev_all_reduce((xdev_comm_t)&v, a, a, 4, XDEV_DTYPE_F32, XDEV_REDUCE_SUM, NULL),
+         XDEV_ERROR_INVALID_HANDLE, "not a live communicator"},
+        {xdev_all_reduce(comms[0], b1, a, 4, XDEV_DTYPE_F32, XDEV_REDUCE_SUM, NULL),
+         XDEV_ERROR_CROSS_DEVICE, "sendbuf"},
+        {xdev_all_reduce(comms[0], a, a, 65, XDEV_DTYPE_F32, XDEV_REDUCE_SUM, NULL),
+         XDEV_ERROR_INVALID_VALUE, "past the end"},
+        {xdev_all_reduce(comms[0], &f, a, 1, XDEV_DTYPE_F32, XDEV_REDUCE_SUM, NULL),
+         XDEV_ERROR_INVALID_VALUE, "device memory"},
+        {xdev_all_reduce(comms[0], a, a, 4, XDEV_DTYPE_U8, XDEV_REDUCE_SUM, NULL),
+         XDEV_ERROR_INVALID_VALUE, "cannot be reduced"},
+        {xdev_all_reduce(comms[0], a, a, 4, XDEV_DTYPE_F32, (xdev_reduce_op_t)9, NULL),
+         XDEV_ERROR_INVALID_VALUE, "op 9"},
+        {xdev_all_reduce(comms[0], a, a, 4, (xdev_dtype_t)99, XDEV_REDUCE_SUM, NULL),
+         XDEV_ERROR_INVALID_VALUE, "dtype 99"},
+        {xdev_all_reduce(comms[0], a, (char *)a + 4, 8, XDEV_DTYPE_F32, XDEV_REDUCE_SUM, NULL),
+         XDEV_ERROR_INVALID_VALUE, "overlap"},
+        {xdev_broadcast(comms[0], a, a, 4, XDEV_DTYPE_U8, NR, NULL), XDEV_ERROR_INVALID_VALUE,
+         "root 4"},
+        {xdev_reduce(comms[0], a, a, 4, XDEV_DTYPE_F32, XDEV_REDUCE_SUM, -1, NULL),
+         XDEV_ERROR_INVALID_VALUE, "root -1"},
+        {xdev_all_gather(comms[0], a, a, 32, XDEV_DTYPE_F32, NULL), XDEV_ERROR_INVALID_VALUE,
+         "past the end"},
+        {xdev_send(comms[0], a, 4, XDEV_DTYPE_F32, 0, NULL), XDEV_ERROR_INVALID_VALUE,
+         "this rank itself"},
+        {xdev_recv(comms[0], a, 4, XDEV_DTYPE_F32, NR, NULL), XDEV_ERROR_INVALID_VALUE, "peer 4"},
+        {xdev_all_reduce(comms[0], a, a, 4, XDEV_DTYPE_F32, XDEV_REDUCE_SUM, xt_new_stream(1)),
+         XDEV_ERROR_CROSS_DEVICE, "stream"},
+        {xdev_group_end(), XDEV_ERROR_INVALID_VALUE, "without xdev_group_start"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        ck_assert_msg(cases[i].got == cases[i].want, "case %zu: status %d, expected %d", i,
+                      (int)cases[i].got, (int)cases[i].want);
+    /* messages: one more time each, checked right after the call */
+    ck_assert_int_ne(xdev_all_reduce(comms[0], a, a, 4, XDEV_DTYPE_U8, XDEV_REDUCE_SUM, NULL), 0);
+    ck_assert(strstr(xdev_last_error(), "cannot be reduced") != NULL);
+    ck_assert_int_ne(xdev_send(comms[0], a, 4, XDEV_DTYPE_F32, 0, NULL), 0);
+    ck_assert(strstr(xdev_last_error(), "this rank itself") != NULL);
+    /* groups nest */
+    XT_OK(xdev_group_start());
+    XT_OK(xdev_group_start());
+    XT_OK(xdev_group_end());
+    XT_OK(xdev_group_end());
+    /* init: twice the same device, n out of range, NULL */
+    xdev_comm_t more[2];
+    xdev_device_t twice[2] = {xt_dev(1), xt_dev(1)};
+    ck_assert_int_eq(xdev_comm_init_all(more, 2, twice), XDEV_ERROR_INVALID_VALUE);
+    ck_assert(strstr(xdev_last_error(), "both") != NULL);
+    ck_assert_int_eq(xdev_comm_init_all(more, 0, twice), XDEV_ERROR_INVALID_VALUE);
+    ck_assert_int_eq(xdev_comm_init_all(NULL, 1, twice), XDEV_ERROR_INVALID_VALUE);
+    for (int r = 0; r < NR; r++)
+        XT_OK(xdev_comm_check(comms[r])); /* refused calls leave no group error */
+    XT_OK(xdev_free(a));
+    XT_OK(xdev_free(b1));
+}
+END_TEST
+
+int main(int argc, char **argv) {
+    Suite *su = suite_create("communicator");
+    TCase *tc = tcase_create("communicator");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, all_reduce_every_dtype_and_op);
+    tcase_add_test(tc, broadcast_reduce_gather_scatter);
+    tcase_add_test(tc, send_recv_ring_in_order);
+    tcase_add_test(tc, stream_ordered);
+    tcase_add_test(tc, ranks_on_their_own_threads);
+    tcase_add_test(tc, disagreement_is_reported);
+    tcase_add_test(tc, abort_wakes_waiting_ranks);
+    tcase_add_test(tc, destroy_waits_for_queued_work);
+    tcase_add_test(tc, bad_input);
+    suite_add_tcase(su, tc);
+    return xt_run(srunner_create(su), "communicator", argc, argv);
+}
