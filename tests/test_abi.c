@@ -20,7 +20,7 @@
 
 START_TEST(version_and_symbol) {
     ck_assert_uint_eq(XDEV_BACKEND_ABI_MAJOR, 2);
-    ck_assert_uint_eq(XDEV_BACKEND_ABI_MINOR, 3); /* bump with every appended slot */
+    ck_assert_uint_eq(XDEV_BACKEND_ABI_MINOR, 4); /* bump with every appended slot */
     ck_assert_str_eq(XDEV_BACKEND_ENTRY_SYMBOL, "xdev_backend_entry");
     ck_assert_uint_eq(sizeof(size_t), P); /* the pins below count in pointer units */
 }
@@ -130,8 +130,28 @@ START_TEST(backend_api_layout) {
     ck_assert_uint_eq(offsetof(xdev_backend_api_t, rng), 96);
     ck_assert_uint_eq(offsetof(xdev_backend_api_t, trace), 104);
     ck_assert_uint_eq(offsetof(xdev_backend_api_t, ipc), 112);
-    ck_assert_uint_eq(offsetof(xdev_backend_api_t, ops), 120); /* 2.1 */
-    SIZE_IS(xdev_backend_api_t, 128);
+    ck_assert_uint_eq(offsetof(xdev_backend_api_t, ops), 120);  /* 2.1 */
+    ck_assert_uint_eq(offsetof(xdev_backend_api_t, comm), 128); /* 2.4 */
+    SIZE_IS(xdev_backend_api_t, 136);
+    /* 2.4: communicators. */
+    SIZE_IS(xdev_comm_vtable_t, 8 * P);
+    SLOT_AT(xdev_comm_vtable_t, size, 0);
+    SLOT_AT(xdev_comm_vtable_t, init_all, 1);
+    SLOT_AT(xdev_comm_vtable_t, destroy, 2);
+    SLOT_AT(xdev_comm_vtable_t, abort, 3);
+    SLOT_AT(xdev_comm_vtable_t, async_error, 4);
+    SLOT_AT(xdev_comm_vtable_t, collective, 5);
+    SLOT_AT(xdev_comm_vtable_t, group_start, 6);
+    SLOT_AT(xdev_comm_vtable_t, group_end, 7);
+    ck_assert_uint_eq(offsetof(xdev_collective_desc_t, kind), 8);
+    ck_assert_uint_eq(offsetof(xdev_collective_desc_t, send), 16);
+    ck_assert_uint_eq(offsetof(xdev_collective_desc_t, recv), 24);
+    ck_assert_uint_eq(offsetof(xdev_collective_desc_t, count), 32);
+    ck_assert_uint_eq(offsetof(xdev_collective_desc_t, dtype), 40);
+    ck_assert_uint_eq(offsetof(xdev_collective_desc_t, op), 44);
+    ck_assert_uint_eq(offsetof(xdev_collective_desc_t, root), 48);
+    SIZE_IS(xdev_collective_desc_t, 56);
+    ck_assert_int_eq(XDEV_COLL_RECV, 6);
     /* 2.1: typed fills and conversions. */
     SIZE_IS(xdev_ops_vtable_t, 4 * P);
     SLOT_AT(xdev_ops_vtable_t, size, 0);

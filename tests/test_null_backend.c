@@ -60,6 +60,7 @@ START_TEST(abi) {
     all_slots_set(api->trace, "trace");
     all_slots_set(api->ipc, "ipc");
     all_slots_set(api->ops, "ops");
+    all_slots_set(api->comm, "comm");
     xdev_host_services_t host = {.size = sizeof host,
                                  .abi_major = XDEV_BACKEND_ABI_MAJOR,
                                  .abi_minor = XDEV_BACKEND_ABI_MINOR,

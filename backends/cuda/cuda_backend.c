@@ -123,6 +123,9 @@ static const xdev_backend_api_t xc_api = {
 #ifdef XC_HAVE_RNG_KERNELS /* the device code: random fills, typed fills, conversions */
     .ops = &xc_ops_vtable,
 #endif
+#ifdef XC_HAVE_NCCL
+    .comm = &xc_comm_vtable,
+#endif
 };
 
 XDEV_API const xdev_backend_api_t *xdev_backend_entry(void);

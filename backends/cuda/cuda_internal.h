@@ -53,6 +53,9 @@ extern const xdev_event_vtable_t xc_event_vtable;
 extern const xdev_memory_vtable_t xc_memory_vtable;
 extern const xdev_trace_vtable_t xc_trace_vtable;
 extern const xdev_ipc_vtable_t xc_ipc_vtable;
+#ifdef XC_HAVE_NCCL
+extern const xdev_comm_vtable_t xc_comm_vtable; /* cuda_nccl.c */
+#endif
 
 /* Report through the host (printf format); returns status. */
 xdev_status_t xc_error(xdev_status_t status, const char *fmt, ...)

@@ -374,6 +374,44 @@ static const xdev_ops_vtable_t g_ops = {
     .add = ops_add,
 };
 
+/* ------------------------------------------------ optional: comm (ABI 2.4) */
+static xdev_status_t comm_init_all(xdev_backend_device_t *const *devs, int n, void **comms) {
+    UNUSED(devs), UNUSED(n), UNUSED(comms);
+    return missing("comm.init_all");
+}
+static xdev_status_t comm_destroy(void *comm) {
+    UNUSED(comm);
+    return missing("comm.destroy");
+}
+static xdev_status_t comm_abort(void *comm) {
+    UNUSED(comm);
+    return missing("comm.abort");
+}
+static xdev_status_t comm_async_error(void *comm) {
+    UNUSED(comm);
+    return missing("comm.async_error");
+}
+static xdev_status_t comm_collective(void *comm, const xdev_collective_desc_t *desc, void *stream) {
+    UNUSED(comm), UNUSED(desc), UNUSED(stream);
+    return missing("comm.collective");
+}
+static xdev_status_t comm_group_start(void) {
+    return missing("comm.group_start");
+}
+static xdev_status_t comm_group_end(void) {
+    return missing("comm.group_end");
+}
+static const xdev_comm_vtable_t g_comm = {
+    .size = sizeof(xdev_comm_vtable_t),
+    .init_all = comm_init_all,
+    .destroy = comm_destroy,
+    .abort = comm_abort,
+    .async_error = comm_async_error,
+    .collective = comm_collective,
+    .group_start = comm_group_start,
+    .group_end = comm_group_end,
+};
+
 /* Process exit: stop the threads this backend owns (it owns none). */
 static void null_at_exit(void) {}
 
@@ -395,6 +433,7 @@ static const xdev_backend_api_t g_api = {
     .trace = &g_trace,
     .ipc = &g_ipc,
     .ops = &g_ops,
+    .comm = &g_comm,
 };
 
 XDEV_API const xdev_backend_api_t *xdev_backend_entry(void);

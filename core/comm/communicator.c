@@ -9,7 +9,11 @@
  * group's condition variable. A send copies its data aside when its stream
  * reaches it and returns; the matching recv (the n-th between that pair)
  * waits for the copy. Abort wakes every waiter; their outputs stay as they
- * were. Each rank counts its queued tasks, so destroy can wait for them. */
+ * were. Each rank counts its queued tasks, so destroy can wait for them.
+ *
+ * Backends whose memory the host cannot address bring their own
+ * communicators (the backend table's comm slots: NCCL on CUDA): the same
+ * checks run here, then the rank's part goes to the backend. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -20,6 +24,7 @@
 #include "comm/host_reduce.h"
 #include "memory/alloc_lookup.h"
 #include "runtime/device_record.h"
+#include "runtime/dispatch.h"
 #include "runtime/stream_internal.h"
 #include "xdev/communicator.h"
 
@@ -61,6 +66,8 @@ typedef struct group {
     message_t *messages;
     xdev_status_t async_status;
     char async_msg[256];
+    xdev_backend_t *be;                  /* backend communicators: their backend, else NULL */
+    struct xdev_comm *member[MAX_RANKS]; /* ranks not destroyed (for abort) */
 } group_t;
 
 struct xdev_comm {
@@ -71,6 +78,7 @@ struct xdev_comm {
     _Atomic uint64_t sends[MAX_RANKS]; /* sends issued to each peer */
     _Atomic uint64_t recvs[MAX_RANKS]; /* recvs issued from each peer */
     int inflight;                      /* queued tasks (under g->m) */
+    void *native;                      /* the backend's rank (g->be), else NULL */
     struct xdev_comm *live_next;       /* the registry of live communicators */
 };
 
@@ -348,10 +356,25 @@ static bool overlap(const void *a, size_t n, const void *b, size_t m) {
 }
 
 /* Checks shared by every call, then the task queued on the rank's stream. */
+static const xdev_collective_kind_t g_coll_kind[] = {XDEV_COLL_ALL_REDUCE, XDEV_COLL_BROADCAST,
+                                                     XDEV_COLL_REDUCE, XDEV_COLL_ALL_GATHER,
+                                                     XDEV_COLL_REDUCE_SCATTER};
+
+/* The rank's part to its backend (g->be). */
+static xdev_status_t submit_native(const task_t *t, xdev_stream_t stream) {
+    xdev_collective_desc_t d = {
+        sizeof d,   t->p2p ? (t->is_send ? XDEV_COLL_SEND : XDEV_COLL_RECV) : g_coll_kind[t->kind],
+        t->send,    t->recv,
+        t->count,   t->dtype,
+        (int)t->op, t->root};
+    return xdev_be_comm_collective(t->comm->g->be, t->comm->native, &d, stream->native);
+}
+
 static xdev_status_t submit(task_t *proto, xdev_stream_t stream) {
     xdev_comm_t c = proto->comm;
     xdev_status_t st = rank_stream(c, &stream);
     if (st != XDEV_SUCCESS) return st;
+    if (c->native != NULL) return submit_native(proto, stream);
     task_t *t = malloc(sizeof *t);
     if (t == NULL) return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for a task");
     *t = *proto;
@@ -561,22 +584,34 @@ xdev_status_t xdev_comm_init_all(xdev_comm_t *comms, int n, const xdev_device_t 
                                      ": each rank needs a device of its own",
                                      j, i, XDEV_REC_ARGS(recs[i]));
     }
-    if (!(recs[0]->be->flags & XDEV_BACKEND_HOST_MEMORY))
-        return XDEV_API_FAIL(XDEV_ERROR_NOT_SUPPORTED,
-                             "communicators on the %s backend need NCCL (RCCL on hip), which xdev "
-                             "does not drive yet; the cpu backend has them",
-                             recs[0]->be->name);
+    xdev_backend_t *be = recs[0]->be;
+    void *natives[MAX_RANKS] = {0};
+    bool native = !(be->flags & XDEV_BACKEND_HOST_MEMORY);
+    if (native) {
+        if (!XDEV_HAS(be, comm, init_all))
+            return XDEV_API_FAIL(XDEV_ERROR_NOT_SUPPORTED,
+                                 "the %s backend has no communicators (NCCL/RCCL): it was built "
+                                 "without them",
+                                 be->name);
+        xdev_backend_device_t *ctxs[MAX_RANKS];
+        for (int i = 0; i < n; i++)
+            ctxs[i] = recs[i]->ctx;
+        XDEV_CHECK(xdev_be_comm_init_all(be, ctxs, n, natives));
+    }
     group_t *g = calloc(1, sizeof *g);
     xdev_comm_t made[MAX_RANKS] = {0};
     bool ok = g != NULL;
     for (int i = 0; i < n && ok; i++)
         ok = (made[i] = calloc(1, sizeof *made[i])) != NULL;
     if (!ok) {
-        for (int i = 0; i < n; i++)
+        for (int i = 0; i < n; i++) {
             free(made[i]);
+            if (natives[i] != NULL) (void)xdev_be_comm_destroy(be, natives[i]);
+        }
         free(g);
         return XDEV_API_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for %d communicators", n);
     }
+    g->be = native ? be : NULL;
     pthread_mutex_init(&g->m, NULL);
     pthread_cond_init(&g->cv, NULL);
     g->nranks = g->live = n;
@@ -585,6 +620,8 @@ xdev_status_t xdev_comm_init_all(xdev_comm_t *comms, int n, const xdev_device_t 
         made[i]->g = g;
         made[i]->rank = i;
         made[i]->rec = recs[i];
+        made[i]->native = natives[i];
+        g->member[i] = made[i];
         made[i]->live_next = g_live;
         g_live = made[i];
         comms[i] = made[i];
@@ -605,9 +642,12 @@ xdev_status_t xdev_comm_destroy(xdev_comm_t comm) {
     if (!found) /* destroyed by another thread meanwhile */
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_HANDLE, "comm %p was destroyed", (void *)comm);
     group_t *g = comm->g;
+    xdev_status_t st = XDEV_SUCCESS;
+    if (comm->native != NULL) st = xdev_be_comm_destroy(g->be, comm->native);
     pthread_mutex_lock(&g->m);
     while (comm->inflight > 0)
         pthread_cond_wait(&g->cv, &g->m);
+    g->member[comm->rank] = NULL;
     bool last = --g->live == 0;
     pthread_mutex_unlock(&g->m);
     free(comm);
@@ -625,6 +665,7 @@ xdev_status_t xdev_comm_destroy(xdev_comm_t comm) {
         pthread_mutex_destroy(&g->m);
         free(g);
     }
+    XDEV_CHECK(st); /* the backend's failure, reported once the rank is gone */
     return XDEV_SUCCESS;
 }
 
@@ -635,7 +676,14 @@ xdev_status_t xdev_comm_abort(xdev_comm_t comm) {
     g->aborted = true;
     set_async(g, XDEV_ERROR_INVALID_VALUE, "the group was aborted (xdev_comm_abort)");
     pthread_cond_broadcast(&g->cv);
+    void *natives[MAX_RANKS];
+    int nn = 0;
+    for (int i = 0; i < g->nranks; i++)
+        if (g->member[i] != NULL && g->member[i]->native != NULL)
+            natives[nn++] = g->member[i]->native;
     pthread_mutex_unlock(&g->m);
+    for (int i = 0; i < nn; i++) /* every rank, as the group is aborted */
+        (void)xdev_be_comm_abort(g->be, natives[i]);
     return XDEV_SUCCESS;
 }
 
@@ -648,6 +696,7 @@ xdev_status_t xdev_comm_check(xdev_comm_t comm) {
     memcpy(msg, g->async_msg, sizeof msg);
     pthread_mutex_unlock(&g->m);
     if (st != XDEV_SUCCESS) return XDEV_API_FAIL(st, "%s", msg);
+    if (comm->native != NULL) XDEV_CHECK(xdev_be_comm_async_error(g->be, comm->native));
     return XDEV_SUCCESS;
 }
 
@@ -676,17 +725,33 @@ xdev_status_t xdev_comm_device(xdev_comm_t comm, xdev_device_t *device) {
 
 static _Thread_local int tls_group_depth;
 
+/* Each loaded backend with communicators brackets the group too (NCCL
+ * launches a group's operations at its end). */
+static xdev_status_t backends_group(bool start) {
+    for (int t = 0; t < XDEV_DEVICE_TYPE_COUNT; t++) {
+        xdev_backend_t *be = atomic_load(&xdev_core_loaded[t]);
+        if (be == NULL || !XDEV_HAS(be, comm, group_start)) continue;
+        xdev_status_t st = start ? xdev_be_comm_group_start(be) : xdev_be_comm_group_end(be);
+        if (st != XDEV_SUCCESS) return st;
+    }
+    return XDEV_SUCCESS;
+}
+
 xdev_status_t xdev_group_start(void) {
+    XDEV_CHECK(xdev_core_ensure_init());
     if (tls_group_depth == 1 << 20)
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, "groups nested over 2^20 deep");
+    XDEV_CHECK(backends_group(true));
     tls_group_depth++;
     return XDEV_SUCCESS;
 }
 
 xdev_status_t xdev_group_end(void) {
+    XDEV_CHECK(xdev_core_ensure_init());
     if (tls_group_depth == 0)
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
                              "xdev_group_end without xdev_group_start on this thread");
     tls_group_depth--;
+    XDEV_CHECK(backends_group(false));
     return XDEV_SUCCESS;
 }

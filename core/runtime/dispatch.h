@@ -245,4 +245,30 @@ static inline xdev_status_t xdev_be_ops_add(xdev_device_record_t *r, void *dst, 
     XDEV_DISPATCH(r->be, ops, add, r->ctx, dst, src, dtype, count, stream);
 }
 
+/* ------------------------------------------------------------------ comm */
+static inline xdev_status_t
+xdev_be_comm_init_all(xdev_backend_t *be, xdev_backend_device_t *const *devs, int n, void **comms) {
+    XDEV_DISPATCH(be, comm, init_all, devs, n, comms);
+}
+static inline xdev_status_t xdev_be_comm_destroy(xdev_backend_t *be, void *comm) {
+    XDEV_DISPATCH(be, comm, destroy, comm);
+}
+static inline xdev_status_t xdev_be_comm_abort(xdev_backend_t *be, void *comm) {
+    XDEV_DISPATCH(be, comm, abort, comm);
+}
+static inline xdev_status_t xdev_be_comm_async_error(xdev_backend_t *be, void *comm) {
+    XDEV_DISPATCH(be, comm, async_error, comm);
+}
+static inline xdev_status_t xdev_be_comm_collective(xdev_backend_t *be, void *comm,
+                                                    const xdev_collective_desc_t *desc,
+                                                    void *stream) {
+    XDEV_DISPATCH(be, comm, collective, comm, desc, stream);
+}
+static inline xdev_status_t xdev_be_comm_group_start(xdev_backend_t *be) {
+    XDEV_DISPATCH(be, comm, group_start);
+}
+static inline xdev_status_t xdev_be_comm_group_end(xdev_backend_t *be) {
+    XDEV_DISPATCH(be, comm, group_end);
+}
+
 #endif

@@ -44,8 +44,9 @@ extern "C" {
 #endif
 
 #define XDEV_BACKEND_ABI_MAJOR 2u
-/* 2.1: the ops table (typed fills, conversions); 2.2: ops.add; 2.3: memory.va_* */
-#define XDEV_BACKEND_ABI_MINOR 3u
+/* 2.1: the ops table (typed fills, conversions); 2.2: ops.add; 2.3: memory.va_*;
+ * 2.4: the comm table */
+#define XDEV_BACKEND_ABI_MINOR 4u
 #define XDEV_BACKEND_ENTRY_SYMBOL "xdev_backend_entry"
 
 /* True when `table` (which starts with its size) is long enough to hold `slot`. */
@@ -394,6 +395,50 @@ typedef struct xdev_ops_vtable {
                          size_t count, void *stream);
 } xdev_ops_vtable_t;
 
+/* Optional: communicators (ABI 2.4), for backends whose device memory the
+ * host cannot address (the core runs the host-memory ones itself). A
+ * backend communicator is one rank; the core has checked every argument
+ * (xdev/communicator.h) before a slot is called. */
+typedef enum xdev_collective_kind {
+    XDEV_COLL_ALL_REDUCE = 0,
+    XDEV_COLL_BROADCAST = 1,
+    XDEV_COLL_REDUCE = 2,
+    XDEV_COLL_ALL_GATHER = 3,
+    XDEV_COLL_REDUCE_SCATTER = 4,
+    XDEV_COLL_SEND = 5,
+    XDEV_COLL_RECV = 6,
+} xdev_collective_kind_t;
+
+/* One rank's part of a collective, with xdev/communicator.h's meaning of
+ * count (all_gather: per rank sent; reduce_scatter: per rank received). */
+typedef struct xdev_collective_desc {
+    size_t size; /* sizeof(xdev_collective_desc_t) */
+    xdev_collective_kind_t kind;
+    const void *send;
+    void *recv;
+    size_t count;
+    xdev_dtype_t dtype;
+    int op;   /* xdev_reduce_op_t, for the reducing kinds */
+    int root; /* root (broadcast, reduce) or peer (send, recv) */
+} xdev_collective_desc_t;
+
+typedef struct xdev_comm_vtable {
+    size_t size;
+    /* The ranks of a group over devs[0..n) of this process: comms[i] is
+     * rank i's handle. XDEV_ERROR_NOT_SUPPORTED when the library that does
+     * the work (NCCL) cannot be found: the message says where it looked. */
+    xdev_status_t (*init_all)(xdev_backend_device_t *const *devs, int n, void **comms);
+    xdev_status_t (*destroy)(void *comm);
+    xdev_status_t (*abort)(void *comm);
+    /* XDEV_SUCCESS, or the rank's asynchronous error (its message set). */
+    xdev_status_t (*async_error)(void *comm);
+    /* Enqueue this rank's part on `stream` (native, on the rank's device). */
+    xdev_status_t (*collective)(void *comm, const xdev_collective_desc_t *desc, void *stream);
+    /* The calling thread's group brackets (ncclGroupStart/End). */
+    xdev_status_t (*group_start)(void);
+    xdev_status_t (*group_end)(void);
+} xdev_comm_vtable_t;
+
 typedef struct xdev_backend_api {
     size_t size; /* sizeof(xdev_backend_api_t) as the backend was built */
     uint32_t abi_major;
@@ -418,6 +463,7 @@ typedef struct xdev_backend_api {
     const xdev_trace_vtable_t *trace; /* optional */
     const xdev_ipc_vtable_t *ipc;     /* optional */
     const xdev_ops_vtable_t *ops;     /* optional; ABI 2.1 */
+    const xdev_comm_vtable_t *comm;   /* optional; ABI 2.4 */
 } xdev_backend_api_t;
 
 /* The plugin's exported entry point (named XDEV_BACKEND_ENTRY_SYMBOL). */

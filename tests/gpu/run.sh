@@ -90,12 +90,24 @@ run_to() {
 note "GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1)"
 note "steps:$(echo "$STEPS" | tr -s ' ' ' ')"
 
+# NCCL for the CUDA plugin's communicators: nccl.h for the build where the
+# toolkit has none, libnccl.so.2 at run time (XDEV_NCCL_PATH) - PyTorch's
+# nvidia-nccl wheel on the GPU machines. NVLink multicast stays off.
+export NCCL_NVLS_ENABLE=0
+NCCL_DIR=$(python3 -c 'import nvidia.nccl, os; print(os.path.dirname(nvidia.nccl.__file__))' \
+    2>/dev/null || python3 -c 'import nvidia.nccl; print(list(nvidia.nccl.__path__)[0])' 2>/dev/null)
+nccl_flags=()
+if [ -n "$NCCL_DIR" ] && [ -e "$NCCL_DIR/lib/libnccl.so.2" ]; then
+    export XDEV_NCCL_PATH=$NCCL_DIR/lib/libnccl.so.2
+    [ -e /usr/local/cuda/include/nccl.h ] || nccl_flags=(-DXDEV_NCCL_INCLUDE_DIR="$NCCL_DIR/include")
+fi
+
 # ---------------------------------------------------------------- build
 if want build; then
     gen=()
     command -v ninja >/dev/null && gen=(-G Ninja)
     if run_to "$OUT/build.log" 200 cmake -S . -B "$B" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release \
-        -DXDEV_WERROR=ON && run_to "$OUT/build.log" 240 cmake --build "$B" -j "$JOBS"; then
+        -DXDEV_WERROR=ON "${nccl_flags[@]}" && run_to "$OUT/build.log" 240 cmake --build "$B" -j "$JOBS"; then
         note "build: Release, -DXDEV_WERROR=ON: ok (${SECONDS}s)"
     else
         note "build: Release -DXDEV_WERROR=ON FAILED; first errors:"

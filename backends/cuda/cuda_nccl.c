@@ -1,0 +1,273 @@
+/* backends/cuda/cuda_nccl.c - the comm table (communicators) over NCCL,
+ * loaded at run time: XDEV_NCCL_PATH (a file) when set, else
+ * "libnccl.so.2" through the dynamic linker's search path. Built where
+ * CMake finds nccl.h (the toolkit's, or PyTorch's nvidia-nccl wheel); the
+ * library itself is only needed by a program that makes a communicator,
+ * and its absence is an error naming where xdev looked.
+ *
+ * A rank is an ncclComm_t; ranks of this process come from ncclCommInitAll
+ * over the devices' CUDA indices. Each call runs under a guard on the
+ * rank's device, so the legacy default stream means that device's. NVLink
+ * multicast (NVLS) is left as the environment sets it (NCCL_NVLS_ENABLE). */
+#include <dlfcn.h>
+#include <nccl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_internal.h"
+
+static struct {
+    pthread_once_t once;
+    xdev_status_t status;
+    char why[512];
+    int version;
+    ncclResult_t (*init_all)(ncclComm_t *, int, const int *);
+    ncclResult_t (*destroy)(ncclComm_t);
+    ncclResult_t (*abort)(ncclComm_t);
+    ncclResult_t (*async_error)(ncclComm_t, ncclResult_t *);
+    ncclResult_t (*all_reduce)(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t,
+                               ncclComm_t, cudaStream_t);
+    ncclResult_t (*broadcast)(const void *, void *, size_t, ncclDataType_t, int, ncclComm_t,
+                              cudaStream_t);
+    ncclResult_t (*reduce)(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, int,
+                           ncclComm_t, cudaStream_t);
+    ncclResult_t (*all_gather)(const void *, void *, size_t, ncclDataType_t, ncclComm_t,
+                               cudaStream_t);
+    ncclResult_t (*reduce_scatter)(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t,
+                                   ncclComm_t, cudaStream_t);
+    ncclResult_t (*send)(const void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
+    ncclResult_t (*recv)(void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
+    ncclResult_t (*group_start)(void);
+    ncclResult_t (*group_end)(void);
+    const char *(*error_string)(ncclResult_t);
+    ncclResult_t (*get_version)(int *);
+} g = {.once = PTHREAD_ONCE_INIT};
+
+static void load(void) {
+    const char *path = xc_state.host->get_env("XDEV_NCCL_PATH");
+    const char *name = path != NULL && path[0] != '\0' ? path : "libnccl.so.2";
+    void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (h == NULL) {
+        snprintf(g.why, sizeof g.why, "NCCL was not found: dlopen(\"%s\") failed (%s)%s", name,
+                 dlerror(),
+                 name == path ? " [XDEV_NCCL_PATH]"
+                              : "; xdev looked through the dynamic linker's search path "
+                                "(LD_LIBRARY_PATH, ld.so.cache); set XDEV_NCCL_PATH to the "
+                                "library, e.g. PyTorch's site-packages/nvidia/nccl/lib/"
+                                "libnccl.so.2");
+        g.status = XDEV_ERROR_NOT_SUPPORTED;
+        return;
+    }
+    static const struct {
+        const char *sym;
+        size_t offset;
+    } syms[] = {
+#define SYM(s, f) {#s, offsetof(__typeof__(g), f)}
+        SYM(ncclCommInitAll, init_all),
+        SYM(ncclCommDestroy, destroy),
+        SYM(ncclCommAbort, abort),
+        SYM(ncclCommGetAsyncError, async_error),
+        SYM(ncclAllReduce, all_reduce),
+        SYM(ncclBroadcast, broadcast),
+        SYM(ncclReduce, reduce),
+        SYM(ncclAllGather, all_gather),
+        SYM(ncclReduceScatter, reduce_scatter),
+        SYM(ncclSend, send),
+        SYM(ncclRecv, recv),
+        SYM(ncclGroupStart, group_start),
+        SYM(ncclGroupEnd, group_end),
+        SYM(ncclGetErrorString, error_string),
+        SYM(ncclGetVersion, get_version),
+#undef SYM
+    };
+    for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
+        void *fn = dlsym(h, syms[i].sym);
+        if (fn == NULL) {
+            snprintf(g.why, sizeof g.why, "%s has no %s (NCCL 2.12 or later is needed)", name,
+                     syms[i].sym);
+            g.status = XDEV_ERROR_NOT_SUPPORTED;
+            dlclose(h);
+            return;
+        }
+        memcpy((char *)&g + syms[i].offset, &fn, sizeof fn);
+    }
+    (void)g.get_version(&g.version);
+    g.status = XDEV_SUCCESS; /* the library stays loaded for the process */
+}
+
+static xdev_status_t ready(void) {
+    pthread_once(&g.once, load);
+    if (g.status != XDEV_SUCCESS) return xc_error(g.status, "%s", g.why);
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t nccl_fail(ncclResult_t r, const char *what) {
+    xdev_status_t st = r == ncclInvalidArgument || r == ncclInvalidUsage ? XDEV_ERROR_INVALID_VALUE
+                                                                         : XDEV_ERROR_BACKEND;
+    return xc_error(st, "%s: NCCL %d.%d.%d: %s (ncclResult_t %d)", what, g.version / 10000,
+                    g.version / 100 % 100, g.version % 100, g.error_string(r), (int)r);
+}
+
+static bool dtype_of(xdev_dtype_t dt, ncclDataType_t *out) {
+    switch (dt) {
+    case XDEV_DTYPE_I8:
+        *out = ncclInt8;
+        return true;
+    case XDEV_DTYPE_U8:
+        *out = ncclUint8;
+        return true;
+    case XDEV_DTYPE_I32:
+        *out = ncclInt32;
+        return true;
+    case XDEV_DTYPE_I64:
+        *out = ncclInt64;
+        return true;
+    case XDEV_DTYPE_F16:
+        *out = ncclFloat16;
+        return true;
+    case XDEV_DTYPE_BF16:
+        *out = ncclBfloat16;
+        return true;
+    case XDEV_DTYPE_F32:
+        *out = ncclFloat32;
+        return true;
+    case XDEV_DTYPE_F64:
+        *out = ncclFloat64;
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* xdev_reduce_op_t (sum, prod, min, max, avg) -> ncclRedOp_t. */
+static ncclRedOp_t op_of(int op) {
+    static const ncclRedOp_t map[] = {ncclSum, ncclProd, ncclMin, ncclMax, ncclAvg};
+    return map[op];
+}
+
+/* A rank: the communicator and its device (for the guard). */
+typedef struct rank {
+    ncclComm_t comm;
+    int device;
+} rank_t;
+
+static xdev_status_t comm_init_all(xdev_backend_device_t *const *devs, int n, void **comms) {
+    xdev_status_t st = ready();
+    if (st != XDEV_SUCCESS) return st;
+    int list[XC_MAX_DEVICES] = {0};
+    rank_t *ranks[XC_MAX_DEVICES] = {0};
+    ncclComm_t nc[XC_MAX_DEVICES] = {0};
+    for (int i = 0; i < n; i++) {
+        list[i] = devs[i]->index;
+        if ((ranks[i] = malloc(sizeof *ranks[i])) == NULL) {
+            for (int j = 0; j < i; j++)
+                free(ranks[j]);
+            return xc_error(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for %d ranks", n);
+        }
+    }
+    ncclResult_t r = g.init_all(nc, n, list);
+    if (r != ncclSuccess) {
+        for (int i = 0; i < n; i++)
+            free(ranks[i]);
+        return nccl_fail(r, "ncclCommInitAll");
+    }
+    for (int i = 0; i < n; i++) {
+        ranks[i]->comm = nc[i];
+        ranks[i]->device = list[i];
+        comms[i] = ranks[i];
+    }
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t comm_destroy(void *comm) {
+    rank_t *k = comm;
+    ncclResult_t r = g.destroy(k->comm);
+    free(k);
+    return r == ncclSuccess ? XDEV_SUCCESS : nccl_fail(r, "ncclCommDestroy");
+}
+
+static xdev_status_t comm_abort(void *comm) {
+    ncclResult_t r = g.abort(((rank_t *)comm)->comm);
+    return r == ncclSuccess ? XDEV_SUCCESS : nccl_fail(r, "ncclCommAbort");
+}
+
+static xdev_status_t comm_async_error(void *comm) {
+    ncclResult_t res = ncclSuccess;
+    ncclResult_t r = g.async_error(((rank_t *)comm)->comm, &res);
+    if (r != ncclSuccess) return nccl_fail(r, "ncclCommGetAsyncError");
+    if (res != ncclSuccess && res != ncclInProgress) return nccl_fail(res, "asynchronous error");
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t comm_collective(void *comm, const xdev_collective_desc_t *d, void *stream) {
+    rank_t *k = comm;
+    ncclDataType_t dt;
+    if (!dtype_of(d->dtype, &dt))
+        return xc_error(XDEV_ERROR_NOT_SUPPORTED, "NCCL has no dtype %d", (int)d->dtype);
+    xc_guard_t guard;
+    xdev_status_t st = xc_guard_begin(&guard, k->device);
+    if (st != XDEV_SUCCESS) return st;
+    cudaStream_t s = (cudaStream_t)stream;
+    ncclResult_t r = ncclInvalidUsage;
+    const char *what = "";
+    switch (d->kind) {
+    case XDEV_COLL_ALL_REDUCE:
+        r = g.all_reduce(d->send, d->recv, d->count, dt, op_of(d->op), k->comm, s);
+        what = "ncclAllReduce";
+        break;
+    case XDEV_COLL_BROADCAST:
+        r = g.broadcast(d->send, d->recv, d->count, dt, d->root, k->comm, s);
+        what = "ncclBroadcast";
+        break;
+    case XDEV_COLL_REDUCE:
+        r = g.reduce(d->send, d->recv, d->count, dt, op_of(d->op), d->root, k->comm, s);
+        what = "ncclReduce";
+        break;
+    case XDEV_COLL_ALL_GATHER:
+        r = g.all_gather(d->send, d->recv, d->count, dt, k->comm, s);
+        what = "ncclAllGather";
+        break;
+    case XDEV_COLL_REDUCE_SCATTER:
+        r = g.reduce_scatter(d->send, d->recv, d->count, dt, op_of(d->op), k->comm, s);
+        what = "ncclReduceScatter";
+        break;
+    case XDEV_COLL_SEND:
+        r = g.send(d->send, d->count, dt, d->root, k->comm, s);
+        what = "ncclSend";
+        break;
+    case XDEV_COLL_RECV:
+        r = g.recv(d->recv, d->count, dt, d->root, k->comm, s);
+        what = "ncclRecv";
+        break;
+    }
+    xc_guard_end(&guard);
+    return r == ncclSuccess ? XDEV_SUCCESS : nccl_fail(r, what);
+}
+
+/* Groups before any communicator exists (NCCL not loaded yet) bracket
+ * nothing: without a communicator there is no NCCL call to group. */
+static xdev_status_t comm_group_start(void) {
+    pthread_once(&g.once, load);
+    if (g.status != XDEV_SUCCESS) return XDEV_SUCCESS;
+    ncclResult_t r = g.group_start();
+    return r == ncclSuccess ? XDEV_SUCCESS : nccl_fail(r, "ncclGroupStart");
+}
+
+static xdev_status_t comm_group_end(void) {
+    pthread_once(&g.once, load);
+    if (g.status != XDEV_SUCCESS) return XDEV_SUCCESS;
+    ncclResult_t r = g.group_end();
+    return r == ncclSuccess ? XDEV_SUCCESS : nccl_fail(r, "ncclGroupEnd");
+}
+
+const xdev_comm_vtable_t xc_comm_vtable = {
+    .size = sizeof(xdev_comm_vtable_t),
+    .init_all = comm_init_all,
+    .destroy = comm_destroy,
+    .abort = comm_abort,
+    .async_error = comm_async_error,
+    .collective = comm_collective,
+    .group_start = comm_group_start,
+    .group_end = comm_group_end,
+};
