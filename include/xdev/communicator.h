@@ -29,9 +29,13 @@
  * a collective meet there and the last to arrive computes every rank's
  * result, so collectives of different devices run concurrently and each is
  * ordered on its stream. A send is copied aside when its stream reaches it
- * and the matching recv takes it, so send/recv pairs need no group. CUDA and
- * HIP: not yet (NCCL/RCCL will back them); init says so. Communicators
- * across processes (unique id, init_rank) are not there yet either. */
+ * and the matching recv takes it, so send/recv pairs need no group; the
+ * agreement checks and abort above are this implementation's. CUDA: NCCL,
+ * opened at run time (XDEV_NCCL_PATH, else libnccl.so.2; not found: init
+ * says so and where it looked); a thread that issues the calls of several
+ * ranks must put them in a group (xdev_group_start/end), as NCCL requires,
+ * and ranks that disagree are NCCL's undefined behaviour. HIP: not yet.
+ * Communicators across processes (unique id, init_rank): not yet. */
 #ifndef XDEV_COMMUNICATOR_H
 #define XDEV_COMMUNICATOR_H
 
@@ -107,9 +111,11 @@ XDEV_API xdev_status_t xdev_recv(xdev_comm_t comm, void *recvbuf, size_t count, 
 
 /* Group calls (ncclGroupStart/End): the operations issued by this thread in
  * between form one group. Nesting is allowed; group_end without start is an
- * error. On the CPU backend operations run as issued (nothing there needs
- * fusing), so a group only brackets them; programs written for NCCL, which
- * needs groups to drive several ranks from one thread, run unchanged. */
+ * error. On CUDA (NCCL) a group's collectives are enqueued on their streams
+ * at the outermost group_end, so other work the thread enqueues on those
+ * streams inside the group runs before them: put only collectives in a
+ * group. On the CPU backend operations are enqueued as issued (nothing
+ * there needs fusing), so a group only brackets them. */
 XDEV_API xdev_status_t xdev_group_start(void);
 XDEV_API xdev_status_t xdev_group_end(void);
 

@@ -13,6 +13,7 @@
 #   bench-copy     copy_bench: pinned/pageable H2D/D2H vs raw cudaMemcpy
 #   capture        bench/traces/capture.py: multi-stream allocation traces from
 #                  PyTorch workloads into bench/traces/ (and $OUT/traces)
+#   bench-comm     comm_bench: all_reduce over the GPUs, xdev vs NCCL by hand
 #   bench-alloc    alloc_bench vs c10's hot pair and churn; every trace
 #                  (.traces/, bench/traces/) through bench/replay_compare.py:
 #                  xdev's policies, backend:async and c10 under one harness
@@ -263,6 +264,17 @@ if want bench-alloc; then
         since "$m" | grep -vE '^(\$|\[rc)' | sed 's/^/  /' | tee -a "$SUM"
     else
         note "  traces not found in .traces/ (copy ../shared/traces/*.csv.gz there): replay not run"
+    fi
+fi
+if want bench-comm; then
+    # all_reduce across the GPUs: xdev vs NCCL by hand, one loop (needs 2+ GPUs)
+    m=$(mark)
+    if [ -x "$B/bench/gpu/comm_bench" ]; then
+        run_to "$BL" 240 "$B/bench/gpu/comm_bench"
+        note "bench-comm:"
+        since "$m" | grep -E '^(comm_bench|\|)' | sed 's/^/  /' | tee -a "$SUM"
+    else
+        note "bench-comm: comm_bench not built (no nccl.h)"
     fi
 fi
 if want bench-blas; then
