@@ -55,7 +55,7 @@ DEFAULT_STEPS="build conformance torch-viz gpu sanitizer bench-runtime bench-cop
 DEFAULT_STEPS+=" bench-fft bench-ops tf32 rng observe bench-trace"
 STEPS=" ${XDEV_GPU_STEPS:-$DEFAULT_STEPS} "
 STEPS=${STEPS//,/ }
-[[ "$STEPS" == *" bench "* ]] && STEPS+=" bench-runtime bench-copy bench-alloc "
+[[ "$STEPS" == *" bench "* ]] && STEPS+=" bench-runtime bench-copy bench-alloc bench-comm "
 JOBS=$(nproc)
 SUM=$OUT/summary.txt
 : >"$SUM"
