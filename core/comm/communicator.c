@@ -42,6 +42,7 @@ typedef struct round {
     uint64_t seq;
     struct task *task[MAX_RANKS];
     int arrived, left;
+    bool running; /* the last rank is computing (without g->m): nobody leaves */
     bool done;
     struct round *next;
 } round_t;
@@ -235,16 +236,18 @@ static void run_collective(task_t *t) {
     if (++r->arrived == n) {
         char msg[256];
         if (agree(r, n, msg, sizeof msg)) {
+            r->running = true;
             pthread_mutex_unlock(&g->m);
             execute(r, n);
             pthread_mutex_lock(&g->m);
+            r->running = false;
         } else {
             set_async(g, XDEV_ERROR_INVALID_VALUE, msg);
         }
         r->done = true;
         pthread_cond_broadcast(&g->cv);
     }
-    while (!r->done && !g->aborted)
+    while (!r->done && (r->running || !g->aborted))
         pthread_cond_wait(&g->cv, &g->m);
     r->task[c->rank] = NULL;
     /* the last to leave frees the round; after an abort, ranks that have
@@ -642,14 +645,14 @@ xdev_status_t xdev_comm_destroy(xdev_comm_t comm) {
     if (!found) /* destroyed by another thread meanwhile */
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_HANDLE, "comm %p was destroyed", (void *)comm);
     group_t *g = comm->g;
-    xdev_status_t st = XDEV_SUCCESS;
-    if (comm->native != NULL) st = xdev_be_comm_destroy(g->be, comm->native);
     pthread_mutex_lock(&g->m);
     while (comm->inflight > 0)
         pthread_cond_wait(&g->cv, &g->m);
-    g->member[comm->rank] = NULL;
+    g->member[comm->rank] = NULL; /* abort no longer reaches it */
     bool last = --g->live == 0;
     pthread_mutex_unlock(&g->m);
+    xdev_status_t st = XDEV_SUCCESS;
+    if (comm->native != NULL) st = xdev_be_comm_destroy(g->be, comm->native);
     free(comm);
     if (last) {
         for (message_t *m = g->messages, *next; m != NULL; m = next) { /* never received */
