@@ -134,7 +134,7 @@ START_TEST(backend_api_layout) {
     ck_assert_uint_eq(offsetof(xdev_backend_api_t, comm), 128); /* 2.4 */
     SIZE_IS(xdev_backend_api_t, 136);
     /* 2.4: communicators. */
-    SIZE_IS(xdev_comm_vtable_t, 8 * P);
+    SIZE_IS(xdev_comm_vtable_t, 10 * P);
     SLOT_AT(xdev_comm_vtable_t, size, 0);
     SLOT_AT(xdev_comm_vtable_t, init_all, 1);
     SLOT_AT(xdev_comm_vtable_t, destroy, 2);
@@ -143,6 +143,9 @@ START_TEST(backend_api_layout) {
     SLOT_AT(xdev_comm_vtable_t, collective, 5);
     SLOT_AT(xdev_comm_vtable_t, group_start, 6);
     SLOT_AT(xdev_comm_vtable_t, group_end, 7);
+    SLOT_AT(xdev_comm_vtable_t, get_unique_id, 8);
+    SLOT_AT(xdev_comm_vtable_t, init_rank, 9);
+    ck_assert_int_eq(XDEV_COMM_NATIVE_ID_BYTES, 128);
     ck_assert_uint_eq(offsetof(xdev_collective_desc_t, kind), 8);
     ck_assert_uint_eq(offsetof(xdev_collective_desc_t, send), 16);
     ck_assert_uint_eq(offsetof(xdev_collective_desc_t, recv), 24);

@@ -42,7 +42,11 @@ static struct {
     ncclResult_t (*group_end)(void);
     const char *(*error_string)(ncclResult_t);
     ncclResult_t (*get_version)(int *);
+    ncclResult_t (*get_unique_id)(ncclUniqueId *);
+    ncclResult_t (*init_rank)(ncclComm_t *, int, ncclUniqueId, int);
 } g = {.once = PTHREAD_ONCE_INIT};
+
+_Static_assert(sizeof(ncclUniqueId) == XDEV_COMM_NATIVE_ID_BYTES, "NCCL's id size");
 
 static void load(void) {
     const char *path = xc_state.host->get_env("XDEV_NCCL_PATH");
@@ -79,6 +83,8 @@ static void load(void) {
         SYM(ncclGroupEnd, group_end),
         SYM(ncclGetErrorString, error_string),
         SYM(ncclGetVersion, get_version),
+        SYM(ncclGetUniqueId, get_unique_id),
+        SYM(ncclCommInitRank, init_rank),
 #undef SYM
     };
     for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
@@ -261,6 +267,40 @@ static xdev_status_t comm_group_end(void) {
     return r == ncclSuccess ? XDEV_SUCCESS : nccl_fail(r, "ncclGroupEnd");
 }
 
+static xdev_status_t comm_get_unique_id(void *id) {
+    xdev_status_t st = ready();
+    if (st != XDEV_SUCCESS) return st;
+    ncclUniqueId u;
+    ncclResult_t r = g.get_unique_id(&u);
+    if (r != ncclSuccess) return nccl_fail(r, "ncclGetUniqueId");
+    memcpy(id, &u, sizeof u);
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t comm_init_rank(xdev_backend_device_t *dev, int nranks, const void *id,
+                                    int rank, void **comm) {
+    xdev_status_t st = ready();
+    if (st != XDEV_SUCCESS) return st;
+    rank_t *k = malloc(sizeof *k);
+    if (k == NULL) return xc_error(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for a rank");
+    ncclUniqueId u;
+    memcpy(&u, id, sizeof u);
+    xc_guard_t guard; /* ncclCommInitRank binds the rank to the current device */
+    if ((st = xc_guard_begin(&guard, dev->index)) != XDEV_SUCCESS) {
+        free(k);
+        return st;
+    }
+    ncclResult_t r = g.init_rank(&k->comm, nranks, u, rank);
+    xc_guard_end(&guard);
+    if (r != ncclSuccess) {
+        free(k);
+        return nccl_fail(r, "ncclCommInitRank");
+    }
+    k->device = dev->index;
+    *comm = k;
+    return XDEV_SUCCESS;
+}
+
 const xdev_comm_vtable_t xc_comm_vtable = {
     .size = sizeof(xdev_comm_vtable_t),
     .init_all = comm_init_all,
@@ -270,4 +310,6 @@ const xdev_comm_vtable_t xc_comm_vtable = {
     .collective = comm_collective,
     .group_start = comm_group_start,
     .group_end = comm_group_end,
+    .get_unique_id = comm_get_unique_id,
+    .init_rank = comm_init_rank,
 };

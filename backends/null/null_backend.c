@@ -401,6 +401,15 @@ static xdev_status_t comm_group_start(void) {
 static xdev_status_t comm_group_end(void) {
     return missing("comm.group_end");
 }
+static xdev_status_t comm_get_unique_id(void *id) {
+    UNUSED(id);
+    return missing("comm.get_unique_id");
+}
+static xdev_status_t comm_init_rank(xdev_backend_device_t *d, int nranks, const void *id, int rank,
+                                    void **comm) {
+    UNUSED(d), UNUSED(nranks), UNUSED(id), UNUSED(rank), UNUSED(comm);
+    return missing("comm.init_rank");
+}
 static const xdev_comm_vtable_t g_comm = {
     .size = sizeof(xdev_comm_vtable_t),
     .init_all = comm_init_all,
@@ -410,6 +419,8 @@ static const xdev_comm_vtable_t g_comm = {
     .collective = comm_collective,
     .group_start = comm_group_start,
     .group_end = comm_group_end,
+    .get_unique_id = comm_get_unique_id,
+    .init_rank = comm_init_rank,
 };
 
 /* Process exit: stop the threads this backend owns (it owns none). */

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "base/error_internal.h"
+#include "comm/comm_internal.h"
 #include "comm/host_reduce.h"
 #include "memory/alloc_lookup.h"
 #include "runtime/device_record.h"
@@ -68,7 +69,8 @@ typedef struct group {
     xdev_status_t async_status;
     char async_msg[256];
     xdev_backend_t *be;                  /* backend communicators: their backend, else NULL */
-    struct xdev_comm *member[MAX_RANKS]; /* ranks not destroyed (for abort) */
+    struct xdev_comm *member[MAX_RANKS]; /* this process's ranks not destroyed (for abort) */
+    int nmembers;                        /* slots of member[] in use */
 } group_t;
 
 struct xdev_comm {
@@ -80,6 +82,7 @@ struct xdev_comm {
     _Atomic uint64_t recvs[MAX_RANKS]; /* recvs issued from each peer */
     int inflight;                      /* queued tasks (under g->m) */
     void *native;                      /* the backend's rank (g->be), else NULL */
+    int slot;                          /* its place in g->member */
     struct xdev_comm *live_next;       /* the registry of live communicators */
 };
 
@@ -615,6 +618,7 @@ xdev_status_t xdev_comm_init_all(xdev_comm_t *comms, int n, const xdev_device_t 
         return XDEV_API_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for %d communicators", n);
     }
     g->be = native ? be : NULL;
+    g->nmembers = n;
     pthread_mutex_init(&g->m, NULL);
     pthread_cond_init(&g->cv, NULL);
     g->nranks = g->live = n;
@@ -624,12 +628,40 @@ xdev_status_t xdev_comm_init_all(xdev_comm_t *comms, int n, const xdev_device_t 
         made[i]->rank = i;
         made[i]->rec = recs[i];
         made[i]->native = natives[i];
+        made[i]->slot = i;
         g->member[i] = made[i];
         made[i]->live_next = g_live;
         g_live = made[i];
         comms[i] = made[i];
     }
     pthread_mutex_unlock(&g_live_lock);
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_comm_adopt(xdev_backend_t *be, xdev_device_record_t *rec, int nranks, int rank,
+                              void *native, xdev_comm_t *out) {
+    group_t *g = calloc(1, sizeof *g);
+    xdev_comm_t c = g != NULL ? calloc(1, sizeof *c) : NULL;
+    if (c == NULL) {
+        free(g);
+        return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for a communicator");
+    }
+    pthread_mutex_init(&g->m, NULL);
+    pthread_cond_init(&g->cv, NULL);
+    g->nranks = nranks;
+    g->live = 1;
+    g->be = be;
+    g->nmembers = 1;
+    g->member[0] = c;
+    c->g = g;
+    c->rank = rank;
+    c->rec = rec;
+    c->native = native;
+    pthread_mutex_lock(&g_live_lock);
+    c->live_next = g_live;
+    g_live = c;
+    pthread_mutex_unlock(&g_live_lock);
+    *out = c;
     return XDEV_SUCCESS;
 }
 
@@ -648,7 +680,7 @@ xdev_status_t xdev_comm_destroy(xdev_comm_t comm) {
     pthread_mutex_lock(&g->m);
     while (comm->inflight > 0)
         pthread_cond_wait(&g->cv, &g->m);
-    g->member[comm->rank] = NULL; /* abort no longer reaches it */
+    g->member[comm->slot] = NULL; /* abort no longer reaches it */
     bool last = --g->live == 0;
     pthread_mutex_unlock(&g->m);
     xdev_status_t st = XDEV_SUCCESS;
@@ -681,7 +713,7 @@ xdev_status_t xdev_comm_abort(xdev_comm_t comm) {
     pthread_cond_broadcast(&g->cv);
     void *natives[MAX_RANKS];
     int nn = 0;
-    for (int i = 0; i < g->nranks; i++)
+    for (int i = 0; i < g->nmembers; i++)
         if (g->member[i] != NULL && g->member[i]->native != NULL)
             natives[nn++] = g->member[i]->native;
     pthread_mutex_unlock(&g->m);

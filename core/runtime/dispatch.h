@@ -270,5 +270,12 @@ static inline xdev_status_t xdev_be_comm_group_start(xdev_backend_t *be) {
 static inline xdev_status_t xdev_be_comm_group_end(xdev_backend_t *be) {
     XDEV_DISPATCH(be, comm, group_end);
 }
+static inline xdev_status_t xdev_be_comm_get_unique_id(xdev_backend_t *be, void *id) {
+    XDEV_DISPATCH(be, comm, get_unique_id, id);
+}
+static inline xdev_status_t xdev_be_comm_init_rank(xdev_device_record_t *r, int nranks,
+                                                   const void *id, int rank, void **comm) {
+    XDEV_DISPATCH(r->be, comm, init_rank, r->ctx, nranks, id, rank, comm);
+}
 
 #endif

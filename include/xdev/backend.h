@@ -437,7 +437,17 @@ typedef struct xdev_comm_vtable {
     /* The calling thread's group brackets (ncclGroupStart/End). */
     xdev_status_t (*group_start)(void);
     xdev_status_t (*group_end)(void);
+    /* Ranks in several processes: a new group's id (XDEV_COMM_NATIVE_ID_BYTES
+     * opaque bytes, ncclGetUniqueId), and this process's rank of nranks on
+     * dev joining the group the id names (ncclCommInitRank: returns once
+     * every rank has joined). */
+    xdev_status_t (*get_unique_id)(void *id);
+    xdev_status_t (*init_rank)(xdev_backend_device_t *dev, int nranks, const void *id, int rank,
+                               void **comm);
 } xdev_comm_vtable_t;
+
+/* Bytes of a backend's group id (NCCL's ncclUniqueId). */
+#define XDEV_COMM_NATIVE_ID_BYTES 128
 
 typedef struct xdev_backend_api {
     size_t size; /* sizeof(xdev_backend_api_t) as the backend was built */

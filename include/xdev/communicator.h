@@ -35,7 +35,8 @@
  * says so and where it looked); a thread that issues the calls of several
  * ranks must put them in a group (xdev_group_start/end), as NCCL requires,
  * and ranks that disagree are NCCL's undefined behaviour. HIP: not yet.
- * Communicators across processes (unique id, init_rank): not yet. */
+ * Ranks in several processes (xdev_comm_unique_id, xdev_comm_init_rank):
+ * CUDA (NCCL); not yet on the CPU backend, which says so. */
 #ifndef XDEV_COMMUNICATOR_H
 #define XDEV_COMMUNICATOR_H
 
@@ -63,6 +64,23 @@ typedef enum xdev_reduce_op {
 /* n communicators, comms[i] the rank i of n on devices[i] (distinct
  * devices of one type; 1 <= n <= 64). On failure no communicator is made. */
 XDEV_API xdev_status_t xdev_comm_init_all(xdev_comm_t *comms, int n, const xdev_device_t *devices);
+
+/* A group of ranks in several processes (NCCL's model): one process makes
+ * the id and passes its bytes to every other (the launcher's job: a file,
+ * an environment variable, MPI); each process then makes its rank. */
+#define XDEV_COMM_ID_BYTES 160
+typedef struct xdev_comm_id {
+    unsigned char bytes[XDEV_COMM_ID_BYTES];
+} xdev_comm_id_t;
+
+/* A new group's id for devices of `type`. */
+XDEV_API xdev_status_t xdev_comm_unique_id(xdev_device_type_t type, xdev_comm_id_t *id);
+
+/* This process's rank `rank` of `nranks` on `device`, in the group `id`
+ * names; returns once every rank has joined (NCCL's ncclCommInitRank). The
+ * id's device type must be the device's. */
+XDEV_API xdev_status_t xdev_comm_init_rank(xdev_comm_t *comm, int nranks, const xdev_comm_id_t *id,
+                                           int rank, xdev_device_t device);
 
 /* Free a rank, after its queued collectives have run (it waits for them:
  * xdev_comm_abort first when a peer will never join). A destroyed

@@ -560,6 +560,46 @@ START_TEST(bad_input) {
 }
 END_TEST
 
+/* Ranks in several processes: the id's checks everywhere; the CPU backend
+ * says it has none; a backend with them makes a one-rank group here. */
+START_TEST(procs_api) {
+    xdev_comm_id_t id;
+    memset(&id, 0, sizeof id);
+    xdev_comm_t c = NULL;
+    ck_assert_int_eq(xdev_comm_init_rank(&c, 1, &id, 0, xt_dev(0)), XDEV_ERROR_INVALID_VALUE);
+    ck_assert_msg(strstr(xdev_last_error(), "not a communicator id") != NULL, "%s",
+                  xdev_last_error());
+    ck_assert_int_eq(xdev_comm_unique_id((xdev_device_type_t)99, &id), XDEV_ERROR_INVALID_DEVICE);
+    ck_assert_int_eq(xdev_comm_unique_id(xt_type(), NULL), XDEV_ERROR_INVALID_VALUE);
+    xdev_status_t st = xdev_comm_unique_id(xt_type(), &id);
+    if (xt_type() == XDEV_DEVICE_CPU) {
+        ck_assert_int_eq(st, XDEV_ERROR_NOT_SUPPORTED);
+        ck_assert(strstr(xdev_last_error(), "within one process") != NULL);
+        /* an id for another type: refused before any backend sees it */
+        memcpy(id.bytes, "xdevcid1", 8);
+        uint32_t cuda = XDEV_DEVICE_CUDA;
+        memcpy(id.bytes + 8, &cuda, sizeof cuda);
+        ck_assert_int_eq(xdev_comm_init_rank(&c, 1, &id, 0, xt_dev(0)), XDEV_ERROR_CROSS_DEVICE);
+        return;
+    }
+    if (st == XDEV_ERROR_NOT_SUPPORTED) XT_SKIP("%s", xdev_last_error());
+    XT_OK(st);
+    ck_assert_int_eq(xdev_comm_init_rank(&c, 2, &id, 2, xt_dev(0)), XDEV_ERROR_INVALID_VALUE);
+    ck_assert_int_eq(xdev_comm_init_rank(&c, 0, &id, 0, xt_dev(0)), XDEV_ERROR_INVALID_VALUE);
+    XT_OK(xdev_comm_init_rank(&c, 1, &id, 0, xt_dev(0))); /* a group of one */
+    void *d = dalloc(0, 64 * sizeof(float));
+    fill(0, d, XDEV_DTYPE_F32, 64);
+    XT_OK(xdev_all_reduce(c, d, d, 64, XDEV_DTYPE_F32, XDEV_REDUCE_SUM, NULL));
+    float h[64];
+    xt_peek(h, d, sizeof h);
+    for (size_t i = 0; i < 64; i++)
+        ck_assert(h[i] == (float)value(0, i));
+    XT_OK(xdev_comm_check(c));
+    XT_OK(xdev_comm_destroy(c));
+    XT_OK(xdev_free(d));
+}
+END_TEST
+
 int main(int argc, char **argv) {
     Suite *su = suite_create("communicator");
     TCase *tc = tcase_create("communicator");
@@ -574,6 +614,7 @@ int main(int argc, char **argv) {
     tcase_add_test(tc, abort_wakes_waiting_ranks);
     tcase_add_test(tc, destroy_waits_for_queued_work);
     tcase_add_test(tc, bad_input);
+    tcase_add_test(tc, procs_api);
     suite_add_tcase(su, tc);
     return xt_run(srunner_create(su), "communicator", argc, argv);
 }
