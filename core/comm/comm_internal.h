@@ -7,9 +7,13 @@
 #include "runtime/registry.h"
 #include "xdev/communicator.h"
 
-/* A communicator around a backend rank `native` (rank of nranks, on rec),
- * the only rank of its group in this process; registered as live. */
+struct xdev_shm_group;
+
+/* A communicator around a backend rank `native` (rank of nranks, on rec;
+ * be its backend) or, for host-memory backends, a shared-memory group `shm`
+ * (be NULL): the only rank of its group in this process; registered as
+ * live. */
 xdev_status_t xdev_comm_adopt(xdev_backend_t *be, xdev_device_record_t *rec, int nranks, int rank,
-                              void *native, xdev_comm_t *out);
+                              void *native, struct xdev_shm_group *shm, xdev_comm_t *out);
 
 #endif

@@ -3,13 +3,14 @@
  * (ncclGetUniqueId / ncclCommInitRank on CUDA). The id carries a magic and
  * the device type in front of the backend's bytes, so a damaged id or one
  * made for another device type is refused here rather than handed to the
- * library. The CPU backend's communicators live in one process: across
- * processes it says so. */
+ * library. Host-memory backends (the CPU) meet through shared memory
+ * (shm_comm.c). */
 #include <string.h>
 
 #include "base/error_internal.h"
 #include "comm/comm_internal.h"
 #include "runtime/device_record.h"
+#include "comm/shm_comm.h"
 #include "runtime/dispatch.h"
 
 #define ID_MAGIC "xdevcid1" /* 8 bytes, then the type, then the backend's id */
@@ -23,12 +24,7 @@ static xdev_status_t procs_backend(xdev_device_type_t type, xdev_backend_t **out
         return XDEV_FAIL(XDEV_ERROR_INVALID_DEVICE, "unknown device type %d", (int)type);
     xdev_status_t st = xdev_backend_acquire(type, out);
     if (st != XDEV_SUCCESS) return st;
-    if ((*out)->flags & XDEV_BACKEND_HOST_MEMORY)
-        return XDEV_FAIL(XDEV_ERROR_NOT_SUPPORTED,
-                         "the %s backend's communicators work within one process "
-                         "(xdev_comm_init_all); ranks in several processes are not built for it "
-                         "yet",
-                         (*out)->name);
+    if ((*out)->flags & XDEV_BACKEND_HOST_MEMORY) return XDEV_SUCCESS; /* shm_comm.c */
     if (!XDEV_HAS(*out, comm, init_rank) || !XDEV_HAS(*out, comm, get_unique_id))
         return XDEV_FAIL(XDEV_ERROR_NOT_SUPPORTED,
                          "the %s backend has no communicators across processes", (*out)->name);
@@ -44,7 +40,10 @@ xdev_status_t xdev_comm_unique_id(xdev_device_type_t type, xdev_comm_id_t *id) {
     memcpy(id->bytes, ID_MAGIC, 8);
     uint32_t t = (uint32_t)type;
     memcpy(id->bytes + 8, &t, sizeof t);
-    XDEV_CHECK(xdev_be_comm_get_unique_id(be, id->bytes + ID_HEADER));
+    if (be->flags & XDEV_BACKEND_HOST_MEMORY)
+        XDEV_CHECK(xdev_shm_unique_id(id->bytes + ID_HEADER, XDEV_COMM_NATIVE_ID_BYTES));
+    else
+        XDEV_CHECK(xdev_be_comm_get_unique_id(be, id->bytes + ID_HEADER));
     return XDEV_SUCCESS;
 }
 
@@ -71,9 +70,18 @@ xdev_status_t xdev_comm_init_rank(xdev_comm_t *comm, int nranks, const xdev_comm
                              t, XDEV_REC_ARGS(rec));
     xdev_backend_t *be;
     XDEV_CHECK(procs_backend(rec->be->type, &be));
+    if (be->flags & XDEV_BACKEND_HOST_MEMORY) {
+        xdev_shm_group_t *shm = NULL;
+        XDEV_CHECK(
+            xdev_shm_join(id->bytes + ID_HEADER, XDEV_COMM_NATIVE_ID_BYTES, nranks, rank, &shm));
+        xdev_status_t st = xdev_comm_adopt(NULL, rec, nranks, rank, NULL, shm, comm);
+        if (st != XDEV_SUCCESS) xdev_shm_leave(shm);
+        XDEV_CHECK(st);
+        return XDEV_SUCCESS;
+    }
     void *native = NULL;
     XDEV_CHECK(xdev_be_comm_init_rank(rec, nranks, id->bytes + ID_HEADER, rank, &native));
-    xdev_status_t st = xdev_comm_adopt(be, rec, nranks, rank, native, comm);
+    xdev_status_t st = xdev_comm_adopt(be, rec, nranks, rank, native, NULL, comm);
     if (st != XDEV_SUCCESS) (void)xdev_be_comm_destroy(be, native);
     XDEV_CHECK(st);
     return XDEV_SUCCESS;

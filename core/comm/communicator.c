@@ -23,6 +23,7 @@
 #include "base/error_internal.h"
 #include "comm/comm_internal.h"
 #include "comm/host_reduce.h"
+#include "comm/shm_comm.h"
 #include "memory/alloc_lookup.h"
 #include "runtime/device_record.h"
 #include "runtime/dispatch.h"
@@ -83,6 +84,7 @@ struct xdev_comm {
     int inflight;                      /* queued tasks (under g->m) */
     void *native;                      /* the backend's rank (g->be), else NULL */
     int slot;                          /* its place in g->member */
+    xdev_shm_group_t *shm;             /* ranks of host memory in several processes, else NULL */
     struct xdev_comm *live_next;       /* the registry of live communicators */
 };
 
@@ -376,11 +378,52 @@ static xdev_status_t submit_native(const task_t *t, xdev_stream_t stream) {
     return xdev_be_comm_collective(t->comm->g->be, t->comm->native, &d, stream->native);
 }
 
+/* A collective of a rank in a shared-memory group, in its stream's host
+ * function (task->p2p never: refused at the call). */
+typedef struct shm_task {
+    xdev_comm_t comm;
+    xdev_collective_desc_t d;
+} shm_task_t;
+
+static void run_shm(void *arg) {
+    shm_task_t *t = arg;
+    group_t *g = t->comm->g;
+    char err[256] = "";
+    xdev_status_t st = xdev_shm_run(t->comm->shm, &t->d, err, sizeof err);
+    pthread_mutex_lock(&g->m);
+    if (st != XDEV_SUCCESS) set_async(g, st, err);
+    t->comm->inflight--;
+    pthread_cond_broadcast(&g->cv);
+    pthread_mutex_unlock(&g->m);
+    free(t);
+}
+
+static xdev_status_t submit_shm(const task_t *p, xdev_stream_t stream) {
+    xdev_comm_t c = p->comm;
+    shm_task_t *t = malloc(sizeof *t);
+    if (t == NULL) return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for a task");
+    *t = (shm_task_t){c,
+                      {sizeof t->d, g_coll_kind[p->kind], p->send, p->recv, p->count, p->dtype,
+                       (int)p->op, p->root}};
+    pthread_mutex_lock(&c->g->m);
+    c->inflight++;
+    pthread_mutex_unlock(&c->g->m);
+    xdev_status_t st = xdev_core_launch_host_func(stream, run_shm, t);
+    if (st != XDEV_SUCCESS) {
+        pthread_mutex_lock(&c->g->m);
+        c->inflight--;
+        pthread_mutex_unlock(&c->g->m);
+        free(t);
+    }
+    return st;
+}
+
 static xdev_status_t submit(task_t *proto, xdev_stream_t stream) {
     xdev_comm_t c = proto->comm;
     xdev_status_t st = rank_stream(c, &stream);
     if (st != XDEV_SUCCESS) return st;
     if (c->native != NULL) return submit_native(proto, stream);
+    if (c->shm != NULL) return submit_shm(proto, stream);
     task_t *t = malloc(sizeof *t);
     if (t == NULL) return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for a task");
     *t = *proto;
@@ -545,6 +588,11 @@ static xdev_status_t p2p(xdev_comm_t comm, bool is_send, const void *send, void 
     if (st == XDEV_SUCCESS) st = check_rank(comm, peer, "peer");
     if (st == XDEV_SUCCESS && peer == comm->rank)
         st = XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "peer %d is this rank itself", peer);
+    if (st == XDEV_SUCCESS && comm->shm != NULL)
+        st = XDEV_FAIL(XDEV_ERROR_NOT_SUPPORTED,
+                       "send/recv between processes on the %s backend is not built yet (the "
+                       "collectives are)",
+                       comm->rec->be->name);
     size_t bytes = 0;
     if (st == XDEV_SUCCESS) st = span(count, dtype, 1, &bytes);
     if (st == XDEV_SUCCESS)
@@ -639,7 +687,7 @@ xdev_status_t xdev_comm_init_all(xdev_comm_t *comms, int n, const xdev_device_t 
 }
 
 xdev_status_t xdev_comm_adopt(xdev_backend_t *be, xdev_device_record_t *rec, int nranks, int rank,
-                              void *native, xdev_comm_t *out) {
+                              void *native, xdev_shm_group_t *shm, xdev_comm_t *out) {
     group_t *g = calloc(1, sizeof *g);
     xdev_comm_t c = g != NULL ? calloc(1, sizeof *c) : NULL;
     if (c == NULL) {
@@ -657,6 +705,7 @@ xdev_status_t xdev_comm_adopt(xdev_backend_t *be, xdev_device_record_t *rec, int
     c->rank = rank;
     c->rec = rec;
     c->native = native;
+    c->shm = shm;
     pthread_mutex_lock(&g_live_lock);
     c->live_next = g_live;
     g_live = c;
@@ -685,6 +734,7 @@ xdev_status_t xdev_comm_destroy(xdev_comm_t comm) {
     pthread_mutex_unlock(&g->m);
     xdev_status_t st = XDEV_SUCCESS;
     if (comm->native != NULL) st = xdev_be_comm_destroy(g->be, comm->native);
+    if (comm->shm != NULL) xdev_shm_leave(comm->shm);
     free(comm);
     if (last) {
         for (message_t *m = g->messages, *next; m != NULL; m = next) { /* never received */
@@ -719,6 +769,7 @@ xdev_status_t xdev_comm_abort(xdev_comm_t comm) {
     pthread_mutex_unlock(&g->m);
     for (int i = 0; i < nn; i++) /* every rank, as the group is aborted */
         (void)xdev_be_comm_abort(g->be, natives[i]);
+    if (comm->shm != NULL) xdev_shm_abort(comm->shm); /* the other processes see it too */
     return XDEV_SUCCESS;
 }
 
@@ -753,40 +804,5 @@ xdev_status_t xdev_comm_device(xdev_comm_t comm, xdev_device_t *device) {
     XDEV_REQUIRE_ARG(device);
     XDEV_CHECK(check_comm(comm));
     *device = comm->rec->id;
-    return XDEV_SUCCESS;
-}
-
-/* ---------------------------------------------------------------- groups */
-
-static _Thread_local int tls_group_depth;
-
-/* Each loaded backend with communicators brackets the group too (NCCL
- * launches a group's operations at its end). */
-static xdev_status_t backends_group(bool start) {
-    for (int t = 0; t < XDEV_DEVICE_TYPE_COUNT; t++) {
-        xdev_backend_t *be = atomic_load(&xdev_core_loaded[t]);
-        if (be == NULL || !XDEV_HAS(be, comm, group_start)) continue;
-        xdev_status_t st = start ? xdev_be_comm_group_start(be) : xdev_be_comm_group_end(be);
-        if (st != XDEV_SUCCESS) return st;
-    }
-    return XDEV_SUCCESS;
-}
-
-xdev_status_t xdev_group_start(void) {
-    XDEV_CHECK(xdev_core_ensure_init());
-    if (tls_group_depth == 1 << 20)
-        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, "groups nested over 2^20 deep");
-    XDEV_CHECK(backends_group(true));
-    tls_group_depth++;
-    return XDEV_SUCCESS;
-}
-
-xdev_status_t xdev_group_end(void) {
-    XDEV_CHECK(xdev_core_ensure_init());
-    if (tls_group_depth == 0)
-        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
-                             "xdev_group_end without xdev_group_start on this thread");
-    tls_group_depth--;
-    XDEV_CHECK(backends_group(false));
     return XDEV_SUCCESS;
 }

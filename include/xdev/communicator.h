@@ -36,7 +36,11 @@
  * ranks must put them in a group (xdev_group_start/end), as NCCL requires,
  * and ranks that disagree are NCCL's undefined behaviour. HIP: not yet.
  * Ranks in several processes (xdev_comm_unique_id, xdev_comm_init_rank):
- * CUDA (NCCL); not yet on the CPU backend, which says so. */
+ * CUDA through NCCL; the CPU backend through POSIX shared memory (the id
+ * names the object; each collective moves through 1 MiB staging slots per
+ * rank; ranks that disagree are reported as above; a rank that does not
+ * arrive within 120 s aborts the group; send/recv between processes is not
+ * built there yet and says so). */
 #ifndef XDEV_COMMUNICATOR_H
 #define XDEV_COMMUNICATOR_H
 

@@ -14,6 +14,8 @@
 
 #include <xdev/xdev.h>
 
+#include "xt_procs.h"
+
 #define NR 2
 #define COUNT 4096
 
@@ -24,12 +26,7 @@ static int fail(const char *what) {
 
 static int child(int rank, const char *hex) {
     xdev_comm_id_t id;
-    if (strlen(hex) != 2 * sizeof id.bytes) return fail("bad id argument");
-    for (size_t i = 0; i < sizeof id.bytes; i++) {
-        unsigned v;
-        if (sscanf(hex + 2 * i, "%2x", &v) != 1) return fail("bad id argument");
-        id.bytes[i] = (unsigned char)v;
-    }
+    if (!xt_id_from_hex(hex, &id)) return fail("bad id argument");
     xdev_device_t dev = {XDEV_DEVICE_CUDA, rank};
     if (xdev_set_device(dev) != XDEV_SUCCESS) return fail("set_device");
     xdev_comm_t comm;
@@ -88,28 +85,7 @@ int main(int argc, char **argv) {
         return 77;
     }
     if (st != XDEV_SUCCESS) return fail("unique_id");
-    char hex[2 * sizeof id.bytes + 1];
-    for (size_t i = 0; i < sizeof id.bytes; i++)
-        snprintf(hex + 2 * i, 3, "%02x", id.bytes[i]);
-    pid_t pids[NR];
-    for (int r = 0; r < NR; r++) {
-        char rank[8];
-        snprintf(rank, sizeof rank, "%d", r);
-        pids[r] = fork();
-        if (pids[r] < 0) return fail("fork");
-        if (pids[r] == 0) { /* a fresh process: exec, as a launcher does */
-            execl("/proc/self/exe", argv[0], "child", rank, hex, (char *)NULL);
-            _exit(127);
-        }
-    }
-    int bad = 0;
-    for (int r = 0; r < NR; r++) {
-        int status = 0;
-        if (waitpid(pids[r], &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-            fprintf(stderr, "test_comm_procs: rank %d's process failed (status %d)\n", r, status);
-            bad = 1;
-        }
-    }
+    int bad = xt_spawn_ranks(argv[0], NR, &id, "test_comm_procs");
     if (!bad) printf("test_comm_procs: %d processes, one rank each: ok\n", NR);
     return bad;
 }

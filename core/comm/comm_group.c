@@ -1,0 +1,44 @@
+/* comm_group.c - group calls (xdev_group_start/end, NCCL's
+ * ncclGroupStart/End): a per-thread nesting depth, and each loaded backend
+ * with communicators brackets the group too (NCCL enqueues a group's
+ * collectives at its end). The host-memory communicators need no grouping. */
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "base/error_internal.h"
+#include "runtime/dispatch.h"
+#include "runtime/registry.h"
+#include "xdev/communicator.h"
+
+static _Thread_local int tls_group_depth;
+
+/* Each loaded backend with communicators brackets the group too (NCCL
+ * launches a group's operations at its end). */
+static xdev_status_t backends_group(bool start) {
+    for (int t = 0; t < XDEV_DEVICE_TYPE_COUNT; t++) {
+        xdev_backend_t *be = atomic_load(&xdev_core_loaded[t]);
+        if (be == NULL || !XDEV_HAS(be, comm, group_start)) continue;
+        xdev_status_t st = start ? xdev_be_comm_group_start(be) : xdev_be_comm_group_end(be);
+        if (st != XDEV_SUCCESS) return st;
+    }
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_group_start(void) {
+    XDEV_CHECK(xdev_core_ensure_init());
+    if (tls_group_depth == 1 << 20)
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, "groups nested over 2^20 deep");
+    XDEV_CHECK(backends_group(true));
+    tls_group_depth++;
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_group_end(void) {
+    XDEV_CHECK(xdev_core_ensure_init());
+    if (tls_group_depth == 0)
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
+                             "xdev_group_end without xdev_group_start on this thread");
+    tls_group_depth--;
+    XDEV_CHECK(backends_group(false));
+    return XDEV_SUCCESS;
+}

@@ -1,0 +1,296 @@
+/* shm_comm.c - communicator ranks in several processes for backends whose
+ * device memory is host memory (the CPU backend), through POSIX shared
+ * memory.
+ *
+ * The group id names a shared-memory object; the first rank to arrive
+ * creates it (O_EXCL), sizes it and initialises a process-shared mutex and
+ * condition variable in its header; the others wait for that, and the last
+ * to join unlinks the name (the mappings stay). Each rank has a staging slot
+ * of SLOT bytes. A collective moves through the slots a chunk at a time:
+ * every rank copies its part into its slot, all meet at a barrier, each
+ * computes its own output from every slot, all meet again before the slots
+ * are reused. Before the first chunk the ranks compare what they were asked
+ * (kind, count, dtype, op, root): if they disagree nothing is written and
+ * every rank reports it. A peer that does not arrive within TIMEOUT_S
+ * seconds (a dead process) aborts the group. Runs in the rank's stream's
+ * host function. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/error_internal.h"
+#include "comm/host_reduce.h"
+#include "comm/shm_comm.h"
+
+#define SLOT ((size_t)1 << 20) /* staging bytes per rank */
+#define TIMEOUT_S 120
+#define MAX_SHM_RANKS 64
+#define READY 0x78736d31u /* "xsm1" */
+
+typedef struct shm_desc {
+    int kind, dtype, op, root;
+    size_t count;
+} shm_desc_t;
+
+typedef struct shm_hdr {
+    _Atomic uint32_t ready;
+    int nranks;
+    pthread_mutex_t m;
+    pthread_cond_t cv;
+    int joined;
+    int arrived;
+    uint64_t generation;
+    int aborted;
+    shm_desc_t desc[MAX_SHM_RANKS];
+} shm_hdr_t;
+
+struct xdev_shm_group {
+    shm_hdr_t *h;
+    size_t map_bytes;
+    int nranks, rank;
+    char *slots;
+};
+
+static size_t header_bytes(void) {
+    return (sizeof(shm_hdr_t) + 4095) & ~(size_t)4095;
+}
+
+static void deadline_in(struct timespec *ts, int seconds) {
+    clock_gettime(CLOCK_REALTIME, ts);
+    ts->tv_sec += seconds;
+}
+
+xdev_status_t xdev_shm_unique_id(void *id, size_t len) {
+    static _Atomic unsigned seq;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    memset(id, 0, len);
+    snprintf(id, len, "/xdev-comm-%ld-%u-%lld", (long)getpid(), atomic_fetch_add(&seq, 1),
+             (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec);
+    return XDEV_SUCCESS;
+}
+
+/* Wait (h->m held) until cond, the group aborted, or the deadline: false
+ * unless cond. */
+#define WAIT_UNTIL(h, cond, ts, timed_out)                                                         \
+    do {                                                                                           \
+        while (!(cond) && !(h)->aborted && !(timed_out))                                           \
+            (timed_out) = pthread_cond_timedwait(&(h)->cv, &(h)->m, (ts)) == ETIMEDOUT;            \
+    } while (0)
+
+xdev_status_t xdev_shm_join(const void *id, size_t len, int nranks, int rank,
+                            xdev_shm_group_t **out) {
+    char name[128];
+    if (memchr(id, '\0', len) == NULL || ((const char *)id)[0] != '/')
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "the id names no shared-memory group");
+    snprintf(name, sizeof name, "%s", (const char *)id);
+    if (nranks > MAX_SHM_RANKS)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                         "nranks = %d: ranks across processes on the cpu backend are at most %d",
+                         nranks, MAX_SHM_RANKS);
+    size_t bytes = header_bytes() + (size_t)nranks * SLOT;
+    bool creator = true;
+    int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (fd < 0 && errno == EEXIST) {
+        creator = false;
+        fd = shm_open(name, O_RDWR, 0600);
+    }
+    if (fd < 0)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "shm_open(%s): %s", name, strerror(errno));
+    if (creator && ftruncate(fd, (off_t)bytes) != 0) {
+        close(fd);
+        shm_unlink(name);
+        return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "ftruncate(%s, %zu): %s", name, bytes,
+                         strerror(errno));
+    }
+    for (int waited = 0; !creator; waited++) { /* the creator sizes it */
+        struct stat sb;
+        if (fstat(fd, &sb) == 0 && (size_t)sb.st_size >= bytes) break;
+        if (waited > TIMEOUT_S * 1000) {
+            close(fd);
+            return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                             "%s never reached %zu bytes: another nranks, or its creator died",
+                             name, bytes);
+        }
+        usleep(1000);
+    }
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED)
+        return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "mmap(%s): %s", name, strerror(errno));
+    shm_hdr_t *h = p;
+    if (creator) {
+        pthread_mutexattr_t ma;
+        pthread_condattr_t ca;
+        pthread_mutexattr_init(&ma);
+        pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
+        pthread_condattr_init(&ca);
+        pthread_condattr_setpshared(&ca, PTHREAD_PROCESS_SHARED);
+        pthread_mutex_init(&h->m, &ma);
+        pthread_cond_init(&h->cv, &ca);
+        h->nranks = nranks;
+        atomic_store(&h->ready, READY);
+    }
+    for (int waited = 0; atomic_load(&h->ready) != READY; waited++) {
+        if (waited > TIMEOUT_S * 1000) {
+            munmap(p, bytes);
+            return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "%s was never initialised", name);
+        }
+        usleep(1000);
+    }
+    if (h->nranks != nranks) {
+        munmap(p, bytes);
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                         "the group has %d ranks but this rank was told %d", h->nranks, nranks);
+    }
+    struct timespec ts;
+    deadline_in(&ts, TIMEOUT_S);
+    bool timed_out = false;
+    pthread_mutex_lock(&h->m);
+    if (++h->joined == nranks) {
+        shm_unlink(name); /* every rank has it mapped: the name can go */
+        pthread_cond_broadcast(&h->cv);
+    }
+    WAIT_UNTIL(h, h->joined >= nranks, &ts, timed_out);
+    bool ok = h->joined >= nranks && !h->aborted;
+    pthread_mutex_unlock(&h->m);
+    if (!ok) {
+        munmap(p, bytes);
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "only %d of %d ranks joined %s within %d s",
+                         h->joined, nranks, name, TIMEOUT_S);
+    }
+    xdev_shm_group_t *g = calloc(1, sizeof *g);
+    if (g == NULL) {
+        munmap(p, bytes);
+        return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for a group");
+    }
+    *g = (xdev_shm_group_t){h, bytes, nranks, rank, (char *)p + header_bytes()};
+    *out = g;
+    return XDEV_SUCCESS;
+}
+
+/* Every rank at this point; false when the group is aborted or a peer did
+ * not come within TIMEOUT_S (which aborts it). */
+static bool barrier(xdev_shm_group_t *g) {
+    shm_hdr_t *h = g->h;
+    struct timespec ts;
+    deadline_in(&ts, TIMEOUT_S);
+    bool timed_out = false;
+    pthread_mutex_lock(&h->m);
+    uint64_t gen = h->generation;
+    if (++h->arrived == g->nranks) {
+        h->arrived = 0;
+        h->generation++;
+        pthread_cond_broadcast(&h->cv);
+    }
+    WAIT_UNTIL(h, h->generation != gen, &ts, timed_out);
+    if (timed_out) {
+        h->aborted = 1;
+        pthread_cond_broadcast(&h->cv);
+    }
+    bool ok = h->generation != gen && !h->aborted;
+    pthread_mutex_unlock(&h->m);
+    return ok;
+}
+
+static char *slot(xdev_shm_group_t *g, int r) {
+    return g->slots + (size_t)r * SLOT;
+}
+
+xdev_status_t xdev_shm_run(xdev_shm_group_t *g, const xdev_collective_desc_t *d, char *err,
+                           size_t errlen) {
+    int n = g->nranks, me = g->rank;
+    shm_hdr_t *h = g->h;
+    h->desc[me] = (shm_desc_t){(int)d->kind, (int)d->dtype, d->op, d->root, d->count};
+    if (!barrier(g)) goto aborted;
+    for (int r = 0; r < n; r++) {
+        const shm_desc_t *a = &h->desc[0], *b = &h->desc[r];
+        bool movement = a->kind == XDEV_COLL_BROADCAST || a->kind == XDEV_COLL_ALL_GATHER;
+        if (a->kind != b->kind || a->count != b->count || a->dtype != b->dtype ||
+            (!movement && a->op != b->op) ||
+            ((a->kind == XDEV_COLL_BROADCAST || a->kind == XDEV_COLL_REDUCE) &&
+             a->root != b->root)) {
+            snprintf(err, errlen,
+                     "rank 0 asked for kind %d (count %zu, dtype %d, op %d, root %d) but rank %d "
+                     "for kind %d (count %zu, dtype %d, op %d, root %d): nothing was written",
+                     a->kind, a->count, a->dtype, a->op, a->root, r, b->kind, b->count, b->dtype,
+                     b->op, b->root);
+            (void)barrier(g); /* the descs may be overwritten after this */
+            return XDEV_ERROR_INVALID_VALUE;
+        }
+    }
+    if (!barrier(g)) goto aborted;
+    size_t e = xdev_dtype_size(d->dtype), per = SLOT / e, count = d->count;
+    const char *src[MAX_SHM_RANKS];
+    for (size_t off = 0; off < count; off += per) {
+        size_t k = count - off < per ? count - off : per, bytes = k * e;
+        switch (d->kind) {
+        case XDEV_COLL_ALL_REDUCE:
+        case XDEV_COLL_REDUCE:
+            memcpy(slot(g, me), (const char *)d->send + off * e, bytes);
+            if (!barrier(g)) goto aborted;
+            if (d->kind == XDEV_COLL_ALL_REDUCE || me == d->root) {
+                for (int r = 0; r < n; r++)
+                    src[r] = slot(g, r);
+                xdev_host_reduce((char *)d->recv + off * e, (const void *const *)src, n, k,
+                                 d->dtype, (xdev_reduce_op_t)d->op);
+            }
+            break;
+        case XDEV_COLL_BROADCAST:
+            if (me == d->root) memcpy(slot(g, me), (const char *)d->send + off * e, bytes);
+            if (!barrier(g)) goto aborted;
+            memcpy((char *)d->recv + off * e, slot(g, d->root), bytes);
+            break;
+        case XDEV_COLL_ALL_GATHER:
+            memcpy(slot(g, me), (const char *)d->send + off * e, bytes);
+            if (!barrier(g)) goto aborted;
+            for (int r = 0; r < n; r++)
+                memcpy((char *)d->recv + ((size_t)r * count + off) * e, slot(g, r), bytes);
+            break;
+        case XDEV_COLL_REDUCE_SCATTER:
+            for (int part = 0; part < n; part++) { /* part `part` is rank part's result */
+                memcpy(slot(g, me), (const char *)d->send + ((size_t)part * count + off) * e,
+                       bytes);
+                if (!barrier(g)) goto aborted;
+                if (me == part) {
+                    for (int r = 0; r < n; r++)
+                        src[r] = slot(g, r);
+                    xdev_host_reduce((char *)d->recv + off * e, (const void *const *)src, n, k,
+                                     d->dtype, (xdev_reduce_op_t)d->op);
+                }
+                if (!barrier(g)) goto aborted;
+            }
+            continue; /* its barriers are done */
+        default:
+            snprintf(err, errlen, "kind %d is not a collective", (int)d->kind);
+            return XDEV_ERROR_INVALID_VALUE;
+        }
+        if (!barrier(g)) goto aborted; /* the slots are free again */
+    }
+    return XDEV_SUCCESS;
+aborted:
+    snprintf(err, errlen,
+             "the group was aborted (xdev_comm_abort, or a rank did not arrive within %d s)",
+             TIMEOUT_S);
+    return XDEV_ERROR_INVALID_VALUE;
+}
+
+void xdev_shm_abort(xdev_shm_group_t *g) {
+    pthread_mutex_lock(&g->h->m);
+    g->h->aborted = 1;
+    pthread_cond_broadcast(&g->h->cv);
+    pthread_mutex_unlock(&g->h->m);
+}
+
+void xdev_shm_leave(xdev_shm_group_t *g) {
+    munmap(g->h, g->map_bytes);
+    free(g);
+}
