@@ -280,6 +280,11 @@ void xdev_caching_block_delete(xdev_device_allocator_t *da, xdev_block_t *b);
 void xdev_caching_bins_add(xdev_device_allocator_t *da, xdev_block_t *b);
 void xdev_caching_bins_del(xdev_device_allocator_t *da, xdev_block_t *b);
 xdev_status_t xdev_caching_sync_unlocked(xdev_device_allocator_t *da);
+/* Count `bytes` more against the device's reserve, all arenas together
+ * (false, nothing counted, when the memory fraction's cap forbids it); and
+ * take them off again. */
+bool xdev_caching_reserve(xdev_device_allocator_t *da, size_t bytes);
+void xdev_caching_unreserve(xdev_device_allocator_t *da, size_t bytes);
 /* A new segment's fields (serial number included) and its place at the
  * head of the arena's segment list; and its removal from the list. */
 void xdev_caching_segment_add(xdev_device_allocator_t *da, xdev_segment_t *seg, uintptr_t base,

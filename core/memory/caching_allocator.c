@@ -290,7 +290,7 @@ static size_t release_collected(xdev_device_allocator_t *da, release_list_t *lis
     for (seg = list->head; seg != NULL; seg = next) {
         next = seg->next;
         int kind = seg->pool_kind;
-        atomic_fetch_sub(&da->primary->device_reserved, (int64_t)seg->size);
+        xdev_caching_unreserve(da, seg->size);
         xdev_stat_update(da->stats.segment, kind, -1);
         xdev_stat_update(da->stats.reserved_bytes, kind, -(int64_t)seg->size);
         if (seg->size >= max_split()) xdev_stat_add(&da->stats.oversize_segments, -1);
@@ -364,22 +364,32 @@ void xdev_caching_segment_add(xdev_device_allocator_t *da, xdev_segment_t *seg, 
     segment_link(da, seg);
 }
 
+bool xdev_caching_reserve(xdev_device_allocator_t *da, size_t bytes) {
+    _Atomic int64_t *r = &da->primary->device_reserved;
+    int64_t before = atomic_fetch_add(r, (int64_t)bytes);
+    if (da->limit != SIZE_MAX && (size_t)before + bytes > da->limit) {
+        atomic_fetch_sub(r, (int64_t)bytes);
+        return false;
+    }
+    return true;
+}
+
+void xdev_caching_unreserve(xdev_device_allocator_t *da, size_t bytes) {
+    atomic_fetch_sub(&da->primary->device_reserved, (int64_t)bytes);
+}
+
 /* Get a new segment from the backend; on success *out is its single free
  * block (not in a bin). */
 static xdev_status_t new_segment(xdev_device_allocator_t *da, size_t size, int kind,
                                  xdev_stream_pool_t *pool, xdev_block_t **out) {
     /* the cap is on the device: count the segment in before asking for it */
-    _Atomic int64_t *dev_reserved = &da->primary->device_reserved;
-    int64_t before = atomic_fetch_add(dev_reserved, (int64_t)size);
-    if (da->limit != SIZE_MAX && (size_t)before + size > da->limit) {
-        atomic_fetch_sub(dev_reserved, (int64_t)size);
+    if (!xdev_caching_reserve(da, size))
         return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY,
                          "the per-process memory fraction caps reserved memory");
-    }
     void *p = NULL;
     xdev_status_t st = xdev_be_memory_malloc(da->rec, size, &p);
     if (st != XDEV_SUCCESS) {
-        atomic_fetch_sub(dev_reserved, (int64_t)size);
+        xdev_caching_unreserve(da, size);
         return st;
     }
     xdev_segment_t *seg = calloc(1, sizeof *seg);
@@ -390,7 +400,7 @@ static xdev_status_t new_segment(xdev_device_allocator_t *da, size_t size, int k
         free(seg);
         if (b) xdev_caching_block_delete(da, b);
         (void)xdev_be_memory_free(da->rec, p);
-        atomic_fetch_sub(dev_reserved, (int64_t)size);
+        xdev_caching_unreserve(da, size);
         return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for allocator bookkeeping");
     }
     xdev_caching_segment_add(da, seg, (uintptr_t)p, size, kind, pool);

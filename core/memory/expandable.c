@@ -36,17 +36,6 @@ static xdev_block_t *last_block(const xdev_segment_t *seg) {
     return b;
 }
 
-/* Count `bytes` more against the device's reserve (and its fraction cap). */
-static bool take_reserve(xdev_device_allocator_t *da, size_t bytes) {
-    _Atomic int64_t *r = &da->primary->device_reserved;
-    int64_t before = atomic_fetch_add(r, (int64_t)bytes);
-    if (da->limit != SIZE_MAX && (size_t)before + bytes > da->limit) {
-        atomic_fetch_sub(r, (int64_t)bytes);
-        return false;
-    }
-    return true;
-}
-
 /* Append [addr, addr + bytes) to the segment's end: it joins a free last
  * block or becomes a new free block. */
 static xdev_status_t extend_tail(xdev_device_allocator_t *da, xdev_segment_t *seg,
@@ -135,12 +124,12 @@ xdev_status_t xdev_expandable_grow(xdev_device_allocator_t *da, xdev_stream_pool
     if (need > seg->va_size - seg->size) {
         st = XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY,
                        "the expandable segment's %zu-byte address range is full", seg->va_size);
-    } else if (!take_reserve(da, need)) {
+    } else if (!xdev_caching_reserve(da, need)) {
         st = XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY,
                        "the per-process memory fraction caps reserved memory");
     } else {
         st = xdev_be_memory_va_map(da->rec, (void *)end, need);
-        if (st != XDEV_SUCCESS) atomic_fetch_sub(&da->primary->device_reserved, (int64_t)need);
+        if (st != XDEV_SUCCESS) xdev_caching_unreserve(da, need);
     }
     if (st == XDEV_SUCCESS) st = extend_tail(da, seg, pool, end, need);
     if (st != XDEV_SUCCESS) {
@@ -191,7 +180,7 @@ static bool cut_tail(xdev_device_allocator_t *da, xdev_segment_t *seg, size_t gr
 /* Bookkeeping of an unmapped cut (lock held); a segment left empty goes. */
 static void finish_cut(xdev_device_allocator_t *da, const cut_t *c) {
     xdev_segment_t *seg = c->seg;
-    atomic_fetch_sub(&da->primary->device_reserved, (int64_t)c->bytes);
+    xdev_caching_unreserve(da, c->bytes);
     xdev_stat_update(da->stats.reserved_bytes, seg->pool_kind, -(int64_t)c->bytes);
     da->stats.num_device_free++;
     xdev_trace_record(da, XDEV_TRACE_SEGMENT_FREE, c->addr, c->bytes, seg->pool->native, NULL);
