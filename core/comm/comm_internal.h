@@ -7,6 +7,12 @@
 #include "runtime/registry.h"
 #include "xdev/communicator.h"
 
+/* The device of `p`, which must be live xdev device memory holding n bytes;
+ * errors name the argument (arg, index i; i < 0: no index). Shared by
+ * torch.cuda.comm's functions (local_comm.c) and the communicators. */
+xdev_status_t xdev_comm_buffer_device(const void *p, size_t n, const char *arg, int i,
+                                      xdev_device_record_t **rec);
+
 struct xdev_shm_group;
 
 /* A communicator around a backend rank `native` (rank of nranks, on rec;

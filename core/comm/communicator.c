@@ -24,7 +24,6 @@
 #include "comm/comm_internal.h"
 #include "comm/host_reduce.h"
 #include "comm/shm_comm.h"
-#include "memory/alloc_lookup.h"
 #include "runtime/device_record.h"
 #include "runtime/dispatch.h"
 #include "runtime/stream_internal.h"
@@ -344,18 +343,13 @@ static xdev_status_t rank_stream(xdev_comm_t c, xdev_stream_t *stream) {
 
 /* buf must be live device memory of the rank's device holding `bytes`. */
 static xdev_status_t rank_buffer(xdev_comm_t c, const void *buf, size_t bytes, const char *arg) {
-    if (buf == NULL) return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "%s is NULL", arg);
-    xdev_live_ref_t ref;
-    xdev_status_t st = xdev_live_lookup(buf, arg, &ref);
-    if (st != XDEV_SUCCESS) return st;
-    if (!ref.known || ref.e.kind != XDEV_MEMORY_DEVICE)
-        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "%s (%p) is not device memory from xdev_malloc*",
-                         arg, buf);
-    if (&ref.e.be->devices[ref.e.index] != c->rec)
-        return XDEV_FAIL(XDEV_ERROR_CROSS_DEVICE,
-                         "%s (%p) is on %s:%d but rank %d's device is " XDEV_REC_FMT, arg, buf,
-                         ref.e.be->name, ref.e.index, c->rank, XDEV_REC_ARGS(c->rec));
-    return bytes > 0 ? xdev_live_check_extent(&ref, buf, bytes, arg) : XDEV_SUCCESS;
+    xdev_device_record_t *rec;
+    xdev_status_t st = xdev_comm_buffer_device(buf, bytes, arg, -1, &rec);
+    if (st == XDEV_SUCCESS && rec != c->rec)
+        st = XDEV_FAIL(XDEV_ERROR_CROSS_DEVICE,
+                       "%s (%p) is on " XDEV_REC_FMT " but rank %d's device is " XDEV_REC_FMT, arg,
+                       buf, XDEV_REC_ARGS(rec), c->rank, XDEV_REC_ARGS(c->rec));
+    return st;
 }
 
 static bool overlap(const void *a, size_t n, const void *b, size_t m) {

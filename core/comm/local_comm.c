@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/error_internal.h"
+#include "comm/comm_internal.h"
 #include "memory/alloc_internal.h"
 #include "memory/alloc_lookup.h"
 #include "memory/copy.h"
@@ -27,10 +28,8 @@ typedef struct {
     xdev_device_record_t *rec;
 } dev_of_t;
 
-/* The device of `p`, which must be live xdev device memory holding n bytes;
- * errors name the argument (arg, index i; i < 0: no index). */
-static xdev_status_t buffer_device(const void *p, size_t n, const char *arg, int i,
-                                   xdev_device_record_t **rec) {
+xdev_status_t xdev_comm_buffer_device(const void *p, size_t n, const char *arg, int i,
+                                      xdev_device_record_t **rec) {
     char name[48];
     if (i >= 0)
         snprintf(name, sizeof name, "%s[%d]", arg, i);
@@ -112,9 +111,9 @@ xdev_status_t xdev_comm_broadcast(const void *src, size_t bytes, void *const *ds
     XDEV_CHECK(xdev_core_ensure_init());
     XDEV_CHECK(count_ok(n, "n"));
     xdev_device_record_t *srec, *recs[XDEV_MAX_DEVICES] = {0};
-    XDEV_CHECK(buffer_device(src, bytes, "src", -1, &srec));
+    XDEV_CHECK(xdev_comm_buffer_device(src, bytes, "src", -1, &srec));
     for (int i = 0; i < n; i++) {
-        XDEV_CHECK(buffer_device(dsts[i], bytes, "dsts", i, &recs[i]));
+        XDEV_CHECK(xdev_comm_buffer_device(dsts[i], bytes, "dsts", i, &recs[i]));
         XDEV_CHECK(same_type(srec, recs[i], "a destination"));
         if (dsts[i] != src && overlap(dsts[i], bytes, src, bytes))
             return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, "dsts[%d] overlaps src", i);
@@ -147,10 +146,10 @@ xdev_status_t xdev_comm_scatter(const void *src, size_t bytes, void *const *dsts
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
                              "the chunks add up to %zu bytes, not bytes = %zu", total, bytes);
     xdev_device_record_t *srec, *recs[XDEV_MAX_DEVICES] = {0};
-    XDEV_CHECK(buffer_device(src, bytes, "src", -1, &srec));
+    XDEV_CHECK(xdev_comm_buffer_device(src, bytes, "src", -1, &srec));
     for (int i = 0; i < n; i++) {
         size_t c = chunk_bytes ? chunk_bytes[i] : bytes / (size_t)n;
-        XDEV_CHECK(buffer_device(dsts[i], c, "dsts", i, &recs[i]));
+        XDEV_CHECK(xdev_comm_buffer_device(dsts[i], c, "dsts", i, &recs[i]));
         XDEV_CHECK(same_type(srec, recs[i], "a destination"));
         if (overlap(dsts[i], c, src, bytes))
             return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, "dsts[%d] overlaps src", i);
@@ -188,9 +187,9 @@ xdev_status_t xdev_comm_gather(const void *const *srcs, const size_t *chunk_byte
         total += chunk_bytes[i];
     }
     xdev_device_record_t *drec, *recs[XDEV_MAX_DEVICES] = {0};
-    XDEV_CHECK(buffer_device(dst, total, "dst", -1, &drec));
+    XDEV_CHECK(xdev_comm_buffer_device(dst, total, "dst", -1, &drec));
     for (int i = 0; i < n; i++) {
-        XDEV_CHECK(buffer_device(srcs[i], chunk_bytes[i], "srcs", i, &recs[i]));
+        XDEV_CHECK(xdev_comm_buffer_device(srcs[i], chunk_bytes[i], "srcs", i, &recs[i]));
         XDEV_CHECK(same_type(drec, recs[i], "a source"));
         if (overlap(srcs[i], chunk_bytes[i], dst, total))
             return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, "srcs[%d] overlaps dst", i);
@@ -230,13 +229,13 @@ xdev_status_t xdev_comm_reduce_add(const void *const *srcs, int n, void *dst, si
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, "count = %zu overflows", count);
     size_t bytes = count * es;
     xdev_device_record_t *drec, *recs[XDEV_MAX_DEVICES] = {0};
-    XDEV_CHECK(buffer_device(dst, bytes, "dst", -1, &drec));
+    XDEV_CHECK(xdev_comm_buffer_device(dst, bytes, "dst", -1, &drec));
     if ((uintptr_t)dst % es != 0)
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, "dst is not aligned to its %zu-byte element",
                              es);
     int in_place = -1;
     for (int i = 0; i < n; i++) {
-        XDEV_CHECK(buffer_device(srcs[i], bytes, "srcs", i, &recs[i]));
+        XDEV_CHECK(xdev_comm_buffer_device(srcs[i], bytes, "srcs", i, &recs[i]));
         XDEV_CHECK(same_type(drec, recs[i], "a source"));
         if ((uintptr_t)srcs[i] % es != 0)
             return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
@@ -324,7 +323,7 @@ xdev_status_t xdev_comm_broadcast_coalesced(const void *const *srcs, const size_
     if (bucket_bytes == 0) bucket_bytes = BUCKET_DEFAULT;
     xdev_device_record_t *srec = NULL, *r, *drecs[XDEV_MAX_DEVICES] = {0};
     for (int j = 0; j < nbuf; j++) {
-        XDEV_CHECK(buffer_device(srcs[j], sizes[j], "srcs", j, &r));
+        XDEV_CHECK(xdev_comm_buffer_device(srcs[j], sizes[j], "srcs", j, &r));
         if (srec == NULL) srec = r;
         if (r != srec)
             return XDEV_API_FAIL(XDEV_ERROR_CROSS_DEVICE,
@@ -335,7 +334,7 @@ xdev_status_t xdev_comm_broadcast_coalesced(const void *const *srcs, const size_
     for (int d = 0; d < ndev; d++)
         for (int j = 0; j < nbuf; j++) {
             void *out = dsts[(size_t)d * (size_t)nbuf + (size_t)j];
-            XDEV_CHECK(buffer_device(out, sizes[j], "dsts", d * nbuf + j, &r));
+            XDEV_CHECK(xdev_comm_buffer_device(out, sizes[j], "dsts", d * nbuf + j, &r));
             XDEV_CHECK(same_type(srec, r, "a destination"));
             if (j == 0) drecs[d] = r;
             if (r != drecs[d])
