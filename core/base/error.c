@@ -1,19 +1,65 @@
 /* error.c - status names and the thread-local "last error" message.
  *
  * The state is sticky, as xdev/error.h documents: a failing call sets it, a
- * successful call leaves it as it was, xdev_clear_error() resets it. */
+ * successful call leaves it as it was, xdev_clear_error() resets it.
+ *
+ * The message lives in a heap buffer per thread, made at the thread's first
+ * failure and freed when the thread exits, not in TLS itself: libxdev's
+ * TLS is static TLS (thread_state.h) and must stay a few hundred bytes, or
+ * dlopen of libxdev (ctypes, JNI) fails for want of spare static TLS. If
+ * that buffer cannot be had, the status is still kept and the message says
+ * so. */
 #include "base/error_internal.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define XDEV_MESSAGE_MAX 2048
 _Static_assert(sizeof(((xdev_error_state_t *)0)->message) == XDEV_MESSAGE_MAX,
                "xdev_error_state_t holds a whole message");
 
-static _Thread_local char tls_message[XDEV_MESSAGE_MAX];
+static _Thread_local char *tls_buffer; /* XDEV_MESSAGE_MAX bytes, or NULL before the first */
 static _Thread_local xdev_status_t tls_status;
+static pthread_key_t g_key;
+static pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
+static int g_key_ok;
+static char g_no_buffer[] = "xdev: no memory for this thread's error message";
+
+/* Thread exit: free the buffer, and forget it, for a failure reported by a
+ * later destructor on this thread makes a new one. */
+static void drop_buffer(void *b) {
+    if (tls_buffer == b) tls_buffer = NULL;
+    free(b);
+}
+
+static void make_key(void) {
+    g_key_ok = pthread_key_create(&g_key, drop_buffer) == 0;
+}
+
+/* The thread's message buffer for writing: made on first use. NULL when
+ * there is no memory for it (the caller then keeps only the status). */
+static char *message_buffer(void) {
+    if (tls_buffer != NULL) return tls_buffer;
+    pthread_once(&g_key_once, make_key);
+    if (!g_key_ok) return NULL;
+    char *b = calloc(1, XDEV_MESSAGE_MAX);
+    if (b == NULL) return NULL;
+    if (pthread_setspecific(g_key, b) != 0) {
+        free(b);
+        return NULL;
+    }
+    tls_buffer = b;
+    return b;
+}
+
+/* The message for reading: "" before any failure on this thread. */
+static const char *message_now(void) {
+    if (tls_buffer != NULL) return tls_buffer;
+    return tls_status == XDEV_SUCCESS ? "" : g_no_buffer;
+}
 
 const char *xdev_status_string(xdev_status_t status) {
     switch (status) {
@@ -48,7 +94,7 @@ const char *xdev_status_string(xdev_status_t status) {
 }
 
 const char *xdev_last_error(void) {
-    return tls_message;
+    return message_now();
 }
 
 xdev_status_t xdev_last_status(void) {
@@ -56,27 +102,31 @@ xdev_status_t xdev_last_status(void) {
 }
 
 void xdev_clear_error(void) {
-    tls_message[0] = '\0';
+    if (tls_buffer != NULL) tls_buffer[0] = '\0';
     tls_status = XDEV_SUCCESS;
 }
 
 void xdev_core_error_save(xdev_error_state_t *saved) {
+    const char *m = message_now();
     saved->status = tls_status;
-    size_t n = strnlen(tls_message, sizeof tls_message - 1);
-    memcpy(saved->message, tls_message, n);
+    size_t n = strnlen(m, XDEV_MESSAGE_MAX - 1);
+    memcpy(saved->message, m, n);
     saved->message[n] = '\0';
 }
 
 void xdev_core_error_restore(const xdev_error_state_t *saved) {
-    size_t n = strnlen(saved->message, sizeof saved->message - 1);
-    memcpy(tls_message, saved->message, n);
-    tls_message[n] = '\0';
     tls_status = saved->status;
+    char *b = saved->message[0] != '\0' ? message_buffer() : tls_buffer;
+    if (b == NULL) return;
+    size_t n = strnlen(saved->message, XDEV_MESSAGE_MAX - 1);
+    memcpy(b, saved->message, n);
+    b[n] = '\0';
 }
 
 xdev_status_t xdev_core_fail_v(xdev_status_t status, const char *fmt, va_list ap) {
-    vsnprintf(tls_message, sizeof tls_message, fmt, ap);
     tls_status = status;
+    char *b = message_buffer();
+    if (b != NULL) vsnprintf(b, XDEV_MESSAGE_MAX, fmt, ap);
     return status;
 }
 
@@ -92,28 +142,27 @@ xdev_status_t xdev_core_fail(xdev_status_t status, const char *fmt, ...) {
  * thread's message, "<what>: <name>: <text>". */
 xdev_status_t xdev_core_fail_vendor(xdev_status_t status, const char *name, const char *text,
                                     const char *what, va_list ap) {
-    int n = vsnprintf(tls_message, sizeof tls_message, what, ap);
-    size_t used = n < 0 ? 0 : (size_t)n < sizeof tls_message ? (size_t)n : sizeof tls_message - 1;
-    snprintf(tls_message + used, sizeof tls_message - used, ": %s: %s", name ? name : "?",
-             text ? text : "?");
     tls_status = status;
+    char *b = message_buffer();
+    if (b == NULL) return status;
+    int n = vsnprintf(b, XDEV_MESSAGE_MAX, what, ap);
+    size_t used = n < 0 ? 0 : (size_t)n < XDEV_MESSAGE_MAX ? (size_t)n : XDEV_MESSAGE_MAX - 1;
+    snprintf(b + used, XDEV_MESSAGE_MAX - used, ": %s: %s", name ? name : "?", text ? text : "?");
     return status;
 }
 
 xdev_status_t xdev_core_blame(xdev_status_t status, const char *func) {
     size_t flen = strlen(func);
-    /* Already prefixed by an outer public call, or by this one. */
-    if (strncmp(tls_message, "xdev_", 5) == 0) {
-        tls_status = status;
-        return status;
-    }
-    size_t mlen = strlen(tls_message);
-    if (flen + 2 + mlen + 1 > sizeof tls_message) mlen = sizeof tls_message - flen - 3;
-    memmove(tls_message + flen + 2, tls_message, mlen);
-    memcpy(tls_message, func, flen);
-    tls_message[flen] = ':';
-    tls_message[flen + 1] = ' ';
-    tls_message[flen + 2 + mlen] = '\0';
     tls_status = status;
+    char *b = message_buffer();
+    /* No buffer, or already prefixed by an outer public call, or by this one. */
+    if (b == NULL || strncmp(b, "xdev_", 5) == 0) return status;
+    size_t mlen = strlen(b);
+    if (flen + 2 + mlen + 1 > XDEV_MESSAGE_MAX) mlen = XDEV_MESSAGE_MAX - flen - 3;
+    memmove(b + flen + 2, b, mlen);
+    memcpy(b, func, flen);
+    b[flen] = ':';
+    b[flen + 1] = ' ';
+    b[flen + 2 + mlen] = '\0';
     return status;
 }

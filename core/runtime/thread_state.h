@@ -3,8 +3,12 @@
  * One heap block per thread, reached through a single initial-exec TLS
  * pointer: a shared library's ordinary (global-dynamic) TLS costs a
  * __tls_get_addr call per variable per access, which dominated the current
- * stream and device-guard calls. The block is small to allocate once and is
- * freed by a pthread key destructor when the thread exits. */
+ * stream and device-guard calls. Initial-exec puts all of libxdev's TLS in
+ * static TLS, which a late dlopen (ctypes, JNI) takes from glibc's small
+ * spare reserve: per-thread buffers therefore live on the heap (the error
+ * message: base/error.c) and tests/test_tls.c keeps the TLS under 512
+ * bytes. The block is small to allocate once and is freed by a pthread key
+ * destructor when the thread exits. */
 #ifndef XDEV_CORE_THREAD_STATE_H
 #define XDEV_CORE_THREAD_STATE_H
 
