@@ -3,7 +3,9 @@
  * NPROC copies of itself (fork + exec, the id in hex on the command line);
  * each joins as its rank with xdev_comm_init_rank and runs all_reduce (f32
  * sum over more than one 1 MiB staging chunk, i64 max, i32 avg), broadcast,
- * reduce, all_gather, reduce_scatter, checks them against the host, then a
+ * reduce, all_gather, reduce_scatter, checks them against the host; then
+ * send/recv (a ring where every rank sends first, messages kept in order, a
+ * recv whose count differs: nothing written, the receiver told), a
  * collective the ranks disagree on (nothing written, every rank told), and
  * exits 0. ctest comm.procs_cpu. */
 #include <stdint.h>
@@ -116,9 +118,57 @@ static int child(int rank, const char *hex) {
     for (int i = 0; i < 1000; i++)
         EXPECT(fh[i] == 3.0f * (float)(rank + 1), "reduce_scatter element %d: %g", i, fh[i]);
     OK(xdev_comm_check(c));
-    /* send/recv across processes: refused with the reason */
-    EXPECT(xdev_send(c, f, 4, XDEV_DTYPE_F32, (rank + 1) % NPROC, NULL) == XDEV_ERROR_NOT_SUPPORTED,
-           "send across processes accepted");
+    /* send/recv: a ring, every rank sending before it receives (no group):
+     * sends do not wait for their receiver; more than a staging chunk. */
+    float *r = NULL;
+    OK(xdev_malloc((void **)&r, BIG * sizeof(float)));
+    for (int i = 0; i < BIG; i++)
+        fh[i] = (float)(rank * 1000 + i % 97);
+    OK(xdev_memcpy(f, fh, BIG * sizeof(float)));
+    int next = (rank + 1) % NPROC, prev = (rank + NPROC - 1) % NPROC;
+    OK(xdev_send(c, f, BIG, XDEV_DTYPE_F32, next, NULL));
+    OK(xdev_recv(c, r, BIG, XDEV_DTYPE_F32, prev, NULL));
+    OK(xdev_memcpy(fh, r, BIG * sizeof(float)));
+    for (int i = 0; i < BIG; i++)
+        EXPECT(fh[i] == (float)(prev * 1000 + i % 97), "ring recv element %d: %g", i, fh[i]);
+    /* the n-th send from 0 to 1 meets the n-th recv on 1 from 0 */
+    if (rank == 0) {
+        for (int k = 1; k <= 3; k++) {
+            for (int i = 0; i < 64; i++)
+                ah[i] = k * 100 + i;
+            OK(xdev_memcpy(a, ah, sizeof ah));
+            OK(xdev_send(c, a, 64, XDEV_DTYPE_I32, 1, NULL));
+            OK(xdev_synchronize()); /* a is rewritten next round */
+        }
+    } else if (rank == 1) {
+        for (int k = 1; k <= 3; k++) {
+            OK(xdev_recv(c, a, 64, XDEV_DTYPE_I32, 0, NULL));
+            OK(xdev_memcpy(ah, a, sizeof ah));
+            for (int i = 0; i < 64; i++)
+                EXPECT(ah[i] == k * 100 + i, "message %d element %d: %d", k, i, ah[i]);
+        }
+    }
+    OK(xdev_comm_check(c));
+    /* a recv that asks for another count than its send: nothing written, the
+     * receiver told */
+    for (int i = 0; i < 64; i++)
+        ah[i] = 7;
+    OK(xdev_memcpy(a, ah, sizeof ah));
+    if (rank == 2) OK(xdev_send(c, a, 8, XDEV_DTYPE_I32, 0, NULL));
+    if (rank == 0) {
+        for (int i = 0; i < 64; i++)
+            ah[i] = -1;
+        OK(xdev_memcpy(a, ah, sizeof ah));
+        OK(xdev_recv(c, a, 16, XDEV_DTYPE_I32, 2, NULL));
+        OK(xdev_synchronize());
+        OK(xdev_memcpy(ah, a, sizeof ah));
+        EXPECT(ah[0] == -1 && ah[15] == -1, "a mismatched recv wrote");
+        EXPECT(xdev_comm_check(c) == XDEV_ERROR_INVALID_VALUE, "mismatched recv not reported");
+        EXPECT(strstr(xdev_last_error(), "rank 2 sent 8 elements") != NULL, "message: %s",
+               xdev_last_error());
+    }
+    OK(xdev_synchronize());
+    OK(xdev_free(r));
     /* the ranks disagree on the count: nothing written, everyone told */
     for (int i = 0; i < 64; i++)
         ah[i] = 42;

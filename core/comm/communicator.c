@@ -372,18 +372,21 @@ static xdev_status_t submit_native(const task_t *t, xdev_stream_t stream) {
     return xdev_be_comm_collective(t->comm->g->be, t->comm->native, &d, stream->native);
 }
 
-/* A collective of a rank in a shared-memory group, in its stream's host
- * function (task->p2p never: refused at the call). */
+/* A collective, send or recv (seq: its number between the pair) of a rank
+ * in a shared-memory group, in its stream's host function. */
 typedef struct shm_task {
     xdev_comm_t comm;
     xdev_collective_desc_t d;
+    uint64_t seq;
 } shm_task_t;
 
 static void run_shm(void *arg) {
     shm_task_t *t = arg;
     group_t *g = t->comm->g;
     char err[256] = "";
-    xdev_status_t st = xdev_shm_run(t->comm->shm, &t->d, err, sizeof err);
+    bool p2p = t->d.kind == XDEV_COLL_SEND || t->d.kind == XDEV_COLL_RECV;
+    xdev_status_t st = p2p ? xdev_shm_p2p(t->comm->shm, &t->d, t->seq, err, sizeof err)
+                           : xdev_shm_run(t->comm->shm, &t->d, err, sizeof err);
     pthread_mutex_lock(&g->m);
     if (st != XDEV_SUCCESS) set_async(g, st, err);
     t->comm->inflight--;
@@ -396,9 +399,12 @@ static xdev_status_t submit_shm(const task_t *p, xdev_stream_t stream) {
     xdev_comm_t c = p->comm;
     shm_task_t *t = malloc(sizeof *t);
     if (t == NULL) return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for a task");
-    *t = (shm_task_t){c,
-                      {sizeof t->d, g_coll_kind[p->kind], p->send, p->recv, p->count, p->dtype,
-                       (int)p->op, p->root}};
+    xdev_collective_kind_t kind =
+        p->p2p ? (p->is_send ? XDEV_COLL_SEND : XDEV_COLL_RECV) : g_coll_kind[p->kind];
+    uint64_t seq =
+        p->p2p ? atomic_fetch_add(p->is_send ? &c->sends[p->root] : &c->recvs[p->root], 1) : 0;
+    *t = (shm_task_t){
+        c, {sizeof t->d, kind, p->send, p->recv, p->count, p->dtype, (int)p->op, p->root}, seq};
     pthread_mutex_lock(&c->g->m);
     c->inflight++;
     pthread_mutex_unlock(&c->g->m);
@@ -582,11 +588,6 @@ static xdev_status_t p2p(xdev_comm_t comm, bool is_send, const void *send, void 
     if (st == XDEV_SUCCESS) st = check_rank(comm, peer, "peer");
     if (st == XDEV_SUCCESS && peer == comm->rank)
         st = XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "peer %d is this rank itself", peer);
-    if (st == XDEV_SUCCESS && comm->shm != NULL)
-        st = XDEV_FAIL(XDEV_ERROR_NOT_SUPPORTED,
-                       "send/recv between processes on the %s backend is not built yet (the "
-                       "collectives are)",
-                       comm->rec->be->name);
     size_t bytes = 0;
     if (st == XDEV_SUCCESS) st = span(count, dtype, 1, &bytes);
     if (st == XDEV_SUCCESS)

@@ -13,7 +13,15 @@
  * (kind, count, dtype, op, root): if they disagree nothing is written and
  * every rank reports it. A peer that does not arrive within TIMEOUT_S
  * seconds (a dead process) aborts the group. Runs in the rank's stream's
- * host function. */
+ * host function.
+ *
+ * Send/recv: the n-th send from rank a to rank b is a shared-memory object
+ * of its own, "<group>-a-b-n", made and filled by the send without waiting
+ * for the receiver (so two ranks may each send before they receive, as on
+ * one process's CPU devices); the n-th recv on b from a waits for it,
+ * checks its count and dtype, copies it out and unlinks it. The header
+ * counts each pair's messages made and taken, so the last rank to leave
+ * unlinks any never received. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -50,6 +58,9 @@ typedef struct shm_hdr {
     uint64_t generation;
     int aborted;
     shm_desc_t desc[MAX_SHM_RANKS];
+    int left;                                             /* ranks that left (the last sweeps) */
+    _Atomic uint64_t sent[MAX_SHM_RANKS][MAX_SHM_RANKS];  /* [a][b]: messages a made for b */
+    _Atomic uint64_t taken[MAX_SHM_RANKS][MAX_SHM_RANKS]; /* [a][b]: of those, b received */
 } shm_hdr_t;
 
 struct xdev_shm_group {
@@ -57,7 +68,18 @@ struct xdev_shm_group {
     size_t map_bytes;
     int nranks, rank;
     char *slots;
+    char name[96]; /* the group's id: messages are named after it */
 };
+
+/* One send's object: this header, then the data. */
+typedef struct shm_msg {
+    _Atomic uint32_t ready; /* READY once the data is in */
+    int dtype;
+    size_t count;
+} shm_msg_t;
+
+#define MSG_DATA ((size_t)64)
+_Static_assert(sizeof(shm_msg_t) <= MSG_DATA, "message header fits before the data");
 
 static size_t header_bytes(void) {
     return (sizeof(shm_hdr_t) + 4095) & ~(size_t)4095;
@@ -88,8 +110,8 @@ xdev_status_t xdev_shm_unique_id(void *id, size_t len) {
 
 xdev_status_t xdev_shm_join(const void *id, size_t len, int nranks, int rank,
                             xdev_shm_group_t **out) {
-    char name[128];
-    if (memchr(id, '\0', len) == NULL || ((const char *)id)[0] != '/')
+    char name[96];
+    if (memchr(id, '\0', len) == NULL || ((const char *)id)[0] != '/' || strlen(id) >= sizeof name)
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "the id names no shared-memory group");
     snprintf(name, sizeof name, "%s", (const char *)id);
     if (nranks > MAX_SHM_RANKS)
@@ -172,7 +194,8 @@ xdev_status_t xdev_shm_join(const void *id, size_t len, int nranks, int rank,
         munmap(p, bytes);
         return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for a group");
     }
-    *g = (xdev_shm_group_t){h, bytes, nranks, rank, (char *)p + header_bytes()};
+    *g = (xdev_shm_group_t){h, bytes, nranks, rank, (char *)p + header_bytes(), ""};
+    snprintf(g->name, sizeof g->name, "%s", name);
     *out = g;
     return XDEV_SUCCESS;
 }
@@ -283,6 +306,140 @@ aborted:
     return XDEV_ERROR_INVALID_VALUE;
 }
 
+/* ---------------------------------------------------------------- send/recv */
+
+static void msg_name(const xdev_shm_group_t *g, int src, int dst, uint64_t seq, char *out,
+                     size_t len) {
+    snprintf(out, len, "%s-%d-%d-%llu", g->name, src, dst, (unsigned long long)seq);
+}
+
+/* The seq-th send of this rank to `peer`: its own object, filled now. */
+static xdev_status_t shm_send(xdev_shm_group_t *g, const xdev_collective_desc_t *d, uint64_t seq,
+                              char *err, size_t errlen) {
+    char name[160];
+    msg_name(g, g->rank, d->root, seq, name, sizeof name);
+    size_t bytes = d->count * xdev_dtype_size(d->dtype);
+    int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (fd < 0) {
+        snprintf(err, errlen, "send to rank %d: shm_open(%s): %s", d->root, name, strerror(errno));
+        return XDEV_ERROR_INVALID_VALUE;
+    }
+    void *p = MAP_FAILED;
+    if (ftruncate(fd, (off_t)(MSG_DATA + bytes)) == 0)
+        p = mmap(NULL, MSG_DATA + bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) {
+        snprintf(err, errlen, "send to rank %d: no shared memory for %zu bytes (%s)", d->root,
+                 bytes, strerror(errno));
+        shm_unlink(name);
+        return XDEV_ERROR_OUT_OF_MEMORY;
+    }
+    shm_msg_t *m = p;
+    m->dtype = (int)d->dtype;
+    m->count = d->count;
+    if (bytes > 0) memcpy((char *)p + MSG_DATA, d->send, bytes);
+    atomic_store(&m->ready, READY);
+    munmap(p, MSG_DATA + bytes);
+    shm_hdr_t *h = g->h;
+    pthread_mutex_lock(&h->m);
+    atomic_fetch_add(&h->sent[g->rank][d->root], 1);
+    pthread_cond_broadcast(&h->cv);
+    pthread_mutex_unlock(&h->m);
+    return XDEV_SUCCESS;
+}
+
+/* Open the seq-th message from `peer` once it is ready (NULL: aborted or
+ * timed out; *bytes_out its mapping's size). */
+static shm_msg_t *await_msg(xdev_shm_group_t *g, int peer, uint64_t seq, const char *name,
+                            size_t *map_out) {
+    shm_hdr_t *h = g->h;
+    struct timespec end;
+    deadline_in(&end, TIMEOUT_S);
+    for (;;) {
+        int fd = shm_open(name, O_RDWR, 0600);
+        struct stat sb;
+        if (fd >= 0 && fstat(fd, &sb) == 0 && (size_t)sb.st_size >= MSG_DATA) {
+            void *p = mmap(NULL, (size_t)sb.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+            close(fd);
+            if (p != MAP_FAILED && atomic_load(&((shm_msg_t *)p)->ready) == READY) {
+                *map_out = (size_t)sb.st_size;
+                return p;
+            }
+            if (p != MAP_FAILED) munmap(p, (size_t)sb.st_size);
+        } else if (fd >= 0) {
+            close(fd);
+        }
+        /* Not there yet: wait for a send's broadcast, a short while at most. */
+        struct timespec now, nap;
+        clock_gettime(CLOCK_REALTIME, &now);
+        if (now.tv_sec > end.tv_sec || (now.tv_sec == end.tv_sec && now.tv_nsec >= end.tv_nsec)) {
+            xdev_shm_abort(g);
+            return NULL;
+        }
+        nap = now;
+        nap.tv_nsec += 10000000; /* 10 ms */
+        if (nap.tv_nsec >= 1000000000) {
+            nap.tv_sec++;
+            nap.tv_nsec -= 1000000000;
+        }
+        pthread_mutex_lock(&h->m);
+        bool stop = h->aborted;
+        if (!stop && atomic_load(&h->sent[peer][g->rank]) <= seq)
+            pthread_cond_timedwait(&h->cv, &h->m, &nap);
+        pthread_mutex_unlock(&h->m);
+        if (stop) return NULL;
+    }
+}
+
+/* The seq-th recv of this rank from `peer`. */
+static xdev_status_t shm_recv(xdev_shm_group_t *g, const xdev_collective_desc_t *d, uint64_t seq,
+                              char *err, size_t errlen) {
+    char name[160];
+    int peer = d->root;
+    msg_name(g, peer, g->rank, seq, name, sizeof name);
+    size_t map = 0;
+    shm_msg_t *m = await_msg(g, peer, seq, name, &map);
+    if (m == NULL) {
+        snprintf(err, errlen,
+                 "recv from rank %d: the group was aborted (xdev_comm_abort, or rank %d did not "
+                 "send within %d s)",
+                 peer, peer, TIMEOUT_S);
+        return XDEV_ERROR_INVALID_VALUE;
+    }
+    xdev_status_t st = XDEV_SUCCESS;
+    if (m->count != d->count || m->dtype != (int)d->dtype) {
+        snprintf(err, errlen,
+                 "rank %d sent %zu elements of dtype %d but rank %d's matching recv asked for %zu "
+                 "of dtype %d: nothing was written",
+                 peer, m->count, m->dtype, g->rank, d->count, (int)d->dtype);
+        st = XDEV_ERROR_INVALID_VALUE;
+    } else if (d->count > 0) {
+        memcpy(d->recv, (char *)m + MSG_DATA, d->count * xdev_dtype_size(d->dtype));
+    }
+    munmap(m, map);
+    shm_unlink(name);
+    atomic_fetch_add(&g->h->taken[peer][g->rank], 1);
+    return st;
+}
+
+xdev_status_t xdev_shm_p2p(xdev_shm_group_t *g, const xdev_collective_desc_t *d, uint64_t seq,
+                           char *err, size_t errlen) {
+    return d->kind == XDEV_COLL_SEND ? shm_send(g, d, seq, err, errlen)
+                                     : shm_recv(g, d, seq, err, errlen);
+}
+
+/* The last rank to leave: unlink every message made but never received. */
+static void sweep(xdev_shm_group_t *g) {
+    char name[160];
+    for (int a = 0; a < g->nranks; a++)
+        for (int b = 0; b < g->nranks; b++)
+            for (uint64_t k = atomic_load(&g->h->taken[a][b]); k < atomic_load(&g->h->sent[a][b]);
+                 k++) {
+                msg_name(g, a, b, k, name, sizeof name);
+                shm_unlink(name);
+            }
+}
+
 void xdev_shm_abort(xdev_shm_group_t *g) {
     pthread_mutex_lock(&g->h->m);
     g->h->aborted = 1;
@@ -291,6 +448,10 @@ void xdev_shm_abort(xdev_shm_group_t *g) {
 }
 
 void xdev_shm_leave(xdev_shm_group_t *g) {
+    pthread_mutex_lock(&g->h->m);
+    bool last = ++g->h->left == g->nranks;
+    pthread_mutex_unlock(&g->h->m);
+    if (last) sweep(g);
     munmap(g->h, g->map_bytes);
     free(g);
 }

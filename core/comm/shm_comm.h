@@ -18,6 +18,11 @@ xdev_status_t xdev_shm_join(const void *id, size_t len, int nranks, int rank,
  * err says why (the ranks disagreed, or the group was aborted). */
 xdev_status_t xdev_shm_run(xdev_shm_group_t *g, const xdev_collective_desc_t *d, char *err,
                            size_t errlen);
+/* This rank's seq-th send to / recv from d->root (d->kind XDEV_COLL_SEND or
+ * _RECV): a send never waits for the receiver; a recv waits for the send
+ * (up to the timeout) and fails, writing nothing, if count or dtype differ. */
+xdev_status_t xdev_shm_p2p(xdev_shm_group_t *g, const xdev_collective_desc_t *d, uint64_t seq,
+                           char *err, size_t errlen);
 void xdev_shm_abort(xdev_shm_group_t *g);
 void xdev_shm_leave(xdev_shm_group_t *g);
 

@@ -39,8 +39,10 @@
  * CUDA through NCCL; the CPU backend through POSIX shared memory (the id
  * names the object; each collective moves through 1 MiB staging slots per
  * rank; ranks that disagree are reported as above; a rank that does not
- * arrive within 120 s aborts the group; send/recv between processes is not
- * built there yet and says so). */
+ * arrive within 120 s aborts the group; a send is a shared-memory object
+ * of its own, made without waiting for the receiver, so every rank may send
+ * before it receives; a recv whose count or dtype differs from its send
+ * writes nothing and is reported by the receiving rank's xdev_comm_check). */
 #ifndef XDEV_COMMUNICATOR_H
 #define XDEV_COMMUNICATOR_H
 
