@@ -13,6 +13,14 @@
 xdev_status_t xdev_comm_buffer_device(const void *p, size_t n, const char *arg, int i,
                                       xdev_device_record_t **rec);
 
+/* A group over recs[0..n) (n >= 2, distinct devices of one backend with
+ * native communicators), made at its first use and kept (comm_cache.c):
+ * true with *comms = its n ranks in order, locked for the caller until
+ * xdev_comm_cache_put; false when the backend has none or the group could
+ * not be made (the caller falls back; the error state is untouched). */
+bool xdev_comm_cache_get(xdev_device_record_t *const *recs, int n, xdev_comm_t **comms);
+void xdev_comm_cache_put(xdev_comm_t *comms);
+
 struct xdev_shm_group;
 
 /* A communicator around a backend rank `native` (rank of nranks, on rec;

@@ -1,7 +1,9 @@
 /* local_comm.c - torch.cuda.comm over the devices of one process
  * (xdev/comm.h): broadcast, broadcast_coalesced, reduce_add, scatter,
  * gather, built from the core's stream-ordered copies, stream waits, the
- * caching allocator's stream-ordered temporaries and the backends' ops.add.
+ * caching allocator's stream-ordered temporaries and the backends' ops.add;
+ * reduce_add goes through a cached communicator group where the backend
+ * has native ones (NCCL: comm_cache.c), as torch's does.
  *
  * Every cross-device piece is ordered as torch orders a copy between
  * devices: the source device's current stream waits for the destination's
@@ -19,6 +21,7 @@
 #include "runtime/dispatch.h"
 #include "runtime/stream_internal.h"
 #include "xdev/comm.h"
+#include "xdev/communicator.h"
 
 #define BUCKET_DEFAULT ((size_t)10 << 20)
 #define PACK_ALIGN ((size_t)256)
@@ -215,6 +218,19 @@ static xdev_status_t add_on(xdev_device_record_t *drec, xdev_stream_t ds, void *
     return st == XDEV_SUCCESS ? xdev_core_after_enqueue(ds) : st;
 }
 
+/* reduce_add as one reduce of a cached group (NCCL on CUDA), root the
+ * source on dst's device, every rank on its device's current stream. */
+static xdev_status_t reduce_by_comm(xdev_comm_t *comms, const void *const *srcs, int n, void *dst,
+                                    size_t count, xdev_dtype_t dtype, int root) {
+    xdev_status_t st = xdev_group_start();
+    if (st != XDEV_SUCCESS) return st;
+    for (int i = 0; i < n && st == XDEV_SUCCESS; i++)
+        st = xdev_reduce(comms[i], srcs[i], i == root ? dst : NULL, count, dtype, XDEV_REDUCE_SUM,
+                         root, NULL);
+    xdev_status_t end = xdev_group_end();
+    return st != XDEV_SUCCESS ? st : end;
+}
+
 xdev_status_t xdev_comm_reduce_add(const void *const *srcs, int n, void *dst, size_t count,
                                    xdev_dtype_t dtype) {
     XDEV_REQUIRE_ARG(srcs);
@@ -253,6 +269,16 @@ xdev_status_t xdev_comm_reduce_add(const void *const *srcs, int n, void *dst, si
                              "reduce_add sums with",
                              drec->be->name);
     if (count == 0) return XDEV_SUCCESS;
+    int root = -1;
+    for (int i = 0; i < n; i++)
+        if (recs[i] == drec) root = i;
+    xdev_comm_t *comms;
+    if (root >= 0 && xdev_comm_cache_get(recs, n, &comms)) {
+        xdev_status_t st = reduce_by_comm(comms, srcs, n, dst, count, dtype, root);
+        xdev_comm_cache_put(comms);
+        XDEV_CHECK(st);
+        return XDEV_SUCCESS;
+    }
     xdev_stream_t ds;
     XDEV_CHECK(xdev_core_current_stream(drec, &ds));
     int first = in_place >= 0 ? in_place : 0;

@@ -47,7 +47,15 @@ XDEV_API xdev_status_t xdev_comm_broadcast_coalesced(const void *const *srcs, co
  * of dtype each; f16, bf16, f32, f64, i32, i64), the sources on distinct
  * devices. dst may be one of the sources (summed in place) or a buffer of
  * its own on any device of the type. The sum is taken on dst's device in
- * source order: dst = src0 + src1 + ... (f16/bf16 rounded after each add). */
+ * source order: dst = src0 + src1 + ... (f16/bf16 rounded after each add).
+ * Where the backend has communicators (CUDA with NCCL) and dst is on one
+ * of the sources' devices, the sum is instead one NCCL reduce over the
+ * sources, as torch.cuda.comm.reduce_add does: no temporary, full link
+ * bandwidth, and NCCL's order of additions (the same bits for two sources;
+ * with more, floating sums may differ from source order in the last
+ * bits). Its first call over a set of devices makes NCCL communicators for
+ * that set (a fraction of a second), kept for the process as torch keeps
+ * its own; calls over one set are serialised on the host. */
 XDEV_API xdev_status_t xdev_comm_reduce_add(const void *const *srcs, int n, void *dst, size_t count,
                                             xdev_dtype_t dtype);
 

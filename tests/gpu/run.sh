@@ -14,6 +14,8 @@
 #   capture        bench/traces/capture.py: multi-stream allocation traces from
 #                  PyTorch workloads into bench/traces/ (and $OUT/traces)
 #   bench-comm     comm_bench: all_reduce over the GPUs, xdev vs NCCL by hand
+#   bench-comm-torch  bench/gpu/comm_torch.py: xdev vs torch.cuda.comm and
+#                  torch.distributed (NCCL) through one Python harness
 #   bench-alloc    alloc_bench vs c10's hot pair and churn; every trace
 #                  (.traces/, bench/traces/) through bench/replay_compare.py:
 #                  xdev's policies, backend:async and c10 under one harness
@@ -277,6 +279,14 @@ if want bench-comm; then
         note "bench-comm: comm_bench not built (no nccl.h)"
     fi
 fi
+
+if want bench-comm-torch; then
+    m=$(mark)
+    XDEV_BACKEND=cuda PYTHONUNBUFFERED=1 run_to "$BL" 420 python3 bench/gpu/comm_torch.py \
+        --lib "$B/lib/libxdev.so" ${XDEV_COMM_TORCH_ARGS:-}
+    note "bench-comm-torch (rc $?):"
+    since "$m" | grep -E '^(comm_torch|\||[a-z_]+ \()' | sed 's/^/  /' | tee -a "$SUM"
+fi
 if want bench-blas; then
     m=$(mark)
     run_to "$BL" 150 "$B/bench/gpu/gemm_bench" --sizes 4096,8192 --modes f32,tf32,bf16
@@ -387,6 +397,13 @@ if want sanitizer; then
     sanitize memcheck "test_alloc_expandable (virtual memory mappings)" \
         env XDEV_ALLOC_CONF=expandable_segments:true "$B/tests/conformance/test_alloc_expandable"
     sanitize memcheck "test_alloc_threads (arenas)" "$B/tests/conformance/test_alloc_threads"
+    # The torch.cuda.comm functions and the communicators (NCCL inside, every
+    # GPU of the machine as ranks; one GPU: a group of one).
+    sanitize memcheck "test_comm (broadcast, reduce_add, scatter, gather)" \
+        "$B/tests/conformance/test_comm" comm
+    sanitize memcheck "test_communicator (NCCL collectives, one process)" \
+        "$B/tests/conformance/test_communicator" communicator
+    sanitize memcheck "test_comm_procs (NCCL, ranks in processes)" "$B/tests/gpu/test_comm_procs"
     sanitize racecheck "test_cuda runtime" "$B/tests/gpu/test_cuda" runtime
     sanitize racecheck "copy_bench 4,16 MiB" "$B/bench/gpu/copy_bench" --sizes-mb 4,16 --reps 2
 fi
