@@ -1,5 +1,6 @@
 /* xt.c - shared helpers for the xdev Check suites. */
 #include "xt.h"
+#include "xdev/support/half.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -656,4 +657,21 @@ xdev_stream_t xt_new_stream(int dev) {
     xdev_stream_t s = NULL;
     XT_OK(xdev_stream_create(xt_dev(dev), XDEV_STREAM_PRIORITY_NORMAL, &s));
     return s;
+}
+
+double xt_load(xdev_dtype_t dt, const void *h, size_t i) {
+    switch (dt) {
+    case XDEV_DTYPE_F32:
+        return ((const float *)h)[i];
+    case XDEV_DTYPE_F64:
+        return ((const double *)h)[i];
+    case XDEV_DTYPE_F16:
+        return xdev_f16_to_f32(((const uint16_t *)h)[i]);
+    case XDEV_DTYPE_BF16:
+        return xdev_bf16_to_f32(((const uint16_t *)h)[i]);
+    case XDEV_DTYPE_I32:
+        return ((const int32_t *)h)[i];
+    default:
+        return (double)((const int64_t *)h)[i];
+    }
 }

@@ -32,6 +32,9 @@
 
 /* Loop-count multiplier: XDEV_TEST_SCALE, else 0.1 under TSan, 0.5 under ASan, else 1. */
 double xt_scale(void);
+/* Element i of a host array of dtype dt (f16, bf16, f32, f64, i32, i64) as
+ * a double: for checking device results on the host. */
+double xt_load(xdev_dtype_t dt, const void *h, size_t i);
 /* base * xt_scale(), at least `min`. */
 int xt_iters(int base, int min);
 

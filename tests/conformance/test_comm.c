@@ -159,20 +159,6 @@ static void host_add(void *acc, const void *add, size_t i, xdev_dtype_t t) {
     }
 }
 
-/* Element i of a host buffer of dtype t, as a double. */
-static double load(const void *h, size_t i, xdev_dtype_t t) {
-    switch ((int)t) {
-    case XDEV_DTYPE_F32:
-        return ((const float *)h)[i];
-    case XDEV_DTYPE_F64:
-        return ((const double *)h)[i];
-    case XDEV_DTYPE_F16:
-        return xdev_f16_to_f32(((const uint16_t *)h)[i]);
-    default:
-        return xdev_bf16_to_f32(((const uint16_t *)h)[i]);
-    }
-}
-
 /* Where reduce_add goes through NCCL (CUDA) with more than two sources, the
  * order of additions is NCCL's (xdev/comm.h): floating sums are checked to a
  * few units in the last place of sums below 32 instead of bit for bit. */
@@ -186,7 +172,7 @@ static void expect_sum(const void *got, const void *want, size_t count, xdev_dty
     }
     double tol = t == XDEV_DTYPE_F16 ? 0.07 : t == XDEV_DTYPE_BF16 ? 1.0 : 1e-4;
     for (size_t i = 0; i < count; i++) {
-        double g = load(got, i, t), w = load(want, i, t);
+        double g = xt_load(t, got, i), w = xt_load(t, want, i);
         ck_assert_msg(g - w <= tol && w - g <= tol, "reduce_add %s [%zu]: %g, host %g",
                       xdev_dtype_name(t), i, g, w);
     }

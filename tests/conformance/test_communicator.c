@@ -114,23 +114,6 @@ static void store(xdev_dtype_t dt, void *h, size_t i, double v) {
     }
 }
 
-static double load(xdev_dtype_t dt, const void *h, size_t i) {
-    switch (dt) {
-    case XDEV_DTYPE_F32:
-        return ((const float *)h)[i];
-    case XDEV_DTYPE_F64:
-        return ((const double *)h)[i];
-    case XDEV_DTYPE_F16:
-        return xdev_f16_to_f32(((const uint16_t *)h)[i]);
-    case XDEV_DTYPE_BF16:
-        return xdev_bf16_to_f32(((const uint16_t *)h)[i]);
-    case XDEV_DTYPE_I32:
-        return ((const int32_t *)h)[i];
-    default:
-        return (double)((const int64_t *)h)[i];
-    }
-}
-
 static double expected(xdev_reduce_op_t op, xdev_dtype_t dt, size_t i) {
     double acc = value(0, i);
     for (int r = 1; r < nr; r++) {
@@ -187,9 +170,9 @@ START_TEST(all_reduce_every_dtype_and_op) {
             for (int r = 0; r < nr; r++) {
                 xt_peek(h, in_place ? send[r] : recv[r], bytes);
                 for (size_t i = 0; i < COUNT; i++)
-                    ck_assert_msg(load(dt, h, i) == expected((xdev_reduce_op_t)op, dt, i),
+                    ck_assert_msg(xt_load(dt, h, i) == expected((xdev_reduce_op_t)op, dt, i),
                                   "%s op %d rank %d element %zu: %g, expected %g",
-                                  xdev_dtype_name(dt), op, r, i, load(dt, h, i),
+                                  xdev_dtype_name(dt), op, r, i, xt_load(dt, h, i),
                                   expected((xdev_reduce_op_t)op, dt, i));
             }
             free(h);
