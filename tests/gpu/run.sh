@@ -372,13 +372,16 @@ unset XDEV_BACKEND
 
 # ---------------------------------------------------------------- compute-sanitizer
 SAN=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-sanitize() { # TOOL NAME CMD...
-    local tool=$1 name=$2
+sanitize() { # TOOL NAME CMD...   (SAN_ARGS: more compute-sanitizer options)
+    local tool=$1 name=$2 start summary
     shift 2
+    start=$(wc -l <"$OUT/sanitizer.log" 2>/dev/null || echo 0)
+    # shellcheck disable=SC2086 # SAN_ARGS is a list of options
     run_to "$OUT/sanitizer.log" 120 env XDEV_BACKEND=cuda XG_UNDER_SANITIZER=1 CK_FORK=no \
-        "$SAN" --tool "$tool" --error-exitcode 99 "$@"
+        "$SAN" --tool "$tool" ${SAN_ARGS:-} --error-exitcode 99 "$@"
     local rc=$?
-    note "  $tool $name: rc $rc, $(tac "$OUT/sanitizer.log" | grep -m1 'ERROR SUMMARY' || echo 'no summary')"
+    summary=$(tail -n +$((start + 1)) "$OUT/sanitizer.log" | grep -E '(ERROR|RACECHECK) SUMMARY' | tail -1)
+    note "  $tool $name: rc $rc, ${summary:-no summary}"
 }
 if want sanitizer; then
     note "compute-sanitizer ($("$SAN" --version 2>&1 | grep -m1 -i version)):"
@@ -398,12 +401,18 @@ if want sanitizer; then
         env XDEV_ALLOC_CONF=expandable_segments:true "$B/tests/conformance/test_alloc_expandable"
     sanitize memcheck "test_alloc_threads (arenas)" "$B/tests/conformance/test_alloc_threads"
     # The torch.cuda.comm functions and the communicators (NCCL inside, every
-    # GPU of the machine as ranks; one GPU: a group of one).
-    sanitize memcheck "test_comm (broadcast, reduce_add, scatter, gather)" \
+    # GPU of the machine as ranks; one GPU: a group of one). NCCL hits CUDA API
+    # errors it handles itself (cudaFuncGetAttributes on kernels built for
+    # other GPUs, enabling peer access already enabled): not reported as API
+    # errors; every memory access is still checked.
+    SAN_ARGS="--report-api-errors no" sanitize memcheck \
+        "test_comm (broadcast, reduce_add over NCCL, scatter, gather)" \
         "$B/tests/conformance/test_comm" comm
-    sanitize memcheck "test_communicator (NCCL collectives, one process)" \
+    SAN_ARGS="--report-api-errors no" sanitize memcheck \
+        "test_communicator (NCCL collectives, one process)" \
         "$B/tests/conformance/test_communicator" communicator
-    sanitize memcheck "test_comm_procs (NCCL, ranks in processes)" "$B/tests/gpu/test_comm_procs"
+    SAN_ARGS="--report-api-errors no" sanitize memcheck \
+        "test_comm_procs (NCCL, ranks in processes)" "$B/tests/gpu/test_comm_procs"
     sanitize racecheck "test_cuda runtime" "$B/tests/gpu/test_cuda" runtime
     sanitize racecheck "copy_bench 4,16 MiB" "$B/bench/gpu/copy_bench" --sizes-mb 4,16 --reps 2
 fi
