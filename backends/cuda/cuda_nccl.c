@@ -206,11 +206,25 @@ static xdev_status_t comm_async_error(void *comm) {
     return XDEV_SUCCESS;
 }
 
+/* Bytes per element of the dtypes NCCL has no type for (i16, c64, c128). */
+static size_t plain_size(xdev_dtype_t dt) {
+    return dt == XDEV_DTYPE_I16 ? 2 : dt == XDEV_DTYPE_C64 ? 8 : dt == XDEV_DTYPE_C128 ? 16 : 0;
+}
+
 static xdev_status_t comm_collective(void *comm, const xdev_collective_desc_t *d, void *stream) {
     rank_t *k = comm;
     ncclDataType_t dt;
-    if (!dtype_of(d->dtype, &dt))
-        return xc_error(XDEV_ERROR_NOT_SUPPORTED, "NCCL has no dtype %d", (int)d->dtype);
+    size_t count = d->count;
+    bool moves = d->kind == XDEV_COLL_BROADCAST || d->kind == XDEV_COLL_ALL_GATHER ||
+                 d->kind == XDEV_COLL_SEND || d->kind == XDEV_COLL_RECV;
+    if (!dtype_of(d->dtype, &dt)) {
+        /* Data movement takes any dtype (xdev/communicator.h): as its bytes. */
+        if (!moves || plain_size(d->dtype) == 0)
+            return xc_error(XDEV_ERROR_NOT_SUPPORTED, "NCCL has no dtype %d to reduce",
+                            (int)d->dtype);
+        dt = ncclUint8;
+        count *= plain_size(d->dtype);
+    }
     xc_guard_t guard;
     xdev_status_t st = xc_guard_begin(&guard, k->device);
     if (st != XDEV_SUCCESS) return st;
@@ -219,31 +233,31 @@ static xdev_status_t comm_collective(void *comm, const xdev_collective_desc_t *d
     const char *what = "";
     switch (d->kind) {
     case XDEV_COLL_ALL_REDUCE:
-        r = g.all_reduce(d->send, d->recv, d->count, dt, op_of(d->op), k->comm, s);
+        r = g.all_reduce(d->send, d->recv, count, dt, op_of(d->op), k->comm, s);
         what = "ncclAllReduce";
         break;
     case XDEV_COLL_BROADCAST:
-        r = g.broadcast(d->send, d->recv, d->count, dt, d->root, k->comm, s);
+        r = g.broadcast(d->send, d->recv, count, dt, d->root, k->comm, s);
         what = "ncclBroadcast";
         break;
     case XDEV_COLL_REDUCE:
-        r = g.reduce(d->send, d->recv, d->count, dt, op_of(d->op), d->root, k->comm, s);
+        r = g.reduce(d->send, d->recv, count, dt, op_of(d->op), d->root, k->comm, s);
         what = "ncclReduce";
         break;
     case XDEV_COLL_ALL_GATHER:
-        r = g.all_gather(d->send, d->recv, d->count, dt, k->comm, s);
+        r = g.all_gather(d->send, d->recv, count, dt, k->comm, s);
         what = "ncclAllGather";
         break;
     case XDEV_COLL_REDUCE_SCATTER:
-        r = g.reduce_scatter(d->send, d->recv, d->count, dt, op_of(d->op), k->comm, s);
+        r = g.reduce_scatter(d->send, d->recv, count, dt, op_of(d->op), k->comm, s);
         what = "ncclReduceScatter";
         break;
     case XDEV_COLL_SEND:
-        r = g.send(d->send, d->count, dt, d->root, k->comm, s);
+        r = g.send(d->send, count, dt, d->root, k->comm, s);
         what = "ncclSend";
         break;
     case XDEV_COLL_RECV:
-        r = g.recv(d->recv, d->count, dt, d->root, k->comm, s);
+        r = g.recv(d->recv, count, dt, d->root, k->comm, s);
         what = "ncclRecv";
         break;
     }

@@ -412,7 +412,8 @@ if want sanitizer; then
         "test_communicator (NCCL collectives, one process)" \
         "$B/tests/conformance/test_communicator" communicator
     SAN_ARGS="--report-api-errors no" sanitize memcheck \
-        "test_comm_procs (NCCL, ranks in processes)" "$B/tests/gpu/test_comm_procs"
+        "test_comm_procs (NCCL, a rank per process, every collective and dtype)" \
+        "$B/tests/conformance/test_comm_procs" comm_procs
     sanitize racecheck "test_cuda runtime" "$B/tests/gpu/test_cuda" runtime
     sanitize racecheck "copy_bench 4,16 MiB" "$B/bench/gpu/copy_bench" --sizes-mb 4,16 --reps 2
 fi
