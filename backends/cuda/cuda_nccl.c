@@ -3,19 +3,21 @@
  * "libnccl.so.2" through the dynamic linker's search path. Built where
  * CMake finds nccl.h (the toolkit's, or PyTorch's nvidia-nccl wheel); the
  * library itself is only needed by a program that makes a communicator,
- * and its absence is an error naming where xdev looked.
+ * and its absence is an error naming where xdev looked. The HIP plugin
+ * builds the same file over RCCL, NCCL's API for AMD GPUs (rccl/rccl.h,
+ * librccl.so.1, XDEV_RCCL_PATH: the XC_CCL_* names of xc_vendor.h).
  *
  * A rank is an ncclComm_t; ranks of this process come from ncclCommInitAll
  * over the devices' CUDA indices. Each call runs under a guard on the
  * rank's device, so the legacy default stream means that device's. NVLink
  * multicast (NVLS) is left as the environment sets it (NCCL_NVLS_ENABLE). */
 #include <dlfcn.h>
-#include <nccl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cuda_internal.h"
+#include XC_CCL_HEADER
 
 static struct {
     pthread_once_t once;
@@ -46,20 +48,19 @@ static struct {
     ncclResult_t (*init_rank)(ncclComm_t *, int, ncclUniqueId, int);
 } g = {.once = PTHREAD_ONCE_INIT};
 
-_Static_assert(sizeof(ncclUniqueId) == XDEV_COMM_NATIVE_ID_BYTES, "NCCL's id size");
+_Static_assert(sizeof(ncclUniqueId) == XDEV_COMM_NATIVE_ID_BYTES, "NCCL's (RCCL's) id size");
 
 static void load(void) {
-    const char *path = xc_state.host->get_env("XDEV_NCCL_PATH");
-    const char *name = path != NULL && path[0] != '\0' ? path : "libnccl.so.2";
+    const char *path = xc_state.host->get_env(XC_CCL_ENV);
+    const char *name = path != NULL && path[0] != '\0' ? path : XC_CCL_LIB;
     void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
     if (h == NULL) {
-        snprintf(g.why, sizeof g.why, "NCCL was not found: dlopen(\"%s\") failed (%s)%s", name,
-                 dlerror(),
-                 name == path ? " [XDEV_NCCL_PATH]"
+        snprintf(g.why, sizeof g.why, "%s was not found: dlopen(\"%s\") failed (%s)%s", XC_CCL,
+                 name, dlerror(),
+                 name == path ? " [" XC_CCL_ENV "]"
                               : "; xdev looked through the dynamic linker's search path "
-                                "(LD_LIBRARY_PATH, ld.so.cache); set XDEV_NCCL_PATH to the "
-                                "library, e.g. PyTorch's site-packages/nvidia/nccl/lib/"
-                                "libnccl.so.2");
+                                "(LD_LIBRARY_PATH, ld.so.cache); set " XC_CCL_ENV
+                                " to the library, " XC_CCL_HINT);
         g.status = XDEV_ERROR_NOT_SUPPORTED;
         return;
     }
@@ -90,8 +91,8 @@ static void load(void) {
     for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
         void *fn = dlsym(h, syms[i].sym);
         if (fn == NULL) {
-            snprintf(g.why, sizeof g.why, "%s has no %s (NCCL 2.12 or later is needed)", name,
-                     syms[i].sym);
+            snprintf(g.why, sizeof g.why, "%s has no %s (%s 2.12 or later is needed)", name,
+                     syms[i].sym, XC_CCL);
             g.status = XDEV_ERROR_NOT_SUPPORTED;
             dlclose(h);
             return;
@@ -111,7 +112,7 @@ static xdev_status_t ready(void) {
 static xdev_status_t nccl_fail(ncclResult_t r, const char *what) {
     xdev_status_t st = r == ncclInvalidArgument || r == ncclInvalidUsage ? XDEV_ERROR_INVALID_VALUE
                                                                          : XDEV_ERROR_BACKEND;
-    return xc_error(st, "%s: NCCL %d.%d.%d: %s (ncclResult_t %d)", what, g.version / 10000,
+    return xc_error(st, "%s: %s %d.%d.%d: %s (ncclResult_t %d)", what, XC_CCL, g.version / 10000,
                     g.version / 100 % 100, g.version % 100, g.error_string(r), (int)r);
 }
 
@@ -220,7 +221,7 @@ static xdev_status_t comm_collective(void *comm, const xdev_collective_desc_t *d
     if (!dtype_of(d->dtype, &dt)) {
         /* Data movement takes any dtype (xdev/communicator.h): as its bytes. */
         if (!moves || plain_size(d->dtype) == 0)
-            return xc_error(XDEV_ERROR_NOT_SUPPORTED, "NCCL has no dtype %d to reduce",
+            return xc_error(XDEV_ERROR_NOT_SUPPORTED, XC_CCL " has no dtype %d to reduce",
                             (int)d->dtype);
         dt = ncclUint8;
         count *= plain_size(d->dtype);

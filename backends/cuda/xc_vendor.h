@@ -15,6 +15,8 @@
  *                             declares hipLaunchHostFunc but does not export
  *                             it), XC_HOST_FUNC_CALL the call it makes
  *   xc_vendor_host_is_pageable  is host memory unregistered (pageable)?
+ *   XC_CCL, XC_CCL_*          the collective library under the comm table
+ *                             (NCCL / RCCL: its header, file, env variable)
  *   XC_HAVE_VMM               virtual memory slots for expandable segments
  *                             (cuda_vmm.c, CUDA's driver API; not built for
  *                             HIP, whose twin calls could not be tried here)
@@ -39,6 +41,11 @@
 
 #define XC_NAME "cuda"
 #define XC_HAVE_VMM 1
+#define XC_CCL "NCCL"
+#define XC_CCL_HEADER <nccl.h>
+#define XC_CCL_LIB "libnccl.so.2"
+#define XC_CCL_ENV "XDEV_NCCL_PATH"
+#define XC_CCL_HINT "e.g. PyTorch's site-packages/nvidia/nccl/lib/libnccl.so.2"
 #define XC_DEVICE_TYPE XDEV_DEVICE_CUDA
 #define XC_ENV(suffix) "XDEV_CUDA_" suffix
 #define XC_STREAM_LEGACY cudaStreamLegacy

@@ -106,6 +106,12 @@
 #define XC_NAME "hip"
 #define XC_DEVICE_TYPE XDEV_DEVICE_HIP
 #define XC_ENV(suffix) "XDEV_HIP_" suffix
+/* RCCL is NCCL's API for AMD GPUs (same names and ncclUniqueId). */
+#define XC_CCL "RCCL"
+#define XC_CCL_HEADER <rccl/rccl.h>
+#define XC_CCL_LIB "librccl.so.1"
+#define XC_CCL_ENV "XDEV_RCCL_PATH"
+#define XC_CCL_HINT "e.g. /opt/rocm/lib/librccl.so.1"
 /* HIP has no hipStreamLegacy: its NULL stream is the legacy default stream
  * (it synchronises with the device's blocking streams), and like CUDA's it
  * means "the current device's". */

@@ -34,7 +34,9 @@
  * opened at run time (XDEV_NCCL_PATH, else libnccl.so.2; not found: init
  * says so and where it looked); a thread that issues the calls of several
  * ranks must put them in a group (xdev_group_start/end), as NCCL requires,
- * and ranks that disagree are NCCL's undefined behaviour. HIP: not yet.
+ * and ranks that disagree are NCCL's undefined behaviour. HIP: the same
+ * over RCCL (librccl.so.1, XDEV_RCCL_PATH) where the plugin was built with
+ * rccl/rccl.h (ROCm's package; not in Debian 12: no communicators there).
  * Ranks in several processes (xdev_comm_unique_id, xdev_comm_init_rank):
  * CUDA through NCCL; the CPU backend through POSIX shared memory (the id
  * names the object; each collective moves through 1 MiB staging slots per
