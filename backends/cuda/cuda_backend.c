@@ -113,14 +113,14 @@ static const xdev_backend_api_t xc_api = {
 #ifdef XC_HAVE_CUFFT
     .fft = &xc_fft_vtable,
 #endif
-#ifdef XC_HAVE_RNG_KERNELS
+#ifdef XC_HAVE_KERNELS
     .rng = &xc_rng_vtable,
 #endif
 #ifdef XC_HAVE_TRACE
     .trace = &xc_trace_vtable,
 #endif
     .ipc = &xc_ipc_vtable,
-#ifdef XC_HAVE_RNG_KERNELS /* the device code: random fills, typed fills, conversions */
+#ifdef XC_HAVE_KERNELS /* the device code: random fills, typed fills, conversions */
     .ops = &xc_ops_vtable,
 #endif
 #ifdef XC_HAVE_NCCL

@@ -34,9 +34,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include <cublas_v2.h>
-
 #include "cuda_internal.h"
+#include XC_BLAS_HEADER
 
 /* ------------------------------------------------------------- errors */
 
@@ -126,7 +125,7 @@ static xdev_status_t handle_slow(int device, blas_handle_t **out) {
         cublasStatus_t s = cublasCreate(&bh->h);
         if (s != CUBLAS_STATUS_SUCCESS) {
             free(bh);
-            return blas_fail(s, "cublasCreate on device %d", device);
+            return blas_fail(s, XC_STR(cublasCreate) " on device %d", device);
         }
         bh->pm = CUBLAS_POINTER_MODE_HOST; /* cuBLAS's default */
     }
@@ -148,13 +147,13 @@ static xdev_status_t handle_get(int device, void *stream, cublasPointerMode_t pm
     }
     if (!bh->stream_set || bh->stream != stream) {
         cublasStatus_t s = cublasSetStream(bh->h, (cudaStream_t)stream);
-        if (s != CUBLAS_STATUS_SUCCESS) return blas_fail(s, "cublasSetStream");
+        if (s != CUBLAS_STATUS_SUCCESS) return blas_fail(s, XC_STR(cublasSetStream));
         bh->stream = stream;
         bh->stream_set = true;
     }
     if (bh->pm != pm) {
         cublasStatus_t s = cublasSetPointerMode(bh->h, pm);
-        if (s != CUBLAS_STATUS_SUCCESS) return blas_fail(s, "cublasSetPointerMode");
+        if (s != CUBLAS_STATUS_SUCCESS) return blas_fail(s, XC_STR(cublasSetPointerMode));
         bh->pm = pm;
     }
     *out = bh;
@@ -250,8 +249,7 @@ static cublasComputeType_t compute_of(const xdev_blas_gemm_desc_t *d) {
     case XDEV_DTYPE_C128:
         return CUBLAS_COMPUTE_64F;
     case XDEV_DTYPE_F32:
-        return (d->flags & XDEV_BLAS_FLAG_ALLOW_TF32) ? CUBLAS_COMPUTE_32F_FAST_TF32
-                                                      : CUBLAS_COMPUTE_32F;
+        return (d->flags & XDEV_BLAS_FLAG_ALLOW_TF32) ? XC_BLAS_COMPUTE_TF32 : CUBLAS_COMPUTE_32F;
     default:
         return CUBLAS_COMPUTE_32F;
     }
@@ -286,7 +284,7 @@ static xdev_status_t gemm_enqueue(const xdev_blas_gemm_desc_t *d, cublasHandle_t
             d->stride_b, &beta, d->c, ty, d->ldc, d->stride_c, d->batch, ct, CUBLAS_GEMM_DEFAULT);
     if (s != CUBLAS_STATUS_SUCCESS)
         return blas_fail(s, "%s(%s, m=%lld n=%lld k=%lld batch=%lld, compute %s) on device %d",
-                         d->batch == 1 ? "cublasGemmEx" : "cublasGemmStridedBatchedEx",
+                         d->batch == 1 ? XC_STR(cublasGemmEx) : XC_STR(cublasGemmStridedBatchedEx),
                          dtype_name(d->dtype), (long long)d->m, (long long)d->n, (long long)d->k,
                          (long long)d->batch,
                          ct == CUBLAS_COMPUTE_32F_FAST_TF32 ? "32F_FAST_TF32"
@@ -319,19 +317,19 @@ static xdev_status_t vec_enqueue(const xdev_blas_vec_desc_t *d, cublasHandle_t h
     const char *name;
     switch (op) {
     case VEC_AXPY:
-        name = "cublasAxpyEx_64";
+        name = XC_STR(cublasAxpyEx_64);
         s = cublasAxpyEx_64(h, d->n, &alpha, ty, d->x, ty, d->incx, d->y, ty, d->incy, ty);
         break;
     case VEC_DOT:
-        name = "cublasDotEx_64";
+        name = XC_STR(cublasDotEx_64);
         s = cublasDotEx_64(h, d->n, d->x, ty, d->incx, d->y, ty, d->incy, d->result, ty, ty);
         break;
     case VEC_NRM2:
-        name = "cublasNrm2Ex_64";
+        name = XC_STR(cublasNrm2Ex_64);
         s = cublasNrm2Ex_64(h, d->n, d->x, ty, d->incx, d->result, ty, ty);
         break;
     default:
-        name = "cublasScalEx_64";
+        name = XC_STR(cublasScalEx_64);
         s = cublasScalEx_64(h, d->n, &alpha, ty, (void *)d->x, ty, d->incx, ty);
         break;
     }

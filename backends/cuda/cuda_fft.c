@@ -8,7 +8,7 @@
  * the work area from the caching allocator on the exec's stream; an exec
  * sets the stream (cufftSetStream) and the work area (cufftSetWorkArea),
  * each only when it differs from the plan's last one, runs cufftExec*, then
- * applies desc->scale when it is not 1 (cuda_fft_scale.c).
+ * applies desc->scale when it is not 1 (cuda_fft_scale.cu).
  *
  * Destroying a plan: the core's plan cache waits for the plan's device
  * before it calls plan_destroy (core/math/fft_plan_cache.c), so an exec costs no
@@ -18,9 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cufft.h>
-
 #include "cuda_internal.h"
+#include XC_FFT_HEADER
 
 typedef struct fft_plan {
     cufftHandle h;
@@ -35,33 +34,33 @@ typedef struct fft_plan {
 static const char *result_name(cufftResult r) {
     switch (r) {
     case CUFFT_INVALID_PLAN:
-        return "CUFFT_INVALID_PLAN";
+        return XC_STR(CUFFT_INVALID_PLAN);
     case CUFFT_ALLOC_FAILED:
-        return "CUFFT_ALLOC_FAILED";
+        return XC_STR(CUFFT_ALLOC_FAILED);
     case CUFFT_INVALID_TYPE:
-        return "CUFFT_INVALID_TYPE";
+        return XC_STR(CUFFT_INVALID_TYPE);
     case CUFFT_INVALID_VALUE:
-        return "CUFFT_INVALID_VALUE";
+        return XC_STR(CUFFT_INVALID_VALUE);
     case CUFFT_INTERNAL_ERROR:
-        return "CUFFT_INTERNAL_ERROR";
+        return XC_STR(CUFFT_INTERNAL_ERROR);
     case CUFFT_EXEC_FAILED:
-        return "CUFFT_EXEC_FAILED";
+        return XC_STR(CUFFT_EXEC_FAILED);
     case CUFFT_SETUP_FAILED:
-        return "CUFFT_SETUP_FAILED";
+        return XC_STR(CUFFT_SETUP_FAILED);
     case CUFFT_INVALID_SIZE:
-        return "CUFFT_INVALID_SIZE";
+        return XC_STR(CUFFT_INVALID_SIZE);
     case CUFFT_UNALIGNED_DATA:
-        return "CUFFT_UNALIGNED_DATA";
+        return XC_STR(CUFFT_UNALIGNED_DATA);
     case CUFFT_INVALID_DEVICE:
-        return "CUFFT_INVALID_DEVICE";
+        return XC_STR(CUFFT_INVALID_DEVICE);
     case CUFFT_NO_WORKSPACE:
-        return "CUFFT_NO_WORKSPACE";
+        return XC_STR(CUFFT_NO_WORKSPACE);
     case CUFFT_NOT_IMPLEMENTED:
-        return "CUFFT_NOT_IMPLEMENTED";
+        return XC_STR(CUFFT_NOT_IMPLEMENTED);
     case CUFFT_NOT_SUPPORTED:
-        return "CUFFT_NOT_SUPPORTED";
+        return XC_STR(CUFFT_NOT_SUPPORTED);
     default:
-        return "cufftResult";
+        return XC_STR(cufftResult);
     }
 }
 
@@ -109,7 +108,7 @@ static xdev_status_t fft_plan_create(const xdev_fft_plan_desc_t *desc, void **pl
     }
     cufftResult r = cufftCreate(&p->h);
     if (r != CUFFT_SUCCESS) {
-        st = fft_fail(r, "cufftCreate", desc->device->index);
+        st = fft_fail(r, XC_STR(cufftCreate), desc->device->index);
         xc_guard_end(&g);
         free(p);
         return st;
@@ -122,9 +121,9 @@ static xdev_status_t fft_plan_create(const xdev_fft_plan_desc_t *desc, void **pl
     if (r != CUFFT_SUCCESS) {
         char what[256];
         snprintf(what, sizeof what,
-                 "cufftMakePlanMany64(rank %d, n %lldx%lldx%lld, batch %lld, type 0x%x)", p->d.rank,
-                 n[0], p->d.rank > 1 ? n[1] : 1, p->d.rank > 2 ? n[2] : 1, (long long)p->d.batch,
-                 (unsigned)p->type);
+                 XC_STR(cufftMakePlanMany64) "(rank %d, n %lldx%lldx%lld, batch %lld, type 0x%x)",
+                 p->d.rank, n[0], p->d.rank > 1 ? n[1] : 1, p->d.rank > 2 ? n[2] : 1,
+                 (long long)p->d.batch, (unsigned)p->type);
         st = fft_fail(r, what, desc->device->index);
         (void)cufftDestroy(p->h);
         xc_guard_end(&g);
@@ -148,7 +147,7 @@ static xdev_status_t fft_plan_destroy(xc_device_t *dev, void *plan) {
     cufftResult r = cufftDestroy(p->h);
     xc_guard_end(&g);
     free(p);
-    if (r != CUFFT_SUCCESS) return fft_fail(r, "cufftDestroy", device);
+    if (r != CUFFT_SUCCESS) return fft_fail(r, XC_STR(cufftDestroy), device);
     return XDEV_SUCCESS;
 }
 
@@ -175,7 +174,7 @@ static xdev_status_t exec_locked(fft_plan_t *p, const xdev_fft_exec_desc_t *x) {
     cufftResult r;
     if (!p->stream_set || p->stream != x->stream) {
         if ((r = cufftSetStream(p->h, (cudaStream_t)x->stream)) != CUFFT_SUCCESS)
-            return fft_fail(r, "cufftSetStream", x->device->index);
+            return fft_fail(r, XC_STR(cufftSetStream), x->device->index);
         p->stream = x->stream;
         p->stream_set = true;
     }
@@ -185,7 +184,7 @@ static xdev_status_t exec_locked(fft_plan_t *p, const xdev_fft_exec_desc_t *x) {
                             XC_NAME ":%d FFT exec without the plan's %zu-byte work area",
                             x->device->index, p->work_size);
         if ((r = cufftSetWorkArea(p->h, x->work)) != CUFFT_SUCCESS)
-            return fft_fail(r, "cufftSetWorkArea", x->device->index);
+            return fft_fail(r, XC_STR(cufftSetWorkArea), x->device->index);
         p->work = x->work;
         p->work_set = true;
     }
@@ -193,7 +192,15 @@ static xdev_status_t exec_locked(fft_plan_t *p, const xdev_fft_exec_desc_t *x) {
         p->work_set = false; /* re-set next time, whatever cuFFT kept */
         return fft_fail(r, "cufftExec", x->device->index);
     }
+#ifdef XC_HAVE_KERNELS
     if (x->scale != 1.0) return xc_fft_scale(&p->d, x->out, x->scale, (cudaStream_t)x->stream);
+#else
+    if (x->scale != 1.0)
+        return xc_error(XDEV_ERROR_NOT_SUPPORTED,
+                        XC_NAME ": FFT output scaling by %g needs device code, and this plugin was "
+                                "built without a device compiler (nvcc / hipcc)",
+                        x->scale);
+#endif
     return XDEV_SUCCESS;
 }
 

@@ -128,15 +128,18 @@ void xc_hostcopy_shutdown(void);
 xdev_status_t xc_smi_list_processes(int device, xdev_gpu_process_t *out, size_t cap, size_t *count);
 xdev_status_t xc_smi_utilization(int device, xdev_device_utilization_t *out);
 
-/* cuBLAS (cuda_blas.c) and cuFFT (cuda_fft.c, cuda_fft_scale.c), built when
- * CMake finds them (XC_HAVE_CUBLAS, XC_HAVE_CUFFT). Nothing releases their
- * handles or kernels at exit: at_exit makes no CUDA call (the driver may be
- * unloading) and the process's end frees them. */
+/* cuBLAS (cuda_blas.c) and cuFFT (cuda_fft.c), built when CMake finds them
+ * (XC_HAVE_CUBLAS, XC_HAVE_CUFFT; hipBLAS and hipFFT for the HIP plugin).
+ * Nothing releases their handles at exit: at_exit makes no CUDA call (the
+ * driver may be unloading) and the process's end frees them. Device code
+ * (cuda_rng.cu, cuda_ops.cu, cuda_fft_scale.cu) is built where a device
+ * compiler is (XC_HAVE_KERNELS: nvcc, or hipcc for the HIP plugin). */
 extern const xdev_blas_vtable_t xc_blas_vtable;
 extern const xdev_fft_vtable_t xc_fft_vtable;
-extern const xdev_rng_vtable_t xc_rng_vtable; /* cuda_rng.cu (XC_HAVE_RNG_KERNELS) */
-extern const xdev_ops_vtable_t xc_ops_vtable; /* cuda_ops.cu (XC_HAVE_RNG_KERNELS) */
-/* Multiply the output of an exec of the plan `d` by `scale` on `stream`. */
+extern const xdev_rng_vtable_t xc_rng_vtable; /* cuda_rng.cu */
+extern const xdev_ops_vtable_t xc_ops_vtable; /* cuda_ops.cu */
+/* Multiply the output of an exec of the plan `d` by `scale` on `stream`
+ * (cuda_fft_scale.cu, XC_HAVE_KERNELS). */
 xdev_status_t xc_fft_scale(const xdev_fft_plan_desc_t *d, void *out, double scale,
                            cudaStream_t stream);
 

@@ -1,9 +1,9 @@
 /* backends/cuda/cuda_trace.c - the trace vtable: NVTX markers and ranges
  * through the header-only nvtx3 of the toolkit (it loads a profiler's
- * injection library when one is attached, and is a cheap no-op otherwise). */
-#include <nvtx3/nvToolsExt.h>
-
+ * injection library when one is attached, and is a cheap no-op otherwise);
+ * roctx in the HIP plugin (backends/hip/hip_trace.h). */
 #include "cuda_internal.h"
+#include XC_TRACE_HEADER
 
 static xdev_status_t trace_mark(const char *msg) {
     nvtxMarkA(msg);

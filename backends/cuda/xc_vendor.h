@@ -15,6 +15,10 @@
  *                             declares hipLaunchHostFunc but does not export
  *                             it), XC_HOST_FUNC_CALL the call it makes
  *   xc_vendor_host_is_pageable  is host memory unregistered (pageable)?
+ *   XC_BLAS_HEADER, XC_FFT_HEADER, XC_TRACE_HEADER  cuBLAS, cuFFT, NVTX, or
+ *                             hipBLAS, hipFFT, roctx under their names
+ *                             (backends/hip/hip_blas.h, hip_fft.h, hip_trace.h)
+ *   XC_BLAS_COMPUTE_TF32      the compute type of an f32 GEMM allowed TF32
  *   XC_CCL, XC_CCL_*          the collective library under the comm table
  *                             (NCCL / RCCL: its header, file, env variable)
  *   XC_HAVE_VMM               virtual memory slots for expandable segments
@@ -41,6 +45,10 @@
 
 #define XC_NAME "cuda"
 #define XC_HAVE_VMM 1
+#define XC_BLAS_HEADER <cublas_v2.h>
+#define XC_FFT_HEADER <cufft.h>
+#define XC_TRACE_HEADER <nvtx3/nvToolsExt.h>
+#define XC_BLAS_COMPUTE_TF32 CUBLAS_COMPUTE_32F_FAST_TF32
 #define XC_CCL "NCCL"
 #define XC_CCL_HEADER <nccl.h>
 #define XC_CCL_LIB "libnccl.so.2"

@@ -106,6 +106,10 @@
 #define XC_NAME "hip"
 #define XC_DEVICE_TYPE XDEV_DEVICE_HIP
 #define XC_ENV(suffix) "XDEV_HIP_" suffix
+/* ROCm's libraries under the CUDA libraries' names (built where found). */
+#define XC_BLAS_HEADER "hip_blas.h"
+#define XC_FFT_HEADER "hip_fft.h"
+#define XC_TRACE_HEADER "hip_trace.h"
 /* RCCL is NCCL's API for AMD GPUs (same names and ncclUniqueId). */
 #define XC_CCL "RCCL"
 #define XC_CCL_HEADER <rccl/rccl.h>
