@@ -3,7 +3,8 @@
  * device guard. The vtables live in cuda_device.c, cuda_stream.c,
  * cuda_event.c, cuda_memory.c (+ cuda_staging.c, cuda_hostcopy.c),
  * cuda_trace.c, cuda_ipc.c, cuda_nvml.c, cuda_blas.c (cuBLAS) and
- * cuda_fft.c (+ cuda_fft_scale.c; cuFFT).
+ * cuda_fft.c (+ cuda_fft_scale.cu; cuFFT), cuda_nccl.c (NCCL), device code
+ * in cuda_rng.cu and cuda_ops.cu.
  *
  * The CUDA runtime is linked statically, so the plugin needs only the driver
  * (libcuda.so.1) at run time. Without a driver or a GPU, init fails with the

@@ -544,8 +544,8 @@ START_TEST(bad_input) {
 END_TEST
 
 /* Ranks in several processes: the id's checks; a one-rank group made with
- * init_rank (the several-process runs are tests/test_comm_procs_cpu.c and
- * tests/gpu/test_comm_procs.c). */
+ * init_rank (the several-process runs are test_comm_procs.c and
+ * tests/test_comm_procs_cpu.c). */
 START_TEST(procs_api) {
     xdev_comm_id_t id;
     memset(&id, 0, sizeof id);
