@@ -172,6 +172,13 @@ static cufftResult run(const fft_plan_t *p, const xdev_fft_exec_desc_t *x) {
 /* With the device current (the core serialises execs of one plan). */
 static xdev_status_t exec_locked(fft_plan_t *p, const xdev_fft_exec_desc_t *x) {
     cufftResult r;
+#ifndef XC_HAVE_KERNELS /* refused before the transform writes anything */
+    if (x->scale != 1.0)
+        return xc_error(XDEV_ERROR_NOT_SUPPORTED,
+                        XC_NAME ": FFT output scaling by %g needs device code, and this plugin was "
+                                "built without a device compiler (nvcc / hipcc)",
+                        x->scale);
+#endif
     if (!p->stream_set || p->stream != x->stream) {
         if ((r = cufftSetStream(p->h, (cudaStream_t)x->stream)) != CUFFT_SUCCESS)
             return fft_fail(r, XC_STR(cufftSetStream), x->device->index);
@@ -194,12 +201,6 @@ static xdev_status_t exec_locked(fft_plan_t *p, const xdev_fft_exec_desc_t *x) {
     }
 #ifdef XC_HAVE_KERNELS
     if (x->scale != 1.0) return xc_fft_scale(&p->d, x->out, x->scale, (cudaStream_t)x->stream);
-#else
-    if (x->scale != 1.0)
-        return xc_error(XDEV_ERROR_NOT_SUPPORTED,
-                        XC_NAME ": FFT output scaling by %g needs device code, and this plugin was "
-                                "built without a device compiler (nvcc / hipcc)",
-                        x->scale);
 #endif
     return XDEV_SUCCESS;
 }

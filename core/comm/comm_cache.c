@@ -8,9 +8,13 @@
  * calls over the same set reuse it. A set whose group cannot be made (no
  * NCCL, init failure) is remembered as such, so the caller falls back to
  * copies without retrying, and the failed attempt leaves the thread's error
- * state as it was. One group is used by one call at a time (NCCL
- * communicators are not for concurrent use): xdev_comm_cache_get returns
- * with the entry's lock held until xdev_comm_cache_put. */
+ * state as it was. One cached group is used at a time, process-wide (as
+ * torch's AutoNcclGroup does): NCCL communicators are not for concurrent
+ * use, and two threads enqueueing collectives of different groups onto the
+ * same streams in opposite orders would deadlock the devices.
+ * xdev_comm_cache_get returns with that lock held until xdev_comm_cache_put.
+ * A group that failed a call, or reports an asynchronous error, is not used
+ * again: later calls over its set fall back to copies. */
 #include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -26,12 +30,12 @@ typedef struct entry {
     int n;
     xdev_device_record_t *recs[XDEV_MAX_DEVICES];
     xdev_comm_t comms[XDEV_MAX_DEVICES];
-    bool usable; /* false: the group could not be made; fall back */
-    pthread_mutex_t use;
+    bool usable; /* false: the group could not be made, or failed; fall back */
     struct entry *next;
 } entry_t;
 
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER; /* the list, creation */
+static pthread_mutex_t g_use = PTHREAD_MUTEX_INITIALIZER;  /* one group in use at a time */
 static entry_t *g_entries;
 
 static entry_t *find(xdev_device_record_t *const *recs, int n) {
@@ -48,7 +52,6 @@ static entry_t *make(xdev_device_record_t *const *recs, int n) {
     if (e == NULL) return NULL;
     e->n = n;
     memcpy(e->recs, recs, (size_t)n * sizeof *recs);
-    pthread_mutex_init(&e->use, NULL);
     xdev_device_t devs[XDEV_MAX_DEVICES];
     for (int i = 0; i < n; i++)
         devs[i] = recs[i]->id;
@@ -69,13 +72,24 @@ bool xdev_comm_cache_get(xdev_device_record_t *const *recs, int n, xdev_comm_t *
     entry_t *e = find(recs, n);
     if (e == NULL) e = make(recs, n);
     pthread_mutex_unlock(&g_lock);
-    if (e == NULL || !e->usable) return false;
-    pthread_mutex_lock(&e->use);
+    if (e == NULL) return false;
+    pthread_mutex_lock(&g_use);
+    if (e->usable) { /* a group NCCL reports broken is dropped, not reused */
+        xdev_error_state_t saved;
+        xdev_core_error_save(&saved);
+        if (xdev_comm_check(e->comms[0]) != XDEV_SUCCESS) e->usable = false;
+        xdev_core_error_restore(&saved);
+    }
+    if (!e->usable) {
+        pthread_mutex_unlock(&g_use);
+        return false;
+    }
     *comms = e->comms;
     return true;
 }
 
-void xdev_comm_cache_put(xdev_comm_t *comms) {
+void xdev_comm_cache_put(xdev_comm_t *comms, bool failed) {
     entry_t *e = (entry_t *)((char *)comms - offsetof(entry_t, comms));
-    pthread_mutex_unlock(&e->use);
+    if (failed) e->usable = false; /* under g_use, as every reader */
+    pthread_mutex_unlock(&g_use);
 }

@@ -16,10 +16,11 @@ xdev_status_t xdev_comm_buffer_device(const void *p, size_t n, const char *arg, 
 /* A group over recs[0..n) (n >= 2, distinct devices of one backend with
  * native communicators), made at its first use and kept (comm_cache.c):
  * true with *comms = its n ranks in order, locked for the caller until
- * xdev_comm_cache_put; false when the backend has none or the group could
- * not be made (the caller falls back; the error state is untouched). */
+ * xdev_comm_cache_put (failed: the call failed, do not use the group
+ * again); false when the backend has none or the group could not be made
+ * or is broken (the caller falls back; the error state is untouched). */
 bool xdev_comm_cache_get(xdev_device_record_t *const *recs, int n, xdev_comm_t **comms);
-void xdev_comm_cache_put(xdev_comm_t *comms);
+void xdev_comm_cache_put(xdev_comm_t *comms, bool failed);
 
 struct xdev_shm_group;
 

@@ -395,27 +395,46 @@ static void run_shm(void *arg) {
     free(t);
 }
 
+/* Count task `t` of rank c in flight, give it its number (*seq: its send or
+ * recv pair's, else the collectives') and queue fn(t) on stream. Undone if
+ * the group was aborted; a launch that fails spends the number, so the
+ * group's ranks are out of step and its error says so. Frees t on failure. */
+static xdev_status_t enqueue(xdev_comm_t c, const task_t *p, uint64_t *seq, xdev_stream_t stream,
+                             void (*fn)(void *), void *t) {
+    group_t *g = c->g;
+    pthread_mutex_lock(&g->m);
+    bool aborted = g->aborted;
+    if (!aborted) {
+        c->inflight++;
+        *seq = p->p2p ? atomic_fetch_add(p->is_send ? &c->sends[p->root] : &c->recvs[p->root], 1)
+                      : c->next_seq++;
+    }
+    pthread_mutex_unlock(&g->m);
+    if (aborted) {
+        free(t);
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                         "rank %d's group was aborted (xdev_comm_abort): destroy its ranks",
+                         c->rank);
+    }
+    xdev_status_t st = xdev_core_launch_host_func(stream, fn, t);
+    if (st != XDEV_SUCCESS) {
+        pthread_mutex_lock(&g->m);
+        c->inflight--;
+        set_async(g, st, "an operation could not be enqueued: the group's ranks are out of step");
+        pthread_mutex_unlock(&g->m);
+        free(t);
+    }
+    return st;
+}
+
 static xdev_status_t submit_shm(const task_t *p, xdev_stream_t stream) {
-    xdev_comm_t c = p->comm;
     shm_task_t *t = malloc(sizeof *t);
     if (t == NULL) return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for a task");
     xdev_collective_kind_t kind =
         p->p2p ? (p->is_send ? XDEV_COLL_SEND : XDEV_COLL_RECV) : g_coll_kind[p->kind];
-    uint64_t seq =
-        p->p2p ? atomic_fetch_add(p->is_send ? &c->sends[p->root] : &c->recvs[p->root], 1) : 0;
     *t = (shm_task_t){
-        c, {sizeof t->d, kind, p->send, p->recv, p->count, p->dtype, (int)p->op, p->root}, seq};
-    pthread_mutex_lock(&c->g->m);
-    c->inflight++;
-    pthread_mutex_unlock(&c->g->m);
-    xdev_status_t st = xdev_core_launch_host_func(stream, run_shm, t);
-    if (st != XDEV_SUCCESS) {
-        pthread_mutex_lock(&c->g->m);
-        c->inflight--;
-        pthread_mutex_unlock(&c->g->m);
-        free(t);
-    }
-    return st;
+        p->comm, {sizeof t->d, kind, p->send, p->recv, p->count, p->dtype, (int)p->op, p->root}, 0};
+    return enqueue(p->comm, p, &t->seq, stream, run_shm, t);
 }
 
 static xdev_status_t submit(task_t *proto, xdev_stream_t stream) {
@@ -427,32 +446,7 @@ static xdev_status_t submit(task_t *proto, xdev_stream_t stream) {
     task_t *t = malloc(sizeof *t);
     if (t == NULL) return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for a task");
     *t = *proto;
-    group_t *g = c->g;
-    pthread_mutex_lock(&g->m);
-    bool aborted = g->aborted;
-    if (!aborted) {
-        c->inflight++;
-        if (t->p2p)
-            t->seq = atomic_fetch_add(t->is_send ? &c->sends[t->root] : &c->recvs[t->root], 1);
-        else
-            t->seq = c->next_seq++;
-    }
-    pthread_mutex_unlock(&g->m);
-    if (aborted) {
-        free(t);
-        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
-                         "rank %d's group was aborted (xdev_comm_abort): destroy its ranks",
-                         c->rank);
-    }
-    st = xdev_core_launch_host_func(stream, run_task, t);
-    if (st != XDEV_SUCCESS) { /* never queued: undo (the sequence number is spent) */
-        pthread_mutex_lock(&g->m);
-        c->inflight--;
-        set_async(g, st, "a collective could not be enqueued: the group's ranks are out of step");
-        pthread_mutex_unlock(&g->m);
-        free(t);
-    }
-    return st;
+    return enqueue(c, proto, &t->seq, stream, run_task, t);
 }
 
 static xdev_status_t check_reduce_args(xdev_dtype_t dtype, xdev_reduce_op_t op) {

@@ -263,11 +263,6 @@ xdev_status_t xdev_comm_reduce_add(const void *const *srcs, int n, void *dst, si
                                  "srcs[%d] overlaps dst without being dst", i);
     }
     XDEV_CHECK(distinct(recs, n, "srcs"));
-    if (!XDEV_HAS(drec->be, ops, add))
-        return XDEV_API_FAIL(XDEV_ERROR_NOT_SUPPORTED,
-                             "the %s backend does not implement ops.add (ABI 2.2), which "
-                             "reduce_add sums with",
-                             drec->be->name);
     if (count == 0) return XDEV_SUCCESS;
     int root = -1;
     for (int i = 0; i < n; i++)
@@ -275,10 +270,15 @@ xdev_status_t xdev_comm_reduce_add(const void *const *srcs, int n, void *dst, si
     xdev_comm_t *comms;
     if (root >= 0 && xdev_comm_cache_get(recs, n, &comms)) {
         xdev_status_t st = reduce_by_comm(comms, srcs, n, dst, count, dtype, root);
-        xdev_comm_cache_put(comms);
+        xdev_comm_cache_put(comms, st != XDEV_SUCCESS);
         XDEV_CHECK(st);
         return XDEV_SUCCESS;
     }
+    if (!XDEV_HAS(drec->be, ops, add)) /* the copies-and-adds path */
+        return XDEV_API_FAIL(XDEV_ERROR_NOT_SUPPORTED,
+                             "the %s backend does not implement ops.add (ABI 2.2), which "
+                             "reduce_add sums with where no communicator does",
+                             drec->be->name);
     xdev_stream_t ds;
     XDEV_CHECK(xdev_core_current_stream(drec, &ds));
     int first = in_place >= 0 ? in_place : 0;

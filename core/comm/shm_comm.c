@@ -19,9 +19,12 @@
  * of its own, "<group>-a-b-n", made and filled by the send without waiting
  * for the receiver (so two ranks may each send before they receive, as on
  * one process's CPU devices); the n-th recv on b from a waits for it,
- * checks its count and dtype, copies it out and unlinks it. The header
- * counts each pair's messages made and taken, so the last rank to leave
- * unlinks any never received. */
+ * checks its count and dtype, copies it out and unlinks it; the last rank
+ * to leave unlinks any never received. A message holds /dev/shm pages
+ * until its recv runs (a full /dev/shm fails the send, not the process).
+ * A process that dies without destroying its rank leaves its group's
+ * objects behind. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -58,9 +61,7 @@ typedef struct shm_hdr {
     uint64_t generation;
     int aborted;
     shm_desc_t desc[MAX_SHM_RANKS];
-    int left;                                             /* ranks that left (the last sweeps) */
-    _Atomic uint64_t sent[MAX_SHM_RANKS][MAX_SHM_RANKS];  /* [a][b]: messages a made for b */
-    _Atomic uint64_t taken[MAX_SHM_RANKS][MAX_SHM_RANKS]; /* [a][b]: of those, b received */
+    int left; /* ranks that left (the last sweeps) */
 } shm_hdr_t;
 
 struct xdev_shm_group {
@@ -80,6 +81,13 @@ typedef struct shm_msg {
 
 #define MSG_DATA ((size_t)64)
 _Static_assert(sizeof(shm_msg_t) <= MSG_DATA, "message header fits before the data");
+
+/* Size a new shared-memory object and reserve its pages now: ftruncate alone
+ * reserves nothing on tmpfs, and a write into a full /dev/shm then kills the
+ * process with SIGBUS instead of failing here. 0 or an errno value. */
+static int reserve(int fd, size_t bytes) {
+    return posix_fallocate(fd, 0, (off_t)bytes);
+}
 
 static size_t header_bytes(void) {
     return (sizeof(shm_hdr_t) + 4095) & ~(size_t)4095;
@@ -127,11 +135,14 @@ xdev_status_t xdev_shm_join(const void *id, size_t len, int nranks, int rank,
     }
     if (fd < 0)
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "shm_open(%s): %s", name, strerror(errno));
-    if (creator && ftruncate(fd, (off_t)bytes) != 0) {
+    int rerr = creator ? reserve(fd, bytes) : 0;
+    if (rerr != 0) {
         close(fd);
         shm_unlink(name);
-        return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "ftruncate(%s, %zu): %s", name, bytes,
-                         strerror(errno));
+        return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY,
+                         "no shared memory for %s (%zu bytes: header and %d 1 MiB staging "
+                         "slots; /dev/shm full?): %s",
+                         name, bytes, nranks, strerror(rerr));
     }
     for (int waited = 0; !creator; waited++) { /* the creator sizes it */
         struct stat sb;
@@ -317,6 +328,10 @@ static void msg_name(const xdev_shm_group_t *g, int src, int dst, uint64_t seq, 
 static xdev_status_t shm_send(xdev_shm_group_t *g, const xdev_collective_desc_t *d, uint64_t seq,
                               char *err, size_t errlen) {
     char name[160];
+    if (g->h->aborted) {
+        snprintf(err, errlen, "send to rank %d: the group was aborted: nothing sent", d->root);
+        return XDEV_ERROR_INVALID_VALUE;
+    }
     msg_name(g, g->rank, d->root, seq, name, sizeof name);
     size_t bytes = d->count * xdev_dtype_size(d->dtype);
     int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
@@ -325,12 +340,17 @@ static xdev_status_t shm_send(xdev_shm_group_t *g, const xdev_collective_desc_t 
         return XDEV_ERROR_INVALID_VALUE;
     }
     void *p = MAP_FAILED;
-    if (ftruncate(fd, (off_t)(MSG_DATA + bytes)) == 0)
+    int rerr = reserve(fd, MSG_DATA + bytes);
+    if (rerr == 0) {
         p = mmap(NULL, MSG_DATA + bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (p == MAP_FAILED) rerr = errno;
+    }
     close(fd);
     if (p == MAP_FAILED) {
-        snprintf(err, errlen, "send to rank %d: no shared memory for %zu bytes (%s)", d->root,
-                 bytes, strerror(errno));
+        snprintf(err, errlen,
+                 "send to rank %d: no shared memory for %zu bytes (%s; a message waits in "
+                 "/dev/shm until its recv runs)",
+                 d->root, bytes, strerror(rerr));
         shm_unlink(name);
         return XDEV_ERROR_OUT_OF_MEMORY;
     }
@@ -342,16 +362,14 @@ static xdev_status_t shm_send(xdev_shm_group_t *g, const xdev_collective_desc_t 
     munmap(p, MSG_DATA + bytes);
     shm_hdr_t *h = g->h;
     pthread_mutex_lock(&h->m);
-    atomic_fetch_add(&h->sent[g->rank][d->root], 1);
-    pthread_cond_broadcast(&h->cv);
+    pthread_cond_broadcast(&h->cv); /* a recv waiting for it looks again */
     pthread_mutex_unlock(&h->m);
     return XDEV_SUCCESS;
 }
 
 /* Open the seq-th message from `peer` once it is ready (NULL: aborted or
  * timed out; *bytes_out its mapping's size). */
-static shm_msg_t *await_msg(xdev_shm_group_t *g, int peer, uint64_t seq, const char *name,
-                            size_t *map_out) {
+static shm_msg_t *await_msg(xdev_shm_group_t *g, const char *name, size_t *map_out) {
     shm_hdr_t *h = g->h;
     struct timespec end;
     deadline_in(&end, TIMEOUT_S);
@@ -384,8 +402,7 @@ static shm_msg_t *await_msg(xdev_shm_group_t *g, int peer, uint64_t seq, const c
         }
         pthread_mutex_lock(&h->m);
         bool stop = h->aborted;
-        if (!stop && atomic_load(&h->sent[peer][g->rank]) <= seq)
-            pthread_cond_timedwait(&h->cv, &h->m, &nap);
+        if (!stop) pthread_cond_timedwait(&h->cv, &h->m, &nap); /* a send's broadcast wakes it */
         pthread_mutex_unlock(&h->m);
         if (stop) return NULL;
     }
@@ -398,7 +415,7 @@ static xdev_status_t shm_recv(xdev_shm_group_t *g, const xdev_collective_desc_t 
     int peer = d->root;
     msg_name(g, peer, g->rank, seq, name, sizeof name);
     size_t map = 0;
-    shm_msg_t *m = await_msg(g, peer, seq, name, &map);
+    shm_msg_t *m = g->h->aborted ? NULL : await_msg(g, name, &map);
     if (m == NULL) {
         snprintf(err, errlen,
                  "recv from rank %d: the group was aborted (xdev_comm_abort, or rank %d did not "
@@ -418,7 +435,6 @@ static xdev_status_t shm_recv(xdev_shm_group_t *g, const xdev_collective_desc_t 
     }
     munmap(m, map);
     shm_unlink(name);
-    atomic_fetch_add(&g->h->taken[peer][g->rank], 1);
     return st;
 }
 
@@ -428,16 +444,21 @@ xdev_status_t xdev_shm_p2p(xdev_shm_group_t *g, const xdev_collective_desc_t *d,
                                      : shm_recv(g, d, seq, err, errlen);
 }
 
-/* The last rank to leave: unlink every message made but never received. */
+/* The last rank to leave: unlink every message of the group never received
+ * (whatever the order sends and recvs ran in), found by name: POSIX shared
+ * memory objects are the files of /dev/shm on Linux. */
 static void sweep(xdev_shm_group_t *g) {
-    char name[160];
-    for (int a = 0; a < g->nranks; a++)
-        for (int b = 0; b < g->nranks; b++)
-            for (uint64_t k = atomic_load(&g->h->taken[a][b]); k < atomic_load(&g->h->sent[a][b]);
-                 k++) {
-                msg_name(g, a, b, k, name, sizeof name);
-                shm_unlink(name);
-            }
+    DIR *dir = opendir("/dev/shm");
+    if (dir == NULL) return;
+    const char *base = g->name + 1; /* without the leading '/' */
+    size_t len = strlen(base);
+    char name[300];
+    for (struct dirent *e; (e = readdir(dir)) != NULL;)
+        if (strncmp(e->d_name, base, len) == 0 && e->d_name[len] == '-') {
+            snprintf(name, sizeof name, "/%s", e->d_name);
+            shm_unlink(name);
+        }
+    closedir(dir);
 }
 
 void xdev_shm_abort(xdev_shm_group_t *g) {

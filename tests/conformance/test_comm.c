@@ -240,6 +240,51 @@ START_TEST(reduce_add_in_place) {
 }
 END_TEST
 
+/* Which way reduce_add went: with communicators (CUDA + NCCL) and dst on a
+ * source's device it is one reduce, which takes no temporary from the
+ * caching allocator; the copies-and-adds fallback (CPU, no NCCL) takes one
+ * per remote source. So the count of allocations on dst's device tells. */
+START_TEST(reduce_add_path) {
+    XT_REQUIRE_DEVICES(2);
+    size_t count = 4096, bytes = count * 4;
+    void *srcs[2] = {dalloc(0, bytes), dalloc(1, bytes)}, *dst = dalloc(0, bytes);
+    float *h = malloc(bytes);
+    for (int d = 0; d < 2; d++) {
+        for (size_t i = 0; i < count; i++)
+            h[i] = (float)(d + 1) * (float)(i % 13);
+        XT_OK(xdev_set_device(xt_dev(d)));
+        XT_OK(xdev_memcpy(srcs[d], h, bytes));
+    }
+    xdev_comm_t probe[2];
+    xdev_device_t devs[2] = {xt_dev(0), xt_dev(1)};
+    bool comm = false;
+    if (xt_type() != XDEV_DEVICE_CPU && xdev_comm_init_all(probe, 2, devs) == XDEV_SUCCESS) {
+        comm = true;
+        XT_OK(xdev_comm_destroy(probe[0]));
+        XT_OK(xdev_comm_destroy(probe[1]));
+    }
+    xdev_clear_error();
+    /* once to make the group (its first use), then counted */
+    XT_OK(xdev_comm_reduce_add((const void *const *)srcs, 2, dst, count, XDEV_DTYPE_F32));
+    sync_all(2);
+    int64_t before = xt_mem_stats(0).allocation[0].allocated;
+    XT_OK(xdev_comm_reduce_add((const void *const *)srcs, 2, dst, count, XDEV_DTYPE_F32));
+    sync_all(2);
+    int64_t took = xt_mem_stats(0).allocation[0].allocated - before;
+    ck_assert_msg(took == (comm ? 0 : 1),
+                  "reduce_add took %lld temporaries; communicators %s: want %d (%s path)",
+                  (long long)took, comm ? "present" : "absent", comm ? 0 : 1,
+                  comm ? "NCCL" : "copy");
+    xt_peek(h, dst, bytes);
+    for (size_t i = 0; i < count; i++)
+        ck_assert_msg(h[i] == 3.0f * (float)(i % 13), "dst[%zu] = %g", i, h[i]);
+    free(h);
+    XT_OK(xdev_free(dst));
+    XT_OK(xdev_free(srcs[0]));
+    XT_OK(xdev_free(srcs[1]));
+}
+END_TEST
+
 START_TEST(scatter_gather_round_trip) {
     int n = xt_device_count() < 4 ? xt_device_count() : 4;
     size_t chunks[4] = {1000, 3 * MIB, 17, 65536}, bytes = 0;
@@ -368,6 +413,7 @@ int main(int argc, char **argv) {
     tcase_add_test(tc, broadcast_is_stream_ordered);
     tcase_add_test(tc, reduce_add_every_dtype);
     tcase_add_test(tc, reduce_add_in_place);
+    tcase_add_test(tc, reduce_add_path);
     tcase_add_test(tc, scatter_gather_round_trip);
     tcase_add_test(tc, broadcast_coalesced_buckets);
     tcase_add_test(tc, comm_bad_input);

@@ -10,10 +10,12 @@
  * NCCL on CUDA. Values are small integers, so every reduction is exact in
  * every dtype (f16 and bf16 included) except avg of floats, checked to a
  * rounding. Conformance entry comm_procs. */
+#include <dirent.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "xdev/support/half.h"
 #include "xt.h"
@@ -167,6 +169,8 @@ static int movement(xdev_comm_t c, xdev_dtype_t t, void *d, void *d2, unsigned c
     for (size_t b = 0; b < bytes; b++)
         h[b] = (unsigned char)(g_rank * 31 + b * 7);
     COK(xdev_memcpy(d, h, bytes));
+    COK(xdev_memset_async(d2, 0xee, bytes, NULL)); /* not the all_gather's bytes: a recv
+                                                      that writes nothing fails */
     /* A group: NCCL needs the pair of one rank in one (a send alone could
      * wait for its receiver); the CPU backend takes it as brackets. */
     COK(xdev_group_start());
@@ -231,6 +235,23 @@ static int child(int rank, int n, const char *hex) {
 
 static char g_argv0[4096];
 
+/* Is an object of a group this process made still in /dev/shm (the CPU
+ * backend's ids name "/xdev-comm-<pid>-...")? Its name in `out`. */
+static bool shm_left(char *out, size_t len) {
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "xdev-comm-%ld-", (long)getpid());
+    DIR *dir = opendir("/dev/shm");
+    if (dir == NULL) return false;
+    bool found = false;
+    for (struct dirent *e; !found && (e = readdir(dir)) != NULL;)
+        if (strncmp(e->d_name, prefix, strlen(prefix)) == 0) {
+            snprintf(out, len, "%s", e->d_name);
+            found = true;
+        }
+    closedir(dir);
+    return found;
+}
+
 START_TEST(every_collective_in_processes) {
     int n;
     if (xt_type() == XDEV_DEVICE_CPU) {
@@ -248,6 +269,10 @@ START_TEST(every_collective_in_processes) {
     setenv("XT_COMM_PROCS_N", tag, 1);
     int bad = xt_spawn_ranks(g_argv0, n, &id, "comm_procs");
     ck_assert_msg(bad == 0, "a rank of %d failed (its reason is on stderr)", n);
+    if (xt_type() == XDEV_DEVICE_CPU) { /* the group and its messages leave nothing behind */
+        char left[300] = "";
+        ck_assert_msg(!shm_left(left, sizeof left), "/dev/shm still holds %s", left);
+    }
 }
 END_TEST
 
