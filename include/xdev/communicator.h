@@ -43,8 +43,11 @@
  * rank; ranks that disagree are reported as above; a rank that does not
  * arrive within 120 s aborts the group; a send is a shared-memory object
  * of its own, made without waiting for the receiver, so every rank may send
- * before it receives; a recv whose count or dtype differs from its send
- * writes nothing and is reported by the receiving rank's xdev_comm_check). */
+ * before it receives - it holds /dev/shm pages until its recv runs, and a
+ * full /dev/shm fails it (XDEV_ERROR_OUT_OF_MEMORY from xdev_comm_check);
+ * a recv whose count or dtype differs from its send writes nothing and is
+ * reported by the receiving rank's xdev_comm_check; a process that dies
+ * without destroying its rank leaves the group's objects in /dev/shm). */
 #ifndef XDEV_COMMUNICATOR_H
 #define XDEV_COMMUNICATOR_H
 
