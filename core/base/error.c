@@ -26,7 +26,7 @@ static _Thread_local xdev_status_t tls_status;
 static pthread_key_t g_key;
 static pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
 static int g_key_ok;
-static char g_no_buffer[] = "xdev: no memory for this thread's error message";
+static const char g_no_buffer[] = "xdev: no memory for this thread's error message";
 
 /* Thread exit: free the buffer, and forget it, for a failure reported by a
  * later destructor on this thread makes a new one. */

@@ -675,3 +675,25 @@ double xt_load(xdev_dtype_t dt, const void *h, size_t i) {
         return (double)((const int64_t *)h)[i];
     }
 }
+
+void xt_store(xdev_dtype_t dt, void *h, size_t i, double v) {
+    switch (dt) {
+    case XDEV_DTYPE_F32:
+        ((float *)h)[i] = (float)v;
+        break;
+    case XDEV_DTYPE_F64:
+        ((double *)h)[i] = v;
+        break;
+    case XDEV_DTYPE_F16:
+        ((uint16_t *)h)[i] = xdev_f32_to_f16((float)v);
+        break;
+    case XDEV_DTYPE_BF16:
+        ((uint16_t *)h)[i] = xdev_f32_to_bf16((float)v);
+        break;
+    case XDEV_DTYPE_I32:
+        ((int32_t *)h)[i] = (int32_t)v;
+        break;
+    default:
+        ((int64_t *)h)[i] = (int64_t)v;
+    }
+}

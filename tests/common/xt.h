@@ -35,6 +35,9 @@ double xt_scale(void);
 /* Element i of a host array of dtype dt (f16, bf16, f32, f64, i32, i64) as
  * a double: for checking device results on the host. */
 double xt_load(xdev_dtype_t dt, const void *h, size_t i);
+/* Element i of such an array = v (rounded to the dtype: f16/bf16 to
+ * nearest even through float, integers truncated). */
+void xt_store(xdev_dtype_t dt, void *h, size_t i, double v);
 /* base * xt_scale(), at least `min`. */
 int xt_iters(int base, int min);
 

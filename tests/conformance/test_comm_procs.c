@@ -17,7 +17,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "xdev/support/half.h"
 #include "xt.h"
 #include "xt_procs.h"
 
@@ -50,31 +49,6 @@ static int value(int r, size_t i) {
     return (int)((i * 7 + (size_t)r * 13) % 9) - 4;
 }
 
-static void store(void *h, xdev_dtype_t t, size_t i, double v) {
-    switch ((int)t) {
-    case XDEV_DTYPE_F16:
-        ((uint16_t *)h)[i] = xdev_f32_to_f16((float)v);
-        break;
-    case XDEV_DTYPE_BF16:
-        ((uint16_t *)h)[i] = xdev_f32_to_bf16((float)v);
-        break;
-    case XDEV_DTYPE_F32:
-        ((float *)h)[i] = (float)v;
-        break;
-    case XDEV_DTYPE_F64:
-        ((double *)h)[i] = v;
-        break;
-    case XDEV_DTYPE_I32:
-        ((int32_t *)h)[i] = (int32_t)v;
-        break;
-    case XDEV_DTYPE_I64:
-        ((int64_t *)h)[i] = (int64_t)v;
-        break;
-    default: /* u8, i8 */
-        ((uint8_t *)h)[i] = (uint8_t)(int)v;
-    }
-}
-
 /* op over every rank's value(r, i + shift) (sum, prod, min, max, avg). */
 static double expected(xdev_reduce_op_t op, xdev_dtype_t t, size_t i) {
     double acc = value(0, i);
@@ -105,7 +79,7 @@ static int reductions(xdev_comm_t c, xdev_dtype_t t, void *d, void *d2, void *h)
     const char *tn = xdev_dtype_name(t);
     for (int op = XDEV_REDUCE_SUM; op <= XDEV_REDUCE_AVG; op++) {
         for (size_t i = 0; i < COUNT; i++)
-            store(h, t, i, value(g_rank, i));
+            xt_store(t, h, i, value(g_rank, i));
         COK(xdev_memcpy(d, h, bytes));
         COK(xdev_all_reduce(c, d, d2, COUNT, t, (xdev_reduce_op_t)op, NULL));
         COK(xdev_memcpy(h, d2, bytes));
@@ -118,7 +92,7 @@ static int reductions(xdev_comm_t c, xdev_dtype_t t, void *d, void *d2, void *h)
     /* reduce: sum onto the last rank, others' recvbuf untouched */
     int root = g_n - 1;
     for (size_t i = 0; i < COUNT; i++)
-        store(h, t, i, value(g_rank, i));
+        xt_store(t, h, i, value(g_rank, i));
     COK(xdev_memcpy(d, h, bytes));
     COK(xdev_memset_async(d2, 0, bytes, NULL));
     COK(xdev_reduce(c, d, d2, COUNT, t, XDEV_REDUCE_SUM, root, NULL));
@@ -132,7 +106,7 @@ static int reductions(xdev_comm_t c, xdev_dtype_t t, void *d, void *d2, void *h)
      * gets the sum of its part */
     for (int k = 0; k < g_n; k++)
         for (size_t i = 0; i < COUNT; i++)
-            store(h, t, (size_t)k * COUNT + i, value(g_rank, (size_t)k * COUNT + i));
+            xt_store(t, h, (size_t)k * COUNT + i, value(g_rank, (size_t)k * COUNT + i));
     COK(xdev_memcpy(d, h, bytes * (size_t)g_n));
     COK(xdev_reduce_scatter(c, d, d2, COUNT, t, XDEV_REDUCE_SUM, NULL));
     COK(xdev_memcpy(h, d2, bytes));

@@ -92,28 +92,6 @@ static double value(int r, size_t i) {
     return (double)(1 + (int)((i * 7 + (size_t)r * 3) % 3)) * (i % 5 == 4 ? -1.0 : 1.0);
 }
 
-static void store(xdev_dtype_t dt, void *h, size_t i, double v) {
-    switch (dt) {
-    case XDEV_DTYPE_F32:
-        ((float *)h)[i] = (float)v;
-        break;
-    case XDEV_DTYPE_F64:
-        ((double *)h)[i] = v;
-        break;
-    case XDEV_DTYPE_F16:
-        ((uint16_t *)h)[i] = xdev_f32_to_f16((float)v);
-        break;
-    case XDEV_DTYPE_BF16:
-        ((uint16_t *)h)[i] = xdev_f32_to_bf16((float)v);
-        break;
-    case XDEV_DTYPE_I32:
-        ((int32_t *)h)[i] = (int32_t)v;
-        break;
-    default:
-        ((int64_t *)h)[i] = (int64_t)v;
-    }
-}
-
 static double expected(xdev_reduce_op_t op, xdev_dtype_t dt, size_t i) {
     double acc = value(0, i);
     for (int r = 1; r < nr; r++) {
@@ -138,7 +116,7 @@ static void fill(int r, void *p, xdev_dtype_t dt, size_t count) {
     size_t e = xdev_dtype_size(dt);
     void *h = malloc(count * e);
     for (size_t i = 0; i < count; i++)
-        store(dt, h, i, value(r, i));
+        xt_store(dt, h, i, value(r, i));
     XT_OK(xdev_memcpy(p, h, count * e));
     free(h);
 }
