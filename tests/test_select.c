@@ -4,6 +4,7 @@
  * (`test_select <scenario>`) with its own environment; see CMakeLists.txt.
  * The fake "cuda" plugins live in tests/plugins/. Scenarios that assume no
  * real cuda/hip plugin is installed skip (exit 77) when one is. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -471,6 +472,25 @@ START_TEST(env_malformed) {
 }
 END_TEST
 
+/* XDEV_TRACE_FILE naming a directory: one clean message naming the variable
+ * and the path once, then the system's reason (the message was once
+ * formatted from itself: "XDEV_TRACE_FILE=/tmp: XDEV_TRACE_FILE=/tmp:
+ *  writing: Is a directory"). */
+START_TEST(env_trace_dir) {
+    const char *dir = getenv("XDEV_TRACE_FILE");
+    ck_assert_msg(dir && *dir, "XDEV_TRACE_FILE not set");
+    XT_ERR(XDEV_ERROR_ENV, xdev_init(), "XDEV_TRACE_FILE");
+    char want[4096];
+    snprintf(want, sizeof want,
+             "xdev_init: xdev could not initialise: XDEV_TRACE_FILE=%s: cannot open it for "
+             "writing: %s",
+             dir, strerror(EISDIR));
+    ck_assert_str_eq(xdev_last_error(), want);
+    /* later calls report the same reason */
+    XT_ERR(XDEV_ERROR_ENV, xdev_device_count(XDEV_DEVICE_CPU, &(int){0}), want + 11);
+}
+END_TEST
+
 typedef struct {
     const char *name;
     const TTest *test;
@@ -502,6 +522,7 @@ int main(int argc, char **argv) {
         {"cuda_oldminor", cuda_oldminor, false, false},
         {"bogus", bogus_backend, false, false},
         {"env_malformed", env_malformed, false, false},
+        {"env_trace_dir", env_trace_dir, false, false},
     };
     const size_t n = sizeof scenarios / sizeof scenarios[0];
     if (argc >= 2 && strcmp(argv[1], "cuda_real") == 0) {

@@ -8,7 +8,13 @@
  * TLS is static TLS (thread_state.h) and must stay a few hundred bytes, or
  * dlopen of libxdev (ctypes, JNI) fails for want of spare static TLS. If
  * that buffer cannot be had, the status is still kept and the message says
- * so. */
+ * so.
+ *
+ * A new message may be formatted from the current one ("XDEV_TRACE_FILE=%s:
+ * %s", ..., xdev_last_error()): vsnprintf into a buffer that one of its
+ * arguments points into is undefined behaviour (it garbled such messages).
+ * So every message is formatted into a scratch half of the same allocation
+ * first and copied over the message only when complete. */
 #include "base/error_internal.h"
 
 #include <pthread.h>
@@ -21,7 +27,9 @@
 _Static_assert(sizeof(((xdev_error_state_t *)0)->message) == XDEV_MESSAGE_MAX,
                "xdev_error_state_t holds a whole message");
 
-static _Thread_local char *tls_buffer; /* XDEV_MESSAGE_MAX bytes, or NULL before the first */
+/* The message (XDEV_MESSAGE_MAX bytes) then the scratch for formatting the
+ * next one (as many), or NULL before the first failure. */
+static _Thread_local char *tls_buffer;
 static _Thread_local xdev_status_t tls_status;
 static pthread_key_t g_key;
 static pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
@@ -45,7 +53,7 @@ static char *message_buffer(void) {
     if (tls_buffer != NULL) return tls_buffer;
     pthread_once(&g_key_once, make_key);
     if (!g_key_ok) return NULL;
-    char *b = calloc(1, XDEV_MESSAGE_MAX);
+    char *b = calloc(2, XDEV_MESSAGE_MAX);
     if (b == NULL) return NULL;
     if (pthread_setspecific(g_key, b) != 0) {
         free(b);
@@ -123,10 +131,21 @@ void xdev_core_error_restore(const xdev_error_state_t *saved) {
     b[n] = '\0';
 }
 
+/* Install the text formatted in the scratch half as the message. */
+static void install_scratch(char *b) {
+    const char *scratch = b + XDEV_MESSAGE_MAX;
+    size_t n = strnlen(scratch, XDEV_MESSAGE_MAX - 1);
+    memcpy(b, scratch, n);
+    b[n] = '\0';
+}
+
 xdev_status_t xdev_core_fail_v(xdev_status_t status, const char *fmt, va_list ap) {
     tls_status = status;
     char *b = message_buffer();
-    if (b != NULL) vsnprintf(b, XDEV_MESSAGE_MAX, fmt, ap);
+    if (b == NULL) return status;
+    char *scratch = b + XDEV_MESSAGE_MAX; /* an argument may be the message itself */
+    if (vsnprintf(scratch, XDEV_MESSAGE_MAX, fmt, ap) < 0) scratch[0] = '\0';
+    install_scratch(b);
     return status;
 }
 
@@ -138,16 +157,20 @@ xdev_status_t xdev_core_fail(xdev_status_t status, const char *fmt, ...) {
     return status;
 }
 
-/* The one place a backend's vendor error is formatted: straight into the
- * thread's message, "<what>: <name>: <text>". */
+/* The one place a backend's vendor error is formatted: "<what>: <name>:
+ * <text>", through the scratch half like every message. */
 xdev_status_t xdev_core_fail_vendor(xdev_status_t status, const char *name, const char *text,
                                     const char *what, va_list ap) {
     tls_status = status;
     char *b = message_buffer();
     if (b == NULL) return status;
-    int n = vsnprintf(b, XDEV_MESSAGE_MAX, what, ap);
+    char *scratch = b + XDEV_MESSAGE_MAX;
+    int n = vsnprintf(scratch, XDEV_MESSAGE_MAX, what, ap);
     size_t used = n < 0 ? 0 : (size_t)n < XDEV_MESSAGE_MAX ? (size_t)n : XDEV_MESSAGE_MAX - 1;
-    snprintf(b + used, XDEV_MESSAGE_MAX - used, ": %s: %s", name ? name : "?", text ? text : "?");
+    scratch[used] = '\0';
+    snprintf(scratch + used, XDEV_MESSAGE_MAX - used, ": %s: %s", name ? name : "?",
+             text ? text : "?");
+    install_scratch(b);
     return status;
 }
 

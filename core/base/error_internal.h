@@ -8,7 +8,12 @@
  * The rule (xdev/error.h): only a failing public call changes the thread's
  * error state. Code that calls something which may fail and then handles the
  * failure (probing a backend, a fallback, a bool query) must not leave that
- * failure behind: bracket it with xdev_core_error_save / _restore. */
+ * failure behind: bracket it with xdev_core_error_save / _restore.
+ *
+ * An argument may be the thread's current message (xdev_last_error()): the
+ * formatter writes into a scratch buffer first (error.c). Still, say what
+ * failed in the new message rather than wrapping the old one, so that a
+ * path or a name is not repeated. */
 #ifndef XDEV_CORE_ERROR_INTERNAL_H
 #define XDEV_CORE_ERROR_INTERNAL_H
 

@@ -1,8 +1,11 @@
 /* json_check.c - a recursive-descent JSON syntax check with a depth limit
- * (no tree is built: the memory view's page parses the text itself). */
+ * (no tree is built: the memory view's page parses the text itself), and a
+ * look at the top-level object's members for the page builders. */
 #include "base/json_check.h"
 
 #include <string.h>
+
+#include "base/utf8.h"
 
 typedef struct {
     const char *s;
@@ -33,6 +36,12 @@ static bool string(cursor_t *c) {
             return true;
         }
         if (ch < 0x20) return fail(c, "no control character inside a string");
+        if (ch >= 0x80) { /* JSON text is UTF-8 (RFC 8259 section 8.1) */
+            size_t k = xdev_utf8_char(c->s + c->i, c->n - c->i);
+            if (k == 0) return fail(c, "UTF-8 (these bytes begin no character)");
+            c->i += k;
+            continue;
+        }
         if (ch == '\\') {
             c->i++;
             if (c->i >= c->n) break;
@@ -154,4 +163,32 @@ bool xdev_json_check(const char *text, size_t len, size_t *at, const char **what
         *what = c.what;
     }
     return ok;
+}
+
+/* Walks only the top level, skipping each member's value with the checker
+ * itself, so a name nested deeper is never taken for a top-level one. */
+char xdev_json_top_member(const char *text, size_t len, const char *name) {
+    cursor_t c = {text, len, 0, NULL};
+    skip_ws(&c);
+    if (c.i >= c.n || text[c.i] != '{') return 0;
+    c.i++;
+    size_t name_len = strlen(name);
+    char found = 0;
+    for (;;) {
+        skip_ws(&c);
+        if (c.i >= c.n || text[c.i] != '"') return found; /* '}' of an empty object */
+        size_t key = c.i + 1;
+        if (!string(&c)) return 0;
+        bool match = c.i - 1 - key == name_len && memcmp(text + key, name, name_len) == 0;
+        skip_ws(&c);
+        if (c.i >= c.n || text[c.i] != ':') return 0;
+        c.i++;
+        skip_ws(&c);
+        if (c.i >= c.n) return 0;
+        if (match) found = text[c.i]; /* the last one wins, as in JSON.parse */
+        if (!value(&c, 1)) return 0;
+        skip_ws(&c);
+        if (c.i >= c.n || text[c.i] != ',') return found;
+        c.i++;
+    }
 }

@@ -6,9 +6,18 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* True when text[0..len) is one JSON value surrounded only by whitespace.
+/* True when text[0..len) is one JSON value surrounded only by whitespace,
+ * its strings valid UTF-8.
  * Otherwise *at = the byte offset of the first error and *what = what was
  * expected there (a static string). Nesting deeper than 512 is an error. */
 bool xdev_json_check(const char *text, size_t len, size_t *at, const char **what);
+
+/* For text that xdev_json_check accepted: the first byte of the value of
+ * the top-level object's member `name` ('[' for an array, '{', '"', 't',
+ * 'f', 'n', '-' or a digit), the last such member when it repeats; 0 when
+ * the text is not an object or has no member of that name among its own
+ * (one nested deeper does not count). The name is matched as written,
+ * without escapes. */
+char xdev_json_top_member(const char *text, size_t len, const char *name);
 
 #endif

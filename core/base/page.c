@@ -1,6 +1,7 @@
-/* page.c - a view template with JSON in it. The JSON is checked first, so a
- * damaged file is an error naming the byte rather than a page that fails in
- * the browser. */
+/* page.c - a view template with JSON in it. The JSON is checked first (UTF-8,
+ * syntax, the required top-level array), so a damaged file is an error
+ * naming the byte or the member rather than a page that fails in the
+ * browser. */
 #include "base/page.h"
 
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include "base/error_internal.h"
 #include "base/json_check.h"
 #include "base/strbuf.h"
+#include "base/utf8.h"
 
 /* '<' only occurs inside JSON strings, where "\u003c" means the same;
  * escaping it keeps "</script>" or "<!--" in a value from ending the page's
@@ -36,18 +38,19 @@ xdev_status_t xdev_page_with_json(const char *tmpl, const char *marker, const ch
                          "length",
                          len);
     size_t at;
+    if (!xdev_utf8_valid(json, len, &at))
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                         "not UTF-8 (JSON must be): byte %zu of %zu (0x%02x) begins no character",
+                         at, len, (unsigned char)json[at]);
     const char *expected;
     if (!xdev_json_check(json, len, &at, &expected))
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "not JSON: at byte %zu of %zu, expected %s", at,
                          len, expected);
-    char member[64];
-    snprintf(member, sizeof member, "\"%s\"", required);
-    size_t first = 0;
-    while (first < len && strchr(" \t\r\n", json[first]) != NULL)
-        first++;
-    if (first >= len || json[first] != '{' || memmem(json, len, member, strlen(member)) == NULL)
-        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "the JSON is not %s (an object with %s)", what,
-                         member);
+    char kind = xdev_json_top_member(json, len, required);
+    if (kind != '[')
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "the JSON is not %s: %s \"%s\" %s", what,
+                         kind == 0 ? "it needs a top-level member" : "its top-level member",
+                         required, kind == 0 ? "holding an array" : "is not an array");
     const char *mark = strstr(tmpl, marker);
     if (mark == NULL) return XDEV_FAIL(XDEV_ERROR_INTERNAL, "the page template has no %s", marker);
     xdev_strbuf_t sb = {0};

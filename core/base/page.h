@@ -9,7 +9,8 @@
 #include "xdev/error.h"
 
 /* The page `tmpl` with `json` (len bytes) in place of `marker`. The JSON
- * (no NUL byte before len) must be valid and an object holding the member `"<required>"`; else
+ * (no NUL byte before len) must be valid UTF-8, valid JSON, and an object
+ * whose own (top-level) member `"<required>"` is an array; else
  * XDEV_ERROR_INVALID_VALUE naming the byte or the member, with `what` ("an
  * xdev memory snapshot") in the message. *html is malloc'ed; *html_len
  * (if not NULL) its length. Messages are unprefixed (XDEV_FAIL). */

@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "base/utf8.h"
+
 static void op(xdev_strbuf_t *sb, unsigned char c) {
     xdev_strbuf_append(sb, &c, 1);
 }
@@ -34,12 +36,15 @@ void xdev_pickle_list_end(xdev_strbuf_t *sb) {
     op(sb, 'e'); /* APPENDS */
 }
 
+/* BINUNICODE must hold UTF-8 (pickle.load decodes it strictly): bytes
+ * that are not are written as U+FFFD, and the length counts the result. */
 void xdev_pickle_str(xdev_strbuf_t *sb, const char *s) {
-    size_t n = strlen(s);
+    size_t len = strlen(s);
+    size_t n = xdev_utf8_sanitized_len(s, len);
     unsigned char hdr[5] = {'X', (unsigned char)n, (unsigned char)(n >> 8),
                             (unsigned char)(n >> 16), (unsigned char)(n >> 24)}; /* BINUNICODE */
     xdev_strbuf_append(sb, hdr, 5);
-    xdev_strbuf_append(sb, s, n);
+    xdev_strbuf_append_utf8(sb, s, len);
 }
 
 /* LONG1: a length byte, then the two's complement value, little-endian, in

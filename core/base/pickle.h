@@ -18,6 +18,7 @@ void xdev_pickle_dict_begin(xdev_strbuf_t *sb);
 void xdev_pickle_dict_end(xdev_strbuf_t *sb);
 void xdev_pickle_list_begin(xdev_strbuf_t *sb);
 void xdev_pickle_list_end(xdev_strbuf_t *sb);
+/* A str: bytes of s that are not UTF-8 become U+FFFD. */
 void xdev_pickle_str(xdev_strbuf_t *sb, const char *s);
 void xdev_pickle_int(xdev_strbuf_t *sb, int64_t v);
 void xdev_pickle_uint(xdev_strbuf_t *sb, uint64_t v);

@@ -17,9 +17,14 @@ void xdev_strbuf_printf(xdev_strbuf_t *sb, const char *fmt, ...)
 /* Append n bytes (binary data too; a NUL follows them, not counted in len). */
 void xdev_strbuf_append(xdev_strbuf_t *sb, const void *bytes, size_t n);
 
+/* Append s[0..n) with every byte that begins no UTF-8 character replaced
+ * by U+FFFD, so that what is written is valid UTF-8 whatever s holds. */
+void xdev_strbuf_append_utf8(xdev_strbuf_t *sb, const char *s, size_t n);
+
 /* Append s as a JSON string literal: quotes, backslashes and control
- * characters escaped, and '<' as \u003c so that the text can sit inside an
- * HTML <script> element without closing it. */
+ * characters escaped, '<' as \u003c so that the text can sit inside an
+ * HTML <script> element without closing it, and bytes that are not UTF-8
+ * as U+FFFD (JSON is UTF-8: json.load and JSON.parse refuse them). */
 void xdev_strbuf_json_string(xdev_strbuf_t *sb, const char *s);
 
 #endif

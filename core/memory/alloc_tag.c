@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/error_internal.h"
+#include "base/utf8.h"
 #include "memory/alloc_internal.h"
 
 #define TAG_DEPTH_MAX 32
@@ -78,6 +79,11 @@ xdev_status_t xdev_memory_tag_push(const char *tag) {
     if (len == 0 || len > TAG_LEN_MAX)
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, "tag length %zu is not in 1..%d", len,
                              TAG_LEN_MAX);
+    size_t bad;
+    if (!xdev_utf8_valid(tag, len, &bad))
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
+                             "the tag is not UTF-8: byte %zu (0x%02x) begins no character", bad,
+                             (unsigned char)tag[bad]);
     if (tls_depth == TAG_DEPTH_MAX)
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
                              "this thread already has %d tags pushed (the most); pop one first",

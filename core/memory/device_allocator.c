@@ -340,11 +340,14 @@ static xdev_status_t direct_wait_before_free(const void *ptr) {
         return XDEV_SUCCESS; /* not a direct-mode allocation: nothing to wait for */
     xdev_status_t st =
         XDEV_HAS(da->be, device, synchronize) ? xdev_be_device_synchronize(da->rec) : XDEV_SUCCESS;
-    if (st != XDEV_SUCCESS)
+    if (st != XDEV_SUCCESS) {
+        char why[512]; /* a copy: a message is never formatted from the thread's own */
+        snprintf(why, sizeof why, "%s", xdev_last_error());
         return XDEV_FAIL(st,
                          "%s:%d: XDEV_NO_MEMORY_CACHING frees wait for the device, which failed "
                          "(%s); the allocation %p is still live",
-                         e.be->name, e.index, xdev_last_error(), ptr);
+                         e.be->name, e.index, why, ptr);
+    }
     return XDEV_SUCCESS;
 }
 

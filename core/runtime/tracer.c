@@ -15,6 +15,7 @@
 #include "base/env.h"
 #include "base/error_internal.h"
 #include "base/strbuf.h"
+#include "base/utf8.h"
 #include "runtime/dispatch.h"
 #include "runtime/stream_internal.h"
 #include "runtime/tracer_state.h"
@@ -414,29 +415,42 @@ void xdev_tracer_marker(char phase, const char *msg) {
     xdev_trec_t *r = instant_locked(&t, XDEV_TREC_MARKER);
     if (r != NULL) {
         r->phase = phase;
-        snprintf(r->label, sizeof r->label, "%s", msg ? msg : "");
+        /* cut at a character, bad bytes as U+FFFD: the file stays UTF-8 */
+        xdev_utf8_copy(r->label, sizeof r->label, msg ? msg : "");
         r->pid = 0;
         r->tid = host_track(t);
     }
     pthread_mutex_unlock(&xdev_tracer.lock);
 }
 
-/* Open the file and begin a session (lock held). */
-static xdev_status_t start_locked(const char *path) {
-    if (xdev_tracer.cur != NULL)
+/* Open the file and begin a session (lock held). For XDEV_TRACE_FILE (env)
+ * a failure is XDEV_ERROR_ENV and its message begins with the variable and
+ * its value, the path named once: the message is formatted here, never from
+ * an earlier one. */
+static xdev_status_t start_locked(const char *path, bool env) {
+    if (xdev_tracer.cur != NULL) {
+        if (env) return XDEV_FAIL(XDEV_ERROR_ENV, "XDEV_TRACE_FILE=%s: a trace is running", path);
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
                          "a trace into '%s' is already running (xdev_trace_stop first)",
                          xdev_tracer.cur->path);
+    }
     size_t len = strlen(path);
     if (len == 0 || len >= sizeof xdev_tracer.cur->path)
-        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "the trace path's length %zu is not in 1..%zu",
-                         len, sizeof xdev_tracer.cur->path - 1);
+        return XDEV_FAIL(env ? XDEV_ERROR_ENV : XDEV_ERROR_INVALID_VALUE,
+                         "%sthe trace path's length %zu is not in 1..%zu",
+                         env ? "XDEV_TRACE_FILE: " : "", len, sizeof xdev_tracer.cur->path - 1);
     xdev_trace_session_t *t = calloc(1, sizeof *t);
-    if (t == NULL) return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for a trace");
+    if (t == NULL) {
+        if (env) return XDEV_FAIL(XDEV_ERROR_ENV, "XDEV_TRACE_FILE=%s: no host memory", path);
+        return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for a trace");
+    }
     t->out = fopen(path, "w");
     if (t->out == NULL) {
         int err = errno;
         free(t);
+        if (env)
+            return XDEV_FAIL(XDEV_ERROR_ENV, "XDEV_TRACE_FILE=%s: cannot open it for writing: %s",
+                             path, strerror(err));
         return XDEV_FAIL(XDEV_ERROR_IO, "cannot open '%s' for writing: %s", path, strerror(err));
     }
     memcpy(t->path, path, len + 1);
@@ -479,9 +493,9 @@ static void stop_at_exit(void) {
     xdev_core_error_restore(&saved);
 }
 
-static xdev_status_t start(const char *path) {
+static xdev_status_t start(const char *path, bool env) {
     pthread_mutex_lock(&xdev_tracer.lock);
-    xdev_status_t st = start_locked(path);
+    xdev_status_t st = start_locked(path, env);
     if (st == XDEV_SUCCESS && !g_atexit_registered) g_atexit_registered = atexit(stop_at_exit) == 0;
     pthread_mutex_unlock(&xdev_tracer.lock);
     return st;
@@ -490,16 +504,13 @@ static xdev_status_t start(const char *path) {
 xdev_status_t xdev_tracer_env_start(void) {
     const char *path = getenv("XDEV_TRACE_FILE");
     if (path == NULL || path[0] == '\0') return XDEV_SUCCESS;
-    xdev_status_t st = start(path);
-    if (st != XDEV_SUCCESS)
-        return XDEV_FAIL(XDEV_ERROR_ENV, "XDEV_TRACE_FILE=%s: %s", path, xdev_last_error());
-    return XDEV_SUCCESS;
+    return start(path, true);
 }
 
 xdev_status_t xdev_trace_start(const char *path) {
     XDEV_REQUIRE_ARG(path);
     XDEV_CHECK(xdev_core_ensure_init());
-    XDEV_CHECK(start(path));
+    XDEV_CHECK(start(path, false));
     return XDEV_SUCCESS;
 }
 

@@ -62,7 +62,7 @@ typedef struct xdev_trec {
     const char *name; /* spans, memory: a static string */
     const char *fmt;  /* spans: the arguments' format (NULL: args holds them) */
     xdev_targ_t argv[XDEV_TRACE_ARGS];
-    char label[64]; /* markers: the message (truncated) */
+    char label[64]; /* markers: the message, at most 63 bytes cut at a character (trace.h) */
     char args[128]; /* memory: JSON members without braces */
     int pid, tid;   /* track: pid 0 = host (tid = thread), else device (tid = stream) */
     int host_tid;   /* spans: the enqueuing thread */

@@ -151,8 +151,11 @@ XDEV_API xdev_status_t xdev_memory_record_history(xdev_device_t device, bool ena
  * phases): allocations this thread makes after push carry the path of the
  * pushed tags joined by '/' ("step/forward/attn") into snapshot blocks,
  * history entries and the memory view (xdev/memviz.h), until the matching
- * pop. Per thread; at most 32 deep; a tag is 1..255 bytes and a path at
- * most 1023; at most 65536 distinct paths per process (kept until exit). */
+ * pop. Per thread; at most 32 deep; a tag is 1..255 bytes of UTF-8 (any
+ * character, control characters included: the snapshot escapes them; bytes
+ * that are not UTF-8 are XDEV_ERROR_INVALID_VALUE, for the snapshot JSON
+ * and the torch pickle hold only UTF-8) and a path at most 1023; at most
+ * 65536 distinct paths per process (kept until exit). */
 XDEV_API xdev_status_t xdev_memory_tag_push(const char *tag);
 /* Drop this thread's innermost tag; error when none is pushed. */
 XDEV_API xdev_status_t xdev_memory_tag_pop(void);

@@ -21,10 +21,13 @@ extern "C" {
 #endif
 
 /* The page for a snapshot's JSON text (what xdev_memory_snapshot returned,
- * perhaps read back from a file): `len` bytes, which must be one JSON
- * object with a "segments" member. *html (NUL-terminated, *html_len bytes
- * without the NUL) is malloc'ed: free() it. Malformed JSON is
- * XDEV_ERROR_INVALID_VALUE naming the byte offset. */
+ * perhaps read back from a file): `len` bytes of UTF-8, which must be one
+ * JSON object with a "segments" array among its own members. *html
+ * (NUL-terminated, *html_len bytes without the NUL) is malloc'ed: free()
+ * it. Text that is not UTF-8 or not JSON is XDEV_ERROR_INVALID_VALUE naming
+ * the byte offset; an object without a top-level "segments" array is
+ * XDEV_ERROR_INVALID_VALUE too. Segments or blocks of the wrong types pass
+ * here: the page checks them and shows what is wrong instead of drawing. */
 XDEV_API xdev_status_t xdev_memory_viz_html(const char *snapshot_json, size_t len, char **html,
                                             size_t *html_len);
 

@@ -6,7 +6,11 @@
  * no-ops (the CPU; HIP until roctx is available). The core counts the open
  * ranges of each thread, so the depths are the same whether or not a
  * profiler is attached. While a stream trace runs, markers are also
- * recorded in it (on the calling thread's track).
+ * recorded in it (on the calling thread's track): there a marker's text is
+ * kept to its first 63 bytes, cut before a character that would not fit
+ * whole, and bytes that are not UTF-8 are written as U+FFFD, so the trace
+ * file is valid UTF-8 JSON whatever the text (the profiler gets the text as
+ * given).
  *
  * The stream trace records what each stream ran: copies (direction, bytes),
  * memsets, host functions, GEMM and BLAS vector ops, FFTs, random fills,
@@ -62,8 +66,10 @@ XDEV_API xdev_status_t xdev_trace_stop(void);
  * where Perfetto is not at hand: one row per host thread and device stream,
  * a memory counter row per device, flow lines from enqueue to execution,
  * zoom and hover. *html (NUL-terminated, *html_len bytes) is malloc'ed:
- * free() it. Malformed JSON is XDEV_ERROR_INVALID_VALUE naming the byte.
- * The tool `xdev-memviz --trace` writes it for a file. */
+ * free() it. Text that is not UTF-8, malformed JSON, or JSON whose
+ * top-level object has no "traceEvents" array is XDEV_ERROR_INVALID_VALUE
+ * naming the byte or the member. The tool `xdev-memviz --trace` writes it
+ * for a file. */
 XDEV_API xdev_status_t xdev_trace_view_html(const char *trace_json, size_t len, char **html,
                                             size_t *html_len);
 

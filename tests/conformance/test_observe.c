@@ -5,9 +5,12 @@
  * (xdev_trace_start/stop): valid JSON, one track per stream, events sorted
  * by time, device intervals that measure the work (a 30 ms host function
  * lasts >= 30 ms on its stream while its enqueue takes far less), allocator
- * events and markers, and its bad-input cases. The full structure check of a
+ * events and markers, and its bad-input cases; text that is not UTF-8 (tags
+ * refused, markers repaired and cut at a character) never makes a file
+ * Python's json.load or pickle.load refuses. The full structure check of a
  * trace and a page loaded in a real browser are tests/observe's.
  * Conformance: XDEV_BACKEND=<backend under test>. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +54,41 @@ static int count(const char *hay, const char *needle) {
     for (const char *p = strstr(hay, needle); p != NULL; p = strstr(p + 1, needle))
         n++;
     return n;
+}
+
+/* Write n bytes to a new file `path`. */
+static void spill(const char *path, const void *data, size_t n) {
+    FILE *f = fopen(path, "wb");
+    ck_assert_msg(f != NULL, "cannot write %s", path);
+    ck_assert_uint_eq(fwrite(data, 1, n, f), n);
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+/* Python's own reader (json.load, strict UTF-8, or pickle.load: `kind`) on
+ * the file `path`, through check_loads.py: it must load, and hold each of
+ * the strings that follow (a NULL ends them) exactly. Where no Python 3
+ * was found at configure time this says so and checks nothing. */
+static void python_loads(const char *kind, const char *path, ...) {
+    const char *python = XT_PYTHON;
+    if (python[0] == '\0') {
+        printf("%s not loaded in Python: no Python 3 found at configure time\n", path);
+        return;
+    }
+    static char cmd[16384];
+    int n = snprintf(cmd, sizeof cmd, "'%s' '%s' %s '%s'", python, XT_CHECK_LOADS, kind, path);
+    va_list ap;
+    va_start(ap, path);
+    for (const char *want = va_arg(ap, const char *); want != NULL;
+         want = va_arg(ap, const char *)) {
+        n += snprintf(cmd + n, sizeof cmd - (size_t)n, " ");
+        for (const unsigned char *b = (const unsigned char *)want; *b; b++)
+            n += snprintf(cmd + n, sizeof cmd - (size_t)n, "%02x", *b);
+    }
+    va_end(ap);
+    ck_assert_uint_lt((size_t)n, sizeof cmd);
+    fflush(stdout);
+    int rc = system(cmd);
+    ck_assert_msg(rc == 0, "Python could not read %s (%s): %s", path, kind, cmd);
 }
 
 /* ------------------------------------------------------------------ tags */
@@ -125,6 +163,49 @@ START_TEST(tags_bad_input) {
 }
 END_TEST
 
+/* JSON and pickle hold only UTF-8: a tag that is not is refused at push;
+ * any character is kept, control characters, quotes and '<' included, and
+ * Python's json.load and pickle.load read the snapshots back to the tag. */
+START_TEST(tags_utf8) {
+    static const char *const bad[] = {"bad\xff",
+                                      "cut\xc3",
+                                      "\xc0\xaf overlong",
+                                      "\xed\xa0\x80 surrogate",
+                                      "\xf4\x90\x80\x80 >10FFFF",
+                                      "\x80 continuation",
+                                      "two\xe2\x82"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_memory_tag_push(bad[i]), "UTF-8");
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_memory_tag_pop(), "no tag is pushed");
+    const char *tag =
+        "caf\xc3\xa9 \xe2\x82\xac\xf0\x9f\x98\x80 tab\tnl\ncr\r\x01\x1f\x7f \"q\\ <s>";
+    XT_OK(xdev_memory_record_history(xt_dev(0), true, 64));
+    XT_OK(xdev_memory_tag_push(tag));
+    void *p = NULL;
+    XT_OK(xdev_malloc_device(xt_dev(0), &p, 1 * MIB));
+    XT_OK(xdev_memory_tag_pop());
+    char *json = NULL;
+    XT_OK(xdev_memory_snapshot(&json));
+    char err[256];
+    ck_assert_msg(json_check(json, err, sizeof err), "%s", err);
+    const char *path = tmp_path("utf8-snapshot.json");
+    spill(path, json, strlen(json));
+    free(json);
+    python_loads("json", path, tag, (const char *)NULL);
+    unlink(path);
+    void *data = NULL;
+    size_t n = 0;
+    XT_OK(xdev_memory_snapshot_torch(xt_type(), &data, &n));
+    path = tmp_path("utf8-snapshot.pickle");
+    spill(path, data, n);
+    free(data);
+    python_loads("pickle", path, tag, (const char *)NULL);
+    unlink(path);
+    XT_OK(xdev_free(p));
+    XT_OK(xdev_memory_record_history(xt_dev(0), false, 0));
+}
+END_TEST
+
 /* ------------------------------------------------------------------ memory view */
 
 START_TEST(memviz_page_holds_snapshot) {
@@ -174,6 +255,30 @@ START_TEST(memviz_bad_input) {
            "not an xdev memory snapshot");
     XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_memory_viz_html("{\"segments\":[]}\0x", 17, &html, &len),
            "NUL");
+    /* JSON is UTF-8: other bytes are refused, naming where */
+    const char *latin1 = "{\"segments\":[],\"x\":\"\xe9t\xe9\"}";
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_memory_viz_html(latin1, strlen(latin1), &html, &len),
+           "UTF-8", "byte 20");
+    ck_assert_ptr_null(html);
+    /* "segments" must be the top-level object's own member, an array */
+    static const char *const outline[] = {
+        "{\"x\":{\"segments\":[]}}",           /* nested */
+        "{\"x\":[{\"segments\":[]}]}",         /* nested in an array */
+        "{\"note\":\"segments\",\"x\":[]}",    /* the name as a value */
+        "{\"segments\":{\"blocks\":[]}}",      /* not an array */
+        "{\"segments\":\"[]\"}",               /* not an array */
+        "{\"segments\":[],\"segments\":null}", /* the last one counts, as in a browser */
+    };
+    for (size_t i = 0; i < sizeof outline / sizeof outline[0]; i++) {
+        XT_ERR(XDEV_ERROR_INVALID_VALUE,
+               xdev_memory_viz_html(outline[i], strlen(outline[i]), &html, &len),
+               "not an xdev memory snapshot", "\"segments\"");
+        ck_assert_ptr_null(html);
+    }
+    const char *spaced = " { \"a\" : {\"segments\":1} , \"segments\" : [ ] } ";
+    XT_OK(xdev_memory_viz_html(spaced, strlen(spaced), &html, &len));
+    free(html);
+    html = NULL;
     XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_memory_viz_write(NULL), "path");
     XT_ERR(XDEV_ERROR_IO, xdev_memory_viz_write("/nonexistent-dir/x/view.html"),
            "/nonexistent-dir/x/view.html");
@@ -322,6 +427,43 @@ START_TEST(trace_fork_child_leaves_the_file) {
 }
 END_TEST
 
+/* A marker is kept to 63 bytes in the trace, cut before a character that
+ * would not fit whole, bytes that are not UTF-8 written as U+FFFD: the file
+ * stays JSON that Python reads, whatever the markers held. */
+START_TEST(trace_marker_utf8) {
+    char two[101] = "", four[101] = "", ascii[71];
+    for (int i = 0; i < 50; i++)
+        strcat(two, "\xc3\xa9"); /* U+00E9, 2 bytes: 100 bytes, 63 falls inside one */
+    for (int i = 0; i < 25; i++)
+        strcat(four, "\xf0\x9f\x98\x80"); /* U+1F600, 4 bytes */
+    memset(ascii, 'a', 70);
+    ascii[70] = '\0';
+    const char *path = tmp_path("trace-utf8.json");
+    XT_OK(xdev_trace_start(path));
+    XT_OK(xdev_trace_mark(two));
+    XT_OK(xdev_trace_range_push(four, NULL));
+    XT_OK(xdev_trace_range_pop(NULL));
+    XT_OK(xdev_trace_mark("x\xff\xc3(y"));
+    XT_OK(xdev_trace_mark(ascii));
+    XT_OK(xdev_trace_stop());
+    char kept_two[64], kept_four[64], kept_ascii[64];
+    snprintf(kept_two, sizeof kept_two, "%.62s", two);    /* 31 characters */
+    snprintf(kept_four, sizeof kept_four, "%.60s", four); /* 15 characters */
+    snprintf(kept_ascii, sizeof kept_ascii, "%.63s", ascii);
+    const char *repaired = "x\xef\xbf\xbd\xef\xbf\xbd(y";
+    char *json = slurp(path);
+    char err[256];
+    ck_assert_msg(json_check(json, err, sizeof err), "%s", err);
+    const char *kept[] = {kept_two, kept_four, repaired, kept_ascii};
+    for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++)
+        ck_assert_msg(strstr(json, xt_fmt("{\"name\":\"%s\",\"cat\":\"marker\"", kept[i])),
+                      "marker %zu not kept as its longest whole-character prefix", i);
+    free(json);
+    python_loads("json", path, kept_two, kept_four, repaired, kept_ascii, (const char *)NULL);
+    unlink(path);
+}
+END_TEST
+
 START_TEST(trace_bad_input) {
     XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_trace_stop(), "no trace is running");
     XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_trace_start(NULL), "path");
@@ -347,6 +489,13 @@ START_TEST(trace_bad_input) {
     free(json);
     XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_trace_view_html("{\"segments\":[]}", 15, &html, &len),
            "traceEvents");
+    const char *nested = "{\"x\":{\"traceEvents\":[]}}";
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_trace_view_html(nested, strlen(nested), &html, &len),
+           "traceEvents");
+    const char *not_utf8 = "{\"traceEvents\":[{\"name\":\"\xff\"}]}";
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_trace_view_html(not_utf8, strlen(not_utf8), &html, &len),
+           "UTF-8", "byte 25");
+    ck_assert_ptr_null(html);
     XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_trace_view_html(NULL, 0, &html, &len), "trace_json");
     XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_trace_view_html("{}", 2, NULL, &len), "html");
     unlink(path);
@@ -360,6 +509,7 @@ int main(int argc, char **argv) {
     tcase_add_test(tc, tags_label_blocks_and_history);
     tcase_add_test(tc, tags_in_torch_frames);
     tcase_add_test(tc, tags_bad_input);
+    tcase_add_test(tc, tags_utf8);
     suite_add_tcase(s, tc);
     tc = tcase_create("memviz");
     tcase_add_checked_fixture(tc, setup, NULL);
@@ -372,6 +522,7 @@ int main(int argc, char **argv) {
     tcase_add_test(tc, trace_records_streams);
     tcase_add_test(tc, trace_off_records_nothing);
     tcase_add_test(tc, trace_fork_child_leaves_the_file);
+    tcase_add_test(tc, trace_marker_utf8);
     tcase_add_test(tc, trace_bad_input);
     suite_add_tcase(s, tc);
     return xt_run(srunner_create(s), "observe", argc, argv);

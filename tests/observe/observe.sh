@@ -13,7 +13,8 @@
 #                                        message, no script error, the snapshot's segment
 #                                        count and the trace's track count drawn;
 #                                        screenshots kept in OUT_DIR (memory_view.png,
-#                                        trace.png)
+#                                        trace.png); pages of JSON with wrong-typed segments,
+#                                        blocks or trace args show their error, no script error
 # Exit 0 pass, 1 fail, 77 skipped (the reason is printed).
 set -uo pipefail
 mode=$1 bin=$2 out=$3
@@ -101,6 +102,34 @@ browser)
       2>> "$out/chromium.log" > /dev/null || fail "chromium --screenshot $page"
     [ -s "$shot" ] || fail "no screenshot of $page"
   }
+  # refused PAGE WANT: a page whose data has the wrong shape shows its error
+  # (data-state="refused", data-error naming WANT), with no script error.
+  refused() {
+    local page=$1 want=$2 body
+    timeout 120 "$chrome" "${flags[@]}" --window-size=1000,400 --dump-dom "file://$page" \
+      > "$out/dom.html" 2> "$out/chromium.log" || fail "chromium --dump-dom $page (see $out/chromium.log)"
+    body=$(grep -o '<body[^>]*>' "$out/dom.html" | head -1)
+    echo "observe.sh browser: $(basename "$page"): $body"
+    [[ $body == *'data-state="refused"'* && $body == *"data-error=\"$want"* ]] ||
+      fail "$page: expected the page's own error \"$want...\": $body"
+    grep -q 'id="error"' "$out/dom.html" || fail "$page shows no error message"
+    if grep -q ':CONSOLE' "$out/chromium.log"; then
+      grep ':CONSOLE' "$out/chromium.log"
+      fail "$page wrote to the console (a script error)"
+    fi
+  }
+  # JSON the library accepts (a top-level "segments" / "traceEvents" array)
+  # but whose elements have the wrong types.
+  printf '{"segments":[1,"x"]}' > "$out/bad-types.json"
+  printf '{"segments":[{"address":0,"total_size":8,"blocks":7}]}' > "$out/bad-blocks.json"
+  printf '{"traceEvents":[{"ph":"C","pid":1,"ts":0,"args":5}]}' > "$out/bad-trace.json"
+  "$bin/tools/xdev-memviz" "$out/bad-types.json" -o "$out/bad-types.html" &&
+    "$bin/tools/xdev-memviz" "$out/bad-blocks.json" -o "$out/bad-blocks.html" &&
+    "$bin/tools/xdev-memviz" --trace "$out/bad-trace.json" -o "$out/bad-trace.html" ||
+    fail "xdev-memviz refused JSON of the right outline"
+  refused "$out/bad-types.html" "snapshot: segments[0] is not an object"
+  refused "$out/bad-blocks.html" "snapshot: segments[0].blocks is not a list"
+  refused "$out/bad-trace.html" "trace: traceEvents[0].args is not an object"
   segments=$(grep -o '"total_size":' "$out/memory_view.json" | wc -l)
   tracks=$(grep -o '"thread_name"' "$out/memory_view.trace.json" | wc -l)
   load "$out/memory_view.html" "data-segments=\"$segments\"" 1400,1900 "$out/memory_view.png"
