@@ -3,7 +3,8 @@
  * NPROC copies of itself (fork + exec, the id in hex on the command line);
  * each joins as its rank with xdev_comm_init_rank and runs all_reduce (f32
  * sum over more than one 1 MiB staging chunk, i64 max, i32 avg), broadcast,
- * reduce, all_gather, reduce_scatter, checks them against the host; then
+ * reduce, all_gather, reduce_scatter (also in place; an overlapping
+ * recvbuf refused), checks them against the host; then
  * send/recv (a ring where every rank sends first, messages kept in order, a
  * recv whose count differs: nothing written, the receiver told), a
  * collective the ranks disagree on (nothing written, every rank told), and
@@ -117,6 +118,22 @@ static int child(int rank, const char *hex) {
     OK(xdev_memcpy(fh, f, 1000 * sizeof(float)));
     for (int i = 0; i < 1000; i++)
         EXPECT(fh[i] == 3.0f * (float)(rank + 1), "reduce_scatter element %d: %g", i, fh[i]);
+    /* reduce_scatter in place (recvbuf = this rank's part of sendbuf) is
+     * right; a recvbuf overlapping sendbuf elsewhere is refused on every
+     * rank before anything runs (it was accepted and gave wrong data) */
+    for (int k = 0; k < NPROC; k++)
+        for (int i = 0; i < 1000; i++)
+            fh[k * 1000 + i] = (float)(k + 1);
+    OK(xdev_memcpy(g, fh, 1000 * NPROC * sizeof(float)));
+    EXPECT(xdev_reduce_scatter(c, g, g + 500, 1000, XDEV_DTYPE_F32, XDEV_REDUCE_SUM, NULL) ==
+                   XDEV_ERROR_INVALID_VALUE &&
+               strstr(xdev_last_error(), "overlaps sendbuf") != NULL,
+           "an overlapping reduce_scatter was not refused: %s", xdev_last_error());
+    OK(xdev_reduce_scatter(c, g, g + 1000 * rank, 1000, XDEV_DTYPE_F32, XDEV_REDUCE_SUM, NULL));
+    OK(xdev_memcpy(fh, g + 1000 * rank, 1000 * sizeof(float)));
+    for (int i = 0; i < 1000; i++)
+        EXPECT(fh[i] == 3.0f * (float)(rank + 1), "in-place reduce_scatter element %d: %g", i,
+               fh[i]);
     OK(xdev_comm_check(c));
     /* send/recv: a ring, every rank sending before it receives (no group):
      * sends do not wait for their receiver; more than a staging chunk. */

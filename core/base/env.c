@@ -87,3 +87,19 @@ xdev_status_t xdev_env_index_list(const char *name, int *list, int cap, int *cou
     *count = n; /* "" = no devices visible, as CUDA_VISIBLE_DEVICES="" */
     return XDEV_SUCCESS;
 }
+
+xdev_status_t xdev_env_int(const char *name, int fallback, int lo, int hi, int *out) {
+    const char *v = xdev_env_get(name);
+    *out = fallback;
+    if (v == NULL || v[0] == '\0') return XDEV_SUCCESS;
+    long x = 0;
+    const char *p = v;
+    for (; isdigit((unsigned char)*p) && x <= hi; p++)
+        x = x * 10 + (*p - '0');
+    if (*p != '\0' || x < lo || x > hi)
+        return XDEV_FAIL(XDEV_ERROR_ENV,
+                         "%s='%s' is not an integer in %d..%d (unset or empty for %d)", name, v, lo,
+                         hi, fallback);
+    *out = (int)x;
+    return XDEV_SUCCESS;
+}

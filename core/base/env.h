@@ -24,4 +24,8 @@ xdev_status_t xdev_env_bool(const char *name, bool fallback, bool *out);
  * *count = -1 when unset (no renumbering). */
 xdev_status_t xdev_env_index_list(const char *name, int *list, int cap, int *count);
 
+/* A decimal integer in lo..hi (no sign, spaces or suffix); unset or "" gives
+ * `fallback`. */
+xdev_status_t xdev_env_int(const char *name, int fallback, int lo, int hi, int *out);
+
 #endif

@@ -530,9 +530,15 @@ static xdev_status_t collective(xdev_comm_t comm, kind_t kind, const void *send,
             st = XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
                            "sendbuf overlaps recvbuf other than as this rank's part of it");
         break;
-    case K_REDUCE_SCATTER:
+    case K_REDUCE_SCATTER: /* in place: recvbuf is this rank's part of sendbuf */
         st = buffers(comm, send, (size_t)n, NULL, 0, count, dtype);
         if (st == XDEV_SUCCESS) st = rank_buffer(comm, recv, count * elem(dtype), "recvbuf");
+        if (st == XDEV_SUCCESS &&
+            recv != (const char *)send + (size_t)comm->rank * count * elem(dtype) &&
+            overlap(recv, count * elem(dtype), send, (size_t)n * count * elem(dtype)))
+            st = XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                           "recvbuf overlaps sendbuf other than as this rank's part of it "
+                           "(sendbuf + rank * count elements, the in-place position)");
         break;
     }
     if (st != XDEV_SUCCESS) return st;

@@ -10,6 +10,7 @@
  * stream, the copy runs on the source stream, and the destination's stream
  * waits for the source's. Nothing waits on the host. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/error_internal.h"
@@ -281,8 +282,10 @@ xdev_status_t xdev_comm_reduce_add(const void *const *srcs, int n, void *dst, si
                              drec->be->name);
     xdev_stream_t ds;
     XDEV_CHECK(xdev_core_current_stream(drec, &ds));
-    int first = in_place >= 0 ? in_place : 0;
-    if (in_place < 0) XDEV_CHECK(cross_copy(dst, drec, ds, srcs[0], recs[0], bytes));
+    /* torch's order: the source on dst's device (dst itself when in place)
+     * first, then the others in order; with none there, src0 + src1 + ... */
+    int first = in_place >= 0 ? in_place : root >= 0 ? root : 0;
+    if (in_place < 0) XDEV_CHECK(cross_copy(dst, drec, ds, srcs[first], recs[first], bytes));
     for (int i = 0; i < n; i++) {
         if (i == first) continue;
         if (recs[i] == drec) {
@@ -337,6 +340,44 @@ static xdev_status_t bucket(const void *const *srcs, const size_t *sizes, int nb
     return st;
 }
 
+typedef struct span {
+    uintptr_t at;
+    size_t bytes;
+    size_t index; /* in dsts */
+} span_t;
+
+static int by_address(const void *a, const void *b) {
+    uintptr_t x = ((const span_t *)a)->at, y = ((const span_t *)b)->at;
+    return x < y ? -1 : x > y;
+}
+
+/* No two outputs of broadcast_coalesced overlap (each would receive two
+ * buffers' bytes, in an undefined order): sorted by address, each ends
+ * before the next begins. O(n log n) for up to 2^20 buffers per device. */
+static xdev_status_t outputs_apart(void *const *dsts, const size_t *sizes, int nbuf, int ndev) {
+    size_t n = (size_t)nbuf * (size_t)ndev, k = 0;
+    span_t *v = malloc(n * sizeof *v);
+    if (v == NULL)
+        return XDEV_API_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory to check %zu outputs", n);
+    for (size_t i = 0; i < n; i++)
+        if (sizes[i % (size_t)nbuf] > 0)
+            v[k++] = (span_t){(uintptr_t)dsts[i], sizes[i % (size_t)nbuf], i};
+    qsort(v, k, sizeof *v, by_address);
+    for (size_t i = 1; i < k; i++)
+        if (v[i - 1].at + v[i - 1].bytes > v[i].at) {
+            size_t a = v[i - 1].index, b = v[i].index;
+            free(v);
+            return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
+                                 "dsts[%zu] (destination %zu, buffer %zu) overlaps dsts[%zu] "
+                                 "(destination %zu, buffer %zu): outputs must not overlap",
+                                 a < b ? a : b, (a < b ? a : b) / (size_t)nbuf,
+                                 (a < b ? a : b) % (size_t)nbuf, a < b ? b : a,
+                                 (a < b ? b : a) / (size_t)nbuf, (a < b ? b : a) % (size_t)nbuf);
+        }
+    free(v);
+    return XDEV_SUCCESS;
+}
+
 xdev_status_t xdev_comm_broadcast_coalesced(const void *const *srcs, const size_t *sizes, int nbuf,
                                             void *const *dsts, int ndev, size_t bucket_bytes) {
     XDEV_REQUIRE_ARG(srcs);
@@ -376,6 +417,7 @@ xdev_status_t xdev_comm_broadcast_coalesced(const void *const *srcs, const size_
                                      d, XDEV_REC_ARGS(r));
         }
     XDEV_CHECK(distinct(drecs, ndev, "destination devices"));
+    XDEV_CHECK(outputs_apart(dsts, sizes, nbuf, ndev));
     for (int j = 0; j < nbuf;) {
         int j1 = j;
         size_t packed = 0;

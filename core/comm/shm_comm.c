@@ -3,31 +3,44 @@
  * memory.
  *
  * The group id names a shared-memory object; the first rank to arrive
- * creates it (O_EXCL), sizes it and initialises a process-shared mutex and
- * condition variable in its header; the others wait for that, and the last
- * to join unlinks the name (the mappings stay). Each rank has a staging slot
- * of SLOT bytes. A collective moves through the slots a chunk at a time:
- * every rank copies its part into its slot, all meet at a barrier, each
- * computes its own output from every slot, all meet again before the slots
- * are reused. Before the first chunk the ranks compare what they were asked
- * (kind, count, dtype, op, root): if they disagree nothing is written and
- * every rank reports it. A peer that does not arrive within TIMEOUT_S
- * seconds (a dead process) aborts the group. Runs in the rank's stream's
- * host function.
+ * creates it (O_EXCL), sizes it and initialises its header; the others map
+ * the header, check that they were told the same number of ranks (a
+ * disagreement fails every rank at once, naming both counts), then map the
+ * whole object; the last to join unlinks the name (the mappings stay).
+ * Each rank has a staging slot of SLOT bytes. A collective moves through
+ * the slots a chunk at a time: every rank copies its part into its slot,
+ * all meet at a barrier, each computes its own output from every slot, all
+ * meet again before the slots are reused. Before the first chunk the ranks
+ * compare what they were asked (kind, count, dtype, op, root): if they
+ * disagree nothing is written and every rank reports it. Runs in the
+ * rank's stream's host function.
+ *
+ * No locks are shared between processes. Every shared field is an atomic
+ * in the header, and a rank that must wait sleeps on one futex word
+ * (`event`) that each change another rank may wait for bumps and wakes.
+ * A process killed at any instruction therefore leaves nothing locked, and
+ * a wake never depends on a waiter being alive (glibc's process-shared
+ * condition variable can block the broadcaster forever when a waiter died,
+ * which hung the survivors' xdev_comm_abort). A rank that has waited one
+ * slice looks every POLL_MS at its peers' processes (pid and start time
+ * from /proc, so a reused pid is not taken for the rank) and aborts the
+ * group naming a peer that died or left, so survivors learn of it within
+ * a fraction of a second; otherwise a peer that does not come within
+ * XDEV_COMM_TIMEOUT seconds (default 120) aborts the group.
  *
  * Send/recv: the n-th send from rank a to rank b is a shared-memory object
  * of its own, "<group>-a-b-n", made and filled by the send without waiting
  * for the receiver (so two ranks may each send before they receive, as on
  * one process's CPU devices); the n-th recv on b from a waits for it,
  * checks its count and dtype, copies it out and unlinks it; the last rank
- * to leave unlinks any never received. A message holds /dev/shm pages
- * until its recv runs (a full /dev/shm fails the send, not the process).
- * A process that dies without destroying its rank leaves its group's
- * objects behind. */
+ * to leave (or the last alive, when a peer died) unlinks any never
+ * received. A message holds /dev/shm pages until its recv runs (a full
+ * /dev/shm fails the send, not the process). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
+#include <limits.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,38 +49,62 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#endif
 
+#include "base/env.h"
 #include "base/error_internal.h"
 #include "comm/host_reduce.h"
 #include "comm/shm_comm.h"
 
 #define SLOT ((size_t)1 << 20) /* staging bytes per rank */
-#define TIMEOUT_S 120
+#define DEFAULT_TIMEOUT_S 120
+#define MAX_TIMEOUT_S 86400
+#define POLL_MS 20 /* a waiting rank's look at its peers' processes */
 #define MAX_SHM_RANKS 64
-#define READY 0x78736d31u /* "xsm1" */
+#define READY 0x78736d32u /* "xsm2" */
+#define REASON_LEN 224
+
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "atomics in shared memory must be lock-free");
 
 typedef struct shm_desc {
     int kind, dtype, op, root;
     size_t count;
 } shm_desc_t;
 
+/* A rank's place in the header. Its process is written before state
+ * becomes JOINED and read only after. */
+enum { RANK_ABSENT, RANK_CLAIMED, RANK_JOINED, RANK_LEFT, RANK_DEAD };
+typedef struct shm_rank {
+    _Atomic int state;
+    int pid;
+    unsigned long long start; /* the process's start time, /proc/<pid>/stat field 22 */
+    unsigned long long pidns; /* its pid namespace's inode; 0 = unknown */
+} shm_rank_t;
+
+enum { NOT_ABORTED, ABORTED, ABORTING /* the reason is being written */ };
+
 typedef struct shm_hdr {
     _Atomic uint32_t ready;
     int nranks;
-    pthread_mutex_t m;
-    pthread_cond_t cv;
-    int joined;
-    int arrived;
-    uint64_t generation;
-    int aborted;
+    _Atomic uint32_t event; /* futex word: bumped and woken on every change */
+    _Atomic int joined;
+    _Atomic int arrived;
+    _Atomic uint32_t generation; /* barriers passed */
+    _Atomic int aborted;
+    char reason[REASON_LEN]; /* why, once aborted == ABORTED */
+    shm_rank_t ranks[MAX_SHM_RANKS];
     shm_desc_t desc[MAX_SHM_RANKS];
-    int left; /* ranks that left (the last sweeps) */
 } shm_hdr_t;
 
 struct xdev_shm_group {
     shm_hdr_t *h;
     size_t map_bytes;
     int nranks, rank;
+    int timeout_s;
+    unsigned long long pidns; /* this process's pid namespace */
     char *slots;
     char name[96]; /* the group's id: messages are named after it */
 };
@@ -93,10 +130,151 @@ static size_t header_bytes(void) {
     return (sizeof(shm_hdr_t) + 4095) & ~(size_t)4095;
 }
 
-static void deadline_in(struct timespec *ts, int seconds) {
-    clock_gettime(CLOCK_REALTIME, ts);
-    ts->tv_sec += seconds;
+/* ------------------------------------------------------------- waiting */
+
+#ifdef __linux__
+/* Sleep while *w == seen, ms at most (shared futex: other processes wake it). */
+static void futex_wait(_Atomic uint32_t *w, uint32_t seen, long ms) {
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    syscall(SYS_futex, (uint32_t *)w, FUTEX_WAIT, seen, &ts, NULL, 0);
 }
+static void futex_wake_all(_Atomic uint32_t *w) {
+    syscall(SYS_futex, (uint32_t *)w, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+#else
+static void futex_wait(_Atomic uint32_t *w, uint32_t seen, long ms) {
+    (void)ms;
+    if (atomic_load(w) == seen) nanosleep(&(struct timespec){0, 1000000L}, NULL);
+}
+static void futex_wake_all(_Atomic uint32_t *w) {
+    (void)w;
+}
+#endif
+
+/* Tell every waiting rank to look again. */
+static void notify(shm_hdr_t *h) {
+    atomic_fetch_add(&h->event, 1);
+    futex_wake_all(&h->event);
+}
+
+/* Abort the group; the first reason given is the one every rank reports. */
+static void abort_group(shm_hdr_t *h, const char *fmt, ...) {
+    int expect = NOT_ABORTED;
+    if (atomic_compare_exchange_strong(&h->aborted, &expect, ABORTING)) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(h->reason, sizeof h->reason, fmt, ap);
+        va_end(ap);
+        atomic_store(&h->aborted, ABORTED);
+    }
+    notify(h);
+}
+
+static void abort_reason(shm_hdr_t *h, char *out, size_t len) {
+    if (atomic_load(&h->aborted) == ABORTED)
+        snprintf(out, len, "%.*s", REASON_LEN, h->reason);
+    else
+        snprintf(out, len, "aborted while another rank was giving the reason");
+}
+
+/* Whether process pid runs (not gone, not a zombie), and its start time.
+ * /proc/<pid>/stat: "pid (comm) state f4 ... f22=starttime ..."; comm may
+ * hold spaces and parentheses, so fields count from the last ')'. */
+static bool proc_running(int pid, unsigned long long *start) {
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) return false;
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')');
+    if (p == NULL || p[1] != ' ') return false;
+    p += 2; /* field 3, the state */
+    if (*p == 'Z' || *p == 'X' || *p == 'x') return false;
+    for (int field = 3; field < 22; field++) {
+        p = strchr(p, ' ');
+        if (p == NULL) return false;
+        p++;
+    }
+    *start = strtoull(p, NULL, 10);
+    return true;
+}
+
+static unsigned long long my_pidns(void) {
+    struct stat sb;
+    return stat("/proc/self/ns/pid", &sb) == 0 ? (unsigned long long)sb.st_ino : 0;
+}
+
+/* The first peer (`only`, or any when -1) that joined and whose process is
+ * gone, or that left the group, while this rank waits for it: -1 if none.
+ * Peers in another pid namespace cannot be looked at: the timeout covers
+ * them. */
+static int gone_peer(const xdev_shm_group_t *g, int only, bool *left) {
+    shm_hdr_t *h = g->h;
+    for (int r = 0; r < g->nranks; r++) {
+        if (r == g->rank || (only >= 0 && r != only)) continue;
+        int s = atomic_load(&h->ranks[r].state);
+        *left = s == RANK_LEFT;
+        if (s == RANK_LEFT || s == RANK_DEAD) return r;
+        if (s != RANK_JOINED || g->pidns == 0 || h->ranks[r].pidns != g->pidns) continue;
+        unsigned long long start = 0;
+        if (!proc_running(h->ranks[r].pid, &start) || start != h->ranks[r].start) {
+            int was = RANK_JOINED;
+            atomic_compare_exchange_strong(&h->ranks[r].state, &was, RANK_DEAD);
+            return r;
+        }
+    }
+    return -1;
+}
+
+typedef bool (*cond_fn)(xdev_shm_group_t *g, void *arg);
+
+static long ms_until(const struct timespec *end) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (long)(end->tv_sec - now.tv_sec) * 1000 + (end->tv_nsec - now.tv_nsec) / 1000000;
+}
+
+/* Wait until cond(g, arg): true, or false once the group is aborted (by a
+ * rank, by the awaited peer - `peer`, or any when -1 - found dead or gone,
+ * or by the timeout; this call gives the last two as the reason). */
+static bool wait_for(xdev_shm_group_t *g, cond_fn cond, void *arg, int peer, const char *what) {
+    shm_hdr_t *h = g->h;
+    struct timespec end;
+    clock_gettime(CLOCK_MONOTONIC, &end);
+    end.tv_sec += g->timeout_s;
+    long look = (long)g->timeout_s * 1000 - POLL_MS; /* ms_until(end) at the next look */
+    for (;;) {
+        uint32_t seen = atomic_load(&h->event);
+        if (cond(g, arg)) return true;
+        if (atomic_load(&h->aborted) != NOT_ABORTED) return false;
+        bool left = false;
+        int gone = -1;
+        long ms = ms_until(&end);
+        if (ms <= look) { /* a slice has passed: are the peers still there? */
+            gone = gone_peer(g, peer, &left);
+            look = ms - POLL_MS;
+        }
+        if (gone >= 0) {
+            if (cond(g, arg)) return true; /* it did its part before it went */
+            abort_group(h, "rank %d (process %d) %s while rank %d waited for it in %s", gone,
+                        h->ranks[gone].pid, left ? "left the group (xdev_comm_destroy)" : "died",
+                        g->rank, what);
+            return false;
+        }
+        if (ms <= 0) {
+            abort_group(h,
+                        "rank %d waited %d s in %s for a rank that never came (XDEV_COMM_TIMEOUT)",
+                        g->rank, g->timeout_s, what);
+            return false;
+        }
+        futex_wait(&h->event, seen, ms < POLL_MS ? ms : POLL_MS);
+    }
+}
+
+/* ---------------------------------------------------------------- joining */
 
 xdev_status_t xdev_shm_unique_id(void *id, size_t len) {
     static _Atomic unsigned seq;
@@ -108,13 +286,88 @@ xdev_status_t xdev_shm_unique_id(void *id, size_t len) {
     return XDEV_SUCCESS;
 }
 
-/* Wait (h->m held) until cond, the group aborted, or the deadline: false
- * unless cond. */
-#define WAIT_UNTIL(h, cond, ts, timed_out)                                                         \
-    do {                                                                                           \
-        while (!(cond) && !(h)->aborted && !(timed_out))                                           \
-            (timed_out) = pthread_cond_timedwait(&(h)->cv, &(h)->m, (ts)) == ETIMEDOUT;            \
-    } while (0)
+static bool all_joined(xdev_shm_group_t *g, void *arg) {
+    (void)arg;
+    return atomic_load(&g->h->joined) >= g->nranks;
+}
+
+/* Map the object fd names once its creator has sized it to at least
+ * `bytes` and initialised its header: NULL after the timeout (*why says). */
+static shm_hdr_t *map_when_ready(int fd, size_t bytes, int timeout_s, const char **why) {
+    struct timespec end;
+    clock_gettime(CLOCK_MONOTONIC, &end);
+    end.tv_sec += timeout_s;
+    for (;;) {
+        struct stat sb;
+        if (fstat(fd, &sb) == 0 && (size_t)sb.st_size >= bytes) break;
+        if (ms_until(&end) <= 0) {
+            *why = "it was never sized: its creator died, or was told more ranks than this one";
+            return NULL;
+        }
+        usleep(1000);
+    }
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+        *why = "mmap failed";
+        return NULL;
+    }
+    shm_hdr_t *h = p;
+    while (atomic_load(&h->ready) != READY) {
+        if (ms_until(&end) <= 0) {
+            munmap(p, bytes);
+            *why = "it was never initialised: its creator died";
+            return NULL;
+        }
+        usleep(1000);
+    }
+    return h;
+}
+
+/* Make the group's object: sized, its pages reserved, its header set. */
+static xdev_status_t create_group(int fd, const char *name, size_t bytes, int nranks,
+                                  shm_hdr_t **out) {
+    int rerr = reserve(fd, bytes);
+    if (rerr != 0)
+        return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY,
+                         "no shared memory for %s (%zu bytes: header and %d 1 MiB staging "
+                         "slots; /dev/shm full?): %s",
+                         name, bytes, nranks, strerror(rerr));
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED)
+        return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "mmap(%s): %s", name, strerror(errno));
+    shm_hdr_t *h = p; /* the pages are zero: every counter and state starts at 0 */
+    h->nranks = nranks;
+    atomic_store(&h->ready, READY);
+    *out = h;
+    return XDEV_SUCCESS;
+}
+
+/* Open the group as a joiner: its header first, to compare the number of
+ * ranks before mapping a size that depends on it. */
+static xdev_status_t open_group(int fd, const char *name, size_t bytes, int nranks, int rank,
+                                int timeout_s, shm_hdr_t **out) {
+    const char *why = NULL;
+    shm_hdr_t *h = map_when_ready(fd, header_bytes(), timeout_s, &why);
+    if (h == NULL)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "joining %s: %s (waited %d s)", name, why,
+                         timeout_s);
+    int theirs = h->nranks;
+    if (theirs != nranks) {
+        abort_group(h, "rank %d was told the group has %d ranks but its creator %d", rank, nranks,
+                    theirs);
+        munmap(h, header_bytes());
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                         "the group %s has %d ranks but rank %d was told %d: every rank of the "
+                         "group fails",
+                         name, theirs, rank, nranks);
+    }
+    munmap(h, header_bytes());
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED)
+        return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "mmap(%s): %s", name, strerror(errno));
+    *out = p;
+    return XDEV_SUCCESS;
+}
 
 xdev_status_t xdev_shm_join(const void *id, size_t len, int nranks, int rank,
                             xdev_shm_group_t **out) {
@@ -122,10 +375,16 @@ xdev_status_t xdev_shm_join(const void *id, size_t len, int nranks, int rank,
     if (memchr(id, '\0', len) == NULL || ((const char *)id)[0] != '/' || strlen(id) >= sizeof name)
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "the id names no shared-memory group");
     snprintf(name, sizeof name, "%s", (const char *)id);
-    if (nranks > MAX_SHM_RANKS)
+    if (nranks < 1 || nranks > MAX_SHM_RANKS)
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
-                         "nranks = %d: ranks across processes on the cpu backend are at most %d",
-                         nranks, MAX_SHM_RANKS);
+                         "nranks = %d: ranks across processes on the cpu backend are 1..%d", nranks,
+                         MAX_SHM_RANKS);
+    if (rank < 0 || rank >= nranks)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "rank %d is not in 0..%d", rank, nranks - 1);
+    int timeout_s = DEFAULT_TIMEOUT_S;
+    XDEV_CHECK(xdev_env_int("XDEV_COMM_TIMEOUT", DEFAULT_TIMEOUT_S, 1, MAX_TIMEOUT_S, &timeout_s));
+    xdev_shm_group_t *g = calloc(1, sizeof *g);
+    if (g == NULL) return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for a group");
     size_t bytes = header_bytes() + (size_t)nranks * SLOT;
     bool creator = true;
     int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
@@ -133,110 +392,85 @@ xdev_status_t xdev_shm_join(const void *id, size_t len, int nranks, int rank,
         creator = false;
         fd = shm_open(name, O_RDWR, 0600);
     }
-    if (fd < 0)
+    if (fd < 0) {
+        free(g);
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "shm_open(%s): %s", name, strerror(errno));
-    int rerr = creator ? reserve(fd, bytes) : 0;
-    if (rerr != 0) {
-        close(fd);
-        shm_unlink(name);
-        return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY,
-                         "no shared memory for %s (%zu bytes: header and %d 1 MiB staging "
-                         "slots; /dev/shm full?): %s",
-                         name, bytes, nranks, strerror(rerr));
     }
-    for (int waited = 0; !creator; waited++) { /* the creator sizes it */
-        struct stat sb;
-        if (fstat(fd, &sb) == 0 && (size_t)sb.st_size >= bytes) break;
-        if (waited > TIMEOUT_S * 1000) {
-            close(fd);
-            return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
-                             "%s never reached %zu bytes: another nranks, or its creator died",
-                             name, bytes);
-        }
-        usleep(1000);
-    }
-    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    shm_hdr_t *h = NULL;
+    xdev_status_t st = creator ? create_group(fd, name, bytes, nranks, &h)
+                               : open_group(fd, name, bytes, nranks, rank, timeout_s, &h);
     close(fd);
-    if (p == MAP_FAILED)
-        return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "mmap(%s): %s", name, strerror(errno));
-    shm_hdr_t *h = p;
-    if (creator) {
-        pthread_mutexattr_t ma;
-        pthread_condattr_t ca;
-        pthread_mutexattr_init(&ma);
-        pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
-        pthread_condattr_init(&ca);
-        pthread_condattr_setpshared(&ca, PTHREAD_PROCESS_SHARED);
-        pthread_mutex_init(&h->m, &ma);
-        pthread_cond_init(&h->cv, &ca);
-        h->nranks = nranks;
-        atomic_store(&h->ready, READY);
+    if (st != XDEV_SUCCESS) {
+        shm_unlink(name); /* the group failed: nothing of it stays in /dev/shm */
+        free(g);
+        return st;
     }
-    for (int waited = 0; atomic_load(&h->ready) != READY; waited++) {
-        if (waited > TIMEOUT_S * 1000) {
-            munmap(p, bytes);
-            return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "%s was never initialised", name);
-        }
-        usleep(1000);
-    }
-    if (h->nranks != nranks) {
-        munmap(p, bytes);
-        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
-                         "the group has %d ranks but this rank was told %d", h->nranks, nranks);
-    }
-    struct timespec ts;
-    deadline_in(&ts, TIMEOUT_S);
-    bool timed_out = false;
-    pthread_mutex_lock(&h->m);
-    if (++h->joined == nranks) {
-        shm_unlink(name); /* every rank has it mapped: the name can go */
-        pthread_cond_broadcast(&h->cv);
-    }
-    WAIT_UNTIL(h, h->joined >= nranks, &ts, timed_out);
-    bool ok = h->joined >= nranks && !h->aborted;
-    pthread_mutex_unlock(&h->m);
-    if (!ok) {
-        munmap(p, bytes);
-        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "only %d of %d ranks joined %s within %d s",
-                         h->joined, nranks, name, TIMEOUT_S);
-    }
-    xdev_shm_group_t *g = calloc(1, sizeof *g);
-    if (g == NULL) {
-        munmap(p, bytes);
-        return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for a group");
-    }
-    *g = (xdev_shm_group_t){h, bytes, nranks, rank, (char *)p + header_bytes(), ""};
+    *g = (xdev_shm_group_t){
+        h, bytes, nranks, rank, timeout_s, my_pidns(), (char *)h + header_bytes(), ""};
     snprintf(g->name, sizeof g->name, "%s", name);
+    shm_rank_t *me = &h->ranks[rank];
+    int was = RANK_ABSENT;
+    bool ok = atomic_compare_exchange_strong(&me->state, &was, RANK_CLAIMED);
+    if (!ok) {
+        abort_group(h, "two processes joined as rank %d", rank);
+    } else {
+        me->pid = (int)getpid();
+        if (!proc_running(me->pid, &me->start)) me->start = 0;
+        me->pidns = g->pidns;
+        atomic_store(&me->state, RANK_JOINED);
+        if (atomic_fetch_add(&h->joined, 1) + 1 == nranks)
+            shm_unlink(name); /* every rank has it mapped: the name can go */
+        notify(h);
+        ok = wait_for(g, all_joined, NULL, -1, "joining");
+    }
+    if (!ok) {
+        char why[REASON_LEN + 8];
+        abort_reason(h, why, sizeof why);
+        int joined = atomic_load(&h->joined);
+        shm_unlink(name);
+        munmap(h, bytes);
+        free(g);
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "%d of %d ranks joined %s: %s", joined, nranks,
+                         name, why);
+    }
     *out = g;
     return XDEV_SUCCESS;
 }
 
-/* Every rank at this point; false when the group is aborted or a peer did
- * not come within TIMEOUT_S (which aborts it). */
+/* ------------------------------------------------------------ collectives */
+
+static bool passed(xdev_shm_group_t *g, void *gen) {
+    return atomic_load(&g->h->generation) != *(uint32_t *)gen;
+}
+
+/* Every rank at this point; false when the group is aborted. */
 static bool barrier(xdev_shm_group_t *g) {
     shm_hdr_t *h = g->h;
-    struct timespec ts;
-    deadline_in(&ts, TIMEOUT_S);
-    bool timed_out = false;
-    pthread_mutex_lock(&h->m);
-    uint64_t gen = h->generation;
-    if (++h->arrived == g->nranks) {
-        h->arrived = 0;
-        h->generation++;
-        pthread_cond_broadcast(&h->cv);
+    uint32_t gen = atomic_load(&h->generation);
+    if (atomic_fetch_add(&h->arrived, 1) + 1 == g->nranks) {
+        atomic_store(&h->arrived, 0);
+        atomic_fetch_add(&h->generation, 1);
+        notify(h);
+        return atomic_load(&h->aborted) == NOT_ABORTED;
     }
-    WAIT_UNTIL(h, h->generation != gen, &ts, timed_out);
-    if (timed_out) {
-        h->aborted = 1;
-        pthread_cond_broadcast(&h->cv);
-    }
-    bool ok = h->generation != gen && !h->aborted;
-    pthread_mutex_unlock(&h->m);
-    return ok;
+    /* Once the group is aborted the counts mean nothing (a rank may have
+     * arrived at a barrier after the abort and released it): a barrier
+     * passed then is no barrier. Loaded after the generation, so an abort
+     * ordered before the release that woke this rank is seen. */
+    bool ok = wait_for(g, passed, &gen, -1, "a collective");
+    return ok && atomic_load(&h->aborted) == NOT_ABORTED;
 }
 
 static char *slot(xdev_shm_group_t *g, int r) {
     return g->slots + (size_t)r * SLOT;
+}
+
+/* err = "the group was aborted: <why>". */
+static xdev_status_t aborted(xdev_shm_group_t *g, const char *what, char *err, size_t errlen) {
+    char why[REASON_LEN + 8];
+    abort_reason(g->h, why, sizeof why);
+    snprintf(err, errlen, "%s: the group was aborted: %s", what, why);
+    return XDEV_ERROR_INVALID_VALUE;
 }
 
 xdev_status_t xdev_shm_run(xdev_shm_group_t *g, const xdev_collective_desc_t *d, char *err,
@@ -311,10 +545,7 @@ xdev_status_t xdev_shm_run(xdev_shm_group_t *g, const xdev_collective_desc_t *d,
     }
     return XDEV_SUCCESS;
 aborted:
-    snprintf(err, errlen,
-             "the group was aborted (xdev_comm_abort, or a rank did not arrive within %d s)",
-             TIMEOUT_S);
-    return XDEV_ERROR_INVALID_VALUE;
+    return aborted(g, "collective", err, errlen);
 }
 
 /* ---------------------------------------------------------------- send/recv */
@@ -328,9 +559,10 @@ static void msg_name(const xdev_shm_group_t *g, int src, int dst, uint64_t seq, 
 static xdev_status_t shm_send(xdev_shm_group_t *g, const xdev_collective_desc_t *d, uint64_t seq,
                               char *err, size_t errlen) {
     char name[160];
-    if (g->h->aborted) {
-        snprintf(err, errlen, "send to rank %d: the group was aborted: nothing sent", d->root);
-        return XDEV_ERROR_INVALID_VALUE;
+    if (atomic_load(&g->h->aborted) != NOT_ABORTED) {
+        char what[64];
+        snprintf(what, sizeof what, "send to rank %d (nothing sent)", d->root);
+        return aborted(g, what, err, errlen);
     }
     msg_name(g, g->rank, d->root, seq, name, sizeof name);
     size_t bytes = d->count * xdev_dtype_size(d->dtype);
@@ -360,52 +592,35 @@ static xdev_status_t shm_send(xdev_shm_group_t *g, const xdev_collective_desc_t 
     if (bytes > 0) memcpy((char *)p + MSG_DATA, d->send, bytes);
     atomic_store(&m->ready, READY);
     munmap(p, MSG_DATA + bytes);
-    shm_hdr_t *h = g->h;
-    pthread_mutex_lock(&h->m);
-    pthread_cond_broadcast(&h->cv); /* a recv waiting for it looks again */
-    pthread_mutex_unlock(&h->m);
+    notify(g->h); /* a recv waiting for it looks again */
     return XDEV_SUCCESS;
 }
 
-/* Open the seq-th message from `peer` once it is ready (NULL: aborted or
- * timed out; *bytes_out its mapping's size). */
-static shm_msg_t *await_msg(xdev_shm_group_t *g, const char *name, size_t *map_out) {
-    shm_hdr_t *h = g->h;
-    struct timespec end;
-    deadline_in(&end, TIMEOUT_S);
-    for (;;) {
-        int fd = shm_open(name, O_RDWR, 0600);
-        struct stat sb;
-        if (fd >= 0 && fstat(fd, &sb) == 0 && (size_t)sb.st_size >= MSG_DATA) {
-            void *p = mmap(NULL, (size_t)sb.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-            close(fd);
-            if (p != MAP_FAILED && atomic_load(&((shm_msg_t *)p)->ready) == READY) {
-                *map_out = (size_t)sb.st_size;
-                return p;
-            }
-            if (p != MAP_FAILED) munmap(p, (size_t)sb.st_size);
-        } else if (fd >= 0) {
-            close(fd);
-        }
-        /* Not there yet: wait for a send's broadcast, a short while at most. */
-        struct timespec now, nap;
-        clock_gettime(CLOCK_REALTIME, &now);
-        if (now.tv_sec > end.tv_sec || (now.tv_sec == end.tv_sec && now.tv_nsec >= end.tv_nsec)) {
-            xdev_shm_abort(g);
-            return NULL;
-        }
-        nap = now;
-        nap.tv_nsec += 10000000; /* 10 ms */
-        if (nap.tv_nsec >= 1000000000) {
-            nap.tv_sec++;
-            nap.tv_nsec -= 1000000000;
-        }
-        pthread_mutex_lock(&h->m);
-        bool stop = h->aborted;
-        if (!stop) pthread_cond_timedwait(&h->cv, &h->m, &nap); /* a send's broadcast wakes it */
-        pthread_mutex_unlock(&h->m);
-        if (stop) return NULL;
+typedef struct awaited {
+    const char *name;
+    shm_msg_t *m;
+    size_t map;
+} awaited_t;
+
+/* The message is there and filled: mapped into a->m. */
+static bool msg_ready(xdev_shm_group_t *g, void *arg) {
+    (void)g;
+    awaited_t *a = arg;
+    int fd = shm_open(a->name, O_RDWR, 0600);
+    if (fd < 0) return false;
+    struct stat sb;
+    void *p = MAP_FAILED;
+    if (fstat(fd, &sb) == 0 && (size_t)sb.st_size >= MSG_DATA)
+        p = mmap(NULL, (size_t)sb.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) return false;
+    if (atomic_load(&((shm_msg_t *)p)->ready) != READY) {
+        munmap(p, (size_t)sb.st_size);
+        return false;
     }
+    a->m = p;
+    a->map = (size_t)sb.st_size;
+    return true;
 }
 
 /* The seq-th recv of this rank from `peer`. */
@@ -414,15 +629,13 @@ static xdev_status_t shm_recv(xdev_shm_group_t *g, const xdev_collective_desc_t 
     char name[160];
     int peer = d->root;
     msg_name(g, peer, g->rank, seq, name, sizeof name);
-    size_t map = 0;
-    shm_msg_t *m = g->h->aborted ? NULL : await_msg(g, name, &map);
-    if (m == NULL) {
-        snprintf(err, errlen,
-                 "recv from rank %d: the group was aborted (xdev_comm_abort, or rank %d did not "
-                 "send within %d s)",
-                 peer, peer, TIMEOUT_S);
-        return XDEV_ERROR_INVALID_VALUE;
+    awaited_t a = {name, NULL, 0};
+    if (atomic_load(&g->h->aborted) != NOT_ABORTED || !wait_for(g, msg_ready, &a, peer, "a recv")) {
+        char what[64];
+        snprintf(what, sizeof what, "recv from rank %d (nothing written)", peer);
+        return aborted(g, what, err, errlen);
     }
+    shm_msg_t *m = a.m;
     xdev_status_t st = XDEV_SUCCESS;
     if (m->count != d->count || m->dtype != (int)d->dtype) {
         snprintf(err, errlen,
@@ -433,7 +646,7 @@ static xdev_status_t shm_recv(xdev_shm_group_t *g, const xdev_collective_desc_t 
     } else if (d->count > 0) {
         memcpy(d->recv, (char *)m + MSG_DATA, d->count * xdev_dtype_size(d->dtype));
     }
-    munmap(m, map);
+    munmap(m, a.map);
     shm_unlink(name);
     return st;
 }
@@ -444,9 +657,11 @@ xdev_status_t xdev_shm_p2p(xdev_shm_group_t *g, const xdev_collective_desc_t *d,
                                      : shm_recv(g, d, seq, err, errlen);
 }
 
-/* The last rank to leave: unlink every message of the group never received
- * (whatever the order sends and recvs ran in), found by name: POSIX shared
- * memory objects are the files of /dev/shm on Linux. */
+/* ---------------------------------------------------------------- leaving */
+
+/* Unlink every message of the group never received (whatever the order
+ * sends and recvs ran in), found by name: POSIX shared memory objects are
+ * the files of /dev/shm on Linux. */
 static void sweep(xdev_shm_group_t *g) {
     DIR *dir = opendir("/dev/shm");
     if (dir == NULL) return;
@@ -462,17 +677,22 @@ static void sweep(xdev_shm_group_t *g) {
 }
 
 void xdev_shm_abort(xdev_shm_group_t *g) {
-    pthread_mutex_lock(&g->h->m);
-    g->h->aborted = 1;
-    pthread_cond_broadcast(&g->h->cv);
-    pthread_mutex_unlock(&g->h->m);
+    abort_group(g->h, "xdev_comm_abort on rank %d", g->rank);
 }
 
+/* Leave; the last rank whose process is still in the group sweeps its
+ * messages. Two leaving at once may both sweep (harmless); as each marks
+ * itself before it looks at the others, at least one sees the other gone. */
 void xdev_shm_leave(xdev_shm_group_t *g) {
-    pthread_mutex_lock(&g->h->m);
-    bool last = ++g->h->left == g->nranks;
-    pthread_mutex_unlock(&g->h->m);
+    shm_hdr_t *h = g->h;
+    atomic_store(&h->ranks[g->rank].state, RANK_LEFT);
+    notify(h);
+    bool last = true, left = false;
+    for (int r = 0; r < g->nranks && last; r++) {
+        if (r == g->rank || atomic_load(&h->ranks[r].state) != RANK_JOINED) continue;
+        last = gone_peer(g, r, &left) == r; /* joined and still running: not the last */
+    }
     if (last) sweep(g);
-    munmap(g->h, g->map_bytes);
+    munmap(h, g->map_bytes);
     free(g);
 }

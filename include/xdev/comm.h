@@ -36,7 +36,8 @@ XDEV_API xdev_status_t xdev_comm_broadcast(const void *src, size_t bytes, void *
 
 /* torch.cuda.comm.broadcast_coalesced: nbuf buffers srcs[j] of sizes[j]
  * bytes, all on one device, to ndev devices: dsts[d * nbuf + j] is buffer j
- * on destination d (destinations on distinct devices). Buffers smaller than
+ * on destination d (destinations on distinct devices; no two outputs may
+ * overlap: XDEV_ERROR_INVALID_VALUE naming both). Buffers smaller than
  * bucket_bytes (0 = 10 MiB, torch's default) travel packed in buckets of up
  * to that size, one device-to-device copy per bucket. */
 XDEV_API xdev_status_t xdev_comm_broadcast_coalesced(const void *const *srcs, const size_t *sizes,
@@ -47,7 +48,10 @@ XDEV_API xdev_status_t xdev_comm_broadcast_coalesced(const void *const *srcs, co
  * of dtype each; f16, bf16, f32, f64, i32, i64), the sources on distinct
  * devices. dst may be one of the sources (summed in place) or a buffer of
  * its own on any device of the type. The sum is taken on dst's device in
- * source order: dst = src0 + src1 + ... (f16/bf16 rounded after each add).
+ * torch.cuda.comm.reduce_add's order: the source on dst's device first
+ * (dst itself when in place), then the others in source order - in place
+ * onto srcs[2] of three, dst = (src2 + src0) + src1 - and with no source
+ * on dst's device, src0 + src1 + src2 (f16/bf16 rounded after each add).
  * Where the backend has communicators (CUDA with NCCL) and dst is on one
  * of the sources' devices, the sum is instead one NCCL reduce over the
  * sources, as torch.cuda.comm.reduce_add does: no temporary, full link

@@ -17,12 +17,13 @@
  * on every rank.
  *
  * Buffers: sendbuf and recvbuf may be the same (in place); otherwise they
- * must not overlap. all_gather's recvbuf holds nranks x count elements (rank
- * k's part at k x count); reduce_scatter's sendbuf holds nranks x count (the
- * part for rank k at k x count). Reductions: f16, bf16, f32, f64, i32, i64
- * (sum, prod, min, max, avg; f16/bf16 accumulate in float and round once;
- * avg of integers truncates); data movement (broadcast, all_gather, send,
- * recv): any dtype.
+ * must not overlap (XDEV_ERROR_INVALID_VALUE). all_gather's recvbuf holds
+ * nranks x count elements (rank k's part at k x count) and its in-place
+ * form is sendbuf = recvbuf + rank x count; reduce_scatter's sendbuf holds
+ * nranks x count (the part for rank k at k x count) and its in-place form
+ * is recvbuf = sendbuf + rank x count; any other overlap is refused. Reductions: f16, bf16, f32,
+ * f64, i32, i64 (sum, prod, min, max, avg; f16/bf16 accumulate in float and round once; avg of
+ * integers truncates); data movement (broadcast, all_gather, send, recv): any dtype.
  *
  * Backends. CPU (devices are host memory, e.g. XDEV_CPU_DEVICES=4): each
  * rank's part runs as a host function on its stream's worker; the ranks of
@@ -40,14 +41,20 @@
  * Ranks in several processes (xdev_comm_unique_id, xdev_comm_init_rank):
  * CUDA through NCCL; the CPU backend through POSIX shared memory (the id
  * names the object; each collective moves through 1 MiB staging slots per
- * rank; ranks that disagree are reported as above; a rank that does not
- * arrive within 120 s aborts the group; a send is a shared-memory object
+ * rank; ranks that disagree are reported as above, and so are ranks told
+ * different nranks, at once, by xdev_comm_init_rank on every rank; nothing
+ * is locked across processes, so a process killed at any point hangs no
+ * other: a rank waiting for a peer whose process died (or that destroyed
+ * its rank) aborts the group within a fraction of a second, naming it -
+ * same pid namespace; otherwise a rank that does not arrive within
+ * XDEV_COMM_TIMEOUT seconds, default 120, aborts it; a send is a shared-memory object
  * of its own, made without waiting for the receiver, so every rank may send
  * before it receives - it holds /dev/shm pages until its recv runs, and a
  * full /dev/shm fails it (XDEV_ERROR_OUT_OF_MEMORY from xdev_comm_check);
  * a recv whose count or dtype differs from its send writes nothing and is
- * reported by the receiving rank's xdev_comm_check; a process that dies
- * without destroying its rank leaves the group's objects in /dev/shm). */
+ * reported by the receiving rank's xdev_comm_check; the last rank to
+ * leave - or to survive, when a peer died - removes the group's objects
+ * from /dev/shm; they stay only if every rank dies). */
 #ifndef XDEV_COMMUNICATOR_H
 #define XDEV_COMMUNICATOR_H
 

@@ -4,6 +4,7 @@
 #ifndef XT_PROCS_H
 #define XT_PROCS_H
 
+#include <dirent.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -55,6 +56,23 @@ static inline int xt_spawn_ranks(const char *argv0, int n, const xdev_comm_id_t 
         }
     }
     return bad;
+}
+
+/* An object of a group this process made still in /dev/shm (the CPU
+ * backend's ids name "/xdev-comm-<pid>-..."): true, its name in out. */
+static inline bool xt_shm_left(char *out, size_t len) {
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "xdev-comm-%ld-", (long)getpid());
+    DIR *dir = opendir("/dev/shm");
+    if (dir == NULL) return false;
+    bool found = false;
+    for (struct dirent *e; !found && (e = readdir(dir)) != NULL;)
+        if (strncmp(e->d_name, prefix, strlen(prefix)) == 0) {
+            snprintf(out, len, "%s", e->d_name);
+            found = true;
+        }
+    closedir(dir);
+    return found;
 }
 
 #endif

@@ -2,7 +2,8 @@
  * under test: broadcast, broadcast_coalesced (packed buckets and large
  * buffers), reduce_add of every dtype (sums checked against the host, f16 and
  * bf16 rounded after each add as the devices do; NCCL's order within a few
- * ulps on CUDA beyond two sources; in place), scatter and
+ * ulps on CUDA beyond two sources; in place; the documented order of
+ * additions), broadcast_coalesced refusing overlapping outputs, scatter and
  * gather round trips with uneven chunks and given streams; stream order (a
  * source still being written on its device's stream is read only after);
  * bad input. Conformance: XDEV_BACKEND=<backend>, XDEV_CPU_DEVICES=4. */
@@ -173,15 +174,16 @@ START_TEST(reduce_add_every_dtype) {
             XT_OK(xdev_set_device(xt_dev(d)));
             XT_OK(xdev_memcpy(srcs[d], host[d], bytes));
         }
+        /* dst on the last source's device: that source first (torch's order) */
         for (size_t i = 0; i < count; i++)
-            for (int d = 1; d < n; d++)
-                host_add(host[0], host[d], i, t);
+            for (int d = 0; d < n - 1; d++)
+                host_add(host[n - 1], host[d], i, t);
         void *dst = dalloc(n - 1, bytes); /* its own buffer on the last device */
         XT_OK(xdev_comm_reduce_add((const void *const *)srcs, n, dst, count, t));
         sync_all(n);
         void *got = malloc(bytes);
         xt_peek(got, dst, bytes);
-        expect_sum(got, host[0], count, t, n);
+        expect_sum(got, host[n - 1], count, t, n);
         free(got);
         XT_OK(xdev_free(dst));
         for (int d = 0; d < n; d++) {
@@ -218,6 +220,81 @@ START_TEST(reduce_add_in_place) {
 }
 END_TEST
 
+/* Does reduce_add over devices 0 and 1 go through communicators (CUDA +
+ * NCCL) rather than copies and adds? */
+static bool reduce_add_by_comm(void) {
+    xdev_comm_t probe[2];
+    xdev_device_t devs[2] = {xt_dev(0), xt_dev(1)};
+    bool comm = false;
+    if (xt_type() != XDEV_DEVICE_CPU && xdev_comm_init_all(probe, 2, devs) == XDEV_SUCCESS) {
+        comm = true;
+        XT_OK(xdev_comm_destroy(probe[0]));
+        XT_OK(xdev_comm_destroy(probe[1]));
+    }
+    xdev_clear_error();
+    return comm;
+}
+
+/* The order of additions comm.h documents (torch's): the source on dst's
+ * device first, then the others in order; with none there, source order.
+ * 1e8, -1e8 and 1 in f32 tell the orders apart: (1 + 1e8) - 1e8 = 0 (1 is
+ * below half an ulp of 1e8) but (1e8 - 1e8) + 1 = 1. */
+START_TEST(reduce_add_order) {
+    XT_REQUIRE_DEVICES(3);
+    if (reduce_add_by_comm())
+        XT_SKIP("reduce_add runs as one NCCL reduce here: NCCL chooses the order");
+    const float v[3] = {1e8f, -1e8f, 1.0f};
+    float *srcs[3], h;
+    for (int d = 0; d < 3; d++) {
+        srcs[d] = dalloc(d, sizeof(float));
+        XT_OK(xdev_set_device(xt_dev(d)));
+        XT_OK(xdev_memcpy(srcs[d], &v[d], sizeof(float)));
+    }
+    float *own = dalloc(2, sizeof(float));
+    XT_OK(xdev_comm_reduce_add((const void *const *)srcs, 3, own, 1, XDEV_DTYPE_F32));
+    sync_all(3);
+    xt_peek(&h, own, sizeof h);
+    ck_assert_msg(h == 0.0f, "dst on srcs[2]'s device: %g, want (src2 + src0) + src1 = 0", h);
+    if (xt_device_count() >= 4) {
+        float *apart = dalloc(3, sizeof(float));
+        XT_OK(xdev_comm_reduce_add((const void *const *)srcs, 3, apart, 1, XDEV_DTYPE_F32));
+        sync_all(4);
+        xt_peek(&h, apart, sizeof h);
+        ck_assert_msg(h == 1.0f, "dst on no source's device: %g, want src0 + src1 + src2 = 1", h);
+        XT_OK(xdev_free(apart));
+    }
+    XT_OK(xdev_comm_reduce_add((const void *const *)srcs, 3, srcs[2], 1, XDEV_DTYPE_F32));
+    sync_all(3);
+    xt_peek(&h, srcs[2], sizeof h);
+    ck_assert_msg(h == 0.0f, "in place onto srcs[2]: %g, want (src2 + src0) + src1 = 0", h);
+    XT_OK(xdev_free(own));
+    for (int d = 0; d < 3; d++)
+        XT_OK(xdev_free(srcs[d]));
+}
+END_TEST
+
+/* broadcast_coalesced refuses outputs that overlap one another. */
+START_TEST(broadcast_coalesced_overlap) {
+    XT_REQUIRE_DEVICES(2);
+    const size_t sizes[2] = {4096, 4096};
+    void *srcs[2] = {dalloc(0, 4096), dalloc(0, 4096)}, *big = dalloc(1, 3 * 4096);
+    void *dsts[2] = {big, (char *)big + 2048}; /* buffer 1 lands inside buffer 0 */
+    XT_ERR(XDEV_ERROR_INVALID_VALUE,
+           xdev_comm_broadcast_coalesced((const void *const *)srcs, sizes, 2, dsts, 1, 0),
+           "dsts[0]", "overlaps dsts[1]");
+    dsts[1] = big; /* the same output twice */
+    XT_ERR(XDEV_ERROR_INVALID_VALUE,
+           xdev_comm_broadcast_coalesced((const void *const *)srcs, sizes, 2, dsts, 1, 0),
+           "overlaps");
+    dsts[1] = (char *)big + 4096; /* adjacent: fine */
+    XT_OK(xdev_comm_broadcast_coalesced((const void *const *)srcs, sizes, 2, dsts, 1, 0));
+    sync_all(2);
+    XT_OK(xdev_free(big));
+    XT_OK(xdev_free(srcs[0]));
+    XT_OK(xdev_free(srcs[1]));
+}
+END_TEST
+
 /* Which way reduce_add went: with communicators (CUDA + NCCL) and dst on a
  * source's device it is one reduce, which takes no temporary from the
  * caching allocator; the copies-and-adds fallback (CPU, no NCCL) takes one
@@ -233,15 +310,7 @@ START_TEST(reduce_add_path) {
         XT_OK(xdev_set_device(xt_dev(d)));
         XT_OK(xdev_memcpy(srcs[d], h, bytes));
     }
-    xdev_comm_t probe[2];
-    xdev_device_t devs[2] = {xt_dev(0), xt_dev(1)};
-    bool comm = false;
-    if (xt_type() != XDEV_DEVICE_CPU && xdev_comm_init_all(probe, 2, devs) == XDEV_SUCCESS) {
-        comm = true;
-        XT_OK(xdev_comm_destroy(probe[0]));
-        XT_OK(xdev_comm_destroy(probe[1]));
-    }
-    xdev_clear_error();
+    bool comm = reduce_add_by_comm();
     /* once to make the group (its first use), then counted */
     XT_OK(xdev_comm_reduce_add((const void *const *)srcs, 2, dst, count, XDEV_DTYPE_F32));
     sync_all(2);
@@ -392,6 +461,8 @@ int main(int argc, char **argv) {
     tcase_add_test(tc, reduce_add_every_dtype);
     tcase_add_test(tc, reduce_add_in_place);
     tcase_add_test(tc, reduce_add_path);
+    tcase_add_test(tc, reduce_add_order);
+    tcase_add_test(tc, broadcast_coalesced_overlap);
     tcase_add_test(tc, scatter_gather_round_trip);
     tcase_add_test(tc, broadcast_coalesced_buckets);
     tcase_add_test(tc, comm_bad_input);

@@ -209,23 +209,6 @@ static int child(int rank, int n, const char *hex) {
 
 static char g_argv0[4096];
 
-/* Is an object of a group this process made still in /dev/shm (the CPU
- * backend's ids name "/xdev-comm-<pid>-...")? Its name in `out`. */
-static bool shm_left(char *out, size_t len) {
-    char prefix[64];
-    snprintf(prefix, sizeof prefix, "xdev-comm-%ld-", (long)getpid());
-    DIR *dir = opendir("/dev/shm");
-    if (dir == NULL) return false;
-    bool found = false;
-    for (struct dirent *e; !found && (e = readdir(dir)) != NULL;)
-        if (strncmp(e->d_name, prefix, strlen(prefix)) == 0) {
-            snprintf(out, len, "%s", e->d_name);
-            found = true;
-        }
-    closedir(dir);
-    return found;
-}
-
 START_TEST(every_collective_in_processes) {
     int n;
     if (xt_type() == XDEV_DEVICE_CPU) {
@@ -245,7 +228,7 @@ START_TEST(every_collective_in_processes) {
     ck_assert_msg(bad == 0, "a rank of %d failed (its reason is on stderr)", n);
     if (xt_type() == XDEV_DEVICE_CPU) { /* the group and its messages leave nothing behind */
         char left[300] = "";
-        ck_assert_msg(!shm_left(left, sizeof left), "/dev/shm still holds %s", left);
+        ck_assert_msg(!xt_shm_left(left, sizeof left), "/dev/shm still holds %s", left);
     }
 }
 END_TEST

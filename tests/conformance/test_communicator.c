@@ -223,13 +223,17 @@ START_TEST(broadcast_reduce_gather_scatter) {
                 h[(size_t)k * COUNT + i] = (float)value((r + k) % nr, i);
         XT_OK(xdev_memcpy(big[r], h, (size_t)nr * bytes));
     }
+    /* the last rank in place: its recvbuf is its part of sendbuf */
+    void *out[NR];
+    for (int r = 0; r < nr; r++)
+        out[r] = r == last ? (char *)big[r] + (size_t)last * bytes : recv[r];
     XT_OK(xdev_group_start());
     for (int r = 0; r < nr; r++)
-        XT_OK(xdev_reduce_scatter(comms[r], big[r], recv[r], COUNT, dt, XDEV_REDUCE_SUM, NULL));
+        XT_OK(xdev_reduce_scatter(comms[r], big[r], out[r], COUNT, dt, XDEV_REDUCE_SUM, NULL));
     XT_OK(xdev_group_end());
     sync_all();
     for (int r = 0; r < nr; r++) {
-        xt_peek(h, recv[r], bytes);
+        xt_peek(h, out[r], bytes);
         for (size_t i = 0; i < COUNT; i++) /* part r of every rank j: value((j + r) % nr) */
             ck_assert(h[i] == (float)expected(XDEV_REDUCE_SUM, dt, i));
     }
@@ -480,6 +484,9 @@ START_TEST(bad_input) {
          XDEV_ERROR_INVALID_VALUE, "dtype 99"},
         {xdev_all_reduce(comms[0], a, (char *)a + 4, 8, XDEV_DTYPE_F32, XDEV_REDUCE_SUM, NULL),
          XDEV_ERROR_INVALID_VALUE, "overlap"},
+        /* recvbuf inside sendbuf but not at rank 0's part (the in-place position) */
+        {xdev_reduce_scatter(comms[0], a, (char *)a + 4, 4, XDEV_DTYPE_F32, XDEV_REDUCE_SUM, NULL),
+         XDEV_ERROR_INVALID_VALUE, "overlaps sendbuf"},
         {xdev_broadcast(comms[0], a, a, 4, XDEV_DTYPE_U8, nr, NULL), XDEV_ERROR_INVALID_VALUE,
          "is not a rank"},
         {xdev_reduce(comms[0], a, a, 4, XDEV_DTYPE_F32, XDEV_REDUCE_SUM, -1, NULL),
