@@ -1,6 +1,31 @@
-/* comm_internal.h - what the communicators' files share
- * (communicator.c: the communicator itself; comm_procs.c: ranks of other
- * processes). */
+/* comm_internal.h - what the files of core/comm share: the buffer check
+ * (comm_buffers.c), the cached groups of torch.cuda.comm (comm_cache.c) and
+ * adopting a rank made elsewhere (communicator.c, for comm_procs.c). The
+ * communicator's record is private to its own three files (comm_record.h).
+ *
+ * Who calls whom among core/comm's files (an arrow: calls into; the public
+ * xdev/communicator.h and xdev/comm.h calls count). No cycle: each file
+ * calls only files below it in this list.
+ *
+ *   local_comm.c       torch.cuda.comm -> comm_cache.c, communicator.c
+ *                      (xdev_reduce), comm_group.c, comm_buffers.c
+ *   comm_cache.c       cached groups -> communicator.c (init_all, check)
+ *   comm_procs.c       ranks across processes -> communicator.c (adopt),
+ *                      shm_comm.c
+ *   communicator.c     public calls, registry, routing -> comm_checks.c,
+ *                      host_collectives.c, shm_comm.c, the backend
+ *   comm_checks.c      argument checks -> comm_buffers.c, host_reduce.c
+ *   host_collectives.c the in-process host engine -> host_reduce.c
+ *   shm_comm.c         the shared-memory engine -> host_reduce.c
+ *   comm_group.c       group calls -> the backends only
+ *   comm_buffers.c     the buffer check -> memory/ only
+ *   host_reduce.c      the elementwise reductions -> nothing
+ *
+ * Headers: comm_internal.h (local_comm, comm_cache, comm_procs,
+ * communicator, comm_checks, comm_buffers); comm_record.h (communicator,
+ * comm_checks, host_collectives); shm_comm.h (comm_procs, communicator,
+ * shm_comm); host_reduce.h (comm_checks, host_collectives, host_reduce,
+ * shm_comm). */
 #ifndef XDEV_CORE_COMM_INTERNAL_H
 #define XDEV_CORE_COMM_INTERNAL_H
 
@@ -9,7 +34,8 @@
 
 /* The device of `p`, which must be live xdev device memory holding n bytes;
  * errors name the argument (arg, index i; i < 0: no index). Shared by
- * torch.cuda.comm's functions (local_comm.c) and the communicators. */
+ * torch.cuda.comm's functions (local_comm.c) and the communicators'
+ * checks (comm_checks.c); comm_buffers.c. */
 xdev_status_t xdev_comm_buffer_device(const void *p, size_t n, const char *arg, int i,
                                       xdev_device_record_t **rec);
 

@@ -9,14 +9,12 @@
  * devices: the source device's current stream waits for the destination's
  * stream, the copy runs on the source stream, and the destination's stream
  * waits for the source's. Nothing waits on the host. */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/error_internal.h"
 #include "comm/comm_internal.h"
 #include "memory/alloc_internal.h"
-#include "memory/alloc_lookup.h"
 #include "memory/copy.h"
 #include "runtime/device_record.h"
 #include "runtime/dispatch.h"
@@ -26,35 +24,6 @@
 
 #define BUCKET_DEFAULT ((size_t)10 << 20)
 #define PACK_ALIGN ((size_t)256)
-
-/* A buffer of the call: its device record. */
-typedef struct {
-    xdev_device_record_t *rec;
-} dev_of_t;
-
-xdev_status_t xdev_comm_buffer_device(const void *p, size_t n, const char *arg, int i,
-                                      xdev_device_record_t **rec) {
-    char name[48];
-    if (i >= 0)
-        snprintf(name, sizeof name, "%s[%d]", arg, i);
-    else
-        snprintf(name, sizeof name, "%s", arg);
-    if (p == NULL) return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "%s is NULL", name);
-    xdev_live_ref_t ref;
-    xdev_status_t st = xdev_live_lookup(p, name, &ref);
-    if (st != XDEV_SUCCESS) return st;
-    if (!ref.known || ref.e.kind != XDEV_MEMORY_DEVICE)
-        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
-                         "%s (%p) is not device memory from xdev_malloc*: the collectives move "
-                         "device buffers (copy host data with xdev_memcpy first)",
-                         name, p);
-    if (n > 0) {
-        st = xdev_live_check_extent(&ref, p, n, name);
-        if (st != XDEV_SUCCESS) return st;
-    }
-    *rec = &ref.e.be->devices[ref.e.index];
-    return XDEV_SUCCESS;
-}
 
 /* The same device type for every buffer of a call. */
 static xdev_status_t same_type(const xdev_device_record_t *first, const xdev_device_record_t *r,

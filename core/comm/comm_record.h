@@ -1,0 +1,109 @@
+/* comm_record.h - a communicator's record: the handle (struct xdev_comm),
+ * its group and a queued task. Private to the three files that make up the
+ * communicators: communicator.c (the public calls, the registry, routing),
+ * comm_checks.c (argument checks) and host_collectives.c (the host-memory
+ * engine); the rest of core/comm sees only the handle (comm_internal.h). */
+#ifndef XDEV_CORE_COMM_RECORD_H
+#define XDEV_CORE_COMM_RECORD_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "runtime/registry.h"
+#include "xdev/communicator.h"
+
+#define MAX_RANKS 64
+
+typedef enum { K_ALL_REDUCE, K_BROADCAST, K_REDUCE, K_ALL_GATHER, K_REDUCE_SCATTER } kind_t;
+
+/* Whether a collective of `kind` reduces (takes an op). */
+static inline bool kind_reduces(kind_t kind) {
+    return kind == K_ALL_REDUCE || kind == K_REDUCE || kind == K_REDUCE_SCATTER;
+}
+
+struct round;   /* the host engine's rounds (host_collectives.c) */
+struct message; /* the host engine's staged sends (host_collectives.c) */
+struct xdev_shm_group;
+
+typedef struct group {
+    pthread_mutex_t m;
+    pthread_cond_t cv;
+    int nranks;
+    int live; /* ranks not destroyed */
+    bool aborted;
+    struct round *rounds;
+    struct message *messages;
+    xdev_status_t async_status;
+    char async_msg[256];
+    xdev_backend_t *be;                  /* backend communicators: their backend, else NULL */
+    struct xdev_comm *member[MAX_RANKS]; /* this process's ranks not destroyed (for abort) */
+    int nmembers;                        /* slots of member[] in use */
+} group_t;
+
+struct xdev_comm {
+    group_t *g;
+    int rank;
+    xdev_device_record_t *rec;
+    uint64_t next_seq;                 /* collectives issued (the caller's side) */
+    _Atomic uint64_t sends[MAX_RANKS]; /* sends issued to each peer */
+    _Atomic uint64_t recvs[MAX_RANKS]; /* recvs issued from each peer */
+    int inflight;                      /* queued tasks (under g->m) */
+    void *native;                      /* the backend's rank (g->be), else NULL */
+    int slot;                          /* its place in g->member */
+    struct xdev_shm_group *shm;        /* ranks of host memory in several processes, else NULL */
+    struct xdev_comm *live_next;       /* the registry of live communicators */
+};
+
+typedef struct task {
+    xdev_comm_t comm;
+    bool p2p;
+    kind_t kind;
+    const void *send;
+    void *recv;
+    size_t count;
+    xdev_dtype_t dtype;
+    xdev_reduce_op_t op;
+    int root; /* root, or the peer of a send/recv */
+    uint64_t seq;
+    bool is_send;
+} task_t;
+
+/* The group's asynchronous error, which xdev_comm_check reports: the first
+ * one stays (g->m held). */
+static inline void set_async(group_t *g, xdev_status_t st, const char *msg) {
+    if (g->async_status != XDEV_SUCCESS) return; /* the first one stays */
+    g->async_status = st;
+    snprintf(g->async_msg, sizeof g->async_msg, "%s", msg);
+}
+
+/* ---------------------------------------------------------------- comm_checks.c
+ * What a call checks before anything is queued; comm is live. Errors are
+ * XDEV_FAIL's, for the public caller to blame. */
+
+/* A collective of `kind`: dtype, op (if it reduces), root (broadcast,
+ * reduce), and the buffers: on the rank's device, large enough, and apart
+ * unless in place. */
+xdev_status_t xdev_comm_check_collective(xdev_comm_t comm, kind_t kind, const void *send,
+                                         void *recv, size_t count, xdev_dtype_t dtype,
+                                         xdev_reduce_op_t op, int root);
+/* A send (buf = sendbuf) or recv (buf = recvbuf) with `peer`. */
+xdev_status_t xdev_comm_check_p2p(xdev_comm_t comm, bool is_send, const void *buf, size_t count,
+                                  xdev_dtype_t dtype, int peer);
+/* The stream a rank's task goes on: *stream, which must be on the rank's
+ * device, or (NULL) the device's current stream. */
+xdev_status_t xdev_comm_rank_stream(xdev_comm_t c, xdev_stream_t *stream);
+
+/* ---------------------------------------------------------------- host_collectives.c */
+
+/* The host function of a task of a rank whose group lives in this process
+ * (no backend, no shared memory): a collective joins its round, a send is
+ * staged, a recv takes it. Frees the task. */
+void xdev_host_comm_run(void *task);
+/* What the host engine left in g once its last rank is gone: sends never
+ * received, rounds an abort left behind. */
+void xdev_host_comm_release(group_t *g);
+
+#endif
