@@ -20,7 +20,7 @@
 
 START_TEST(version_and_symbol) {
     ck_assert_uint_eq(XDEV_BACKEND_ABI_MAJOR, 2);
-    ck_assert_uint_eq(XDEV_BACKEND_ABI_MINOR, 4); /* bump with every appended slot */
+    ck_assert_uint_eq(XDEV_BACKEND_ABI_MINOR, 5); /* bump with every appended slot */
     ck_assert_str_eq(XDEV_BACKEND_ENTRY_SYMBOL, "xdev_backend_entry");
     ck_assert_uint_eq(sizeof(size_t), P); /* the pins below count in pointer units */
 }
@@ -130,9 +130,10 @@ START_TEST(backend_api_layout) {
     ck_assert_uint_eq(offsetof(xdev_backend_api_t, rng), 96);
     ck_assert_uint_eq(offsetof(xdev_backend_api_t, trace), 104);
     ck_assert_uint_eq(offsetof(xdev_backend_api_t, ipc), 112);
-    ck_assert_uint_eq(offsetof(xdev_backend_api_t, ops), 120);  /* 2.1 */
-    ck_assert_uint_eq(offsetof(xdev_backend_api_t, comm), 128); /* 2.4 */
-    SIZE_IS(xdev_backend_api_t, 136);
+    ck_assert_uint_eq(offsetof(xdev_backend_api_t, ops), 120);   /* 2.1 */
+    ck_assert_uint_eq(offsetof(xdev_backend_api_t, comm), 128);  /* 2.4 */
+    ck_assert_uint_eq(offsetof(xdev_backend_api_t, flags), 136); /* 2.5 */
+    SIZE_IS(xdev_backend_api_t, 144);
     /* 2.4: communicators. */
     SIZE_IS(xdev_comm_vtable_t, 10 * P);
     SLOT_AT(xdev_comm_vtable_t, size, 0);

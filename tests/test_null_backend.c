@@ -101,14 +101,36 @@ START_TEST(register_in_process) {
     bad.name = "h ip";
     XT_STATUS(XDEV_ERROR_INVALID_VALUE, xdev_backend_register(&bad));
     bad = f;
-    bad.type = XDEV_DEVICE_TYPE_COUNT;
+    bad.type = XDEV_MAX_DEVICE_TYPES;
     XT_STATUS(XDEV_ERROR_INVALID_VALUE, xdev_backend_register(&bad));
     bad = f;
-    bad.name = "cpu"; /* a name registered for another type */
+    bad.name = "cpu"; /* a shipped name, another type */
     XT_STATUS(XDEV_ERROR_INVALID_VALUE, xdev_backend_register(&bad));
+    /* a new name cannot take a shipped type ("bar" as hip replaced hip) */
+    bad = f;
+    bad.name = "bar";
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_backend_register(&bad), "bar", "XDEV_DEVICE_TYPE_ANY");
+    /* the shipped name without XDEV_BACKEND_REPLACE: refused, naming the flag */
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_backend_register(&f), "hip", "XDEV_BACKEND_REPLACE");
+    /* a new name is given the first free type; the same name twice names both */
+    xdev_backend_factory_t foo = f;
+    foo.name = "foo";
+    foo.type = XDEV_DEVICE_TYPE_ANY;
+    XT_OK(xdev_backend_register(&foo));
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_backend_register(&foo), "'foo' is already registered",
+           "device type 3");
     /* replaces the shipped (DEFAULT) hip plugin factory; a second is refused */
+    f.flags = XDEV_BACKEND_REPLACE;
     XT_OK(xdev_backend_register(&f));
-    XT_STATUS(XDEV_ERROR_INVALID_VALUE, xdev_backend_register(&f));
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_backend_register(&f), "already registered");
+    xdev_device_type_t t;
+    XT_OK(xdev_device_type_find("foo", &t));
+    ck_assert_int_eq(t, 3);
+    ck_assert_str_eq(xdev_device_type_name(t), "foo");
+    xdev_device_t d;
+    XT_OK(xdev_device_parse("foo:0", &d));
+    ck_assert_int_eq(d.type, 3);
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_device_type_find("nope", &t), "nope", "registered");
     xdev_backend_info_t info;
     XT_OK(xdev_backend_get_info(XDEV_DEVICE_HIP, &info));
     ck_assert_int_eq(info.state, XDEV_BACKEND_LOADED);

@@ -20,7 +20,7 @@ static const char *plugin_dir(void) {
 
 static void expect_default(xdev_device_type_t want) {
     XT_OK(xdev_init());
-    xdev_device_type_t type = XDEV_DEVICE_TYPE_COUNT;
+    xdev_device_type_t type = XDEV_MAX_DEVICE_TYPES;
     XT_OK(xdev_default_device_type(&type));
     ck_assert_msg(type == want, "default device type %s, expected %s",
                   xdev_device_type_name(type) ? xdev_device_type_name(type) : "?",
@@ -395,7 +395,7 @@ START_TEST(hip_auto) { /* XDEV_BACKEND unset: auto passes over hip, naming why *
     XT_OK(xdev_init());
     if (hip_device_present()) return;
     expect_hip_reason();
-    xdev_device_type_t type = XDEV_DEVICE_TYPE_COUNT;
+    xdev_device_type_t type = XDEV_MAX_DEVICE_TYPES;
     XT_OK(xdev_default_device_type(&type));
     ck_assert(type != XDEV_DEVICE_HIP);
 }
@@ -457,8 +457,11 @@ START_TEST(cuda_oldminor) {
 }
 END_TEST
 
+/* A name no backend registered is a plugin to look for: its absence is the
+ * error, with the paths tried. */
 START_TEST(bogus_backend) {
-    XT_ERR(XDEV_ERROR_ENV, xdev_init(), "bogus", "XDEV_BACKEND");
+    XT_ERR(XDEV_ERROR_BACKEND_UNAVAILABLE, xdev_init(), "bogus", "XDEV_BACKEND",
+           "libxdev-bogus.so not found; tried");
     printf("xdev_init: %s: %s\n", xdev_status_string(xdev_last_status()), xdev_last_error());
 }
 END_TEST

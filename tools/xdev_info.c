@@ -126,14 +126,17 @@ typedef struct backend_report {
     xdev_status_t status; /* of xdev_backend_get_info */
     char error[512];      /* its message when it failed */
     xdev_backend_info_t info;
+    bool registered; /* a backend is registered for the type */
 } backend_report_t;
 
-static void collect(backend_report_t reports[XDEV_DEVICE_TYPE_COUNT]) {
-    for (int t = 0; t < XDEV_DEVICE_TYPE_COUNT; ++t) {
+static void collect(backend_report_t reports[XDEV_MAX_DEVICE_TYPES]) {
+    for (int t = 0; t < XDEV_MAX_DEVICE_TYPES; ++t) {
         backend_report_t *r = &reports[t];
         memset(r, 0, sizeof *r);
         r->status = xdev_backend_get_info((xdev_device_type_t)t, &r->info);
         if (r->status != XDEV_SUCCESS) snprintf(r->error, sizeof r->error, "%s", xdev_last_error());
+        /* types are registered: one without a backend is not a backend to list */
+        r->registered = xdev_device_type_name((xdev_device_type_t)t) != NULL;
     }
 }
 
@@ -142,14 +145,15 @@ static const char *type_name(int t) {
     return n != NULL ? n : "?";
 }
 
-static void print_text(const backend_report_t reports[XDEV_DEVICE_TYPE_COUNT], xdev_status_t init,
+static void print_text(const backend_report_t reports[XDEV_MAX_DEVICE_TYPES], xdev_status_t init,
                        const char *init_error) {
     printf("xdev %s\n", xdev_version_string());
 
     printf("\nBackends:\n");
-    for (int t = 0; t < XDEV_DEVICE_TYPE_COUNT; ++t) {
+    for (int t = 0; t < XDEV_MAX_DEVICE_TYPES; ++t) {
         const backend_report_t *r = &reports[t];
         const xdev_backend_info_t *b = &r->info;
+        if (!r->registered) continue;
         if (r->status != XDEV_SUCCESS) {
             printf("  %-5s (no information: %s: %s)\n", type_name(t), xdev_status_string(r->status),
                    r->error);
@@ -168,7 +172,7 @@ static void print_text(const backend_report_t reports[XDEV_DEVICE_TYPE_COUNT], x
 
     printf("\nDevices:\n");
     int shown = 0;
-    for (int t = 0; init == XDEV_SUCCESS && t < XDEV_DEVICE_TYPE_COUNT; ++t) {
+    for (int t = 0; init == XDEV_SUCCESS && t < XDEV_MAX_DEVICE_TYPES; ++t) {
         const backend_report_t *r = &reports[t];
         if (r->status != XDEV_SUCCESS || r->info.state != XDEV_BACKEND_LOADED) continue;
         for (int i = 0; i < r->info.device_count; ++i) {
@@ -197,7 +201,7 @@ static void print_text(const backend_report_t reports[XDEV_DEVICE_TYPE_COUNT], x
     visit_env(text_env);
 }
 
-static void print_json(const backend_report_t reports[XDEV_DEVICE_TYPE_COUNT], xdev_status_t init,
+static void print_json(const backend_report_t reports[XDEV_MAX_DEVICE_TYPES], xdev_status_t init,
                        const char *init_error) {
     printf("{\n  \"version\": ");
     json_string(xdev_version_string());
@@ -206,10 +210,11 @@ static void print_json(const backend_report_t reports[XDEV_DEVICE_TYPE_COUNT], x
     printf(", \"error\": ");
     json_string(init == XDEV_SUCCESS ? NULL : init_error);
     printf("},\n  \"backends\": [");
-    for (int t = 0; t < XDEV_DEVICE_TYPE_COUNT; ++t) {
+    for (int t = 0, listed = 0; t < XDEV_MAX_DEVICE_TYPES; ++t) {
         const backend_report_t *r = &reports[t];
         const xdev_backend_info_t *b = &r->info;
-        printf("%s\n    {\"type\": ", t ? "," : "");
+        if (!r->registered) continue;
+        printf("%s\n    {\"type\": ", listed++ ? "," : "");
         json_string(type_name(t));
         if (r->status != XDEV_SUCCESS) {
             printf(", \"error\": ");
@@ -279,7 +284,7 @@ int main(int argc, char **argv) {
     if (init != XDEV_SUCCESS) snprintf(init_error, sizeof init_error, "%s", xdev_last_error());
 
     /* Report what was found even when init failed: it is what explains why. */
-    backend_report_t reports[XDEV_DEVICE_TYPE_COUNT];
+    backend_report_t reports[XDEV_MAX_DEVICE_TYPES];
     collect(reports);
     if (json)
         print_json(reports, init, init_error);

@@ -15,7 +15,7 @@ static _Thread_local int tls_group_depth;
 /* Each loaded backend with communicators brackets the group too (NCCL
  * launches a group's operations at its end). */
 static xdev_status_t backends_group(bool start) {
-    for (int t = 0; t < XDEV_DEVICE_TYPE_COUNT; t++) {
+    for (int t = 0; t < XDEV_MAX_DEVICE_TYPES; t++) {
         xdev_backend_t *be = atomic_load(&xdev_core_loaded[t]);
         if (be == NULL || !XDEV_HAS(be, comm, group_start)) continue;
         xdev_status_t st = start ? xdev_be_comm_group_start(be) : xdev_be_comm_group_end(be);

@@ -20,7 +20,7 @@ _Static_assert(ID_HEADER + XDEV_COMM_NATIVE_ID_BYTES <= XDEV_COMM_ID_BYTES, "id 
 
 /* The backend of `type` with communicators across processes. */
 static xdev_status_t procs_backend(xdev_device_type_t type, xdev_backend_t **out) {
-    if ((unsigned)type >= XDEV_DEVICE_TYPE_COUNT)
+    if ((unsigned)type >= XDEV_MAX_DEVICE_TYPES)
         return XDEV_FAIL(XDEV_ERROR_INVALID_DEVICE, "unknown device type %d", (int)type);
     xdev_status_t st = xdev_backend_acquire(type, out);
     if (st != XDEV_SUCCESS) return st;

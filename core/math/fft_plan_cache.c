@@ -36,7 +36,7 @@ struct xdev_fft_cache {
 };
 
 static pthread_mutex_t g_create_lock = PTHREAD_MUTEX_INITIALIZER;
-static _Atomic(xdev_fft_cache_t *) g_caches[XDEV_DEVICE_TYPE_COUNT][XDEV_MAX_DEVICES];
+static _Atomic(xdev_fft_cache_t *) g_caches[XDEV_MAX_DEVICE_TYPES][XDEV_MAX_DEVICES];
 
 xdev_status_t xdev_fft_cache_get(xdev_backend_t *be, int index, xdev_fft_cache_t **out) {
     xdev_fft_cache_t *c = atomic_load_explicit(&g_caches[be->type][index], memory_order_acquire);

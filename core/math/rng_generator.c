@@ -15,7 +15,7 @@
 
 /* ------------------------------------------------------------- defaults */
 
-static xdev_rng_gen_t g_defaults[XDEV_DEVICE_TYPE_COUNT][XDEV_MAX_DEVICES];
+static xdev_rng_gen_t g_defaults[XDEV_MAX_DEVICE_TYPES][XDEV_MAX_DEVICES];
 static pthread_once_t g_defaults_once = PTHREAD_ONCE_INIT;
 
 /* manual_seed_all: epoch 0 = never called. */
@@ -24,7 +24,7 @@ static uint64_t g_all_epoch;
 static uint64_t g_all_seed;
 
 static void defaults_init(void) {
-    for (int t = 0; t < XDEV_DEVICE_TYPE_COUNT; t++)
+    for (int t = 0; t < XDEV_MAX_DEVICE_TYPES; t++)
         for (int i = 0; i < XDEV_MAX_DEVICES; i++)
             pthread_mutex_init(&g_defaults[t][i].lock, NULL);
 }

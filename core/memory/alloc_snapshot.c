@@ -215,8 +215,8 @@ xdev_status_t xdev_alloc_snapshot_json(char **json) {
     *json = NULL;
     xdev_status_t st = xdev_core_ensure_init();
     if (st != XDEV_SUCCESS) return st;
-    xdev_device_allocator_t *all[XDEV_DEVICE_TYPE_COUNT * XDEV_MAX_DEVICES];
-    int n = xdev_alloc_all(all, XDEV_DEVICE_TYPE_COUNT * XDEV_MAX_DEVICES);
+    xdev_device_allocator_t *all[XDEV_MAX_DEVICE_TYPES * XDEV_MAX_DEVICES];
+    int n = xdev_alloc_all(all, XDEV_MAX_DEVICE_TYPES * XDEV_MAX_DEVICES);
     xdev_strbuf_t sb = {0};
     xdev_strbuf_printf(&sb, "{\"segments\":[");
     json_ctx_t ctx = {&sb, true};

@@ -115,11 +115,11 @@ xdev_status_t xdev_memory_snapshot_torch(xdev_device_type_t type, void **data, s
     XDEV_REQUIRE_ARG(size);
     *data = NULL;
     *size = 0;
-    if ((unsigned)type >= XDEV_DEVICE_TYPE_COUNT)
+    if ((unsigned)type >= XDEV_MAX_DEVICE_TYPES)
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_DEVICE, "unknown device type %d", (int)type);
     XDEV_CHECK(xdev_core_ensure_init());
-    xdev_device_allocator_t *all[XDEV_DEVICE_TYPE_COUNT * XDEV_MAX_DEVICES];
-    int n = xdev_alloc_all(all, XDEV_DEVICE_TYPE_COUNT * XDEV_MAX_DEVICES);
+    xdev_device_allocator_t *all[XDEV_MAX_DEVICE_TYPES * XDEV_MAX_DEVICES];
+    int n = xdev_alloc_all(all, XDEV_MAX_DEVICE_TYPES * XDEV_MAX_DEVICES);
     int max_index = -1;
     for (int i = 0; i < n; i++)
         if (all[i]->be->type == type && all[i]->index > max_index) max_index = all[i]->index;

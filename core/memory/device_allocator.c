@@ -21,7 +21,7 @@
 static xdev_alloc_config_t g_cfg;
 static bool g_no_caching;
 static pthread_mutex_t g_create_lock = PTHREAD_MUTEX_INITIALIZER;
-static _Atomic(xdev_device_allocator_t *) g_allocs[XDEV_DEVICE_TYPE_COUNT][XDEV_MAX_DEVICES];
+static _Atomic(xdev_device_allocator_t *) g_allocs[XDEV_MAX_DEVICE_TYPES][XDEV_MAX_DEVICES];
 
 xdev_status_t xdev_alloc_settings_load(void) {
     char err[512];
@@ -39,7 +39,7 @@ const xdev_alloc_config_t *xdev_alloc_settings(void) {
 
 int xdev_alloc_all(xdev_device_allocator_t **out, int cap) {
     int n = 0;
-    for (int t = 0; t < XDEV_DEVICE_TYPE_COUNT; t++)
+    for (int t = 0; t < XDEV_MAX_DEVICE_TYPES; t++)
         for (int i = 0; i < XDEV_MAX_DEVICES; i++) {
             xdev_device_allocator_t *da = atomic_load(&g_allocs[t][i]);
             if (da != NULL && n < cap) out[n++] = da;
@@ -554,8 +554,8 @@ xdev_status_t xdev_record_stream(void *ptr, xdev_stream_t stream) {
 
 xdev_status_t xdev_empty_cache(void) {
     XDEV_CHECK(xdev_core_ensure_init());
-    xdev_device_allocator_t *all[XDEV_DEVICE_TYPE_COUNT * XDEV_MAX_DEVICES];
-    int n = xdev_alloc_all(all, XDEV_DEVICE_TYPE_COUNT * XDEV_MAX_DEVICES);
+    xdev_device_allocator_t *all[XDEV_MAX_DEVICE_TYPES * XDEV_MAX_DEVICES];
+    int n = xdev_alloc_all(all, XDEV_MAX_DEVICE_TYPES * XDEV_MAX_DEVICES);
     for (int i = 0; i < n; i++) {
         xdev_device_allocator_t *arenas[XDEV_MAX_ARENAS];
         int na = xdev_alloc_arenas(all[i], arenas);

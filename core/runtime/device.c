@@ -18,7 +18,7 @@ void xdev_core_set_current_index(xdev_device_type_t type, int index) {
 }
 
 xdev_status_t xdev_device_lookup_slow(xdev_device_t device, xdev_device_record_t **out) {
-    if ((unsigned)device.type >= XDEV_DEVICE_TYPE_COUNT)
+    if ((unsigned)device.type >= XDEV_MAX_DEVICE_TYPES)
         return XDEV_FAIL(XDEV_ERROR_INVALID_DEVICE, "unknown device type %d", (int)device.type);
     xdev_backend_t *be;
     xdev_status_t st = xdev_backend_acquire(device.type, &be);
@@ -40,6 +40,16 @@ xdev_status_t xdev_default_device_type(xdev_device_type_t *out) {
     return XDEV_SUCCESS;
 }
 
+/* xdev initialised (so plugins found by name are registered) and a backend
+ * registered for `type`: device types are registered, not enumerated. */
+static xdev_status_t known_type(xdev_device_type_t type) {
+    xdev_status_t st = xdev_core_ensure_init();
+    if (st == XDEV_SUCCESS && xdev_device_type_name(type) == NULL)
+        st = XDEV_FAIL(XDEV_ERROR_INVALID_DEVICE,
+                       "unknown device type %d (no backend is registered for it)", (int)type);
+    return st;
+}
+
 /* torch.cuda.device_count(): 0 with success when the backend cannot be
  * used (no plugin, no vendor library, no device visible). A backend that
  * failed on a malformed variable of its own (XDEV_CPU_DEVICES=abc) is an
@@ -47,9 +57,7 @@ xdev_status_t xdev_default_device_type(xdev_device_type_t *out) {
 xdev_status_t xdev_device_count(xdev_device_type_t type, int *count) {
     XDEV_REQUIRE_ARG(count);
     *count = 0;
-    XDEV_CHECK(xdev_core_ensure_init());
-    if ((unsigned)type >= XDEV_DEVICE_TYPE_COUNT)
-        return XDEV_API_FAIL(XDEV_ERROR_INVALID_DEVICE, "unknown device type %d", (int)type);
+    XDEV_CHECK(known_type(type));
     xdev_backend_t *be;
     xdev_error_state_t saved;
     xdev_core_error_save(&saved);
@@ -79,9 +87,7 @@ xdev_status_t xdev_get_device(xdev_device_t *out) {
 
 xdev_status_t xdev_get_device_index(xdev_device_type_t type, int *index) {
     XDEV_REQUIRE_ARG(index);
-    if ((unsigned)type >= XDEV_DEVICE_TYPE_COUNT)
-        return XDEV_API_FAIL(XDEV_ERROR_INVALID_DEVICE, "unknown device type %d", (int)type);
-    XDEV_CHECK(xdev_process_check()); /* as xdev_get_device: refused in a forked child */
+    XDEV_CHECK(known_type(type)); /* as xdev_get_device: refused in a forked child */
     *index = xdev_thread_state()->current[type];
     return XDEV_SUCCESS;
 }
@@ -95,8 +101,7 @@ xdev_status_t xdev_device_resolve(xdev_device_t device, xdev_device_t *out) {
 }
 
 xdev_status_t xdev_set_device(xdev_device_t device) {
-    if ((unsigned)device.type >= XDEV_DEVICE_TYPE_COUNT)
-        return XDEV_API_FAIL(XDEV_ERROR_INVALID_DEVICE, "unknown device type %d", (int)device.type);
+    XDEV_CHECK(known_type(device.type));
     if (device.index < 0) return XDEV_SUCCESS; /* torch: a negative index is a no-op */
     xdev_device_record_t *rec;
     XDEV_CHECK(xdev_device_lookup(device, &rec));
@@ -107,8 +112,7 @@ xdev_status_t xdev_set_device(xdev_device_t device) {
 xdev_status_t xdev_device_guard_begin(xdev_device_guard_t *guard, xdev_device_t device) {
     XDEV_REQUIRE_ARG(guard);
     guard->active = false;
-    if ((unsigned)device.type >= XDEV_DEVICE_TYPE_COUNT)
-        return XDEV_API_FAIL(XDEV_ERROR_INVALID_DEVICE, "unknown device type %d", (int)device.type);
+    XDEV_CHECK(known_type(device.type));
     if (device.index < 0) return XDEV_SUCCESS;
     xdev_device_record_t *rec;
     XDEV_CHECK(xdev_device_lookup(device, &rec));

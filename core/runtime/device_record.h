@@ -21,7 +21,7 @@ xdev_status_t xdev_device_lookup_slow(xdev_device_t device, xdev_device_record_t
 static inline xdev_status_t xdev_device_lookup(xdev_device_t device, xdev_device_record_t **out) {
     *out = NULL; /* set on every path; GCC at -O3 cannot see that the slow path sets it */
     if (__builtin_expect(atomic_load_explicit(&xdev_core_ready, memory_order_acquire) != 0, 1) &&
-        (unsigned)device.type < XDEV_DEVICE_TYPE_COUNT) {
+        (unsigned)device.type < XDEV_MAX_DEVICE_TYPES) {
         xdev_backend_t *be =
             atomic_load_explicit(&xdev_core_loaded[device.type], memory_order_acquire);
         if (be != NULL) {

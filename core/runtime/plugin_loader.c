@@ -3,7 +3,11 @@
  * libxdev-<name>.so is looked for in each directory of XDEV_PLUGIN_PATH
  * (colon-separated), then beside libxdev itself, then in the install libdir.
  * The first file that exists is the one used: if it fails to load, that
- * failure is the reason (a broken plugin is not silently skipped). */
+ * failure is the reason (a broken plugin is not silently skipped). When
+ * xdev initialises, every libxdev-<name>.so in those directories whose name
+ * is not registered yet is registered by name (xdev_plugin_discover): a
+ * backend xdev has never heard of is used by naming it. */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <libgen.h>
 #include <stdio.h>
@@ -76,37 +80,54 @@ static int try_candidate(xdev_backend_t *be, const char *path, const xdev_backen
     return 1;
 }
 
+/* The directories searched for plugins, in order: XDEV_PLUGIN_PATH's, then
+ * libxdev's own, then the install libdir. Returns how many (at most cap). */
+static int plugin_dirs(char (*dirs)[PATH_MAX], int cap) {
+    int n = 0;
+    const char *env = xdev_env_get("XDEV_PLUGIN_PATH");
+    for (const char *p = env; p != NULL && *p && n < cap - 2;) {
+        const char *colon = strchr(p, ':');
+        size_t len = colon ? (size_t)(colon - p) : strlen(p);
+        if (len > 0 && len < PATH_MAX - 80) snprintf(dirs[n++], PATH_MAX, "%.*s", (int)len, p);
+        if (colon == NULL) break;
+        p = colon + 1;
+    }
+    self_dir(dirs[n], PATH_MAX);
+    if (dirs[n][0]) n++;
+    snprintf(dirs[n++], PATH_MAX, "%s", XDEV_INSTALL_LIBDIR);
+    return n;
+}
+
+void xdev_plugin_discover(void) {
+    char dirs[18][PATH_MAX];
+    int n = plugin_dirs(dirs, 18);
+    for (int i = 0; i < n; i++) {
+        DIR *d = opendir(dirs[i]);
+        if (d == NULL) continue;
+        for (struct dirent *e; (e = readdir(d)) != NULL;) {
+            size_t len = strlen(e->d_name);
+            if (len > 12 && strncmp(e->d_name, "libxdev-", 8) == 0 &&
+                strcmp(e->d_name + len - 3, ".so") == 0)
+                (void)xdev_backend_table_add_plugin(e->d_name + 8, len - 11);
+        }
+        closedir(d);
+    }
+}
+
 xdev_status_t xdev_plugin_load(xdev_backend_t *be, const xdev_backend_api_t **api) {
     char file[64];
     snprintf(file, sizeof file, "libxdev-%s.so", be->name);
-    char dirs[3][PATH_MAX];
-    int ndirs = 0;
     be->reason[0] = '\0';
     reason_add(be, "plugin %s%s not found; tried: ", file, "");
-
-    const char *env = xdev_env_get("XDEV_PLUGIN_PATH");
-    if (env != NULL) {
-        for (const char *p = env; *p;) {
-            const char *colon = strchr(p, ':');
-            size_t len = colon ? (size_t)(colon - p) : strlen(p);
-            if (len > 0 && len < PATH_MAX - 80) {
-                char path[PATH_MAX];
-                if (snprintf(path, sizeof path, "%.*s/%s", (int)len, p, file) >= (int)sizeof path)
-                    path[0] = '\0';
-                int r = try_candidate(be, path, api);
-                if (r != 0) return r > 0 ? XDEV_SUCCESS : XDEV_ERROR_BACKEND_UNAVAILABLE;
-            }
-            if (colon == NULL) break;
-            p = colon + 1;
-        }
-    }
-    self_dir(dirs[ndirs], sizeof dirs[0]);
-    if (dirs[ndirs][0]) ndirs++;
-    snprintf(dirs[ndirs++], sizeof dirs[0], "%s", XDEV_INSTALL_LIBDIR);
-    for (int i = 0; i < ndirs; i++) {
-        if (i > 0 && strcmp(dirs[i], dirs[0]) == 0) continue;
+    char dirs[18][PATH_MAX];
+    int n = plugin_dirs(dirs, 18);
+    for (int i = 0; i < n; i++) {
+        bool seen = false; /* libxdev's directory may also be the libdir */
+        for (int j = 0; j < i; j++)
+            seen = seen || strcmp(dirs[i], dirs[j]) == 0;
         char path[PATH_MAX + 64];
-        if (snprintf(path, sizeof path, "%s/%s", dirs[i], file) >= (int)sizeof path) continue;
+        if (seen || snprintf(path, sizeof path, "%s/%s", dirs[i], file) >= (int)sizeof path)
+            continue;
         int r = try_candidate(be, path, api);
         if (r != 0) return r > 0 ? XDEV_SUCCESS : XDEV_ERROR_BACKEND_UNAVAILABLE;
     }
@@ -126,7 +147,8 @@ xdev_status_t xdev_backend_api_validate(const xdev_backend_api_t *api, const cha
         return XDEV_FAIL(XDEV_ERROR_BACKEND_UNAVAILABLE,
                          "%s: its API struct is %zu bytes, too short for ABI %u", origin, api->size,
                          XDEV_BACKEND_ABI_MAJOR);
-    if (api->type != expected || api->name == NULL || strcmp(api->name, expected_name) != 0)
+    if ((api->type != expected && api->type != XDEV_DEVICE_TYPE_ANY) || api->name == NULL ||
+        strcmp(api->name, expected_name) != 0)
         return XDEV_FAIL(XDEV_ERROR_BACKEND_UNAVAILABLE,
                          "%s is a backend of device type %d (%s), not %d (%s)", origin,
                          (int)api->type, api->name ? api->name : "unnamed", (int)expected,

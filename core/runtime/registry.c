@@ -20,9 +20,9 @@
 #include "runtime/process.h"
 #include "runtime/tracer.h"
 
-static xdev_backend_t g_backends[XDEV_DEVICE_TYPE_COUNT];
+static xdev_backend_t g_backends[XDEV_MAX_DEVICE_TYPES];
 _Atomic int xdev_core_ready;
-_Atomic(xdev_backend_t *) xdev_core_loaded[XDEV_DEVICE_TYPE_COUNT];
+_Atomic(xdev_backend_t *) xdev_core_loaded[XDEV_MAX_DEVICE_TYPES];
 
 static pthread_once_t g_init_once = PTHREAD_ONCE_INIT;
 static xdev_status_t g_init_status;
@@ -123,6 +123,8 @@ static void load_locked(xdev_backend_t *be) {
     } else {
         st = xdev_plugin_load(be, &api); /* validates too */
     }
+    if (st == XDEV_SUCCESS && api->size >= offsetof(xdev_backend_api_t, flags) + sizeof api->flags)
+        be->flags |= api->flags & (XDEV_BACKEND_ACCELERATOR | XDEV_BACKEND_HOST_MEMORY);
     if (st == XDEV_SUCCESS) {
         st = api->init(&xdev_core_host_services);
         if (st != XDEV_SUCCESS) set_reason(be, "initialisation failed");
@@ -182,8 +184,8 @@ static void accepted_forms(char *buf, size_t len) {
     char names[256], among[256];
     xdev_backend_table_names(names, sizeof names, " or ");
     xdev_backend_table_names(among, sizeof among, " and ");
-    xdev_device_type_t order[XDEV_DEVICE_TYPE_COUNT];
-    int n = xdev_backend_table_order(order, XDEV_DEVICE_TYPE_COUNT);
+    xdev_device_type_t order[XDEV_MAX_DEVICE_TYPES];
+    int n = xdev_backend_table_order(order, XDEV_MAX_DEVICE_TYPES);
     const char *ex1 = n > 0 ? xdev_device_type_name(order[0]) : "cuda";
     const char *ex2 = n > 1 ? xdev_device_type_name(order[n - 1]) : "cpu";
     snprintf(buf, len,
@@ -197,8 +199,8 @@ static xdev_status_t select_backend(void) {
     const char *spec = xdev_env_get("XDEV_BACKEND");
     if (spec == NULL || spec[0] == '\0' || strcmp(spec, "auto") == 0) {
         /* Accelerators by auto_order, then the others (the CPU). */
-        xdev_device_type_t order[XDEV_DEVICE_TYPE_COUNT];
-        int n = xdev_backend_table_order(order, XDEV_DEVICE_TYPE_COUNT);
+        xdev_device_type_t order[XDEV_MAX_DEVICE_TYPES];
+        int n = xdev_backend_table_order(order, XDEV_MAX_DEVICE_TYPES);
         const xdev_backend_t *last = NULL;
         for (int i = 0; i < n; i++) {
             xdev_backend_t *be = load_backend(order[i]);
@@ -217,7 +219,7 @@ static xdev_status_t select_backend(void) {
     }
     /* An ordered list: the first usable one wins; each must be a known name,
      * listed once. */
-    int list[XDEV_DEVICE_TYPE_COUNT];
+    int list[XDEV_MAX_DEVICE_TYPES];
     int n = 0;
     for (const char *p = spec;;) {
         const char *comma = strchr(p, ',');
@@ -262,6 +264,22 @@ static xdev_status_t select_backend(void) {
     return XDEV_FAIL(st, "XDEV_BACKEND=%s: none of the listed backends can be used: %s", spec, why);
 }
 
+/* A backend is a name: each name XDEV_BACKEND lists that no backend was
+ * registered under becomes a plugin to load (so that a missing one is
+ * reported with the paths tried), and so does every libxdev-<name>.so on
+ * the plugin path ("foo:0" then works without XDEV_BACKEND naming it). */
+static void register_by_name(void) {
+    const char *spec = xdev_env_get("XDEV_BACKEND");
+    for (const char *p = spec; p != NULL && *p;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        if (xdev_backend_table_find(p, len) < 0) (void)xdev_backend_table_add_plugin(p, len);
+        if (comma == NULL) break;
+        p = comma + 1;
+    }
+    xdev_plugin_discover();
+}
+
 /* Runs once, on whichever thread gets there first (an xdev call, or
  * xdev_backend_get_info which works even when selection fails): the outcome
  * is kept in g_init_status/g_init_message, and xdev_core_ensure_init reports
@@ -270,8 +288,9 @@ static void init_once(void) {
     xdev_error_state_t saved;
     xdev_core_error_save(&saved);
     xdev_process_mark_initialised(); /* first: a child forked from now on refuses */
-    xdev_backend_table_seal();       /* the registered backends are fixed from here on */
-    for (int t = 0; t < XDEV_DEVICE_TYPE_COUNT; t++) {
+    register_by_name();
+    xdev_backend_table_seal(); /* the registered backends are fixed from here on */
+    for (int t = 0; t < XDEV_MAX_DEVICE_TYPES; t++) {
         xdev_backend_t *be = &g_backends[t];
         xdev_backend_factory_t f;
         be->type = (xdev_device_type_t)t;
@@ -332,7 +351,7 @@ xdev_status_t xdev_synchronize(void) {
     XDEV_CHECK(xdev_core_ensure_init());
     xdev_status_t first = XDEV_SUCCESS;
     xdev_error_state_t first_error;
-    for (int t = 0; t < XDEV_DEVICE_TYPE_COUNT; t++) {
+    for (int t = 0; t < XDEV_MAX_DEVICE_TYPES; t++) {
         xdev_backend_t *be = atomic_load_explicit(&xdev_core_loaded[t], memory_order_acquire);
         for (int i = 0; be != NULL && i < be->device_count; i++) {
             xdev_status_t st = xdev_be_device_synchronize(&be->devices[i]);
@@ -359,8 +378,9 @@ xdev_device_type_t xdev_core_default_type(void) {
 xdev_status_t xdev_backend_acquire(xdev_device_type_t type, xdev_backend_t **out) {
     xdev_status_t st = xdev_core_ensure_init();
     if (st != XDEV_SUCCESS) return st;
-    if ((unsigned)type >= XDEV_DEVICE_TYPE_COUNT)
-        return XDEV_FAIL(XDEV_ERROR_INVALID_DEVICE, "unknown device type %d", (int)type);
+    if ((unsigned)type >= XDEV_MAX_DEVICE_TYPES || xdev_device_type_name(type) == NULL)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_DEVICE,
+                         "unknown device type %d (no backend is registered for it)", (int)type);
     xdev_backend_t *be = &g_backends[type];
     if (atomic_load_explicit(&be->state, memory_order_acquire) != XDEV_BACKEND_LOADED) {
         load_backend(type);
@@ -374,10 +394,13 @@ xdev_status_t xdev_backend_acquire(xdev_device_type_t type, xdev_backend_t **out
 
 xdev_status_t xdev_backend_get_info(xdev_device_type_t type, xdev_backend_info_t *out) {
     XDEV_REQUIRE_ARG(out);
-    if ((unsigned)type >= XDEV_DEVICE_TYPE_COUNT)
+    if ((unsigned)type >= XDEV_MAX_DEVICE_TYPES)
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_DEVICE, "unknown device type %d", (int)type);
     XDEV_CHECK(xdev_process_check());      /* a forked child, or exiting */
     pthread_once(&g_init_once, init_once); /* info works even when selection failed */
+    if (xdev_device_type_name(type) == NULL)
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_DEVICE,
+                             "unknown device type %d (no backend is registered for it)", (int)type);
     xdev_backend_t *be = load_backend(type);
     int state = atomic_load(&be->state);
     memset(out, 0, sizeof *out);
@@ -398,7 +421,7 @@ xdev_status_t xdev_backend_get_info(xdev_device_type_t type, xdev_backend_info_t
 /* Each loaded backend's at_exit (built in or plugin alike): the slot's
  * contract (xdev/backend.h) is to stop the backend's own threads only. */
 void xdev_core_shutdown_at_exit(void) {
-    for (int t = 0; t < XDEV_DEVICE_TYPE_COUNT; t++) {
+    for (int t = 0; t < XDEV_MAX_DEVICE_TYPES; t++) {
         xdev_backend_t *be = atomic_load(&xdev_core_loaded[t]);
         if (be == NULL) continue;
         void (*at_exit)(void) = XDEV_BACKEND_SLOT(be->api, at_exit);

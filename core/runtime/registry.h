@@ -58,7 +58,7 @@ typedef struct xdev_backend {
 extern _Atomic int xdev_core_ready;
 
 /* Loaded backends by type (NULL until loaded): the resolver's fast path. */
-extern _Atomic(xdev_backend_t *) xdev_core_loaded[XDEV_DEVICE_TYPE_COUNT];
+extern _Atomic(xdev_backend_t *) xdev_core_loaded[XDEV_MAX_DEVICE_TYPES];
 
 /* Run initialisation once; return its (sticky) status, setting the message.
  * In a forked child or during exit, the refusal of process.h. */
@@ -92,6 +92,10 @@ extern const xdev_host_services_t xdev_core_host_services;
 /* Try to load a plugin into `be` (plugin_loader.c); fills path/reason. */
 xdev_status_t xdev_plugin_load(xdev_backend_t *be, const xdev_backend_api_t **api);
 
+/* Register by name every plugin file in the plugin directories that is not
+ * registered yet (plugin_loader.c); before the table is sealed. */
+void xdev_plugin_discover(void);
+
 /* Check a backend's api struct against this core's ABI (plugin_loader.c). */
 xdev_status_t xdev_backend_api_validate(const xdev_backend_api_t *api, const char *origin,
                                         const char *expected_name, xdev_device_type_t expected);
@@ -102,6 +106,10 @@ xdev_status_t xdev_backend_api_validate(const xdev_backend_api_t *api, const cha
 void xdev_backend_table_seal(void);
 /* A copy of the factory of `type`; false when none is registered. */
 bool xdev_backend_table_get(xdev_device_type_t type, xdev_backend_factory_t *out);
+/* Register a plugin found by name (libxdev-<name>.so, type assigned, flags
+ * from its API once loaded) unless the name is known, malformed or the table
+ * sealed or full: true when added. Never sets the thread's error. */
+bool xdev_backend_table_add_plugin(const char *name, size_t len);
 /* The type registered under name[0..len), or -1. */
 int xdev_backend_table_find(const char *name, size_t len);
 /* "cuda, hip or cpu": the registered names, accelerators first by

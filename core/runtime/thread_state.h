@@ -28,8 +28,8 @@ typedef struct xdev_stream_ref {
 #define XDEV_HAZARDS 4
 
 typedef struct xdev_thread_state {
-    int current[XDEV_DEVICE_TYPE_COUNT]; /* current device index per type (torch: 0) */
-    xdev_stream_ref_t streams[XDEV_DEVICE_TYPE_COUNT][XDEV_MAX_DEVICES];
+    int current[XDEV_MAX_DEVICE_TYPES]; /* current device index per type (torch: 0) */
+    xdev_stream_ref_t streams[XDEV_MAX_DEVICE_TYPES][XDEV_MAX_DEVICES];
     void *alloc_hint;         /* allocator arena this thread used last: where a free looks first */
     int alloc_arena;          /* arena index this thread allocates from (0: the primary) */
     unsigned alloc_contended; /* times this thread found its arena's lock held */

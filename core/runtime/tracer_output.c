@@ -339,7 +339,7 @@ static void session_free(xdev_trace_session_t *t) {
         (void)xdev_be_event_destroy(c->rec, c->event);
         free(c);
     }
-    for (int ty = 0; ty < XDEV_DEVICE_TYPE_COUNT; ty++)
+    for (int ty = 0; ty < XDEV_MAX_DEVICE_TYPES; ty++)
         for (int ix = 0; ix < XDEV_MAX_DEVICES; ix++) {
             if (t->spare[ty][ix] == NULL) continue;
             xdev_backend_t *be = xdev_core_loaded[ty];

@@ -105,11 +105,11 @@ typedef struct xdev_trace_session {
     size_t resolve_at; /* unresolved count that triggers a pass */
     xdev_track_t tracks[XDEV_TRACE_MAX_TRACKS];
     int ntracks;
-    xdev_calib_t *calib_now[XDEV_DEVICE_TYPE_COUNT][XDEV_MAX_DEVICES];
+    xdev_calib_t *calib_now[XDEV_MAX_DEVICE_TYPES][XDEV_MAX_DEVICES];
     xdev_calib_t *calibs; /* every calibration (next_all) */
-    void **spare[XDEV_DEVICE_TYPE_COUNT][XDEV_MAX_DEVICES];
-    int spare_len[XDEV_DEVICE_TYPE_COUNT][XDEV_MAX_DEVICES];
-    int spare_cap[XDEV_DEVICE_TYPE_COUNT][XDEV_MAX_DEVICES];
+    void **spare[XDEV_MAX_DEVICE_TYPES][XDEV_MAX_DEVICES];
+    int spare_len[XDEV_MAX_DEVICE_TYPES][XDEV_MAX_DEVICES];
+    int spare_cap[XDEV_MAX_DEVICE_TYPES][XDEV_MAX_DEVICES];
 } xdev_trace_session_t;
 
 typedef struct xdev_tracer_state {

@@ -45,8 +45,8 @@ extern "C" {
 
 #define XDEV_BACKEND_ABI_MAJOR 2u
 /* 2.1: the ops table (typed fills, conversions); 2.2: ops.add; 2.3: memory.va_*;
- * 2.4: the comm table */
-#define XDEV_BACKEND_ABI_MINOR 4u
+ * 2.4: the comm table; 2.5: flags, registered device types */
+#define XDEV_BACKEND_ABI_MINOR 5u
 #define XDEV_BACKEND_ENTRY_SYMBOL "xdev_backend_entry"
 
 /* True when `table` (which starts with its size) is long enough to hold `slot`. */
@@ -453,7 +453,10 @@ typedef struct xdev_backend_api {
     size_t size; /* sizeof(xdev_backend_api_t) as the backend was built */
     uint32_t abi_major;
     uint32_t abi_minor;
-    const char *name; /* "cpu", "cuda", "hip": the device type's name */
+    const char *name; /* "cpu", "cuda", "hip", "foo": the device type's name */
+    /* The stable type of a shipped name (XDEV_DEVICE_CPU ...); any other
+     * backend gives XDEV_DEVICE_TYPE_ANY (xdev assigns its type at
+     * registration). */
     xdev_device_type_t type;
     /* Called once before any other slot. A failure makes the backend
      * unusable; its message becomes the backend's reason. */
@@ -474,6 +477,10 @@ typedef struct xdev_backend_api {
     const xdev_ipc_vtable_t *ipc;     /* optional */
     const xdev_ops_vtable_t *ops;     /* optional; ABI 2.1 */
     const xdev_comm_vtable_t *comm;   /* optional; ABI 2.4 */
+    /* ABI 2.5: XDEV_BACKEND_ACCELERATOR and XDEV_BACKEND_HOST_MEMORY as the
+     * backend describes itself; they apply when xdev registered it by name
+     * (a plugin found on the plugin path or named in XDEV_BACKEND). */
+    uint32_t flags;
 } xdev_backend_api_t;
 
 /* The plugin's exported entry point (named XDEV_BACKEND_ENTRY_SYMBOL). */
@@ -490,23 +497,31 @@ typedef const xdev_backend_api_t *(*xdev_backend_entry_fn)(void);
 /* xdev_backend_factory_t.flags */
 #define XDEV_BACKEND_ACCELERATOR (1u << 0) /* XDEV_VISIBLE_DEVICES applies; auto tries it */
 #define XDEV_BACKEND_DEFAULT (1u << 1)     /* shipped with xdev: a later registration of the */
-                                           /* same name replaces it (before initialisation) */
+                                           /* same name with XDEV_BACKEND_REPLACE replaces it */
 #define XDEV_BACKEND_HOST_MEMORY (1u << 2) /* its device memory is ordinary host memory: */
                                            /* other backends copy it as host memory (cpu) */
+#define XDEV_BACKEND_REPLACE (1u << 3)     /* this registration replaces the shipped backend */
+                                           /* of the same name (keeping its type) */
 
 typedef struct xdev_backend_factory {
     size_t size;                 /* sizeof(xdev_backend_factory_t) */
     const char *name;            /* the device type's name ("cuda"), [a-z0-9_]{1,15} */
-    xdev_device_type_t type;     /* the xdev_device_type_t entry it serves */
+    xdev_device_type_t type;     /* XDEV_DEVICE_TYPE_ANY (a type is assigned), or a */
+                                 /* shipped name's own (XDEV_DEVICE_CUDA for "cuda") */
     xdev_backend_entry_fn entry; /* built in; NULL: the plugin libxdev-<name>.so */
     uint32_t flags;              /* XDEV_BACKEND_* above */
     int auto_order;              /* XDEV_BACKEND=auto tries accelerators by increasing order */
 } xdev_backend_factory_t;
 
-/* Add a backend. Fails with XDEV_ERROR_INVALID_VALUE for a malformed factory
- * (name, type out of range), a name or type already registered (unless that
- * one is XDEV_BACKEND_DEFAULT), or once xdev has initialised. The factory is
- * copied; `name` must stay valid for the life of the process. */
+/* Add a backend: a name, given a device type (xdev_device_type_find tells
+ * which) - cpu, cuda and hip keep 0, 1, 2; any other name takes the next
+ * free one, up to XDEV_MAX_DEVICE_TYPES. Fails with XDEV_ERROR_INVALID_VALUE
+ * for a malformed factory (name; a type other than XDEV_DEVICE_TYPE_ANY or a
+ * shipped name's own), a name already registered (the message names both;
+ * a shipped one is replaced only with XDEV_BACKEND_REPLACE), a full table,
+ * or once xdev has initialised. The factory is copied; `name` must stay
+ * valid for the life of the process. A plugin needs no registration: xdev
+ * finds libxdev-<name>.so by name (XDEV_BACKEND, the plugin path). */
 XDEV_API xdev_status_t xdev_backend_register(const xdev_backend_factory_t *factory);
 
 #ifdef __cplusplus

@@ -35,12 +35,25 @@
 extern "C" {
 #endif
 
+/* Device types are registered, not enumerated: the backends xdev ships keep
+ * the stable numbers below; any other backend (xdev_backend_register, or a
+ * plugin libxdev-<name>.so found by name) gets the next free number when it
+ * registers, up to XDEV_MAX_DEVICE_TYPES in all. Find a type by its name with
+ * xdev_device_type_find("foo") or xdev_device_parse("foo:0"). */
 typedef enum xdev_device_type {
+    XDEV_DEVICE_TYPE_ANY = -1, /* in a backend factory: let xdev assign the type */
     XDEV_DEVICE_CPU = 0,
     XDEV_DEVICE_CUDA = 1,
     XDEV_DEVICE_HIP = 2,
-    XDEV_DEVICE_TYPE_COUNT = 3,
 } xdev_device_type_t;
+
+/* Most device types (backends) one process can have: cpu, cuda, hip and up
+ * to five others. */
+#define XDEV_MAX_DEVICE_TYPES 8
+/* Deprecated (the closed enum's count, 3, until ABI 3): an upper bound for
+ * loops over types, now XDEV_MAX_DEVICE_TYPES; a type without a backend has
+ * no name (xdev_device_type_name returns NULL). */
+#define XDEV_DEVICE_TYPE_COUNT XDEV_MAX_DEVICE_TYPES
 
 typedef struct xdev_device {
     xdev_device_type_t type;
@@ -50,8 +63,15 @@ typedef struct xdev_device {
 /* Longest device name xdev_device_format writes, with its NUL. */
 #define XDEV_DEVICE_NAME_MAX 32
 
-/* "cpu", "cuda", "hip"; NULL for an unknown type. */
+/* The registered name of a type ("cpu", "cuda", "hip", "foo"); NULL when no
+ * backend is registered for it. */
 XDEV_API const char *xdev_device_type_name(xdev_device_type_t type);
+
+/* The type registered under `name` ("cuda", "foo"). A name no backend was
+ * registered under is XDEV_ERROR_INVALID_VALUE listing the known ones. Plugins
+ * found by name (XDEV_BACKEND, the plugin path) are registered when xdev
+ * initialises, which this call does. */
+XDEV_API xdev_status_t xdev_device_type_find(const char *name, xdev_device_type_t *out);
 
 /* Parse "cuda:1", "cpu", "hip:0". Whitespace, signs, empty index, trailing
  * characters and unknown types are XDEV_ERROR_INVALID_VALUE. */

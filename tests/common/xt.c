@@ -251,7 +251,7 @@ xdev_device_type_t xt_type(void) {
     int t = atomic_load(&g_type);
     if (t >= 0) return (xdev_device_type_t)t;
     const char *env = getenv("XDEV_BACKEND");
-    for (int i = 0; env && i < XDEV_DEVICE_TYPE_COUNT; i++) {
+    for (int i = 0; env && i < XDEV_MAX_DEVICE_TYPES; i++) {
         const char *name = xdev_device_type_name((xdev_device_type_t)i);
         if (name && strcmp(env, name) == 0) t = i;
     }

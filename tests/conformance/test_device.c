@@ -105,7 +105,8 @@ START_TEST(format_and_round_trip) {
     XT_OK(xdev_device_format(xdev_cpu(12), buf, sizeof buf));
     ck_assert_str_eq(buf, "cpu:12");
 
-    for (int t = 0; t < XDEV_DEVICE_TYPE_COUNT; t++) {
+    for (int t = 0; t < XDEV_MAX_DEVICE_TYPES; t++) {
+        if (xdev_device_type_name((xdev_device_type_t)t) == NULL) continue; /* not registered */
         for (int i = -1; i <= 20; i++) {
             xdev_device_t d = {(xdev_device_type_t)t, i}, back;
             XT_OK(xdev_device_format(d, buf, sizeof buf));
@@ -142,14 +143,22 @@ START_TEST(type_names) {
     ck_assert_str_eq(xdev_device_type_name(XDEV_DEVICE_CPU), "cpu");
     ck_assert_str_eq(xdev_device_type_name(XDEV_DEVICE_CUDA), "cuda");
     ck_assert_str_eq(xdev_device_type_name(XDEV_DEVICE_HIP), "hip");
-    ck_assert_ptr_null(xdev_device_type_name(XDEV_DEVICE_TYPE_COUNT));
+    ck_assert_ptr_null(xdev_device_type_name(XDEV_MAX_DEVICE_TYPES));
     ck_assert_ptr_null(xdev_device_type_name((xdev_device_type_t)-1));
+    /* types are registered: 3.. have no backend unless one registers */
+    XT_OK(xdev_init());
+    ck_assert_ptr_null(xdev_device_type_name((xdev_device_type_t)(XDEV_MAX_DEVICE_TYPES - 1)));
+    xdev_device_type_t t = XDEV_DEVICE_TYPE_ANY;
+    XT_OK(xdev_device_type_find("cpu", &t));
+    ck_assert_int_eq(t, XDEV_DEVICE_CPU);
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_device_type_find("bogus", &t), "bogus");
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_device_type_find(NULL, &t), "name");
 }
 END_TEST
 
 /* ------------------------------------------------------------ counts */
 START_TEST(count_and_availability) {
-    xdev_device_type_t type = XDEV_DEVICE_TYPE_COUNT;
+    xdev_device_type_t type = XDEV_MAX_DEVICE_TYPES;
     XT_OK(xdev_default_device_type(&type));
     ck_assert_int_eq(type, xt_type()); /* what XDEV_BACKEND names */
     int count = -1;
@@ -159,9 +168,11 @@ START_TEST(count_and_availability) {
     else
         ck_assert_int_ge(count, 1);
     ck_assert(xdev_is_available(xt_type()));
-    ck_assert(!xdev_is_available(XDEV_DEVICE_TYPE_COUNT));
+    ck_assert(!xdev_is_available(XDEV_MAX_DEVICE_TYPES));
+    ck_assert(!xdev_is_available((xdev_device_type_t)(XDEV_MAX_DEVICE_TYPES - 1)));
     XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_device_count(xt_type(), NULL), "count");
-    XT_ERR(XT_BAD_TYPE, xdev_device_count(XDEV_DEVICE_TYPE_COUNT, &count), "type|3");
+    XT_ERR(XT_BAD_TYPE, xdev_device_count(XDEV_MAX_DEVICE_TYPES, &count), "type|8");
+    XT_ERR(XT_BAD_TYPE, xdev_device_count((xdev_device_type_t)7, &count), "registered");
     /* Types whose backend is absent count 0 (not an error). */
     for (int t = XDEV_DEVICE_CUDA; t <= XDEV_DEVICE_HIP; t++) {
         count = -1;

@@ -349,7 +349,7 @@ END_TEST
 
 START_TEST(uaf_device_of_and_info) {
     void *a = freed_block();
-    xdev_device_t d = {XDEV_DEVICE_TYPE_COUNT, 12345};
+    xdev_device_t d = {XDEV_MAX_DEVICE_TYPES, 12345};
     XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_device_of(a, &d), "");
     xdev_pointer_info_t info;
     memset(&info, 0xff, sizeof info);
