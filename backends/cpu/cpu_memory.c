@@ -150,7 +150,7 @@ static xdev_status_t memory_host_free(void *ptr) {
     return XDEV_SUCCESS;
 }
 
-static xdev_status_t memory_memcpy_async(const xdev_copy_desc_t *copy, xdev_cpu_device_t *dev,
+static xdev_status_t memory_memcpy_async(xdev_cpu_device_t *dev, const xdev_copy_desc_t *copy,
                                          void *stream) {
     int device = dev->index;
     if (copy == NULL || copy->size < offsetof(xdev_copy_desc_t, bytes) + sizeof(copy->bytes))

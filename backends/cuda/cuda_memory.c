@@ -98,7 +98,7 @@ static xdev_status_t copy_on(const xdev_copy_desc_t *c, int device, cudaStream_t
     return XDEV_SUCCESS;
 }
 
-static xdev_status_t memory_memcpy_async(const xdev_copy_desc_t *copy, xc_device_t *dev,
+static xdev_status_t memory_memcpy_async(xc_device_t *dev, const xdev_copy_desc_t *copy,
                                          void *stream) {
     int device = dev->index;
     if (copy->bytes == 0) return XDEV_SUCCESS;

@@ -1,13 +1,27 @@
-/* backends/null/null_backend.c - the skeleton a new backend starts from.
+/* backends/null/null_backend.c - the skeleton a new backend starts from: a
+ * tiny but real device whose memory is host memory.
  *
- * Every table and every slot of ABI 2.0 is present. init keeps the host
- * services, device.count reports 0 devices (so the backend loads and xdev
- * says "no device" cleanly), and every other slot reports
- * XDEV_ERROR_NOT_SUPPORTED naming itself. Copy the folder, rename, and fill
- * the slots one by one (README.md in this folder lists the steps). The name
- * and device type are macros only so that the tests can build it as an
- * existing type: a real backend adds its own xdev_device_type_t entry. */
-#include <stdarg.h>
+ * It implements exactly the slots xdev/backend_slots.h marks REQUIRED and
+ * leaves every optional one NULL, so the core's fallbacks (or its
+ * NOT_SUPPORTED naming this backend and the slot) apply - a stub that
+ * returned NOT_SUPPORTED itself would disable them. The required slots'
+ * declarations are generated from the slot list (NULL_DECLARE below): a
+ * slot added to the list as REQUIRED fails to link here until written.
+ *
+ * The device: NULL_BACKEND_DEVICES devices (default 1) of host memory
+ * (malloc); each stream is a FIFO run in order by a worker thread of its
+ * own, so streams are asynchronous and run concurrently, as the ABI expects;
+ * an event marks a position in a stream (record enqueues "reached n", query
+ * compares, wait_event enqueues a wait). Copy the folder, rename, and
+ * replace the host-memory parts with your device's (README.md in this folder
+ * has the steps; tests/outoftree/ builds this file against an installed
+ * xdev exactly as they say). The name and type are macros only so that the
+ * tests can also build it as a replacement for the shipped "hip". */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "xdev/backend_support.h"
 
@@ -15,416 +29,379 @@
 #define NULL_BACKEND_NAME "null"
 #endif
 #ifndef NULL_BACKEND_TYPE
-#define NULL_BACKEND_TYPE XDEV_DEVICE_HIP
+#define NULL_BACKEND_TYPE XDEV_DEVICE_TYPE_ANY /* a new backend: xdev gives it a type */
 #endif
+#define NULL_MAX_DEVICES 8
+#define NULL_ALIGN 256
+
+static const xdev_host_services_t *g_host;
+
+/* ----------------------------------------------------------------- queues */
+
+typedef enum { T_HOST_FN, T_COPY, T_SET, T_RECORD, T_WAIT } task_kind_t;
+
+typedef struct null_event {
+    unsigned flags;
+    _Atomic uint64_t recorded; /* records enqueued */
+    _Atomic uint64_t reached;  /* records the stream has passed */
+} null_event_t;
+
+typedef struct task {
+    struct task *next;
+    task_kind_t kind;
+    xdev_host_fn_t fn;
+    void *user;
+    void *dst;
+    const void *src;
+    size_t bytes;
+    int value;
+    null_event_t *event;
+    uint64_t target;
+} task_t;
+
+typedef struct null_stream {
+    pthread_mutex_t m;
+    pthread_cond_t cv; /* work arrived, work done, stop */
+    task_t *head, *tail;
+    size_t pending; /* queued or running */
+    bool stop;
+    pthread_t thread;
+    struct null_stream *next; /* the device's streams */
+} null_stream_t;
 
 /* The backend's device context: whatever a slot needs about one device. */
 struct xdev_backend_device {
     int index;
+    pthread_mutex_t m; /* streams */
+    null_stream_t *streams;
+    null_stream_t *default_stream;
 };
 
-static const xdev_host_services_t *g_host;
+static xdev_backend_device_t g_devices[NULL_MAX_DEVICES];
+static int g_device_count = 1;
 
-/* Every unimplemented slot ends here. */
-static xdev_status_t missing(const char *slot) {
-    return xdev_support_fail(g_host, XDEV_ERROR_NOT_SUPPORTED,
-                             "the " NULL_BACKEND_NAME " backend does not implement %s", slot);
+/* Events are few and waits rare: one lock and condition for all of them. */
+static pthread_mutex_t g_event_m = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_event_cv = PTHREAD_COND_INITIALIZER;
+
+static void run_task(task_t *t) {
+    switch (t->kind) {
+    case T_HOST_FN:
+        t->fn(t->user);
+        break;
+    case T_COPY:
+        memmove(t->dst, t->src, t->bytes);
+        break;
+    case T_SET:
+        memset(t->dst, t->value, t->bytes);
+        break;
+    case T_RECORD:
+        pthread_mutex_lock(&g_event_m);
+        if (atomic_load(&t->event->reached) < t->target)
+            atomic_store(&t->event->reached, t->target);
+        pthread_cond_broadcast(&g_event_cv);
+        pthread_mutex_unlock(&g_event_m);
+        break;
+    case T_WAIT:
+        pthread_mutex_lock(&g_event_m);
+        while (atomic_load(&t->event->reached) < t->target)
+            pthread_cond_wait(&g_event_cv, &g_event_m);
+        pthread_mutex_unlock(&g_event_m);
+        break;
+    }
 }
 
-#define UNUSED(x) (void)(x)
+/* A stream's worker: its tasks in order, one at a time. */
+static void *worker(void *arg) {
+    null_stream_t *s = arg;
+    pthread_mutex_lock(&s->m);
+    for (;;) {
+        while (s->head == NULL && !s->stop)
+            pthread_cond_wait(&s->cv, &s->m);
+        if (s->head == NULL) break; /* stopped and drained */
+        task_t *t = s->head;
+        s->head = t->next;
+        if (s->head == NULL) s->tail = NULL;
+        pthread_mutex_unlock(&s->m);
+        run_task(t);
+        free(t);
+        pthread_mutex_lock(&s->m);
+        s->pending--;
+        pthread_cond_broadcast(&s->cv);
+    }
+    pthread_mutex_unlock(&s->m);
+    return NULL;
+}
+
+static xdev_status_t enqueue(null_stream_t *s, task_t proto) {
+    task_t *t = malloc(sizeof *t);
+    if (t == NULL)
+        return xdev_support_fail(g_host, XDEV_ERROR_OUT_OF_MEMORY, "no host memory for a task");
+    *t = proto;
+    t->next = NULL;
+    pthread_mutex_lock(&s->m);
+    if (s->tail != NULL)
+        s->tail->next = t;
+    else
+        s->head = t;
+    s->tail = t;
+    s->pending++;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->m);
+    return XDEV_SUCCESS;
+}
+
+static void drain(null_stream_t *s) {
+    pthread_mutex_lock(&s->m);
+    while (s->pending > 0)
+        pthread_cond_wait(&s->cv, &s->m);
+    pthread_mutex_unlock(&s->m);
+}
+
+static xdev_status_t new_stream(xdev_backend_device_t *dev, null_stream_t **out) {
+    null_stream_t *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return xdev_support_fail(g_host, XDEV_ERROR_OUT_OF_MEMORY, "no host memory for a stream");
+    pthread_mutex_init(&s->m, NULL);
+    pthread_cond_init(&s->cv, NULL);
+    if (pthread_create(&s->thread, NULL, worker, s) != 0) {
+        free(s);
+        return xdev_support_fail(g_host, XDEV_ERROR_OUT_OF_MEMORY,
+                                 NULL_BACKEND_NAME ":%d: no thread for a stream", dev->index);
+    }
+    pthread_mutex_lock(&dev->m);
+    s->next = dev->streams;
+    dev->streams = s;
+    pthread_mutex_unlock(&dev->m);
+    *out = s;
+    return XDEV_SUCCESS;
+}
+
+static void stop_stream(null_stream_t *s) {
+    pthread_mutex_lock(&s->m);
+    s->stop = true;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->m);
+    pthread_join(s->thread, NULL);
+}
+
+/* ------------------------------------------------- the REQUIRED slots */
+/* Declared from the slot list: the compiler checks each definition below. */
+#define NULL_DECLARE(table, slot, need, kind, since, p, a) NULL_DECLARE_##need(table, slot, kind, p)
+#define NULL_DECLARE_REQUIRED(table, slot, kind, p)                                                \
+    static xdev_status_t null_##table##_##slot XDEV_SLOT_PARAMS(kind, p);
+#define NULL_DECLARE_OPTIONAL(table, slot, kind, p)
+#define NULL_DECLARE_TABLE(table, list) list(NULL_DECLARE)
+XDEV_BACKEND_TABLES(NULL_DECLARE_TABLE)
+
+static xdev_status_t null_device_count(int *count) {
+    *count = g_device_count;
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t null_device_open(int index, xdev_backend_device_t **out) {
+    xdev_backend_device_t *d = &g_devices[index];
+    d->index = index;
+    pthread_mutex_init(&d->m, NULL);
+    xdev_status_t st = new_stream(d, &d->default_stream);
+    if (st == XDEV_SUCCESS) *out = d;
+    return st;
+}
+
+static xdev_status_t null_device_get_properties(xdev_backend_device_t *dev,
+                                                xdev_device_properties_t *p) {
+    memset(p, 0, sizeof *p);
+    snprintf(p->name, sizeof p->name, NULL_BACKEND_NAME " host-memory device %d", dev->index);
+    p->total_memory = (size_t)1 << 30; /* nominal: malloc decides */
+    p->multiprocessor_count = 1;
+    p->physical_index = dev->index;
+    p->integrated = true;
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t null_device_synchronize(xdev_backend_device_t *dev) {
+    pthread_mutex_lock(&dev->m);
+    null_stream_t *s = dev->streams;
+    pthread_mutex_unlock(&dev->m);
+    for (; s != NULL; s = s->next) /* streams are only prepended: the list below s is stable */
+        drain(s);
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t null_stream_create(xdev_backend_device_t *dev, int priority, void **out) {
+    (void)priority; /* one priority here */
+    null_stream_t *s = NULL;
+    xdev_status_t st = new_stream(dev, &s);
+    if (st == XDEV_SUCCESS) *out = s;
+    return st;
+}
+
+static xdev_status_t null_stream_destroy(xdev_backend_device_t *dev, void *stream) {
+    null_stream_t *s = stream;
+    drain(s);
+    pthread_mutex_lock(&dev->m);
+    for (null_stream_t **l = &dev->streams; *l != NULL; l = &(*l)->next)
+        if (*l == s) {
+            *l = s->next;
+            break;
+        }
+    pthread_mutex_unlock(&dev->m);
+    stop_stream(s);
+    pthread_cond_destroy(&s->cv);
+    pthread_mutex_destroy(&s->m);
+    free(s);
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t null_stream_get_default(xdev_backend_device_t *dev, void **out) {
+    *out = dev->default_stream;
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t null_stream_query(xdev_backend_device_t *dev, void *stream) {
+    (void)dev;
+    null_stream_t *s = stream;
+    pthread_mutex_lock(&s->m);
+    bool idle = s->pending == 0;
+    pthread_mutex_unlock(&s->m);
+    return idle ? XDEV_SUCCESS : XDEV_ERROR_NOT_READY;
+}
+
+static xdev_status_t null_stream_synchronize(xdev_backend_device_t *dev, void *stream) {
+    (void)dev;
+    drain(stream);
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t null_stream_wait_event(xdev_backend_device_t *dev, void *stream, void *event) {
+    (void)dev;
+    null_event_t *e = event;
+    return enqueue(stream,
+                   (task_t){.kind = T_WAIT, .event = e, .target = atomic_load(&e->recorded)});
+}
+
+static xdev_status_t null_stream_launch_host_func(xdev_backend_device_t *dev, void *stream,
+                                                  xdev_host_fn_t fn, void *user) {
+    (void)dev;
+    return enqueue(stream, (task_t){.kind = T_HOST_FN, .fn = fn, .user = user});
+}
+
+static xdev_status_t null_event_create(xdev_backend_device_t *dev, unsigned flags, void **out) {
+    (void)dev;
+    null_event_t *e = calloc(1, sizeof *e);
+    if (e == NULL)
+        return xdev_support_fail(g_host, XDEV_ERROR_OUT_OF_MEMORY, "no host memory for an event");
+    e->flags = flags;
+    *out = e;
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t null_event_destroy(xdev_backend_device_t *dev, void *event) {
+    (void)dev;
+    free(event);
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t null_event_record(xdev_backend_device_t *dev, void *event, void *stream) {
+    (void)dev;
+    null_event_t *e = event;
+    uint64_t n = atomic_fetch_add(&e->recorded, 1) + 1;
+    return enqueue(stream, (task_t){.kind = T_RECORD, .event = e, .target = n});
+}
+
+static xdev_status_t null_event_query(xdev_backend_device_t *dev, void *event) {
+    (void)dev;
+    null_event_t *e = event;
+    return atomic_load(&e->reached) >= atomic_load(&e->recorded) ? XDEV_SUCCESS
+                                                                 : XDEV_ERROR_NOT_READY;
+}
+
+static xdev_status_t null_event_synchronize(xdev_backend_device_t *dev, void *event) {
+    (void)dev;
+    null_event_t *e = event;
+    uint64_t target = atomic_load(&e->recorded);
+    pthread_mutex_lock(&g_event_m);
+    while (atomic_load(&e->reached) < target)
+        pthread_cond_wait(&g_event_cv, &g_event_m);
+    pthread_mutex_unlock(&g_event_m);
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t null_memory_malloc(xdev_backend_device_t *dev, size_t bytes, void **out) {
+    size_t rounded = (bytes + NULL_ALIGN - 1) / NULL_ALIGN * NULL_ALIGN;
+    void *p = aligned_alloc(NULL_ALIGN, rounded > 0 ? rounded : NULL_ALIGN);
+    if (p == NULL)
+        return xdev_support_fail(g_host, XDEV_ERROR_OUT_OF_MEMORY,
+                                 NULL_BACKEND_NAME ":%d: out of memory allocating %zu bytes",
+                                 dev->index, bytes);
+    *out = p;
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t null_memory_free(xdev_backend_device_t *dev, void *ptr) {
+    (void)dev;
+    free(ptr);
+    return XDEV_SUCCESS;
+}
+
+/* Every side is host-addressable here, whatever the copy's kind. */
+static xdev_status_t null_memory_memcpy_async(xdev_backend_device_t *dev,
+                                              const xdev_copy_desc_t *copy, void *stream) {
+    (void)dev;
+    if (copy->bytes == 0) return XDEV_SUCCESS;
+    return enqueue(
+        stream, (task_t){.kind = T_COPY, .dst = copy->dst, .src = copy->src, .bytes = copy->bytes});
+}
+
+static xdev_status_t null_memory_memset_async(xdev_backend_device_t *dev, void *dst, int value,
+                                              size_t bytes, void *stream) {
+    (void)dev;
+    if (bytes == 0) return XDEV_SUCCESS;
+    return enqueue(stream, (task_t){.kind = T_SET, .dst = dst, .value = value, .bytes = bytes});
+}
+
+/* -------------------------------------------------------------- tables */
+/* A table holds the REQUIRED slots, each null_<table>_<slot>; optional ones stay NULL. */
+#define NULL_SLOT(table, slot, need, kind, since, p, a) NULL_SLOT_##need(table, slot)
+#define NULL_SLOT_REQUIRED(table, slot) .slot = null_##table##_##slot,
+#define NULL_SLOT_OPTIONAL(table, slot)
+
+static const xdev_device_vtable_t g_device = {.size = sizeof g_device,
+                                              XDEV_SLOTS_DEVICE(NULL_SLOT)};
+static const xdev_stream_vtable_t g_stream = {.size = sizeof g_stream,
+                                              XDEV_SLOTS_STREAM(NULL_SLOT)};
+static const xdev_event_vtable_t g_event = {.size = sizeof g_event, XDEV_SLOTS_EVENT(NULL_SLOT)};
+static const xdev_memory_vtable_t g_memory = {.size = sizeof g_memory,
+                                              XDEV_SLOTS_MEMORY(NULL_SLOT)};
 
 static xdev_status_t null_init(const xdev_host_services_t *host) {
     g_host = host;
+    const char *v = host->get_env("NULL_BACKEND_DEVICES"); /* the skeleton's own variable */
+    if (v != NULL && v[0] != '\0') {
+        char *end = NULL;
+        long n = strtol(v, &end, 10);
+        if (*end != '\0' || n < 1 || n > NULL_MAX_DEVICES)
+            return xdev_support_fail(host, XDEV_ERROR_ENV,
+                                     "NULL_BACKEND_DEVICES='%s' is not an integer in 1..%d", v,
+                                     NULL_MAX_DEVICES);
+        g_device_count = (int)n;
+    }
     return XDEV_SUCCESS;
 }
 
-/* ------------------------------------------------------------- device */
-static xdev_status_t dev_count(int *count) {
-    *count = 0;
-    return XDEV_SUCCESS;
+/* At exit: stop the streams' threads (the ABI's at_exit contract). */
+static void null_at_exit(void) {
+    for (int i = 0; i < g_device_count; i++) {
+        xdev_backend_device_t *d = &g_devices[i];
+        if (d->default_stream == NULL) continue;
+        pthread_mutex_lock(&d->m);
+        null_stream_t *s = d->streams;
+        d->streams = NULL;
+        pthread_mutex_unlock(&d->m);
+        for (; s != NULL; s = s->next)
+            stop_stream(s);
+    }
 }
-static xdev_status_t dev_open(int index, xdev_backend_device_t **out) {
-    UNUSED(index), UNUSED(out);
-    return missing("device.open");
-}
-static xdev_status_t dev_get_properties(xdev_backend_device_t *d, xdev_device_properties_t *p) {
-    UNUSED(d), UNUSED(p);
-    return missing("device.get_properties");
-}
-static xdev_status_t dev_synchronize(xdev_backend_device_t *d) {
-    UNUSED(d);
-    return missing("device.synchronize");
-}
-static xdev_status_t dev_can_access_peer(xdev_backend_device_t *d, xdev_backend_device_t *p,
-                                         bool *out) {
-    UNUSED(d), UNUSED(p), UNUSED(out);
-    return missing("device.can_access_peer");
-}
-static xdev_status_t dev_enable_peer_access(xdev_backend_device_t *d, xdev_backend_device_t *p) {
-    UNUSED(d), UNUSED(p);
-    return missing("device.enable_peer_access");
-}
-static xdev_status_t dev_list_processes(xdev_backend_device_t *d, xdev_gpu_process_t *out,
-                                        size_t cap, size_t *count) {
-    UNUSED(d), UNUSED(out), UNUSED(cap), UNUSED(count);
-    return missing("device.list_processes");
-}
-static xdev_status_t dev_utilization(xdev_backend_device_t *d, xdev_device_utilization_t *out) {
-    UNUSED(d), UNUSED(out);
-    return missing("device.utilization");
-}
-static const xdev_device_vtable_t g_device = {
-    .size = sizeof(xdev_device_vtable_t),
-    .count = dev_count,
-    .open = dev_open,
-    .get_properties = dev_get_properties,
-    .synchronize = dev_synchronize,
-    .can_access_peer = dev_can_access_peer,
-    .enable_peer_access = dev_enable_peer_access,
-    .list_processes = dev_list_processes,
-    .utilization = dev_utilization,
-};
-
-/* ------------------------------------------------------------- stream */
-static xdev_status_t st_create(xdev_backend_device_t *d, int priority, void **out) {
-    UNUSED(d), UNUSED(priority), UNUSED(out);
-    return missing("stream.create");
-}
-static xdev_status_t st_destroy(xdev_backend_device_t *d, void *s) {
-    UNUSED(d), UNUSED(s);
-    return missing("stream.destroy");
-}
-static xdev_status_t st_get_default(xdev_backend_device_t *d, void **out) {
-    UNUSED(d), UNUSED(out);
-    return missing("stream.get_default");
-}
-static xdev_status_t st_query(xdev_backend_device_t *d, void *s) {
-    UNUSED(d), UNUSED(s);
-    return missing("stream.query");
-}
-static xdev_status_t st_synchronize(xdev_backend_device_t *d, void *s) {
-    UNUSED(d), UNUSED(s);
-    return missing("stream.synchronize");
-}
-static xdev_status_t st_wait_event(xdev_backend_device_t *d, void *s, void *e) {
-    UNUSED(d), UNUSED(s), UNUSED(e);
-    return missing("stream.wait_event");
-}
-static xdev_status_t st_launch_host_func(xdev_backend_device_t *d, void *s, xdev_host_fn_t fn,
-                                         void *user) {
-    UNUSED(d), UNUSED(s), UNUSED(fn), UNUSED(user);
-    return missing("stream.launch_host_func");
-}
-static const xdev_stream_vtable_t g_stream = {
-    .size = sizeof(xdev_stream_vtable_t),
-    .create = st_create,
-    .destroy = st_destroy,
-    .get_default = st_get_default,
-    .query = st_query,
-    .synchronize = st_synchronize,
-    .wait_event = st_wait_event,
-    .launch_host_func = st_launch_host_func,
-};
-
-/* -------------------------------------------------------------- event */
-static xdev_status_t ev_create(xdev_backend_device_t *d, unsigned flags, void **out) {
-    UNUSED(d), UNUSED(flags), UNUSED(out);
-    return missing("event.create");
-}
-static xdev_status_t ev_destroy(xdev_backend_device_t *d, void *e) {
-    UNUSED(d), UNUSED(e);
-    return missing("event.destroy");
-}
-static xdev_status_t ev_record(xdev_backend_device_t *d, void *e, void *s) {
-    UNUSED(d), UNUSED(e), UNUSED(s);
-    return missing("event.record");
-}
-static xdev_status_t ev_query(xdev_backend_device_t *d, void *e) {
-    UNUSED(d), UNUSED(e);
-    return missing("event.query");
-}
-static xdev_status_t ev_synchronize(xdev_backend_device_t *d, void *e) {
-    UNUSED(d), UNUSED(e);
-    return missing("event.synchronize");
-}
-static xdev_status_t ev_elapsed_time(xdev_backend_device_t *d, void *a, void *b, float *ms) {
-    UNUSED(d), UNUSED(a), UNUSED(b), UNUSED(ms);
-    return missing("event.elapsed_time");
-}
-static const xdev_event_vtable_t g_event = {
-    .size = sizeof(xdev_event_vtable_t),
-    .create = ev_create,
-    .destroy = ev_destroy,
-    .record = ev_record,
-    .query = ev_query,
-    .synchronize = ev_synchronize,
-    .elapsed_time = ev_elapsed_time,
-};
-
-/* ------------------------------------------------------------- memory */
-static xdev_status_t mem_malloc(xdev_backend_device_t *d, size_t n, void **out) {
-    UNUSED(d), UNUSED(n), UNUSED(out);
-    return missing("memory.malloc");
-}
-static xdev_status_t mem_free(xdev_backend_device_t *d, void *p) {
-    UNUSED(d), UNUSED(p);
-    return missing("memory.free");
-}
-static xdev_status_t mem_host_alloc(size_t n, void **out) {
-    UNUSED(n), UNUSED(out);
-    return missing("memory.host_alloc");
-}
-static xdev_status_t mem_host_free(void *p) {
-    UNUSED(p);
-    return missing("memory.host_free");
-}
-static xdev_status_t mem_memcpy_async(const xdev_copy_desc_t *c, xdev_backend_device_t *d,
-                                      void *s) {
-    UNUSED(c), UNUSED(d), UNUSED(s);
-    return missing("memory.memcpy_async");
-}
-static xdev_status_t mem_memset_async(xdev_backend_device_t *d, void *dst, int v, size_t n,
-                                      void *s) {
-    UNUSED(d), UNUSED(dst), UNUSED(v), UNUSED(n), UNUSED(s);
-    return missing("memory.memset_async");
-}
-static xdev_status_t mem_get_info(xdev_backend_device_t *d, size_t *f, size_t *t) {
-    UNUSED(d), UNUSED(f), UNUSED(t);
-    return missing("memory.mem_get_info");
-}
-static xdev_status_t mem_malloc_async(xdev_backend_device_t *d, size_t n, void *s, void **out) {
-    UNUSED(d), UNUSED(n), UNUSED(s), UNUSED(out);
-    return missing("memory.malloc_async");
-}
-static xdev_status_t mem_free_async(xdev_backend_device_t *d, void *p, void *s) {
-    UNUSED(d), UNUSED(p), UNUSED(s);
-    return missing("memory.free_async");
-}
-static xdev_status_t mem_va_granularity(xdev_backend_device_t *d, size_t *g) {
-    UNUSED(d), UNUSED(g);
-    return missing("memory.va_granularity");
-}
-static xdev_status_t mem_va_reserve(xdev_backend_device_t *d, size_t n, void **base) {
-    UNUSED(d), UNUSED(n), UNUSED(base);
-    return missing("memory.va_reserve");
-}
-static xdev_status_t mem_va_release(xdev_backend_device_t *d, void *base, size_t n) {
-    UNUSED(d), UNUSED(base), UNUSED(n);
-    return missing("memory.va_release");
-}
-static xdev_status_t mem_va_map(xdev_backend_device_t *d, void *p, size_t n) {
-    UNUSED(d), UNUSED(p), UNUSED(n);
-    return missing("memory.va_map");
-}
-static xdev_status_t mem_va_unmap(xdev_backend_device_t *d, void *p, size_t n) {
-    UNUSED(d), UNUSED(p), UNUSED(n);
-    return missing("memory.va_unmap");
-}
-static const xdev_memory_vtable_t g_memory = {
-    .size = sizeof(xdev_memory_vtable_t),
-    .malloc = mem_malloc,
-    .free = mem_free,
-    .host_alloc = mem_host_alloc,
-    .host_free = mem_host_free,
-    .memcpy_async = mem_memcpy_async,
-    .memset_async = mem_memset_async,
-    .mem_get_info = mem_get_info,
-    .malloc_async = mem_malloc_async,
-    .free_async = mem_free_async,
-    .va_granularity = mem_va_granularity,
-    .va_reserve = mem_va_reserve,
-    .va_release = mem_va_release,
-    .va_map = mem_va_map,
-    .va_unmap = mem_va_unmap,
-};
-
-/* ------------------------------------------------ optional: blas, fft, rng */
-static xdev_status_t blas_query(xdev_backend_device_t *d, xdev_blas_routine_t r, uint32_t *m) {
-    UNUSED(d), UNUSED(r), UNUSED(m);
-    return missing("blas.query_dtypes");
-}
-static xdev_status_t blas_gemm(const xdev_blas_gemm_desc_t *x) {
-    UNUSED(x);
-    return missing("blas.gemm");
-}
-static xdev_status_t blas_axpy(const xdev_blas_vec_desc_t *x) {
-    UNUSED(x);
-    return missing("blas.axpy");
-}
-static xdev_status_t blas_dot(const xdev_blas_vec_desc_t *x) {
-    UNUSED(x);
-    return missing("blas.dot");
-}
-static xdev_status_t blas_nrm2(const xdev_blas_vec_desc_t *x) {
-    UNUSED(x);
-    return missing("blas.nrm2");
-}
-static xdev_status_t blas_scal(const xdev_blas_vec_desc_t *x) {
-    UNUSED(x);
-    return missing("blas.scal");
-}
-static const xdev_blas_vtable_t g_blas = {
-    .size = sizeof(xdev_blas_vtable_t),
-    .query_dtypes = blas_query,
-    .gemm = blas_gemm,
-    .axpy = blas_axpy,
-    .dot = blas_dot,
-    .nrm2 = blas_nrm2,
-    .scal = blas_scal,
-};
-
-static xdev_status_t fft_plan_create(const xdev_fft_plan_desc_t *x, void **plan, size_t *work) {
-    UNUSED(x), UNUSED(plan), UNUSED(work);
-    return missing("fft.plan_create");
-}
-static xdev_status_t fft_plan_destroy(xdev_backend_device_t *d, void *plan) {
-    UNUSED(d), UNUSED(plan);
-    return missing("fft.plan_destroy");
-}
-static xdev_status_t fft_exec(const xdev_fft_exec_desc_t *x) {
-    UNUSED(x);
-    return missing("fft.exec");
-}
-static const xdev_fft_vtable_t g_fft = {
-    .size = sizeof(xdev_fft_vtable_t),
-    .plan_create = fft_plan_create,
-    .plan_destroy = fft_plan_destroy,
-    .exec = fft_exec,
-};
-
-/* A real backend writes the bits of xdev/support/philox.h, on its device. */
-static xdev_status_t rng_fill(const xdev_rng_fill_desc_t *x) {
-    UNUSED(x);
-    return missing("rng.fill");
-}
-static const xdev_rng_vtable_t g_rng = {.size = sizeof(xdev_rng_vtable_t), .fill = rng_fill};
-
-/* ---------------------------------------------------- optional: trace, ipc */
-static xdev_status_t tr_mark(const char *m) {
-    UNUSED(m);
-    return missing("trace.mark");
-}
-static xdev_status_t tr_push(const char *m) {
-    UNUSED(m);
-    return missing("trace.range_push");
-}
-static xdev_status_t tr_pop(void) {
-    return missing("trace.range_pop");
-}
-static const xdev_trace_vtable_t g_trace = {
-    .size = sizeof(xdev_trace_vtable_t),
-    .mark = tr_mark,
-    .range_push = tr_push,
-    .range_pop = tr_pop,
-};
-
-static xdev_status_t ipc_get_mem(xdev_backend_device_t *d, void *base, void *h) {
-    UNUSED(d), UNUSED(base), UNUSED(h);
-    return missing("ipc.get_mem_handle");
-}
-static xdev_status_t ipc_open_mem(xdev_backend_device_t *d, const void *h, void **base) {
-    UNUSED(d), UNUSED(h), UNUSED(base);
-    return missing("ipc.open_mem_handle");
-}
-static xdev_status_t ipc_close_mem(xdev_backend_device_t *d, void *base) {
-    UNUSED(d), UNUSED(base);
-    return missing("ipc.close_mem_handle");
-}
-static xdev_status_t ipc_get_event(xdev_backend_device_t *d, void *e, void *h) {
-    UNUSED(d), UNUSED(e), UNUSED(h);
-    return missing("ipc.get_event_handle");
-}
-static xdev_status_t ipc_open_event(xdev_backend_device_t *d, const void *h, void **e) {
-    UNUSED(d), UNUSED(h), UNUSED(e);
-    return missing("ipc.open_event_handle");
-}
-static const xdev_ipc_vtable_t g_ipc = {
-    .size = sizeof(xdev_ipc_vtable_t),
-    .get_mem_handle = ipc_get_mem,
-    .open_mem_handle = ipc_open_mem,
-    .close_mem_handle = ipc_close_mem,
-    .get_event_handle = ipc_get_event,
-    .open_event_handle = ipc_open_event,
-};
-
-/* ---------------------------------------------------- optional: ops (ABI 2.1, add 2.2)
- * Typed fills and conversions: the bits of xdev/support/convert.h; add:
- * the sum the collectives' reduce_add needs. */
-static xdev_status_t ops_fill(xdev_backend_device_t *d, void *dst, const void *pattern,
-                              size_t pattern_size, size_t count, void *stream) {
-    UNUSED(d), UNUSED(dst), UNUSED(pattern), UNUSED(pattern_size), UNUSED(count), UNUSED(stream);
-    return missing("ops.fill");
-}
-static xdev_status_t ops_convert(xdev_backend_device_t *d, void *dst, xdev_dtype_t dst_dtype,
-                                 const void *src, xdev_dtype_t src_dtype, size_t count,
-                                 void *stream) {
-    UNUSED(d), UNUSED(dst), UNUSED(dst_dtype), UNUSED(src), UNUSED(src_dtype), UNUSED(count);
-    UNUSED(stream);
-    return missing("ops.convert");
-}
-static xdev_status_t ops_add(xdev_backend_device_t *d, void *dst, const void *src,
-                             xdev_dtype_t dtype, size_t count, void *stream) {
-    UNUSED(d), UNUSED(dst), UNUSED(src), UNUSED(dtype), UNUSED(count), UNUSED(stream);
-    return missing("ops.add");
-}
-static const xdev_ops_vtable_t g_ops = {
-    .size = sizeof(xdev_ops_vtable_t),
-    .fill = ops_fill,
-    .convert = ops_convert,
-    .add = ops_add,
-};
-
-/* ------------------------------------------------ optional: comm (ABI 2.4) */
-static xdev_status_t comm_init_all(xdev_backend_device_t *const *devs, int n, void **comms) {
-    UNUSED(devs), UNUSED(n), UNUSED(comms);
-    return missing("comm.init_all");
-}
-static xdev_status_t comm_destroy(void *comm) {
-    UNUSED(comm);
-    return missing("comm.destroy");
-}
-static xdev_status_t comm_abort(void *comm) {
-    UNUSED(comm);
-    return missing("comm.abort");
-}
-static xdev_status_t comm_async_error(void *comm) {
-    UNUSED(comm);
-    return missing("comm.async_error");
-}
-static xdev_status_t comm_collective(void *comm, const xdev_collective_desc_t *desc, void *stream) {
-    UNUSED(comm), UNUSED(desc), UNUSED(stream);
-    return missing("comm.collective");
-}
-static xdev_status_t comm_group_start(void) {
-    return missing("comm.group_start");
-}
-static xdev_status_t comm_group_end(void) {
-    return missing("comm.group_end");
-}
-static xdev_status_t comm_get_unique_id(void *id) {
-    UNUSED(id);
-    return missing("comm.get_unique_id");
-}
-static xdev_status_t comm_init_rank(xdev_backend_device_t *d, int nranks, const void *id, int rank,
-                                    void **comm) {
-    UNUSED(d), UNUSED(nranks), UNUSED(id), UNUSED(rank), UNUSED(comm);
-    return missing("comm.init_rank");
-}
-static const xdev_comm_vtable_t g_comm = {
-    .size = sizeof(xdev_comm_vtable_t),
-    .init_all = comm_init_all,
-    .destroy = comm_destroy,
-    .abort = comm_abort,
-    .async_error = comm_async_error,
-    .collective = comm_collective,
-    .group_start = comm_group_start,
-    .group_end = comm_group_end,
-    .get_unique_id = comm_get_unique_id,
-    .init_rank = comm_init_rank,
-};
-
-/* Process exit: stop the threads this backend owns (it owns none). */
-static void null_at_exit(void) {}
 
 static const xdev_backend_api_t g_api = {
     .size = sizeof(xdev_backend_api_t),
@@ -438,18 +415,11 @@ static const xdev_backend_api_t g_api = {
     .stream = &g_stream,
     .event = &g_event,
     .memory = &g_memory,
-    .blas = &g_blas,
-    .fft = &g_fft,
-    .rng = &g_rng,
-    .trace = &g_trace,
-    .ipc = &g_ipc,
-    .ops = &g_ops,
-    .comm = &g_comm,
+    /* blas, fft, rng, trace, ipc, ops, comm: NULL (optional) */
+    .flags = XDEV_BACKEND_HOST_MEMORY, /* its memory is host memory */
 };
 
 XDEV_API const xdev_backend_api_t *xdev_backend_entry(void);
-
-/* The plugin's one export (XDEV_BACKEND_ENTRY_SYMBOL). */
 const xdev_backend_api_t *xdev_backend_entry(void) {
     return &g_api;
 }

@@ -163,7 +163,7 @@ xdev_status_t xdev_device_can_access_peer(xdev_device_t device, xdev_device_t pe
     XDEV_CHECK(xdev_device_lookup(device, &d));
     XDEV_CHECK(xdev_device_lookup(peer, &p));
     if (d->be != p->be || d == p || !XDEV_HAS(d->be, device, can_access_peer)) return XDEV_SUCCESS;
-    XDEV_CHECK(xdev_be_device_can_access_peer(d, p, out));
+    XDEV_CHECK(xdev_be_device_can_access_peer(d, p->ctx, out));
     return XDEV_SUCCESS;
 }
 
@@ -179,7 +179,7 @@ xdev_status_t xdev_device_enable_peer_access(xdev_device_t device, xdev_device_t
     if (d == p)
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, XDEV_REC_FMT " cannot be its own peer",
                              XDEV_REC_ARGS(d));
-    XDEV_CHECK(xdev_be_device_enable_peer_access(d, p));
+    XDEV_CHECK(xdev_be_device_enable_peer_access(d, p->ctx));
     atomic_fetch_or(&d->peer_enabled, (uint64_t)1 << p->id.index);
     return XDEV_SUCCESS;
 }

@@ -153,22 +153,15 @@ xdev_status_t xdev_backend_api_validate(const xdev_backend_api_t *api, const cha
                          "%s is a backend of device type %d (%s), not %d (%s)", origin,
                          (int)api->type, api->name ? api->name : "unnamed", (int)expected,
                          expected_name);
-    /* The few slots without which nothing works; every other slot may be NULL
-     * and then reports XDEV_ERROR_NOT_SUPPORTED where it is used. */
-    const char *missing = NULL;
-    if (api->init == NULL)
-        missing = "init";
-    else if (api->device == NULL || XDEV_BACKEND_SLOT(api->device, count) == NULL)
-        missing = "device.count";
-    else if (XDEV_BACKEND_SLOT(api->device, open) == NULL)
-        missing = "device.open";
-    else if (api->stream == NULL || XDEV_BACKEND_SLOT(api->stream, get_default) == NULL)
-        missing = "stream.get_default";
-    else if (api->event == NULL)
-        missing = "event table";
-    else if (api->memory == NULL || XDEV_BACKEND_SLOT(api->memory, malloc) == NULL ||
-             XDEV_BACKEND_SLOT(api->memory, free) == NULL)
-        missing = "memory.malloc/free";
+    /* Every slot the list marks REQUIRED (xdev/backend_slots.h); any other
+     * may be NULL, and the core then falls back or reports NOT_SUPPORTED. */
+    const char *missing = api->init == NULL ? "init" : NULL;
+#define XDEV_REQUIRE_SLOT(t, s, need, kind, since, p, a) XDEV_REQUIRE_SLOT_##need(t, s)
+#define XDEV_REQUIRE_SLOT_REQUIRED(t, s)                                                           \
+    if (missing == NULL && XDEV_BACKEND_SLOT(api->t, s) == NULL) missing = #t "." #s;
+#define XDEV_REQUIRE_SLOT_OPTIONAL(t, s)
+#define XDEV_REQUIRE_TABLE(table, list) list(XDEV_REQUIRE_SLOT)
+    XDEV_BACKEND_TABLES(XDEV_REQUIRE_TABLE)
     if (missing != NULL)
         return XDEV_FAIL(XDEV_ERROR_BACKEND_UNAVAILABLE, "%s lacks the required slot %s", origin,
                          missing);

@@ -1,4 +1,4 @@
-/* xdev/backend.h - the backend ABI (2.0): what a backend (built-in or plugin) provides.
+/* xdev/backend.h - the backend ABI (3.0): what a backend (built-in or plugin) provides.
  *
  * A plugin is a shared module libxdev-<name>.so exporting one function,
  * XDEV_BACKEND_ENTRY_SYMBOL, that returns an xdev_backend_api_t. A built-in
@@ -7,10 +7,15 @@
  * minor: every table starts with its own size, slots are only ever appended,
  * and a slot past the end of a shorter table reads as NULL (XDEV_BACKEND_SLOT).
  *
+ * The tables' slots, what each does, whether it is required and what the
+ * core does when an optional one is NULL are listed once, in
+ * xdev/backend_slots.h; the tables below are generated from that list.
+ *
  * Device contexts: the core opens each visible device once (device.open)
  * and passes the backend's own context (xdev_backend_device_t, a struct the
- * backend defines) to every slot that concerns that device, so a backend
- * never re-indexes global arrays or switches devices to find its state.
+ * backend defines) as the FIRST argument of every slot that concerns that
+ * device (descriptor slots carry it in the descriptor's `device` field), so
+ * a backend never re-indexes global arrays or switches devices.
  *
  * Conventions for every slot:
  * - arguments are validated by the core (devices exist, pointers are live
@@ -20,9 +25,11 @@
  * - a failing slot reports through xdev_host_services_t (set_error, or
  *   set_vendor_error with the vendor's own error name) and returns that
  *   status; slots never abort, exit or print.
- * Optional tables (blas, fft, rng, trace, ipc) and optional slots may be NULL;
- * the core then falls back or reports XDEV_ERROR_NOT_SUPPORTED naming the
- * backend and the slot. xdev/backend_support.h has what a backend needs to
+ * Optional tables (blas, fft, rng, trace, ipc, ops, comm) and optional
+ * slots may be NULL (never a stub returning NOT_SUPPORTED: that would
+ * disable the core's fallbacks); the core then falls back or reports
+ * XDEV_ERROR_NOT_SUPPORTED naming the backend and the slot. A required slot
+ * left NULL makes the core refuse the backend when it loads, naming it. xdev/backend_support.h has what a backend needs to
  * honour the contract bit for bit (Philox, half floats, error helpers);
  * backends/null/ is the skeleton to start a new backend from. */
 #ifndef XDEV_BACKEND_H
@@ -38,15 +45,15 @@
 #include "xdev/system.h"
 #include "xdev/blas.h"
 #include "xdev/fft.h"
+#include "xdev/backend_slots.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define XDEV_BACKEND_ABI_MAJOR 2u
-/* 2.1: the ops table (typed fills, conversions); 2.2: ops.add; 2.3: memory.va_*;
- * 2.4: the comm table; 2.5: flags, registered device types */
-#define XDEV_BACKEND_ABI_MINOR 5u
+#define XDEV_BACKEND_ABI_MAJOR 3u
+/* The history of the ABI is in CHANGELOG.md. */
+#define XDEV_BACKEND_ABI_MINOR 0u
 #define XDEV_BACKEND_ENTRY_SYMBOL "xdev_backend_entry"
 
 /* True when `table` (which starts with its size) is long enough to hold `slot`. */
@@ -83,54 +90,17 @@ typedef struct xdev_host_services {
 
 typedef struct xdev_device_vtable {
     size_t size;
-    /* Physical devices the backend sees (0 is fine: the backend is then unusable). */
-    xdev_status_t (*count)(int *count);
-    /* The context of physical device `index` (0 <= index < count), opened
-     * once per visible device when the backend loads; it lives as long as
-     * the process. Opening must be cheap: no vendor context is created. */
-    xdev_status_t (*open)(int index, xdev_backend_device_t **out);
-    xdev_status_t (*get_properties)(xdev_backend_device_t *dev, xdev_device_properties_t *props);
-    /* Wait for all work on the device. */
-    xdev_status_t (*synchronize)(xdev_backend_device_t *dev);
-    xdev_status_t (*can_access_peer)(xdev_backend_device_t *dev, xdev_backend_device_t *peer,
-                                     bool *out);
-    xdev_status_t (*enable_peer_access)(xdev_backend_device_t *dev, xdev_backend_device_t *peer);
-    /* Optional, from the vendor's management library (NVML): the processes
-     * using the device (fill out[0 .. min(cap, total)), *count = total) and
-     * its utilisation. */
-    xdev_status_t (*list_processes)(xdev_backend_device_t *dev, xdev_gpu_process_t *out, size_t cap,
-                                    size_t *count);
-    xdev_status_t (*utilization)(xdev_backend_device_t *dev, xdev_device_utilization_t *out);
+    XDEV_SLOTS_DEVICE(XDEV_SLOT_FIELD)
 } xdev_device_vtable_t;
 
 typedef struct xdev_stream_vtable {
     size_t size;
-    /* priority is XDEV_STREAM_PRIORITY_NORMAL or XDEV_STREAM_PRIORITY_HIGH. */
-    xdev_status_t (*create)(xdev_backend_device_t *dev, int priority, void **out);
-    /* Finish pending work, then release. */
-    xdev_status_t (*destroy)(xdev_backend_device_t *dev, void *stream);
-    /* The device's default stream (owned by the backend; may be NULL for CUDA's legacy stream). */
-    xdev_status_t (*get_default)(xdev_backend_device_t *dev, void **out);
-    /* XDEV_SUCCESS when idle, XDEV_ERROR_NOT_READY when work is pending. */
-    xdev_status_t (*query)(xdev_backend_device_t *dev, void *stream);
-    xdev_status_t (*synchronize)(xdev_backend_device_t *dev, void *stream);
-    /* Later work on `stream` waits for the event's last record. */
-    xdev_status_t (*wait_event)(xdev_backend_device_t *dev, void *stream, void *event);
-    xdev_status_t (*launch_host_func)(xdev_backend_device_t *dev, void *stream, xdev_host_fn_t fn,
-                                      void *user);
+    XDEV_SLOTS_STREAM(XDEV_SLOT_FIELD)
 } xdev_stream_vtable_t;
 
 typedef struct xdev_event_vtable {
     size_t size;
-    /* flags are XDEV_EVENT_* from xdev/event.h. */
-    xdev_status_t (*create)(xdev_backend_device_t *dev, unsigned flags, void **out);
-    xdev_status_t (*destroy)(xdev_backend_device_t *dev, void *event);
-    xdev_status_t (*record)(xdev_backend_device_t *dev, void *event, void *stream);
-    /* XDEV_SUCCESS when reached, XDEV_ERROR_NOT_READY otherwise. */
-    xdev_status_t (*query)(xdev_backend_device_t *dev, void *event);
-    xdev_status_t (*synchronize)(xdev_backend_device_t *dev, void *event);
-    /* Both events recorded, complete and created with timing (checked by the core). */
-    xdev_status_t (*elapsed_time)(xdev_backend_device_t *dev, void *start, void *end, float *ms);
+    XDEV_SLOTS_EVENT(XDEV_SLOT_FIELD)
 } xdev_event_vtable_t;
 
 typedef enum xdev_copy_kind {
@@ -157,48 +127,12 @@ typedef struct xdev_copy_desc {
 
 typedef struct xdev_memory_vtable {
     size_t size;
-    xdev_status_t (*malloc)(xdev_backend_device_t *dev, size_t bytes, void **out);
-    xdev_status_t (*free)(xdev_backend_device_t *dev, void *ptr);
-    /* Page-locked host memory. */
-    xdev_status_t (*host_alloc)(size_t bytes, void **out);
-    xdev_status_t (*host_free)(void *ptr);
-    /* Enqueue a copy on `stream` of `dev` (the device side, or the
-     * destination's device for peer copies). */
-    xdev_status_t (*memcpy_async)(const xdev_copy_desc_t *copy, xdev_backend_device_t *dev,
-                                  void *stream);
-    xdev_status_t (*memset_async)(xdev_backend_device_t *dev, void *dst, int value, size_t bytes,
-                                  void *stream);
-    xdev_status_t (*mem_get_info)(xdev_backend_device_t *dev, size_t *free_bytes,
-                                  size_t *total_bytes);
-    /* Optional stream-ordered allocation (cudaMallocAsync), used with
-     * XDEV_ALLOC_CONF=backend:async: the memory is usable by work queued on
-     * `stream` from now on, and free_async releases it once `stream` reaches
-     * the free. */
-    xdev_status_t (*malloc_async)(xdev_backend_device_t *dev, size_t bytes, void *stream,
-                                  void **out);
-    xdev_status_t (*free_async)(xdev_backend_device_t *dev, void *ptr, void *stream);
-    /* Optional virtual memory (ABI 2.3), for XDEV_ALLOC_CONF=expandable_segments:true;
-     * all five or none. va_granularity: the unit every size and address below
-     * is a multiple of. va_reserve: `bytes` of address space with nothing
-     * behind it. va_map: back [addr, addr + bytes) inside a reservation with
-     * new device memory, readable and writable by the device and by the peers
-     * that enabled access to it (a failure for lack of memory is
-     * XDEV_ERROR_OUT_OF_MEMORY). va_unmap: give that memory back (the core
-     * calls it only after the device has passed all work using it).
-     * va_release: the reservation, wholly unmapped. */
-    xdev_status_t (*va_granularity)(xdev_backend_device_t *dev, size_t *granularity);
-    xdev_status_t (*va_reserve)(xdev_backend_device_t *dev, size_t bytes, void **base);
-    xdev_status_t (*va_release)(xdev_backend_device_t *dev, void *base, size_t bytes);
-    xdev_status_t (*va_map)(xdev_backend_device_t *dev, void *addr, size_t bytes);
-    xdev_status_t (*va_unmap)(xdev_backend_device_t *dev, void *addr, size_t bytes);
+    XDEV_SLOTS_MEMORY(XDEV_SLOT_FIELD)
 } xdev_memory_vtable_t;
 
-/* Optional: profiler markers (NVTX, roctx). msg is never NULL. */
 typedef struct xdev_trace_vtable {
     size_t size;
-    xdev_status_t (*mark)(const char *msg);
-    xdev_status_t (*range_push)(const char *msg);
-    xdev_status_t (*range_pop)(void);
+    XDEV_SLOTS_TRACE(XDEV_SLOT_FIELD)
 } xdev_trace_vtable_t;
 
 /* Bytes of a backend's native IPC handle (cudaIpcMemHandle_t, cudaIpcEventHandle_t). */
@@ -209,15 +143,7 @@ typedef struct xdev_trace_vtable {
  * XDEV_IPC_NATIVE_SIZE opaque bytes; the core adds offsets and devices. */
 typedef struct xdev_ipc_vtable {
     size_t size;
-    xdev_status_t (*get_mem_handle)(xdev_backend_device_t *dev, void *base, void *handle);
-    /* Map another process's allocation for use on `device`. */
-    xdev_status_t (*open_mem_handle)(xdev_backend_device_t *dev, const void *handle, void **base);
-    xdev_status_t (*close_mem_handle)(xdev_backend_device_t *dev, void *base);
-    /* `event` was created with XDEV_EVENT_INTERPROCESS. */
-    xdev_status_t (*get_event_handle)(xdev_backend_device_t *dev, void *event, void *handle);
-    /* An event destroyed with event.destroy like any other. */
-    xdev_status_t (*open_event_handle)(xdev_backend_device_t *dev, const void *handle,
-                                       void **event);
+    XDEV_SLOTS_IPC(XDEV_SLOT_FIELD)
 } xdev_ipc_vtable_t;
 
 /* ---------------------------------------------------------------- blas
@@ -268,15 +194,7 @@ typedef struct xdev_blas_vec_desc {
 
 typedef struct xdev_blas_vtable {
     size_t size;
-    /* Bit (1u << dtype) set for each xdev_dtype_t `routine` runs with on
-     * `device`; a missing bit makes the core report XDEV_ERROR_NOT_SUPPORTED. */
-    xdev_status_t (*query_dtypes)(xdev_backend_device_t *dev, xdev_blas_routine_t routine,
-                                  uint32_t *mask);
-    xdev_status_t (*gemm)(const xdev_blas_gemm_desc_t *desc);
-    xdev_status_t (*axpy)(const xdev_blas_vec_desc_t *desc);
-    xdev_status_t (*dot)(const xdev_blas_vec_desc_t *desc);
-    xdev_status_t (*nrm2)(const xdev_blas_vec_desc_t *desc);
-    xdev_status_t (*scal)(const xdev_blas_vec_desc_t *desc);
+    XDEV_SLOTS_BLAS(XDEV_SLOT_FIELD)
 } xdev_blas_vtable_t;
 
 /* ---------------------------------------------------------------- fft
@@ -318,14 +236,7 @@ typedef struct xdev_fft_exec_desc {
 
 typedef struct xdev_fft_vtable {
     size_t size;
-    /* Make a plan usable for both directions, in or out of place, on any
-     * stream of desc->device; *work_size = bytes each exec needs. */
-    xdev_status_t (*plan_create)(const xdev_fft_plan_desc_t *desc, void **plan, size_t *work_size);
-    /* The core calls this when the plan leaves the cache, after waiting for
-     * the device (device.synchronize), so no exec with it is still queued. */
-    xdev_status_t (*plan_destroy)(xdev_backend_device_t *dev, void *plan);
-    /* Enqueue one transform. The core serialises calls on one plan. */
-    xdev_status_t (*exec)(const xdev_fft_exec_desc_t *desc);
+    XDEV_SLOTS_FFT(XDEV_SLOT_FIELD)
 } xdev_fft_vtable_t;
 
 /* ---------------------------------------------------------------- rng
@@ -369,7 +280,7 @@ typedef struct xdev_rng_fill_desc {
 
 typedef struct xdev_rng_vtable {
     size_t size;
-    xdev_status_t (*fill)(const xdev_rng_fill_desc_t *desc);
+    XDEV_SLOTS_RNG(XDEV_SLOT_FIELD)
 } xdev_rng_vtable_t;
 
 /* ---------------------------------------------------------------- ops (ABI 2.1)
@@ -380,19 +291,7 @@ typedef struct xdev_rng_vtable {
  * the bits of xdev/support/convert.h's xcv_convert1 for every element. */
 typedef struct xdev_ops_vtable {
     size_t size;
-    /* dst[i] = the `pattern_size`-byte element at `pattern`, i < count;
-     * pattern_size is 1, 2, 4, 8 or 16 and dst is aligned to it. */
-    xdev_status_t (*fill)(xdev_backend_device_t *dev, void *dst, const void *pattern,
-                          size_t pattern_size, size_t count, void *stream);
-    /* count elements from src (src_dtype) to dst (dst_dtype); dtypes among
-     * f16, bf16, f32, f64, i32, i64; both buffers aligned to their element. */
-    xdev_status_t (*convert)(xdev_backend_device_t *dev, void *dst, xdev_dtype_t dst_dtype,
-                             const void *src, xdev_dtype_t src_dtype, size_t count, void *stream);
-    /* 2.2: dst[i] += src[i], i < count; dtype among f16, bf16, f32, f64, i32, i64
-     * (f16/bf16 summed in f32 and rounded to nearest even, integers wrap);
-     * both on this device, aligned to the element, equal or disjoint. */
-    xdev_status_t (*add)(xdev_backend_device_t *dev, void *dst, const void *src, xdev_dtype_t dtype,
-                         size_t count, void *stream);
+    XDEV_SLOTS_OPS(XDEV_SLOT_FIELD)
 } xdev_ops_vtable_t;
 
 /* Optional: communicators (ABI 2.4), for backends whose device memory the
@@ -424,26 +323,7 @@ typedef struct xdev_collective_desc {
 
 typedef struct xdev_comm_vtable {
     size_t size;
-    /* The ranks of a group over devs[0..n) of this process: comms[i] is
-     * rank i's handle. XDEV_ERROR_NOT_SUPPORTED when the library that does
-     * the work (NCCL) cannot be found: the message says where it looked. */
-    xdev_status_t (*init_all)(xdev_backend_device_t *const *devs, int n, void **comms);
-    xdev_status_t (*destroy)(void *comm);
-    xdev_status_t (*abort)(void *comm);
-    /* XDEV_SUCCESS, or the rank's asynchronous error (its message set). */
-    xdev_status_t (*async_error)(void *comm);
-    /* Enqueue this rank's part on `stream` (native, on the rank's device). */
-    xdev_status_t (*collective)(void *comm, const xdev_collective_desc_t *desc, void *stream);
-    /* The calling thread's group brackets (ncclGroupStart/End). */
-    xdev_status_t (*group_start)(void);
-    xdev_status_t (*group_end)(void);
-    /* Ranks in several processes: a new group's id (XDEV_COMM_NATIVE_ID_BYTES
-     * opaque bytes, ncclGetUniqueId), and this process's rank of nranks on
-     * dev joining the group the id names (ncclCommInitRank: returns once
-     * every rank has joined). */
-    xdev_status_t (*get_unique_id)(void *id);
-    xdev_status_t (*init_rank)(xdev_backend_device_t *dev, int nranks, const void *id, int rank,
-                               void **comm);
+    XDEV_SLOTS_COMM(XDEV_SLOT_FIELD)
 } xdev_comm_vtable_t;
 
 /* Bytes of a backend's group id (NCCL's ncclUniqueId). */
@@ -475,9 +355,9 @@ typedef struct xdev_backend_api {
     const xdev_rng_vtable_t *rng;     /* optional */
     const xdev_trace_vtable_t *trace; /* optional */
     const xdev_ipc_vtable_t *ipc;     /* optional */
-    const xdev_ops_vtable_t *ops;     /* optional; ABI 2.1 */
-    const xdev_comm_vtable_t *comm;   /* optional; ABI 2.4 */
-    /* ABI 2.5: XDEV_BACKEND_ACCELERATOR and XDEV_BACKEND_HOST_MEMORY as the
+    const xdev_ops_vtable_t *ops;     /* optional */
+    const xdev_comm_vtable_t *comm;   /* optional */
+    /* XDEV_BACKEND_ACCELERATOR and XDEV_BACKEND_HOST_MEMORY as the
      * backend describes itself; they apply when xdev registered it by name
      * (a plugin found on the plugin path or named in XDEV_BACKEND). */
     uint32_t flags;

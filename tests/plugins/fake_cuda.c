@@ -297,7 +297,7 @@ static xdev_status_t mem_host_free(void *ptr) {
     return XDEV_SUCCESS;
 }
 
-static xdev_status_t mem_memcpy_async(const xdev_copy_desc_t *copy, xdev_backend_device_t *dev,
+static xdev_status_t mem_memcpy_async(xdev_backend_device_t *dev, const xdev_copy_desc_t *copy,
                                       void *stream) {
     if (copy->bytes) memmove(copy->dst, copy->src, copy->bytes);
     return XDEV_SUCCESS;

@@ -1,0 +1,244 @@
+/* xdev/backend_slots.h - the one list of backend slots (ABI 3).
+ *
+ * Every table of the backend ABI (xdev/backend.h), the core's typed dispatch
+ * helpers, the null skeleton's declarations and the ABI pins of tests/
+ * test_abi.c are generated from the lists below, so adding a slot is one
+ * line here (at the END of its table: slots are only ever appended) plus its
+ * implementations.
+ *
+ * Each entry is X(table, slot, need, kind, since, (params), (args)):
+ * - need: REQUIRED (a backend that leaves it NULL is refused when it loads,
+ *   naming the slot) or OPTIONAL (NULL is allowed; what the core then does -
+ *   a fallback, or XDEV_ERROR_NOT_SUPPORTED naming the backend and the
+ *   slot - is written beside the entry);
+ * - kind, the one convention for the device context: DEV - the slot concerns
+ *   one device and takes that device's context first (xdev_backend_device_t
+ *   *dev), then (params); DEV0 - the context alone; DESC - a descriptor
+ *   slot: the device is the descriptor's `device` field, the slot takes
+ *   (params); HOST - no device (host memory, markers, communicator handles):
+ *   the slot takes (params); HOST0 - no parameter at all;
+ * - since: the ABI 3 minor that appended the slot (entries of a table are in
+ *   non-decreasing order of it; test_abi.c checks this and the count of
+ *   slots each released minor had);
+ * - params / args: the slot's parameters after the context, and their names.
+ * All slots return xdev_status_t. */
+#ifndef XDEV_BACKEND_SLOTS_H
+#define XDEV_BACKEND_SLOTS_H
+
+/* ------------------------------------------------------------------ device */
+#define XDEV_SLOTS_DEVICE(X)                                                                       \
+    /* Physical devices the backend sees (0 is fine: the backend is then unusable). */             \
+    X(device, count, REQUIRED, HOST, 0, (int *count), (count))                                     \
+    /* The context of physical device `index` (0 <= index < count), opened once per visible        \
+     * device when the backend loads; it lives as long as the process. Opening must be cheap:      \
+     * no vendor context is created. */                                                            \
+    X(device, open, REQUIRED, HOST, 0, (int index, xdev_backend_device_t **out), (index, out))     \
+    X(device, get_properties, REQUIRED, DEV, 0, (xdev_device_properties_t * props), (props))       \
+    /* Wait for all work on the device. */                                                         \
+    X(device, synchronize, REQUIRED, DEV0, 0, (), ())                                              \
+    /* NULL: no peer access (xdev_device_can_access_peer says false). */                           \
+    X(device, can_access_peer, OPTIONAL, DEV, 0, (xdev_backend_device_t * peer, bool *out),        \
+      (peer, out))                                                                                 \
+    /* NULL: xdev_device_enable_peer_access is NOT_SUPPORTED. */                                   \
+    X(device, enable_peer_access, OPTIONAL, DEV, 0, (xdev_backend_device_t * peer), (peer))        \
+    /* From the vendor's management library (NVML): the processes using the device (fill           \
+     * out[0 .. min(cap, total)), *count = total). NULL: NOT_SUPPORTED. */                         \
+    X(device, list_processes, OPTIONAL, DEV, 0,                                                    \
+      (xdev_gpu_process_t * out, size_t cap, size_t * count), (out, cap, count))                   \
+    /* The device's utilisation. NULL: NOT_SUPPORTED. */                                           \
+    X(device, utilization, OPTIONAL, DEV, 0, (xdev_device_utilization_t * out), (out))
+
+/* ------------------------------------------------------------------ stream */
+#define XDEV_SLOTS_STREAM(X)                                                                       \
+    /* priority is XDEV_STREAM_PRIORITY_NORMAL or XDEV_STREAM_PRIORITY_HIGH. */                    \
+    X(stream, create, REQUIRED, DEV, 0, (int priority, void **out), (priority, out))               \
+    /* Finish pending work, then release. */                                                       \
+    X(stream, destroy, REQUIRED, DEV, 0, (void *stream), (stream))                                 \
+    /* The device's default stream (owned by the backend; may be NULL for CUDA's legacy one). */   \
+    X(stream, get_default, REQUIRED, DEV, 0, (void **out), (out))                                  \
+    /* XDEV_SUCCESS when idle, XDEV_ERROR_NOT_READY when work is pending. */                       \
+    X(stream, query, REQUIRED, DEV, 0, (void *stream), (stream))                                   \
+    X(stream, synchronize, REQUIRED, DEV, 0, (void *stream), (stream))                             \
+    /* Later work on `stream` waits for the event's last record. */                                \
+    X(stream, wait_event, REQUIRED, DEV, 0, (void *stream, void *event), (stream, event))          \
+    X(stream, launch_host_func, REQUIRED, DEV, 0, (void *stream, xdev_host_fn_t fn, void *user),   \
+      (stream, fn, user))
+
+/* ------------------------------------------------------------------- event */
+#define XDEV_SLOTS_EVENT(X)                                                                        \
+    /* flags are XDEV_EVENT_* from xdev/event.h. */                                                \
+    X(event, create, REQUIRED, DEV, 0, (unsigned flags, void **out), (flags, out))                 \
+    X(event, destroy, REQUIRED, DEV, 0, (void *event), (event))                                    \
+    X(event, record, REQUIRED, DEV, 0, (void *event, void *stream), (event, stream))               \
+    /* XDEV_SUCCESS when reached, XDEV_ERROR_NOT_READY otherwise. */                               \
+    X(event, query, REQUIRED, DEV, 0, (void *event), (event))                                      \
+    X(event, synchronize, REQUIRED, DEV, 0, (void *event), (event))                                \
+    /* Both events recorded, complete and created with timing (checked by the core).               \
+     * NULL: xdev_event_elapsed_time is NOT_SUPPORTED. */                                          \
+    X(event, elapsed_time, OPTIONAL, DEV, 0, (void *start, void *end, float *ms), (start, end, ms))
+
+/* ------------------------------------------------------------------ memory */
+#define XDEV_SLOTS_MEMORY(X)                                                                       \
+    X(memory, malloc, REQUIRED, DEV, 0, (size_t bytes, void **out), (bytes, out))                  \
+    X(memory, free, REQUIRED, DEV, 0, (void *ptr), (ptr))                                          \
+    /* Page-locked host memory. NULL (or host_free NULL): xdev_host_alloc is NOT_SUPPORTED. */     \
+    X(memory, host_alloc, OPTIONAL, HOST, 0, (size_t bytes, void **out), (bytes, out))             \
+    X(memory, host_free, OPTIONAL, HOST, 0, (void *ptr), (ptr))                                    \
+    /* Enqueue a copy on `stream` of `dev` (the device side, or the destination's device for       \
+     * a peer copy). */                                                                            \
+    X(memory, memcpy_async, REQUIRED, DEV, 0, (const xdev_copy_desc_t *copy, void *stream),        \
+      (copy, stream))                                                                              \
+    X(memory, memset_async, REQUIRED, DEV, 0, (void *dst, int value, size_t bytes, void *stream),  \
+      (dst, value, bytes, stream))                                                                 \
+    /* NULL: the allocator knows no capacity (xdev_mem_get_info is NOT_SUPPORTED). */              \
+    X(memory, mem_get_info, OPTIONAL, DEV, 0, (size_t * free_bytes, size_t * total_bytes),         \
+      (free_bytes, total_bytes))                                                                   \
+    /* Stream-ordered allocation (cudaMallocAsync), for XDEV_ALLOC_CONF=backend:async: the         \
+     * memory is usable by work queued on `stream` from now on; free_async releases it once        \
+     * `stream` reaches the free. NULL (either): backend:async is refused, naming the slot. */     \
+    X(memory, malloc_async, OPTIONAL, DEV, 0, (size_t bytes, void *stream, void **out),            \
+      (bytes, stream, out))                                                                        \
+    X(memory, free_async, OPTIONAL, DEV, 0, (void *ptr, void *stream), (ptr, stream))              \
+    /* Virtual memory, for XDEV_ALLOC_CONF=expandable_segments:true; all five or none (NULL:       \
+     * expandable segments are refused, naming the slot). va_granularity: the unit every size      \
+     * and address below is a multiple of. va_reserve: `bytes` of address space with nothing       \
+     * behind it. va_map: back [addr, addr + bytes) inside a reservation with new device           \
+     * memory, readable and writable by the device and by the peers that enabled access to it      \
+     * (a failure for lack of memory is XDEV_ERROR_OUT_OF_MEMORY). va_unmap: give that memory      \
+     * back (called only after the device has passed all work using it). va_release: the           \
+     * reservation, wholly unmapped. */                                                            \
+    X(memory, va_granularity, OPTIONAL, DEV, 0, (size_t * granularity), (granularity))             \
+    X(memory, va_reserve, OPTIONAL, DEV, 0, (size_t bytes, void **base), (bytes, base))            \
+    X(memory, va_release, OPTIONAL, DEV, 0, (void *base, size_t bytes), (base, bytes))             \
+    X(memory, va_map, OPTIONAL, DEV, 0, (void *addr, size_t bytes), (addr, bytes))                 \
+    X(memory, va_unmap, OPTIONAL, DEV, 0, (void *addr, size_t bytes), (addr, bytes))
+
+/* ------------------------------------------------------------------- trace */
+/* Profiler markers (NVTX, roctx); msg is never NULL. NULL: markers are no-ops. */
+#define XDEV_SLOTS_TRACE(X)                                                                        \
+    X(trace, mark, OPTIONAL, HOST, 0, (const char *msg), (msg))                                    \
+    X(trace, range_push, OPTIONAL, HOST, 0, (const char *msg), (msg))                              \
+    X(trace, range_pop, OPTIONAL, HOST0, 0, (), ())
+
+/* --------------------------------------------------------------------- ipc */
+/* Sharing memory and events between processes. `base` is the start of a raw
+ * allocation from memory.malloc; handles are XDEV_IPC_NATIVE_SIZE opaque
+ * bytes; the core adds offsets and devices. NULL: the xdev_ipc_* calls are
+ * NOT_SUPPORTED, naming the backend. */
+#define XDEV_SLOTS_IPC(X)                                                                          \
+    X(ipc, get_mem_handle, OPTIONAL, DEV, 0, (void *base, void *handle), (base, handle))           \
+    /* Map another process's allocation for use on `dev`. */                                       \
+    X(ipc, open_mem_handle, OPTIONAL, DEV, 0, (const void *handle, void **base), (handle, base))   \
+    X(ipc, close_mem_handle, OPTIONAL, DEV, 0, (void *base), (base))                               \
+    /* `event` was created with XDEV_EVENT_INTERPROCESS. */                                        \
+    X(ipc, get_event_handle, OPTIONAL, DEV, 0, (void *event, void *handle), (event, handle))       \
+    /* An event destroyed with event.destroy like any other. */                                    \
+    X(ipc, open_event_handle, OPTIONAL, DEV, 0, (const void *handle, void **event), (handle, event))
+
+/* -------------------------------------------------------------------- blas */
+/* NULL: the BLAS calls are NOT_SUPPORTED, naming the backend and the slot. */
+#define XDEV_SLOTS_BLAS(X)                                                                         \
+    /* Bit (1u << dtype) set for each xdev_dtype_t `routine` runs with on the device; a missing    \
+     * bit makes the core report XDEV_ERROR_NOT_SUPPORTED. NULL: every dtype the core knows. */    \
+    X(blas, query_dtypes, OPTIONAL, DEV, 0, (xdev_blas_routine_t routine, uint32_t * mask),        \
+      (routine, mask))                                                                             \
+    X(blas, gemm, OPTIONAL, DESC, 0, (const xdev_blas_gemm_desc_t *desc), (desc))                  \
+    X(blas, axpy, OPTIONAL, DESC, 0, (const xdev_blas_vec_desc_t *desc), (desc))                   \
+    X(blas, dot, OPTIONAL, DESC, 0, (const xdev_blas_vec_desc_t *desc), (desc))                    \
+    X(blas, nrm2, OPTIONAL, DESC, 0, (const xdev_blas_vec_desc_t *desc), (desc))                   \
+    X(blas, scal, OPTIONAL, DESC, 0, (const xdev_blas_vec_desc_t *desc), (desc))
+
+/* --------------------------------------------------------------------- fft */
+/* NULL: the FFT calls are NOT_SUPPORTED, naming the backend and the slot. */
+#define XDEV_SLOTS_FFT(X)                                                                          \
+    /* A plan usable for both directions, in or out of place, on any stream of desc->device;       \
+     * *work_size = bytes each exec needs. */                                                      \
+    X(fft, plan_create, OPTIONAL, DESC, 0,                                                         \
+      (const xdev_fft_plan_desc_t *desc, void **plan, size_t *work_size), (desc, plan, work_size)) \
+    /* Called when the plan leaves the cache, after device.synchronize. */                         \
+    X(fft, plan_destroy, OPTIONAL, DEV, 0, (void *plan), (plan))                                   \
+    /* Enqueue one transform. The core serialises calls on one plan. */                            \
+    X(fft, exec, OPTIONAL, DESC, 0, (const xdev_fft_exec_desc_t *desc), (desc))
+
+/* --------------------------------------------------------------------- rng */
+/* NULL: the random fills are NOT_SUPPORTED, naming the backend. */
+#define XDEV_SLOTS_RNG(X)                                                                          \
+    X(rng, fill, OPTIONAL, DESC, 0, (const xdev_rng_fill_desc_t *desc), (desc))
+
+/* --------------------------------------------------------------------- ops */
+/* Typed fills and conversions (xdev/ops.h). NULL: those calls are
+ * NOT_SUPPORTED, naming the backend and the slot; reduce_add without
+ * ops.add is NOT_SUPPORTED where no communicator sums instead. */
+#define XDEV_SLOTS_OPS(X)                                                                          \
+    /* dst[i] = the `pattern_size`-byte element at `pattern`, i < count; pattern_size is 1, 2,     \
+     * 4, 8 or 16 and dst is aligned to it. */                                                     \
+    X(ops, fill, OPTIONAL, DEV, 0,                                                                 \
+      (void *dst, const void *pattern, size_t pattern_size, size_t count, void *stream),           \
+      (dst, pattern, pattern_size, count, stream))                                                 \
+    /* count elements from src (src_dtype) to dst (dst_dtype); dtypes among f16, bf16, f32, f64,   \
+     * i32, i64; both buffers aligned to their element. */                                         \
+    X(ops, convert, OPTIONAL, DEV, 0,                                                              \
+      (void *dst, xdev_dtype_t dst_dtype, const void *src, xdev_dtype_t src_dtype, size_t count,   \
+       void *stream),                                                                              \
+      (dst, dst_dtype, src, src_dtype, count, stream))                                             \
+    /* dst[i] += src[i], i < count; dtype among f16, bf16, f32, f64, i32, i64 (f16/bf16 summed     \
+     * in f32 and rounded to nearest even, integers wrap); equal or disjoint buffers. */           \
+    X(ops, add, OPTIONAL, DEV, 0,                                                                  \
+      (void *dst, const void *src, xdev_dtype_t dtype, size_t count, void *stream),                \
+      (dst, src, dtype, count, stream))
+
+/* -------------------------------------------------------------------- comm */
+/* Communicators, for backends whose device memory the host cannot address
+ * (the core runs host-memory ones itself). NULL: xdev_comm_init_all and
+ * init_rank are NOT_SUPPORTED (torch.cuda.comm calls fall back to copies). */
+#define XDEV_SLOTS_COMM(X)                                                                         \
+    /* The ranks of a group over devs[0..n) of this process: comms[i] is rank i's handle.          \
+     * XDEV_ERROR_NOT_SUPPORTED when the library that does the work (NCCL) cannot be found:        \
+     * the message says where it looked. */                                                        \
+    X(comm, init_all, OPTIONAL, HOST, 0,                                                           \
+      (xdev_backend_device_t *const *devs, int n, void **comms), (devs, n, comms))                 \
+    X(comm, destroy, OPTIONAL, HOST, 0, (void *comm), (comm))                                      \
+    X(comm, abort, OPTIONAL, HOST, 0, (void *comm), (comm))                                        \
+    /* XDEV_SUCCESS, or the rank's asynchronous error (its message set). */                        \
+    X(comm, async_error, OPTIONAL, HOST, 0, (void *comm), (comm))                                  \
+    /* Enqueue this rank's part on `stream` (native, on the rank's device). */                     \
+    X(comm, collective, OPTIONAL, HOST, 0,                                                         \
+      (void *comm, const xdev_collective_desc_t *desc, void *stream), (comm, desc, stream))        \
+    /* The calling thread's group brackets (ncclGroupStart/End). */                                \
+    X(comm, group_start, OPTIONAL, HOST0, 0, (), ())                                               \
+    X(comm, group_end, OPTIONAL, HOST0, 0, (), ())                                                 \
+    /* A new group's id (XDEV_COMM_NATIVE_ID_BYTES opaque bytes, ncclGetUniqueId). */              \
+    X(comm, get_unique_id, OPTIONAL, HOST, 0, (void *id), (id))                                    \
+    /* This process's rank of nranks on dev joining the group the id names                         \
+     * (ncclCommInitRank: returns once every rank has joined). */                                  \
+    X(comm, init_rank, OPTIONAL, DEV, 0, (int nranks, const void *id, int rank, void **comm),      \
+      (nranks, id, rank, comm))
+
+/* Every table: T(table, list macro) in the order of xdev_backend_api_t. */
+#define XDEV_BACKEND_TABLES(T)                                                                     \
+    T(device, XDEV_SLOTS_DEVICE)                                                                   \
+    T(stream, XDEV_SLOTS_STREAM)                                                                   \
+    T(event, XDEV_SLOTS_EVENT)                                                                     \
+    T(memory, XDEV_SLOTS_MEMORY)                                                                   \
+    T(blas, XDEV_SLOTS_BLAS)                                                                       \
+    T(fft, XDEV_SLOTS_FFT)                                                                         \
+    T(rng, XDEV_SLOTS_RNG)                                                                         \
+    T(trace, XDEV_SLOTS_TRACE)                                                                     \
+    T(ipc, XDEV_SLOTS_IPC)                                                                         \
+    T(ops, XDEV_SLOTS_OPS)                                                                         \
+    T(comm, XDEV_SLOTS_COMM)
+
+/* ------------------------------------------------------- expansion helpers */
+#define XDEV_SLOT_STRIP(...) __VA_ARGS__
+/* A slot's full parameter list, in parentheses, by kind. */
+#define XDEV_SLOT_PARAMS_DEV(p) (xdev_backend_device_t * dev, XDEV_SLOT_STRIP p)
+#define XDEV_SLOT_PARAMS_DEV0(p) (xdev_backend_device_t * dev)
+#define XDEV_SLOT_PARAMS_DESC(p) p
+#define XDEV_SLOT_PARAMS_HOST(p) p
+#define XDEV_SLOT_PARAMS_HOST0(p) (void)
+#define XDEV_SLOT_PARAMS(kind, p) XDEV_SLOT_PARAMS_##kind(p)
+/* The field a table has for a slot. */
+#define XDEV_SLOT_FIELD(table, slot, need, kind, since, p, a)                                      \
+    xdev_status_t(*slot) XDEV_SLOT_PARAMS(kind, p);
+
+#endif
