@@ -29,9 +29,10 @@
  * slots may be NULL (never a stub returning NOT_SUPPORTED: that would
  * disable the core's fallbacks); the core then falls back or reports
  * XDEV_ERROR_NOT_SUPPORTED naming the backend and the slot. A required slot
- * left NULL makes the core refuse the backend when it loads, naming it. xdev/backend_support.h has what a backend needs to
- * honour the contract bit for bit (Philox, half floats, error helpers);
- * backends/null/ is the skeleton to start a new backend from. */
+ * left NULL makes the core refuse the backend when it loads, naming it.
+ * xdev/backend_support.h has what a backend needs to honour the contract
+ * bit for bit (Philox, half floats, error helpers); backends/null/ is the
+ * skeleton to start a new backend from. */
 #ifndef XDEV_BACKEND_H
 #define XDEV_BACKEND_H
 
