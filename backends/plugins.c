@@ -1,8 +1,10 @@
-/* backends/plugins.c - the plugin backends xdev ships, registered by name
- * when libxdev loads (the built-in CPU backend registers itself in
+/* backends/plugins.c - the plugin backends xdev ships (cuda, hip), registered
+ * by name when libxdev loads (the built-in CPU backend registers itself in
  * backends/cpu/). A factory without an entry point is a plugin: the core
- * loads libxdev-<name>.so on the backend's first use. Adding a plugin backend
- * is one line here (and its xdev_device_type_t entry); no core file changes.
+ * loads libxdev-<name>.so on the backend's first use. Any other backend needs
+ * no edit here or in the core: it is found by name, as libxdev-<name>.so on
+ * XDEV_PLUGIN_PATH, beside libxdev or in the install libdir, or the
+ * application registers it with xdev_backend_register.
  * XDEV_BACKEND=auto tries accelerators by auto_order, then the CPU. */
 #include "xdev/backend.h"
 

@@ -11,6 +11,7 @@ packages=(
   check libsubunit-dev                 # test suites (Check, found by pkg-config)
   libopenblas-dev libfftw3-dev         # CPU BLAS and FFT
   clang libclang-rt-dev                # libFuzzer target (CI)
+  clang-format python3                 # tools/check_tree.sh (CI step "structure")
   hipcc libamdhip64-dev rocm-device-libs librocm-smi-dev  # HIP plugin (libxdev-hip.so)
   chromium                             # tests/observe: the memory view in a real browser
 )

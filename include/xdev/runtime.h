@@ -11,16 +11,16 @@
 #define XDEV_RUNTIME_H
 
 #include "xdev/device.h"
+#include "xdev/version.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define XDEV_VERSION_MAJOR 0
-#define XDEV_VERSION_MINOR 1
-#define XDEV_VERSION_PATCH 0
-
-/* "0.1.0" */
+/* The loaded library's version, "MAJOR.MINOR.PATCH": the XDEV_VERSION_STRING
+ * it was built with. These headers' own version (XDEV_VERSION_MAJOR, _MINOR,
+ * _PATCH, _STRING) is in xdev/version.h, generated from CMake's
+ * project(VERSION). */
 XDEV_API const char *xdev_version_string(void);
 
 /* Initialise xdev: read the environment, load and select backends. Optional

@@ -14,7 +14,7 @@ endif()
 function(xdev_add_fuzzer name seconds max_len)
   add_executable(fuzz_${name} ${CMAKE_CURRENT_LIST_DIR}/fuzz_${name}.c ${ARGN})
   target_include_directories(fuzz_${name} PRIVATE ${PROJECT_SOURCE_DIR}/core
-    ${PROJECT_SOURCE_DIR}/include)
+    ${PROJECT_SOURCE_DIR}/include ${XDEV_GENERATED_INCLUDE_DIR})
   target_compile_definitions(fuzz_${name} PRIVATE _GNU_SOURCE)
   target_compile_options(fuzz_${name} PRIVATE -fsanitize=fuzzer,address,undefined)
   target_link_options(fuzz_${name} PRIVATE -fsanitize=fuzzer,address,undefined)

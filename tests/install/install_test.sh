@@ -5,8 +5,9 @@
 # CONSUMER_SRC against it twice - with find_package(xdev) and with
 # `pkg-config xdev` - and runs both. Checks that xdev.pc is relocatable, that
 # its paths render clean (no "//") and land on the installed directories, and
-# that Cflags and Libs carry -pthread. Exits 77 (skip) only when pkg-config is
-# missing.
+# that Cflags and Libs carry -pthread, and that the generated xdev/version.h
+# (of VERSION) and LICENSE are installed. Exits 77 (skip) only when pkg-config
+# is missing.
 set -eu
 build=$1 consumer=$2 work=$3 version=$4 extra_cflags=${5:-}
 
@@ -26,6 +27,11 @@ cmake --install "$build" --prefix "$prefix" >"$work/install.log" 2>&1 ||
     { cat "$work/install.log"; fail "cmake --install failed"; }
 
 test -f "$prefix/include/xdev/xdev.h" || fail "headers not installed"
+# xdev/version.h is generated from project(VERSION); its template stays behind.
+grep -qxF "#define XDEV_VERSION_STRING \"$version\"" "$prefix/include/xdev/version.h" ||
+    fail "include/xdev/version.h missing or not for version $version"
+test -z "$(find "$prefix/include" -name '*.in')" || fail "a header template (*.in) was installed"
+test -n "$(find "$prefix/share/doc" -name LICENSE 2>/dev/null)" || fail "LICENSE not installed under share/doc"
 lib=$(find "$prefix" -name 'libxdev.so' | head -n 1)
 test -n "$lib" || fail "libxdev.so not installed"
 libdir=$(dirname "$lib")
@@ -44,7 +50,7 @@ export XDEV_BACKEND=cpu XDEV_CPU_DEVICES=3
 unset XDEV_PLUGIN_PATH XDEV_VISIBLE_DEVICES XDEV_CPU_MEMORY XDEV_LAUNCH_BLOCKING || true
 
 echo "== find_package(xdev)"
-cmake -S "$consumer" -B "$work/cmake-build" -DCMAKE_PREFIX_PATH="$prefix" \
+cmake -S "$consumer" -B "$work/cmake-build" -DCMAKE_PREFIX_PATH="$prefix" -DXDEV_EXPECTED_VERSION="$version" \
     -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS="$extra_cflags" \
     -DCMAKE_EXE_LINKER_FLAGS="$extra_cflags" >"$work/cmake.log" 2>&1 ||
     { cat "$work/cmake.log"; fail "configuring the consumer failed"; }
