@@ -26,7 +26,11 @@
 #include "xdev/backend_support.h"
 
 #ifndef NULL_BACKEND_NAME
+#ifdef XDEV_BACKEND_NAME /* xdev_add_backend(<name> ...) defines it */
+#define NULL_BACKEND_NAME XDEV_BACKEND_NAME
+#else
 #define NULL_BACKEND_NAME "null"
+#endif
 #endif
 #ifndef NULL_BACKEND_TYPE
 #define NULL_BACKEND_TYPE XDEV_DEVICE_TYPE_ANY /* a new backend: xdev gives it a type */
@@ -40,10 +44,18 @@ static const xdev_host_services_t *g_host;
 
 typedef enum { T_HOST_FN, T_COPY, T_SET, T_RECORD, T_WAIT } task_kind_t;
 
+/* One record of an event: reached once its stream passes it. An event is
+ * its latest record (CUDA's semantics: a wait or query concerns the record
+ * made last before it); records on two streams may be reached out of order,
+ * so each is its own object, shared by the event and the waits that took it. */
+typedef struct mark {
+    _Atomic int refs;
+    bool reached; /* under g_event_m */
+} mark_t;
+
 typedef struct null_event {
     unsigned flags;
-    _Atomic uint64_t recorded; /* records enqueued */
-    _Atomic uint64_t reached;  /* records the stream has passed */
+    mark_t *last; /* under g_event_m; NULL: never recorded */
 } null_event_t;
 
 typedef struct task {
@@ -55,8 +67,7 @@ typedef struct task {
     const void *src;
     size_t bytes;
     int value;
-    null_event_t *event;
-    uint64_t target;
+    mark_t *mark;
 } task_t;
 
 typedef struct null_stream {
@@ -84,6 +95,19 @@ static int g_device_count = 1;
 static pthread_mutex_t g_event_m = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_event_cv = PTHREAD_COND_INITIALIZER;
 
+static void mark_put(mark_t *m) {
+    if (m != NULL && atomic_fetch_sub(&m->refs, 1) == 1) free(m);
+}
+
+/* The event's latest record, with a reference for the caller (NULL: none). */
+static mark_t *mark_get(null_event_t *e) {
+    pthread_mutex_lock(&g_event_m);
+    mark_t *m = e->last;
+    if (m != NULL) atomic_fetch_add(&m->refs, 1);
+    pthread_mutex_unlock(&g_event_m);
+    return m;
+}
+
 static void run_task(task_t *t) {
     switch (t->kind) {
     case T_HOST_FN:
@@ -97,16 +121,17 @@ static void run_task(task_t *t) {
         break;
     case T_RECORD:
         pthread_mutex_lock(&g_event_m);
-        if (atomic_load(&t->event->reached) < t->target)
-            atomic_store(&t->event->reached, t->target);
+        t->mark->reached = true;
         pthread_cond_broadcast(&g_event_cv);
         pthread_mutex_unlock(&g_event_m);
+        mark_put(t->mark);
         break;
     case T_WAIT:
         pthread_mutex_lock(&g_event_m);
-        while (atomic_load(&t->event->reached) < t->target)
+        while (!t->mark->reached)
             pthread_cond_wait(&g_event_cv, &g_event_m);
         pthread_mutex_unlock(&g_event_m);
+        mark_put(t->mark);
         break;
     }
 }
@@ -151,7 +176,11 @@ static xdev_status_t enqueue(null_stream_t *s, task_t proto) {
     return XDEV_SUCCESS;
 }
 
+/* Wait for everything queued on s. From s's own worker (a host function
+ * that synchronizes) everything before the running task is done already and
+ * nothing after it can run first: waiting would deadlock, so return. */
 static void drain(null_stream_t *s) {
+    if (pthread_equal(pthread_self(), s->thread)) return;
     pthread_mutex_lock(&s->m);
     while (s->pending > 0)
         pthread_cond_wait(&s->cv, &s->m);
@@ -212,6 +241,7 @@ static xdev_status_t null_device_get_properties(xdev_backend_device_t *dev,
                                                 xdev_device_properties_t *p) {
     memset(p, 0, sizeof *p);
     snprintf(p->name, sizeof p->name, NULL_BACKEND_NAME " host-memory device %d", dev->index);
+    p->capability_major = 1;           /* the skeleton's own numbering */
     p->total_memory = (size_t)1 << 30; /* nominal: malloc decides */
     p->multiprocessor_count = 1;
     p->physical_index = dev->index;
@@ -275,9 +305,11 @@ static xdev_status_t null_stream_synchronize(xdev_backend_device_t *dev, void *s
 
 static xdev_status_t null_stream_wait_event(xdev_backend_device_t *dev, void *stream, void *event) {
     (void)dev;
-    null_event_t *e = event;
-    return enqueue(stream,
-                   (task_t){.kind = T_WAIT, .event = e, .target = atomic_load(&e->recorded)});
+    mark_t *m = mark_get(event);
+    if (m == NULL) return XDEV_SUCCESS; /* never recorded: nothing to wait for */
+    xdev_status_t st = enqueue(stream, (task_t){.kind = T_WAIT, .mark = m});
+    if (st != XDEV_SUCCESS) mark_put(m);
+    return st;
 }
 
 static xdev_status_t null_stream_launch_host_func(xdev_backend_device_t *dev, void *stream,
@@ -298,32 +330,50 @@ static xdev_status_t null_event_create(xdev_backend_device_t *dev, unsigned flag
 
 static xdev_status_t null_event_destroy(xdev_backend_device_t *dev, void *event) {
     (void)dev;
-    free(event);
+    null_event_t *e = event;
+    mark_put(e->last);
+    free(e);
     return XDEV_SUCCESS;
 }
 
 static xdev_status_t null_event_record(xdev_backend_device_t *dev, void *event, void *stream) {
     (void)dev;
     null_event_t *e = event;
-    uint64_t n = atomic_fetch_add(&e->recorded, 1) + 1;
-    return enqueue(stream, (task_t){.kind = T_RECORD, .event = e, .target = n});
+    mark_t *m = calloc(1, sizeof *m);
+    if (m == NULL)
+        return xdev_support_fail(g_host, XDEV_ERROR_OUT_OF_MEMORY, "no host memory for a record");
+    atomic_store(&m->refs, 2); /* the event's and the record task's */
+    xdev_status_t st = enqueue(stream, (task_t){.kind = T_RECORD, .mark = m});
+    if (st != XDEV_SUCCESS) {
+        free(m);
+        return st;
+    }
+    pthread_mutex_lock(&g_event_m);
+    mark_t *old = e->last;
+    e->last = m;
+    pthread_mutex_unlock(&g_event_m);
+    mark_put(old);
+    return XDEV_SUCCESS;
 }
 
 static xdev_status_t null_event_query(xdev_backend_device_t *dev, void *event) {
     (void)dev;
     null_event_t *e = event;
-    return atomic_load(&e->reached) >= atomic_load(&e->recorded) ? XDEV_SUCCESS
-                                                                 : XDEV_ERROR_NOT_READY;
+    pthread_mutex_lock(&g_event_m);
+    bool reached = e->last == NULL || e->last->reached;
+    pthread_mutex_unlock(&g_event_m);
+    return reached ? XDEV_SUCCESS : XDEV_ERROR_NOT_READY;
 }
 
 static xdev_status_t null_event_synchronize(xdev_backend_device_t *dev, void *event) {
     (void)dev;
-    null_event_t *e = event;
-    uint64_t target = atomic_load(&e->recorded);
+    mark_t *m = mark_get(event);
+    if (m == NULL) return XDEV_SUCCESS;
     pthread_mutex_lock(&g_event_m);
-    while (atomic_load(&e->reached) < target)
+    while (!m->reached)
         pthread_cond_wait(&g_event_cv, &g_event_m);
     pthread_mutex_unlock(&g_event_m);
+    mark_put(m);
     return XDEV_SUCCESS;
 }
 

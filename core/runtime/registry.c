@@ -428,3 +428,21 @@ void xdev_core_shutdown_at_exit(void) {
         if (at_exit != NULL) at_exit();
     }
 }
+
+/* Here, not in backend_table.c, because it initialises xdev first (plugins
+ * found by name are registered then). */
+xdev_status_t xdev_device_type_find(const char *name, xdev_device_type_t *out) {
+    XDEV_REQUIRE_ARG(name);
+    XDEV_REQUIRE_ARG(out);
+    XDEV_CHECK(xdev_core_ensure_init()); /* plugins found by name are registered by then */
+    int t = xdev_backend_table_find(name, strlen(name));
+    if (t < 0) {
+        char names[256];
+        xdev_backend_table_names(names, sizeof names, " or ");
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
+                             "no backend is registered under the name '%s' (registered: %s)", name,
+                             names);
+    }
+    *out = (xdev_device_type_t)t;
+    return XDEV_SUCCESS;
+}

@@ -31,6 +31,14 @@ foreach(list IN LISTS SKIP_LISTS)
     set(found "")
     foreach(src IN LISTS sources)
       file(READ ${src} text)
+      # A suite's tests may be split over companion files linked into the same
+      # executable (test_rng.c creates "rng", test_rng_api.c adds tests to it).
+      string(REGEX REPLACE "\\.c$" "" stem "${src}")
+      file(GLOB companions ${stem}_*.c)
+      foreach(c IN LISTS companions)
+        file(READ ${c} more)
+        string(APPEND text "${more}")
+      endforeach()
       string(FIND "${text}" "suite_create(\"${suite}\")" has_suite)
       string(FIND "${text}" "START_TEST(${test})" has_test)
       if(test STREQUAL "*") # the whole suite
