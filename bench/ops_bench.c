@@ -124,7 +124,7 @@ static long check_pairs(xdev_device_t dev, size_t n) {
             CHECK(xdev_memcpy(hd, dd, n * es));
             long pair_bad = 0;
             for (size_t i = 0; i < n; i++) {
-                xcv_convert1(want + i * es, (int)t[b], hs + i * ss, (int)t[a]);
+                xdev_cvt_convert1(want + i * es, (int)t[b], hs + i * ss, (int)t[a]);
                 if (memcmp(want + i * es, hd + i * es, es) != 0) pair_bad++;
             }
             if (pair_bad)

@@ -26,23 +26,27 @@ typedef struct kind {
 } kind_t;
 
 static const kind_t k_kinds[] = {
-    {"uniform f32", XPH_UNIFORM, XPH_F32},     {"uniform f64", XPH_UNIFORM, XPH_F64},
-    {"normal f32", XPH_NORMAL, XPH_F32},       {"normal f64", XPH_NORMAL, XPH_F64},
-    {"integers int32", XPH_INTEGERS, XPH_I32}, {"integers int64", XPH_INTEGERS, XPH_I64},
-    {"bernoulli f32", XPH_BERNOULLI, XPH_F32},
+    {"uniform f32", XDEV_PHILOX_UNIFORM, XDEV_PHILOX_F32},
+    {"uniform f64", XDEV_PHILOX_UNIFORM, XDEV_PHILOX_F64},
+    {"normal f32", XDEV_PHILOX_NORMAL, XDEV_PHILOX_F32},
+    {"normal f64", XDEV_PHILOX_NORMAL, XDEV_PHILOX_F64},
+    {"integers int32", XDEV_PHILOX_INTEGERS, XDEV_PHILOX_I32},
+    {"integers int64", XDEV_PHILOX_INTEGERS, XDEV_PHILOX_I64},
+    {"bernoulli f32", XDEV_PHILOX_BERNOULLI, XDEV_PHILOX_F32},
 };
 
 static void fill(const kind_t *k, void *out, size_t n) {
-    xdev_dtype_t dt = k->format == XPH_F64 ? XDEV_DTYPE_F64 : XDEV_DTYPE_F32;
+    xdev_dtype_t dt = k->format == XDEV_PHILOX_F64 ? XDEV_DTYPE_F64 : XDEV_DTYPE_F32;
     switch (k->kind) {
-    case XPH_UNIFORM:
+    case XDEV_PHILOX_UNIFORM:
         CHECK(xdev_rng_uniform(NULL, dt, out, n, NULL));
         break;
-    case XPH_NORMAL:
+    case XDEV_PHILOX_NORMAL:
         CHECK(xdev_rng_normal(NULL, dt, out, n, 0.0, 1.0, NULL));
         break;
-    case XPH_INTEGERS:
-        CHECK(xdev_rng_integers(NULL, k->format == XPH_I32 ? XDEV_RNG_INT32 : XDEV_RNG_INT64, out,
+    case XDEV_PHILOX_INTEGERS:
+        CHECK(xdev_rng_integers(NULL,
+                                k->format == XDEV_PHILOX_I32 ? XDEV_RNG_INT32 : XDEV_RNG_INT64, out,
                                 n, -1000, 1000000, NULL));
         break;
     default:
@@ -56,14 +60,15 @@ static void fill(const kind_t *k, void *out, size_t n) {
  * against). */
 __attribute__((optimize("no-tree-vectorize"))) static void scalar_fill(const kind_t *k, void *out,
                                                                        size_t n) {
-    const xph_params_t pr = {0.0f, 1.0f, 0.0, 1.0, -1000, 1001000, (uint64_t)1 << 31};
-    unsigned wpe = xph_words_per_element(k->format), per = 4 / wpe;
+    const xdev_philox_params_t pr = {0.0f, 1.0f, 0.0, 1.0, -1000, 1001000, (uint64_t)1 << 31};
+    unsigned wpe = xdev_philox_words_per_element(k->format), per = 4 / wpe;
     size_t es = 4u * wpe;
     for (uint64_t b = 0; b * per < n; b++) {
         uint32_t w[4];
-        xph_block(XDEV_RNG_DEFAULT_SEED, b, w);
+        xdev_philox_block(XDEV_RNG_DEFAULT_SEED, b, w);
         for (unsigned e = 0; e < per && b * per + e < n; e++)
-            xph_element(k->kind, k->format, w, e * wpe, &pr, (char *)out + (b * per + e) * es);
+            xdev_philox_element(k->kind, k->format, w, e * wpe, &pr,
+                                (char *)out + (b * per + e) * es);
     }
 }
 
@@ -93,7 +98,7 @@ int main(int argc, char **argv) {
     CHECK(xdev_event_create(XDEV_EVENT_TIMING, &ev[1]));
     for (size_t i = 0; i < sizeof k_kinds / sizeof k_kinds[0]; i++) {
         const kind_t *k = &k_kinds[i];
-        size_t bytes = n * 4u * xph_words_per_element(k->format);
+        size_t bytes = n * 4u * xdev_philox_words_per_element(k->format);
         fill(k, d, n); /* warm up (pages, kernels) */
         CHECK(xdev_device_synchronize(dev));
         double best = 1e30;

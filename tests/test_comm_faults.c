@@ -4,7 +4,7 @@
  *   kill [trials]  a group of three processes in which one SIGKILLs itself
  *                  while its all_reduce runs; the survivors must see the
  *                  collective fail (naming the dead rank, or the abort),
- *                  return from xdev_comm_abort - called from a second
+ *                  return from xdev_communicator_abort - called from a second
  *                  thread while the main one waits, in every other trial -
  *                  and exit, with /dev/shm left clean. Default 100 trials.
  *   nranks         ranks told different nranks (creator more, creator
@@ -53,7 +53,7 @@ static int rank_fail(int rank, const char *what) {
 }
 
 typedef struct aborter {
-    xdev_comm_t comm;
+    xdev_communicator_t comm;
     unsigned delay_us;
     xdev_status_t st;
 } aborter_t;
@@ -61,17 +61,17 @@ typedef struct aborter {
 static void *abort_later(void *arg) {
     aborter_t *a = arg;
     usleep(a->delay_us);
-    a->st = xdev_comm_abort(a->comm);
+    a->st = xdev_communicator_abort(a->comm);
     return NULL;
 }
 
 /* A rank of the kill trial: rank NPROC-1 dies in its collective after
  * `warm` good ones; the others run collectives until one fails. */
 static int kill_rank(int rank, const char *hex, unsigned seed) {
-    xdev_comm_id_t id;
+    xdev_communicator_id_t id;
     if (!xt_id_from_hex(hex, &id)) return 2;
-    xdev_comm_t c;
-    if (xdev_comm_init_rank(&c, NPROC, &id, rank, (xdev_device_t){XDEV_DEVICE_CPU, 0}) != 0)
+    xdev_communicator_t c;
+    if (xdev_communicator_init_rank(&c, NPROC, &id, rank, (xdev_device_t){XDEV_DEVICE_CPU, 0}) != 0)
         return rank_fail(rank, "init_rank");
     float *buf = NULL;
     if (xdev_malloc((void **)&buf, COUNT * sizeof(float)) != 0) return rank_fail(rank, "malloc");
@@ -94,7 +94,7 @@ static int kill_rank(int rank, const char *hex, unsigned seed) {
     for (int i = 0; i < 100000 && st == XDEV_SUCCESS; i++) {
         st = xdev_all_reduce(c, buf, buf, COUNT, XDEV_DTYPE_F32, XDEV_REDUCE_MAX, NULL);
         if (st == XDEV_SUCCESS) st = xdev_synchronize();
-        if (st == XDEV_SUCCESS) st = xdev_comm_check(c);
+        if (st == XDEV_SUCCESS) st = xdev_communicator_check(c);
     }
     double waited = now_s() - t0;
     if (st == XDEV_SUCCESS) {
@@ -105,12 +105,12 @@ static int kill_rank(int rank, const char *hex, unsigned seed) {
         fprintf(stderr, "rank %d: the failure does not say why: %s\n", rank, xdev_last_error());
         return 6;
     }
-    if (xdev_comm_abort(c) != XDEV_SUCCESS) return rank_fail(rank, "abort");
+    if (xdev_communicator_abort(c) != XDEV_SUCCESS) return rank_fail(rank, "abort");
     if (threaded) {
         pthread_join(th, NULL);
         if (ab.st != XDEV_SUCCESS) return rank_fail(rank, "abort from a second thread");
     }
-    if (xdev_comm_destroy(c) != XDEV_SUCCESS) return rank_fail(rank, "destroy");
+    if (xdev_communicator_destroy(c) != XDEV_SUCCESS) return rank_fail(rank, "destroy");
     if (xdev_free(buf) != XDEV_SUCCESS) return rank_fail(rank, "free");
     if (getenv("XT_VERBOSE")) fprintf(stderr, "rank %d failed after %.3f s\n", rank, waited);
     return 0;
@@ -119,11 +119,11 @@ static int kill_rank(int rank, const char *hex, unsigned seed) {
 /* A rank of the nranks scenario: init_rank must fail, quickly, with a
  * message holding `want`. */
 static int join_rank(int nranks, int rank, const char *hex, const char *want) {
-    xdev_comm_id_t id;
+    xdev_communicator_id_t id;
     if (!xt_id_from_hex(hex, &id)) return 2;
-    xdev_comm_t c;
+    xdev_communicator_t c;
     xdev_status_t st =
-        xdev_comm_init_rank(&c, nranks, &id, rank, (xdev_device_t){XDEV_DEVICE_CPU, 0});
+        xdev_communicator_init_rank(&c, nranks, &id, rank, (xdev_device_t){XDEV_DEVICE_CPU, 0});
     if (st == XDEV_SUCCESS) {
         fprintf(stderr, "rank %d of %d: init_rank succeeded\n", rank, nranks);
         return 1;
@@ -199,9 +199,10 @@ static int kill_trials(int trials) {
     int bad = 0;
     double worst = 0;
     for (int t = 0; t < trials; t++) {
-        xdev_comm_id_t id;
-        if (xdev_comm_unique_id(XDEV_DEVICE_CPU, &id) != XDEV_SUCCESS) return rank_fail(-1, "id");
-        char hex[2 * XDEV_COMM_ID_BYTES + 1], rank[8], seed[16];
+        xdev_communicator_id_t id;
+        if (xdev_communicator_unique_id(XDEV_DEVICE_CPU, &id) != XDEV_SUCCESS)
+            return rank_fail(-1, "id");
+        char hex[2 * XDEV_COMMUNICATOR_ID_BYTES + 1], rank[8], seed[16];
         xt_id_to_hex(&id, hex);
         snprintf(seed, sizeof seed, "%u", (unsigned)(t * 2654435761u % 1000003u) + (unsigned)t);
         pid_t pids[NPROC];
@@ -227,9 +228,10 @@ static int kill_trials(int trials) {
 /* Two ranks started in order, the first creating the group: told
  * n_first and n_second ranks. */
 static int disagree(int n_first, int n_second) {
-    xdev_comm_id_t id;
-    if (xdev_comm_unique_id(XDEV_DEVICE_CPU, &id) != XDEV_SUCCESS) return rank_fail(-1, "id");
-    char hex[2 * XDEV_COMM_ID_BYTES + 1], n1[8], n2[8], want[96];
+    xdev_communicator_id_t id;
+    if (xdev_communicator_unique_id(XDEV_DEVICE_CPU, &id) != XDEV_SUCCESS)
+        return rank_fail(-1, "id");
+    char hex[2 * XDEV_COMMUNICATOR_ID_BYTES + 1], n1[8], n2[8], want[96];
     xt_id_to_hex(&id, hex);
     snprintf(n1, sizeof n1, "%d", n_first);
     snprintf(n2, sizeof n2, "%d", n_second);
@@ -255,9 +257,10 @@ static int disagree(int n_first, int n_second) {
 static int nranks_cases(void) {
     int bad = disagree(3, 2) | disagree(2, 3);
     /* a lone rank: the others never come */
-    xdev_comm_id_t id;
-    if (xdev_comm_unique_id(XDEV_DEVICE_CPU, &id) != XDEV_SUCCESS) return rank_fail(-1, "id");
-    char hex[2 * XDEV_COMM_ID_BYTES + 1];
+    xdev_communicator_id_t id;
+    if (xdev_communicator_unique_id(XDEV_DEVICE_CPU, &id) != XDEV_SUCCESS)
+        return rank_fail(-1, "id");
+    char hex[2 * XDEV_COMMUNICATOR_ID_BYTES + 1];
     xt_id_to_hex(&id, hex);
     setenv("XDEV_COMM_TIMEOUT", "1", 1);
     char *a[] = {(char *)g_argv0, "join-rank", "2", "0", hex, "1 of 2 ranks joined", NULL};

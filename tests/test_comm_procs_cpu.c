@@ -1,7 +1,7 @@
 /* test_comm_procs_cpu.c - communicator ranks in separate processes on the
  * CPU backend (shared memory): this program makes a group id and starts
  * NPROC copies of itself (fork + exec, the id in hex on the command line);
- * each joins as its rank with xdev_comm_init_rank and runs all_reduce (f32
+ * each joins as its rank with xdev_communicator_init_rank and runs all_reduce (f32
  * sum over more than one 1 MiB staging chunk, i64 max, i32 avg), broadcast,
  * reduce, all_gather, reduce_scatter (also in place; an overlapping
  * recvbuf refused), checks them against the host; then
@@ -46,13 +46,13 @@ static int fail(const char *what) {
 
 static int child(int rank, const char *hex) {
     rank_g = rank;
-    xdev_comm_id_t id;
+    xdev_communicator_id_t id;
     EXPECT(xt_id_from_hex(hex, &id), "bad id argument");
     xdev_device_t dev = {XDEV_DEVICE_CPU, 0};
-    xdev_comm_t c;
-    OK(xdev_comm_init_rank(&c, NPROC, &id, rank, dev));
+    xdev_communicator_t c;
+    OK(xdev_communicator_init_rank(&c, NPROC, &id, rank, dev));
     int n = 0;
-    OK(xdev_comm_size(c, &n));
+    OK(xdev_communicator_size(c, &n));
     EXPECT(n == NPROC, "size %d", n);
     float *f = NULL, *fh = malloc(BIG * NPROC * sizeof(float));
     OK(xdev_malloc((void **)&f, BIG * NPROC * sizeof(float)));
@@ -134,7 +134,7 @@ static int child(int rank, const char *hex) {
     for (int i = 0; i < 1000; i++)
         EXPECT(fh[i] == 3.0f * (float)(rank + 1), "in-place reduce_scatter element %d: %g", i,
                fh[i]);
-    OK(xdev_comm_check(c));
+    OK(xdev_communicator_check(c));
     /* send/recv: a ring, every rank sending before it receives (no group):
      * sends do not wait for their receiver; more than a staging chunk. */
     float *r = NULL;
@@ -165,7 +165,7 @@ static int child(int rank, const char *hex) {
                 EXPECT(ah[i] == k * 100 + i, "message %d element %d: %d", k, i, ah[i]);
         }
     }
-    OK(xdev_comm_check(c));
+    OK(xdev_communicator_check(c));
     /* a recv that asks for another count than its send: nothing written, the
      * receiver told */
     for (int i = 0; i < 64; i++)
@@ -180,7 +180,8 @@ static int child(int rank, const char *hex) {
         OK(xdev_synchronize());
         OK(xdev_memcpy(ah, a, sizeof ah));
         EXPECT(ah[0] == -1 && ah[15] == -1, "a mismatched recv wrote");
-        EXPECT(xdev_comm_check(c) == XDEV_ERROR_INVALID_VALUE, "mismatched recv not reported");
+        EXPECT(xdev_communicator_check(c) == XDEV_ERROR_INVALID_VALUE,
+               "mismatched recv not reported");
         EXPECT(strstr(xdev_last_error(), "rank 2 sent 8 elements") != NULL, "message: %s",
                xdev_last_error());
     }
@@ -193,13 +194,13 @@ static int child(int rank, const char *hex) {
     OK(xdev_all_reduce(c, a, a, rank == 0 ? 32 : 64, XDEV_DTYPE_I32, XDEV_REDUCE_SUM, NULL));
     OK(xdev_memcpy(ah, a, sizeof ah));
     EXPECT(ah[0] == 42 && ah[63] == 42, "a collective the ranks disagreed on wrote");
-    EXPECT(xdev_comm_check(c) == XDEV_ERROR_INVALID_VALUE, "disagreement not reported");
+    EXPECT(xdev_communicator_check(c) == XDEV_ERROR_INVALID_VALUE, "disagreement not reported");
     /* (rank 0's first error, the one kept, is the mismatched recv above) */
     if (rank != 0)
         EXPECT(strstr(xdev_last_error(), "asked for kind") != NULL &&
                    strstr(xdev_last_error(), "nothing was written") != NULL,
                "message: %s", xdev_last_error());
-    OK(xdev_comm_destroy(c));
+    OK(xdev_communicator_destroy(c));
     OK(xdev_free(f));
     OK(xdev_free(g));
     OK(xdev_free(q));
@@ -209,8 +210,8 @@ static int child(int rank, const char *hex) {
 
 int main(int argc, char **argv) {
     if (argc == 4 && strcmp(argv[1], "child") == 0) return child(atoi(argv[2]), argv[3]);
-    xdev_comm_id_t id;
-    if (xdev_comm_unique_id(XDEV_DEVICE_CPU, &id) != XDEV_SUCCESS) return fail("unique_id");
+    xdev_communicator_id_t id;
+    if (xdev_communicator_unique_id(XDEV_DEVICE_CPU, &id) != XDEV_SUCCESS) return fail("unique_id");
     int bad = xt_spawn_ranks(argv[0], NPROC, &id, "test_comm_procs_cpu");
     if (!bad) printf("test_comm_procs_cpu: %d processes, one rank each: ok\n", NPROC);
     return bad;

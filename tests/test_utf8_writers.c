@@ -1,6 +1,6 @@
 /* test_utf8_writers.c - the writers behind every file xdev produces (the
  * JSON string escaper of core/base/strbuf.c, the pickle writer of
- * core/base/pickle.c; compiled in white-box with utf8.c and json_check.c)
+ * core/observe/pickle.c; compiled in white-box with utf8.c and json_check.c)
  * handed bytes that are not UTF-8, control characters and the rest: what
  * they write must load with Python's json.load and pickle.load (run through
  * tests/common/check_loads.py), bad bytes read back as U+FFFD, one per byte,
@@ -13,9 +13,9 @@
 #include <unistd.h>
 
 #include "base/json_check.h"
-#include "base/pickle.h"
 #include "base/strbuf.h"
 #include "base/utf8.h"
+#include "observe/pickle.h"
 
 #define R "\xef\xbf\xbd" /* U+FFFD */
 

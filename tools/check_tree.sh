@@ -4,9 +4,10 @@
 #
 #   core-includes  no file outside core/ includes a core/ header, but for the white-box tests
 #                  and fuzzers listed in CORE_INCLUDE_EXCEPTIONS below.
-#   core-layers    core's folders depend downwards only (comm, math, memory, runtime, base:
-#                  core/README.md): no include of, and no call into, a higher folder, but for
-#                  the upward calls listed in CORE_UPWARD below.
+#   core-layers    core's folders depend downwards only (observe, comm, math, memory, runtime,
+#                  base: core/README.md): no include of, and no call into, a higher folder, but
+#                  for the upward calls listed in CORE_UPWARD below (none: a lower folder that
+#                  needs a higher one runs its hooks, runtime/hooks.h and trace_probe.h).
 #   core-calls     no file in core/ calls a public function (XDEV_API in include/xdev/*.h)
 #                  outside the file that defines it - core calls internal entry points, so a
 #                  message is prefixed once, by the public call the user made - except a public
@@ -86,7 +87,7 @@ CORE_INCLUDE_EXCEPTIONS = {
         'white-box test of the error formatter fed its own message',
     ('tests/test_utf8_writers.c', 'base/json_check.h'):
         'white-box test of the writers on text that is not UTF-8: the JSON check',
-    ('tests/test_utf8_writers.c', 'base/pickle.h'):
+    ('tests/test_utf8_writers.c', 'observe/pickle.h'):
         'white-box test of the writers on text that is not UTF-8: the pickle writer',
     ('tests/test_utf8_writers.c', 'base/strbuf.h'):
         'white-box test of the writers on text that is not UTF-8: the JSON string buffer',
@@ -126,9 +127,9 @@ CORE_PUBLIC_CALLS = {
     ('core/runtime/registry.c', 'xdev_last_error'): "a backend's failure into its reason",
     # real calls of the public API: each sets the thread's message with its own prefix
     # (the callers save and restore the error state, or pass the status on).
-    ('core/comm/comm_cache.c', 'xdev_comm_init_all'):
+    ('core/comm/comm_cache.c', 'xdev_communicator_init_all'):
         "reduce_add's cached NCCL group is made by the public init (error state restored)",
-    ('core/comm/comm_cache.c', 'xdev_comm_check'):
+    ('core/comm/comm_cache.c', 'xdev_communicator_check'):
         'a cached group is checked for an abort before reuse (error state restored)',
     ('core/comm/local_comm.c', 'xdev_group_start'):
         "reduce_add as one reduce over the cached group, as torch.cuda.comm's does",
@@ -136,7 +137,7 @@ CORE_PUBLIC_CALLS = {
         "reduce_add as one reduce over the cached group, as torch.cuda.comm's does",
     ('core/comm/local_comm.c', 'xdev_group_end'):
         "reduce_add as one reduce over the cached group, as torch.cuda.comm's does",
-    ('core/memory/alloc_snapshot.c', 'xdev_memory_stats_items'):
+    ('core/observe/alloc_snapshot.c', 'xdev_memory_stats_items'):
         "a snapshot's device_stats take torch's key names from the public key/value view",
     ('core/memory/device_allocator.c', 'xdev_stream_wait_stream'):
         "a free orders the block's stream after every stream that used it (best effort)",
@@ -153,15 +154,14 @@ CORE_PUBLIC_CALLS = {
 }
 
 # core-layers: (core file, function of a higher folder it calls, or header it includes) -> why.
+# Empty: what runtime/ needs of memory/ and observe/ (the allocator's settings at
+# initialisation, a thread's exit, XDEV_TRACE_FILE, the tracer's probes) those folders register
+# when libxdev loads (runtime/hooks.h, runtime/trace_probe.h).
 CORE_UPWARD = {
-    ('core/runtime/registry.c', 'xdev_alloc_settings_load'):
-        'initialisation parses XDEV_ALLOC_CONF, so a malformed value fails xdev_init',
-    ('core/runtime/registry.c', 'memory/alloc_internal.h'):
-        'declares xdev_alloc_settings_load, the upward call above',
-    ('core/runtime/thread_state.c', 'xdev_alloc_thread_exit'):
-        "a thread's exit tells the allocator it leaves its arena (declared in thread_state.h)",
 }
-LAYERS = ('base', 'runtime', 'memory', 'math', 'comm')  # bottom to top
+# Bottom to top. observe/ (the tracer, snapshots, the views and their writers) reads the state
+# of the folders below it and nothing calls it: they reach it through runtime's hooks.
+LAYERS = ('base', 'runtime', 'memory', 'math', 'comm', 'observe')
 
 # test-env: XDEV_* variables the library reads that the tests do not unset -> why.
 TEST_ENV_PASS_THROUGH = {
@@ -262,7 +262,9 @@ TOKEN = re.compile(r'[{}();=]|[A-Za-z_]\w*')
 
 
 def calls_in(path, api):
-    """(line, callee, calling function) for each call of a public function in a C file."""
+    """(line, callee, calling function) for each call of a public function in a C file.
+    Reserved names (__attribute__, ...) are never callees: XDEV_API's definition and a
+    constructor's head would otherwise make __attribute__ a function."""
     raw = strip_c(read(path))
     lines = raw.split('\n')
     found = []
@@ -275,7 +277,7 @@ def calls_in(path, api):
                 macro = ('macro ' + m.group(1)) if m else ''
             if macro:
                 for m in re.finditer(r'\b([A-Za-z_]\w*)\s*\(', line):
-                    if m.group(1) in api:
+                    if m.group(1) in api and not m.group(1).startswith('__'):
                         found.append((i + 1, m.group(1), macro))
             macro = macro if line.rstrip().endswith('\\') else None
             lines[i] = ' ' * len(line)
@@ -296,7 +298,8 @@ def calls_in(path, api):
         elif tok == ';':
             if depth == 0:
                 start = m.end()
-        elif depth > 0 and tok in api and re.match(r'\s*\(', text[m.end():]):
+        elif (depth > 0 and tok in api and not tok.startswith('__')
+              and re.match(r'\s*\(', text[m.end():])):
             found.append((line_of(text, m.start()), tok, cur or '(file scope)'))
     return found
 
@@ -357,7 +360,7 @@ def check_core_layers():
                 if (f, m.group(1)) not in CORE_UPWARD:
                     report(f, line_of(text, m.start()), rule,
                            f'includes {m.group(1)}, from a folder above {LAYERS[lf]}/ (core '
-                           'depends downwards: comm, math, memory, runtime, base)')
+                           'depends downwards: observe, comm, math, memory, runtime, base)')
         for line, callee, caller in calls_in(f, defs):
             if callee in own.get(f, ()):
                 continue

@@ -2,13 +2,13 @@
  * ops table), run on the stream's worker in stream order like every other
  * enqueued job.
  *
- * Every conversion gives the bits of xdev/support/convert.h's xcv_convert1,
+ * Every conversion gives the bits of xdev/support/convert.h's xdev_cvt_convert1,
  * the definition the GPU kernels compile too. The common pairs run as plain
  * loops the compiler vectorises (the hardware conversions give the same bits
  * when the thread's SSE control word is the default: round to nearest, no
  * flush-to-zero; checked per job, as a program may have changed it); every
  * other pair, and any pair under a changed control word, runs element by
- * element through xcv_convert1. */
+ * element through xdev_cvt_convert1. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,7 +197,7 @@ static void convert_job(void *arg) {
         unsigned char *dst = j->dst;
         const unsigned char *src = j->src;
         for (size_t i = 0; i < j->count; i++)
-            xcv_convert1(dst + i * ds, (int)j->dst_dtype, src + i * ss, (int)j->src_dtype);
+            xdev_cvt_convert1(dst + i * ds, (int)j->dst_dtype, src + i * ss, (int)j->src_dtype);
     }
     free(j);
 }

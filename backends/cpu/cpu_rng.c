@@ -8,11 +8,11 @@
  * branches); Philox itself is a plain loop GCC vectorises on the x86-64
  * baseline, and AVX2 intrinsics (8 blocks per register, no lane shuffles in
  * the rounds) where the CPU has AVX2, picked at run time. Every element
- * equals xph_element() of its block bit for bit: the conversions are the
+ * equals xdev_philox_element() of its block bit for bit: the conversions are the
  * shared ones, C11 mode forbids FMA contraction, and the tests compare both
  * variants with a scalar reference. XDEV_CPU_RNG_ISA=baseline|avx2 forces a
  * variant (auto by default). */
-#define XPH_FN static inline __attribute__((always_inline))
+#define XDEV_PHILOX_FN static inline __attribute__((always_inline))
 #include "xdev/support/philox.h"
 
 #include <stdio.h>
@@ -43,7 +43,7 @@ FILL_INLINE void chunk_words(uint64_t seed, uint64_t b0, uint32_t *restrict w) {
         const uint32_t ctr[4] = {(uint32_t)b, (uint32_t)(b >> 32), 0u, 0u};
         const uint32_t key[2] = {k0, k1};
         uint32_t out[4];
-        xph_philox4x32_10(ctr, key, out);
+        xdev_philox4x32_10(ctr, key, out);
         w[4 * j + 0] = out[0];
         w[4 * j + 1] = out[1];
         w[4 * j + 2] = out[2];
@@ -64,11 +64,12 @@ AVX2_INLINE void mulhilo8(__m256i a, __m256i m, __m256i *hi, __m256i *lo) {
     *lo = _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xaa);
 }
 
-/* chunk_words with AVX2: Philox4x32-10 (xph_philox4x32_10's rounds) on 8
+/* chunk_words with AVX2: Philox4x32-10 (xdev_philox4x32_10's rounds) on 8
  * blocks at a time, then a 4x8 transpose into position order. */
 __attribute__((target("avx2"))) static inline void chunk_words_avx2(uint64_t seed, uint64_t b0,
                                                                     uint32_t *restrict w) {
-    const __m256i m0 = _mm256_set1_epi32((int)XPH_M0), m1 = _mm256_set1_epi32((int)XPH_M1);
+    const __m256i m0 = _mm256_set1_epi32((int)XDEV_PHILOX_M0),
+                  m1 = _mm256_set1_epi32((int)XDEV_PHILOX_M1);
     const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     for (uint32_t j = 0; j < CHUNK_BLOCKS; j += 8) {
         uint64_t b = b0 + j; /* no carry into the high word below b0 + CHUNK_BLOCKS */
@@ -84,8 +85,8 @@ __attribute__((target("avx2"))) static inline void chunk_words_avx2(uint64_t see
             x2 = _mm256_xor_si256(_mm256_xor_si256(h0, x3), _mm256_set1_epi32((int)k1));
             x1 = l1;
             x3 = l0;
-            k0 += XPH_W0;
-            k1 += XPH_W1;
+            k0 += XDEV_PHILOX_W0;
+            k1 += XDEV_PHILOX_W1;
         }
         /* lanes (128-bit halves): t0 = x0x1 of blocks 0,1 | 4,5; t1 = 2,3 | 6,7 */
         __m256i t0 = _mm256_unpacklo_epi32(x0, x1), t1 = _mm256_unpackhi_epi32(x0, x1);
@@ -102,28 +103,28 @@ __attribute__((target("avx2"))) static inline void chunk_words_avx2(uint64_t see
 
 /* Every element whose words lie in the chunk, in position order, into dst
  * (CHUNK_WORDS / words-per-element elements). */
-FILL_INLINE void chunk_convert(const xdev_rng_fill_desc_t *d, const xph_params_t *pr,
+FILL_INLINE void chunk_convert(const xdev_rng_fill_desc_t *d, const xdev_philox_params_t *pr,
                                const uint32_t *restrict w, void *restrict dst) {
     switch (d->kind * 4 + d->format) {
     case XDEV_RNG_FILL_UNIFORM * 4 + XDEV_RNG_FORMAT_F32: {
         float *o = dst;
         for (uint32_t i = 0; i < CHUNK_WORDS; i++)
-            o[i] = xph_uniform_f32(w[i]);
+            o[i] = xdev_philox_uniform_f32(w[i]);
         break;
     }
     case XDEV_RNG_FILL_UNIFORM * 4 + XDEV_RNG_FORMAT_F64: {
         double *o = dst;
         for (uint32_t i = 0; i < CHUNK_WORDS / 2; i++)
-            o[i] = xph_uniform_f64(w[2 * i], w[2 * i + 1]);
+            o[i] = xdev_philox_uniform_f64(w[2 * i], w[2 * i + 1]);
         break;
     }
     case XDEV_RNG_FILL_NORMAL * 4 + XDEV_RNG_FORMAT_F32: {
         float *o = dst;
         for (uint32_t i = 0; i < CHUNK_WORDS / 2; i++) {
             float z0, z1;
-            xph_normal_f32_pair(w[2 * i], w[2 * i + 1], &z0, &z1);
-            o[2 * i] = xph_affine_f32(z0, pr->mean_f, pr->std_f);
-            o[2 * i + 1] = xph_affine_f32(z1, pr->mean_f, pr->std_f);
+            xdev_philox_normal_f32_pair(w[2 * i], w[2 * i + 1], &z0, &z1);
+            o[2 * i] = xdev_philox_affine_f32(z0, pr->mean_f, pr->std_f);
+            o[2 * i + 1] = xdev_philox_affine_f32(z1, pr->mean_f, pr->std_f);
         }
         break;
     }
@@ -131,28 +132,28 @@ FILL_INLINE void chunk_convert(const xdev_rng_fill_desc_t *d, const xph_params_t
         double *o = dst;
         for (uint32_t i = 0; i < CHUNK_BLOCKS; i++) {
             double z0, z1;
-            xph_normal_f64_pair(w + 4 * i, &z0, &z1);
-            o[2 * i] = xph_affine_f64(z0, pr->mean, pr->std);
-            o[2 * i + 1] = xph_affine_f64(z1, pr->mean, pr->std);
+            xdev_philox_normal_f64_pair(w + 4 * i, &z0, &z1);
+            o[2 * i] = xdev_philox_affine_f64(z0, pr->mean, pr->std);
+            o[2 * i + 1] = xdev_philox_affine_f64(z1, pr->mean, pr->std);
         }
         break;
     }
     case XDEV_RNG_FILL_INTEGERS * 4 + XDEV_RNG_FORMAT_I32: {
         int32_t *o = dst;
         for (uint32_t i = 0; i < CHUNK_WORDS; i++)
-            o[i] = xph_int32(w[i], pr->low, pr->range);
+            o[i] = xdev_philox_int32(w[i], pr->low, pr->range);
         break;
     }
     case XDEV_RNG_FILL_INTEGERS * 4 + XDEV_RNG_FORMAT_I64: {
         int64_t *o = dst;
         for (uint32_t i = 0; i < CHUNK_WORDS / 2; i++)
-            o[i] = xph_int64(w[2 * i], w[2 * i + 1], pr->low, pr->range);
+            o[i] = xdev_philox_int64(w[2 * i], w[2 * i + 1], pr->low, pr->range);
         break;
     }
     default: { /* bernoulli */
         float *o = dst;
         for (uint32_t i = 0; i < CHUNK_WORDS; i++)
-            o[i] = xph_bernoulli(w[i], pr->threshold);
+            o[i] = xdev_philox_bernoulli(w[i], pr->threshold);
         break;
     }
     }
@@ -163,10 +164,10 @@ FILL_INLINE void chunk_convert(const xdev_rng_fill_desc_t *d, const xph_params_t
  * ones through a bounce buffer. Word positions stay below 2^64 (the core
  * checks), so the comparisons are written not to overflow near the end. */
 FILL_INLINE void fill_body(const xdev_rng_fill_desc_t *d, bool avx2) {
-    const unsigned wpe = xph_words_per_element((int)d->format);
+    const unsigned wpe = xdev_philox_words_per_element((int)d->format);
     const size_t esize = 4u * wpe;
-    const xph_params_t pr = {(float)d->mean, (float)d->std, d->mean,     d->std,
-                             d->low,         d->range,      d->threshold};
+    const xdev_philox_params_t pr = {(float)d->mean, (float)d->std, d->mean,     d->std,
+                                     d->low,         d->range,      d->threshold};
     uint32_t w[CHUNK_WORDS] __attribute__((aligned(64)));
     uint64_t bounce[CHUNK_WORDS / 2] __attribute__((aligned(64)));       /* a chunk's output */
     const uint64_t first = d->offset, last = d->offset + d->count * wpe; /* word positions */

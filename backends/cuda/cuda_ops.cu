@@ -4,7 +4,7 @@
  *
  * A fill writes the element the core made (1 to 16 bytes) with a
  * grid-stride loop. A conversion is one kernel per (destination, source)
- * dtype pair, each element through xdev/support/convert.h's xcv_convert1 -
+ * dtype pair, each element through xdev/support/convert.h's xdev_cvt_convert1 -
  * the function the CPU backend runs - so every backend gives the same bits. */
 #include <stdint.h>
 #include <string.h>
@@ -47,11 +47,11 @@ template <> struct bits<XDEV_DTYPE_I64> { using type = unsigned long long; };
 /* Four elements of one dtype, loaded or stored as one access. */
 template <typename T> struct alignas(4 * sizeof(T)) quad { T v[4]; };
 
-/* One element: xcv_convert1 on registers (its memcpys of locals are moves). */
+/* One element: xdev_cvt_convert1 on registers (its memcpys of locals are moves). */
 template <int D, int S>
 __device__ __forceinline__ typename bits<D>::type convert_elem(typename bits<S>::type v) {
     typename bits<D>::type r;
-    xcv_convert1(&r, D, &v, S);
+    xdev_cvt_convert1(&r, D, &v, S);
     return r;
 }
 
@@ -218,7 +218,7 @@ __attribute__((unused)) xdev_status_t ops_convert(xc_device_t *dev, void *dst,
     return XDEV_SUCCESS;
 }
 
-/* dst[i] += src[i] for one dtype: f16/bf16 through f32 (xcv_convert1 both
+/* dst[i] += src[i] for one dtype: f16/bf16 through f32 (xdev_cvt_convert1 both
  * ways, the CPU backend's rounding), integers through unsigned (wrap). */
 template <int T> __device__ __forceinline__ void add_elem(void *dst, const void *src, size_t i) {
     if (T == XDEV_DTYPE_F32) {
@@ -232,10 +232,10 @@ template <int T> __device__ __forceinline__ void add_elem(void *dst, const void 
     } else {
         unsigned short *d = (unsigned short *)dst;
         float a, b;
-        xcv_convert1(&a, XDEV_DTYPE_F32, &d[i], T);
-        xcv_convert1(&b, XDEV_DTYPE_F32, &((const unsigned short *)src)[i], T);
+        xdev_cvt_convert1(&a, XDEV_DTYPE_F32, &d[i], T);
+        xdev_cvt_convert1(&b, XDEV_DTYPE_F32, &((const unsigned short *)src)[i], T);
         a += b;
-        xcv_convert1(&d[i], T, &a, XDEV_DTYPE_F32);
+        xdev_cvt_convert1(&d[i], T, &a, XDEV_DTYPE_F32);
     }
 }
 

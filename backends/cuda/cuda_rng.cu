@@ -26,12 +26,12 @@ struct fill_args {
     uint64_t full_blocks; /* how many blocks lie inside */
     uint64_t head;        /* elements before full_block's (from a partial block) */
     uint64_t seed;
-    xph_params_t pr;
+    xdev_philox_params_t pr;
     bool vec; /* the full blocks' elements start 16-byte aligned: one store per block */
 };
 
 template <int FMT> struct layout {
-    static constexpr unsigned wpe = FMT == XPH_F64 || FMT == XPH_I64 ? 2u : 1u;
+    static constexpr unsigned wpe = FMT == XDEV_PHILOX_F64 || FMT == XDEV_PHILOX_I64 ? 2u : 1u;
     static constexpr unsigned per_block = 4u / wpe;
     static constexpr unsigned esize = 4u * wpe;
 };
@@ -46,25 +46,26 @@ union block_values {
 };
 
 template <int KIND, int FMT>
-__device__ __forceinline__ void block_compute(const uint32_t w[4], const xph_params_t &pr,
+__device__ __forceinline__ void block_compute(const uint32_t w[4], const xdev_philox_params_t &pr,
                                               block_values &out) {
-    if constexpr (KIND == XPH_NORMAL && FMT == XPH_F32) {
+    if constexpr (KIND == XDEV_PHILOX_NORMAL && FMT == XDEV_PHILOX_F32) {
         float z0, z1, z2, z3;
-        xph_normal_f32_pair(w[0], w[1], &z0, &z1);
-        xph_normal_f32_pair(w[2], w[3], &z2, &z3);
-        out.f[0] = xph_affine_f32(z0, pr.mean_f, pr.std_f);
-        out.f[1] = xph_affine_f32(z1, pr.mean_f, pr.std_f);
-        out.f[2] = xph_affine_f32(z2, pr.mean_f, pr.std_f);
-        out.f[3] = xph_affine_f32(z3, pr.mean_f, pr.std_f);
-    } else if constexpr (KIND == XPH_NORMAL) {
+        xdev_philox_normal_f32_pair(w[0], w[1], &z0, &z1);
+        xdev_philox_normal_f32_pair(w[2], w[3], &z2, &z3);
+        out.f[0] = xdev_philox_affine_f32(z0, pr.mean_f, pr.std_f);
+        out.f[1] = xdev_philox_affine_f32(z1, pr.mean_f, pr.std_f);
+        out.f[2] = xdev_philox_affine_f32(z2, pr.mean_f, pr.std_f);
+        out.f[3] = xdev_philox_affine_f32(z3, pr.mean_f, pr.std_f);
+    } else if constexpr (KIND == XDEV_PHILOX_NORMAL) {
         double z0, z1;
-        xph_normal_f64_pair(w, &z0, &z1);
-        out.d[0] = xph_affine_f64(z0, pr.mean, pr.std);
-        out.d[1] = xph_affine_f64(z1, pr.mean, pr.std);
+        xdev_philox_normal_f64_pair(w, &z0, &z1);
+        out.d[0] = xdev_philox_affine_f64(z0, pr.mean, pr.std);
+        out.d[1] = xdev_philox_affine_f64(z1, pr.mean, pr.std);
     } else {
 #pragma unroll
         for (unsigned e = 0; e < layout<FMT>::per_block; e++)
-            xph_element(KIND, FMT, w, e * layout<FMT>::wpe, &pr, &out.f[e * layout<FMT>::wpe]);
+            xdev_philox_element(KIND, FMT, w, e * layout<FMT>::wpe, &pr,
+                                &out.f[e * layout<FMT>::wpe]);
     }
 }
 
@@ -73,7 +74,7 @@ __device__ __forceinline__ void block_compute(const uint32_t w[4], const xph_par
 template <int KIND, int FMT> __device__ void partial_block(const fill_args &a, uint64_t b) {
     constexpr unsigned wpe = layout<FMT>::wpe, es = layout<FMT>::esize;
     uint32_t w[4];
-    xph_block(a.seed, b, w);
+    xdev_philox_block(a.seed, b, w);
     block_values v;
     block_compute<KIND, FMT>(w, a.pr, v);
     for (unsigned e = 0; e < layout<FMT>::per_block; e++) {
@@ -99,7 +100,7 @@ template <int KIND, int FMT> __global__ void fill_kernel(fill_args a) {
     char *out = a.out + a.head * es; /* element 0 of block full_block */
     for (uint64_t j = tid; j < a.full_blocks; j += stride) {
         uint32_t w[4];
-        xph_block(a.seed, a.full_block + j, w);
+        xdev_philox_block(a.seed, a.full_block + j, w);
         block_values v;
         block_compute<KIND, FMT>(w, a.pr, v);
         if (a.vec) {
@@ -126,13 +127,13 @@ cudaError_t launch(const xdev_rng_fill_desc_t *d, const fill_args &a, unsigned g
         fill_kernel<K, F><<<grid, threads, 0, s>>>(a);                                             \
         return cudaGetLastError();                                                                 \
     }
-    XC_RNG_CASE(XPH_UNIFORM, XPH_F32)
-    XC_RNG_CASE(XPH_UNIFORM, XPH_F64)
-    XC_RNG_CASE(XPH_NORMAL, XPH_F32)
-    XC_RNG_CASE(XPH_NORMAL, XPH_F64)
-    XC_RNG_CASE(XPH_INTEGERS, XPH_I32)
-    XC_RNG_CASE(XPH_INTEGERS, XPH_I64)
-    XC_RNG_CASE(XPH_BERNOULLI, XPH_F32)
+    XC_RNG_CASE(XDEV_PHILOX_UNIFORM, XDEV_PHILOX_F32)
+    XC_RNG_CASE(XDEV_PHILOX_UNIFORM, XDEV_PHILOX_F64)
+    XC_RNG_CASE(XDEV_PHILOX_NORMAL, XDEV_PHILOX_F32)
+    XC_RNG_CASE(XDEV_PHILOX_NORMAL, XDEV_PHILOX_F64)
+    XC_RNG_CASE(XDEV_PHILOX_INTEGERS, XDEV_PHILOX_I32)
+    XC_RNG_CASE(XDEV_PHILOX_INTEGERS, XDEV_PHILOX_I64)
+    XC_RNG_CASE(XDEV_PHILOX_BERNOULLI, XDEV_PHILOX_F32)
 #undef XC_RNG_CASE
     return cudaErrorInvalidValue;
 }
@@ -141,7 +142,7 @@ cudaError_t launch(const xdev_rng_fill_desc_t *d, const fill_args &a, unsigned g
 __attribute__((unused)) xdev_status_t rng_fill(const xdev_rng_fill_desc_t *d) {
     if (d->device->index < 0 || d->device->index >= XC_MAX_DEVICES)
         return xc_error(XDEV_ERROR_INVALID_DEVICE, XC_NAME ":%d: no such device", d->device->index);
-    const unsigned wpe = xph_words_per_element((int)d->format);
+    const unsigned wpe = xdev_philox_words_per_element((int)d->format);
     fill_args a;
     a.out = static_cast<char *>(d->out);
     a.first = d->offset;

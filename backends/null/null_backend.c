@@ -448,8 +448,15 @@ static void null_at_exit(void) {
         null_stream_t *s = d->streams;
         d->streams = NULL;
         pthread_mutex_unlock(&d->m);
-        for (; s != NULL; s = s->next)
+        while (s != NULL) { /* stopped and freed: nothing of the backend outlives it */
+            null_stream_t *next = s->next;
             stop_stream(s);
+            pthread_cond_destroy(&s->cv);
+            pthread_mutex_destroy(&s->m);
+            free(s);
+            s = next;
+        }
+        d->default_stream = NULL;
     }
 }
 

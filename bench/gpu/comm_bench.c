@@ -47,7 +47,7 @@ static void load_nccl(void) {
 
 static int n;
 static void *buf[MAXG];
-static xdev_comm_t xc[MAXG];
+static xdev_communicator_t xc[MAXG];
 static ncclComm_t nc[MAXG];
 static xdev_stream_t xs[MAXG];
 static cudaStream_t cs[MAXG]; /* the same streams, native */
@@ -111,7 +111,7 @@ int main(int argc, char **argv) {
         CHECK(xdev_malloc_stream(&buf[r], max_bytes, xs[r]));
         CHECK(xdev_memset_async(buf[r], 0, max_bytes, xs[r]));
     }
-    CHECK(xdev_comm_init_all(xc, n, devs));
+    CHECK(xdev_communicator_init_all(xc, n, devs));
     if (nccl_init_all(nc, n, list) != ncclSuccess) {
         fprintf(stderr, "comm_bench: ncclCommInitAll failed\n");
         return 1;
@@ -136,7 +136,7 @@ int main(int argc, char **argv) {
                (double)bytes / x * factor, (double)bytes / y * factor, y / x);
     }
     for (int r = 0; r < n; r++) {
-        CHECK(xdev_comm_destroy(xc[r]));
+        CHECK(xdev_communicator_destroy(xc[r]));
         CHECK(xdev_free(buf[r]));
     }
     return 0;

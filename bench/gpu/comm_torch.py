@@ -9,7 +9,7 @@ Two groups, on the GPUs of one machine (2 or more):
          torch.cuda.comm.broadcast(out=) / reduce_add / scatter(out=) /
          gather(out=).
   dist   one rank per process, one GPU each: all_reduce (f32 sum, in place)
-         and broadcast from rank 0; xdev_comm_init_rank + xdev_all_reduce /
+         and broadcast from rank 0; xdev_communicator_init_rank + xdev_all_reduce /
          xdev_broadcast against torch.distributed (NCCL backend)
          init_process_group + all_reduce / broadcast.
 
@@ -303,9 +303,9 @@ def run_dist(args):
         dev = Dev(TYPE, rank)
         x.set_device(dev)
         idp = os.path.join(args.tmp, "xdev-id")
-        ident = ctypes.create_string_buffer(160)
+        ident = ctypes.create_string_buffer(160)  # XDEV_COMMUNICATOR_ID_BYTES
         if rank == 0:
-            x.comm_unique_id(TYPE, ident)
+            x.communicator_unique_id(TYPE, ident)
             with open(idp + ".tmp", "wb") as fh:
                 fh.write(ident.raw)
             os.rename(idp + ".tmp", idp)
@@ -315,7 +315,7 @@ def run_dist(args):
             with open(idp, "rb") as fh:
                 ctypes.memmove(ident, fh.read(), 160)
         comm = ctypes.c_void_p()
-        x.comm_init_rank(ctypes.byref(comm), world, ident, rank, dev)
+        x.communicator_init_rank(ctypes.byref(comm), world, ident, rank, dev)
         buf = x.malloc(rank, maxb)
         x.put(buf, [1.0] * 1024)
 
@@ -336,7 +336,7 @@ def run_dist(args):
             assert x.get(buf, 1024) == [world * (world + 1) / 2] * 1024, "xdev all_reduce wrong"
 
         def done():
-            x.comm_destroy(comm)
+            x.communicator_destroy(comm)
 
     check()
     for s in sizes(maxb):

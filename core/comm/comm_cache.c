@@ -4,7 +4,7 @@
  * communicators torch.cuda.nccl keeps per set of devices. xdev does the
  * same: the first reduce_add over an ordered set of devices of a backend
  * with native communicators (CUDA: NCCL) makes a group over them
- * (xdev_comm_init_all) and keeps it for the life of the process; later
+ * (xdev_communicator_init_all) and keeps it for the life of the process; later
  * calls over the same set reuse it. A set whose group cannot be made (no
  * NCCL, init failure) is remembered as such, so the caller falls back to
  * copies without retrying, and the failed attempt leaves the thread's error
@@ -29,7 +29,7 @@
 typedef struct entry {
     int n;
     xdev_device_record_t *recs[XDEV_MAX_DEVICES];
-    xdev_comm_t comms[XDEV_MAX_DEVICES];
+    xdev_communicator_t comms[XDEV_MAX_DEVICES];
     bool usable; /* false: the group could not be made, or failed; fall back */
     struct entry *next;
 } entry_t;
@@ -57,14 +57,14 @@ static entry_t *make(xdev_device_record_t *const *recs, int n) {
         devs[i] = recs[i]->id;
     xdev_error_state_t saved;
     xdev_core_error_save(&saved);
-    e->usable = xdev_comm_init_all(e->comms, n, devs) == XDEV_SUCCESS;
+    e->usable = xdev_communicator_init_all(e->comms, n, devs) == XDEV_SUCCESS;
     xdev_core_error_restore(&saved);
     e->next = g_entries;
     g_entries = e;
     return e;
 }
 
-bool xdev_comm_cache_get(xdev_device_record_t *const *recs, int n, xdev_comm_t **comms) {
+bool xdev_comm_cache_get(xdev_device_record_t *const *recs, int n, xdev_communicator_t **comms) {
     xdev_backend_t *be = recs[0]->be;
     if (n < 2 || (be->flags & XDEV_BACKEND_HOST_MEMORY) || !XDEV_HAS(be, comm, init_all))
         return false;
@@ -77,7 +77,7 @@ bool xdev_comm_cache_get(xdev_device_record_t *const *recs, int n, xdev_comm_t *
     if (e->usable) { /* a group NCCL reports broken is dropped, not reused */
         xdev_error_state_t saved;
         xdev_core_error_save(&saved);
-        if (xdev_comm_check(e->comms[0]) != XDEV_SUCCESS) e->usable = false;
+        if (xdev_communicator_check(e->comms[0]) != XDEV_SUCCESS) e->usable = false;
         xdev_core_error_restore(&saved);
     }
     if (!e->usable) {
@@ -88,7 +88,7 @@ bool xdev_comm_cache_get(xdev_device_record_t *const *recs, int n, xdev_comm_t *
     return true;
 }
 
-void xdev_comm_cache_put(xdev_comm_t *comms, bool failed) {
+void xdev_comm_cache_put(xdev_communicator_t *comms, bool failed) {
     entry_t *e = (entry_t *)((char *)comms - offsetof(entry_t, comms));
     if (failed) e->usable = false; /* under g_use, as every reader */
     pthread_mutex_unlock(&g_use);

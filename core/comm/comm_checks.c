@@ -16,7 +16,8 @@
 #include "runtime/stream_internal.h"
 
 /* buf must be live device memory of the rank's device holding `bytes`. */
-static xdev_status_t rank_buffer(xdev_comm_t c, const void *buf, size_t bytes, const char *arg) {
+static xdev_status_t rank_buffer(xdev_communicator_t c, const void *buf, size_t bytes,
+                                 const char *arg) {
     xdev_device_record_t *rec;
     xdev_status_t st = xdev_comm_buffer_device(buf, bytes, arg, -1, &rec);
     if (st == XDEV_SUCCESS && rec != c->rec)
@@ -47,7 +48,7 @@ static xdev_status_t check_dtype(xdev_dtype_t dtype) {
     return XDEV_SUCCESS;
 }
 
-static xdev_status_t check_rank(xdev_comm_t c, int r, const char *what) {
+static xdev_status_t check_rank(xdev_communicator_t c, int r, const char *what) {
     if (r < 0 || r >= c->g->nranks)
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "%s %d is not a rank of 0..%d", what, r,
                          c->g->nranks - 1);
@@ -65,7 +66,7 @@ static xdev_status_t span(size_t count, xdev_dtype_t dtype, size_t parts, size_t
 
 /* The send/recv buffers of a collective: send_parts and recv_parts are the
  * buffers' sizes in units of count elements. */
-static xdev_status_t buffers(xdev_comm_t c, const void *send, size_t send_parts, void *recv,
+static xdev_status_t buffers(xdev_communicator_t c, const void *send, size_t send_parts, void *recv,
                              size_t recv_parts, size_t count, xdev_dtype_t dtype) {
     size_t sb = 0, rb = 0;
     xdev_status_t st = XDEV_SUCCESS;
@@ -80,9 +81,10 @@ static xdev_status_t buffers(xdev_comm_t c, const void *send, size_t send_parts,
     return st;
 }
 
-xdev_status_t xdev_comm_check_collective(xdev_comm_t comm, kind_t kind, const void *send,
-                                         void *recv, size_t count, xdev_dtype_t dtype,
-                                         xdev_reduce_op_t op, int root) {
+xdev_status_t xdev_communicator_check_collective(xdev_communicator_t comm, kind_t kind,
+                                                 const void *send, void *recv, size_t count,
+                                                 xdev_dtype_t dtype, xdev_reduce_op_t op,
+                                                 int root) {
     xdev_status_t st = check_dtype(dtype);
     if (st != XDEV_SUCCESS) return st;
     int n = comm->g->nranks;
@@ -123,8 +125,8 @@ xdev_status_t xdev_comm_check_collective(xdev_comm_t comm, kind_t kind, const vo
     return st;
 }
 
-xdev_status_t xdev_comm_check_p2p(xdev_comm_t comm, bool is_send, const void *buf, size_t count,
-                                  xdev_dtype_t dtype, int peer) {
+xdev_status_t xdev_communicator_check_p2p(xdev_communicator_t comm, bool is_send, const void *buf,
+                                          size_t count, xdev_dtype_t dtype, int peer) {
     xdev_status_t st = check_dtype(dtype);
     if (st == XDEV_SUCCESS) st = check_rank(comm, peer, "peer");
     if (st == XDEV_SUCCESS && peer == comm->rank)
@@ -137,7 +139,7 @@ xdev_status_t xdev_comm_check_p2p(xdev_comm_t comm, bool is_send, const void *bu
 
 /* The stream a rank's task goes on: `stream`, which must be on the rank's
  * device, or the device's current stream. */
-xdev_status_t xdev_comm_rank_stream(xdev_comm_t c, xdev_stream_t *stream) {
+xdev_status_t xdev_communicator_rank_stream(xdev_communicator_t c, xdev_stream_t *stream) {
     if (*stream == NULL) return xdev_core_current_stream(c->rec, stream);
     xdev_status_t st = xdev_stream_check(*stream, "stream");
     if (st != XDEV_SUCCESS) return st;

@@ -45,8 +45,8 @@ xdev_status_t xdev_comm_buffer_device(const void *p, size_t n, const char *arg, 
  * xdev_comm_cache_put (failed: the call failed, do not use the group
  * again); false when the backend has none or the group could not be made
  * or is broken (the caller falls back; the error state is untouched). */
-bool xdev_comm_cache_get(xdev_device_record_t *const *recs, int n, xdev_comm_t **comms);
-void xdev_comm_cache_put(xdev_comm_t *comms, bool failed);
+bool xdev_comm_cache_get(xdev_device_record_t *const *recs, int n, xdev_communicator_t **comms);
+void xdev_comm_cache_put(xdev_communicator_t *comms, bool failed);
 
 struct xdev_shm_group;
 
@@ -54,7 +54,8 @@ struct xdev_shm_group;
  * be its backend) or, for host-memory backends, a shared-memory group `shm`
  * (be NULL): the only rank of its group in this process; registered as
  * live. */
-xdev_status_t xdev_comm_adopt(xdev_backend_t *be, xdev_device_record_t *rec, int nranks, int rank,
-                              void *native, struct xdev_shm_group *shm, xdev_comm_t *out);
+xdev_status_t xdev_communicator_adopt(xdev_backend_t *be, xdev_device_record_t *rec, int nranks,
+                                      int rank, void *native, struct xdev_shm_group *shm,
+                                      xdev_communicator_t *out);
 
 #endif

@@ -16,7 +16,7 @@
 #define ID_MAGIC "xdevcid1" /* 8 bytes, then the type, then the backend's id */
 #define ID_HEADER 16
 
-_Static_assert(ID_HEADER + XDEV_COMM_NATIVE_ID_BYTES <= XDEV_COMM_ID_BYTES, "id too small");
+_Static_assert(ID_HEADER + XDEV_COMM_NATIVE_ID_BYTES <= XDEV_COMMUNICATOR_ID_BYTES, "id too small");
 
 /* The backend of `type` with communicators across processes. */
 static xdev_status_t procs_backend(xdev_device_type_t type, xdev_backend_t **out) {
@@ -31,7 +31,7 @@ static xdev_status_t procs_backend(xdev_device_type_t type, xdev_backend_t **out
     return XDEV_SUCCESS;
 }
 
-xdev_status_t xdev_comm_unique_id(xdev_device_type_t type, xdev_comm_id_t *id) {
+xdev_status_t xdev_communicator_unique_id(xdev_device_type_t type, xdev_communicator_id_t *id) {
     XDEV_REQUIRE_ARG(id);
     XDEV_CHECK(xdev_core_ensure_init());
     xdev_backend_t *be;
@@ -47,15 +47,17 @@ xdev_status_t xdev_comm_unique_id(xdev_device_type_t type, xdev_comm_id_t *id) {
     return XDEV_SUCCESS;
 }
 
-xdev_status_t xdev_comm_init_rank(xdev_comm_t *comm, int nranks, const xdev_comm_id_t *id, int rank,
-                                  xdev_device_t device) {
+xdev_status_t xdev_communicator_init_rank(xdev_communicator_t *comm, int nranks,
+                                          const xdev_communicator_id_t *id, int rank,
+                                          xdev_device_t device) {
     XDEV_REQUIRE_ARG(comm);
     XDEV_REQUIRE_ARG(id);
     XDEV_CHECK(xdev_core_ensure_init());
     if (memcmp(id->bytes, ID_MAGIC, 8) != 0)
-        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
-                             "id is not a communicator id from xdev_comm_unique_id (damaged, or "
-                             "never made)");
+        return XDEV_API_FAIL(
+            XDEV_ERROR_INVALID_VALUE,
+            "id is not a communicator id from xdev_communicator_unique_id (damaged, or "
+            "never made)");
     uint32_t t;
     memcpy(&t, id->bytes + 8, sizeof t);
     if (nranks < 1 || nranks > (1 << 24))
@@ -74,14 +76,14 @@ xdev_status_t xdev_comm_init_rank(xdev_comm_t *comm, int nranks, const xdev_comm
         xdev_shm_group_t *shm = NULL;
         XDEV_CHECK(
             xdev_shm_join(id->bytes + ID_HEADER, XDEV_COMM_NATIVE_ID_BYTES, nranks, rank, &shm));
-        xdev_status_t st = xdev_comm_adopt(NULL, rec, nranks, rank, NULL, shm, comm);
+        xdev_status_t st = xdev_communicator_adopt(NULL, rec, nranks, rank, NULL, shm, comm);
         if (st != XDEV_SUCCESS) xdev_shm_leave(shm);
         XDEV_CHECK(st);
         return XDEV_SUCCESS;
     }
     void *native = NULL;
     XDEV_CHECK(xdev_be_comm_init_rank(rec, nranks, id->bytes + ID_HEADER, rank, &native));
-    xdev_status_t st = xdev_comm_adopt(be, rec, nranks, rank, native, NULL, comm);
+    xdev_status_t st = xdev_communicator_adopt(be, rec, nranks, rank, native, NULL, comm);
     if (st != XDEV_SUCCESS) (void)xdev_be_comm_destroy(be, native);
     XDEV_CHECK(st);
     return XDEV_SUCCESS;

@@ -1,4 +1,4 @@
-/* comm_record.h - a communicator's record: the handle (struct xdev_comm),
+/* comm_record.h - a communicator's record: the handle (struct xdev_communicator),
  * its group and a queued task. Private to the three files that make up the
  * communicators: communicator.c (the public calls, the registry, routing),
  * comm_checks.c (argument checks) and host_collectives.c (the host-memory
@@ -38,27 +38,28 @@ typedef struct group {
     struct message *messages;
     xdev_status_t async_status;
     char async_msg[256];
-    xdev_backend_t *be;                  /* backend communicators: their backend, else NULL */
-    struct xdev_comm *member[MAX_RANKS]; /* this process's ranks not destroyed (for abort) */
-    int nmembers;                        /* slots of member[] in use */
+    xdev_backend_t *be; /* backend communicators: their backend, else NULL */
+    struct xdev_communicator
+        *member[MAX_RANKS]; /* this process's ranks not destroyed (for abort) */
+    int nmembers;           /* slots of member[] in use */
 } group_t;
 
-struct xdev_comm {
+struct xdev_communicator {
     group_t *g;
     int rank;
     xdev_device_record_t *rec;
-    uint64_t next_seq;                 /* collectives issued (the caller's side) */
-    _Atomic uint64_t sends[MAX_RANKS]; /* sends issued to each peer */
-    _Atomic uint64_t recvs[MAX_RANKS]; /* recvs issued from each peer */
-    int inflight;                      /* queued tasks (under g->m) */
-    void *native;                      /* the backend's rank (g->be), else NULL */
-    int slot;                          /* its place in g->member */
-    struct xdev_shm_group *shm;        /* ranks of host memory in several processes, else NULL */
-    struct xdev_comm *live_next;       /* the registry of live communicators */
+    uint64_t next_seq;                   /* collectives issued (the caller's side) */
+    _Atomic uint64_t sends[MAX_RANKS];   /* sends issued to each peer */
+    _Atomic uint64_t recvs[MAX_RANKS];   /* recvs issued from each peer */
+    int inflight;                        /* queued tasks (under g->m) */
+    void *native;                        /* the backend's rank (g->be), else NULL */
+    int slot;                            /* its place in g->member */
+    struct xdev_shm_group *shm;          /* ranks of host memory in several processes, else NULL */
+    struct xdev_communicator *live_next; /* the registry of live communicators */
 };
 
 typedef struct task {
-    xdev_comm_t comm;
+    xdev_communicator_t comm;
     bool p2p;
     kind_t kind;
     const void *send;
@@ -71,7 +72,7 @@ typedef struct task {
     bool is_send;
 } task_t;
 
-/* The group's asynchronous error, which xdev_comm_check reports: the first
+/* The group's asynchronous error, which xdev_communicator_check reports: the first
  * one stays (g->m held). */
 static inline void set_async(group_t *g, xdev_status_t st, const char *msg) {
     if (g->async_status != XDEV_SUCCESS) return; /* the first one stays */
@@ -86,15 +87,15 @@ static inline void set_async(group_t *g, xdev_status_t st, const char *msg) {
 /* A collective of `kind`: dtype, op (if it reduces), root (broadcast,
  * reduce), and the buffers: on the rank's device, large enough, and apart
  * unless in place. */
-xdev_status_t xdev_comm_check_collective(xdev_comm_t comm, kind_t kind, const void *send,
-                                         void *recv, size_t count, xdev_dtype_t dtype,
-                                         xdev_reduce_op_t op, int root);
+xdev_status_t xdev_communicator_check_collective(xdev_communicator_t comm, kind_t kind,
+                                                 const void *send, void *recv, size_t count,
+                                                 xdev_dtype_t dtype, xdev_reduce_op_t op, int root);
 /* A send (buf = sendbuf) or recv (buf = recvbuf) with `peer`. */
-xdev_status_t xdev_comm_check_p2p(xdev_comm_t comm, bool is_send, const void *buf, size_t count,
-                                  xdev_dtype_t dtype, int peer);
+xdev_status_t xdev_communicator_check_p2p(xdev_communicator_t comm, bool is_send, const void *buf,
+                                          size_t count, xdev_dtype_t dtype, int peer);
 /* The stream a rank's task goes on: *stream, which must be on the rank's
  * device, or (NULL) the device's current stream. */
-xdev_status_t xdev_comm_rank_stream(xdev_comm_t c, xdev_stream_t *stream);
+xdev_status_t xdev_communicator_rank_stream(xdev_communicator_t c, xdev_stream_t *stream);
 
 /* ---------------------------------------------------------------- host_collectives.c */
 

@@ -8,7 +8,7 @@
  *   CUDA) for backends whose memory the host cannot address;
  * - shared memory (shm_comm.c) for host-memory ranks in several processes;
  * - the host engine (host_collectives.c) for host-memory ranks all in this
- *   process (xdev_comm_init_all on the CPU backend).
+ *   process (xdev_communicator_init_all on the CPU backend).
  *
  * The last two run as host functions on the rank's stream; each rank counts
  * its queued tasks, so destroy can wait for them. */
@@ -30,19 +30,19 @@
  * A communicator handle is checked against the live ones, so a destroyed or
  * made-up handle is an error, not a crash. */
 static pthread_mutex_t g_live_lock = PTHREAD_MUTEX_INITIALIZER;
-static xdev_comm_t g_live;
+static xdev_communicator_t g_live;
 
-static xdev_status_t check_comm(xdev_comm_t comm) {
+static xdev_status_t check_comm(xdev_communicator_t comm) {
     if (comm == NULL) return XDEV_FAIL(XDEV_ERROR_INVALID_HANDLE, "comm is NULL");
     pthread_mutex_lock(&g_live_lock);
-    xdev_comm_t c = g_live;
+    xdev_communicator_t c = g_live;
     while (c != NULL && c != comm)
         c = c->live_next;
     pthread_mutex_unlock(&g_live_lock);
     if (c == NULL)
         return XDEV_FAIL(XDEV_ERROR_INVALID_HANDLE,
                          "comm %p is not a live communicator (destroyed, or never made by "
-                         "xdev_comm_init_all)",
+                         "xdev_communicator_init_all)",
                          (void *)comm);
     return XDEV_SUCCESS;
 }
@@ -67,7 +67,7 @@ static xdev_status_t submit_native(const task_t *t, xdev_stream_t stream) {
 /* A collective, send or recv (seq: its number between the pair) of a rank
  * in a shared-memory group, in its stream's host function. */
 typedef struct shm_task {
-    xdev_comm_t comm;
+    xdev_communicator_t comm;
     xdev_collective_desc_t d;
     uint64_t seq;
 } shm_task_t;
@@ -91,8 +91,8 @@ static void run_shm(void *arg) {
  * recv pair's, else the collectives') and queue fn(t) on stream. Undone if
  * the group was aborted; a launch that fails spends the number, so the
  * group's ranks are out of step and its error says so. Frees t on failure. */
-static xdev_status_t enqueue(xdev_comm_t c, const task_t *p, uint64_t *seq, xdev_stream_t stream,
-                             void (*fn)(void *), void *t) {
+static xdev_status_t enqueue(xdev_communicator_t c, const task_t *p, uint64_t *seq,
+                             xdev_stream_t stream, void (*fn)(void *), void *t) {
     group_t *g = c->g;
     pthread_mutex_lock(&g->m);
     bool aborted = g->aborted;
@@ -105,7 +105,7 @@ static xdev_status_t enqueue(xdev_comm_t c, const task_t *p, uint64_t *seq, xdev
     if (aborted) {
         free(t);
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
-                         "rank %d's group was aborted (xdev_comm_abort): destroy its ranks",
+                         "rank %d's group was aborted (xdev_communicator_abort): destroy its ranks",
                          c->rank);
     }
     xdev_status_t st = xdev_core_launch_host_func(stream, fn, t);
@@ -130,8 +130,8 @@ static xdev_status_t submit_shm(const task_t *p, xdev_stream_t stream) {
 }
 
 static xdev_status_t submit(task_t *proto, xdev_stream_t stream) {
-    xdev_comm_t c = proto->comm;
-    xdev_status_t st = xdev_comm_rank_stream(c, &stream);
+    xdev_communicator_t c = proto->comm;
+    xdev_status_t st = xdev_communicator_rank_stream(c, &stream);
     if (st != XDEV_SUCCESS) return st;
     if (c->native != NULL) return submit_native(proto, stream);
     if (c->shm != NULL) return submit_shm(proto, stream);
@@ -143,79 +143,82 @@ static xdev_status_t submit(task_t *proto, xdev_stream_t stream) {
 
 /* ---------------------------------------------------------------- calls */
 
-static xdev_status_t collective(xdev_comm_t comm, kind_t kind, const void *send, void *recv,
+static xdev_status_t collective(xdev_communicator_t comm, kind_t kind, const void *send, void *recv,
                                 size_t count, xdev_dtype_t dtype, xdev_reduce_op_t op, int root,
                                 xdev_stream_t stream) {
     xdev_status_t st = xdev_core_ensure_init();
     if (st == XDEV_SUCCESS) st = check_comm(comm);
     if (st == XDEV_SUCCESS)
-        st = xdev_comm_check_collective(comm, kind, send, recv, count, dtype, op, root);
+        st = xdev_communicator_check_collective(comm, kind, send, recv, count, dtype, op, root);
     if (st != XDEV_SUCCESS) return st;
     if (!kind_reduces(kind)) op = XDEV_REDUCE_SUM;
     task_t t = {comm, false, kind, send, recv, count, dtype, op, root, 0, false};
     return submit(&t, stream);
 }
 
-xdev_status_t xdev_all_reduce(xdev_comm_t comm, const void *sendbuf, void *recvbuf, size_t count,
-                              xdev_dtype_t dtype, xdev_reduce_op_t op, xdev_stream_t stream) {
+xdev_status_t xdev_all_reduce(xdev_communicator_t comm, const void *sendbuf, void *recvbuf,
+                              size_t count, xdev_dtype_t dtype, xdev_reduce_op_t op,
+                              xdev_stream_t stream) {
     XDEV_CHECK(collective(comm, K_ALL_REDUCE, sendbuf, recvbuf, count, dtype, op, 0, stream));
     return XDEV_SUCCESS;
 }
 
-xdev_status_t xdev_broadcast(xdev_comm_t comm, const void *sendbuf, void *recvbuf, size_t count,
-                             xdev_dtype_t dtype, int root, xdev_stream_t stream) {
+xdev_status_t xdev_broadcast(xdev_communicator_t comm, const void *sendbuf, void *recvbuf,
+                             size_t count, xdev_dtype_t dtype, int root, xdev_stream_t stream) {
     XDEV_CHECK(collective(comm, K_BROADCAST, sendbuf, recvbuf, count, dtype, XDEV_REDUCE_SUM, root,
                           stream));
     return XDEV_SUCCESS;
 }
 
-xdev_status_t xdev_reduce(xdev_comm_t comm, const void *sendbuf, void *recvbuf, size_t count,
-                          xdev_dtype_t dtype, xdev_reduce_op_t op, int root, xdev_stream_t stream) {
+xdev_status_t xdev_reduce(xdev_communicator_t comm, const void *sendbuf, void *recvbuf,
+                          size_t count, xdev_dtype_t dtype, xdev_reduce_op_t op, int root,
+                          xdev_stream_t stream) {
     XDEV_CHECK(collective(comm, K_REDUCE, sendbuf, recvbuf, count, dtype, op, root, stream));
     return XDEV_SUCCESS;
 }
 
-xdev_status_t xdev_all_gather(xdev_comm_t comm, const void *sendbuf, void *recvbuf, size_t count,
-                              xdev_dtype_t dtype, xdev_stream_t stream) {
+xdev_status_t xdev_all_gather(xdev_communicator_t comm, const void *sendbuf, void *recvbuf,
+                              size_t count, xdev_dtype_t dtype, xdev_stream_t stream) {
     XDEV_CHECK(
         collective(comm, K_ALL_GATHER, sendbuf, recvbuf, count, dtype, XDEV_REDUCE_SUM, 0, stream));
     return XDEV_SUCCESS;
 }
 
-xdev_status_t xdev_reduce_scatter(xdev_comm_t comm, const void *sendbuf, void *recvbuf,
+xdev_status_t xdev_reduce_scatter(xdev_communicator_t comm, const void *sendbuf, void *recvbuf,
                                   size_t count, xdev_dtype_t dtype, xdev_reduce_op_t op,
                                   xdev_stream_t stream) {
     XDEV_CHECK(collective(comm, K_REDUCE_SCATTER, sendbuf, recvbuf, count, dtype, op, 0, stream));
     return XDEV_SUCCESS;
 }
 
-static xdev_status_t p2p(xdev_comm_t comm, bool is_send, const void *send, void *recv, size_t count,
-                         xdev_dtype_t dtype, int peer, xdev_stream_t stream) {
+static xdev_status_t p2p(xdev_communicator_t comm, bool is_send, const void *send, void *recv,
+                         size_t count, xdev_dtype_t dtype, int peer, xdev_stream_t stream) {
     xdev_status_t st = xdev_core_ensure_init();
     if (st == XDEV_SUCCESS) st = check_comm(comm);
     if (st == XDEV_SUCCESS)
-        st = xdev_comm_check_p2p(comm, is_send, is_send ? send : recv, count, dtype, peer);
+        st = xdev_communicator_check_p2p(comm, is_send, is_send ? send : recv, count, dtype, peer);
     if (st != XDEV_SUCCESS) return st;
     task_t t = {comm, true, K_ALL_REDUCE, send, recv, count, dtype, XDEV_REDUCE_SUM,
                 peer, 0,    is_send};
     return submit(&t, stream);
 }
 
-xdev_status_t xdev_send(xdev_comm_t comm, const void *sendbuf, size_t count, xdev_dtype_t dtype,
-                        int peer, xdev_stream_t stream) {
+xdev_status_t xdev_send(xdev_communicator_t comm, const void *sendbuf, size_t count,
+                        xdev_dtype_t dtype, int peer, xdev_stream_t stream) {
     XDEV_CHECK(p2p(comm, true, sendbuf, NULL, count, dtype, peer, stream));
     return XDEV_SUCCESS;
 }
 
-xdev_status_t xdev_recv(xdev_comm_t comm, void *recvbuf, size_t count, xdev_dtype_t dtype, int peer,
-                        xdev_stream_t stream) {
+xdev_status_t xdev_recv(xdev_communicator_t comm, void *recvbuf, size_t count, xdev_dtype_t dtype,
+                        int peer, xdev_stream_t stream) {
     XDEV_CHECK(p2p(comm, false, NULL, recvbuf, count, dtype, peer, stream));
     return XDEV_SUCCESS;
 }
 
 /* ---------------------------------------------------------------- lifetime */
 
-xdev_status_t xdev_comm_init_all(xdev_comm_t *comms, int n, const xdev_device_t *devices) {
+xdev_status_t xdev_communicator_init_all(xdev_communicator_t *comms, int n,
+                                         const xdev_device_t *devices) {
     XDEV_REQUIRE_ARG(comms);
     XDEV_REQUIRE_ARG(devices);
     XDEV_CHECK(xdev_core_ensure_init());
@@ -251,7 +254,7 @@ xdev_status_t xdev_comm_init_all(xdev_comm_t *comms, int n, const xdev_device_t 
         XDEV_CHECK(xdev_be_comm_init_all(be, ctxs, n, natives));
     }
     group_t *g = calloc(1, sizeof *g);
-    xdev_comm_t made[MAX_RANKS] = {0};
+    xdev_communicator_t made[MAX_RANKS] = {0};
     bool ok = g != NULL;
     for (int i = 0; i < n && ok; i++)
         ok = (made[i] = calloc(1, sizeof *made[i])) != NULL;
@@ -284,10 +287,11 @@ xdev_status_t xdev_comm_init_all(xdev_comm_t *comms, int n, const xdev_device_t 
     return XDEV_SUCCESS;
 }
 
-xdev_status_t xdev_comm_adopt(xdev_backend_t *be, xdev_device_record_t *rec, int nranks, int rank,
-                              void *native, xdev_shm_group_t *shm, xdev_comm_t *out) {
+xdev_status_t xdev_communicator_adopt(xdev_backend_t *be, xdev_device_record_t *rec, int nranks,
+                                      int rank, void *native, xdev_shm_group_t *shm,
+                                      xdev_communicator_t *out) {
     group_t *g = calloc(1, sizeof *g);
-    xdev_comm_t c = g != NULL ? calloc(1, sizeof *c) : NULL;
+    xdev_communicator_t c = g != NULL ? calloc(1, sizeof *c) : NULL;
     if (c == NULL) {
         free(g);
         return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for a communicator");
@@ -312,10 +316,10 @@ xdev_status_t xdev_comm_adopt(xdev_backend_t *be, xdev_device_record_t *rec, int
     return XDEV_SUCCESS;
 }
 
-xdev_status_t xdev_comm_destroy(xdev_comm_t comm) {
+xdev_status_t xdev_communicator_destroy(xdev_communicator_t comm) {
     XDEV_CHECK(check_comm(comm));
     pthread_mutex_lock(&g_live_lock); /* out of the registry first: no new call */
-    xdev_comm_t *link = &g_live;
+    xdev_communicator_t *link = &g_live;
     while (*link != NULL && *link != comm)
         link = &(*link)->live_next;
     bool found = *link != NULL;
@@ -344,12 +348,12 @@ xdev_status_t xdev_comm_destroy(xdev_comm_t comm) {
     return XDEV_SUCCESS;
 }
 
-xdev_status_t xdev_comm_abort(xdev_comm_t comm) {
+xdev_status_t xdev_communicator_abort(xdev_communicator_t comm) {
     XDEV_CHECK(check_comm(comm));
     group_t *g = comm->g;
     pthread_mutex_lock(&g->m);
     g->aborted = true;
-    set_async(g, XDEV_ERROR_INVALID_VALUE, "the group was aborted (xdev_comm_abort)");
+    set_async(g, XDEV_ERROR_INVALID_VALUE, "the group was aborted (xdev_communicator_abort)");
     pthread_cond_broadcast(&g->cv);
     void *natives[MAX_RANKS];
     int nn = 0;
@@ -363,7 +367,7 @@ xdev_status_t xdev_comm_abort(xdev_comm_t comm) {
     return XDEV_SUCCESS;
 }
 
-xdev_status_t xdev_comm_check(xdev_comm_t comm) {
+xdev_status_t xdev_communicator_check(xdev_communicator_t comm) {
     XDEV_CHECK(check_comm(comm));
     group_t *g = comm->g;
     pthread_mutex_lock(&g->m);
@@ -376,21 +380,21 @@ xdev_status_t xdev_comm_check(xdev_comm_t comm) {
     return XDEV_SUCCESS;
 }
 
-xdev_status_t xdev_comm_rank(xdev_comm_t comm, int *rank) {
+xdev_status_t xdev_communicator_rank(xdev_communicator_t comm, int *rank) {
     XDEV_REQUIRE_ARG(rank);
     XDEV_CHECK(check_comm(comm));
     *rank = comm->rank;
     return XDEV_SUCCESS;
 }
 
-xdev_status_t xdev_comm_size(xdev_comm_t comm, int *nranks) {
+xdev_status_t xdev_communicator_size(xdev_communicator_t comm, int *nranks) {
     XDEV_REQUIRE_ARG(nranks);
     XDEV_CHECK(check_comm(comm));
     *nranks = comm->g->nranks;
     return XDEV_SUCCESS;
 }
 
-xdev_status_t xdev_comm_device(xdev_comm_t comm, xdev_device_t *device) {
+xdev_status_t xdev_communicator_device(xdev_communicator_t comm, xdev_device_t *device) {
     XDEV_REQUIRE_ARG(device);
     XDEV_CHECK(check_comm(comm));
     *device = comm->rec->id;

@@ -1,5 +1,5 @@
 /* host_collectives.c - the host-memory collective engine: the ranks of a
- * group made by xdev_comm_init_all on a backend whose device memory the
+ * group made by xdev_communicator_init_all on a backend whose device memory the
  * host addresses (the CPU backend), all in this process.
  *
  * communicator.c queues each call as a host function on the rank's stream
@@ -133,7 +133,7 @@ static void finish(task_t *t) {
 }
 
 static void run_collective(task_t *t) {
-    xdev_comm_t c = t->comm;
+    xdev_communicator_t c = t->comm;
     group_t *g = c->g;
     int n = g->nranks;
     pthread_mutex_lock(&g->m);
@@ -176,7 +176,7 @@ static void run_collective(task_t *t) {
 }
 
 static void run_p2p(task_t *t) {
-    xdev_comm_t c = t->comm;
+    xdev_communicator_t c = t->comm;
     group_t *g = c->g;
     size_t bytes = t->count * xdev_dtype_size(t->dtype);
     if (t->is_send) { /* copy aside and go: the recv takes it */

@@ -190,8 +190,8 @@ static xdev_status_t add_on(xdev_device_record_t *drec, xdev_stream_t ds, void *
 
 /* reduce_add as one reduce of a cached group (NCCL on CUDA), root the
  * source on dst's device, every rank on its device's current stream. */
-static xdev_status_t reduce_by_comm(xdev_comm_t *comms, const void *const *srcs, int n, void *dst,
-                                    size_t count, xdev_dtype_t dtype, int root) {
+static xdev_status_t reduce_by_comm(xdev_communicator_t *comms, const void *const *srcs, int n,
+                                    void *dst, size_t count, xdev_dtype_t dtype, int root) {
     xdev_status_t st = xdev_group_start();
     if (st != XDEV_SUCCESS) return st;
     for (int i = 0; i < n && st == XDEV_SUCCESS; i++)
@@ -237,7 +237,7 @@ xdev_status_t xdev_comm_reduce_add(const void *const *srcs, int n, void *dst, si
     int root = -1;
     for (int i = 0; i < n; i++)
         if (recs[i] == drec) root = i;
-    xdev_comm_t *comms;
+    xdev_communicator_t *comms;
     if (root >= 0 && xdev_comm_cache_get(recs, n, &comms)) {
         xdev_status_t st = reduce_by_comm(comms, srcs, n, dst, count, dtype, root);
         xdev_comm_cache_put(comms, st != XDEV_SUCCESS);

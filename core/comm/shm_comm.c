@@ -21,7 +21,7 @@
  * A process killed at any instruction therefore leaves nothing locked, and
  * a wake never depends on a waiter being alive (glibc's process-shared
  * condition variable can block the broadcaster forever when a waiter died,
- * which hung the survivors' xdev_comm_abort). A rank that has waited one
+ * which hung the survivors' xdev_communicator_abort). A rank that has waited one
  * slice looks every POLL_MS at its peers' processes (pid and start time
  * from /proc, so a reused pid is not taken for the rank) and aborts the
  * group naming a peer that died or left, so survivors learn of it within
@@ -260,8 +260,9 @@ static bool wait_for(xdev_shm_group_t *g, cond_fn cond, void *arg, int peer, con
         if (gone >= 0) {
             if (cond(g, arg)) return true; /* it did its part before it went */
             abort_group(h, "rank %d (process %d) %s while rank %d waited for it in %s", gone,
-                        h->ranks[gone].pid, left ? "left the group (xdev_comm_destroy)" : "died",
-                        g->rank, what);
+                        h->ranks[gone].pid,
+                        left ? "left the group (xdev_communicator_destroy)" : "died", g->rank,
+                        what);
             return false;
         }
         if (ms <= 0) {
@@ -677,7 +678,7 @@ static void sweep(xdev_shm_group_t *g) {
 }
 
 void xdev_shm_abort(xdev_shm_group_t *g) {
-    abort_group(g->h, "xdev_comm_abort on rank %d", g->rank);
+    abort_group(g->h, "xdev_communicator_abort on rank %d", g->rank);
 }
 
 /* Leave; the last rank whose process is still in the group sweeps its

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "runtime/tracer.h"
+#include "runtime/trace_probe.h"
 #include "base/env.h"
 #include "base/error_internal.h"
 #include "runtime/device_record.h"

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "runtime/tracer.h"
+#include "runtime/trace_probe.h"
 #include "base/error_internal.h"
 #include "memory/alloc_internal.h"
 #include "runtime/dispatch.h"

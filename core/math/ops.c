@@ -4,7 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "runtime/tracer.h"
+#include "runtime/trace_probe.h"
 #include "base/error_internal.h"
 #include "math/operands.h"
 #include "runtime/dispatch.h"
@@ -55,7 +55,7 @@ static xdev_status_t fill_pattern(xdev_dtype_t dtype, xdev_scalar_t value, unsig
     bool complex = dtype == XDEV_DTYPE_C64 || dtype == XDEV_DTYPE_C128;
     switch (value.kind) {
     case XDEV_SCALAR_I64:
-        if (xcv_is_int(dtype)) {
+        if (xdev_cvt_is_int(dtype)) {
             int64_t lo, hi;
             int_range(dtype, &lo, &hi);
             if (value.i < lo || value.i > hi)
@@ -63,13 +63,13 @@ static xdev_status_t fill_pattern(xdev_dtype_t dtype, xdev_scalar_t value, unsig
                                  "the value %lld does not fit %s (%lld .. %lld); a fill never "
                                  "wraps",
                                  (long long)value.i, name, (long long)lo, (long long)hi);
-            xcv_store_from_int(pattern, dtype, value.i);
+            xdev_cvt_store_from_int(pattern, dtype, value.i);
         } else if (complex) {
             xdev_dtype_t part = dtype == XDEV_DTYPE_C64 ? XDEV_DTYPE_F32 : XDEV_DTYPE_F64;
             memset(pattern, 0, *size);
-            xcv_store_from_int(pattern, part, value.i);
+            xdev_cvt_store_from_int(pattern, part, value.i);
         } else {
-            xcv_store_from_int(pattern, dtype, value.i);
+            xdev_cvt_store_from_int(pattern, dtype, value.i);
         }
         return XDEV_SUCCESS;
     case XDEV_SCALAR_F64:
@@ -82,10 +82,10 @@ static xdev_status_t fill_pattern(xdev_dtype_t dtype, xdev_scalar_t value, unsig
             xdev_dtype_t part = dtype == XDEV_DTYPE_C64 ? XDEV_DTYPE_F32 : XDEV_DTYPE_F64;
             size_t half = *size / 2;
             double im = value.kind == XDEV_SCALAR_C128 ? value.im : 0.0;
-            xcv_store_from_f64(pattern, part, xcv_f64_bits(value.re));
-            xcv_store_from_f64(pattern + half, part, xcv_f64_bits(im));
+            xdev_cvt_store_from_f64(pattern, part, xdev_cvt_f64_bits(value.re));
+            xdev_cvt_store_from_f64(pattern + half, part, xdev_cvt_f64_bits(im));
         } else {
-            xcv_store_from_f64(pattern, dtype, xcv_f64_bits(value.re));
+            xdev_cvt_store_from_f64(pattern, dtype, xdev_cvt_f64_bits(value.re));
         }
         return XDEV_SUCCESS;
     }

@@ -4,7 +4,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "runtime/tracer.h"
+#include "runtime/trace_probe.h"
 #include "base/error_internal.h"
 #include "runtime/dispatch.h"
 #include "math/operands.h"
@@ -15,12 +15,15 @@
 
 /* The ABI's enums are philox.h's (the backends index the shared code with them). */
 #define SAME(a, b) ((int)(a) == (int)(b))
-_Static_assert(SAME(XDEV_RNG_FILL_UNIFORM, XPH_UNIFORM) && SAME(XDEV_RNG_FILL_NORMAL, XPH_NORMAL) &&
-                   SAME(XDEV_RNG_FILL_INTEGERS, XPH_INTEGERS) &&
-                   SAME(XDEV_RNG_FILL_BERNOULLI, XPH_BERNOULLI),
+_Static_assert(SAME(XDEV_RNG_FILL_UNIFORM, XDEV_PHILOX_UNIFORM) &&
+                   SAME(XDEV_RNG_FILL_NORMAL, XDEV_PHILOX_NORMAL) &&
+                   SAME(XDEV_RNG_FILL_INTEGERS, XDEV_PHILOX_INTEGERS) &&
+                   SAME(XDEV_RNG_FILL_BERNOULLI, XDEV_PHILOX_BERNOULLI),
                "fill kinds differ from xdev/support/philox.h");
-_Static_assert(SAME(XDEV_RNG_FORMAT_F32, XPH_F32) && SAME(XDEV_RNG_FORMAT_F64, XPH_F64) &&
-                   SAME(XDEV_RNG_FORMAT_I32, XPH_I32) && SAME(XDEV_RNG_FORMAT_I64, XPH_I64),
+_Static_assert(SAME(XDEV_RNG_FORMAT_F32, XDEV_PHILOX_F32) &&
+                   SAME(XDEV_RNG_FORMAT_F64, XDEV_PHILOX_F64) &&
+                   SAME(XDEV_RNG_FORMAT_I32, XDEV_PHILOX_I32) &&
+                   SAME(XDEV_RNG_FORMAT_I64, XDEV_PHILOX_I64),
                "formats differ from xdev/support/philox.h");
 
 static const char *kind_name(xdev_rng_fill_kind_t k) {
@@ -36,7 +39,7 @@ static xdev_status_t fill_run(xdev_generator_t gen, xdev_rng_fill_desc_t *d, siz
     xdev_status_t st;
     if (gen != NULL && (st = xdev_generator_check(gen, "gen")) != XDEV_SUCCESS) return st;
     if (n == 0) return XDEV_SUCCESS;
-    unsigned words = xph_words_per_element((int)d->format);
+    unsigned words = xdev_philox_words_per_element((int)d->format);
     xdev_operand_t op = {"out", d->out, 0};
     if (!xdev_size_mul_add(n, 4u * words, 0, &op.bytes))
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "n = %zu elements overflow the address space",

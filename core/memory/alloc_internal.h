@@ -163,7 +163,7 @@ typedef struct xdev_device_allocator {
      * any arena's lock and never the other way round. */
     xdev_spin_lock_t trace_lock;
     atomic_bool recording; /* trace != NULL, read without trace_lock */
-    xdev_memory_trace_entry_t *trace;
+    xdev_memory_history_entry_t *trace;
     size_t trace_cap, trace_len, trace_next;
     /* Primary only: what all arenas have reserved (the memory-fraction cap
      * and the GC threshold are device-wide), the segment serial counter,
@@ -204,8 +204,6 @@ xdev_device_allocator_t *xdev_alloc_owner(const struct xdev_ptr_entry *e);
 xdev_status_t xdev_alloc_malloc_on(xdev_stream_t stream, size_t size, void **ptr);
 xdev_status_t xdev_alloc_free(void *ptr);
 
-/* Read XDEV_ALLOC_CONF and XDEV_NO_MEMORY_CACHING (called once by init). */
-xdev_status_t xdev_alloc_settings_load(void);
 /* The settings loaded at init. */
 const xdev_alloc_config_t *xdev_alloc_settings(void);
 
@@ -216,24 +214,19 @@ xdev_block_t *xdev_alloc_find_block(xdev_device_allocator_t *da, uintptr_t addr,
 /* Every device's primary arena created so far (for empty_cache and snapshots). */
 int xdev_alloc_all(xdev_device_allocator_t **out, int cap);
 
-/* torch's names of a block state and a history action (alloc_snapshot.c),
- * shared by the JSON snapshot and the torch export. */
-const char *xdev_block_state_name(int state);
-const char *xdev_trace_action_name(xdev_memory_trace_action_t a);
+/* torch's name of a history action (alloc_history.c): the stream tracer's
+ * memory events, the JSON snapshot and the torch export. */
+const char *xdev_alloc_history_action_name(xdev_memory_history_action_t a);
 
-/* What the snapshots walk (alloc_snapshot.c): every segment of every arena
- * of the device whose primary is given, all arenas locked meanwhile. A
- * segment (seg) is its blocks from `first` along next; a non-caching
- * allocation comes with seg NULL and is the one block `first`. */
+/* What the snapshots (observe/alloc_snapshot*.c) walk, alloc_history.c:
+ * every segment of every arena of the device whose primary is given, all
+ * arenas locked meanwhile. A segment (seg) is its blocks from `first` along
+ * next; a non-caching allocation comes with seg NULL and is the one block
+ * `first`. */
 typedef void (*xdev_segment_fn)(void *ctx, const xdev_device_allocator_t *da, uintptr_t base,
                                 size_t size, int pool_kind, const void *stream,
                                 const xdev_block_t *first, const xdev_segment_t *seg);
 void xdev_alloc_each_segment(xdev_device_allocator_t *primary, xdev_segment_fn fn, void *ctx);
-/* Bytes of a segment's blocks: allocated (handed out), active (not free), requested. */
-void xdev_segment_usage(const xdev_block_t *first, bool single, size_t *allocated, size_t *active,
-                        size_t *requested);
-/* xdev_memory_snapshot's JSON without the public prefix (alloc_snapshot.c). */
-xdev_status_t xdev_alloc_snapshot_json(char **json);
 /* This thread's tag path for new allocations (alloc_tag.c), or NULL. */
 const char *xdev_alloc_tag_current(void);
 /* The device's statistics, summed over its arenas (takes each arena's lock
@@ -246,7 +239,8 @@ struct xdev_strbuf;
 void xdev_alloc_summary_write(struct xdev_strbuf *sb, const xdev_device_allocator_t *da,
                               const xdev_memory_stats_t *stats, bool abbreviated);
 /* The k-th oldest history entry of a primary, k < trace_len (trace_lock held). */
-const xdev_memory_trace_entry_t *xdev_trace_entry(const xdev_device_allocator_t *da, size_t k);
+const xdev_memory_history_entry_t *xdev_alloc_history_entry(const xdev_device_allocator_t *da,
+                                                            size_t k);
 
 /* --- bins (alloc_bins.c) --- */
 int xdev_bin_index(size_t size);
@@ -338,10 +332,10 @@ static inline void xdev_stat_update(xdev_stat_t stat[3], int pool_kind, int64_t 
  * reused after xdev_host_free until the stream has passed the copy. */
 void xdev_host_record_use(const void *ptr, xdev_stream_t stream);
 
-/* --- history (alloc_snapshot.c) --- */
+/* --- history (alloc_history.c) --- */
 /* Append to the history ring when recording (and feed the stream tracer
  * when it runs); tag is the allocation's xdev_memory_tag_push path or NULL. */
-void xdev_trace_record(xdev_device_allocator_t *da, xdev_memory_trace_action_t action,
-                       uintptr_t addr, size_t size, const void *stream, const char *tag);
+void xdev_alloc_history_record(xdev_device_allocator_t *da, xdev_memory_history_action_t action,
+                               uintptr_t addr, size_t size, const void *stream, const char *tag);
 
 #endif

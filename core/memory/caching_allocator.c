@@ -295,8 +295,8 @@ static size_t release_collected(xdev_device_allocator_t *da, release_list_t *lis
         xdev_stat_update(da->stats.reserved_bytes, kind, -(int64_t)seg->size);
         if (seg->size >= max_split()) xdev_stat_add(&da->stats.oversize_segments, -1);
         da->stats.num_device_free++;
-        xdev_trace_record(da, XDEV_TRACE_SEGMENT_FREE, seg->base, seg->size, seg->pool->native,
-                          NULL);
+        xdev_alloc_history_record(da, XDEV_MEMORY_HISTORY_SEGMENT_FREE, seg->base, seg->size,
+                                  seg->pool->native, NULL);
         xdev_caching_block_delete(da, seg->first);
         free(seg);
     }
@@ -414,7 +414,8 @@ static xdev_status_t new_segment(xdev_device_allocator_t *da, size_t size, int k
     xdev_stat_update(da->stats.reserved_bytes, kind, (int64_t)size);
     if (size >= max_split()) xdev_stat_add(&da->stats.oversize_segments, 1);
     da->stats.num_device_alloc++;
-    xdev_trace_record(da, XDEV_TRACE_SEGMENT_ALLOC, seg->base, size, pool->native, NULL);
+    xdev_alloc_history_record(da, XDEV_MEMORY_HISTORY_SEGMENT_ALLOC, seg->base, size, pool->native,
+                              NULL);
     *out = b;
     return XDEV_SUCCESS;
 }
@@ -546,7 +547,8 @@ static xdev_status_t grow(xdev_device_allocator_t *da, xdev_stream_pool_t *pool,
     }
     if (st == XDEV_ERROR_OUT_OF_MEMORY) {
         da->stats.num_ooms++;
-        xdev_trace_record(da, XDEV_TRACE_OOM, 0, size, stream->native, xdev_alloc_tag_current());
+        xdev_alloc_history_record(da, XDEV_MEMORY_HISTORY_OOM, 0, size, stream->native,
+                                  xdev_alloc_tag_current());
         return oom_error(da, size, st, backend_msg);
     }
     if (st != XDEV_SUCCESS) return st;
@@ -656,7 +658,8 @@ static void activate(xdev_device_allocator_t *da, xdev_block_t *b, size_t size,
     xdev_stat_update(da->stats.active_bytes, k, (int64_t)b->size);
     if (b->size >= max_split()) xdev_stat_add(&da->stats.oversize_allocations, 1);
     b->tag = xdev_alloc_tag_current();
-    xdev_trace_record(da, XDEV_TRACE_ALLOC, b->addr, b->size, stream->native, b->tag);
+    xdev_alloc_history_record(da, XDEV_MEMORY_HISTORY_ALLOC, b->addr, b->size, stream->native,
+                              b->tag);
 }
 
 /* Merge `b` with a free neighbour `n` (which is removed). */
@@ -704,7 +707,8 @@ static void retire(xdev_device_allocator_t *da, xdev_block_t *b) {
     int k = b->segment->pool_kind;
     xdev_stat_update(da->stats.active, k, -1);
     xdev_stat_update(da->stats.active_bytes, k, -(int64_t)b->size);
-    xdev_trace_record(da, XDEV_TRACE_FREE_COMPLETED, b->addr, b->size, b->pool->native, b->tag);
+    xdev_alloc_history_record(da, XDEV_MEMORY_HISTORY_FREE_COMPLETED, b->addr, b->size,
+                              b->pool->native, b->tag);
     b->state = XDEV_BLOCK_FREE;
 }
 
@@ -770,7 +774,8 @@ void xdev_caching_free(xdev_device_allocator_t *da, xdev_block_t *b) {
     }
     if (b->pending_events > 0) {
         b->state = XDEV_BLOCK_PENDING_FREE;
-        xdev_trace_record(da, XDEV_TRACE_FREE_REQUESTED, b->addr, b->size, b->pool->native, b->tag);
+        xdev_alloc_history_record(da, XDEV_MEMORY_HISTORY_FREE_REQUESTED, b->addr, b->size,
+                                  b->pool->native, b->tag);
         return;
     }
     free_block(da, b);

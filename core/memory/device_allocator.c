@@ -15,6 +15,7 @@
 #include "memory/pointer_registry.h"
 #include "runtime/device_record.h"
 #include "runtime/dispatch.h"
+#include "runtime/hooks.h"
 #include "runtime/stream_internal.h"
 #include "runtime/thread_state.h"
 
@@ -23,7 +24,9 @@ static bool g_no_caching;
 static pthread_mutex_t g_create_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic(xdev_device_allocator_t *) g_allocs[XDEV_MAX_DEVICE_TYPES][XDEV_MAX_DEVICES];
 
-xdev_status_t xdev_alloc_settings_load(void) {
+/* Read XDEV_ALLOC_CONF and XDEV_NO_MEMORY_CACHING: an initialisation step
+ * (runtime/hooks.h, registered below with thread_exit). */
+static xdev_status_t settings_load(void) {
     char err[512];
     const char *conf = xdev_env_get("XDEV_ALLOC_CONF");
     if (!xdev_alloc_config_parse(conf, &g_cfg, err, sizeof err)) {
@@ -123,7 +126,20 @@ xdev_status_t xdev_alloc_get(xdev_backend_t *be, int index, xdev_device_allocato
 
 static atomic_int g_arena_threads[XDEV_MAX_ARENAS]; /* threads attached, per arena index */
 
+/* The calling thread's place among the arenas: the allocator's own
+ * initial-exec TLS (16 of the bytes tests/test_tls.c bounds). */
+typedef struct alloc_thread {
+    xdev_device_allocator_t *hint; /* arena this thread used last: where a free looks first */
+    int arena;                     /* arena index it allocates from (0: the primary) */
+    unsigned contended;            /* times it found its arena's lock held */
+} alloc_thread_t;
+static _Thread_local alloc_thread_t tls_alloc __attribute__((tls_model("initial-exec")));
+
+/* Attach the calling thread to the arena with the fewest threads. Runtime's
+ * per-thread block is made first: its release at the thread's exit runs
+ * thread_exit. */
 static int choose_arena(void) {
+    (void)xdev_thread_state();
     int best = 1, n = g_cfg.thread_arenas;
     for (int k = 2; k < n; k++)
         if (atomic_load(&g_arena_threads[k]) < atomic_load(&g_arena_threads[best])) best = k;
@@ -131,8 +147,20 @@ static int choose_arena(void) {
     return best;
 }
 
-void xdev_alloc_thread_exit(int arena) {
+/* A thread that exits leaves its arena, which counts one thread fewer. */
+static void thread_exit(void) {
+    int arena = tls_alloc.arena;
     if (arena > 0 && arena < XDEV_MAX_ARENAS) atomic_fetch_sub(&g_arena_threads[arena], 1);
+    tls_alloc.arena = 0;
+}
+
+/* When libxdev loads: runtime/, below memory/, reaches the allocator only
+ * through its hooks (runtime/hooks.h): the settings are parsed at
+ * initialisation, before any backend loads, so that a malformed
+ * XDEV_ALLOC_CONF fails xdev_init; a thread's exit returns its arena. */
+__attribute__((constructor)) static void register_hooks(void) {
+    xdev_hook_init_add(XDEV_INIT_SETTINGS, settings_load);
+    xdev_hook_thread_exit_add(thread_exit);
 }
 
 /* Arena k of a device, created on first use with the primary's settings;
@@ -271,7 +299,7 @@ static xdev_status_t direct_malloc(xdev_device_allocator_t *da, size_t size, xde
     da->direct_blocks = b;
     direct_stats(da, b, +1);
     b->tag = xdev_alloc_tag_current();
-    xdev_trace_record(da, XDEV_TRACE_ALLOC, b->addr, size, stream->native, b->tag);
+    xdev_alloc_history_record(da, XDEV_MEMORY_HISTORY_ALLOC, b->addr, size, stream->native, b->tag);
     *out = b;
     return XDEV_SUCCESS;
 }
@@ -304,7 +332,8 @@ static void direct_unlink(xdev_device_allocator_t *da, xdev_block_t *b) {
         da->direct_blocks = b->next;
     if (b->next) b->next->prev = b->prev;
     direct_stats(da, b, -1);
-    xdev_trace_record(da, XDEV_TRACE_FREE_COMPLETED, b->addr, b->size, b->stream->native, b->tag);
+    xdev_alloc_history_record(da, XDEV_MEMORY_HISTORY_FREE_COMPLETED, b->addr, b->size,
+                              b->stream->native, b->tag);
 }
 
 static xdev_status_t direct_release(xdev_device_allocator_t *da, xdev_block_t *b) {
@@ -368,9 +397,9 @@ xdev_status_t xdev_alloc_malloc_on(xdev_stream_t stream, size_t size, void **ptr
     xdev_device_allocator_t *da;
     xdev_status_t st = xdev_alloc_get(stream->be, stream->device.index, &da);
     if (st != XDEV_SUCCESS) return st;
-    xdev_thread_state_t *ts = xdev_thread_state();
-    if (ts->alloc_arena != 0 && atomic_load_explicit(&da->arenas_ok, memory_order_acquire))
-        da = arena_get(da, ts->alloc_arena);
+    alloc_thread_t *ts = &tls_alloc;
+    if (ts->arena != 0 && atomic_load_explicit(&da->arenas_ok, memory_order_acquire))
+        da = arena_get(da, ts->arena);
     if (size > XDEV_MAX_ALLOC_SIZE) {
         xdev_spin_lock(&da->lock);
         da->stats.num_ooms++;
@@ -404,11 +433,11 @@ xdev_status_t xdev_alloc_malloc_on(xdev_stream_t stream, size_t size, void **ptr
     }
     xdev_spin_unlock(&da->lock);
     if (undo != NULL) (void)direct_release(da, undo); /* never used: no wait needed */
-    if (contended && caching && ts->alloc_arena == 0 && g_cfg.thread_arenas > 1 &&
-        ++ts->alloc_contended >= XDEV_ARENA_MOVE_AFTER)
-        ts->alloc_arena = choose_arena();
+    if (contended && caching && ts->arena == 0 && g_cfg.thread_arenas > 1 &&
+        ++ts->contended >= XDEV_ARENA_MOVE_AFTER)
+        ts->arena = choose_arena();
     if (st != XDEV_SUCCESS) return st;
-    ts->alloc_hint = da;
+    ts->hint = da;
     *ptr = (void *)b->addr;
     return XDEV_SUCCESS;
 }
@@ -417,7 +446,7 @@ xdev_status_t xdev_alloc_malloc_on(xdev_stream_t stream, size_t size, void **ptr
  * removed (*out); NULL when no device has it. Tries the thread's last device
  * first (one lock, the common case), then the segment registry. */
 static xdev_device_allocator_t *take_live(uintptr_t ptr, xdev_block_t **out) {
-    xdev_device_allocator_t *hint = xdev_thread_state()->alloc_hint;
+    xdev_device_allocator_t *hint = tls_alloc.hint;
     if (hint != NULL) {
         xdev_spin_lock(&hint->lock);
         *out = xdev_ptrtab_remove(&hint->live, ptr);
@@ -432,7 +461,7 @@ static xdev_device_allocator_t *take_live(uintptr_t ptr, xdev_block_t **out) {
     xdev_spin_lock(&da->lock);
     *out = xdev_ptrtab_remove(&da->live, ptr);
     if (*out != NULL) {
-        xdev_thread_state()->alloc_hint = da;
+        tls_alloc.hint = da;
         return da;
     }
     xdev_spin_unlock(&da->lock);

@@ -139,7 +139,7 @@ xdev_status_t xdev_expandable_grow(xdev_device_allocator_t *da, xdev_stream_pool
     seg->size += need;
     xdev_stat_update(da->stats.reserved_bytes, kind, (int64_t)need);
     da->stats.num_device_alloc++;
-    xdev_trace_record(da, XDEV_TRACE_SEGMENT_ALLOC, end, need, pool->native, NULL);
+    xdev_alloc_history_record(da, XDEV_MEMORY_HISTORY_SEGMENT_ALLOC, end, need, pool->native, NULL);
     return XDEV_SUCCESS;
 }
 
@@ -183,7 +183,8 @@ static void finish_cut(xdev_device_allocator_t *da, const cut_t *c) {
     xdev_caching_unreserve(da, c->bytes);
     xdev_stat_update(da->stats.reserved_bytes, seg->pool_kind, -(int64_t)c->bytes);
     da->stats.num_device_free++;
-    xdev_trace_record(da, XDEV_TRACE_SEGMENT_FREE, c->addr, c->bytes, seg->pool->native, NULL);
+    xdev_alloc_history_record(da, XDEV_MEMORY_HISTORY_SEGMENT_FREE, c->addr, c->bytes,
+                              seg->pool->native, NULL);
     if (seg->first == NULL) destroy(da, seg);
 }
 

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "memory/copy.h"
-#include "runtime/tracer.h"
+#include "runtime/trace_probe.h"
 #include "memory/alloc_internal.h"
 #include "memory/alloc_lookup.h"
 #include "base/error_internal.h"

@@ -2,7 +2,7 @@
  * record/query/synchronize, elapsed time with torch's error cases. */
 #include <string.h>
 
-#include "runtime/tracer.h"
+#include "runtime/trace_probe.h"
 #include "runtime/device_record.h"
 #include "runtime/dispatch.h"
 #include "runtime/process.h"

@@ -4,9 +4,10 @@
  * XDEV_CPU_DEVICES governs the CPU), backend info.
  * Loading a backend is a probe: its failure is kept as the backend's reason
  * and never left in the calling thread's error state (xdev/error.h).
- * Initialisation is the one place that reaches up into another subsystem:
- * it parses the allocator's settings (memory/) so that a malformed
- * XDEV_ALLOC_CONF fails xdev_init like every other variable. */
+ * Initialisation also runs the steps that the folders above registered
+ * (runtime/hooks.h): the allocator's settings (memory/), so that a malformed
+ * XDEV_ALLOC_CONF fails xdev_init like every other variable, and
+ * XDEV_TRACE_FILE (observe/) once the backends are selected. */
 #include "runtime/registry.h"
 
 #include <stdarg.h>
@@ -15,10 +16,9 @@
 
 #include "base/env.h"
 #include "base/error_internal.h"
-#include "memory/alloc_internal.h"
 #include "runtime/dispatch.h"
+#include "runtime/hooks.h"
 #include "runtime/process.h"
-#include "runtime/tracer.h"
 
 static xdev_backend_t g_backends[XDEV_MAX_DEVICE_TYPES];
 _Atomic int xdev_core_ready;
@@ -302,9 +302,9 @@ static void init_once(void) {
         xdev_env_index_list("XDEV_VISIBLE_DEVICES", g_visible, XDEV_MAX_DEVICES, &g_visible_count);
     if (st == XDEV_SUCCESS)
         st = xdev_env_bool("XDEV_LAUNCH_BLOCKING", false, &xdev_core_launch_blocking);
-    if (st == XDEV_SUCCESS) st = xdev_alloc_settings_load();
+    if (st == XDEV_SUCCESS) st = xdev_hooks_run_init(XDEV_INIT_SETTINGS);
     if (st == XDEV_SUCCESS) st = select_backend();
-    if (st == XDEV_SUCCESS) st = xdev_tracer_env_start(); /* after the backends: see tracer.c */
+    if (st == XDEV_SUCCESS) st = xdev_hooks_run_init(XDEV_INIT_BACKENDS_READY);
     g_init_status = st;
     if (st != XDEV_SUCCESS)
         snprintf(g_init_message, sizeof g_init_message, "%s", xdev_last_error());

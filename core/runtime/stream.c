@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/tracer.h"
+#include "runtime/trace_probe.h"
 #include "base/error_internal.h"
 #include "runtime/event_internal.h"
 #include "runtime/process.h"

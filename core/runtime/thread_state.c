@@ -1,9 +1,12 @@
-/* thread_state.c - allocation and release of the per-thread block, and the
- * list of every thread's block that hazard-pointer scans walk. */
+/* thread_state.c - allocation and release of the per-thread block (release
+ * runs the exit hooks first, runtime/hooks.h), and the list of every
+ * thread's block that hazard-pointer scans walk. */
 #include "runtime/thread_state.h"
 
 #include <pthread.h>
 #include <stdlib.h>
+
+#include "runtime/hooks.h"
 
 _Thread_local xdev_thread_state_t *xdev_tls_state __attribute__((tls_model("initial-exec")));
 
@@ -26,7 +29,7 @@ static void list_add(xdev_thread_state_t *t) {
 static void release(void *p) {
     xdev_thread_state_t *t = p;
     if (t == &g_emergency) return;
-    if (t->alloc_arena != 0) xdev_alloc_thread_exit(t->alloc_arena);
+    xdev_hooks_run_thread_exit(); /* on the exiting thread: its TLS is still readable */
     pthread_mutex_lock(&g_list_lock);
     if (t->list_prev)
         t->list_prev->list_next = t->list_next;

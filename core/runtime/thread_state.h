@@ -1,4 +1,6 @@
-/* thread_state.h - everything xdev keeps per thread on its hot paths.
+/* thread_state.h - what runtime keeps per thread on its hot paths (the
+ * allocator keeps its arena and free hint in its own initial-exec TLS,
+ * memory/device_allocator.c).
  *
  * One heap block per thread, reached through a single initial-exec TLS
  * pointer: a shared library's ordinary (global-dynamic) TLS costs a
@@ -8,7 +10,8 @@
  * spare reserve: per-thread buffers therefore live on the heap (the error
  * message: base/error.c) and tests/test_tls.c keeps the TLS under 512
  * bytes. The block is small to allocate once and is freed by a pthread key
- * destructor when the thread exits. */
+ * destructor when the thread exits, which first runs the exit hooks of the
+ * folders above runtime/ (runtime/hooks.h). */
 #ifndef XDEV_CORE_THREAD_STATE_H
 #define XDEV_CORE_THREAD_STATE_H
 
@@ -30,9 +33,6 @@ typedef struct xdev_stream_ref {
 typedef struct xdev_thread_state {
     int current[XDEV_MAX_DEVICE_TYPES]; /* current device index per type (torch: 0) */
     xdev_stream_ref_t streams[XDEV_MAX_DEVICE_TYPES][XDEV_MAX_DEVICES];
-    void *alloc_hint;         /* allocator arena this thread used last: where a free looks first */
-    int alloc_arena;          /* arena index this thread allocates from (0: the primary) */
-    unsigned alloc_contended; /* times this thread found its arena's lock held */
     _Atomic(const void *) hazard[XDEV_HAZARDS];
     unsigned hazard_next;
     struct xdev_thread_state *list_prev, *list_next; /* every thread's block */
@@ -45,10 +45,6 @@ bool xdev_thread_hazard_held(const void *p);
 void xdev_thread_hazard_clear(const void *p);
 
 extern _Thread_local xdev_thread_state_t *xdev_tls_state __attribute__((tls_model("initial-exec")));
-
-/* The allocator's hook for a thread that exits while attached to an arena
- * (device_allocator.c): the arena counts one thread fewer. */
-void xdev_alloc_thread_exit(int arena);
 
 /* First use on a thread: allocate (or, if that fails, share an emergency
  * block, so xdev keeps working without per-thread isolation). */

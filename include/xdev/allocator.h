@@ -124,23 +124,26 @@ XDEV_API xdev_status_t xdev_reset_accumulated_memory_stats(xdev_device_t device)
 /* A table like torch.cuda.memory_summary(); *out is malloc'ed: free() it. */
 XDEV_API xdev_status_t xdev_memory_summary(xdev_device_t device, bool abbreviated, char **out);
 
-typedef enum xdev_memory_trace_action {
-    XDEV_TRACE_ALLOC = 0,
-    XDEV_TRACE_FREE_REQUESTED = 1, /* xdev_free while streams still use the block */
-    XDEV_TRACE_FREE_COMPLETED = 2, /* the block became reusable */
-    XDEV_TRACE_SEGMENT_ALLOC = 3,
-    XDEV_TRACE_SEGMENT_FREE = 4,
-    XDEV_TRACE_OOM = 5,
-} xdev_memory_trace_action_t;
+/* What an entry of the allocator's history records (xdev_memory_record_history,
+ * torch's _record_memory_history; the snapshot's "device_traces"). Not the
+ * stream trace of xdev/trace.h. */
+typedef enum xdev_memory_history_action {
+    XDEV_MEMORY_HISTORY_ALLOC = 0,
+    XDEV_MEMORY_HISTORY_FREE_REQUESTED = 1, /* xdev_free while streams still use the block */
+    XDEV_MEMORY_HISTORY_FREE_COMPLETED = 2, /* the block became reusable */
+    XDEV_MEMORY_HISTORY_SEGMENT_ALLOC = 3,
+    XDEV_MEMORY_HISTORY_SEGMENT_FREE = 4,
+    XDEV_MEMORY_HISTORY_OOM = 5,
+} xdev_memory_history_action_t;
 
-typedef struct xdev_memory_trace_entry {
-    xdev_memory_trace_action_t action;
+typedef struct xdev_memory_history_entry {
+    xdev_memory_history_action_t action;
     uintptr_t addr;
     size_t size;
     const void *stream; /* native stream */
     uint64_t time_ns;   /* CLOCK_MONOTONIC */
     const char *tag;    /* xdev_memory_tag_push path of the allocation, or NULL */
-} xdev_memory_trace_entry_t;
+} xdev_memory_history_entry_t;
 
 /* Start (enabled) or stop recording alloc/free/segment events of `device` in a
  * ring of max_entries (0 = 4096), included in the snapshot. */
@@ -246,6 +249,19 @@ typedef struct xdev_host_memory_stats {
 XDEV_API xdev_status_t xdev_host_memory_stats(xdev_host_memory_stats_t *out);
 XDEV_API xdev_status_t xdev_host_empty_cache(void);
 XDEV_API xdev_status_t xdev_reset_peak_host_memory_stats(void);
+
+/* ------------------------------------------------------------ Deprecated names
+ * The history's old names, XDEV_TRACE_* / xdev_memory_trace_*, which read as
+ * the stream trace's (xdev/trace.h); kept as macros until the next major
+ * version. Do not use them in new code. */
+#define XDEV_TRACE_ALLOC XDEV_MEMORY_HISTORY_ALLOC
+#define XDEV_TRACE_FREE_REQUESTED XDEV_MEMORY_HISTORY_FREE_REQUESTED
+#define XDEV_TRACE_FREE_COMPLETED XDEV_MEMORY_HISTORY_FREE_COMPLETED
+#define XDEV_TRACE_SEGMENT_ALLOC XDEV_MEMORY_HISTORY_SEGMENT_ALLOC
+#define XDEV_TRACE_SEGMENT_FREE XDEV_MEMORY_HISTORY_SEGMENT_FREE
+#define XDEV_TRACE_OOM XDEV_MEMORY_HISTORY_OOM
+#define xdev_memory_trace_action_t xdev_memory_history_action_t
+#define xdev_memory_trace_entry_t xdev_memory_history_entry_t
 
 #ifdef __cplusplus
 }

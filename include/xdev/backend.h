@@ -289,7 +289,7 @@ typedef struct xdev_rng_vtable {
  * operands (device memory of this device, long enough, no overlap but an
  * in-place same-size convert) and turned the fill value into one element's
  * bytes; the slots enqueue on `stream` and return. A conversion must give
- * the bits of xdev/support/convert.h's xcv_convert1 for every element. */
+ * the bits of xdev/support/convert.h's xdev_cvt_convert1 for every element. */
 typedef struct xdev_ops_vtable {
     size_t size;
     XDEV_SLOTS_OPS(XDEV_SLOT_FIELD)

@@ -189,7 +189,7 @@
 
 /* -------------------------------------------------------------------- comm */
 /* Communicators, for backends whose device memory the host cannot address
- * (the core runs host-memory ones itself). NULL: xdev_comm_init_all and
+ * (the core runs host-memory ones itself). NULL: xdev_communicator_init_all and
  * init_rank are NOT_SUPPORTED (torch.cuda.comm calls fall back to copies). */
 #define XDEV_SLOTS_COMM(X)                                                                         \
     /* The ranks of a group over devs[0..n) of this process: comms[i] is rank i's handle.          \

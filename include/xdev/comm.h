@@ -14,8 +14,9 @@
  *
  * On the CPU backend (XDEV_CPU_DEVICES=4 makes four devices) the copies run
  * on the devices' stream workers; on CUDA they are peer copies (staged by
- * the driver where peer access is off). Communicators and their
- * collectives (all_reduce, ...) are in xdev/communicator.h. */
+ * the driver where peer access is off). xdev_comm_* names only these
+ * torch.cuda.comm functions; communicators (xdev_communicator_*) and their
+ * collectives (xdev_all_reduce, ...) are in xdev/communicator.h. */
 #ifndef XDEV_COMM_H
 #define XDEV_COMM_H
 

@@ -2,8 +2,10 @@
  * training is built on (NCCL's model): all_reduce, all_gather,
  * reduce_scatter, broadcast, reduce, send/recv, group calls.
  *
- * A communicator is one rank of a group of ranks, each on its own device.
- * xdev_comm_init_all makes the ranks of a group over devices of this
+ * A communicator (xdev_communicator_t, its calls xdev_communicator_*) is one
+ * rank of a group of ranks, each on its own device; the collectives keep
+ * torch.distributed's names (xdev_all_reduce ...).
+ * xdev_communicator_init_all makes the ranks of a group over devices of this
  * process (rank i on devices[i]). Every rank calls the same collectives in
  * the same order with matching counts, dtypes, operations and roots (NCCL's
  * contract): a collective is enqueued on the rank's stream (NULL: the
@@ -13,7 +15,7 @@
  * enough, dtype, operation, root and peer in range, stream on the device)
  * fails the call; what only the ranks together can see (a rank asked for a
  * different count, dtype, operation or root than another) fails the
- * collective: no rank's output is written, and xdev_comm_check reports it
+ * collective: no rank's output is written, and xdev_communicator_check reports it
  * on every rank.
  *
  * Buffers: sendbuf and recvbuf may be the same (in place); otherwise they
@@ -38,11 +40,11 @@
  * and ranks that disagree are NCCL's undefined behaviour. HIP: the same
  * over RCCL (librccl.so.1, XDEV_RCCL_PATH) where the plugin was built with
  * rccl/rccl.h (ROCm's package; not in Debian 12: no communicators there).
- * Ranks in several processes (xdev_comm_unique_id, xdev_comm_init_rank):
+ * Ranks in several processes (xdev_communicator_unique_id, xdev_communicator_init_rank):
  * CUDA through NCCL; the CPU backend through POSIX shared memory (the id
  * names the object; each collective moves through 1 MiB staging slots per
  * rank; ranks that disagree are reported as above, and so are ranks told
- * different nranks, at once, by xdev_comm_init_rank on every rank; nothing
+ * different nranks, at once, by xdev_communicator_init_rank on every rank; nothing
  * is locked across processes, so a process killed at any point hangs no
  * other: a rank waiting for a peer whose process died (or that destroyed
  * its rank) aborts the group within a fraction of a second, naming it -
@@ -50,9 +52,9 @@
  * XDEV_COMM_TIMEOUT seconds, default 120, aborts it; a send is a shared-memory object
  * of its own, made without waiting for the receiver, so every rank may send
  * before it receives - it holds /dev/shm pages until its recv runs, and a
- * full /dev/shm fails it (XDEV_ERROR_OUT_OF_MEMORY from xdev_comm_check);
+ * full /dev/shm fails it (XDEV_ERROR_OUT_OF_MEMORY from xdev_communicator_check);
  * a recv whose count or dtype differs from its send writes nothing and is
- * reported by the receiving rank's xdev_comm_check; the last rank to
+ * reported by the receiving rank's xdev_communicator_check; the last rank to
  * leave - or to survive, when a peer died - removes the group's objects
  * from /dev/shm; they stay only if every rank dies). */
 #ifndef XDEV_COMMUNICATOR_H
@@ -69,7 +71,7 @@
 extern "C" {
 #endif
 
-typedef struct xdev_comm *xdev_comm_t;
+typedef struct xdev_communicator *xdev_communicator_t;
 
 typedef enum xdev_reduce_op {
     XDEV_REDUCE_SUM = 0,
@@ -81,69 +83,72 @@ typedef enum xdev_reduce_op {
 
 /* n communicators, comms[i] the rank i of n on devices[i] (distinct
  * devices of one type; 1 <= n <= 64). On failure no communicator is made. */
-XDEV_API xdev_status_t xdev_comm_init_all(xdev_comm_t *comms, int n, const xdev_device_t *devices);
+XDEV_API xdev_status_t xdev_communicator_init_all(xdev_communicator_t *comms, int n,
+                                                  const xdev_device_t *devices);
 
 /* A group of ranks in several processes (NCCL's model): one process makes
  * the id and passes its bytes to every other (the launcher's job: a file,
  * an environment variable, MPI); each process then makes its rank. */
-#define XDEV_COMM_ID_BYTES 160
-typedef struct xdev_comm_id {
-    unsigned char bytes[XDEV_COMM_ID_BYTES];
-} xdev_comm_id_t;
+#define XDEV_COMMUNICATOR_ID_BYTES 160
+typedef struct xdev_communicator_id {
+    unsigned char bytes[XDEV_COMMUNICATOR_ID_BYTES];
+} xdev_communicator_id_t;
 
 /* A new group's id for devices of `type`. */
-XDEV_API xdev_status_t xdev_comm_unique_id(xdev_device_type_t type, xdev_comm_id_t *id);
+XDEV_API xdev_status_t xdev_communicator_unique_id(xdev_device_type_t type,
+                                                   xdev_communicator_id_t *id);
 
 /* This process's rank `rank` of `nranks` on `device`, in the group `id`
  * names; returns once every rank has joined (NCCL's ncclCommInitRank). The
  * id's device type must be the device's. */
-XDEV_API xdev_status_t xdev_comm_init_rank(xdev_comm_t *comm, int nranks, const xdev_comm_id_t *id,
-                                           int rank, xdev_device_t device);
+XDEV_API xdev_status_t xdev_communicator_init_rank(xdev_communicator_t *comm, int nranks,
+                                                   const xdev_communicator_id_t *id, int rank,
+                                                   xdev_device_t device);
 
 /* Free a rank, after its queued collectives have run (it waits for them:
- * xdev_comm_abort first when a peer will never join). A destroyed
+ * xdev_communicator_abort first when a peer will never join). A destroyed
  * communicator is an invalid handle to every call. */
-XDEV_API xdev_status_t xdev_comm_destroy(xdev_comm_t comm);
+XDEV_API xdev_status_t xdev_communicator_destroy(xdev_communicator_t comm);
 
 /* Stop the whole group: collectives waiting for a peer return without
  * writing; later calls on any of its ranks fail. Destroy the ranks after. */
-XDEV_API xdev_status_t xdev_comm_abort(xdev_comm_t comm);
+XDEV_API xdev_status_t xdev_communicator_abort(xdev_communicator_t comm);
 
 /* The group's asynchronous error: XDEV_SUCCESS, or the status and message
  * of the first collective the ranks disagreed on (or the abort). */
-XDEV_API xdev_status_t xdev_comm_check(xdev_comm_t comm);
+XDEV_API xdev_status_t xdev_communicator_check(xdev_communicator_t comm);
 
-XDEV_API xdev_status_t xdev_comm_rank(xdev_comm_t comm, int *rank);
-XDEV_API xdev_status_t xdev_comm_size(xdev_comm_t comm, int *nranks);
-XDEV_API xdev_status_t xdev_comm_device(xdev_comm_t comm, xdev_device_t *device);
+XDEV_API xdev_status_t xdev_communicator_rank(xdev_communicator_t comm, int *rank);
+XDEV_API xdev_status_t xdev_communicator_size(xdev_communicator_t comm, int *nranks);
+XDEV_API xdev_status_t xdev_communicator_device(xdev_communicator_t comm, xdev_device_t *device);
 
 /* recvbuf = op over every rank's sendbuf (count elements). */
-XDEV_API xdev_status_t xdev_all_reduce(xdev_comm_t comm, const void *sendbuf, void *recvbuf,
+XDEV_API xdev_status_t xdev_all_reduce(xdev_communicator_t comm, const void *sendbuf, void *recvbuf,
                                        size_t count, xdev_dtype_t dtype, xdev_reduce_op_t op,
                                        xdev_stream_t stream);
 /* recvbuf = root's sendbuf on every rank (sendbuf is read on root only and
  * may be NULL elsewhere). */
-XDEV_API xdev_status_t xdev_broadcast(xdev_comm_t comm, const void *sendbuf, void *recvbuf,
+XDEV_API xdev_status_t xdev_broadcast(xdev_communicator_t comm, const void *sendbuf, void *recvbuf,
                                       size_t count, xdev_dtype_t dtype, int root,
                                       xdev_stream_t stream);
 /* root's recvbuf = op over every rank's sendbuf (recvbuf may be NULL off
  * root). */
-XDEV_API xdev_status_t xdev_reduce(xdev_comm_t comm, const void *sendbuf, void *recvbuf,
+XDEV_API xdev_status_t xdev_reduce(xdev_communicator_t comm, const void *sendbuf, void *recvbuf,
                                    size_t count, xdev_dtype_t dtype, xdev_reduce_op_t op, int root,
                                    xdev_stream_t stream);
 /* recvbuf[k x count ...] = rank k's sendbuf (count elements each). */
-XDEV_API xdev_status_t xdev_all_gather(xdev_comm_t comm, const void *sendbuf, void *recvbuf,
+XDEV_API xdev_status_t xdev_all_gather(xdev_communicator_t comm, const void *sendbuf, void *recvbuf,
                                        size_t count, xdev_dtype_t dtype, xdev_stream_t stream);
 /* recvbuf = op over every rank's sendbuf[rank x count ...] (count elements). */
-XDEV_API xdev_status_t xdev_reduce_scatter(xdev_comm_t comm, const void *sendbuf, void *recvbuf,
-                                           size_t count, xdev_dtype_t dtype, xdev_reduce_op_t op,
-                                           xdev_stream_t stream);
+XDEV_API xdev_status_t xdev_reduce_scatter(xdev_communicator_t comm, const void *sendbuf,
+                                           void *recvbuf, size_t count, xdev_dtype_t dtype,
+                                           xdev_reduce_op_t op, xdev_stream_t stream);
 /* Point to point: the n-th send from rank a to rank b meets the n-th recv on
  * b from a, which must name the same count and dtype. */
-XDEV_API xdev_status_t xdev_send(xdev_comm_t comm, const void *sendbuf, size_t count,
+XDEV_API xdev_status_t xdev_send(xdev_communicator_t comm, const void *sendbuf, size_t count,
                                  xdev_dtype_t dtype, int peer, xdev_stream_t stream);
-XDEV_API xdev_status_t xdev_recv(xdev_comm_t comm, void *recvbuf, size_t count, xdev_dtype_t dtype,
-                                 int peer, xdev_stream_t stream);
+XDEV_API xdev_status_t xdev_recv(xdev_communicator_t comm, void *recvbuf, size_t count,
+                                 xdev_dtype_t dtype, int peer, xdev_stream_t stream);
 
 /* Group calls (ncclGroupStart/End): the operations issued by this thread in
  * between form one group. Nesting is allowed; group_end without start is an
@@ -154,6 +159,25 @@ XDEV_API xdev_status_t xdev_recv(xdev_comm_t comm, void *recvbuf, size_t count, 
  * there needs fusing), so a group only brackets them. */
 XDEV_API xdev_status_t xdev_group_start(void);
 XDEV_API xdev_status_t xdev_group_end(void);
+
+/* ------------------------------------------------------------ Deprecated names
+ * The communicator's old names, xdev_comm_* (a prefix that now means only
+ * torch.cuda.comm's functions, xdev/comm.h), kept as macros that cost
+ * nothing until the next major version (the rule: xdev/xdev.h). Source
+ * compatible; a program built against them must be rebuilt, since the
+ * library exports only the new symbols. Do not use them in new code. */
+#define xdev_comm_t xdev_communicator_t
+#define xdev_comm_id_t xdev_communicator_id_t
+#define XDEV_COMM_ID_BYTES XDEV_COMMUNICATOR_ID_BYTES
+#define xdev_comm_init_all xdev_communicator_init_all
+#define xdev_comm_unique_id xdev_communicator_unique_id
+#define xdev_comm_init_rank xdev_communicator_init_rank
+#define xdev_comm_destroy xdev_communicator_destroy
+#define xdev_comm_abort xdev_communicator_abort
+#define xdev_comm_check xdev_communicator_check
+#define xdev_comm_rank xdev_communicator_rank
+#define xdev_comm_size xdev_communicator_size
+#define xdev_comm_device xdev_communicator_device
 
 #ifdef __cplusplus
 }

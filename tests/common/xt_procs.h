@@ -13,14 +13,14 @@
 
 #include <xdev/communicator.h>
 
-/* hex must hold 2 * XDEV_COMM_ID_BYTES + 1 chars. */
-static inline void xt_id_to_hex(const xdev_comm_id_t *id, char *hex) {
+/* hex must hold 2 * XDEV_COMMUNICATOR_ID_BYTES + 1 chars. */
+static inline void xt_id_to_hex(const xdev_communicator_id_t *id, char *hex) {
     for (size_t i = 0; i < sizeof id->bytes; i++)
         snprintf(hex + 2 * i, 3, "%02x", id->bytes[i]);
 }
 
 /* false on a malformed argument. */
-static inline bool xt_id_from_hex(const char *hex, xdev_comm_id_t *id) {
+static inline bool xt_id_from_hex(const char *hex, xdev_communicator_id_t *id) {
     if (strlen(hex) != 2 * sizeof id->bytes) return false;
     for (size_t i = 0; i < sizeof id->bytes; i++) {
         unsigned v = 0;
@@ -32,9 +32,9 @@ static inline bool xt_id_from_hex(const char *hex, xdev_comm_id_t *id) {
 
 /* Start n copies of this program as ranks 0..n-1 and wait for them: 0 when
  * every one exited 0. */
-static inline int xt_spawn_ranks(const char *argv0, int n, const xdev_comm_id_t *id,
+static inline int xt_spawn_ranks(const char *argv0, int n, const xdev_communicator_id_t *id,
                                  const char *prog) {
-    char hex[2 * XDEV_COMM_ID_BYTES + 1];
+    char hex[2 * XDEV_COMMUNICATOR_ID_BYTES + 1];
     xt_id_to_hex(id, hex);
     pid_t pids[64];
     for (int r = 0; r < n && r < 64; r++) {

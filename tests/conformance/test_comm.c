@@ -223,13 +223,14 @@ END_TEST
 /* Does reduce_add over devices 0 and 1 go through communicators (CUDA +
  * NCCL) rather than copies and adds? */
 static bool reduce_add_by_comm(void) {
-    xdev_comm_t probe[2];
+    xdev_communicator_t probe[2];
     xdev_device_t devs[2] = {xt_dev(0), xt_dev(1)};
     bool comm = false;
-    if (xt_type() != XDEV_DEVICE_CPU && xdev_comm_init_all(probe, 2, devs) == XDEV_SUCCESS) {
+    if (xt_type() != XDEV_DEVICE_CPU &&
+        xdev_communicator_init_all(probe, 2, devs) == XDEV_SUCCESS) {
         comm = true;
-        XT_OK(xdev_comm_destroy(probe[0]));
-        XT_OK(xdev_comm_destroy(probe[1]));
+        XT_OK(xdev_communicator_destroy(probe[0]));
+        XT_OK(xdev_communicator_destroy(probe[1]));
     }
     xdev_clear_error();
     return comm;

@@ -2,9 +2,9 @@
  * backend under test: every collective with every dtype it takes, and
  * send/recv, checked against the host in each rank.
  *
- * The test makes a group id (xdev_comm_unique_id) and starts its ranks as a
+ * The test makes a group id (xdev_communicator_unique_id) and starts its ranks as a
  * launcher would: fork + exec of this program ("child <rank> <hex id>",
- * tests/common/xt_procs.h); each joins with xdev_comm_init_rank. On the CPU
+ * tests/common/xt_procs.h); each joins with xdev_communicator_init_rank. On the CPU
  * backend 3 processes share cpu:0's host memory through POSIX shared memory;
  * on a GPU backend one process per GPU (2 to 4; fewer than 2: skipped), over
  * NCCL on CUDA. Values are small integers, so every reduction is exact in
@@ -74,7 +74,7 @@ static bool close_enough(double got, double want, xdev_reduce_op_t op, xdev_dtyp
 
 /* Every reduction op of dtype t through all_reduce, plus reduce (sum to
  * the last rank) and reduce_scatter (sum). */
-static int reductions(xdev_comm_t c, xdev_dtype_t t, void *d, void *d2, void *h) {
+static int reductions(xdev_communicator_t c, xdev_dtype_t t, void *d, void *d2, void *h) {
     size_t es = xdev_dtype_size(t), bytes = COUNT * es;
     const char *tn = xdev_dtype_name(t);
     for (int op = XDEV_REDUCE_SUM; op <= XDEV_REDUCE_AVG; op++) {
@@ -120,7 +120,7 @@ static int reductions(xdev_comm_t c, xdev_dtype_t t, void *d, void *d2, void *h)
 
 /* Data movement with dtype t: broadcast from rank 0, all_gather, and a
  * send/recv ring (every rank sends before it receives). Checked bytewise. */
-static int movement(xdev_comm_t c, xdev_dtype_t t, void *d, void *d2, unsigned char *h) {
+static int movement(xdev_communicator_t c, xdev_dtype_t t, void *d, void *d2, unsigned char *h) {
     size_t es = xdev_dtype_size(t), bytes = COUNT * es;
     const char *tn = xdev_dtype_name(t);
     for (size_t b = 0; b < bytes; b++)
@@ -160,7 +160,7 @@ static int movement(xdev_comm_t c, xdev_dtype_t t, void *d, void *d2, unsigned c
 static int child(int rank, int n, const char *hex) {
     g_rank = rank;
     g_n = n;
-    xdev_comm_id_t id;
+    xdev_communicator_id_t id;
     if (!xt_id_from_hex(hex, &id)) CFAIL("bad id argument");
     xdev_device_type_t type;
     COK(xdev_default_device_type(&type));
@@ -168,11 +168,11 @@ static int child(int rank, int n, const char *hex) {
     COK(xdev_device_count(type, &count));
     xdev_device_t dev = {type, rank % count};
     COK(xdev_set_device(dev));
-    xdev_comm_t c;
-    COK(xdev_comm_init_rank(&c, n, &id, rank, dev));
+    xdev_communicator_t c;
+    COK(xdev_communicator_init_rank(&c, n, &id, rank, dev));
     int r = -1, size = 0;
-    COK(xdev_comm_rank(c, &r));
-    COK(xdev_comm_size(c, &size));
+    COK(xdev_communicator_rank(c, &r));
+    COK(xdev_communicator_size(c, &size));
     if (r != rank || size != n) CFAIL("rank %d size %d", r, size);
     size_t most = (size_t)BIG * sizeof(float);
     if (most < (size_t)MAX_NR * COUNT * 16) most = (size_t)MAX_NR * COUNT * 16;
@@ -195,8 +195,8 @@ static int child(int rank, int n, const char *hex) {
     for (int i = 0; i < BIG; i++)
         if (f[i] != (float)expected(XDEV_REDUCE_SUM, XDEV_DTYPE_F32, (size_t)i))
             CFAIL("large all_reduce [%d]: %g", i, f[i]);
-    COK(xdev_comm_check(c));
-    COK(xdev_comm_destroy(c));
+    COK(xdev_communicator_check(c));
+    COK(xdev_communicator_destroy(c));
     COK(xdev_free(d));
     COK(xdev_free(d2));
     free(h);
@@ -217,8 +217,8 @@ START_TEST(every_collective_in_processes) {
         XT_REQUIRE_DEVICES(2);
         n = xt_device_count() < MAX_NR ? xt_device_count() : MAX_NR;
     }
-    xdev_comm_id_t id;
-    xdev_status_t st = xdev_comm_unique_id(xt_type(), &id);
+    xdev_communicator_id_t id;
+    xdev_status_t st = xdev_communicator_unique_id(xt_type(), &id);
     if (st == XDEV_ERROR_NOT_SUPPORTED) XT_SKIP("no communicators here: %s", xdev_last_error());
     XT_OK(st);
     char tag[32];

@@ -17,7 +17,7 @@
 #define NR 4
 #define COUNT 1000
 
-static xdev_comm_t comms[NR];
+static xdev_communicator_t comms[NR];
 static int nr;
 
 static void setup(void) {
@@ -27,7 +27,7 @@ static void setup(void) {
 
 static void teardown(void) {
     for (int r = 0; r < nr; r++)
-        if (comms[r] != NULL) (void)xdev_comm_destroy(comms[r]);
+        if (comms[r] != NULL) (void)xdev_communicator_destroy(comms[r]);
     memset(comms, 0, sizeof comms);
     nr = 0;
 }
@@ -40,7 +40,7 @@ static bool make_n(const char *test, int need) {
     xdev_device_t devs[NR];
     for (int r = 0; r < n; r++)
         devs[r] = xt_dev(r);
-    xdev_status_t st = xdev_comm_init_all(comms, n, devs);
+    xdev_status_t st = xdev_communicator_init_all(comms, n, devs);
     if (st == XDEV_ERROR_NOT_SUPPORTED) {
         xt_skip(test, "%s", xdev_last_error());
         return false;
@@ -161,7 +161,7 @@ START_TEST(all_reduce_every_dtype_and_op) {
         }
     }
     for (int r = 0; r < nr; r++)
-        XT_OK(xdev_comm_check(comms[r]));
+        XT_OK(xdev_communicator_check(comms[r]));
 }
 END_TEST
 
@@ -383,7 +383,7 @@ START_TEST(disagreement_is_reported) {
         xt_peek(h, buf[r], sizeof h);
         for (size_t i = 0; i < 64; i++)
             ck_assert(h[i] == (float)value(r, i)); /* untouched */
-        ck_assert_int_eq(xdev_comm_check(comms[r]), XDEV_ERROR_INVALID_VALUE);
+        ck_assert_int_eq(xdev_communicator_check(comms[r]), XDEV_ERROR_INVALID_VALUE);
         ck_assert_msg(strstr(xdev_last_error(), "rank 0 called all_reduce(count 32") != NULL, "%s",
                       xdev_last_error());
         XT_OK(xdev_free(buf[r]));
@@ -402,13 +402,13 @@ START_TEST(abort_wakes_waiting_ranks) {
     }
     for (int r = 0; r < nr - 1; r++) /* the last rank stays away */
         XT_OK(xdev_all_reduce(comms[r], buf[r], buf[r], 64, XDEV_DTYPE_F32, XDEV_REDUCE_SUM, NULL));
-    XT_OK(xdev_comm_abort(comms[nr - 1]));
+    XT_OK(xdev_communicator_abort(comms[nr - 1]));
     sync_all(); /* returns: the waiting host functions were woken */
     for (int r = 0; r < nr; r++) {
         float h[64];
         xt_peek(h, buf[r], sizeof h);
         ck_assert(h[5] == (float)value(r, 5));
-        ck_assert_int_eq(xdev_comm_check(comms[r]), XDEV_ERROR_INVALID_VALUE);
+        ck_assert_int_eq(xdev_communicator_check(comms[r]), XDEV_ERROR_INVALID_VALUE);
     }
     ck_assert_int_eq(
         xdev_all_reduce(comms[0], buf[0], buf[0], 64, XDEV_DTYPE_F32, XDEV_REDUCE_SUM, NULL),
@@ -433,9 +433,9 @@ START_TEST(destroy_waits_for_queued_work) {
     for (int r = 0; r < nr; r++)
         XT_OK(xdev_all_reduce(comms[r], buf[r], buf[r], 64, XDEV_DTYPE_I32, XDEV_REDUCE_SUM, NULL));
     XT_OK(xdev_group_end());
-    xdev_comm_t first = comms[0];
+    xdev_communicator_t first = comms[0];
     for (int r = 0; r < nr; r++) {
-        XT_OK(xdev_comm_destroy(comms[r]));
+        XT_OK(xdev_communicator_destroy(comms[r]));
         comms[r] = NULL;
     }
     int32_t h[64];
@@ -443,8 +443,8 @@ START_TEST(destroy_waits_for_queued_work) {
     for (size_t i = 0; i < 64; i++)
         ck_assert_int_eq(h[i], (int32_t)expected(XDEV_REDUCE_SUM, XDEV_DTYPE_I32, i));
     int rank = -1;
-    ck_assert_int_eq(xdev_comm_rank(first, &rank), XDEV_ERROR_INVALID_HANDLE);
-    ck_assert_int_eq(xdev_comm_destroy(first), XDEV_ERROR_INVALID_HANDLE);
+    ck_assert_int_eq(xdev_communicator_rank(first, &rank), XDEV_ERROR_INVALID_HANDLE);
+    ck_assert_int_eq(xdev_communicator_destroy(first), XDEV_ERROR_INVALID_HANDLE);
     for (int r = 0; r < nr; r++)
         XT_OK(xdev_free(buf[r]));
 }
@@ -454,12 +454,12 @@ START_TEST(bad_input) {
     if (!make_n("bad_input", 2)) return;
     void *a = dalloc(0, 256), *b1 = dalloc(1, 256);
     int v = 0;
-    XT_OK(xdev_comm_rank(comms[nr - 1], &v));
+    XT_OK(xdev_communicator_rank(comms[nr - 1], &v));
     ck_assert_int_eq(v, nr - 1);
-    XT_OK(xdev_comm_size(comms[nr - 1], &v));
+    XT_OK(xdev_communicator_size(comms[nr - 1], &v));
     ck_assert_int_eq(v, nr);
     xdev_device_t d;
-    XT_OK(xdev_comm_device(comms[1], &d));
+    XT_OK(xdev_communicator_device(comms[1], &d));
     ck_assert_int_eq(d.index, xt_dev(1).index);
     const float f = 0;
     struct {
@@ -468,7 +468,7 @@ START_TEST(bad_input) {
     } cases[] = {
         {xdev_all_reduce(NULL, a, a, 4, XDEV_DTYPE_F32, XDEV_REDUCE_SUM, NULL),
          XDEV_ERROR_INVALID_HANDLE, "comm"},
-        {xdev_all_reduce((xdev_comm_t)&v, a, a, 4, XDEV_DTYPE_F32, XDEV_REDUCE_SUM, NULL),
+        {xdev_all_reduce((xdev_communicator_t)&v, a, a, 4, XDEV_DTYPE_F32, XDEV_REDUCE_SUM, NULL),
          XDEV_ERROR_INVALID_HANDLE, "not a live communicator"},
         {xdev_all_reduce(comms[0], b1, a, 4, XDEV_DTYPE_F32, XDEV_REDUCE_SUM, NULL),
          XDEV_ERROR_CROSS_DEVICE, "sendbuf"},
@@ -515,14 +515,14 @@ START_TEST(bad_input) {
     XT_OK(xdev_group_end());
     XT_OK(xdev_group_end());
     /* init: twice the same device, n out of range, NULL */
-    xdev_comm_t more[2];
+    xdev_communicator_t more[2];
     xdev_device_t twice[2] = {xt_dev(1), xt_dev(1)};
-    ck_assert_int_eq(xdev_comm_init_all(more, 2, twice), XDEV_ERROR_INVALID_VALUE);
+    ck_assert_int_eq(xdev_communicator_init_all(more, 2, twice), XDEV_ERROR_INVALID_VALUE);
     ck_assert(strstr(xdev_last_error(), "both") != NULL);
-    ck_assert_int_eq(xdev_comm_init_all(more, 0, twice), XDEV_ERROR_INVALID_VALUE);
-    ck_assert_int_eq(xdev_comm_init_all(NULL, 1, twice), XDEV_ERROR_INVALID_VALUE);
+    ck_assert_int_eq(xdev_communicator_init_all(more, 0, twice), XDEV_ERROR_INVALID_VALUE);
+    ck_assert_int_eq(xdev_communicator_init_all(NULL, 1, twice), XDEV_ERROR_INVALID_VALUE);
     for (int r = 0; r < nr; r++)
-        XT_OK(xdev_comm_check(comms[r])); /* refused calls leave no group error */
+        XT_OK(xdev_communicator_check(comms[r])); /* refused calls leave no group error */
     XT_OK(xdev_free(a));
     XT_OK(xdev_free(b1));
 }
@@ -532,26 +532,31 @@ END_TEST
  * init_rank (the several-process runs are test_comm_procs.c and
  * tests/test_comm_procs_cpu.c). */
 START_TEST(procs_api) {
-    xdev_comm_id_t id;
+    xdev_communicator_id_t id;
     memset(&id, 0, sizeof id);
-    xdev_comm_t c = NULL;
-    ck_assert_int_eq(xdev_comm_init_rank(&c, 1, &id, 0, xt_dev(0)), XDEV_ERROR_INVALID_VALUE);
+    xdev_communicator_t c = NULL;
+    ck_assert_int_eq(xdev_communicator_init_rank(&c, 1, &id, 0, xt_dev(0)),
+                     XDEV_ERROR_INVALID_VALUE);
     ck_assert_msg(strstr(xdev_last_error(), "not a communicator id") != NULL, "%s",
                   xdev_last_error());
-    ck_assert_int_eq(xdev_comm_unique_id((xdev_device_type_t)99, &id), XDEV_ERROR_INVALID_DEVICE);
-    ck_assert_int_eq(xdev_comm_unique_id(xt_type(), NULL), XDEV_ERROR_INVALID_VALUE);
+    ck_assert_int_eq(xdev_communicator_unique_id((xdev_device_type_t)99, &id),
+                     XDEV_ERROR_INVALID_DEVICE);
+    ck_assert_int_eq(xdev_communicator_unique_id(xt_type(), NULL), XDEV_ERROR_INVALID_VALUE);
     if (xt_type() == XDEV_DEVICE_CPU) { /* an id for another type: refused before use */
         memcpy(id.bytes, "xdevcid1", 8);
         uint32_t cuda = XDEV_DEVICE_CUDA;
         memcpy(id.bytes + 8, &cuda, sizeof cuda);
-        ck_assert_int_eq(xdev_comm_init_rank(&c, 1, &id, 0, xt_dev(0)), XDEV_ERROR_CROSS_DEVICE);
+        ck_assert_int_eq(xdev_communicator_init_rank(&c, 1, &id, 0, xt_dev(0)),
+                         XDEV_ERROR_CROSS_DEVICE);
     }
-    xdev_status_t st = xdev_comm_unique_id(xt_type(), &id);
+    xdev_status_t st = xdev_communicator_unique_id(xt_type(), &id);
     if (st == XDEV_ERROR_NOT_SUPPORTED) XT_SKIP("%s", xdev_last_error());
     XT_OK(st);
-    ck_assert_int_eq(xdev_comm_init_rank(&c, 2, &id, 2, xt_dev(0)), XDEV_ERROR_INVALID_VALUE);
-    ck_assert_int_eq(xdev_comm_init_rank(&c, 0, &id, 0, xt_dev(0)), XDEV_ERROR_INVALID_VALUE);
-    XT_OK(xdev_comm_init_rank(&c, 1, &id, 0, xt_dev(0))); /* a group of one */
+    ck_assert_int_eq(xdev_communicator_init_rank(&c, 2, &id, 2, xt_dev(0)),
+                     XDEV_ERROR_INVALID_VALUE);
+    ck_assert_int_eq(xdev_communicator_init_rank(&c, 0, &id, 0, xt_dev(0)),
+                     XDEV_ERROR_INVALID_VALUE);
+    XT_OK(xdev_communicator_init_rank(&c, 1, &id, 0, xt_dev(0))); /* a group of one */
     void *d = dalloc(0, 64 * sizeof(float));
     fill(0, d, XDEV_DTYPE_F32, 64);
     XT_OK(xdev_all_reduce(c, d, d, 64, XDEV_DTYPE_F32, XDEV_REDUCE_SUM, NULL));
@@ -560,8 +565,8 @@ START_TEST(procs_api) {
     xt_peek(h, d, sizeof h);
     for (size_t i = 0; i < 64; i++)
         ck_assert(h[i] == (float)value(0, i));
-    XT_OK(xdev_comm_check(c));
-    XT_OK(xdev_comm_destroy(c));
+    XT_OK(xdev_communicator_check(c));
+    XT_OK(xdev_communicator_destroy(c));
     XT_OK(xdev_free(d));
 }
 END_TEST

@@ -237,7 +237,7 @@ START_TEST(convert_every_pair_bit_exact) {
             XT_OK(xdev_convert_async(dst, dt, src, st, n, NULL));
             readback(out_h, dst, n * ds);
             for (size_t i = 0; i < n; i++)
-                xcv_convert1(want + i * ds, (int)dt, src_h + i * ss, (int)st);
+                xdev_cvt_convert1(want + i * ds, (int)dt, src_h + i * ss, (int)st);
             for (size_t i = 0; i < n; i++) {
                 if (memcmp(out_h + i * ds, want + i * ds, ds) == 0) continue;
                 uint64_t got = 0, exp = 0, in = 0;
@@ -283,7 +283,7 @@ START_TEST(convert_offsets_and_tails) {
                                  cases[c].st, n, NULL));
         readback(out_h, dst, (n + cases[c].doff + 1) * ds);
         for (size_t i = 0; i < n; i++)
-            xcv_convert1(want + i * ds, (int)cases[c].dt, src_h + i * ss, (int)cases[c].st);
+            xdev_cvt_convert1(want + i * ds, (int)cases[c].dt, src_h + i * ss, (int)cases[c].st);
         ck_assert_msg(memcmp(out_h + cases[c].doff * ds, want, n * ds) == 0,
                       "%s -> %s at offsets %zu/%zu, %zu elements: not the reference's bits",
                       xdev_dtype_name(cases[c].st), xdev_dtype_name(cases[c].dt), cases[c].soff,
@@ -310,16 +310,16 @@ START_TEST(half_h_agrees) {
         memcpy(&fb, &f, 4);
         memcpy(&gb, &g, 4);
         if (isnan(f) || isnan(g)) continue; /* half.h keeps a signalling NaN signalling */
-        ck_assert_uint_eq(xcv_round_f64(xcv_widen_f64(h, 5, 10), 8, 23), fb);
-        ck_assert_uint_eq(xcv_round_f64(xcv_widen_f64(h, 8, 7), 8, 23), gb);
+        ck_assert_uint_eq(xdev_cvt_round_f64(xdev_cvt_widen_f64(h, 5, 10), 8, 23), fb);
+        ck_assert_uint_eq(xdev_cvt_round_f64(xdev_cvt_widen_f64(h, 8, 7), 8, 23), gb);
     }
     for (int i = 0; i < (1 << 20); i++) {
         uint32_t b = (uint32_t)rnd();
         float f;
         memcpy(&f, &b, 4);
-        const uint64_t w = xcv_widen_f64(b, 8, 23);
-        ck_assert_msg(xcv_round_f64(w, 5, 10) == xdev_f32_to_f16(f), "f32 0x%08x -> f16", b);
-        ck_assert_msg(xcv_round_f64(w, 8, 7) == xdev_f32_to_bf16(f), "f32 0x%08x -> bf16", b);
+        const uint64_t w = xdev_cvt_widen_f64(b, 8, 23);
+        ck_assert_msg(xdev_cvt_round_f64(w, 5, 10) == xdev_f32_to_f16(f), "f32 0x%08x -> f16", b);
+        ck_assert_msg(xdev_cvt_round_f64(w, 8, 7) == xdev_f32_to_bf16(f), "f32 0x%08x -> bf16", b);
     }
 }
 END_TEST

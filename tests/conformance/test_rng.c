@@ -60,8 +60,8 @@ xdev_status_t rt_fill(xdev_generator_t g, const rt_fill_t *f, void *out, size_t 
 /* What a fill of n elements from a generator at `offset` must write: each
  * element from its own Philox block, one at a time (no batching). */
 void rt_reference(const rt_fill_t *f, uint64_t seed, uint64_t offset, size_t n, void *out) {
-    unsigned wpe = xph_words_per_element((int)f->format);
-    xph_params_t pr = {(float)MEAN, (float)STD, MEAN, STD, 0, 0, 0};
+    unsigned wpe = xdev_philox_words_per_element((int)f->format);
+    xdev_philox_params_t pr = {(float)MEAN, (float)STD, MEAN, STD, 0, 0, 0};
     if (f->format == XDEV_RNG_FORMAT_I32)
         pr.low = I32_LOW, pr.range = (uint64_t)I32_HIGH - (uint64_t)(int64_t)I32_LOW;
     else
@@ -70,14 +70,14 @@ void rt_reference(const rt_fill_t *f, uint64_t seed, uint64_t offset, size_t n, 
     uint64_t p = (offset + wpe - 1) / wpe * wpe;
     for (size_t i = 0; i < n; i++, p += wpe) {
         uint32_t w[4];
-        xph_block(seed, p / 4, w);
-        xph_element((int)f->kind, (int)f->format, w, (unsigned)(p % 4), &pr,
-                    (unsigned char *)out + i * rt_esize(f));
+        xdev_philox_block(seed, p / 4, w);
+        xdev_philox_element((int)f->kind, (int)f->format, w, (unsigned)(p % 4), &pr,
+                            (unsigned char *)out + i * rt_esize(f));
     }
 }
 
 void rt_block(uint64_t seed, uint64_t b, uint32_t out[4]) {
-    xph_block(seed, b, out);
+    xdev_philox_block(seed, b, out);
 }
 
 void *rt_dalloc(xdev_device_t dev, size_t bytes) {
@@ -131,7 +131,7 @@ static const uint32_t k_kat[3][10] = {
 START_TEST(philox_known_answers) {
     for (int v = 0; v < 3; v++) {
         uint32_t out[4];
-        xph_philox4x32_10(k_kat[v], k_kat[v] + 4, out);
+        xdev_philox4x32_10(k_kat[v], k_kat[v] + 4, out);
         for (int i = 0; i < 4; i++)
             ck_assert_msg(out[i] == k_kat[v][6 + i], "vector %d word %d: %08x, expected %08x", v, i,
                           out[i], k_kat[v][6 + i]);
@@ -152,7 +152,7 @@ START_TEST(philox_known_answers) {
     rt_fetch(h, d, 4 * sizeof(int32_t));
     const uint32_t ctr7[4] = {7, 0, 0, 0}, ones[2] = {0xffffffff, 0xffffffff};
     uint32_t want[4];
-    xph_philox4x32_10(ctr7, ones, want);
+    xdev_philox4x32_10(ctr7, ones, want);
     for (int i = 0; i < 4; i++)
         ck_assert_uint_eq((uint32_t)h[i] ^ 0x80000000u, want[i]);
     /* The documented conversions, written out independently here. */
@@ -211,7 +211,7 @@ START_TEST(reference_and_cross_backend_identity) {
                 expect_same(f, got, want, n, what);
                 uint64_t after;
                 XT_OK(xdev_generator_get_offset(g, &after));
-                unsigned wpe = xph_words_per_element((int)f->format);
+                unsigned wpe = xdev_philox_words_per_element((int)f->format);
                 ck_assert_uint_eq(after, (offsets[o] + wpe - 1) / wpe * wpe + n * wpe);
                 XT_OK(xdev_generator_destroy(g));
                 if (!gpu) continue;
@@ -240,7 +240,7 @@ START_TEST(normals_match_libm) {
     void *d = rt_dalloc(xt_dev(0), N * 8);
     uint32_t *w = malloc(N * 4 * sizeof *w);
     for (uint64_t b = 0; b < N; b++)
-        xph_block(42, b, w + 4 * b);
+        xdev_philox_block(42, b, w + 4 * b);
     float *hf = malloc(N * 4);
     XT_OK(xdev_rng_normal(g, XDEV_DTYPE_F32, d, N, 0.0, 1.0, NULL));
     rt_fetch(hf, d, N * 4);

@@ -26,16 +26,20 @@
 
 #include "xdev/dtype.h"
 
-#ifndef XCV_FN
-#if defined(__CUDACC__) || defined(__HIPCC__)
-#define XCV_FN static inline __host__ __device__
+/* How the functions are declared; a file may define it first (XCV_FN, its
+ * deprecated name, is still honoured). */
+#ifndef XDEV_CVT_FN
+#if defined(XCV_FN)
+#define XDEV_CVT_FN XCV_FN
+#elif defined(__CUDACC__) || defined(__HIPCC__)
+#define XDEV_CVT_FN static inline __host__ __device__
 #else
-#define XCV_FN static inline
+#define XDEV_CVT_FN static inline
 #endif
 #endif
 
 /* Index of the highest set bit of x (x != 0). */
-XCV_FN int xcv_msb(uint64_t x) {
+XDEV_CVT_FN int xdev_cvt_msb(uint64_t x) {
 #if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
     return 63 - __clzll((long long)x);
 #else
@@ -48,7 +52,7 @@ XCV_FN int xcv_msb(uint64_t x) {
  * f16 (5, 10), bf16 (8, 7). Bits are held in the low bits of a uint64_t. */
 
 /* An f64 value (bits) rounded to the format (ebits, mbits), mbits < 52. */
-XCV_FN uint64_t xcv_round_f64(uint64_t b, int ebits, int mbits) {
+XDEV_CVT_FN uint64_t xdev_cvt_round_f64(uint64_t b, int ebits, int mbits) {
     const uint64_t signbit = (b >> 63) << (ebits + mbits);
     const int exp = (int)((b >> 52) & 0x7ffu);
     const uint64_t man = b & ((1ull << 52) - 1u);
@@ -79,7 +83,7 @@ XCV_FN uint64_t xcv_round_f64(uint64_t b, int ebits, int mbits) {
 }
 
 /* A value of the format (ebits, mbits) as f64 bits (exact). */
-XCV_FN uint64_t xcv_widen_f64(uint64_t b, int ebits, int mbits) {
+XDEV_CVT_FN uint64_t xdev_cvt_widen_f64(uint64_t b, int ebits, int mbits) {
     const uint64_t sign = (b >> (ebits + mbits)) & 1u;
     const int maxe = (1 << ebits) - 1, bias = maxe >> 1;
     const int exp = (int)((b >> mbits) & (uint64_t)maxe);
@@ -104,11 +108,11 @@ XCV_FN uint64_t xcv_widen_f64(uint64_t b, int ebits, int mbits) {
 }
 
 /* An integer (magnitude, sign) rounded to the format (ebits, mbits). */
-XCV_FN uint64_t xcv_round_int(uint64_t mag, int neg, int ebits, int mbits) {
+XDEV_CVT_FN uint64_t xdev_cvt_round_int(uint64_t mag, int neg, int ebits, int mbits) {
     if (mag == 0) return 0;
     const uint64_t signbit = (uint64_t)(neg != 0) << (ebits + mbits);
     const int maxe = (1 << ebits) - 1, bias = maxe >> 1;
-    int e = xcv_msb(mag);
+    int e = xdev_cvt_msb(mag);
     uint64_t keep;
     if (e <= mbits) {
         keep = mag << (mbits - e);
@@ -129,7 +133,8 @@ XCV_FN uint64_t xcv_round_int(uint64_t mag, int neg, int ebits, int mbits) {
 /* f64 bits toward zero into [lo, hi]; NaN -> 0. hi_out is the first value
  * past hi (2^31 for i32), lo_out the last value before lo whose truncation
  * leaves the range (-2^31 - 1 for i32). */
-XCV_FN int64_t xcv_f64_to_int(uint64_t b, double lo_out, double hi_out, int64_t lo, int64_t hi) {
+XDEV_CVT_FN int64_t xdev_cvt_f64_to_int(uint64_t b, double lo_out, double hi_out, int64_t lo,
+                                        int64_t hi) {
     if (((b >> 52) & 0x7ffu) == 0x7ffu && (b & ((1ull << 52) - 1u)) != 0) return 0;
     double d;
     memcpy(&d, &b, sizeof d);
@@ -138,7 +143,7 @@ XCV_FN int64_t xcv_f64_to_int(uint64_t b, double lo_out, double hi_out, int64_t 
     return (int64_t)d;
 }
 
-XCV_FN uint64_t xcv_f64_bits(double d) {
+XDEV_CVT_FN uint64_t xdev_cvt_f64_bits(double d) {
     uint64_t b;
     memcpy(&b, &d, sizeof b);
     return b;
@@ -148,7 +153,7 @@ XCV_FN uint64_t xcv_f64_bits(double d) {
 
 /* Bytes of a real dtype's element (plugins do not link libxdev's
  * xdev_dtype_size, and device code cannot call it). */
-XCV_FN size_t xcv_size(int dt) {
+XDEV_CVT_FN size_t xdev_cvt_size(int dt) {
     switch (dt) {
     case XDEV_DTYPE_F64:
     case XDEV_DTYPE_I64:
@@ -165,13 +170,13 @@ XCV_FN size_t xcv_size(int dt) {
     }
 }
 
-XCV_FN int xcv_is_int(int dt) {
+XDEV_CVT_FN int xdev_cvt_is_int(int dt) {
     return dt == XDEV_DTYPE_I8 || dt == XDEV_DTYPE_I16 || dt == XDEV_DTYPE_I32 ||
            dt == XDEV_DTYPE_I64 || dt == XDEV_DTYPE_U8;
 }
 
 /* A float element of dtype dt (f16, bf16, f32, f64) as f64 bits. */
-XCV_FN uint64_t xcv_load_float(const void *p, int dt) {
+XDEV_CVT_FN uint64_t xdev_cvt_load_float(const void *p, int dt) {
     if (dt == XDEV_DTYPE_F64) {
         uint64_t b;
         memcpy(&b, p, 8);
@@ -180,15 +185,15 @@ XCV_FN uint64_t xcv_load_float(const void *p, int dt) {
     if (dt == XDEV_DTYPE_F32) {
         uint32_t b;
         memcpy(&b, p, 4);
-        return xcv_widen_f64(b, 8, 23);
+        return xdev_cvt_widen_f64(b, 8, 23);
     }
     uint16_t h;
     memcpy(&h, p, 2);
-    return dt == XDEV_DTYPE_F16 ? xcv_widen_f64(h, 5, 10) : xcv_widen_f64(h, 8, 7);
+    return dt == XDEV_DTYPE_F16 ? xdev_cvt_widen_f64(h, 5, 10) : xdev_cvt_widen_f64(h, 8, 7);
 }
 
 /* An integer element of dtype dt. */
-XCV_FN int64_t xcv_load_int(const void *p, int dt) {
+XDEV_CVT_FN int64_t xdev_cvt_load_int(const void *p, int dt) {
     switch (dt) {
     case XDEV_DTYPE_I8: {
         int8_t v;
@@ -219,46 +224,47 @@ XCV_FN int64_t xcv_load_int(const void *p, int dt) {
 }
 
 /* Store f64 bits as an element of dtype dt (a real dtype). */
-XCV_FN void xcv_store_from_f64(void *p, int dt, uint64_t b) {
+XDEV_CVT_FN void xdev_cvt_store_from_f64(void *p, int dt, uint64_t b) {
     switch (dt) {
     case XDEV_DTYPE_F64:
         memcpy(p, &b, 8);
         return;
     case XDEV_DTYPE_F32: {
-        uint32_t v = (uint32_t)xcv_round_f64(b, 8, 23);
+        uint32_t v = (uint32_t)xdev_cvt_round_f64(b, 8, 23);
         memcpy(p, &v, 4);
         return;
     }
     case XDEV_DTYPE_F16:
     case XDEV_DTYPE_BF16: {
-        uint16_t v =
-            (uint16_t)(dt == XDEV_DTYPE_F16 ? xcv_round_f64(b, 5, 10) : xcv_round_f64(b, 8, 7));
+        uint16_t v = (uint16_t)(dt == XDEV_DTYPE_F16 ? xdev_cvt_round_f64(b, 5, 10)
+                                                     : xdev_cvt_round_f64(b, 8, 7));
         memcpy(p, &v, 2);
         return;
     }
     case XDEV_DTYPE_I8: {
-        int8_t v = (int8_t)xcv_f64_to_int(b, -129.0, 128.0, INT8_MIN, INT8_MAX);
+        int8_t v = (int8_t)xdev_cvt_f64_to_int(b, -129.0, 128.0, INT8_MIN, INT8_MAX);
         memcpy(p, &v, 1);
         return;
     }
     case XDEV_DTYPE_I16: {
-        int16_t v = (int16_t)xcv_f64_to_int(b, -32769.0, 32768.0, INT16_MIN, INT16_MAX);
+        int16_t v = (int16_t)xdev_cvt_f64_to_int(b, -32769.0, 32768.0, INT16_MIN, INT16_MAX);
         memcpy(p, &v, 2);
         return;
     }
     case XDEV_DTYPE_I32: {
-        int32_t v = (int32_t)xcv_f64_to_int(b, -2147483649.0, 2147483648.0, INT32_MIN, INT32_MAX);
+        int32_t v =
+            (int32_t)xdev_cvt_f64_to_int(b, -2147483649.0, 2147483648.0, INT32_MIN, INT32_MAX);
         memcpy(p, &v, 4);
         return;
     }
     case XDEV_DTYPE_U8: {
-        uint8_t v = (uint8_t)xcv_f64_to_int(b, -1.0, 256.0, 0, UINT8_MAX);
+        uint8_t v = (uint8_t)xdev_cvt_f64_to_int(b, -1.0, 256.0, 0, UINT8_MAX);
         memcpy(p, &v, 1);
         return;
     }
     default: { /* i64; -2^63 - 1 rounds to -2^63 in f64, the next double below is -2^63 - 2048 */
-        int64_t v =
-            xcv_f64_to_int(b, -9223372036854777856.0, 9223372036854775808.0, INT64_MIN, INT64_MAX);
+        int64_t v = xdev_cvt_f64_to_int(b, -9223372036854777856.0, 9223372036854775808.0, INT64_MIN,
+                                        INT64_MAX);
         memcpy(p, &v, 8);
         return;
     }
@@ -267,23 +273,23 @@ XCV_FN void xcv_store_from_f64(void *p, int dt, uint64_t b) {
 
 /* Store an integer as an element of dtype dt (a real dtype); integer
  * targets keep the low bits (wrap). */
-XCV_FN void xcv_store_from_int(void *p, int dt, int64_t v) {
+XDEV_CVT_FN void xdev_cvt_store_from_int(void *p, int dt, int64_t v) {
     const uint64_t mag = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
     switch (dt) {
     case XDEV_DTYPE_F64: {
-        uint64_t b = xcv_round_int(mag, v < 0, 11, 52);
+        uint64_t b = xdev_cvt_round_int(mag, v < 0, 11, 52);
         memcpy(p, &b, 8);
         return;
     }
     case XDEV_DTYPE_F32: {
-        uint32_t b = (uint32_t)xcv_round_int(mag, v < 0, 8, 23);
+        uint32_t b = (uint32_t)xdev_cvt_round_int(mag, v < 0, 8, 23);
         memcpy(p, &b, 4);
         return;
     }
     case XDEV_DTYPE_F16:
     case XDEV_DTYPE_BF16: {
-        uint16_t b = (uint16_t)(dt == XDEV_DTYPE_F16 ? xcv_round_int(mag, v < 0, 5, 10)
-                                                     : xcv_round_int(mag, v < 0, 8, 7));
+        uint16_t b = (uint16_t)(dt == XDEV_DTYPE_F16 ? xdev_cvt_round_int(mag, v < 0, 5, 10)
+                                                     : xdev_cvt_round_int(mag, v < 0, 8, 7));
         memcpy(p, &b, 2);
         return;
     }
@@ -311,15 +317,36 @@ XCV_FN void xcv_store_from_int(void *p, int dt, int64_t v) {
 
 /* Convert one element of dtype sdt at src to dtype ddt at dst (real
  * dtypes; the same dtype copies the bits). */
-XCV_FN void xcv_convert1(void *dst, int ddt, const void *src, int sdt) {
+XDEV_CVT_FN void xdev_cvt_convert1(void *dst, int ddt, const void *src, int sdt) {
     if (ddt == sdt) {
-        memcpy(dst, src, xcv_size(sdt));
+        memcpy(dst, src, xdev_cvt_size(sdt));
         return;
     }
-    if (xcv_is_int(sdt))
-        xcv_store_from_int(dst, ddt, xcv_load_int(src, sdt));
+    if (xdev_cvt_is_int(sdt))
+        xdev_cvt_store_from_int(dst, ddt, xdev_cvt_load_int(src, sdt));
     else
-        xcv_store_from_f64(dst, ddt, xcv_load_float(src, sdt));
+        xdev_cvt_store_from_f64(dst, ddt, xdev_cvt_load_float(src, sdt));
 }
+
+/* ------------------------------------------------------------ deprecated names
+ * The names before they moved into xdev's namespace (xcv_* -> xdev_cvt_*,
+ * XCV_FN -> XDEV_CVT_FN), kept as macros until the next major version. Do
+ * not use them in new code. */
+#ifndef XCV_FN
+#define XCV_FN XDEV_CVT_FN
+#endif
+#define xcv_convert1 xdev_cvt_convert1
+#define xcv_f64_bits xdev_cvt_f64_bits
+#define xcv_f64_to_int xdev_cvt_f64_to_int
+#define xcv_is_int xdev_cvt_is_int
+#define xcv_load_float xdev_cvt_load_float
+#define xcv_load_int xdev_cvt_load_int
+#define xcv_msb xdev_cvt_msb
+#define xcv_round_f64 xdev_cvt_round_f64
+#define xcv_round_int xdev_cvt_round_int
+#define xcv_size xdev_cvt_size
+#define xcv_store_from_f64 xdev_cvt_store_from_f64
+#define xcv_store_from_int xdev_cvt_store_from_int
+#define xcv_widen_f64 xdev_cvt_widen_f64
 
 #endif

@@ -2,7 +2,7 @@
  * syntax, the required top-level array), so a damaged file is an error
  * naming the byte or the member rather than a page that fails in the
  * browser. */
-#include "base/page.h"
+#include "observe/page.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -4,7 +4,7 @@
  * a profiler attached (NVTX answers -2 when no tool is loaded). */
 #include "base/error_internal.h"
 #include "runtime/dispatch.h"
-#include "runtime/tracer.h"
+#include "observe/tracer.h"
 #include "xdev/trace.h"
 
 static _Thread_local int tls_depth;

@@ -19,7 +19,7 @@
 #include "base/error_internal.h"
 #include "base/strbuf.h"
 #include "runtime/dispatch.h"
-#include "runtime/tracer_state.h"
+#include "observe/tracer_state.h"
 #include "xdev/event.h"
 
 void *xdev_tracer_event_get(xdev_trace_session_t *t, xdev_device_record_t *rec) {

@@ -1,14 +1,14 @@
 /* memviz.c - the memory view (xdev/memviz.h): the embedded page
  * (memviz_page.html, compiled in by cmake/embed_file.cmake) with a snapshot's
- * JSON in place of its marker (base/page.c). */
+ * JSON in place of its marker (page.c). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/error_internal.h"
-#include "base/page.h"
-#include "memory/alloc_internal.h"
+#include "observe/alloc_snapshot.h"
+#include "observe/page.h"
 #include "xdev/memviz.h"
 
 extern const char xdev_memviz_page[];

@@ -8,7 +8,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "runtime/tracer.h"
+#include "observe/tracer.h"
 
 #define XDEV_TRACE_MAX_RECORDS ((size_t)1 << 21)
 #define XDEV_TRACE_MAX_TRACKS 1024

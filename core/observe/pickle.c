@@ -1,5 +1,5 @@
 /* pickle.c - the pickle writer (pickle.h): protocol 2 opcodes only. */
-#include "base/pickle.h"
+#include "observe/pickle.h"
 
 #include <string.h>
 

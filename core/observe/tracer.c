@@ -2,7 +2,9 @@
  * XDEV_TRACE_FILE), spans around enqueued work, allocator events and
  * markers, each placed on its track (a device x stream, or a host thread).
  * One mutex guards the session: tracing is a diagnostic mode, and the cost
- * per traced op (a lock, two timing events) is measured and documented. */
+ * per traced op (a lock, two timing events) is measured and documented. The
+ * code that enqueues work calls in through runtime's probes, registered at
+ * the end of this file (runtime/trace_probe.h). */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -16,13 +18,13 @@
 #include "base/error_internal.h"
 #include "base/strbuf.h"
 #include "base/utf8.h"
+#include "observe/tracer_state.h"
 #include "runtime/dispatch.h"
+#include "runtime/hooks.h"
 #include "runtime/stream_internal.h"
-#include "runtime/tracer_state.h"
 #include "xdev/event.h"
 #include "xdev/trace.h"
 
-_Atomic bool xdev_tracer_flag;
 xdev_tracer_state_t xdev_tracer = {.lock = PTHREAD_MUTEX_INITIALIZER, .cur = NULL};
 static uint64_t g_next_session = 1;
 static bool g_atexit_registered;
@@ -194,7 +196,7 @@ static void calib_first(uint64_t session, xdev_stream_t s) {
     if (ev != NULL) (void)xdev_be_event_destroy(rec, ev);
 }
 
-void xdev_tracer_span_begin(xdev_trace_span_t *sp, xdev_stream_t s) {
+static void span_begin(xdev_trace_span_t *sp, xdev_stream_t s) {
     xdev_error_state_t saved; /* tracing never changes what the call reports */
     xdev_core_error_save(&saved);
     xdev_device_record_t *rec = s->rec;
@@ -257,8 +259,8 @@ bool xdev_tracer_capture(xdev_trec_t *r, const char *fmt, va_list ap) {
     return true;
 }
 
-void xdev_tracer_span_end(xdev_trace_span_t *sp, xdev_stream_t s, const char *name,
-                          const char *args_fmt, ...) {
+static void span_end(xdev_trace_span_t *sp, xdev_stream_t s, const char *name, const char *args_fmt,
+                     va_list ap) {
     uint64_t host_end = xdev_tracer_now();
     xdev_error_state_t saved;
     xdev_core_error_save(&saved);
@@ -276,10 +278,7 @@ void xdev_tracer_span_end(xdev_trace_span_t *sp, xdev_stream_t s, const char *na
     }
     r->kind = XDEV_TREC_SPAN;
     r->name = name;
-    va_list ap;
-    va_start(ap, args_fmt);
     r->fmt = xdev_tracer_capture(r, args_fmt, ap) ? args_fmt : NULL;
-    va_end(ap);
     r->pid = xdev_tracer_pid(rec);
     xdev_track_t *k = stream_track(t, rec, s->native, s->is_default);
     r->tid = k ? k->tid : 0;
@@ -318,7 +317,7 @@ static void hostfn_trampoline(void *arg) {
     hostfn_release(h);
 }
 
-xdev_status_t xdev_tracer_host_func(xdev_stream_t s, xdev_host_fn_t fn, void *user) {
+static xdev_status_t host_func(xdev_stream_t s, xdev_host_fn_t fn, void *user) {
     xdev_trace_hostfn_t *h = calloc(1, sizeof *h);
     if (h == NULL) return xdev_be_stream_launch_host_func(s->rec, s->native, fn, user);
     h->fn = fn;
@@ -360,7 +359,7 @@ xdev_status_t xdev_tracer_host_func(xdev_stream_t s, xdev_host_fn_t fn, void *us
     return XDEV_SUCCESS;
 }
 
-void xdev_tracer_span_cancel(xdev_trace_span_t *sp, xdev_stream_t s) {
+static void span_cancel(xdev_trace_span_t *sp, xdev_stream_t s) {
     if (sp->ev_begin == NULL) return;
     xdev_error_state_t saved;
     xdev_core_error_save(&saved);
@@ -383,9 +382,9 @@ static xdev_trec_t *instant_locked(xdev_trace_session_t **sess, xdev_trec_kind_t
     return r;
 }
 
-void xdev_tracer_memory(xdev_device_record_t *rec, const void *native_stream, const char *action,
-                        uintptr_t addr, size_t size, const char *tag, int64_t allocated,
-                        int64_t reserved) {
+static void memory_event(xdev_device_record_t *rec, const void *native_stream, const char *action,
+                         uintptr_t addr, size_t size, const char *tag, int64_t allocated,
+                         int64_t reserved) {
     xdev_trace_session_t *t;
     xdev_trec_t *r = instant_locked(&t, XDEV_TREC_MEMORY);
     if (r != NULL) {
@@ -501,10 +500,28 @@ static xdev_status_t start(const char *path, bool env) {
     return st;
 }
 
-xdev_status_t xdev_tracer_env_start(void) {
+/* XDEV_TRACE_FILE: start tracing into that file, written at exit or by
+ * xdev_trace_stop; XDEV_ERROR_ENV when it cannot be opened. An
+ * initialisation step once the backends are selected (see stop_at_exit). */
+static xdev_status_t env_start(void) {
     const char *path = getenv("XDEV_TRACE_FILE");
     if (path == NULL || path[0] == '\0') return XDEV_SUCCESS;
     return start(path, true);
+}
+
+/* When libxdev loads: the probes through which runtime/, memory/ and math/
+ * reach the tracer (runtime/trace_probe.h), and XDEV_TRACE_FILE's start
+ * (runtime/hooks.h); those folders sit below observe/ and never call it. */
+__attribute__((constructor)) static void register_tracer(void) {
+    static const xdev_trace_probes_t probes = {
+        .span_begin = span_begin,
+        .span_end = span_end,
+        .span_cancel = span_cancel,
+        .host_func = host_func,
+        .memory = memory_event,
+    };
+    xdev_trace_probes_set(&probes);
+    xdev_hook_init_add(XDEV_INIT_BACKENDS_READY, env_start);
 }
 
 xdev_status_t xdev_trace_start(const char *path) {

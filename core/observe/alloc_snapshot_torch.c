@@ -10,8 +10,9 @@
 #include <string.h>
 
 #include "base/error_internal.h"
-#include "base/pickle.h"
 #include "memory/alloc_internal.h"
+#include "observe/alloc_snapshot.h"
+#include "observe/pickle.h"
 #include "runtime/registry.h"
 #include "runtime/stream_internal.h"
 #include "xdev/allocator.h"
@@ -92,10 +93,10 @@ static void segment_pickle(void *ctx, const xdev_device_allocator_t *da, uintptr
 static void trace_pickle(xdev_strbuf_t *sb, const xdev_device_allocator_t *da) {
     xdev_pickle_list_begin(sb);
     for (size_t k = 0; k < da->trace_len; k++) {
-        const xdev_memory_trace_entry_t *e = xdev_trace_entry(da, k);
+        const xdev_memory_history_entry_t *e = xdev_alloc_history_entry(da, k);
         xdev_pickle_dict_begin(sb);
         xdev_pickle_str(sb, "action");
-        xdev_pickle_str(sb, xdev_trace_action_name(e->action));
+        xdev_pickle_str(sb, xdev_alloc_history_action_name(e->action));
         xdev_pickle_str(sb, "addr");
         xdev_pickle_uint(sb, (uint64_t)e->addr);
         xdev_pickle_str(sb, "size");

@@ -2,7 +2,7 @@
  * (trace_view.html, compiled in by cmake/embed_file.cmake), for a first look
  * without Perfetto or chrome://tracing. */
 #include "base/error_internal.h"
-#include "base/page.h"
+#include "observe/page.h"
 #include "xdev/trace.h"
 
 extern const char xdev_trace_view_page[];

@@ -1,0 +1,25 @@
+/* alloc_snapshot.h - what observe/'s views of the caching allocators share:
+ * the memory snapshot's JSON (alloc_snapshot.c) for the memory view
+ * (memviz.c), and torch's block-state names and a segment's byte counts for
+ * both snapshots (alloc_snapshot.c, alloc_snapshot_torch.c). */
+#ifndef XDEV_CORE_ALLOC_SNAPSHOT_H
+#define XDEV_CORE_ALLOC_SNAPSHOT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "memory/alloc_internal.h"
+
+/* torch's name of a block state (XDEV_BLOCK_*). */
+const char *xdev_block_state_name(int state);
+
+/* Bytes of a segment's blocks: allocated (handed out), active (not free),
+ * requested. A segment is its blocks from `first` along next, or (single)
+ * the one block `first`. */
+void xdev_segment_usage(const xdev_block_t *first, bool single, size_t *allocated, size_t *active,
+                        size_t *requested);
+
+/* xdev_memory_snapshot's JSON without the public prefix. */
+xdev_status_t xdev_alloc_snapshot_json(char **json);
+
+#endif

@@ -1,0 +1,48 @@
+/* hooks.c - the hooks of the folders above runtime/ (hooks.h): registered
+ * from constructors while libxdev loads, run by initialisation and by a
+ * thread's exit. Registration happens before any xdev call can run, so the
+ * lists are read without a lock. */
+#include "runtime/hooks.h"
+
+#include <stdbool.h>
+
+#include "base/error_internal.h"
+
+static xdev_init_hook_t g_init[XDEV_INIT_PHASES][XDEV_MAX_HOOKS];
+static int g_init_count[XDEV_INIT_PHASES];
+static xdev_thread_exit_hook_t g_exit[XDEV_MAX_HOOKS];
+static int g_exit_count;
+static bool g_overflow; /* a hook found no room: initialisation says so */
+
+void xdev_hook_init_add(xdev_init_phase_t phase, xdev_init_hook_t fn) {
+    if ((unsigned)phase >= XDEV_INIT_PHASES || g_init_count[phase] == XDEV_MAX_HOOKS) {
+        g_overflow = true;
+        return;
+    }
+    g_init[phase][g_init_count[phase]++] = fn;
+}
+
+void xdev_hook_thread_exit_add(xdev_thread_exit_hook_t fn) {
+    if (g_exit_count == XDEV_MAX_HOOKS) {
+        g_overflow = true;
+        return;
+    }
+    g_exit[g_exit_count++] = fn;
+}
+
+xdev_status_t xdev_hooks_run_init(xdev_init_phase_t phase) {
+    if (g_overflow)
+        return XDEV_FAIL(XDEV_ERROR_INTERNAL,
+                         "more hooks registered than runtime/hooks.h holds (XDEV_MAX_HOOKS %d)",
+                         XDEV_MAX_HOOKS);
+    for (int i = 0; i < g_init_count[phase]; i++) {
+        xdev_status_t st = g_init[phase][i]();
+        if (st != XDEV_SUCCESS) return st;
+    }
+    return XDEV_SUCCESS;
+}
+
+void xdev_hooks_run_thread_exit(void) {
+    for (int i = 0; i < g_exit_count; i++)
+        g_exit[i]();
+}

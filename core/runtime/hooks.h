@@ -1,0 +1,47 @@
+/* hooks.h - how the folders above runtime/ take part in what runtime does
+ * without runtime calling up into them (core/README.md; tools/check_tree.sh,
+ * rule core-layers): steps of initialisation, and a thread's exit. memory/
+ * (device_allocator.c) and observe/ (tracer.c) register theirs from a
+ * constructor when libxdev loads, before any xdev call can run; runtime
+ * (registry.c, thread_state.c) runs them. The stream tracer's probes, which
+ * enqueuing code calls, are runtime/trace_probe.h. */
+#ifndef XDEV_CORE_HOOKS_H
+#define XDEV_CORE_HOOKS_H
+
+#include "xdev/error.h"
+
+/* When an initialisation step runs (registry.c, init_once), in this order. */
+typedef enum {
+    /* After runtime's own variables, before any backend loads: settings whose
+     * malformed value fails xdev_init like every other XDEV_* variable
+     * (memory/: XDEV_ALLOC_CONF, XDEV_NO_MEMORY_CACHING). */
+    XDEV_INIT_SETTINGS = 0,
+    /* Once the backends are selected (observe/: XDEV_TRACE_FILE, whose exit
+     * handler must run before the backends' runtimes tear down). */
+    XDEV_INIT_BACKENDS_READY = 1,
+    XDEV_INIT_PHASES = 2,
+} xdev_init_phase_t;
+
+/* A step: XDEV_SUCCESS, or a failure's status with its message set
+ * (XDEV_FAIL): initialisation stops there and every call reports it. */
+typedef xdev_status_t (*xdev_init_hook_t)(void);
+
+/* Runs on a thread that exits, if it has runtime's per-thread block: a
+ * folder whose hook must run calls xdev_thread_state() once first. */
+typedef void (*xdev_thread_exit_hook_t)(void);
+
+/* Hooks of each kind (per phase); one more fails initialisation. */
+#define XDEV_MAX_HOOKS 4
+
+/* Register, from a constructor (not thread-safe). Steps of one phase, and
+ * exit hooks, run in no particular order. */
+void xdev_hook_init_add(xdev_init_phase_t phase, xdev_init_hook_t fn);
+void xdev_hook_thread_exit_add(xdev_thread_exit_hook_t fn);
+
+/* registry.c: the steps of `phase`, up to the first failure (its status). */
+xdev_status_t xdev_hooks_run_init(xdev_init_phase_t phase);
+
+/* thread_state.c: every exit hook, on the exiting thread. */
+void xdev_hooks_run_thread_exit(void);
+
+#endif
