@@ -24,7 +24,8 @@ static const char *const known_env[] = {
     "XDEV_NO_MEMORY_CACHING", "XDEV_ALLOC_CONF",   "XDEV_ALLOW_TF32",
     "XDEV_CPU_RNG_ISA",       "XDEV_CUDA_STAGING", "XDEV_CUDA_STAGE_CHUNK_KB",
     "XDEV_CUDA_COPY_THREADS", "XDEV_HIP_STAGING",  "XDEV_HIP_STAGE_CHUNK_KB",
-    "XDEV_HIP_COPY_THREADS",  "XDEV_TRACE_FILE",
+    "XDEV_HIP_COPY_THREADS",  "XDEV_TRACE_FILE",   "XDEV_COMM_TIMEOUT",
+    "XDEV_NCCL_PATH",         "XDEV_RCCL_PATH",
 };
 #define KNOWN_ENV_COUNT (sizeof known_env / sizeof known_env[0])
 /* The first entries are always shown; the rest only when set. */
