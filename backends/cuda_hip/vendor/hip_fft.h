@@ -1,5 +1,5 @@
-/* backends/hip/hip_fft.h - hipFFT under cuFFT's names, for
- * backends/cuda/cuda_fft.c in the HIP plugin (XC_FFT_HEADER). Built only
+/* backends/cuda_hip/vendor/hip_fft.h - hipFFT under cuFFT's names, for
+ * backends/cuda_hip/cuda_fft.c in the HIP plugin (XC_FFT_HEADER). Built only
  * where CMake finds hipFFT (ROCm's own packages; Debian 12 has none).
  * hipFFT mirrors cuFFT's plan API (MakePlanMany64, work areas, streams),
  * so this is names only; the output scaling is cuda_fft_scale.cu, compiled

@@ -1,7 +1,7 @@
-/* backends/cuda/cuda_trace.c - the trace vtable: NVTX markers and ranges
+/* backends/cuda_hip/cuda_trace.c - the trace vtable: NVTX markers and ranges
  * through the header-only nvtx3 of the toolkit (it loads a profiler's
  * injection library when one is attached, and is a cheap no-op otherwise);
- * roctx in the HIP plugin (backends/hip/hip_trace.h). */
+ * roctx in the HIP plugin (vendor/hip_trace.h). */
 #include "cuda_internal.h"
 #include XC_TRACE_HEADER
 

@@ -1,8 +1,9 @@
-/* backends/cuda/xc_vendor.h - which GPU runtime the shared backend sources
- * are built against. The sources in backends/cuda/ are written in CUDA's
- * names; they build libxdev-cuda.so as they are and libxdev-hip.so with
- * XC_VENDOR_HIP defined, where backends/hip/hip_vendor.h maps every CUDA
- * name they use to its HIP twin (cudaMalloc -> hipMalloc, ...).
+/* backends/cuda_hip/vendor/xc_vendor.h - which GPU runtime the shared
+ * backend sources are built against. The sources in backends/cuda_hip/ are
+ * written in CUDA's names; they build libxdev-cuda.so as they are and
+ * libxdev-hip.so with XC_VENDOR_HIP defined, where hip_vendor.h (beside this
+ * file) maps every CUDA name they use to its HIP twin (cudaMalloc ->
+ * hipMalloc, ...). Adding a vendor call once for both: ../README.md.
  *
  * Where the two runtimes differ in meaning rather than in name, the
  * difference is said here, once, as a macro or an inline function both
@@ -17,13 +18,14 @@
  *   xc_vendor_host_is_pageable  is host memory unregistered (pageable)?
  *   XC_BLAS_HEADER, XC_FFT_HEADER, XC_TRACE_HEADER  cuBLAS, cuFFT, NVTX, or
  *                             hipBLAS, hipFFT, roctx under their names
- *                             (backends/hip/hip_blas.h, hip_fft.h, hip_trace.h)
+ *                             (vendor/hip_blas.h, hip_fft.h, hip_trace.h)
  *   XC_BLAS_COMPUTE_TF32      the compute type of an f32 GEMM allowed TF32
  *   XC_CCL, XC_CCL_*          the collective library under the comm table
  *                             (NCCL / RCCL: its header, file, env variable)
  *   XC_HAVE_VMM               virtual memory slots for expandable segments
- *                             (cuda_vmm.c, CUDA's driver API; not built for
- *                             HIP, whose twin calls could not be tried here)
+ *                             (backends/cuda/cuda_vmm.c, CUDA's driver API;
+ *                             not built for HIP, whose twin calls could not
+ *                             be tried here)
  * and the optional parts each vendor has or lacks (NVML vs rocm-smi, NVTX vs
  * roctx, cuBLAS/cuFFT vs hipBLAS/hipFFT) are chosen by the build
  * (backends/cuda/CMakeLists.txt, backends/hip/CMakeLists.txt). */

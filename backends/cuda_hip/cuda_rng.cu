@@ -1,4 +1,4 @@
-/* backends/cuda/cuda_rng.cu - the CUDA backend's random fills (rng vtable).
+/* backends/cuda_hip/cuda_rng.cu - the CUDA backend's random fills (rng vtable).
  *
  * One grid-stride kernel per (kind, format): each thread takes whole
  * Philox blocks (4 words), computes their elements with xdev/support/philox.h (the
@@ -11,7 +11,7 @@
  * the same kernels, so the same bits on every vendor. */
 #include <stdint.h>
 
-#include "xc_vendor.h" /* the device runtime (CUDA or HIP), outside extern "C" */
+#include "vendor/xc_vendor.h" /* the device runtime (CUDA or HIP), outside extern "C" */
 extern "C" {
 #include "cuda_internal.h"
 }

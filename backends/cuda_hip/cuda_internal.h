@@ -1,5 +1,6 @@
-/* backends/cuda/cuda_internal.h - state and helpers shared by the CUDA
- * backend plugin's files (one file per vtable, see cuda_backend.c).
+/* backends/cuda_hip/cuda_internal.h - state and helpers shared by the CUDA
+ * and HIP backend plugins' files (one file per vtable, see cuda_backend.c),
+ * those of this folder and each plugin's own (backends/cuda, backends/hip).
  *
  * Conventions:
  * - every failing CUDA call becomes host->set_error with
@@ -11,7 +12,7 @@
  *   device's", so work on it runs under a guard; created streams carry
  *   their device.
  * The same sources build the HIP plugin (XC_VENDOR_HIP): CUDA's names, mapped
- * by backends/hip/hip_vendor.h; what differs in meaning is in xc_vendor.h. */
+ * by vendor/hip_vendor.h; what differs in meaning is in vendor/xc_vendor.h. */
 #ifndef XDEV_CUDA_INTERNAL_H
 #define XDEV_CUDA_INTERNAL_H
 
@@ -19,7 +20,7 @@
 #include <stdbool.h>
 
 #include "xdev/backend_support.h"
-#include "xc_vendor.h"
+#include "vendor/xc_vendor.h"
 
 /* Most CUDA devices this backend handles (matches the core's limit). */
 #define XC_MAX_DEVICES 64
@@ -109,8 +110,9 @@ xdev_status_t xc_hostcopy_check_env(void);
 bool xc_env_int(const char *v, long lo, long hi, long *out);
 
 #if XC_HAVE_VMM
-/* Virtual memory slots (cuda_vmm.c), and the note that `device` enabled
- * peer access to `peer`'s memory (new mappings on peer include it). */
+/* Virtual memory slots (backends/cuda/cuda_vmm.c), and the note that
+ * `device` enabled peer access to `peer`'s memory (new mappings on peer
+ * include it). */
 xdev_status_t xc_va_granularity(xc_device_t *dev, size_t *out);
 xdev_status_t xc_va_reserve(xc_device_t *dev, size_t bytes, void **base);
 xdev_status_t xc_va_release(xc_device_t *dev, void *base, size_t bytes);
@@ -124,7 +126,8 @@ void xc_parallel_memcpy(void *dst, const void *src, size_t bytes);
 void xc_hostcopy_shutdown(void);
 
 /* The vendor's management library: device.list_processes and
- * device.utilization (NVML in cuda_nvml.c, rocm-smi in backends/hip/hip_smi.c). */
+ * device.utilization (NVML in backends/cuda/cuda_nvml.c, rocm-smi in
+ * backends/hip/hip_smi.c). */
 xdev_status_t xc_smi_list_processes(int device, xdev_gpu_process_t *out, size_t cap, size_t *count);
 xdev_status_t xc_smi_utilization(int device, xdev_device_utilization_t *out);
 

@@ -1,5 +1,5 @@
-/* backends/hip/hip_blas.h - hipBLAS under cuBLAS's names, for
- * backends/cuda/cuda_blas.c in the HIP plugin (XC_BLAS_HEADER). Built only
+/* backends/cuda_hip/vendor/hip_blas.h - hipBLAS under cuBLAS's names, for
+ * backends/cuda_hip/cuda_blas.c in the HIP plugin (XC_BLAS_HEADER). Built only
  * where CMake finds hipBLAS (ROCm's own packages; Debian 12 has none).
  *
  * hipBLAS 2.x with HIPBLAS_V2 takes hipDataType and hipblasComputeType_t,

@@ -1,4 +1,4 @@
-/* backends/cuda/cuda_event.c - the event vtable. Flags map as torch maps
+/* backends/cuda_hip/cuda_event.c - the event vtable. Flags map as torch maps
  * them: timing is off (cudaEventDisableTiming) unless XDEV_EVENT_TIMING;
  * XDEV_EVENT_BLOCKING_SYNC adds cudaEventBlockingSync; XDEV_EVENT_INTERPROCESS
  * is cudaEventInterprocess | cudaEventDisableTiming. Events belong to the

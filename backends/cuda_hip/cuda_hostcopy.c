@@ -1,4 +1,4 @@
-/* backends/cuda/cuda_hostcopy.c - a host memcpy spread over a few threads,
+/* backends/cuda_hip/cuda_hostcopy.c - a host memcpy spread over a few threads,
  * for the pageable side of staged copies (one thread's memcpy into pinned
  * memory is slower than the PCIe link).
  *

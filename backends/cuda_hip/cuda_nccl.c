@@ -1,11 +1,11 @@
-/* backends/cuda/cuda_nccl.c - the comm table (communicators) over NCCL,
+/* backends/cuda_hip/cuda_nccl.c - the comm table (communicators) over NCCL,
  * loaded at run time: XDEV_NCCL_PATH (a file) when set, else
  * "libnccl.so.2" through the dynamic linker's search path. Built where
  * CMake finds nccl.h (the toolkit's, or PyTorch's nvidia-nccl wheel); the
  * library itself is only needed by a program that makes a communicator,
  * and its absence is an error naming where xdev looked. The HIP plugin
  * builds the same file over RCCL, NCCL's API for AMD GPUs (rccl/rccl.h,
- * librccl.so.1, XDEV_RCCL_PATH: the XC_CCL_* names of xc_vendor.h).
+ * librccl.so.1, XDEV_RCCL_PATH: the XC_CCL_* names of vendor/xc_vendor.h).
  *
  * A rank is an ncclComm_t; ranks of this process come from ncclCommInitAll
  * over the devices' CUDA indices. Each call runs under a guard on the

@@ -1,4 +1,4 @@
-/* backends/cuda/cuda_staging.c - large copies between pageable host memory
+/* backends/cuda_hip/cuda_staging.c - large copies between pageable host memory
  * and a device, pipelined through pinned staging buffers.
  *
  * A pageable cudaMemcpy copies through the driver's own small staging area

@@ -1,4 +1,4 @@
-/* backends/cuda/cuda_blas.c - the blas table over cuBLAS.
+/* backends/cuda_hip/cuda_blas.c - the blas table over cuBLAS.
  *
  * GEMM: cublasGemmEx (batch 1) or cublasGemmStridedBatchedEx, the _64 entry
  * points when a size, leading dimension or batch passes INT_MAX:

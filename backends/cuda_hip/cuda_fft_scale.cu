@@ -1,4 +1,4 @@
-/* backends/cuda/cuda_fft_scale.cu - multiplies an FFT's output by the
+/* backends/cuda_hip/cuda_fft_scale.cu - multiplies an FFT's output by the
  * normalisation factor (xdev_fft_exec_desc_t.scale) on the exec's stream.
  *
  * Neither cuFFT nor hipFFT scales, so a small kernel walks the output
@@ -6,7 +6,7 @@
  * scales each element's real parts in place; gaps between elements and
  * batches are not touched. Device code like cuda_ops.cu: nvcc builds it for
  * the CUDA plugin, hipcc (XC_VENDOR_HIP) for the HIP one. */
-#include "xc_vendor.h" /* the device runtime (CUDA or HIP), outside extern "C" */
+#include "vendor/xc_vendor.h" /* the device runtime (CUDA or HIP), outside extern "C" */
 extern "C" {
 #include "cuda_internal.h"
 }

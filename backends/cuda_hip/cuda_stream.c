@@ -1,4 +1,4 @@
-/* backends/cuda/cuda_stream.c - the stream vtable.
+/* backends/cuda_hip/cuda_stream.c - the stream vtable.
  *
  * Default stream: each device's default stream is the runtime's legacy
  * default stream, which is what torch's default stream is: on CUDA handed to

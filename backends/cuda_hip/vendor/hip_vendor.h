@@ -1,10 +1,10 @@
-/* backends/hip/hip_vendor.h - the HIP side of backends/cuda/xc_vendor.h: maps
- * every CUDA runtime name the shared backend sources use to its HIP twin, so
- * that the .c files of backends/cuda build libxdev-hip.so unchanged (ggml's vendors/hip.h
- * pattern). Only names go here; where HIP differs in meaning the difference
- * is one of the macros or functions xc_vendor.h lists. Checked against
- * HIP 5.2.3 (Debian 12's libamdhip64-dev). Plain C sources include it with
- * the C compiler (-D__HIP_PLATFORM_AMD__); device code with hipcc. */
+/* backends/cuda_hip/vendor/hip_vendor.h - the HIP side of xc_vendor.h (beside
+ * it): maps every CUDA runtime name the shared backend sources use to its
+ * HIP twin, so that the .c and .cu files of backends/cuda_hip build
+ * libxdev-hip.so unchanged (ggml's vendors/hip.h pattern). Only names go
+ * here; where HIP differs in meaning the difference is one of the macros or
+ * functions xc_vendor.h lists. Checked against HIP 5.2.3 (Debian 12's libamdhip64-dev). Plain C
+ * sources include it with the C compiler (-D__HIP_PLATFORM_AMD__); device code with hipcc. */
 #ifndef XDEV_HIP_VENDOR_H
 #define XDEV_HIP_VENDOR_H
 
@@ -107,9 +107,9 @@
 #define XC_DEVICE_TYPE XDEV_DEVICE_HIP
 #define XC_ENV(suffix) "XDEV_HIP_" suffix
 /* ROCm's libraries under the CUDA libraries' names (built where found). */
-#define XC_BLAS_HEADER "hip_blas.h"
-#define XC_FFT_HEADER "hip_fft.h"
-#define XC_TRACE_HEADER "hip_trace.h"
+#define XC_BLAS_HEADER "vendor/hip_blas.h"
+#define XC_FFT_HEADER "vendor/hip_fft.h"
+#define XC_TRACE_HEADER "vendor/hip_trace.h"
 /* RCCL is NCCL's API for AMD GPUs (same names and ncclUniqueId). */
 #define XC_CCL "RCCL"
 #define XC_CCL_HEADER <rccl/rccl.h>

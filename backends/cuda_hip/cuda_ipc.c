@@ -1,4 +1,4 @@
-/* backends/cuda/cuda_ipc.c - the ipc vtable over cudaIpc*: memory handles
+/* backends/cuda_hip/cuda_ipc.c - the ipc vtable over cudaIpc*: memory handles
  * of raw cudaMalloc allocations (the core adds segment offsets), opened with
  * cudaIpcMemLazyEnablePeerAccess on the requested device, and event handles
  * of cudaEventInterprocess events. */

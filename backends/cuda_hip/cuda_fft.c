@@ -1,4 +1,4 @@
-/* backends/cuda/cuda_fft.c - the fft table over cuFFT.
+/* backends/cuda_hip/cuda_fft.c - the fft table over cuFFT.
  *
  * A plan is cufftCreate + cufftSetAutoAllocation(0) + cufftMakePlanMany64
  * with the core's normalised layout (every embedding, stride and distance

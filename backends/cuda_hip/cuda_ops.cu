@@ -1,4 +1,4 @@
-/* backends/cuda/cuda_ops.cu - the CUDA backend's typed fills and conversions
+/* backends/cuda_hip/cuda_ops.cu - the CUDA backend's typed fills and conversions
  * (the ops table), as device code: nvcc builds it for the CUDA plugin and
  * hipcc (XC_VENDOR_HIP) for the HIP one, like cuda_rng.cu.
  *
@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "xc_vendor.h" /* the device runtime (CUDA or HIP), outside extern "C" */
+#include "vendor/xc_vendor.h" /* the device runtime (CUDA or HIP), outside extern "C" */
 extern "C" {
 #include "cuda_internal.h"
 }

@@ -1,4 +1,4 @@
-/* backends/cuda/cuda_memory.c - the memory vtable: raw device memory
+/* backends/cuda_hip/cuda_memory.c - the memory vtable: raw device memory
  * (cudaMalloc/cudaFree), pinned host memory (cudaHostAlloc, portable to
  * every device), stream-ordered copies in every direction (peer copies with
  * cudaMemcpyPeerAsync; large pageable host copies through pinned staging

@@ -1,10 +1,12 @@
-/* backends/cuda/cuda_backend.c - the CUDA backend plugin libxdev-cuda.so:
- * its entry point and ABI table, init/shutdown, error reporting and the
- * device guard. The vtables live in cuda_device.c, cuda_stream.c,
- * cuda_event.c, cuda_memory.c (+ cuda_staging.c, cuda_hostcopy.c),
- * cuda_trace.c, cuda_ipc.c, cuda_nvml.c, cuda_blas.c (cuBLAS) and
- * cuda_fft.c (+ cuda_fft_scale.cu; cuFFT), cuda_nccl.c (NCCL), device code
- * in cuda_rng.cu and cuda_ops.cu.
+/* backends/cuda_hip/cuda_backend.c - the CUDA backend plugin libxdev-cuda.so
+ * (and, built with XC_VENDOR_HIP, libxdev-hip.so): its entry point and ABI
+ * table, init/shutdown, error reporting and the device guard. The vtables
+ * live beside it in cuda_device.c, cuda_stream.c, cuda_event.c,
+ * cuda_memory.c (+ cuda_staging.c, cuda_hostcopy.c), cuda_trace.c,
+ * cuda_ipc.c, cuda_blas.c (cuBLAS) and cuda_fft.c (+ cuda_fft_scale.cu;
+ * cuFFT), cuda_nccl.c (NCCL), device code in cuda_rng.cu and cuda_ops.cu;
+ * each plugin's own files in its folder: cuda_nvml.c and cuda_vmm.c
+ * (backends/cuda), hip_smi.c (backends/hip).
  *
  * The CUDA runtime is linked statically, so the plugin needs only the driver
  * (libcuda.so.1) at run time. Without a driver or a GPU, init fails with the

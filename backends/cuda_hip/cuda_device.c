@@ -1,6 +1,7 @@
-/* backends/cuda/cuda_device.c - the device vtable: count, properties
+/* backends/cuda_hip/cuda_device.c - the device vtable: count, properties
  * (cudaGetDeviceProperties, cached per device), synchronize, peer access,
- * and the NVML slots (cuda_nvml.c). Device indices are the runtime's, so
+ * and the processes/utilisation slots (NVML: backends/cuda/cuda_nvml.c;
+ * rocm-smi: backends/hip/hip_smi.c). Device indices are the runtime's, so
  * CUDA_VISIBLE_DEVICES applies as the driver applies it; the core adds
  * XDEV_VISIBLE_DEVICES on top. */
 #include <stdio.h>
