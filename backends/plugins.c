@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* backends/plugins.c - the plugin backends xdev ships (cuda, hip), registered
  * by name when libxdev loads (the built-in CPU backend registers itself in
  * backends/cpu/). A factory without an entry point is a plugin: the core

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* alloc_bench - cost of xdev's device allocator on the default backend.
  *
  *   alloc_bench [--threads N]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench/bench_util.h - the one harness every benchmark program uses (bench/
  * and bench/gpu/, xdev and raw-vendor sides alike), so that two sides of a
  * comparison are timed by the same clock, the same batch loop and the same

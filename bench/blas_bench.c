@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench/blas_bench.c - square GEMM throughput per dtype through xdev, and
  * (on the CPU backend) the same GEMM on the same buffers called directly on
  * OpenBLAS in the same run, to check that xdev's dispatch (validation, the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # BLAS and FFT benchmarks (included from bench/CMakeLists.txt), run by hand:
 #   build/bench/blas_bench   square GEMM GFLOP/s per dtype, xdev vs direct OpenBLAS
 #   build/bench/fft_bench    FFT GFLOP/s per size, xdev vs direct FFTW; plan-cache hit vs create

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench/fft_bench.c - FFT throughput through xdev per size and precision
  * and (on the CPU backend) the same transform on the same buffers executed
  * directly with FFTW (plan_many, FFTW_ESTIMATE) in the same run; then the cost of an xdev_fft_exec

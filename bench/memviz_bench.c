@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench/memviz_bench.c - a large memory snapshot and its page, for the
  * memory view's load time: thousands of segments (small-pool segments of
  * 2 MiB, two 1 MiB blocks each, every third block freed so segments mix

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/memviz_load.sh - how long a browser takes to open the memory view of a
 # large snapshot (bench/memviz_bench): headless chromium loads the page
 # REPS times in fresh profiles; prints the page's own drawing time (from

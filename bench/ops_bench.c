@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench/ops_bench.c - typed fills and conversions (xdev/ops.h) against the
  * device's own memset and copy of the same bytes, on the current device of
  * the default backend (XDEV_BACKEND picks it), then a bit-identity check of

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """replay_compare.py - allocators side by side on allocation traces, each allocator x trace in
 a fresh process (an allocator's state - its cache, its growth policy's high-water mark - never
 carries from one trace to the next), all driven by the one harness (bench/replay_harness.h).

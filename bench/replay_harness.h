@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench/replay_harness.h - the one allocation-trace replay harness. Every
  * allocator compared (xdev's policies, cudaMallocAsync through xdev's
  * backend:async, PyTorch's c10 from C++) is driven by this same code: the

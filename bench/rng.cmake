@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Random-number benchmark (included from bench/CMakeLists.txt), run by hand:
 #   build/bench/rng_bench [elements] [reps]   fill GB/s per kind/dtype on the
 #   default backend; on the CPU also a plain scalar loop in the same run.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rng_bench.c - random fill throughput (GB/s of output) per kind and dtype
  * on the default backend; on the CPU backend also a plain scalar loop (one
  * Philox block at a time, conversions element by element, not vectorised)

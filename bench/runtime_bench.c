@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench/runtime_bench.c - per-operation cost of xdev's runtime calls.
  *
  * Measures, on the current device of the default backend (XDEV_BACKEND picks

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The CPU backend's math libraries: OpenBLAS (CBLAS) for BLAS and FFTW3
 # (double and float) for FFT, found through pkg-config (Debian:
 # libopenblas-dev, libfftw3-dev; cmake/install-deps.sh installs them) and

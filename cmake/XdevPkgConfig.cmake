@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The variables cmake/xdev.pc.in needs beyond XDEV_PC_LIBS_PRIVATE (which
 # cmake/XdevCpuMath.cmake collects). Included by the top-level CMakeLists.txt
 # just before it configures the template.

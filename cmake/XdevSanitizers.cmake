@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # XDEV_SANITIZE=address gives ASan+UBSan, =thread gives TSan, for every target.
 if(XDEV_SANITIZE STREQUAL "address")
   add_compile_options(-fsanitize=address,undefined -fno-sanitize-recover=undefined

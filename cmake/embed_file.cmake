@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # embed_file.cmake - turns a text file into a C source defining
 # `const char <NAME>[]` (the bytes and a terminating NUL), so that the
 # library carries its page templates without a runtime file lookup.

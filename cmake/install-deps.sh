@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # cmake/install-deps.sh - installs the Debian packages xdev needs to build and test, when missing.
 #
 # Checks each package with `dpkg -s`; if any is missing runs `apt-get update` and then

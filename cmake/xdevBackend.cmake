@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # xdevBackend.cmake - xdev_add_backend(): build a backend plugin for xdev.
 #
 #   xdev_add_backend(<name> SOURCES <files...>)

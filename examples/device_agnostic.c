@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* examples/device_agnostic.c - the device-agnostic pattern in C.
  *
  * The PyTorch idiom

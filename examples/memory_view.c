@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* examples/memory_view.c - looking at what a program did with its device.
  *
  * A small "training loop" on the default device: weights loaded once,

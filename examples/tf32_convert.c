@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* examples/tf32_convert.c - the TF32 experiment of torch's CUDA semantics notes,
  * written against xdev, with the f64 -> f32 step done on the device:
  *

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The XDEV_ALLOC_CONF parser (core/memory/alloc_config.c), linked in directly
 # because it is internal; included from tests/CMakeLists.txt. Its fuzzer is in
 # fuzz/fuzz.cmake.

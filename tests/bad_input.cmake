@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Bad input (issue 16): every public function family with bad arguments, each
 # case in its own forked child (a crash fails that case only); included from
 # tests/CMakeLists.txt. Two CPU devices for the cross-device cases; no plugin

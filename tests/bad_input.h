@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bad_input.h - shared helpers of the bad-input suites (test_bad_input.c,
  * test_bad_input_math.c): short status names, a named-call expectation for
  * table-driven cases, and makers of device buffers and destroyed handles. */

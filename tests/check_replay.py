@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """check_replay.py - the caching allocator's growth policy against the kept PyTorch traces:
 each trace replayed (bench/alloc_replay, the default policy, a fresh process per trace) must
 settle - no backend call in the last of 5 warm passes (the first warm passes may take back a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Contract suite (issue 16, items 13, 15, 16, 17), included from
 # tests/CMakeLists.txt. One executable, one ctest entry per scenario: each
 # needs its own environment because xdev reads it once per process. The

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The null backend skeleton (backends/null) and in-process registration,
 # included from tests/CMakeLists.txt. The skeleton is built a second time
 # named "hip" so that it can replace the shipped hip plugin factory.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_abi.c - pins the backend ABI (include/xdev/backend.h).
  *
  * The tables come from one list (xdev/backend_slots.h); what is pinned here

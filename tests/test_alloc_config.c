@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_alloc_config.c - XDEV_ALLOC_CONF: every key, its accepted values and
  * its errors, through the pure parser (core/memory/alloc_config.c, linked in); and
  * through the environment: a malformed value makes xdev_init fail naming it.

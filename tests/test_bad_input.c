@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_bad_input.c - the device, stream, event, memory and allocator
  * families (test_bad_input_math.c has blas, fft, rng, trace, ipc, system) with
  * inputs a careful C library must refuse with a clear status: NULL

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_bad_input_math.c - bad inputs for blas, fft, rng, trace, ipc and
  * system (the other families are in test_bad_input.c; the rules are the
  * same: each case in its own forked child, a crash fails one case).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_comm_faults.c - communicator ranks in separate processes on the CPU
  * backend when things go wrong (ctest comm.faults):
  *

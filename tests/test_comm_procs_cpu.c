@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_comm_procs_cpu.c - communicator ranks in separate processes on the
  * CPU backend (shared memory): this program makes a group id and starts
  * NPROC copies of itself (fork + exec, the id in hex on the command line);

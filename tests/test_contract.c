@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_contract.c - the library-wide contract of issue 16 (items 13, 15-17).
  *
  *   error_state     a successful call leaves the thread's error state as it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_error_format.c - the error formatter (core/base/error.c, compiled in
  * white-box) when an argument is the thread's own current message: a new
  * message wrapping xdev_last_error() must read as written, not as the

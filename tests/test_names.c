@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_names.c - the deprecated names of the naming rule (xdev/xdev.h): each
  * old spelling still compiles and means its new name, until the next major
  * version; a file that defines the old XPH_FN / XCV_FN override before the

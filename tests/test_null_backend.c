@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_null_backend.c - the null backend skeleton (backends/null) stays an
  * ABI 3 backend whose optional slots are NULL, and a backend linked into the
  * process registers through the public xdev_backend_register like the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_select.c - backend selection, plugin loading and environment parsing.
  *
  * xdev initialises once per process, so every scenario is its own ctest entry

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_tls.c - libxdev's static TLS stays small enough to dlopen.
  *
  * libxdev keeps its per-thread pointer in initial-exec TLS (fast current

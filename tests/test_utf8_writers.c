@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_utf8_writers.c - the writers behind every file xdev produces (the
  * JSON string escaper of core/base/strbuf.c, the pickle writer of
  * core/observe/pickle.c; compiled in white-box with utf8.c and json_check.c)

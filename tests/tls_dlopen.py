@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tls_dlopen.py - load libxdev late, from Python's ctypes (tls.dlopen_python).
 
 A late dlopen gets static TLS from glibc's small spare reserve; libxdev

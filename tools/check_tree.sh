@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tools/check_tree.sh - the rules of this tree that a script can check, so the texts that state
 # them (core/README.md, tests/README.md) stay true. Run by .ci/run (step "structure").
 #
@@ -19,7 +20,7 @@
 #                  (XDEV_TEST_ENV_VARS in tests/CMakeLists.txt) or passed through on purpose
 #                  (TEST_ENV_PASS_THROUGH below), and named in README.md's environment section.
 #   spdx           every source file carries "SPDX-License-Identifier: Apache-2.0" in its first
-#                  3 lines (tools/add_spdx.sh adds it). Only with --spdx or XDEV_CHECK_SPDX=1.
+#                  3 lines (tools/add_spdx.sh adds it).
 #
 # Every violation is printed as file:line: [rule] what; the exit status is 1 if there was one.
 # An entry of an exception list that no longer matches anything is a violation too, so the
@@ -31,7 +32,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 usage() { sed -n '2,/^# Needs/{/SPDX-License-Identifier/d;s/^# \{0,1\}//p;}' "$0"; }
-spdx=${XDEV_CHECK_SPDX:-0}
+spdx=${XDEV_CHECK_SPDX:-1}
 format=1
 rules=()
 for a in "$@"; do

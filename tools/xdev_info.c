@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tools/xdev_info.c - xdev-info: what xdev sees on this machine.
  *
  * Lists every backend type (loaded, failed and why, or not tried), its plugin

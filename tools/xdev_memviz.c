@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tools/xdev_memviz.c - xdev-memviz: a memory snapshot file (the JSON of
  * xdev_memory_snapshot) to the memory view, one self-contained HTML page
  * (xdev/memviz.h), for snapshots written by programs that did not make

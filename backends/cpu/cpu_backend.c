@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* backends/cpu/cpu_backend.c - the CPU backend's ABI table, init/shutdown and configuration.
  *
  * init reads XDEV_CPU_DEVICES (device count, default 1) and XDEV_CPU_MEMORY

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* backends/cpu/cpu_blas.c - the CPU backend's BLAS table over OpenBLAS (CBLAS).
  *
  * Each call copies its descriptor into a job and enqueues it as a host

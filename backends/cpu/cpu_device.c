@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* backends/cpu/cpu_device.c - the device vtable: counts, properties, device-wide sync, peers.
  *
  * Every CPU device is the same host: properties name the host CPU, report

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* backends/cpu/cpu_event.c - CPU events: positions in a stream's queue.
  *
  * Each record gets a sequence number (1, 2, ...) at the call and enqueues a

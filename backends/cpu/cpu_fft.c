@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* backends/cpu/cpu_fft.c - the CPU backend's FFT table over FFTW3 (double
  * and float).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* backends/cpu/cpu_internal.h - types and functions shared by the CPU backend's files.
  *
  * Objects:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* backends/cpu/cpu_math.h - the CPU backend's optional BLAS and FFT tables
  * (cpu_blas.c over OpenBLAS, cpu_fft.c over FFTW3), registered in
  * cpu_backend.c. Both enqueue their work as host functions on the CPU

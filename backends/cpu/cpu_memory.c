@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* backends/cpu/cpu_memory.c - CPU "device" memory, host memory, and stream-ordered copies.
  *
  * Device memory is host memory with a per-device capacity (XDEV_CPU_MEMORY)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* backends/cpu/cpu_ops.c - the CPU backend's typed fills and conversions (the
  * ops table), run on the stream's worker in stream order like every other
  * enqueued job.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* backends/cpu/cpu_queue.c - a CPU stream's queue: ops run in order on one worker thread.
  *
  * Producers append op nodes to an intrusive FIFO under the stream mutex; the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* backends/cpu/cpu_rng.c - the CPU backend's random fills.
  *
  * A fill is enqueued as a host function, so it runs on the stream's worker

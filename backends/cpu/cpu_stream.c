@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* backends/cpu/cpu_stream.c - the stream vtable and each device's list of live streams.
  *
  * The queue itself is cpu_queue.c. This file owns stream lifetime: every

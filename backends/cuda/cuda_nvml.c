@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* backends/cuda/cuda_nvml.c - device.list_processes and device.utilization
  * through NVML, loaded with dlopen("libnvidia-ml.so.1") on first use (the
  * driver installs it; the plugin does not link it). A CUDA device maps to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* backends/cuda/cuda_vmm.c - the memory table's virtual memory slots
  * (memory.va_*) over CUDA's virtual memory management API, for expandable
  * segments (core/memory/expandable.c).

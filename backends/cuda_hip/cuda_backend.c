@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* backends/cuda_hip/cuda_backend.c - the CUDA backend plugin libxdev-cuda.so
  * (and, built with XC_VENDOR_HIP, libxdev-hip.so): its entry point and ABI
  * table, init/shutdown, error reporting and the device guard. The vtables

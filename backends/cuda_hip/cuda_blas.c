@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* backends/cuda_hip/cuda_blas.c - the blas table over cuBLAS.
  *
  * GEMM: cublasGemmEx (batch 1) or cublasGemmStridedBatchedEx, the _64 entry

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* backends/cuda_hip/cuda_device.c - the device vtable: count, properties
  * (cudaGetDeviceProperties, cached per device), synchronize, peer access,
  * and the processes/utilisation slots (NVML: backends/cuda/cuda_nvml.c;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* backends/cuda_hip/cuda_event.c - the event vtable. Flags map as torch maps
  * them: timing is off (cudaEventDisableTiming) unless XDEV_EVENT_TIMING;
  * XDEV_EVENT_BLOCKING_SYNC adds cudaEventBlockingSync; XDEV_EVENT_INTERPROCESS

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* backends/cuda_hip/cuda_fft.c - the fft table over cuFFT.
  *
  * A plan is cufftCreate + cufftSetAutoAllocation(0) + cufftMakePlanMany64

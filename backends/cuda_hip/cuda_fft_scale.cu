@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* backends/cuda_hip/cuda_fft_scale.cu - multiplies an FFT's output by the
  * normalisation factor (xdev_fft_exec_desc_t.scale) on the exec's stream.
  *

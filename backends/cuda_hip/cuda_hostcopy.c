@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* backends/cuda_hip/cuda_hostcopy.c - a host memcpy spread over a few threads,
  * for the pageable side of staged copies (one thread's memcpy into pinned
  * memory is slower than the PCIe link).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* backends/cuda_hip/cuda_internal.h - state and helpers shared by the CUDA
  * and HIP backend plugins' files (one file per vtable, see cuda_backend.c),
  * those of this folder and each plugin's own (backends/cuda, backends/hip).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* backends/cuda_hip/cuda_ipc.c - the ipc vtable over cudaIpc*: memory handles
  * of raw cudaMalloc allocations (the core adds segment offsets), opened with
  * cudaIpcMemLazyEnablePeerAccess on the requested device, and event handles

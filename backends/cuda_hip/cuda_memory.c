@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* backends/cuda_hip/cuda_memory.c - the memory vtable: raw device memory
  * (cudaMalloc/cudaFree), pinned host memory (cudaHostAlloc, portable to
  * every device), stream-ordered copies in every direction (peer copies with

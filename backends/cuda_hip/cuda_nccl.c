@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* backends/cuda_hip/cuda_nccl.c - the comm table (communicators) over NCCL,
  * loaded at run time: XDEV_NCCL_PATH (a file) when set, else
  * "libnccl.so.2" through the dynamic linker's search path. Built where

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* backends/cuda_hip/cuda_ops.cu - the CUDA backend's typed fills and conversions
  * (the ops table), as device code: nvcc builds it for the CUDA plugin and
  * hipcc (XC_VENDOR_HIP) for the HIP one, like cuda_rng.cu.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* backends/cuda_hip/cuda_rng.cu - the CUDA backend's random fills (rng vtable).
  *
  * One grid-stride kernel per (kind, format): each thread takes whole

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* backends/cuda_hip/cuda_staging.c - large copies between pageable host memory
  * and a device, pipelined through pinned staging buffers.
  *

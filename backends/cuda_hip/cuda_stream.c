@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* backends/cuda_hip/cuda_stream.c - the stream vtable.
  *
  * Default stream: each device's default stream is the runtime's legacy

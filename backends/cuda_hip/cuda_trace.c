@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* backends/cuda_hip/cuda_trace.c - the trace vtable: NVTX markers and ranges
  * through the header-only nvtx3 of the toolkit (it loads a profiler's
  * injection library when one is attached, and is a cheap no-op otherwise);

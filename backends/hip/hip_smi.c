@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* backends/hip/hip_smi.c - device.list_processes and device.utilization of
  * the HIP plugin through rocm-smi, AMD's counterpart of NVML (the CUDA build
  * uses cuda_nvml.c). librocm_smi64.so.1 is opened at run time, as NVML is:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* backends/null/null_backend.c - the skeleton a new backend starts from: a
  * tiny but real device whose memory is host memory.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench/gpu/c10_alloc_bench.cpp - PyTorch's CUDA caching allocator (c10),
 // called from C++ without Python, measured exactly as bench/alloc_bench.c and
 // bench/alloc_replay.c measure xdev's, so the numbers sit side by side:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench/gpu/comm_bench.c - all_reduce across the GPUs of one process:
  * xdev_all_reduce (xdev's communicators, NCCL inside) against NCCL used by
  * hand (ncclCommInitAll + ncclAllReduce from the same libnccl.so.2, opened

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """bench/gpu/comm_torch.py - xdev's collectives against PyTorch's, one harness.
 
 Two groups, on the GPUs of one machine (2 or more):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench/gpu/copy_bench.c - host<->device copy bandwidth through xdev against
  * the raw CUDA runtime, on the same buffers and the same stream of cuda:0:
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench/gpu/cuda_runtime_bench.c - the raw CUDA runtime's cost for the
  * operations bench/runtime_bench.c times through xdev, same method (batches
  * of --ops calls, median/min/max ns per call over --reps batches, an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench/gpu/fft_overhead_bench.c - the host cost of an xdev_fft_exec whose
  * plan is in the cache (lookup, work area from the caching allocator,
  * cufftSetStream/SetWorkArea when they change, cufftExec*, completion

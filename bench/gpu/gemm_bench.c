@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench/gpu/gemm_bench.c - square GEMM throughput through xdev_gemm against
  * a direct cublasGemmEx on the same buffers and the same stream of cuda:0:
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench/gpu/gpu_bench.h - what the CUDA benchmarks (copy_bench, gemm_bench,
  * fft_overhead_bench, tf32_bench) add to bench_util.h's harness: a CUDA call
  * check, the cuda device under test and a deterministic fill. */

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """bench/gpu/rng_torch.py - torch's random fill throughput on the GPU, for
 side-by-side reading with build/bench/rng_bench (same kinds, same default
 size: 2^26 elements, GB/s of output, best of 10; timed with CUDA events).

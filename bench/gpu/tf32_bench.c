@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench/gpu/tf32_bench.c - the seed's TF32 experiment (torch.backends.cuda.
  * matmul.allow_tf32) through xdev on cuda:0:
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """capture.py - multi-stream allocation traces from PyTorch workloads, in the format of
 ../shared/traces (action,addr,size,stream CSV, gzip) with the caching allocator's own figures
 in NAME.meta. Run on a GPU machine with PyTorch (tests/gpu/run.sh step capture):

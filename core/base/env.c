@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* env.c - strict parsing of XDEV_* environment variables.
  *
  * Every message about a malformed value names the variable, quotes the

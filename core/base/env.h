@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* env.h - strict parsing of XDEV_* environment variables.
  * A malformed value is an error naming the variable, never silently ignored. */
 #ifndef XDEV_CORE_ENV_H

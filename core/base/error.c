@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* error.c - status names and the thread-local "last error" message.
  *
  * The state is sticky, as xdev/error.h documents: a failing call sets it, a

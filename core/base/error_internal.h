@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* error_internal.h - how core code reports failures.
  *
  * XDEV_FAIL sets this thread's message (no prefix) and returns the status.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* handle_arena.c - reserved-range handle storage; see handle_arena.h. */
 #include "base/handle_arena.h"
 

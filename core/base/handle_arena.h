@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* handle_arena.h - storage for opaque handles (streams, events) that lets
  * the core tell a live handle from a foreign or destroyed one without
  * dereferencing memory it does not own.

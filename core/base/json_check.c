@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* json_check.c - a recursive-descent JSON syntax check with a depth limit
  * (no tree is built: the memory view's page parses the text itself), and a
  * look at the top-level object's members for the page builders. */

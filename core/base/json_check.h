@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* json_check.h - a JSON syntax check (RFC 8259), so that a tool handed a
  * file can say "not JSON at byte N" instead of producing a broken page. */
 #ifndef XDEV_CORE_JSON_CHECK_H

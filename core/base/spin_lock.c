@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* spin_lock.c - contended paths of the device allocator's lock. */
 #include "base/spin_lock.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* spin_lock.h - the device allocator's lock: spin briefly, then sleep.
  *
  * Every malloc and free holds it for ~100 ns. A pthread mutex sends a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* strbuf.h - a growable string for reports (summary, snapshot JSON). */
 #ifndef XDEV_CORE_STRBUF_H
 #define XDEV_CORE_STRBUF_H

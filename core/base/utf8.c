@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* utf8.c - UTF-8 validity and repair (utf8.h). */
 #include "base/utf8.h"
 

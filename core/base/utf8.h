@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* utf8.h - UTF-8 as RFC 3629 defines it (no overlong forms, no surrogates,
  * nothing above U+10FFFF), so that every file xdev writes (snapshot JSON,
  * torch pickle, trace) is valid UTF-8 whatever bytes it was handed, and the

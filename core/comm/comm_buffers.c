@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* comm_buffers.c - the buffer check every collective makes: a pointer must
  * be live xdev device memory large enough for the call, and its device is
  * the one the collective runs on. Shared by torch.cuda.comm's functions

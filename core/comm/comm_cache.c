@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* comm_cache.c - the communicators torch.cuda.comm's functions borrow.
  *
  * torch.cuda.comm.reduce_add sums through NCCL where it can, with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* comm_checks.c - the argument checks of the communicator calls
  * (xdev/communicator.h), made before anything is queued, so that a bad
  * call fails at once and writes nothing: dtype, reduction op, root and peer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* comm_group.c - group calls (xdev_group_start/end, NCCL's
  * ncclGroupStart/End): a per-thread nesting depth, and each loaded backend
  * with communicators brackets the group too (NCCL enqueues a group's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* comm_internal.h - what the files of core/comm share: the buffer check
  * (comm_buffers.c), the cached groups of torch.cuda.comm (comm_cache.c) and
  * adopting a rank made elsewhere (communicator.c, for comm_procs.c). The

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* comm_procs.c - ranks in several processes (xdev/communicator.h): a
  * group's id and a process's rank in it, through the backend's comm table
  * (ncclGetUniqueId / ncclCommInitRank on CUDA). The id carries a magic and

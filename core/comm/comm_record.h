@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* comm_record.h - a communicator's record: the handle (struct xdev_communicator),
  * its group and a queued task. Private to the three files that make up the
  * communicators: communicator.c (the public calls, the registry, routing),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* communicator.c - communicators (xdev/communicator.h): their lifetime
  * (init_all, adopt for comm_procs.c, destroy, abort, check, rank, size,
  * device), the registry of live handles, and the collective and send/recv

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* host_collectives.c - the host-memory collective engine: the ranks of a
  * group made by xdev_communicator_init_all on a backend whose device memory the
  * host addresses (the CPU backend), all in this process.

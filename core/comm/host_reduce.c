@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* host_reduce.c - the elementwise reductions of the host-memory
  * communicator (communicator.c): dst[i] = op over srcs[r][i], for buffers
  * the host can address (the CPU backend's device memory).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* host_reduce.h - elementwise reductions over host-addressable buffers
  * (host_reduce.c), for the host-memory communicator. */
 #ifndef XDEV_CORE_HOST_REDUCE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* local_comm.c - torch.cuda.comm over the devices of one process
  * (xdev/comm.h): broadcast, broadcast_coalesced, reduce_add, scatter,
  * gather, built from the core's stream-ordered copies, stream waits, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* shm_comm.c - communicator ranks in several processes for backends whose
  * device memory is host memory (the CPU backend), through POSIX shared
  * memory.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* shm_comm.h - communicator ranks in several processes for host-memory
  * backends, through POSIX shared memory (shm_comm.c). */
 #ifndef XDEV_CORE_SHM_COMM_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* blas.c - the public BLAS API: argument validation, operand device and
  * stream resolution, dtype support, the TF32 flag, then the backend's blas
  * table. Backends see fully checked descriptors (backend.h). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dtype.c - names and sizes of the element types (xdev/dtype.h). */
 #include "xdev/dtype.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fft.c - the public FFT API: descriptor validation and normalisation into
  * a plan-cache key, operand device and stream resolution, normalisation
  * factors, the per-exec work area, then the backend's exec slot. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fft_plan_cache.c - per-device LRU cache of backend FFT plans and its
  * public controls (max_size, size, clear, stats), as torch's cuFFT plan
  * cache. A hash table finds a key in O(1); a doubly linked list keeps the

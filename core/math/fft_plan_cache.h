@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fft_plan_cache.h - the per-device LRU cache of backend FFT plans
  * (torch.backends.cuda.cufft_plan_cache), shared by every backend.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* operands.c - resolve the device and stream of a BLAS/FFT call from its
  * operands through the pointer registry (see operands.h). */
 #include "math/operands.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* operands.h - where a math call (BLAS, FFT) runs, decided from its operands.
  *
  * Every operand must be device memory that xdev allocated, all on one device

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ops.c - typed fills and dtype conversions (xdev/ops.h): the checks, the
  * fill value made into one element's bytes (xdev/support/convert.h, so the
  * element is the same on every backend), then the backend's ops table. */

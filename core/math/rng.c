@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rng.c - the public fills: argument validation, the output's device and
  * stream (operands.h), the generator, the reservation of the words the fill
  * consumes, then the backend's rng table (see xdev/rng.h for the layout). */

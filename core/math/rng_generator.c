@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rng_generator.c - random generators: the per-device default generators
  * and torch.cuda's seeding API over them, explicit generator objects, and
  * the versioned state bytes (see xdev/rng.h and rng_internal.h). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rng_internal.h - generator state shared by the seeding API
  * (rng_generator.c) and the fills (rng.c).
  *

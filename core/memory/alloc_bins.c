@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* alloc_bins.c - segregated size-class bins with exact best fit.
  *
  * A bin covers 1/8 of a power of two; its blocks stay sorted by (size,

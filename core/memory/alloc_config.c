@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* alloc_config.c - strict parser for XDEV_ALLOC_CONF (see alloc_config.h). */
 #include "memory/alloc_config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* alloc_config.h - XDEV_ALLOC_CONF, the caching allocator's settings.
  *
  * Format (as PYTORCH_CUDA_ALLOC_CONF): comma-separated key:value pairs,

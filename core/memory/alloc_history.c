@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* alloc_history.c - what the allocator records for its observers: the
  * optional history ring of alloc/free/segment events per device
  * (xdev_memory_record_history), fed to the stream tracer while it runs

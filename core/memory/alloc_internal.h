@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* alloc_internal.h - data structures of the device caching allocator.
  *
  * Per device: segments obtained from the backend, cut into blocks. Free

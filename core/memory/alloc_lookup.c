@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* alloc_lookup.c - find the live allocation behind a pointer (see
  * alloc_lookup.h), so copies, memset, BLAS, FFT and RNG check the bytes the
  * caller owns, not the 2 MiB segment around them, and refuse freed memory. */

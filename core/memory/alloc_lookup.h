@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* alloc_lookup.h - the live allocation a pointer points into.
  *
  * The pointer registry knows ranges: caching-allocator segments (many

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* alloc_ptrmap.c - address -> live block, one table per device allocator.
  *
  * The table lives under the device allocator's lock, so xdev_free and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* alloc_stats.c - memory statistics with torch's keys, the convenience
  * getters, resets, and the human-readable memory summary table. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* alloc_tag.c - caller-supplied context for allocations: each thread keeps a
  * stack of tags (xdev_memory_tag_push/pop), and every allocation it makes
  * carries the stack's path ("train/forward/attn") into snapshot blocks,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* caching_allocator.c - torch's caching allocator algorithm over any
  * backend's raw malloc/free and events.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* copy.h - the stream-ordered copy without the public call's checks, for
  * core code that copies (the collectives of comm/). */
 #ifndef XDEV_CORE_COPY_H

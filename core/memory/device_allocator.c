@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* device_allocator.c - the public device-memory API over each device's
  * allocator: caching (default), direct (XDEV_NO_MEMORY_CACHING=1), the
  * backend's stream-ordered allocator (XDEV_ALLOC_CONF=backend:async), or an

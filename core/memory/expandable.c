@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* expandable.c - expandable segments (XDEV_ALLOC_CONF=expandable_segments:true).
  *
  * Instead of many fixed segments, each stream pool gets one segment per pool

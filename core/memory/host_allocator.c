@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* host_allocator.c - caching allocator for pinned (page-locked) host memory.
  *
  * torch rounds pinned requests to powers of two, so a 65 MiB buffer costs

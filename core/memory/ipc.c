@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ipc.c - sharing device memory and events between processes through the
  * backend's optional ipc table (cudaIpc* on CUDA).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* memory.c - what xdev knows about a pointer, copies with their direction
  * inferred from it, memset and memory info. Allocation itself lives in
  * device_allocator.c (device) and host_allocator.c (pinned). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* pointer_registry.h - every allocation xdev handed out, by address range,
  * so that copies infer their direction, device_of works on interior
  * pointers, and a foreign pointer or double free is an error, not a crash. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* alloc_snapshot.c - xdev_memory_snapshot: the caching allocators as JSON
  * (segments, blocks, states), each device's history ring (which the
  * allocator records: memory/alloc_history.c) and its statistics. */

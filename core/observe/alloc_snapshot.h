@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* alloc_snapshot.h - what observe/'s views of the caching allocators share:
  * the memory snapshot's JSON (alloc_snapshot.c) for the memory view
  * (memviz.c), and torch's block-state names and a segment's byte counts for

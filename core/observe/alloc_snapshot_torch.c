@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* alloc_snapshot_torch.c - the memory snapshot of one device type in the
  * structure torch.cuda.memory._snapshot() returns, pickled, so that
  * PyTorch's memory viewer (memory_viz: the web page, or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* memviz.c - the memory view (xdev/memviz.h): the embedded page
  * (memviz_page.html, compiled in by cmake/embed_file.cmake) with a snapshot's
  * JSON in place of its marker (page.c). */

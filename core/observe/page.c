@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* page.c - a view template with JSON in it. The JSON is checked first (UTF-8,
  * syntax, the required top-level array), so a damaged file is an error
  * naming the byte or the member rather than a page that fails in the

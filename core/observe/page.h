@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* page.h - the library's HTML views (the memory view, the trace view) are
  * templates compiled in as strings (cmake/embed_file.cmake) with a marker
  * where the data goes; this puts checked JSON there. */

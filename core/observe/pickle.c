@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* pickle.c - the pickle writer (pickle.h): protocol 2 opcodes only. */
 #include "observe/pickle.h"
 

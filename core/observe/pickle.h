@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* pickle.h - a writer of Python's pickle format (protocol 2), just enough
  * for plain data: dicts, lists, pairs, strings, integers, booleans. It
  * exists so that a memory snapshot can be handed to PyTorch's own memory

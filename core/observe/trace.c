@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* trace.c - profiler markers: the default backend's trace table (NVTX on
  * CUDA), or successful no-ops when it has none. The core keeps each thread's
  * range depth itself so that push/pop report the same depths with or without

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* trace_view.c - xdev_trace_view_html: a stream trace as a timeline page
  * (trace_view.html, compiled in by cmake/embed_file.cmake), for a first look
  * without Perfetto or chrome://tracing. */

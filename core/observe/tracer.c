@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tracer.c - recording a stream trace: sessions (xdev_trace_start / stop,
  * XDEV_TRACE_FILE), spans around enqueued work, allocator events and
  * markers, each placed on its track (a device x stream, or a host thread).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tracer.h - the stream tracer behind xdev_trace_start / XDEV_TRACE_FILE:
  * what each stream ran, as Trace Event Format JSON (Perfetto,
  * chrome://tracing). Work enqueued anywhere in the core reaches it through

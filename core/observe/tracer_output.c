@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tracer_output.c - a trace's device times and its file.
  *
  * Device times: each span holds two backend timing events; a device's

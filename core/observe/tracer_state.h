@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tracer_state.h - what a tracing session holds (tracer.c records it,
  * tracer_output.c maps device times onto the host clock and writes the
  * file). Everything here is guarded by xdev_tracer.lock. */

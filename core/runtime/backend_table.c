@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* backend_table.c - the registered backend factories (xdev_backend_register).
  *
  * The core knows no backend by itself: each registers a named factory here

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* device.c - device counts, the per-thread current device, guards,
  * properties, synchronisation and peer access.
  *

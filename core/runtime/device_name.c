@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* device_name.c - "cuda:1"-style device names: parse and format. The type
  * names are the registered backends' (backend_table.c). */
 #include <limits.h>

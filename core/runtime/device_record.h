@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* device_record.h - the one resolver from a public xdev_device_t to the
  * device's record (backend, backend context, core state).
  *

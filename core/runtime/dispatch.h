@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dispatch.h - one typed helper per backend slot.
  *
  * Call sites never spell a slot's signature or test it for NULL: they call

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* event.c - event objects: lazy binding to a device at first record,
  * record/query/synchronize, elapsed time with torch's error cases. */
 #include <string.h>

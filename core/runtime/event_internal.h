@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* event_internal.h - the core's event object behind xdev_event_t. Its
  * backend event is created on the first record, on the stream's device. */
 #ifndef XDEV_CORE_EVENT_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hooks.c - the hooks of the folders above runtime/ (hooks.h): registered
  * from constructors while libxdev loads, run by initialisation and by a
  * thread's exit. Registration happens before any xdev call can run, so the

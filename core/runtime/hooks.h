@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hooks.h - how the folders above runtime/ take part in what runtime does
  * without runtime calling up into them (core/README.md; tools/check_tree.sh,
  * rule core-layers): steps of initialisation, and a thread's exit. memory/

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* plugin_loader.c - find, dlopen and check backend plugins.
  *
  * libxdev-<name>.so is looked for in each directory of XDEV_PLUGIN_PATH

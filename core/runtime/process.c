@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* process.c - fork and exit (see process.h for the behaviour and why). */
 #include "runtime/process.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* process.h - xdev across fork() and at process exit.
  *
  * fork: a child forked after xdev initialised in the parent cannot use it -

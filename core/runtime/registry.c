@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* registry.c - initialisation, backend selection (XDEV_BACKEND), lazy
  * loading of each registered backend (opening its devices into records),
  * XDEV_VISIBLE_DEVICES renumbering of the accelerators (never of the others:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* registry.h - the backends the core knows (by registration), their load
  * state, and one record per visible device.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* stream.c - stream objects: default and per-thread current streams,
  * creation, queries, cross-stream ordering, host functions, guards. */
 #include <stdlib.h>

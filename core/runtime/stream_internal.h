@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* stream_internal.h - the core's stream object behind xdev_stream_t. */
 #ifndef XDEV_CORE_STREAM_INTERNAL_H
 #define XDEV_CORE_STREAM_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* system.c - processes on a device and its utilisation, through the
  * backend's optional device.list_processes / device.utilization slots (NVML
  * on CUDA); torch.cuda.list_gpu_processes' text is built here. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* thread_state.c - allocation and release of the per-thread block (release
  * runs the exit hooks first, runtime/hooks.h), and the list of every
  * thread's block that hazard-pointer scans walk. */

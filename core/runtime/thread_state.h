@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* thread_state.h - what runtime keeps per thread on its hot paths (the
  * allocator keeps its arena and free hint in its own initial-exec TLS,
  * memory/device_allocator.c).

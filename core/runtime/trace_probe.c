@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* trace_probe.c - the stream tracer's flag and probes (trace_probe.h), which
  * observe/tracer.c fills in when libxdev loads. */
 #include "runtime/trace_probe.h"

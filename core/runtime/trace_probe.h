@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* trace_probe.h - where code that enqueues work tells the stream tracer what
  * it ran. The tracer (observe/tracer.c, behind xdev_trace_start and
  * XDEV_TRACE_FILE) sits above every folder that calls these: it fills in

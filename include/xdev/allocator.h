@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* xdev/allocator.h - the caching device allocator's controls, statistics,
  * summary and snapshot, pluggable allocators, and the pinned host cache.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* xdev/backend.h - the backend ABI (3.0): what a backend (built-in or plugin) provides.
  *
  * A plugin is a shared module libxdev-<name>.so exporting one function,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* xdev/backend_slots.h - the one list of backend slots (ABI 3).
  *
  * Every table of the backend ABI (xdev/backend.h), the core's typed dispatch

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* xdev/backend_support.h - what a backend needs, beside the ABI, to honour
  * xdev's contract bit for bit; installed, so a plugin built out of tree has
  * the same tools as the backends in this repository:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* xdev/blas.h - dense linear algebra on any backend: GEMM (single and
  * strided batched) for f32, f64, c64, c128, f16 and bf16, and a few level-1
  * routines (axpy, dot, nrm2, scal).

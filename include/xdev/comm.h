@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* xdev/comm.h - torch.cuda.comm over devices of one process: broadcast,
  * broadcast_coalesced, reduce_add, scatter, gather.
  *

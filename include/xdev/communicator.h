@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* xdev/communicator.h - communicators and the collectives data-parallel
  * training is built on (NCCL's model): all_reduce, all_gather,
  * reduce_scatter, broadcast, reduce, send/recv, group calls.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* xdev/device.h - device types, names, the per-thread current device, properties.
  *
  * A device is a (type, index) pair named like a torch device: "cpu:0",

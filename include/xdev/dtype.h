@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* xdev/dtype.h - element types of device buffers, shared by BLAS, FFT, random
  * fills, typed fills and conversions (xdev/ops.h). */
 #ifndef XDEV_DTYPE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* xdev/error.h - status codes and the thread-local error message.
  *
  * Every xdev call returns an xdev_status_t (0 = success). When a call fails it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* xdev/event.h - events: markers in a stream for ordering and timing.
  *
  * As torch.cuda.Event: created without a device and bound to one on the

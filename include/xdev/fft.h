@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* xdev/fft.h - fast Fourier transforms on any backend, with torch's
  * per-device plan cache.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* xdev/ipc.h - sharing device memory and events with other processes
  * (torch's CUDA IPC: Storage._share_cuda_, Event.ipc_handle, ipc_collect).
  *

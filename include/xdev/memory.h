@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* xdev/memory.h - device memory, pinned host memory, copies and memset.
  *
  * xdev remembers every pointer it hands out (device and pinned host) so a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* xdev/memviz.h - the memory view: a snapshot of the caching allocators
  * (xdev_memory_snapshot, with the history that xdev_memory_record_history
  * keeps) as one self-contained HTML page that any browser opens offline.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* xdev/ops.h - typed fills and dtype conversions of device memory, on the
  * device, stream-ordered (torch.full / fill_, tensor.to(dtype)).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* xdev/rng.h - random numbers: torch.cuda's per-device generators and
  * seeding API, explicit generator objects, and fills in stream order.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* xdev/runtime.h - initialisation, version, and what backends were found.
  *
  * Backends are chosen by XDEV_BACKEND (auto | cuda | hip | cpu | a list of

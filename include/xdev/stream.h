@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* xdev/stream.h - streams: in-order queues of work on one device.
  *
  * Follows torch.cuda: every device has a default stream; every thread has a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* xdev/system.h - what the vendor's management library says about a device:
  * the processes using it and its utilisation (NVML on CUDA).
  *

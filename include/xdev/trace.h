@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* xdev/trace.h - seeing what ran: profiler markers (torch.cuda.nvtx) and
  * xdev's own stream trace.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* xdev/xdev.h - the whole public API of xdev, a portable device runtime.
  *
  * Names - one rule for every public name:

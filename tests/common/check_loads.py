@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Load a file xdev wrote with Python's own readers and look for strings in it.
 
 Usage: check_loads.py json|pickle FILE [HEX ...]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* json_check.c - the tests' JSON check: the library's own checker
  * (core/base/json_check.c, compiled into the test helpers white-box) with
  * its verdict as a message. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* json_check.h - a strict JSON syntax check for tests (RFC 8259 grammar, the
  * library's checker), so output is proven parseable without a JSON library. */
 #ifndef JSON_CHECK_H

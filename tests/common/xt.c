@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* xt.c - shared helpers for the xdev Check suites. */
 #include "xt.h"
 #include "xdev/support/half.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* xt.h - shared helpers for the xdev Check suites.
  *
  * Every error-path assertion goes through XT_ERR / XT_ERR_ANY: they check the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* xt_procs.h - what the several-process communicator tests share: a group
  * id as hex on a command line, and the rank processes started as a
  * launcher would (fork + exec of this program: "child <rank> <hex id>"). */

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # check_skip_lists.cmake - fails when a backend's conformance.skip is stale.
 #
 #   cmake -DSOURCES=<tests/conformance> "-DSKIP_LISTS=<a.skip;b.skip>" -P check_skip_lists.cmake

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Check a pickled memory snapshot from xdev_memory_snapshot_torch.
 
 Usage: check_torch_snapshot.py FILE DEVICE_INDEX MIN_SEGMENTS MIN_TRACE_ENTRIES

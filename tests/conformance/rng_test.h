@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rng_test.h - helpers shared by the random-number suites (test_rng.c,
  * test_rng_api.c): the seven fills with fixed parameters and their scalar
  * reference. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_alloc_expandable.c - expandable segments
  * (XDEV_ALLOC_CONF=expandable_segments:true) on the backend under test: a
  * stream's pool grows one segment in place, a unit of the backend's mapping

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_alloc_policy.c - the caching allocator's growth policy
  * (trim_before_grow) on the backend under test: before reserved memory grows
  * past its high-water mark the requesting stream's own wholly free segments

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_alloc_threads.c - the caching allocator under several threads on one
  * device (arenas, see xdev/allocator.h): threads that contend move to
  * arenas of their own (none with thread_arenas:1); a block is freed into its

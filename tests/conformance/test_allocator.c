@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_allocator.c - the caching device allocator on a backend's real
  * asynchronous streams: stream-ordered reuse, record_stream, OOM handling,
  * the fraction cap, statistics invariants against a model, summary,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_blas.c - GEMM (every dtype, transposes, leading dimensions, batches),
  * level-1 routines, the TF32 flag and bad input, against a double-precision
  * reference computed here.

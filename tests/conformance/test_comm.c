@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_comm.c - torch.cuda.comm over devices (xdev/comm.h) on the backend
  * under test: broadcast, broadcast_coalesced (packed buckets and large
  * buffers), reduce_add of every dtype (sums checked against the host, f16 and

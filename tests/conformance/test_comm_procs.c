@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_comm_procs.c - communicator ranks in separate processes, on the
  * backend under test: every collective with every dtype it takes, and
  * send/recv, checked against the host in each rank.

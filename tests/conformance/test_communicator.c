@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_communicator.c - communicators and collectives (xdev/communicator.h)
  * on the backend under test: all_reduce of every reducible dtype and op
  * against the host (in place too), broadcast, reduce, all_gather (in place

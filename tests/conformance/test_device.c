@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_device.c - device names, counts, the per-thread current device, guards,
  * properties, peer access, XDEV_VISIBLE_DEVICES and XDEV_CPU_MEMORY.
  *

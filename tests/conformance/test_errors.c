@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_errors.c - status strings and the thread-local last error.
  * Conformance: runs on the backend XDEV_BACKEND selects (xt_type()). */
 #include <pthread.h>

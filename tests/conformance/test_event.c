@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_event.c - event flags, record/query/synchronize, device binding,
  * elapsed_time errors and real timing. Conformance: runs on the backend
  * XDEV_BACKEND selects (cpu: XDEV_CPU_DEVICES=4). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_fft.c - FFT c2c/r2c/c2r in 1, 2 and 3 dimensions, batched, with
  * strides, distances and embeddings, in and out of place, forward and
  * inverse, every normalisation, against a naive double-precision DFT; bad

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_hardening.c - regression tests for issue 16's memory-safety items:
  * huge sizes (1, 2), bounds checked against the allocation rather than its
  * segment (3), use after free and pointer info (4), overlapping FFT buffers

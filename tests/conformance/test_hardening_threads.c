@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_hardening_threads.c - regression tests for issue 16's threaded items:
  * stream destruction racing with its users (6), host functions that
  * allocate while other threads empty the cache, take the OOM

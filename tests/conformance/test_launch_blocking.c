@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_launch_blocking.c - XDEV_LAUNCH_BLOCKING=1: every enqueue runs at the call.
  * Conformance: XDEV_BACKEND=<backend under test> (cpu: XDEV_CPU_DEVICES=2)
  * XDEV_LAUNCH_BLOCKING=1. */

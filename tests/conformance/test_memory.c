@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_memory.c - malloc/free, the pointer registry, copies, memset, OOM.
  *
  * Suites: memory  conformance: XDEV_BACKEND=<backend under test> (cpu: XDEV_CPU_DEVICES=4)

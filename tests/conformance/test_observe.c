@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_observe.c - seeing what the runtime did, on the backend under test:
  * allocation tags (xdev_memory_tag_push/pop) in snapshots, history and the
  * torch export; the memory view (xdev_memory_viz_html/_write): the page

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_ops.c - typed fills and dtype conversions (xdev/ops.h) on the backend
  * under test: every dtype filled, every conversion pair over every f16/bf16
  * bit pattern and random and special f32/f64/i32/i64 values, compared bit

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_process.c - xdev across fork() and at process exit (issue 16, items
  * 11 and 12; behaviour in core/runtime/process.h and include/xdev/runtime.h).
  *

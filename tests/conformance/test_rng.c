@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_rng.c - random numbers (xdev/rng.h): Philox known answers, every
  * fill against a scalar reference (and, on a GPU run, the GPU against the
  * CPU backend bit for bit), splitting invariance, statistics. The API side

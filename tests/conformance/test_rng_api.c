@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_rng_api.c - the random-number API (xdev/rng.h): torch.cuda's seeding
  * functions, state bytes, generator objects, per-device independence, bad
  * input, stream order, concurrent fills and the backend ABI's rng pins.

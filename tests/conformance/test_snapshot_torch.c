@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_snapshot_torch.c - xdev_memory_snapshot_torch: the pickled snapshot
  * PyTorch's memory viewer reads. Allocates, frees and records history on the
  * backend under test, then has Python's pickle load the bytes and check the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_stream.c - default/current streams, create/destroy, handles, guards,
  * ordering under load, query/synchronize, wait_event/wait_stream, host funcs.
  * Conformance: runs on the backend XDEV_BACKEND selects (cpu: XDEV_CPU_DEVICES=4).

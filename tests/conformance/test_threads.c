@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_threads.c - 8 threads creating streams and events, switching devices,
  * allocating and enqueueing at once: per-thread state stays correct and the
  * run is clean under TSan. Conformance: XDEV_BACKEND=<backend under test>

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # libFuzzer targets for the parsers of untrusted text, linked in directly
 # (they are internal): XDEV_ALLOC_CONF (core/memory/alloc_config.c), the
 # XDEV_* environment parsers (core/base/env.c) and device names

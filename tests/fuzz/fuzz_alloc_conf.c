@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_alloc_conf.c - libFuzzer target for the XDEV_ALLOC_CONF parser: any
  * input must either parse into sane settings or fail with a message, never
  * crash, read out of bounds or loop. Built with clang -fsanitize=fuzzer. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_device_name.c - libFuzzer target for device names (core/runtime/device_name.c):
  * xdev_device_parse on arbitrary text, and xdev_device_format on arbitrary
  * devices and buffer lengths. Checks, beyond "no crash, no out-of-bounds

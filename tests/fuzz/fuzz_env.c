@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_env.c - libFuzzer target for the XDEV_* environment parsers
  * (core/base/env.c: xdev_env_bool, xdev_env_index_list). The input's first byte
  * picks the parser ('b': boolean, anything else: index list), the second its

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/gpu/run.sh - build xdev on a GPU machine and run everything that needs
 # the GPU, in steps (XDEV_GPU_STEPS, commas or spaces; default: all but the
 # optional ones):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_cuda.c - the CUDA backend on a real GPU: devices, streams, events,
  * copies (staged pageable ones included), allocator, NVTX, NVML, IPC error
  * cases, and per-scenario suites that need their own environment:

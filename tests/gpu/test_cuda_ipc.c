@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_cuda_ipc.c - CUDA IPC across two processes.
  *
  * The parent allocates device memory, fills it with A, then on a stream

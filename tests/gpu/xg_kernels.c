@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* xg_kernels.c - PTX kernels for the CUDA tests (see xg_kernels.h). */
 #include "xg_kernels.h"
 

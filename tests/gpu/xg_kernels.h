@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* xg_kernels.h - tiny device kernels for the CUDA tests, JIT-compiled from
  * PTX through the runtime (cudaLibraryLoadData), so the tests need no nvcc:
  * a timed spin (to keep a stream busy), a fill, and a store to a bad address

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # install_test.sh BUILD_DIR CONSUMER_SRC WORK_DIR VERSION [EXTRA_CFLAGS]
 #
 # Installs the build tree into WORK_DIR/prefix, then builds the consumer in

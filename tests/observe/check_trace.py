@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """check_trace.py - the structure of a stream trace written by xdev (xdev_trace_start,
 XDEV_TRACE_FILE): valid Trace Event Format JSON that Perfetto and chrome://tracing read.
 

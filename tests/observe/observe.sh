@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/observe/observe.sh - the observability outputs end to end, on the
 # backend XDEV_BACKEND selects (ctest: cpu; tests/gpu/run.sh: cuda).
 #

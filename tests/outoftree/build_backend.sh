@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # build_backend.sh BUILD_DIR WORK_DIR NAME XDEV_INFO - the steps of backends/null/README.md:
 # install the build tree into WORK_DIR/prefix, copy the installed backend
 # template out of it, build it against the installed package only (no path

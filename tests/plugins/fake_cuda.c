@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fake_cuda.c - a fake "cuda" backend plugin for the selection tests.
  *
  * Everything lives in host memory: FAKE_DEVICE_COUNT devices, streams that run

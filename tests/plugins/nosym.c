@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* nosym.c - a "cuda" plugin that loads but does not export xdev_backend_entry. */
 #include <stddef.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* backends/cuda_hip/vendor/hip_blas.h - hipBLAS under cuBLAS's names, for
  * backends/cuda_hip/cuda_blas.c in the HIP plugin (XC_BLAS_HEADER). Built only
  * where CMake finds hipBLAS (ROCm's own packages; Debian 12 has none).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* backends/cuda_hip/vendor/hip_fft.h - hipFFT under cuFFT's names, for
  * backends/cuda_hip/cuda_fft.c in the HIP plugin (XC_FFT_HEADER). Built only
  * where CMake finds hipFFT (ROCm's own packages; Debian 12 has none).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* backends/cuda_hip/vendor/hip_trace.h - roctx under NVTX's names, for
  * backends/cuda_hip/cuda_trace.c in the HIP plugin (XC_TRACE_HEADER): markers
  * and ranges a ROCm profiler (rocprof, Omnitrace) shows. Built only where

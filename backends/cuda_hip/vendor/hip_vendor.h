@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* backends/cuda_hip/vendor/hip_vendor.h - the HIP side of xc_vendor.h (beside
  * it): maps every CUDA runtime name the shared backend sources use to its
  * HIP twin, so that the .c and .cu files of backends/cuda_hip build

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* backends/cuda_hip/vendor/xc_vendor.h - which GPU runtime the shared
  * backend sources are built against. The sources in backends/cuda_hip/ are
  * written in CUDA's names; they build libxdev-cuda.so as they are and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* xdev/support/convert.h - element conversions between f16, bf16, f32, f64,
  * i32 and i64 (and the fill values of every dtype), written once for every
  * backend: the CPU backend calls these functions, the GPU kernels compile

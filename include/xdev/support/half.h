@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* xdev/support/half.h - IEEE 754 binary16 and bfloat16 <-> float
  * conversions, for any backend that computes f16/bf16 work in f32 (the CPU
  * backend's GEMM) and has to round exactly as GPUs do.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* xdev/support/philox.h - the random-number math every backend shares: Philox4x32-10 and
  * the fixed conversions from its 32-bit words to xdev's distributions.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* exit_helper.c - a program that leaves xdev with work queued and ends in
  * one of several ways (argv[1]): "return" from main, "exit" (exit(0)),
  * "pthread_exit" from main, "host_fn_exit" (exit(0) inside a host function),

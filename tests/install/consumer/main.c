@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Prints the xdev version and the device count of the default type. */
 #include <stdio.h>
 
