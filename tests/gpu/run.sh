@@ -141,7 +141,7 @@ if want conformance; then
     done
     note "conformance (ctest -L conformance, one build, cuda + cpu): $(grep -E 'tests passed|tests failed' "$CL" | tail -1)"
     grep -E '\((Failed|Timeout|SEGFAULT|Subprocess aborted)\)' "$CL" | sed 's/^/  /' | tee -a "$SUM"
-    grep -E '^ *[0-9]+ - .*\(Skipped\)' "$CL" | sed 's/^/  skipped entry: /' | tee -a "$SUM"
+    grep -E '^[[:space:]]*[0-9]+ - .*\(Skipped\)' "$CL" | sed 's/^/  skipped entry: /' | tee -a "$SUM"
     grep -E '^[0-9]+: SKIP ' "$CL" | sed -E 's/^[0-9]+: //' | sort | uniq -c | sed 's/^/  /' |
         tee -a "$SUM"
 fi
@@ -169,7 +169,7 @@ if want ctest; then
     run_to "$OUT/tests.log" 150 ctest --test-dir "$B" -LE gpu --output-on-failure -j 4 --timeout 60
     note "ctest, all but tests/gpu: $(grep -E 'tests passed|tests failed' "$OUT/tests.log" | tail -1)"
     grep -E '\((Failed|Timeout|SEGFAULT|Subprocess aborted)\)' "$OUT/tests.log" | sed 's/^/  /' | tee -a "$SUM"
-    grep -E '^ *[0-9]+ - .*\(Skipped\)' "$OUT/tests.log" | sed 's/^/  skipped: /' | tee -a "$SUM"
+    grep -E '^[[:space:]]*[0-9]+ - .*\(Skipped\)' "$OUT/tests.log" | sed 's/^/  skipped: /' | tee -a "$SUM"
 fi
 if want gpu; then
     run_to "$OUT/tests.log" 150 ctest --test-dir "$B" -L gpu -V --timeout 60
