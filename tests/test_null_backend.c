@@ -168,6 +168,46 @@ START_TEST(register_in_process) {
 }
 END_TEST
 
+/* A plugin xdev never heard of, found by name on XDEV_PLUGIN_PATH, that
+ * says it is an accelerator (api.flags): it gets a type, its devices are
+ * named by it, and XDEV_VISIBLE_DEVICES=3,1 selects and renumbers them as it
+ * does CUDA's (the ctest entry sets NULL_BACKEND_DEVICES=4). */
+START_TEST(by_name) {
+    xdev_device_type_t t;
+    XT_OK(xdev_device_type_find("nullacc", &t));
+    ck_assert_int_ge(t, 3);
+    xdev_device_type_t def;
+    XT_OK(xdev_default_device_type(&def));
+    ck_assert_int_eq(def, t);
+    int n = 0;
+    XT_OK(xdev_device_count(t, &n));
+    ck_assert_int_eq(n, 2);
+    xdev_device_properties_t p;
+    xdev_device_t d;
+    XT_OK(xdev_device_parse("nullacc:0", &d));
+    XT_OK(xdev_get_device_properties(d, &p));
+    ck_assert_int_eq(p.physical_index, 3);
+    XT_OK(xdev_device_parse("nullacc:1", &d));
+    XT_OK(xdev_get_device_properties(d, &p));
+    ck_assert_int_eq(p.physical_index, 1);
+    XT_ERR(XDEV_ERROR_INVALID_DEVICE, xdev_set_device((xdev_device_t){t, 2}), "nullacc:2");
+    /* its memory works: a round trip through nullacc:1 */
+    int host[256], back[256];
+    for (int i = 0; i < 256; i++)
+        host[i] = i * 7;
+    void *m = NULL;
+    XT_OK(xdev_malloc_device(d, &m, sizeof host));
+    XT_OK(xdev_memcpy(m, host, sizeof host));
+    XT_OK(xdev_memcpy(back, m, sizeof back));
+    ck_assert_int_eq(memcmp(host, back, sizeof host), 0);
+    XT_OK(xdev_free(m));
+    xdev_backend_info_t info;
+    XT_OK(xdev_backend_get_info(t, &info));
+    ck_assert_str_eq(info.name, "nullacc");
+    ck_assert_int_eq(info.state, XDEV_BACKEND_LOADED);
+}
+END_TEST
+
 int main(int argc, char **argv) {
     Suite *abi_suite = suite_create("abi");
     TCase *tc = tcase_create("abi");
@@ -177,7 +217,12 @@ int main(int argc, char **argv) {
     tc = tcase_create("register");
     tcase_add_test(tc, register_in_process);
     suite_add_tcase(reg_suite, tc);
+    Suite *name_suite = suite_create("by_name");
+    tc = tcase_create("by_name");
+    tcase_add_test(tc, by_name);
+    suite_add_tcase(name_suite, tc);
     SRunner *r = srunner_create(abi_suite);
     srunner_add_suite(r, reg_suite);
+    srunner_add_suite(r, name_suite);
     return xt_run(r, "abi", argc, argv);
 }

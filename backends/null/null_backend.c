@@ -36,6 +36,9 @@
 #ifndef NULL_BACKEND_TYPE
 #define NULL_BACKEND_TYPE XDEV_DEVICE_TYPE_ANY /* a new backend: xdev gives it a type */
 #endif
+#ifndef NULL_BACKEND_FLAGS
+#define NULL_BACKEND_FLAGS XDEV_BACKEND_HOST_MEMORY /* its memory is host memory */
+#endif
 #define NULL_MAX_DEVICES 8
 #define NULL_ALIGN 256
 
@@ -474,7 +477,7 @@ static const xdev_backend_api_t g_api = {
     .event = &g_event,
     .memory = &g_memory,
     /* blas, fft, rng, trace, ipc, ops, comm: NULL (optional) */
-    .flags = XDEV_BACKEND_HOST_MEMORY, /* its memory is host memory */
+    .flags = NULL_BACKEND_FLAGS,
 };
 
 XDEV_API const xdev_backend_api_t *xdev_backend_entry(void);
