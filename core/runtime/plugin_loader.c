@@ -81,38 +81,61 @@ static int try_candidate(xdev_backend_t *be, const char *path, const xdev_backen
     return 1;
 }
 
-/* The directories searched for plugins, in order: XDEV_PLUGIN_PATH's, then
- * libxdev's own, then the install libdir. Returns how many (at most cap). */
-static int plugin_dirs(char (*dirs)[PATH_MAX], int cap) {
-    int n = 0;
+/* Call fn(dir, arg) for each directory searched for plugins, in order:
+ * XDEV_PLUGIN_PATH's, libxdev's own, then the install libdir (unless it is
+ * libxdev's). Stops at fn's first nonzero return and returns it. One path
+ * buffer at a time: loading may run on a thread with a small stack. */
+static int each_plugin_dir(int (*fn)(const char *dir, void *arg), void *arg) {
+    char dir[PATH_MAX];
+    int r = 0;
     const char *env = xdev_env_get("XDEV_PLUGIN_PATH");
-    for (const char *p = env; p != NULL && *p && n < cap - 2;) {
+    for (const char *p = env; p != NULL && *p && r == 0;) {
         const char *colon = strchr(p, ':');
         size_t len = colon ? (size_t)(colon - p) : strlen(p);
-        if (len > 0 && len < PATH_MAX - 80) snprintf(dirs[n++], PATH_MAX, "%.*s", (int)len, p);
+        if (len > 0 && len < PATH_MAX - 80) {
+            snprintf(dir, sizeof dir, "%.*s", (int)len, p);
+            r = fn(dir, arg);
+        }
         if (colon == NULL) break;
         p = colon + 1;
     }
-    self_dir(dirs[n], PATH_MAX);
-    if (dirs[n][0]) n++;
-    snprintf(dirs[n++], PATH_MAX, "%s", XDEV_INSTALL_LIBDIR);
-    return n;
+    if (r != 0) return r;
+    self_dir(dir, sizeof dir);
+    if (dir[0] != '\0' && (r = fn(dir, arg)) != 0) return r;
+    return strcmp(dir, XDEV_INSTALL_LIBDIR) == 0 ? 0 : fn(XDEV_INSTALL_LIBDIR, arg);
+}
+
+/* Register by name each libxdev-<name>.so in dir (each_plugin_dir). */
+static int discover_in(const char *dir, void *arg) {
+    (void)arg;
+    DIR *d = opendir(dir);
+    if (d == NULL) return 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        size_t len = strlen(e->d_name);
+        if (len > 12 && strncmp(e->d_name, "libxdev-", 8) == 0 &&
+            strcmp(e->d_name + len - 3, ".so") == 0)
+            (void)xdev_backend_table_add_plugin(e->d_name + 8, len - 11);
+    }
+    closedir(d);
+    return 0;
 }
 
 void xdev_plugin_discover(void) {
-    char dirs[18][PATH_MAX];
-    int n = plugin_dirs(dirs, 18);
-    for (int i = 0; i < n; i++) {
-        DIR *d = opendir(dirs[i]);
-        if (d == NULL) continue;
-        for (struct dirent *e; (e = readdir(d)) != NULL;) {
-            size_t len = strlen(e->d_name);
-            if (len > 12 && strncmp(e->d_name, "libxdev-", 8) == 0 &&
-                strcmp(e->d_name + len - 3, ".so") == 0)
-                (void)xdev_backend_table_add_plugin(e->d_name + 8, len - 11);
-        }
-        closedir(d);
-    }
+    (void)each_plugin_dir(discover_in, NULL);
+}
+
+typedef struct load_try {
+    xdev_backend_t *be;
+    const char *file;
+    const xdev_backend_api_t **api;
+} load_try_t;
+
+/* try_candidate on dir/<file>: nonzero (found) stops the search. */
+static int load_from(const char *dir, void *arg) {
+    load_try_t *t = arg;
+    char path[PATH_MAX + 64];
+    if (snprintf(path, sizeof path, "%s/%s", dir, t->file) >= (int)sizeof path) return 0;
+    return try_candidate(t->be, path, t->api);
 }
 
 xdev_status_t xdev_plugin_load(xdev_backend_t *be, const xdev_backend_api_t **api) {
@@ -120,19 +143,8 @@ xdev_status_t xdev_plugin_load(xdev_backend_t *be, const xdev_backend_api_t **ap
     snprintf(file, sizeof file, "libxdev-%s.so", be->name);
     be->reason[0] = '\0';
     reason_add(be, "plugin %s%s not found; tried: ", file, "");
-    char dirs[18][PATH_MAX];
-    int n = plugin_dirs(dirs, 18);
-    for (int i = 0; i < n; i++) {
-        bool seen = false; /* libxdev's directory may also be the libdir */
-        for (int j = 0; j < i; j++)
-            seen = seen || strcmp(dirs[i], dirs[j]) == 0;
-        char path[PATH_MAX + 64];
-        if (seen || snprintf(path, sizeof path, "%s/%s", dirs[i], file) >= (int)sizeof path)
-            continue;
-        int r = try_candidate(be, path, api);
-        if (r != 0) return r > 0 ? XDEV_SUCCESS : XDEV_ERROR_BACKEND_UNAVAILABLE;
-    }
-    return XDEV_ERROR_BACKEND_UNAVAILABLE;
+    load_try_t t = {be, file, api};
+    return each_plugin_dir(load_from, &t) > 0 ? XDEV_SUCCESS : XDEV_ERROR_BACKEND_UNAVAILABLE;
 }
 
 xdev_status_t xdev_backend_api_validate(const xdev_backend_api_t *api, const char *origin,
