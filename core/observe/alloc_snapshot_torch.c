@@ -120,6 +120,7 @@ xdev_status_t xdev_memory_snapshot_torch(xdev_device_type_t type, void **data, s
     if ((unsigned)type >= XDEV_MAX_DEVICE_TYPES)
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_DEVICE, "unknown device type %d", (int)type);
     XDEV_CHECK(xdev_core_ensure_init());
+    XDEV_CHECK(xdev_core_check_type(type)); /* a type no backend registered */
     xdev_device_allocator_t *all[XDEV_MAX_DEVICE_TYPES * XDEV_MAX_DEVICES];
     int n = xdev_alloc_all(all, XDEV_MAX_DEVICE_TYPES * XDEV_MAX_DEVICES);
     int max_index = -1;

@@ -40,6 +40,16 @@ static void read_unlock(bool locked) {
     if (locked) pthread_mutex_unlock(&g_lock);
 }
 
+/* The type registered under name[0..len), or -1; the caller holds g_lock
+ * or the table is sealed. */
+static int find_locked(const char *name, size_t len) {
+    for (int t = 0; t < XDEV_MAX_DEVICE_TYPES; t++)
+        if (g_table[t].used && strlen(g_table[t].f.name) == len &&
+            strncmp(g_table[t].f.name, name, len) == 0)
+            return t;
+    return -1;
+}
+
 /* [a-z0-9_]{1,15}: usable in XDEV_BACKEND lists, device names, file names. */
 static bool good_name(const char *s) {
     size_t n = 0;
@@ -76,9 +86,7 @@ static int assign_type(const xdev_backend_factory_t *f, const char **why) {
 
 /* Register (under g_lock): the checks of xdev_backend_register but the seal. */
 static xdev_status_t add_locked(const xdev_backend_factory_t *factory) {
-    int same_name = -1;
-    for (int t = 0; t < XDEV_MAX_DEVICE_TYPES; t++)
-        if (g_table[t].used && strcmp(g_table[t].f.name, factory->name) == 0) same_name = t;
+    int same_name = find_locked(factory->name, strlen(factory->name));
     const char *why = NULL;
     int type = same_name;
     if (same_name >= 0) {
@@ -144,10 +152,7 @@ bool xdev_backend_table_add_plugin(const char *name, size_t len) {
     if (!good_name(copy)) return false;
     pthread_mutex_lock(&g_lock);
     bool added = false;
-    bool known = false;
-    for (int t = 0; t < XDEV_MAX_DEVICE_TYPES; t++)
-        known = known || (g_table[t].used && strcmp(g_table[t].f.name, copy) == 0);
-    if (!g_sealed && !known) {
+    if (!g_sealed && find_locked(copy, len) < 0) {
         int slot = -1; /* the factory keeps its name: a copy that lives as long as the table */
         for (int i = 0; i < XDEV_MAX_DEVICE_TYPES && slot < 0; i++)
             if (g_found_names[i][0] == '\0') slot = i;
@@ -182,12 +187,8 @@ bool xdev_backend_table_get(xdev_device_type_t type, xdev_backend_factory_t *out
 }
 
 int xdev_backend_table_find(const char *name, size_t len) {
-    int found = -1;
     bool locked = read_lock();
-    for (int t = 0; t < XDEV_MAX_DEVICE_TYPES && found < 0; t++)
-        if (g_table[t].used && strlen(g_table[t].f.name) == len &&
-            strncmp(g_table[t].f.name, name, len) == 0)
-            found = t;
+    int found = find_locked(name, len);
     read_unlock(locked);
     return found;
 }

@@ -45,10 +45,7 @@ xdev_status_t xdev_default_device_type(xdev_device_type_t *out) {
  * registered for `type`: device types are registered, not enumerated. */
 static xdev_status_t known_type(xdev_device_type_t type) {
     xdev_status_t st = xdev_core_ensure_init();
-    if (st == XDEV_SUCCESS && xdev_device_type_name(type) == NULL)
-        st = XDEV_FAIL(XDEV_ERROR_INVALID_DEVICE,
-                       "unknown device type %d (no backend is registered for it)", (int)type);
-    return st;
+    return st == XDEV_SUCCESS ? xdev_core_check_type(type) : st;
 }
 
 /* torch.cuda.device_count(): 0 with success when the backend cannot be

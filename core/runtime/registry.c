@@ -274,7 +274,7 @@ static void register_by_name(void) {
     for (const char *p = spec; p != NULL && *p;) {
         const char *comma = strchr(p, ',');
         size_t len = comma ? (size_t)(comma - p) : strlen(p);
-        if (xdev_backend_table_find(p, len) < 0) (void)xdev_backend_table_add_plugin(p, len);
+        (void)xdev_backend_table_add_plugin(p, len); /* a known name is left as it is */
         if (comma == NULL) break;
         p = comma + 1;
     }
@@ -367,6 +367,12 @@ xdev_status_t xdev_synchronize(void) {
     return xdev_core_blame(first, __func__);
 }
 
+xdev_status_t xdev_core_check_type(xdev_device_type_t type) {
+    if (xdev_device_type_name(type) != NULL) return XDEV_SUCCESS; /* NULL out of range too */
+    return XDEV_FAIL(XDEV_ERROR_INVALID_DEVICE,
+                     "unknown device type %d (no backend is registered for it)", (int)type);
+}
+
 xdev_status_t xdev_backend_not_supported(const xdev_backend_t *be, const char *slot) {
     return XDEV_FAIL(XDEV_ERROR_NOT_SUPPORTED, "the %s backend does not implement %s", be->name,
                      slot);
@@ -379,9 +385,8 @@ xdev_device_type_t xdev_core_default_type(void) {
 xdev_status_t xdev_backend_acquire(xdev_device_type_t type, xdev_backend_t **out) {
     xdev_status_t st = xdev_core_ensure_init();
     if (st != XDEV_SUCCESS) return st;
-    if ((unsigned)type >= XDEV_MAX_DEVICE_TYPES || xdev_device_type_name(type) == NULL)
-        return XDEV_FAIL(XDEV_ERROR_INVALID_DEVICE,
-                         "unknown device type %d (no backend is registered for it)", (int)type);
+    st = xdev_core_check_type(type);
+    if (st != XDEV_SUCCESS) return st;
     xdev_backend_t *be = &g_backends[type];
     if (atomic_load_explicit(&be->state, memory_order_acquire) != XDEV_BACKEND_LOADED) {
         load_backend(type);
@@ -399,9 +404,7 @@ xdev_status_t xdev_backend_get_info(xdev_device_type_t type, xdev_backend_info_t
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_DEVICE, "unknown device type %d", (int)type);
     XDEV_CHECK(xdev_process_check());      /* a forked child, or exiting */
     pthread_once(&g_init_once, init_once); /* info works even when selection failed */
-    if (xdev_device_type_name(type) == NULL)
-        return XDEV_API_FAIL(XDEV_ERROR_INVALID_DEVICE,
-                             "unknown device type %d (no backend is registered for it)", (int)type);
+    XDEV_CHECK(xdev_core_check_type(type));
     xdev_backend_t *be = load_backend(type);
     int state = atomic_load(&be->state);
     memset(out, 0, sizeof *out);

@@ -75,6 +75,10 @@ void xdev_core_shutdown_at_exit(void);
  * with its reason when it cannot be used. Does not require any device. */
 xdev_status_t xdev_backend_acquire(xdev_device_type_t type, xdev_backend_t **out);
 
+/* XDEV_ERROR_INVALID_DEVICE unless a backend is registered for `type` (ask
+ * once xdev has initialised: plugins found by name register then). */
+xdev_status_t xdev_core_check_type(xdev_device_type_t type);
+
 /* Set this thread's current device index of a type (device.c). */
 void xdev_core_set_current_index(xdev_device_type_t type, int index);
 
