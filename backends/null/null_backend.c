@@ -82,6 +82,7 @@ typedef struct null_stream {
     bool stop;
     pthread_t thread;
     struct null_stream *next; /* the device's streams */
+    int refs;                 /* under the device's m: the list's, and each device sync's */
 } null_stream_t;
 
 /* The backend's device context: whatever a slot needs about one device. */
@@ -203,6 +204,7 @@ static xdev_status_t new_stream(xdev_backend_device_t *dev, null_stream_t **out)
                                  NULL_BACKEND_NAME ":%d: no thread for a stream", dev->index);
     }
     pthread_mutex_lock(&dev->m);
+    s->refs = 1; /* the device's list */
     s->next = dev->streams;
     dev->streams = s;
     pthread_mutex_unlock(&dev->m);
@@ -210,12 +212,25 @@ static xdev_status_t new_stream(xdev_backend_device_t *dev, null_stream_t **out)
     return XDEV_SUCCESS;
 }
 
-static void stop_stream(null_stream_t *s) {
+/* Stop the worker (after the queue drains) and free the stream. */
+static void free_stream(null_stream_t *s) {
     pthread_mutex_lock(&s->m);
     s->stop = true;
     pthread_cond_broadcast(&s->cv);
     pthread_mutex_unlock(&s->m);
     pthread_join(s->thread, NULL);
+    pthread_cond_destroy(&s->cv);
+    pthread_mutex_destroy(&s->m);
+    free(s);
+}
+
+/* Drop a reference to s; the last one frees it (a device sync may hold one
+ * while another thread destroys the stream). */
+static void stream_put(xdev_backend_device_t *dev, null_stream_t *s) {
+    pthread_mutex_lock(&dev->m);
+    bool last = --s->refs == 0;
+    pthread_mutex_unlock(&dev->m);
+    if (last) free_stream(s);
 }
 
 /* ------------------------------------------------- the REQUIRED slots */
@@ -253,12 +268,31 @@ static xdev_status_t null_device_get_properties(xdev_backend_device_t *dev,
     return XDEV_SUCCESS;
 }
 
+/* Drain every stream of the device, each held by a reference so that a
+ * stream destroyed meanwhile by another thread stays valid until drained. */
 static xdev_status_t null_device_synchronize(xdev_backend_device_t *dev) {
     pthread_mutex_lock(&dev->m);
-    null_stream_t *s = dev->streams;
+    size_t n = 0;
+    for (null_stream_t *s = dev->streams; s != NULL; s = s->next)
+        n++;
+    null_stream_t **held = malloc((n > 0 ? n : 1) * sizeof *held);
+    if (held == NULL) {
+        pthread_mutex_unlock(&dev->m);
+        return xdev_support_fail(g_host, XDEV_ERROR_OUT_OF_MEMORY,
+                                 NULL_BACKEND_NAME ":%d: no host memory to synchronize",
+                                 dev->index);
+    }
+    n = 0;
+    for (null_stream_t *s = dev->streams; s != NULL; s = s->next) {
+        s->refs++;
+        held[n++] = s;
+    }
     pthread_mutex_unlock(&dev->m);
-    for (; s != NULL; s = s->next) /* streams are only prepended: the list below s is stable */
-        drain(s);
+    for (size_t i = 0; i < n; i++) {
+        drain(held[i]);
+        stream_put(dev, held[i]);
+    }
+    free(held);
     return XDEV_SUCCESS;
 }
 
@@ -280,10 +314,7 @@ static xdev_status_t null_stream_destroy(xdev_backend_device_t *dev, void *strea
             break;
         }
     pthread_mutex_unlock(&dev->m);
-    stop_stream(s);
-    pthread_cond_destroy(&s->cv);
-    pthread_mutex_destroy(&s->m);
-    free(s);
+    stream_put(dev, s); /* the list's reference */
     return XDEV_SUCCESS;
 }
 
@@ -454,10 +485,7 @@ static void null_at_exit(void) {
         pthread_mutex_unlock(&d->m);
         while (s != NULL) { /* stopped and freed: nothing of the backend outlives it */
             null_stream_t *next = s->next;
-            stop_stream(s);
-            pthread_cond_destroy(&s->cv);
-            pthread_mutex_destroy(&s->m);
-            free(s);
+            free_stream(s);
             s = next;
         }
         d->default_stream = NULL;
