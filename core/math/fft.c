@@ -206,6 +206,8 @@ xdev_status_t xdev_fft_exec(const xdev_fft_desc_t *desc, void *in, void *out,
     xdev_operand_t ops[2] = {{"out", out, out_bytes}, {"in", in, in_bytes}};
     xdev_exec_target_t tgt;
     XDEV_CHECK(xdev_operands_resolve(ops, 2, stream, "FFT", &tgt));
+    key.stream = (int64_t)(uintptr_t)tgt.stream;
+    key.stream_generation = atomic_load_explicit(&tgt.stream->hdr.generation, memory_order_relaxed);
     uintptr_t i0 = (uintptr_t)in, o0 = (uintptr_t)out;
     if (in != out && i0 < o0 + out_bytes && o0 < i0 + in_bytes)
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,

@@ -29,6 +29,10 @@ typedef struct xdev_fft_key {
     int64_t istride, idist;
     int64_t onembed[XDEV_FFT_MAX_RANK];
     int64_t ostride, odist;
+    /* The stream (its handle slot and that slot's generation): a cuFFT or
+     * hipFFT plan must not run on two streams at once (its launch state is
+     * per plan), so each stream gets its own plan. */
+    int64_t stream, stream_generation;
 } xdev_fft_key_t;
 
 typedef struct xdev_fft_cache xdev_fft_cache_t;

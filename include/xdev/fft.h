@@ -115,7 +115,9 @@ XDEV_API xdev_status_t xdev_fft_norm_scale(const xdev_fft_desc_t *desc,
 /* The plan cache of a device (torch.backends.cuda.cufft_plan_cache[i]):
  * an LRU of at most max_size plans (default 4096), keyed by everything that
  * makes plans differ (type, precision, rank, sizes, batch, embeddings,
- * strides, distances). Lowering max_size evicts least recently used plans;
+ * strides, distances) and by the stream: cuFFT and hipFFT plans must not
+ * run on two streams at once, so a transform executed on a second stream
+ * gets (and caches) a plan of its own. Lowering max_size evicts least recently used plans;
  * 0 disables caching (every exec creates and destroys its plan). Each
  * device's cache is independent and thread-safe. */
 XDEV_API xdev_status_t xdev_fft_plan_cache_max_size(xdev_device_t device, int64_t *out);
