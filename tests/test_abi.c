@@ -28,7 +28,7 @@
 
 START_TEST(version_and_symbol) {
     ck_assert_uint_eq(XDEV_BACKEND_ABI_MAJOR, 3);
-    ck_assert_uint_eq(XDEV_BACKEND_ABI_MINOR, 0); /* bump with every appended slot */
+    ck_assert_uint_eq(XDEV_BACKEND_ABI_MINOR, 1); /* bump with every appended slot */
     ck_assert_str_eq(XDEV_BACKEND_ENTRY_SYMBOL, "xdev_backend_entry");
     ck_assert_uint_eq(sizeof(size_t), P); /* the pins below count in pointer units */
 }
@@ -130,7 +130,24 @@ START_TEST(backend_api_layout) {
     ck_assert_uint_eq(offsetof(xdev_backend_api_t, ops), 120);
     ck_assert_uint_eq(offsetof(xdev_backend_api_t, comm), 128);
     ck_assert_uint_eq(offsetof(xdev_backend_api_t, flags), 136);
-    SIZE_IS(xdev_backend_api_t, 144);
+    ck_assert_uint_eq(offsetof(xdev_backend_api_t, kernel), 144); /* 3.1 */
+    SIZE_IS(xdev_backend_api_t, 152);
+    /* 3.1: the kernel table's launch descriptor and the host kernel ABI */
+    ck_assert_uint_eq(offsetof(xdev_launch_desc_t, function), 8);
+    ck_assert_uint_eq(offsetof(xdev_launch_desc_t, grid), 16);
+    ck_assert_uint_eq(offsetof(xdev_launch_desc_t, shared_bytes), 40);
+    ck_assert_uint_eq(offsetof(xdev_launch_desc_t, nargs), 48);
+    ck_assert_uint_eq(offsetof(xdev_launch_desc_t, args), 56);
+    ck_assert_uint_eq(offsetof(xdev_launch_desc_t, arg_sizes), 64);
+    ck_assert_uint_eq(offsetof(xdev_launch_desc_t, name), 72);
+    SIZE_IS(xdev_launch_desc_t, 80);
+    ck_assert_uint_eq(offsetof(xdev_kctx_t, shared), 40);
+    ck_assert_uint_eq(offsetof(xdev_kctx_t, barrier), 72);
+    ck_assert_uint_eq(offsetof(xdev_kctx_t, fail), 80);
+    SIZE_IS(xdev_kctx_t, 96);
+    ck_assert_uint_eq(offsetof(xdev_kernel_sig_t, nparams), 24);
+    ck_assert_uint_eq(offsetof(xdev_kernel_sig_t, param_kinds), 40);
+    SIZE_IS(xdev_kernel_sig_t, 48);
     ck_assert_int_eq(XDEV_COMM_NATIVE_ID_BYTES, 128);
     ck_assert_uint_eq(offsetof(xdev_collective_desc_t, kind), 8);
     ck_assert_uint_eq(offsetof(xdev_collective_desc_t, send), 16);

@@ -47,6 +47,7 @@
 #include "xdev/system.h"
 #include "xdev/blas.h"
 #include "xdev/fft.h"
+#include "xdev/kernel.h"
 #include "xdev/backend_slots.h"
 
 #ifdef __cplusplus
@@ -55,7 +56,7 @@ extern "C" {
 
 #define XDEV_BACKEND_ABI_MAJOR 3u
 /* The history of the ABI is in CHANGELOG.md. */
-#define XDEV_BACKEND_ABI_MINOR 0u
+#define XDEV_BACKEND_ABI_MINOR 1u
 #define XDEV_BACKEND_ENTRY_SYMBOL "xdev_backend_entry"
 
 /* True when `table` (which starts with its size) is long enough to hold `slot`. */
@@ -331,6 +332,24 @@ typedef struct xdev_comm_vtable {
 /* Bytes of a backend's group id (NCCL's ncclUniqueId). */
 #define XDEV_COMM_NATIVE_ID_BYTES 128
 
+/* One launch (kernel.launch). args[i] points at argument i's arg_sizes[i]
+ * bytes, as cuLaunchKernel's kernelParams. */
+typedef struct xdev_launch_desc {
+    size_t size;    /* sizeof(xdev_launch_desc_t) */
+    void *function; /* from kernel.get_function */
+    xdev_dim3_t grid, block;
+    size_t shared_bytes; /* dynamic */
+    int nargs;
+    void *const *args;
+    const size_t *arg_sizes;
+    const char *name; /* the kernel's, for messages */
+} xdev_launch_desc_t;
+
+typedef struct xdev_kernel_vtable {
+    size_t size;
+    XDEV_SLOTS_KERNEL(XDEV_SLOT_FIELD)
+} xdev_kernel_vtable_t;
+
 typedef struct xdev_backend_api {
     size_t size; /* sizeof(xdev_backend_api_t) as the backend was built */
     uint32_t abi_major;
@@ -363,6 +382,7 @@ typedef struct xdev_backend_api {
      * backend describes itself; they apply when xdev registered it by name
      * (a plugin found on the plugin path or named in XDEV_BACKEND). */
     uint32_t flags;
+    const xdev_kernel_vtable_t *kernel; /* optional; since ABI 3.1 */
 } xdev_backend_api_t;
 
 /* The plugin's exported entry point (named XDEV_BACKEND_ENTRY_SYMBOL). */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* xdev/backend_slots.h - the one list of backend slots (ABI 3).
+/* xdev/backend_slots.h - the one list of backend slots (ABI 3.1).
  *
  * Every table of the backend ABI (xdev/backend.h), the core's typed dispatch
  * helpers, the null skeleton's declarations and the ABI pins of tests/
@@ -215,6 +215,30 @@
     X(comm, init_rank, OPTIONAL, DEV, 0, (int nranks, const void *id, int rank, void **comm),      \
       (nranks, id, rank, comm))
 
+/* ------------------------------------------------------------------ kernel */
+/* Modules and launches (xdev/kernel.h). NULL (module_load, get_function or
+ * launch): the xdev_module_* calls are NOT_SUPPORTED, naming the backend. */
+#define XDEV_SLOTS_KERNEL(X)                                                                       \
+    /* The device's launch limits. NULL: CUDA's (1024 threads, blocks of 1024 x 1024 x 64,         \
+     * grids of 2^31-1 x 65535 x 65535, 48 KiB shared, warp 32). */                                \
+    X(kernel, limits, OPTIONAL, DEV, 1, (xdev_launch_limits_t * out), (out))                       \
+    /* A module from one image. An image of a format the backend does not take is                  \
+     * XDEV_ERROR_NOT_SUPPORTED (the core tries the next image of a bundle); a host backend        \
+     * takes XDEV_IMAGE_HOST_TABLE (the core opens HOST_LIBRARY images itself). */                 \
+    X(kernel, module_load, OPTIONAL, DEV, 1, (const xdev_kernel_image_t *image, void **module),    \
+      (image, module))                                                                             \
+    /* Called after device.synchronize, once no launch uses the module. */                         \
+    X(kernel, module_unload, OPTIONAL, DEV, 1, (void *module), (module))                           \
+    /* The kernel `name` of `module`: XDEV_ERROR_NOT_FOUND when absent (the core writes the        \
+     * message). Fill what is known of `attrs` (the core zeroed it and set nparams to -1). */      \
+    X(kernel, get_function, OPTIONAL, DEV, 1,                                                      \
+      (void *module, const char *name, void **function, xdev_kernel_attributes_t *attrs),          \
+      (module, name, function, attrs))                                                             \
+    /* Enqueue a launch on `stream` (checked by the core); the argument bytes are the caller's     \
+     * only during the call. */                                                                    \
+    X(kernel, launch, OPTIONAL, DEV, 1, (const xdev_launch_desc_t *desc, void *stream),            \
+      (desc, stream))
+
 /* Every table: T(table, list macro) in the order of xdev_backend_api_t. */
 #define XDEV_BACKEND_TABLES(T)                                                                     \
     T(device, XDEV_SLOTS_DEVICE)                                                                   \
@@ -227,7 +251,8 @@
     T(trace, XDEV_SLOTS_TRACE)                                                                     \
     T(ipc, XDEV_SLOTS_IPC)                                                                         \
     T(ops, XDEV_SLOTS_OPS)                                                                         \
-    T(comm, XDEV_SLOTS_COMM)
+    T(comm, XDEV_SLOTS_COMM)                                                                       \
+    T(kernel, XDEV_SLOTS_KERNEL)
 
 /* ------------------------------------------------------- expansion helpers */
 #define XDEV_SLOT_STRIP(...) __VA_ARGS__

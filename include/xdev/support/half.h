@@ -12,19 +12,26 @@
 #include <stdint.h>
 #include <string.h>
 
-static inline uint32_t xdev_f32_bits(float f) {
+/* Callable from kernels too (xdev/kernel_lang.h's f16/bf16 helpers). */
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#define XDEV_HALF_FN static __host__ __device__ inline
+#else
+#define XDEV_HALF_FN static inline
+#endif
+
+XDEV_HALF_FN uint32_t xdev_f32_bits(float f) {
     uint32_t x;
     memcpy(&x, &f, sizeof x);
     return x;
 }
 
-static inline float xdev_bits_f32(uint32_t x) {
+XDEV_HALF_FN float xdev_bits_f32(uint32_t x) {
     float f;
     memcpy(&f, &x, sizeof f);
     return f;
 }
 
-static inline uint16_t xdev_f32_to_f16(float f) {
+XDEV_HALF_FN uint16_t xdev_f32_to_f16(float f) {
     uint32_t x = xdev_f32_bits(f);
     uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
     uint32_t ax = x & 0x7fffffffu;
@@ -47,7 +54,7 @@ static inline uint16_t xdev_f32_to_f16(float f) {
     return (uint16_t)(sign | r);
 }
 
-static inline float xdev_f16_to_f32(uint16_t h) {
+XDEV_HALF_FN float xdev_f16_to_f32(uint16_t h) {
     uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
     uint32_t e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
     if (e == 0) {
@@ -63,14 +70,14 @@ static inline float xdev_f16_to_f32(uint16_t h) {
     return xdev_bits_f32(sign | ((e + 112u) << 23) | (m << 13));
 }
 
-static inline uint16_t xdev_f32_to_bf16(float f) {
+XDEV_HALF_FN uint16_t xdev_f32_to_bf16(float f) {
     uint32_t x = xdev_f32_bits(f);
     if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u); /* quiet NaN */
     x += 0x7fffu + ((x >> 16) & 1u);
     return (uint16_t)(x >> 16);
 }
 
-static inline float xdev_bf16_to_f32(uint16_t h) {
+XDEV_HALF_FN float xdev_bf16_to_f32(uint16_t h) {
     return xdev_bits_f32((uint32_t)h << 16);
 }
 

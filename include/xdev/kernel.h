@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* xdev/kernel.h - loading kernel modules and launching kernels on streams.
+ *
+ * Kernels are written once in the dialect of xdev/kernel_lang.h and built
+ * by xdev_add_kernels(target SOURCES ...) in CMake, which compiles each file
+ * for every toolchain it finds (nvcc, hipcc, the host compiler) and embeds
+ * the results in the target together with a generated bundle:
+ *
+ *   #include "my_kernels.h"              // generated: my_kernels_bundle()
+ *   xdev_module_t m;
+ *   xdev_kernel_t saxpy;
+ *   xdev_module_load(dev, my_kernels_bundle(), &m);
+ *   xdev_module_get_kernel(m, "saxpy", &saxpy);
+ *   xdev_launch_config_t cfg = {.grid = {(n + 255) / 256, 1, 1}, .block = {256, 1, 1}};
+ *   XDEV_LAUNCH(saxpy, &cfg, n, a, x, y);  // arguments are lvalues
+ *   xdev_module_unload(m);
+ *
+ * A launch is enqueued on cfg.stream (NULL: the device's current stream)
+ * like any other operation: stream ordered, XDEV_LAUNCH_BLOCKING waits for
+ * it, it appears in the stream trace and as an NVTX / roctx range, and it
+ * may be called from several threads. Launch-time checks (always on): the
+ * argument count, each argument's size where the signature is known (every
+ * kernel built by xdev_add_kernels; CUDA 12.4+ reports it for native
+ * images), each pointer argument is live memory of the kernel's device (or
+ * NULL), grid and block sizes and shared bytes within the device's limits.
+ * A failure is a status with a message naming the argument or the limit;
+ * nothing is enqueued.
+ *
+ * A kernel that faults or calls xdev_trap() fails asynchronously: as on
+ * CUDA, the stream's next synchronisation reports it. */
+#ifndef XDEV_KERNEL_H
+#define XDEV_KERNEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "xdev/device.h"
+#include "xdev/error.h"
+#include "xdev/kernel_abi.h"
+#include "xdev/stream.h"
+#include "xdev/support/pp.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct xdev_module *xdev_module_t;
+typedef struct xdev_kernel *xdev_kernel_t;
+
+/* What an image holds. */
+typedef enum xdev_image_format {
+    XDEV_IMAGE_PTX = 1,      /* CUDA: NUL-terminated PTX text */
+    XDEV_IMAGE_CUBIN = 2,    /* CUDA: one architecture's code */
+    XDEV_IMAGE_FATBIN = 3,   /* CUDA: several architectures' code and PTX */
+    XDEV_IMAGE_HIP_CODE = 4, /* HIP: a code object or offload bundle (hipcc --genco) */
+    /* Host kernels (the CPU backend): `data` is an array of `size` pointers
+     * to xdev_kernel_sig_t (what xdev_add_kernels generates). */
+    XDEV_IMAGE_HOST_TABLE = 5,
+    /* Host kernels in a shared library: `data` is its NUL-terminated path;
+     * the library exports `xdev_kernel_table` (const xdev_kernel_sig_t
+     * *const[]) and `xdev_kernel_table_size` (int), as a library built with
+     * xdev_add_kernels does. */
+    XDEV_IMAGE_HOST_LIBRARY = 6,
+} xdev_image_format_t;
+
+typedef struct xdev_kernel_image {
+    xdev_image_format_t format;
+    const void *data;
+    size_t size; /* bytes (PTX, cubin, fatbin, HIP code), or entries (HOST_TABLE) */
+} xdev_kernel_image_t;
+
+/* What xdev_add_kernels embeds: the signatures (and host entries) of every
+ * kernel of the target, and one image per kernel file and device toolchain. */
+typedef struct xdev_kernel_bundle {
+    size_t size; /* sizeof(xdev_kernel_bundle_t) */
+    const char *name;
+    const xdev_kernel_sig_t *const *kernels;
+    int nkernels;
+    const xdev_kernel_image_t *images;
+    int nimages;
+} xdev_kernel_bundle_t;
+
+/* Load the bundle's code for `device`: the images of the device's kind (the
+ * host table on the CPU). XDEV_ERROR_NOT_SUPPORTED names what is missing:
+ * a backend without kernels, or a bundle built without the device's
+ * toolchain (e.g. no nvcc when it was built). */
+XDEV_API xdev_status_t xdev_module_load(xdev_device_t device, const xdev_kernel_bundle_t *bundle,
+                                        xdev_module_t *out);
+
+/* Load one native image (PTX / cubin / fatbin on CUDA, a code object on
+ * HIP, a host table or shared library on the CPU). Its kernels have no
+ * xdev signature: the argument count and sizes are checked where the
+ * backend reports them, and pointer arguments are checked only by value. */
+XDEV_API xdev_status_t xdev_module_load_image(xdev_device_t device,
+                                              const xdev_kernel_image_t *image, xdev_module_t *out);
+
+/* Unload: kernels of the module become invalid handles. Launches already
+ * queued complete first (the call waits for the device). */
+XDEV_API xdev_status_t xdev_module_unload(xdev_module_t module);
+
+/* The kernel called `name` (XDEV_ERROR_NOT_FOUND lists what the module
+ * has). The handle lives until the module is unloaded. */
+XDEV_API xdev_status_t xdev_module_get_kernel(xdev_module_t module, const char *name,
+                                              xdev_kernel_t *out);
+
+typedef struct xdev_kernel_attributes {
+    const char *name;
+    xdev_device_t device;
+    int nparams;                /* -1: unknown (a native image the backend can't describe) */
+    int max_threads_per_block;  /* for this kernel on this device */
+    size_t static_shared_bytes; /* 0 where unknown (host kernels claim theirs as they run) */
+    int uses_barrier;           /* declared XDEV_KERNEL_SYNC (host kernels) */
+    uint32_t param_sizes[XDEV_KERNEL_MAX_PARAMS]; /* 0: unknown */
+    uint8_t param_kinds[XDEV_KERNEL_MAX_PARAMS];  /* XDEV_KPARAM_*; VALUE where unknown */
+} xdev_kernel_attributes_t;
+
+XDEV_API xdev_status_t xdev_kernel_get_attributes(xdev_kernel_t kernel,
+                                                  xdev_kernel_attributes_t *out);
+
+typedef struct xdev_dim3 {
+    unsigned x, y, z;
+} xdev_dim3_t;
+
+typedef struct xdev_launch_config {
+    xdev_dim3_t grid;     /* blocks per dimension, each >= 1 */
+    xdev_dim3_t block;    /* work-items per block per dimension, each >= 1 */
+    size_t shared_bytes;  /* dynamic shared memory per block */
+    xdev_stream_t stream; /* NULL: the kernel's device's current stream */
+} xdev_launch_config_t;
+
+/* One argument: its bytes (copied at launch, as CUDA does) and size. */
+typedef struct xdev_arg {
+    const void *value;
+    size_t size;
+} xdev_arg_t;
+
+/* Device limits a launch is checked against. */
+typedef struct xdev_launch_limits {
+    unsigned max_block[3]; /* per dimension */
+    unsigned max_threads_per_block;
+    unsigned max_grid[3];
+    size_t max_shared_bytes; /* static + dynamic per block */
+    int warp_size;           /* 32 on NVIDIA, 64 on most AMD, 1 on the CPU */
+} xdev_launch_limits_t;
+
+XDEV_API xdev_status_t xdev_device_launch_limits(xdev_device_t device, xdev_launch_limits_t *out);
+
+/* Enqueue `kernel` with `nargs` arguments. */
+XDEV_API xdev_status_t xdev_launch_kernel(xdev_kernel_t kernel, const xdev_launch_config_t *config,
+                                          const xdev_arg_t *args, int nargs);
+
+/* XDEV_LAUNCH(kernel, &config, a, b, ...): the arguments are lvalues whose
+ * types match the kernel's parameters (sizes are checked). A kernel
+ * without parameters: xdev_launch_kernel(kernel, &config, NULL, 0). */
+#define XDEV_ARG(x)                                                                                \
+    { (const void *)&(x), sizeof(x) }
+#define XDEV__LAUNCH_ARG(i, x) XDEV_ARG(x)
+#define XDEV_LAUNCH(kernel, config, ...)                                                           \
+    xdev_launch_kernel((kernel), (config),                                                         \
+                       (const xdev_arg_t[]){XDEV_PP_MAPC(XDEV__LAUNCH_ARG, __VA_ARGS__)},          \
+                       XDEV_PP_NARGS(__VA_ARGS__))
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* xdev/kernel_abi.h - what a kernel compiled for the host shares with the
+ * backend that runs it (the CPU backend, or any host-memory backend).
+ *
+ * xdev/kernel_lang.h turns each XDEV_KERNEL of a kernel file compiled by the
+ * host C compiler into an xdev_kernel_sig_t: the kernel's name, its
+ * parameters (size, and whether each is a pointer, so launches can check
+ * pointer arguments on every backend) and two entry points - `block` runs
+ * every work-item of one block in a loop, `item` runs one work-item (a fiber
+ * per work-item, for kernels that use xdev_barrier()). The GPU images of the
+ * same file carry no signature: xdev takes it from this host table.
+ *
+ * Versioned with the kernel table of the backend ABI (xdev/backend.h):
+ * fields are only appended. */
+#ifndef XDEV_KERNEL_ABI_H
+#define XDEV_KERNEL_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Most parameters a kernel takes (the dialect's limit, and the launch API's). */
+#define XDEV_KERNEL_MAX_PARAMS 24
+
+/* xdev_kernel_sig_t.param_kinds */
+#define XDEV_KPARAM_VALUE 0u
+#define XDEV_KPARAM_POINTER 1u
+
+/* xdev_kernel_sig_t.flags */
+#define XDEV_KERNEL_USES_BARRIER (1u << 0) /* declared with XDEV_KERNEL_SYNC */
+
+/* xdev_kctx_t.fail codes: why a host-run kernel stopped. */
+#define XDEV_KFAULT_TRAP 1    /* xdev_trap() */
+#define XDEV_KFAULT_BARRIER 2 /* xdev_barrier() in a kernel not declared XDEV_KERNEL_SYNC */
+#define XDEV_KFAULT_SHARED 3  /* static shared memory over the block's limit */
+#define XDEV_KFAULT_BARRIER_DIVERGE                                                                \
+    4 /* some work-items of a block passed a barrier others never reached */
+
+/* The state of one block as a host-run kernel sees it. The executor fills
+ * it; the dialect's id functions read it. */
+typedef struct xdev_kctx {
+    int group[3]; /* this block's index in the grid */
+    int block[3]; /* work-items per block, per dimension */
+    int grid[3];  /* blocks per dimension */
+    int reserved0;
+    unsigned char *shared; /* the block's static shared memory */
+    size_t shared_used;    /* bytes of it claimed by XDEV_SHARED so far (per work-item) */
+    size_t shared_cap;     /* its size */
+    void *dynamic_shared;  /* the launch's dynamic shared bytes, for this block */
+    /* xdev_barrier(): suspends this work-item until every work-item of the
+     * block arrived (fiber mode); in loop mode it reports
+     * XDEV_KFAULT_BARRIER. */
+    void (*barrier)(struct xdev_kctx *ctx);
+    /* Records a fault (XDEV_KFAULT_*): the launch fails, the stream's next
+     * synchronisation reports it, the remaining blocks are skipped. */
+    void (*fail)(struct xdev_kctx *ctx, int code);
+    void *impl; /* the executor's */
+} xdev_kctx_t;
+
+typedef void (*xdev_kblock_fn)(xdev_kctx_t *ctx, void *const *args);
+typedef void (*xdev_kitem_fn)(xdev_kctx_t *ctx, void *const *args, int lx, int ly, int lz);
+
+/* One kernel, as its host compilation describes it. */
+typedef struct xdev_kernel_sig {
+    const char *name;
+    xdev_kblock_fn block; /* every work-item of a block, in a loop */
+    xdev_kitem_fn item;   /* one work-item */
+    int nparams;
+    uint32_t flags; /* XDEV_KERNEL_USES_BARRIER */
+    const uint32_t *param_sizes;
+    const uint8_t *param_kinds; /* XDEV_KPARAM_* */
+} xdev_kernel_sig_t;
+
+/* Static shared memory for XDEV_SHARED: the same offset for every work-item
+ * of a block (each starts from 0 and claims the same sizes in order). */
+static inline void *xdev_kctx_shared(xdev_kctx_t *ctx, size_t bytes, size_t align) {
+    size_t off = (ctx->shared_used + align - 1) & ~(align - 1);
+    if (off + bytes > ctx->shared_cap) {
+        ctx->fail(ctx, XDEV_KFAULT_SHARED);
+        return NULL;
+    }
+    ctx->shared_used = off + bytes;
+    return ctx->shared + off;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,378 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* xdev/kernel_lang.h - the kernel dialect: one kernel file, in a small C
+ * dialect, compiles unchanged with nvcc (CUDA), hipcc (HIP) and the host C
+ * compiler (the CPU backend). xdev_add_kernels() in CMake does the three
+ * compilations and embeds the results; xdev/kernel.h loads and launches.
+ *
+ *   #include <xdev/kernel_lang.h>
+ *
+ *   XDEV_KERNEL(saxpy, XDEV_PARAM(long, n), XDEV_PARAM(float, a),
+ *               XDEV_PTR(const float, x), XDEV_PTR(float, y)) {
+ *       long i = xdev_global_id(0);
+ *       if (i < n) y[i] = a * x[i] + y[i];
+ *   }
+ *
+ * Declaring: XDEV_KERNEL(name, params...) or XDEV_KERNEL_SYNC(name,
+ * params...) for a kernel that calls xdev_barrier() (on GPUs the two are
+ * the same; on the CPU a SYNC kernel runs each work-item as a fiber, the
+ * others run a block as a plain loop, and a barrier in a kernel not declared
+ * SYNC fails the launch). Each parameter is XDEV_PARAM(type, name) (passed
+ * by value: integers, floats, structs of them) or XDEV_PTR(type, name)
+ * (`type *name`, device memory: xdev checks it at launch); a kernel without
+ * parameters says XDEV_NO_PARAMS. At most XDEV_KERNEL_MAX_PARAMS (24).
+ *
+ * In a kernel body:
+ *   xdev_global_id(d), xdev_global_size(d)     long, d = 0, 1, 2
+ *   xdev_local_id(d), xdev_local_size(d)       int: within the block
+ *   xdev_group_id(d), xdev_num_groups(d)       int: the block, the grid
+ *   xdev_barrier()                             every work-item of the block
+ *   XDEV_SHARED(type, name, count);            block-shared array (a pointer on the CPU)
+ *   XDEV_DYNAMIC_SHARED(type, name);           the launch's dynamic shared bytes
+ *   xdev_trap()                                stop the kernel: the launch fails
+ * Anywhere (XDEV_DEVICE functions too): xdev_atomic_{add,min,max}_{i32,u32,
+ * i64,u64,f32} and xdev_atomic_add_f64 (return the old value),
+ * xdev_atomic_cas_{u32,u64}, xdev_fence(), the C99 <math.h> functions
+ * (sqrtf, expf, tanhf, fmaxf, ...), xdev_load_f16/bf16 and
+ * xdev_store_f16/bf16 (uint16_t storage, rounding as xdev/support/half.h).
+ *
+ * The dialect's rules - what keeps one file valid C for the host compiler
+ * and valid CUDA/HIP C++ for the device compilers:
+ * - no calls to host functions (printf, malloc, the xdev API), no recursion,
+ *   no function pointers, no variable-length arrays, no compound literals,
+ *   no implicit conversion from void * (write the cast);
+ * - no globals but constants (XDEV_CONSTANT type name[] = {...};);
+ * - helper functions are XDEV_DEVICE; the ids, barriers and shared memory
+ *   are used in the kernel body itself (pass ids to helpers as arguments);
+ * - every work-item of a block reaches each xdev_barrier() (as on GPUs);
+ * - XDEV_SHARED gives an array on GPUs and a pointer on the CPU: do not take
+ *   its sizeof;
+ * - 64-bit doubles are fine everywhere xdev runs (f64 atomics need sm_60).
+ * Kernel names are C symbols: unique across the files of one
+ * xdev_add_kernels() target. */
+#ifndef XDEV_KERNEL_LANG_H
+#define XDEV_KERNEL_LANG_H
+
+#include <stdint.h>
+
+#include "xdev/support/pp.h"
+
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#define XDEV_KERNEL_DEVICE_COMPILE 1
+#else
+#define XDEV_KERNEL_DEVICE_COMPILE 0
+#endif
+
+/* ---------------------------------------------------------------- parameters
+ * A parameter is a tuple (kind, type, name); the macros below pick it apart. */
+#define XDEV_PARAM(type, name) (V, type, name)
+#define XDEV_PTR(type, name) (P, type, name)
+#define XDEV_NO_PARAMS (N, void, xdev_no_params_)
+
+#define XDEV__K(k, t, n) k
+#define XDEV__T(k, t, n) t
+#define XDEV__N(k, t, n) n
+#define XDEV__PICK(what, i, tup) XDEV_PP_CAT(what, XDEV__K tup)(i, XDEV__T tup, XDEV__N tup)
+
+#if XDEV_KERNEL_DEVICE_COMPILE
+/* ============================================================ CUDA and HIP */
+#if defined(__HIPCC__)
+#include <hip/hip_runtime.h> /* hipcc, unlike nvcc, declares the device builtins only here */
+#endif
+#define XDEV__GDECL_V(i, t, n) t n
+#define XDEV__GDECL_P(i, t, n) t *n
+#define XDEV__GDECL_N(i, t, n) void
+#define XDEV__GDECL(i, tup) XDEV__PICK(XDEV__GDECL_, i, tup)
+
+#define XDEV_KERNEL(name, ...)                                                                     \
+    extern "C" __global__ void name(XDEV_PP_MAPC(XDEV__GDECL, __VA_ARGS__))
+#define XDEV_KERNEL_SYNC(name, ...) XDEV_KERNEL(name, __VA_ARGS__)
+#define XDEV_DEVICE static __device__ inline
+#define XDEV_CONSTANT static __constant__ const
+
+#define XDEV__DIM(v, d) ((int)((d) == 0 ? v.x : (d) == 1 ? v.y : v.z))
+#define xdev_local_id(d) XDEV__DIM(threadIdx, d)
+#define xdev_group_id(d) XDEV__DIM(blockIdx, d)
+#define xdev_local_size(d) XDEV__DIM(blockDim, d)
+#define xdev_num_groups(d) XDEV__DIM(gridDim, d)
+#define xdev_barrier() __syncthreads()
+#define XDEV_SHARED(type, name, count) __shared__ type name[count]
+#define XDEV_DYNAMIC_SHARED(type, name)                                                            \
+    extern __shared__ unsigned long long xdev_dynamic_smem_[];                                     \
+    type *const name = (type *)xdev_dynamic_smem_
+#if defined(__HIPCC__)
+#define xdev_trap() __builtin_trap()
+#else
+#define xdev_trap() __trap()
+#endif
+#define xdev_fence() __threadfence()
+
+XDEV_DEVICE int xdev_atomic_add_i32(int *p, int v) {
+    return atomicAdd(p, v);
+}
+XDEV_DEVICE unsigned xdev_atomic_add_u32(unsigned *p, unsigned v) {
+    return atomicAdd(p, v);
+}
+XDEV_DEVICE unsigned long long xdev_atomic_add_u64(unsigned long long *p, unsigned long long v) {
+    return atomicAdd(p, v);
+}
+XDEV_DEVICE long long xdev_atomic_add_i64(long long *p, long long v) {
+    return (long long)atomicAdd((unsigned long long *)p, (unsigned long long)v);
+}
+XDEV_DEVICE float xdev_atomic_add_f32(float *p, float v) {
+    return atomicAdd(p, v);
+}
+XDEV_DEVICE double xdev_atomic_add_f64(double *p, double v) {
+    return atomicAdd(p, v);
+}
+XDEV_DEVICE int xdev_atomic_min_i32(int *p, int v) {
+    return atomicMin(p, v);
+}
+XDEV_DEVICE int xdev_atomic_max_i32(int *p, int v) {
+    return atomicMax(p, v);
+}
+XDEV_DEVICE unsigned xdev_atomic_min_u32(unsigned *p, unsigned v) {
+    return atomicMin(p, v);
+}
+XDEV_DEVICE unsigned xdev_atomic_max_u32(unsigned *p, unsigned v) {
+    return atomicMax(p, v);
+}
+#if defined(__HIPCC__) /* ROCm 5.2 has no signed 64-bit atomicMin/Max: a CAS loop */
+#define XDEV__I64_MINMAX(op, cmp)                                                                  \
+    XDEV_DEVICE long long xdev_atomic_##op##_i64(long long *p, long long v) {                      \
+        unsigned long long *w = (unsigned long long *)p, old = *(volatile unsigned long long *)w;  \
+        while ((long long)v cmp(long long) old) {                                                  \
+            unsigned long long seen = atomicCAS(w, old, (unsigned long long)v);                    \
+            if (seen == old) break;                                                                \
+            old = seen;                                                                            \
+        }                                                                                          \
+        return (long long)old;                                                                     \
+    }
+XDEV__I64_MINMAX(min, <)
+XDEV__I64_MINMAX(max, >)
+#else
+XDEV_DEVICE long long xdev_atomic_min_i64(long long *p, long long v) {
+    return atomicMin(p, v);
+}
+XDEV_DEVICE long long xdev_atomic_max_i64(long long *p, long long v) {
+    return atomicMax(p, v);
+}
+#endif
+XDEV_DEVICE unsigned long long xdev_atomic_min_u64(unsigned long long *p, unsigned long long v) {
+    return atomicMin(p, v);
+}
+XDEV_DEVICE unsigned long long xdev_atomic_max_u64(unsigned long long *p, unsigned long long v) {
+    return atomicMax(p, v);
+}
+XDEV_DEVICE uint32_t xdev_atomic_cas_u32(uint32_t *p, uint32_t expected, uint32_t desired) {
+    return atomicCAS((unsigned *)p, expected, desired);
+}
+XDEV_DEVICE uint64_t xdev_atomic_cas_u64(uint64_t *p, uint64_t expected, uint64_t desired) {
+    return atomicCAS((unsigned long long *)p, (unsigned long long)expected,
+                     (unsigned long long)desired);
+}
+#define XDEV__FBITS(f) __float_as_uint(f)
+#define XDEV__BITSF(u) __uint_as_float(u)
+
+#else
+/* ==================================================================== host */
+#include <math.h>
+
+#include "xdev/kernel_abi.h"
+
+#define XDEV__UNUSED __attribute__((unused))
+#define XDEV__HDECL_V(i, t, n) , t n XDEV__UNUSED
+#define XDEV__HDECL_P(i, t, n) , t *n XDEV__UNUSED
+#define XDEV__HDECL_N(i, t, n)
+#define XDEV__HDECL(i, tup) XDEV__PICK(XDEV__HDECL_, i, tup)
+#define XDEV__UNPACK_V(i, t, n) t n = *(t *)xa_[i];
+#define XDEV__UNPACK_P(i, t, n) t *n = *(t **)xa_[i];
+#define XDEV__UNPACK_N(i, t, n)
+#define XDEV__UNPACK(i, tup) XDEV__PICK(XDEV__UNPACK_, i, tup)
+#define XDEV__HNAME_V(i, t, n) , n
+#define XDEV__HNAME_P(i, t, n) , n
+#define XDEV__HNAME_N(i, t, n)
+#define XDEV__HNAME(i, tup) XDEV__PICK(XDEV__HNAME_, i, tup)
+#define XDEV__SIZE_V(i, t, n) (uint32_t)sizeof(t),
+#define XDEV__SIZE_P(i, t, n) (uint32_t)sizeof(t *),
+#define XDEV__SIZE_N(i, t, n)
+#define XDEV__SIZE(i, tup) XDEV__PICK(XDEV__SIZE_, i, tup)
+#define XDEV__KIND_V(i, t, n) XDEV_KPARAM_VALUE,
+#define XDEV__KIND_P(i, t, n) XDEV_KPARAM_POINTER,
+#define XDEV__KIND_N(i, t, n)
+#define XDEV__KIND(i, tup) XDEV__PICK(XDEV__KIND_, i, tup)
+
+/* The body becomes a static inline function of the block's context and the
+ * work-item's local ids; `block` loops it over the block (inlined, so the
+ * loop optimises like a hand-written one), `item` runs one work-item. The
+ * signature table records sizes and pointer-ness for launch checks. */
+#define XDEV__HOST_KERNEL(name, flags_, ...)                                                       \
+    static inline void name##__xdev_body(                                                          \
+        xdev_kctx_t *xk_ XDEV__UNUSED, int xl0_ XDEV__UNUSED, int xl1_ XDEV__UNUSED,               \
+        int xl2_ XDEV__UNUSED XDEV_PP_MAPS(XDEV__HDECL, __VA_ARGS__));                             \
+    static void name##__xdev_block(xdev_kctx_t *xk_, void *const *xa_ XDEV__UNUSED) {              \
+        XDEV_PP_MAPS(XDEV__UNPACK, __VA_ARGS__)                                                    \
+        for (int z_ = 0; z_ < xk_->block[2]; z_++)                                                 \
+            for (int y_ = 0; y_ < xk_->block[1]; y_++)                                             \
+                for (int x_ = 0; x_ < xk_->block[0]; x_++) {                                       \
+                    xk_->shared_used = 0;                                                          \
+                    name##__xdev_body(xk_, x_, y_, z_ XDEV_PP_MAPS(XDEV__HNAME, __VA_ARGS__));     \
+                }                                                                                  \
+    }                                                                                              \
+    static void name##__xdev_item(xdev_kctx_t *xk_, void *const *xa_ XDEV__UNUSED, int x_, int y_, \
+                                  int z_) {                                                        \
+        XDEV_PP_MAPS(XDEV__UNPACK, __VA_ARGS__)                                                    \
+        xk_->shared_used = 0;                                                                      \
+        name##__xdev_body(xk_, x_, y_, z_ XDEV_PP_MAPS(XDEV__HNAME, __VA_ARGS__));                 \
+    }                                                                                              \
+    static const uint32_t name##__xdev_sizes[] = {XDEV_PP_MAPS(XDEV__SIZE, __VA_ARGS__) 0u};       \
+    static const uint8_t name##__xdev_kinds[] = {XDEV_PP_MAPS(XDEV__KIND, __VA_ARGS__) 0u};        \
+    extern const xdev_kernel_sig_t name##__xdev_sig;                                               \
+    const xdev_kernel_sig_t name##__xdev_sig = {                                                   \
+        #name,                                                                                     \
+        name##__xdev_block,                                                                        \
+        name##__xdev_item,                                                                         \
+        (int)(sizeof name##__xdev_sizes / sizeof(uint32_t)) - 1,                                   \
+        (flags_),                                                                                  \
+        name##__xdev_sizes,                                                                        \
+        name##__xdev_kinds};                                                                       \
+    static inline void name##__xdev_body(                                                          \
+        xdev_kctx_t *xk_ XDEV__UNUSED, int xl0_ XDEV__UNUSED, int xl1_ XDEV__UNUSED,               \
+        int xl2_ XDEV__UNUSED XDEV_PP_MAPS(XDEV__HDECL, __VA_ARGS__))
+
+#define XDEV_KERNEL(name, ...) XDEV__HOST_KERNEL(name, 0u, __VA_ARGS__)
+#define XDEV_KERNEL_SYNC(name, ...) XDEV__HOST_KERNEL(name, XDEV_KERNEL_USES_BARRIER, __VA_ARGS__)
+#define XDEV_DEVICE static inline
+#define XDEV_CONSTANT static const
+
+#define xdev_local_id(d) ((d) == 0 ? xl0_ : (d) == 1 ? xl1_ : xl2_)
+#define xdev_group_id(d) (xk_->group[d])
+#define xdev_local_size(d) (xk_->block[d])
+#define xdev_num_groups(d) (xk_->grid[d])
+#define xdev_barrier() (xk_->barrier(xk_))
+#define XDEV_SHARED(type, name, count)                                                             \
+    type *const name =                                                                             \
+        (type *)xdev_kctx_shared(xk_, sizeof(type) * (size_t)(count), XDEV__ALIGNOF(type))
+#define XDEV_DYNAMIC_SHARED(type, name) type *const name = (type *)xk_->dynamic_shared
+#define xdev_trap()                                                                                \
+    do {                                                                                           \
+        xk_->fail(xk_, XDEV_KFAULT_TRAP);                                                          \
+        return;                                                                                    \
+    } while (0)
+#define xdev_fence() __atomic_thread_fence(__ATOMIC_SEQ_CST)
+#ifdef __cplusplus
+#define XDEV__ALIGNOF(t) alignof(t)
+#else
+#define XDEV__ALIGNOF(t) _Alignof(t)
+#endif
+
+#define XDEV__HOST_ADD(suffix, type)                                                               \
+    static inline type xdev_atomic_add_##suffix(type *p, type v) {                                 \
+        return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);                                         \
+    }
+/* min / max: a compare-and-swap loop (GCC has no __atomic_fetch_min). */
+#define XDEV__HOST_MINMAX(op, suffix, type, better)                                                \
+    static inline type xdev_atomic_##op##_##suffix(type *p, type v) {                              \
+        type old = __atomic_load_n(p, __ATOMIC_RELAXED);                                           \
+        while (better(v, old) &&                                                                   \
+               !__atomic_compare_exchange_n(p, &old, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {  \
+        }                                                                                          \
+        return old;                                                                                \
+    }
+#define XDEV__LESS(a, b) ((a) < (b))
+#define XDEV__MORE(a, b) ((a) > (b))
+XDEV__HOST_ADD(i32, int)
+XDEV__HOST_ADD(u32, unsigned)
+XDEV__HOST_ADD(i64, long long)
+XDEV__HOST_ADD(u64, unsigned long long)
+XDEV__HOST_MINMAX(min, i32, int, XDEV__LESS)
+XDEV__HOST_MINMAX(max, i32, int, XDEV__MORE)
+XDEV__HOST_MINMAX(min, u32, unsigned, XDEV__LESS)
+XDEV__HOST_MINMAX(max, u32, unsigned, XDEV__MORE)
+XDEV__HOST_MINMAX(min, i64, long long, XDEV__LESS)
+XDEV__HOST_MINMAX(max, i64, long long, XDEV__MORE)
+XDEV__HOST_MINMAX(min, u64, unsigned long long, XDEV__LESS)
+XDEV__HOST_MINMAX(max, u64, unsigned long long, XDEV__MORE)
+
+static inline uint32_t xdev_atomic_cas_u32(uint32_t *p, uint32_t expected, uint32_t desired) {
+    __atomic_compare_exchange_n(p, &expected, desired, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+    return expected;
+}
+static inline uint64_t xdev_atomic_cas_u64(uint64_t *p, uint64_t expected, uint64_t desired) {
+    __atomic_compare_exchange_n(p, &expected, desired, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+    return expected;
+}
+static inline uint32_t xdev_kfbits_(float f) {
+    union {
+        float f;
+        uint32_t u;
+    } c = {f};
+    return c.u;
+}
+static inline float xdev_kbitsf_(uint32_t u) {
+    union {
+        uint32_t u;
+        float f;
+    } c = {u};
+    return c.f;
+}
+#define XDEV__FBITS(f) xdev_kfbits_(f)
+#define XDEV__BITSF(u) xdev_kbitsf_(u)
+
+static inline float xdev_atomic_add_f32(float *p, float v) {
+    uint32_t *w = (uint32_t *)p, old = __atomic_load_n(w, __ATOMIC_RELAXED);
+    while (!__atomic_compare_exchange_n(w, &old, xdev_kfbits_(xdev_kbitsf_(old) + v), 1,
+                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    }
+    return xdev_kbitsf_(old);
+}
+static inline double xdev_atomic_add_f64(double *p, double v) {
+    uint64_t *w = (uint64_t *)p, old = __atomic_load_n(w, __ATOMIC_RELAXED), nw;
+    for (;;) {
+        union {
+            uint64_t u;
+            double d;
+        } a = {old}, b;
+        b.d = a.d + v;
+        nw = b.u;
+        if (__atomic_compare_exchange_n(w, &old, nw, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+            return a.d;
+    }
+}
+#endif /* host */
+
+/* f32 min / max on every target: a compare-and-swap loop on the bits (NaN
+ * in memory is replaced by v, as fminf would). */
+#define XDEV__FMINMAX(op, cmp)                                                                     \
+    XDEV_DEVICE float xdev_atomic_##op##_f32(float *p, float v) {                                  \
+        uint32_t *w = (uint32_t *)p;                                                               \
+        uint32_t old = *(volatile uint32_t *)w;                                                    \
+        for (;;) {                                                                                 \
+            float cur = XDEV__BITSF(old);                                                          \
+            if (!(v cmp cur) && cur == cur) return cur;                                            \
+            uint32_t seen = xdev_atomic_cas_u32(w, old, XDEV__FBITS(v));                           \
+            if (seen == old) return cur;                                                           \
+            old = seen;                                                                            \
+        }                                                                                          \
+    }
+XDEV__FMINMAX(min, <)
+XDEV__FMINMAX(max, >)
+
+/* ------------------------------------------------------------ f16 and bf16 */
+#include "xdev/support/half.h"
+XDEV_DEVICE float xdev_load_f16(const uint16_t *p) {
+    return xdev_f16_to_f32(*p);
+}
+XDEV_DEVICE void xdev_store_f16(uint16_t *p, float v) {
+    *p = xdev_f32_to_f16(v);
+}
+XDEV_DEVICE float xdev_load_bf16(const uint16_t *p) {
+    return xdev_bf16_to_f32(*p);
+}
+XDEV_DEVICE void xdev_store_bf16(uint16_t *p, float v) {
+    *p = xdev_f32_to_bf16(v);
+}
+
+#define xdev_global_id(d) ((long)xdev_group_id(d) * xdev_local_size(d) + xdev_local_id(d))
+#define xdev_global_size(d) ((long)xdev_num_groups(d) * xdev_local_size(d))
+
+#endif
