@@ -221,6 +221,8 @@ START_TEST(shared_public_types_layout) {
     ck_assert_int_eq(XDEV_ERROR_NOT_READY, 6);
     ck_assert_int_eq(XDEV_ERROR_INTERNAL, 11);
     ck_assert_int_eq(XDEV_ERROR_IO, 12);
+    ck_assert_int_eq(XDEV_ERROR_NOT_FOUND, 13);
+    ck_assert_int_eq(XDEV_ERROR_LAUNCH_FAILURE, 14);
 }
 END_TEST
 

@@ -5,7 +5,7 @@
 #
 #   core-includes  no file outside core/ includes a core/ header, but for the white-box tests
 #                  and fuzzers listed in CORE_INCLUDE_EXCEPTIONS below.
-#   core-layers    core's folders depend downwards only (observe, comm, math, memory, runtime,
+#   core-layers    core's folders depend downwards only (observe, comm, math, kernel, memory, runtime,
 #                  base: core/README.md): no include of, and no call into, a higher folder, but
 #                  for the upward calls listed in CORE_UPWARD below (none: a lower folder that
 #                  needs a higher one runs its hooks, runtime/hooks.h and trace_probe.h).
@@ -161,7 +161,7 @@ CORE_UPWARD = {
 }
 # Bottom to top. observe/ (the tracer, snapshots, the views and their writers) reads the state
 # of the folders below it and nothing calls it: they reach it through runtime's hooks.
-LAYERS = ('base', 'runtime', 'memory', 'math', 'comm', 'observe')
+LAYERS = ('base', 'runtime', 'memory', 'kernel', 'math', 'comm', 'observe')
 
 # test-env: XDEV_* variables the library reads that the tests do not unset -> why.
 TEST_ENV_PASS_THROUGH = {

@@ -98,6 +98,10 @@ const char *xdev_status_string(xdev_status_t status) {
         return "XDEV_ERROR_INTERNAL";
     case XDEV_ERROR_IO:
         return "XDEV_ERROR_IO";
+    case XDEV_ERROR_NOT_FOUND:
+        return "XDEV_ERROR_NOT_FOUND";
+    case XDEV_ERROR_LAUNCH_FAILURE:
+        return "XDEV_ERROR_LAUNCH_FAILURE";
     }
     return "XDEV_ERROR_UNKNOWN_STATUS";
 }

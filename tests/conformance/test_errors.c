@@ -25,6 +25,8 @@ static const struct {
     {XDEV_ERROR_ENV, "XDEV_ERROR_ENV"},
     {XDEV_ERROR_INTERNAL, "XDEV_ERROR_INTERNAL"},
     {XDEV_ERROR_IO, "XDEV_ERROR_IO"},
+    {XDEV_ERROR_NOT_FOUND, "XDEV_ERROR_NOT_FOUND"},
+    {XDEV_ERROR_LAUNCH_FAILURE, "XDEV_ERROR_LAUNCH_FAILURE"},
 };
 #define N_STATUSES (sizeof k_statuses / sizeof k_statuses[0])
 
