@@ -147,7 +147,8 @@ START_TEST(backend_api_layout) {
     SIZE_IS(xdev_kctx_t, 96);
     ck_assert_uint_eq(offsetof(xdev_kernel_sig_t, nparams), 24);
     ck_assert_uint_eq(offsetof(xdev_kernel_sig_t, param_kinds), 40);
-    SIZE_IS(xdev_kernel_sig_t, 48);
+    ck_assert_uint_eq(offsetof(xdev_kernel_sig_t, param_names), 48);
+    SIZE_IS(xdev_kernel_sig_t, 56);
     ck_assert_int_eq(XDEV_COMM_NATIVE_ID_BYTES, 128);
     ck_assert_uint_eq(offsetof(xdev_collective_desc_t, kind), 8);
     ck_assert_uint_eq(offsetof(xdev_collective_desc_t, send), 16);

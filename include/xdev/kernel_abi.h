@@ -71,7 +71,8 @@ typedef struct xdev_kernel_sig {
     int nparams;
     uint32_t flags; /* XDEV_KERNEL_USES_BARRIER */
     const uint32_t *param_sizes;
-    const uint8_t *param_kinds; /* XDEV_KPARAM_* */
+    const uint8_t *param_kinds;     /* XDEV_KPARAM_* */
+    const char *const *param_names; /* as declared, for messages */
 } xdev_kernel_sig_t;
 
 /* Static shared memory for XDEV_SHARED: the same offset for every work-item

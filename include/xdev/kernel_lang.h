@@ -200,6 +200,10 @@ XDEV_DEVICE uint64_t xdev_atomic_cas_u64(uint64_t *p, uint64_t expected, uint64_
 #define XDEV__KIND_P(i, t, n) XDEV_KPARAM_POINTER,
 #define XDEV__KIND_N(i, t, n)
 #define XDEV__KIND(i, tup) XDEV__PICK(XDEV__KIND_, i, tup)
+#define XDEV__PNAME_V(i, t, n) #n,
+#define XDEV__PNAME_P(i, t, n) #n,
+#define XDEV__PNAME_N(i, t, n)
+#define XDEV__PNAME(i, tup) XDEV__PICK(XDEV__PNAME_, i, tup)
 
 /* The body becomes a static inline function of the block's context and the
  * work-item's local ids; `block` loops it over the block (inlined, so the
@@ -226,6 +230,7 @@ XDEV_DEVICE uint64_t xdev_atomic_cas_u64(uint64_t *p, uint64_t expected, uint64_
     }                                                                                              \
     static const uint32_t name##__xdev_sizes[] = {XDEV_PP_MAPS(XDEV__SIZE, __VA_ARGS__) 0u};       \
     static const uint8_t name##__xdev_kinds[] = {XDEV_PP_MAPS(XDEV__KIND, __VA_ARGS__) 0u};        \
+    static const char *const name##__xdev_names[] = {XDEV_PP_MAPS(XDEV__PNAME, __VA_ARGS__) ""};   \
     extern const xdev_kernel_sig_t name##__xdev_sig;                                               \
     const xdev_kernel_sig_t name##__xdev_sig = {                                                   \
         #name,                                                                                     \
@@ -234,7 +239,8 @@ XDEV_DEVICE uint64_t xdev_atomic_cas_u64(uint64_t *p, uint64_t expected, uint64_
         (int)(sizeof name##__xdev_sizes / sizeof(uint32_t)) - 1,                                   \
         (flags_),                                                                                  \
         name##__xdev_sizes,                                                                        \
-        name##__xdev_kinds};                                                                       \
+        name##__xdev_kinds,                                                                        \
+        name##__xdev_names};                                                                       \
     static inline void name##__xdev_body(                                                          \
         xdev_kctx_t *xk_ XDEV__UNUSED, int xl0_ XDEV__UNUSED, int xl1_ XDEV__UNUSED,               \
         int xl2_ XDEV__UNUSED XDEV_PP_MAPS(XDEV__HDECL, __VA_ARGS__))
