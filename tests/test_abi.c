@@ -143,7 +143,7 @@ START_TEST(backend_api_layout) {
     SIZE_IS(xdev_launch_desc_t, 80);
     ck_assert_uint_eq(offsetof(xdev_kctx_t, shared), 40);
     ck_assert_uint_eq(offsetof(xdev_kctx_t, barrier), 72);
-    ck_assert_uint_eq(offsetof(xdev_kctx_t, fail), 80);
+    ck_assert_uint_eq(offsetof(xdev_kctx_t, fault), 80);
     SIZE_IS(xdev_kctx_t, 96);
     ck_assert_uint_eq(offsetof(xdev_kernel_sig_t, nparams), 24);
     ck_assert_uint_eq(offsetof(xdev_kernel_sig_t, param_kinds), 40);

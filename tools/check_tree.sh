@@ -118,6 +118,8 @@ CORE_PUBLIC_CALLS = {
     # the thread's message or status (xdev/error.h), read to quote or keep it; sets nothing.
     ('core/math/blas.c', 'xdev_last_error'): "keeps XDEV_ALLOW_TF32's parse message for later calls",
     ('core/math/fft.c', 'xdev_last_error'): "quotes the allocator's message (plan work area)",
+    ('core/kernel/module.c', 'xdev_last_error'): "quotes a backend's load failure, prefixed "
+        'with the device, after the module is released',
     ('core/math/rng_generator.c', 'xdev_last_error'): "quotes a state's decode message",
     ('core/memory/caching_allocator.c', 'xdev_last_error'): "keeps the backend's OOM message",
     ('core/memory/device_allocator.c', 'xdev_last_error'): "quotes a direct free's failed wait",

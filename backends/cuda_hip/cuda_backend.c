@@ -5,7 +5,8 @@
  * live beside it in cuda_device.c, cuda_stream.c, cuda_event.c,
  * cuda_memory.c (+ cuda_staging.c, cuda_hostcopy.c), cuda_trace.c,
  * cuda_ipc.c, cuda_blas.c (cuBLAS) and cuda_fft.c (+ cuda_fft_scale.cu;
- * cuFFT), cuda_nccl.c (NCCL), device code in cuda_rng.cu and cuda_ops.cu;
+ * cuFFT), cuda_nccl.c (NCCL), cuda_kernel.c (modules and launches), device
+ * code in cuda_rng.cu and cuda_ops.cu;
  * each plugin's own files in its folder: cuda_nvml.c and cuda_vmm.c
  * (backends/cuda), hip_smi.c (backends/hip).
  *
@@ -32,6 +33,27 @@ xdev_status_t xc_error(xdev_status_t status, const char *fmt, ...) {
 
 /* The one formatting of a CUDA failure: the core writes "<what>: <name>:
  * <string>" straight into the thread's message (host set_vendor_error). */
+/* The errors a faulting kernel leaves (sticky: the context is lost), which
+ * xdev reports as XDEV_ERROR_LAUNCH_FAILURE wherever they surface. */
+static bool xc_is_kernel_fault(cudaError_t err) {
+    switch (err) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchFailure:
+    case cudaErrorAssert:
+    case cudaErrorLaunchTimeout:
+#if !defined(XC_VENDOR_HIP)
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorHardwareStackError:
+#endif
+        return true;
+    default:
+        return false;
+    }
+}
+
 xdev_status_t xc_fail(cudaError_t err, const char *what, ...) {
     /* A non-sticky error stays as the thread's "last error" and would show
      * up in unrelated cudaGetLastError checks (kernel launches): clear it.
@@ -39,6 +61,7 @@ xdev_status_t xc_fail(cudaError_t err, const char *what, ...) {
     (void)cudaGetLastError();
     xdev_status_t status =
         err == cudaErrorMemoryAllocation ? XDEV_ERROR_OUT_OF_MEMORY : XDEV_ERROR_BACKEND;
+    if (xc_is_kernel_fault(err)) status = XDEV_ERROR_LAUNCH_FAILURE;
     va_list ap;
     va_start(ap, what);
     xdev_status_t st = xdev_support_vendor_fail_v(xc_state.host, status, cudaGetErrorName(err),
@@ -130,6 +153,7 @@ static const xdev_backend_api_t xc_api = {
 #ifdef XC_HAVE_NCCL
     .comm = &xc_comm_vtable,
 #endif
+    .kernel = &xc_kernel_vtable,
 };
 
 XDEV_API const xdev_backend_api_t *xdev_backend_entry(void);

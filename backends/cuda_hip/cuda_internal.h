@@ -55,6 +55,7 @@ extern const xdev_event_vtable_t xc_event_vtable;
 extern const xdev_memory_vtable_t xc_memory_vtable;
 extern const xdev_trace_vtable_t xc_trace_vtable;
 extern const xdev_ipc_vtable_t xc_ipc_vtable;
+extern const xdev_kernel_vtable_t xc_kernel_vtable; /* cuda_kernel.c: modules, launches */
 #ifdef XC_HAVE_NCCL
 extern const xdev_comm_vtable_t xc_comm_vtable; /* cuda_nccl.c */
 #endif

@@ -32,7 +32,7 @@ extern "C" {
 /* xdev_kernel_sig_t.flags */
 #define XDEV_KERNEL_USES_BARRIER (1u << 0) /* declared with XDEV_KERNEL_SYNC */
 
-/* xdev_kctx_t.fail codes: why a host-run kernel stopped. */
+/* xdev_kctx_t.fault codes: why a host-run kernel stopped. */
 #define XDEV_KFAULT_TRAP 1    /* xdev_trap() */
 #define XDEV_KFAULT_BARRIER 2 /* xdev_barrier() in a kernel not declared XDEV_KERNEL_SYNC */
 #define XDEV_KFAULT_SHARED 3  /* static shared memory over the block's limit */
@@ -56,7 +56,7 @@ typedef struct xdev_kctx {
     void (*barrier)(struct xdev_kctx *ctx);
     /* Records a fault (XDEV_KFAULT_*): the launch fails, the stream's next
      * synchronisation reports it, the remaining blocks are skipped. */
-    void (*fail)(struct xdev_kctx *ctx, int code);
+    void (*fault)(struct xdev_kctx *ctx, int code);
     void *impl; /* the executor's */
 } xdev_kctx_t;
 
@@ -80,7 +80,7 @@ typedef struct xdev_kernel_sig {
 static inline void *xdev_kctx_shared(xdev_kctx_t *ctx, size_t bytes, size_t align) {
     size_t off = (ctx->shared_used + align - 1) & ~(align - 1);
     if (off + bytes > ctx->shared_cap) {
-        ctx->fail(ctx, XDEV_KFAULT_SHARED);
+        ctx->fault(ctx, XDEV_KFAULT_SHARED);
         return NULL;
     }
     ctx->shared_used = off + bytes;

@@ -200,8 +200,9 @@ XDEV_DEVICE uint64_t xdev_atomic_cas_u64(uint64_t *p, uint64_t expected, uint64_
 #define XDEV__KIND_P(i, t, n) XDEV_KPARAM_POINTER,
 #define XDEV__KIND_N(i, t, n)
 #define XDEV__KIND(i, tup) XDEV__PICK(XDEV__KIND_, i, tup)
-#define XDEV__PNAME_V(i, t, n) #n,
-#define XDEV__PNAME_P(i, t, n) #n,
+#define XDEV__STR(x) #x
+#define XDEV__PNAME_V(i, t, n) XDEV__STR(n),
+#define XDEV__PNAME_P(i, t, n) XDEV__STR(n),
 #define XDEV__PNAME_N(i, t, n)
 #define XDEV__PNAME(i, tup) XDEV__PICK(XDEV__PNAME_, i, tup)
 
@@ -261,7 +262,7 @@ XDEV_DEVICE uint64_t xdev_atomic_cas_u64(uint64_t *p, uint64_t expected, uint64_
 #define XDEV_DYNAMIC_SHARED(type, name) type *const name = (type *)xk_->dynamic_shared
 #define xdev_trap()                                                                                \
     do {                                                                                           \
-        xk_->fail(xk_, XDEV_KFAULT_TRAP);                                                          \
+        xk_->fault(xk_, XDEV_KFAULT_TRAP);                                                         \
         return;                                                                                    \
     } while (0)
 #define xdev_fence() __atomic_thread_fence(__ATOMIC_SEQ_CST)

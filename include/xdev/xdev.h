@@ -59,5 +59,6 @@
 #include "xdev/rng.h"
 #include "xdev/dtype.h"
 #include "xdev/ops.h"
+#include "xdev/kernel.h"
 
 #endif

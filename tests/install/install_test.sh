@@ -7,8 +7,11 @@
 # `pkg-config xdev` - and runs both. Checks that xdev.pc is relocatable, that
 # its paths render clean (no "//") and land on the installed directories, and
 # that Cflags and Libs carry -pthread, and that the generated xdev/version.h
-# (of VERSION) and LICENSE are installed. Exits 77 (skip) only when pkg-config
-# is missing.
+# (of VERSION) and LICENSE are installed. The find_package consumer also
+# builds a kernel file with the installed xdev_add_kernels() and runs it on the
+# CPU backend: the bundle must list both kernels with their parameter counts,
+# and a fatbin / HIP code object where the consumer's configure found nvcc /
+# hipcc. Exits 77 (skip) only when pkg-config is missing.
 set -eu
 build=$1 consumer=$2 work=$3 version=$4 extra_cflags=${5:-}
 
@@ -38,6 +41,7 @@ test -n "$lib" || fail "libxdev.so not installed"
 libdir=$(dirname "$lib")
 test -f "$libdir/cmake/xdev/xdevConfig.cmake" || fail "xdevConfig.cmake not in $libdir/cmake/xdev"
 test -f "$libdir/pkgconfig/xdev.pc" || fail "xdev.pc not in $libdir/pkgconfig"
+test -f "$libdir/cmake/xdev/xdevKernels.cmake" || fail "xdevKernels.cmake not in $libdir/cmake/xdev"
 soname=$(readelf -d "$lib" 2>/dev/null | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
 case $soname in libxdev.so.*) ;; *) fail "libxdev.so has no SONAME (got '$soname')" ;; esac
 test -e "$libdir/$soname" || fail "SONAME file $soname not installed"
@@ -59,6 +63,26 @@ cmake --build "$work/cmake-build" >>"$work/cmake.log" 2>&1 ||
     { cat "$work/cmake.log"; fail "building the consumer failed"; }
 out=$(LD_LIBRARY_PATH="$libdir" "$work/cmake-build/xdev_consumer") || fail "cmake consumer failed"
 check_output find_package "$out"
+
+echo "== xdev_add_kernels (installed)"
+out=$(LD_LIBRARY_PATH="$libdir" "$work/cmake-build/xdev_consumer_kernels") ||
+    { echo "$out"; fail "kernel consumer failed"; }
+echo "$out"
+expect() { echo "$out" | grep -qxF "$1" || fail "kernel consumer: expected the line '$1'"; }
+expect "kernel consumer_axpy params 4"
+expect "kernel consumer_sum params 3 sync"
+expect "kernels ran: consumer_axpy consumer_sum (sum 6994)"
+# One image per kernel file and toolchain the consumer's configure found.
+cache=$work/cmake-build/CMakeCache.txt
+nimages=0
+for tool in NVCC:fatbin HIPCC:hip; do
+    if grep -q "^XDEV_${tool%%:*}:FILEPATH=/" "$cache"; then
+        echo "$out" | grep -q "^image ${tool#*:} [1-9][0-9]* bytes\$" ||
+            fail "kernel consumer: ${tool%%:*} was found but the bundle has no ${tool#*:} image"
+        nimages=$((nimages + 1))
+    fi
+done
+expect "bundle consumer_kernels: 2 kernels, $nimages images"
 
 echo "== pkg-config xdev"
 export PKG_CONFIG_PATH="$libdir/pkgconfig"

@@ -9,6 +9,7 @@
 #ifndef XDEV_HIP_VENDOR_H
 #define XDEV_HIP_VENDOR_H
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #if defined(__HIPCC__)
@@ -32,6 +33,10 @@
 #define cudaSuccess hipSuccess
 #define cudaErrorNotReady hipErrorNotReady
 #define cudaErrorMemoryAllocation hipErrorOutOfMemory
+#define cudaErrorIllegalAddress hipErrorIllegalAddress
+#define cudaErrorLaunchFailure hipErrorLaunchFailure
+#define cudaErrorAssert hipErrorAssert
+#define cudaErrorLaunchTimeout hipErrorLaunchTimeOut
 #define cudaErrorInvalidValue hipErrorInvalidValue
 #define cudaErrorInsufficientDriver hipErrorInsufficientDriver
 #define cudaErrorPeerAccessAlreadyEnabled hipErrorPeerAccessAlreadyEnabled
@@ -46,6 +51,32 @@
 #define cudaIpcMemLazyEnablePeerAccess hipIpcMemLazyEnablePeerAccess
 #define cudaMemPoolAttrReleaseThreshold hipMemPoolAttrReleaseThreshold
 #define cudaDevAttrMultiProcessorCount hipDeviceAttributeMultiprocessorCount
+#define cudaDeviceAttr hipDeviceAttribute_t
+#define cudaDevAttrMaxThreadsPerBlock hipDeviceAttributeMaxThreadsPerBlock
+#define cudaDevAttrMaxBlockDimX hipDeviceAttributeMaxBlockDimX
+#define cudaDevAttrMaxBlockDimY hipDeviceAttributeMaxBlockDimY
+#define cudaDevAttrMaxBlockDimZ hipDeviceAttributeMaxBlockDimZ
+#define cudaDevAttrMaxGridDimX hipDeviceAttributeMaxGridDimX
+#define cudaDevAttrMaxGridDimY hipDeviceAttributeMaxGridDimY
+#define cudaDevAttrMaxGridDimZ hipDeviceAttributeMaxGridDimZ
+#define cudaDevAttrMaxSharedMemoryPerBlock hipDeviceAttributeMaxSharedMemoryPerBlock
+#define cudaDevAttrWarpSize hipDeviceAttributeWarpSize
+
+/* CUDA's driver API for modules and launches (cuda_kernel.c): libamdhip64
+ * exports the twins, so the HIP plugin calls them directly. */
+#define CUresult hipError_t
+#define CUmodule hipModule_t
+#define CUfunction hipFunction_t
+#define CUstream hipStream_t
+#define CUjit_option hipJitOption
+#define CUDA_SUCCESS hipSuccess
+#define CUDA_ERROR_NOT_FOUND hipErrorNotFound
+#define CUDA_ERROR_OUT_OF_MEMORY hipErrorOutOfMemory
+#define CUDA_ERROR_NO_BINARY_FOR_GPU hipErrorNoBinaryForGpu
+#define CU_JIT_ERROR_LOG_BUFFER hipJitOptionErrorLogBuffer
+#define CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES hipJitOptionErrorLogBufferSizeBytes
+#define CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK
+#define CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES
 
 #define cudaMemcpyHostToHost hipMemcpyHostToHost
 #define cudaMemcpyHostToDevice hipMemcpyHostToDevice
@@ -103,6 +134,12 @@
 #define cudaIpcGetEventHandle hipIpcGetEventHandle
 #define cudaIpcOpenEventHandle hipIpcOpenEventHandle
 
+#define cuModuleLoadDataEx hipModuleLoadDataEx /* options are accepted and unused */
+#define cuModuleUnload hipModuleUnload
+#define cuModuleGetFunction hipModuleGetFunction
+#define cuFuncGetAttribute hipFuncGetAttribute
+#define cuLaunchKernel hipModuleLaunchKernel
+
 /* ------------------------------------------------------------ what differs in meaning */
 #define XC_NAME "hip"
 #define XC_DEVICE_TYPE XDEV_DEVICE_HIP
@@ -149,6 +186,24 @@ static inline hipError_t xc_vendor_launch_host_func(hipStream_t s, void (*fn)(vo
     hipError_t err = hipStreamAddCallback(s, xc_hip_host_trampoline, call, 0);
     if (err != hipSuccess) free(call);
     return err;
+}
+
+/* Kernel images hipModuleLoadData takes: code objects and offload bundles. */
+#define XC_IMAGE_TAKES(format) ((format) == XDEV_IMAGE_HIP_CODE)
+#define XC_IMAGE_KINDS "HIP code objects (hipcc --genco)"
+
+/* "gfx90a:sramecc+:xnack-": the code a device runs, for messages. */
+static inline void xc_vendor_arch_name(int device, char *buf, size_t len) {
+    hipDeviceProp_t p;
+    if (hipGetDeviceProperties(&p, device) != hipSuccess) {
+        (void)hipGetLastError();
+        snprintf(buf, len, "this device");
+        return;
+    }
+    size_t n = strnlen(p.gcnArchName, sizeof p.gcnArchName); /* a copy, cut to fit */
+    if (n >= len) n = len - 1;
+    memcpy(buf, p.gcnArchName, n);
+    buf[n] = '\0';
 }
 
 /* HIP answers hipErrorInvalidValue for host memory it does not know

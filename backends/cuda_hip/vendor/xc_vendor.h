@@ -27,6 +27,12 @@
  *                             (backends/cuda/cuda_vmm.c, CUDA's driver API;
  *                             not built for HIP, whose twin calls could not
  *                             be tried here)
+ *   XC_IMAGE_TAKES(format), XC_IMAGE_KINDS  the kernel images the module
+ *                             loader takes (cuda_kernel.c: PTX, cubin and
+ *                             fatbin on CUDA, code objects on HIP) and how a
+ *                             message names them
+ *   xc_vendor_arch_name       the device's code target as its compiler names
+ *                             it ("sm_90", "gfx90a"), for messages
  * and the optional parts each vendor has or lacks (NVML vs rocm-smi, NVTX vs
  * roctx, cuBLAS/cuFFT vs hipBLAS/hipFFT) are chosen by the build
  * (backends/cuda/CMakeLists.txt, backends/hip/CMakeLists.txt). */
@@ -35,6 +41,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #if defined(XC_VENDOR_HIP)
 #include "hip_vendor.h"
@@ -79,6 +86,23 @@ static inline bool xc_vendor_host_is_pageable(const void *host) {
         return true;
     }
     return a.type == cudaMemoryTypeUnregistered;
+}
+
+/* Kernel images (xdev_image_format_t) cuModuleLoadData takes. */
+#define XC_IMAGE_TAKES(format)                                                                     \
+    ((format) == XDEV_IMAGE_PTX || (format) == XDEV_IMAGE_CUBIN || (format) == XDEV_IMAGE_FATBIN)
+#define XC_IMAGE_KINDS "PTX, cubin and fatbin images"
+
+/* "sm_90": the code a device runs, for messages. */
+static inline void xc_vendor_arch_name(int device, char *buf, size_t len) {
+    int major = 0, minor = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
+        (void)cudaGetLastError();
+        snprintf(buf, len, "this device");
+        return;
+    }
+    snprintf(buf, len, "sm_%d%d", major, minor);
 }
 
 #endif /* vendor */

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* kernel_internal.h - modules and kernels as the core keeps them.
+ *
+ * A module is the code of one bundle (or one native image) loaded for one
+ * device: up to XDEV_MODULE_MAX_NATIVE backend modules (one per image the
+ * backend took), and the host signatures when known. A kernel handle is a
+ * function found in it, with the attributes launches are checked against.
+ * Both are handle-arena objects, so a stale handle (an unloaded module's
+ * kernel) is reported, not dereferenced. */
+#ifndef XDEV_CORE_KERNEL_INTERNAL_H
+#define XDEV_CORE_KERNEL_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "base/handle_arena.h"
+#include "runtime/registry.h"
+#include "xdev/kernel.h"
+
+#define XDEV_MODULE_MAX_NATIVE 32
+
+struct xdev_kernel;
+
+struct xdev_module {
+    xdev_handle_header_t hdr;
+    xdev_device_record_t *rec;
+    xdev_backend_t *be;
+    xdev_device_t device;
+    const xdev_kernel_sig_t *const *sigs; /* NULL: a native image without signatures */
+    int nsigs;
+    void *dl; /* a host library's handle (XDEV_IMAGE_HOST_LIBRARY) */
+    int nnative;
+    void *native[XDEV_MODULE_MAX_NATIVE];
+    xdev_launch_limits_t limits;
+    _Atomic int active;   /* launches between their checks and their enqueue */
+    _Atomic bool closing; /* unload has begun: no new launch */
+    pthread_mutex_t lock; /* kernels */
+    struct xdev_kernel *kernels;
+    char name[64];
+};
+
+struct xdev_kernel {
+    xdev_handle_header_t hdr;
+    struct xdev_module *module;
+    void *function;               /* the backend's */
+    const xdev_kernel_sig_t *sig; /* NULL when the module has no signatures */
+    xdev_kernel_attributes_t attrs;
+    int max_threads;        /* min(device limit, kernel's own) */
+    const char *trace_name; /* the name, interned: trace records outlive the module */
+    struct xdev_kernel *next;
+    char name[128];
+};
+
+extern xdev_handle_arena_t xdev_module_arena;
+extern xdev_handle_arena_t xdev_kernel_arena;
+
+/* XDEV_LAUNCH_CHECKS: true (default "full") checks pointer arguments
+ * against the allocator's records; "basic" skips that. */
+bool xdev_kernel_check_pointers(void);
+
+#endif

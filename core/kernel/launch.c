@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* launch.c - xdev_launch_kernel: the checks no vendor runtime makes, then
+ * one backend call.
+ *
+ * xdev knows every allocation, so before a launch it checks what CUDA
+ * would only report as an illegal address later (or never): each pointer
+ * argument is live memory of the kernel's device (a peer with access
+ * enabled, or pinned host memory) or NULL, each argument's size matches the
+ * kernel's parameter, and grid, block and shared sizes fit the device. The
+ * pointer checks are one allocator lookup per pointer argument;
+ * XDEV_LAUNCH_CHECKS=basic skips them (for memory xdev did not allocate).
+ * Everything else costs a few comparisons. */
+#include <stdio.h>
+#include <string.h>
+
+#include "base/error_internal.h"
+#include "kernel/kernel_internal.h"
+#include "memory/alloc_lookup.h"
+#include "runtime/dispatch.h"
+#include "runtime/stream_internal.h"
+#include "runtime/trace_probe.h"
+
+static const char *const k_axis[3] = {"x", "y", "z"};
+
+static xdev_status_t check_dims(const struct xdev_kernel *k, const xdev_launch_config_t *c) {
+    const xdev_launch_limits_t *l = &k->module->limits;
+    const unsigned g[3] = {c->grid.x, c->grid.y, c->grid.z};
+    const unsigned b[3] = {c->block.x, c->block.y, c->block.z};
+    for (int d = 0; d < 3; d++) {
+        if (g[d] == 0 || g[d] > l->max_grid[d])
+            return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                             "kernel '%s': grid.%s = %u; %s:%d takes 1 .. %u blocks in %s", k->name,
+                             k_axis[d], g[d], k->module->be->name, k->module->device.index,
+                             l->max_grid[d], k_axis[d]);
+        if (b[d] == 0 || b[d] > l->max_block[d])
+            return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                             "kernel '%s': block.%s = %u; %s:%d takes 1 .. %u work-items in %s",
+                             k->name, k_axis[d], b[d], k->module->be->name, k->module->device.index,
+                             l->max_block[d], k_axis[d]);
+    }
+    unsigned long long threads = (unsigned long long)b[0] * b[1] * b[2];
+    if (threads > (unsigned long long)k->max_threads)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                         "kernel '%s': a block of %ux%ux%u = %llu work-items; at most %d on %s:%d "
+                         "for this kernel",
+                         k->name, b[0], b[1], b[2], threads, k->max_threads, k->module->be->name,
+                         k->module->device.index);
+    size_t shared = c->shared_bytes + k->attrs.static_shared_bytes;
+    if (c->shared_bytes > l->max_shared_bytes || shared > l->max_shared_bytes)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                         "kernel '%s': %zu bytes of dynamic shared memory (+ %zu static) per "
+                         "block; %s:%d has %zu",
+                         k->name, c->shared_bytes, k->attrs.static_shared_bytes,
+                         k->module->be->name, k->module->device.index, l->max_shared_bytes);
+    return XDEV_SUCCESS;
+}
+
+/* "argument 3 'y'" (or without the name when the signature is unknown). */
+static void arg_label(const struct xdev_kernel *k, int i, char *buf, size_t n) {
+    if (k->sig != NULL && k->sig->param_names != NULL)
+        snprintf(buf, n, "argument %d '%s' of kernel '%s'", i, k->sig->param_names[i], k->name);
+    else
+        snprintf(buf, n, "argument %d of kernel '%s'", i, k->name);
+}
+
+/* A pointer argument: NULL, or memory the kernel's device can use. */
+static xdev_status_t check_pointer(const struct xdev_kernel *k, int i, const void *p) {
+    if (p == NULL) return XDEV_SUCCESS;
+    const struct xdev_module *m = k->module;
+    char label[192];
+    arg_label(k, i, label, sizeof label);
+    xdev_live_ref_t ref;
+    xdev_status_t st = xdev_live_lookup(p, label, &ref); /* refuses freed memory, naming it */
+    if (st != XDEV_SUCCESS) return st;
+    if (!ref.known)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                         "%s is %p, not memory xdev allocated (a host pointer? kernels take "
+                         "device memory from xdev_malloc, or pinned host memory; "
+                         "XDEV_LAUNCH_CHECKS=basic allows other memory)",
+                         label, p);
+    if (ref.e.kind != XDEV_MEMORY_DEVICE) return XDEV_SUCCESS; /* pinned host: mapped */
+    if (ref.e.be == m->be && ref.e.index == m->device.index) return XDEV_SUCCESS;
+    if (ref.e.be == m->be &&
+        ((atomic_load(&m->be->devices[m->device.index].peer_enabled) >> ref.e.index) & 1u))
+        return XDEV_SUCCESS;
+    return XDEV_FAIL(XDEV_ERROR_CROSS_DEVICE,
+                     "%s (%p) is memory of %s:%d; the kernel runs on %s:%d%s", label, p,
+                     ref.e.be->name, ref.e.index, m->be->name, m->device.index,
+                     ref.e.be == m->be ? " (enable peer access to use it there)" : "");
+}
+
+static xdev_status_t check_args(const struct xdev_kernel *k, const xdev_arg_t *args, int nargs,
+                                void **argv, size_t *sizes) {
+    if (nargs < 0 || nargs > XDEV_KERNEL_MAX_PARAMS)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "kernel '%s': nargs = %d; 0 .. %d", k->name,
+                         nargs, XDEV_KERNEL_MAX_PARAMS);
+    if (nargs > 0 && args == NULL)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "kernel '%s': args is NULL with nargs = %d",
+                         k->name, nargs);
+    const xdev_kernel_attributes_t *a = &k->attrs;
+    if (a->nparams >= 0 && nargs != a->nparams)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "kernel '%s' takes %d argument%s, %d given",
+                         k->name, a->nparams, a->nparams == 1 ? "" : "s", nargs);
+    bool pointers = xdev_kernel_check_pointers() && k->sig != NULL;
+    for (int i = 0; i < nargs; i++) {
+        char label[192];
+        if (args[i].value == NULL || args[i].size == 0) {
+            arg_label(k, i, label, sizeof label);
+            return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "%s has no value (value %p, size %zu)",
+                             label, args[i].value, args[i].size);
+        }
+        if (a->param_sizes[i] != 0 && args[i].size != a->param_sizes[i]) {
+            arg_label(k, i, label, sizeof label);
+            return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                             "%s is %zu bytes; the parameter is %u bytes (pass a variable of the "
+                             "parameter's type)",
+                             label, args[i].size, a->param_sizes[i]);
+        }
+        argv[i] = (void *)args[i].value;
+        sizes[i] = args[i].size;
+        if (pointers && a->param_kinds[i] == XDEV_KPARAM_POINTER) {
+            void *p;
+            memcpy(&p, args[i].value, sizeof p);
+            xdev_status_t st = check_pointer(k, i, p);
+            if (st != XDEV_SUCCESS) return st;
+        }
+    }
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t resolve_stream(const struct xdev_kernel *k, xdev_stream_t given,
+                                    xdev_stream_t *out) {
+    const struct xdev_module *m = k->module;
+    if (given == NULL) return xdev_core_current_stream(m->rec, out);
+    xdev_status_t st = xdev_stream_check(given, "config->stream");
+    if (st != XDEV_SUCCESS) return st;
+    if (given->rec != m->rec)
+        return XDEV_FAIL(XDEV_ERROR_CROSS_DEVICE,
+                         "kernel '%s': config->stream is a stream of %s:%d; the kernel's module "
+                         "was loaded for %s:%d",
+                         k->name, given->be->name, given->device.index, m->be->name,
+                         m->device.index);
+    *out = given;
+    return XDEV_SUCCESS;
+}
+
+/* Checks, then the backend's launch, between NVTX/roctx markers and inside
+ * a trace span. */
+static xdev_status_t launch(struct xdev_kernel *k, const xdev_launch_config_t *c,
+                            const xdev_arg_t *args, int nargs) {
+    struct xdev_module *m = k->module;
+    xdev_status_t st = check_dims(k, c);
+    void *argv[XDEV_KERNEL_MAX_PARAMS];
+    size_t sizes[XDEV_KERNEL_MAX_PARAMS];
+    if (st == XDEV_SUCCESS) st = check_args(k, args, nargs, argv, sizes);
+    xdev_stream_t s = NULL;
+    if (st == XDEV_SUCCESS) st = resolve_stream(k, c->stream, &s);
+    if (st != XDEV_SUCCESS) return st;
+    xdev_launch_desc_t d = {
+        .size = sizeof d,
+        .function = k->function,
+        .grid = c->grid,
+        .block = c->block,
+        .shared_bytes = c->shared_bytes,
+        .nargs = nargs,
+        .args = argv,
+        .arg_sizes = sizes,
+        .name = k->name,
+    };
+    xdev_trace_span_t span;
+    bool traced = xdev_tracer_active();
+    if (XDEV_UNLIKELY(traced)) xdev_tracer_span_begin(&span, s);
+    bool marked = XDEV_HAS(m->be, trace, range_push) && XDEV_HAS(m->be, trace, range_pop);
+    if (marked) (void)xdev_be_trace_range_push(m->be, k->name);
+    st = xdev_be_kernel_launch(m->rec, &d, s->native);
+    if (marked) (void)xdev_be_trace_range_pop(m->be);
+    if (XDEV_UNLIKELY(traced))
+        xdev_tracer_span_end(&span, s, k->trace_name, "\"grid\":[%d,%d,%d],\"block\":[%d,%d,%d]",
+                             (int)c->grid.x, (int)c->grid.y, (int)c->grid.z, (int)c->block.x,
+                             (int)c->block.y, (int)c->block.z);
+    if (st != XDEV_SUCCESS) return st;
+    return xdev_core_after_enqueue(s);
+}
+
+xdev_status_t xdev_launch_kernel(xdev_kernel_t k, const xdev_launch_config_t *config,
+                                 const xdev_arg_t *args, int nargs) {
+    if (XDEV_UNLIKELY(k == NULL || !xdev_handle_is_live(&xdev_kernel_arena, k)))
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_HANDLE,
+                             k != NULL && xdev_handle_is_slot(&xdev_kernel_arena, k)
+                                 ? "kernel %p: its module was unloaded"
+                                 : "kernel %p is not an xdev kernel (from xdev_module_get_kernel)",
+                             (void *)k);
+    XDEV_REQUIRE_ARG(config);
+    struct xdev_module *m = k->module;
+    atomic_fetch_add_explicit(&m->active, 1, memory_order_acq_rel);
+    xdev_status_t st;
+    /* Unload sets closing, then waits for `active` to drain: seen here, or
+     * the kernel handle is already dead (re-checked after the increment). */
+    if (XDEV_UNLIKELY(atomic_load_explicit(&m->closing, memory_order_acquire) ||
+                      !xdev_handle_is_live(&xdev_kernel_arena, k)))
+        st = XDEV_FAIL(XDEV_ERROR_INVALID_HANDLE, "kernel '%s': its module is being unloaded",
+                       k->name);
+    else
+        st = launch(k, config, args, nargs);
+    atomic_fetch_sub_explicit(&m->active, 1, memory_order_release);
+    if (XDEV_UNLIKELY(st != XDEV_SUCCESS)) return xdev_core_blame(st, __func__);
+    return XDEV_SUCCESS;
+}
