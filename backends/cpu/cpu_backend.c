@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* backends/cpu/cpu_backend.c - the CPU backend's ABI table, init/shutdown and configuration.
  *
- * init reads XDEV_CPU_DEVICES (device count, default 1) and XDEV_CPU_MEMORY
- * (per-device capacity, default the host's physical RAM) strictly: a
- * malformed value makes the backend unusable with a message naming it. The
- * other slots live in cpu_device.c, cpu_stream.c, cpu_event.c, cpu_memory.c. */
+ * init reads XDEV_CPU_DEVICES (device count, default 1), XDEV_CPU_MEMORY
+ * (per-device capacity, default the host's physical RAM) and
+ * XDEV_CPU_THREADS (cpu_kernel.c) strictly: a malformed value makes the
+ * backend unusable with a message naming it. The other slots live in
+ * cpu_device.c, cpu_stream.c, cpu_event.c, cpu_memory.c, cpu_kernel.c. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,6 +135,8 @@ static xdev_status_t cpu_init(const xdev_host_services_t *host) {
     size_t capacity;
     st = xdev_cpu_parse_memory(mem, ram, &capacity);
     if (st != XDEV_SUCCESS) return st;
+    st = xdev_cpu_kernel_config(get_env, count, xdev_cpu_online_cores());
+    if (st != XDEV_SUCCESS) return st;
 
     xdev_cpu_device_t *devices = calloc((size_t)count, sizeof *devices);
     if (devices == NULL)
@@ -156,12 +159,15 @@ static xdev_status_t cpu_init(const xdev_host_services_t *host) {
 
 /* at_exit: called by the core at process exit (or library unload): every stream's
  * worker finishes the op it runs, drops the rest and is joined, so no worker
- * is inside OpenBLAS or FFTW when their own destructors run. The device
- * table stays: a worker that did not stop in time may still read it, and
- * the process is ending anyway. */
+ * is inside OpenBLAS or FFTW when their own destructors run. Kernel workers
+ * stop claiming blocks first (a launch being run ends early) and are joined
+ * last. The device table stays: a worker that did not stop in time may
+ * still read it, and the process is ending anyway. */
 static void cpu_at_exit(void) {
     if (!xdev_cpu_state.initialized) return;
+    xdev_cpu_pools_stop();
     xdev_cpu_streams_shutdown();
+    xdev_cpu_pools_join();
 }
 
 static const xdev_backend_api_t cpu_api = {
@@ -180,6 +186,7 @@ static const xdev_backend_api_t cpu_api = {
     .fft = &xdev_cpu_fft_vtable,
     .rng = &xdev_cpu_rng_vtable,
     .ops = &xdev_cpu_ops_vtable,
+    .kernel = &xdev_cpu_kernel_vtable,
 };
 
 static const xdev_backend_api_t *cpu_entry(void) {

@@ -7,6 +7,9 @@
  * - xdev_cpu_stream_t: an in-order queue of ops run by its own worker thread
  *   (cpu_queue.c); the stream vtable around it is cpu_stream.c.
  * - xdev_cpu_event_t: a refcounted marker target (cpu_event.c).
+ * - kernels (cpu_kernel.c, cpu_pool.c, cpu_fiber.c, cpu_pool.h): a launch is a
+ *   host-function op whose blocks run on the device's worker pool; a fault
+ *   stays on its stream until the next synchronize reports it.
  * Lock order: device mutex -> stream mutex -> event mutex. No thread ever
  * holds two stream or two event mutexes at once. */
 #ifndef XDEV_CPU_INTERNAL_H
@@ -71,6 +74,19 @@ typedef struct xdev_cpu_op {
     } u;
 } xdev_cpu_op_t;
 
+/* Fault code of a launch that could not get a worker's shared memory or
+ * fiber stacks (beyond the XDEV_KFAULT_* codes; reported as OUT_OF_MEMORY). */
+#define XDEV_CPU_KFAULT_NOMEM 100
+
+/* A kernel fault waiting for its stream's next synchronize (cpu_kernel.c). */
+typedef struct xdev_cpu_kfault {
+    int code;              /* XDEV_KFAULT_* (xdev/kernel_abi.h) or XDEV_CPU_KFAULT_NOMEM */
+    int block[3];          /* the block that faulted */
+    size_t shared_cap;     /* its static shared bytes (XDEV_KFAULT_SHARED's message) */
+    size_t dynamic_shared; /* the launch's dynamic shared bytes */
+    char kernel[128];      /* the kernel's name (truncated) */
+} xdev_cpu_kfault_t;
+
 /* -------------------------------------------------------------- streams */
 
 struct xdev_cpu_stream {
@@ -100,10 +116,18 @@ struct xdev_cpu_stream {
 
     /* The device's list of live streams, under the device mutex. */
     xdev_cpu_stream_t *prev, *next;
+
+    /* The first kernel fault since the last synchronize that reported one:
+     * `fault` is written and read under mu; the flag is the lock-free check. */
+    _Atomic bool fault_pending;
+    xdev_cpu_kfault_t fault;
 };
 
 /* A new stream, not yet on the device list, without a thread. NULL = out of
  * memory (error set). */
+/* pthread_create with process-directed signals blocked in the new thread. */
+int xdev_cpu_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg);
+
 xdev_cpu_stream_t *xdev_cpu_stream_new(int device, int priority, bool is_default);
 
 /* Take the stream's lock and a free op node, starting the worker if this is
@@ -150,6 +174,7 @@ typedef struct xdev_backend_device {
     pthread_mutex_t mu;
     xdev_cpu_stream_t *streams;                  /* live streams, under mu */
     _Atomic(xdev_cpu_stream_t *) default_stream; /* created lazily, under mu */
+    _Atomic(struct xdev_cpu_pool *) pool;        /* kernel workers (cpu_pool.c), on first launch */
 } xdev_cpu_device_t;
 
 typedef struct xdev_cpu_state {
@@ -158,7 +183,9 @@ typedef struct xdev_cpu_state {
     int count;
     size_t capacity; /* per device, bytes */
     int cores;
-    char name[256]; /* "CPU (<model>)" */
+    int threads;         /* threads running a device's kernels (XDEV_CPU_THREADS) */
+    size_t shared_limit; /* shared bytes per block (48 KiB) */
+    char name[256];      /* "CPU (<model>)" */
     xdev_cpu_device_t *devices;
 } xdev_cpu_state_t;
 
@@ -189,6 +216,19 @@ extern const xdev_device_vtable_t xdev_cpu_device_vtable;
 extern const xdev_stream_vtable_t xdev_cpu_stream_vtable;
 extern const xdev_event_vtable_t xdev_cpu_event_vtable;
 extern const xdev_memory_vtable_t xdev_cpu_memory_vtable;
+extern const xdev_kernel_vtable_t xdev_cpu_kernel_vtable; /* cpu_kernel.c */
+
+/* Kernels (cpu_kernel.c). XDEV_CPU_THREADS, read strictly at init into
+ * xdev_cpu_state (an error names the variable), and the shared memory limit. */
+xdev_status_t xdev_cpu_kernel_config(const char *(*get_env)(const char *), int count, int cores);
+/* The stream's pending kernel fault, if any: reported (message set, status
+ * XDEV_ERROR_LAUNCH_FAILURE) and cleared; else XDEV_SUCCESS. Called by stream
+ * and device synchronize once the stream's work is done. */
+xdev_status_t xdev_cpu_stream_take_fault(xdev_cpu_stream_t *s);
+/* Process exit: kernel workers stop claiming blocks (before the streams
+ * shut down, so a running launch ends early), then are joined (after). */
+void xdev_cpu_pools_stop(void);
+void xdev_cpu_pools_join(void);
 
 /* Wait for every stream of the device (device synchronize). */
 xdev_status_t xdev_cpu_device_sync_streams(xdev_cpu_device_t *d);

@@ -238,10 +238,11 @@ static void *worker_main(void *arg) {
     return NULL;
 }
 
-/* Start the worker with asynchronous signals blocked (it inherits the mask),
- * so process-directed signals such as SIGINT or SIGALRM go to the
- * application's threads, not to a queue worker. Faults stay deliverable. */
-static int start_worker(xdev_cpu_stream_t *s) {
+/* Start a backend thread (stream or pool worker) with asynchronous signals
+ * blocked (it inherits the mask), so process-directed signals such as
+ * SIGINT or SIGALRM go to the application's threads, not to a worker.
+ * Faults stay deliverable. */
+int xdev_cpu_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg) {
     sigset_t all, old;
     sigfillset(&all);
     sigdelset(&all, SIGSEGV);
@@ -251,9 +252,13 @@ static int start_worker(xdev_cpu_stream_t *s) {
     sigdelset(&all, SIGTRAP);
     sigdelset(&all, SIGABRT);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    int rc = pthread_create(&s->thread, NULL, worker_main, s);
+    int rc = pthread_create(thread, NULL, fn, arg);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     return rc;
+}
+
+static int start_worker(xdev_cpu_stream_t *s) {
+    return xdev_cpu_thread_start(&s->thread, worker_main, s);
 }
 
 xdev_status_t xdev_cpu_stream_begin_op(xdev_cpu_stream_t *s, xdev_cpu_op_t **op) {

@@ -101,7 +101,8 @@ static xdev_status_t stream_synchronize(xdev_cpu_device_t *dev, void *stream) {
     xdev_cpu_stream_t *s;
     xdev_status_t st = xdev_cpu_stream_resolve(device, stream, &s);
     if (st != XDEV_SUCCESS) return st;
-    return xdev_cpu_stream_wait_for(s, xdev_cpu_stream_enqueued(s));
+    st = xdev_cpu_stream_wait_for(s, xdev_cpu_stream_enqueued(s));
+    return st != XDEV_SUCCESS ? st : xdev_cpu_stream_take_fault(s); /* a kernel's, once */
 }
 
 /* The event's latest record is captured under the stream's lock (see
@@ -166,13 +167,17 @@ xdev_status_t xdev_cpu_device_sync_streams(xdev_cpu_device_t *d) {
         pins[i].target = xdev_cpu_stream_enqueued(s);
     }
     pthread_mutex_unlock(&d->mu);
-    xdev_status_t st = XDEV_SUCCESS;
+    xdev_status_t st = XDEV_SUCCESS, fault = XDEV_SUCCESS;
     for (i = 0; i < n; i++) {
         if (st == XDEV_SUCCESS) st = xdev_cpu_stream_wait_for(pins[i].stream, pins[i].target);
+        /* The first stream's kernel fault is reported (and cleared); every
+         * stream is still waited for. */
+        if (st == XDEV_SUCCESS && fault == XDEV_SUCCESS)
+            fault = xdev_cpu_stream_take_fault(pins[i].stream);
         xdev_cpu_stream_release(pins[i].stream);
     }
     free(pins);
-    return st;
+    return st != XDEV_SUCCESS ? st : fault;
 }
 
 /* How long process exit waits, in all, for workers to finish their op. */

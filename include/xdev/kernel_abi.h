@@ -47,9 +47,9 @@ typedef struct xdev_kctx {
     int grid[3];  /* blocks per dimension */
     int reserved0;
     unsigned char *shared; /* the block's static shared memory */
-    size_t shared_used;    /* bytes of it claimed by XDEV_SHARED so far (per work-item) */
-    size_t shared_cap;     /* its size */
-    void *dynamic_shared;  /* the launch's dynamic shared bytes, for this block */
+    size_t reserved1;
+    size_t shared_cap;    /* its size */
+    void *dynamic_shared; /* the launch's dynamic shared bytes, for this block */
     /* xdev_barrier(): suspends this work-item until every work-item of the
      * block arrived (fiber mode); in loop mode it reports
      * XDEV_KFAULT_BARRIER. */
@@ -76,14 +76,18 @@ typedef struct xdev_kernel_sig {
 } xdev_kernel_sig_t;
 
 /* Static shared memory for XDEV_SHARED: the same offset for every work-item
- * of a block (each starts from 0 and claims the same sizes in order). */
-static inline void *xdev_kctx_shared(xdev_kctx_t *ctx, size_t bytes, size_t align) {
-    size_t off = (ctx->shared_used + align - 1) & ~(align - 1);
+ * of a block (each starts from 0 in *used, a local of its own, and claims
+ * the same sizes in order). A local rather than a context field, so that a
+ * kernel without shared memory keeps no store per work-item and its block
+ * loop vectorises. */
+static inline void *xdev_kctx_shared_at(xdev_kctx_t *ctx, size_t *used, size_t bytes,
+                                        size_t align) {
+    size_t off = (*used + align - 1) & ~(align - 1);
     if (off + bytes > ctx->shared_cap) {
         ctx->fault(ctx, XDEV_KFAULT_SHARED);
         return NULL;
     }
-    ctx->shared_used = off + bytes;
+    *used = off + bytes;
     return ctx->shared + off;
 }
 

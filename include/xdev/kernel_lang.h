@@ -171,6 +171,7 @@ XDEV_DEVICE uint64_t xdev_atomic_cas_u64(uint64_t *p, uint64_t expected, uint64_
                      (unsigned long long)desired);
 }
 #define XDEV__FBITS(f) __float_as_uint(f)
+#define XDEV__LOAD_U32(p) (*(volatile uint32_t *)(p))
 #define XDEV__BITSF(u) __uint_as_float(u)
 
 #else
@@ -212,22 +213,23 @@ XDEV_DEVICE uint64_t xdev_atomic_cas_u64(uint64_t *p, uint64_t expected, uint64_
  * signature table records sizes and pointer-ness for launch checks. */
 #define XDEV__HOST_KERNEL(name, flags_, ...)                                                       \
     static inline void name##__xdev_body(                                                          \
-        xdev_kctx_t *xk_ XDEV__UNUSED, int xl0_ XDEV__UNUSED, int xl1_ XDEV__UNUSED,               \
-        int xl2_ XDEV__UNUSED XDEV_PP_MAPS(XDEV__HDECL, __VA_ARGS__));                             \
+        xdev_kctx_t *xk_ XDEV__UNUSED, size_t *xsu_ XDEV__UNUSED, int xl0_ XDEV__UNUSED,           \
+        int xl1_ XDEV__UNUSED, int xl2_ XDEV__UNUSED XDEV_PP_MAPS(XDEV__HDECL, __VA_ARGS__));      \
     static void name##__xdev_block(xdev_kctx_t *xk_, void *const *xa_ XDEV__UNUSED) {              \
         XDEV_PP_MAPS(XDEV__UNPACK, __VA_ARGS__)                                                    \
         for (int z_ = 0; z_ < xk_->block[2]; z_++)                                                 \
             for (int y_ = 0; y_ < xk_->block[1]; y_++)                                             \
                 for (int x_ = 0; x_ < xk_->block[0]; x_++) {                                       \
-                    xk_->shared_used = 0;                                                          \
-                    name##__xdev_body(xk_, x_, y_, z_ XDEV_PP_MAPS(XDEV__HNAME, __VA_ARGS__));     \
+                    size_t used_ = 0;                                                              \
+                    name##__xdev_body(xk_, &used_, x_, y_,                                         \
+                                      z_ XDEV_PP_MAPS(XDEV__HNAME, __VA_ARGS__));                  \
                 }                                                                                  \
     }                                                                                              \
     static void name##__xdev_item(xdev_kctx_t *xk_, void *const *xa_ XDEV__UNUSED, int x_, int y_, \
                                   int z_) {                                                        \
         XDEV_PP_MAPS(XDEV__UNPACK, __VA_ARGS__)                                                    \
-        xk_->shared_used = 0;                                                                      \
-        name##__xdev_body(xk_, x_, y_, z_ XDEV_PP_MAPS(XDEV__HNAME, __VA_ARGS__));                 \
+        size_t used_ = 0;                                                                          \
+        name##__xdev_body(xk_, &used_, x_, y_, z_ XDEV_PP_MAPS(XDEV__HNAME, __VA_ARGS__));         \
     }                                                                                              \
     static const uint32_t name##__xdev_sizes[] = {XDEV_PP_MAPS(XDEV__SIZE, __VA_ARGS__) 0u};       \
     static const uint8_t name##__xdev_kinds[] = {XDEV_PP_MAPS(XDEV__KIND, __VA_ARGS__) 0u};        \
@@ -243,8 +245,8 @@ XDEV_DEVICE uint64_t xdev_atomic_cas_u64(uint64_t *p, uint64_t expected, uint64_
         name##__xdev_kinds,                                                                        \
         name##__xdev_names};                                                                       \
     static inline void name##__xdev_body(                                                          \
-        xdev_kctx_t *xk_ XDEV__UNUSED, int xl0_ XDEV__UNUSED, int xl1_ XDEV__UNUSED,               \
-        int xl2_ XDEV__UNUSED XDEV_PP_MAPS(XDEV__HDECL, __VA_ARGS__))
+        xdev_kctx_t *xk_ XDEV__UNUSED, size_t *xsu_ XDEV__UNUSED, int xl0_ XDEV__UNUSED,           \
+        int xl1_ XDEV__UNUSED, int xl2_ XDEV__UNUSED XDEV_PP_MAPS(XDEV__HDECL, __VA_ARGS__))
 
 #define XDEV_KERNEL(name, ...) XDEV__HOST_KERNEL(name, 0u, __VA_ARGS__)
 #define XDEV_KERNEL_SYNC(name, ...) XDEV__HOST_KERNEL(name, XDEV_KERNEL_USES_BARRIER, __VA_ARGS__)
@@ -257,8 +259,8 @@ XDEV_DEVICE uint64_t xdev_atomic_cas_u64(uint64_t *p, uint64_t expected, uint64_
 #define xdev_num_groups(d) (xk_->grid[d])
 #define xdev_barrier() (xk_->barrier(xk_))
 #define XDEV_SHARED(type, name, count)                                                             \
-    type *const name =                                                                             \
-        (type *)xdev_kctx_shared(xk_, sizeof(type) * (size_t)(count), XDEV__ALIGNOF(type))
+    type *const name = (type *)xdev_kctx_shared_at(xk_, xsu_, sizeof(type) * (size_t)(count),      \
+                                                   XDEV__ALIGNOF(type))
 #define XDEV_DYNAMIC_SHARED(type, name) type *const name = (type *)xk_->dynamic_shared
 #define xdev_trap()                                                                                \
     do {                                                                                           \
@@ -323,6 +325,7 @@ static inline float xdev_kbitsf_(uint32_t u) {
     return c.f;
 }
 #define XDEV__FBITS(f) xdev_kfbits_(f)
+#define XDEV__LOAD_U32(p) __atomic_load_n((p), __ATOMIC_RELAXED)
 #define XDEV__BITSF(u) xdev_kbitsf_(u)
 
 static inline float xdev_atomic_add_f32(float *p, float v) {
@@ -352,7 +355,7 @@ static inline double xdev_atomic_add_f64(double *p, double v) {
 #define XDEV__FMINMAX(op, cmp)                                                                     \
     XDEV_DEVICE float xdev_atomic_##op##_f32(float *p, float v) {                                  \
         uint32_t *w = (uint32_t *)p;                                                               \
-        uint32_t old = *(volatile uint32_t *)w;                                                    \
+        uint32_t old = XDEV__LOAD_U32(w);                                                          \
         for (;;) {                                                                                 \
             float cur = XDEV__BITSF(old);                                                          \
             if (!(v cmp cur) && cur == cur) return cur;                                            \
