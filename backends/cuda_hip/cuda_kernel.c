@@ -27,6 +27,7 @@
  * what the error means for this call (a JIT log, the device's code target, a
  * lost context). Device numbers in them are the vendor's (physical) ones; the
  * core prefixes module_load failures with the xdev device name. */
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -142,6 +143,22 @@ static xdev_status_t bind_context(int device) {
     return XDEV_SUCCESS;
 }
 
+/* The context each device's modules were loaded in (its primary context):
+ * a launch from a thread where it is current needs neither the runtime's
+ * cudaGetDevice nor a guard - one cuCtxGetCurrent (the launch's fast path). */
+static _Atomic(CUcontext) g_loaded_ctx[XC_MAX_DEVICES];
+
+static void note_loaded_context(int device) {
+    CUcontext ctx = NULL;
+    if (g_drv.cuCtxGetCurrent(&ctx) == CUDA_SUCCESS && ctx != NULL)
+        atomic_store_explicit(&g_loaded_ctx[device], ctx, memory_order_relaxed);
+}
+
+static bool loaded_context_current(int device) {
+    CUcontext want = atomic_load_explicit(&g_loaded_ctx[device], memory_order_relaxed), cur = NULL;
+    return want != NULL && g_drv.cuCtxGetCurrent(&cur) == CUDA_SUCCESS && cur == want;
+}
+
 /* Each parameter's size (the first XDEV_KERNEL_MAX_PARAMS of them) and the
  * count, or -1 when the driver cannot say. */
 static int param_info(CUfunction f, uint32_t *sizes) {
@@ -179,6 +196,15 @@ static bool drv_is_fault(CUresult r) {
 static xdev_status_t bind_context(int device) {
     (void)device;
     return XDEV_SUCCESS;
+}
+
+static void note_loaded_context(int device) {
+    (void)device;
+}
+
+static bool loaded_context_current(int device) {
+    (void)device;
+    return false; /* HIP: the guard decides */
 }
 
 /* HIP 5.2 has no parameter query. */
@@ -306,6 +332,7 @@ static xdev_status_t kernel_module_load(xc_device_t *dev, const xdev_kernel_imag
     void *vals[] = {log, (void *)(uintptr_t)sizeof log};
     CUmodule m = NULL;
     CUresult r = XK(cuModuleLoadDataEx)(&m, image->data, 2, opts, vals);
+    if (r == CUDA_SUCCESS) note_loaded_context(device);
     xc_guard_end(&g);
     if (r != CUDA_SUCCESS) {
         log[sizeof log - 1] = '\0';
@@ -386,21 +413,30 @@ static xdev_status_t kernel_get_function(xc_device_t *dev, void *module, const c
 
 /* Enqueue on `stream` with the device current (an implicit stream means the
  * current device's; the function belongs to the device's context). */
+static CUresult launch_now(const xdev_launch_desc_t *desc, void *stream) {
+    return XK(cuLaunchKernel)((CUfunction)desc->function, desc->grid.x, desc->grid.y, desc->grid.z,
+                              desc->block.x, desc->block.y, desc->block.z,
+                              (unsigned)desc->shared_bytes, (CUstream)stream, (void **)desc->args,
+                              NULL);
+}
+
 static xdev_status_t kernel_launch(xc_device_t *dev, const xdev_launch_desc_t *desc, void *stream) {
     int device = dev->index;
-    xdev_status_t st = drv_ready(device);
-    if (st != XDEV_SUCCESS) return st;
-    xc_guard_t g;
-    if ((st = xc_guard_begin(&g, device)) != XDEV_SUCCESS) return st;
-    if ((st = bind_context(device)) != XDEV_SUCCESS) {
+    CUresult r;
+    if (loaded_context_current(device)) { /* the common case: this device's context is current */
+        r = launch_now(desc, stream);
+    } else {
+        xdev_status_t st = drv_ready(device);
+        if (st != XDEV_SUCCESS) return st;
+        xc_guard_t g;
+        if ((st = xc_guard_begin(&g, device)) != XDEV_SUCCESS) return st;
+        if ((st = bind_context(device)) != XDEV_SUCCESS) {
+            xc_guard_end(&g);
+            return st;
+        }
+        r = launch_now(desc, stream);
         xc_guard_end(&g);
-        return st;
     }
-    CUresult r = XK(cuLaunchKernel)((CUfunction)desc->function, desc->grid.x, desc->grid.y,
-                                    desc->grid.z, desc->block.x, desc->block.y, desc->block.z,
-                                    (unsigned)desc->shared_bytes, (CUstream)stream,
-                                    (void **)desc->args, NULL);
-    xc_guard_end(&g);
     if (r != CUDA_SUCCESS)
         return drv_fail(
             r, NULL,

@@ -63,15 +63,32 @@ static void arg_label(const struct xdev_kernel *k, int i, char *buf, size_t n) {
         snprintf(buf, n, "argument %d of kernel '%s'", i, k->name);
 }
 
-/* A pointer argument: NULL, or memory the kernel's device can use. */
+typedef struct arg_ref {
+    const struct xdev_kernel *k;
+    int i;
+} arg_ref_t;
+
+static void arg_label_fn(const void *ctx, char *buf, size_t n) {
+    const arg_ref_t *a = ctx;
+    arg_label(a->k, a->i, buf, n);
+}
+
+/* A pointer argument: NULL, or memory the kernel's device can use. The
+ * lookup is cached per thread (memory/alloc_lookup.h); messages are
+ * formatted only on a failure. */
 static xdev_status_t check_pointer(const struct xdev_kernel *k, int i, const void *p) {
     if (p == NULL) return XDEV_SUCCESS;
     const struct xdev_module *m = k->module;
+    xdev_live_ref_t ref;
+    arg_ref_t at = {k, i};
+    xdev_status_t st = xdev_live_lookup_cached(p, arg_label_fn, &at, &ref); /* refuses freed */
+    if (st != XDEV_SUCCESS) return st;
+    if (__builtin_expect(ref.known && ref.e.kind == XDEV_MEMORY_DEVICE && ref.e.be == m->be &&
+                             ref.e.index == m->device.index,
+                         1))
+        return XDEV_SUCCESS;
     char label[192];
     arg_label(k, i, label, sizeof label);
-    xdev_live_ref_t ref;
-    xdev_status_t st = xdev_live_lookup(p, label, &ref); /* refuses freed memory, naming it */
-    if (st != XDEV_SUCCESS) return st;
     if (!ref.known)
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
                          "%s is %p, not memory xdev allocated (a host pointer? kernels take "
@@ -104,7 +121,7 @@ static xdev_status_t check_args(const struct xdev_kernel *k, const xdev_arg_t *a
     bool pointers = xdev_kernel_check_pointers() && k->sig != NULL;
     for (int i = 0; i < nargs; i++) {
         char label[192];
-        if (args[i].value == NULL || args[i].size == 0) {
+        if (XDEV_UNLIKELY(args[i].value == NULL || args[i].size == 0)) {
             arg_label(k, i, label, sizeof label);
             return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "%s has no value (value %p, size %zu)",
                              label, args[i].value, args[i].size);

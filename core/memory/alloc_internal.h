@@ -140,7 +140,10 @@ typedef struct xdev_ptrtab {
 
 typedef struct xdev_device_allocator {
     xdev_spin_lock_t lock; /* see spin_lock.h */
-    xdev_block_t *stash;   /* the last freed block, not yet binned (caching_allocator.c) */
+    /* Blocks freed so far (written under lock): a cached "this block is
+     * live" (alloc_lookup.c) holds while the count is unchanged. */
+    _Atomic uint64_t frees;
+    xdev_block_t *stash; /* the last freed block, not yet binned (caching_allocator.c) */
     struct xdev_device_allocator *primary; /* the device's first arena (itself for the first) */
     int arena;                             /* index among the device's arenas */
     xdev_device_record_t *rec;             /* the device (backend context, state) */

@@ -6,6 +6,7 @@
 
 #include "memory/alloc_internal.h"
 #include "base/error_internal.h"
+#include "runtime/thread_state.h"
 
 /* The active block of a device allocation containing ptr; the device lock
  * is held. `e` was looked up before the lock: look again under it, since
@@ -43,6 +44,7 @@ static xdev_status_t freed(const void *ptr, const char *arg, const xdev_ptr_entr
 }
 
 xdev_status_t xdev_live_lookup(const void *ptr, const char *arg, xdev_live_ref_t *out) {
+    out->owner = NULL;
     out->known = xdev_ptr_lookup(ptr, &out->e);
     if (!out->known) return XDEV_SUCCESS;
     const xdev_ptr_entry_t *e = &out->e;
@@ -72,6 +74,8 @@ xdev_status_t xdev_live_lookup(const void *ptr, const char *arg, xdev_live_ref_t
         out->base = b->addr;
         out->size = b->requested;
         out->block_size = b->size;
+        out->owner = da;
+        out->epoch = atomic_load_explicit(&da->frees, memory_order_relaxed);
     }
     xdev_spin_unlock(&da->lock);
     if (b != NULL) return XDEV_SUCCESS;
@@ -89,4 +93,44 @@ xdev_status_t xdev_live_check_extent(const xdev_live_ref_t *ref, const void *ptr
     return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
                      "%s: %zu bytes at %p run past the end of its allocation (%zu bytes at %p)",
                      arg, n, ptr, ref->size, (void *)ref->base);
+}
+
+xdev_status_t xdev_live_lookup_cached(const void *ptr, xdev_live_label_fn label, const void *ctx,
+                                      xdev_live_ref_t *out) {
+    xdev_thread_state_t *t = xdev_thread_state();
+    uintptr_t p = (uintptr_t)ptr;
+    if (!t->shared)
+        for (int i = 0; i < XDEV_LIVE_CACHE; i++) {
+            xdev_live_cache_entry_t *c = &t->live_cache[i];
+            if (p - c->base >= c->block_size || c->owner == NULL) continue;
+            const xdev_device_allocator_t *da = c->owner;
+            if (atomic_load_explicit(&da->frees, memory_order_acquire) != c->epoch) {
+                c->owner = NULL; /* its arena freed something since: look again */
+                break;
+            }
+            out->known = true;
+            out->e = (xdev_ptr_entry_t){.base = c->base,
+                                        .size = c->block_size,
+                                        .kind = XDEV_MEMORY_DEVICE,
+                                        .be = (xdev_backend_t *)c->be,
+                                        .index = c->index};
+            out->base = c->base;
+            out->size = c->size;
+            out->block_size = c->block_size;
+            out->owner = c->owner;
+            out->epoch = c->epoch;
+            return XDEV_SUCCESS;
+        }
+    xdev_status_t st = xdev_live_lookup(ptr, "", out);
+    if (st != XDEV_SUCCESS) { /* again, for the message naming the argument */
+        char arg[192];
+        label(ctx, arg, sizeof arg);
+        return xdev_live_lookup(ptr, arg, out);
+    }
+    if (out->known && out->owner != NULL && !t->shared) {
+        xdev_live_cache_entry_t *c = &t->live_cache[t->live_cache_next++ % XDEV_LIVE_CACHE];
+        *c = (xdev_live_cache_entry_t){out->base,  out->size, out->block_size, out->owner,
+                                       out->epoch, out->e.be, out->e.index};
+    }
+    return XDEV_SUCCESS;
 }

@@ -21,6 +21,8 @@ typedef struct xdev_live_ref {
     uintptr_t base;     /* start of the live allocation */
     size_t size;        /* bytes the caller asked for: the extent it may use */
     size_t block_size;  /* bytes set aside for it (>= size, rounding) */
+    const void *owner;  /* device memory: the arena that holds it (else NULL) */
+    uint64_t epoch;     /* that arena's free count when it was found live */
 } xdev_live_ref_t;
 
 /* SUCCESS with known = false for memory xdev does not manage (host memory),
@@ -28,6 +30,14 @@ typedef struct xdev_live_ref {
  * memory xdev manages that is not allocated now (freed, or never handed
  * out) is XDEV_ERROR_INVALID_VALUE with a message naming `arg`. */
 xdev_status_t xdev_live_lookup(const void *ptr, const char *arg, xdev_live_ref_t *out);
+
+/* xdev_live_lookup with a per-thread cache of device allocations found live
+ * (kernel launches check the same few pointers again and again): a hit
+ * costs a few loads while its arena has freed nothing since. `arg` is
+ * formatted only on a failure: label(ctx, buf, len) writes it. */
+typedef void (*xdev_live_label_fn)(const void *ctx, char *buf, size_t len);
+xdev_status_t xdev_live_lookup_cached(const void *ptr, xdev_live_label_fn label, const void *ctx,
+                                      xdev_live_ref_t *out);
 
 /* XDEV_ERROR_INVALID_VALUE naming `arg` when [ptr, ptr + n) runs past the
  * end of the allocation ref describes (ref->known must be true). */

@@ -443,6 +443,12 @@ xdev_status_t xdev_alloc_malloc_on(xdev_stream_t stream, size_t size, void **ptr
     return XDEV_SUCCESS;
 }
 
+/* Under da's lock: one more block left the live table. */
+static void count_free(xdev_device_allocator_t *da) {
+    uint64_t n = atomic_load_explicit(&da->frees, memory_order_relaxed);
+    atomic_store_explicit(&da->frees, n + 1, memory_order_release);
+}
+
 /* The device allocator whose live table holds ptr, locked, with the block
  * removed (*out); NULL when no device has it. Tries the thread's last device
  * first (one lock, the common case), then the segment registry. */
@@ -451,7 +457,10 @@ static xdev_device_allocator_t *take_live(uintptr_t ptr, xdev_block_t **out) {
     if (hint != NULL) {
         xdev_spin_lock(&hint->lock);
         *out = xdev_ptrtab_remove(&hint->live, ptr);
-        if (*out != NULL) return hint;
+        if (*out != NULL) {
+            count_free(hint);
+            return hint;
+        }
         xdev_spin_unlock(&hint->lock);
     }
     xdev_ptr_entry_t e;
@@ -462,6 +471,7 @@ static xdev_device_allocator_t *take_live(uintptr_t ptr, xdev_block_t **out) {
     xdev_spin_lock(&da->lock);
     *out = xdev_ptrtab_remove(&da->live, ptr);
     if (*out != NULL) {
+        count_free(da);
         tls_alloc.hint = da;
         return da;
     }

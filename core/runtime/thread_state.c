@@ -69,9 +69,10 @@ static void make_key(void) {
 xdev_thread_state_t *xdev_thread_state_slow(void) {
     pthread_once(&g_key_once, make_key);
     xdev_thread_state_t *t = calloc(1, sizeof *t);
-    if (t == NULL)
+    if (t == NULL) {
         t = &g_emergency;
-    else
+        t->shared = true;
+    } else
         (void)pthread_setspecific(g_key, t);
     list_add(t);
     xdev_tls_state = t;

@@ -31,12 +31,28 @@ typedef struct xdev_stream_ref {
  * a destroyed stream's native queue is freed only once no thread lists it. */
 #define XDEV_HAZARDS 4
 
+/* memory/alloc_lookup.c's per-thread cache of device allocations found live
+ * (for kernel launches' pointer checks): plain words to runtime/. */
+#define XDEV_LIVE_CACHE 8
+typedef struct xdev_live_cache_entry {
+    uintptr_t base;
+    size_t size;       /* bytes the caller asked for */
+    size_t block_size; /* bytes set aside */
+    const void *owner; /* the device allocator (arena) */
+    uint64_t epoch;    /* its free count when the block was seen live */
+    const void *be;    /* the allocation's backend and device */
+    int index;
+} xdev_live_cache_entry_t;
+
 typedef struct xdev_thread_state {
     int current[XDEV_MAX_DEVICE_TYPES]; /* current device index per type (torch: 0) */
     xdev_stream_ref_t streams[XDEV_MAX_DEVICE_TYPES][XDEV_MAX_DEVICES];
     _Atomic(const void *) hazard[XDEV_HAZARDS];
     unsigned hazard_next;
     struct xdev_thread_state *list_prev, *list_next; /* every thread's block */
+    bool shared;                                     /* the emergency block: no caches */
+    unsigned live_cache_next;
+    xdev_live_cache_entry_t live_cache[XDEV_LIVE_CACHE];
 } xdev_thread_state_t;
 
 /* True when a thread other than the caller lists p among its hazards. */

@@ -22,6 +22,14 @@
 #                  xdev's policies, backend:async and c10 under one harness
 #   bench-blas     gemm_bench: xdev_gemm vs cublasGemmEx (f32, tf32, bf16)
 #   bench-fft      fft_overhead_bench: xdev_fft_exec (cache hit) vs cufftExec
+#   heat           examples/heat on cuda and on cpu (--disable-gpu), same seed:
+#                  the integer checksum identical, the change / temperature
+#                  curve within 1e-4 relative (tests/gpu/heat_compare.py)
+#   bench-kernel   kernel_launch_bench: xdev_launch_kernel vs cuLaunchKernel of
+#                  the same fatbin (host ns per launch, checks full and basic;
+#                  STREAM triad GB/s), each side a fresh process; then
+#                  kernel_cpu_bench on this host's cores (XDEV_BACKEND=cpu):
+#                  kernels vs OpenMP loops, bandwidth, thread scaling
 #   torch-viz      a cuda memory snapshot from xdev_memory_snapshot_torch,
 #                  opened by PyTorch's own viewer (torch.cuda._memory_viz
 #                  segment_plot and trace_plot; the pages land in $OUT)
@@ -54,8 +62,8 @@ OUT=${OUT:-/tmp/xdev-gpu}
 mkdir -p "$OUT"
 B=${XDEV_GPU_BUILD:-build-gpu}
 BUDGET=${XDEV_GPU_BUDGET_S:-530}
-DEFAULT_STEPS="build conformance torch-viz gpu sanitizer bench-runtime bench-copy bench-alloc bench-blas"
-DEFAULT_STEPS+=" bench-fft bench-ops tf32 rng observe bench-trace"
+DEFAULT_STEPS="build conformance heat torch-viz gpu sanitizer bench-runtime bench-copy bench-alloc bench-blas"
+DEFAULT_STEPS+=" bench-fft bench-kernel bench-ops tf32 rng observe bench-trace"
 STEPS=" ${XDEV_GPU_STEPS:-$DEFAULT_STEPS} "
 STEPS=${STEPS//,/ }
 [[ "$STEPS" == *" bench "* ]] && STEPS+=" bench-runtime bench-copy bench-alloc bench-comm "
@@ -300,6 +308,34 @@ if want bench-fft; then
     note "bench-fft (goal: overhead <= 1000 ns):"
     since "$m" | grep -E '^(fft_overhead|plan cache|\| )' | sed 's/^/  /' | tee -a "$SUM"
 fi
+if want heat; then
+    note "heat (examples/heat, cuda vs cpu, same seed):"
+    for side in cuda cpu; do
+        flag=()
+        [ "$side" = cpu ] && flag=(--disable-gpu)
+        XDEV_BACKEND=cuda run_to "$OUT/heat-$side.log" 120 "$B/examples/heat" "${flag[@]}" \
+            --n 512 --steps 2000 --report 250
+    done
+    python3 tests/gpu/heat_compare.py "$OUT/heat-cuda.log" "$OUT/heat-cpu.log" 2>&1 | sed 's/^/  /' |
+        tee -a "$SUM"
+fi
+if want bench-kernel; then
+    note "bench-kernel (goals: xdev <= raw + 100 ns per launch, triad ratio 1.00x):"
+    if [ -x "$B/bench/gpu/kernel_launch_bench" ]; then
+        # Every side pinned to the same core, as bench-runtime's.
+        pin=()
+        command -v taskset >/dev/null && pin=(taskset -c 3)
+        m=$(mark)
+        run_to "$BL" 120 "${pin[@]}" "$B/bench/gpu/kernel_launch_bench"
+        since "$m" | grep -vE '^(\$ |\[rc )' | sed 's/^/  /' | tee -a "$SUM"
+    else
+        note "  kernel_launch_bench not built (no CUDA driver library or no nvcc): not run"
+    fi
+    m=$(mark)
+    XDEV_BACKEND=cpu run_to "$BL" 150 "$B/bench/kernel_cpu_bench"
+    note "bench-kernel on the host's CPU (kernel_cpu_bench, XDEV_BACKEND=cpu):"
+    since "$m" | grep -vE '^(\$ |\[rc )' | sed 's/^/  /' | tee -a "$SUM"
+fi
 if want observe; then
     OD=$OUT/observe
     for mode in example env; do
@@ -415,6 +451,15 @@ if want sanitizer; then
     SAN_ARGS="--report-api-errors no" sanitize memcheck \
         "test_comm_procs (NCCL, a rank per process, every collective and dtype)" \
         "$B/tests/conformance/test_comm_procs" comm_procs
+    # Kernels: the driver has no parameter count for a native function, so
+    # the plugin reads cuFuncGetParamInfo until it fails (an API error the
+    # sanitizer would count); memory accesses are all checked.
+    SAN_ARGS="--report-api-errors no" sanitize memcheck \
+        "test_kernel (every conformance kernel, launch checks)" env XDEV_TEST_SCALE=0.1 \
+        "$B/tests/conformance/test_kernel" kernel
+    SAN_ARGS="--report-api-errors no" sanitize racecheck \
+        "test_kernel (shared memory and barriers)" env XDEV_TEST_SCALE=0.1 \
+        "$B/tests/conformance/test_kernel" kernel
     sanitize racecheck "test_cuda runtime" "$B/tests/gpu/test_cuda" runtime
     sanitize racecheck "copy_bench 4,16 MiB" "$B/bench/gpu/copy_bench" --sizes-mb 4,16 --reps 2
 fi
