@@ -30,7 +30,7 @@
  *   XDEV_DYNAMIC_SHARED(type, name);           the launch's dynamic shared bytes
  *   xdev_trap()                                stop the kernel: the launch fails
  * Anywhere (XDEV_DEVICE functions too): xdev_atomic_{add,min,max}_{i32,u32,
- * i64,u64,f32} and xdev_atomic_add_f64 (return the old value),
+ * i64,u64,f32,f64} (return the old value),
  * xdev_atomic_cas_{u32,u64}, xdev_fence(), the C99 <math.h> functions
  * (sqrtf, expf, tanhf, fmaxf, ...), xdev_load_f16/bf16 and
  * xdev_store_f16/bf16 (uint16_t storage, rounding as xdev/support/half.h).
@@ -172,6 +172,9 @@ XDEV_DEVICE uint64_t xdev_atomic_cas_u64(uint64_t *p, uint64_t expected, uint64_
 }
 #define XDEV__FBITS(f) __float_as_uint(f)
 #define XDEV__LOAD_U32(p) (*(volatile uint32_t *)(p))
+#define XDEV__LOAD_U64(p) (*(volatile uint64_t *)(p))
+#define XDEV__DBITS(d) ((uint64_t)__double_as_longlong(d))
+#define XDEV__BITSD(u) __longlong_as_double((long long)(u))
 #define XDEV__BITSF(u) __uint_as_float(u)
 
 #else
@@ -326,6 +329,23 @@ static inline float xdev_kbitsf_(uint32_t u) {
 }
 #define XDEV__FBITS(f) xdev_kfbits_(f)
 #define XDEV__LOAD_U32(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define XDEV__LOAD_U64(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+static inline uint64_t xdev_kdbits_(double d) {
+    union {
+        double d;
+        uint64_t u;
+    } c = {d};
+    return c.u;
+}
+static inline double xdev_kbitsd_(uint64_t u) {
+    union {
+        uint64_t u;
+        double d;
+    } c = {u};
+    return c.d;
+}
+#define XDEV__DBITS(d) xdev_kdbits_(d)
+#define XDEV__BITSD(u) xdev_kbitsd_(u)
 #define XDEV__BITSF(u) xdev_kbitsf_(u)
 
 static inline float xdev_atomic_add_f32(float *p, float v) {
@@ -366,6 +386,21 @@ static inline double xdev_atomic_add_f64(double *p, double v) {
     }
 XDEV__FMINMAX(min, <)
 XDEV__FMINMAX(max, >)
+/* f64 min / max: the same loop on 64-bit words. */
+#define XDEV__DMINMAX(op, cmp)                                                                     \
+    XDEV_DEVICE double xdev_atomic_##op##_f64(double *p, double v) {                               \
+        uint64_t *w = (uint64_t *)p;                                                               \
+        uint64_t old = XDEV__LOAD_U64(w);                                                          \
+        for (;;) {                                                                                 \
+            double cur = XDEV__BITSD(old);                                                         \
+            if (!(v cmp cur) && cur == cur) return cur;                                            \
+            uint64_t seen = xdev_atomic_cas_u64(w, old, XDEV__DBITS(v));                           \
+            if (seen == old) return cur;                                                           \
+            old = seen;                                                                            \
+        }                                                                                          \
+    }
+XDEV__DMINMAX(min, <)
+XDEV__DMINMAX(max, >)
 
 /* ------------------------------------------------------------ f16 and bf16 */
 #include "xdev/support/half.h"

@@ -170,13 +170,13 @@ START_TEST(atomics_histogram) {
     long long *i64 = dalloc(0, 3 * sizeof(long long));
     unsigned long long *u64 = dalloc(0, 3 * sizeof(unsigned long long));
     float *f32 = dalloc(0, 3 * sizeof(float));
-    double *f64 = dalloc(0, sizeof(double));
+    double *f64 = dalloc(0, 3 * sizeof(double));
     int hi32[3] = {0, INT32_MAX, INT32_MIN};
     unsigned hu32[2] = {UINT32_MAX, 0};
     long long hi64[3] = {0, INT64_MAX, INT64_MIN};
     unsigned long long hu64[3] = {0, UINT64_MAX, 0};
     float hf32[3] = {0.0f, INFINITY, -INFINITY};
-    double hf64 = 0.0;
+    double hf64[3] = {0.0, INFINITY, -INFINITY};
     XT_OK(xdev_memcpy(x, hx, (size_t)n * sizeof(int)));
     zero(bins, (size_t)nbins * sizeof(unsigned));
     XT_OK(xdev_memcpy(i32, hi32, sizeof hi32));
@@ -184,7 +184,7 @@ START_TEST(atomics_histogram) {
     XT_OK(xdev_memcpy(i64, hi64, sizeof hi64));
     XT_OK(xdev_memcpy(u64, hu64, sizeof hu64));
     XT_OK(xdev_memcpy(f32, hf32, sizeof hf32));
-    XT_OK(xdev_memcpy(f64, &hf64, sizeof hf64));
+    XT_OK(xdev_memcpy(f64, hf64, sizeof hf64));
     xdev_launch_config_t cfg = cfg1((unsigned)((n + 127) / 128), 128);
     XT_OK(XDEV_LAUNCH(k, &cfg, n, x, bins, nbins, i32, u32, i64, u64, f32, f64));
     unsigned *got_bins = malloc((size_t)nbins * sizeof(unsigned));
@@ -196,7 +196,7 @@ START_TEST(atomics_histogram) {
     XT_OK(xdev_memcpy(hi64, i64, sizeof hi64));
     XT_OK(xdev_memcpy(hu64, u64, sizeof hu64));
     XT_OK(xdev_memcpy(hf32, f32, sizeof hf32));
-    XT_OK(xdev_memcpy(&hf64, f64, sizeof hf64));
+    XT_OK(xdev_memcpy(hf64, f64, sizeof hf64));
     ck_assert_int_eq(hi32[0], (int)(uint32_t)(uint64_t)sum); /* wraps like the device */
     ck_assert_int_eq(hi32[1], lo);
     ck_assert_int_eq(hi32[2], hi);
@@ -211,7 +211,9 @@ START_TEST(atomics_histogram) {
     ck_assert(hf32[0] == (float)n); /* n < 2^24: every partial sum is exact */
     ck_assert(hf32[1] == (float)lo - 0.5f);
     ck_assert(hf32[2] == (float)hi + 0.5f);
-    ck_assert(hf64 == (double)sum);
+    ck_assert(hf64[0] == (double)sum);
+    ck_assert(hf64[1] == (double)lo - 0.25);
+    ck_assert(hf64[2] == (double)hi + 0.25);
     void *all[] = {x, bins, i32, u32, i64, u64, f32, f64};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         XT_OK(xdev_free(all[i]));
@@ -359,6 +361,42 @@ START_TEST(half_rounding) {
     free(gh);
     free(gb);
     XT_OK(xdev_module_unload(m));
+}
+END_TEST
+
+/* A shared library of host kernels (xdev_add_kernel_library), opened by
+ * path on a host-memory device; a device that runs no host code refuses it. */
+START_TEST(host_library_image) {
+    xdev_kernel_image_t img = {XDEV_IMAGE_HOST_LIBRARY, XT_KERNEL_LIBRARY, 0};
+    xdev_module_t m = NULL;
+    if (!xt_host_addressable()) {
+        XT_ERR(XDEV_ERROR_NOT_SUPPORTED, xdev_module_load_image(xt_dev(0), &img, &m), "host");
+        ck_assert_ptr_null(m);
+        return;
+    }
+    XT_OK(xdev_module_load_image(xt_dev(0), &img, &m));
+    xdev_kernel_t k = kernel(m, "lib_iota");
+    xdev_kernel_attributes_t a;
+    XT_OK(xdev_kernel_get_attributes(k, &a));
+    ck_assert_int_eq(a.nparams, 3);
+    ck_assert_uint_eq(a.param_kinds[2], XDEV_KPARAM_POINTER);
+    int n = 1000, mul = 3;
+    int *out = dalloc(0, (size_t)n * sizeof(int)), *h = malloc((size_t)n * sizeof(int));
+    xdev_launch_config_t cfg = cfg1(4, 256);
+    XT_OK(XDEV_LAUNCH(k, &cfg, n, mul, out));
+    XT_OK(xdev_memcpy(h, out, (size_t)n * sizeof(int)));
+    for (int i = 0; i < n; i++)
+        ck_assert_int_eq(h[i], 3 * i);
+    xdev_kernel_t none = NULL;
+    XT_ERR(XDEV_ERROR_NOT_FOUND, xdev_module_get_kernel(m, "saxpy", &none), "lib_iota");
+    XT_OK(xdev_module_unload(m));
+    XT_OK(xdev_free(out));
+    free(h);
+    xdev_kernel_image_t missing = {XDEV_IMAGE_HOST_LIBRARY, "/nonexistent/libk.so", 0};
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_module_load_image(xt_dev(0), &missing, &m),
+           "/nonexistent/libk.so");
+    xdev_kernel_image_t ptx = {XDEV_IMAGE_PTX, ".version 8.0\n", 13};
+    XT_ERR(XDEV_ERROR_NOT_SUPPORTED, xdev_module_load_image(xt_dev(0), &ptx, &m), "PTX");
 }
 END_TEST
 
@@ -676,6 +714,7 @@ int main(int argc, char **argv) {
     tcase_add_test(tc, ids_3d);
     tcase_add_test(tc, every_argument_type);
     tcase_add_test(tc, half_rounding);
+    tcase_add_test(tc, host_library_image);
     tcase_add_test(tc, stream_order);
     tcase_add_test(tc, many_threads_launching);
     tcase_add_test(tc, traced);

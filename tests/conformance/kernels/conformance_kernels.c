@@ -62,6 +62,8 @@ XDEV_KERNEL(atomics, XDEV_PARAM(int, n), XDEV_PTR(const int, x), XDEV_PTR(unsign
     xdev_atomic_min_f32(&f32[1], (float)v - 0.5f);
     xdev_atomic_max_f32(&f32[2], (float)v + 0.5f);
     xdev_atomic_add_f64(&f64[0], (double)v);
+    xdev_atomic_min_f64(&f64[1], (double)v - 0.25);
+    xdev_atomic_max_f64(&f64[2], (double)v + 0.25);
 }
 
 /* 5-point Laplacian on an nx x ny grid (interior points), a 2-D launch. */
