@@ -224,6 +224,7 @@ START_TEST(shared_public_types_layout) {
     ck_assert_int_eq(XDEV_ERROR_IO, 12);
     ck_assert_int_eq(XDEV_ERROR_NOT_FOUND, 13);
     ck_assert_int_eq(XDEV_ERROR_LAUNCH_FAILURE, 14);
+    ck_assert_int_eq(XDEV_ERROR_COMPILE, 15);
 }
 END_TEST
 

@@ -102,6 +102,8 @@ const char *xdev_status_string(xdev_status_t status) {
         return "XDEV_ERROR_NOT_FOUND";
     case XDEV_ERROR_LAUNCH_FAILURE:
         return "XDEV_ERROR_LAUNCH_FAILURE";
+    case XDEV_ERROR_COMPILE:
+        return "XDEV_ERROR_COMPILE";
     }
     return "XDEV_ERROR_UNKNOWN_STATUS";
 }

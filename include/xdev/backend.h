@@ -345,6 +345,25 @@ typedef struct xdev_launch_desc {
     const char *name; /* the kernel's, for messages */
 } xdev_launch_desc_t;
 
+/* Run-time compilation (kernel.compile). */
+typedef struct xdev_compile_desc {
+    size_t size;                /* sizeof(xdev_compile_desc_t) */
+    const char *source;         /* NUL-terminated, in xdev/kernel_lang.h's dialect */
+    const char *name;           /* [A-Za-z0-9_]{1,63}: for messages and file names */
+    const char *const *options; /* the caller's compiler options, passed as they are */
+    int noptions;
+    const char *include_dir; /* xdev's public headers (<xdev/kernel_lang.h>) */
+    const char *work_dir;    /* a private temporary directory the backend may write into */
+} xdev_compile_desc_t;
+
+typedef struct xdev_compiled {
+    size_t size;                /* sizeof(xdev_compiled_t) */
+    xdev_image_format_t format; /* what kernel.module_load takes */
+    void *data;                 /* malloc'd image bytes; the core frees them */
+    size_t data_size;
+    char *log; /* malloc'd compiler output, or NULL; the core frees it */
+} xdev_compiled_t;
+
 typedef struct xdev_kernel_vtable {
     size_t size;
     XDEV_SLOTS_KERNEL(XDEV_SLOT_FIELD)

@@ -237,7 +237,20 @@
     /* Enqueue a launch on `stream` (checked by the core); the argument bytes are the caller's     \
      * only during the call. */                                                                    \
     X(kernel, launch, OPTIONAL, DEV, 1, (const xdev_launch_desc_t *desc, void *stream),            \
-      (desc, stream))
+      (desc, stream))                                                                              \
+    /* Run-time compilation (both or neither; NULL: xdev_module_compile is NOT_SUPPORTED,          \
+     * naming the backend). compile_target: what, besides the source and options, decides the      \
+     * compiled image - the compiler's identity and version and the device's architecture, one     \
+     * line (e.g. "nvrtc 13.0 sm_90") for the core's cache key - and the image format compile      \
+     * produces. XDEV_ERROR_NOT_SUPPORTED when no compiler is found (the message says where it     \
+     * looked). */                                                                                 \
+    X(kernel, compile_target, OPTIONAL, DEV, 1,                                                    \
+      (char *id, size_t len, xdev_image_format_t *format), (id, len, format))                      \
+    /* Compile desc->source for the device: *out gets malloc'd image bytes (a HOST_LIBRARY's are   \
+     * the shared object's) and the compiler's output in out->log (malloc'd, also on failure).     \
+     * Source that does not compile, or an option the compiler refuses: XDEV_ERROR_COMPILE. */     \
+    X(kernel, compile, OPTIONAL, DEV, 1, (const xdev_compile_desc_t *desc, xdev_compiled_t *out),  \
+      (desc, out))
 
 /* Every table: T(table, list macro) in the order of xdev_backend_api_t. */
 #define XDEV_BACKEND_TABLES(T)                                                                     \
