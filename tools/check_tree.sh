@@ -78,6 +78,8 @@ def report(path, line, rule, what):
 CORE_INCLUDE_EXCEPTIONS = {
     ('tests/common/json_check.c', 'base/json_check.h'):
         "the tests' JSON check is the library's own checker, compiled into xdev_test_common",
+    ('tests/test_kernel_cache.c', 'kernel/kernel_cache.h'):
+        'white-box unit test of the on-disk kernel cache (SHA-256, entries, trim), linked in directly',
     ('tests/test_alloc_config.c', 'memory/alloc_config.h'):
         'white-box unit test of the XDEV_ALLOC_CONF parser, linked in directly',
     ('tests/fuzz/fuzz_alloc_conf.c', 'memory/alloc_config.h'):
@@ -118,6 +120,11 @@ CORE_PUBLIC_CALLS = {
     # the thread's message or status (xdev/error.h), read to quote or keep it; sets nothing.
     ('core/math/blas.c', 'xdev_last_error'): "keeps XDEV_ALLOW_TF32's parse message for later calls",
     ('core/math/fft.c', 'xdev_last_error'): "quotes the allocator's message (plan work area)",
+    # the element-wise helper is a client of the kernel API it sits beside (xdev/kernel.h):
+    # compiling, finding and (on failure) unloading its generated kernel.
+    ('core/kernel/elementwise.c', 'xdev_module_compile'): 'compiles the generated kernel',
+    ('core/kernel/elementwise.c', 'xdev_module_get_kernel'): 'finds the generated kernel',
+    ('core/kernel/elementwise.c', 'xdev_module_unload'): 'drops a module whose kernel is missing',
     ('core/kernel/module.c', 'xdev_last_error'): "quotes a backend's load failure, prefixed "
         'with the device, after the module is released',
     ('core/math/rng_generator.c', 'xdev_last_error'): "quotes a state's decode message",
