@@ -9,7 +9,8 @@
  * - xdev_cpu_event_t: a refcounted marker target (cpu_event.c).
  * - kernels (cpu_kernel.c, cpu_pool.c, cpu_fiber.c, cpu_pool.h): a launch is a
  *   host-function op whose blocks run on the device's worker pool; a fault
- *   stays on its stream until the next synchronize reports it.
+ *   stays on its stream until the next synchronize reports it. Run-time
+ *   compilation with the system C compiler is cpu_compile.c.
  * Lock order: device mutex -> stream mutex -> event mutex. No thread ever
  * holds two stream or two event mutexes at once. */
 #ifndef XDEV_CPU_INTERNAL_H
@@ -229,6 +230,13 @@ xdev_status_t xdev_cpu_stream_take_fault(xdev_cpu_stream_t *s);
  * shut down, so a running launch ends early), then are joined (after). */
 void xdev_cpu_pools_stop(void);
 void xdev_cpu_pools_join(void);
+
+/* Run-time compilation with the system C compiler (cpu_compile.c; XDEV_CC,
+ * read at each call): the kernel table's compile_target and compile slots. */
+xdev_status_t xdev_cpu_kernel_compile_target(xdev_cpu_device_t *dev, char *id, size_t len,
+                                             xdev_image_format_t *format);
+xdev_status_t xdev_cpu_kernel_compile(xdev_cpu_device_t *dev, const xdev_compile_desc_t *desc,
+                                      xdev_compiled_t *out);
 
 /* Wait for every stream of the device (device synchronize). */
 xdev_status_t xdev_cpu_device_sync_streams(xdev_cpu_device_t *d);

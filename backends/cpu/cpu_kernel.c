@@ -308,4 +308,6 @@ const xdev_kernel_vtable_t xdev_cpu_kernel_vtable = {
     .module_unload = kernel_module_unload,
     .get_function = kernel_get_function,
     .launch = kernel_launch,
+    .compile_target = xdev_cpu_kernel_compile_target, /* cpu_compile.c */
+    .compile = xdev_cpu_kernel_compile,
 };

@@ -56,6 +56,20 @@ extern const xdev_memory_vtable_t xc_memory_vtable;
 extern const xdev_trace_vtable_t xc_trace_vtable;
 extern const xdev_ipc_vtable_t xc_ipc_vtable;
 extern const xdev_kernel_vtable_t xc_kernel_vtable; /* cuda_kernel.c: modules, launches */
+#if XC_HAVE_RTC
+/* Run-time compilation (cuda_rtc.c: NVRTC, or hiprtc for HIP, opened at run
+ * time): the kernel table's compile_target and compile slots, and the same
+ * for a code target given by name ("sm_90", "gfx90a"), which needs no device
+ * (tried where only the toolkit is). */
+xdev_status_t xc_rtc_compile_target(xc_device_t *dev, char *id, size_t len,
+                                    xdev_image_format_t *format);
+xdev_status_t xc_rtc_compile(xc_device_t *dev, const xdev_compile_desc_t *desc,
+                             xdev_compiled_t *out);
+xdev_status_t xc_rtc_target_for(const char *arch, char *id, size_t len,
+                                xdev_image_format_t *format);
+xdev_status_t xc_rtc_compile_for(const char *arch, const xdev_compile_desc_t *desc,
+                                 xdev_compiled_t *out);
+#endif
 #ifdef XC_HAVE_NCCL
 extern const xdev_comm_vtable_t xc_comm_vtable; /* cuda_nccl.c */
 #endif

@@ -454,4 +454,8 @@ const xdev_kernel_vtable_t xc_kernel_vtable = {
     .module_unload = kernel_module_unload,
     .get_function = kernel_get_function,
     .launch = kernel_launch,
+#if XC_HAVE_RTC
+    .compile_target = xc_rtc_compile_target, /* cuda_rtc.c */
+    .compile = xc_rtc_compile,
+#endif
 };

@@ -55,6 +55,21 @@ struct xdev_kernel {
 extern xdev_handle_arena_t xdev_module_arena;
 extern xdev_handle_arena_t xdev_kernel_arena;
 
+/* A new module for the device with nothing loaded yet (XDEV_ERROR_NOT_SUPPORTED
+ * when its backend runs no kernels). */
+xdev_status_t xdev_kmodule_new(xdev_device_t device, const char *name, struct xdev_module **out);
+/* Offer one image to the module's backend: kept (*taken), skipped (not its
+ * kind), or a failure. */
+xdev_status_t xdev_kmodule_offer(struct xdev_module *m, const xdev_kernel_image_t *img,
+                                 bool *taken);
+/* Open a host kernel library for m (dlopen; m keeps the handle and its
+ * table): *out is the HOST_TABLE image to offer. */
+xdev_status_t xdev_kmodule_open_library(struct xdev_module *m, const char *path,
+                                        xdev_kernel_image_t *out);
+/* The end of a load: *out = m, or (st failed) m released and the failure's
+ * message prefixed with the device. */
+xdev_status_t xdev_kmodule_finish(struct xdev_module *m, xdev_status_t st, xdev_module_t *out);
+
 /* XDEV_LAUNCH_CHECKS: true (default "full") checks pointer arguments
  * against the allocator's records; "basic" skips that. */
 bool xdev_kernel_check_pointers(void);

@@ -101,7 +101,7 @@ static bool backend_has_kernels(xdev_backend_t *be) {
 }
 
 /* A new module for the device, with nothing loaded yet. */
-static xdev_status_t module_new(xdev_device_t device, const char *name, struct xdev_module **out) {
+xdev_status_t xdev_kmodule_new(xdev_device_t device, const char *name, struct xdev_module **out) {
     xdev_status_t st = xdev_core_ensure_init();
     xdev_device_record_t *rec = NULL;
     if (st == XDEV_SUCCESS) st = xdev_device_lookup(device, &rec);
@@ -144,7 +144,8 @@ static void module_release(struct xdev_module *m) {
 
 /* Offer one image: kept (loaded), skipped (*taken false: not the backend's
  * kind), or a failure. */
-static xdev_status_t offer(struct xdev_module *m, const xdev_kernel_image_t *img, bool *taken) {
+xdev_status_t xdev_kmodule_offer(struct xdev_module *m, const xdev_kernel_image_t *img,
+                                 bool *taken) {
     *taken = false;
     if (m->nnative == XDEV_MODULE_MAX_NATIVE)
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "more than %d images for %s:%d in one module",
@@ -165,7 +166,7 @@ static xdev_status_t offer(struct xdev_module *m, const xdev_kernel_image_t *img
 
 /* The end of a load: the module, or (on failure) nothing left behind and
  * the failure's message prefixed with the device. */
-static xdev_status_t finish_load(struct xdev_module *m, xdev_status_t st, xdev_module_t *out) {
+xdev_status_t xdev_kmodule_finish(struct xdev_module *m, xdev_status_t st, xdev_module_t *out) {
     if (st == XDEV_SUCCESS) {
         *out = m;
         return XDEV_SUCCESS;
@@ -207,14 +208,14 @@ xdev_status_t xdev_module_load(xdev_device_t device, const xdev_kernel_bundle_t 
     xdev_status_t st = check_bundle(bundle);
     if (st != XDEV_SUCCESS) return xdev_core_blame(st, __func__);
     struct xdev_module *m;
-    XDEV_CHECK(module_new(device, bundle->name ? bundle->name : "bundle", &m));
+    XDEV_CHECK(xdev_kmodule_new(device, bundle->name ? bundle->name : "bundle", &m));
     m->sigs = bundle->kernels;
     m->nsigs = bundle->nkernels;
     bool taken;
     xdev_kernel_image_t host = {XDEV_IMAGE_HOST_TABLE, bundle->kernels, (size_t)bundle->nkernels};
-    st = bundle->nkernels > 0 ? offer(m, &host, &taken) : XDEV_SUCCESS;
+    st = bundle->nkernels > 0 ? xdev_kmodule_offer(m, &host, &taken) : XDEV_SUCCESS;
     for (int i = 0; st == XDEV_SUCCESS && i < bundle->nimages; i++)
-        st = offer(m, &bundle->images[i], &taken);
+        st = xdev_kmodule_offer(m, &bundle->images[i], &taken);
     if (st == XDEV_SUCCESS && m->nnative == 0) {
         char have[256] = "host kernels";
         size_t len = strlen(have);
@@ -229,13 +230,13 @@ xdev_status_t xdev_module_load(xdev_device_t device, const xdev_kernel_bundle_t 
                        : strcmp(m->be->name, "hip") == 0 ? "HIP (hipcc)"
                                                          : "device");
     }
-    XDEV_CHECK(finish_load(m, st, out));
+    XDEV_CHECK(xdev_kmodule_finish(m, st, out));
     return XDEV_SUCCESS;
 }
 
 /* A host library's kernel table (dlopen; the module keeps the handle). */
-static xdev_status_t open_library(struct xdev_module *m, const char *path,
-                                  xdev_kernel_image_t *out) {
+xdev_status_t xdev_kmodule_open_library(struct xdev_module *m, const char *path,
+                                        xdev_kernel_image_t *out) {
     m->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (m->dl == NULL)
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "cannot load the host kernel library '%s': %s",
@@ -265,21 +266,21 @@ xdev_status_t xdev_module_load_image(xdev_device_t device, const xdev_kernel_ima
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
                              "image->format %d is not an xdev_image_format_t", (int)image->format);
     struct xdev_module *m;
-    XDEV_CHECK(module_new(device, format_name(image->format), &m));
+    XDEV_CHECK(xdev_kmodule_new(device, format_name(image->format), &m));
     xdev_kernel_image_t img = *image;
     xdev_status_t st = XDEV_SUCCESS;
     if (image->format == XDEV_IMAGE_HOST_LIBRARY)
-        st = open_library(m, (const char *)image->data, &img);
+        st = xdev_kmodule_open_library(m, (const char *)image->data, &img);
     else if (image->format == XDEV_IMAGE_HOST_TABLE) {
         m->sigs = (const xdev_kernel_sig_t *const *)image->data;
         m->nsigs = (int)image->size;
     }
     bool taken = false;
-    if (st == XDEV_SUCCESS) st = offer(m, &img, &taken);
+    if (st == XDEV_SUCCESS) st = xdev_kmodule_offer(m, &img, &taken);
     if (st == XDEV_SUCCESS && !taken)
         st = XDEV_FAIL(XDEV_ERROR_NOT_SUPPORTED, "the %s backend does not load %s images",
                        m->be->name, format_name(image->format));
-    XDEV_CHECK(finish_load(m, st, out));
+    XDEV_CHECK(xdev_kmodule_finish(m, st, out));
     return XDEV_SUCCESS;
 }
 

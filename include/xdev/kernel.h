@@ -35,6 +35,7 @@
 #include <stdint.h>
 
 #include "xdev/device.h"
+#include "xdev/dtype.h"
 #include "xdev/error.h"
 #include "xdev/kernel_abi.h"
 #include "xdev/stream.h"
@@ -102,6 +103,50 @@ XDEV_API xdev_status_t xdev_module_unload(xdev_module_t module);
  * has). The handle lives until the module is unloaded. */
 XDEV_API xdev_status_t xdev_module_get_kernel(xdev_module_t module, const char *name,
                                               xdev_kernel_t *out);
+
+/* ------------------------------------------------------------ run time
+ * Kernel source in the dialect, compiled at run time for one device: CUDA
+ * through NVRTC (XDEV_NVRTC_PATH), HIP through hiprtc, the CPU through the
+ * system C compiler (XDEV_CC, default cc) into a shared object. Compiled
+ * images are kept in an on-disk cache keyed by everything that changes them
+ * (source, options, backend, the compiler's identity and version, the
+ * device's architecture, the dialect's version): XDEV_CACHE_DIR, else
+ * $XDG_CACHE_HOME/xdev, else ~/.cache/xdev; XDEV_KERNEL_CACHE=0 turns it off,
+ * XDEV_KERNEL_CACHE_MAX_MB bounds it. A damaged entry is rebuilt, never
+ * loaded; a cache that cannot be written only costs the next run a compile. */
+typedef struct xdev_compile_options {
+    size_t size;                /* sizeof(xdev_compile_options_t) */
+    const char *name;           /* NULL or [A-Za-z0-9_]{1,63}: in messages ("kernels") */
+    const char *const *options; /* compiler options, as they are (-DBLOCK=128, -O3) */
+    int noptions;
+} xdev_compile_options_t;
+
+/* Compile `source` for `device` (or take it from the cache) and load it.
+ * Source or options the compiler refuses: XDEV_ERROR_COMPILE, the message
+ * quoting the start of the compiler's log, xdev_compile_log() all of it.
+ * No compiler: XDEV_ERROR_NOT_SUPPORTED naming what was tried. */
+XDEV_API xdev_status_t xdev_module_compile(xdev_device_t device, const char *source,
+                                           const xdev_compile_options_t *options,
+                                           xdev_module_t *out);
+
+/* The compiler's whole output for this thread's last xdev_module_compile
+ * that ran the compiler ("" when none, or a cache hit); valid until the
+ * thread's next compilation. */
+XDEV_API const char *xdev_compile_log(void);
+
+/* out[i] = expression for i < count, where the expression is one C
+ * expression over in0 .. in{ninputs-1} (element i of inputs[0..]) and the
+ * dialect's math, e.g. "in0 * 2.5f + in1" or "fmaxf(in0, 0.0f)"; every
+ * operand has `dtype` (XDEV_DTYPE_F32, F64, I32 or I64) and is device memory
+ * of one device, where the kernel runs, on `stream` (NULL: that device's
+ * current stream). The kernel is generated, compiled (xdev_module_compile,
+ * so cached on disk too) the first time this process asks for that
+ * expression, dtype, input count and device, then only launched. At most 8
+ * inputs; an expression with statements, comments, strings or '#' is
+ * XDEV_ERROR_INVALID_VALUE, one the compiler refuses XDEV_ERROR_COMPILE. */
+XDEV_API xdev_status_t xdev_elementwise(const char *expression, xdev_dtype_t dtype, int ninputs,
+                                        const void *const *inputs, void *out, size_t count,
+                                        xdev_stream_t stream);
 
 typedef struct xdev_kernel_attributes {
     const char *name;

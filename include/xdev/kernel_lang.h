@@ -52,7 +52,11 @@
 #ifndef XDEV_KERNEL_LANG_H
 #define XDEV_KERNEL_LANG_H
 
+#if defined(__CUDACC_RTC__) || defined(__HIPCC_RTC__)
+#include "xdev/support/half.h" /* NVRTC and hiprtc have no <stdint.h>: half.h has the types */
+#else
 #include <stdint.h>
+#endif
 
 #include "xdev/support/pp.h"
 
@@ -75,8 +79,10 @@
 
 #if XDEV_KERNEL_DEVICE_COMPILE
 /* ============================================================ CUDA and HIP */
-#if defined(__HIPCC__)
-#include <hip/hip_runtime.h> /* hipcc, unlike nvcc, declares the device builtins only here */
+/* hipcc, unlike nvcc, declares the device builtins only in hip_runtime.h;
+ * hiprtc includes its own runtime header before the source. */
+#if defined(__HIPCC__) && !defined(__HIPCC_RTC__)
+#include <hip/hip_runtime.h>
 #endif
 #define XDEV__GDECL_V(i, t, n) t n
 #define XDEV__GDECL_P(i, t, n) t *n

@@ -460,6 +460,9 @@ if want sanitizer; then
     SAN_ARGS="--report-api-errors no" sanitize racecheck \
         "test_kernel (shared memory and barriers)" env XDEV_TEST_SCALE=0.1 \
         "$B/tests/conformance/test_kernel" kernel
+    SAN_ARGS="--report-api-errors no" sanitize memcheck \
+        "test_kernel_rtc (NVRTC, the cache, element-wise kernels)" \
+        env XDEV_CACHE_DIR="$OUT/rtc-cache" "$B/tests/conformance/test_kernel_rtc" kernel_rtc
     sanitize racecheck "test_cuda runtime" "$B/tests/gpu/test_cuda" runtime
     sanitize racecheck "copy_bench 4,16 MiB" "$B/bench/gpu/copy_bench" --sizes-mb 4,16 --reps 2
 fi

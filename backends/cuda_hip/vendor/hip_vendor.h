@@ -140,6 +140,27 @@
 #define cuFuncGetAttribute hipFuncGetAttribute
 #define cuLaunchKernel hipModuleLaunchKernel
 
+/* NVRTC's names for hiprtc's (cuda_rtc.c), where its header is: hiprtc is
+ * opened at run time (libhiprtc, or libamdhip64 itself before ROCm 6). */
+#if defined(__has_include)
+#if __has_include(<hip/hiprtc.h>)
+#define XC_HAVE_RTC 1
+#define nvrtcResult hiprtcResult
+#define nvrtcProgram hiprtcProgram
+#define NVRTC_SUCCESS HIPRTC_SUCCESS
+#define NVRTC_ERROR_OUT_OF_MEMORY HIPRTC_ERROR_OUT_OF_MEMORY
+#define NVRTC_ERROR_INVALID_OPTION HIPRTC_ERROR_INVALID_OPTION
+#define NVRTC_ERROR_COMPILATION HIPRTC_ERROR_COMPILATION
+#define nvrtcGetErrorString hiprtcGetErrorString
+#define nvrtcVersion hiprtcVersion
+#define nvrtcCreateProgram hiprtcCreateProgram
+#define nvrtcCompileProgram hiprtcCompileProgram
+#define nvrtcDestroyProgram hiprtcDestroyProgram
+#define nvrtcGetProgramLogSize hiprtcGetProgramLogSize
+#define nvrtcGetProgramLog hiprtcGetProgramLog
+#endif
+#endif
+
 /* ------------------------------------------------------------ what differs in meaning */
 #define XC_NAME "hip"
 #define XC_DEVICE_TYPE XDEV_DEVICE_HIP

@@ -33,6 +33,10 @@
  *                             message names them
  *   xc_vendor_arch_name       the device's code target as its compiler names
  *                             it ("sm_90", "gfx90a"), for messages
+ *   XC_HAVE_RTC               the run-time compiler's header is there (nvrtc.h,
+ *                             hip/hiprtc.h), so cuda_rtc.c builds the
+ *                             compile slots; the library itself is opened at
+ *                             run time (NVRTC's names, mapped to hiprtc's)
  * and the optional parts each vendor has or lacks (NVML vs rocm-smi, NVTX vs
  * roctx, cuBLAS/cuFFT vs hipBLAS/hipFFT) are chosen by the build
  * (backends/cuda/CMakeLists.txt, backends/hip/CMakeLists.txt). */
@@ -93,6 +97,13 @@ static inline bool xc_vendor_host_is_pageable(const void *host) {
     ((format) == XDEV_IMAGE_PTX || (format) == XDEV_IMAGE_CUBIN || (format) == XDEV_IMAGE_FATBIN)
 #define XC_IMAGE_KINDS "PTX, cubin and fatbin images"
 
+/* NVRTC (cuda_rtc.c): its header comes with every toolkit. */
+#if defined(__has_include)
+#if __has_include(<nvrtc.h>)
+#define XC_HAVE_RTC 1
+#endif
+#endif
+
 /* "sm_90": the code a device runs, for messages. */
 static inline void xc_vendor_arch_name(int device, char *buf, size_t len) {
     int major = 0, minor = 0;
@@ -109,6 +120,9 @@ static inline void xc_vendor_arch_name(int device, char *buf, size_t len) {
 
 #ifndef XC_HAVE_VMM
 #define XC_HAVE_VMM 0
+#endif
+#ifndef XC_HAVE_RTC
+#define XC_HAVE_RTC 0
 #endif
 
 /* "cudaMalloc" on CUDA, "hipMalloc" on HIP: the name of the call a message

@@ -9,8 +9,46 @@
 #ifndef XDEV_SUPPORT_HALF_H
 #define XDEV_SUPPORT_HALF_H
 
+#if defined(__CUDACC_RTC__) || defined(__HIPCC_RTC__)
+/* The run-time compilers (NVRTC, hiprtc: xdev_module_compile) have no C
+ * headers: the fixed-width types are defined here, once (xdev/kernel_lang.h
+ * includes this file first under them), as the builtin types the host's
+ * <stdint.h> names on LP64 Linux; hiprtc's runtime header, included before
+ * any source, already declares the 32- and 64-bit ones. memcpy: the one NVRTC
+ * declares for device code (it has no __builtin_memcpy), clang's builtin
+ * under hiprtc. Every other compilation (nvcc, hipcc, the host's C or C++)
+ * takes the C headers and is unchanged. */
+typedef signed char int8_t;
+typedef unsigned char uint8_t;
+typedef short int16_t;
+typedef unsigned short uint16_t;
+#if defined(__CUDACC_RTC__)
+typedef int int32_t;
+typedef unsigned int uint32_t;
+#if defined(__LP64__)
+typedef long int64_t;
+typedef unsigned long uint64_t;
+#else
+typedef long long int64_t;
+typedef unsigned long long uint64_t;
+#endif
+#define XDEV_HALF_MEMCPY memcpy
+#else
+#define XDEV_HALF_MEMCPY __builtin_memcpy
+#endif
+static_assert(sizeof(int8_t) == 1 && sizeof(uint8_t) == 1, "8-bit types");
+static_assert(sizeof(int16_t) == 2 && sizeof(uint16_t) == 2, "16-bit types");
+static_assert(sizeof(int32_t) == 4 && sizeof(uint32_t) == 4, "32-bit types");
+static_assert(sizeof(int64_t) == 8 && sizeof(uint64_t) == 8, "64-bit types");
+static_assert((int8_t)-1 < 0 && (int16_t)-1 < 0 && (int32_t)-1 < 0 && (int64_t)-1 < 0,
+              "signed types");
+static_assert((uint8_t)-1 > 0 && (uint16_t)-1 > 0 && (uint32_t)-1 > 0 && (uint64_t)-1 > 0,
+              "unsigned types");
+#else
 #include <stdint.h>
 #include <string.h>
+#define XDEV_HALF_MEMCPY memcpy
+#endif
 
 /* Callable from kernels too (xdev/kernel_lang.h's f16/bf16 helpers). */
 #if defined(__CUDACC__) || defined(__HIPCC__)
@@ -21,13 +59,13 @@
 
 XDEV_HALF_FN uint32_t xdev_f32_bits(float f) {
     uint32_t x;
-    memcpy(&x, &f, sizeof x);
+    XDEV_HALF_MEMCPY(&x, &f, sizeof x);
     return x;
 }
 
 XDEV_HALF_FN float xdev_bits_f32(uint32_t x) {
     float f;
-    memcpy(&f, &x, sizeof f);
+    XDEV_HALF_MEMCPY(&f, &x, sizeof f);
     return f;
 }
 

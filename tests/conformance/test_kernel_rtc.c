@@ -1,0 +1,314 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_kernel_rtc.c - the `kernel_rtc` conformance suite: kernels compiled
+ * at run time (xdev_module_compile) on the backend under test, and the
+ * on-disk cache: compile and launch with options, a cache hit that needs no
+ * compiler, a damaged entry rebuilt, threads and processes compiling the
+ * same source at once, an unwritable cache, compile errors with the log.
+ * Each test points XDEV_CACHE_DIR at a fresh directory before xdev starts.
+ * Conformance: XDEV_BACKEND=<backend>. */
+#define _XOPEN_SOURCE 700 /* nftw */
+#include <dirent.h>
+#include <ftw.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "xdev/kernel.h"
+#include "xt.h"
+
+static const char k_source[] =
+    "#include <xdev/kernel_lang.h>\n"
+    "#ifndef FACTOR\n"
+    "#define FACTOR 1\n"
+    "#endif\n"
+    "/* out[i] = i * FACTOR + k */\n"
+    "XDEV_KERNEL(rtc_affine, XDEV_PARAM(int, n), XDEV_PARAM(int, k), XDEV_PTR(int, out)) {\n"
+    "    long i = xdev_global_id(0);\n"
+    "    if (i < n) out[i] = (int)i * FACTOR + k;\n"
+    "}\n";
+
+/* A fresh cache directory for this test's process (xdev not started yet). */
+static char g_cache[256];
+static void fresh_cache(void) {
+    snprintf(g_cache, sizeof g_cache, "/tmp/xdev-rtc-cache-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(g_cache));
+    ck_assert_int_eq(setenv("XDEV_CACHE_DIR", g_cache, 1), 0);
+}
+
+static int drop_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path) == 0 ? 0 : 0;
+}
+
+/* After each test (in its process): the test's cache directory goes. */
+static void drop_cache(void) {
+    if (g_cache[0] != '\0') (void)nftw(g_cache, drop_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Files in the cache's entry folder whose name ends with `suffix`. */
+static int count_entries(const char *suffix, char *first, size_t len) {
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/kernels-v1", g_cache);
+    DIR *d = opendir(dir);
+    if (d == NULL) return 0;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        size_t l = strlen(e->d_name), s = strlen(suffix);
+        if (l > s && strcmp(e->d_name + l - s, suffix) == 0 && e->d_name[0] != '.') {
+            if (n++ == 0 && first != NULL) snprintf(first, len, "%s/%s", dir, e->d_name);
+        }
+    }
+    closedir(d);
+    return n;
+}
+
+/* Compile with FACTOR=factor, launch, check; true when all matched. */
+static bool run_affine(int factor, const char *name) {
+    char def[32];
+    snprintf(def, sizeof def, "-DFACTOR=%d", factor);
+    const char *opts[] = {def};
+    xdev_compile_options_t o = {.size = sizeof o, .name = name, .options = opts, .noptions = 1};
+    xdev_module_t m = NULL;
+    if (xdev_module_compile(xt_dev(0), k_source, &o, &m) != XDEV_SUCCESS) {
+        fprintf(stderr, "compile: %s\n", xdev_last_error());
+        return false;
+    }
+    xdev_kernel_t k = NULL;
+    int n = 1000, add = 7, *d = NULL, *h = malloc((size_t)n * sizeof(int));
+    xdev_launch_config_t cfg = {.grid = {4, 1, 1}, .block = {256, 1, 1}};
+    bool ok = xdev_module_get_kernel(m, "rtc_affine", &k) == XDEV_SUCCESS &&
+              xdev_malloc_device(xt_dev(0), (void **)&d, (size_t)n * sizeof(int)) == XDEV_SUCCESS &&
+              XDEV_LAUNCH(k, &cfg, n, add, d) == XDEV_SUCCESS &&
+              xdev_memcpy(h, d, (size_t)n * sizeof(int)) == XDEV_SUCCESS;
+    if (!ok) fprintf(stderr, "run: %s\n", xdev_last_error());
+    for (int i = 0; ok && i < n; i++)
+        ok = h[i] == i * factor + add;
+    if (d != NULL) (void)xdev_free(d);
+    free(h);
+    (void)xdev_module_unload(m);
+    return ok;
+}
+
+START_TEST(compile_and_launch) {
+    fresh_cache();
+    ck_assert(run_affine(3, "affine"));
+    ck_assert(run_affine(5, "affine")); /* another option: another binary */
+    xdev_module_t m = NULL;
+    XT_OK(xdev_module_compile(xt_dev(0), k_source, NULL, &m)); /* no options */
+    xdev_kernel_t k;
+    XT_OK(xdev_module_get_kernel(m, "rtc_affine", &k));
+    xdev_kernel_attributes_t a;
+    XT_OK(xdev_kernel_get_attributes(k, &a));
+    if (a.nparams >= 0) ck_assert_int_eq(a.nparams, 3);
+    XT_OK(xdev_module_unload(m));
+}
+END_TEST
+
+/* The second compile of the same source and options is a cache hit: it
+ * works with the compiler gone. */
+START_TEST(cache_hit_needs_no_compiler) {
+    fresh_cache();
+    ck_assert(run_affine(4, "hit"));
+    ck_assert_int_gt(count_entries(".sum", NULL, 0) + count_entries(".bin", NULL, 0), 0);
+    if (!xt_host_addressable()) {
+        ck_assert(run_affine(4, "hit")); /* the GPU compilers cannot be hidden from here */
+        return;
+    }
+    ck_assert_int_eq(setenv("XDEV_CC", "/nonexistent/cc", 1), 0);
+    ck_assert(run_affine(4, "hit"));
+    xdev_module_t m = NULL;
+    xdev_compile_options_t o = {.size = sizeof o, .name = "miss"};
+    XT_ERR(XDEV_ERROR_NOT_SUPPORTED, xdev_module_compile(xt_dev(0), k_source, &o, &m),
+           "/nonexistent/cc");
+}
+END_TEST
+
+/* A damaged entry is detected, rebuilt and never loaded. */
+START_TEST(damaged_entry_rebuilt) {
+    fresh_cache();
+    ck_assert(run_affine(6, "damaged"));
+    char path[600] = "";
+    int n = xt_host_addressable() ? count_entries(".so", path, sizeof path)
+                                  : count_entries(".bin", path, sizeof path);
+    ck_assert_int_eq(n, 1);
+    FILE *f = fopen(path, "r+b");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(fseek(f, -100, SEEK_END), 0);
+    int c = fgetc(f);
+    ck_assert_int_eq(fseek(f, -100, SEEK_END), 0);
+    fputc(c ^ 0x5a, f);
+    fclose(f);
+    ck_assert(run_affine(6, "damaged")); /* rebuilt: the results are right */
+}
+END_TEST
+
+static void *compile_thread(void *arg) {
+    atomic_int *fails = arg;
+    if (!run_affine(9, "threads")) atomic_fetch_add(fails, 1);
+    return NULL;
+}
+
+START_TEST(threads_and_processes_compile_at_once) {
+    fresh_cache();
+    enum { PROCS = 3, THREADS = 4 };
+    pid_t pids[PROCS];
+    for (int p = 0; p < PROCS; p++) {
+        pids[p] = fork();
+        ck_assert_int_ge(pids[p], 0);
+        if (pids[p] == 0) _exit(run_affine(11, "procs") ? 0 : 1);
+    }
+    pthread_t t[THREADS];
+    atomic_int fails = 0;
+    for (int i = 0; i < THREADS; i++)
+        ck_assert_int_eq(pthread_create(&t[i], NULL, compile_thread, &fails), 0);
+    for (int i = 0; i < THREADS; i++)
+        pthread_join(t[i], NULL);
+    ck_assert_int_eq(atomic_load(&fails), 0);
+    for (int p = 0; p < PROCS; p++) {
+        int status = 0;
+        ck_assert_int_eq(waitpid(pids[p], &status, 0), pids[p]);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "process %d failed", p);
+    }
+}
+END_TEST
+
+/* A cache that cannot be written (its path runs through a regular file,
+ * which stops root too) only costs a compile. */
+START_TEST(unwritable_cache_still_runs) {
+    char file[] = "/tmp/xdev-rtc-file-XXXXXX";
+    int fd = mkstemp(file);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    char dir[300];
+    snprintf(dir, sizeof dir, "%s/cache", file);
+    ck_assert_int_eq(setenv("XDEV_CACHE_DIR", dir, 1), 0);
+    ck_assert(run_affine(2, "nocache"));
+    ck_assert(run_affine(2, "nocache"));
+    unlink(file);
+}
+END_TEST
+
+START_TEST(compile_errors) {
+    fresh_cache();
+    xdev_module_t m = NULL;
+    const char *bad = "#include <xdev/kernel_lang.h>\n"
+                      "XDEV_KERNEL(broken, XDEV_PTR(int, out)) { out[0] = undeclared_thing; }\n";
+    XT_ERR(XDEV_ERROR_COMPILE, xdev_module_compile(xt_dev(0), bad, NULL, &m), "undeclared_thing");
+    ck_assert_ptr_null(m);
+    ck_assert_msg(strstr(xdev_compile_log(), "undeclared_thing") != NULL, "log: %s",
+                  xdev_compile_log());
+    const char *opts[] = {"--no-such-option-for-xdev"};
+    xdev_compile_options_t o = {.size = sizeof o, .options = opts, .noptions = 1};
+    XT_ERR(XDEV_ERROR_COMPILE, xdev_module_compile(xt_dev(0), k_source, &o, &m), "no-such-option");
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_module_compile(xt_dev(0), NULL, NULL, &m), "source");
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_module_compile(xt_dev(0), "", NULL, &m), "empty");
+    xdev_compile_options_t badname = {.size = sizeof o, .name = "no spaces"};
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_module_compile(xt_dev(0), k_source, &badname, &m),
+           "name");
+    xdev_compile_options_t badsize = {.size = 1};
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_module_compile(xt_dev(0), k_source, &badsize, &m),
+           "size");
+    XT_ERR(XDEV_ERROR_INVALID_DEVICE, xdev_module_compile(xt_dev(99), k_source, NULL, &m), "99");
+    ck_assert(run_affine(1, "after_errors")); /* nothing broken */
+}
+END_TEST
+
+/* xdev_elementwise: generated, compiled once, launched; every dtype. */
+START_TEST(elementwise_expressions) {
+    fresh_cache();
+    enum { N = 3000 };
+    float *fa = NULL, *fb = NULL, *fo = NULL;
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&fa, N * sizeof(float)));
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&fb, N * sizeof(float)));
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&fo, N * sizeof(float)));
+    float *h = malloc(N * sizeof(float)), *g = malloc(N * sizeof(float));
+    for (int i = 0; i < N; i++) {
+        h[i] = (float)(i % 50) - 25.0f;
+        g[i] = (float)(i % 7);
+    }
+    XT_OK(xdev_memcpy(fa, h, N * sizeof(float)));
+    XT_OK(xdev_memcpy(fb, g, N * sizeof(float)));
+    const void *in2[] = {fa, fb};
+    for (int rep = 0; rep < 3; rep++) { /* the first compiles, the others only launch */
+        XT_OK(xdev_elementwise("in0 * 2.5f + in1", XDEV_DTYPE_F32, 2, in2, fo, N, NULL));
+        float *r = malloc(N * sizeof(float));
+        XT_OK(xdev_memcpy(r, fo, N * sizeof(float)));
+        for (int i = 0; i < N; i++)
+            ck_assert_msg(r[i] == h[i] * 2.5f + g[i], "[%d] %g", i, (double)r[i]);
+        free(r);
+    }
+    XT_OK(xdev_elementwise("fmaxf(in0, 0.0f)", XDEV_DTYPE_F32, 1, in2, fo, N, NULL));
+    XT_OK(xdev_memcpy(g, fo, N * sizeof(float)));
+    for (int i = 0; i < N; i++)
+        ck_assert(g[i] == (h[i] > 0.0f ? h[i] : 0.0f));
+    long long *ia = NULL, *io = NULL, hi[N];
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&ia, N * sizeof(long long)));
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&io, N * sizeof(long long)));
+    for (int i = 0; i < N; i++)
+        hi[i] = (long long)i * 1000003LL;
+    XT_OK(xdev_memcpy(ia, hi, sizeof hi));
+    const void *in1[] = {ia};
+    XT_OK(xdev_elementwise("in0 * in0 - 3", XDEV_DTYPE_I64, 1, in1, io, N, NULL));
+    long long ho[N];
+    XT_OK(xdev_memcpy(ho, io, sizeof ho));
+    for (int i = 0; i < N; i++)
+        ck_assert(ho[i] == hi[i] * hi[i] - 3);
+    XT_OK(xdev_elementwise("7", XDEV_DTYPE_I64, 0, NULL, io, 10, NULL)); /* a fill */
+    XT_OK(xdev_memcpy(ho, io, 10 * sizeof(long long)));
+    for (int i = 0; i < 10; i++)
+        ck_assert(ho[i] == 7);
+    /* bad input */
+    XT_ERR(XDEV_ERROR_INVALID_VALUE,
+           xdev_elementwise("in0; system(0)", XDEV_DTYPE_F32, 1, in2, fo, N, NULL), "';'");
+    XT_ERR(XDEV_ERROR_INVALID_VALUE,
+           xdev_elementwise("(in0 + 1", XDEV_DTYPE_F32, 1, in2, fo, N, NULL), "unbalanced");
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_elementwise("in0", XDEV_DTYPE_F16, 1, in2, fo, N, NULL),
+           "dtype");
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_elementwise("in0", XDEV_DTYPE_F32, 9, in2, fo, N, NULL),
+           "ninputs");
+    XT_ERR(XDEV_ERROR_COMPILE,
+           xdev_elementwise("no_such_function(in0)", XDEV_DTYPE_F32, 1, in2, fo, N, NULL),
+           "no_such_function");
+    const void *hostin[] = {h};
+    XT_ERR(XDEV_ERROR_INVALID_VALUE,
+           xdev_elementwise("in0", XDEV_DTYPE_F32, 1, hostin, fo, N, NULL), "inputs[0]");
+    if (xt_has_devices(__func__, 2, "operands on two devices")) {
+        float *other = NULL;
+        XT_OK(xdev_malloc_device(xt_dev(1), (void **)&other, N * sizeof(float)));
+        const void *mixed[] = {fa, other};
+        XT_ERR(XDEV_ERROR_CROSS_DEVICE,
+               xdev_elementwise("in0 + in1", XDEV_DTYPE_F32, 2, mixed, fo, N, NULL), "inputs[1]");
+        XT_OK(xdev_free(other));
+    }
+    void *ptrs[] = {fa, fb, fo, ia, io};
+    for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++)
+        XT_OK(xdev_free(ptrs[i]));
+    free(h);
+    free(g);
+}
+END_TEST
+
+int main(int argc, char **argv) {
+    Suite *s = suite_create("kernel_rtc");
+    TCase *tc = tcase_create("kernel_rtc");
+    tcase_set_timeout(tc, 240);
+    tcase_add_checked_fixture(tc, NULL, drop_cache);
+    tcase_add_test(tc, compile_and_launch);
+    tcase_add_test(tc, cache_hit_needs_no_compiler);
+    tcase_add_test(tc, damaged_entry_rebuilt);
+    tcase_add_test(tc, threads_and_processes_compile_at_once);
+    tcase_add_test(tc, unwritable_cache_still_runs);
+    tcase_add_test(tc, compile_errors);
+    tcase_add_test(tc, elementwise_expressions);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    return xt_run(sr, "kernel_rtc", argc, argv);
+}
