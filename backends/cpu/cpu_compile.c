@@ -350,45 +350,27 @@ static pthread_mutex_t g_target_mu = PTHREAD_MUTEX_INITIALIZER;
 static char g_target_path[CC_PATH_MAX];
 static char g_target_line[512];
 
-/* "cc: <first line of --version> <machine>" of the compiler at t->path. */
+/* "cc: <real path> <size> <mtime> <inode> <machine>" of the compiler at
+ * t->path: its identity for the cache key, as ccache's default check does
+ * (a compiler that changes changes its file), without running it - a
+ * --version run costs a process spawn (~1.5 ms), which would make every
+ * cache hit of a fresh process pay more than the hit itself. */
 static xdev_status_t identify(int device, const cc_tool_t *t, char *line, size_t len) {
-    char *argv[] = {(char *)t->path, "--version", NULL};
-    cc_run_t r;
-    xdev_status_t st = cc_spawn(device, argv, CC_VERSION_TIMEOUT_S, 64u * 1024u, &r);
-    if (st != XDEV_SUCCESS) return st;
-    /* The first non-blank line, with tabs and other control bytes made spaces. */
-    const char *s = r.log;
-    while (*s == '\n' || *s == '\r' || *s == ' ' || *s == '\t')
-        s++;
-    size_t n = strcspn(s, "\r\n");
-    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
-        n--;
-    if (n > CC_VERSION_MAX) {
-        n = CC_VERSION_MAX;
-        while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
-            n--;
-    }
-    const bool ok =
-        !r.timed_out && n > 0 && (!r.waited || (WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0));
-    if (!ok) {
-        char how[128], quote[CC_QUOTE_BYTES + 1];
-        describe_end(&r, CC_VERSION_TIMEOUT_S, how, sizeof how);
-        quote_log(r.log, quote, sizeof quote);
-        free(r.log);
+    char real[PATH_MAX];
+    struct stat sb;
+    if (realpath(t->path, real) == NULL || stat(real, &sb) != 0)
         return xdev_cpu_error(XDEV_ERROR_NOT_SUPPORTED,
-                              "cpu:%d: '%s --version' %s%s: not a usable C compiler; its "
-                              "output: %s",
-                              device, t->path, how, n == 0 ? " and printed nothing" : "", quote);
-    }
+                              "cpu:%d: the C compiler '%s' cannot be examined: %s", device, t->path,
+                              strerror(errno));
     struct utsname u;
     const char *machine = uname(&u) == 0 ? u.machine : "unknown";
-    char version[CC_VERSION_MAX + 1];
-    memcpy(version, s, n);
-    version[n] = '\0';
-    for (size_t i = 0; i < n; i++)
-        if ((unsigned char)version[i] < ' ' || version[i] == 0x7f) version[i] = ' ';
-    free(r.log);
-    snprintf(line, len, "cc: %s %s", version, machine);
+    int n = snprintf(line, len, "cc: %s %lld %lld.%09ld %llu %s", real, (long long)sb.st_size,
+                     (long long)sb.st_mtim.tv_sec, (long)sb.st_mtim.tv_nsec,
+                     (unsigned long long)sb.st_ino, machine);
+    if (n < 0 || (size_t)n >= len)
+        return xdev_cpu_error(XDEV_ERROR_NOT_SUPPORTED,
+                              "cpu:%d: the C compiler's path '%s' is too long for its identity",
+                              device, real);
     return XDEV_SUCCESS;
 }
 

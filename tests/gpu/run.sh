@@ -331,6 +331,11 @@ if want bench-kernel; then
     else
         note "  kernel_launch_bench not built (no CUDA driver library or no nvcc): not run"
     fi
+    for be in cuda cpu; do
+        m=$(mark)
+        XDEV_BACKEND=$be run_to "$BL" 120 "$B/bench/kernel_rtc_bench"
+        since "$m" | grep -vE '^(\$ |\[rc )' | sed 's/^/  /' | tee -a "$SUM"
+    done
     m=$(mark)
     XDEV_BACKEND=cpu run_to "$BL" 150 "$B/bench/kernel_cpu_bench"
     note "bench-kernel on the host's CPU (kernel_cpu_bench, XDEV_BACKEND=cpu):"
