@@ -118,6 +118,14 @@ static xdev_status_t get_kernel(const char *expr, xdev_dtype_t dtype, int ninput
     xdev_compile_options_t o = {.size = sizeof o, .name = "elementwise"};
     xdev_module_t m = NULL;
     xdev_status_t st = xdev_module_compile(dev, src, &o, &m);
+    if (st != XDEV_SUCCESS) { /* the message is xdev_elementwise's: drop the inner call's name */
+        char why[2048];
+        const char *msg = xdev_last_error();
+        const char *prefix = "xdev_module_compile: ";
+        snprintf(why, sizeof why, "%s",
+                 strncmp(msg, prefix, strlen(prefix)) == 0 ? msg + strlen(prefix) : msg);
+        return XDEV_FAIL(st, "%s", why);
+    }
     xdev_kernel_t k = NULL;
     if (st == XDEV_SUCCESS) st = xdev_module_get_kernel(m, "xdev_elementwise_kernel", &k);
     ew_entry_t *e = st == XDEV_SUCCESS ? malloc(sizeof *e + strlen(expr) + 1) : NULL;
