@@ -149,11 +149,21 @@ static bool write_file(const char *path, const void *data, size_t n) {
     return fclose(f) == 0 && ok;
 }
 
-/* A soft failure of the cache: said once per process, through the message
- * of the call (never printed). */
+/* A soft failure of the cache: the module is still loaded (compiled into
+ * a temporary directory), and the first such failure of the process is
+ * said once, at the end of that compile's log (xdev_compile_log; xdev
+ * never prints). */
 static void cache_problem(const char *why) {
-    (void)xdev_kcache_first_problem();
-    (void)why;
+    if (!xdev_kcache_first_problem()) return;
+    const char *log = tls_log != NULL ? tls_log : "";
+    size_t n = strlen(log) + strlen(why) + 160;
+    char *s = malloc(n);
+    if (s == NULL) return;
+    snprintf(s, n,
+             "%s%sxdev: the kernel cache cannot be written (%s): compiled without it; said "
+             "once per process\n",
+             log, log[0] != '\0' && log[strlen(log) - 1] != '\n' ? "\n" : "", why);
+    set_log(s);
 }
 
 typedef struct job {

@@ -204,7 +204,11 @@ START_TEST(unwritable_cache_still_runs) {
     snprintf(dir, sizeof dir, "%s/cache", file);
     ck_assert_int_eq(setenv("XDEV_CACHE_DIR", dir, 1), 0);
     ck_assert(run_affine(2, "nocache"));
+    ck_assert_msg(strstr(xdev_compile_log(), "kernel cache cannot be written") != NULL,
+                  "said once, in the compile's log: %s", xdev_compile_log());
     ck_assert(run_affine(2, "nocache"));
+    ck_assert_msg(strstr(xdev_compile_log(), "kernel cache cannot be written") == NULL,
+                  "said only once: %s", xdev_compile_log());
     unlink(file);
 }
 END_TEST
