@@ -22,17 +22,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rtc_source.h"
 #include "xdev/xdev.h"
 
 extern char **environ;
 
-static const char k_src[] =
-    "#include <xdev/kernel_lang.h>\n"
-    "XDEV_KERNEL(rtc_bench, XDEV_PARAM(long, n), XDEV_PARAM(float, a), XDEV_PTR(const float, x),\n"
-    "            XDEV_PTR(float, y)) {\n"
-    "    long i = xdev_global_id(0);\n"
-    "    if (i < n) y[i] = a * x[i] + y[i] + (float)SALT;\n"
-    "}\n";
+static const char *const k_src = xdev_bench_rtc_source;
 
 static double now_ms(void) {
     struct timespec t;

@@ -331,6 +331,11 @@ if want bench-kernel; then
     else
         note "  kernel_launch_bench not built (no CUDA driver library or no nvcc): not run"
     fi
+    if [ -x "$B/bench/gpu/nvrtc_bench" ]; then
+        m=$(mark)
+        XDEV_BACKEND=cuda run_to "$BL" 120 "$B/bench/gpu/nvrtc_bench"
+        since "$m" | grep -vE '^(\$ |\[rc )' | sed 's/^/  /' | tee -a "$SUM"
+    fi
     for be in cuda cpu; do
         m=$(mark)
         XDEV_BACKEND=$be run_to "$BL" 120 "$B/bench/kernel_rtc_bench"
