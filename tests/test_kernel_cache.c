@@ -25,7 +25,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kernel/kernel_cache.h"
 #include "kernel_cache_test.h"
 
 char g_root[512];       /* this case's temporary directory */

@@ -22,7 +22,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kernel/kernel_cache.h"
 #include "kernel_cache_test.h"
 
 /* ------------------------------------------------------------ threads and processes */

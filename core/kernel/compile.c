@@ -20,6 +20,7 @@
 #include "kernel/kernel_cache.h"
 #include "kernel/kernel_internal.h"
 #include "runtime/dispatch.h"
+#include "runtime/hooks.h"
 
 /* Bumped when the dialect's headers change what a source compiles to. */
 #define XDEV_DIALECT_VERSION "xdev-kernel-dialect-1"
@@ -33,6 +34,15 @@ const char *xdev_compile_log(void) {
 static void set_log(char *log) {
     free(tls_log);
     tls_log = log;
+}
+
+/* A thread's last log goes with the thread (runtime/hooks.h). */
+static void thread_exit(void) {
+    set_log(NULL);
+}
+
+__attribute__((constructor)) static void register_hooks(void) {
+    xdev_hook_thread_exit_add(thread_exit);
 }
 
 /* The first directory holding xdev/kernel_lang.h: installed, else the tree

@@ -150,6 +150,26 @@ static xdev_status_t get_kernel(const char *expr, xdev_dtype_t dtype, int ninput
     return XDEV_SUCCESS;
 }
 
+xdev_status_t xdev_elementwise_cache_clear(void) {
+    pthread_mutex_lock(&g_lock);
+    ew_entry_t *all = g_entries;
+    g_entries = NULL;
+    pthread_mutex_unlock(&g_lock);
+    xdev_status_t first = XDEV_SUCCESS;
+    char why[1024] = "";
+    for (ew_entry_t *e = all, *next; e != NULL; e = next) {
+        next = e->next;
+        xdev_status_t st = xdev_module_unload(e->module);
+        if (st != XDEV_SUCCESS && first == XDEV_SUCCESS) {
+            first = st;
+            snprintf(why, sizeof why, "%s", xdev_last_error());
+        }
+        free(e);
+    }
+    if (first != XDEV_SUCCESS) return XDEV_API_FAIL(first, "%s", why);
+    return XDEV_SUCCESS;
+}
+
 xdev_status_t xdev_elementwise(const char *expression, xdev_dtype_t dtype, int ninputs,
                                const void *const *inputs, void *out, size_t count,
                                xdev_stream_t stream) {

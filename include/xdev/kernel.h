@@ -148,6 +148,11 @@ XDEV_API xdev_status_t xdev_elementwise(const char *expression, xdev_dtype_t dty
                                         const void *const *inputs, void *out, size_t count,
                                         xdev_stream_t stream);
 
+/* Unload every kernel xdev_elementwise compiled in this process (each waits
+ * for its launches); later calls compile (or find on disk) again. The
+ * first failure is returned; the others are still unloaded. */
+XDEV_API xdev_status_t xdev_elementwise_cache_clear(void);
+
 typedef struct xdev_kernel_attributes {
     const char *name;
     xdev_device_t device;

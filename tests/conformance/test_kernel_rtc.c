@@ -305,6 +305,11 @@ START_TEST(elementwise_expressions) {
                xdev_elementwise("in0 + in1", XDEV_DTYPE_F32, 2, mixed, fo, N, NULL), "inputs[1]");
         XT_OK(xdev_free(other));
     }
+    XT_OK(xdev_elementwise_cache_clear()); /* and compiled again after it */
+    XT_OK(xdev_elementwise("in0 * in0 - 3", XDEV_DTYPE_I64, 1, in1, io, N, NULL));
+    XT_OK(xdev_memcpy(ho, io, sizeof ho));
+    ck_assert(ho[N - 1] == hi[N - 1] * hi[N - 1] - 3);
+    XT_OK(xdev_elementwise_cache_clear());
     void *ptrs[] = {fa, fb, fo, ia, io};
     for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++)
         XT_OK(xdev_free(ptrs[i]));
