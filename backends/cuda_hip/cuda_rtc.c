@@ -487,6 +487,51 @@ static xdev_status_t rtc_target_line(const char *arch, char *id, size_t len) {
     return XDEV_SUCCESS;
 }
 
+/* The file rtc_find would load NVRTC from, found by its first steps
+ * (XDEV_NVRTC_PATH; the toolkit's folders: the first soname that exists)
+ * without loading it; false where only the dynamic linker or a wheel would
+ * find it. A cache hit then needs no NVRTC at all (loading it costs a
+ * fresh process several milliseconds). */
+static bool rtc_locate(char *out, size_t len) {
+    struct stat st;
+    const char *given = env(XC_RTC_ENV);
+    const char *dirs[8];
+    char homes[2][PATH_MAX];
+    int nd = 0;
+    if (given != NULL) {
+        if (stat(given, &st) != 0) return false;
+        if (!S_ISDIR(st.st_mode)) return snprintf(out, len, "%s", given) < (int)len;
+        dirs[nd++] = given;
+    } else {
+        for (size_t i = 0; i < sizeof rtc_home_vars / sizeof rtc_home_vars[0] && i < 2; i++) {
+            const char *home = env(rtc_home_vars[i]);
+            if (home != NULL && snprintf(homes[i], sizeof homes[i], "%s/" RTC_HOME_SUB, home) <
+                                    (int)sizeof homes[i])
+                dirs[nd++] = homes[i];
+        }
+        for (size_t i = 0; i < sizeof rtc_fixed_dirs / sizeof rtc_fixed_dirs[0]; i++)
+            dirs[nd++] = rtc_fixed_dirs[i];
+    }
+    for (int d = 0; d < nd; d++)
+        for (size_t i = 0; i < sizeof rtc_sonames / sizeof rtc_sonames[0]; i++)
+            if (snprintf(out, len, "%s/%s", dirs[d], rtc_sonames[i]) < (int)len &&
+                stat(out, &st) == 0 && S_ISREG(st.st_mode))
+                return true;
+    return false;
+}
+
+/* "nvrtc-file <real path> <size> <mtime> <arch>": NVRTC named by its file,
+ * as the CPU backend names its compiler (a new NVRTC is a new file). */
+static bool rtc_file_target(const char *arch, char *id, size_t len) {
+    char path[PATH_MAX], real[PATH_MAX];
+    struct stat st;
+    if (!rtc_locate(path, sizeof path) || realpath(path, real) == NULL || stat(real, &st) != 0)
+        return false;
+    int n = snprintf(id, len, "nvrtc-file %s %lld %lld.%09ld %s", real, (long long)st.st_size,
+                     (long long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec, arch);
+    return n > 0 && (size_t)n < len;
+}
+
 /* "sm_90" for the device's compute capability. */
 static xdev_status_t rtc_device_arch(int device, char *arch, size_t len) {
     int major = 0, minor = 0;
@@ -677,6 +722,16 @@ xdev_status_t xc_rtc_compile_for(const char *arch, const xdev_compile_desc_t *de
  * target, which with the source and options decide the image. */
 xdev_status_t xc_rtc_compile_target(xc_device_t *dev, char *id, size_t len,
                                     xdev_image_format_t *format) {
+#ifndef XC_VENDOR_HIP
+    /* NVRTC named by its file: no need to load it (the image's format is
+     * the compile's, kept with the cached image by the core). */
+    char sm[32];
+    if (rtc_device_arch(dev->index, sm, sizeof sm) == XDEV_SUCCESS &&
+        rtc_file_target(sm, id, len)) {
+        *format = XDEV_IMAGE_CUBIN;
+        return XDEV_SUCCESS;
+    }
+#endif
     xdev_status_t st = rtc_ready(); /* "no compiler" before any device call */
     if (st != XDEV_SUCCESS) return st;
     char arch[300];

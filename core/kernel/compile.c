@@ -10,6 +10,7 @@
  * the image format, every option and the source as compiled. */
 #include <dirent.h>
 #include <dlfcn.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +24,7 @@
 #include "runtime/hooks.h"
 
 /* Bumped when the dialect's headers change what a source compiles to. */
-#define XDEV_DIALECT_VERSION "xdev-kernel-dialect-1"
+#define XDEV_DIALECT_VERSION "xdev-kernel-dialect-2" /* 2: entries carry their format */
 
 static _Thread_local char *tls_log;
 
@@ -234,8 +235,17 @@ static xdev_status_t compile_and_load(job_t *j) {
         if (st == XDEV_SUCCESS) st = xdev_kmodule_offer(m, &img, &taken);
         return st;
     }
-    if (xdev_kcache_put(j->key, c.data, c.data_size, why, sizeof why) != XDEV_SUCCESS)
-        cache_problem(why);
+    /* The entry carries the image's format (4 bytes first): compile_target
+     * may name a compiler without asking it what it will produce. */
+    unsigned char *entry = malloc(c.data_size + 4);
+    if (entry != NULL) {
+        uint32_t f = (uint32_t)c.format;
+        memcpy(entry, &f, 4);
+        memcpy(entry + 4, c.data, c.data_size);
+        if (xdev_kcache_put(j->key, entry, c.data_size + 4, why, sizeof why) != XDEV_SUCCESS)
+            cache_problem(why);
+        free(entry);
+    }
     bool taken = false;
     st = xdev_kmodule_offer(m, &img, &taken);
     free(c.data);
@@ -268,11 +278,20 @@ static xdev_status_t load_cached(job_t *j, bool *hit) {
     void *data = NULL;
     size_t size = 0;
     if (!xdev_kcache_get(j->key, &data, &size, &damaged)) return XDEV_SUCCESS;
-    xdev_kernel_image_t img = {j->format, data, size};
+    uint32_t f = 0;
+    if (size > 4) memcpy(&f, data, 4);
+    if (size <= 4 || f < XDEV_IMAGE_PTX || f > XDEV_IMAGE_HIP_CODE) { /* not ours: compile */
+        free(data);
+        return XDEV_SUCCESS;
+    }
+    xdev_kernel_image_t img = {(xdev_image_format_t)f, (unsigned char *)data + 4, size - 4};
+    xdev_error_state_t saved; /* an entry the backend refuses is a miss: compile again */
+    xdev_core_error_save(&saved);
     xdev_status_t st = xdev_kmodule_offer(j->m, &img, &taken);
     free(data);
-    *hit = st == XDEV_SUCCESS;
-    return st;
+    *hit = st == XDEV_SUCCESS && taken;
+    if (!*hit) xdev_core_error_restore(&saved);
+    return XDEV_SUCCESS;
 }
 
 static xdev_status_t check_options(const char *source, const xdev_compile_options_t *o) {
