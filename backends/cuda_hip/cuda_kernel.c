@@ -217,6 +217,19 @@ static int param_info(CUfunction f, uint32_t *sizes) {
 
 /* ============================================================ shared */
 
+/* Every slot's start: the driver's calls found, the device current (the
+ * guard, ended by the caller when this succeeds) with its context bound. */
+static xdev_status_t enter(int device, xc_guard_t *g) {
+    xdev_status_t st = drv_ready(device);
+    if (st != XDEV_SUCCESS) return st;
+    if ((st = xc_guard_begin(g, device)) != XDEV_SUCCESS) return st;
+    if ((st = bind_context(device)) != XDEV_SUCCESS) {
+        xc_guard_end(g);
+        return st;
+    }
+    return XDEV_SUCCESS;
+}
+
 /* Report a failed driver call: "<what>: <NAME> (<code>): <text>[; <hint>]".
  * Out of memory and faults get their own statuses, the rest is
  * XDEV_ERROR_BACKEND. Not XDEV_ERROR_NOT_SUPPORTED, even for an image without
@@ -318,14 +331,9 @@ static xdev_status_t kernel_module_load(xc_device_t *dev, const xdev_kernel_imag
     if (image->format == XDEV_IMAGE_PTX && memchr(image->data, '\0', image->size) == NULL)
         return xc_error(XDEV_ERROR_INVALID_VALUE,
                         "the PTX image has no terminating NUL within its %zu bytes", image->size);
-    xdev_status_t st = drv_ready(device);
-    if (st != XDEV_SUCCESS) return st;
     xc_guard_t g;
-    if ((st = xc_guard_begin(&g, device)) != XDEV_SUCCESS) return st;
-    if ((st = bind_context(device)) != XDEV_SUCCESS) {
-        xc_guard_end(&g);
-        return st;
-    }
+    xdev_status_t st = enter(device, &g);
+    if (st != XDEV_SUCCESS) return st;
     /* The JIT's error log (PTX that does not compile says where and why). */
     char log[1024] = "";
     CUjit_option opts[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
@@ -358,14 +366,9 @@ static xdev_status_t kernel_module_load(xc_device_t *dev, const xdev_kernel_imag
 /* The core synchronized the device and no launch uses the module. */
 static xdev_status_t kernel_module_unload(xc_device_t *dev, void *module) {
     int device = dev->index;
-    xdev_status_t st = drv_ready(device);
-    if (st != XDEV_SUCCESS) return st;
     xc_guard_t g;
-    if ((st = xc_guard_begin(&g, device)) != XDEV_SUCCESS) return st;
-    if ((st = bind_context(device)) != XDEV_SUCCESS) {
-        xc_guard_end(&g);
-        return st;
-    }
+    xdev_status_t st = enter(device, &g);
+    if (st != XDEV_SUCCESS) return st;
     CUresult r = XK(cuModuleUnload)((CUmodule)module);
     xc_guard_end(&g);
     if (r != CUDA_SUCCESS) return drv_fail(r, NULL, XC_STR(cuModuleUnload) " on device %d", device);
@@ -375,14 +378,9 @@ static xdev_status_t kernel_module_unload(xc_device_t *dev, void *module) {
 static xdev_status_t kernel_get_function(xc_device_t *dev, void *module, const char *name,
                                          void **function, xdev_kernel_attributes_t *attrs) {
     int device = dev->index;
-    xdev_status_t st = drv_ready(device);
-    if (st != XDEV_SUCCESS) return st;
     xc_guard_t g;
-    if ((st = xc_guard_begin(&g, device)) != XDEV_SUCCESS) return st;
-    if ((st = bind_context(device)) != XDEV_SUCCESS) {
-        xc_guard_end(&g);
-        return st;
-    }
+    xdev_status_t st = enter(device, &g);
+    if (st != XDEV_SUCCESS) return st;
     CUfunction f = NULL;
     int max_threads = 0, static_shared = 0;
     const char *call = XC_STR(cuModuleGetFunction);
@@ -426,14 +424,9 @@ static xdev_status_t kernel_launch(xc_device_t *dev, const xdev_launch_desc_t *d
     if (loaded_context_current(device)) { /* the common case: this device's context is current */
         r = launch_now(desc, stream);
     } else {
-        xdev_status_t st = drv_ready(device);
-        if (st != XDEV_SUCCESS) return st;
         xc_guard_t g;
-        if ((st = xc_guard_begin(&g, device)) != XDEV_SUCCESS) return st;
-        if ((st = bind_context(device)) != XDEV_SUCCESS) {
-            xc_guard_end(&g);
-            return st;
-        }
+        xdev_status_t st = enter(device, &g);
+        if (st != XDEV_SUCCESS) return st;
         r = launch_now(desc, stream);
         xc_guard_end(&g);
     }
