@@ -23,17 +23,10 @@
 #include <unistd.h>
 
 #include "rtc_source.h"
+#include "bench_util.h"
 #include "xdev/xdev.h"
 
-extern char **environ;
-
 static const char *const k_src = xdev_bench_rtc_source;
-
-static double now_ms(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
 
 /* One side in this process: compile (twice for "repeat"), print ms. */
 static int side(const char *what, int salt) {
@@ -60,9 +53,9 @@ static int side(const char *what, int salt) {
     double ms = 0;
     for (int r = 0; r < rounds; r++) {
         xdev_module_t m = NULL;
-        double t0 = now_ms();
+        double t0 = (now_ns() / 1e6);
         xdev_status_t st = xdev_module_compile(dev, k_src, &o, &m);
-        ms = now_ms() - t0;
+        ms = (now_ns() / 1e6) - t0;
         if (st != XDEV_SUCCESS) {
             fprintf(stderr, "compile: %s\n", xdev_last_error());
             return 1;
@@ -71,48 +64,6 @@ static int side(const char *what, int salt) {
     }
     printf("%.3f\n", ms);
     return 0;
-}
-
-/* Run `--side what salt` in a fresh process; its milliseconds, or -1. */
-static double run_side(const char *self, const char *what, int salt) {
-    char salt_s[16];
-    snprintf(salt_s, sizeof salt_s, "%d", salt);
-    int fds[2];
-    if (pipe(fds) != 0) return -1;
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
-    posix_spawn_file_actions_addclose(&fa, fds[0]);
-    char *argv[] = {(char *)self, "--side", (char *)what, salt_s, NULL};
-    pid_t pid;
-    int rc = posix_spawn(&pid, self, &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    close(fds[1]);
-    if (rc != 0) {
-        close(fds[0]);
-        return -1;
-    }
-    char buf[64] = "";
-    ssize_t n = read(fds[0], buf, sizeof buf - 1);
-    close(fds[0]);
-    int status = 0;
-    waitpid(pid, &status, 0);
-    if (n <= 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return -1;
-    buf[n] = '\0';
-    return atof(buf);
-}
-
-static int drop_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    (void)remove(path);
-    return 0;
-}
-
-static int cmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
 }
 
 int main(int argc, char **argv) {
@@ -130,17 +81,17 @@ int main(int argc, char **argv) {
     double miss[100], hit[100], again[100];
     int salt0 = (int)(time(NULL) % 100000) * 100;
     for (int r = 0; r < reps; r++) { /* interleaved: miss, then hits of that entry */
-        miss[r] = run_side(exe, "first", salt0 + r);
-        hit[r] = run_side(exe, "first", salt0 + r);
-        again[r] = run_side(exe, "repeat", salt0 + r);
+        miss[r] = xdev_bench_run_side(exe, "first", salt0 + r);
+        hit[r] = xdev_bench_run_side(exe, "first", salt0 + r);
+        again[r] = xdev_bench_run_side(exe, "repeat", salt0 + r);
         if (miss[r] < 0 || hit[r] < 0 || again[r] < 0) {
             fprintf(stderr, "kernel_rtc_bench: a side failed\n");
             return 1;
         }
     }
-    qsort(miss, (size_t)reps, sizeof(double), cmp);
-    qsort(hit, (size_t)reps, sizeof(double), cmp);
-    qsort(again, (size_t)reps, sizeof(double), cmp);
+    qsort(miss, (size_t)reps, sizeof(double), cmp_double);
+    qsort(hit, (size_t)reps, sizeof(double), cmp_double);
+    qsort(again, (size_t)reps, sizeof(double), cmp_double);
     xdev_device_type_t type;
     if (xdev_init() != XDEV_SUCCESS || xdev_default_device_type(&type) != XDEV_SUCCESS) return 1;
     char name[XDEV_DEVICE_NAME_MAX] = "?";
@@ -152,6 +103,6 @@ int main(int argc, char **argv) {
     printf("| cache hit, fresh process | %.3f | %.3f |\n", hit[reps / 2], hit[0]);
     printf("| cache hit, same process again | %.3f | %.3f |\n", again[reps / 2], again[0]);
     printf("goal: a cache hit <= 1 ms: %s\n", hit[reps / 2] <= 1.0 ? "met" : "NOT met");
-    (void)nftw(dir, drop_one, 16, FTW_DEPTH | FTW_PHYS); /* the run's cache goes */
+    xdev_bench_remove_tree(dir); /* the run's cache goes */
     return 0;
 }

@@ -24,15 +24,8 @@
 #include <unistd.h>
 
 #include "../rtc_source.h"
+#include "../bench_util.h"
 #include "xdev/xdev.h"
-
-extern char **environ;
-
-static double now_ms(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
 
 /* NVRTC by hand, as the CUDA plugin calls it. */
 static int side_raw(int salt) {
@@ -45,7 +38,7 @@ static int side_raw(int salt) {
     snprintf(inc, sizeof inc, "-I%s", XDEV_BENCH_INCLUDE_DIR);
     snprintf(def, sizeof def, "-DSALT=%d", salt);
     const char *opts[] = {arch, inc, "--std=c++17", def};
-    double t0 = now_ms();
+    double t0 = (now_ns() / 1e6);
     nvrtcProgram prog;
     if (nvrtcCreateProgram(&prog, xdev_bench_rtc_source, "bench", 0, NULL, NULL) != NVRTC_SUCCESS)
         return 1;
@@ -60,7 +53,7 @@ static int side_raw(int salt) {
     if (cuModuleLoadData(&mod, cubin) != CUDA_SUCCESS ||
         cuModuleGetFunction(&fn, mod, "rtc_bench") != CUDA_SUCCESS)
         return 1;
-    double ms = now_ms() - t0;
+    double ms = (now_ns() / 1e6) - t0;
     free(cubin);
     printf("%.3f\n", ms);
     return 0;
@@ -76,7 +69,7 @@ static int side_xdev(int salt) {
     snprintf(def, sizeof def, "-DSALT=%d", salt);
     const char *opts[] = {def};
     xdev_compile_options_t o = {.size = sizeof o, .name = "bench", .options = opts, .noptions = 1};
-    double t0 = now_ms();
+    double t0 = (now_ns() / 1e6);
     xdev_module_t m = NULL;
     xdev_kernel_t k = NULL;
     if (xdev_module_compile(dev, xdev_bench_rtc_source, &o, &m) != XDEV_SUCCESS ||
@@ -84,49 +77,8 @@ static int side_xdev(int salt) {
         fprintf(stderr, "xdev: %s\n", xdev_last_error());
         return 1;
     }
-    double ms = now_ms() - t0;
+    double ms = (now_ns() / 1e6) - t0;
     printf("%.3f\n", ms);
-    return 0;
-}
-
-static double run_side(const char *self, const char *what, int salt) {
-    char salt_s[16];
-    snprintf(salt_s, sizeof salt_s, "%d", salt);
-    int fds[2];
-    if (pipe(fds) != 0) return -1;
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
-    posix_spawn_file_actions_addclose(&fa, fds[0]);
-    char *argv[] = {(char *)self, "--side", (char *)what, salt_s, NULL};
-    pid_t pid;
-    int rc = posix_spawn(&pid, self, &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    close(fds[1]);
-    if (rc != 0) {
-        close(fds[0]);
-        return -1;
-    }
-    char buf[64] = "";
-    ssize_t n = read(fds[0], buf, sizeof buf - 1);
-    close(fds[0]);
-    int status = 0;
-    waitpid(pid, &status, 0);
-    if (n <= 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return -1;
-    buf[n] = '\0';
-    return atof(buf);
-}
-
-static int cmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static int drop_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    (void)remove(path);
     return 0;
 }
 
@@ -145,17 +97,17 @@ int main(int argc, char **argv) {
     double raw[100], miss[100], hit[100];
     int salt0 = (int)(time(NULL) % 100000) * 100;
     for (int r = 0; r < reps; r++) { /* interleaved; each salt a new source */
-        raw[r] = run_side(exe, "raw", salt0 + r);
-        miss[r] = run_side(exe, "xdev", salt0 + r);
-        hit[r] = run_side(exe, "xdev", salt0 + r);
+        raw[r] = xdev_bench_run_side(exe, "raw", salt0 + r);
+        miss[r] = xdev_bench_run_side(exe, "xdev", salt0 + r);
+        hit[r] = xdev_bench_run_side(exe, "xdev", salt0 + r);
         if (raw[r] < 0 || miss[r] < 0 || hit[r] < 0) {
             fprintf(stderr, "nvrtc_bench: a side failed\n");
             return 1;
         }
     }
-    qsort(raw, (size_t)reps, sizeof(double), cmp);
-    qsort(miss, (size_t)reps, sizeof(double), cmp);
-    qsort(hit, (size_t)reps, sizeof(double), cmp);
+    qsort(raw, (size_t)reps, sizeof(double), cmp_double);
+    qsort(miss, (size_t)reps, sizeof(double), cmp_double);
+    qsort(hit, (size_t)reps, sizeof(double), cmp_double);
     printf("nvrtc_bench: the same source and options, compile + load + get function, %d fresh "
            "processes per row, ms (median / min)\n",
            reps);
@@ -164,6 +116,6 @@ int main(int argc, char **argv) {
            raw[reps / 2], raw[0]);
     printf("| xdev_module_compile, first (cache miss) | %.2f | %.2f |\n", miss[reps / 2], miss[0]);
     printf("| xdev_module_compile, cache hit | %.2f | %.2f |\n", hit[reps / 2], hit[0]);
-    (void)nftw(dir, drop_one, 16, FTW_DEPTH | FTW_PHYS);
+    xdev_bench_remove_tree(dir);
     return 0;
 }
