@@ -28,7 +28,7 @@
 
 START_TEST(version_and_symbol) {
     ck_assert_uint_eq(XDEV_BACKEND_ABI_MAJOR, 3);
-    ck_assert_uint_eq(XDEV_BACKEND_ABI_MINOR, 1); /* bump with every appended slot */
+    ck_assert_uint_eq(XDEV_BACKEND_ABI_MINOR, 2); /* bump with every appended slot */
     ck_assert_str_eq(XDEV_BACKEND_ENTRY_SYMBOL, "xdev_backend_entry");
     ck_assert_uint_eq(sizeof(size_t), P); /* the pins below count in pointer units */
 }
@@ -57,7 +57,7 @@ typedef struct released {
 static const released_t k_released[] = {
     {"device", 0, 8}, {"stream", 0, 7}, {"event", 0, 6}, {"memory", 0, 14},
     {"blas", 0, 6},   {"fft", 0, 3},    {"rng", 0, 1},   {"trace", 0, 3},
-    {"ipc", 0, 5},    {"ops", 0, 3},    {"comm", 0, 9},
+    {"ipc", 0, 5},    {"ops", 0, 3},    {"comm", 0, 9},  {"kernel", 1, 7},
 };
 
 START_TEST(tables_follow_the_list) {
@@ -131,7 +131,10 @@ START_TEST(backend_api_layout) {
     ck_assert_uint_eq(offsetof(xdev_backend_api_t, comm), 128);
     ck_assert_uint_eq(offsetof(xdev_backend_api_t, flags), 136);
     ck_assert_uint_eq(offsetof(xdev_backend_api_t, kernel), 144); /* 3.1 */
-    SIZE_IS(xdev_backend_api_t, 152);
+    ck_assert_uint_eq(offsetof(xdev_backend_api_t, graph), 152);  /* 3.2 */
+    SIZE_IS(xdev_backend_api_t, 160);
+    /* 3.2: a capture's Philox state, appended to the fill descriptor */
+    ck_assert_uint_eq(offsetof(xdev_rng_fill_desc_t, philox_state), 104);
     /* 3.1: the kernel table's launch descriptor and the host kernel ABI */
     ck_assert_uint_eq(offsetof(xdev_launch_desc_t, function), 8);
     ck_assert_uint_eq(offsetof(xdev_launch_desc_t, grid), 16);
@@ -225,6 +228,7 @@ START_TEST(shared_public_types_layout) {
     ck_assert_int_eq(XDEV_ERROR_NOT_FOUND, 13);
     ck_assert_int_eq(XDEV_ERROR_LAUNCH_FAILURE, 14);
     ck_assert_int_eq(XDEV_ERROR_COMPILE, 15);
+    ck_assert_int_eq(XDEV_ERROR_CAPTURE, 16);
 }
 END_TEST
 

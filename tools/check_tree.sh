@@ -171,7 +171,7 @@ CORE_UPWARD = {
 }
 # Bottom to top. observe/ (the tracer, snapshots, the views and their writers) reads the state
 # of the folders below it and nothing calls it: they reach it through runtime's hooks.
-LAYERS = ('base', 'runtime', 'memory', 'kernel', 'math', 'comm', 'observe')
+LAYERS = ('base', 'runtime', 'memory', 'kernel', 'math', 'comm', 'graph', 'observe')
 
 # test-env: XDEV_* variables the library reads that the tests do not unset -> why.
 TEST_ENV_PASS_THROUGH = {

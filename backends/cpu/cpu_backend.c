@@ -187,6 +187,7 @@ static const xdev_backend_api_t cpu_api = {
     .rng = &xdev_cpu_rng_vtable,
     .ops = &xdev_cpu_ops_vtable,
     .kernel = &xdev_cpu_kernel_vtable,
+    .graph = &xdev_cpu_graph_vtable,
 };
 
 static const xdev_backend_api_t *cpu_entry(void) {

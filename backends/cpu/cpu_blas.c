@@ -89,6 +89,10 @@ static void free_gemm_job(gemm_job_t *j) {
     free(j);
 }
 
+static void gemm_release(void *arg) {
+    free_gemm_job(arg);
+}
+
 /* What stage_acquire changed, for stage_undo. */
 typedef struct stage_change {
     int slot;       /* -1: none */
@@ -264,11 +268,11 @@ static void gemm_run(void *arg) {
         }
         }
     }
-    free_gemm_job(j);
 }
 
-static xdev_status_t enqueue(xdev_cpu_device_t *dev, void *stream, xdev_host_fn_t fn, void *job) {
-    return xdev_cpu_stream_vtable.launch_host_func(dev, stream, fn, job);
+static xdev_status_t enqueue(xdev_cpu_device_t *dev, void *stream, xdev_host_fn_t fn,
+                             void (*release)(void *), void *job) {
+    return xdev_cpu_stream_enqueue_job(dev->index, stream, fn, release, job);
 }
 
 static xdev_status_t cpu_gemm(const xdev_blas_gemm_desc_t *d) {
@@ -295,7 +299,7 @@ static xdev_status_t cpu_gemm(const xdev_blas_gemm_desc_t *d) {
                               d->device->index);
     memcpy(&j->d, d, d->size < sizeof j->d ? d->size : sizeof j->d);
     if (c == 0) {
-        xdev_status_t st = enqueue(d->device, d->stream, gemm_run, j);
+        xdev_status_t st = enqueue(d->device, d->stream, gemm_run, gemm_release, j);
         if (st != XDEV_SUCCESS) free_gemm_job(j);
         return st;
     }
@@ -303,6 +307,22 @@ static xdev_status_t cpu_gemm(const xdev_blas_gemm_desc_t *d) {
     xdev_status_t st = xdev_cpu_stream_resolve(d->device->index, d->stream, &queue);
     if (st != XDEV_SUCCESS) {
         free(j);
+        return st;
+    }
+    if (xdev_cpu_stream_capturing(queue)) { /* replays run at any time: a buffer of its own */
+        j->stage = malloc((a + b + c) * sizeof(float));
+        j->own_stage = true;
+        if (j->stage == NULL) {
+            free(j);
+            return xdev_cpu_error(XDEV_ERROR_OUT_OF_MEMORY,
+                                  "cpu:%d no host memory for a GEMM's f32 staging",
+                                  d->device->index);
+        }
+        j->tc = j->stage;
+        j->ta = a ? j->stage + c : NULL;
+        j->tb = b ? j->stage + c + a : NULL;
+        st = enqueue(d->device, queue, gemm_run, gemm_release, j);
+        if (st != XDEV_SUCCESS) free_gemm_job(j);
         return st;
     }
     pthread_mutex_lock(&g_stage_lock);
@@ -319,7 +339,7 @@ static xdev_status_t cpu_gemm(const xdev_blas_gemm_desc_t *d) {
     j->tc = j->stage;
     j->ta = a ? j->stage + c : NULL;
     j->tb = b ? j->stage + c + a : NULL;
-    st = enqueue(d->device, queue, gemm_run, j);
+    st = enqueue(d->device, queue, gemm_run, gemm_release, j);
     if (st != XDEV_SUCCESS) {
         stage_undo(&change, j);
         free_gemm_job(j);
@@ -376,7 +396,6 @@ static void vec_run(void *arg) {
             break;
         }
     }
-    free(j);
 }
 
 static xdev_status_t vec_enqueue(const xdev_blas_vec_desc_t *d, vec_op_t op) {
@@ -392,7 +411,7 @@ static xdev_status_t vec_enqueue(const xdev_blas_vec_desc_t *d, vec_op_t op) {
                               d->device->index);
     memcpy(&j->d, d, d->size < sizeof j->d ? d->size : sizeof j->d);
     j->op = op;
-    xdev_status_t st = enqueue(d->device, d->stream, vec_run, j);
+    xdev_status_t st = enqueue(d->device, d->stream, vec_run, free, j);
     if (st != XDEV_SUCCESS) free(j);
     return st;
 }

@@ -39,7 +39,31 @@ struct xdev_cpu_event {
     /* latest_done() mirrored for lock-free query: written under mu, release. */
     atomic_bool idle;
     uint64_t inline_pending[XDEV_CPU_EVENT_INLINE_PENDING];
+    /* The latest record was captured (cpu_graph.c): the graph's id, the
+     * stream and its op count then; 0 after a plain record. Under mu. */
+    uint64_t captured_graph;
+    const xdev_cpu_stream_t *captured_on;
+    uint64_t captured_count;
 };
+
+void xdev_cpu_event_set_captured(xdev_cpu_event_t *e, uint64_t graph_id, const xdev_cpu_stream_t *s,
+                                 uint64_t count) {
+    pthread_mutex_lock(&e->mu);
+    e->captured_graph = graph_id;
+    e->captured_on = s;
+    e->captured_count = count;
+    pthread_mutex_unlock(&e->mu);
+}
+
+uint64_t xdev_cpu_event_captured(xdev_cpu_event_t *e, const xdev_cpu_stream_t **s,
+                                 uint64_t *count) {
+    pthread_mutex_lock(&e->mu);
+    uint64_t id = e->captured_graph;
+    *s = e->captured_on;
+    *count = e->captured_count;
+    pthread_mutex_unlock(&e->mu);
+    return id;
+}
 
 static bool is_pending(const xdev_cpu_event_t *e, uint64_t seq) {
     for (size_t i = 0; i < e->npending; i++)
@@ -174,10 +198,12 @@ static xdev_status_t event_record(xdev_cpu_device_t *dev, void *event, void *str
     xdev_cpu_stream_t *s;
     xdev_status_t st = xdev_cpu_stream_resolve(device, stream, &s);
     if (st != XDEV_SUCCESS) return st;
+    if (xdev_cpu_stream_capturing(s)) return xdev_cpu_graph_record(s, e);
     xdev_cpu_op_t *op;
     st = xdev_cpu_stream_begin_op(s, &op);
     if (st != XDEV_SUCCESS) return st;
     pthread_mutex_lock(&e->mu);
+    e->captured_graph = 0;
     uint64_t seq = e->recorded + 1;
     if (!add_pending(e, seq)) {
         pthread_mutex_unlock(&e->mu);

@@ -172,6 +172,10 @@ static void fft_run(void *arg) {
             fftw_execute_dft_c2r(v, j->in, j->out);
     }
     if (j->scale != 1.0) scale_output(d, j->out, j->scale);
+}
+
+static void fft_release(void *arg) {
+    fft_job_t *j = arg;
     plan_release(j->plan);
     free(j);
 }
@@ -208,7 +212,8 @@ static xdev_status_t cpu_exec(const xdev_fft_exec_desc_t *x) {
     }
     atomic_fetch_add_explicit(&p->refs, 1, memory_order_relaxed);
     *j = (fft_job_t){p, variant, x->in, x->out, x->scale};
-    xdev_status_t st = xdev_cpu_stream_vtable.launch_host_func(x->device, x->stream, fft_run, j);
+    xdev_status_t st =
+        xdev_cpu_stream_enqueue_job(x->device->index, x->stream, fft_run, fft_release, j);
     if (st != XDEV_SUCCESS) {
         plan_release(p);
         free(j);

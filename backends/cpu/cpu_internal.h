@@ -42,6 +42,7 @@ typedef enum xdev_cpu_op_kind {
     XDEV_CPU_OP_RECORD = 3,  /* event record `seq` reached */
     XDEV_CPU_OP_WAIT = 4,    /* block the queue until event record `seq` is reached */
     XDEV_CPU_OP_FREE = 5,    /* release a device block (free_async) */
+    XDEV_CPU_OP_JOB = 6,     /* run(user), then release(user) (a graph runs it again and again) */
 } xdev_cpu_op_kind_t;
 
 /* One queued op: a node of the stream's intrusive FIFO, recycled through the
@@ -54,6 +55,11 @@ typedef struct xdev_cpu_op {
             xdev_host_fn_t fn;
             void *user;
         } host;
+        struct {
+            void (*run)(void *user);
+            void (*release)(void *user);
+            void *user;
+        } job;
         struct {
             void *dst;
             const void *src;
@@ -122,6 +128,10 @@ struct xdev_cpu_stream {
      * `fault` is written and read under mu; the flag is the lock-free check. */
     _Atomic bool fault_pending;
     xdev_cpu_kfault_t fault;
+
+    /* The graph this stream records into (cpu_graph.c), under mu; NULL:
+     * ops run. Read without the lock by xdev_cpu_stream_capturing. */
+    _Atomic(struct xdev_cpu_graph *) capture;
 };
 
 /* A new stream, not yet on the device list, without a thread. NULL = out of
@@ -137,6 +147,20 @@ xdev_cpu_stream_t *xdev_cpu_stream_new(int device, int priority, bool is_default
  * the lock is released and the error set. */
 xdev_status_t xdev_cpu_stream_begin_op(xdev_cpu_stream_t *s, xdev_cpu_op_t **op);
 void xdev_cpu_stream_push_unlock(xdev_cpu_stream_t *s, xdev_cpu_op_t *op);
+/* Run a host function, job (its run part only), copy or set op; false for
+ * the other kinds, which the queue runs itself. */
+bool xdev_cpu_op_exec(const xdev_cpu_op_t *op);
+/* Enqueue a job on `stream` of `device`: run(user) when the stream reaches
+ * it, then release(user); while the stream captures, the job is recorded
+ * and release runs when the graph is destroyed. On failure nothing is
+ * enqueued and the caller still owns user. */
+xdev_status_t xdev_cpu_stream_enqueue_job(int device, void *stream, void (*run)(void *),
+                                          void (*release)(void *), void *user);
+/* Whether s records into a graph now (a job that owns per-stream state,
+ * such as GEMM staging, takes its own instead). */
+static inline bool xdev_cpu_stream_capturing(xdev_cpu_stream_t *s) {
+    return atomic_load_explicit(&s->capture, memory_order_acquire) != NULL;
+}
 void xdev_cpu_stream_cancel_unlock(xdev_cpu_stream_t *s, xdev_cpu_op_t *op);
 
 /* Ops enqueued so far (a synchronize target). */
@@ -154,6 +178,26 @@ xdev_cpu_stream_t *xdev_cpu_stream_self(void);
 xdev_status_t xdev_cpu_stream_stop(xdev_cpu_stream_t *s);
 void xdev_cpu_stream_retain(xdev_cpu_stream_t *s);
 void xdev_cpu_stream_release(xdev_cpu_stream_t *s);
+
+/* --------------------------------------------------------------- graphs */
+
+struct xdev_cpu_graph;
+/* Under s->mu, s capturing: the op joins s's graph (its node is the caller's to recycle). */
+void xdev_cpu_graph_append(xdev_cpu_stream_t *s, const xdev_cpu_op_t *op);
+/* Event record / wait on a capturing stream, and a wait that joins a stream
+ * to a capture (cpu_graph.c). record_captured: under nothing. */
+struct xdev_cpu_event;
+xdev_status_t xdev_cpu_graph_record(xdev_cpu_stream_t *s, struct xdev_cpu_event *e);
+/* A wait of s on e: XDEV_SUCCESS with *handled when the capture machinery
+ * took it (a fork or join), else *handled false (an ordinary wait). */
+xdev_status_t xdev_cpu_graph_wait(xdev_cpu_stream_t *s, struct xdev_cpu_event *e, bool *handled);
+/* The event's captured record (cpu_event.c keeps it): graph, stream, and the
+ * stream's op count in the capture at the record; cleared by a plain record. */
+void xdev_cpu_event_set_captured(struct xdev_cpu_event *e, uint64_t graph_id,
+                                 const xdev_cpu_stream_t *s, uint64_t count);
+uint64_t xdev_cpu_event_captured(struct xdev_cpu_event *e, const xdev_cpu_stream_t **s,
+                                 uint64_t *count);
+extern const xdev_graph_vtable_t xdev_cpu_graph_vtable;
 
 /* --------------------------------------------------------------- events */
 

@@ -62,7 +62,8 @@ xdev_status_t xdev_cpu_kernel_config(const char *(*get_env)(const char *), int c
 /* Stream worker, after the launch ran: keep its fault for the next
  * synchronize unless an earlier one is still unreported. */
 static void stream_keep_fault(const xdev_cpu_launch_t *l, int code) {
-    xdev_cpu_stream_t *s = l->stream;
+    xdev_cpu_stream_t *s = xdev_cpu_stream_self(); /* a graph's replay stream */
+    if (s == NULL) s = l->stream;
     pthread_mutex_lock(&s->mu);
     if (!atomic_load_explicit(&s->fault_pending, memory_order_relaxed)) {
         xdev_cpu_kfault_t *f = &s->fault;
@@ -217,9 +218,15 @@ static xdev_status_t kernel_get_function(xdev_cpu_device_t *dev, void *module, c
 
 /* --------------------------------------------------------------- launches */
 
-/* The launch op, on the stream's worker. */
+/* The launch op, on the stream's worker (again at each replay of a graph:
+ * the per-run state starts afresh). */
 static void run_launch(void *arg) {
     xdev_cpu_launch_t *l = arg;
+    atomic_store_explicit(&l->next_block, 0, memory_order_relaxed);
+    atomic_store_explicit(&l->refs, 0, memory_order_relaxed);
+    atomic_store_explicit(&l->fault, 0, memory_order_relaxed);
+    l->fault_cap = 0;
+    memset(l->fault_block, 0, sizeof l->fault_block);
     xdev_cpu_pool_t *pool =
         atomic_load_explicit(&xdev_cpu_state.devices[l->device].pool, memory_order_acquire);
     if (pool != NULL && l->total > 1) {
@@ -235,7 +242,6 @@ static void run_launch(void *arg) {
     }
     int code = atomic_load(&l->fault);
     if (code != 0) stream_keep_fault(l, code);
-    free(l);
 }
 
 static xdev_status_t kernel_launch(xdev_cpu_device_t *dev, const xdev_launch_desc_t *desc,
@@ -294,9 +300,10 @@ static xdev_status_t kernel_launch(xdev_cpu_device_t *dev, const xdev_launch_des
         free(l);
         return st;
     }
-    op->kind = XDEV_CPU_OP_HOST_FN;
-    op->u.host.fn = run_launch;
-    op->u.host.user = l;
+    op->kind = XDEV_CPU_OP_JOB;
+    op->u.job.run = run_launch;
+    op->u.job.release = free;
+    op->u.job.user = l;
     xdev_cpu_stream_push_unlock(s, op);
     return XDEV_SUCCESS;
 }

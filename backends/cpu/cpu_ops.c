@@ -92,7 +92,6 @@ static void fill_job(void *arg) {
             done += n;
         }
     }
-    free(j);
 }
 
 /* ------------------------------------------------------------ convert */
@@ -200,14 +199,13 @@ static void convert_job(void *arg) {
         for (size_t i = 0; i < j->count; i++)
             xdev_cvt_convert1(dst + i * ds, (int)j->dst_dtype, src + i * ss, (int)j->src_dtype);
     }
-    free(j);
 }
 
 /* ------------------------------------------------------------ the table */
 
 static xdev_status_t enqueue(xdev_cpu_device_t *dev, void *stream, void (*fn)(void *),
                              ops_job_t *job) {
-    xdev_status_t st = xdev_cpu_stream_vtable.launch_host_func(dev, stream, fn, job);
+    xdev_status_t st = xdev_cpu_stream_enqueue_job(dev->index, stream, fn, free, job);
     if (st != XDEV_SUCCESS) free(job);
     return st;
 }
@@ -292,7 +290,6 @@ static void add_job(void *arg) {
         break;
     }
     }
-    free(j);
 }
 
 static xdev_status_t ops_add(xdev_cpu_device_t *dev, void *dst, const void *src, xdev_dtype_t dtype,

@@ -117,23 +117,38 @@ static bool spin_until(_Atomic uint64_t *counter, bool want_change, uint64_t val
 /* Drop one op at exit: only its event bookkeeping happens (a record is
  * marked reached so nothing waits for it for ever). */
 static void skip_op(xdev_cpu_op_t *op) {
+    if (op->kind == XDEV_CPU_OP_JOB) op->u.job.release(op->u.job.user);
     if (op->kind == XDEV_CPU_OP_RECORD) xdev_cpu_event_reached(op->u.mark.event, op->u.mark.seq);
     if (op->kind == XDEV_CPU_OP_RECORD || op->kind == XDEV_CPU_OP_WAIT)
         xdev_cpu_event_release(op->u.mark.event);
 }
 
-/* Run one op. Record/wait ops own a reference to their event, dropped here. */
-static void run_op(xdev_cpu_op_t *op) {
+bool xdev_cpu_op_exec(const xdev_cpu_op_t *op) {
     switch (op->kind) {
     case XDEV_CPU_OP_HOST_FN:
         op->u.host.fn(op->u.host.user);
-        break;
+        return true;
+    case XDEV_CPU_OP_JOB:
+        op->u.job.run(op->u.job.user);
+        return true;
     case XDEV_CPU_OP_COPY:
         if (op->u.copy.bytes != 0) memmove(op->u.copy.dst, op->u.copy.src, op->u.copy.bytes);
-        break;
+        return true;
     case XDEV_CPU_OP_SET:
         if (op->u.set.bytes != 0) memset(op->u.set.dst, op->u.set.value, op->u.set.bytes);
-        break;
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Run one op. Record/wait ops own a reference to their event, dropped here. */
+static void run_op(xdev_cpu_op_t *op) {
+    if (xdev_cpu_op_exec(op)) {
+        if (op->kind == XDEV_CPU_OP_JOB) op->u.job.release(op->u.job.user);
+        return;
+    }
+    switch (op->kind) {
     case XDEV_CPU_OP_RECORD:
         xdev_cpu_event_reached(op->u.mark.event, op->u.mark.seq);
         xdev_cpu_event_release(op->u.mark.event);
@@ -144,6 +159,8 @@ static void run_op(xdev_cpu_op_t *op) {
     case XDEV_CPU_OP_WAIT:
         xdev_cpu_event_wait_seq(op->u.mark.event, op->u.mark.seq);
         xdev_cpu_event_release(op->u.mark.event);
+        break;
+    default: /* run by xdev_cpu_op_exec above */
         break;
     }
 }
@@ -302,6 +319,11 @@ xdev_status_t xdev_cpu_stream_begin_op(xdev_cpu_stream_t *s, xdev_cpu_op_t **op)
 }
 
 void xdev_cpu_stream_push_unlock(xdev_cpu_stream_t *s, xdev_cpu_op_t *op) {
+    if (atomic_load_explicit(&s->capture, memory_order_relaxed) != NULL) {
+        xdev_cpu_graph_append(s, op); /* recorded, not run */
+        xdev_cpu_stream_cancel_unlock(s, op);
+        return;
+    }
     op->next = NULL;
     if (s->tail != NULL)
         s->tail->next = op;
@@ -316,6 +338,22 @@ void xdev_cpu_stream_push_unlock(xdev_cpu_stream_t *s, xdev_cpu_op_t *op) {
         pthread_cond_signal(&s->work_cv);
     }
     pthread_mutex_unlock(&s->mu);
+}
+
+xdev_status_t xdev_cpu_stream_enqueue_job(int device, void *stream, void (*run)(void *),
+                                          void (*release)(void *), void *user) {
+    xdev_cpu_stream_t *s;
+    xdev_status_t st = xdev_cpu_stream_resolve(device, stream, &s);
+    if (st != XDEV_SUCCESS) return st;
+    xdev_cpu_op_t *op;
+    st = xdev_cpu_stream_begin_op(s, &op);
+    if (st != XDEV_SUCCESS) return st;
+    op->kind = XDEV_CPU_OP_JOB;
+    op->u.job.run = run;
+    op->u.job.release = release;
+    op->u.job.user = user;
+    xdev_cpu_stream_push_unlock(s, op);
+    return XDEV_SUCCESS;
 }
 
 void xdev_cpu_stream_cancel_unlock(xdev_cpu_stream_t *s, xdev_cpu_op_t *op) {

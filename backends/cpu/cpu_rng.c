@@ -240,10 +240,19 @@ static void isa_select(void) {
     }
 }
 
+/* A captured fill (philox_state set) takes its key and base from the
+ * graph's cell as it runs, so each replay draws new numbers. */
 static void fill_job(void *arg) {
-    xdev_rng_fill_desc_t *d = arg;
-    g_fill(d);
-    free(d);
+    const xdev_rng_fill_desc_t *d = arg;
+    if (d->philox_state == NULL) {
+        g_fill(d);
+        return;
+    }
+    xdev_rng_fill_desc_t run = *d;
+    run.seed = d->philox_state[0];
+    run.offset = d->philox_state[1] + d->offset;
+    run.philox_state = NULL;
+    g_fill(&run);
 }
 
 static xdev_status_t cpu_rng_fill(const xdev_rng_fill_desc_t *d) {
@@ -255,7 +264,9 @@ static xdev_status_t cpu_rng_fill(const xdev_rng_fill_desc_t *d) {
                               d->device->index);
     memcpy(job, d, d->size < sizeof *job ? d->size : sizeof *job);
     job->size = sizeof *job;
-    xdev_status_t st = xdev_cpu_stream_vtable.launch_host_func(d->device, d->stream, fill_job, job);
+    if (d->size < sizeof *job) job->philox_state = NULL; /* a core older than ABI 3.2 */
+    xdev_status_t st =
+        xdev_cpu_stream_enqueue_job(d->device->index, d->stream, fill_job, free, job);
     if (st != XDEV_SUCCESS) free(job);
     return st;
 }

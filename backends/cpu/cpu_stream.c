@@ -112,6 +112,9 @@ static xdev_status_t stream_wait_event(xdev_cpu_device_t *dev, void *stream, voi
     xdev_cpu_stream_t *s;
     xdev_status_t st = xdev_cpu_stream_resolve(device, stream, &s);
     if (st != XDEV_SUCCESS) return st;
+    bool handled = false;
+    st = xdev_cpu_graph_wait(s, event, &handled);
+    if (st != XDEV_SUCCESS || handled) return st;
     xdev_cpu_op_t *op;
     st = xdev_cpu_stream_begin_op(s, &op);
     if (st != XDEV_SUCCESS) return st;

@@ -5,8 +5,9 @@
  * live beside it in cuda_device.c, cuda_stream.c, cuda_event.c,
  * cuda_memory.c (+ cuda_staging.c, cuda_hostcopy.c), cuda_trace.c,
  * cuda_ipc.c, cuda_blas.c (cuBLAS) and cuda_fft.c (+ cuda_fft_scale.cu;
- * cuFFT), cuda_nccl.c (NCCL), cuda_kernel.c (modules and launches), device
- * code in cuda_rng.cu and cuda_ops.cu;
+ * cuFFT), cuda_nccl.c (NCCL), cuda_kernel.c (modules and launches),
+ * cuda_graph.c (stream capture and replay), device code in cuda_rng.cu and
+ * cuda_ops.cu;
  * each plugin's own files in its folder: cuda_nvml.c and cuda_vmm.c
  * (backends/cuda), hip_smi.c (backends/hip).
  *
@@ -62,6 +63,7 @@ xdev_status_t xc_fail(cudaError_t err, const char *what, ...) {
     xdev_status_t status =
         err == cudaErrorMemoryAllocation ? XDEV_ERROR_OUT_OF_MEMORY : XDEV_ERROR_BACKEND;
     if (xc_is_kernel_fault(err)) status = XDEV_ERROR_LAUNCH_FAILURE;
+    if (xc_capture_error(err)) status = XDEV_ERROR_CAPTURE; /* an op met an invalid capture */
     va_list ap;
     va_start(ap, what);
     xdev_status_t st = xdev_support_vendor_fail_v(xc_state.host, status, cudaGetErrorName(err),
@@ -154,6 +156,7 @@ static const xdev_backend_api_t xc_api = {
     .comm = &xc_comm_vtable,
 #endif
     .kernel = &xc_kernel_vtable,
+    .graph = &xc_graph_vtable,
 };
 
 XDEV_API const xdev_backend_api_t *xdev_backend_entry(void);

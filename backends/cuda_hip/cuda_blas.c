@@ -22,12 +22,24 @@
  * runs with the operands' device current (a cuBLAS handle belongs to the
  * device current at its creation).
  *
- * Workspace: cuBLAS's own default workspace (cublasSetStream resets a handle
- * to it). Giving cuBLAS memory from the core's caching allocator would need
- * the plugin to call back into the allocator from inside a blas slot, which
- * the backend ABI does not offer; the default workspace is what cuBLAS
- * allocates once per handle and stream on first use, and it is released with
- * the handle. */
+ * Workspace. Outside captures, cuBLAS's own default workspace (per stream;
+ * cublasSetStream resets a handle to it): the backend ABI offers a slot no
+ * way to take memory from the core's caching allocator, and one workspace of
+ * the plugin's per handle would be shared by the streams the thread uses,
+ * which may run concurrently. Inside a capture (xdev/graph.h) cuBLAS must not
+ * allocate, and a workspace baked into the graph must be the graph's alone:
+ * while the graph table has a capture under way on the device (xc_capturing,
+ * one relaxed load), a call on a capturing stream gets that capture's
+ * workspace for the stream (xc_capture_workspace, cuda_graph.c: allocated
+ * once, cudaMalloc of the size cuBLAS recommends, kept by the graph and
+ * reused after it) and sets it with cublasSetWorkspace right after
+ * cublasSetStream, which resets it. The handle remembers the workspace it
+ * was given, so the stream is re-set only when the stream or the workspace
+ * changes. hipBLAS takes a workspace from 3.0 (ROCm 7) on
+ * (XC_BLAS_WORKSPACE, vendor/hip_blas.h); an older one keeps rocBLAS's own.
+ * A thread's first BLAS call on a device creates its handle: make one before
+ * capturing (as torch warms up first), since cublasCreate allocates device
+ * resources, which has no place in a capture. */
 #ifdef XC_HAVE_CUBLAS
 #include <limits.h>
 #include <stdarg.h>
@@ -37,6 +49,10 @@
 
 #include "cuda_internal.h"
 #include XC_BLAS_HEADER
+
+#ifndef XC_BLAS_WORKSPACE
+#define XC_BLAS_WORKSPACE 1 /* cuBLAS: cublasSetWorkspace */
+#endif
 
 /* ------------------------------------------------------------- errors */
 
@@ -63,7 +79,8 @@ static xdev_status_t blas_fail(cublasStatus_t s, const char *what, ...) {
 typedef struct blas_handle {
     cublasHandle_t h;
     void *stream;           /* the stream last given to cublasSetStream */
-    bool stream_set;        /* `stream` is meaningful */
+    void *ws;               /* the workspace set after it (NULL: cuBLAS's default) */
+    bool stream_set;        /* `stream` and `ws` are meaningful */
     cublasPointerMode_t pm; /* the pointer mode last set */
     struct blas_handle *next_free;
 } blas_handle_t;
@@ -146,10 +163,28 @@ static xdev_status_t handle_get(int device, void *stream, cublasPointerMode_t pm
         xdev_status_t st = handle_slow(device, &bh);
         if (st != XDEV_SUCCESS) return st;
     }
-    if (!bh->stream_set || bh->stream != stream) {
+    void *ws = NULL; /* cuBLAS's default workspace, but in a capture */
+#if XC_BLAS_WORKSPACE
+    size_t ws_bytes = 0;
+    if (xc_capturing(xc_device(device))) {
+        xdev_status_t st = xc_capture_workspace(xc_device(device), stream, &ws, &ws_bytes);
+        if (st != XDEV_SUCCESS) return st;
+    }
+#endif
+    if (!bh->stream_set || bh->stream != stream || bh->ws != ws) {
+        bh->stream_set = false;
         cublasStatus_t s = cublasSetStream(bh->h, (cudaStream_t)stream);
         if (s != CUBLAS_STATUS_SUCCESS) return blas_fail(s, XC_STR(cublasSetStream));
+#if XC_BLAS_WORKSPACE
+        if (ws != NULL) { /* after cublasSetStream, which resets it */
+            s = cublasSetWorkspace(bh->h, ws, ws_bytes);
+            if (s != CUBLAS_STATUS_SUCCESS)
+                return blas_fail(s, XC_STR(cublasSetWorkspace) "(%zu bytes) on device %d", ws_bytes,
+                                 device);
+        }
+#endif
         bh->stream = stream;
+        bh->ws = ws;
         bh->stream_set = true;
     }
     if (bh->pm != pm) {

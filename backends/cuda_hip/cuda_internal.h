@@ -39,6 +39,7 @@ typedef struct xdev_backend_device {
     int sms; /* multiprocessors, 0 until asked (xc_multiprocessors; __atomic access) */
     bool pool_ready;
     cudaMemPool_t pool; /* default pool, release threshold raised (backend:async) */
+    int captures;       /* captures begun by the graph table, under way (cuda_graph.c; __atomic) */
 } xc_device_t;
 
 typedef struct xc_state {
@@ -56,6 +57,7 @@ extern const xdev_memory_vtable_t xc_memory_vtable;
 extern const xdev_trace_vtable_t xc_trace_vtable;
 extern const xdev_ipc_vtable_t xc_ipc_vtable;
 extern const xdev_kernel_vtable_t xc_kernel_vtable; /* cuda_kernel.c: modules, launches */
+extern const xdev_graph_vtable_t xc_graph_vtable;   /* cuda_graph.c: capture, replay */
 #if XC_HAVE_RTC
 /* Run-time compilation (cuda_rtc.c: NVRTC, or hiprtc for HIP, opened at run
  * time): the kernel table's compile_target and compile slots, and the same
@@ -114,6 +116,19 @@ static inline bool xc_stream_implicit(const void *stream) {
 static inline xc_device_t *xc_device(int device) {
     return &xc_state.devices[device];
 }
+
+/* Stream capture (cuda_graph.c). xc_capturing: whether a capture begun by
+ * the graph table is under way on the device (one relaxed load: the BLAS hot
+ * path asks it). xc_capture_workspace: with the device current, the cuBLAS
+ * workspace for work enqueued on `stream` now - the capture's own for that
+ * stream when it records into such a capture (*bytes its size), else NULL
+ * (the library's default workspace). xc_capture_error: whether err is one of
+ * the runtime's stream-capture errors (reported as XDEV_ERROR_CAPTURE). */
+static inline bool xc_capturing(const xc_device_t *dev) {
+    return __atomic_load_n(&dev->captures, __ATOMIC_RELAXED) != 0;
+}
+xdev_status_t xc_capture_workspace(xc_device_t *dev, void *stream, void **mem, size_t *bytes);
+bool xc_capture_error(cudaError_t err);
 
 /* Copies through pinned staging buffers (cuda_staging.c): host side pageable. */
 bool xc_staging_wanted(const xdev_copy_desc_t *copy);

@@ -9,7 +9,16 @@
  * An element depends only on (seed, word position), never on which thread
  * computes it, so the output does not depend on the launch configuration.
  * nvcc builds it for the CUDA plugin, hipcc (XC_VENDOR_HIP) for the HIP one:
- * the same kernels, so the same bits on every vendor. */
+ * the same kernels, so the same bits on every vendor.
+ *
+ * In a capture (ABI 3.2) the desc carries philox_state, device memory the
+ * core rewrites before each replay: the kernel then reads the key from
+ * philox_state[0] and adds philox_state[1] (a multiple of 4 words: whole
+ * Philox blocks) to every word position when it runs, ignoring desc->seed.
+ * The partition into partial and full blocks, computed here from
+ * desc->offset, stays valid under that shift; only the key and the block
+ * numbers change. Eager fills pass a null pointer: one uniform branch. */
+#include <stddef.h>
 #include <stdint.h>
 
 #include "vendor/xc_vendor.h" /* the device runtime (CUDA or HIP), outside extern "C" */
@@ -27,6 +36,7 @@ struct fill_args {
     uint64_t full_blocks; /* how many blocks lie inside */
     uint64_t head;        /* elements before full_block's (from a partial block) */
     uint64_t seed;
+    const uint64_t *state; /* philox_state (a capture): key, base word position; else NULL */
     xdev_philox_params_t pr;
     bool vec; /* the full blocks' elements start 16-byte aligned: one store per block */
 };
@@ -71,11 +81,13 @@ __device__ __forceinline__ void block_compute(const uint32_t w[4], const xdev_ph
 }
 
 /* Elements of block b that lie in [first, last), one by one (the partial
- * first and last blocks). */
-template <int KIND, int FMT> __device__ void partial_block(const fill_args &a, uint64_t b) {
+ * first and last blocks); the words are those of block b + shift under key
+ * `seed`. */
+template <int KIND, int FMT>
+__device__ void partial_block(const fill_args &a, uint64_t seed, uint64_t shift, uint64_t b) {
     constexpr unsigned wpe = layout<FMT>::wpe, es = layout<FMT>::esize;
     uint32_t w[4];
-    xdev_philox_block(a.seed, b, w);
+    xdev_philox_block(seed, b + shift, w);
     block_values v;
     block_compute<KIND, FMT>(w, a.pr, v);
     for (unsigned e = 0; e < layout<FMT>::per_block; e++) {
@@ -94,14 +106,21 @@ template <int KIND, int FMT> __global__ void fill_kernel(fill_args a) {
     constexpr unsigned per = layout<FMT>::per_block, es = layout<FMT>::esize;
     const uint64_t tid = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     const uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
+    /* The key, and the blocks the capture's base position shifts by. */
+    uint64_t seed = a.seed, shift = 0;
+    if (a.state != nullptr) {
+        seed = a.state[0];
+        shift = a.state[1] / 4;
+    }
     /* The partial blocks: at most one before the full ones, one after. */
-    if (tid == 0 && a.head > 0) partial_block<KIND, FMT>(a, a.full_block - 1);
+    if (tid == 0 && a.head > 0) partial_block<KIND, FMT>(a, seed, shift, a.full_block - 1);
     if (tid == stride - 1 && 4 * (a.full_block + a.full_blocks) < a.last)
-        partial_block<KIND, FMT>(a, a.full_block + a.full_blocks);
+        partial_block<KIND, FMT>(a, seed, shift, a.full_block + a.full_blocks);
     char *out = a.out + a.head * es; /* element 0 of block full_block */
+    const uint64_t first_block = a.full_block + shift;
     for (uint64_t j = tid; j < a.full_blocks; j += stride) {
         uint32_t w[4];
-        xdev_philox_block(a.seed, a.full_block + j, w);
+        xdev_philox_block(seed, first_block + j, w);
         block_values v;
         block_compute<KIND, FMT>(w, a.pr, v);
         if (a.vec) {
@@ -152,6 +171,10 @@ __attribute__((unused)) xdev_status_t rng_fill(const xdev_rng_fill_desc_t *d) {
     a.full_blocks = a.last / 4 > a.full_block ? a.last / 4 - a.full_block : 0;
     a.head = a.full_block * 4 > a.last ? d->count : (a.full_block * 4 - a.first) / wpe;
     a.seed = d->seed;
+    /* philox_state came with ABI 3.2: a shorter desc (an older core) has none. */
+    a.state = d->size >= offsetof(xdev_rng_fill_desc_t, philox_state) + sizeof(d->philox_state)
+                  ? d->philox_state
+                  : nullptr;
     a.pr.mean_f = (float)d->mean;
     a.pr.std_f = (float)d->std;
     a.pr.mean = d->mean;

@@ -104,6 +104,8 @@ const char *xdev_status_string(xdev_status_t status) {
         return "XDEV_ERROR_LAUNCH_FAILURE";
     case XDEV_ERROR_COMPILE:
         return "XDEV_ERROR_COMPILE";
+    case XDEV_ERROR_CAPTURE:
+        return "XDEV_ERROR_CAPTURE";
     }
     return "XDEV_ERROR_UNKNOWN_STATUS";
 }

@@ -11,6 +11,7 @@
 #include "math/operands.h"
 #include "xdev/support/philox.h"
 #include "math/rng_internal.h"
+#include "runtime/capture.h"
 #include "runtime/stream_internal.h"
 #include "xdev/backend.h"
 
@@ -31,6 +32,25 @@ static const char *kind_name(xdev_rng_fill_kind_t k) {
     static const char *const names[] = {"uniform fill", "normal fill", "integer fill",
                                         "bernoulli fill"};
     return names[k];
+}
+
+/* A fill on a capturing stream: it reads its key and base from the
+ * capture's cell when it runs (rng_capture.c). */
+static xdev_status_t fill_captured(xdev_capture_t *cap, xdev_generator_t gen,
+                                   xdev_rng_fill_desc_t *d, size_t n, unsigned words,
+                                   const xdev_exec_target_t *tgt) {
+    uint64_t rel = 0;
+    const uint64_t *cell = NULL;
+    xdev_status_t st = xdev_rng_capture_reserve(cap, gen, tgt->stream, words, n, &rel, &cell);
+    if (st != XDEV_SUCCESS) return st;
+    d->size = sizeof *d;
+    d->count = n;
+    d->seed = 0;
+    d->offset = rel;
+    d->philox_state = cell;
+    d->device = tgt->rec->ctx;
+    d->stream = tgt->stream->native;
+    return xdev_be_rng_fill(tgt->rec, d);
 }
 
 /* Run one fill whose kind-specific fields of `d` are set and checked. */
@@ -57,6 +77,8 @@ static xdev_status_t fill_run(xdev_generator_t gen, xdev_rng_fill_desc_t *d, siz
                          "of %s:%d (or NULL for its default generator)",
                          xdev_device_type_name(gen->device.type), gen->device.index, tgt.be->name,
                          tgt.index, tgt.be->name, tgt.index);
+    xdev_capture_t *cap = atomic_load_explicit(&tgt.stream->capture, memory_order_acquire);
+    if (XDEV_UNLIKELY(cap != NULL)) return fill_captured(cap, gen, d, n, words, &tgt);
     xdev_trace_span_t span;
     bool traced = xdev_tracer_active();
     if (XDEV_UNLIKELY(traced)) xdev_tracer_span_begin(&span, tgt.stream);
@@ -77,6 +99,7 @@ static xdev_status_t fill_run(xdev_generator_t gen, xdev_rng_fill_desc_t *d, siz
     }
     d->size = sizeof *d;
     d->count = n;
+    d->philox_state = NULL;
     d->seed = g->seed;
     d->offset = start;
     d->device = tgt.rec->ctx;

@@ -45,4 +45,19 @@ xdev_rng_gen_t *xdev_rng_generator_lock(xdev_generator_t g);
 
 void xdev_rng_unlock(xdev_rng_gen_t *g);
 
+/* Random fills in graphs (rng_capture.c). reserve: a fill of `count`
+ * elements of `words` words each on capturing stream s draws from gen
+ * (NULL: the default generator): its start relative to the graph and the
+ * Philox cell it reads. finish: record the cells' advance at the capture's
+ * end (on its origin stream). replay: before a replay on s, bring the cells
+ * to the generators' state and advance the generators. release: free the
+ * cells (the device has passed every replay). */
+struct xdev_capture;
+xdev_status_t xdev_rng_capture_reserve(struct xdev_capture *cap, xdev_generator_t gen,
+                                       struct xdev_stream *s, unsigned words, uint64_t count,
+                                       uint64_t *rel_start, const uint64_t **cell);
+xdev_status_t xdev_rng_capture_finish(struct xdev_capture *cap);
+xdev_status_t xdev_rng_capture_replay(struct xdev_capture *cap, struct xdev_stream *s);
+void xdev_rng_capture_release(struct xdev_capture *cap);
+
 #endif

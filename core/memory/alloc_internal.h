@@ -108,6 +108,12 @@ typedef struct xdev_bins {
 typedef struct xdev_stream_pool {
     xdev_stream_t stream;
     void *native;
+    /* The memory pool (mempool.h) it belongs to: 0 for the device's cache.
+     * A pool's segments stay reserved until it is dead (no reference left). */
+    uint64_t mempool;
+    bool mempool_dead;
+    bool has_custom; /* segments come from `custom` (xdev_mempool_create's allocator) */
+    xdev_allocator_t custom;
     xdev_bins_t bins[XDEV_POOL_KINDS];
     struct xdev_segment *expandable[XDEV_POOL_KINDS]; /* expandable_segments:true */
     struct xdev_stream_pool *next;
@@ -265,8 +271,23 @@ xdev_block_t *xdev_ptrtab_remove(xdev_ptrtab_t *t, uintptr_t addr);
 xdev_block_t *xdev_ptrtab_find(xdev_ptrtab_t *t, uintptr_t addr);
 
 /* --- caching allocator (caching_allocator.c); called with da->lock held --- */
+struct xdev_mempool;
+/* `mp`: the memory pool the block comes from (NULL: the device's cache). */
 xdev_status_t xdev_caching_malloc(xdev_device_allocator_t *da, size_t size, xdev_stream_t stream,
-                                  xdev_block_t **out);
+                                  struct xdev_mempool *mp, xdev_block_t **out);
+/* A segment's memory from the backend, or from its memory pool's allocator
+ * (mempool.c); and its return. */
+xdev_status_t xdev_caching_segment_malloc(xdev_device_allocator_t *da,
+                                          const xdev_stream_pool_t *pool, size_t size, void **p);
+void xdev_caching_segment_free(xdev_device_allocator_t *da, const xdev_stream_pool_t *pool, void *p,
+                               size_t size);
+/* The out-of-memory failure for a request of `size` (alloc_oom.c; lock held,
+ * dropped meanwhile to read the device's figures). */
+xdev_status_t xdev_caching_oom_error(xdev_device_allocator_t *da, size_t size,
+                                     xdev_status_t backend_st, const char *backend_msg);
+/* Memory pool `id` has no reference left: its stream pools are marked dead
+ * and their wholly free segments released (waiting for the device). */
+void xdev_caching_release_mempool(xdev_device_allocator_t *da, uint64_t id);
 void xdev_caching_free(xdev_device_allocator_t *da, xdev_block_t *b);
 xdev_status_t xdev_caching_record_stream(xdev_device_allocator_t *da, xdev_block_t *b,
                                          xdev_stream_t stream);

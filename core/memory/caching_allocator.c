@@ -16,11 +16,13 @@
 
 #include "memory/alloc_internal.h"
 #include "base/error_internal.h"
+#include "memory/mempool.h"
+#include "memory/pointer_registry.h"
+#include "runtime/capture.h"
 #include "runtime/device_record.h"
 #include "runtime/dispatch.h"
-#include "memory/pointer_registry.h"
-#include "runtime/dispatch.h"
 #include "runtime/stream_internal.h"
+#include "runtime/trace_probe.h"
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -101,13 +103,20 @@ void xdev_caching_bins_del(xdev_device_allocator_t *da, xdev_block_t *b) {
     }
 }
 
-static xdev_stream_pool_t *get_pool(xdev_device_allocator_t *da, xdev_stream_t stream) {
+static xdev_stream_pool_t *get_pool(xdev_device_allocator_t *da, xdev_stream_t stream,
+                                    const struct xdev_mempool *mp) {
+    uint64_t id = mp != NULL ? mp->id : 0;
     for (xdev_stream_pool_t *p = da->pools; p != NULL; p = p->next)
-        if (p->stream == stream) return p;
+        if (p->stream == stream && p->mempool == id) return p;
     xdev_stream_pool_t *p = calloc(1, sizeof *p);
     if (p == NULL) return NULL;
     p->stream = stream;
     p->native = stream->native;
+    p->mempool = id;
+    if (mp != NULL && mp->has_custom) {
+        p->has_custom = true;
+        p->custom = mp->custom;
+    }
     p->next = da->pools;
     da->pools = p;
     return p;
@@ -146,6 +155,7 @@ static void free_block(xdev_device_allocator_t *da, xdev_block_t *b);
  * lock is held, and the work an event marks may be a host function that
  * needs this lock (xdev_malloc inside a host function). */
 static void process_events(xdev_device_allocator_t *da) {
+    if (XDEV_UNLIKELY(xdev_capture_on_device(da->rec))) return; /* no query may run meanwhile */
     bool can_query = XDEV_HAS(da->be, event, query);
     xdev_pending_event_t **link = &da->pending_head, *prev = NULL;
     while (*link != NULL) {
@@ -238,6 +248,7 @@ static void collect_free_segments(xdev_device_allocator_t *da, int kind,
         if (b->next != NULL || b->state != XDEV_BLOCK_FREE) continue;
         if (kind >= 0 && seg->pool_kind != kind) continue;
         if (only != NULL && seg->pool != only) continue;
+        if (seg->pool->mempool != 0 && !seg->pool->mempool_dead) continue; /* the pool's */
         if (idle_only && !pool_idle(seg->pool)) continue;
         xdev_caching_bins_del(da, b);
         xdev_caching_segment_unlink(da, seg);
@@ -286,7 +297,7 @@ static size_t release_collected(xdev_device_allocator_t *da, release_list_t *lis
         (void)xdev_ptr_remove((void *)seg->base, XDEV_MEMORY_DEVICE, &e);
     xdev_spin_unlock(&da->lock);
     for (seg = list->head; seg != NULL; seg = seg->next)
-        (void)xdev_be_memory_free(da->rec, (void *)seg->base);
+        xdev_caching_segment_free(da, seg->pool, (void *)seg->base, seg->size);
     xdev_spin_lock(&da->lock);
     for (seg = list->head; seg != NULL; seg = next) {
         next = seg->next;
@@ -312,6 +323,9 @@ static size_t release_collected(xdev_device_allocator_t *da, release_list_t *lis
  * stream is idle, without waiting. */
 static size_t release_free_segments(xdev_device_allocator_t *da, int kind,
                                     const xdev_stream_pool_t *only, size_t goal, bool idle_only) {
+    /* nothing goes back (or waits) while the device captures: CUDA cannot
+     * free memory or synchronize then */
+    if (XDEV_UNLIKELY(xdev_capture_on_device(da->rec))) return 0;
     release_list_t list = {NULL, 0};
     collect_free_segments(da, kind, only, goal, idle_only, &list);
     return release_collected(da, &list, !idle_only);
@@ -320,6 +334,7 @@ static size_t release_free_segments(xdev_device_allocator_t *da, int kind,
 /* Release everything that can be: first wait (unlocked) for the device, so
  * that blocks waiting for record_stream events become free too. */
 static size_t release_all(xdev_device_allocator_t *da) {
+    if (XDEV_UNLIKELY(xdev_capture_on_device(da->rec))) return 0;
     if (da->pending_head != NULL) {
         xdev_spin_unlock(&da->lock);
         (void)xdev_caching_sync_unlocked(da);
@@ -388,7 +403,7 @@ static xdev_status_t new_segment(xdev_device_allocator_t *da, size_t size, int k
         return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY,
                          "the per-process memory fraction caps reserved memory");
     void *p = NULL;
-    xdev_status_t st = xdev_be_memory_malloc(da->rec, size, &p);
+    xdev_status_t st = xdev_caching_segment_malloc(da, pool, size, &p);
     if (st != XDEV_SUCCESS) {
         xdev_caching_unreserve(da, size);
         return st;
@@ -400,7 +415,7 @@ static xdev_status_t new_segment(xdev_device_allocator_t *da, size_t size, int k
     if (b == NULL || xdev_ptr_insert(&e) != XDEV_SUCCESS) {
         free(seg);
         if (b) xdev_caching_block_delete(da, b);
-        (void)xdev_be_memory_free(da->rec, p);
+        xdev_caching_segment_free(da, pool, p, size);
         xdev_caching_unreserve(da, size);
         return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for allocator bookkeeping");
     }
@@ -421,58 +436,6 @@ static xdev_status_t new_segment(xdev_device_allocator_t *da, size_t size, int k
     return XDEV_SUCCESS;
 }
 
-static void format_bytes(char *buf, size_t len, size_t v) {
-    static const char *const units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
-    double d = (double)v;
-    int u = 0;
-    while (d >= 1024.0 && u < 4) {
-        d /= 1024.0;
-        u++;
-    }
-    if (u == 0)
-        snprintf(buf, len, "%zu bytes", v);
-    else
-        snprintf(buf, len, "%.2f %s", d, units[u]);
-}
-
-/* The out-of-memory message, as informative as torch's. */
-static xdev_status_t oom_error(xdev_device_allocator_t *da, size_t size, xdev_status_t backend_st,
-                               const char *backend_msg) {
-    size_t free_b = 0, total_b = 0;
-    if (XDEV_HAS(da->be, memory, mem_get_info))
-        (void)xdev_be_memory_mem_get_info(da->rec, &free_b, &total_b);
-    xdev_memory_stats_t s; /* the device's figures, all arenas (each lock in turn) */
-    xdev_spin_unlock(&da->lock);
-    xdev_alloc_stats_copy(da->primary, &s);
-    xdev_spin_lock(&da->lock);
-    size_t allocated = (size_t)s.allocated_bytes[XDEV_STAT_ALL].current;
-    size_t reserved = (size_t)s.reserved_bytes[XDEV_STAT_ALL].current;
-    char req[32], tot[32], fr[32], al[32], un[32], lim[128] = "";
-    format_bytes(req, sizeof req, size);
-    format_bytes(tot, sizeof tot, total_b);
-    format_bytes(fr, sizeof fr, free_b);
-    format_bytes(al, sizeof al, allocated);
-    format_bytes(un, sizeof un, reserved - allocated);
-    if (da->limit != SIZE_MAX) {
-        char l[32];
-        format_bytes(l, sizeof l, da->limit);
-        snprintf(lim, sizeof lim, " xdev may reserve at most %s (memory fraction %.3g).", l,
-                 da->fraction);
-    }
-    const char *hint = reserved - allocated > allocated / 4 && reserved > allocated
-                           ? " If reserved but unallocated memory is large, try setting "
-                             "max_split_size_mb in XDEV_ALLOC_CONF to avoid fragmentation."
-                           : "";
-    return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY,
-                     "%s:%d out of memory: tried to allocate %s. The device has a total capacity "
-                     "of %s of which %s is free.%s Of the memory in use, %s is allocated by xdev "
-                     "and %s is reserved by xdev but unallocated.%s%s%s",
-                     da->be->name, da->index, req, tot, fr, lim, al, un, hint,
-                     backend_st == XDEV_ERROR_OUT_OF_MEMORY && backend_msg[0] ? " Backend: " : "",
-                     backend_st == XDEV_ERROR_OUT_OF_MEMORY ? backend_msg : "");
-}
-
-/* Release cached segments when reserved memory passes the GC threshold. */
 static void garbage_collect(xdev_device_allocator_t *da, size_t incoming) {
     double t = xdev_alloc_settings()->gc_threshold;
     if (t <= 0.0) return;
@@ -532,6 +495,12 @@ static xdev_status_t get_memory(xdev_device_allocator_t *da, xdev_stream_pool_t 
  * with one retry after releasing every cache when the device is full. */
 static xdev_status_t grow(xdev_device_allocator_t *da, xdev_stream_pool_t *pool, int kind,
                           size_t rsize, size_t size, xdev_stream_t stream, xdev_block_t **out) {
+    if (XDEV_UNLIKELY(atomic_load_explicit(&xdev_captures_active, memory_order_relaxed) != 0) &&
+        pool->mempool == 0) {
+        xdev_status_t cst = xdev_capture_unsafe_slow(
+            "an allocation that needs new memory from the backend outside the capture's pool");
+        if (cst != XDEV_SUCCESS) return cst;
+    }
     if (!xdev_alloc_settings()->expandable_segments) {
         size_t seg = segment_size(rsize);
         garbage_collect(da, seg);
@@ -550,7 +519,7 @@ static xdev_status_t grow(xdev_device_allocator_t *da, xdev_stream_pool_t *pool,
         da->stats.num_ooms++;
         xdev_alloc_history_record(da, XDEV_MEMORY_HISTORY_OOM, 0, size, stream->native,
                                   xdev_alloc_tag_current());
-        return oom_error(da, size, st, backend_msg);
+        return xdev_caching_oom_error(da, size, st, backend_msg);
     }
     if (st != XDEV_SUCCESS) return st;
     size_t res = (size_t)da->stats.reserved_bytes[XDEV_STAT_ALL].current;
@@ -570,7 +539,8 @@ static bool should_split(const xdev_block_t *b, size_t size) {
 }
 
 static xdev_status_t take_block(xdev_device_allocator_t *da, size_t rsize, size_t size,
-                                xdev_stream_t stream, xdev_block_t **out);
+                                xdev_stream_t stream, const struct xdev_mempool *mp,
+                                xdev_block_t **out);
 
 /* Would the allocator without a stash hand out the stash (same address,
  * same size) for a request of its size? Then taking it changes nothing but
@@ -593,15 +563,16 @@ static void activate(xdev_device_allocator_t *da, xdev_block_t *b, size_t size,
                      xdev_stream_t stream);
 
 xdev_status_t xdev_caching_malloc(xdev_device_allocator_t *da, size_t size, xdev_stream_t stream,
-                                  xdev_block_t **out) {
+                                  struct xdev_mempool *mp, xdev_block_t **out) {
     if (da->pending_head != NULL) process_events(da);
     size_t rsize = round_size(size);
     xdev_block_t *b = da->stash;
-    if (b != NULL && b->size == rsize && b->pool->stream == stream && stash_is_best(b)) {
+    if (b != NULL && b->size == rsize && b->pool->stream == stream &&
+        b->pool->mempool == (mp != NULL ? mp->id : 0) && stash_is_best(b)) {
         da->stash = NULL; /* the hot pair: the block just freed */
     } else {
         xdev_caching_stash_flush(da);
-        xdev_status_t st = take_block(da, rsize, size, stream, &b);
+        xdev_status_t st = take_block(da, rsize, size, stream, mp, &b);
         if (st != XDEV_SUCCESS) return st;
     }
     activate(da, b, size, stream);
@@ -612,9 +583,10 @@ xdev_status_t xdev_caching_malloc(xdev_device_allocator_t *da, size_t size, xdev
 /* A free block of at least rsize bytes on `stream` (out of the bins), cut
  * to rsize where the rules allow. */
 static xdev_status_t take_block(xdev_device_allocator_t *da, size_t rsize, size_t size,
-                                xdev_stream_t stream, xdev_block_t **out) {
+                                xdev_stream_t stream, const struct xdev_mempool *mp,
+                                xdev_block_t **out) {
     int kind = rsize <= XDEV_SMALL_SIZE ? XDEV_POOL_SMALL : XDEV_POOL_LARGE;
-    xdev_stream_pool_t *pool = get_pool(da, stream);
+    xdev_stream_pool_t *pool = get_pool(da, stream, mp);
     if (pool == NULL)
         return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for a stream pool");
     xdev_block_t *b = xdev_bins_best_fit(&pool->bins[kind], rsize, max_split());
@@ -805,4 +777,11 @@ xdev_status_t xdev_caching_record_stream(xdev_device_allocator_t *da, xdev_block
     }
     b->n_used_streams++;
     return XDEV_SUCCESS;
+}
+
+void xdev_caching_release_mempool(xdev_device_allocator_t *da, uint64_t id) {
+    for (xdev_stream_pool_t *p = da->pools; p != NULL; p = p->next)
+        if (p->mempool == id) p->mempool_dead = true;
+    for (xdev_stream_pool_t *p = da->pools; p != NULL; p = p->next)
+        if (p->mempool == id) (void)release_free_segments(da, -1, p, SIZE_MAX, false);
 }

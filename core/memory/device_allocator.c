@@ -12,6 +12,9 @@
 
 #include "memory/alloc_internal.h"
 #include "base/env.h"
+#include "memory/mempool.h"
+#include "runtime/capture.h"
+#include "runtime/trace_probe.h"
 #include "base/error_internal.h"
 #include "memory/pointer_registry.h"
 #include "runtime/device_record.h"
@@ -399,7 +402,12 @@ xdev_status_t xdev_alloc_malloc_on(xdev_stream_t stream, size_t size, void **ptr
     xdev_status_t st = xdev_alloc_get(stream->be, stream->device.index, &da);
     if (st != XDEV_SUCCESS) return st;
     alloc_thread_t *ts = &tls_alloc;
-    if (ts->arena != 0 && atomic_load_explicit(&da->arenas_ok, memory_order_acquire))
+    /* A capture's or a scope's pool lives in the primary arena. */
+    xdev_mempool_t mp = NULL;
+    if (XDEV_UNLIKELY(atomic_load_explicit(&xdev_captures_active, memory_order_relaxed) != 0 ||
+                      xdev_mempool_scopes_open()))
+        mp = xdev_mempool_route(stream);
+    if (mp == NULL && ts->arena != 0 && atomic_load_explicit(&da->arenas_ok, memory_order_acquire))
         da = arena_get(da, ts->arena);
     if (size > XDEV_MAX_ALLOC_SIZE) {
         xdev_spin_lock(&da->lock);
@@ -418,7 +426,9 @@ xdev_status_t xdev_alloc_malloc_on(xdev_stream_t stream, size_t size, void **ptr
     if (caching) {
         if (da->arena == 0 && !atomic_load_explicit(&da->arenas_ok, memory_order_relaxed))
             atomic_store_explicit(&da->arenas_ok, true, memory_order_release);
-        st = xdev_caching_malloc(da, size, stream, &b);
+        st = xdev_caching_malloc(da, size, stream, mp, &b);
+    } else if (mp != NULL) {
+        st = xdev_mempool_supported(da->rec); /* a scope opened before the mode changed */
     } else {
         st = direct_malloc(da, size, stream, &b);
     }
@@ -541,6 +551,23 @@ static xdev_status_t explain_bad_free(const void *ptr) {
                      ptr, e.be->name, e.index);
 }
 
+/* Freed while its device captures (da locked): a block from outside the
+ * capture's pool, or one other streams used, may be used by the graph - it
+ * stays reserved until the graph goes (mempool.h), and recording the
+ * events a free on other streams needs is impossible meanwhile. */
+static bool keep_for_capture(xdev_device_allocator_t *da, xdev_block_t *b) {
+    xdev_capture_t *c = xdev_capture_lock_on_device(da->rec);
+    if (c == NULL) return false;
+    xdev_mempool_t mp = c->pool;
+    bool keep = b->n_used_streams > 0 || b->pool->mempool != (mp != NULL ? mp->id : 0);
+    if (keep) {
+        b->bin_next = c->deferred;
+        c->deferred = b;
+    }
+    pthread_mutex_unlock(&c->lock);
+    return keep;
+}
+
 xdev_status_t xdev_alloc_free(void *ptr) {
     xdev_status_t st = direct_wait_before_free(ptr);
     if (st != XDEV_SUCCESS) return st;
@@ -548,6 +575,11 @@ xdev_status_t xdev_alloc_free(void *ptr) {
     xdev_device_allocator_t *da = take_live((uintptr_t)ptr, &b); /* locked */
     if (da == NULL) return explain_bad_free(ptr);
     if (da->mode == XDEV_ALLOC_MODE_CACHING) {
+        if (XDEV_UNLIKELY(atomic_load_explicit(&xdev_captures_active, memory_order_relaxed) != 0) &&
+            keep_for_capture(da, b)) {
+            xdev_spin_unlock(&da->lock);
+            return XDEV_SUCCESS;
+        }
         xdev_caching_free(da, b);
         xdev_spin_unlock(&da->lock);
         return XDEV_SUCCESS;
@@ -594,6 +626,7 @@ xdev_status_t xdev_record_stream(void *ptr, xdev_stream_t stream) {
 
 xdev_status_t xdev_empty_cache(void) {
     XDEV_CHECK(xdev_core_ensure_init());
+    XDEV_CHECK(xdev_capture_check_unsafe("xdev_empty_cache"));
     xdev_device_allocator_t *all[XDEV_MAX_DEVICE_TYPES * XDEV_MAX_DEVICES];
     int n = xdev_alloc_all(all, XDEV_MAX_DEVICE_TYPES * XDEV_MAX_DEVICES);
     for (int i = 0; i < n; i++) {

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "memory/copy.h"
+#include "runtime/capture.h"
+#include "runtime/stream_internal.h"
 #include "runtime/trace_probe.h"
 #include "memory/alloc_internal.h"
 #include "memory/alloc_lookup.h"
@@ -194,6 +196,25 @@ static xdev_status_t copy_stream(copy_plan_t *p, const void *dst, const void *sr
     return XDEV_SUCCESS;
 }
 
+/* A copy with pageable host memory waits for the host (CUDA makes it
+ * synchronous): it cannot be recorded, nor run beside a capture whose mode
+ * covers this thread. */
+static xdev_status_t capture_copy_check(const copy_plan_t *p, xdev_stream_t s) {
+    bool host_side = p->desc.kind == XDEV_COPY_HOST_TO_DEVICE ||
+                     p->desc.kind == XDEV_COPY_DEVICE_TO_HOST ||
+                     p->desc.kind == XDEV_COPY_HOST_TO_HOST;
+    bool pageable = host_side && !(p->desc.kind == XDEV_COPY_HOST_TO_DEVICE ? p->desc.src_pinned
+                                   : p->desc.kind == XDEV_COPY_DEVICE_TO_HOST
+                                       ? p->desc.dst_pinned
+                                       : p->desc.src_pinned && p->desc.dst_pinned);
+    if (!pageable) return XDEV_SUCCESS;
+    xdev_capture_t *cap = atomic_load_explicit(&s->capture, memory_order_acquire);
+    if (cap != NULL)
+        return xdev_capture_refuse(cap, "an asynchronous copy with pageable host memory (use "
+                                        "xdev_host_alloc memory)");
+    return xdev_capture_unsafe_slow("an asynchronous copy with pageable host memory");
+}
+
 /* Copy kinds as the trace names them. */
 static const char *copy_kind_name(xdev_copy_kind_t k) {
     static const char *const names[] = {"HtoH", "HtoD", "DtoH", "DtoD", "peer"};
@@ -201,6 +222,10 @@ static const char *copy_kind_name(xdev_copy_kind_t k) {
 }
 
 static xdev_status_t enqueue_copy(const copy_plan_t *p, xdev_stream_t s) {
+    if (XDEV_UNLIKELY(atomic_load_explicit(&xdev_captures_active, memory_order_relaxed) != 0)) {
+        xdev_status_t st = capture_copy_check(p, s);
+        if (st != XDEV_SUCCESS) return st;
+    }
     xdev_trace_span_t span;
     bool traced = xdev_tracer_active();
     if (XDEV_UNLIKELY(traced)) xdev_tracer_span_begin(&span, s);
@@ -291,6 +316,7 @@ xdev_status_t xdev_memcpy(void *dst, const void *src, size_t n) {
     XDEV_REQUIRE_ARG(dst);
     XDEV_REQUIRE_ARG(src);
     XDEV_CHECK(xdev_core_ensure_init());
+    XDEV_CHECK(xdev_capture_check_unsafe("xdev_memcpy (a blocking copy)"));
     XDEV_CHECK(memcpy_sync(dst, src, n));
     return XDEV_SUCCESS;
 }

@@ -68,11 +68,12 @@ static void segment_json(void *arg, const xdev_device_allocator_t *da, uintptr_t
                        "%s{\"device\":\"%s:%d\",\"arena\":%d,\"address\":%llu,"
                        "\"total_size\":%zu,\"stream\":\"%p\",\"segment_type\":\"%s\","
                        "\"allocated_size\":%zu,\"active_size\":%zu,\"requested_size\":%zu,"
-                       "\"is_expandable\":%s,\"blocks\":[",
+                       "\"is_expandable\":%s,\"pool\":%llu,\"blocks\":[",
                        c->first_seg ? "" : ",", da->be->name, da->index, da->arena,
                        (unsigned long long)base, size, stream,
                        pool_kind == XDEV_POOL_SMALL ? "small" : "large", allocated, active,
-                       requested, seg != NULL && seg->expandable ? "true" : "false");
+                       requested, seg != NULL && seg->expandable ? "true" : "false",
+                       (unsigned long long)(seg != NULL ? seg->pool->mempool : 0));
     bool fb = true;
     for (const xdev_block_t *b = first; b != NULL; b = single ? NULL : b->next) {
         block_json(c->sb, b, fb);

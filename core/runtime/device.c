@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/error_internal.h"
+#include "runtime/capture.h"
 #include "runtime/process.h"
 #include "runtime/device_record.h"
 #include "runtime/dispatch.h"
@@ -148,6 +149,7 @@ xdev_status_t xdev_get_device_properties(xdev_device_t device, xdev_device_prope
 xdev_status_t xdev_device_synchronize(xdev_device_t device) {
     xdev_device_record_t *rec;
     XDEV_CHECK(xdev_device_lookup(device, &rec));
+    XDEV_CHECK(xdev_capture_check_unsafe("xdev_device_synchronize"));
     XDEV_CHECK(xdev_be_device_synchronize(rec));
     return XDEV_SUCCESS;
 }

@@ -8,6 +8,7 @@
 #include "runtime/dispatch.h"
 #include "runtime/process.h"
 #include "base/error_internal.h"
+#include "runtime/capture.h"
 #include "runtime/event_internal.h"
 #include "runtime/stream_internal.h"
 
@@ -100,6 +101,10 @@ xdev_status_t xdev_core_event_record(xdev_event_t event, xdev_stream_t stream) {
         bool traced = xdev_tracer_active();
         if (XDEV_UNLIKELY(traced)) xdev_tracer_span_begin(&span, stream);
         st = xdev_be_event_record(srec, event->native, stream->native);
+        if (st == XDEV_SUCCESS) {
+            xdev_capture_t *cap = atomic_load_explicit(&stream->capture, memory_order_acquire);
+            event->capture_id = cap != NULL ? cap->id : 0;
+        }
         if (XDEV_UNLIKELY(traced))
             xdev_tracer_span_end(&span, stream, "event_record", "\"event\":\"%p\"", (void *)event);
     }
@@ -115,10 +120,25 @@ xdev_status_t xdev_event_record(xdev_event_t event, xdev_stream_t stream) {
     return XDEV_SUCCESS;
 }
 
+/* An event whose last record is in a capture under way has not happened
+ * and never will before the capture ends: waiting on it is refused. */
+static xdev_status_t check_captured(xdev_event_t event, const char *what) {
+    if (atomic_load_explicit(&xdev_captures_active, memory_order_relaxed) == 0) return XDEV_SUCCESS;
+    pthread_mutex_lock(&event->lock);
+    uint64_t id = event->capture_id;
+    pthread_mutex_unlock(&event->lock);
+    if (id == 0 || !xdev_capture_is_active(id)) return XDEV_SUCCESS;
+    return XDEV_FAIL(XDEV_ERROR_CAPTURE,
+                     "%s: the event was recorded during the capture of graph %llu, which records "
+                     "work instead of running it; wait for it after capture_end and a replay",
+                     what, (unsigned long long)id);
+}
+
 xdev_status_t xdev_event_query(xdev_event_t event) {
     XDEV_CHECK(xdev_event_check(event, "event"));
     xdev_device_record_t *rec = atomic_load_explicit(&event->rec, memory_order_acquire);
     if (rec == NULL) return XDEV_SUCCESS; /* never recorded: nothing pending (torch) */
+    XDEV_CHECK(check_captured(event, "a query of an event recorded in the capture"));
     xdev_status_t st = xdev_be_event_query(rec, event->native);
     if (st == XDEV_SUCCESS || st == XDEV_ERROR_NOT_READY) return st;
     return xdev_core_blame(st, __func__);
@@ -128,6 +148,7 @@ xdev_status_t xdev_event_synchronize(xdev_event_t event) {
     XDEV_CHECK(xdev_event_check(event, "event"));
     xdev_device_record_t *rec = atomic_load_explicit(&event->rec, memory_order_acquire);
     if (rec == NULL) return XDEV_SUCCESS;
+    XDEV_CHECK(check_captured(event, "a synchronize of an event recorded in the capture"));
     XDEV_CHECK(xdev_be_event_synchronize(rec, event->native));
     return XDEV_SUCCESS;
 }

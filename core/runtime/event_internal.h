@@ -17,6 +17,7 @@ struct xdev_event {
     _Atomic(xdev_device_record_t *) rec; /* its device; NULL until first record */
     xdev_device_t device;                /* = rec->id */
     void *native;
+    uint64_t capture_id; /* the capture its last record was recorded in (0: none), under lock */
 };
 
 extern xdev_handle_arena_t xdev_event_arena;

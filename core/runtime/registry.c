@@ -17,6 +17,7 @@
 
 #include "base/env.h"
 #include "base/error_internal.h"
+#include "runtime/capture.h"
 #include "runtime/dispatch.h"
 #include "runtime/hooks.h"
 #include "runtime/process.h"
@@ -350,6 +351,7 @@ bool xdev_launch_blocking(void) {
  * fails; the first failure is reported. */
 xdev_status_t xdev_synchronize(void) {
     XDEV_CHECK(xdev_core_ensure_init());
+    XDEV_CHECK(xdev_capture_check_unsafe("xdev_synchronize"));
     xdev_status_t first = XDEV_SUCCESS;
     xdev_error_state_t first_error;
     for (int t = 0; t < XDEV_MAX_DEVICE_TYPES; t++) {

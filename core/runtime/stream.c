@@ -8,6 +8,7 @@
 #include "base/error_internal.h"
 #include "runtime/event_internal.h"
 #include "runtime/process.h"
+#include "runtime/capture.h"
 #include "runtime/stream_internal.h"
 #include "runtime/device_record.h"
 #include "runtime/dispatch.h"
@@ -200,6 +201,8 @@ xdev_status_t xdev_stream_destroy(xdev_stream_t stream) {
                              stream->be->name, stream->device.index);
     if (stream->owned && !XDEV_HAS(stream->be, stream, destroy))
         XDEV_CHECK(xdev_backend_not_supported(stream->be, "stream.destroy"));
+    xdev_capture_t *cap = atomic_load(&stream->capture);
+    if (cap != NULL) XDEV_CHECK(xdev_capture_refuse(cap, "destroying a capturing stream"));
     /* Finish the work queued so far first: once `closing` is set, the
      * allocator no longer orders frees after this stream (its events cannot
      * be recorded any more), so everything queued before must be done. From
@@ -282,6 +285,9 @@ xdev_status_t xdev_stream_get_priority(xdev_stream_t stream, int *out) {
 
 xdev_status_t xdev_stream_query(xdev_stream_t stream) {
     XDEV_CHECK(xdev_stream_check(stream, "stream"));
+    xdev_capture_t *cap = atomic_load_explicit(&stream->capture, memory_order_acquire);
+    if (XDEV_UNLIKELY(cap != NULL))
+        XDEV_CHECK(xdev_capture_refuse(cap, "a query of a capturing stream"));
     xdev_status_t st = xdev_be_stream_query(stream->rec, stream->native);
     if (st == XDEV_SUCCESS || st == XDEV_ERROR_NOT_READY) return st;
     return xdev_core_blame(st, __func__);
@@ -289,8 +295,21 @@ xdev_status_t xdev_stream_query(xdev_stream_t stream) {
 
 xdev_status_t xdev_stream_synchronize(xdev_stream_t stream) {
     XDEV_CHECK(xdev_stream_check(stream, "stream"));
+    xdev_capture_t *cap = atomic_load_explicit(&stream->capture, memory_order_acquire);
+    if (XDEV_UNLIKELY(cap != NULL))
+        XDEV_CHECK(xdev_capture_refuse(cap, "a synchronize of a capturing stream"));
     XDEV_CHECK(xdev_be_stream_synchronize(stream->rec, stream->native));
     return XDEV_SUCCESS;
+}
+
+/* A wait of `stream` on work that capture `id` recorded (0: work outside
+ * any capture): the stream joins that capture (a fork) or, when it captures
+ * and the work is outside, the capture fails (`what` names the call). */
+static xdev_status_t capture_follow(xdev_stream_t stream, uint64_t id, const char *what) {
+    xdev_capture_t *cap = atomic_load_explicit(&stream->capture, memory_order_acquire);
+    if (id == 0 && cap == NULL) return XDEV_SUCCESS;
+    if (id != 0) return xdev_capture_join_id(id, stream);
+    return xdev_capture_refuse(cap, what);
 }
 
 xdev_status_t xdev_stream_wait_event(xdev_stream_t stream, xdev_event_t event) {
@@ -299,8 +318,11 @@ xdev_status_t xdev_stream_wait_event(xdev_stream_t stream, xdev_event_t event) {
     pthread_mutex_lock(&event->lock);
     xdev_device_record_t *erec = atomic_load(&event->rec);
     void *enative = event->native;
+    uint64_t ecap = event->capture_id;
     pthread_mutex_unlock(&event->lock);
     if (erec == NULL) return XDEV_SUCCESS; /* never recorded: nothing to wait for */
+    XDEV_CHECK(capture_follow(stream, ecap != 0 && xdev_capture_is_active(ecap) ? ecap : 0,
+                              "a wait on an event recorded outside the capture"));
     xdev_backend_t *ebe = erec->be;
     if (ebe != stream->be)
         return XDEV_API_FAIL(XDEV_ERROR_NOT_SUPPORTED,
@@ -320,6 +342,10 @@ xdev_status_t xdev_stream_wait_event(xdev_stream_t stream, xdev_event_t event) {
 
 xdev_status_t xdev_core_stream_wait_stream(xdev_stream_t stream, xdev_stream_t other) {
     if (stream == other) return XDEV_SUCCESS;
+    xdev_capture_t *ocap = atomic_load_explicit(&other->capture, memory_order_acquire);
+    xdev_status_t cst = capture_follow(stream, ocap != NULL ? ocap->id : 0,
+                                       "a wait on a stream that is not capturing");
+    if (cst != XDEV_SUCCESS) return cst;
     xdev_backend_t *be = stream->be;
     if (other->be != be)
         return XDEV_FAIL(XDEV_ERROR_NOT_SUPPORTED,
@@ -359,6 +385,9 @@ xdev_status_t xdev_stream_record_event(xdev_stream_t stream, xdev_event_t event)
 }
 
 xdev_status_t xdev_core_stream_query(xdev_stream_t s) {
+    /* A capturing stream runs nothing: its blocks are not free to reuse yet. */
+    if (atomic_load_explicit(&s->capture, memory_order_acquire) != NULL)
+        return XDEV_ERROR_NOT_READY;
     return XDEV_HAS(s->be, stream, query) ? xdev_be_stream_query(s->rec, s->native) : XDEV_SUCCESS;
 }
 

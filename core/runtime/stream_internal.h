@@ -17,6 +17,8 @@ struct xdev_stream {
     bool owned;           /* false for xdev_stream_wrap_native */
     bool is_default;      /* owned by xdev */
     _Atomic bool closing; /* xdev_stream_destroy has begun: no new use */
+    /* The capture it records into (runtime/capture.h), NULL when it runs its work. */
+    _Atomic(struct xdev_capture *) capture;
 };
 
 extern xdev_handle_arena_t xdev_stream_arena;

@@ -56,7 +56,7 @@ extern "C" {
 
 #define XDEV_BACKEND_ABI_MAJOR 3u
 /* The history of the ABI is in CHANGELOG.md. */
-#define XDEV_BACKEND_ABI_MINOR 1u
+#define XDEV_BACKEND_ABI_MINOR 2u
 #define XDEV_BACKEND_ENTRY_SYMBOL "xdev_backend_entry"
 
 /* True when `table` (which starts with its size) is long enough to hold `slot`. */
@@ -279,6 +279,12 @@ typedef struct xdev_rng_fill_desc {
     uint64_t threshold; /* BERNOULLI: 0 .. 2^32 */
     xdev_backend_device_t *device;
     void *stream; /* native */
+    /* Since ABI 3.2, set only in a capture: device memory holding two
+     * uint64_t, the Philox key and a base offset, written before each replay;
+     * the fill then uses key = philox_state[0] and element 0's word position
+     * philox_state[1] + offset (read when the fill runs, not when enqueued),
+     * ignoring `seed`. NULL: seed and offset as above. */
+    const uint64_t *philox_state;
 } xdev_rng_fill_desc_t;
 
 typedef struct xdev_rng_vtable {
@@ -369,6 +375,11 @@ typedef struct xdev_kernel_vtable {
     XDEV_SLOTS_KERNEL(XDEV_SLOT_FIELD)
 } xdev_kernel_vtable_t;
 
+typedef struct xdev_graph_vtable {
+    size_t size;
+    XDEV_SLOTS_GRAPH(XDEV_SLOT_FIELD)
+} xdev_graph_vtable_t;
+
 typedef struct xdev_backend_api {
     size_t size; /* sizeof(xdev_backend_api_t) as the backend was built */
     uint32_t abi_major;
@@ -402,6 +413,7 @@ typedef struct xdev_backend_api {
      * (a plugin found on the plugin path or named in XDEV_BACKEND). */
     uint32_t flags;
     const xdev_kernel_vtable_t *kernel; /* optional; since ABI 3.1 */
+    const xdev_graph_vtable_t *graph;   /* optional; since ABI 3.2 */
 } xdev_backend_api_t;
 
 /* The plugin's exported entry point (named XDEV_BACKEND_ENTRY_SYMBOL). */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* xdev/backend_slots.h - the one list of backend slots (ABI 3.1).
+/* xdev/backend_slots.h - the one list of backend slots (ABI 3.2).
  *
  * Every table of the backend ABI (xdev/backend.h), the core's typed dispatch
  * helpers, the null skeleton's declarations and the ABI pins of tests/
@@ -252,6 +252,25 @@
     X(kernel, compile, OPTIONAL, DEV, 1, (const xdev_compile_desc_t *desc, xdev_compiled_t *out),  \
       (desc, out))
 
+/* ------------------------------------------------------------------- graph */
+/* Stream capture and replay (xdev/graph.h). NULL (any of the four): capture
+ * is XDEV_ERROR_NOT_SUPPORTED, naming the backend. The core checks what the
+ * capture may contain (it refuses synchronizes, blocking copies and the like
+ * itself); the backend records what is enqueued on `stream` - and on every
+ * stream that waits on an event recorded on a capturing stream (fork/join) -
+ * until capture_end. A backend refuses to end a capture whose forked streams
+ * did not join back (XDEV_ERROR_CAPTURE, saying so). */
+#define XDEV_SLOTS_GRAPH(X)                                                                        \
+    /* Start recording on `stream`; mode is xdev_capture_mode_t (xdev/graph.h). */                 \
+    X(graph, capture_begin, OPTIONAL, DEV, 2, (void *stream, int mode), (stream, mode))            \
+    /* Stop recording on `stream` and give what it recorded as a graph ready to launch (*graph).   \
+     * On failure recording has stopped all the same and nothing is returned. */                   \
+    X(graph, capture_end, OPTIONAL, DEV, 2, (void *stream, void **graph), (stream, graph))         \
+    /* Enqueue one replay of `graph` on `stream` (of the same device). */                          \
+    X(graph, launch, OPTIONAL, DEV, 2, (void *graph, void *stream), (graph, stream))               \
+    /* Called once no replay is pending (the core synchronized the device). */                     \
+    X(graph, destroy, OPTIONAL, DEV, 2, (void *graph), (graph))
+
 /* Every table: T(table, list macro) in the order of xdev_backend_api_t. */
 #define XDEV_BACKEND_TABLES(T)                                                                     \
     T(device, XDEV_SLOTS_DEVICE)                                                                   \
@@ -265,7 +284,8 @@
     T(ipc, XDEV_SLOTS_IPC)                                                                         \
     T(ops, XDEV_SLOTS_OPS)                                                                         \
     T(comm, XDEV_SLOTS_COMM)                                                                       \
-    T(kernel, XDEV_SLOTS_KERNEL)
+    T(kernel, XDEV_SLOTS_KERNEL)                                                                   \
+    T(graph, XDEV_SLOTS_GRAPH)
 
 /* ------------------------------------------------------- expansion helpers */
 #define XDEV_SLOT_STRIP(...) __VA_ARGS__

@@ -50,6 +50,7 @@ typedef enum xdev_status {
     XDEV_ERROR_NOT_FOUND = 13,          /* a name (kernel) that the object does not have */
     XDEV_ERROR_LAUNCH_FAILURE = 14,     /* a kernel faulted or trapped (reported at a sync) */
     XDEV_ERROR_COMPILE = 15,            /* kernel source or options the compiler refused */
+    XDEV_ERROR_CAPTURE = 16,            /* not allowed while a stream captures (xdev/graph.h) */
 } xdev_status_t;
 
 /* Short constant name of a status ("XDEV_ERROR_INVALID_VALUE"); never NULL. */

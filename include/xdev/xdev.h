@@ -60,5 +60,6 @@
 #include "xdev/dtype.h"
 #include "xdev/ops.h"
 #include "xdev/kernel.h"
+#include "xdev/graph.h"
 
 #endif

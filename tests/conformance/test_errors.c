@@ -28,6 +28,7 @@ static const struct {
     {XDEV_ERROR_NOT_FOUND, "XDEV_ERROR_NOT_FOUND"},
     {XDEV_ERROR_LAUNCH_FAILURE, "XDEV_ERROR_LAUNCH_FAILURE"},
     {XDEV_ERROR_COMPILE, "XDEV_ERROR_COMPILE"},
+    {XDEV_ERROR_CAPTURE, "XDEV_ERROR_CAPTURE"},
 };
 #define N_STATUSES (sizeof k_statuses / sizeof k_statuses[0])
 

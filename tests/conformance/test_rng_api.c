@@ -378,7 +378,8 @@ START_TEST(abi_layout) {
     ck_assert_uint_eq(offsetof(xdev_rng_fill_desc_t, threshold), 80);
     ck_assert_uint_eq(offsetof(xdev_rng_fill_desc_t, device), 88);
     ck_assert_uint_eq(offsetof(xdev_rng_fill_desc_t, stream), 96);
-    ck_assert_uint_eq(sizeof(xdev_rng_fill_desc_t), 104);
+    ck_assert_uint_eq(offsetof(xdev_rng_fill_desc_t, philox_state), 104); /* ABI 3.2 */
+    ck_assert_uint_eq(sizeof(xdev_rng_fill_desc_t), 112);
     ck_assert_int_eq(XDEV_RNG_FILL_BERNOULLI, 3);
     ck_assert_int_eq(XDEV_RNG_FORMAT_I64, 3);
     ck_assert_int_eq(XDEV_RNG_STATE_SIZE, 24);

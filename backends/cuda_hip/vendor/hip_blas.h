@@ -61,4 +61,14 @@
 
 #define XC_BLAS_COMPUTE_TF32 HIPBLAS_COMPUTE_32F
 
+/* A workspace of the caller's (cuda_blas.c sets one in captures):
+ * hipblasSetWorkspace came with hipBLAS 3.0 (ROCm 7.0); before it rocBLAS
+ * keeps its own, and captures of hipBLAS calls use that. */
+#if defined(hipblasVersionMajor) && hipblasVersionMajor >= 3
+#define XC_BLAS_WORKSPACE 1
+#define cublasSetWorkspace hipblasSetWorkspace
+#else
+#define XC_BLAS_WORKSPACE 0
+#endif
+
 #endif

@@ -29,6 +29,10 @@
 #define cudaIpcMemHandle_t hipIpcMemHandle_t
 #define cudaIpcEventHandle_t hipIpcEventHandle_t
 #define cudaHostFn_t hipHostFn_t
+#define cudaGraph_t hipGraph_t
+#define cudaGraphExec_t hipGraphExec_t
+#define cudaStreamCaptureMode hipStreamCaptureMode
+#define cudaStreamCaptureStatus hipStreamCaptureStatus
 
 #define cudaSuccess hipSuccess
 #define cudaErrorNotReady hipErrorNotReady
@@ -40,6 +44,16 @@
 #define cudaErrorInvalidValue hipErrorInvalidValue
 #define cudaErrorInsufficientDriver hipErrorInsufficientDriver
 #define cudaErrorPeerAccessAlreadyEnabled hipErrorPeerAccessAlreadyEnabled
+#define cudaErrorIllegalState hipErrorIllegalState
+#define cudaErrorStreamCaptureUnsupported hipErrorStreamCaptureUnsupported
+#define cudaErrorStreamCaptureInvalidated hipErrorStreamCaptureInvalidated
+#define cudaErrorStreamCaptureMerge hipErrorStreamCaptureMerge
+#define cudaErrorStreamCaptureUnmatched hipErrorStreamCaptureUnmatched
+#define cudaErrorStreamCaptureUnjoined hipErrorStreamCaptureUnjoined
+#define cudaErrorStreamCaptureIsolation hipErrorStreamCaptureIsolation
+#define cudaErrorStreamCaptureImplicit hipErrorStreamCaptureImplicit
+#define cudaErrorCapturedEvent hipErrorCapturedEvent
+#define cudaErrorStreamCaptureWrongThread hipErrorStreamCaptureWrongThread
 
 #define cudaStreamNonBlocking hipStreamNonBlocking
 #define cudaStreamPerThread hipStreamPerThread
@@ -61,6 +75,12 @@
 #define cudaDevAttrMaxGridDimZ hipDeviceAttributeMaxGridDimZ
 #define cudaDevAttrMaxSharedMemoryPerBlock hipDeviceAttributeMaxSharedMemoryPerBlock
 #define cudaDevAttrWarpSize hipDeviceAttributeWarpSize
+#define cudaStreamCaptureModeGlobal hipStreamCaptureModeGlobal
+#define cudaStreamCaptureModeThreadLocal hipStreamCaptureModeThreadLocal
+#define cudaStreamCaptureModeRelaxed hipStreamCaptureModeRelaxed
+#define cudaStreamCaptureStatusNone hipStreamCaptureStatusNone
+#define cudaStreamCaptureStatusActive hipStreamCaptureStatusActive
+#define cudaStreamCaptureStatusInvalidated hipStreamCaptureStatusInvalidated
 
 /* CUDA's driver API for modules and launches (cuda_kernel.c): libamdhip64
  * exports the twins, so the HIP plugin calls them directly. */
@@ -105,6 +125,13 @@
 #define cudaStreamQuery hipStreamQuery
 #define cudaStreamSynchronize hipStreamSynchronize
 #define cudaStreamWaitEvent hipStreamWaitEvent
+#define cudaStreamBeginCapture hipStreamBeginCapture
+#define cudaStreamEndCapture hipStreamEndCapture
+#define cudaStreamIsCapturing hipStreamIsCapturing
+#define cudaGraphInstantiateWithFlags hipGraphInstantiateWithFlags
+#define cudaGraphLaunch hipGraphLaunch
+#define cudaGraphExecDestroy hipGraphExecDestroy
+#define cudaGraphDestroy hipGraphDestroy
 
 #define cudaEventCreateWithFlags hipEventCreateWithFlags
 #define cudaEventDestroy hipEventDestroy
@@ -207,6 +234,19 @@ static inline hipError_t xc_vendor_launch_host_func(hipStream_t s, void (*fn)(vo
     hipError_t err = hipStreamAddCallback(s, xc_hip_host_trampoline, call, 0);
     if (err != hipSuccess) free(call);
     return err;
+}
+
+/* hipStreamGetCaptureInfo keeps CUDA 12's three arguments (cuda_graph.c). */
+#define XC_CAPTURE_INFO_CALL "hipStreamGetCaptureInfo"
+static inline hipError_t xc_vendor_capture_info(hipStream_t s, hipStreamCaptureStatus *status,
+                                                unsigned long long *id) {
+    return hipStreamGetCaptureInfo(s, status, id);
+}
+
+/* hipBLAS documents no workspace size: the largest cuBLAS recommends. */
+static inline size_t xc_vendor_blas_workspace_bytes(int device) {
+    (void)device;
+    return (size_t)32 << 20;
 }
 
 /* Kernel images hipModuleLoadData takes: code objects and offload bundles. */

@@ -37,6 +37,11 @@
  *                             hip/hiprtc.h), so cuda_rtc.c builds the
  *                             compile slots; the library itself is opened at
  *                             run time (NVRTC's names, mapped to hiprtc's)
+ *   xc_vendor_capture_info    is a stream capturing, and the capture's id
+ *                             (cudaStreamGetCaptureInfo, whose arguments
+ *                             CUDA 13 changed), XC_CAPTURE_INFO_CALL its name
+ *   xc_vendor_blas_workspace_bytes  the BLAS workspace a capture gives each
+ *                             stream (cublasSetWorkspace's recommended size)
  * and the optional parts each vendor has or lacks (NVML vs rocm-smi, NVTX vs
  * roctx, cuBLAS/cuFFT vs hipBLAS/hipFFT) are chosen by the build
  * (backends/cuda/CMakeLists.txt, backends/hip/CMakeLists.txt). */
@@ -90,6 +95,32 @@ static inline bool xc_vendor_host_is_pageable(const void *host) {
         return true;
     }
     return a.type == cudaMemoryTypeUnregistered;
+}
+
+/* Whether `s` records into a capture, and that capture's sequence id (the
+ * streams forked into a capture share it): cuda_graph.c. CUDA 13 gave
+ * cudaStreamGetCaptureInfo the arguments of the former _v3. */
+#define XC_CAPTURE_INFO_CALL "cudaStreamGetCaptureInfo"
+static inline cudaError_t xc_vendor_capture_info(cudaStream_t s,
+                                                 enum cudaStreamCaptureStatus *status,
+                                                 unsigned long long *id) {
+#if CUDART_VERSION >= 13000
+    return cudaStreamGetCaptureInfo(s, status, id, NULL, NULL, NULL, NULL);
+#else
+    return cudaStreamGetCaptureInfo(s, status, id);
+#endif
+}
+
+/* cuBLAS's recommended workspace (cublasSetWorkspace): 32 MiB from Hopper
+ * (compute capability 9) on, 4 MiB before; 32 MiB when the device does not
+ * say. */
+static inline size_t xc_vendor_blas_workspace_bytes(int device) {
+    int major = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) {
+        (void)cudaGetLastError();
+        major = 9;
+    }
+    return (size_t)(major >= 9 ? 32 : 4) << 20;
 }
 
 /* Kernel images (xdev_image_format_t) cuModuleLoadData takes. */

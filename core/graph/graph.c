@@ -1,0 +1,357 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* graph.c - graphs (xdev/graph.h): capture a stream's work through the
+ * backend's graph table, replay it, reset it.
+ *
+ * The graph owns its capture (runtime/capture.h: streams, mode, pool,
+ * random-number cells, blocks kept) from capture_begin until reset. Replays
+ * and the destroy of one graph meet on the graph's mutex, and a destroy
+ * first waits for calls already inside the graph (`users`), so a replay
+ * racing a destroy either runs whole before it or fails cleanly after. */
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error_internal.h"
+#include "base/handle_arena.h"
+#include "math/rng_internal.h"
+#include "memory/mempool.h"
+#include "runtime/capture.h"
+#include "runtime/device_record.h"
+#include "runtime/dispatch.h"
+#include "runtime/process.h"
+#include "runtime/stream_internal.h"
+#include "runtime/trace_probe.h"
+#include "xdev/graph.h"
+
+enum { GRAPH_EMPTY = 0, GRAPH_CAPTURING = 1, GRAPH_READY = 2 };
+
+struct xdev_graph {
+    xdev_handle_header_t hdr;
+    pthread_mutex_t lock;
+    _Atomic int users;    /* calls inside the graph (a destroy waits for them) */
+    _Atomic bool closing; /* a destroy has begun */
+    uint64_t id;
+    /* Under lock: */
+    int state;
+    xdev_device_record_t *rec;
+    xdev_capture_t *cap; /* CAPTURING and READY */
+    void *native;        /* READY: the backend's graph */
+    xdev_mempool_t pool; /* CAPTURING and READY: held */
+};
+
+#define GRAPH_MAGIC 0x48505247u /* "GRPH" */
+#define GRAPH_SLOT ((sizeof(struct xdev_graph) + 63) / 64 * 64)
+
+static xdev_handle_arena_t g_graph_arena = XDEV_HANDLE_ARENA_INIT("graph", GRAPH_MAGIC, GRAPH_SLOT);
+static _Atomic uint64_t g_next_id = 1;
+
+static xdev_status_t graph_check(xdev_graph_t g) {
+    xdev_status_t pst = xdev_process_check();
+    if (pst != XDEV_SUCCESS) return pst;
+    if (g == NULL) return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "graph argument 'g' is NULL");
+    if (xdev_handle_is_live(&g_graph_arena, g)) return XDEV_SUCCESS;
+    if (xdev_handle_is_slot(&g_graph_arena, g))
+        return XDEV_FAIL(XDEV_ERROR_INVALID_HANDLE, "graph %p has been destroyed", (void *)g);
+    return XDEV_FAIL(XDEV_ERROR_INVALID_HANDLE, "'g' (%p) is not an xdev graph", (void *)g);
+}
+
+/* Check g and count this call inside it; graph_leave undoes. */
+static xdev_status_t graph_enter(xdev_graph_t g) {
+    xdev_status_t st = graph_check(g);
+    if (st != XDEV_SUCCESS) return st;
+    atomic_fetch_add(&g->users, 1);
+    if (atomic_load(&g->closing) || !xdev_handle_is_live(&g_graph_arena, g)) {
+        atomic_fetch_sub(&g->users, 1);
+        return XDEV_FAIL(XDEV_ERROR_INVALID_HANDLE, "graph %p is being destroyed", (void *)g);
+    }
+    return XDEV_SUCCESS;
+}
+
+static void graph_leave(xdev_graph_t g) {
+    atomic_fetch_sub(&g->users, 1);
+}
+
+static xdev_status_t resolve_stream(xdev_device_record_t *rec, xdev_stream_t *s) {
+    if (*s != NULL) return xdev_stream_check(*s, "stream");
+    return rec != NULL ? xdev_core_current_stream(rec, s) : xdev_core_current_stream_default(s);
+}
+
+/* Free what a capture holds once nothing can run it any more (lock held). */
+static void drop_capture(xdev_graph_t g) {
+    xdev_capture_t *cap = g->cap;
+    if (cap != NULL) {
+        xdev_rng_capture_release(cap);
+        xdev_mempool_drop_deferred(cap);
+        pthread_mutex_destroy(&cap->lock);
+        free(cap);
+    }
+    if (g->pool != NULL) xdev_mempool_release_graph(g->pool);
+    g->cap = NULL;
+    g->pool = NULL;
+    g->native = NULL;
+    g->state = GRAPH_EMPTY;
+}
+
+/* Reset a READY graph (lock held): wait for its replays, free it. */
+static xdev_status_t reset_locked(xdev_graph_t g) {
+    if (g->state == GRAPH_CAPTURING)
+        return XDEV_FAIL(XDEV_ERROR_CAPTURE,
+                         "graph %llu is capturing: end the capture (capture_end) first",
+                         (unsigned long long)g->id);
+    if (g->state == GRAPH_EMPTY) return XDEV_SUCCESS;
+    xdev_status_t st = xdev_capture_check_unsafe("resetting or destroying a graph (it waits for "
+                                                 "the device)");
+    if (st == XDEV_SUCCESS && xdev_capture_on_device(g->rec))
+        st = XDEV_FAIL(XDEV_ERROR_CAPTURE,
+                       "resetting or destroying graph %llu waits for " XDEV_REC_FMT
+                       ", on which another capture is under way: wait for its capture_end",
+                       (unsigned long long)g->id, XDEV_REC_ARGS(g->rec));
+    if (st == XDEV_SUCCESS) st = xdev_be_device_synchronize(g->rec);
+    if (st != XDEV_SUCCESS) return st;
+    (void)xdev_be_graph_destroy(g->rec, g->native);
+    drop_capture(g);
+    return XDEV_SUCCESS;
+}
+
+/* ------------------------------------------------------------- public API */
+
+xdev_status_t xdev_graph_create(xdev_graph_t *out) {
+    XDEV_REQUIRE_ARG(out);
+    *out = NULL;
+    XDEV_CHECK(xdev_core_ensure_init());
+    xdev_graph_t g = xdev_handle_alloc(&g_graph_arena);
+    if (g == NULL) return XDEV_API_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no memory for a graph handle");
+    pthread_mutex_init(&g->lock, NULL);
+    g->id = atomic_fetch_add(&g_next_id, 1);
+    *out = g;
+    return XDEV_SUCCESS;
+}
+
+/* capture_begin's work (g entered and locked). */
+static xdev_status_t begin_locked(xdev_graph_t g, xdev_stream_t stream, xdev_capture_mode_t mode,
+                                  xdev_mempool_t pool) {
+    if (g->state != GRAPH_EMPTY)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                         g->state == GRAPH_CAPTURING
+                             ? "graph %llu is already capturing (capture begun twice)"
+                             : "graph %llu already holds a capture: reset it first",
+                         (unsigned long long)g->id);
+    xdev_device_record_t *rec = stream->rec;
+    if (!XDEV_HAS(rec->be, graph, capture_begin) || !XDEV_HAS(rec->be, graph, capture_end) ||
+        !XDEV_HAS(rec->be, graph, launch) || !XDEV_HAS(rec->be, graph, destroy))
+        return xdev_backend_not_supported(rec->be,
+                                          "graph.capture_begin/capture_end/launch/destroy");
+    xdev_status_t st = xdev_mempool_supported(rec);
+    if (st != XDEV_SUCCESS) return st;
+    if (pool != NULL) {
+        if ((st = xdev_mempool_check(pool, "pool")) != XDEV_SUCCESS) return st;
+        if (pool->rec != rec)
+            return XDEV_FAIL(XDEV_ERROR_CROSS_DEVICE,
+                             "the pool belongs to " XDEV_REC_FMT " but the stream to " XDEV_REC_FMT,
+                             XDEV_REC_ARGS(pool->rec), XDEV_REC_ARGS(rec));
+        xdev_mempool_retain_graph(pool);
+    } else {
+        if ((st = xdev_mempool_new(rec, NULL, &pool)) != XDEV_SUCCESS) return st;
+        xdev_mempool_retain_graph(pool);
+        xdev_mempool_drop_user(pool); /* the graph's reference only */
+    }
+    xdev_capture_t *cap = calloc(1, sizeof *cap);
+    if (cap == NULL) {
+        xdev_mempool_release_graph(pool);
+        return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for a capture");
+    }
+    cap->id = g->id;
+    cap->rec = rec;
+    cap->mode = (int)mode;
+    cap->pool = pool;
+    g->rec = rec;
+    g->cap = cap;
+    g->pool = pool;
+    st = xdev_capture_start(cap, stream);
+    if (st == XDEV_SUCCESS) {
+        st = xdev_be_graph_capture_begin(rec, stream->native, (int)mode);
+        if (st != XDEV_SUCCESS) xdev_capture_stop(cap);
+    }
+    if (st != XDEV_SUCCESS) {
+        drop_capture(g);
+        return st;
+    }
+    g->state = GRAPH_CAPTURING;
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_graph_capture_begin(xdev_graph_t g, xdev_stream_t stream,
+                                       xdev_capture_mode_t mode, xdev_mempool_t pool) {
+    if ((unsigned)mode > XDEV_CAPTURE_RELAXED)
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
+                             "mode %d is not an xdev_capture_mode_t (GLOBAL 0, THREAD_LOCAL 1, "
+                             "RELAXED 2)",
+                             (int)mode);
+    XDEV_CHECK(resolve_stream(NULL, &stream));
+    XDEV_CHECK(graph_enter(g));
+    pthread_mutex_lock(&g->lock);
+    xdev_status_t st = begin_locked(g, stream, mode, pool);
+    pthread_mutex_unlock(&g->lock);
+    graph_leave(g);
+    XDEV_CHECK(st);
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t end_locked(xdev_graph_t g) {
+    if (g->state != GRAPH_CAPTURING)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                         "graph %llu is not capturing (capture_end without capture_begin)",
+                         (unsigned long long)g->id);
+    xdev_capture_t *cap = g->cap;
+    xdev_stream_t origin = cap->origin;
+    if (cap->mode != XDEV_CAPTURE_RELAXED && !pthread_equal(cap->thread, pthread_self()))
+        return XDEV_FAIL(XDEV_ERROR_CAPTURE,
+                         "graph %llu's capture (mode %s) must end on the thread that began it "
+                         "(CUDA keeps such a capture going); it is still under way",
+                         (unsigned long long)g->id,
+                         cap->mode == XDEV_CAPTURE_GLOBAL ? "global" : "thread_local");
+    pthread_mutex_lock(&cap->lock);
+    bool valid = cap->invalid == XDEV_SUCCESS;
+    pthread_mutex_unlock(&cap->lock);
+    xdev_status_t fst = valid ? xdev_rng_capture_finish(cap) : XDEV_SUCCESS;
+    void *native = NULL;
+    xdev_status_t st = xdev_be_graph_capture_end(g->rec, origin->native, &native);
+    xdev_capture_stop(cap);
+    pthread_mutex_lock(&cap->lock);
+    xdev_status_t inv = cap->invalid;
+    char reason[sizeof cap->reason];
+    memcpy(reason, cap->reason, sizeof reason);
+    pthread_mutex_unlock(&cap->lock);
+    if (st == XDEV_SUCCESS && (inv != XDEV_SUCCESS || fst != XDEV_SUCCESS))
+        (void)xdev_be_graph_destroy(g->rec, native);
+    if (inv != XDEV_SUCCESS) {
+        drop_capture(g);
+        return XDEV_FAIL(inv, "the capture of graph %llu was invalidated: %s",
+                         (unsigned long long)g->id, reason);
+    }
+    if (st != XDEV_SUCCESS || fst != XDEV_SUCCESS) {
+        xdev_status_t bad = st != XDEV_SUCCESS ? st : fst;
+        drop_capture(g);
+        return bad; /* the backend's message */
+    }
+    g->native = native;
+    g->state = GRAPH_READY;
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_graph_capture_end(xdev_graph_t g) {
+    XDEV_CHECK(graph_enter(g));
+    pthread_mutex_lock(&g->lock);
+    xdev_status_t st = end_locked(g);
+    pthread_mutex_unlock(&g->lock);
+    graph_leave(g);
+    XDEV_CHECK(st);
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t replay_locked(xdev_graph_t g, xdev_stream_t stream) {
+    if (g->state != GRAPH_READY)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                         g->state == GRAPH_CAPTURING
+                             ? "graph %llu is still capturing: end the capture first"
+                             : "graph %llu holds nothing to replay (never captured, or reset: its "
+                               "pool was released)",
+                         (unsigned long long)g->id);
+    if (stream->rec != g->rec)
+        return XDEV_FAIL(XDEV_ERROR_CROSS_DEVICE,
+                         "graph %llu was captured on " XDEV_REC_FMT
+                         " and cannot be replayed on a stream of " XDEV_REC_FMT,
+                         (unsigned long long)g->id, XDEV_REC_ARGS(g->rec),
+                         XDEV_REC_ARGS(stream->rec));
+    if (atomic_load_explicit(&stream->capture, memory_order_acquire) != NULL)
+        return XDEV_FAIL(XDEV_ERROR_CAPTURE,
+                         "replaying graph %llu on a capturing stream is not supported (graphs do "
+                         "not nest)",
+                         (unsigned long long)g->id);
+    xdev_trace_span_t span;
+    bool traced = xdev_tracer_active();
+    if (XDEV_UNLIKELY(traced)) xdev_tracer_span_begin(&span, stream);
+    xdev_status_t st = g->cap->nrng > 0 ? xdev_rng_capture_replay(g->cap, stream) : XDEV_SUCCESS;
+    if (st == XDEV_SUCCESS) st = xdev_be_graph_launch(g->rec, g->native, stream->native);
+    if (XDEV_UNLIKELY(traced)) {
+        if (st == XDEV_SUCCESS)
+            xdev_tracer_span_end(&span, stream, "graph_replay", "\"graph\":%llu",
+                                 (unsigned long long)g->id);
+        else
+            xdev_tracer_span_cancel(&span, stream);
+    }
+    return st;
+}
+
+xdev_status_t xdev_graph_replay(xdev_graph_t g, xdev_stream_t stream) {
+    XDEV_CHECK(graph_enter(g));
+    xdev_status_t st = XDEV_SUCCESS;
+    pthread_mutex_lock(&g->lock);
+    xdev_device_record_t *rec = g->rec;
+    if (stream == NULL && rec == NULL)
+        st = XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "graph %llu holds nothing to replay",
+                       (unsigned long long)g->id);
+    if (st == XDEV_SUCCESS) st = resolve_stream(rec, &stream);
+    if (st == XDEV_SUCCESS) st = replay_locked(g, stream);
+    pthread_mutex_unlock(&g->lock);
+    graph_leave(g);
+    XDEV_CHECK(st);
+    XDEV_CHECK(xdev_core_after_enqueue(stream));
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_graph_reset(xdev_graph_t g) {
+    XDEV_CHECK(graph_enter(g));
+    pthread_mutex_lock(&g->lock);
+    xdev_status_t st = reset_locked(g);
+    pthread_mutex_unlock(&g->lock);
+    graph_leave(g);
+    XDEV_CHECK(st);
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_graph_destroy(xdev_graph_t g) {
+    XDEV_CHECK(graph_check(g));
+    bool was = false;
+    if (!atomic_compare_exchange_strong(&g->closing, &was, true))
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_HANDLE,
+                             "graph %p is already being destroyed by another thread", (void *)g);
+    while (atomic_load(&g->users) != 0)
+        sched_yield();
+    pthread_mutex_lock(&g->lock);
+    xdev_status_t st = reset_locked(g);
+    pthread_mutex_unlock(&g->lock);
+    if (st != XDEV_SUCCESS) {
+        atomic_store(&g->closing, false);
+        XDEV_CHECK(st);
+    }
+    pthread_mutex_destroy(&g->lock);
+    xdev_handle_free(&g_graph_arena, g);
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_graph_pool(xdev_graph_t g, xdev_mempool_t *out) {
+    XDEV_REQUIRE_ARG(out);
+    XDEV_CHECK(graph_enter(g));
+    pthread_mutex_lock(&g->lock);
+    *out = g->pool;
+    pthread_mutex_unlock(&g->lock);
+    graph_leave(g);
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_graph_id(xdev_graph_t g, uint64_t *out) {
+    XDEV_REQUIRE_ARG(out);
+    XDEV_CHECK(graph_check(g));
+    *out = g->id;
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_stream_is_capturing(xdev_stream_t stream, bool *out) {
+    XDEV_REQUIRE_ARG(out);
+    *out = false;
+    XDEV_CHECK(xdev_core_ensure_init());
+    XDEV_CHECK(resolve_stream(NULL, &stream));
+    *out = atomic_load_explicit(&stream->capture, memory_order_acquire) != NULL;
+    return XDEV_SUCCESS;
+}

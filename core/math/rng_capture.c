@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* rng_capture.c - random fills inside graphs (xdev/graph.h, "Random numbers").
+ *
+ * A fill recorded in a capture cannot carry the generator's offset by
+ * value: each replay must draw new numbers. So a captured fill reads its
+ * Philox key and base offset from a small device cell (the fill
+ * descriptor's philox_state) and carries only its offset relative to the
+ * graph's start. Per generator the capture keeps one cell of 4 words: key,
+ * base offset, the graph's total draw, 0. The capture ends with an ops.add
+ * of the total into the base, recorded on the origin stream after
+ * everything else, so a replay leaves the cell ready for the next one; a
+ * replay writes the cell (ops.fill) only when the generator moved in
+ * between (eager fills, a reseed) - the steady replay loop costs nothing.
+ * Each replay starts at the generator's offset rounded up to 4 words and
+ * advances it by the total, so it draws what eager fills from there would. */
+#include <string.h>
+
+#include "base/error_internal.h"
+#include "math/rng_internal.h"
+#include "memory/alloc_internal.h"
+#include "runtime/capture.h"
+#include "runtime/device_record.h"
+#include "runtime/dispatch.h"
+#include "runtime/stream_internal.h"
+
+#define CELL_BYTES (4 * sizeof(uint64_t))
+
+xdev_status_t xdev_rng_capture_reserve(xdev_capture_t *cap, xdev_generator_t gen, xdev_stream_t s,
+                                       unsigned words, uint64_t count, uint64_t *rel_start,
+                                       const uint64_t **cell) {
+    if (!XDEV_HAS(s->be, ops, fill) || !XDEV_HAS(s->be, ops, add))
+        return xdev_backend_not_supported(s->be, "ops.fill and ops.add (random fills in graphs)");
+    pthread_mutex_lock(&cap->lock);
+    int i = 0;
+    while (i < cap->nrng && cap->rng[i].generator != (void *)gen)
+        i++;
+    bool fresh = i == cap->nrng;
+    pthread_mutex_unlock(&cap->lock);
+    if (fresh) {
+        if (i == XDEV_CAPTURE_MAX_RNG)
+            return XDEV_FAIL(XDEV_ERROR_CAPTURE, "a graph may draw from at most %d generators",
+                             XDEV_CAPTURE_MAX_RNG);
+        void *p = NULL;
+        xdev_status_t st = xdev_alloc_malloc_on(s, CELL_BYTES, &p); /* the capture's pool */
+        if (st != XDEV_SUCCESS) return st;
+        pthread_mutex_lock(&cap->lock);
+        xdev_capture_rng_t *e = &cap->rng[cap->nrng++];
+        memset(e, 0, sizeof *e);
+        e->generator = gen;
+        e->cell = p;
+        pthread_mutex_unlock(&cap->lock);
+    }
+    pthread_mutex_lock(&cap->lock);
+    xdev_capture_rng_t *e = &cap->rng[i];
+    uint64_t start = e->total;
+    if (start % words != 0) start += words - start % words;
+    e->total = start + count * words;
+    *rel_start = start;
+    *cell = e->cell;
+    pthread_mutex_unlock(&cap->lock);
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_rng_capture_finish(xdev_capture_t *cap) {
+    xdev_stream_t s = cap->origin;
+    for (int i = 0; i < cap->nrng; i++) {
+        uint64_t *cell = cap->rng[i].cell;
+        xdev_status_t st =
+            xdev_be_ops_add(s->rec, &cell[1], &cell[2], XDEV_DTYPE_I64, 1, s->native);
+        if (st != XDEV_SUCCESS) return st;
+    }
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_rng_capture_replay(xdev_capture_t *cap, xdev_stream_t s) {
+    for (int i = 0; i < cap->nrng; i++) {
+        xdev_capture_rng_t *e = &cap->rng[i];
+        xdev_generator_t gen = e->generator;
+        if (gen != NULL) {
+            xdev_status_t st = xdev_generator_check(gen, "the graph's generator");
+            if (st != XDEV_SUCCESS)
+                return XDEV_FAIL(XDEV_ERROR_INVALID_HANDLE,
+                                 "the graph draws from a generator that has been destroyed");
+        }
+        xdev_rng_gen_t *g = gen != NULL ? xdev_rng_generator_lock(gen)
+                                        : xdev_rng_default_lock(s->device.type, s->device.index);
+        uint64_t base = (g->offset + 3) & ~(uint64_t)3, end;
+        if (base < g->offset || __builtin_add_overflow(base, e->total, &end)) {
+            xdev_rng_unlock(g);
+            return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                             "the generator's offset (%llu words) leaves no room for the graph's "
+                             "%llu words before 2^64; reseed it",
+                             (unsigned long long)g->offset, (unsigned long long)e->total);
+        }
+        xdev_status_t st = XDEV_SUCCESS;
+        if (!e->total_written) {
+            const uint64_t tail[2] = {e->total, 0};
+            st = xdev_be_ops_fill(s->rec, &e->cell[2], tail, sizeof tail, 1, s->native);
+            e->total_written = st == XDEV_SUCCESS;
+        }
+        if (st == XDEV_SUCCESS && (!e->known || e->key != g->seed || e->next_offset != base)) {
+            const uint64_t head[2] = {g->seed, base};
+            st = xdev_be_ops_fill(s->rec, &e->cell[0], head, sizeof head, 1, s->native);
+        }
+        if (st == XDEV_SUCCESS) {
+            g->offset = end;
+            e->known = true;
+            e->key = g->seed;
+            e->next_offset = end;
+        } else {
+            e->known = false;
+        }
+        xdev_rng_unlock(g);
+        if (st != XDEV_SUCCESS) return st;
+    }
+    return XDEV_SUCCESS;
+}
+
+void xdev_rng_capture_release(xdev_capture_t *cap) {
+    for (int i = 0; i < cap->nrng; i++)
+        if (cap->rng[i].cell != NULL) (void)xdev_alloc_free(cap->rng[i].cell);
+    cap->nrng = 0;
+}

@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* mempool.c - memory pools: handles, references, a thread's use scopes,
+ * routing of allocations, usage figures, and the blocks a capture keeps
+ * (mempool.h). The allocator's side of a pool is its tagged stream pools
+ * (caching_allocator.c). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "memory/mempool.h"
+#include "base/error_internal.h"
+#include "memory/alloc_internal.h"
+#include "runtime/capture.h"
+#include "runtime/device_record.h"
+#include "runtime/dispatch.h"
+#include "runtime/process.h"
+#include "runtime/stream_internal.h"
+
+#define POOL_MAGIC 0x4c4f4f50u /* "POOL" */
+#define POOL_SLOT ((sizeof(struct xdev_mempool) + 63) / 64 * 64)
+
+static xdev_handle_arena_t g_pool_arena =
+    XDEV_HANDLE_ARENA_INIT("memory pool", POOL_MAGIC, POOL_SLOT);
+static pthread_mutex_t g_pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic uint64_t g_next_id = 1;
+
+/* A thread's open use scopes, innermost first (heap nodes: TLS stays small). */
+typedef struct xdev_mempool_scope {
+    xdev_mempool_t pool;
+    struct xdev_mempool_scope *prev;
+} scope_t;
+_Thread_local scope_t *xdev_mempool_tls_scopes __attribute__((tls_model("initial-exec")));
+#define tls_scopes xdev_mempool_tls_scopes
+
+xdev_status_t xdev_mempool_check(xdev_mempool_t p, const char *arg) {
+    xdev_status_t pst = xdev_process_check();
+    if (pst != XDEV_SUCCESS) return pst;
+    if (p == NULL) return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "memory pool '%s' is NULL", arg);
+    if (xdev_handle_is_live(&g_pool_arena, p) && atomic_load(&p->refs) > 0) return XDEV_SUCCESS;
+    if (xdev_handle_is_slot(&g_pool_arena, p))
+        return XDEV_FAIL(XDEV_ERROR_INVALID_HANDLE,
+                         "memory pool '%s' (%p) has been released (destroyed, and no graph held "
+                         "it)",
+                         arg, (void *)p);
+    return XDEV_FAIL(XDEV_ERROR_INVALID_HANDLE, "'%s' (%p) is not an xdev memory pool", arg,
+                     (void *)p);
+}
+
+xdev_status_t xdev_mempool_supported(xdev_device_record_t *rec) {
+    xdev_device_allocator_t *da;
+    xdev_status_t st = xdev_alloc_get(rec->be, rec->id.index, &da);
+    if (st != XDEV_SUCCESS) return st;
+    if (da->mode == XDEV_ALLOC_MODE_CACHING) return XDEV_SUCCESS;
+    static const char *const why[] = {"", "XDEV_NO_MEMORY_CACHING=1",
+                                      "XDEV_ALLOC_CONF=backend:async", "an application allocator"};
+    return XDEV_FAIL(XDEV_ERROR_NOT_SUPPORTED,
+                     "memory pools and graphs need xdev's caching allocator, but " XDEV_REC_FMT
+                     " uses %s",
+                     XDEV_REC_ARGS(rec), why[da->mode]);
+}
+
+xdev_status_t xdev_mempool_new(xdev_device_record_t *rec, const xdev_allocator_t *custom,
+                               xdev_mempool_t *out) {
+    xdev_status_t st = xdev_mempool_supported(rec);
+    if (st != XDEV_SUCCESS) return st;
+    xdev_mempool_t p = xdev_handle_alloc(&g_pool_arena);
+    if (p == NULL) return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no memory for a memory pool handle");
+    p->id = atomic_fetch_add(&g_next_id, 1);
+    p->rec = rec;
+    atomic_init(&p->graphs, 0);
+    p->user_ref = true;
+    p->has_custom = custom != NULL;
+    if (custom != NULL) p->custom = *custom;
+    atomic_store(&p->refs, 1);
+    *out = p;
+    return XDEV_SUCCESS;
+}
+
+/* The last reference went: the pool's memory stops being reserved. */
+static void release(xdev_mempool_t p) {
+    xdev_device_allocator_t *da;
+    if (xdev_alloc_get(p->rec->be, p->rec->id.index, &da) == XDEV_SUCCESS) {
+        xdev_spin_lock(&da->lock);
+        xdev_caching_release_mempool(da, p->id);
+        xdev_spin_unlock(&da->lock);
+    }
+    xdev_handle_free(&g_pool_arena, p);
+}
+
+static void unref(xdev_mempool_t p) {
+    if (atomic_fetch_sub(&p->refs, 1) == 1) release(p);
+}
+
+void xdev_mempool_drop_user(xdev_mempool_t p) {
+    pthread_mutex_lock(&g_pool_lock);
+    p->user_ref = false;
+    pthread_mutex_unlock(&g_pool_lock);
+    unref(p);
+}
+
+void xdev_mempool_retain_graph(xdev_mempool_t p) {
+    atomic_fetch_add(&p->refs, 1);
+    atomic_fetch_add(&p->graphs, 1);
+}
+
+void xdev_mempool_release_graph(xdev_mempool_t p) {
+    atomic_fetch_sub(&p->graphs, 1);
+    unref(p);
+}
+
+xdev_mempool_t xdev_mempool_route(xdev_stream_t stream) {
+    xdev_capture_t *cap = atomic_load_explicit(&stream->capture, memory_order_acquire);
+    if (cap != NULL) return cap->pool;
+    for (scope_t *s = tls_scopes; s != NULL; s = s->prev)
+        if (s->pool->rec == stream->rec) return s->pool;
+    return NULL;
+}
+
+void xdev_mempool_drop_deferred(xdev_capture_t *c) {
+    pthread_mutex_lock(&c->lock);
+    xdev_block_t *b = c->deferred;
+    c->deferred = NULL;
+    pthread_mutex_unlock(&c->lock);
+    while (b != NULL) {
+        xdev_block_t *next = b->bin_next;
+        xdev_device_allocator_t *da = b->owner;
+        b->bin_next = NULL;
+        xdev_spin_lock(&da->lock);
+        xdev_caching_free(da, b);
+        xdev_spin_unlock(&da->lock);
+        b = next;
+    }
+}
+
+/* A segment's memory: from the backend, or from a memory pool's allocator. */
+xdev_status_t xdev_caching_segment_malloc(xdev_device_allocator_t *da,
+                                          const xdev_stream_pool_t *pool, size_t size, void **p) {
+    if (!pool->has_custom) return xdev_be_memory_malloc(da->rec, size, p);
+    xdev_status_t st = pool->custom.malloc(pool->custom.ctx, da->rec->id, size, pool->stream, p);
+    if (st == XDEV_SUCCESS && *p == NULL)
+        st = XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY,
+                       "the memory pool's allocator returned NULL for %zu bytes", size);
+    else if (st != XDEV_SUCCESS)
+        st = XDEV_FAIL(st, "the memory pool's allocator failed for %zu bytes (status %d)", size,
+                       (int)st);
+    return st;
+}
+
+void xdev_caching_segment_free(xdev_device_allocator_t *da, const xdev_stream_pool_t *pool, void *p,
+                               size_t size) {
+    if (!pool->has_custom)
+        (void)xdev_be_memory_free(da->rec, p);
+    else
+        (void)pool->custom.free(pool->custom.ctx, da->rec->id, p, size, pool->stream);
+}
+
+/* ------------------------------------------------------------- public API */
+
+xdev_status_t xdev_mempool_create(xdev_device_t device, const xdev_allocator_t *allocator,
+                                  xdev_mempool_t *out) {
+    XDEV_REQUIRE_ARG(out);
+    *out = NULL;
+    if (allocator != NULL && (allocator->size < sizeof(xdev_allocator_t) ||
+                              allocator->malloc == NULL || allocator->free == NULL))
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
+                             "the allocator needs size = sizeof(xdev_allocator_t) and both malloc "
+                             "and free");
+    xdev_device_record_t *rec;
+    XDEV_CHECK(xdev_device_lookup(device, &rec));
+    XDEV_CHECK(xdev_mempool_new(rec, allocator, out));
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_graph_pool_handle(xdev_device_t device, xdev_mempool_t *out) {
+    XDEV_REQUIRE_ARG(out);
+    *out = NULL;
+    xdev_device_record_t *rec;
+    XDEV_CHECK(xdev_device_lookup(device, &rec));
+    XDEV_CHECK(xdev_mempool_new(rec, NULL, out));
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_mempool_destroy(xdev_mempool_t pool) {
+    XDEV_CHECK(xdev_mempool_check(pool, "pool"));
+    pthread_mutex_lock(&g_pool_lock);
+    bool had = pool->user_ref;
+    pool->user_ref = false;
+    pthread_mutex_unlock(&g_pool_lock);
+    if (!had)
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_HANDLE,
+                             "memory pool %p was already destroyed (graphs still hold it)",
+                             (void *)pool);
+    unref(pool);
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_mempool_use_begin(xdev_mempool_t pool) {
+    XDEV_CHECK(xdev_mempool_check(pool, "pool"));
+    scope_t *s = malloc(sizeof *s);
+    if (s == NULL) return XDEV_API_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for a scope");
+    atomic_fetch_add(&pool->refs, 1); /* the scope holds the pool */
+    s->pool = pool;
+    s->prev = tls_scopes;
+    tls_scopes = s;
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_mempool_use_end(xdev_mempool_t pool) {
+    scope_t *s = tls_scopes;
+    if (s == NULL)
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
+                             "no xdev_mempool_use_begin scope is open on this thread");
+    if (s->pool != pool)
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
+                             "the innermost scope of this thread uses pool %p, not %p: end "
+                             "scopes in the reverse order of their begins",
+                             (void *)s->pool, (void *)pool);
+    tls_scopes = s->prev;
+    free(s);
+    unref(pool);
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_mempool_usage(xdev_mempool_t pool, xdev_mempool_usage_t *out) {
+    XDEV_REQUIRE_ARG(out);
+    XDEV_CHECK(xdev_mempool_check(pool, "pool"));
+    memset(out, 0, sizeof *out);
+    out->id = pool->id;
+    out->device = pool->rec->id;
+    out->graphs = atomic_load(&pool->graphs);
+    xdev_device_allocator_t *da;
+    XDEV_CHECK(xdev_alloc_get(pool->rec->be, pool->rec->id.index, &da));
+    xdev_spin_lock(&da->lock);
+    xdev_caching_stash_flush(da);
+    for (const xdev_segment_t *seg = da->segments; seg != NULL; seg = seg->next) {
+        if (seg->pool->mempool != pool->id) continue;
+        out->segments++;
+        out->reserved_bytes += seg->size;
+        for (const xdev_block_t *b = seg->first; b != NULL; b = b->next)
+            if (b->state != XDEV_BLOCK_FREE) {
+                out->allocations++;
+                out->allocated_bytes += b->size;
+            }
+    }
+    xdev_spin_unlock(&da->lock);
+    return XDEV_SUCCESS;
+}
