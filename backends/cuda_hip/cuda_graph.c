@@ -151,7 +151,7 @@ static xdev_status_t ws_take_locked(int device, xc_ws_t **out) {
     w = calloc(1, sizeof *w);
     if (w == NULL)
         return xc_error(XDEV_ERROR_OUT_OF_MEMORY, XC_NAME ": no host memory for a BLAS workspace");
-    cudaError_t err = cudaMalloc(&w->mem, g_ws_bytes[device]);
+    cudaError_t err = xc_malloc_any_mode(&w->mem, g_ws_bytes[device]);
     if (err != cudaSuccess) {
         free(w);
         return xc_fail(err,

@@ -129,6 +129,17 @@ static inline bool xc_capturing(const xc_device_t *dev) {
 }
 xdev_status_t xc_capture_workspace(xc_device_t *dev, void *stream, void **mem, size_t *bytes);
 bool xc_capture_error(cudaError_t err);
+/* cudaMalloc with this thread's capture mode relaxed meanwhile: the mode of
+ * a global or thread-local capture forbids it (cudaErrorStreamCaptureUnsupported),
+ * but a graph's pool needs new memory during its capture (torch's allocator
+ * does the same). The core refuses such allocations outside a pool itself. */
+static inline cudaError_t xc_malloc_any_mode(void **out, size_t bytes) {
+    enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    (void)cudaThreadExchangeStreamCaptureMode(&mode);
+    cudaError_t err = cudaMalloc(out, bytes);
+    (void)cudaThreadExchangeStreamCaptureMode(&mode);
+    return err;
+}
 
 /* Copies through pinned staging buffers (cuda_staging.c): host side pageable. */
 bool xc_staging_wanted(const xdev_copy_desc_t *copy);

@@ -16,7 +16,7 @@ static xdev_status_t memory_malloc(xc_device_t *dev, size_t bytes, void **out) {
     xc_guard_t g;
     xdev_status_t st = xc_guard_begin(&g, device);
     if (st != XDEV_SUCCESS) return st;
-    cudaError_t err = cudaMalloc(out, bytes);
+    cudaError_t err = xc_malloc_any_mode(out, bytes);
     xc_guard_end(&g);
     if (err != cudaSuccess) {
         *out = NULL;

@@ -126,6 +126,7 @@
 #define cudaStreamSynchronize hipStreamSynchronize
 #define cudaStreamWaitEvent hipStreamWaitEvent
 #define cudaStreamBeginCapture hipStreamBeginCapture
+#define cudaThreadExchangeStreamCaptureMode hipThreadExchangeStreamCaptureMode
 #define cudaStreamEndCapture hipStreamEndCapture
 #define cudaStreamIsCapturing hipStreamIsCapturing
 #define cudaGraphInstantiateWithFlags hipGraphInstantiateWithFlags
