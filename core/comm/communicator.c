@@ -134,7 +134,15 @@ static xdev_status_t submit(task_t *proto, xdev_stream_t stream) {
     xdev_communicator_t c = proto->comm;
     xdev_status_t st = xdev_communicator_rank_stream(c, &stream);
     if (st != XDEV_SUCCESS) return st;
-    if (c->native != NULL) return submit_native(proto, stream);
+    if (c->native != NULL) return submit_native(proto, stream); /* NCCL records into graphs */
+    /* The host-memory paths number each operation when it is enqueued and
+     * meet the other ranks in host functions: a replay would repeat the
+     * numbers. Not recordable (yet). */
+    if (atomic_load_explicit(&stream->capture, memory_order_acquire) != NULL)
+        return XDEV_FAIL(XDEV_ERROR_NOT_SUPPORTED,
+                         "collectives of %s communicators cannot be recorded in a graph (they "
+                         "meet the other ranks in host functions); run them outside the capture",
+                         stream->be->name);
     if (c->shm != NULL) return submit_shm(proto, stream);
     task_t *t = malloc(sizeof *t);
     if (t == NULL) return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for a task");

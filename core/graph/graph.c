@@ -275,8 +275,7 @@ static xdev_status_t replay_locked(xdev_graph_t g, xdev_stream_t stream) {
     if (st == XDEV_SUCCESS) st = xdev_be_graph_launch(g->rec, g->native, stream->native);
     if (XDEV_UNLIKELY(traced)) {
         if (st == XDEV_SUCCESS)
-            xdev_tracer_span_end(&span, stream, "graph_replay", "\"graph\":%llu",
-                                 (unsigned long long)g->id);
+            xdev_tracer_span_end(&span, stream, "graph_replay", "\"graph\":%lld", (long long)g->id);
         else
             xdev_tracer_span_cancel(&span, stream);
     }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "memory/alloc_internal.h"
+#include "memory/mempool.h"
 #include "base/error_internal.h"
 #include "runtime/device_record.h"
 #include "runtime/dispatch.h"
@@ -314,6 +315,7 @@ xdev_status_t xdev_memory_summary(xdev_device_t device, bool abbreviated, char *
     xdev_alloc_stats_copy(da, &s);
     xdev_strbuf_t sb = {0};
     xdev_alloc_summary_write(&sb, da, &s, abbreviated);
+    xdev_mempool_summary(&sb, da);
     if (sb.failed) {
         free(sb.buf);
         return XDEV_API_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for the summary");

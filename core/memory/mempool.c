@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "memory/mempool.h"
+#include "base/strbuf.h"
 #include "base/error_internal.h"
 #include "memory/alloc_internal.h"
 #include "runtime/capture.h"
@@ -152,6 +153,47 @@ void xdev_caching_segment_free(xdev_device_allocator_t *da, const xdev_stream_po
         (void)xdev_be_memory_free(da->rec, p);
     else
         (void)pool->custom.free(pool->custom.ctx, da->rec->id, p, size, pool->stream);
+}
+
+void xdev_mempool_summary(xdev_strbuf_t *sb, xdev_device_allocator_t *da) {
+    enum { MAX = 16 };
+    typedef struct {
+        uint64_t id;
+        size_t segments, reserved, allocated;
+    } pool_line_t;
+    pool_line_t pools[MAX];
+    int n = 0, more = 0;
+    xdev_spin_lock(&da->lock);
+    xdev_caching_stash_flush(da);
+    for (const xdev_segment_t *seg = da->segments; seg != NULL; seg = seg->next) {
+        uint64_t id = seg->pool->mempool;
+        if (id == 0) continue;
+        int i = 0;
+        while (i < n && pools[i].id != id)
+            i++;
+        if (i == n) {
+            if (n == MAX) {
+                more++;
+                continue;
+            }
+            pools[n++] = (pool_line_t){id, 0, 0, 0};
+        }
+        pools[i].segments++;
+        pools[i].reserved += seg->size;
+        for (const xdev_block_t *b = seg->first; b != NULL; b = b->next)
+            if (b->state != XDEV_BLOCK_FREE) pools[i].allocated += b->size;
+    }
+    xdev_spin_unlock(&da->lock);
+    if (n == 0) return;
+    xdev_strbuf_printf(sb, "| %-79s |\n", "Memory pools (graphs, xdev_mempool_create):");
+    for (int i = 0; i < n; i++) {
+        char line[96];
+        snprintf(line, sizeof line, "  pool %llu: %zu segments, %zu bytes reserved, %zu allocated",
+                 (unsigned long long)pools[i].id, pools[i].segments, pools[i].reserved,
+                 pools[i].allocated);
+        xdev_strbuf_printf(sb, "| %-79s |\n", line);
+    }
+    if (more > 0) xdev_strbuf_printf(sb, "| %-79s |\n", "  (more pools not shown)");
 }
 
 /* ------------------------------------------------------------- public API */

@@ -57,6 +57,13 @@ static inline bool xdev_mempool_scopes_open(void) {
     return xdev_mempool_tls_scopes != NULL;
 }
 
+/* Lines for xdev_memory_summary: each memory pool of the device (primary
+ * arena da) with its segments, reserved and allocated bytes; nothing when
+ * the device has none. */
+struct xdev_strbuf;
+struct xdev_device_allocator;
+void xdev_mempool_summary(struct xdev_strbuf *sb, struct xdev_device_allocator *da);
+
 /* Blocks freed during a capture from outside its pool (allocator): kept on
  * the capture until its graph goes, then freed (xdev_mempool_drop_deferred). */
 struct xdev_capture;

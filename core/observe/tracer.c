@@ -198,12 +198,15 @@ static void calib_first(uint64_t session, xdev_stream_t s) {
 }
 
 static void span_begin(xdev_trace_span_t *sp, xdev_stream_t s) {
+    sp->ev_begin = NULL;
+    sp->calib = NULL;
+    sp->session = 0; /* no session has id 0: span_end records nothing */
+    /* Work recorded into a graph does not run now: its replays are traced
+     * instead (one graph_replay span each). */
+    if (atomic_load_explicit(&s->capture, memory_order_acquire) != NULL) return;
     xdev_error_state_t saved; /* tracing never changes what the call reports */
     xdev_core_error_save(&saved);
     xdev_device_record_t *rec = s->rec;
-    sp->ev_begin = NULL;
-    sp->calib = NULL;
-    sp->session = 0;
     for (int attempt = 0; attempt < 2; attempt++) {
         pthread_mutex_lock(&xdev_tracer.lock);
         xdev_trace_session_t *t = xdev_tracer.cur;
@@ -319,7 +322,11 @@ static void hostfn_trampoline(void *arg) {
 }
 
 static xdev_status_t host_func(xdev_stream_t s, xdev_host_fn_t fn, void *user) {
-    xdev_trace_hostfn_t *h = calloc(1, sizeof *h);
+    /* a capturing stream records the user's function itself: the stamping
+     * wrapper frees itself when it runs, which a replay would repeat */
+    xdev_trace_hostfn_t *h = atomic_load_explicit(&s->capture, memory_order_acquire) != NULL
+                                 ? NULL
+                                 : calloc(1, sizeof *h);
     if (h == NULL) return xdev_be_stream_launch_host_func(s->rec, s->native, fn, user);
     h->fn = fn;
     h->user = user;

@@ -11,8 +11,10 @@
  * XDEV_CPU_DEVICES=2). */
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "conformance_kernels.h"
 #include "xt.h"
@@ -278,6 +280,48 @@ START_TEST(unjoined_fork) {
 }
 END_TEST
 
+/* A one-rank communicator's all_reduce in a graph: recorded where the
+ * backend's communicators are NCCL's (cuda); refused on host-memory ones,
+ * whose ranks meet in host functions. */
+START_TEST(collective_in_graph) {
+    xdev_device_t dev = xt_dev(0);
+    xdev_communicator_t comm;
+    XT_OK(xdev_communicator_init_all(&comm, 1, &dev));
+    const size_t n = 256;
+    float *a = dalloc(n * sizeof(float)), *b = dalloc(n * sizeof(float));
+    xdev_stream_t s = new_stream(0);
+    XT_OK(xdev_fill_async(a, XDEV_DTYPE_F32, xdev_scalar_f64(2.5), n, s));
+    XT_OK(xdev_all_reduce(comm, a, b, n, XDEV_DTYPE_F32, XDEV_REDUCE_SUM, s)); /* warm-up */
+    XT_OK(xdev_stream_synchronize(s));
+    xdev_graph_t g;
+    XT_OK(xdev_graph_create(&g));
+    XT_OK(xdev_graph_capture_begin(g, s, XDEV_CAPTURE_GLOBAL, NULL));
+    XT_OK(xdev_fill_async(b, XDEV_DTYPE_F32, xdev_scalar_f64(0.0), n, s));
+    xdev_status_t st = xdev_all_reduce(comm, a, b, n, XDEV_DTYPE_F32, XDEV_REDUCE_SUM, s);
+    XT_OK(xdev_graph_capture_end(g));
+    if (st == XDEV_ERROR_NOT_SUPPORTED) {
+        ck_assert_msg(xt_icontains(xdev_last_error(), "cannot be recorded in a graph"), "%s",
+                      xdev_last_error());
+        xt_skip(__func__, "the %s backend's communicators cannot be recorded in a graph",
+                xt_type_name());
+    } else {
+        XT_OK(st);
+        XT_OK(xdev_fill_async(b, XDEV_DTYPE_F32, xdev_scalar_f64(-1.0), n, s));
+        XT_OK(xdev_graph_replay(g, s));
+        float h[256];
+        fetch(h, b, sizeof h, s);
+        for (size_t i = 0; i < n; i++)
+            ck_assert_msg(h[i] == 2.5f, "b[%zu] = %g after the replayed all_reduce", i,
+                          (double)h[i]);
+    }
+    XT_OK(xdev_graph_destroy(g));
+    XT_OK(xdev_stream_destroy(s));
+    XT_OK(xdev_communicator_destroy(comm));
+    XT_OK(xdev_free(a));
+    XT_OK(xdev_free(b));
+}
+END_TEST
+
 /* ----------------------------------------------------------- random numbers */
 
 START_TEST(rng_per_replay) {
@@ -488,6 +532,11 @@ START_TEST(user_pool_scope) {
     ck_assert_msg(strstr(json, xt_fmt("\"pool\":%llu", (unsigned long long)u.id)) != NULL,
                   "the snapshot does not name pool %llu", (unsigned long long)u.id);
     free(json);
+    char *summary = NULL;
+    XT_OK(xdev_memory_summary(xt_dev(0), false, &summary));
+    ck_assert_msg(strstr(summary, xt_fmt("pool %llu: 1 segments", (unsigned long long)u.id)),
+                  "the summary does not show pool %llu:\n%s", (unsigned long long)u.id, summary);
+    free(summary);
     XT_OK(xdev_free(a));
     XT_OK(xdev_free(b));
     XT_OK(xdev_mempool_destroy(pool));
@@ -643,6 +692,57 @@ START_TEST(capture_modes) {
 }
 END_TEST
 
+/* ---------------------------------------------------------------- tracing */
+
+static int count_of(const char *hay, const char *needle) {
+    int n = 0;
+    for (const char *p = strstr(hay, needle); p != NULL; p = strstr(p + 1, needle))
+        n++;
+    return n;
+}
+
+/* Replays are one span each, named by the graph's id; what the capture
+ * recorded (and did not run) leaves no span. */
+START_TEST(replays_traced) {
+    char path[256];
+    snprintf(path, sizeof path, "%s/xdev-graph-%d-trace.json",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
+    float *d = dalloc(4096);
+    xdev_stream_t s = new_stream(0);
+    XT_OK(xdev_trace_start(path));
+    xdev_graph_t g;
+    XT_OK(xdev_graph_create(&g));
+    XT_OK(xdev_graph_capture_begin(g, s, XDEV_CAPTURE_GLOBAL, NULL));
+    for (int i = 0; i < 5; i++)
+        XT_OK(xdev_fill_async(d, XDEV_DTYPE_F32, xdev_scalar_f64(i), 1024, s));
+    XT_OK(xdev_graph_capture_end(g));
+    for (int i = 0; i < 3; i++)
+        XT_OK(xdev_graph_replay(g, s));
+    XT_OK(xdev_stream_synchronize(s));
+    XT_OK(xdev_trace_stop());
+    uint64_t id = 0;
+    XT_OK(xdev_graph_id(g, &id));
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "no trace at %s", path);
+    static char json[1 << 20];
+    size_t n = fread(json, 1, sizeof json - 1, f);
+    json[n] = '\0';
+    fclose(f);
+    remove(path);
+    /* each span: its enqueue on the host and its run on the stream */
+    const char *run = "\"name\":\"graph_replay\",\"cat\":\"stream\"";
+    ck_assert_msg(count_of(json, run) == 3, "graph_replay spans on the stream: %d",
+                  count_of(json, run));
+    ck_assert_msg(count_of(json, xt_fmt("\"graph\":%llu", (unsigned long long)id)) == 6,
+                  "spans naming graph %llu: %d", (unsigned long long)id,
+                  count_of(json, xt_fmt("\"graph\":%llu", (unsigned long long)id)));
+    ck_assert_msg(count_of(json, "\"name\":\"fill\"") == 0, "captured fills were traced");
+    XT_OK(xdev_graph_destroy(g));
+    XT_OK(xdev_stream_destroy(s));
+    XT_OK(xdev_free(d));
+}
+END_TEST
+
 /* -------------------------------------------------------------- bad input */
 
 START_TEST(bad_input) {
@@ -764,6 +864,7 @@ int main(int argc, char **argv) {
     tcase_add_test(tc, capture_each_op);
     tcase_add_test(tc, fork_join);
     tcase_add_test(tc, unjoined_fork);
+    tcase_add_test(tc, collective_in_graph);
     tcase_add_test(tc, rng_per_replay);
     tcase_add_test(tc, rng_generator_destroyed);
     tcase_add_test(tc, private_pool);
@@ -771,6 +872,7 @@ int main(int argc, char **argv) {
     tcase_add_test(tc, user_pool_scope);
     tcase_add_test(tc, illegal_ops_invalidate);
     tcase_add_test(tc, capture_modes);
+    tcase_add_test(tc, replays_traced);
     tcase_add_test(tc, bad_input);
     tcase_add_test(tc, replay_races_destroy);
     suite_add_tcase(s, tc);
