@@ -30,6 +30,12 @@
 #                  STREAM triad GB/s), each side a fresh process; then
 #                  kernel_cpu_bench on this host's cores (XDEV_BACKEND=cpu):
 #                  kernels vs OpenMP loops, bandwidth, thread scaling
+#   bench-graph    graph_raw_bench: a 200-op step (kernels, copies, a GEMM, a
+#                  random fill), host time per step: xdev eager vs xdev graph
+#                  replay vs raw CUDA eager and graphs by hand (each side a
+#                  fresh process; graph_bench's verify checks replay == eager
+#                  first); bench/gpu/graph_torch.py: the same step in torch,
+#                  eager vs torch.cuda.CUDAGraph; graph_bench on cpu
 #   torch-viz      a cuda memory snapshot from xdev_memory_snapshot_torch,
 #                  opened by PyTorch's own viewer (torch.cuda._memory_viz
 #                  segment_plot and trace_plot; the pages land in $OUT)
@@ -63,7 +69,7 @@ mkdir -p "$OUT"
 B=${XDEV_GPU_BUILD:-build-gpu}
 BUDGET=${XDEV_GPU_BUDGET_S:-530}
 DEFAULT_STEPS="build conformance heat torch-viz gpu sanitizer bench-runtime bench-copy bench-alloc bench-blas"
-DEFAULT_STEPS+=" bench-fft bench-kernel bench-ops tf32 rng observe bench-trace"
+DEFAULT_STEPS+=" bench-fft bench-kernel bench-graph bench-ops tf32 rng observe bench-trace"
 STEPS=" ${XDEV_GPU_STEPS:-$DEFAULT_STEPS} "
 STEPS=${STEPS//,/ }
 [[ "$STEPS" == *" bench "* ]] && STEPS+=" bench-runtime bench-copy bench-alloc bench-comm "
@@ -346,6 +352,38 @@ if want bench-kernel; then
     note "bench-kernel on the host's CPU (kernel_cpu_bench, XDEV_BACKEND=cpu):"
     since "$m" | grep -vE '^(\$ |\[rc )' | sed 's/^/  /' | tee -a "$SUM"
 fi
+if want bench-graph; then
+    note "bench-graph (goals: replay >= 5x less host time per step than eager on cuda, >= 2x on cpu;"
+    note "  cuda replay within 5% of raw CUDA graphs; full tables in bench.log):"
+    # The cuda sides pinned to one core, as bench-kernel's; the cpu run is not
+    # (its stream worker and kernel threads need the other cores).
+    pin=()
+    command -v taskset >/dev/null && pin=(taskset -c 3)
+    if [ -x "$B/bench/gpu/graph_raw_bench" ]; then
+        m=$(mark)
+        XDEV_BACKEND=cuda run_to "$BL" 150 "${pin[@]}" "$B/bench/gpu/graph_raw_bench" \
+            --xdev "$B/bench/graph_bench"
+        since "$m" | grep -vE '^(\$ |\[rc )' | sed 's/^/  /' | tee -a "$SUM"
+    elif [ -x "$B/bench/graph_bench" ]; then
+        note "  graph_raw_bench not built (no CUDA driver library, cuBLAS or nvcc): xdev sides only"
+        m=$(mark)
+        XDEV_BACKEND=cuda run_to "$BL" 120 "${pin[@]}" "$B/bench/graph_bench"
+        since "$m" | grep -vE '^(\$ |\[rc )' | sed 's/^/  /' | tee -a "$SUM"
+    else
+        note "  $B/bench/graph_bench not built: not run"
+    fi
+    if [ -f bench/gpu/graph_torch.py ]; then
+        m=$(mark)
+        PYTHONUNBUFFERED=1 run_to "$BL" 150 "${pin[@]}" python3 bench/gpu/graph_torch.py
+        since "$m" | grep -vE '^(\$ |\[rc )' | sed 's/^/  /' | tee -a "$SUM"
+    fi
+    if [ -x "$B/bench/graph_bench" ]; then
+        note "bench-graph on the host's CPU (graph_bench, XDEV_BACKEND=cpu):"
+        m=$(mark)
+        XDEV_BACKEND=cpu run_to "$BL" 90 "$B/bench/graph_bench"
+        since "$m" | grep -vE '^(\$ |\[rc )' | sed 's/^/  /' | tee -a "$SUM"
+    fi
+fi
 if want observe; then
     OD=$OUT/observe
     for mode in example env; do
@@ -473,6 +511,11 @@ if want sanitizer; then
     SAN_ARGS="--report-api-errors no" sanitize memcheck \
         "test_kernel_rtc (NVRTC, the cache, element-wise kernels)" \
         env XDEV_CACHE_DIR="$OUT/rtc-cache" "$B/tests/conformance/test_kernel_rtc" kernel_rtc
+    SAN_ARGS="--report-api-errors no" sanitize memcheck \
+        "test_graph (capture, replay, fork/join, RNG per replay, pools, illegal ops)" \
+        "$B/tests/conformance/test_graph" graph
+    SAN_ARGS="--report-api-errors no" sanitize racecheck "test_graph" \
+        "$B/tests/conformance/test_graph" graph
     sanitize racecheck "test_cuda runtime" "$B/tests/gpu/test_cuda" runtime
     sanitize racecheck "copy_bench 4,16 MiB" "$B/bench/gpu/copy_bench" --sizes-mb 4,16 --reps 2
 fi
