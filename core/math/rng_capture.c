@@ -12,7 +12,8 @@
  * replay writes the cell (ops.fill) only when the generator moved in
  * between (eager fills, a reseed) - the steady replay loop costs nothing.
  * Each replay starts at the generator's offset rounded up to 4 words and
- * advances it by the total, so it draws what eager fills from there would. */
+ * advances it by the total (rounded up to 4 words too), so it draws what
+ * eager fills from there would. */
 #include <string.h>
 
 #include "base/error_internal.h"
@@ -64,6 +65,9 @@ xdev_status_t xdev_rng_capture_reserve(xdev_capture_t *cap, xdev_generator_t gen
 xdev_status_t xdev_rng_capture_finish(xdev_capture_t *cap) {
     xdev_stream_t s = cap->origin;
     for (int i = 0; i < cap->nrng; i++) {
+        /* whole Philox blocks: the next replay's rounded start is where
+         * this one left the cell, so steady replays write nothing */
+        cap->rng[i].total = (cap->rng[i].total + 3) & ~(uint64_t)3;
         uint64_t *cell = cap->rng[i].cell;
         xdev_status_t st =
             xdev_be_ops_add(s->rec, &cell[1], &cell[2], XDEV_DTYPE_I64, 1, s->native);

@@ -46,9 +46,9 @@
  *
  * Random numbers. A fill captured in a graph draws new numbers on each
  * replay: a replay starts where the generator's offset stands (rounded up to
- * a multiple of 4 words) and advances it by everything the graph draws, so
- * replays produce exactly what the same fills run eagerly from that state
- * would, bit for bit, on every backend.
+ * a multiple of 4 words) and advances it by everything the graph draws
+ * (rounded up to 4 words as well), so replays produce exactly what the same
+ * fills run eagerly from that state would, bit for bit, on every backend.
  *
  * Pools beyond graphs. xdev_mempool_create makes a pool of one device
  * (optionally taking its segments from an application allocator);

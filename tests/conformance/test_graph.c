@@ -370,6 +370,7 @@ START_TEST(rng_per_replay) {
         uint64_t after = 0, ref_after = 0;
         XT_OK(xdev_generator_get_offset(gen, &after));
         XT_OK(xdev_generator_get_offset(ref, &ref_after));
+        ref_after = (ref_after + 3) & ~(uint64_t)3; /* graph.h: whole Philox blocks */
         ck_assert_msg(after == ref_after, "replay %d left the offset at %llu, eager at %llu", rep,
                       (unsigned long long)after, (unsigned long long)ref_after);
         /* eager draws between replays move the generator: the next replay follows */
