@@ -569,6 +569,7 @@ typedef enum {
     BAD_EMPTY_CACHE,
     BAD_EVENT_OUTSIDE,
     BAD_DESTROY_STREAM,
+    BAD_NEW_SEGMENT,
     BAD_COUNT
 } bad_op_t;
 
@@ -579,13 +580,15 @@ static const char *const k_bad_needle[] = {"xdev_device_synchronize",
                                            "pageable",
                                            "xdev_empty_cache",
                                            "outside the capture",
-                                           "destroying a capturing stream"};
+                                           "destroying a capturing stream",
+                                           "new memory from the backend"};
 
 START_TEST(illegal_ops_invalidate) {
     float *d = dalloc(4096);
     float host[16] = {0};
     xdev_event_t outside;
     XT_OK(xdev_event_create(XDEV_EVENT_DEFAULT, &outside));
+    xdev_stream_t other = new_stream(0);
     for (int op = 0; op < BAD_COUNT; op++) {
         xdev_stream_t s = new_stream(0);
         XT_OK(xdev_event_record(outside, NULL));
@@ -619,6 +622,12 @@ START_TEST(illegal_ops_invalidate) {
         case BAD_DESTROY_STREAM:
             st = xdev_stream_destroy(s);
             break;
+        case BAD_NEW_SEGMENT: { /* on another stream: not the capture's pool */
+            void *big = NULL;
+            st = xdev_malloc_stream(&big, (size_t)48 << 20, other);
+            ck_assert_ptr_null(big);
+            break;
+        }
         default:
             break;
         }
@@ -641,6 +650,7 @@ START_TEST(illegal_ops_invalidate) {
         XT_OK(xdev_stream_destroy(s));
     }
     XT_OK(xdev_event_destroy(outside));
+    XT_OK(xdev_stream_destroy(other));
     XT_OK(xdev_free(d));
 }
 END_TEST
