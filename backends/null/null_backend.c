@@ -113,7 +113,10 @@ static mark_t *mark_get(null_event_t *e) {
     return m;
 }
 
-static void run_task(task_t *t) {
+/* Run one task of stream s. A record counts itself done before it marks
+ * its event reached: whoever sees the event reached sees the stream idle
+ * if nothing came after it (as CUDA's query after an event's synchronize). */
+static void run_task(null_stream_t *s, task_t *t) {
     switch (t->kind) {
     case T_HOST_FN:
         t->fn(t->user);
@@ -125,6 +128,10 @@ static void run_task(task_t *t) {
         memset(t->dst, t->value, t->bytes);
         break;
     case T_RECORD:
+        pthread_mutex_lock(&s->m);
+        s->pending--;
+        pthread_cond_broadcast(&s->cv);
+        pthread_mutex_unlock(&s->m);
         pthread_mutex_lock(&g_event_m);
         t->mark->reached = true;
         pthread_cond_broadcast(&g_event_cv);
@@ -153,10 +160,11 @@ static void *worker(void *arg) {
         s->head = t->next;
         if (s->head == NULL) s->tail = NULL;
         pthread_mutex_unlock(&s->m);
-        run_task(t);
+        bool counted = t->kind == T_RECORD; /* run_task counted it */
+        run_task(s, t);
         free(t);
         pthread_mutex_lock(&s->m);
-        s->pending--;
+        if (!counted) s->pending--;
         pthread_cond_broadcast(&s->cv);
     }
     pthread_mutex_unlock(&s->m);
