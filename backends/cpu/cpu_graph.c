@@ -258,7 +258,7 @@ static void replay_run(void *arg) {
     xdev_cpu_graph_t *g = arg;
     pthread_mutex_lock(&g->run_mu);
     for (size_t i = 0; i < g->n; i++)
-        (void)xdev_cpu_op_exec(&g->nodes[i]); /* append records nothing else */
+        (void)xdev_cpu_op_exec(&g->nodes[i], g->device); /* append records nothing else */
     pthread_mutex_unlock(&g->run_mu);
 }
 

@@ -149,7 +149,7 @@ xdev_status_t xdev_cpu_stream_begin_op(xdev_cpu_stream_t *s, xdev_cpu_op_t **op)
 void xdev_cpu_stream_push_unlock(xdev_cpu_stream_t *s, xdev_cpu_op_t *op);
 /* Run a host function, job (its run part only), copy or set op; false for
  * the other kinds, which the queue runs itself. */
-bool xdev_cpu_op_exec(const xdev_cpu_op_t *op);
+bool xdev_cpu_op_exec(const xdev_cpu_op_t *op, int device);
 /* Enqueue a job on `stream` of `device`: run(user) when the stream reaches
  * it, then release(user); while the stream captures, the job is recorded
  * and release runs when the graph is destroyed. On failure nothing is
@@ -178,6 +178,15 @@ xdev_cpu_stream_t *xdev_cpu_stream_self(void);
 xdev_status_t xdev_cpu_stream_stop(xdev_cpu_stream_t *s);
 void xdev_cpu_stream_retain(xdev_cpu_stream_t *s);
 void xdev_cpu_stream_release(xdev_cpu_stream_t *s);
+
+/* ------------------------------------------------------- parallel loops */
+
+/* fn(ctx, begin, end) over [0, n) in chunks that are multiples of `grain`
+ * (the last may be shorter), on the device's worker pool and the calling
+ * thread (cpu_parallel.c); returns once every chunk ran. Inline when n <=
+ * grain or the device has one thread. Call it from a stream's worker. */
+typedef void (*xdev_cpu_range_fn)(void *ctx, size_t begin, size_t end);
+void xdev_cpu_parallel_for(int device, size_t n, size_t grain, xdev_cpu_range_fn fn, void *ctx);
 
 /* --------------------------------------------------------------- graphs */
 

@@ -24,6 +24,7 @@
 #include "xdev/support/half.h"
 
 typedef struct ops_job {
+    int device;
     void *dst;
     const void *src;
     size_t count;
@@ -77,8 +78,7 @@ static void fill_loop(ops_job_t *j, size_t n) {
 /* A loop for the first FILL_CHUNK bytes, then copies of them (memcpy runs at
  * store bandwidth; the chunk stays in the L1 cache). */
 #define FILL_CHUNK 8192
-static void fill_job(void *arg) {
-    ops_job_t *j = arg;
+static void fill_body(ops_job_t *j) {
     const size_t total = j->count * j->pattern_size;
     if (j->pattern_size == 1 || total <= 2 * FILL_CHUNK) {
         fill_loop(j, j->count);
@@ -188,8 +188,7 @@ static bool convert_fast(const ops_job_t *j) {
     return false;
 }
 
-static void convert_job(void *arg) {
-    ops_job_t *j = arg;
+static void convert_body(ops_job_t *j) {
     if (j->dst_dtype == j->src_dtype) {
         if (j->dst != j->src) memcpy(j->dst, j->src, j->count * xdev_dtype_size(j->src_dtype));
     } else if (!convert_fast(j)) {
@@ -201,50 +200,9 @@ static void convert_job(void *arg) {
     }
 }
 
-/* ------------------------------------------------------------ the table */
-
-static xdev_status_t enqueue(xdev_cpu_device_t *dev, void *stream, void (*fn)(void *),
-                             ops_job_t *job) {
-    xdev_status_t st = xdev_cpu_stream_enqueue_job(dev->index, stream, fn, free, job);
-    if (st != XDEV_SUCCESS) free(job);
-    return st;
-}
-
-static xdev_status_t ops_fill(xdev_cpu_device_t *dev, void *dst, const void *pattern,
-                              size_t pattern_size, size_t count, void *stream) {
-    if (pattern_size == 0 || pattern_size > 16 || (pattern_size & (pattern_size - 1)) != 0)
-        return xdev_cpu_error(XDEV_ERROR_INVALID_VALUE, "cpu: fill element of %zu bytes",
-                              pattern_size);
-    ops_job_t *job = calloc(1, sizeof *job);
-    if (job == NULL)
-        return xdev_cpu_error(XDEV_ERROR_OUT_OF_MEMORY, "cpu:%d no host memory for a fill",
-                              dev->index);
-    job->dst = dst;
-    job->count = count;
-    job->pattern_size = pattern_size;
-    memcpy(job->pattern, pattern, pattern_size);
-    return enqueue(dev, stream, fill_job, job);
-}
-
-static xdev_status_t ops_convert(xdev_cpu_device_t *dev, void *dst, xdev_dtype_t dst_dtype,
-                                 const void *src, xdev_dtype_t src_dtype, size_t count,
-                                 void *stream) {
-    ops_job_t *job = calloc(1, sizeof *job);
-    if (job == NULL)
-        return xdev_cpu_error(XDEV_ERROR_OUT_OF_MEMORY, "cpu:%d no host memory for a conversion",
-                              dev->index);
-    job->dst = dst;
-    job->src = src;
-    job->count = count;
-    job->dst_dtype = dst_dtype;
-    job->src_dtype = src_dtype;
-    return enqueue(dev, stream, convert_job, job);
-}
-
 /* dst[i] += src[i] in the dtype's arithmetic (f16/bf16 through f32, the
  * rounding of xdev/support/half.h; integers wrap through unsigned). */
-static void add_job(void *arg) {
-    ops_job_t *j = arg;
+static void add_body(ops_job_t *j) {
     size_t n = j->count;
     switch ((int)j->dst_dtype) {
     case XDEV_DTYPE_F32: {
@@ -292,6 +250,90 @@ static void add_job(void *arg) {
     }
 }
 
+/* ------------------------------------------------------------ in parallel */
+
+/* Elements per chunk at least: 128 KiB of f32, enough to amortise a claim. */
+#define OPS_GRAIN 32768
+
+typedef struct ops_range {
+    const ops_job_t *j;
+    void (*body)(ops_job_t *j);
+} ops_range_t;
+
+/* The job's elements [begin, end), as a job of their own. */
+static void ops_range_run(void *arg, size_t begin, size_t end) {
+    const ops_range_t *r = arg;
+    ops_job_t sub = *r->j;
+    size_t ds = r->j->pattern_size != 0 ? r->j->pattern_size : xdev_dtype_size(r->j->dst_dtype);
+    size_t ss = r->j->src != NULL ? xdev_dtype_size(r->j->src_dtype) : 0;
+    sub.dst = (unsigned char *)r->j->dst + begin * ds;
+    if (r->j->src != NULL) sub.src = (const unsigned char *)r->j->src + begin * ss;
+    sub.count = end - begin;
+    r->body(&sub);
+}
+
+/* The job's elements in chunks on the device's worker pool: every element
+ * is independent, and the core allows only disjoint buffers or an in-place
+ * same-size conversion, so chunks never overlap another chunk's data. */
+static void run_parallel(ops_job_t *j, void (*body)(ops_job_t *j)) {
+    ops_range_t r = {j, body};
+    xdev_cpu_parallel_for(j->device, j->count, OPS_GRAIN, ops_range_run, &r);
+}
+
+static void fill_job(void *arg) {
+    run_parallel(arg, fill_body);
+}
+
+static void convert_job(void *arg) {
+    run_parallel(arg, convert_body);
+}
+
+static void add_job(void *arg) {
+    run_parallel(arg, add_body);
+}
+
+/* ------------------------------------------------------------ the table */
+
+static xdev_status_t enqueue(xdev_cpu_device_t *dev, void *stream, void (*fn)(void *),
+                             ops_job_t *job) {
+    xdev_status_t st = xdev_cpu_stream_enqueue_job(dev->index, stream, fn, free, job);
+    if (st != XDEV_SUCCESS) free(job);
+    return st;
+}
+
+static xdev_status_t ops_fill(xdev_cpu_device_t *dev, void *dst, const void *pattern,
+                              size_t pattern_size, size_t count, void *stream) {
+    if (pattern_size == 0 || pattern_size > 16 || (pattern_size & (pattern_size - 1)) != 0)
+        return xdev_cpu_error(XDEV_ERROR_INVALID_VALUE, "cpu: fill element of %zu bytes",
+                              pattern_size);
+    ops_job_t *job = calloc(1, sizeof *job);
+    if (job == NULL)
+        return xdev_cpu_error(XDEV_ERROR_OUT_OF_MEMORY, "cpu:%d no host memory for a fill",
+                              dev->index);
+    job->device = dev->index;
+    job->dst = dst;
+    job->count = count;
+    job->pattern_size = pattern_size;
+    memcpy(job->pattern, pattern, pattern_size);
+    return enqueue(dev, stream, fill_job, job);
+}
+
+static xdev_status_t ops_convert(xdev_cpu_device_t *dev, void *dst, xdev_dtype_t dst_dtype,
+                                 const void *src, xdev_dtype_t src_dtype, size_t count,
+                                 void *stream) {
+    ops_job_t *job = calloc(1, sizeof *job);
+    if (job == NULL)
+        return xdev_cpu_error(XDEV_ERROR_OUT_OF_MEMORY, "cpu:%d no host memory for a conversion",
+                              dev->index);
+    job->device = dev->index;
+    job->dst = dst;
+    job->src = src;
+    job->count = count;
+    job->dst_dtype = dst_dtype;
+    job->src_dtype = src_dtype;
+    return enqueue(dev, stream, convert_job, job);
+}
+
 static xdev_status_t ops_add(xdev_cpu_device_t *dev, void *dst, const void *src, xdev_dtype_t dtype,
                              size_t count, void *stream) {
     if (dtype != XDEV_DTYPE_F32 && dtype != XDEV_DTYPE_F64 && dtype != XDEV_DTYPE_I32 &&
@@ -301,10 +343,12 @@ static xdev_status_t ops_add(xdev_cpu_device_t *dev, void *dst, const void *src,
     if (job == NULL)
         return xdev_cpu_error(XDEV_ERROR_OUT_OF_MEMORY, "cpu:%d no host memory for an add",
                               dev->index);
+    job->device = dev->index;
     job->dst = dst;
     job->src = src;
     job->count = count;
     job->dst_dtype = dtype;
+    job->src_dtype = dtype;
     return enqueue(dev, stream, add_job, job);
 }
 

@@ -123,7 +123,27 @@ static void skip_op(xdev_cpu_op_t *op) {
         xdev_cpu_event_release(op->u.mark.event);
 }
 
-bool xdev_cpu_op_exec(const xdev_cpu_op_t *op) {
+/* Large copies and memsets are spread over the device's worker pool
+ * (overlapping copies stay one memmove). */
+#define XDEV_CPU_PARALLEL_BYTES (1u << 20)
+#define XDEV_CPU_BYTES_GRAIN (256u << 10)
+
+static void copy_range(void *arg, size_t begin, size_t end) {
+    const xdev_cpu_op_t *op = arg;
+    memcpy((char *)op->u.copy.dst + begin, (const char *)op->u.copy.src + begin, end - begin);
+}
+
+static void set_range(void *arg, size_t begin, size_t end) {
+    const xdev_cpu_op_t *op = arg;
+    memset((char *)op->u.set.dst + begin, op->u.set.value, end - begin);
+}
+
+static bool disjoint(const void *a, const void *b, size_t n) {
+    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+    return x + n <= y || y + n <= x;
+}
+
+bool xdev_cpu_op_exec(const xdev_cpu_op_t *op, int device) {
     switch (op->kind) {
     case XDEV_CPU_OP_HOST_FN:
         op->u.host.fn(op->u.host.user);
@@ -132,10 +152,19 @@ bool xdev_cpu_op_exec(const xdev_cpu_op_t *op) {
         op->u.job.run(op->u.job.user);
         return true;
     case XDEV_CPU_OP_COPY:
-        if (op->u.copy.bytes != 0) memmove(op->u.copy.dst, op->u.copy.src, op->u.copy.bytes);
+        if (op->u.copy.bytes >= XDEV_CPU_PARALLEL_BYTES &&
+            disjoint(op->u.copy.dst, op->u.copy.src, op->u.copy.bytes))
+            xdev_cpu_parallel_for(device, op->u.copy.bytes, XDEV_CPU_BYTES_GRAIN, copy_range,
+                                  (void *)op);
+        else if (op->u.copy.bytes != 0)
+            memmove(op->u.copy.dst, op->u.copy.src, op->u.copy.bytes);
         return true;
     case XDEV_CPU_OP_SET:
-        if (op->u.set.bytes != 0) memset(op->u.set.dst, op->u.set.value, op->u.set.bytes);
+        if (op->u.set.bytes >= XDEV_CPU_PARALLEL_BYTES)
+            xdev_cpu_parallel_for(device, op->u.set.bytes, XDEV_CPU_BYTES_GRAIN, set_range,
+                                  (void *)op);
+        else if (op->u.set.bytes != 0)
+            memset(op->u.set.dst, op->u.set.value, op->u.set.bytes);
         return true;
     default:
         return false;
@@ -143,8 +172,8 @@ bool xdev_cpu_op_exec(const xdev_cpu_op_t *op) {
 }
 
 /* Run one op. Record/wait ops own a reference to their event, dropped here. */
-static void run_op(xdev_cpu_op_t *op) {
-    if (xdev_cpu_op_exec(op)) {
+static void run_op(xdev_cpu_op_t *op, int device) {
+    if (xdev_cpu_op_exec(op, device)) {
         if (op->kind == XDEV_CPU_OP_JOB) op->u.job.release(op->u.job.user);
         return;
     }
@@ -223,7 +252,7 @@ static void *worker_main(void *arg) {
             if (atomic_load_explicit(&s->discard, memory_order_relaxed))
                 skip_op(op);
             else
-                run_op(op);
+                run_op(op, s->device);
             /* seq_cst pairs with xdev_cpu_stream_wait_for's store of wake_at:
              * one of the two sides sees the other. Only a waiter whose
              * target is reached is woken, not every waiter after every op. */

@@ -240,19 +240,35 @@ static void isa_select(void) {
     }
 }
 
+/* Elements [begin, end) of the fill `arg`: a fill of their own (an element
+ * depends only on the key and its word position, so any split gives the
+ * same bits). */
+static void fill_range(void *arg, size_t begin, size_t end) {
+    const xdev_rng_fill_desc_t *d = arg;
+    unsigned words = xdev_philox_words_per_element((int)d->format);
+    xdev_rng_fill_desc_t part = *d;
+    part.out = (unsigned char *)d->out + begin * 4u * words;
+    part.offset = d->offset + (uint64_t)begin * words;
+    part.count = end - begin;
+    g_fill(&part);
+}
+
+/* Elements per chunk at least (a multiple of every format's elements per
+ * Philox block, so chunks start on a block). */
+#define RNG_GRAIN 65536
+
 /* A captured fill (philox_state set) takes its key and base from the
- * graph's cell as it runs, so each replay draws new numbers. */
+ * graph's cell as it runs, so each replay draws new numbers. The elements
+ * are spread over the device's worker pool. */
 static void fill_job(void *arg) {
     const xdev_rng_fill_desc_t *d = arg;
-    if (d->philox_state == NULL) {
-        g_fill(d);
-        return;
-    }
     xdev_rng_fill_desc_t run = *d;
-    run.seed = d->philox_state[0];
-    run.offset = d->philox_state[1] + d->offset;
-    run.philox_state = NULL;
-    g_fill(&run);
+    if (d->philox_state != NULL) {
+        run.seed = d->philox_state[0];
+        run.offset = d->philox_state[1] + d->offset;
+        run.philox_state = NULL;
+    }
+    xdev_cpu_parallel_for(d->device->index, (size_t)run.count, RNG_GRAIN, fill_range, &run);
 }
 
 static xdev_status_t cpu_rng_fill(const xdev_rng_fill_desc_t *d) {
