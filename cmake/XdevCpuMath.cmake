@@ -34,6 +34,15 @@ if(XDEV_FFTW_FOUND)
   target_link_libraries(xdev PRIVATE ${XDEV_FFTW_LINK_LIBRARIES})
   target_compile_definitions(xdev PRIVATE XDEV_HAVE_FFTW=1)
   string(APPEND XDEV_PC_LIBS_PRIVATE " ${XDEV_FFTW_LDFLAGS}")
+  # FFTW's threads (libfftw3-dev ships them): large transforms run their
+  # parallel loops on the CPU device's worker pool (backends/cpu/cpu_fft.c).
+  find_library(XDEV_FFTW_THREADS fftw3_threads HINTS ${XDEV_FFTW_LIBRARY_DIRS})
+  find_library(XDEV_FFTWF_THREADS fftw3f_threads HINTS ${XDEV_FFTW_LIBRARY_DIRS})
+  if(XDEV_FFTW_THREADS AND XDEV_FFTWF_THREADS)
+    target_link_libraries(xdev PRIVATE ${XDEV_FFTW_THREADS} ${XDEV_FFTWF_THREADS})
+    target_compile_definitions(xdev PRIVATE XDEV_HAVE_FFTW_THREADS=1)
+    string(APPEND XDEV_PC_LIBS_PRIVATE " -lfftw3_threads -lfftw3f_threads")
+  endif()
 else()
   message(WARNING "FFTW3 not found (pkg-config fftw3 fftw3f): the cpu backend will have no FFT; "
     "install libfftw3-dev")

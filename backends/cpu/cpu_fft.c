@@ -13,7 +13,13 @@
  * guards them. Execution uses the new-array functions (fftw_execute_dft,
  * ...), which are thread-safe, on the stream's worker through a host
  * function. Each queued exec holds a reference to the xdev plan, so the
- * plan cache may destroy a plan while execs with it are still queued. */
+ * plan cache may destroy a plan while execs with it are still queued.
+ *
+ * Threads: where FFTW's threads library is linked, plans are made for the
+ * device's thread count and FFTW's parallel loops run on the device's
+ * worker pool (fftw_threads_set_callback -> xdev_cpu_parallel_for, on the
+ * device of the stream worker executing the plan), not on threads of
+ * FFTW's own. */
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -27,6 +33,44 @@
 #include <fftw3.h>
 
 static pthread_mutex_t g_planner_lock = PTHREAD_MUTEX_INITIALIZER;
+
+#ifdef XDEV_HAVE_FFTW_THREADS
+/* One of FFTW's parallel loops: work(jobdata + i * elsize), i < njobs. */
+typedef struct fftw_loop {
+    void *(*work)(char *);
+    char *jobdata;
+    size_t elsize;
+} fftw_loop_t;
+
+static void fftw_range(void *arg, size_t begin, size_t end) {
+    const fftw_loop_t *l = arg;
+    for (size_t i = begin; i < end; i++)
+        (void)l->work(l->jobdata + i * l->elsize);
+}
+
+/* FFTW's thread callback: on a stream worker, the device's pool; anywhere
+ * else (a loop nested inside a pool worker's job), in order here. */
+static void fftw_parallel_loop(void *(*work)(char *), char *jobdata, size_t elsize, int njobs,
+                               void *data) {
+    (void)data;
+    fftw_loop_t l = {work, jobdata, elsize};
+    xdev_cpu_stream_t *s = xdev_cpu_stream_self();
+    if (s == NULL || njobs <= 1)
+        fftw_range(&l, 0, njobs > 0 ? (size_t)njobs : 0);
+    else
+        xdev_cpu_parallel_for(s->device, (size_t)njobs, 1, fftw_range, &l);
+}
+
+static pthread_once_t g_threads_once = PTHREAD_ONCE_INIT;
+static bool g_threads_ok;
+
+static void threads_init(void) {
+    if (fftw_init_threads() == 0 || fftwf_init_threads() == 0) return;
+    fftw_threads_set_callback(fftw_parallel_loop, NULL);
+    fftwf_threads_set_callback(fftw_parallel_loop, NULL);
+    g_threads_ok = true;
+}
+#endif
 
 typedef struct cpu_fft_plan {
     atomic_int refs; /* the cache's + one per queued exec */
@@ -94,6 +138,13 @@ static void *make_variant(const xdev_fft_plan_desc_t *d, bool inverse, bool unal
     fftw_iodim64 dims[XDEV_FFT_MAX_RANK], howmany;
     guru_dims(d, dims, &howmany);
     unsigned flags = FFTW_ESTIMATE | (unaligned ? FFTW_UNALIGNED : 0u);
+#ifdef XDEV_HAVE_FFTW_THREADS
+    pthread_once(&g_threads_once, threads_init);
+    if (g_threads_ok) {
+        fftw_plan_with_nthreads(xdev_cpu_state.threads);
+        fftwf_plan_with_nthreads(xdev_cpu_state.threads);
+    }
+#endif
     int sign = inverse ? FFTW_BACKWARD : FFTW_FORWARD;
     /* fftwf_iodim64 has the same layout as fftw_iodim64 (three ptrdiff_t). */
     const fftwf_iodim64 *fdims = (const fftwf_iodim64 *)(const void *)dims;
