@@ -10,7 +10,8 @@
  * times timed (enqueue + synchronize; bench_util.h's batch loop, median).
  * GB/s counts the destination's bytes (1e9 B/s); a copy and a 4-byte ->
  * 4-byte conversion also read as many bytes as they write, a fill and a
- * memset read nothing. --check N (default 4194304) converts N elements per
+ * memset read nothing. Random uniform and normal f32 fills (xdev/rng.h) are
+ * compared with the copy too. --check N (default 4194304) converts N elements per
  * pair: all 2^16 patterns from f16/bf16, random bit patterns and values
  * (NaN, infinities, subnormals among them) from f32/f64, random integers. */
 #define _POSIX_C_SOURCE 200809L
@@ -46,6 +47,12 @@ static void run_job(void *arg) {
         break;
     case 2:
         CHECK(xdev_fill_async(j->dst, j->dt, xdev_scalar_f64(1.0), j->count, j->s));
+        break;
+    case 4:
+        CHECK(xdev_rng_uniform(NULL, XDEV_DTYPE_F32, j->dst, j->count, j->s));
+        break;
+    case 5:
+        CHECK(xdev_rng_normal(NULL, XDEV_DTYPE_F32, j->dst, j->count, 0.0, 1.0, j->s));
         break;
     default:
         CHECK(xdev_convert_async(j->dst, j->dt, j->src, j->st, j->count, j->s));
@@ -212,8 +219,15 @@ int main(int argc, char **argv) {
                  xdev_dtype_name(j.dt));
         printf("| %-28s | %8.1f | %8.2fx |\n", label, g, g / g_copy);
     }
-    printf("\n(fills against memset_async, conversions against memcpy_async; a 4-byte ->\n"
-           "4-byte conversion moves the bytes a copy moves)\n");
+    for (int k = 4; k <= 5; k++) { /* random f32: Philox, written like a fill */
+        j.kind = k;
+        j.count = bytes / 4;
+        double g = gbps(&j, bytes, reps, samples);
+        printf("| %-28s | %8.1f | %8.2fx |\n", k == 4 ? "random uniform f32" : "random normal f32",
+               g, g / g_copy);
+    }
+    printf("\n(fills against memset_async, conversions and random fills against memcpy_async;\n"
+           "a 4-byte -> 4-byte conversion moves the bytes a copy moves)\n");
     if (check > 0) {
         long bad = check_pairs(dev, check < 65536 ? 65536 : check);
         printf("\nbit identity with xdev/support/convert.h on the host, 36 pairs x %zu elements: "

@@ -187,6 +187,28 @@ __attribute__((target("avx2"))) static void f32_to_bf16_x8(const float *src, uin
         dst[i] = xdev_f32_to_bf16(src[i]);
 }
 
+/* f32 -> i32 (convert.h: toward zero, NaN -> 0, saturating) with AVX2:
+ * the truncating conversion gives INT32_MIN for NaN and anything out of
+ * range, which is right below the range; NaN and the top are fixed by
+ * masks. Truncation does not consult MXCSR's rounding mode. */
+__attribute__((target("avx2"))) static void f32_to_i32_x8(const float *src, int32_t *dst,
+                                                          size_t n) {
+    const __m256 top = _mm256_set1_ps(2147483648.0f);
+    const __m256i max = _mm256_set1_epi32(INT32_MAX);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 x = _mm256_loadu_ps(src + i);
+        __m256i r = _mm256_cvttps_epi32(x);
+        __m256i nan = _mm256_castps_si256(_mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+        __m256i big = _mm256_castps_si256(_mm256_cmp_ps(x, top, _CMP_GE_OQ));
+        r = _mm256_blendv_epi8(r, max, big);
+        r = _mm256_andnot_si256(nan, r);
+        _mm256_storeu_si256((__m256i *)(void *)(dst + i), r);
+    }
+    for (; i < n; i++)
+        dst[i] = f32_to_i32(src[i]);
+}
+
 static bool have_f16c(void) {
     static int known; /* 0 unknown, 1 yes, 2 no: a benign race (same answer) */
     int k = __atomic_load_n(&known, __ATOMIC_RELAXED);
@@ -265,6 +287,12 @@ static bool convert_fast(const ops_job_t *j) {
         return true;
     }
     if (d == XDEV_DTYPE_I32 && s == XDEV_DTYPE_F32) {
+#if defined(__x86_64__)
+        if (have_f16c()) { /* = AVX2 */
+            f32_to_i32_x8(j->src, j->dst, n);
+            return true;
+        }
+#endif
         const float *src = j->src;
         int32_t *dst = j->dst;
         for (size_t i = 0; i < n; i++)
