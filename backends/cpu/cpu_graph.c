@@ -13,7 +13,8 @@
  * order of recording is a valid order of execution: a replay is one job on
  * the replay stream that runs the graph's ops in that order (kernels still
  * spread their blocks over the device's worker pool). Replays of one graph
- * run one at a time, as CUDA orders the launches of one executable graph. */
+ * run one at a time in launch order, as CUDA orders the launches of one
+ * executable graph. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,8 +39,18 @@ typedef struct xdev_cpu_graph {
     int nmembers;
     xdev_status_t failed; /* an op that could not be recorded */
     char why[256];
-    pthread_mutex_t run_mu; /* one replay at a time */
+    /* Replays run one at a time, in the order they were launched (as CUDA
+     * orders the launches of one executable graph): a launch takes a
+     * ticket, a replay waits under run_mu until its ticket is served. */
+    pthread_mutex_t run_mu;
+    pthread_cond_t run_cv;
+    uint64_t tickets, serving; /* under run_mu */
 } xdev_cpu_graph_t;
+
+typedef struct replay {
+    xdev_cpu_graph_t *g;
+    uint64_t ticket;
+} replay_t;
 
 /* Captures under way, by id, for events that outlive them. */
 static pthread_mutex_t g_active_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -168,6 +179,7 @@ static xdev_status_t graph_capture_begin(xdev_cpu_device_t *dev, void *stream, i
     g->device = dev->index;
     pthread_mutex_init(&g->mu, NULL);
     pthread_mutex_init(&g->run_mu, NULL);
+    pthread_cond_init(&g->run_cv, NULL);
     g->members[0] = (member_t){s, 0, 0};
     g->nmembers = 1;
     pthread_mutex_lock(&g_active_lock);
@@ -190,6 +202,7 @@ static xdev_status_t graph_capture_begin(xdev_cpu_device_t *dev, void *stream, i
     if (st != XDEV_SUCCESS) {
         pthread_mutex_destroy(&g->mu);
         pthread_mutex_destroy(&g->run_mu);
+        pthread_cond_destroy(&g->run_cv);
         free(g);
     }
     return st;
@@ -201,6 +214,7 @@ static void graph_free(xdev_cpu_graph_t *g) {
     free(g->nodes);
     pthread_mutex_destroy(&g->mu);
     pthread_mutex_destroy(&g->run_mu);
+    pthread_cond_destroy(&g->run_cv);
     free(g);
 }
 
@@ -253,17 +267,35 @@ static xdev_status_t graph_capture_end(xdev_cpu_device_t *dev, void *stream, voi
     return XDEV_SUCCESS;
 }
 
-/* One replay, on the replay stream's worker. */
+/* One replay, on the replay stream's worker, once the replays launched
+ * before it have run. */
 static void replay_run(void *arg) {
-    xdev_cpu_graph_t *g = arg;
+    const replay_t *r = arg;
+    xdev_cpu_graph_t *g = r->g;
     pthread_mutex_lock(&g->run_mu);
+    while (g->serving != r->ticket)
+        pthread_cond_wait(&g->run_cv, &g->run_mu);
     for (size_t i = 0; i < g->n; i++)
         (void)xdev_cpu_op_exec(&g->nodes[i], g->device); /* append records nothing else */
+    g->serving++;
+    pthread_cond_broadcast(&g->run_cv);
     pthread_mutex_unlock(&g->run_mu);
 }
 
+/* After the run, or instead of it when the queue drops the job at process
+ * exit: a dropped replay still serves its ticket (when it is next), so no
+ * later replay waits for it. The graph outlives its replays (the core
+ * synchronizes before destroy). */
 static void replay_release(void *arg) {
-    (void)arg; /* the graph outlives its replays (the core synchronizes before destroy) */
+    replay_t *r = arg;
+    xdev_cpu_graph_t *g = r->g;
+    pthread_mutex_lock(&g->run_mu);
+    if (g->serving == r->ticket) {
+        g->serving++;
+        pthread_cond_broadcast(&g->run_cv);
+    }
+    pthread_mutex_unlock(&g->run_mu);
+    free(r);
 }
 
 static xdev_status_t graph_launch(xdev_cpu_device_t *dev, void *graph, void *stream) {
@@ -271,7 +303,19 @@ static xdev_status_t graph_launch(xdev_cpu_device_t *dev, void *graph, void *str
     if (g->device != dev->index)
         return xdev_cpu_error(XDEV_ERROR_CROSS_DEVICE, "cpu:%d: the graph belongs to cpu:%d",
                               dev->index, g->device);
-    return xdev_cpu_stream_enqueue_job(dev->index, stream, replay_run, replay_release, g);
+    replay_t *r = malloc(sizeof *r);
+    if (r == NULL)
+        return xdev_cpu_error(XDEV_ERROR_OUT_OF_MEMORY, "cpu:%d: no host memory for a replay",
+                              dev->index);
+    r->g = g;
+    pthread_mutex_lock(&g->run_mu); /* tickets in launch order */
+    r->ticket = g->tickets;
+    xdev_status_t st =
+        xdev_cpu_stream_enqueue_job(dev->index, stream, replay_run, replay_release, r);
+    if (st == XDEV_SUCCESS) g->tickets++;
+    pthread_mutex_unlock(&g->run_mu);
+    if (st != XDEV_SUCCESS) free(r);
+    return st;
 }
 
 static xdev_status_t graph_destroy(xdev_cpu_device_t *dev, void *graph) {

@@ -272,7 +272,10 @@ static xdev_status_t replay_locked(xdev_graph_t g, xdev_stream_t stream) {
     bool traced = xdev_tracer_active();
     if (XDEV_UNLIKELY(traced)) xdev_tracer_span_begin(&span, stream);
     xdev_status_t st = g->cap->nrng > 0 ? xdev_rng_capture_replay(g->cap, stream) : XDEV_SUCCESS;
-    if (st == XDEV_SUCCESS) st = xdev_be_graph_launch(g->rec, g->native, stream->native);
+    if (st == XDEV_SUCCESS) {
+        st = xdev_be_graph_launch(g->rec, g->native, stream->native);
+        if (st != XDEV_SUCCESS) xdev_rng_capture_forget(g->cap);
+    }
     if (XDEV_UNLIKELY(traced)) {
         if (st == XDEV_SUCCESS)
             xdev_tracer_span_end(&span, stream, "graph_replay", "\"graph\":%lld", (long long)g->id);

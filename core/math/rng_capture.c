@@ -26,39 +26,49 @@
 
 #define CELL_BYTES (4 * sizeof(uint64_t))
 
+/* The entry of generator gen in cap (lock held), or -1. */
+static int find_rng(const xdev_capture_t *cap, xdev_generator_t gen) {
+    for (int i = 0; i < cap->nrng; i++)
+        if (cap->rng[i].generator == (void *)gen) return i;
+    return -1;
+}
+
 xdev_status_t xdev_rng_capture_reserve(xdev_capture_t *cap, xdev_generator_t gen, xdev_stream_t s,
                                        unsigned words, uint64_t count, uint64_t *rel_start,
                                        const uint64_t **cell) {
     if (!XDEV_HAS(s->be, ops, fill) || !XDEV_HAS(s->be, ops, add))
         return xdev_backend_not_supported(s->be, "ops.fill and ops.add (random fills in graphs)");
     pthread_mutex_lock(&cap->lock);
-    int i = 0;
-    while (i < cap->nrng && cap->rng[i].generator != (void *)gen)
-        i++;
-    bool fresh = i == cap->nrng;
+    int i = find_rng(cap, gen);
     pthread_mutex_unlock(&cap->lock);
-    if (fresh) {
-        if (i == XDEV_CAPTURE_MAX_RNG)
-            return XDEV_FAIL(XDEV_ERROR_CAPTURE, "a graph may draw from at most %d generators",
-                             XDEV_CAPTURE_MAX_RNG);
-        void *p = NULL;
-        xdev_status_t st = xdev_alloc_malloc_on(s, CELL_BYTES, &p); /* the capture's pool */
+    void *fresh = NULL;
+    if (i < 0) { /* a cell from the capture's pool, allocated without the lock */
+        xdev_status_t st = xdev_alloc_malloc_on(s, CELL_BYTES, &fresh);
         if (st != XDEV_SUCCESS) return st;
-        pthread_mutex_lock(&cap->lock);
-        xdev_capture_rng_t *e = &cap->rng[cap->nrng++];
-        memset(e, 0, sizeof *e);
-        e->generator = gen;
-        e->cell = p;
-        pthread_mutex_unlock(&cap->lock);
     }
     pthread_mutex_lock(&cap->lock);
-    xdev_capture_rng_t *e = &cap->rng[i];
-    uint64_t start = e->total;
-    if (start % words != 0) start += words - start % words;
-    e->total = start + count * words;
-    *rel_start = start;
-    *cell = e->cell;
+    i = find_rng(cap, gen); /* another thread's fill may have added it meanwhile */
+    bool full = i < 0 && cap->nrng == XDEV_CAPTURE_MAX_RNG;
+    if (i < 0 && !full) {
+        i = cap->nrng++;
+        memset(&cap->rng[i], 0, sizeof cap->rng[i]);
+        cap->rng[i].generator = gen;
+        cap->rng[i].cell = fresh;
+        fresh = NULL;
+    }
+    if (!full) {
+        xdev_capture_rng_t *e = &cap->rng[i];
+        uint64_t start = e->total;
+        if (start % words != 0) start += words - start % words;
+        e->total = start + count * words;
+        *rel_start = start;
+        *cell = e->cell;
+    }
     pthread_mutex_unlock(&cap->lock);
+    if (fresh != NULL) (void)xdev_alloc_free(fresh);
+    if (full)
+        return XDEV_FAIL(XDEV_ERROR_CAPTURE, "a graph may draw from at most %d generators",
+                         XDEV_CAPTURE_MAX_RNG);
     return XDEV_SUCCESS;
 }
 
@@ -82,15 +92,18 @@ xdev_status_t xdev_rng_capture_replay(xdev_capture_t *cap, xdev_stream_t s) {
         xdev_generator_t gen = e->generator;
         if (gen != NULL) {
             xdev_status_t st = xdev_generator_check(gen, "the graph's generator");
-            if (st != XDEV_SUCCESS)
+            if (st != XDEV_SUCCESS) {
+                xdev_rng_capture_forget(cap);
                 return XDEV_FAIL(XDEV_ERROR_INVALID_HANDLE,
                                  "the graph draws from a generator that has been destroyed");
+            }
         }
         xdev_rng_gen_t *g = gen != NULL ? xdev_rng_generator_lock(gen)
                                         : xdev_rng_default_lock(s->device.type, s->device.index);
         uint64_t base = (g->offset + 3) & ~(uint64_t)3, end;
         if (base < g->offset || __builtin_add_overflow(base, e->total, &end)) {
             xdev_rng_unlock(g);
+            xdev_rng_capture_forget(cap);
             return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
                              "the generator's offset (%llu words) leaves no room for the graph's "
                              "%llu words before 2^64; reseed it",
@@ -115,9 +128,17 @@ xdev_status_t xdev_rng_capture_replay(xdev_capture_t *cap, xdev_stream_t s) {
             e->known = false;
         }
         xdev_rng_unlock(g);
-        if (st != XDEV_SUCCESS) return st;
+        if (st != XDEV_SUCCESS) {
+            xdev_rng_capture_forget(cap);
+            return st;
+        }
     }
     return XDEV_SUCCESS;
+}
+
+void xdev_rng_capture_forget(xdev_capture_t *cap) {
+    for (int i = 0; i < cap->nrng; i++)
+        cap->rng[i].known = false;
 }
 
 void xdev_rng_capture_release(xdev_capture_t *cap) {

@@ -59,5 +59,8 @@ xdev_status_t xdev_rng_capture_reserve(struct xdev_capture *cap, xdev_generator_
 xdev_status_t xdev_rng_capture_finish(struct xdev_capture *cap);
 xdev_status_t xdev_rng_capture_replay(struct xdev_capture *cap, struct xdev_stream *s);
 void xdev_rng_capture_release(struct xdev_capture *cap);
+/* A replay failed after (some of) the cells were written: rewrite them all
+ * at the next replay instead of trusting what they hold. */
+void xdev_rng_capture_forget(struct xdev_capture *cap);
 
 #endif

@@ -348,8 +348,11 @@ static size_t release_all(xdev_device_allocator_t *da) {
  * what is still reserved, so what a program does after emptying the cache
  * is judged on its own (peak resets leave the mark alone: they restart
  * statistics, not the allocator). */
+static void prune_dead_pools(xdev_device_allocator_t *da);
+
 xdev_status_t xdev_caching_empty_cache(xdev_device_allocator_t *da) {
     (void)release_all(da);
+    prune_dead_pools(da);
     da->high_water = (size_t)da->stats.reserved_bytes[XDEV_STAT_ALL].current;
     return XDEV_SUCCESS;
 }
@@ -473,7 +476,7 @@ static void trim_before_grow(xdev_device_allocator_t *da, int kind, xdev_stream_
  * grows, or a new segment. *out is a free block (out of the bins). */
 static xdev_status_t get_memory(xdev_device_allocator_t *da, xdev_stream_pool_t *pool, int kind,
                                 size_t rsize, xdev_block_t **out) {
-    if (xdev_alloc_settings()->expandable_segments) {
+    if (xdev_alloc_settings()->expandable_segments && !pool->has_custom) {
         xdev_status_t st = xdev_expandable_grow(da, pool, kind, rsize);
         if (st == XDEV_SUCCESS) {
             xdev_block_t *b = xdev_bins_best_fit(&pool->bins[kind], rsize, max_split());
@@ -779,9 +782,29 @@ xdev_status_t xdev_caching_record_stream(xdev_device_allocator_t *da, xdev_block
     return XDEV_SUCCESS;
 }
 
+/* Free the stream pools of dead memory pools that hold no segment any more
+ * (their last block went back with its segment), so that pools made and
+ * dropped by the thousand (a graph per step) leave nothing behind. */
+static void prune_dead_pools(xdev_device_allocator_t *da) {
+    xdev_caching_stash_flush(da);
+    for (xdev_stream_pool_t **link = &da->pools; *link != NULL;) {
+        xdev_stream_pool_t *p = *link;
+        bool empty = p->mempool_dead && p->expandable[0] == NULL && p->expandable[1] == NULL;
+        for (const xdev_segment_t *seg = da->segments; seg != NULL && empty; seg = seg->next)
+            empty = seg->pool != p;
+        if (empty) {
+            *link = p->next;
+            free(p);
+        } else {
+            link = &p->next;
+        }
+    }
+}
+
 void xdev_caching_release_mempool(xdev_device_allocator_t *da, uint64_t id) {
     for (xdev_stream_pool_t *p = da->pools; p != NULL; p = p->next)
         if (p->mempool == id) p->mempool_dead = true;
     for (xdev_stream_pool_t *p = da->pools; p != NULL; p = p->next)
         if (p->mempool == id) (void)release_free_segments(da, -1, p, SIZE_MAX, false);
+    prune_dead_pools(da);
 }

@@ -551,23 +551,6 @@ static xdev_status_t explain_bad_free(const void *ptr) {
                      ptr, e.be->name, e.index);
 }
 
-/* Freed while its device captures (da locked): a block from outside the
- * capture's pool, or one other streams used, may be used by the graph - it
- * stays reserved until the graph goes (mempool.h), and recording the
- * events a free on other streams needs is impossible meanwhile. */
-static bool keep_for_capture(xdev_device_allocator_t *da, xdev_block_t *b) {
-    xdev_capture_t *c = xdev_capture_lock_on_device(da->rec);
-    if (c == NULL) return false;
-    xdev_mempool_t mp = c->pool;
-    bool keep = b->n_used_streams > 0 || b->pool->mempool != (mp != NULL ? mp->id : 0);
-    if (keep) {
-        b->bin_next = c->deferred;
-        c->deferred = b;
-    }
-    pthread_mutex_unlock(&c->lock);
-    return keep;
-}
-
 xdev_status_t xdev_alloc_free(void *ptr) {
     xdev_status_t st = direct_wait_before_free(ptr);
     if (st != XDEV_SUCCESS) return st;
@@ -576,7 +559,7 @@ xdev_status_t xdev_alloc_free(void *ptr) {
     if (da == NULL) return explain_bad_free(ptr);
     if (da->mode == XDEV_ALLOC_MODE_CACHING) {
         if (XDEV_UNLIKELY(atomic_load_explicit(&xdev_captures_active, memory_order_relaxed) != 0) &&
-            keep_for_capture(da, b)) {
+            xdev_mempool_keep_for_captures(da, b)) {
             xdev_spin_unlock(&da->lock);
             return XDEV_SUCCESS;
         }

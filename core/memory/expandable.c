@@ -201,8 +201,10 @@ size_t xdev_expandable_shrink(xdev_device_allocator_t *da) {
     if (cap == 0) return 0;
     cut_t *cuts = calloc((size_t)cap, sizeof *cuts);
     if (cuts == NULL) return 0;
-    for (xdev_segment_t *s = da->segments; s != NULL && n < cap; s = s->next)
+    for (xdev_segment_t *s = da->segments; s != NULL && n < cap; s = s->next) {
+        if (s->pool->mempool != 0 && !s->pool->mempool_dead) continue; /* a live pool's */
         if (s->expandable && !s->shrinking && cut_tail(da, s, gran, &cuts[n])) n++;
+    }
     size_t released = 0;
     if (n > 0) {
         /* The work queued so far may still use the memory: wait for the

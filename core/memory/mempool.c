@@ -22,7 +22,6 @@
 
 static xdev_handle_arena_t g_pool_arena =
     XDEV_HANDLE_ARENA_INIT("memory pool", POOL_MAGIC, POOL_SLOT);
-static pthread_mutex_t g_pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic uint64_t g_next_id = 1;
 
 /* A thread's open use scopes, innermost first (heap nodes: TLS stays small). */
@@ -33,11 +32,18 @@ typedef struct xdev_mempool_scope {
 _Thread_local scope_t *xdev_mempool_tls_scopes __attribute__((tls_model("initial-exec")));
 #define tls_scopes xdev_mempool_tls_scopes
 
+/* The application may still use the pool: its own reference, or a graph's
+ * (xdev_graph_pool hands that out). A use scope's reference is not one. */
+static bool usable(xdev_mempool_t p) {
+    return atomic_load(&p->user_ref) || atomic_load(&p->graphs) > 0;
+}
+
 xdev_status_t xdev_mempool_check(xdev_mempool_t p, const char *arg) {
     xdev_status_t pst = xdev_process_check();
     if (pst != XDEV_SUCCESS) return pst;
     if (p == NULL) return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "memory pool '%s' is NULL", arg);
-    if (xdev_handle_is_live(&g_pool_arena, p) && atomic_load(&p->refs) > 0) return XDEV_SUCCESS;
+    if (xdev_handle_is_live(&g_pool_arena, p) && atomic_load(&p->refs) > 0 && usable(p))
+        return XDEV_SUCCESS;
     if (xdev_handle_is_slot(&g_pool_arena, p))
         return XDEV_FAIL(XDEV_ERROR_INVALID_HANDLE,
                          "memory pool '%s' (%p) has been released (destroyed, and no graph held "
@@ -69,7 +75,7 @@ xdev_status_t xdev_mempool_new(xdev_device_record_t *rec, const xdev_allocator_t
     p->id = atomic_fetch_add(&g_next_id, 1);
     p->rec = rec;
     atomic_init(&p->graphs, 0);
-    p->user_ref = true;
+    atomic_init(&p->user_ref, true);
     p->has_custom = custom != NULL;
     if (custom != NULL) p->custom = *custom;
     atomic_store(&p->refs, 1);
@@ -93,9 +99,7 @@ static void unref(xdev_mempool_t p) {
 }
 
 void xdev_mempool_drop_user(xdev_mempool_t p) {
-    pthread_mutex_lock(&g_pool_lock);
-    p->user_ref = false;
-    pthread_mutex_unlock(&g_pool_lock);
+    atomic_store(&p->user_ref, false);
     unref(p);
 }
 
@@ -113,23 +117,79 @@ xdev_mempool_t xdev_mempool_route(xdev_stream_t stream) {
     xdev_capture_t *cap = atomic_load_explicit(&stream->capture, memory_order_acquire);
     if (cap != NULL) return cap->pool;
     for (scope_t *s = tls_scopes; s != NULL; s = s->prev)
-        if (s->pool->rec == stream->rec) return s->pool;
+        if (s->pool->rec == stream->rec && usable(s->pool)) return s->pool;
     return NULL;
+}
+
+/* A block kept for the captures under way when it was freed: it goes back
+ * to the cache when the last of their graphs goes. */
+typedef struct kept {
+    xdev_block_t *b;
+    atomic_int refs;
+} kept_t;
+
+typedef struct kept_link {
+    kept_t *k;
+    struct kept_link *next;
+} kept_link_t;
+
+#define KEEP_MAX_CAPTURES 16
+
+bool xdev_mempool_keep_for_captures(xdev_device_allocator_t *da, xdev_block_t *b) {
+    xdev_capture_t *caps[KEEP_MAX_CAPTURES];
+    int n = xdev_capture_lock_all_on_device(da->rec, caps, KEEP_MAX_CAPTURES);
+    if (n == 0) return false;
+    /* a block of a capture's own pool, allocated and freed on a stream of
+     * that capture and used nowhere else, is the capture's to reuse */
+    bool own = false;
+    if (b->n_used_streams == 0 && b->pool->mempool != 0) {
+        xdev_capture_t *sc = atomic_load_explicit(&b->stream->capture, memory_order_acquire);
+        for (int i = 0; i < n && !own; i++) {
+            xdev_mempool_t mp = caps[i]->pool;
+            own = caps[i] == sc && mp != NULL && mp->id == b->pool->mempool;
+        }
+    }
+    kept_t *k = own ? NULL : malloc(sizeof *k);
+    kept_link_t *links[KEEP_MAX_CAPTURES];
+    int made = 0;
+    while (k != NULL && made < n && (links[made] = malloc(sizeof(kept_link_t))) != NULL)
+        made++;
+    bool keep = k != NULL && made == n; /* out of host memory: freed as usual */
+    if (keep) {
+        k->b = b;
+        atomic_init(&k->refs, n);
+        for (int i = 0; i < n; i++) {
+            links[i]->k = k;
+            links[i]->next = caps[i]->deferred;
+            caps[i]->deferred = links[i];
+        }
+    } else {
+        for (int i = 0; i < made; i++)
+            free(links[i]);
+        free(k);
+    }
+    for (int i = 0; i < n; i++)
+        pthread_mutex_unlock(&caps[i]->lock);
+    return keep;
 }
 
 void xdev_mempool_drop_deferred(xdev_capture_t *c) {
     pthread_mutex_lock(&c->lock);
-    xdev_block_t *b = c->deferred;
+    kept_link_t *l = c->deferred;
     c->deferred = NULL;
     pthread_mutex_unlock(&c->lock);
-    while (b != NULL) {
-        xdev_block_t *next = b->bin_next;
-        xdev_device_allocator_t *da = b->owner;
-        b->bin_next = NULL;
-        xdev_spin_lock(&da->lock);
-        xdev_caching_free(da, b);
-        xdev_spin_unlock(&da->lock);
-        b = next;
+    while (l != NULL) {
+        kept_link_t *next = l->next;
+        kept_t *k = l->k;
+        free(l);
+        if (atomic_fetch_sub(&k->refs, 1) == 1) {
+            xdev_device_allocator_t *da = k->b->owner;
+            xdev_spin_lock(&da->lock);
+            xdev_caching_free(da, k->b);
+            xdev_spin_unlock(&da->lock);
+            free(k);
+        }
+        l = next;
     }
 }
 
@@ -224,10 +284,7 @@ xdev_status_t xdev_graph_pool_handle(xdev_device_t device, xdev_mempool_t *out) 
 
 xdev_status_t xdev_mempool_destroy(xdev_mempool_t pool) {
     XDEV_CHECK(xdev_mempool_check(pool, "pool"));
-    pthread_mutex_lock(&g_pool_lock);
-    bool had = pool->user_ref;
-    pool->user_ref = false;
-    pthread_mutex_unlock(&g_pool_lock);
+    bool had = atomic_exchange(&pool->user_ref, false);
     if (!had)
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_HANDLE,
                              "memory pool %p was already destroyed (graphs still hold it)",
@@ -259,7 +316,13 @@ xdev_status_t xdev_mempool_use_end(xdev_mempool_t pool) {
                              (void *)s->pool, (void *)pool);
     tls_scopes = s->prev;
     free(s);
+    bool destroyed = !usable(pool);
     unref(pool);
+    if (destroyed)
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_HANDLE,
+                             "memory pool %p was destroyed while this scope was open (its "
+                             "allocations went to the device's cache since); the scope is closed",
+                             (void *)pool);
     return XDEV_SUCCESS;
 }
 

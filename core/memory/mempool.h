@@ -24,9 +24,9 @@ struct xdev_mempool {
     xdev_handle_header_t hdr;
     uint64_t id;
     xdev_device_record_t *rec;
-    _Atomic int refs;   /* the application's (until destroyed) + graphs' */
-    _Atomic int graphs; /* graphs holding it */
-    bool user_ref;      /* the application still holds its reference (under g_pool_lock) */
+    _Atomic int refs;     /* the application's (until destroyed) + graphs' */
+    _Atomic int graphs;   /* graphs holding it */
+    atomic_bool user_ref; /* the application still holds its reference */
     bool has_custom;
     xdev_allocator_t custom;
 };
@@ -64,9 +64,14 @@ struct xdev_strbuf;
 struct xdev_device_allocator;
 void xdev_mempool_summary(struct xdev_strbuf *sb, struct xdev_device_allocator *da);
 
-/* Blocks freed during a capture from outside its pool (allocator): kept on
- * the capture until its graph goes, then freed (xdev_mempool_drop_deferred). */
+/* A block freed (da locked, b out of the live table) while captures are
+ * under way on its device: unless it is a capture's own pool block used on
+ * that capture's stream only, it is kept for every such capture (any may
+ * use it) and true is returned; it goes back to the cache when the last of
+ * them drops it (xdev_mempool_drop_deferred, when its graph goes). */
 struct xdev_capture;
+struct xdev_block;
+bool xdev_mempool_keep_for_captures(struct xdev_device_allocator *da, struct xdev_block *b);
 void xdev_mempool_drop_deferred(struct xdev_capture *c);
 
 #endif

@@ -20,11 +20,6 @@ static const char *mode_name(int mode) {
 }
 
 xdev_status_t xdev_capture_start(xdev_capture_t *c, xdev_stream_t origin) {
-    xdev_capture_t *none = NULL;
-    if (!atomic_compare_exchange_strong(&origin->capture, &none, c))
-        return XDEV_FAIL(XDEV_ERROR_CAPTURE,
-                         "the stream is already capturing (graph %llu); end that capture first",
-                         (unsigned long long)none->id);
     pthread_mutex_init(&c->lock, NULL);
     c->origin = origin;
     c->thread = pthread_self();
@@ -32,7 +27,14 @@ xdev_status_t xdev_capture_start(xdev_capture_t *c, xdev_stream_t origin) {
     c->nstreams = 1;
     c->invalid = XDEV_SUCCESS;
     c->active = true;
-    pthread_mutex_lock(&g_lock);
+    pthread_mutex_lock(&g_lock); /* the list lock: the capture seen through the stream is whole */
+    xdev_capture_t *none = NULL;
+    if (!atomic_compare_exchange_strong(&origin->capture, &none, c)) {
+        pthread_mutex_unlock(&g_lock); /* c->lock: the caller's to destroy with c */
+        return XDEV_FAIL(XDEV_ERROR_CAPTURE,
+                         "the stream is already capturing (another graph's capture); end that "
+                         "capture first");
+    }
     c->next = g_list;
     g_list = c;
     atomic_fetch_add(&xdev_captures_active, 1);
@@ -169,4 +171,36 @@ xdev_capture_t *xdev_capture_lock_on_device(const xdev_device_record_t *rec) {
     if (c != NULL) pthread_mutex_lock(&c->lock);
     pthread_mutex_unlock(&g_lock);
     return c;
+}
+
+xdev_status_t xdev_capture_refuse_id(uint64_t id, const char *what) {
+    pthread_mutex_lock(&g_lock);
+    xdev_capture_t *c = g_list;
+    while (c != NULL && c->id != id)
+        c = c->next;
+    char msg[512];
+    if (c != NULL) {
+        snprintf(msg, sizeof msg,
+                 "%s: the event was recorded during the capture of graph %llu, which records "
+                 "work instead of running it; the capture is now invalid (wait for the event "
+                 "after capture_end and a replay)",
+                 what, (unsigned long long)id);
+        xdev_capture_invalidate(c, XDEV_ERROR_CAPTURE, msg);
+    }
+    pthread_mutex_unlock(&g_lock);
+    if (c == NULL) return XDEV_SUCCESS;
+    return XDEV_FAIL(XDEV_ERROR_CAPTURE, "%s", msg);
+}
+
+int xdev_capture_lock_all_on_device(const xdev_device_record_t *rec, xdev_capture_t **out,
+                                    int cap) {
+    pthread_mutex_lock(&g_lock);
+    int n = 0;
+    for (xdev_capture_t *c = g_list; c != NULL && n < cap; c = c->next)
+        if (c->rec == rec) {
+            pthread_mutex_lock(&c->lock);
+            out[n++] = c;
+        }
+    pthread_mutex_unlock(&g_lock);
+    return n;
 }

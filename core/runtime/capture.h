@@ -87,6 +87,12 @@ static inline xdev_status_t xdev_capture_check_unsafe(const char *what) {
 }
 /* A capture under way on device rec, its lock held (NULL: none). */
 xdev_capture_t *xdev_capture_lock_on_device(const xdev_device_record_t *rec);
+/* Every capture under way on device rec (at most cap), each lock held. */
+int xdev_capture_lock_all_on_device(const xdev_device_record_t *rec, xdev_capture_t **out, int cap);
+/* A wait on an event whose last record is in capture `id` (`what` names the
+ * call): the capture is invalidated and the call fails; nothing happens
+ * when the capture has ended. */
+xdev_status_t xdev_capture_refuse_id(uint64_t id, const char *what);
 /* True when some capture is under way on device rec (its memory must not
  * go back to the backend meanwhile). */
 bool xdev_capture_on_device(const xdev_device_record_t *rec);

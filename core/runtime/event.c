@@ -127,11 +127,7 @@ static xdev_status_t check_captured(xdev_event_t event, const char *what) {
     pthread_mutex_lock(&event->lock);
     uint64_t id = event->capture_id;
     pthread_mutex_unlock(&event->lock);
-    if (id == 0 || !xdev_capture_is_active(id)) return XDEV_SUCCESS;
-    return XDEV_FAIL(XDEV_ERROR_CAPTURE,
-                     "%s: the event was recorded during the capture of graph %llu, which records "
-                     "work instead of running it; wait for it after capture_end and a replay",
-                     what, (unsigned long long)id);
+    return id == 0 ? XDEV_SUCCESS : xdev_capture_refuse_id(id, what);
 }
 
 xdev_status_t xdev_event_query(xdev_event_t event) {

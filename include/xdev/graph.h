@@ -49,6 +49,12 @@
  * a multiple of 4 words) and advances it by everything the graph draws
  * (rounded up to 4 words as well), so replays produce exactly what the same
  * fills run eagerly from that state would, bit for bit, on every backend.
+ * The generator's state reaches the graph through a small device cell that
+ * a replay rewrites, on its stream, only when the generator moved since the
+ * last replay (eager fills, a reseed): replays of one graph on several
+ * streams that draw random numbers must then be ordered (events), as
+ * replays sharing any memory must be. Replays of one graph run in the order
+ * they were launched, one at a time (CUDA's rule; the CPU backend keeps it).
  *
  * Pools beyond graphs. xdev_mempool_create makes a pool of one device
  * (optionally taking its segments from an application allocator);

@@ -426,6 +426,10 @@ START_TEST(private_pool) {
     XT_OK(xdev_malloc_stream(&b, 4096, s));
     ck_assert_ptr_eq(a, b);
     XT_OK(xdev_memset_async(b, 4, 4096, s));
+    void *t = NULL; /* a temporary: free after the capture, used by every replay */
+    XT_OK(xdev_malloc_stream(&t, (size_t)12 << 20, s));
+    XT_OK(xdev_memset_async(t, 6, (size_t)12 << 20, s));
+    XT_OK(xdev_free(t));
     XT_OK(xdev_graph_capture_end(g));
     xdev_mempool_t pool = NULL;
     XT_OK(xdev_graph_pool(g, &pool));
@@ -436,11 +440,17 @@ START_TEST(private_pool) {
                   "usage: id %llu graphs %d segments %zu reserved %zu", (unsigned long long)u.id,
                   u.graphs, u.segments, u.reserved_bytes);
     ck_assert_msg(u.allocations == 1, "b is live in the pool: %zu allocations", u.allocations);
+    ck_assert_uint_ge(u.reserved_bytes, (size_t)12 << 20);
     XT_DEV_EQ(u.device, xt_dev(0));
     /* The pool's memory is not handed to allocations outside it. */
     void *c = NULL;
     XT_OK(xdev_malloc_stream(&c, 4096, s));
     ck_assert_ptr_ne(c, b);
+    XT_OK(xdev_stream_synchronize(s));
+    XT_OK(xdev_empty_cache()); /* the pool's memory stays: its replays need it */
+    xdev_mempool_usage_t after_empty;
+    XT_OK(xdev_mempool_usage(pool, &after_empty));
+    ck_assert_uint_eq(after_empty.reserved_bytes, u.reserved_bytes);
     XT_OK(xdev_graph_replay(g, s));
     unsigned char h[16];
     fetch(h, b, sizeof h, s);
@@ -497,6 +507,37 @@ START_TEST(free_during_capture_kept) {
 }
 END_TEST
 
+/* A block freed while two captures are under way is kept until both graphs
+ * are gone (either may use it). */
+START_TEST(free_during_two_captures) {
+    xdev_stream_t s1 = new_stream(0), s2 = new_stream(0);
+    unsigned char *x = NULL;
+    XT_OK(xdev_malloc_stream((void **)&x, 8192, s1));
+    xdev_graph_t a, b;
+    XT_OK(xdev_graph_create(&a));
+    XT_OK(xdev_graph_create(&b));
+    XT_OK(xdev_graph_capture_begin(a, s1, XDEV_CAPTURE_RELAXED, NULL));
+    XT_OK(xdev_graph_capture_begin(b, s2, XDEV_CAPTURE_RELAXED, NULL));
+    XT_OK(xdev_memset_async(x, 9, 8192, s1)); /* graph a uses x */
+    XT_OK(xdev_memset_async(x, 0, 0, s2));
+    XT_OK(xdev_free(x));
+    XT_OK(xdev_graph_capture_end(a));
+    XT_OK(xdev_graph_capture_end(b));
+    XT_OK(xdev_graph_destroy(b)); /* a still uses x */
+    void *y = NULL;
+    XT_OK(xdev_malloc_stream(&y, 8192, s1));
+    ck_assert_msg((void *)x != y, "graph a's memory went to a new allocation when b was destroyed");
+    XT_OK(xdev_graph_replay(a, s1));
+    unsigned char h[4];
+    fetch(h, x, sizeof h, s1);
+    ck_assert_int_eq(h[2], 9);
+    XT_OK(xdev_graph_destroy(a));
+    XT_OK(xdev_free(y));
+    XT_OK(xdev_stream_destroy(s1));
+    XT_OK(xdev_stream_destroy(s2));
+}
+END_TEST
+
 static int g_custom_mallocs, g_custom_frees;
 static xdev_status_t custom_malloc(void *ctx, xdev_device_t device, size_t size,
                                    xdev_stream_t stream, void **out) {
@@ -542,6 +583,14 @@ START_TEST(user_pool_scope) {
     XT_OK(xdev_free(b));
     XT_OK(xdev_mempool_destroy(pool));
     XT_ERR(XDEV_ERROR_INVALID_HANDLE, xdev_mempool_destroy(pool), "released|destroyed");
+    /* destroyed while a scope is open: routing ends, the scope's end says so */
+    XT_OK(xdev_mempool_create(xt_dev(0), NULL, &pool));
+    XT_OK(xdev_mempool_use_begin(pool));
+    XT_OK(xdev_mempool_destroy(pool));
+    XT_ERR(XDEV_ERROR_INVALID_HANDLE, xdev_mempool_usage(pool, &u), "released|destroyed");
+    XT_OK(xdev_malloc_device(xt_dev(0), &a, 10000)); /* the device's cache */
+    XT_ERR(XDEV_ERROR_INVALID_HANDLE, xdev_mempool_use_end(pool), "destroyed while this scope");
+    XT_OK(xdev_free(a));
     /* an application allocator under a pool (host memory: host-addressable backends) */
     if (!xt_host_addressable()) XT_SKIP("custom pool allocator: device memory is not host memory");
     xdev_allocator_t al = {sizeof al, NULL, custom_malloc, custom_free, NULL};
@@ -570,6 +619,7 @@ typedef enum {
     BAD_EVENT_OUTSIDE,
     BAD_DESTROY_STREAM,
     BAD_NEW_SEGMENT,
+    BAD_EVENT_QUERY,
     BAD_COUNT
 } bad_op_t;
 
@@ -581,13 +631,15 @@ static const char *const k_bad_needle[] = {"xdev_device_synchronize",
                                            "xdev_empty_cache",
                                            "outside the capture",
                                            "destroying a capturing stream",
-                                           "new memory from the backend"};
+                                           "new memory from the backend",
+                                           "query of an event recorded in the capture"};
 
 START_TEST(illegal_ops_invalidate) {
     float *d = dalloc(4096);
     float host[16] = {0};
-    xdev_event_t outside;
+    xdev_event_t outside, inside;
     XT_OK(xdev_event_create(XDEV_EVENT_DEFAULT, &outside));
+    XT_OK(xdev_event_create(XDEV_EVENT_DEFAULT, &inside));
     xdev_stream_t other = new_stream(0);
     for (int op = 0; op < BAD_COUNT; op++) {
         xdev_stream_t s = new_stream(0);
@@ -622,6 +674,10 @@ START_TEST(illegal_ops_invalidate) {
         case BAD_DESTROY_STREAM:
             st = xdev_stream_destroy(s);
             break;
+        case BAD_EVENT_QUERY:
+            XT_OK(xdev_event_record(inside, s));
+            st = xdev_event_query(inside);
+            break;
         case BAD_NEW_SEGMENT: { /* on another stream: not the capture's pool */
             void *big = NULL;
             st = xdev_malloc_stream(&big, (size_t)48 << 20, other);
@@ -650,6 +706,7 @@ START_TEST(illegal_ops_invalidate) {
         XT_OK(xdev_stream_destroy(s));
     }
     XT_OK(xdev_event_destroy(outside));
+    XT_OK(xdev_event_destroy(inside));
     XT_OK(xdev_stream_destroy(other));
     XT_OK(xdev_free(d));
 }
@@ -880,6 +937,7 @@ int main(int argc, char **argv) {
     tcase_add_test(tc, rng_generator_destroyed);
     tcase_add_test(tc, private_pool);
     tcase_add_test(tc, free_during_capture_kept);
+    tcase_add_test(tc, free_during_two_captures);
     tcase_add_test(tc, user_pool_scope);
     tcase_add_test(tc, illegal_ops_invalidate);
     tcase_add_test(tc, capture_modes);
