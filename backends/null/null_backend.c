@@ -113,9 +113,11 @@ static mark_t *mark_get(null_event_t *e) {
     return m;
 }
 
-/* Run one task of stream s. A record counts itself done before it marks
- * its event reached: whoever sees the event reached sees the stream idle
- * if nothing came after it (as CUDA's query after an event's synchronize). */
+/* Run one task of stream s. A record marks its event reached and counts
+ * itself done in one step (under the stream's lock): whoever sees the event
+ * reached sees the stream idle if nothing came after it, and whoever sees
+ * the stream idle sees the event reached (as CUDA's query after either
+ * synchronize). */
 static void run_task(null_stream_t *s, task_t *t) {
     switch (t->kind) {
     case T_HOST_FN:
@@ -127,15 +129,15 @@ static void run_task(null_stream_t *s, task_t *t) {
     case T_SET:
         memset(t->dst, t->value, t->bytes);
         break;
-    case T_RECORD:
+    case T_RECORD: /* both at once: reached and counted (stream lock, then events') */
         pthread_mutex_lock(&s->m);
-        s->pending--;
-        pthread_cond_broadcast(&s->cv);
-        pthread_mutex_unlock(&s->m);
         pthread_mutex_lock(&g_event_m);
         t->mark->reached = true;
         pthread_cond_broadcast(&g_event_cv);
         pthread_mutex_unlock(&g_event_m);
+        s->pending--;
+        pthread_cond_broadcast(&s->cv);
+        pthread_mutex_unlock(&s->m);
         mark_put(t->mark);
         break;
     case T_WAIT:
