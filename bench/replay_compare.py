@@ -10,8 +10,9 @@ carries from one trace to the next), all driven by the one harness (bench/replay
 Allocators: xdev's default policy, xdev with trim_before_grow:false (torch's growth), xdev
 with expandable_segments:true, with --async xdev's backend:async (cudaMallocAsync on CUDA), with --c10 PyTorch's c10 caching
 allocator (and c10 with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True). Prints per trace: streams, warm and cold ns per event, peak allocated and reserved,
-reserved - allocated at peak, backend calls in all warm passes and in the last one, retries; ratios against c10 where
-it ran. Exit status 1 when any run failed (its message is printed)."""
+reserved - allocated at peak, the peak reserved over the whole run (warm passes included) and
+the first warm pass that raised it, backend calls in all warm passes and in the last one,
+retries; ratios against c10 where it ran. Exit status 1 when any run failed (its message is printed)."""
 import argparse
 import os
 import subprocess
@@ -28,10 +29,16 @@ def run(cmd, env_extra):
         sys.stderr.write(f"replay_compare: {' '.join(cmd)} failed ({p.returncode}):\n{p.stderr}")
         return None
     r = rows[0]
-    return {"alloc": r[1], "trace": r[2], "events": int(r[3]), "streams": int(r[4]),
-            "cold": float(r[5]), "warm": float(r[6]), "palloc": float(r[7]),
-            "presv": float(r[8]), "cold_calls": int(r[9]), "warm_calls": int(r[10]),
-            "retries": int(r[11]), "last_calls": int(r[12])}
+    out = {"alloc": r[1], "trace": r[2], "events": int(r[3]), "streams": int(r[4]),
+           "cold": float(r[5]), "warm": float(r[6]), "palloc": float(r[7]),
+           "presv": float(r[8]), "cold_calls": int(r[9]), "warm_calls": int(r[10]),
+           "retries": int(r[11]), "last_calls": int(r[12])}
+    # the whole run's peaks and the first warm pass that grew the reservation
+    # (older builds of a side print without them: the cold pass's then)
+    out["run_alloc"] = float(r[13]) if len(r) > 15 else out["palloc"]
+    out["run_resv"] = float(r[14]) if len(r) > 15 else out["presv"]
+    out["grew"] = int(r[15]) if len(r) > 15 else 0
+    return out
 
 
 def meta(path):
@@ -73,7 +80,8 @@ def main():
     failed = False
     print(f"{'trace':<28} {'allocator':<28} {'streams':>7} {'warm ns':>9} {'x c10':>6} "
           f"{'cold ns':>9} {'peak alloc':>10} {'peak resv':>10} {'x c10':>6} {'resv-alloc':>10} "
-          f"{'x c10':>6} {'warm calls':>10} {'last pass':>9} {'retries':>7}")
+          f"{'x c10':>6} {'run resv':>9} {'x c10':>6} {'grew':>4} {'warm calls':>10} "
+          f"{'last pass':>9} {'retries':>7}")
     for tr in a.traces:
         runs = {name: [] for name, _, _ in sides}
         for _ in range(max(1, a.repeat)):  # interleaved, so a slow spell hits every side
@@ -105,7 +113,9 @@ def main():
                   f"{ratio(r['warm'], ref['warm'] if ref else 0)} {r['cold']:>9.1f} "
                   f"{r['palloc']:>10.0f} {r['presv']:>10.0f} "
                   f"{ratio(r['presv'], ref['presv'] if ref else 0)} {over:>10.0f} "
-                  f"{ratio(over, rover)} {r['warm_calls']:>10} {r['last_calls']:>9} {r['retries']:>7}")
+                  f"{ratio(over, rover)} {r['run_resv']:>9.0f} "
+                  f"{ratio(r['run_resv'], ref['run_resv'] if ref else 0)} {r['grew']:>4} "
+                  f"{r['warm_calls']:>10} {r['last_calls']:>9} {r['retries']:>7}")
         m = meta(tr)
         if m:
             print(f"{'':<28} {'(captured run: ' + ', '.join(f'{k} {v}' for k, v in m.items())[:200] + ')'}")

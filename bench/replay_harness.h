@@ -64,10 +64,13 @@ typedef struct replay_allocator {
 } replay_allocator_t;
 
 typedef struct replay_result {
-    double cold_ns, warm_ns; /* per event: the first pass, the median warm pass */
-    double peak_alloc_mib, peak_resv_mib;
-    long long cold_calls, warm_calls; /* backend calls: first pass, all warm passes */
-    long long last_calls;             /* backend calls of the last warm pass */
+    double cold_ns, warm_ns;              /* per event: the first pass, the median warm pass */
+    double peak_alloc_mib, peak_resv_mib; /* the cold (first) pass's peaks */
+    double run_alloc_mib, run_resv_mib;   /* the peaks over the whole run, warm passes too */
+    int grew_pass;                        /* first warm pass (1..) that raised the reserved
+                                             peak above the cold pass's, 0: none */
+    long long cold_calls, warm_calls;     /* backend calls: first pass, all warm passes */
+    long long last_calls;                 /* backend calls of the last warm pass */
     long long retries;
 } replay_result_t;
 
@@ -277,9 +280,13 @@ static inline int replay_run(const replay_allocator_t *a, const replay_trace_t *
     a->counters(a->ctx, &c1);
     before_last = c1;
     int rc = 0;
+    r->grew_pass = 0;
     for (int i = 0; i < warm_runs && rc == 0 && r->cold_ns >= 0; i++) {
         if (i == warm_runs - 1) a->counters(a->ctx, &before_last);
         if ((warm[i] = replay_pass(a, t, &m)) < 0) rc = -1;
+        replay_counters_t after;
+        a->counters(a->ctx, &after);
+        if (r->grew_pass == 0 && after.reserved_peak > c1.reserved_peak) r->grew_pass = i + 1;
     }
     if (r->cold_ns < 0 || rc != 0) {
         snprintf(err, errlen, "%s: an allocation failed replaying %s", a->name, t->name);
@@ -289,6 +296,8 @@ static inline int replay_run(const replay_allocator_t *a, const replay_trace_t *
         r->warm_ns = median(warm, warm_runs);
         r->peak_alloc_mib = (double)c1.allocated_peak / 1048576.0;
         r->peak_resv_mib = (double)c1.reserved_peak / 1048576.0;
+        r->run_alloc_mib = (double)c2.allocated_peak / 1048576.0;
+        r->run_resv_mib = (double)c2.reserved_peak / 1048576.0;
         r->cold_calls = (long long)(c1.backend_calls - c0.backend_calls);
         r->warm_calls = (long long)(c2.backend_calls - c1.backend_calls);
         r->last_calls = (long long)(c2.backend_calls - before_last.backend_calls);
@@ -303,9 +312,11 @@ static inline int replay_run(const replay_allocator_t *a, const replay_trace_t *
 /* The line bench/replay_compare.py reads (tab-separated, after "replay"). */
 static inline void replay_print(const char *allocator, const replay_trace_t *t,
                                 const replay_result_t *r) {
-    printf("replay\t%s\t%s\t%zu\t%u\t%.1f\t%.1f\t%.1f\t%.1f\t%lld\t%lld\t%lld\t%lld\n", allocator,
-           t->name, t->n, t->nstreams, r->cold_ns, r->warm_ns, r->peak_alloc_mib, r->peak_resv_mib,
-           r->cold_calls, r->warm_calls, r->retries, r->last_calls);
+    printf(
+        "replay\t%s\t%s\t%zu\t%u\t%.1f\t%.1f\t%.1f\t%.1f\t%lld\t%lld\t%lld\t%lld\t%.1f\t%.1f\t%d\n",
+        allocator, t->name, t->n, t->nstreams, r->cold_ns, r->warm_ns, r->peak_alloc_mib,
+        r->peak_resv_mib, r->cold_calls, r->warm_calls, r->retries, r->last_calls, r->run_alloc_mib,
+        r->run_resv_mib, r->grew_pass);
     fflush(stdout);
 }
 

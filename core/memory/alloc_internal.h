@@ -96,6 +96,7 @@ typedef struct xdev_segment {
     xdev_block_t *first;
     struct xdev_segment *prev, *next; /* device's segment list */
     uint64_t serial;                  /* creation order, for snapshots */
+    uint64_t free_since; /* the arena's growth count when it last became wholly free */
 } xdev_segment_t;
 
 /* Free blocks of one stream, one pool kind. */
@@ -167,6 +168,7 @@ typedef struct xdev_device_allocator {
     size_t total_memory;
     size_t limit;      /* fraction * total, SIZE_MAX when no cap */
     size_t high_water; /* most bytes ever reserved (growth policy) */
+    uint64_t growths;  /* times the arena grew (the policy's clock) */
     xdev_memory_stats_t stats;
     /* Primary only: the device's history ring for snapshots
      * (xdev_memory_record_history), under trace_lock, which is taken inside

@@ -26,6 +26,11 @@
 
 /* ---------------------------------------------------------------- helpers */
 
+/* The growth policy's age rule (trim_before_grow below): a wholly free
+ * segment goes back only once the arena has grown this many times since it
+ * became free. */
+#define XDEV_TRIM_MIN_AGE 2
+
 static size_t max_split(void) {
     return xdev_alloc_settings()->max_split_size;
 }
@@ -238,7 +243,7 @@ static bool pool_idle(const xdev_stream_pool_t *pool) {
  * stream is idle (see above). */
 static void collect_free_segments(xdev_device_allocator_t *da, int kind,
                                   const xdev_stream_pool_t *only, size_t goal, bool idle_only,
-                                  release_list_t *list) {
+                                  uint64_t min_age, release_list_t *list) {
     xdev_caching_stash_flush(da);
     if (da->pending_head != NULL) process_events(da);
     for (xdev_segment_t *seg = da->segments, *next; seg != NULL && list->bytes < goal; seg = next) {
@@ -249,6 +254,7 @@ static void collect_free_segments(xdev_device_allocator_t *da, int kind,
         if (kind >= 0 && seg->pool_kind != kind) continue;
         if (only != NULL && seg->pool != only) continue;
         if (seg->pool->mempool != 0 && !seg->pool->mempool_dead) continue; /* the pool's */
+        if (min_age != 0 && da->growths - seg->free_since < min_age) continue;
         if (idle_only && !pool_idle(seg->pool)) continue;
         xdev_caching_bins_del(da, b);
         xdev_caching_segment_unlink(da, seg);
@@ -322,12 +328,13 @@ static size_t release_collected(xdev_device_allocator_t *da, release_list_t *lis
  * bytes: all of them, waiting for the device, or (idle_only) those whose
  * stream is idle, without waiting. */
 static size_t release_free_segments(xdev_device_allocator_t *da, int kind,
-                                    const xdev_stream_pool_t *only, size_t goal, bool idle_only) {
+                                    const xdev_stream_pool_t *only, size_t goal, bool idle_only,
+                                    uint64_t min_age) {
     /* nothing goes back (or waits) while the device captures: CUDA cannot
      * free memory or synchronize then */
     if (XDEV_UNLIKELY(xdev_capture_on_device(da->rec))) return 0;
     release_list_t list = {NULL, 0};
-    collect_free_segments(da, kind, only, goal, idle_only, &list);
+    collect_free_segments(da, kind, only, goal, idle_only, min_age, &list);
     return release_collected(da, &list, !idle_only);
 }
 
@@ -340,7 +347,7 @@ static size_t release_all(xdev_device_allocator_t *da) {
         (void)xdev_caching_sync_unlocked(da);
         xdev_spin_lock(&da->lock);
     }
-    size_t released = release_free_segments(da, -1, NULL, SIZE_MAX, false);
+    size_t released = release_free_segments(da, -1, NULL, SIZE_MAX, false, 0);
     return released + xdev_expandable_shrink(da);
 }
 
@@ -447,27 +454,33 @@ static void garbage_collect(xdev_device_allocator_t *da, size_t incoming) {
     size_t threshold = (size_t)(t * (double)cap);
     size_t reserved = (size_t)atomic_load(&da->primary->device_reserved);
     if (reserved + incoming <= threshold) return;
-    release_free_segments(da, -1, NULL, reserved + incoming - threshold, true);
+    release_free_segments(da, -1, NULL, reserved + incoming - threshold, true, 0);
 }
 
 /* xdev's growth policy, beyond torch's: reserved memory may grow freely up
  * to its earlier high-water mark, but before it grows past that mark the
- * requesting stream's own fully free segments (of the pool kind it needs)
- * go back to the backend first. A segment of that stream left whole and
- * free is memory none of its requests of that size could use, so keeping
- * it only raises the peak. Other streams' segments are never taken: a
- * stream's cached segments are what its next iteration needs, and taking
- * them when another stream grows made the two trade segments with the
- * backend on every iteration (242 backend calls per warm pass of a
- * 4-stream inference trace). Replaying the PyTorch traces (bench/traces,
- * ../shared/traces) this keeps peak reserved at or below torch's on every
- * trace with no backend call once warm. trim_before_grow:false in
- * XDEV_ALLOC_CONF restores torch's behaviour. */
+ * requesting stream's own wholly free segments (of the pool kind it needs)
+ * go back to the backend first - those that stayed free while the arena grew
+ * at least XDEV_TRIM_MIN_AGE times since (its growth count is the clock).
+ * A segment left whole and free across growths is memory none of the
+ * stream's requests could use, so keeping it only raises the peak; one
+ * freed just now is often the working set of the next phase (a layer of a
+ * training step), and giving it back made a GPT-2 step re-grow a 1.5 GiB
+ * segment (11906 against torch's 10534 MiB). Other streams' segments are
+ * never taken: a stream's cached segments are what its next iteration
+ * needs, and taking them when another stream grows made the two trade
+ * segments with the backend on every iteration (242 backend calls per warm
+ * pass of a 4-stream inference trace). Replaying the PyTorch traces
+ * (bench/traces, ../shared/traces) this keeps the whole run's peak reserved
+ * at or below torch's on every trace with no backend call in any warm pass
+ * (tests/check_replay.py). trim_before_grow:false in XDEV_ALLOC_CONF
+ * restores torch's behaviour. */
 static void trim_before_grow(xdev_device_allocator_t *da, int kind, xdev_stream_pool_t *pool,
                              size_t incoming) {
     if (!xdev_alloc_settings()->trim_before_grow) return;
     size_t reserved = (size_t)da->stats.reserved_bytes[XDEV_STAT_ALL].current;
-    if (reserved + incoming > da->high_water) release_free_segments(da, kind, pool, SIZE_MAX, true);
+    if (reserved + incoming > da->high_water)
+        release_free_segments(da, kind, pool, SIZE_MAX, true, XDEV_TRIM_MIN_AGE);
 }
 
 /* ---------------------------------------------------------------- malloc/free */
@@ -525,6 +538,7 @@ static xdev_status_t grow(xdev_device_allocator_t *da, xdev_stream_pool_t *pool,
         return xdev_caching_oom_error(da, size, st, backend_msg);
     }
     if (st != XDEV_SUCCESS) return st;
+    da->growths++;
     size_t res = (size_t)da->stats.reserved_bytes[XDEV_STAT_ALL].current;
     if (res > da->high_water) da->high_water = res;
     return XDEV_SUCCESS;
@@ -660,6 +674,7 @@ static void merge(xdev_device_allocator_t *da, xdev_block_t *b, xdev_block_t *n)
 static void bin_block(xdev_device_allocator_t *da, xdev_block_t *b) {
     if (b->prev && b->prev->state == XDEV_BLOCK_FREE) merge(da, b, b->prev);
     if (b->next && b->next->state == XDEV_BLOCK_FREE) merge(da, b, b->next);
+    if (b->prev == NULL && b->next == NULL) b->segment->free_since = da->growths;
     xdev_caching_bins_add(da, b);
 }
 
@@ -805,6 +820,6 @@ void xdev_caching_release_mempool(xdev_device_allocator_t *da, uint64_t id) {
     for (xdev_stream_pool_t *p = da->pools; p != NULL; p = p->next)
         if (p->mempool == id) p->mempool_dead = true;
     for (xdev_stream_pool_t *p = da->pools; p != NULL; p = p->next)
-        if (p->mempool == id) (void)release_free_segments(da, -1, p, SIZE_MAX, false);
+        if (p->mempool == id) (void)release_free_segments(da, -1, p, SIZE_MAX, false, 0);
     prune_dead_pools(da);
 }

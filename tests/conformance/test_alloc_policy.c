@@ -2,10 +2,12 @@
 /* test_alloc_policy.c - the caching allocator's growth policy
  * (trim_before_grow) on the backend under test: before reserved memory grows
  * past its high-water mark the requesting stream's own wholly free segments
- * go back, never another stream's (taking them made streams trade segments
- * with the backend on every iteration); a warm multi-stream loop makes no
- * backend call; xdev_empty_cache restarts the mark; trim_before_grow:false
- * keeps everything (torch's behaviour). Conformance: XDEV_BACKEND=<backend>,
+ * go back - those that stayed free through two growths of the allocator (a
+ * segment freed just now is kept: the next phase of a step needs it) - never
+ * another stream's (taking them made streams trade segments with the backend
+ * on every iteration); a warm multi-stream loop makes no backend call;
+ * xdev_empty_cache restarts the mark; trim_before_grow:false keeps
+ * everything (torch's behaviour). Conformance: XDEV_BACKEND=<backend>,
  * entries allocator.policy and allocator.policy_off. */
 #include <stdlib.h>
 #include <string.h>
@@ -54,26 +56,34 @@ START_TEST(other_streams_segments_are_kept) {
 }
 END_TEST
 
-/* One stream: its own free segment goes back before it grows past the mark
- * (with the policy on), stays with trim_before_grow:false. */
+/* One stream: its own free segment is kept through the next two growths
+ * (just freed: likely needed again), then goes back before the stream grows
+ * past the mark once more (with the policy on); it stays with
+ * trim_before_grow:false. */
 START_TEST(own_free_segment_trimmed_before_growth) {
     xdev_stream_t s = xt_new_stream(0);
-    void *p = NULL, *q = NULL;
+    void *p = NULL, *q[3] = {NULL, NULL, NULL};
     XT_OK(xdev_malloc_stream(&p, 40 * MIB, s));
     XT_OK(xdev_free(p));
     int64_t frees = backend_frees();
     size_t reserved0 = 0, reserved1 = 0;
     XT_OK(xdev_memory_reserved(xt_dev(0), &reserved0));
-    XT_OK(xdev_malloc_stream(&q, 60 * MIB, s)); /* cannot use the 40 MiB segment */
+    for (int i = 0; i < 2; i++) { /* cannot use the 40 MiB segment: two growths */
+        XT_OK(xdev_malloc_stream(&q[i], 60 * MIB, s));
+        ck_assert_msg(backend_frees() == frees, "growth %d gave back a segment freed just now",
+                      i + 1);
+    }
+    XT_OK(xdev_malloc_stream(&q[2], 60 * MIB, s)); /* the third: the segment aged */
     XT_OK(xdev_memory_reserved(xt_dev(0), &reserved1));
     if (policy_on()) {
-        ck_assert_msg(backend_frees() == frees + 1, "the free 40 MiB segment was kept");
-        ck_assert_uint_eq(reserved1, reserved0 - 40 * MIB + 60 * MIB);
+        ck_assert_msg(backend_frees() == frees + 1, "the aged free 40 MiB segment was kept");
+        ck_assert_uint_eq(reserved1, reserved0 - 40 * MIB + 180 * MIB);
     } else {
         ck_assert_int_eq(backend_frees(), frees);
-        ck_assert_uint_eq(reserved1, reserved0 + 60 * MIB);
+        ck_assert_uint_eq(reserved1, reserved0 + 180 * MIB);
     }
-    XT_OK(xdev_free(q));
+    for (int i = 0; i < 3; i++)
+        XT_OK(xdev_free(q[i]));
     XT_OK(xdev_stream_destroy(s));
 }
 END_TEST
@@ -109,22 +119,26 @@ START_TEST(warm_multi_stream_loop_makes_no_backend_call) {
 }
 END_TEST
 
-/* empty_cache restarts the mark: a 100 MiB peak before it does not let the
- * program keep its free 40 MiB segment while growing to 60 MiB after it. */
+/* empty_cache restarts the mark: a 300 MiB peak before it does not let the
+ * program keep its aged free 40 MiB segment while growing to 190 MiB after
+ * it (with the old mark no growth below 300 MiB would look at it). */
 START_TEST(empty_cache_restarts_the_mark) {
     if (!policy_on()) XT_SKIP("trim_before_grow:false: no mark to restart");
     xdev_stream_t s = xt_new_stream(0);
-    void *p = NULL, *q = NULL;
-    XT_OK(xdev_malloc_stream(&p, 100 * MIB, s)); /* mark: 100 MiB */
+    void *p = NULL, *q[3] = {NULL, NULL, NULL};
+    XT_OK(xdev_malloc_stream(&p, 300 * MIB, s)); /* mark: 300 MiB */
     XT_OK(xdev_free(p));
     XT_OK(xdev_empty_cache());
     XT_OK(xdev_malloc_stream(&p, 40 * MIB, s));
     XT_OK(xdev_free(p));
     int64_t frees = backend_frees();
-    XT_OK(xdev_malloc_stream(&q, 60 * MIB, s)); /* 40 + 60 > the restarted mark (40) */
+    for (int i = 0; i < 3; i++) /* three growths past the restarted mark, all below 300 MiB */
+        XT_OK(xdev_malloc_stream(&q[i], 50 * MIB, s)); /* too big for the 40 MiB segment */
     ck_assert_msg(backend_frees() == frees + 1,
-                  "the old 100 MiB mark survived xdev_empty_cache: the free segment was kept");
-    XT_OK(xdev_free(q));
+                  "the old 300 MiB mark survived xdev_empty_cache: the aged free segment was "
+                  "kept");
+    for (int i = 0; i < 3; i++)
+        XT_OK(xdev_free(q[i]));
     XT_OK(xdev_stream_destroy(s));
 }
 END_TEST
