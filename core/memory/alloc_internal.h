@@ -96,7 +96,7 @@ typedef struct xdev_segment {
     xdev_block_t *first;
     struct xdev_segment *prev, *next; /* device's segment list */
     uint64_t serial;                  /* creation order, for snapshots */
-    uint64_t free_since; /* the arena's growth count when it last became wholly free */
+    uint64_t free_since;              /* the arena's growth count when it last became wholly free */
 } xdev_segment_t;
 
 /* Free blocks of one stream, one pool kind. */
