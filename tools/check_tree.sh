@@ -5,7 +5,7 @@
 #
 #   core-includes  no file outside core/ includes a core/ header, but for the white-box tests
 #                  and fuzzers listed in CORE_INCLUDE_EXCEPTIONS below.
-#   core-layers    core's folders depend downwards only (observe, comm, math, kernel, memory, runtime,
+#   core-layers    core's folders depend downwards only (observe, graph, comm, math, kernel, memory, runtime,
 #                  base: core/README.md): no include of, and no call into, a higher folder, but
 #                  for the upward calls listed in CORE_UPWARD below (none: a lower folder that
 #                  needs a higher one runs its hooks, runtime/hooks.h and trace_probe.h).
