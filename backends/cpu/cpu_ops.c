@@ -233,6 +233,37 @@ __attribute__((target("avx2"))) static void i64_to_f64_x4(const int64_t *src, do
         xdev_cvt_convert1(dst + i, (int)XDEV_DTYPE_F64, src + i, (int)XDEV_DTYPE_I64);
 }
 
+/* f64 -> f16 (convert.h: one rounding, to nearest even, from the exact
+ * value) in two hardware steps that round once in effect: f64 -> f32
+ * rounded to odd (truncated, then the last bit set where the truncation
+ * was inexact), then f32 -> f16 to nearest even. f32 keeps 13 bits beyond
+ * f16's 11, more than the 2 that round-to-odd needs, so the result is the
+ * direct rounding's; NaN keeps the top payload bits, made quiet, both ways.
+ * The truncation sets MXCSR's rounding to zero for the loop only (the caller
+ * checked the mode is the default one). */
+__attribute__((target("avx,f16c"))) static void f64_to_f16_x4(const double *src, uint16_t *dst,
+                                                              size_t n) {
+    unsigned int csr = _mm_getcsr();
+    _mm_setcsr((csr & ~0x6000u) | 0x6000u); /* round toward zero */
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        __m256d x = _mm256_loadu_pd(src + i);
+        __m128 t = _mm256_cvtpd_ps(x); /* truncated */
+        __m256d back = _mm256_cvtps_pd(t);
+        /* inexact (and not NaN: NaN != NaN, but its conversion is exact in spirit) */
+        __m256d ne = _mm256_cmp_pd(back, x, _CMP_NEQ_OQ);
+        __m128i odd = _mm_and_si128(_mm256_cvtpd_epi32(_mm256_and_pd(ne, _mm256_set1_pd(1.0))),
+                                    _mm_set1_epi32(1));
+        __m128i bits = _mm_or_si128(_mm_castps_si128(t), odd);
+        __m128i h =
+            _mm_cvtps_ph(_mm_castsi128_ps(bits), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        _mm_storel_epi64((__m128i *)(void *)(dst + i), h);
+    }
+    _mm_setcsr(csr);
+    for (; i < n; i++)
+        xdev_cvt_convert1(dst + i, (int)XDEV_DTYPE_F16, src + i, (int)XDEV_DTYPE_F64);
+}
+
 static bool have_f16c(void) {
     static int known; /* 0 unknown, 1 yes, 2 no: a benign race (same answer) */
     int k = __atomic_load_n(&known, __ATOMIC_RELAXED);
@@ -282,6 +313,12 @@ static bool convert_fast(const ops_job_t *j) {
     }
 #endif
     if (!default_fp_mode()) return false;
+#if defined(__x86_64__)
+    if (d == XDEV_DTYPE_F16 && s == XDEV_DTYPE_F64 && have_f16c()) {
+        f64_to_f16_x4(j->src, j->dst, n);
+        return true;
+    }
+#endif
     if (d == XDEV_DTYPE_F32 && s == XDEV_DTYPE_F64) { /* NaN: quiet, top payload bits, as x86 */
         const double *src = j->src;
         float *dst = j->dst;
