@@ -175,7 +175,15 @@ __attribute__((unused)) xdev_status_t ops_fill(xc_device_t *dev, void *dst, cons
     xdev_status_t st = launch_begin(dev, count, &l);
     if (st != XDEV_SUCCESS) return st;
     cudaStream_t s = (cudaStream_t)stream;
-    if (l.err == cudaSuccess) {
+    /* A pattern of one repeated byte (every u8 fill, zeros of any dtype) is
+     * a memset: the runtime's own kernel, at memset's speed. */
+    const unsigned char *pb = static_cast<const unsigned char *>(pattern);
+    bool one_byte = true;
+    for (size_t i = 1; i < pattern_size && one_byte; i++)
+        one_byte = pb[i] == pb[0];
+    if (l.err == cudaSuccess && one_byte) {
+        l.err = cudaMemsetAsync(dst, pb[0], count * pattern_size, s);
+    } else if (l.err == cudaSuccess) {
         switch (pattern_size) {
         case 1:
             l.err = launch_fill<uint8_t>(dst, pattern, count, l.grid, s);
