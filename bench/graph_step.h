@@ -28,16 +28,13 @@
 #ifndef XDEV_BENCH_GRAPH_STEP_H
 #define XDEV_BENCH_GRAPH_STEP_H
 
-#include <errno.h>
 #include <math.h>
-#include <spawn.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
+#include "bench_side.h"
 #include "bench_util.h"
 
 #define GS_OPS 200
@@ -201,12 +198,15 @@ static inline void gs_parse_line(gs_child_t *c, const char *line) {
     }
 }
 
+static inline void gs_on_line(void *ctx, const char *line) {
+    gs_parse_line((gs_child_t *)ctx, line);
+}
+
 /* Run `exe --side side` plus the options in a fresh process (posix_spawn,
  * the caller's environment); its "@" lines are parsed into *out, the others
  * printed. exe "/proc/self/exe": this program. */
 static inline void gs_run_side(const char *prog, const char *exe, const char *side,
                                const gs_opts_t *o, gs_child_t *out) {
-    extern char **environ;
     memset(out, 0, sizeof *out);
     snprintf(out->side, sizeof out->side, "%s", side);
     char nb[32], gb[32], sb[16], rb[16];
@@ -216,45 +216,7 @@ static inline void gs_run_side(const char *prog, const char *exe, const char *si
     snprintf(rb, sizeof rb, "%d", o->reps);
     char *argv[] = {(char *)prog, "--side",  (char *)side, "--n",    nb, "--gemm",
                     gb,           "--steps", sb,           "--reps", rb, NULL};
-    int fds[2];
-    if (pipe(fds) != 0) {
-        perror("pipe");
-        exit(1);
-    }
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
-    posix_spawn_file_actions_addclose(&fa, fds[0]);
-    posix_spawn_file_actions_addclose(&fa, fds[1]);
-    pid_t pid;
-    fflush(stdout);
-    int err = posix_spawn(&pid, exe, &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    close(fds[1]);
-    if (err != 0) {
-        fprintf(stderr, "%s: cannot start %s --side %s: %s\n", prog, exe, side, strerror(err));
-        close(fds[0]);
-        out->failed = true;
-        return;
-    }
-    FILE *in = fdopen(fds[0], "r");
-    char line[512];
-    while (in != NULL && fgets(line, sizeof line, in) != NULL) {
-        if (line[0] == '@')
-            gs_parse_line(out, line + 1);
-        else
-            fputs(line, stdout);
-    }
-    if (in != NULL) fclose(in);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        out->failed = true;
-        printf("side %s FAILED (%s %d; its message is above)\n", side,
-               WIFEXITED(status) ? "exit status" : "signal",
-               WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
-    }
+    if (!bench_run_side(prog, exe, side, argv, NULL, gs_on_line, out)) out->failed = true;
 }
 
 /* The timing every side reports, from bench_util.h's harness: host ns per

@@ -34,14 +34,11 @@
  * is not counted (with it, triad moves 32 B and copy 24 B). GB = 1e9 B. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, posix_spawn */
 
-#include <errno.h>
-#include <spawn.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #ifdef _OPENMP
@@ -54,11 +51,10 @@
 #endif
 
 #include "bench_kernels.h"
+#include "bench_side.h"
 #include "bench_util.h"
 #include "xdev/kernel.h"
 #include "xdev/xdev.h"
-
-extern char **environ;
 
 #define PROG "kernel_cpu_bench"
 
@@ -473,6 +469,10 @@ static void parse_line(child_t *c, const char *line) {
     }
 }
 
+static void on_line(void *ctx, const char *line) {
+    parse_line(ctx, line);
+}
+
 /* Run `--side side` in a fresh process of this program, with `env` ("NAME=
  * value" strings, NULL-terminated) replacing those variables. Result lines
  * ("@...") are parsed into `out`; other output is printed as it comes. */
@@ -487,65 +487,9 @@ static void run_child(const char *side, const char *const *env, child_t *out) {
     snprintf(ob, sizeof ob, "%ld", g_opt.ops);
     char *argv[] = {PROG, "--side",   (char *)side, "--n",     nb, "--reps", rb, "--block",
                     bb,   "--poly-n", pb,           "--iters", ib, "--ops",  ob, NULL};
-    size_t ne = 0, nover = 0;
-    while (environ[ne] != NULL)
-        ne++;
-    while (env != NULL && env[nover] != NULL)
-        nover++;
-    char **envp = calloc(ne + nover + 1, sizeof *envp);
-    size_t k = 0;
-    for (size_t i = 0; i < ne; i++) {
-        bool replaced = false;
-        for (size_t j = 0; j < nover; j++) {
-            size_t len = (size_t)(strchr(env[j], '=') - env[j]) + 1;
-            if (strncmp(environ[i], env[j], len) == 0) replaced = true;
-        }
-        if (!replaced) envp[k++] = environ[i];
-    }
-    for (size_t j = 0; j < nover; j++)
-        envp[k++] = (char *)env[j];
-    envp[k] = NULL;
-
-    int fds[2];
-    if (pipe(fds) != 0) {
-        perror(PROG ": pipe");
-        exit(1);
-    }
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
-    posix_spawn_file_actions_addclose(&fa, fds[0]);
-    posix_spawn_file_actions_addclose(&fa, fds[1]);
-    pid_t pid;
-    fflush(stdout);
-    int err = posix_spawn(&pid, "/proc/self/exe", &fa, NULL, argv, envp);
-    posix_spawn_file_actions_destroy(&fa);
+    char **envp = bench_env_with(env);
+    if (!bench_run_side(PROG, "/proc/self/exe", side, argv, envp, on_line, out)) out->failed = true;
     free(envp);
-    close(fds[1]);
-    if (err != 0) {
-        fprintf(stderr, PROG ": cannot start side %s: %s\n", side, strerror(err));
-        close(fds[0]);
-        out->failed = true;
-        return;
-    }
-    FILE *in = fdopen(fds[0], "r");
-    char line[512];
-    while (in != NULL && fgets(line, sizeof line, in) != NULL) {
-        if (line[0] == '@')
-            parse_line(out, line + 1);
-        else
-            fputs(line, stdout);
-    }
-    if (in != NULL) fclose(in);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        out->failed = true;
-        printf("side %s FAILED (%s %d; its message is above)\n", side,
-               WIFEXITED(status) ? "exit status" : "signal",
-               WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
-    }
 }
 
 /* "NAME=value" for an int value, in caller storage. */

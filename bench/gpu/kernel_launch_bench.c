@@ -34,22 +34,17 @@
  * Needs XDEV_BACKEND=cuda (or auto on a GPU machine) and device 0. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, posix_spawn */
 
-#include <errno.h>
-#include <spawn.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cuda.h>
 
 #include "bench_kernels.h"
+#include "../bench_side.h"
 #include "gpu_bench.h"
 #include "xdev/kernel.h"
-
-extern char **environ;
 
 #define PROG "kernel_launch_bench"
 
@@ -326,6 +321,10 @@ static void parse_line(child_t *c, const char *line) {
     }
 }
 
+static void on_line(void *ctx, const char *line) {
+    parse_line(ctx, line);
+}
+
 /* Run `--side side` in a fresh process of this program; `env` ("NAME=value"
  * or NULL) replaces that variable. "@" lines are parsed, the rest printed. */
 static void run_child(const char *side, const char *env, child_t *out) {
@@ -337,55 +336,10 @@ static void run_child(const char *side, const char *env, child_t *out) {
     snprintf(tb, sizeof tb, "%d", g_opt.triad_reps);
     char *argv[] = {PROG, "--side", (char *)side, "--ops",        ob, "--reps",
                     rb,   "--n",    nb,           "--triad-reps", tb, NULL};
-    size_t ne = 0;
-    while (environ[ne] != NULL)
-        ne++;
-    char **envp = calloc(ne + 2, sizeof *envp);
-    size_t k = 0, len = env != NULL ? (size_t)(strchr(env, '=') - env) + 1 : 0;
-    for (size_t i = 0; i < ne; i++)
-        if (env == NULL || strncmp(environ[i], env, len) != 0) envp[k++] = environ[i];
-    if (env != NULL) envp[k++] = (char *)env;
-    envp[k] = NULL;
-    int fds[2];
-    if (pipe(fds) != 0) {
-        perror(PROG ": pipe");
-        exit(1);
-    }
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
-    posix_spawn_file_actions_addclose(&fa, fds[0]);
-    posix_spawn_file_actions_addclose(&fa, fds[1]);
-    pid_t pid;
-    fflush(stdout);
-    int err = posix_spawn(&pid, "/proc/self/exe", &fa, NULL, argv, envp);
-    posix_spawn_file_actions_destroy(&fa);
+    const char *over[] = {env, NULL};
+    char **envp = bench_env_with(over);
+    if (!bench_run_side(PROG, "/proc/self/exe", side, argv, envp, on_line, out)) out->failed = true;
     free(envp);
-    close(fds[1]);
-    if (err != 0) {
-        fprintf(stderr, PROG ": cannot start side %s: %s\n", side, strerror(err));
-        close(fds[0]);
-        out->failed = true;
-        return;
-    }
-    FILE *in = fdopen(fds[0], "r");
-    char line[512];
-    while (in != NULL && fgets(line, sizeof line, in) != NULL) {
-        if (line[0] == '@')
-            parse_line(out, line + 1);
-        else
-            fputs(line, stdout);
-    }
-    if (in != NULL) fclose(in);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        out->failed = true;
-        printf("side %s FAILED (%s %d; its message is above)\n", side,
-               WIFEXITED(status) ? "exit status" : "signal",
-               WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
-    }
 }
 
 enum { RAW, XDEV, BASIC, NSIDES, ROUNDS = 2 };
