@@ -150,6 +150,9 @@ void xdev_cpu_stream_push_unlock(xdev_cpu_stream_t *s, xdev_cpu_op_t *op);
 /* Run a host function, job (its run part only), copy or set op; false for
  * the other kinds, which the queue runs itself. */
 bool xdev_cpu_op_exec(const xdev_cpu_op_t *op, int device);
+/* Enqueue an op of kind proto->kind with proto's payload on `stream` of
+ * `device` (copies, sets, host functions: ops that hold no reference). */
+xdev_status_t xdev_cpu_stream_enqueue(int device, void *stream, const xdev_cpu_op_t *proto);
 /* Enqueue a job on `stream` of `device`: run(user) when the stream reaches
  * it, then release(user); while the stream captures, the job is recorded
  * and release runs when the graph is destroyed. On failure nothing is

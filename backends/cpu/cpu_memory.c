@@ -158,36 +158,21 @@ static xdev_status_t memory_memcpy_async(xdev_cpu_device_t *dev, const xdev_copy
         return xdev_cpu_error(XDEV_ERROR_INVALID_VALUE,
                               "cpu:%d memcpy_async: copy descriptor missing or too short", device);
     if (copy->bytes == 0) return XDEV_SUCCESS;
-    xdev_cpu_stream_t *s;
-    xdev_status_t st = xdev_cpu_stream_resolve(device, stream, &s);
-    if (st != XDEV_SUCCESS) return st;
-    xdev_cpu_op_t *op;
-    st = xdev_cpu_stream_begin_op(s, &op);
-    if (st != XDEV_SUCCESS) return st;
-    op->kind = XDEV_CPU_OP_COPY;
-    op->u.copy.dst = copy->dst;
-    op->u.copy.src = copy->src;
-    op->u.copy.bytes = copy->bytes;
-    xdev_cpu_stream_push_unlock(s, op);
-    return XDEV_SUCCESS;
+    xdev_cpu_op_t op = {.kind = XDEV_CPU_OP_COPY};
+    op.u.copy.dst = copy->dst;
+    op.u.copy.src = copy->src;
+    op.u.copy.bytes = copy->bytes;
+    return xdev_cpu_stream_enqueue(device, stream, &op);
 }
 
 static xdev_status_t memory_memset_async(xdev_cpu_device_t *dev, void *dst, int value, size_t bytes,
                                          void *stream) {
-    int device = dev->index;
     if (bytes == 0) return XDEV_SUCCESS;
-    xdev_cpu_stream_t *s;
-    xdev_status_t st = xdev_cpu_stream_resolve(device, stream, &s);
-    if (st != XDEV_SUCCESS) return st;
-    xdev_cpu_op_t *op;
-    st = xdev_cpu_stream_begin_op(s, &op);
-    if (st != XDEV_SUCCESS) return st;
-    op->kind = XDEV_CPU_OP_SET;
-    op->u.set.dst = dst;
-    op->u.set.value = value;
-    op->u.set.bytes = bytes;
-    xdev_cpu_stream_push_unlock(s, op);
-    return XDEV_SUCCESS;
+    xdev_cpu_op_t op = {.kind = XDEV_CPU_OP_SET};
+    op.u.set.dst = dst;
+    op.u.set.value = value;
+    op.u.set.bytes = bytes;
+    return xdev_cpu_stream_enqueue(dev->index, stream, &op);
 }
 
 static xdev_status_t memory_mem_get_info(xdev_cpu_device_t *dev, size_t *free_bytes,

@@ -369,20 +369,26 @@ void xdev_cpu_stream_push_unlock(xdev_cpu_stream_t *s, xdev_cpu_op_t *op) {
     pthread_mutex_unlock(&s->mu);
 }
 
-xdev_status_t xdev_cpu_stream_enqueue_job(int device, void *stream, void (*run)(void *),
-                                          void (*release)(void *), void *user) {
+xdev_status_t xdev_cpu_stream_enqueue(int device, void *stream, const xdev_cpu_op_t *proto) {
     xdev_cpu_stream_t *s;
     xdev_status_t st = xdev_cpu_stream_resolve(device, stream, &s);
     if (st != XDEV_SUCCESS) return st;
     xdev_cpu_op_t *op;
     st = xdev_cpu_stream_begin_op(s, &op);
     if (st != XDEV_SUCCESS) return st;
-    op->kind = XDEV_CPU_OP_JOB;
-    op->u.job.run = run;
-    op->u.job.release = release;
-    op->u.job.user = user;
+    op->kind = proto->kind;
+    op->u = proto->u;
     xdev_cpu_stream_push_unlock(s, op);
     return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_cpu_stream_enqueue_job(int device, void *stream, void (*run)(void *),
+                                          void (*release)(void *), void *user) {
+    xdev_cpu_op_t op = {.kind = XDEV_CPU_OP_JOB};
+    op.u.job.run = run;
+    op.u.job.release = release;
+    op.u.job.user = user;
+    return xdev_cpu_stream_enqueue(device, stream, &op);
 }
 
 void xdev_cpu_stream_cancel_unlock(xdev_cpu_stream_t *s, xdev_cpu_op_t *op) {

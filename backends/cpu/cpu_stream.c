@@ -132,18 +132,10 @@ static xdev_status_t stream_wait_event(xdev_cpu_device_t *dev, void *stream, voi
 
 static xdev_status_t stream_launch_host_func(xdev_cpu_device_t *dev, void *stream,
                                              xdev_host_fn_t fn, void *user) {
-    int device = dev->index;
-    xdev_cpu_stream_t *s;
-    xdev_status_t st = xdev_cpu_stream_resolve(device, stream, &s);
-    if (st != XDEV_SUCCESS) return st;
-    xdev_cpu_op_t *op;
-    st = xdev_cpu_stream_begin_op(s, &op);
-    if (st != XDEV_SUCCESS) return st;
-    op->kind = XDEV_CPU_OP_HOST_FN;
-    op->u.host.fn = fn;
-    op->u.host.user = user;
-    xdev_cpu_stream_push_unlock(s, op);
-    return XDEV_SUCCESS;
+    xdev_cpu_op_t op = {.kind = XDEV_CPU_OP_HOST_FN};
+    op.u.host.fn = fn;
+    op.u.host.user = user;
+    return xdev_cpu_stream_enqueue(dev->index, stream, &op);
 }
 
 /* Snapshot (stream, enqueued) pairs under the device lock, pinning each
