@@ -163,16 +163,6 @@ bool xdev_capture_on_device(const xdev_device_record_t *rec) {
     return found;
 }
 
-xdev_capture_t *xdev_capture_lock_on_device(const xdev_device_record_t *rec) {
-    pthread_mutex_lock(&g_lock);
-    xdev_capture_t *c = g_list;
-    while (c != NULL && c->rec != rec)
-        c = c->next;
-    if (c != NULL) pthread_mutex_lock(&c->lock);
-    pthread_mutex_unlock(&g_lock);
-    return c;
-}
-
 xdev_status_t xdev_capture_refuse_id(uint64_t id, const char *what) {
     pthread_mutex_lock(&g_lock);
     xdev_capture_t *c = g_list;

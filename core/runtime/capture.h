@@ -85,8 +85,6 @@ static inline xdev_status_t xdev_capture_check_unsafe(const char *what) {
     if (atomic_load_explicit(&xdev_captures_active, memory_order_relaxed) == 0) return XDEV_SUCCESS;
     return xdev_capture_unsafe_slow(what);
 }
-/* A capture under way on device rec, its lock held (NULL: none). */
-xdev_capture_t *xdev_capture_lock_on_device(const xdev_device_record_t *rec);
 /* Every capture under way on device rec (at most cap), each lock held. */
 int xdev_capture_lock_all_on_device(const xdev_device_record_t *rec, xdev_capture_t **out, int cap);
 /* A wait on an event whose last record is in capture `id` (`what` names the
