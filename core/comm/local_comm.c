@@ -80,6 +80,31 @@ static bool overlap(const void *a, size_t n, const void *b, size_t m) {
     return x < y + m && y < x + n;
 }
 
+/* One broadcast of `bytes` from src on recs[0] into bufs[i] on recs[i], as
+ * a broadcast of the cached group over recs[0..m) (NCCL on CUDA: the path
+ * torch.cuda.comm takes), root 0, every rank on its device's current
+ * stream; bufs[0] is the root's own output (src itself: none). False when
+ * the backend has no group for these devices (the caller copies instead);
+ * else *st is the result. A peer copy from one source to each destination
+ * is bound by the source's outgoing links; the collective pipelines the
+ * bytes through every device's. */
+static bool broadcast_by_comm(xdev_device_record_t *const *recs, int m, const void *src,
+                              void *const *bufs, size_t bytes, xdev_status_t *st) {
+    xdev_communicator_t *comms;
+    if (m < 2 || m > XDEV_MAX_DEVICES || !xdev_comm_cache_get(recs, m, &comms)) return false;
+    xdev_status_t s = xdev_group_start();
+    if (s == XDEV_SUCCESS) {
+        for (int i = 0; i < m && s == XDEV_SUCCESS; i++)
+            s = xdev_broadcast(comms[i], i == 0 ? src : NULL, bufs[i], bytes, XDEV_DTYPE_U8, 0,
+                               NULL);
+        xdev_status_t end = xdev_group_end();
+        if (s == XDEV_SUCCESS) s = end;
+    }
+    xdev_comm_cache_put(comms, s != XDEV_SUCCESS);
+    *st = s;
+    return true;
+}
+
 xdev_status_t xdev_comm_broadcast(const void *src, size_t bytes, void *const *dsts, int n) {
     XDEV_REQUIRE_ARG(dsts);
     XDEV_CHECK(xdev_core_ensure_init());
@@ -93,6 +118,25 @@ xdev_status_t xdev_comm_broadcast(const void *src, size_t bytes, void *const *ds
             return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, "dsts[%d] overlaps src", i);
     }
     XDEV_CHECK(distinct(recs, n, "dsts"));
+    if (bytes == 0) return XDEV_SUCCESS;
+    /* The group: the source's device first (its output a destination there,
+     * else src itself), then the other destinations in order. */
+    xdev_device_record_t *members[XDEV_MAX_DEVICES + 1] = {srec};
+    void *outs[XDEV_MAX_DEVICES + 1] = {(void *)src};
+    int m = 1;
+    for (int i = 0; i < n; i++) {
+        if (recs[i] == srec) {
+            outs[0] = dsts[i];
+            continue;
+        }
+        members[m] = recs[i];
+        outs[m++] = dsts[i];
+    }
+    xdev_status_t st;
+    if (broadcast_by_comm(members, m, src, outs, bytes, &st)) {
+        XDEV_CHECK(st);
+        return XDEV_SUCCESS;
+    }
     for (int i = 0; i < n; i++)
         if (dsts[i] != src) XDEV_CHECK(cross_copy(dsts[i], recs[i], NULL, src, srec, bytes));
     return XDEV_SUCCESS;
@@ -278,35 +322,43 @@ static size_t packed_size(size_t n) {
 }
 
 /* One bucket of broadcast_coalesced: buffers [j0, j1), `packed` bytes
- * together, packed on the source device, copied once to each destination,
- * unpacked there. */
+ * together, packed on the source device, sent once to each destination
+ * (one broadcast of the group members = {source, destinations}, or a copy
+ * to each), unpacked there. */
 static xdev_status_t bucket(const void *const *srcs, const size_t *sizes, int nbuf, int j0, int j1,
-                            size_t packed, void *const *dsts, xdev_device_record_t *const *drecs,
-                            int ndev, xdev_device_record_t *srec) {
-    xdev_stream_t ss;
+                            size_t packed, void *const *dsts, xdev_device_record_t *const *members,
+                            int ndev) {
+    xdev_device_record_t *srec = members[0];
+    xdev_stream_t ss, ds[XDEV_MAX_DEVICES];
+    void *bufs[XDEV_MAX_DEVICES + 1] = {0}; /* [0] the packed source, [1 + d] its copy on d */
     xdev_status_t st = xdev_core_current_stream(srec, &ss);
-    void *pack = NULL;
-    if (st == XDEV_SUCCESS) st = xdev_alloc_malloc_on(ss, packed, &pack);
+    if (st == XDEV_SUCCESS) st = xdev_alloc_malloc_on(ss, packed, &bufs[0]);
     size_t off = 0;
     for (int j = j0; j < j1 && st == XDEV_SUCCESS; j++) {
-        if (sizes[j] > 0) st = xdev_core_memcpy_async((char *)pack + off, srcs[j], sizes[j], ss);
+        if (sizes[j] > 0) st = xdev_core_memcpy_async((char *)bufs[0] + off, srcs[j], sizes[j], ss);
         off += packed_size(sizes[j]);
     }
     for (int d = 0; d < ndev && st == XDEV_SUCCESS; d++) {
-        xdev_stream_t ds;
-        void *recv = NULL;
-        st = xdev_core_current_stream(drecs[d], &ds);
-        if (st == XDEV_SUCCESS) st = xdev_alloc_malloc_on(ds, packed, &recv);
-        if (st == XDEV_SUCCESS) st = cross_copy(recv, drecs[d], ds, pack, srec, packed);
+        st = xdev_core_current_stream(members[1 + d], &ds[d]);
+        if (st == XDEV_SUCCESS) st = xdev_alloc_malloc_on(ds[d], packed, &bufs[1 + d]);
+    }
+    xdev_status_t bst;
+    if (st == XDEV_SUCCESS && broadcast_by_comm(members, ndev + 1, bufs[0], bufs, packed, &bst))
+        st = bst;
+    else
+        for (int d = 0; d < ndev && st == XDEV_SUCCESS; d++)
+            st = cross_copy(bufs[1 + d], members[1 + d], ds[d], bufs[0], srec, packed);
+    for (int d = 0; d < ndev && st == XDEV_SUCCESS; d++) {
         off = 0;
         for (int j = j0; j < j1 && st == XDEV_SUCCESS; j++) {
             void *out = dsts[(size_t)d * (size_t)nbuf + (size_t)j];
-            if (sizes[j] > 0) st = xdev_core_memcpy_async(out, (char *)recv + off, sizes[j], ds);
+            if (sizes[j] > 0)
+                st = xdev_core_memcpy_async(out, (char *)bufs[1 + d] + off, sizes[j], ds[d]);
             off += packed_size(sizes[j]);
         }
-        if (recv != NULL) (void)xdev_alloc_free(recv);
     }
-    if (pack != NULL) (void)xdev_alloc_free(pack); /* on ss, after the copies made there */
+    for (int i = 0; i <= ndev; i++) /* each on the stream it was taken on, after its uses */
+        if (bufs[i] != NULL) (void)xdev_alloc_free(bufs[i]);
     return st;
 }
 
@@ -358,7 +410,8 @@ xdev_status_t xdev_comm_broadcast_coalesced(const void *const *srcs, const size_
     if (nbuf < 1 || nbuf > (1 << 20))
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, "nbuf = %d is not in 1..2^20", nbuf);
     if (bucket_bytes == 0) bucket_bytes = BUCKET_DEFAULT;
-    xdev_device_record_t *srec = NULL, *r, *drecs[XDEV_MAX_DEVICES] = {0};
+    xdev_device_record_t *srec = NULL, *r, *members[XDEV_MAX_DEVICES + 1] = {0};
+    xdev_device_record_t **drecs = members + 1; /* members: the source, then the destinations */
     for (int j = 0; j < nbuf; j++) {
         XDEV_CHECK(xdev_comm_buffer_device(srcs[j], sizes[j], "srcs", j, &r));
         if (srec == NULL) srec = r;
@@ -388,6 +441,7 @@ xdev_status_t xdev_comm_broadcast_coalesced(const void *const *srcs, const size_
         }
     XDEV_CHECK(distinct(drecs, ndev, "destination devices"));
     XDEV_CHECK(outputs_apart(dsts, sizes, nbuf, ndev));
+    members[0] = srec;
     for (int j = 0; j < nbuf;) {
         int j1 = j;
         size_t packed = 0;
@@ -397,13 +451,21 @@ xdev_status_t xdev_comm_broadcast_coalesced(const void *const *srcs, const size_
             j1++;
         }
         if (j1 - j >= 2) {
-            XDEV_CHECK(bucket(srcs, sizes, nbuf, j, j1, packed, dsts, drecs, ndev, srec));
+            XDEV_CHECK(bucket(srcs, sizes, nbuf, j, j1, packed, dsts, members, ndev));
             j = j1;
             continue;
         }
-        for (int d = 0; d < ndev; d++) /* a large buffer, or one alone: copied directly */
-            XDEV_CHECK(cross_copy(dsts[(size_t)d * (size_t)nbuf + (size_t)j], drecs[d], NULL,
-                                  srcs[j], srec, sizes[j]));
+        /* a large buffer, or one alone: sent directly */
+        void *outs[XDEV_MAX_DEVICES + 1] = {(void *)srcs[j]};
+        for (int d = 0; d < ndev; d++)
+            outs[1 + d] = dsts[(size_t)d * (size_t)nbuf + (size_t)j];
+        xdev_status_t st;
+        if (sizes[j] > 0 && broadcast_by_comm(members, ndev + 1, srcs[j], outs, sizes[j], &st)) {
+            XDEV_CHECK(st);
+        } else {
+            for (int d = 0; d < ndev; d++)
+                XDEV_CHECK(cross_copy(outs[1 + d], drecs[d], NULL, srcs[j], srec, sizes[j]));
+        }
         j++;
     }
     return XDEV_SUCCESS;

@@ -26,6 +26,8 @@ struct xdev_stream;
 struct xdev_backend;
 
 /* One visible device: everything a call on it needs, in one place. */
+#define XDEV_MARKER_SLOTS 4
+
 typedef struct xdev_device_record {
     struct xdev_backend *be;
     xdev_backend_device_t *ctx;                   /* the backend's context (device.open) */
@@ -33,6 +35,10 @@ typedef struct xdev_device_record {
     int physical;                                 /* the backend's index */
     _Atomic(struct xdev_stream *) default_stream; /* created on first use */
     _Atomic uint64_t peer_enabled;                /* bit p: enable_peer_access(this, p) done */
+    /* Spare private events for wait_stream's markers (stream.c): a wait
+     * reads its event when it is enqueued, so a marker is reusable at once;
+     * kept for the life of the process, as the default stream is. */
+    _Atomic(void *) markers[XDEV_MARKER_SLOTS];
 } xdev_device_record_t;
 
 typedef struct xdev_backend {

@@ -340,6 +340,28 @@ xdev_status_t xdev_stream_wait_event(xdev_stream_t stream, xdev_event_t event) {
     return XDEV_SUCCESS;
 }
 
+/* A spare marker event of rec, or NULL. Lock-free: a slot is emptied by
+ * one exchange, so two threads never take the same event. */
+static void *marker_take(xdev_device_record_t *rec) {
+    for (int i = 0; i < XDEV_MARKER_SLOTS; i++) {
+        if (atomic_load_explicit(&rec->markers[i], memory_order_relaxed) == NULL) continue;
+        void *e = atomic_exchange_explicit(&rec->markers[i], NULL, memory_order_acquire);
+        if (e != NULL) return e;
+    }
+    return NULL;
+}
+
+/* Keep e as a spare of rec; false when every slot is taken (destroy it). */
+static bool marker_give(xdev_device_record_t *rec, void *e) {
+    for (int i = 0; i < XDEV_MARKER_SLOTS; i++) {
+        void *none = NULL;
+        if (atomic_compare_exchange_strong_explicit(&rec->markers[i], &none, e,
+                                                    memory_order_release, memory_order_relaxed))
+            return true;
+    }
+    return false;
+}
+
 xdev_status_t xdev_core_stream_wait_stream(xdev_stream_t stream, xdev_stream_t other) {
     if (stream == other) return XDEV_SUCCESS;
     xdev_capture_t *ocap = atomic_load_explicit(&other->capture, memory_order_acquire);
@@ -354,10 +376,11 @@ xdev_status_t xdev_core_stream_wait_stream(xdev_stream_t stream, xdev_stream_t o
     if (!XDEV_HAS(be, event, record) || !XDEV_HAS(be, event, destroy) ||
         !XDEV_HAS(be, stream, wait_event))
         return xdev_backend_not_supported(be, "event.create/record/destroy or stream.wait_event");
-    /* A private event marks `other`'s current end; backends keep a pending
-     * event alive until the queues are done with it. */
-    void *marker = NULL;
-    xdev_status_t st = xdev_be_event_create(other->rec, XDEV_EVENT_DEFAULT, &marker);
+    /* A private event marks `other`'s current end, taken from the device's
+     * spares (creating one costs more than the record and wait together). */
+    void *marker = marker_take(other->rec);
+    xdev_status_t st = XDEV_SUCCESS;
+    if (marker == NULL) st = xdev_be_event_create(other->rec, XDEV_EVENT_DEFAULT, &marker);
     if (st != XDEV_SUCCESS) return st;
     st = xdev_be_event_record(other->rec, marker, other->native);
     xdev_trace_span_t span;
@@ -366,8 +389,11 @@ xdev_status_t xdev_core_stream_wait_stream(xdev_stream_t stream, xdev_stream_t o
     if (st == XDEV_SUCCESS) st = xdev_be_stream_wait_event(stream->rec, stream->native, marker);
     if (XDEV_UNLIKELY(traced))
         xdev_tracer_span_end(&span, stream, "wait_stream", "\"other\":\"%p\"", other->native);
-    xdev_status_t dst = xdev_be_event_destroy(other->rec, marker);
-    if (st == XDEV_SUCCESS) st = dst;
+    if (st != XDEV_SUCCESS || !marker_give(other->rec, marker)) {
+        /* a failed record or wait may leave it half-used: not a spare */
+        xdev_status_t dst = xdev_be_event_destroy(other->rec, marker);
+        if (st == XDEV_SUCCESS) st = dst;
+    }
     return st == XDEV_SUCCESS ? xdev_core_after_enqueue(stream) : st;
 }
 

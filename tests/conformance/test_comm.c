@@ -69,6 +69,30 @@ START_TEST(broadcast_to_every_device) {
 }
 END_TEST
 
+/* A destination on the source's device that is not the source itself gets
+ * its own copy (with communicators, the root's receive buffer); the source
+ * is left as it was. */
+START_TEST(broadcast_to_source_device_buffer) {
+    XT_REQUIRE_DEVICES(2);
+    int n = xt_device_count() < 4 ? xt_device_count() : 4;
+    size_t bytes = MIB + 3;
+    void *src = dalloc(0, bytes), *dsts[4];
+    put(0, src, bytes, 5);
+    for (int d = 0; d < n; d++) {
+        dsts[d] = dalloc(d, bytes);
+        put(d, dsts[d], bytes, 9);
+    }
+    XT_OK(xdev_comm_broadcast(src, bytes, dsts, n));
+    sync_all(n);
+    expect(src, bytes, 5, "src");
+    for (int d = 0; d < n; d++)
+        expect(dsts[d], bytes, 5, xt_name(d));
+    for (int d = 0; d < n; d++)
+        XT_OK(xdev_free(dsts[d]));
+    XT_OK(xdev_free(src));
+}
+END_TEST
+
 /* The source is still being produced on its device's current stream (a host
  * function holds the stream, then a fill writes the source): the broadcast,
  * and a read queued after it on the destination's current stream, see the
@@ -459,6 +483,7 @@ int main(int argc, char **argv) {
     tcase_add_checked_fixture(tc, setup, NULL);
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, broadcast_to_every_device);
+    tcase_add_test(tc, broadcast_to_source_device_buffer);
     tcase_add_test(tc, broadcast_is_stream_ordered);
     tcase_add_test(tc, reduce_add_every_dtype);
     tcase_add_test(tc, reduce_add_in_place);

@@ -10,6 +10,8 @@
 #   gpu            ctest -L gpu: the CUDA-only suites of tests/gpu
 #   sanitizer      compute-sanitizer memcheck and racecheck over tests/gpu,
 #                  copies, and a small GEMM + FFT run (test_blas, test_fft)
+#   sanitizer-multi  memcheck over the suites with cross-device tests (device,
+#                  stream, event, memory) and the collectives, on every GPU
 #   bench-runtime  runtime_bench vs raw CUDA (cuda_runtime_bench), twice
 #   bench-copy     copy_bench: pinned/pageable H2D/D2H vs raw cudaMemcpy
 #   capture        bench/traces/capture.py: multi-stream allocation traces from
@@ -468,6 +470,35 @@ sanitize() { # TOOL NAME CMD...   (SAN_ARGS: more compute-sanitizer options)
     summary=$(tail -n +$((start + 1)) "$OUT/sanitizer.log" | grep -E '(ERROR|RACECHECK) SUMMARY' | tail -1)
     note "  $tool $name: rc $rc, ${summary:-no summary}"
 }
+# The torch.cuda.comm functions and the communicators (NCCL inside, every
+# GPU of the machine as ranks; one GPU: a group of one). NCCL hits CUDA API
+# errors it handles itself (cudaFuncGetAttributes on kernels built for other
+# GPUs, enabling peer access already enabled): not reported as API errors;
+# every memory access is still checked. Once per run.
+san_comm() {
+    [ -n "${SAN_COMM_DONE:-}" ] && return
+    SAN_COMM_DONE=1
+    SAN_ARGS="--report-api-errors no" sanitize memcheck \
+        "test_comm (broadcast, reduce_add over NCCL, scatter, gather)" \
+        "$B/tests/conformance/test_comm" comm
+    SAN_ARGS="--report-api-errors no" sanitize memcheck \
+        "test_communicator (NCCL collectives, one process)" \
+        "$B/tests/conformance/test_communicator" communicator
+    SAN_ARGS="--report-api-errors no" sanitize memcheck \
+        "test_comm_procs (NCCL, a rank per process, every collective and dtype)" \
+        "$B/tests/conformance/test_comm_procs" comm_procs
+}
+if want sanitizer-multi; then
+    # Every GPU of the machine: the suites with cross-device tests (peer
+    # access, cross-device copies, waits and events between devices), then
+    # the collectives.
+    note "compute-sanitizer, $(nvidia-smi -L | grep -c '^GPU ') GPUs ($("$SAN" --version 2>&1 | grep -m1 -i version)):"
+    for suite in device stream event memory; do
+        SAN_ARGS="--report-api-errors no" sanitize memcheck "test_$suite (every GPU)" \
+            "$B/tests/conformance/test_$suite" "$suite"
+    done
+    san_comm
+fi
 if want sanitizer; then
     note "compute-sanitizer ($("$SAN" --version 2>&1 | grep -m1 -i version)):"
     sanitize memcheck "test_cuda runtime" "$B/tests/gpu/test_cuda" runtime
@@ -485,20 +516,7 @@ if want sanitizer; then
     sanitize memcheck "test_alloc_expandable (virtual memory mappings)" \
         env XDEV_ALLOC_CONF=expandable_segments:true "$B/tests/conformance/test_alloc_expandable"
     sanitize memcheck "test_alloc_threads (arenas)" "$B/tests/conformance/test_alloc_threads"
-    # The torch.cuda.comm functions and the communicators (NCCL inside, every
-    # GPU of the machine as ranks; one GPU: a group of one). NCCL hits CUDA API
-    # errors it handles itself (cudaFuncGetAttributes on kernels built for
-    # other GPUs, enabling peer access already enabled): not reported as API
-    # errors; every memory access is still checked.
-    SAN_ARGS="--report-api-errors no" sanitize memcheck \
-        "test_comm (broadcast, reduce_add over NCCL, scatter, gather)" \
-        "$B/tests/conformance/test_comm" comm
-    SAN_ARGS="--report-api-errors no" sanitize memcheck \
-        "test_communicator (NCCL collectives, one process)" \
-        "$B/tests/conformance/test_communicator" communicator
-    SAN_ARGS="--report-api-errors no" sanitize memcheck \
-        "test_comm_procs (NCCL, a rank per process, every collective and dtype)" \
-        "$B/tests/conformance/test_comm_procs" comm_procs
+    san_comm
     # Kernels: the driver has no parameter count for a native function, so
     # the plugin reads cuFuncGetParamInfo until it fails (an API error the
     # sanitizer would count); memory accesses are all checked.
