@@ -71,6 +71,23 @@ xdev_status_t xdev_event_destroy(xdev_event_t event) {
         if (st_ != XDEV_SUCCESS) return st_;                                                       \
     } while (0)
 
+/* The backend's record of event (created on srec) on stream, and the
+ * capture it lands in. The backends' records are thread-safe. */
+static xdev_status_t record_native(xdev_event_t event, xdev_device_record_t *srec,
+                                   xdev_stream_t stream) {
+    xdev_trace_span_t span;
+    bool traced = xdev_tracer_active();
+    if (XDEV_UNLIKELY(traced)) xdev_tracer_span_begin(&span, stream);
+    xdev_status_t st = xdev_be_event_record(srec, event->native, stream->native);
+    if (st == XDEV_SUCCESS) {
+        xdev_capture_t *cap = atomic_load_explicit(&stream->capture, memory_order_acquire);
+        atomic_store_explicit(&event->capture_id, cap != NULL ? cap->id : 0, memory_order_relaxed);
+    }
+    if (XDEV_UNLIKELY(traced))
+        xdev_tracer_span_end(&span, stream, "event_record", "\"event\":\"%p\"", (void *)event);
+    return st;
+}
+
 xdev_status_t xdev_core_event_record(xdev_event_t event, xdev_stream_t stream) {
     RETURN_IF(xdev_event_check(event, "event"));
     if (stream == NULL) {
@@ -82,33 +99,27 @@ xdev_status_t xdev_core_event_record(xdev_event_t event, xdev_stream_t stream) {
     if (!XDEV_HAS(srec->be, event, record))
         return xdev_backend_not_supported(srec->be, "event.record");
     xdev_status_t st = XDEV_SUCCESS;
-    pthread_mutex_lock(&event->lock);
-    xdev_device_record_t *erec = atomic_load_explicit(&event->rec, memory_order_relaxed);
-    if (erec == NULL) {
-        st = xdev_be_event_create(srec, event->flags, &event->native);
-        if (st == XDEV_SUCCESS) {
-            event->device = srec->id;
-            atomic_store_explicit(&event->rec, srec, memory_order_release);
+    xdev_device_record_t *erec = atomic_load_explicit(&event->rec, memory_order_acquire);
+    if (__builtin_expect(erec == srec, 1)) { /* the native event exists: no lock */
+        st = record_native(event, srec, stream);
+    } else {
+        pthread_mutex_lock(&event->lock); /* the first record creates it, once */
+        erec = atomic_load_explicit(&event->rec, memory_order_relaxed);
+        if (erec == NULL) {
+            st = xdev_be_event_create(srec, event->flags, &event->native);
+            if (st == XDEV_SUCCESS) {
+                event->device = srec->id;
+                atomic_store_explicit(&event->rec, srec, memory_order_release);
+            }
+        } else if (erec != srec) {
+            st = XDEV_FAIL(XDEV_ERROR_CROSS_DEVICE,
+                           "the event belongs to " XDEV_REC_FMT " (its first record) and cannot "
+                           "be recorded on a stream of " XDEV_REC_FMT,
+                           XDEV_REC_ARGS(erec), XDEV_REC_ARGS(srec));
         }
-    } else if (erec != srec) {
-        st = XDEV_FAIL(XDEV_ERROR_CROSS_DEVICE,
-                       "the event belongs to " XDEV_REC_FMT " (its first record) and cannot be "
-                       "recorded on a stream of " XDEV_REC_FMT,
-                       XDEV_REC_ARGS(erec), XDEV_REC_ARGS(srec));
+        if (st == XDEV_SUCCESS) st = record_native(event, srec, stream);
+        pthread_mutex_unlock(&event->lock);
     }
-    if (st == XDEV_SUCCESS) {
-        xdev_trace_span_t span;
-        bool traced = xdev_tracer_active();
-        if (XDEV_UNLIKELY(traced)) xdev_tracer_span_begin(&span, stream);
-        st = xdev_be_event_record(srec, event->native, stream->native);
-        if (st == XDEV_SUCCESS) {
-            xdev_capture_t *cap = atomic_load_explicit(&stream->capture, memory_order_acquire);
-            event->capture_id = cap != NULL ? cap->id : 0;
-        }
-        if (XDEV_UNLIKELY(traced))
-            xdev_tracer_span_end(&span, stream, "event_record", "\"event\":\"%p\"", (void *)event);
-    }
-    pthread_mutex_unlock(&event->lock);
     if (st != XDEV_SUCCESS) return st;
     return xdev_core_after_enqueue(stream);
 }
@@ -125,7 +136,7 @@ xdev_status_t xdev_event_record(xdev_event_t event, xdev_stream_t stream) {
 static xdev_status_t check_captured(xdev_event_t event, const char *what) {
     if (atomic_load_explicit(&xdev_captures_active, memory_order_relaxed) == 0) return XDEV_SUCCESS;
     pthread_mutex_lock(&event->lock);
-    uint64_t id = event->capture_id;
+    uint64_t id = atomic_load_explicit(&event->capture_id, memory_order_relaxed);
     pthread_mutex_unlock(&event->lock);
     return id == 0 ? XDEV_SUCCESS : xdev_capture_refuse_id(id, what);
 }

@@ -13,11 +13,11 @@
 struct xdev_event {
     xdev_handle_header_t hdr;
     unsigned flags;
-    pthread_mutex_t lock;                /* serialises lazy creation and records */
+    pthread_mutex_t lock;                /* serialises lazy creation (the first record) */
     _Atomic(xdev_device_record_t *) rec; /* its device; NULL until first record */
     xdev_device_t device;                /* = rec->id */
-    void *native;
-    uint64_t capture_id; /* the capture its last record was recorded in (0: none), under lock */
+    void *native;                        /* set before rec (release) */
+    _Atomic uint64_t capture_id;         /* the capture its last record was recorded in (0: none) */
 };
 
 extern xdev_handle_arena_t xdev_event_arena;

@@ -318,7 +318,7 @@ xdev_status_t xdev_stream_wait_event(xdev_stream_t stream, xdev_event_t event) {
     pthread_mutex_lock(&event->lock);
     xdev_device_record_t *erec = atomic_load(&event->rec);
     void *enative = event->native;
-    uint64_t ecap = event->capture_id;
+    uint64_t ecap = atomic_load_explicit(&event->capture_id, memory_order_relaxed);
     pthread_mutex_unlock(&event->lock);
     if (erec == NULL) return XDEV_SUCCESS; /* never recorded: nothing to wait for */
     XDEV_CHECK(capture_follow(stream, ecap != 0 && xdev_capture_is_active(ecap) ? ecap : 0,
