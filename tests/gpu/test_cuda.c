@@ -457,9 +457,10 @@ START_TEST(sticky_error_names_cuda_error) {
     xdev_stream_t d;
     XT_OK(xdev_stream_default(D0, &d));
     ck_assert_int_eq(xg_bad_store(native(d), 0x10), cudaSuccess);
-    XT_ERR(XDEV_ERROR_BACKEND, xdev_stream_synchronize(d), "cudaErrorIllegalAddress");
+    /* a kernel fault: XDEV_ERROR_LAUNCH_FAILURE wherever it surfaces */
+    XT_ERR(XDEV_ERROR_LAUNCH_FAILURE, xdev_stream_synchronize(d), "cudaErrorIllegalAddress");
     printf("first: %s\n", xdev_last_error());
-    XT_ERR(XDEV_ERROR_BACKEND, xdev_device_synchronize(D0), "cudaErrorIllegalAddress");
+    XT_ERR(XDEV_ERROR_LAUNCH_FAILURE, xdev_device_synchronize(D0), "cudaErrorIllegalAddress");
     printf("later: %s\n", xdev_last_error());
 }
 END_TEST
