@@ -217,7 +217,23 @@ FILL_INLINE void chunk_convert(const xdev_rng_fill_desc_t *d, const xdev_philox_
  * checks), so the comparisons are written not to overflow near the end. */
 enum { ISA_BASELINE = 0, ISA_AVX2 = 1, ISA_AVX512 = 2 };
 
-FILL_INLINE void fill_body(const xdev_rng_fill_desc_t *d, int isa) {
+/* A chunk's output (CHUNK_WORDS * 4 bytes, from the bounce buffer) into
+ * 16-byte aligned dst with non-temporal stores: a large fill is not read
+ * back soon, and a store that misses the cache first reads its line, which
+ * doubles the memory traffic of a fill (random uniform was 0.75x of a
+ * copy's bandwidth). The caller fences once at the end. */
+FILL_INLINE void stream_chunk(void *dst, const void *src) {
+#ifdef HAVE_AVX2_PATH
+    const __m128i *s = src;
+    __m128i *o = dst;
+    for (unsigned i = 0; i < CHUNK_WORDS * 4 / 16; i++)
+        _mm_stream_si128(o + i, _mm_load_si128(s + i));
+#else
+    memcpy(dst, src, CHUNK_WORDS * 4);
+#endif
+}
+
+FILL_INLINE void fill_body(const xdev_rng_fill_desc_t *d, int isa, bool nt) {
     const unsigned wpe = xdev_philox_words_per_element((int)d->format);
     const size_t esize = 4u * wpe;
     const xdev_philox_params_t pr = {(float)d->mean, (float)d->std, d->mean,     d->std,
@@ -238,7 +254,10 @@ FILL_INLINE void fill_body(const xdev_rng_fill_desc_t *d, int isa) {
         bool ends_here = last - c <= CHUNK_WORDS;
         uint64_t lo = c > first ? c : first, hi = ends_here ? last : c + CHUNK_WORDS;
         unsigned char *dst = out + (lo - first) / wpe * esize;
-        if (lo == c && hi - c == CHUNK_WORDS) {
+        if (lo == c && hi - c == CHUNK_WORDS && nt && ((uintptr_t)dst & 15) == 0) {
+            chunk_convert(d, &pr, w, bounce);
+            stream_chunk(dst, bounce);
+        } else if (lo == c && hi - c == CHUNK_WORDS) {
             chunk_convert(d, &pr, w, dst);
         } else {
             chunk_convert(d, &pr, w, bounce);
@@ -246,14 +265,18 @@ FILL_INLINE void fill_body(const xdev_rng_fill_desc_t *d, int isa) {
         }
         if (ends_here) break;
     }
+#ifdef HAVE_AVX2_PATH
+    if (nt) _mm_sfence(); /* the streamed stores before the job reports done */
+#endif
 }
 
 #ifdef HAVE_AVX2_PATH
-__attribute__((target("avx2"))) static void fill_avx2(const xdev_rng_fill_desc_t *d) {
-    fill_body(d, ISA_AVX2);
+__attribute__((target("avx2"))) static void fill_avx2(const xdev_rng_fill_desc_t *d, bool nt) {
+    fill_body(d, ISA_AVX2, nt);
 }
-__attribute__((target("avx2,avx512f"))) static void fill_avx512(const xdev_rng_fill_desc_t *d) {
-    fill_body(d, ISA_AVX512);
+__attribute__((target("avx2,avx512f"))) static void fill_avx512(const xdev_rng_fill_desc_t *d,
+                                                                bool nt) {
+    fill_body(d, ISA_AVX512, nt);
 }
 #define FILL_AVX2 fill_avx2
 #define FILL_AVX512 fill_avx512
@@ -262,15 +285,15 @@ __attribute__((target("avx2,avx512f"))) static void fill_avx512(const xdev_rng_f
 #define FILL_AVX512 fill_baseline /* never chosen: avx512 is false */
 #endif
 
-static void fill_baseline(const xdev_rng_fill_desc_t *d) {
-    fill_body(d, ISA_BASELINE);
+static void fill_baseline(const xdev_rng_fill_desc_t *d, bool nt) {
+    fill_body(d, ISA_BASELINE, nt);
 }
 
 /* The variant in use: XDEV_CPU_RNG_ISA = auto (default: avx2 where the CPU
  * has it), avx2 or baseline, read at the first fill (a diagnostic knob: the
  * tests run both variants against the same reference). */
 static pthread_once_t g_isa_once = PTHREAD_ONCE_INIT;
-static void (*g_fill)(const xdev_rng_fill_desc_t *);
+static void (*g_fill)(const xdev_rng_fill_desc_t *, bool nt);
 static xdev_status_t g_isa_status;
 static char g_isa_message[256];
 
@@ -305,17 +328,24 @@ static void isa_select(void) {
     }
 }
 
+/* Output bytes from which a fill streams past the cache (stream_chunk):
+ * more than a core's share of a last-level cache. */
+#define RNG_STREAM_BYTES ((size_t)8 << 20)
+
 /* Elements [begin, end) of the fill `arg`: a fill of their own (an element
  * depends only on the key and its word position, so any split gives the
  * same bits). */
 static void fill_range(void *arg, size_t begin, size_t end) {
     const xdev_rng_fill_desc_t *d = arg;
+    /* words * 4 bytes per element: the whole fill's output decides */
+    bool nt =
+        (size_t)d->count * xdev_philox_words_per_element((int)d->format) * 4 >= RNG_STREAM_BYTES;
     unsigned words = xdev_philox_words_per_element((int)d->format);
     xdev_rng_fill_desc_t part = *d;
     part.out = (unsigned char *)d->out + begin * 4u * words;
     part.offset = d->offset + (uint64_t)begin * words;
     part.count = end - begin;
-    g_fill(&part);
+    g_fill(&part, nt);
 }
 
 /* Elements per chunk at least (a multiple of every format's elements per

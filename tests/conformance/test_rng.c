@@ -233,6 +233,35 @@ START_TEST(reference_and_cross_backend_identity) {
 }
 END_TEST
 
+/* Fills larger than a cache (more than 8 MiB: the CPU backend streams them
+ * past the cache) equal the reference too, from a generator offset that
+ * lines the output up with whole chunks and from one that does not. */
+START_TEST(large_fills_match_reference) {
+    const size_t n = (size_t)xt_iters((1 << 21) + 3, 4099);
+    const uint64_t seed = 99, offsets[] = {0, 4, 5};
+    for (int k = 0; k < RT_FILLS; k++) {
+        const rt_fill_t *f = &rt_fills[k];
+        size_t es = rt_esize(f);
+        void *d = rt_dalloc(xt_dev(0), n * es), *got = malloc(n * es), *want = malloc(n * es);
+        for (size_t o = 0; o < sizeof offsets / sizeof offsets[0]; o++) {
+            xdev_generator_t g;
+            XT_OK(xdev_generator_create(xt_dev(0), seed, &g));
+            XT_OK(xdev_generator_set_offset(g, offsets[o]));
+            XT_OK(rt_fill(g, f, d, n, NULL));
+            rt_fetch(got, d, n * es);
+            rt_reference(f, seed, offsets[o], n, want);
+            char what[96];
+            snprintf(what, sizeof what, "%zu elements, offset %llu", n,
+                     (unsigned long long)offsets[o]);
+            expect_same(f, got, want, n, what);
+            XT_OK(xdev_generator_destroy(g));
+        }
+        XT_OK(xdev_free(d));
+        free(got), free(want);
+    }
+}
+END_TEST
+
 /* Normals are Box-Muller: within a few ulp of the same formula through libm. */
 START_TEST(normals_match_libm) {
     enum { N = 1 << 16 };
@@ -430,6 +459,7 @@ int main(int argc, char **argv) {
     tcase_set_timeout(tc, 240);
     tcase_add_test(tc, philox_known_answers);
     tcase_add_test(tc, reference_and_cross_backend_identity);
+    tcase_add_test(tc, large_fills_match_reference);
     tcase_add_test(tc, normals_match_libm);
     tcase_add_test(tc, split_invariance);
     tcase_add_test(tc, statistics);
