@@ -187,6 +187,27 @@ __attribute__((target("avx2"))) static void f32_to_bf16_x8(const float *src, uin
         dst[i] = xdev_f32_to_bf16(src[i]);
 }
 
+/* f32_to_bf16_x8's arithmetic on 16 lanes with AVX-512F: the NaN choice
+ * is a mask, and the narrowing store (vpmovdw) packs the 16 results. */
+__attribute__((target("avx512f"))) static void f32_to_bf16_x16(const float *src, uint16_t *dst,
+                                                               size_t n) {
+    const __m512i abs_mask = _mm512_set1_epi32(0x7fffffff), inf = _mm512_set1_epi32(0x7f800000);
+    const __m512i bias = _mm512_set1_epi32(0x7fff), one = _mm512_set1_epi32(1);
+    const __m512i quiet = _mm512_set1_epi32(0x40);
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512i x = _mm512_loadu_si512((const void *)(src + i));
+        __m512i hi = _mm512_srli_epi32(x, 16);
+        __m512i r = _mm512_srli_epi32(
+            _mm512_add_epi32(_mm512_add_epi32(x, bias), _mm512_and_si512(hi, one)), 16);
+        __mmask16 nan = _mm512_cmpgt_epi32_mask(_mm512_and_si512(x, abs_mask), inf);
+        r = _mm512_mask_or_epi32(r, nan, hi, quiet); /* NaN lanes: high half | 0x40 */
+        _mm256_storeu_si256((__m256i *)(void *)(dst + i), _mm512_cvtepi32_epi16(r));
+    }
+    for (; i < n; i++)
+        dst[i] = xdev_f32_to_bf16(src[i]);
+}
+
 /* f32 -> i32 (convert.h: toward zero, NaN -> 0, saturating) with AVX2:
  * the truncating conversion gives INT32_MIN for NaN and anything out of
  * range, which is right below the range; NaN and the top are fixed by
@@ -264,14 +285,25 @@ __attribute__((target("avx,f16c"))) static void f64_to_f16_x4(const double *src,
         xdev_cvt_convert1(dst + i, (int)XDEV_DTYPE_F16, src + i, (int)XDEV_DTYPE_F64);
 }
 
-static bool have_f16c(void) {
-    static int known; /* 0 unknown, 1 yes, 2 no: a benign race (same answer) */
+/* The CPU's vector extensions, asked once: bit 0 known, 1 AVX2 (with
+ * F16C), 2 AVX-512F. A benign race: every thread finds the same answer. */
+static int isa_bits(void) {
+    static int known;
     int k = __atomic_load_n(&known, __ATOMIC_RELAXED);
     if (k == 0) {
-        k = __builtin_cpu_supports("avx2") ? 1 : 2;
+        k = 1 | (__builtin_cpu_supports("avx2") ? 2 : 0) |
+            (__builtin_cpu_supports("avx512f") ? 4 : 0);
         __atomic_store_n(&known, k, __ATOMIC_RELAXED);
     }
-    return k == 1;
+    return k;
+}
+
+static bool have_f16c(void) {
+    return (isa_bits() & 2) != 0;
+}
+
+static bool have_avx512f(void) {
+    return (isa_bits() & 4) != 0;
 }
 #endif
 
@@ -281,6 +313,10 @@ static bool convert_fast(const ops_job_t *j) {
     const xdev_dtype_t d = j->dst_dtype, s = j->src_dtype;
     if (d == XDEV_DTYPE_BF16 && s == XDEV_DTYPE_F32) { /* pure integer arithmetic */
 #if defined(__x86_64__)
+        if (have_avx512f()) {
+            f32_to_bf16_x16(j->src, j->dst, n);
+            return true;
+        }
         if (have_f16c()) { /* = AVX2 */
             f32_to_bf16_x8(j->src, j->dst, n);
             return true;
@@ -448,6 +484,41 @@ typedef struct ops_range {
     void (*body)(ops_job_t *j);
 } ops_range_t;
 
+/* Same-size and widening conversions whose output is this large stream it
+ * past the cache: the output is not read back soon, and a store that
+ * misses the cache first reads its line, so such a conversion moved its
+ * output's bytes twice (narrowing ones are bound by their reads: measured,
+ * streaming did not help them). */
+#define OPS_STREAM_BYTES ((size_t)8 << 20)
+#define OPS_BOUNCE_BYTES 4096
+
+/* sub's conversion through an L1 buffer, each block of output written to
+ * 16-byte aligned sub->dst with non-temporal stores, then one fence. */
+static void convert_streamed(ops_job_t *sub, size_t ds, size_t ss) {
+#if defined(__x86_64__)
+    unsigned char bounce[OPS_BOUNCE_BYTES] __attribute__((aligned(64)));
+    const size_t per = OPS_BOUNCE_BYTES / ds;
+    unsigned char *out = sub->dst;
+    const unsigned char *in = sub->src;
+    for (size_t i = 0; i < sub->count; i += per) {
+        ops_job_t block = *sub;
+        block.count = sub->count - i < per ? sub->count - i : per;
+        block.src = in + i * ss;
+        block.dst = bounce;
+        convert_body(&block);
+        size_t bytes = block.count * ds, k = 0;
+        for (; k + 16 <= bytes; k += 16)
+            _mm_stream_si128((__m128i *)(void *)(out + i * ds + k),
+                             _mm_load_si128((const __m128i *)(const void *)(bounce + k)));
+        memcpy(out + i * ds + k, bounce + k, bytes - k);
+    }
+    _mm_sfence(); /* the streamed stores before the job reports done */
+#else
+    (void)ds, (void)ss;
+    convert_body(sub);
+#endif
+}
+
 /* The job's elements [begin, end), as a job of their own. */
 static void ops_range_run(void *arg, size_t begin, size_t end) {
     const ops_range_t *r = arg;
@@ -457,7 +528,11 @@ static void ops_range_run(void *arg, size_t begin, size_t end) {
     sub.dst = (unsigned char *)r->j->dst + begin * ds;
     if (r->j->src != NULL) sub.src = (const unsigned char *)r->j->src + begin * ss;
     sub.count = end - begin;
-    r->body(&sub);
+    if (r->body == convert_body && sub.dst != sub.src && sub.dst_dtype != sub.src_dtype &&
+        ds >= ss && r->j->count * ds >= OPS_STREAM_BYTES && ((uintptr_t)sub.dst & 15) == 0)
+        convert_streamed(&sub, ds, ss);
+    else
+        r->body(&sub);
 }
 
 /* The job's elements in chunks on the device's worker pool: every element
