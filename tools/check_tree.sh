@@ -147,6 +147,8 @@ CORE_PUBLIC_CALLS = {
         "reduce_add as one reduce over the cached group, as torch.cuda.comm's does",
     ('core/comm/local_comm.c', 'xdev_group_end'):
         "reduce_add as one reduce over the cached group, as torch.cuda.comm's does",
+    ('core/comm/local_comm.c', 'xdev_broadcast'):
+        "broadcast(_coalesced) as one broadcast over the cached group, as torch.cuda.comm's does",
     ('core/observe/alloc_snapshot.c', 'xdev_memory_stats_items'):
         "a snapshot's device_stats take torch's key names from the public key/value view",
     ('core/memory/device_allocator.c', 'xdev_stream_wait_stream'):

@@ -27,7 +27,10 @@ const char *dtype_name(int t) {
     return t >= 0 && t < (int)(sizeof names / sizeof names[0]) ? names[t] : "?";
 }
 
-struct pair16 {
+/* A 16-byte element, stored as one 16-byte access (the core checks that
+ * dst is aligned to its element; as two 8-byte stores, c128 fills ran at
+ * 0.88x of memset). */
+struct alignas(16) pair16 {
     unsigned long long lo, hi;
 };
 

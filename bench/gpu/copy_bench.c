@@ -4,6 +4,13 @@
  *
  *   pinned   xdev_memcpy_async + synchronize   vs cudaMemcpyAsync + cudaStreamSynchronize
  *   pageable xdev_memcpy (staged pipeline)     vs cudaMemcpy
+ *   pageable H2D* xdev_memcpy                   vs cudaMemcpyAsync + cudaStreamSynchronize
+ *
+ * cudaMemcpy from pageable memory may return once the last piece is in the
+ * driver's staging buffer, before it reaches the device (CUDA's "API
+ * synchronization behavior"); xdev_memcpy returns when the data is on the
+ * device (as torch's copy_ does: an async copy, then a stream synchronize),
+ * so H2D* times the raw runtime doing the same.
  *
  *   copy_bench [--sizes-mb 4,64,512] [--reps 10] [--pageable-only]
  *
@@ -22,9 +29,9 @@
 
 #include "gpu_bench.h"
 
-typedef enum { PIN_H2D, PIN_D2H, PAGE_H2D, PAGE_D2H, NCASES } case_t;
+typedef enum { PIN_H2D, PIN_D2H, PAGE_H2D, PAGE_D2H, PAGE_H2D_WAIT, NCASES } case_t;
 static const char *const k_names[NCASES] = {"pinned H2D", "pinned D2H", "pageable H2D",
-                                            "pageable D2H"};
+                                            "pageable D2H", "pageable H2D*"};
 
 typedef struct {
     void *dev;
@@ -68,6 +75,14 @@ static double once(const bufs_t *b, case_t c, bool xdev) {
             CHECK(xdev_memcpy(b->pageable, b->dev, b->n));
         else
             CCHECK(cudaMemcpy(b->pageable, b->dev, b->n, cudaMemcpyDeviceToHost));
+        break;
+    case PAGE_H2D_WAIT: /* raw: returns when the data is on the device, as xdev_memcpy does */
+        if (xdev) {
+            CHECK(xdev_memcpy(b->dev, b->pageable, b->n));
+        } else {
+            CCHECK(cudaMemcpyAsync(b->dev, b->pageable, b->n, cudaMemcpyHostToDevice, 0));
+            CCHECK(cudaStreamSynchronize(0));
+        }
         break;
     default:
         break;

@@ -48,6 +48,29 @@ static void b_host_func(void *unused) {
     for (long i = 0; i < g_ops; i++)
         RCHECK(cudaLaunchHostFunc(g_stream, noop, NULL));
 }
+/* A host function that holds its stream until g_gate opens. */
+static atomic_int g_gate;
+static void gate_wait(void *user) {
+    (void)user;
+    while (!atomic_load_explicit(&g_gate, memory_order_acquire)) {
+    }
+}
+
+/* Enqueues timed while the stream is held (no function runs meanwhile): the
+ * call's own cost, as runtime_bench's "enqueue, held" row. */
+static void run_held(int reps, double *v) {
+    for (int r = 0; r < reps; r++) {
+        atomic_store(&g_gate, 0);
+        RCHECK(cudaLaunchHostFunc(g_stream, gate_wait, NULL));
+        double t0 = now_ns();
+        b_host_func(NULL);
+        v[r] = (now_ns() - t0) / (double)g_ops;
+        atomic_store_explicit(&g_gate, 1, memory_order_release);
+        RCHECK(cudaStreamSynchronize(g_stream));
+    }
+    bench_row("cudaLaunchHostFunc (no-op), enqueue, held", bench_stats(v, reps));
+}
+
 static void b_record(void *unused) {
     (void)unused;
     for (long i = 0; i < g_ops; i++)
@@ -123,6 +146,7 @@ int main(int argc, char **argv) {
            p.name, reps, g_ops);
     bench_table_header();
     run("cudaLaunchHostFunc (no-op), per enqueue", b_host_func, reps, v);
+    run_held(reps, v);
     run("cudaEventRecord", b_record, reps, v);
     run("cudaEventQuery (completed event)", b_query, reps, v);
     run("cudaEventRecord + cudaEventQuery", b_record_query, reps, v);
