@@ -12,7 +12,9 @@
 #                  copies, and a small GEMM + FFT run (test_blas, test_fft)
 #   sanitizer-multi  memcheck over the suites with cross-device tests (device,
 #                  stream, event, memory) and the collectives, on every GPU
-#   bench-runtime  runtime_bench vs raw CUDA (cuda_runtime_bench), twice
+#   bench-runtime  runtime_bench vs raw CUDA (cuda_runtime_bench), twice; then
+#                  runtime_pair_bench (event record, host-function enqueue: both
+#                  sides in one process)
 #   bench-copy     copy_bench: pinned/pageable H2D/D2H vs raw cudaMemcpy
 #   capture        bench/traces/capture.py: multi-stream allocation traces from
 #                  PyTorch workloads into bench/traces/ (and $OUT/traces)
@@ -216,6 +218,10 @@ if want bench-runtime; then
         since "$m" | grep -E '^\| [a-zA-Z]' | grep -v operation | sed "s/^/  raw#$round  /" |
             tee -a "$SUM"
     done
+    # The few-ns overheads with both sides in one process, on one stream.
+    m=$(mark)
+    run_to "$BL" 60 "${pin[@]}" "$B/bench/gpu/runtime_pair_bench"
+    since "$m" | grep -E '^(runtime_pair|\| [a-z])' | sed 's/^/  /' | tee -a "$SUM"
 fi
 if want bench-copy; then
     note "bench-copy:"
