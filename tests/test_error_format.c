@@ -62,6 +62,18 @@ START_TEST(vendor_text_is_the_current_message) {
 }
 END_TEST
 
+/* A runtime whose description is the error's name again (HIP 5), or empty:
+ * the name once. */
+START_TEST(vendor_text_same_as_name_said_once) {
+    vendor("hipErrorNoDevice", "hipErrorNoDevice", "hipGetDeviceCount");
+    ck_assert_str_eq(xdev_last_error(), "hipGetDeviceCount: hipErrorNoDevice");
+    vendor("someError", "", "call(%d)", 3);
+    ck_assert_str_eq(xdev_last_error(), "call(3): someError");
+    vendor("someError", "what it means", "call");
+    ck_assert_str_eq(xdev_last_error(), "call: someError: what it means");
+}
+END_TEST
+
 /* Blame still prefixes once, after a self-formatted message. */
 START_TEST(blame_after_self_format) {
     xdev_core_fail(XDEV_ERROR_INVALID_VALUE, "bad value");
@@ -79,6 +91,7 @@ int main(void) {
     tcase_add_test(tc, argument_inside_the_current_message);
     tcase_add_test(tc, long_current_message_is_cut_not_garbled);
     tcase_add_test(tc, vendor_text_is_the_current_message);
+    tcase_add_test(tc, vendor_text_same_as_name_said_once);
     tcase_add_test(tc, blame_after_self_format);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -386,6 +386,16 @@ START_TEST(hip_real) { /* XDEV_BACKEND=hip */
     XT_ERR(XDEV_ERROR_BACKEND_UNAVAILABLE, xdev_init(), "XDEV_BACKEND=hip", "libxdev-hip.so",
            "hipGetDeviceCount: hipError");
     printf("hip_real: %s\n", xdev_last_error());
+    /* no device or an old driver (what a machine without an AMD GPU gives):
+     * the error is named once, followed by what to do */
+    const char *m = xdev_last_error(), *first = strstr(m, "hipErrorNoDevice");
+    if (first == NULL) first = strstr(m, "hipErrorInsufficientDriver");
+    if (first != NULL) {
+        ck_assert_msg(strstr(first + 5, first[8] == 'N' ? "hipErrorNoDevice"
+                                                        : "hipErrorInsufficientDriver") == NULL,
+                      "the error is named twice: %s", m);
+        ck_assert_msg(strstr(m, "XDEV_BACKEND=cpu") != NULL, "no way out named: %s", m);
+    }
     xdev_backend_info_t info;
     XT_OK(xdev_backend_get_info(XDEV_DEVICE_CPU, &info));
     ck_assert(!info.is_default); /* no silent fallback to the CPU */

@@ -86,6 +86,25 @@ void xc_guard_end(const xc_guard_t *guard) {
     if (guard->switched) (void)cudaSetDevice(guard->previous);
 }
 
+/* What to do when the runtime cannot count the devices: the two common
+ * causes and the way out, after the error's name, in place of the
+ * runtime's own description ("" for another error; buf: room for it). */
+static const char *init_hint(cudaError_t err, char *buf, size_t len) {
+    if (err == cudaErrorInsufficientDriver)
+        snprintf(buf, len,
+                 " (the installed " XC_DRIVER_NAME " driver is older than the runtime this "
+                 "plugin was built with, " XC_RUNTIME_NAME " %d.%d: install a newer driver, "
+                 "or choose another backend, e.g. XDEV_BACKEND=cpu)",
+                 (int)XC_RUNTIME_MAJOR, (int)XC_RUNTIME_MINOR);
+    else if (err == cudaErrorNoDevice)
+        snprintf(buf, len,
+                 " (the driver sees no GPU for this process: check " XC_VISIBLE_VAR
+                 " and the driver's own tool, " XC_SMI_TOOL "; XDEV_BACKEND=cpu runs on the CPU)");
+    else
+        buf[0] = '\0';
+    return buf;
+}
+
 static xdev_status_t xc_init(const xdev_host_services_t *host) {
     if (host == NULL) return XDEV_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&g_init_lock);
@@ -99,7 +118,14 @@ static xdev_status_t xc_init(const xdev_host_services_t *host) {
         if (st != XDEV_SUCCESS) {
             /* reported as it is: a malformed variable, not a driver problem */
         } else if (err != cudaSuccess) {
-            st = xc_fail(err, XC_STR(cudaGetDeviceCount));
+            char hint[320];
+            if (init_hint(err, hint, sizeof hint)[0] != '\0') { /* the hint says it better */
+                (void)cudaGetLastError();
+                st = xc_error(XDEV_ERROR_BACKEND, XC_STR(cudaGetDeviceCount) ": %s%s",
+                              cudaGetErrorName(err), hint);
+            } else {
+                st = xc_fail(err, XC_STR(cudaGetDeviceCount));
+            }
         } else {
             if (n > XC_MAX_DEVICES) n = XC_MAX_DEVICES;
             for (int i = 0; i < n; i++) {

@@ -177,8 +177,12 @@ xdev_status_t xdev_core_fail_vendor(xdev_status_t status, const char *name, cons
     int n = vsnprintf(scratch, XDEV_MESSAGE_MAX, what, ap);
     size_t used = n < 0 ? 0 : (size_t)n < XDEV_MESSAGE_MAX ? (size_t)n : XDEV_MESSAGE_MAX - 1;
     scratch[used] = '\0';
-    snprintf(scratch + used, XDEV_MESSAGE_MAX - used, ": %s: %s", name ? name : "?",
-             text ? text : "?");
+    /* Some runtimes' description of an error is its name again (HIP 5's
+     * "hipErrorNoDevice"): said once. */
+    if (text == NULL || text[0] == '\0' || (name != NULL && strcmp(text, name) == 0))
+        snprintf(scratch + used, XDEV_MESSAGE_MAX - used, ": %s", name ? name : "?");
+    else
+        snprintf(scratch + used, XDEV_MESSAGE_MAX - used, ": %s: %s", name ? name : "?", text);
     install_scratch(b);
     return status;
 }

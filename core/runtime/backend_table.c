@@ -14,6 +14,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "base/error_internal.h"
 #include "runtime/registry.h"
@@ -184,6 +185,17 @@ bool xdev_backend_table_get(xdev_device_type_t type, xdev_backend_factory_t *out
     if (used) *out = g_table[type].f;
     read_unlock(locked);
     return used;
+}
+
+int xdev_backend_table_find_nocase(const char *name, size_t len) {
+    bool locked = read_lock();
+    int found = -1;
+    for (int t = 0; t < XDEV_MAX_DEVICE_TYPES && found < 0; t++)
+        if (g_table[t].used && strlen(g_table[t].f.name) == len &&
+            strncasecmp(g_table[t].f.name, name, len) == 0)
+            found = t;
+    read_unlock(locked);
+    return found;
 }
 
 int xdev_backend_table_find(const char *name, size_t len) {

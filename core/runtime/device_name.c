@@ -2,6 +2,7 @@
 /* device_name.c - "cuda:1"-style device names: parse and format. The type
  * names are the registered backends' (backend_table.c). */
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -28,13 +29,30 @@ xdev_status_t xdev_device_parse(const char *name, xdev_device_t *out) {
         const char *p = colon + 1;
         if (*p == '\0')
             return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, "'%s': missing index after ':'", name);
-        if (p[0] == '0' && p[1] != '\0')
-            return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, "'%s': index has a leading zero", name);
+        /* what is wrong, in order: a character that is no digit (a space, a
+         * sign), then a leading zero */
+        for (const char *q = p; *q; q++) {
+            if (*q >= '0' && *q <= '9') continue;
+            char shown[8];
+            if ((unsigned char)*q < 32 || *q == 127)
+                snprintf(shown, sizeof shown, "\\x%02x", (unsigned)(unsigned char)*q);
+            else
+                snprintf(shown, sizeof shown, "%c", *q);
+            bool space = *q == ' ' || *q == '\t' || *q == '\n' || *q == '\r';
+            return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
+                                 "'%s': the index after ':' is decimal digits only, but "
+                                 "character %d is '%s'%s",
+                                 name, (int)(q - name), shown,
+                                 space ? " (white space: trim the name)" : "");
+        }
+        if (p[0] == '0' && p[1] != '\0') {
+            const char *digits = p + strspn(p, "0");
+            return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
+                                 "'%s': the index has a leading zero (write '%.*s:%s')", name,
+                                 (int)tlen, name, *digits ? digits : "0");
+        }
         long v = 0;
         for (; *p; p++) {
-            if (*p < '0' || *p > '9')
-                return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
-                                     "'%s': index must be a non-negative decimal integer", name);
             v = v * 10 + (*p - '0');
             if (v > INT_MAX)
                 return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, "'%s': index too large", name);

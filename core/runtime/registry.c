@@ -13,7 +13,9 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <ctype.h>
 #include <string.h>
+#include <strings.h>
 
 #include "base/env.h"
 #include "base/error_internal.h"
@@ -199,7 +201,7 @@ static void accepted_forms(char *buf, size_t len) {
 /* Parse XDEV_BACKEND and pick the default device type. */
 static xdev_status_t select_backend(void) {
     const char *spec = xdev_env_get("XDEV_BACKEND");
-    if (spec == NULL || spec[0] == '\0' || strcmp(spec, "auto") == 0) {
+    if (spec == NULL || spec[0] == '\0' || strcasecmp(spec, "auto") == 0) {
         /* Accelerators by auto_order, then the others (the CPU). */
         xdev_device_type_t order[XDEV_MAX_DEVICE_TYPES];
         int n = xdev_backend_table_order(order, XDEV_MAX_DEVICE_TYPES);
@@ -226,13 +228,13 @@ static xdev_status_t select_backend(void) {
     for (const char *p = spec;;) {
         const char *comma = strchr(p, ',');
         size_t len = comma ? (size_t)(comma - p) : strlen(p);
-        int t = xdev_backend_table_find(p, len);
+        int t = xdev_backend_table_find_nocase(p, len);
         bool twice = false;
         for (int i = 0; t >= 0 && i < n; i++)
             twice = twice || list[i] == t;
         if (t < 0 || twice) {
             const char *why = twice ? "backend listed twice:"
-                              : len == 4 && strncmp(p, "auto", 4) == 0
+                              : len == 4 && strncasecmp(p, "auto", 4) == 0
                                   ? "auto cannot be part of a list:"
                                   : "unknown backend";
             char forms[1024];
@@ -275,7 +277,11 @@ static void register_by_name(void) {
     for (const char *p = spec; p != NULL && *p;) {
         const char *comma = strchr(p, ',');
         size_t len = comma ? (size_t)(comma - p) : strlen(p);
-        (void)xdev_backend_table_add_plugin(p, len); /* a known name is left as it is */
+        char low[16]; /* plugin files are named in lower case, as XDEV_BACKEND is read */
+        for (size_t i = 0; i < len && i < sizeof low; i++)
+            low[i] = (char)tolower((unsigned char)p[i]);
+        if (len < sizeof low)
+            (void)xdev_backend_table_add_plugin(low, len); /* a known name is left as it is */
         if (comma == NULL) break;
         p = comma + 1;
     }

@@ -123,6 +123,10 @@ bool xdev_backend_table_get(xdev_device_type_t type, xdev_backend_factory_t *out
 bool xdev_backend_table_add_plugin(const char *name, size_t len);
 /* The type registered under name[0..len), or -1. */
 int xdev_backend_table_find(const char *name, size_t len);
+
+/* The same, ignoring case (XDEV_BACKEND takes CUDA as cuda, as the boolean
+ * variables take any case; names are registered in lower case). */
+int xdev_backend_table_find_nocase(const char *name, size_t len);
 /* "cuda, hip or cpu": the registered names, accelerators first by
  * auto_order, then the others by type (`last` joins the final two). */
 void xdev_backend_table_names(char *buf, size_t len, const char *last);

@@ -88,6 +88,20 @@ START_TEST(parse_rejects_malformed) {
 }
 END_TEST
 
+/* The message names what is wrong with the index and how to write it. */
+START_TEST(parse_messages_say_what_is_wrong) {
+    xdev_device_t d;
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_device_parse("cpu:0 ", &d), "character 5 is ' '",
+           "trim the name");
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_device_parse("cpu:-1", &d), "digits only",
+           "character 4 is '-'");
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_device_parse("cpu:1\t", &d), "'\\x09'");
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_device_parse("cpu:007", &d), "leading zero",
+           "write 'cpu:7'");
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_device_parse("cpu:00", &d), "write 'cpu:0'");
+}
+END_TEST
+
 START_TEST(parse_null_args) {
     xdev_device_t d;
     XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_device_parse(NULL, &d), "name");
@@ -530,6 +544,7 @@ int main(int argc, char **argv) {
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, parse_valid);
     tcase_add_test(tc, parse_rejects_malformed);
+    tcase_add_test(tc, parse_messages_say_what_is_wrong);
     tcase_add_test(tc, parse_null_args);
     tcase_add_test(tc, format_and_round_trip);
     tcase_add_test(tc, format_rejects);

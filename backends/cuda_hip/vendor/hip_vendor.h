@@ -43,6 +43,7 @@
 #define cudaErrorLaunchTimeout hipErrorLaunchTimeOut
 #define cudaErrorInvalidValue hipErrorInvalidValue
 #define cudaErrorInsufficientDriver hipErrorInsufficientDriver
+#define cudaErrorNoDevice hipErrorNoDevice
 #define cudaErrorPeerAccessAlreadyEnabled hipErrorPeerAccessAlreadyEnabled
 #define cudaErrorIllegalState hipErrorIllegalState
 #define cudaErrorStreamCaptureUnsupported hipErrorStreamCaptureUnsupported
@@ -192,6 +193,13 @@
 /* ------------------------------------------------------------ what differs in meaning */
 #define XC_NAME "hip"
 #define XC_DEVICE_TYPE XDEV_DEVICE_HIP
+/* for the messages of an init that finds no usable GPU (cuda_backend.c) */
+#define XC_DRIVER_NAME "AMD GPU (amdgpu)"
+#define XC_RUNTIME_NAME "HIP"
+#define XC_RUNTIME_MAJOR HIP_VERSION_MAJOR
+#define XC_RUNTIME_MINOR HIP_VERSION_MINOR
+#define XC_VISIBLE_VAR "HIP_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES"
+#define XC_SMI_TOOL "rocm-smi"
 #define XC_ENV(suffix) "XDEV_HIP_" suffix
 /* ROCm's libraries under the CUDA libraries' names (built where found). */
 #define XC_BLAS_HEADER "vendor/hip_blas.h"

@@ -63,6 +63,13 @@
 #endif
 
 #define XC_NAME "cuda"
+/* for the messages of an init that finds no usable GPU (cuda_backend.c) */
+#define XC_DRIVER_NAME "NVIDIA"
+#define XC_RUNTIME_NAME "CUDA"
+#define XC_RUNTIME_MAJOR (CUDART_VERSION / 1000)
+#define XC_RUNTIME_MINOR ((CUDART_VERSION % 1000) / 10)
+#define XC_VISIBLE_VAR "CUDA_VISIBLE_DEVICES"
+#define XC_SMI_TOOL "nvidia-smi"
 #define XC_HAVE_VMM 1
 #define XC_BLAS_HEADER <cublas_v2.h>
 #define XC_FFT_HEADER <cufft.h>
