@@ -23,6 +23,12 @@
 #include "xdev/comm.h"
 #include "xdev/communicator.h"
 
+/* xdev/comm.h's C macros that take plain void *[] arrays are for callers:
+ * the definitions below are the functions themselves. */
+#undef xdev_comm_broadcast_coalesced
+#undef xdev_comm_reduce_add
+#undef xdev_comm_gather
+
 #define BUCKET_DEFAULT ((size_t)10 << 20)
 #define PACK_ALIGN ((size_t)256)
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/error_internal.h"
+#include "base/file_write.h"
 #include "base/strbuf.h"
 #include "memory/alloc_internal.h"
 #include "runtime/registry.h"
@@ -150,5 +151,15 @@ xdev_status_t xdev_alloc_snapshot_json(char **json) {
 xdev_status_t xdev_memory_snapshot(char **json) {
     XDEV_REQUIRE_ARG(json);
     XDEV_CHECK(xdev_alloc_snapshot_json(json));
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_memory_snapshot_write(const char *path) {
+    XDEV_REQUIRE_ARG(path);
+    char *json = NULL;
+    XDEV_CHECK(xdev_alloc_snapshot_json(&json));
+    xdev_status_t st = xdev_write_file(path, json, strlen(json));
+    free(json);
+    XDEV_CHECK(st);
     return XDEV_SUCCESS;
 }

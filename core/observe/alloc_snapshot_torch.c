@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/error_internal.h"
+#include "base/file_write.h"
 #include "memory/alloc_internal.h"
 #include "observe/alloc_snapshot.h"
 #include "observe/pickle.h"
@@ -112,15 +113,15 @@ static void trace_pickle(xdev_strbuf_t *sb, const xdev_device_allocator_t *da) {
     xdev_pickle_list_end(sb);
 }
 
-xdev_status_t xdev_memory_snapshot_torch(xdev_device_type_t type, void **data, size_t *size) {
-    XDEV_REQUIRE_ARG(data);
-    XDEV_REQUIRE_ARG(size);
+/* The pickle of the snapshot of `type`'s devices (unprefixed messages). */
+static xdev_status_t snapshot_torch(xdev_device_type_t type, void **data, size_t *size) {
     *data = NULL;
     *size = 0;
     if ((unsigned)type >= XDEV_MAX_DEVICE_TYPES)
-        return XDEV_API_FAIL(XDEV_ERROR_INVALID_DEVICE, "unknown device type %d", (int)type);
-    XDEV_CHECK(xdev_core_ensure_init());
-    XDEV_CHECK(xdev_core_check_type(type)); /* a type no backend registered */
+        return XDEV_FAIL(XDEV_ERROR_INVALID_DEVICE, "unknown device type %d", (int)type);
+    xdev_status_t st = xdev_core_ensure_init();
+    if (st == XDEV_SUCCESS) st = xdev_core_check_type(type); /* a type no backend registered */
+    if (st != XDEV_SUCCESS) return st;
     xdev_device_allocator_t *all[XDEV_MAX_DEVICE_TYPES * XDEV_MAX_DEVICES];
     int n = xdev_alloc_all(all, XDEV_MAX_DEVICE_TYPES * XDEV_MAX_DEVICES);
     int max_index = -1;
@@ -158,9 +159,27 @@ xdev_status_t xdev_memory_snapshot_torch(xdev_device_type_t type, void **data, s
     xdev_pickle_end(&sb);
     if (sb.failed) {
         free(sb.buf);
-        return XDEV_API_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for the snapshot");
+        return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for the snapshot");
     }
     *data = sb.buf;
     *size = sb.len;
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_memory_snapshot_torch(xdev_device_type_t type, void **data, size_t *size) {
+    XDEV_REQUIRE_ARG(data);
+    XDEV_REQUIRE_ARG(size);
+    XDEV_CHECK(snapshot_torch(type, data, size));
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_memory_snapshot_torch_write(xdev_device_type_t type, const char *path) {
+    XDEV_REQUIRE_ARG(path);
+    void *data = NULL;
+    size_t size = 0;
+    XDEV_CHECK(snapshot_torch(type, &data, &size));
+    xdev_status_t st = xdev_write_file(path, data, size);
+    free(data);
+    XDEV_CHECK(st);
     return XDEV_SUCCESS;
 }

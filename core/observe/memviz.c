@@ -2,12 +2,11 @@
 /* memviz.c - the memory view (xdev/memviz.h): the embedded page
  * (memviz_page.html, compiled in by cmake/embed_file.cmake) with a snapshot's
  * JSON in place of its marker (page.c). */
-#include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/error_internal.h"
+#include "base/file_write.h"
 #include "observe/alloc_snapshot.h"
 #include "observe/page.h"
 #include "xdev/memviz.h"
@@ -40,21 +39,8 @@ xdev_status_t xdev_memory_viz_write(const char *path) {
     xdev_status_t st = viz_html(json, strlen(json), &html, &n);
     free(json);
     XDEV_CHECK(st);
-    FILE *f = fopen(path, "wb");
-    if (f == NULL) {
-        int err = errno;
-        free(html);
-        return XDEV_API_FAIL(XDEV_ERROR_IO, "cannot open '%s' for writing: %s", path,
-                             strerror(err));
-    }
-    size_t wrote = fwrite(html, 1, n, f);
-    int err = errno;
+    st = xdev_write_file(path, html, n);
     free(html);
-    if (fclose(f) != 0 && wrote == n) {
-        wrote = 0;
-        err = errno;
-    }
-    if (wrote != n)
-        return XDEV_API_FAIL(XDEV_ERROR_IO, "cannot write '%s': %s", path, strerror(err));
+    XDEV_CHECK(st);
     return XDEV_SUCCESS;
 }

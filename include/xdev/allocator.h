@@ -19,19 +19,21 @@ extern "C" {
 
 /* Allocate on the device of `stream`, for use on that stream (NULL = the
  * current stream of the current device). */
-XDEV_API xdev_status_t xdev_malloc_stream(void **ptr, size_t size, xdev_stream_t stream);
+XDEV_API XDEV_RESULT xdev_status_t xdev_malloc_stream(void **ptr, size_t size,
+                                                      xdev_stream_t stream);
 
 /* Mark ptr (from xdev_malloc*) as used by `stream`, so that after
  * xdev_free the block is not reused until the work queued on `stream` so far
  * has finished. The allocation's own stream needs no call. */
-XDEV_API xdev_status_t xdev_record_stream(void *ptr, xdev_stream_t stream);
+XDEV_API XDEV_RESULT xdev_status_t xdev_record_stream(void *ptr, xdev_stream_t stream);
 
 /* Return every cached, unused segment of every device to its backend. */
-XDEV_API xdev_status_t xdev_empty_cache(void);
+XDEV_API XDEV_RESULT xdev_status_t xdev_empty_cache(void);
 
 /* Cap the memory the allocator reserves on `device` to fraction * total
  * memory; allocations beyond fail as out of memory. 1.0 = no cap. */
-XDEV_API xdev_status_t xdev_set_per_process_memory_fraction(double fraction, xdev_device_t device);
+XDEV_API XDEV_RESULT xdev_status_t xdev_set_per_process_memory_fraction(double fraction,
+                                                                        xdev_device_t device);
 
 /* One statistic, with torch's meaning: current value, peak since the last
  * reset, and the amounts allocated and freed since the last reset.
@@ -79,7 +81,8 @@ typedef struct xdev_memory_stats {
     xdev_stat_t oversize_segments;
 } xdev_memory_stats_t;
 
-XDEV_API xdev_status_t xdev_memory_stats(xdev_device_t device, xdev_memory_stats_t *out);
+XDEV_API XDEV_RESULT xdev_status_t xdev_memory_stats(xdev_device_t device,
+                                                     xdev_memory_stats_t *out);
 
 /* Key/value view with torch's key names, in this order (122 keys):
  *
@@ -108,22 +111,23 @@ typedef struct xdev_memory_stat_item {
 
 /* Write up to `cap` items; *count = the number there are (call with cap 0 to
  * size the array). */
-XDEV_API xdev_status_t xdev_memory_stats_items(const xdev_memory_stats_t *stats,
-                                               xdev_memory_stat_item_t *items, size_t cap,
-                                               size_t *count);
+XDEV_API XDEV_RESULT xdev_status_t xdev_memory_stats_items(const xdev_memory_stats_t *stats,
+                                                           xdev_memory_stat_item_t *items,
+                                                           size_t cap, size_t *count);
 
-XDEV_API xdev_status_t xdev_memory_allocated(xdev_device_t device, size_t *out);
-XDEV_API xdev_status_t xdev_max_memory_allocated(xdev_device_t device, size_t *out);
-XDEV_API xdev_status_t xdev_memory_reserved(xdev_device_t device, size_t *out);
-XDEV_API xdev_status_t xdev_max_memory_reserved(xdev_device_t device, size_t *out);
+XDEV_API XDEV_RESULT xdev_status_t xdev_memory_allocated(xdev_device_t device, size_t *out);
+XDEV_API XDEV_RESULT xdev_status_t xdev_max_memory_allocated(xdev_device_t device, size_t *out);
+XDEV_API XDEV_RESULT xdev_status_t xdev_memory_reserved(xdev_device_t device, size_t *out);
+XDEV_API XDEV_RESULT xdev_status_t xdev_max_memory_reserved(xdev_device_t device, size_t *out);
 
 /* Peaks restart from the current values. */
-XDEV_API xdev_status_t xdev_reset_peak_memory_stats(xdev_device_t device);
+XDEV_API XDEV_RESULT xdev_status_t xdev_reset_peak_memory_stats(xdev_device_t device);
 /* "allocated"/"freed" totals and the counters restart from zero. */
-XDEV_API xdev_status_t xdev_reset_accumulated_memory_stats(xdev_device_t device);
+XDEV_API XDEV_RESULT xdev_status_t xdev_reset_accumulated_memory_stats(xdev_device_t device);
 
 /* A table like torch.cuda.memory_summary(); *out is malloc'ed: free() it. */
-XDEV_API xdev_status_t xdev_memory_summary(xdev_device_t device, bool abbreviated, char **out);
+XDEV_API XDEV_RESULT xdev_status_t xdev_memory_summary(xdev_device_t device, bool abbreviated,
+                                                       char **out);
 
 /* What an entry of the allocator's history records (xdev_memory_record_history,
  * torch's _record_memory_history; the snapshot's "device_traces"). Not the
@@ -148,8 +152,8 @@ typedef struct xdev_memory_history_entry {
 
 /* Start (enabled) or stop recording alloc/free/segment events of `device` in a
  * ring of max_entries (0 = 4096), included in the snapshot. */
-XDEV_API xdev_status_t xdev_memory_record_history(xdev_device_t device, bool enabled,
-                                                  size_t max_entries);
+XDEV_API XDEV_RESULT xdev_status_t xdev_memory_record_history(xdev_device_t device, bool enabled,
+                                                              size_t max_entries);
 
 /* Context for allocations (torch records stacks; a C program names its
  * phases): allocations this thread makes after push carry the path of the
@@ -160,9 +164,9 @@ XDEV_API xdev_status_t xdev_memory_record_history(xdev_device_t device, bool ena
  * that are not UTF-8 are XDEV_ERROR_INVALID_VALUE, for the snapshot JSON
  * and the torch pickle hold only UTF-8) and a path at most 1023; at most
  * 65536 distinct paths per process (kept until exit). */
-XDEV_API xdev_status_t xdev_memory_tag_push(const char *tag);
+XDEV_API XDEV_RESULT xdev_status_t xdev_memory_tag_push(const char *tag);
 /* Drop this thread's innermost tag; error when none is pushed. */
-XDEV_API xdev_status_t xdev_memory_tag_pop(void);
+XDEV_API XDEV_RESULT xdev_status_t xdev_memory_tag_pop(void);
 
 /* JSON of every segment and block of every device of every backend that
  * has allocated, and the recorded history. *json is malloc'ed: free() it.
@@ -207,7 +211,12 @@ XDEV_API xdev_status_t xdev_memory_tag_pop(void);
  * Without caching (XDEV_NO_MEMORY_CACHING=1, XDEV_ALLOC_CONF backend:async,
  * or an allocator installed with xdev_set_allocator) every allocation is
  * its own segment holding one block. */
-XDEV_API xdev_status_t xdev_memory_snapshot(char **json);
+XDEV_API XDEV_RESULT xdev_status_t xdev_memory_snapshot(char **json);
+
+/* xdev_memory_snapshot written to `path` (created or truncated): the file
+ * xdev-memviz and xdev_memory_viz_html read. XDEV_ERROR_IO names the path
+ * and the reason when it cannot be written. */
+XDEV_API XDEV_RESULT xdev_status_t xdev_memory_snapshot_write(const char *path);
 
 /* The same snapshot for the devices of one type in the structure of
  * torch.cuda.memory._snapshot(), pickled (Python pickle protocol 2), so that
@@ -216,8 +225,13 @@ XDEV_API xdev_status_t xdev_memory_snapshot(char **json);
  * torch.cuda._memory_viz.segment_plot / trace_plot. Devices are indices,
  * streams integers (the native handle), history times "time_us", one trace
  * list per device index, "frames" empty. *data is malloc'ed: free() it. */
-XDEV_API xdev_status_t xdev_memory_snapshot_torch(xdev_device_type_t type, void **data,
-                                                  size_t *size);
+XDEV_API XDEV_RESULT xdev_status_t xdev_memory_snapshot_torch(xdev_device_type_t type, void **data,
+                                                              size_t *size);
+
+/* xdev_memory_snapshot_torch written to `path` (created or truncated): the
+ * file PyTorch's memory viewer opens. XDEV_ERROR_IO as above. */
+XDEV_API XDEV_RESULT xdev_status_t xdev_memory_snapshot_torch_write(xdev_device_type_t type,
+                                                                    const char *path);
 
 /* An application's own device allocator (torch's CUDAPluggableAllocator,
  * RMM's device_memory_resource). Install it before the device's first
@@ -235,7 +249,8 @@ typedef struct xdev_allocator {
 
 /* Install `allocator` for `device` (NULL = xdev's own again). Fails with
  * XDEV_ERROR_INVALID_VALUE once the device has allocated memory. */
-XDEV_API xdev_status_t xdev_set_allocator(xdev_device_t device, const xdev_allocator_t *allocator);
+XDEV_API XDEV_RESULT xdev_status_t xdev_set_allocator(xdev_device_t device,
+                                                      const xdev_allocator_t *allocator);
 
 /* Pinned host memory cache (xdev_host_alloc / xdev_host_free). */
 typedef struct xdev_host_memory_stats {
@@ -247,9 +262,9 @@ typedef struct xdev_host_memory_stats {
     int64_t num_host_free;       /* backend host_free calls */
 } xdev_host_memory_stats_t;
 
-XDEV_API xdev_status_t xdev_host_memory_stats(xdev_host_memory_stats_t *out);
-XDEV_API xdev_status_t xdev_host_empty_cache(void);
-XDEV_API xdev_status_t xdev_reset_peak_host_memory_stats(void);
+XDEV_API XDEV_RESULT xdev_status_t xdev_host_memory_stats(xdev_host_memory_stats_t *out);
+XDEV_API XDEV_RESULT xdev_status_t xdev_host_empty_cache(void);
+XDEV_API XDEV_RESULT xdev_status_t xdev_reset_peak_host_memory_stats(void);
 
 /* ------------------------------------------------------------ Deprecated names
  * The history's old names, XDEV_TRACE_* / xdev_memory_trace_*, which read as

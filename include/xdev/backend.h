@@ -455,7 +455,7 @@ typedef struct xdev_backend_factory {
  * or once xdev has initialised. The factory is copied; `name` must stay
  * valid for the life of the process. A plugin needs no registration: xdev
  * finds libxdev-<name>.so by name (XDEV_BACKEND, the plugin path). */
-XDEV_API xdev_status_t xdev_backend_register(const xdev_backend_factory_t *factory);
+XDEV_API XDEV_RESULT xdev_status_t xdev_backend_register(const xdev_backend_factory_t *factory);
 
 #ifdef __cplusplus
 }

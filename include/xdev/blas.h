@@ -53,8 +53,9 @@ typedef enum xdev_blas_routine {
 /* Does `device`'s backend run `routine` with `dtype`? A call with a dtype it
  * does not support fails with XDEV_ERROR_NOT_SUPPORTED naming both. The CPU
  * backend: GEMM for every dtype, level-1 for f32 and f64. */
-XDEV_API xdev_status_t xdev_blas_supports(xdev_device_t device, xdev_blas_routine_t routine,
-                                          xdev_dtype_t dtype, bool *out);
+XDEV_API XDEV_RESULT xdev_status_t xdev_blas_supports(xdev_device_t device,
+                                                      xdev_blas_routine_t routine,
+                                                      xdev_dtype_t dtype, bool *out);
 
 /* Every parameter of a (strided batched) GEMM:
  *   C[i] = alpha * op(A[i]) * op(B[i]) + beta * C[i],  i = 0 .. batch-1,
@@ -79,35 +80,37 @@ typedef struct xdev_gemm_params {
     int64_t batch; /* >= 1 */
 } xdev_gemm_params_t;
 
-XDEV_API xdev_status_t xdev_gemm_ex(const xdev_gemm_params_t *params, xdev_stream_t stream);
+XDEV_API XDEV_RESULT xdev_status_t xdev_gemm_ex(const xdev_gemm_params_t *params,
+                                                xdev_stream_t stream);
 
 /* C = alpha * op(A) * op(B) + beta * C (real alpha/beta, any dtype). */
-XDEV_API xdev_status_t xdev_gemm(xdev_dtype_t dtype, xdev_blas_op_t transa, xdev_blas_op_t transb,
-                                 int64_t m, int64_t n, int64_t k, double alpha, const void *a,
-                                 int64_t lda, const void *b, int64_t ldb, double beta, void *c,
-                                 int64_t ldc, xdev_stream_t stream);
+XDEV_API XDEV_RESULT xdev_status_t xdev_gemm(xdev_dtype_t dtype, xdev_blas_op_t transa,
+                                             xdev_blas_op_t transb, int64_t m, int64_t n, int64_t k,
+                                             double alpha, const void *a, int64_t lda,
+                                             const void *b, int64_t ldb, double beta, void *c,
+                                             int64_t ldc, xdev_stream_t stream);
 
 /* `batch` GEMMs whose operands are `stride_*` elements apart. */
-XDEV_API xdev_status_t xdev_gemm_strided_batched(xdev_dtype_t dtype, xdev_blas_op_t transa,
-                                                 xdev_blas_op_t transb, int64_t m, int64_t n,
-                                                 int64_t k, double alpha, const void *a,
-                                                 int64_t lda, int64_t stride_a, const void *b,
-                                                 int64_t ldb, int64_t stride_b, double beta,
-                                                 void *c, int64_t ldc, int64_t stride_c,
-                                                 int64_t batch, xdev_stream_t stream);
+XDEV_API XDEV_RESULT xdev_status_t xdev_gemm_strided_batched(
+    xdev_dtype_t dtype, xdev_blas_op_t transa, xdev_blas_op_t transb, int64_t m, int64_t n,
+    int64_t k, double alpha, const void *a, int64_t lda, int64_t stride_a, const void *b,
+    int64_t ldb, int64_t stride_b, double beta, void *c, int64_t ldc, int64_t stride_c,
+    int64_t batch, xdev_stream_t stream);
 
 /* Level 1 (f32, f64 on every backend). x and y hold n elements `incx`/`incy`
  * apart. dot and nrm2 write their scalar result (one element of dtype) to
  * `result`, which is device memory like the operands, so they stay
  * asynchronous (cuBLAS's device pointer mode). */
-XDEV_API xdev_status_t xdev_axpy(xdev_dtype_t dtype, int64_t n, double alpha, const void *x,
-                                 int64_t incx, void *y, int64_t incy, xdev_stream_t stream);
-XDEV_API xdev_status_t xdev_dot(xdev_dtype_t dtype, int64_t n, const void *x, int64_t incx,
-                                const void *y, int64_t incy, void *result, xdev_stream_t stream);
-XDEV_API xdev_status_t xdev_nrm2(xdev_dtype_t dtype, int64_t n, const void *x, int64_t incx,
-                                 void *result, xdev_stream_t stream);
-XDEV_API xdev_status_t xdev_scal(xdev_dtype_t dtype, int64_t n, double alpha, void *x, int64_t incx,
-                                 xdev_stream_t stream);
+XDEV_API XDEV_RESULT xdev_status_t xdev_axpy(xdev_dtype_t dtype, int64_t n, double alpha,
+                                             const void *x, int64_t incx, void *y, int64_t incy,
+                                             xdev_stream_t stream);
+XDEV_API XDEV_RESULT xdev_status_t xdev_dot(xdev_dtype_t dtype, int64_t n, const void *x,
+                                            int64_t incx, const void *y, int64_t incy, void *result,
+                                            xdev_stream_t stream);
+XDEV_API XDEV_RESULT xdev_status_t xdev_nrm2(xdev_dtype_t dtype, int64_t n, const void *x,
+                                             int64_t incx, void *result, xdev_stream_t stream);
+XDEV_API XDEV_RESULT xdev_status_t xdev_scal(xdev_dtype_t dtype, int64_t n, double alpha, void *x,
+                                             int64_t incx, xdev_stream_t stream);
 
 /* torch.backends.cuda.matmul.allow_tf32: may f32 GEMM use TensorFloat-32
  * tensor cores (10-bit mantissa products, f32 accumulation)? Process-wide,
@@ -115,8 +118,8 @@ XDEV_API xdev_status_t xdev_scal(xdev_dtype_t dtype, int64_t n, double alpha, vo
  * value is XDEV_ERROR_ENV). The flag in effect when a GEMM is enqueued
  * applies to it. No effect on the CPU backend, which always computes in full
  * f32. */
-XDEV_API xdev_status_t xdev_blas_set_allow_tf32(bool allow);
-XDEV_API xdev_status_t xdev_blas_get_allow_tf32(bool *out);
+XDEV_API XDEV_RESULT xdev_status_t xdev_blas_set_allow_tf32(bool allow);
+XDEV_API XDEV_RESULT xdev_status_t xdev_blas_get_allow_tf32(bool *out);
 
 #ifdef __cplusplus
 }

@@ -34,7 +34,8 @@ extern "C" {
 /* torch.cuda.comm.broadcast: `bytes` of src to each of dsts[0..n), which are
  * on distinct devices (src's own device may be among them: a dst equal to
  * src is left as is). */
-XDEV_API xdev_status_t xdev_comm_broadcast(const void *src, size_t bytes, void *const *dsts, int n);
+XDEV_API XDEV_RESULT xdev_status_t xdev_comm_broadcast(const void *src, size_t bytes,
+                                                       void *const *dsts, int n);
 
 /* torch.cuda.comm.broadcast_coalesced: nbuf buffers srcs[j] of sizes[j]
  * bytes, all on one device, to ndev devices: dsts[d * nbuf + j] is buffer j
@@ -42,9 +43,10 @@ XDEV_API xdev_status_t xdev_comm_broadcast(const void *src, size_t bytes, void *
  * overlap: XDEV_ERROR_INVALID_VALUE naming both). Buffers smaller than
  * bucket_bytes (0 = 10 MiB, torch's default) travel packed in buckets of up
  * to that size, one device-to-device copy per bucket. */
-XDEV_API xdev_status_t xdev_comm_broadcast_coalesced(const void *const *srcs, const size_t *sizes,
-                                                     int nbuf, void *const *dsts, int ndev,
-                                                     size_t bucket_bytes);
+XDEV_API XDEV_RESULT xdev_status_t xdev_comm_broadcast_coalesced(const void *const *srcs,
+                                                                 const size_t *sizes, int nbuf,
+                                                                 void *const *dsts, int ndev,
+                                                                 size_t bucket_bytes);
 
 /* torch.cuda.comm.reduce_add: dst = the sum of srcs[0..n) (count elements
  * of dtype each; f16, bf16, f32, f64, i32, i64), the sources on distinct
@@ -62,22 +64,41 @@ XDEV_API xdev_status_t xdev_comm_broadcast_coalesced(const void *const *srcs, co
  * bits). Its first call over a set of devices makes NCCL communicators for
  * that set (a fraction of a second), kept for the process as torch keeps
  * its own; calls over one set are serialised on the host. */
-XDEV_API xdev_status_t xdev_comm_reduce_add(const void *const *srcs, int n, void *dst, size_t count,
-                                            xdev_dtype_t dtype);
+XDEV_API XDEV_RESULT xdev_status_t xdev_comm_reduce_add(const void *const *srcs, int n, void *dst,
+                                                        size_t count, xdev_dtype_t dtype);
 
 /* torch.cuda.comm.scatter: src cut into n chunks, chunk i (chunk_bytes[i]
  * bytes; NULL = `bytes` / n each, which must divide evenly) to dsts[i], the
  * destinations on distinct devices; streams[i] (streams NULL, or an entry
  * NULL = the current stream of dsts[i]'s device) orders chunk i there. The
  * chunks must add up to `bytes`. */
-XDEV_API xdev_status_t xdev_comm_scatter(const void *src, size_t bytes, void *const *dsts,
-                                         const size_t *chunk_bytes, int n,
-                                         const xdev_stream_t *streams);
+XDEV_API XDEV_RESULT xdev_status_t xdev_comm_scatter(const void *src, size_t bytes,
+                                                     void *const *dsts, const size_t *chunk_bytes,
+                                                     int n, const xdev_stream_t *streams);
 
 /* torch.cuda.comm.gather: srcs[i] (chunk_bytes[i] bytes; the sources on
  * distinct devices) concatenated in order into dst, which holds their sum. */
-XDEV_API xdev_status_t xdev_comm_gather(const void *const *srcs, const size_t *chunk_bytes, int n,
-                                        void *dst);
+XDEV_API XDEV_RESULT xdev_status_t xdev_comm_gather(const void *const *srcs,
+                                                    const size_t *chunk_bytes, int n, void *dst);
+
+/* C has no implicit conversion from an array of `void *` (void **) to the
+ * `const void *const *` these sources are read through, so these macros
+ * take void *[], const void *[] and pointers of either kind without a cast
+ * (anything else goes to the function as written, checked by its
+ * prototype). C++ converts by itself. `(xdev_comm_gather)(...)` calls the
+ * function without the macro. */
+#if !defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define XDEV_CONST_BUFFERS(p)                                                                      \
+    _Generic((p),                                                                                  \
+        void **: (const void *const *)(p),                                                         \
+        void *const *: (const void *const *)(p),                                                   \
+        const void **: (const void *const *)(p),                                                   \
+        default: (p))
+#define xdev_comm_broadcast_coalesced(srcs, ...)                                                   \
+    xdev_comm_broadcast_coalesced(XDEV_CONST_BUFFERS(srcs), __VA_ARGS__)
+#define xdev_comm_reduce_add(srcs, ...) xdev_comm_reduce_add(XDEV_CONST_BUFFERS(srcs), __VA_ARGS__)
+#define xdev_comm_gather(srcs, ...) xdev_comm_gather(XDEV_CONST_BUFFERS(srcs), __VA_ARGS__)
+#endif
 
 #ifdef __cplusplus
 }

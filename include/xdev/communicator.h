@@ -84,8 +84,8 @@ typedef enum xdev_reduce_op {
 
 /* n communicators, comms[i] the rank i of n on devices[i] (distinct
  * devices of one type; 1 <= n <= 64). On failure no communicator is made. */
-XDEV_API xdev_status_t xdev_communicator_init_all(xdev_communicator_t *comms, int n,
-                                                  const xdev_device_t *devices);
+XDEV_API XDEV_RESULT xdev_status_t xdev_communicator_init_all(xdev_communicator_t *comms, int n,
+                                                              const xdev_device_t *devices);
 
 /* A group of ranks in several processes (NCCL's model): one process makes
  * the id and passes its bytes to every other (the launcher's job: a file,
@@ -96,60 +96,65 @@ typedef struct xdev_communicator_id {
 } xdev_communicator_id_t;
 
 /* A new group's id for devices of `type`. */
-XDEV_API xdev_status_t xdev_communicator_unique_id(xdev_device_type_t type,
-                                                   xdev_communicator_id_t *id);
+XDEV_API XDEV_RESULT xdev_status_t xdev_communicator_unique_id(xdev_device_type_t type,
+                                                               xdev_communicator_id_t *id);
 
 /* This process's rank `rank` of `nranks` on `device`, in the group `id`
  * names; returns once every rank has joined (NCCL's ncclCommInitRank). The
  * id's device type must be the device's. */
-XDEV_API xdev_status_t xdev_communicator_init_rank(xdev_communicator_t *comm, int nranks,
-                                                   const xdev_communicator_id_t *id, int rank,
-                                                   xdev_device_t device);
+XDEV_API XDEV_RESULT xdev_status_t xdev_communicator_init_rank(xdev_communicator_t *comm,
+                                                               int nranks,
+                                                               const xdev_communicator_id_t *id,
+                                                               int rank, xdev_device_t device);
 
 /* Free a rank, after its queued collectives have run (it waits for them:
  * xdev_communicator_abort first when a peer will never join). A destroyed
  * communicator is an invalid handle to every call. */
-XDEV_API xdev_status_t xdev_communicator_destroy(xdev_communicator_t comm);
+XDEV_API XDEV_RESULT xdev_status_t xdev_communicator_destroy(xdev_communicator_t comm);
 
 /* Stop the whole group: collectives waiting for a peer return without
  * writing; later calls on any of its ranks fail. Destroy the ranks after. */
-XDEV_API xdev_status_t xdev_communicator_abort(xdev_communicator_t comm);
+XDEV_API XDEV_RESULT xdev_status_t xdev_communicator_abort(xdev_communicator_t comm);
 
 /* The group's asynchronous error: XDEV_SUCCESS, or the status and message
  * of the first collective the ranks disagreed on (or the abort). */
-XDEV_API xdev_status_t xdev_communicator_check(xdev_communicator_t comm);
+XDEV_API XDEV_RESULT xdev_status_t xdev_communicator_check(xdev_communicator_t comm);
 
-XDEV_API xdev_status_t xdev_communicator_rank(xdev_communicator_t comm, int *rank);
-XDEV_API xdev_status_t xdev_communicator_size(xdev_communicator_t comm, int *nranks);
-XDEV_API xdev_status_t xdev_communicator_device(xdev_communicator_t comm, xdev_device_t *device);
+XDEV_API XDEV_RESULT xdev_status_t xdev_communicator_rank(xdev_communicator_t comm, int *rank);
+XDEV_API XDEV_RESULT xdev_status_t xdev_communicator_size(xdev_communicator_t comm, int *nranks);
+XDEV_API XDEV_RESULT xdev_status_t xdev_communicator_device(xdev_communicator_t comm,
+                                                            xdev_device_t *device);
 
 /* recvbuf = op over every rank's sendbuf (count elements). */
-XDEV_API xdev_status_t xdev_all_reduce(xdev_communicator_t comm, const void *sendbuf, void *recvbuf,
-                                       size_t count, xdev_dtype_t dtype, xdev_reduce_op_t op,
-                                       xdev_stream_t stream);
+XDEV_API XDEV_RESULT xdev_status_t xdev_all_reduce(xdev_communicator_t comm, const void *sendbuf,
+                                                   void *recvbuf, size_t count, xdev_dtype_t dtype,
+                                                   xdev_reduce_op_t op, xdev_stream_t stream);
 /* recvbuf = root's sendbuf on every rank (sendbuf is read on root only and
  * may be NULL elsewhere). */
-XDEV_API xdev_status_t xdev_broadcast(xdev_communicator_t comm, const void *sendbuf, void *recvbuf,
-                                      size_t count, xdev_dtype_t dtype, int root,
-                                      xdev_stream_t stream);
+XDEV_API XDEV_RESULT xdev_status_t xdev_broadcast(xdev_communicator_t comm, const void *sendbuf,
+                                                  void *recvbuf, size_t count, xdev_dtype_t dtype,
+                                                  int root, xdev_stream_t stream);
 /* root's recvbuf = op over every rank's sendbuf (recvbuf may be NULL off
  * root). */
-XDEV_API xdev_status_t xdev_reduce(xdev_communicator_t comm, const void *sendbuf, void *recvbuf,
-                                   size_t count, xdev_dtype_t dtype, xdev_reduce_op_t op, int root,
-                                   xdev_stream_t stream);
+XDEV_API XDEV_RESULT xdev_status_t xdev_reduce(xdev_communicator_t comm, const void *sendbuf,
+                                               void *recvbuf, size_t count, xdev_dtype_t dtype,
+                                               xdev_reduce_op_t op, int root, xdev_stream_t stream);
 /* recvbuf[k x count ...] = rank k's sendbuf (count elements each). */
-XDEV_API xdev_status_t xdev_all_gather(xdev_communicator_t comm, const void *sendbuf, void *recvbuf,
-                                       size_t count, xdev_dtype_t dtype, xdev_stream_t stream);
+XDEV_API XDEV_RESULT xdev_status_t xdev_all_gather(xdev_communicator_t comm, const void *sendbuf,
+                                                   void *recvbuf, size_t count, xdev_dtype_t dtype,
+                                                   xdev_stream_t stream);
 /* recvbuf = op over every rank's sendbuf[rank x count ...] (count elements). */
-XDEV_API xdev_status_t xdev_reduce_scatter(xdev_communicator_t comm, const void *sendbuf,
-                                           void *recvbuf, size_t count, xdev_dtype_t dtype,
-                                           xdev_reduce_op_t op, xdev_stream_t stream);
+XDEV_API XDEV_RESULT xdev_status_t xdev_reduce_scatter(xdev_communicator_t comm,
+                                                       const void *sendbuf, void *recvbuf,
+                                                       size_t count, xdev_dtype_t dtype,
+                                                       xdev_reduce_op_t op, xdev_stream_t stream);
 /* Point to point: the n-th send from rank a to rank b meets the n-th recv on
  * b from a, which must name the same count and dtype. */
-XDEV_API xdev_status_t xdev_send(xdev_communicator_t comm, const void *sendbuf, size_t count,
-                                 xdev_dtype_t dtype, int peer, xdev_stream_t stream);
-XDEV_API xdev_status_t xdev_recv(xdev_communicator_t comm, void *recvbuf, size_t count,
-                                 xdev_dtype_t dtype, int peer, xdev_stream_t stream);
+XDEV_API XDEV_RESULT xdev_status_t xdev_send(xdev_communicator_t comm, const void *sendbuf,
+                                             size_t count, xdev_dtype_t dtype, int peer,
+                                             xdev_stream_t stream);
+XDEV_API XDEV_RESULT xdev_status_t xdev_recv(xdev_communicator_t comm, void *recvbuf, size_t count,
+                                             xdev_dtype_t dtype, int peer, xdev_stream_t stream);
 
 /* Group calls (ncclGroupStart/End): the operations issued by this thread in
  * between form one group. Nesting is allowed; group_end without start is an
@@ -158,8 +163,8 @@ XDEV_API xdev_status_t xdev_recv(xdev_communicator_t comm, void *recvbuf, size_t
  * streams inside the group runs before them: put only collectives in a
  * group. On the CPU backend operations are enqueued as issued (nothing
  * there needs fusing), so a group only brackets them. */
-XDEV_API xdev_status_t xdev_group_start(void);
-XDEV_API xdev_status_t xdev_group_end(void);
+XDEV_API XDEV_RESULT xdev_status_t xdev_group_start(void);
+XDEV_API XDEV_RESULT xdev_status_t xdev_group_end(void);
 
 /* ------------------------------------------------------------ Deprecated names
  * The communicator's old names, xdev_comm_* (a prefix that now means only

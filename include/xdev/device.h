@@ -72,17 +72,17 @@ XDEV_API const char *xdev_device_type_name(xdev_device_type_t type);
  * registered under is XDEV_ERROR_INVALID_VALUE listing the known ones. Plugins
  * found by name (XDEV_BACKEND, the plugin path) are registered when xdev
  * initialises, which this call does. */
-XDEV_API xdev_status_t xdev_device_type_find(const char *name, xdev_device_type_t *out);
+XDEV_API XDEV_RESULT xdev_status_t xdev_device_type_find(const char *name, xdev_device_type_t *out);
 
 /* Parse "cuda:1", "cpu", "hip:0". Whitespace, signs, empty index, trailing
  * characters and unknown types are XDEV_ERROR_INVALID_VALUE. */
-XDEV_API xdev_status_t xdev_device_parse(const char *name, xdev_device_t *out);
+XDEV_API XDEV_RESULT xdev_status_t xdev_device_parse(const char *name, xdev_device_t *out);
 
 /* Format a device as "cuda:1" (or "cuda" for index -1) into buf. */
-XDEV_API xdev_status_t xdev_device_format(xdev_device_t device, char *buf, size_t len);
+XDEV_API XDEV_RESULT xdev_status_t xdev_device_format(xdev_device_t device, char *buf, size_t len);
 
 /* The type the selected backend provides (XDEV_BACKEND). */
-XDEV_API xdev_status_t xdev_default_device_type(xdev_device_type_t *out);
+XDEV_API XDEV_RESULT xdev_status_t xdev_default_device_type(xdev_device_type_t *out);
 
 /* Number of visible devices of a type (torch.cuda.device_count()): 0, with
  * XDEV_SUCCESS and no error left behind, when none is visible or its backend
@@ -90,24 +90,24 @@ XDEV_API xdev_status_t xdev_default_device_type(xdev_device_type_t *out);
  * in xdev_backend_get_info). Errors: xdev failed to initialise, an unknown
  * type, or the backend failed on a malformed variable of its own
  * (XDEV_CPU_DEVICES=abc: XDEV_ERROR_ENV). */
-XDEV_API xdev_status_t xdev_device_count(xdev_device_type_t type, int *count);
+XDEV_API XDEV_RESULT xdev_status_t xdev_device_count(xdev_device_type_t type, int *count);
 
 /* True when the type's backend loads and has at least one visible device.
  * Never changes the thread's error state. */
 XDEV_API bool xdev_is_available(xdev_device_type_t type);
 
 /* Current device of the default type on this thread. */
-XDEV_API xdev_status_t xdev_get_device(xdev_device_t *out);
+XDEV_API XDEV_RESULT xdev_status_t xdev_get_device(xdev_device_t *out);
 
 /* Current device index of a given type on this thread. */
-XDEV_API xdev_status_t xdev_get_device_index(xdev_device_type_t type, int *index);
+XDEV_API XDEV_RESULT xdev_status_t xdev_get_device_index(xdev_device_type_t type, int *index);
 
 /* Make `device` current for its type on this thread. As in torch, a negative
  * index is a no-op. An index past the device count is XDEV_ERROR_INVALID_DEVICE. */
-XDEV_API xdev_status_t xdev_set_device(xdev_device_t device);
+XDEV_API XDEV_RESULT xdev_status_t xdev_set_device(xdev_device_t device);
 
 /* Resolve index -1 to the current device of that type and check the index. */
-XDEV_API xdev_status_t xdev_device_resolve(xdev_device_t device, xdev_device_t *out);
+XDEV_API XDEV_RESULT xdev_status_t xdev_device_resolve(xdev_device_t device, xdev_device_t *out);
 
 /* Device guard: begin makes `device` current and remembers the previous one;
  * end restores it. A negative index makes the guard a no-op (torch's
@@ -117,8 +117,9 @@ typedef struct xdev_device_guard {
     bool active;
 } xdev_device_guard_t;
 
-XDEV_API xdev_status_t xdev_device_guard_begin(xdev_device_guard_t *guard, xdev_device_t device);
-XDEV_API xdev_status_t xdev_device_guard_end(xdev_device_guard_t *guard);
+XDEV_API XDEV_RESULT xdev_status_t xdev_device_guard_begin(xdev_device_guard_t *guard,
+                                                           xdev_device_t device);
+XDEV_API XDEV_RESULT xdev_status_t xdev_device_guard_end(xdev_device_guard_t *guard);
 
 /* Used by XDEV_DEVICE_SCOPE; restores the guard, ignoring the status. */
 XDEV_API void xdev_device_guard_cleanup(xdev_device_guard_t *guard);
@@ -155,11 +156,11 @@ typedef struct xdev_device_properties {
     bool integrated;          /* memory shared with the host */
 } xdev_device_properties_t;
 
-XDEV_API xdev_status_t xdev_get_device_properties(xdev_device_t device,
-                                                  xdev_device_properties_t *props);
+XDEV_API XDEV_RESULT xdev_status_t xdev_get_device_properties(xdev_device_t device,
+                                                              xdev_device_properties_t *props);
 
 /* Wait until all work on all streams of the device has finished. */
-XDEV_API xdev_status_t xdev_device_synchronize(xdev_device_t device);
+XDEV_API XDEV_RESULT xdev_status_t xdev_device_synchronize(xdev_device_t device);
 
 /* Wait until the work queued so far on every stream of every device of
  * every loaded backend has finished: the CPU devices too when the default
@@ -168,14 +169,15 @@ XDEV_API xdev_status_t xdev_device_synchronize(xdev_device_t device);
  * device; for that use xdev_device_synchronize. Every device is waited for
  * even when one fails; the first failure is returned. Must not be called
  * from a host function (it would wait for its own stream). */
-XDEV_API xdev_status_t xdev_synchronize(void);
+XDEV_API XDEV_RESULT xdev_status_t xdev_synchronize(void);
 
 /* Can `device` access memory of `peer` directly (same type only)? */
-XDEV_API xdev_status_t xdev_device_can_access_peer(xdev_device_t device, xdev_device_t peer,
-                                                   bool *out);
+XDEV_API XDEV_RESULT xdev_status_t xdev_device_can_access_peer(xdev_device_t device,
+                                                               xdev_device_t peer, bool *out);
 
 /* Let kernels on `device` use memory of `peer`. Idempotent. */
-XDEV_API xdev_status_t xdev_device_enable_peer_access(xdev_device_t device, xdev_device_t peer);
+XDEV_API XDEV_RESULT xdev_status_t xdev_device_enable_peer_access(xdev_device_t device,
+                                                                  xdev_device_t peer);
 
 /* Has enable_peer_access(device, peer) succeeded? False for devices that do
  * not exist; never changes the thread's error state. */

@@ -33,6 +33,17 @@ extern "C" {
 #define XDEV_API
 #endif
 
+/* Opt-in: define XDEV_NODISCARD before including any xdev header (or
+ * compile with -DXDEV_NODISCARD) and GCC and Clang warn wherever the
+ * status of an xdev call is ignored (warn_unused_result on every function
+ * that returns xdev_status_t). Off by default: GCC does not take a (void)
+ * cast as use, so it suits code that checks every call (xdev/check.h). */
+#if defined(XDEV_NODISCARD) && defined(__GNUC__)
+#define XDEV_RESULT __attribute__((warn_unused_result))
+#else
+#define XDEV_RESULT
+#endif
+
 typedef enum xdev_status {
     XDEV_SUCCESS = 0,
     XDEV_ERROR_INVALID_VALUE = 1,       /* NULL, out of range or malformed argument */
@@ -61,7 +72,7 @@ XDEV_API const char *xdev_status_string(xdev_status_t status);
 XDEV_API const char *xdev_last_error(void);
 
 /* Status of the last failed xdev call on this thread (XDEV_SUCCESS when none). */
-XDEV_API xdev_status_t xdev_last_status(void);
+XDEV_API XDEV_RESULT xdev_status_t xdev_last_status(void);
 
 /* Forget the last error on this thread: status XDEV_SUCCESS, message "". */
 XDEV_API void xdev_clear_error(void);

@@ -103,14 +103,14 @@ static inline xdev_fft_desc_t xdev_fft_desc_basic(xdev_fft_type_t type,
 
 /* Run the transform `desc` from `in` to `out` (device memory of one device).
  * r2c must be XDEV_FFT_FORWARD and c2r XDEV_FFT_INVERSE. */
-XDEV_API xdev_status_t xdev_fft_exec(const xdev_fft_desc_t *desc, void *in, void *out,
-                                     xdev_fft_direction_t direction, xdev_fft_norm_t norm,
-                                     xdev_stream_t stream);
+XDEV_API XDEV_RESULT xdev_status_t xdev_fft_exec(const xdev_fft_desc_t *desc, void *in, void *out,
+                                                 xdev_fft_direction_t direction,
+                                                 xdev_fft_norm_t norm, xdev_stream_t stream);
 
 /* The factor `norm` applies to a transform of `desc` in `direction`. */
-XDEV_API xdev_status_t xdev_fft_norm_scale(const xdev_fft_desc_t *desc,
-                                           xdev_fft_direction_t direction, xdev_fft_norm_t norm,
-                                           double *scale);
+XDEV_API XDEV_RESULT xdev_status_t xdev_fft_norm_scale(const xdev_fft_desc_t *desc,
+                                                       xdev_fft_direction_t direction,
+                                                       xdev_fft_norm_t norm, double *scale);
 
 /* The plan cache of a device (torch.backends.cuda.cufft_plan_cache[i]):
  * an LRU of at most max_size plans (default 4096), keyed by everything that
@@ -120,10 +120,11 @@ XDEV_API xdev_status_t xdev_fft_norm_scale(const xdev_fft_desc_t *desc,
  * gets (and caches) a plan of its own. Lowering max_size evicts least recently used plans;
  * 0 disables caching (every exec creates and destroys its plan). Each
  * device's cache is independent and thread-safe. */
-XDEV_API xdev_status_t xdev_fft_plan_cache_max_size(xdev_device_t device, int64_t *out);
-XDEV_API xdev_status_t xdev_fft_plan_cache_set_max_size(xdev_device_t device, int64_t max_size);
-XDEV_API xdev_status_t xdev_fft_plan_cache_size(xdev_device_t device, int64_t *out);
-XDEV_API xdev_status_t xdev_fft_plan_cache_clear(xdev_device_t device);
+XDEV_API XDEV_RESULT xdev_status_t xdev_fft_plan_cache_max_size(xdev_device_t device, int64_t *out);
+XDEV_API XDEV_RESULT xdev_status_t xdev_fft_plan_cache_set_max_size(xdev_device_t device,
+                                                                    int64_t max_size);
+XDEV_API XDEV_RESULT xdev_status_t xdev_fft_plan_cache_size(xdev_device_t device, int64_t *out);
+XDEV_API XDEV_RESULT xdev_status_t xdev_fft_plan_cache_clear(xdev_device_t device);
 
 typedef struct xdev_fft_plan_cache_stats {
     int64_t size;      /* plans cached now */
@@ -133,10 +134,10 @@ typedef struct xdev_fft_plan_cache_stats {
     int64_t evictions; /* plans dropped for max_size (not clear) */
 } xdev_fft_plan_cache_stats_t;
 
-XDEV_API xdev_status_t xdev_fft_plan_cache_stats(xdev_device_t device,
-                                                 xdev_fft_plan_cache_stats_t *out);
+XDEV_API XDEV_RESULT xdev_status_t xdev_fft_plan_cache_stats(xdev_device_t device,
+                                                             xdev_fft_plan_cache_stats_t *out);
 /* hits, misses and evictions restart from zero. */
-XDEV_API xdev_status_t xdev_fft_plan_cache_reset_stats(xdev_device_t device);
+XDEV_API XDEV_RESULT xdev_status_t xdev_fft_plan_cache_reset_stats(xdev_device_t device);
 
 #ifdef __cplusplus
 }

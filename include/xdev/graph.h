@@ -90,65 +90,68 @@ typedef enum xdev_capture_mode {
 /* ----------------------------------------------------------------- graphs */
 
 /* A new, empty graph (torch.cuda.CUDAGraph()). */
-XDEV_API xdev_status_t xdev_graph_create(xdev_graph_t *out);
+XDEV_API XDEV_RESULT xdev_status_t xdev_graph_create(xdev_graph_t *out);
 
 /* Start capturing the work of `stream` (NULL: the current stream of the
  * current device) into g, which must be empty (new or reset). `pool`: the
  * pool its allocations come from, NULL for a new private one; a pool of
  * another device is XDEV_ERROR_CROSS_DEVICE. A stream already capturing is
  * XDEV_ERROR_CAPTURE. */
-XDEV_API xdev_status_t xdev_graph_capture_begin(xdev_graph_t g, xdev_stream_t stream,
-                                                xdev_capture_mode_t mode, xdev_mempool_t pool);
+XDEV_API XDEV_RESULT xdev_status_t xdev_graph_capture_begin(xdev_graph_t g, xdev_stream_t stream,
+                                                            xdev_capture_mode_t mode,
+                                                            xdev_mempool_t pool);
 
 /* Stop capturing and make the graph, ready to replay. Fails (the graph stays
  * empty, its pool released) when the capture was invalidated or a forked
  * stream did not join back; either way the stream records no more. */
-XDEV_API xdev_status_t xdev_graph_capture_end(xdev_graph_t g);
+XDEV_API XDEV_RESULT xdev_status_t xdev_graph_capture_end(xdev_graph_t g);
 
 /* Enqueue one replay of g on `stream` (NULL: the current stream of g's
  * device); another device's stream is XDEV_ERROR_CROSS_DEVICE, a graph not
  * captured (or reset) is XDEV_ERROR_INVALID_VALUE. */
-XDEV_API xdev_status_t xdev_graph_replay(xdev_graph_t g, xdev_stream_t stream);
+XDEV_API XDEV_RESULT xdev_status_t xdev_graph_replay(xdev_graph_t g, xdev_stream_t stream);
 
 /* Wait for g's pending replays, then free what was captured and release its
  * pool reference; g is empty again (torch's reset()). */
-XDEV_API xdev_status_t xdev_graph_reset(xdev_graph_t g);
+XDEV_API XDEV_RESULT xdev_status_t xdev_graph_reset(xdev_graph_t g);
 
 /* Reset, then free the handle. */
-XDEV_API xdev_status_t xdev_graph_destroy(xdev_graph_t g);
+XDEV_API XDEV_RESULT xdev_status_t xdev_graph_destroy(xdev_graph_t g);
 
 /* The pool g allocates from (NULL when g has none): pass it to another
  * capture to share it (torch's graph.pool()). Valid while g holds it. */
-XDEV_API xdev_status_t xdev_graph_pool(xdev_graph_t g, xdev_mempool_t *out);
+XDEV_API XDEV_RESULT xdev_status_t xdev_graph_pool(xdev_graph_t g, xdev_mempool_t *out);
 
 /* A number that names g in traces and snapshots (unique in the process). */
-XDEV_API xdev_status_t xdev_graph_id(xdev_graph_t g, uint64_t *out);
+XDEV_API XDEV_RESULT xdev_status_t xdev_graph_id(xdev_graph_t g, uint64_t *out);
 
 /* Whether `stream` (NULL: the current stream of the current device) is
  * capturing, itself or as a forked stream (torch.cuda.is_current_stream_capturing). */
-XDEV_API xdev_status_t xdev_stream_is_capturing(xdev_stream_t stream, bool *out);
+XDEV_API XDEV_RESULT xdev_status_t xdev_stream_is_capturing(xdev_stream_t stream, bool *out);
 
 /* ------------------------------------------------------------------ pools */
 
 /* A new pool of `device` (index -1: current). allocator: NULL to take its
  * segments from the backend like the device's own cache, or an application
  * allocator (only malloc and free are used; copied). */
-XDEV_API xdev_status_t xdev_mempool_create(xdev_device_t device, const xdev_allocator_t *allocator,
-                                           xdev_mempool_t *out);
+XDEV_API XDEV_RESULT xdev_status_t xdev_mempool_create(xdev_device_t device,
+                                                       const xdev_allocator_t *allocator,
+                                                       xdev_mempool_t *out);
 
 /* torch.cuda.graph_pool_handle(): a pool for graphs to share. */
-XDEV_API xdev_status_t xdev_graph_pool_handle(xdev_device_t device, xdev_mempool_t *out);
+XDEV_API XDEV_RESULT xdev_status_t xdev_graph_pool_handle(xdev_device_t device,
+                                                          xdev_mempool_t *out);
 
 /* Drop the caller's reference. The pool's cached memory goes back once no
  * graph holds the pool and no allocation of it is live; allocations of it
  * stay valid until freed. Routing to it ends (a use scope left open fails
  * its _end with XDEV_ERROR_INVALID_HANDLE). */
-XDEV_API xdev_status_t xdev_mempool_destroy(xdev_mempool_t pool);
+XDEV_API XDEV_RESULT xdev_status_t xdev_mempool_destroy(xdev_mempool_t pool);
 
 /* Route this thread's allocations on the pool's device to `pool` until the
  * matching _end (scopes nest; _end must name the innermost scope's pool). */
-XDEV_API xdev_status_t xdev_mempool_use_begin(xdev_mempool_t pool);
-XDEV_API xdev_status_t xdev_mempool_use_end(xdev_mempool_t pool);
+XDEV_API XDEV_RESULT xdev_status_t xdev_mempool_use_begin(xdev_mempool_t pool);
+XDEV_API XDEV_RESULT xdev_status_t xdev_mempool_use_end(xdev_mempool_t pool);
 
 /* What a pool holds now. */
 typedef struct xdev_mempool_usage {
@@ -160,7 +163,8 @@ typedef struct xdev_mempool_usage {
     size_t allocations;     /* live blocks */
     int graphs;             /* graphs holding it */
 } xdev_mempool_usage_t;
-XDEV_API xdev_status_t xdev_mempool_usage(xdev_mempool_t pool, xdev_mempool_usage_t *out);
+XDEV_API XDEV_RESULT xdev_status_t xdev_mempool_usage(xdev_mempool_t pool,
+                                                      xdev_mempool_usage_t *out);
 
 #ifdef __cplusplus
 }

@@ -34,38 +34,41 @@ typedef struct xdev_ipc_event_handle {
 /* Handle for the device memory at ptr (from xdev_malloc*, possibly interior).
  * Memory from XDEV_ALLOC_CONF=backend:async pools cannot be shared this way
  * (the backend says so). */
-XDEV_API xdev_status_t xdev_ipc_get_mem_handle(const void *ptr, xdev_ipc_mem_handle_t *out);
+XDEV_API XDEV_RESULT xdev_status_t xdev_ipc_get_mem_handle(const void *ptr,
+                                                           xdev_ipc_mem_handle_t *out);
 
 /* What a handle describes: the exporter's device, the bytes usable from the
  * pointer to the end of its allocation. Any argument but handle may be NULL. */
-XDEV_API xdev_status_t xdev_ipc_mem_handle_info(const xdev_ipc_mem_handle_t *handle,
-                                                xdev_device_t *device, size_t *bytes);
+XDEV_API XDEV_RESULT xdev_status_t xdev_ipc_mem_handle_info(const xdev_ipc_mem_handle_t *handle,
+                                                            xdev_device_t *device, size_t *bytes);
 
 /* Map a handle from another process; *ptr is the shared pointer. The
  * memory counts as device memory of the handle's device for copies,
  * memset and device_of. Opening a segment that is already open reuses the
  * mapping (reference counted). Opening in the exporting process itself is an
  * error from the backend (CUDA refuses it). */
-XDEV_API xdev_status_t xdev_ipc_open_mem_handle(const xdev_ipc_mem_handle_t *handle, void **ptr);
+XDEV_API XDEV_RESULT xdev_status_t xdev_ipc_open_mem_handle(const xdev_ipc_mem_handle_t *handle,
+                                                            void **ptr);
 
 /* Drop one reference taken by xdev_ipc_open_mem_handle (ptr as it returned).
  * The pointer must not be used afterwards; the mapping itself stays cached
  * until xdev_ipc_collect releases it. */
-XDEV_API xdev_status_t xdev_ipc_close_mem_handle(void *ptr);
+XDEV_API XDEV_RESULT xdev_status_t xdev_ipc_close_mem_handle(void *ptr);
 
 /* Handle for an event created with XDEV_EVENT_INTERPROCESS. An event never
  * recorded is first created on the current device of the default type. */
-XDEV_API xdev_status_t xdev_ipc_get_event_handle(xdev_event_t event, xdev_ipc_event_handle_t *out);
+XDEV_API XDEV_RESULT xdev_status_t xdev_ipc_get_event_handle(xdev_event_t event,
+                                                             xdev_ipc_event_handle_t *out);
 
 /* Open an event of another process: the new xdev event (destroy it with
  * xdev_event_destroy) can be waited on, queried and synchronized; recording
  * it here is seen by the exporter. */
-XDEV_API xdev_status_t xdev_ipc_open_event_handle(const xdev_ipc_event_handle_t *handle,
-                                                  xdev_event_t *out);
+XDEV_API XDEV_RESULT xdev_status_t xdev_ipc_open_event_handle(const xdev_ipc_event_handle_t *handle,
+                                                              xdev_event_t *out);
 
 /* torch.cuda.ipc_collect: release the mappings of closed memory handles
  * (closing keeps them cached so that reopening a segment is cheap). */
-XDEV_API xdev_status_t xdev_ipc_collect(void);
+XDEV_API XDEV_RESULT xdev_status_t xdev_ipc_collect(void);
 
 #ifdef __cplusplus
 }

@@ -85,24 +85,26 @@ typedef struct xdev_kernel_bundle {
  * host table on the CPU). XDEV_ERROR_NOT_SUPPORTED names what is missing:
  * a backend without kernels, or a bundle built without the device's
  * toolchain (e.g. no nvcc when it was built). */
-XDEV_API xdev_status_t xdev_module_load(xdev_device_t device, const xdev_kernel_bundle_t *bundle,
-                                        xdev_module_t *out);
+XDEV_API XDEV_RESULT xdev_status_t xdev_module_load(xdev_device_t device,
+                                                    const xdev_kernel_bundle_t *bundle,
+                                                    xdev_module_t *out);
 
 /* Load one native image (PTX / cubin / fatbin on CUDA, a code object on
  * HIP, a host table or shared library on the CPU). Its kernels have no
  * xdev signature: the argument count and sizes are checked where the
  * backend reports them, and pointer arguments are checked only by value. */
-XDEV_API xdev_status_t xdev_module_load_image(xdev_device_t device,
-                                              const xdev_kernel_image_t *image, xdev_module_t *out);
+XDEV_API XDEV_RESULT xdev_status_t xdev_module_load_image(xdev_device_t device,
+                                                          const xdev_kernel_image_t *image,
+                                                          xdev_module_t *out);
 
 /* Unload: kernels of the module become invalid handles. Launches already
  * queued complete first (the call waits for the device). */
-XDEV_API xdev_status_t xdev_module_unload(xdev_module_t module);
+XDEV_API XDEV_RESULT xdev_status_t xdev_module_unload(xdev_module_t module);
 
 /* The kernel called `name` (XDEV_ERROR_NOT_FOUND lists what the module
  * has). The handle lives until the module is unloaded. */
-XDEV_API xdev_status_t xdev_module_get_kernel(xdev_module_t module, const char *name,
-                                              xdev_kernel_t *out);
+XDEV_API XDEV_RESULT xdev_status_t xdev_module_get_kernel(xdev_module_t module, const char *name,
+                                                          xdev_kernel_t *out);
 
 /* ------------------------------------------------------------ run time
  * Kernel source in the dialect, compiled at run time for one device: CUDA
@@ -125,9 +127,9 @@ typedef struct xdev_compile_options {
  * Source or options the compiler refuses: XDEV_ERROR_COMPILE, the message
  * quoting the start of the compiler's log, xdev_compile_log() all of it.
  * No compiler: XDEV_ERROR_NOT_SUPPORTED naming what was tried. */
-XDEV_API xdev_status_t xdev_module_compile(xdev_device_t device, const char *source,
-                                           const xdev_compile_options_t *options,
-                                           xdev_module_t *out);
+XDEV_API XDEV_RESULT xdev_status_t xdev_module_compile(xdev_device_t device, const char *source,
+                                                       const xdev_compile_options_t *options,
+                                                       xdev_module_t *out);
 
 /* The compiler's whole output for this thread's last xdev_module_compile
  * that ran the compiler ("" when none, or a cache hit); valid until the
@@ -144,14 +146,14 @@ XDEV_API const char *xdev_compile_log(void);
  * expression, dtype, input count and device, then only launched. At most 8
  * inputs; an expression with statements, comments, strings or '#' is
  * XDEV_ERROR_INVALID_VALUE, one the compiler refuses XDEV_ERROR_COMPILE. */
-XDEV_API xdev_status_t xdev_elementwise(const char *expression, xdev_dtype_t dtype, int ninputs,
-                                        const void *const *inputs, void *out, size_t count,
-                                        xdev_stream_t stream);
+XDEV_API XDEV_RESULT xdev_status_t xdev_elementwise(const char *expression, xdev_dtype_t dtype,
+                                                    int ninputs, const void *const *inputs,
+                                                    void *out, size_t count, xdev_stream_t stream);
 
 /* Unload every kernel xdev_elementwise compiled in this process (each waits
  * for its launches); later calls compile (or find on disk) again. The
  * first failure is returned; the others are still unloaded. */
-XDEV_API xdev_status_t xdev_elementwise_cache_clear(void);
+XDEV_API XDEV_RESULT xdev_status_t xdev_elementwise_cache_clear(void);
 
 typedef struct xdev_kernel_attributes {
     const char *name;
@@ -164,8 +166,8 @@ typedef struct xdev_kernel_attributes {
     uint8_t param_kinds[XDEV_KERNEL_MAX_PARAMS];  /* XDEV_KPARAM_*; VALUE where unknown */
 } xdev_kernel_attributes_t;
 
-XDEV_API xdev_status_t xdev_kernel_get_attributes(xdev_kernel_t kernel,
-                                                  xdev_kernel_attributes_t *out);
+XDEV_API XDEV_RESULT xdev_status_t xdev_kernel_get_attributes(xdev_kernel_t kernel,
+                                                              xdev_kernel_attributes_t *out);
 
 typedef struct xdev_dim3 {
     unsigned x, y, z;
@@ -193,11 +195,13 @@ typedef struct xdev_launch_limits {
     int warp_size;           /* 32 on NVIDIA, 64 on most AMD, 1 on the CPU */
 } xdev_launch_limits_t;
 
-XDEV_API xdev_status_t xdev_device_launch_limits(xdev_device_t device, xdev_launch_limits_t *out);
+XDEV_API XDEV_RESULT xdev_status_t xdev_device_launch_limits(xdev_device_t device,
+                                                             xdev_launch_limits_t *out);
 
 /* Enqueue `kernel` with `nargs` arguments. */
-XDEV_API xdev_status_t xdev_launch_kernel(xdev_kernel_t kernel, const xdev_launch_config_t *config,
-                                          const xdev_arg_t *args, int nargs);
+XDEV_API XDEV_RESULT xdev_status_t xdev_launch_kernel(xdev_kernel_t kernel,
+                                                      const xdev_launch_config_t *config,
+                                                      const xdev_arg_t *args, int nargs);
 
 /* XDEV_LAUNCH(kernel, &config, a, b, ...): the arguments are lvalues whose
  * types match the kernel's parameters (sizes are checked). A kernel

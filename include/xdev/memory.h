@@ -23,10 +23,11 @@ extern "C" {
 #endif
 
 /* Allocate on the current device of the default type. Size 0 gives NULL. */
-XDEV_API xdev_status_t xdev_malloc(void **ptr, size_t size);
+XDEV_API XDEV_RESULT xdev_status_t xdev_malloc(void **ptr, size_t size);
 
 /* Allocate on a given device (index -1 = current of that type). */
-XDEV_API xdev_status_t xdev_malloc_device(xdev_device_t device, void **ptr, size_t size);
+XDEV_API XDEV_RESULT xdev_status_t xdev_malloc_device(xdev_device_t device, void **ptr,
+                                                      size_t size);
 
 /* Free device memory from xdev_malloc*. NULL is a no-op; an unknown pointer,
  * an interior pointer or a double free is XDEV_ERROR_INVALID_VALUE. The free
@@ -37,12 +38,12 @@ XDEV_API xdev_status_t xdev_malloc_device(xdev_device_t device, void **ptr, size
  * without changing anything (the allocation stays live: free it later).
  * Allowed inside host functions (as is xdev_malloc); no allocator call ever
  * waits for a stream while holding a lock such a host function needs. */
-XDEV_API xdev_status_t xdev_free(void *ptr);
+XDEV_API XDEV_RESULT xdev_status_t xdev_free(void *ptr);
 
 /* Page-locked host memory for fast asynchronous copies (the default type's
  * backend pins it). Size 0 gives NULL. */
-XDEV_API xdev_status_t xdev_host_alloc(void **ptr, size_t size);
-XDEV_API xdev_status_t xdev_host_free(void *ptr);
+XDEV_API XDEV_RESULT xdev_status_t xdev_host_alloc(void **ptr, size_t size);
+XDEV_API XDEV_RESULT xdev_status_t xdev_host_free(void *ptr);
 
 /* What xdev knows of a pointer. */
 typedef enum xdev_memory_kind {
@@ -64,15 +65,15 @@ typedef struct xdev_pointer_info {
     size_t block_size;    /* bytes the allocator set aside for it (size rounded up) */
 } xdev_pointer_info_t;
 
-XDEV_API xdev_status_t xdev_pointer_get_info(const void *ptr, xdev_pointer_info_t *out);
+XDEV_API XDEV_RESULT xdev_status_t xdev_pointer_get_info(const void *ptr, xdev_pointer_info_t *out);
 
 /* torch.cuda.device_of: the device that owns ptr; XDEV_ERROR_INVALID_VALUE
  * for memory xdev did not allocate on a device. */
-XDEV_API xdev_status_t xdev_device_of(const void *ptr, xdev_device_t *out);
+XDEV_API XDEV_RESULT xdev_status_t xdev_device_of(const void *ptr, xdev_device_t *out);
 
 /* Copy n bytes, blocking the host until done. Direction is inferred; copies
  * between devices are always allowed (torch's copy_ rule). */
-XDEV_API xdev_status_t xdev_memcpy(void *dst, const void *src, size_t n);
+XDEV_API XDEV_RESULT xdev_status_t xdev_memcpy(void *dst, const void *src, size_t n);
 
 /* Enqueue a copy on `stream` (NULL = current stream of the device side, the
  * destination's device when both are devices). The stream must belong to
@@ -82,15 +83,16 @@ XDEV_API xdev_status_t xdev_memcpy(void *dst, const void *src, size_t n);
  * streams are XDEV_ERROR_CROSS_DEVICE. Such a CPU<->GPU copy also waits, on
  * the host, for the CPU device's current stream. Pageable host memory must
  * stay valid until the stream reaches the copy. */
-XDEV_API xdev_status_t xdev_memcpy_async(void *dst, const void *src, size_t n,
-                                         xdev_stream_t stream);
+XDEV_API XDEV_RESULT xdev_status_t xdev_memcpy_async(void *dst, const void *src, size_t n,
+                                                     xdev_stream_t stream);
 
 /* Enqueue setting n bytes of device memory to (unsigned char)value. */
-XDEV_API xdev_status_t xdev_memset_async(void *dst, int value, size_t n, xdev_stream_t stream);
+XDEV_API XDEV_RESULT xdev_status_t xdev_memset_async(void *dst, int value, size_t n,
+                                                     xdev_stream_t stream);
 
 /* Free and total memory of a device in bytes (cudaMemGetInfo). */
-XDEV_API xdev_status_t xdev_mem_get_info(xdev_device_t device, size_t *free_bytes,
-                                         size_t *total_bytes);
+XDEV_API XDEV_RESULT xdev_status_t xdev_mem_get_info(xdev_device_t device, size_t *free_bytes,
+                                                     size_t *total_bytes);
 
 #ifdef __cplusplus
 }

@@ -29,12 +29,12 @@ extern "C" {
  * the byte offset; an object without a top-level "segments" array is
  * XDEV_ERROR_INVALID_VALUE too. Segments or blocks of the wrong types pass
  * here: the page checks them and shows what is wrong instead of drawing. */
-XDEV_API xdev_status_t xdev_memory_viz_html(const char *snapshot_json, size_t len, char **html,
-                                            size_t *html_len);
+XDEV_API XDEV_RESULT xdev_status_t xdev_memory_viz_html(const char *snapshot_json, size_t len,
+                                                        char **html, size_t *html_len);
 
 /* Take a snapshot of this process now and write its page to `path`
  * (created or truncated). */
-XDEV_API xdev_status_t xdev_memory_viz_write(const char *path);
+XDEV_API XDEV_RESULT xdev_status_t xdev_memory_viz_write(const char *path);
 
 #ifdef __cplusplus
 }

@@ -61,8 +61,9 @@ static inline xdev_scalar_t xdev_scalar_c128(double re, double im) {
  * an integer outside an integer dtype's range is an error (a fill never
  * wraps silently), a complex value fills only c64/c128 and a real value
  * gives a complex element with imaginary part 0. */
-XDEV_API xdev_status_t xdev_fill_async(void *dst, xdev_dtype_t dtype, xdev_scalar_t value,
-                                       size_t count, xdev_stream_t stream);
+XDEV_API XDEV_RESULT xdev_status_t xdev_fill_async(void *dst, xdev_dtype_t dtype,
+                                                   xdev_scalar_t value, size_t count,
+                                                   xdev_stream_t stream);
 
 /* dst[i] = src[i] converted from src_dtype to dst_dtype, for i < count,
  * between any two of f16, bf16, f32, f64, i32 and i64:
@@ -78,9 +79,9 @@ XDEV_API xdev_status_t xdev_fill_async(void *dst, xdev_dtype_t dtype, xdev_scala
  * - the same dtype: a copy of the bits.
  * src and dst must not overlap, except that src == dst converts in place
  * when both dtypes have the same size. */
-XDEV_API xdev_status_t xdev_convert_async(void *dst, xdev_dtype_t dst_dtype, const void *src,
-                                          xdev_dtype_t src_dtype, size_t count,
-                                          xdev_stream_t stream);
+XDEV_API XDEV_RESULT xdev_status_t xdev_convert_async(void *dst, xdev_dtype_t dst_dtype,
+                                                      const void *src, xdev_dtype_t src_dtype,
+                                                      size_t count, xdev_stream_t stream);
 
 #ifdef __cplusplus
 }

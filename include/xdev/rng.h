@@ -91,35 +91,37 @@ extern "C" {
 /* Seed the default generator of the current device of the default type
  * (torch.cuda.manual_seed); its offset restarts at 0. Other devices and
  * other backends are unchanged: see xdev_manual_seed_all. */
-XDEV_API xdev_status_t xdev_manual_seed(uint64_t seed);
+XDEV_API XDEV_RESULT xdev_status_t xdev_manual_seed(uint64_t seed);
 
 /* Seed the default generator of every device of every backend - the CPU
  * devices and every GPU - those loaded later included, offsets restarting at
  * 0 (torch.manual_seed; torch.cuda.manual_seed_all queues the call until CUDA
  * initialises in the same way). Explicit generators are not affected. */
-XDEV_API xdev_status_t xdev_manual_seed_all(uint64_t seed);
+XDEV_API XDEV_RESULT xdev_status_t xdev_manual_seed_all(uint64_t seed);
 
 /* manual_seed / manual_seed_all with a non-deterministic seed (getrandom):
  * xdev_seed for the current device of the default type, xdev_seed_all the
  * same seed for every device of every backend. Read it with
  * xdev_initial_seed. */
-XDEV_API xdev_status_t xdev_seed(void);
-XDEV_API xdev_status_t xdev_seed_all(void);
+XDEV_API XDEV_RESULT xdev_status_t xdev_seed(void);
+XDEV_API XDEV_RESULT xdev_status_t xdev_seed_all(void);
 
 /* The seed of a device's default generator (index -1: the current device). */
-XDEV_API xdev_status_t xdev_initial_seed(xdev_device_t device, uint64_t *seed);
+XDEV_API XDEV_RESULT xdev_status_t xdev_initial_seed(xdev_device_t device, uint64_t *seed);
 
 /* A device's default generator state as XDEV_RNG_STATE_SIZE bytes
  * (len >= XDEV_RNG_STATE_SIZE), and back (len == XDEV_RNG_STATE_SIZE). */
-XDEV_API xdev_status_t xdev_get_rng_state(xdev_device_t device, void *state, size_t len);
-XDEV_API xdev_status_t xdev_set_rng_state(xdev_device_t device, const void *state, size_t len);
+XDEV_API XDEV_RESULT xdev_status_t xdev_get_rng_state(xdev_device_t device, void *state,
+                                                      size_t len);
+XDEV_API XDEV_RESULT xdev_status_t xdev_set_rng_state(xdev_device_t device, const void *state,
+                                                      size_t len);
 
 /* Every device of the default type, in index order: count * STATE_SIZE
  * bytes. get: *count (may be NULL) = the device count; states may be NULL
  * with len 0 to ask for the count only. set: len must be exactly the device
  * count times XDEV_RNG_STATE_SIZE; all states are checked before any is set. */
-XDEV_API xdev_status_t xdev_get_rng_state_all(void *states, size_t len, size_t *count);
-XDEV_API xdev_status_t xdev_set_rng_state_all(const void *states, size_t len);
+XDEV_API XDEV_RESULT xdev_status_t xdev_get_rng_state_all(void *states, size_t len, size_t *count);
+XDEV_API XDEV_RESULT xdev_status_t xdev_set_rng_state_all(const void *states, size_t len);
 
 /* ------------------------------------------------------------ generator objects */
 
@@ -127,19 +129,23 @@ typedef struct xdev_generator *xdev_generator_t;
 
 /* A generator of `device` (index -1: the current device of that type),
  * seeded with `seed`, offset 0. It fills buffers of that device only. */
-XDEV_API xdev_status_t xdev_generator_create(xdev_device_t device, uint64_t seed,
-                                             xdev_generator_t *out);
+XDEV_API XDEV_RESULT xdev_status_t xdev_generator_create(xdev_device_t device, uint64_t seed,
+                                                         xdev_generator_t *out);
 /* Fills already enqueued with it are unaffected. */
-XDEV_API xdev_status_t xdev_generator_destroy(xdev_generator_t gen);
-XDEV_API xdev_status_t xdev_generator_manual_seed(xdev_generator_t gen, uint64_t seed);
-XDEV_API xdev_status_t xdev_generator_initial_seed(xdev_generator_t gen, uint64_t *seed);
+XDEV_API XDEV_RESULT xdev_status_t xdev_generator_destroy(xdev_generator_t gen);
+XDEV_API XDEV_RESULT xdev_status_t xdev_generator_manual_seed(xdev_generator_t gen, uint64_t seed);
+XDEV_API XDEV_RESULT xdev_status_t xdev_generator_initial_seed(xdev_generator_t gen,
+                                                               uint64_t *seed);
 /* The word position of the next fill (torch's Generator.get_offset/set_offset). */
-XDEV_API xdev_status_t xdev_generator_get_offset(xdev_generator_t gen, uint64_t *offset);
-XDEV_API xdev_status_t xdev_generator_set_offset(xdev_generator_t gen, uint64_t offset);
-XDEV_API xdev_status_t xdev_generator_get_state(xdev_generator_t gen, void *state, size_t len);
-XDEV_API xdev_status_t xdev_generator_set_state(xdev_generator_t gen, const void *state,
-                                                size_t len);
-XDEV_API xdev_status_t xdev_generator_get_device(xdev_generator_t gen, xdev_device_t *out);
+XDEV_API XDEV_RESULT xdev_status_t xdev_generator_get_offset(xdev_generator_t gen,
+                                                             uint64_t *offset);
+XDEV_API XDEV_RESULT xdev_status_t xdev_generator_set_offset(xdev_generator_t gen, uint64_t offset);
+XDEV_API XDEV_RESULT xdev_status_t xdev_generator_get_state(xdev_generator_t gen, void *state,
+                                                            size_t len);
+XDEV_API XDEV_RESULT xdev_status_t xdev_generator_set_state(xdev_generator_t gen, const void *state,
+                                                            size_t len);
+XDEV_API XDEV_RESULT xdev_status_t xdev_generator_get_device(xdev_generator_t gen,
+                                                             xdev_device_t *out);
 
 /* ------------------------------------------------------------ fills
  * `out` is device memory from xdev_malloc* with room for n elements; the
@@ -155,21 +161,23 @@ typedef enum xdev_rng_int {
 } xdev_rng_int_t;
 
 /* Uniform in [0, 1): dtype XDEV_DTYPE_F32 or XDEV_DTYPE_F64 (torch.rand). */
-XDEV_API xdev_status_t xdev_rng_uniform(xdev_generator_t gen, xdev_dtype_t dtype, void *out,
-                                        size_t n, xdev_stream_t stream);
+XDEV_API XDEV_RESULT xdev_status_t xdev_rng_uniform(xdev_generator_t gen, xdev_dtype_t dtype,
+                                                    void *out, size_t n, xdev_stream_t stream);
 
 /* Normal with mean and standard deviation std >= 0 (finite): f32 or f64. */
-XDEV_API xdev_status_t xdev_rng_normal(xdev_generator_t gen, xdev_dtype_t dtype, void *out,
-                                       size_t n, double mean, double std, xdev_stream_t stream);
+XDEV_API XDEV_RESULT xdev_status_t xdev_rng_normal(xdev_generator_t gen, xdev_dtype_t dtype,
+                                                   void *out, size_t n, double mean, double std,
+                                                   xdev_stream_t stream);
 
 /* Uniform integers in [low, high), low < high (torch.randint); for
  * XDEV_RNG_INT32 both bounds must lie in [INT32_MIN, INT32_MAX + 1]. */
-XDEV_API xdev_status_t xdev_rng_integers(xdev_generator_t gen, xdev_rng_int_t type, void *out,
-                                         size_t n, int64_t low, int64_t high, xdev_stream_t stream);
+XDEV_API XDEV_RESULT xdev_status_t xdev_rng_integers(xdev_generator_t gen, xdev_rng_int_t type,
+                                                     void *out, size_t n, int64_t low, int64_t high,
+                                                     xdev_stream_t stream);
 
 /* An f32 mask: 1.0f with probability p in [0, 1], else 0.0f (torch.bernoulli). */
-XDEV_API xdev_status_t xdev_rng_bernoulli(xdev_generator_t gen, float *out, size_t n, double p,
-                                          xdev_stream_t stream);
+XDEV_API XDEV_RESULT xdev_status_t xdev_rng_bernoulli(xdev_generator_t gen, float *out, size_t n,
+                                                      double p, xdev_stream_t stream);
 
 #ifdef __cplusplus
 }

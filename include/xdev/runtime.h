@@ -28,7 +28,7 @@ XDEV_API const char *xdev_version_string(void);
  * (every call initialises lazily), idempotent and thread-safe. Returns the
  * selection's status each time: an explicitly requested backend that cannot
  * be used is an error whose message says why. */
-XDEV_API xdev_status_t xdev_init(void);
+XDEV_API XDEV_RESULT xdev_status_t xdev_init(void);
 
 /* Processes: fork and exit.
  *
@@ -78,7 +78,8 @@ typedef struct xdev_backend_info {
  * for the life of the process. Works, and succeeds, even when xdev_init
  * failed (to show why); a backend that cannot be used is described (state
  * XDEV_BACKEND_FAILED, reason), not an error. */
-XDEV_API xdev_status_t xdev_backend_get_info(xdev_device_type_t type, xdev_backend_info_t *out);
+XDEV_API XDEV_RESULT xdev_status_t xdev_backend_get_info(xdev_device_type_t type,
+                                                         xdev_backend_info_t *out);
 
 /* Launch blocking (XDEV_LAUNCH_BLOCKING=1): every enqueue waits for its
  * stream. False when xdev cannot initialise; never changes the thread's

@@ -32,7 +32,8 @@ typedef void (*xdev_host_fn_t)(void *user_data);
 
 /* Create a stream on `device` (index -1 = current) with a priority of
  * XDEV_STREAM_PRIORITY_NORMAL or XDEV_STREAM_PRIORITY_HIGH. */
-XDEV_API xdev_status_t xdev_stream_create(xdev_device_t device, int priority, xdev_stream_t *out);
+XDEV_API XDEV_RESULT xdev_status_t xdev_stream_create(xdev_device_t device, int priority,
+                                                      xdev_stream_t *out);
 
 /* Wait for the work queued on the stream so far, then release it. Calls
  * made with the handle afterwards fail with XDEV_ERROR_INVALID_HANDLE, also
@@ -42,49 +43,51 @@ XDEV_API xdev_status_t xdev_stream_create(xdev_device_t device, int priority, xd
  * native queue is released once no thread uses it. Default streams belong
  * to xdev: destroying one is XDEV_ERROR_INVALID_VALUE. From a host function
  * of the stream itself it fails (the stream stays usable). */
-XDEV_API xdev_status_t xdev_stream_destroy(xdev_stream_t stream);
+XDEV_API XDEV_RESULT xdev_status_t xdev_stream_destroy(xdev_stream_t stream);
 
 /* Wrap a native stream (cudaStream_t, hipStream_t, or an xdev CPU queue) that
  * the caller keeps owning; destroying the wrapper does not destroy it. */
-XDEV_API xdev_status_t xdev_stream_wrap_native(xdev_device_t device, void *native,
-                                               xdev_stream_t *out);
+XDEV_API XDEV_RESULT xdev_status_t xdev_stream_wrap_native(xdev_device_t device, void *native,
+                                                           xdev_stream_t *out);
 
 /* The native handle (cudaStream_t ...) for interop with vendor libraries. */
-XDEV_API xdev_status_t xdev_stream_native_handle(xdev_stream_t stream, void **out);
+XDEV_API XDEV_RESULT xdev_status_t xdev_stream_native_handle(xdev_stream_t stream, void **out);
 
 /* The default stream of a device. */
-XDEV_API xdev_status_t xdev_stream_default(xdev_device_t device, xdev_stream_t *out);
+XDEV_API XDEV_RESULT xdev_status_t xdev_stream_default(xdev_device_t device, xdev_stream_t *out);
 
 /* This thread's current stream on a device (index -1 = current device). */
-XDEV_API xdev_status_t xdev_stream_current(xdev_device_t device, xdev_stream_t *out);
+XDEV_API XDEV_RESULT xdev_status_t xdev_stream_current(xdev_device_t device, xdev_stream_t *out);
 
 /* Make `stream` current for its device on this thread and, as
  * torch.cuda.stream does, make its device the current device. */
-XDEV_API xdev_status_t xdev_stream_set_current(xdev_stream_t stream);
+XDEV_API XDEV_RESULT xdev_status_t xdev_stream_set_current(xdev_stream_t stream);
 
-XDEV_API xdev_status_t xdev_stream_get_device(xdev_stream_t stream, xdev_device_t *out);
-XDEV_API xdev_status_t xdev_stream_get_priority(xdev_stream_t stream, int *out);
+XDEV_API XDEV_RESULT xdev_status_t xdev_stream_get_device(xdev_stream_t stream, xdev_device_t *out);
+XDEV_API XDEV_RESULT xdev_status_t xdev_stream_get_priority(xdev_stream_t stream, int *out);
 
 /* XDEV_SUCCESS when all work has finished, XDEV_ERROR_NOT_READY otherwise. */
-XDEV_API xdev_status_t xdev_stream_query(xdev_stream_t stream);
-XDEV_API xdev_status_t xdev_stream_synchronize(xdev_stream_t stream);
+XDEV_API XDEV_RESULT xdev_status_t xdev_stream_query(xdev_stream_t stream);
+XDEV_API XDEV_RESULT xdev_status_t xdev_stream_synchronize(xdev_stream_t stream);
 
 /* Work enqueued on `stream` after this call waits for `event`'s recorded
  * work. Only the stream waits; the host returns at once. An event never
  * recorded is a no-op (as in CUDA). */
-XDEV_API xdev_status_t xdev_stream_wait_event(xdev_stream_t stream, xdev_event_t event);
+XDEV_API XDEV_RESULT xdev_status_t xdev_stream_wait_event(xdev_stream_t stream, xdev_event_t event);
 
 /* Work enqueued on `stream` after this call waits for everything enqueued on
  * `other` so far. */
-XDEV_API xdev_status_t xdev_stream_wait_stream(xdev_stream_t stream, xdev_stream_t other);
+XDEV_API XDEV_RESULT xdev_status_t xdev_stream_wait_stream(xdev_stream_t stream,
+                                                           xdev_stream_t other);
 
 /* Same as xdev_event_record(event, stream). */
-XDEV_API xdev_status_t xdev_stream_record_event(xdev_stream_t stream, xdev_event_t event);
+XDEV_API XDEV_RESULT xdev_status_t xdev_stream_record_event(xdev_stream_t stream,
+                                                            xdev_event_t event);
 
 /* Run fn(user_data) on the host when the stream reaches this point. NULL
  * stream = the current stream of the current device. */
-XDEV_API xdev_status_t xdev_launch_host_func(xdev_stream_t stream, xdev_host_fn_t fn,
-                                             void *user_data);
+XDEV_API XDEV_RESULT xdev_status_t xdev_launch_host_func(xdev_stream_t stream, xdev_host_fn_t fn,
+                                                         void *user_data);
 
 /* Stream guard: begin makes `stream` current (and its device), end restores
  * both. XDEV_STREAM_SCOPE(s) restores when the block is left (GCC/Clang).
@@ -96,8 +99,9 @@ typedef struct xdev_stream_guard {
     bool active;
 } xdev_stream_guard_t;
 
-XDEV_API xdev_status_t xdev_stream_guard_begin(xdev_stream_guard_t *guard, xdev_stream_t stream);
-XDEV_API xdev_status_t xdev_stream_guard_end(xdev_stream_guard_t *guard);
+XDEV_API XDEV_RESULT xdev_status_t xdev_stream_guard_begin(xdev_stream_guard_t *guard,
+                                                           xdev_stream_t stream);
+XDEV_API XDEV_RESULT xdev_status_t xdev_stream_guard_end(xdev_stream_guard_t *guard);
 XDEV_API void xdev_stream_guard_cleanup(xdev_stream_guard_t *guard);
 
 #if defined(__GNUC__)

@@ -32,18 +32,20 @@ typedef struct xdev_device_utilization {
 
 /* Processes using `device`: fills out[0 .. min(cap, *count)) and sets *count
  * to how many there are (cap may be 0 to ask for the count). */
-XDEV_API xdev_status_t xdev_device_processes(xdev_device_t device, xdev_gpu_process_t *out,
-                                             size_t cap, size_t *count);
+XDEV_API XDEV_RESULT xdev_status_t xdev_device_processes(xdev_device_t device,
+                                                         xdev_gpu_process_t *out, size_t cap,
+                                                         size_t *count);
 
 /* torch.cuda.list_gpu_processes as text into buf:
  *   "cuda:0\nprocess       4242 uses     1234.000 MB GPU memory\n"
  * or "cuda:0\nno processes are running\n". A buffer too small is
  * XDEV_ERROR_INVALID_VALUE naming the size needed (buf holds a truncated text). */
-XDEV_API xdev_status_t xdev_list_gpu_processes(xdev_device_t device, char *buf, size_t len);
+XDEV_API XDEV_RESULT xdev_status_t xdev_list_gpu_processes(xdev_device_t device, char *buf,
+                                                           size_t len);
 
 /* torch.cuda.utilization (gpu_percent) and memory_usage (memory_percent). */
-XDEV_API xdev_status_t xdev_device_utilization(xdev_device_t device,
-                                               xdev_device_utilization_t *out);
+XDEV_API XDEV_RESULT xdev_status_t xdev_device_utilization(xdev_device_t device,
+                                                           xdev_device_utilization_t *out);
 
 #ifdef __cplusplus
 }

@@ -41,26 +41,26 @@ extern "C" {
 #endif
 
 /* An instantaneous event (nvtxMarkA). msg must not be NULL. */
-XDEV_API xdev_status_t xdev_trace_mark(const char *msg);
+XDEV_API XDEV_RESULT xdev_status_t xdev_trace_mark(const char *msg);
 
 /* Open a nested range (nvtxRangePushA). *depth (if depth is not NULL)
  * receives the zero-based depth of the new range, as torch returns it. */
-XDEV_API xdev_status_t xdev_trace_range_push(const char *msg, int *depth);
+XDEV_API XDEV_RESULT xdev_status_t xdev_trace_range_push(const char *msg, int *depth);
 
 /* Close this thread's innermost range (nvtxRangePop). *depth (if not NULL)
  * receives the depth of the range closed. With no open range on this
  * thread: XDEV_ERROR_INVALID_VALUE. */
-XDEV_API xdev_status_t xdev_trace_range_pop(int *depth);
+XDEV_API XDEV_RESULT xdev_status_t xdev_trace_range_pop(int *depth);
 
 /* Start a stream trace into `path` (created or truncated now, so that a bad
  * path fails here with XDEV_ERROR_IO). XDEV_TRACE_FILE=path does the same
  * at initialisation. One trace at a time: starting a second is an error. */
-XDEV_API xdev_status_t xdev_trace_start(const char *path);
+XDEV_API XDEV_RESULT xdev_status_t xdev_trace_start(const char *path);
 
 /* Stop the trace: wait for the traced work to finish (for its device
  * times) and write the file. Error when no trace runs. A trace still
  * running at exit() is written then. */
-XDEV_API xdev_status_t xdev_trace_stop(void);
+XDEV_API XDEV_RESULT xdev_status_t xdev_trace_stop(void);
 
 /* A trace file's JSON (what xdev_trace_stop wrote: `len` bytes, an object
  * with "traceEvents") as one self-contained timeline page for a first look
@@ -71,8 +71,8 @@ XDEV_API xdev_status_t xdev_trace_stop(void);
  * top-level object has no "traceEvents" array is XDEV_ERROR_INVALID_VALUE
  * naming the byte or the member. The tool `xdev-memviz --trace` writes it
  * for a file. */
-XDEV_API xdev_status_t xdev_trace_view_html(const char *trace_json, size_t len, char **html,
-                                            size_t *html_len);
+XDEV_API XDEV_RESULT xdev_status_t xdev_trace_view_html(const char *trace_json, size_t len,
+                                                        char **html, size_t *html_len);
 
 #ifdef __cplusplus
 }

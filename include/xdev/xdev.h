@@ -42,6 +42,7 @@
 #define XDEV_XDEV_H
 
 #include "xdev/error.h"
+#include "xdev/check.h"
 #include "xdev/device.h"
 #include "xdev/runtime.h"
 #include "xdev/stream.h"

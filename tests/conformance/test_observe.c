@@ -57,14 +57,6 @@ static int count(const char *hay, const char *needle) {
     return n;
 }
 
-/* Write n bytes to a new file `path`. */
-static void spill(const char *path, const void *data, size_t n) {
-    FILE *f = fopen(path, "wb");
-    ck_assert_msg(f != NULL, "cannot write %s", path);
-    ck_assert_uint_eq(fwrite(data, 1, n, f), n);
-    ck_assert_int_eq(fclose(f), 0);
-}
-
 /* Python's own reader (json.load, strict UTF-8, or pickle.load: `kind`) on
  * the file `path`, through check_loads.py: it must load, and hold each of
  * the strings that follow (a NULL ends them) exactly. Where no Python 3
@@ -189,17 +181,19 @@ START_TEST(tags_utf8) {
     XT_OK(xdev_memory_snapshot(&json));
     char err[256];
     ck_assert_msg(json_check(json, err, sizeof err), "%s", err);
-    const char *path = tmp_path("utf8-snapshot.json");
-    spill(path, json, strlen(json));
     free(json);
+    /* the files the write calls make are what Python reads */
+    const char *path = tmp_path("utf8-snapshot.json");
+    XT_OK(xdev_memory_snapshot_write(path));
     python_loads("json", path, tag, (const char *)NULL);
     unlink(path);
     void *data = NULL;
     size_t n = 0;
     XT_OK(xdev_memory_snapshot_torch(xt_type(), &data, &n));
-    path = tmp_path("utf8-snapshot.pickle");
-    spill(path, data, n);
+    ck_assert(n > 2 && ((unsigned char *)data)[0] == 0x80 && ((char *)data)[n - 1] == '.');
     free(data);
+    path = tmp_path("utf8-snapshot.pickle");
+    XT_OK(xdev_memory_snapshot_torch_write(xt_type(), path));
     python_loads("pickle", path, tag, (const char *)NULL);
     unlink(path);
     XT_OK(xdev_free(p));
@@ -283,6 +277,14 @@ START_TEST(memviz_bad_input) {
     XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_memory_viz_write(NULL), "path");
     XT_ERR(XDEV_ERROR_IO, xdev_memory_viz_write("/nonexistent-dir/x/view.html"),
            "/nonexistent-dir/x/view.html");
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_memory_snapshot_write(NULL), "path");
+    XT_ERR(XDEV_ERROR_IO, xdev_memory_snapshot_write("/nonexistent-dir/x/s.json"),
+           "xdev_memory_snapshot_write", "/nonexistent-dir/x/s.json", "No such file");
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_memory_snapshot_torch_write(xt_type(), NULL), "path");
+    XT_ERR(XDEV_ERROR_IO, xdev_memory_snapshot_torch_write(xt_type(), "/nonexistent-dir/x/s.pkl"),
+           "/nonexistent-dir/x/s.pkl");
+    XT_ERR(XDEV_ERROR_INVALID_DEVICE, xdev_memory_snapshot_torch_write(99, "/tmp/x.pkl"),
+           "unknown device type 99");
 }
 END_TEST
 
