@@ -242,8 +242,8 @@ static xdev_status_t event_synchronize(xdev_cpu_device_t *dev, void *event) {
     if (!latest_done(e) && e->recorded_on == xdev_cpu_stream_self()) {
         pthread_mutex_unlock(&e->mu);
         return xdev_cpu_error(XDEV_ERROR_INVALID_VALUE,
-                              "cpu:%d a host function waited for an event recorded later on its "
-                              "own stream (this would deadlock)",
+                              "cpu:%d: a host function cannot wait for an event recorded later "
+                              "on its own stream (it would wait for itself)",
                               device);
     }
     if (e->recorded != 0) wait_seq_locked(e, e->recorded);

@@ -411,8 +411,9 @@ xdev_status_t xdev_cpu_stream_wait_for(xdev_cpu_stream_t *s, uint64_t target) {
     if (atomic_load(&s->completed) >= target) return XDEV_SUCCESS;
     if (tls_worker_stream == s)
         return xdev_cpu_error(XDEV_ERROR_INVALID_VALUE,
-                              "cpu:%d a host function waited for its own stream (this would "
-                              "deadlock)",
+                              "cpu:%d: a host function cannot wait for its own stream (it "
+                              "would wait for itself); wait after it returns, from another "
+                              "thread or a later call",
                               s->device);
     if (spin_until(&s->completed, false, target)) return XDEV_SUCCESS;
     pthread_mutex_lock(&s->mu);
@@ -430,8 +431,9 @@ xdev_status_t xdev_cpu_stream_wait_for(xdev_cpu_stream_t *s, uint64_t target) {
 xdev_status_t xdev_cpu_stream_stop(xdev_cpu_stream_t *s) {
     if (tls_worker_stream == s)
         return xdev_cpu_error(XDEV_ERROR_INVALID_VALUE,
-                              "cpu:%d a stream cannot be destroyed by a host function running on "
-                              "it (this would deadlock)",
+                              "cpu:%d: a host function cannot destroy the stream it runs on "
+                              "(it would wait for itself); destroy it after the function "
+                              "returns",
                               s->device);
     pthread_mutex_lock(&s->mu);
     s->stopping = true;

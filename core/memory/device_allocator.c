@@ -377,8 +377,10 @@ static xdev_status_t direct_wait_before_free(const void *ptr) {
         char why[512]; /* a copy: a message is never formatted from the thread's own */
         snprintf(why, sizeof why, "%s", xdev_last_error());
         return XDEV_FAIL(st,
-                         "%s:%d: XDEV_NO_MEMORY_CACHING frees wait for the device, which failed "
-                         "(%s); the allocation %p is still live",
+                         "%s:%d: with XDEV_NO_MEMORY_CACHING a free waits for the device, and "
+                         "that wait failed: %s. The allocation %p is still live: free it once "
+                         "the wait can succeed (outside the device's host functions), or leave "
+                         "caching on",
                          e.be->name, e.index, why, ptr);
     }
     return XDEV_SUCCESS;

@@ -492,6 +492,10 @@ static void own_stream_free(bool default_stream) {
                       "longer live (kind %d, base %p, size %zu)",
                       xdev_status_string(c.o.st), c.o.msg, (int)info.kind, info.base, info.size);
         ck_assert_int_eq(xt_mem_stats(0).allocation[XDEV_STAT_ALL].current, live0);
+        /* the message says the block is live and when it can be freed */
+        ck_assert_msg(strstr(c.o.msg, "still live") != NULL &&
+                          strstr(c.o.msg, "host functions") != NULL,
+                      "xdev_free in a host function: \"%s\"", c.o.msg);
         XT_OK(xdev_free(c.o.p)); /* not "double free" */
         ck_assert_int_eq(xt_mem_stats(0).allocation[XDEV_STAT_ALL].current, live0 - 1);
     }
