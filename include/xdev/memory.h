@@ -71,8 +71,17 @@ XDEV_API XDEV_RESULT xdev_status_t xdev_pointer_get_info(const void *ptr, xdev_p
  * for memory xdev did not allocate on a device. */
 XDEV_API XDEV_RESULT xdev_status_t xdev_device_of(const void *ptr, xdev_device_t *out);
 
-/* Copy n bytes, blocking the host until done. Direction is inferred; copies
- * between devices are always allowed (torch's copy_ rule). */
+/* Copy n bytes, blocking the host until the copy is done. Direction is
+ * inferred; copies between devices are always allowed (torch's copy_ rule).
+ *
+ * Which work it waits for (torch's rule for a blocking copy): it is queued
+ * on the current stream of the device involved (between two devices: on
+ * the destination's current stream, after the source's current stream), so
+ * it runs after what is queued on those streams, and the host waits for it.
+ * Work queued on other streams is not waited for: after a kernel or copy on
+ * a stream you created, synchronize that stream (xdev_stream_synchronize)
+ * or make the current stream wait for it (xdev_stream_wait_stream) first,
+ * or the copy may read the memory before that work wrote it. */
 XDEV_API XDEV_RESULT xdev_status_t xdev_memcpy(void *dst, const void *src, size_t n);
 
 /* Enqueue a copy on `stream` (NULL = current stream of the device side, the
