@@ -124,6 +124,15 @@ void xdev_plugin_discover(void) {
     (void)each_plugin_dir(discover_in, NULL);
 }
 
+static int print_dir(const char *dir, void *arg) {
+    fprintf((FILE *)arg, "xdev: plugins are looked for in %s\n", dir);
+    return 0;
+}
+
+void xdev_plugin_dirs_print(FILE *f) {
+    (void)each_plugin_dir(print_dir, f);
+}
+
 typedef struct load_try {
     xdev_backend_t *be;
     const char *file;

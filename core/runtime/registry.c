@@ -156,6 +156,14 @@ static void load_locked(xdev_backend_t *be) {
     atomic_store_explicit(&xdev_core_loaded[be->type], be, memory_order_release);
 }
 
+xdev_backend_t *xdev_backend_record(xdev_device_type_t type) {
+    return &g_backends[type];
+}
+
+xdev_device_type_t xdev_core_selected_type(void) {
+    return g_default_type;
+}
+
 /* Load a backend at most once. A failure is recorded in be->reason and
  * be->fail_status only: the caller decides whether it is an error, so the
  * thread's error state is restored (a probe during XDEV_BACKEND=auto or
@@ -306,8 +314,10 @@ static void init_once(void) {
         be->flags = f.flags;
         pthread_mutex_init(&be->lock, NULL);
     }
-    xdev_status_t st =
-        xdev_env_index_list("XDEV_VISIBLE_DEVICES", g_visible, XDEV_MAX_DEVICES, &g_visible_count);
+    xdev_status_t st = xdev_init_log_read_env();
+    if (st == XDEV_SUCCESS)
+        st = xdev_env_index_list("XDEV_VISIBLE_DEVICES", g_visible, XDEV_MAX_DEVICES,
+                                 &g_visible_count);
     if (st == XDEV_SUCCESS)
         st = xdev_env_bool("XDEV_LAUNCH_BLOCKING", false, &xdev_core_launch_blocking);
     if (st == XDEV_SUCCESS) st = xdev_hooks_run_init(XDEV_INIT_SETTINGS);
@@ -318,6 +328,7 @@ static void init_once(void) {
         snprintf(g_init_message, sizeof g_init_message, "%s", xdev_last_error());
     else if (xdev_process_check() == XDEV_SUCCESS)
         atomic_store_explicit(&xdev_core_ready, 1, memory_order_release);
+    xdev_init_log_print(st, g_init_message);
     xdev_core_error_restore(&saved);
 }
 

@@ -14,6 +14,7 @@
 
 #include <limits.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdatomic.h>
 
 #include "xdev/backend.h"
@@ -106,6 +107,20 @@ xdev_status_t xdev_plugin_load(xdev_backend_t *be, const xdev_backend_api_t **ap
 /* Register by name every plugin file in the plugin directories that is not
  * registered yet (plugin_loader.c); before the table is sealed. */
 void xdev_plugin_discover(void);
+
+/* The record of a backend type (type < XDEV_MAX_DEVICE_TYPES), loaded or
+ * not, and the type initialisation selected (XDEV_LOG). */
+xdev_backend_t *xdev_backend_record(xdev_device_type_t type);
+xdev_device_type_t xdev_core_selected_type(void);
+
+/* One line per directory searched for plugins, in order (XDEV_LOG). */
+void xdev_plugin_dirs_print(FILE *f);
+
+/* XDEV_LOG (init_log.c): read it (malformed: XDEV_ERROR_ENV), and at the
+ * end of initialisation print the plugin search, each backend's verdict
+ * and the selection, or why initialisation failed, to stderr. */
+xdev_status_t xdev_init_log_read_env(void);
+void xdev_init_log_print(xdev_status_t init_status, const char *message);
 
 /* Check a backend's api struct against this core's ABI (plugin_loader.c). */
 xdev_status_t xdev_backend_api_validate(const xdev_backend_api_t *api, const char *origin,
