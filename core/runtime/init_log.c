@@ -32,7 +32,8 @@ void xdev_init_log_print(xdev_status_t init_status, const char *message) {
             shown(xdev_env_get("XDEV_PLUGIN_PATH")));
     xdev_plugin_dirs_print(f);
     for (int t = 0; t < XDEV_MAX_DEVICE_TYPES; t++) {
-        if (xdev_device_type_name((xdev_device_type_t)t) == NULL) continue;
+        xdev_backend_factory_t factory;
+        if (!xdev_backend_table_get((xdev_device_type_t)t, &factory)) continue; /* unregistered */
         xdev_backend_t *be = xdev_backend_record((xdev_device_type_t)t);
         int state = atomic_load(&be->state);
         if (state == XDEV_BACKEND_LOADED)
@@ -47,7 +48,7 @@ void xdev_init_log_print(xdev_status_t init_status, const char *message) {
     }
     if (init_status == XDEV_SUCCESS)
         fprintf(f, "xdev: selected %s: the default device type\n",
-                xdev_device_type_name(xdev_core_selected_type()));
+                xdev_backend_record(xdev_core_selected_type())->name);
     else
         fprintf(f, "xdev: initialisation failed: %s\n", message);
     fflush(f);
