@@ -8,12 +8,15 @@
  * XDEV_BACKEND=cuda on a machine without a usable CUDA device).
  *
  *   xdev-info            human-readable report
- *   xdev-info --json     the same as one JSON object */
+ *   xdev-info --json     the same as one JSON object
+ *   xdev-info --version  the library's version and backend ABI */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "xdev/backend.h"
+#include "xdev/version.h"
 #include "xdev/xdev.h"
 
 extern char **environ;
@@ -45,11 +48,12 @@ static const char *state_name(xdev_backend_state_t state) {
 }
 
 static void usage(FILE *out) {
-    fprintf(out, "usage: xdev-info [--json] [--help]\n"
+    fprintf(out, "usage: xdev-info [--json] [--version] [--help]\n"
                  "Lists xdev's backends (loaded, or why not), their devices with properties,\n"
                  "and the XDEV_* environment variables in force.\n"
-                 "  --json   print one JSON object instead of the text report\n"
-                 "  --help   print this help\n"
+                 "  --json     print one JSON object instead of the text report\n"
+                 "  --version  print the library's version and its backend ABI, and exit\n"
+                 "  --help     print this help\n"
                  "Exit status: 0 when xdev initialises, 1 when it does not (the message says\n"
                  "why, e.g. XDEV_BACKEND names a backend that cannot be used), 2 on bad usage.\n");
 }
@@ -272,6 +276,13 @@ int main(int argc, char **argv) {
             json = true;
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
+            return 0;
+        } else if (strcmp(argv[i], "--version") == 0) {
+            /* the library's own version (the one loaded), then the headers' if they differ */
+            printf("xdev-info %s (backend ABI %u.%u)\n", xdev_version_string(),
+                   (unsigned)XDEV_BACKEND_ABI_MAJOR, (unsigned)XDEV_BACKEND_ABI_MINOR);
+            if (strcmp(xdev_version_string(), XDEV_VERSION_STRING) != 0)
+                printf("built against headers of %s\n", XDEV_VERSION_STRING);
             return 0;
         } else {
             fprintf(stderr, "xdev-info: unknown argument '%s'\n", argv[i]);

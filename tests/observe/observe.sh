@@ -41,8 +41,13 @@ example)
   # The tool's page from the snapshot file is the library's page of the same snapshot.
   "$bin/tools/xdev-memviz" "$out/memory_view.json" -o "$out/tool.html" || fail "xdev-memviz"
   cmp -s "$out/tool.html" "$out/memory_view.html" || fail "xdev-memviz page differs from xdev_memory_viz_write's"
-  "$bin/tools/xdev-memviz" "$out/memory_view.json" && [ -s "$out/memory_view.json.html" ] ||
-    fail "xdev-memviz without -o did not write memory_view.json.html"
+  rm -f "$out/memory_view.html"
+  msg=$("$bin/tools/xdev-memviz" "$out/memory_view.json") && [ -s "$out/memory_view.html" ] ||
+    fail "xdev-memviz without -o did not write memory_view.html"
+  [[ $msg == *"wrote $out/memory_view.html (the memory view of"* ]] ||
+    fail "xdev-memviz did not say where it wrote: '$msg'"
+  msg=$("$bin/tools/xdev-memviz" --help) && [[ $msg == *"--snapshot"*"Exit status"* ]] ||
+    fail "xdev-memviz --help: '$msg'"
   printf '{"segments":[1,2' > "$out/broken.json"
   msg=$("$bin/tools/xdev-memviz" "$out/broken.json" -o "$out/broken.html" 2>&1)
   [ $? -eq 1 ] && [[ $msg == *"not JSON: at byte 16"* ]] || fail "broken input: '$msg'"
@@ -58,6 +63,13 @@ example)
     fail "the trace page does not hold the trace"
   msg=$("$bin/tools/xdev-memviz" --trace "$out/memory_view.json" -o "$out/no.html" 2>&1)
   [ $? -eq 1 ] && [[ $msg == *"traceEvents"* ]] || fail "a snapshot given as a trace: '$msg'"
+  # Without --trace a trace is told from its "traceEvents": the same timeline page.
+  "$bin/tools/xdev-memviz" "$out/memory_view.trace.json" -o "$out/trace2.html" >/dev/null &&
+    cmp -s "$out/trace.html" "$out/trace2.html" || fail "a trace without --trace"
+  printf '{"other":[]}' > "$out/neither.json"
+  msg=$("$bin/tools/xdev-memviz" "$out/neither.json" -o "$out/neither.html" 2>&1)
+  [ $? -eq 1 ] && [[ $msg == *"neither a memory snapshot"*"nor a stream trace"* ]] ||
+    fail "neither kind: '$msg'"
   echo "observe.sh example: OK"
   ;;
 env)
