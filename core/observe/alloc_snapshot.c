@@ -12,6 +12,7 @@
 #include "base/strbuf.h"
 #include "memory/alloc_internal.h"
 #include "runtime/registry.h"
+#include "runtime/stream_names.h"
 
 const char *xdev_block_state_name(int state) {
     switch (state) {
@@ -105,6 +106,17 @@ static void device_stats_json(xdev_strbuf_t *sb, xdev_device_allocator_t *da, bo
     xdev_strbuf_printf(sb, "}");
 }
 
+/* One named stream: the same "stream" value as the blocks and history. */
+static void stream_name_json(const void *handle, const xdev_device_record_t *rec, const char *name,
+                             void *arg) {
+    json_ctx_t *c = arg;
+    xdev_strbuf_printf(c->sb, "%s{\"device\":\"%s:%d\",\"stream\":\"%p\",\"name\":",
+                       c->first_seg ? "" : ",", rec->be->name, rec->id.index, handle);
+    xdev_strbuf_json_string(c->sb, name);
+    xdev_strbuf_printf(c->sb, "}");
+    c->first_seg = false;
+}
+
 xdev_status_t xdev_alloc_snapshot_json(char **json) {
     *json = NULL;
     xdev_status_t st = xdev_core_ensure_init();
@@ -139,6 +151,9 @@ xdev_status_t xdev_alloc_snapshot_json(char **json) {
     xdev_strbuf_printf(&sb, "],\"device_stats\":[");
     for (int i = 0; i < n; i++)
         device_stats_json(&sb, all[i], i == 0);
+    xdev_strbuf_printf(&sb, "],\"stream_names\":[");
+    json_ctx_t names = {&sb, true};
+    xdev_stream_names_each(stream_name_json, &names);
     xdev_strbuf_printf(&sb, "]}");
     if (sb.failed) {
         free(sb.buf);

@@ -20,6 +20,7 @@
 #include "base/strbuf.h"
 #include "base/utf8.h"
 #include "observe/tracer_state.h"
+#include "runtime/stream_names.h"
 #include "runtime/dispatch.h"
 #include "runtime/hooks.h"
 #include "runtime/stream_internal.h"
@@ -86,7 +87,13 @@ static xdev_track_t *track(xdev_trace_session_t *t, int pid, const void *native,
 
 static xdev_track_t *stream_track(xdev_trace_session_t *t, const xdev_device_record_t *rec,
                                   const void *native, bool is_default) {
-    return track(t, xdev_tracer_pid(rec), native, 0, is_default);
+    int before = t->ntracks;
+    xdev_track_t *k = track(t, xdev_tracer_pid(rec), native, 0, is_default);
+    char name[XDEV_STREAM_NAME_MAX + 1];
+    if (k != NULL && t->ntracks > before &&
+        xdev_stream_names_by_native(rec, native, name, sizeof name))
+        snprintf(k->name, sizeof k->name, "%s", name); /* named by xdev_stream_set_name */
+    return k;
 }
 
 static int host_track(xdev_trace_session_t *t) {

@@ -21,6 +21,7 @@
 #include "base/strbuf.h"
 #include "runtime/dispatch.h"
 #include "observe/tracer_state.h"
+#include "runtime/stream_names.h"
 #include "xdev/event.h"
 
 void *xdev_tracer_event_get(xdev_trace_session_t *t, xdev_device_record_t *rec) {
@@ -289,7 +290,14 @@ static void metadata_json(xdev_strbuf_t *sb, const xdev_trace_session_t *t) {
                            ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,"
                            "\"args\":{\"name\":",
                            k->pid, k->tid);
-        xdev_strbuf_json_string(sb, k->name);
+        /* a name given after the track was made counts too (while the stream lives) */
+        char named[XDEV_STREAM_NAME_MAX + 1];
+        const xdev_backend_t *owner =
+            k->pid != 0 ? xdev_core_loaded[(k->pid - 1) / XDEV_MAX_DEVICES] : NULL;
+        bool renamed = owner != NULL &&
+                       xdev_stream_names_by_native(&owner->devices[(k->pid - 1) % XDEV_MAX_DEVICES],
+                                                   k->native, named, sizeof named);
+        xdev_strbuf_json_string(sb, renamed ? named : k->name);
         xdev_strbuf_printf(sb, "}}");
     }
 }

@@ -85,7 +85,7 @@ typedef struct xdev_track {
     int pid;
     const void *native; /* device tracks: the native stream */
     int tid;
-    char name[48];
+    char name[72];   /* a stream's name (63 bytes at most) or its address */
     size_t *pending; /* record indices, [head, len) unread */
     size_t head, len, cap;
 } xdev_track_t;

@@ -10,6 +10,7 @@
 #include "runtime/process.h"
 #include "runtime/capture.h"
 #include "runtime/stream_internal.h"
+#include "runtime/stream_names.h"
 #include "runtime/device_record.h"
 #include "runtime/dispatch.h"
 #include "runtime/thread_state.h"
@@ -235,6 +236,7 @@ xdev_status_t xdev_stream_destroy(xdev_stream_t stream) {
             XDEV_CHECK(st);
         }
     }
+    (void)xdev_stream_names_set(stream, NULL, NULL, ""); /* its name goes with it */
     xdev_handle_free(&xdev_stream_arena, stream);
     return XDEV_SUCCESS;
 }

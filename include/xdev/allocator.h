@@ -206,7 +206,11 @@ XDEV_API XDEV_RESULT xdev_status_t xdev_memory_tag_pop(void);
  *  "device_stats": [                      (!) one per device allocator, same
  *    {"device": "cuda:0",                 order; torch has no such key
  *     "stats": {"allocation.all.current": n, ...},  xdev_memory_stats_items
- *     "summary": "|====..."}]}            the xdev_memory_summary table
+ *     "summary": "|====..."}],           the xdev_memory_summary table
+ *  "stream_names": [                      (!) streams named with
+ *    {"device": "cuda:0",                 xdev_stream_set_name; "stream"
+ *     "stream": "0x...",                  is the value blocks and history
+ *     "name": "copy"}]}                   entries carry; torch has none
  *
  * Without caching (XDEV_NO_MEMORY_CACHING=1, XDEV_ALLOC_CONF backend:async,
  * or an allocator installed with xdev_set_allocator) every allocation is

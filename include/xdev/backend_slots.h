@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* xdev/backend_slots.h - the one list of backend slots (ABI 3.2).
+/* xdev/backend_slots.h - the one list of backend slots (ABI 3.3).
  *
  * Every table of the backend ABI (xdev/backend.h), the core's typed dispatch
  * helpers, the null skeleton's declarations and the ABI pins of tests/
@@ -119,7 +119,10 @@
 #define XDEV_SLOTS_TRACE(X)                                                                        \
     X(trace, mark, OPTIONAL, HOST, 0, (const char *msg), (msg))                                    \
     X(trace, range_push, OPTIONAL, HOST, 0, (const char *msg), (msg))                              \
-    X(trace, range_pop, OPTIONAL, HOST0, 0, (), ())
+    X(trace, range_pop, OPTIONAL, HOST0, 0, (), ())                                                \
+    /* A stream's name for the vendor's profiler (nvtxNameCudaStreamA), given whenever             \
+     * xdev_stream_set_name sets one. NULL: the name stays xdev's own (its trace, snapshots). */   \
+    X(trace, name_stream, OPTIONAL, DEV, 3, (void *stream, const char *name), (stream, name))
 
 /* --------------------------------------------------------------------- ipc */
 /* Sharing memory and events between processes. `base` is the start of a raw

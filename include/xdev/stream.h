@@ -53,6 +53,19 @@ XDEV_API XDEV_RESULT xdev_status_t xdev_stream_wrap_native(xdev_device_t device,
 /* The native handle (cudaStream_t ...) for interop with vendor libraries. */
 XDEV_API XDEV_RESULT xdev_status_t xdev_stream_native_handle(xdev_stream_t stream, void **out);
 
+/* Give a stream a name ("copy", "compute"): up to 63 bytes of UTF-8, NULL
+ * or "" to remove it. The stream trace names the stream's track with it,
+ * memory snapshots list it (a "stream_names" key) and the memory view
+ * shows it instead of the stream's address; on CUDA, Nsight Systems shows
+ * it too (NVTX). Default streams can be named. A longer name, or one that
+ * is not UTF-8, is XDEV_ERROR_INVALID_VALUE and changes nothing. */
+XDEV_API XDEV_RESULT xdev_status_t xdev_stream_set_name(xdev_stream_t stream, const char *name);
+
+/* The stream's name into buf (len bytes; "" when it has none). A buffer too
+ * small for it is XDEV_ERROR_INVALID_VALUE saying the size needed. */
+XDEV_API XDEV_RESULT xdev_status_t xdev_stream_get_name(xdev_stream_t stream, char *buf,
+                                                        size_t len);
+
 /* The default stream of a device. */
 XDEV_API XDEV_RESULT xdev_status_t xdev_stream_default(xdev_device_t device, xdev_stream_t *out);
 

@@ -380,6 +380,53 @@ START_TEST(trace_records_streams) {
 }
 END_TEST
 
+/* A named stream: its trace track, its snapshot entry and the memory view
+ * use the name; one named before the trace and one named after its track
+ * began both show; a destroyed stream's name is forgotten. */
+START_TEST(stream_names_in_trace_and_snapshot) {
+    const char *path = tmp_path("named.json");
+    xdev_stream_t a = xt_new_stream(0), b = xt_new_stream(0);
+    XT_OK(xdev_stream_set_name(a, "copy \"in\""));
+    XT_OK(xdev_trace_start(path));
+    void *d = NULL;
+    XT_OK(xdev_malloc_stream(&d, 1 * MIB, a));
+    XT_OK(xdev_memset_async(d, 1, 1 * MIB, a));
+    XT_OK(xdev_memset_async(d, 2, 1 * MIB, b));
+    XT_OK(xdev_stream_set_name(b, "compute")); /* after b's track began */
+    XT_OK(xdev_stream_synchronize(b));
+    XT_OK(xdev_trace_stop());
+    char *json = slurp(path);
+    char err[256];
+    ck_assert_msg(json_check(json, err, sizeof err), "%s", err);
+    ck_assert_msg(count(json, "\"args\":{\"name\":\"copy \\\"in\\\"\"}") == 1,
+                  "no track named copy \"in\"");
+    ck_assert_msg(count(json, "\"args\":{\"name\":\"compute\"}") == 1, "no track named compute");
+    free(json);
+    unlink(path);
+    char *snap = NULL;
+    XT_OK(xdev_memory_snapshot(&snap));
+    ck_assert_msg(json_check(snap, err, sizeof err), "%s", err);
+    ck_assert_msg(strstr(snap, xt_fmt("{\"device\":\"%s\",\"stream\":\"%p\",\"name\":\"copy "
+                                      "\\\"in\\\"\"}",
+                                      xt_name(0), (void *)a)) != NULL,
+                  "no stream_names entry for a: %s", strstr(snap, "stream_names"));
+    free(snap);
+    char *html = NULL;
+    size_t len = 0;
+    XT_OK(xdev_memory_snapshot(&snap));
+    XT_OK(xdev_memory_viz_html(snap, strlen(snap), &html, &len));
+    ck_assert(strstr(html, "streamLabel") != NULL && strstr(html, "compute") != NULL);
+    free(html);
+    free(snap);
+    XT_OK(xdev_free(d));
+    XT_OK(xdev_stream_destroy(a));
+    XT_OK(xdev_memory_snapshot(&snap));
+    ck_assert_msg(strstr(snap, "copy \\\"in\\\"") == NULL, "a destroyed stream's name stayed");
+    free(snap);
+    XT_OK(xdev_stream_destroy(b));
+}
+END_TEST
+
 START_TEST(trace_off_records_nothing) {
     const char *path = tmp_path("trace2.json");
     XT_OK(xdev_trace_start(path));
@@ -517,6 +564,7 @@ int main(int argc, char **argv) {
     tc = tcase_create("memviz");
     tcase_add_checked_fixture(tc, setup, NULL);
     tcase_add_test(tc, memviz_page_holds_snapshot);
+    tcase_add_test(tc, stream_names_in_trace_and_snapshot);
     tcase_add_test(tc, memviz_bad_input);
     suite_add_tcase(s, tc);
     tc = tcase_create("trace");

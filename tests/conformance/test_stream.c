@@ -423,6 +423,43 @@ START_TEST(host_func_null_stream_is_current) {
 }
 END_TEST
 
+/* Names: set, read back, replaced, removed; the default stream too; bad
+ * names and buffers refused with nothing changed. */
+START_TEST(stream_names) {
+    xdev_stream_t s = make_stream(0, XDEV_STREAM_PRIORITY_NORMAL);
+    char buf[64];
+    XT_OK(xdev_stream_get_name(s, buf, sizeof buf));
+    ck_assert_str_eq(buf, "");
+    XT_OK(xdev_stream_set_name(s, "prefetch"));
+    XT_OK(xdev_stream_get_name(s, buf, sizeof buf));
+    ck_assert_str_eq(buf, "prefetch");
+    XT_OK(xdev_stream_set_name(s, "caf\xc3\xa9")); /* replaced; UTF-8 is fine */
+    XT_OK(xdev_stream_get_name(s, buf, sizeof buf));
+    ck_assert_str_eq(buf, "caf\xc3\xa9");
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_stream_get_name(s, buf, 5), "need 6");
+    char longest[64], too_long[65];
+    memset(longest, 'x', 63), longest[63] = '\0';
+    memset(too_long, 'y', 64), too_long[64] = '\0';
+    XT_OK(xdev_stream_set_name(s, longest));
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_stream_set_name(s, too_long), "64 bytes", "at most 63");
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_stream_set_name(s, "bad\xff"), "UTF-8", "byte 3");
+    XT_OK(xdev_stream_get_name(s, buf, sizeof buf));
+    ck_assert_str_eq(buf, longest);       /* the refused ones changed nothing */
+    XT_OK(xdev_stream_set_name(s, NULL)); /* removed */
+    XT_OK(xdev_stream_get_name(s, buf, sizeof buf));
+    ck_assert_str_eq(buf, "");
+    xdev_stream_t d = default_of(0);
+    XT_OK(xdev_stream_set_name(d, "main"));
+    XT_OK(xdev_stream_get_name(d, buf, sizeof buf));
+    ck_assert_str_eq(buf, "main");
+    XT_OK(xdev_stream_set_name(d, ""));
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_stream_get_name(s, NULL, 8), "buf");
+    XT_OK(xdev_stream_destroy(s));
+    XT_ERR(XDEV_ERROR_INVALID_HANDLE, xdev_stream_set_name(s, "gone"), "destroyed");
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_stream_set_name(NULL, "x"), "NULL");
+}
+END_TEST
+
 START_TEST(streams_run_concurrently) {
     if (getenv("XG_UNDER_SANITIZER") != NULL)
         XT_SKIP("compute-sanitizer runs the host functions of all streams one after another: "
@@ -732,6 +769,7 @@ int main(int argc, char **argv) {
     tcase_add_test(tc, synchronize_waits);
     tcase_add_test(tc, host_func_rejects);
     tcase_add_test(tc, host_func_null_stream_is_current);
+    tcase_add_test(tc, stream_names);
     tcase_add_test(tc, streams_run_concurrently);
     tcase_add_test(tc, device_synchronize_waits_for_all_streams);
     tcase_add_test(tc, synchronize_all_devices);
