@@ -8,8 +8,9 @@
 # xdev/backend_support.h; the plugin does not link libxdev: the core hands
 # it everything through xdev_host_services_t), with XDEV_BACKEND_NAME
 # defined to "<name>" and every symbol hidden but the entry point (declare
-# it XDEV_API). xdev loads it by name: put its directory on XDEV_PLUGIN_PATH
-# (or install it beside libxdev) and use XDEV_BACKEND=<name> or "<name>:0".
+# it XDEV_API). xdev loads it by name: put its directory on XDEV_PLUGIN_PATH,
+# or install it into the xdev/ folder beside libxdev (<libdir>/xdev, where
+# xdev's own plugins are), and use XDEV_BACKEND=<name> or "<name>:0".
 # Installed with xdev's CMake package (find_package(xdev) includes it) and
 # used by xdev's own build for the skeleton in backends/null.
 function(xdev_add_backend name)

@@ -2,7 +2,9 @@
 /* plugin_loader.c - find, dlopen and check backend plugins.
  *
  * libxdev-<name>.so is looked for in each directory of XDEV_PLUGIN_PATH
- * (colon-separated), then beside libxdev itself, then in the install libdir.
+ * (colon-separated), then in libxdev's folder's xdev/ (installed plugins)
+ * and that folder itself (the build tree), then the same two under the
+ * install libdir.
  * The first file that exists is the one used: if it fails to load, that
  * failure is the reason (a broken plugin is not silently skipped). When
  * xdev initialises, every libxdev-<name>.so in those directories whose name
@@ -82,9 +84,25 @@ static int try_candidate(xdev_backend_t *be, const char *path, const xdev_backen
 }
 
 /* Call fn(dir, arg) for each directory searched for plugins, in order:
- * XDEV_PLUGIN_PATH's, libxdev's own, then the install libdir (unless it is
- * libxdev's). Stops at fn's first nonzero return and returns it. One path
- * buffer at a time: loading may run on a thread with a small stack. */
+ * XDEV_PLUGIN_PATH's; beside libxdev, its xdev/ folder (where `cmake
+ * --install` puts the shipped plugins) then its own folder (the build
+ * tree, and installs that put plugins beside the library); then the same
+ * two under the install libdir, unless that is libxdev's. Stops at fn's
+ * first nonzero return and returns it. One path buffer at a time: loading
+ * may run on a thread with a small stack. */
+/* fn on dir/xdev, then on dir itself, in dir's own buffer (len bytes):
+ * "/xdev" is appended and taken off again. */
+static int sub_then_dir(char *dir, size_t len, int (*fn)(const char *dir, void *arg), void *arg) {
+    size_t n = strlen(dir);
+    if (n + sizeof "/xdev" <= len) {
+        memcpy(dir + n, "/xdev", sizeof "/xdev");
+        int r = fn(dir, arg);
+        dir[n] = '\0';
+        if (r != 0) return r;
+    }
+    return fn(dir, arg);
+}
+
 static int each_plugin_dir(int (*fn)(const char *dir, void *arg), void *arg) {
     char dir[PATH_MAX];
     int r = 0;
@@ -101,8 +119,11 @@ static int each_plugin_dir(int (*fn)(const char *dir, void *arg), void *arg) {
     }
     if (r != 0) return r;
     self_dir(dir, sizeof dir);
-    if (dir[0] != '\0' && (r = fn(dir, arg)) != 0) return r;
-    return strcmp(dir, XDEV_INSTALL_LIBDIR) == 0 ? 0 : fn(XDEV_INSTALL_LIBDIR, arg);
+    bool self_is_install = strcmp(dir, XDEV_INSTALL_LIBDIR) == 0;
+    if (dir[0] != '\0' && (r = sub_then_dir(dir, sizeof dir, fn, arg)) != 0) return r;
+    if (self_is_install) return 0;
+    snprintf(dir, sizeof dir, "%s", XDEV_INSTALL_LIBDIR);
+    return sub_then_dir(dir, sizeof dir, fn, arg);
 }
 
 /* Register by name each libxdev-<name>.so in dir (each_plugin_dir). */

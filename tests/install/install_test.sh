@@ -36,6 +36,10 @@ grep -qxF "#define XDEV_VERSION_STRING \"$version\"" "$prefix/include/xdev/versi
     fail "include/xdev/version.h missing or not for version $version"
 test -z "$(find "$prefix/include" -name '*.in')" || fail "a header template (*.in) was installed"
 test -n "$(find "$prefix/share/doc" -name LICENSE 2>/dev/null)" || fail "LICENSE not installed under share/doc"
+docdir=$(dirname "$(find "$prefix/share/doc" -name LICENSE | head -n 1)")
+for f in README.md docs/kernels-cmake.md examples/heat.c examples/device_agnostic.c; do
+    test -f "$docdir/$f" || fail "$f not installed under $docdir"
+done
 lib=$(find "$prefix" -name 'libxdev.so' | head -n 1)
 test -n "$lib" || fail "libxdev.so not installed"
 libdir=$(dirname "$lib")
@@ -45,6 +49,21 @@ test -f "$libdir/cmake/xdev/xdevKernels.cmake" || fail "xdevKernels.cmake not in
 soname=$(readelf -d "$lib" 2>/dev/null | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
 case $soname in libxdev.so.*) ;; *) fail "libxdev.so has no SONAME (got '$soname')" ;; esac
 test -e "$libdir/$soname" || fail "SONAME file $soname not installed"
+# Plugins live in lib/xdev/, not beside libxdev; libxdev looks there first.
+test -z "$(find "$libdir" -maxdepth 1 -name 'libxdev-*.so')" ||
+    fail "a plugin was installed beside libxdev: $(find "$libdir" -maxdepth 1 -name 'libxdev-*.so')"
+for p in "$build"/lib/libxdev-*.so; do
+    [ -e "$p" ] || continue
+    test -f "$libdir/xdev/$(basename "$p")" || fail "$(basename "$p") not installed in $libdir/xdev"
+done
+log=$(env -u XDEV_BACKEND -u XDEV_PLUGIN_PATH XDEV_LOG=1 LD_LIBRARY_PATH="$libdir" "$prefix/bin/xdev-info" 2>&1 >/dev/null) ||
+    fail "installed xdev-info failed: $log"
+echo "$log" | grep -qxF "xdev: plugins are looked for in $libdir/xdev" ||
+    fail "libxdev does not look for plugins in $libdir/xdev: $log"
+if ls "$libdir"/xdev/libxdev-cuda.so >/dev/null 2>&1; then
+    echo "$log" | grep -q "^xdev: backend cuda: .*$libdir/xdev/libxdev-cuda.so" ||
+        fail "the installed cuda plugin was not the one tried: $log"
+fi
 
 check_output() { # $1: label, $2: output
     echo "$2"
