@@ -18,7 +18,8 @@
 #                  examples/ is clang-format clean (.clang-format; written for clang-format 14).
 #   test-env       every XDEV_* variable the library reads is unset for each test
 #                  (XDEV_TEST_ENV_VARS in tests/CMakeLists.txt) or passed through on purpose
-#                  (TEST_ENV_PASS_THROUGH below), and named in README.md's environment section.
+#                  (TEST_ENV_PASS_THROUGH below), and named in docs/configuration.md's
+#                  "## Environment variables" section.
 #   spdx           every source file carries "SPDX-License-Identifier: Apache-2.0" in its first
 #                  3 lines (tools/add_spdx.sh adds it).
 #
@@ -446,8 +447,8 @@ def check_test_env():
         return
     unset = set(m.group(1).split())
     at = line_of(cm, m.start())
-    readme = read('README.md')
-    env_section = re.search(r'^## Environment variables\n(.*?)^## ', readme, re.S | re.M)
+    config = read('docs/configuration.md')
+    env_section = re.search(r'^## Environment variables\n(.*?)(?=^## |\Z)', config, re.S | re.M)
     env_text = env_section.group(1) if env_section else ''
     for name, (f, line) in sorted(read_vars.items()):
         if name not in unset and name not in TEST_ENV_PASS_THROUGH:
@@ -455,8 +456,8 @@ def check_test_env():
                    f'XDEV_TEST_ENV_VARS (tests/CMakeLists.txt:{at}) or, with the reason, to '
                    'TEST_ENV_PASS_THROUGH')
         if f'`{name}`' not in env_text:
-            report(f, line, rule, f"{name} is read but README.md's environment section does not "
-                   'name it')
+            report(f, line, rule, f"{name} is read but docs/configuration.md's environment "
+                   'section does not name it')
     for name, why in TEST_ENV_PASS_THROUGH.items():
         if name not in read_vars:
             report('tests/CMakeLists.txt', at, rule, f'pass-through {name} ({why}) is no longer '
