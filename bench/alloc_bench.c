@@ -10,7 +10,7 @@
  * 3. the same churn on N threads at once (default 8), ns per step overall,
  *    after one untimed warm-up round.
  * Select the backend with XDEV_BACKEND; compare with c10 on a GPU through
- * bench/c10 (see README). */
+ * bench/c10 (see docs/performance.md). */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdint.h>

@@ -7,7 +7,7 @@
  * and reused only on the stream they were allocated on (the current stream at
  * allocation), unless xdev_record_stream says other streams use them.
  * XDEV_NO_MEMORY_CACHING=1 sends every malloc/free to the backend, and
- * XDEV_ALLOC_CONF tunes it (see README). */
+ * XDEV_ALLOC_CONF tunes it (see docs/memory.md). */
 #ifndef XDEV_ALLOCATOR_H
 #define XDEV_ALLOCATOR_H
 

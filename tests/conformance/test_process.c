@@ -295,7 +295,7 @@ END_TEST
 /* xdev's idle workers retire, so the process ends about a second after
  * the last work. Run with OPENBLAS_NUM_THREADS=1 (see run_helper): the
  * pthread OpenBLAS's own pool keeps any process alive after pthread_exit()
- * from main, xdev or not (README, "Processes"). */
+ * from main, xdev or not (docs/semantics.md, "Processes"). */
 START_TEST(exit_pthread_exit_from_main) {
 #if defined(__SANITIZE_THREAD__)
     /* TSan's runtime thread keeps the process alive after main's pthread_exit. */

@@ -5,7 +5,7 @@
 # (core/runtime/device_name.c). clang only (-DXDEV_BUILD_FUZZ=ON); included
 # from tests/CMakeLists.txt. ctest runs each briefly from its seed corpus
 # (fuzz/corpus/<name>/, one input per file, named for what it holds); the
-# README says how to run them longer.
+# docs/building.md says how to run them longer.
 option(XDEV_BUILD_FUZZ "Build the libFuzzer targets (clang)" OFF)
 if(NOT XDEV_BUILD_FUZZ)
   return()
