@@ -343,6 +343,14 @@ START_TEST(cuda_real) {
     XT_ERR(XDEV_ERROR_BACKEND_UNAVAILABLE, xdev_init(), "XDEV_BACKEND=cuda", "libxdev-cuda.so",
            "cudaError|no cuda device");
     printf("cuda_real: %s\n", xdev_last_error());
+    /* the two common causes say what to do (no GPU: what to check; an old driver: update it) */
+    const char *m = xdev_last_error();
+    if (strstr(m, "cudaErrorInsufficientDriver") != NULL)
+        ck_assert_msg(strstr(m, "install a newer driver") && strstr(m, "XDEV_BACKEND=cpu"),
+                      "no next step: %s", m);
+    if (strstr(m, "cudaErrorNoDevice") != NULL)
+        ck_assert_msg(strstr(m, "CUDA_VISIBLE_DEVICES") && strstr(m, "XDEV_BACKEND=cpu"),
+                      "no next step: %s", m);
     xdev_backend_info_t info;
     XT_OK(xdev_backend_get_info(XDEV_DEVICE_CPU, &info));
     ck_assert(!info.is_default); /* no silent fallback to the CPU */
