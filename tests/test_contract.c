@@ -165,7 +165,7 @@ static const env_case_t k_env_cases[] = {
     {"XDEV_VISIBLE_DEVICES", "99999999", VIA_INIT, NULL, NULL, {INDEX_FORMS}},
     {"XDEV_VISIBLE_DEVICES", " 1", VIA_INIT, NULL, NULL, {INDEX_FORMS}},
     /* a well-formed unknown name is a plugin to look for (select.bogus); this is no name */
-    {"XDEV_BACKEND", "CUDA", VIA_INIT, NULL, NULL, {BACKEND_FORMS}},
+    {"XDEV_BACKEND", "cu-da", VIA_INIT, NULL, NULL, {BACKEND_FORMS}}, /* CUDA is cuda */
     {"XDEV_BACKEND", "cuda,auto", VIA_INIT, NULL, NULL, {BACKEND_FORMS}},
     {"XDEV_BACKEND", "cpu,cpu", VIA_INIT, NULL, NULL, {BACKEND_FORMS}},
     {"XDEV_BACKEND", "cuda,", VIA_INIT, NULL, NULL, {BACKEND_FORMS}},

@@ -11,11 +11,19 @@
 #                                        code change, written at exit
 #   observe.sh browser BIN_DIR OUT_DIR   chromium (headless) loads the memory view and the
 #                                        trace view of memory_view's output: no console
-#                                        message, no script error, the snapshot's segment
-#                                        count and the trace's track count drawn;
+#                                        message, no script error, no horizontal scrolling
+#                                        (1400 and 1000 px), time axis labels apart; the
+#                                        snapshot's segment count, the active memory
+#                                        timeline's allocations (check_memviz.py), the
+#                                        summary folded, stream names where streams are;
+#                                        the trace's track count, opened on its busiest
+#                                        stretch, a legend naming every operation drawn;
 #                                        screenshots kept in OUT_DIR (memory_view.png,
-#                                        trace.png); pages of JSON with wrong-typed segments,
-#                                        blocks or trace args show their error, no script error
+#                                        memory_view-1000.png, memory_view-zoomed.png,
+#                                        trace.png, trace-all.png, trace-1000.png,
+#                                        trace-zoomed.png); pages of JSON with wrong-typed
+#                                        segments, blocks or trace args show their error,
+#                                        no script error
 # Exit 0 pass, 1 fail, 77 skipped (the reason is printed).
 set -uo pipefail
 mode=$1 bin=$2 out=$3
@@ -90,6 +98,7 @@ browser)
     echo "observe.sh browser: SKIP: no chromium here (cmake/install-deps.sh installs Debian's)"
     exit 77
   fi
+  rm -f "$out"/*.png
   "$bin/examples/memory_view" --steps 6 "$out/memory_view" > /dev/null || fail "memory_view"
   "$bin/tools/xdev-memviz" --trace "$out/memory_view.trace.json" -o "$out/trace.html" ||
     fail "xdev-memviz --trace"
@@ -97,20 +106,32 @@ browser)
   trap 'rm -rf "$profile"' EXIT
   flags=(--headless --no-sandbox --disable-gpu --hide-scrollbars --user-data-dir="$profile"
          --enable-logging=stderr --v=0)
-  # load PAGE WANT SIZE SHOT: the page drawn with WANT in its body, quietly, then a screenshot.
+  attr() { sed -n "s/.* data-$1=\"\\([^\"]*\\)\".*/\\1/p" <<< "$2"; }
+  # load PAGE SIZE SHOT WANT...: the page drawn (each WANT in its body), quietly, fitting
+  # its window (no horizontal scrolling), its time axis labels apart; then a screenshot
+  # (SHOT "-": none). PAGE may end in #HASH. The page's DOM is left in $out/dom.html.
   load() {
-    local page=$1 want=$2 size=$3 shot=$4 body
+    local page=$1 size=$2 shot=$3 body want sw vw gap
+    shift 3
     timeout 120 "$chrome" "${flags[@]}" --window-size="$size" --dump-dom "file://$page" \
       > "$out/dom.html" 2> "$out/chromium.log" || fail "chromium --dump-dom $page (see $out/chromium.log)"
     body=$(grep -o '<body[^>]*>' "$out/dom.html" | head -1)
-    echo "observe.sh browser: $(basename "$page"): $body"
+    echo "observe.sh browser: $(basename "$page") at $size: $body"
     [[ $body == *'data-state="ready"'* ]] || fail "$page did not finish drawing"
     [[ $body != *'data-error'* ]] || fail "script error in $page: $body"
-    [[ $body == *"$want"* ]] || fail "$page: expected $want: $body"
+    for want in "$@"; do
+      [[ $body == *"$want"* ]] || fail "$page at $size: expected $want: $body"
+    done
     if grep -q ':CONSOLE' "$out/chromium.log"; then
       grep ':CONSOLE' "$out/chromium.log"
       fail "$page wrote to the console"
     fi
+    sw=$(attr scroll-width "$body") vw=$(attr view-width "$body")
+    [ -n "$sw" ] && [ -n "$vw" ] && [ "$sw" -le "$vw" ] && [ "$vw" -eq "${size%,*}" ] ||
+      fail "$page at $size: wider than its window (scrollWidth $sw, window $vw)"
+    gap=$(attr tick-gap "$body")
+    [ -n "$gap" ] && [[ $gap != -* ]] || fail "$page at $size: time axis labels overlap (gap '$gap' px)"
+    [ "$shot" = - ] && return 0
     timeout 120 "$chrome" "${flags[@]}" --window-size="$size" --screenshot="$shot" "file://$page" \
       2>> "$out/chromium.log" > /dev/null || fail "chromium --screenshot $page"
     [ -s "$shot" ] || fail "no screenshot of $page"
@@ -143,11 +164,60 @@ browser)
   refused "$out/bad-types.html" "snapshot: segments[0] is not an object"
   refused "$out/bad-blocks.html" "snapshot: segments[0].blocks is not a list"
   refused "$out/bad-trace.html" "trace: traceEvents[0].args is not an object"
-  segments=$(grep -o '"total_size":' "$out/memory_view.json" | wc -l)
+
+  # The memory view: segments, the active memory timeline's bands (one per allocation of
+  # the history), every summary folded; at 1400 and 1000 px, and zoomed in (#t=A-B).
+  snap=$out/memory_view.json
+  segments=$(grep -o '"total_size":' "$snap" | wc -l)
+  allocs=$(grep -o '"action":"alloc"' "$snap" | wc -l)
+  [ "$allocs" -gt 0 ] || fail "no alloc entry in the snapshot's history"
+  bands=("data-timeline-bands=") summaries=() stretch=0-2
+  if [ -n "$python" ]; then
+    bands=("data-timeline-bands=\"$("$python" "$here/check_memviz.py" bands "$snap")\"")
+    summaries=("data-summary-folded=\"$("$python" "$here/check_memviz.py" summaries "$snap")\"")
+    stretch=$("$python" "$here/check_memviz.py" stretch "$snap")
+  fi
+  page=$out/memory_view.html
+  load "$page" 1400,1900 "$out/memory_view.png" "data-segments=\"$segments\"" "${bands[@]}" "${summaries[@]}"
+  drawn=$(attr timeline-bands "$(grep -o '<body[^>]*>' "$out/dom.html")")
+  [ "$drawn" -ge "$allocs" ] || fail "the active memory timeline drew $drawn bands, the history has $allocs allocs"
+  grep -q '<details class="fold">' "$out/dom.html" && ! grep -q '<details class="fold" open' "$out/dom.html" ||
+    fail "the allocator summary is not folded"
+  grep -q '>Active memory timeline<' "$out/dom.html" || fail "no active memory timeline"
+  load "$page" 1000,1900 "$out/memory_view-1000.png" "data-segments=\"$segments\"" "${bands[@]}"
+  load "$page#t=$stretch" 1400,1100 "$out/memory_view-zoomed.png" 'data-timeline-zoomed="1"'
+  # Named streams are shown by name wherever a stream is: the segment legend, the tables.
+  if [ -n "$python" ]; then
+    names=$("$python" "$here/check_memviz.py" name "$snap" "$out/named.json" loader compute copy side) ||
+      fail "check_memviz.py name"
+    "$bin/tools/xdev-memviz" "$out/named.json" -o "$out/named.html" > /dev/null || fail "xdev-memviz named.json"
+    load "$out/named.html" 1400,1900 - "data-segments=\"$segments\""
+    for n in $names; do
+      grep -Eq "(>|stream )$n \(0x" "$out/dom.html" || fail "stream name $n not shown in the memory view"
+    done
+    grep -q 'allocated, stream loader (0x' "$out/dom.html" || fail "the segment legend does not name the stream"
+    grep -q '<td>loader (0x' "$out/dom.html" || fail "the tables do not name the stream"
+  fi
+
+  # The trace view: every track, opened on the busiest stretch, a legend of the colours of
+  # every operation drawn; the whole run (#all); at 1000 px; zoomed in (#t=A-B).
   tracks=$(grep -o '"thread_name"' "$out/memory_view.trace.json" | wc -l)
-  load "$out/memory_view.html" "data-segments=\"$segments\"" 1400,1900 "$out/memory_view.png"
-  load "$out/trace.html" "data-tracks=\"$tracks\"" 1500,420 "$out/trace.png"
-  echo "observe.sh browser: OK ($segments segments, $tracks tracks drawn; screenshots in $out)"
+  ops=$(grep -o '"name":"[a-z_]*","cat":"stream"' "$out/memory_view.trace.json" | sed 's/"name":"\([a-z_]*\)".*/\1/' | sort -u)
+  [ -n "$ops" ] || fail "no stream operation in the trace"
+  page=$out/trace.html
+  load "$page" 1500,420 "$out/trace.png" "data-tracks=\"$tracks\"" 'data-window="busiest"'
+  legend=$(attr legend-ops "$(grep -o '<body[^>]*>' "$out/dom.html")")
+  for op in $ops; do
+    [[ ,$legend, == *",$op,"* ]] || fail "the trace's legend has no $op: '$legend'"
+  done
+  grep -q 'busiest stretch) - press 0 for all' "$out/dom.html" || fail "the trace view does not say what it shows"
+  load "$page#all" 1500,420 "$out/trace-all.png" "data-tracks=\"$tracks\"" 'data-window="all"'
+  load "$page" 1000,460 "$out/trace-1000.png" "data-tracks=\"$tracks\"" 'data-window="busiest"'
+  # zoomed: 0.4 ms from just before the first enqueue
+  first=$(grep -o '"cat":"enqueue"[^}]*"ts":[0-9.]*' "$out/memory_view.trace.json" | head -1 | sed 's/.*"ts"://')
+  zoom=$(awk -v t="${first:-0}" 'BEGIN { a = t / 1000 - 0.02; if (a < 0) a = 0; printf "%.3f-%.3f", a, a + 0.4 }')
+  load "$page#t=$zoom" 1500,420 "$out/trace-zoomed.png" 'data-window="asked"' "data-view=\"$zoom\""
+  echo "observe.sh browser: OK ($segments segments, $drawn timeline bands, $tracks tracks drawn; screenshots in $out)"
   ;;
 *)
   echo "usage: observe.sh example|env|browser BIN_DIR OUT_DIR" >&2
