@@ -136,6 +136,27 @@ browser)
       2>> "$out/chromium.log" > /dev/null || fail "chromium --screenshot $page"
     [ -s "$shot" ] || fail "no screenshot of $page"
   }
+  # interact PAGE SCRIPT SIZE [STREAMS]: the page with SCRIPT (interact_*.js) appended, which
+  # hovers, zooms and resizes by synthetic events and says data-interact="ok" or what failed;
+  # STREAMS: the stream names (comma-separated) its tooltips must show.
+  interact() {
+    local page=$1 script=$2 size=$3 streams=${4:-} body
+    { sed '/^<\/body>$/,$d' "$page"
+      printf '<script>document.body.dataset.expectStream = "%s";</script>\n<script>\n' "$streams"
+      cat "$here/$script"; printf '</script>\n</body>\n</html>\n'; } > "$out/interact.html"
+    timeout 120 "$chrome" "${flags[@]}" --window-size="$size" --virtual-time-budget=5000 --dump-dom \
+      "file://$out/interact.html" > "$out/dom.html" 2> "$out/chromium.log" ||
+      fail "chromium --dump-dom $out/interact.html ($page with $script)"
+    body=$(grep -o '<body[^>]*>' "$out/dom.html" | head -1)
+    echo "observe.sh browser: $(basename "$page") with $script: $(attr interact "$body")"
+    [[ $body != *'data-error'* && $body == *'data-state="ready"'* ]] ||
+      fail "script error in $page with $script: $body"
+    [[ $body == *'data-interact="ok"'* ]] || fail "$page with $script: $(attr interact "$body")"
+    if grep -q ':CONSOLE' "$out/chromium.log"; then
+      grep ':CONSOLE' "$out/chromium.log"
+      fail "$page with $script wrote to the console"
+    fi
+  }
   # refused PAGE WANT: a page whose data has the wrong shape shows its error
   # (data-state="refused", data-error naming WANT), with no script error.
   refused() {
@@ -197,6 +218,9 @@ browser)
     done
     grep -q 'allocated, stream loader (0x' "$out/dom.html" || fail "the segment legend does not name the stream"
     grep -q '<td>loader (0x' "$out/dom.html" || fail "the tables do not name the stream"
+    interact "$out/named.html" interact_memory.js 1400,1900 "$(tr ' ' , <<< "$names")"
+  else
+    interact "$out/memory_view.html" interact_memory.js 1400,1900
   fi
 
   # The trace view: every track, opened on the busiest stretch, a legend of the colours of
@@ -217,6 +241,7 @@ browser)
   first=$(grep -o '"cat":"enqueue"[^}]*"ts":[0-9.]*' "$out/memory_view.trace.json" | head -1 | sed 's/.*"ts"://')
   zoom=$(awk -v t="${first:-0}" 'BEGIN { a = t / 1000 - 0.02; if (a < 0) a = 0; printf "%.3f-%.3f", a, a + 0.4 }')
   load "$page#t=$zoom" 1500,420 "$out/trace-zoomed.png" 'data-window="asked"' "data-view=\"$zoom\""
+  interact "$page" interact_trace.js 1500,420
   echo "observe.sh browser: OK ($segments segments, $drawn timeline bands, $tracks tracks drawn; screenshots in $out)"
   ;;
 *)
