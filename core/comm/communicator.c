@@ -111,9 +111,15 @@ static xdev_status_t enqueue(xdev_communicator_t c, const task_t *p, uint64_t *s
     }
     xdev_status_t st = xdev_core_launch_host_func(stream, fn, t);
     if (st != XDEV_SUCCESS) {
+        /* This rank's part will never run: ranks already waiting in the
+         * operation would wait for it forever. The group cannot go on (its
+         * ranks are out of step), so it is aborted: they leave, and later
+         * calls fail at once. */
         pthread_mutex_lock(&g->m);
         c->inflight--;
         set_async(g, st, "an operation could not be enqueued: the group's ranks are out of step");
+        g->aborted = true;
+        pthread_cond_broadcast(&g->cv);
         pthread_mutex_unlock(&g->m);
         free(t);
     }

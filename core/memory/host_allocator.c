@@ -250,9 +250,17 @@ xdev_status_t xdev_host_free(void *ptr) {
         if (!xdev_core_stream_acquire(s)) continue;
         host_pending_t *p = malloc(sizeof *p);
         void *event = NULL;
-        if (p == NULL || !XDEV_HAS(s->be, event, create) || !XDEV_HAS(s->be, event, record) ||
-            xdev_be_event_create(s->rec, 0, &event) != XDEV_SUCCESS ||
-            xdev_be_event_record(s->rec, event, s->native) != XDEV_SUCCESS) {
+        xdev_error_state_t saved; /* a failure here is handled: it leaves no error behind */
+        xdev_core_error_save(&saved);
+        bool deferred = p != NULL && XDEV_HAS(s->be, event, create) &&
+                        XDEV_HAS(s->be, event, record) && XDEV_HAS(s->be, event, destroy) &&
+                        xdev_be_event_create(s->rec, 0, &event) == XDEV_SUCCESS;
+        if (deferred && xdev_be_event_record(s->rec, event, s->native) != XDEV_SUCCESS) {
+            (void)xdev_be_event_destroy(s->rec, event); /* made but never recorded */
+            deferred = false;
+        }
+        xdev_core_error_restore(&saved);
+        if (!deferred) {
             free(p); /* cannot defer: wait for the stream, after unlocking */
             must_sync[n_sync++] = s;
             continue;

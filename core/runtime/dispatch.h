@@ -11,13 +11,18 @@
 #ifndef XDEV_CORE_DISPATCH_H
 #define XDEV_CORE_DISPATCH_H
 
+#include "runtime/fault.h"
 #include "runtime/registry.h"
 
-/* The body of every helper: the slot or NOT_SUPPORTED, then the call. */
+/* The body of every helper: the slot or NOT_SUPPORTED, then the call (or,
+ * while a test has armed the fault injector, maybe its injected failure). */
 #define XDEV_DISPATCH(be, table, slot, ...)                                                        \
     do {                                                                                           \
         __typeof__((be)->api->table->slot) xdev_fn_ = XDEV_BACKEND_SLOT((be)->api->table, slot);   \
         if (xdev_fn_ == NULL) return xdev_backend_not_supported((be), #table "." #slot);           \
+        if (__builtin_expect(atomic_load_explicit(&xdev_fault_armed, memory_order_relaxed), 0) &&  \
+            xdev_fault_trip(#table "." #slot))                                                     \
+            return xdev_fault_fail((be), #table "." #slot);                                        \
         return xdev_fn_(__VA_ARGS__);                                                              \
     } while (0)
 
