@@ -3,7 +3,8 @@
  *
  * Each scenario is a small program over a family of public calls (memory
  * and copies; streams and events; fills and conversions; BLAS, FFT and
- * random numbers; the torch.cuda.comm functions and communicators; graphs)
+ * random numbers; the torch.cuda.comm functions and communicators; graphs;
+ * a kernel module loaded, a kernel launched)
  * that stops at its first failed call, as a careful program would, and
  * hands everything it made to a tracker. A scenario is first run once to
  * count its backend calls (K); then, for n = 1..K, it runs again with call
@@ -21,8 +22,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "conformance_kernels.h"
 #include "runtime/fault.h"
 #include "xdev/graph.h"
+#include "xdev/kernel.h"
 #include "xdev/xdev.h"
 #include "xt.h"
 
@@ -36,7 +39,8 @@ typedef struct tracker {
     xdev_generator_t gens[MAXT];
     xdev_communicator_t comms[MAXT];
     xdev_graph_t graphs[MAXT];
-    int ndev, nhost, nstreams, nevents, ngens, ncomms, ngraphs;
+    xdev_module_t modules[MAXT];
+    int ndev, nhost, nstreams, nevents, ngens, ncomms, ngraphs, nmodules;
     xdev_status_t failed; /* the first failure's status (XDEV_SUCCESS: none) */
     char message[512];    /* and its message */
     const char *what;     /* and the call */
@@ -90,6 +94,8 @@ static void release_all(tracker_t *t) {
     ck_assert_int_eq(xdev_synchronize(), XDEV_SUCCESS);
     for (int i = 0; i < t->ngraphs; i++)
         XT_OK(xdev_graph_destroy(t->graphs[i]));
+    for (int i = 0; i < t->nmodules; i++)
+        XT_OK(xdev_module_unload(t->modules[i]));
     for (int i = 0; i < t->ncomms; i++)
         XT_OK(xdev_communicator_destroy(t->comms[i]));
     for (int i = 0; i < t->ngens; i++)
@@ -221,6 +227,31 @@ static void sc_graph(tracker_t *t) {
     STEP(t, xdev_stream_synchronize(s));
 }
 
+static void sc_kernels(tracker_t *t) {
+    enum { N = 4096 };
+    float *x = NULL, *y = NULL;
+    xdev_stream_t s;
+    xdev_module_t m;
+    xdev_kernel_t k;
+    STEP(t, t_stream(t, 0, &s));
+    STEP(t, t_malloc(t, 0, N * sizeof *x, (void **)&x));
+    STEP(t, t_malloc(t, 0, N * sizeof *y, (void **)&y));
+    STEP(t, xdev_fill_async(x, XDEV_DTYPE_F32, xdev_scalar_f64(1.0), N, s));
+    STEP(t, xdev_fill_async(y, XDEV_DTYPE_F32, xdev_scalar_f64(2.0), N, s));
+    STEP(t, xdev_module_load(xt_dev(0), conformance_kernels_bundle(), &m));
+    t->modules[t->nmodules++] = m;
+    STEP(t, xdev_module_get_kernel(m, "saxpy", &k));
+    xdev_launch_config_t cfg = {.grid = {N / 256, 1, 1}, .block = {256, 1, 1}, .stream = s};
+    long n = N;
+    float a = 3.0f;
+    const float *cx = x;
+    STEP(t, XDEV_LAUNCH(k, &cfg, n, a, cx, y));
+    STEP(t, xdev_stream_synchronize(s));
+    float back[4];
+    STEP(t, xdev_memcpy(back, y, sizeof back));
+    ck_assert(back[0] == 5.0f && back[3] == 5.0f);
+}
+
 typedef struct scenario {
     const char *name;
     void (*run)(tracker_t *t);
@@ -232,6 +263,7 @@ static const scenario_t k_scenarios[] = {
     {"fills, conversions, BLAS, FFT, RNG", sc_ops_math},
     {"collectives", sc_comm},
     {"graphs", sc_graph},
+    {"kernels", sc_kernels},
 };
 
 static long g_points;    /* failure points exercised, all scenarios */
