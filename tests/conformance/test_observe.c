@@ -391,6 +391,7 @@ START_TEST(stream_names_in_trace_and_snapshot) {
     void *d = NULL;
     XT_OK(xdev_malloc_stream(&d, 1 * MIB, a));
     XT_OK(xdev_memset_async(d, 1, 1 * MIB, a));
+    XT_OK(xdev_stream_wait_stream(b, a)); /* b writes d after a did */
     XT_OK(xdev_memset_async(d, 2, 1 * MIB, b));
     XT_OK(xdev_stream_set_name(b, "compute")); /* after b's track began */
     XT_OK(xdev_stream_synchronize(b));
