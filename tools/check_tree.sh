@@ -109,6 +109,7 @@ CORE_PUBLIC_CALLS = {
     ('core/comm/comm_checks.c', 'xdev_dtype_name'): 'dtype name in a message; pure lookup',
     ('core/comm/comm_checks.c', 'xdev_dtype_size'): 'element size; pure lookup',
     ('core/comm/host_collectives.c', 'xdev_dtype_size'): 'element size; pure lookup',
+    ('core/comm/communicator.c', 'xdev_dtype_size'): 'element size; pure lookup',
     ('core/comm/local_comm.c', 'xdev_dtype_size'): 'element size; pure lookup',
     ('core/comm/shm_comm.c', 'xdev_dtype_size'): 'element size; pure lookup',
     ('core/math/blas.c', 'xdev_dtype_name'): 'dtype name in a message; pure lookup',

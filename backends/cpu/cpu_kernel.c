@@ -209,7 +209,7 @@ static xdev_status_t kernel_get_function(xdev_cpu_device_t *dev, void *module, c
         attrs->uses_barrier = (k->flags & XDEV_KERNEL_USES_BARRIER) != 0;
         for (int p = 0; p < k->nparams; p++) {
             attrs->param_sizes[p] = k->param_sizes[p];
-            attrs->param_kinds[p] = k->param_kinds[p];
+            attrs->param_kinds[p] = k->param_kinds[p] & XDEV_KPARAM_POINTER;
         }
         return XDEV_SUCCESS;
     }

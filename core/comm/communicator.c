@@ -22,6 +22,7 @@
 #include "comm/comm_internal.h"
 #include "comm/comm_record.h"
 #include "comm/shm_comm.h"
+#include "memory/stream_sanitizer.h"
 #include "runtime/device_record.h"
 #include "runtime/dispatch.h"
 #include "runtime/stream_internal.h"
@@ -136,10 +137,30 @@ static xdev_status_t submit_shm(const task_t *p, xdev_stream_t stream) {
     return enqueue(p->comm, p, &t->seq, stream, run_shm, t);
 }
 
+/* Tell the stream-order sanitizer what a rank's task reads and writes on its
+ * stream (before it is queued: a failed submit leaves a use that never ran,
+ * which can only add a report about code that was racing anyway). */
+static void sanitize_task(const task_t *t, xdev_stream_t stream) {
+    size_t bytes = t->count * xdev_dtype_size(t->dtype), n = (size_t)t->comm->g->nranks;
+    if (t->p2p) {
+        xdev_san_access(stream, t->is_send ? t->send : t->recv, bytes,
+                        t->is_send ? XDEV_SAN_READ : XDEV_SAN_WRITE,
+                        t->is_send ? "xdev_send" : "xdev_recv");
+        return;
+    }
+    static const char *const names[] = {"xdev_all_reduce", "xdev_broadcast", "xdev_reduce",
+                                        "xdev_all_gather", "xdev_reduce_scatter"};
+    const xdev_san_use_t uses[2] = {
+        {t->send, t->kind == K_REDUCE_SCATTER ? bytes * n : bytes, XDEV_SAN_READ},
+        {t->recv, t->kind == K_ALL_GATHER ? bytes * n : bytes, XDEV_SAN_WRITE}};
+    xdev_san_uses_slow(stream, uses, 2, names[t->kind]);
+}
+
 static xdev_status_t submit(task_t *proto, xdev_stream_t stream) {
     xdev_communicator_t c = proto->comm;
     xdev_status_t st = xdev_communicator_rank_stream(c, &stream);
     if (st != XDEV_SUCCESS) return st;
+    if (xdev_sanitizing()) sanitize_task(proto, stream);
     if (c->native != NULL) return submit_native(proto, stream); /* NCCL records into graphs */
     /* The host-memory paths number each operation when it is enqueued and
      * meet the other ranks in host functions: a replay would repeat the

@@ -17,6 +17,7 @@
 #include "comm/comm_internal.h"
 #include "memory/alloc_internal.h"
 #include "memory/copy.h"
+#include "memory/stream_sanitizer.h"
 #include "runtime/device_record.h"
 #include "runtime/dispatch.h"
 #include "runtime/stream_internal.h"
@@ -236,7 +237,13 @@ static bool addable(xdev_dtype_t t) {
 static xdev_status_t add_on(xdev_device_record_t *drec, xdev_stream_t ds, void *dst,
                             const void *src, xdev_dtype_t dtype, size_t count) {
     xdev_status_t st = xdev_be_ops_add(drec, dst, src, dtype, count, ds->native);
-    return st == XDEV_SUCCESS ? xdev_core_after_enqueue(ds) : st;
+    if (st != XDEV_SUCCESS) return st;
+    if (xdev_sanitizing()) {
+        size_t bytes = count * xdev_dtype_size(dtype);
+        const xdev_san_use_t uses[2] = {{src, bytes, XDEV_SAN_READ}, {dst, bytes, XDEV_SAN_WRITE}};
+        xdev_san_uses(ds, uses, 2, "xdev_comm_reduce_add");
+    }
+    return xdev_core_after_enqueue(ds);
 }
 
 /* reduce_add as one reduce of a cached group (NCCL on CUDA), root the

@@ -15,6 +15,7 @@
 
 #include "base/error_internal.h"
 #include "kernel/kernel_internal.h"
+#include "memory/stream_sanitizer.h"
 #include "memory/alloc_lookup.h"
 #include "runtime/dispatch.h"
 #include "runtime/stream_internal.h"
@@ -135,7 +136,7 @@ static xdev_status_t check_args(const struct xdev_kernel *k, const xdev_arg_t *a
         }
         argv[i] = (void *)args[i].value;
         sizes[i] = args[i].size;
-        if (pointers && a->param_kinds[i] == XDEV_KPARAM_POINTER) {
+        if (pointers && (a->param_kinds[i] & XDEV_KPARAM_POINTER)) {
             void *p;
             memcpy(&p, args[i].value, sizeof p);
             xdev_status_t st = check_pointer(k, i, p);
@@ -159,6 +160,25 @@ static xdev_status_t resolve_stream(const struct xdev_kernel *k, xdev_stream_t g
                          m->device.index);
     *out = given;
     return XDEV_SUCCESS;
+}
+
+/* Tell the stream-order sanitizer what a launch touches: each pointer
+ * argument from where it points to its allocation's end (the kernel's
+ * extent is not known), read for a pointer to const, else written. */
+static void sanitize_args(const struct xdev_kernel *k, const xdev_arg_t *args, int nargs,
+                          xdev_stream_t s) {
+    if (k->sig == NULL || k->sig->param_kinds == NULL) return; /* no signature: not checked */
+    xdev_san_use_t uses[XDEV_KERNEL_MAX_PARAMS];
+    int n = 0;
+    for (int i = 0; i < nargs && i < k->sig->nparams; i++) {
+        uint8_t kind = k->sig->param_kinds[i];
+        if (!(kind & XDEV_KPARAM_POINTER) || args[i].size != sizeof(void *)) continue;
+        void *p;
+        memcpy(&p, args[i].value, sizeof p);
+        uses[n++] = (xdev_san_use_t){
+            p, SIZE_MAX, (kind & XDEV_KPARAM_READONLY) ? XDEV_SAN_READ : XDEV_SAN_WRITE};
+    }
+    xdev_san_uses_slow(s, uses, n, k->name);
 }
 
 /* Checks, then the backend's launch, between NVTX/roctx markers and inside
@@ -196,6 +216,7 @@ static xdev_status_t launch(struct xdev_kernel *k, const xdev_launch_config_t *c
                              (int)c->grid.x, (int)c->grid.y, (int)c->grid.z, (int)c->block.x,
                              (int)c->block.y, (int)c->block.z);
     if (st != XDEV_SUCCESS) return st;
+    if (xdev_sanitizing()) sanitize_args(k, args, nargs, s);
     return xdev_core_after_enqueue(s);
 }
 

@@ -391,7 +391,7 @@ static xdev_status_t kernel_new(struct xdev_module *m, const char *name, struct 
         attrs.nparams = sig->nparams;
         for (int i = 0; i < sig->nparams; i++) {
             attrs.param_sizes[i] = sig->param_sizes[i];
-            attrs.param_kinds[i] = sig->param_kinds[i];
+            attrs.param_kinds[i] = sig->param_kinds[i] & XDEV_KPARAM_POINTER;
         }
         attrs.uses_barrier = (sig->flags & XDEV_KERNEL_USES_BARRIER) != 0;
     }

@@ -223,6 +223,7 @@ static xdev_status_t gemm_run(const xdev_gemm_params_t *p, xdev_stream_t stream)
                              xdev_dtype_name(d.dtype), (long long)d.m, (long long)d.n,
                              (long long)d.k, (long long)d.batch);
     if (st != XDEV_SUCCESS) return st;
+    xdev_operands_sanitize(ops, 3, 1, tgt.stream, "GEMM");
     return xdev_core_after_enqueue(tgt.stream);
 }
 
@@ -303,6 +304,7 @@ static xdev_status_t vec_run(xdev_blas_routine_t routine, xdev_blas_vec_desc_t *
         xdev_tracer_span_end(&span, tgt.stream, what, "\"dtype\":\"%s\",\"n\":%lld",
                              xdev_dtype_name(d->dtype), (long long)d->n);
     if (st != XDEV_SUCCESS) return st;
+    xdev_operands_sanitize(ops, nops, 1, tgt.stream, what);
     return xdev_core_after_enqueue(tgt.stream);
 }
 

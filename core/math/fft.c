@@ -252,6 +252,7 @@ xdev_status_t xdev_fft_exec(const xdev_fft_desc_t *desc, void *in, void *out,
     /* Stream-ordered: the block is reused only by later work on this stream. */
     if (work != NULL) (void)xdev_alloc_free(work);
     XDEV_CHECK(st);
+    xdev_operands_sanitize(ops, 2, 1, tgt.stream, "FFT");
     XDEV_CHECK(xdev_core_after_enqueue(tgt.stream));
     return XDEV_SUCCESS;
 }

@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 
+#include "memory/stream_sanitizer.h"
 #include "runtime/registry.h"
 #include "xdev/stream.h"
 
@@ -34,6 +35,19 @@ typedef struct xdev_exec_target {
  * (XDEV_ERROR_CROSS_DEVICE); a dead stream (XDEV_ERROR_INVALID_HANDLE). */
 xdev_status_t xdev_operands_resolve(const xdev_operand_t *ops, int count, xdev_stream_t stream,
                                     const char *what, xdev_exec_target_t *out);
+
+/* Tell the stream-order sanitizer (memory/stream_sanitizer.h) that work on
+ * s writes ops[0..written-1] and reads the rest; a no-op when it is off. */
+static inline void xdev_operands_sanitize(const xdev_operand_t *ops, int count, int written,
+                                          xdev_stream_t s, const char *what) {
+    if (!xdev_sanitizing()) return;
+    xdev_san_use_t uses[XDEV_SAN_MAX_USES];
+    int n = 0;
+    for (int i = 0; i < count && n < XDEV_SAN_MAX_USES; i++)
+        uses[n++] = (xdev_san_use_t){ops[i].ptr, ops[i].bytes,
+                                     i < written ? XDEV_SAN_WRITE : XDEV_SAN_READ};
+    xdev_san_uses_slow(s, uses, n, what);
+}
 
 /* a * b + c with overflow detection (sizes from user input). */
 bool xdev_size_mul_add(size_t a, size_t b, size_t c, size_t *out);

@@ -138,6 +138,7 @@ xdev_status_t xdev_fill_async(void *dst, xdev_dtype_t dtype, xdev_scalar_t value
         xdev_tracer_span_end(&span, t.stream, "fill", "\"dtype\":\"%s\",\"count\":%zu",
                              xdev_dtype_name(dtype), count);
     XDEV_CHECK(st);
+    xdev_operands_sanitize(&op, 1, 1, t.stream, "fill");
     XDEV_CHECK(xdev_core_after_enqueue(t.stream));
     return XDEV_SUCCESS;
 }
@@ -185,6 +186,8 @@ xdev_status_t xdev_convert_async(void *dst, xdev_dtype_t dst_dtype, const void *
                              "\"src\":\"%s\",\"dst\":\"%s\",\"count\":%zu",
                              xdev_dtype_name(src_dtype), xdev_dtype_name(dst_dtype), count);
     XDEV_CHECK(st);
+    const xdev_operand_t both[2] = {d, s};
+    xdev_operands_sanitize(both, 2, 1, t.stream, "convert");
     XDEV_CHECK(xdev_core_after_enqueue(t.stream));
     return XDEV_SUCCESS;
 }

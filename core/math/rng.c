@@ -111,6 +111,7 @@ static xdev_status_t fill_run(xdev_generator_t gen, xdev_rng_fill_desc_t *d, siz
         xdev_tracer_span_end(&span, tgt.stream, "rng_fill", "\"kind\":%d,\"count\":%zu",
                              (int)d->kind, n);
     if (st != XDEV_SUCCESS) return st;
+    xdev_operands_sanitize(&op, 1, 1, tgt.stream, what);
     return xdev_core_after_enqueue(tgt.stream);
 }
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "memory/stream_sanitizer.h"
 #include "memory/alloc_internal.h"
 #include "base/env.h"
 #include "memory/mempool.h"
@@ -553,7 +554,24 @@ static xdev_status_t explain_bad_free(const void *ptr) {
                      ptr, e.be->name, e.index);
 }
 
+/* The sanitizer's check of a free (xdev_san_free), before the block leaves
+ * the live table: its stream and whether the mode reuses it without a wait. */
+static void sanitize_free(const void *ptr) {
+    xdev_ptr_entry_t e;
+    xdev_device_allocator_t *da;
+    if (!xdev_ptr_lookup(ptr, &e) || e.kind != XDEV_MEMORY_DEVICE ||
+        (da = xdev_alloc_owner(&e)) == NULL)
+        return;
+    xdev_spin_lock(&da->lock);
+    xdev_block_t *b = xdev_ptrtab_find(&da->live, (uintptr_t)ptr);
+    xdev_stream_t owner = b != NULL ? b->stream : NULL;
+    bool check = da->mode != XDEV_ALLOC_MODE_DIRECT; /* direct: the device is synchronized */
+    xdev_spin_unlock(&da->lock);
+    if (owner != NULL) xdev_san_free(ptr, owner, check);
+}
+
 xdev_status_t xdev_alloc_free(void *ptr) {
+    if (xdev_sanitizing()) sanitize_free(ptr);
     xdev_status_t st = direct_wait_before_free(ptr);
     if (st != XDEV_SUCCESS) return st;
     xdev_block_t *b = NULL;
@@ -606,6 +624,7 @@ xdev_status_t xdev_record_stream(void *ptr, xdev_stream_t stream) {
         st = xdev_caching_record_stream(da, b, stream); /* every mode orders the free */
     xdev_spin_unlock(&da->lock);
     XDEV_CHECK(st);
+    xdev_san_record_stream(ptr, stream);
     return XDEV_SUCCESS;
 }
 

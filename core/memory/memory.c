@@ -16,6 +16,7 @@
 #include "runtime/device_record.h"
 #include "runtime/dispatch.h"
 #include "memory/pointer_registry.h"
+#include "memory/stream_sanitizer.h"
 #include "runtime/stream_internal.h"
 
 xdev_status_t xdev_pointer_get_info(const void *ptr, xdev_pointer_info_t *out) {
@@ -235,6 +236,11 @@ static xdev_status_t enqueue_copy(const copy_plan_t *p, xdev_stream_t s) {
                              copy_kind_name(p->desc.kind), p->desc.bytes,
                              p->desc.dst_pinned || p->desc.src_pinned ? "true" : "false");
     if (st != XDEV_SUCCESS) return st;
+    if (xdev_sanitizing()) {
+        const xdev_san_use_t uses[2] = {{p->desc.src, p->desc.bytes, XDEV_SAN_READ},
+                                        {p->desc.dst, p->desc.bytes, XDEV_SAN_WRITE}};
+        xdev_san_uses_slow(s, uses, 2, "memcpy");
+    }
     /* pinned blocks must not be reused before the stream passes the copy */
     if (p->desc.kind != XDEV_COPY_DEVICE_TO_DEVICE && p->desc.kind != XDEV_COPY_PEER) {
         xdev_host_record_use(p->desc.dst, s);
@@ -252,8 +258,9 @@ static xdev_status_t order_cpu_side(const copy_plan_t *p) {
     xdev_stream_t cpu_stream;
     xdev_status_t st =
         xdev_core_current_stream(&p->cpu_side_be->devices[p->cpu_side_index], &cpu_stream);
-    return st == XDEV_SUCCESS ? xdev_be_stream_synchronize(cpu_stream->rec, cpu_stream->native)
-                              : st;
+    if (st == XDEV_SUCCESS) st = xdev_be_stream_synchronize(cpu_stream->rec, cpu_stream->native);
+    if (st == XDEV_SUCCESS) xdev_order_on_host_waits_stream(cpu_stream);
+    return st;
 }
 
 xdev_status_t xdev_core_memcpy_async(void *dst, const void *src, size_t n, xdev_stream_t stream) {
@@ -308,7 +315,9 @@ static xdev_status_t memcpy_sync(void *dst, const void *src, size_t n) {
     }
     if ((st = order_cpu_side(&p)) != XDEV_SUCCESS) return st;
     if ((st = enqueue_copy(&p, s)) != XDEV_SUCCESS) return st;
-    return xdev_be_stream_synchronize(s->rec, s->native);
+    if ((st = xdev_be_stream_synchronize(s->rec, s->native)) != XDEV_SUCCESS) return st;
+    xdev_order_on_host_waits_stream(s); /* the copy is blocking: later work is after it */
+    return XDEV_SUCCESS;
 }
 
 xdev_status_t xdev_memcpy(void *dst, const void *src, size_t n) {
@@ -348,6 +357,7 @@ xdev_status_t xdev_memset_async(void *dst, int value, size_t n, xdev_stream_t st
     if (XDEV_UNLIKELY(traced))
         xdev_tracer_span_end(&span, stream, "memset", "\"bytes\":%zu,\"value\":%d", n, value);
     XDEV_CHECK(st);
+    xdev_san_access(stream, dst, n, XDEV_SAN_WRITE, "memset");
     XDEV_CHECK(xdev_core_after_enqueue(stream));
     return XDEV_SUCCESS;
 }

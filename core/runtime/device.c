@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/error_internal.h"
+#include "runtime/stream_order.h"
 #include "runtime/capture.h"
 #include "runtime/process.h"
 #include "runtime/device_record.h"
@@ -151,6 +152,7 @@ xdev_status_t xdev_device_synchronize(xdev_device_t device) {
     XDEV_CHECK(xdev_device_lookup(device, &rec));
     XDEV_CHECK(xdev_capture_check_unsafe("xdev_device_synchronize"));
     XDEV_CHECK(xdev_be_device_synchronize(rec));
+    xdev_order_on_host_waits_device(rec);
     return XDEV_SUCCESS;
 }
 

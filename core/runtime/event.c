@@ -3,6 +3,7 @@
  * record/query/synchronize, elapsed time with torch's error cases. */
 #include <string.h>
 
+#include "runtime/stream_order.h"
 #include "runtime/trace_probe.h"
 #include "runtime/device_record.h"
 #include "runtime/dispatch.h"
@@ -59,6 +60,7 @@ xdev_status_t xdev_event_destroy(xdev_event_t event) {
     xdev_status_t st = XDEV_SUCCESS;
     if (rec != NULL && XDEV_HAS(rec->be, event, destroy))
         st = xdev_be_event_destroy(rec, event->native);
+    xdev_order_on_event_destroy(event);
     pthread_mutex_destroy(&event->lock);
     xdev_handle_free(&xdev_event_arena, event);
     XDEV_CHECK(st);
@@ -121,6 +123,7 @@ xdev_status_t xdev_core_event_record(xdev_event_t event, xdev_stream_t stream) {
         pthread_mutex_unlock(&event->lock);
     }
     if (st != XDEV_SUCCESS) return st;
+    xdev_order_on_event_record(event, stream);
     return xdev_core_after_enqueue(stream);
 }
 
@@ -147,6 +150,7 @@ xdev_status_t xdev_event_query(xdev_event_t event) {
     if (rec == NULL) return XDEV_SUCCESS; /* never recorded: nothing pending (torch) */
     XDEV_CHECK(check_captured(event, "a query of an event recorded in the capture"));
     xdev_status_t st = xdev_be_event_query(rec, event->native);
+    if (st == XDEV_SUCCESS) xdev_order_on_host_waits_event(event);
     if (st == XDEV_SUCCESS || st == XDEV_ERROR_NOT_READY) return st;
     return xdev_core_blame(st, __func__);
 }
@@ -157,6 +161,7 @@ xdev_status_t xdev_event_synchronize(xdev_event_t event) {
     if (rec == NULL) return XDEV_SUCCESS;
     XDEV_CHECK(check_captured(event, "a synchronize of an event recorded in the capture"));
     XDEV_CHECK(xdev_be_event_synchronize(rec, event->native));
+    xdev_order_on_host_waits_event(event);
     return XDEV_SUCCESS;
 }
 

@@ -18,6 +18,7 @@ struct xdev_event {
     xdev_device_t device;                /* = rec->id */
     void *native;                        /* set before rec (release) */
     _Atomic uint64_t capture_id;         /* the capture its last record was recorded in (0: none) */
+    struct xdev_order_clock *order; /* the sanitizer's clock of its last record (stream_order.c) */
 };
 
 extern xdev_handle_arena_t xdev_event_arena;

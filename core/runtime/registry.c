@@ -23,6 +23,7 @@
 #include "runtime/dispatch.h"
 #include "runtime/hooks.h"
 #include "runtime/process.h"
+#include "runtime/stream_order.h"
 
 static xdev_backend_t g_backends[XDEV_MAX_DEVICE_TYPES];
 _Atomic int xdev_core_ready;
@@ -320,6 +321,7 @@ static void init_once(void) {
                                  &g_visible_count);
     if (st == XDEV_SUCCESS)
         st = xdev_env_bool("XDEV_LAUNCH_BLOCKING", false, &xdev_core_launch_blocking);
+    if (st == XDEV_SUCCESS) st = xdev_order_read_env();
     if (st == XDEV_SUCCESS) st = xdev_hooks_run_init(XDEV_INIT_SETTINGS);
     if (st == XDEV_SUCCESS) st = select_backend();
     if (st == XDEV_SUCCESS) st = xdev_hooks_run_init(XDEV_INIT_BACKENDS_READY);
@@ -381,7 +383,10 @@ xdev_status_t xdev_synchronize(void) {
             }
         }
     }
-    if (first == XDEV_SUCCESS) return XDEV_SUCCESS;
+    if (first == XDEV_SUCCESS) {
+        xdev_order_on_host_waits_device(NULL);
+        return XDEV_SUCCESS;
+    }
     xdev_core_error_restore(&first_error);
     return xdev_core_blame(first, __func__);
 }

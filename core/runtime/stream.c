@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/stream_order.h"
 #include "runtime/trace_probe.h"
 #include "base/error_internal.h"
 #include "runtime/event_internal.h"
@@ -146,7 +147,9 @@ static void set_current(xdev_stream_t s) {
 
 xdev_status_t xdev_core_after_enqueue(xdev_stream_t s) {
     if (!xdev_core_launch_blocking) return XDEV_SUCCESS;
-    return xdev_be_stream_synchronize(s->rec, s->native);
+    xdev_status_t st = xdev_be_stream_synchronize(s->rec, s->native);
+    if (st == XDEV_SUCCESS) xdev_order_on_host_waits_stream(s);
+    return st;
 }
 
 xdev_status_t xdev_stream_create(xdev_device_t device, int priority, xdev_stream_t *out) {
@@ -210,6 +213,7 @@ xdev_status_t xdev_stream_destroy(xdev_stream_t stream) {
      * the stream's own host function this fails and nothing changes. */
     if (stream->owned && XDEV_HAS(stream->be, stream, synchronize))
         XDEV_CHECK(xdev_be_stream_synchronize(stream->rec, stream->native));
+    xdev_order_on_host_waits_stream(stream); /* its work is done: the sanitizer knows */
     bool was = false;
     if (!atomic_compare_exchange_strong(&stream->closing, &was, true))
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_HANDLE,
@@ -291,6 +295,7 @@ xdev_status_t xdev_stream_query(xdev_stream_t stream) {
     if (XDEV_UNLIKELY(cap != NULL))
         XDEV_CHECK(xdev_capture_refuse(cap, "a query of a capturing stream"));
     xdev_status_t st = xdev_be_stream_query(stream->rec, stream->native);
+    if (st == XDEV_SUCCESS) xdev_order_on_host_waits_stream(stream);
     if (st == XDEV_SUCCESS || st == XDEV_ERROR_NOT_READY) return st;
     return xdev_core_blame(st, __func__);
 }
@@ -301,6 +306,7 @@ xdev_status_t xdev_stream_synchronize(xdev_stream_t stream) {
     if (XDEV_UNLIKELY(cap != NULL))
         XDEV_CHECK(xdev_capture_refuse(cap, "a synchronize of a capturing stream"));
     XDEV_CHECK(xdev_be_stream_synchronize(stream->rec, stream->native));
+    xdev_order_on_host_waits_stream(stream);
     return XDEV_SUCCESS;
 }
 
@@ -338,6 +344,7 @@ xdev_status_t xdev_stream_wait_event(xdev_stream_t stream, xdev_event_t event) {
     if (XDEV_UNLIKELY(traced))
         xdev_tracer_span_end(&span, stream, "wait_event", "\"event\":\"%p\"", (void *)event);
     XDEV_CHECK(st);
+    xdev_order_on_wait_event(stream, event);
     XDEV_CHECK(xdev_core_after_enqueue(stream));
     return XDEV_SUCCESS;
 }
@@ -396,6 +403,7 @@ xdev_status_t xdev_core_stream_wait_stream(xdev_stream_t stream, xdev_stream_t o
         xdev_status_t dst = xdev_be_event_destroy(other->rec, marker);
         if (st == XDEV_SUCCESS) st = dst;
     }
+    if (st == XDEV_SUCCESS) xdev_order_on_wait_stream(stream, other);
     return st == XDEV_SUCCESS ? xdev_core_after_enqueue(stream) : st;
 }
 

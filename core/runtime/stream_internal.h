@@ -19,6 +19,7 @@ struct xdev_stream {
     _Atomic bool closing; /* xdev_stream_destroy has begun: no new use */
     /* The capture it records into (runtime/capture.h), NULL when it runs its work. */
     _Atomic(struct xdev_capture *) capture;
+    uint32_t order_id; /* the stream-order sanitizer's id, 0 until its first use (stream_order.c) */
 };
 
 extern xdev_handle_arena_t xdev_stream_arena;

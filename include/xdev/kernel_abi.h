@@ -28,6 +28,10 @@ extern "C" {
 /* xdev_kernel_sig_t.param_kinds */
 #define XDEV_KPARAM_VALUE 0u
 #define XDEV_KPARAM_POINTER 1u
+/* Or'ed into a signature's POINTER for a pointer to const (XDEV_PTR(const
+ * T, x)): the stream-order sanitizer counts the kernel as only reading it.
+ * Kernel attributes (xdev_kernel_get_attributes) report POINTER alone. */
+#define XDEV_KPARAM_READONLY 2u
 
 /* xdev_kernel_sig_t.flags */
 #define XDEV_KERNEL_USES_BARRIER (1u << 0) /* declared with XDEV_KERNEL_SYNC */

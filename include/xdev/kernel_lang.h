@@ -207,7 +207,13 @@ XDEV_DEVICE uint64_t xdev_atomic_cas_u64(uint64_t *p, uint64_t expected, uint64_
 #define XDEV__SIZE_N(i, t, n)
 #define XDEV__SIZE(i, tup) XDEV__PICK(XDEV__SIZE_, i, tup)
 #define XDEV__KIND_V(i, t, n) XDEV_KPARAM_VALUE,
+#ifdef __cplusplus
 #define XDEV__KIND_P(i, t, n) XDEV_KPARAM_POINTER,
+#else /* pointee const: t * and const t * are then one type */
+#define XDEV__KIND_P(i, t, n)                                                                      \
+    (uint8_t)(XDEV_KPARAM_POINTER |                                                                \
+              (__builtin_types_compatible_p(t *, const t *) ? XDEV_KPARAM_READONLY : 0u)),
+#endif
 #define XDEV__KIND_N(i, t, n)
 #define XDEV__KIND(i, tup) XDEV__PICK(XDEV__KIND_, i, tup)
 #define XDEV__STR(x) #x

@@ -53,6 +53,7 @@
 #include "xdev/comm.h"
 #include "xdev/communicator.h"
 #include "xdev/trace.h"
+#include "xdev/sanitizer.h"
 #include "xdev/ipc.h"
 #include "xdev/system.h"
 #include "xdev/blas.h"

@@ -53,6 +53,10 @@
 #                  cuda (and on cpu), bit identity of every conversion pair
 #   tf32           tf32_bench: the seed's 10240^2 TF32 on/off experiment
 #   rng            build/bench/rng_bench and bench/gpu/rng_torch.py, if present
+#   stream-sanitizer  XDEV_SANITIZE=streams on cuda: test_sanitizer (races
+#                  reported, ordered code silent, off, malformed); the
+#                  conformance suites run with it on (reports counted: only
+#                  their deliberate races); sanitizer_bench (cost per call)
 # Optional (named explicitly): ctest (every entry but tests/gpu's). "bench" =
 # the three bench-runtime, bench-copy, bench-alloc.
 #
@@ -74,6 +78,7 @@ B=${XDEV_GPU_BUILD:-build-gpu}
 BUDGET=${XDEV_GPU_BUDGET_S:-530}
 DEFAULT_STEPS="build conformance heat torch-viz gpu sanitizer bench-runtime bench-copy bench-alloc bench-blas"
 DEFAULT_STEPS+=" bench-fft bench-kernel bench-graph bench-ops tf32 rng observe bench-trace"
+DEFAULT_STEPS+=" stream-sanitizer"
 STEPS=" ${XDEV_GPU_STEPS:-$DEFAULT_STEPS} "
 STEPS=${STEPS//,/ }
 [[ "$STEPS" == *" bench "* ]] && STEPS+=" bench-runtime bench-copy bench-alloc bench-comm "
@@ -494,6 +499,26 @@ san_comm() {
         "test_comm_procs (NCCL, a rank per process, every collective and dtype)" \
         "$B/tests/conformance/test_comm_procs" comm_procs
 }
+if want stream-sanitizer; then
+    SL=$OUT/stream_sanitizer.log
+    for mode in on off bad; do
+        env_args=(XDEV_BACKEND=cuda)
+        [ "$mode" = on ] && env_args+=(XDEV_SANITIZE=streams)
+        run_to "$SL" 120 env "${env_args[@]}" "$B/tests/test_sanitizer" "$mode"
+        note "test_sanitizer $mode (cuda): rc $? $(grep -E '^[0-9]+%: Checks' "$SL" | tail -1)"
+    done
+    # Correct code stays silent: the conformance suites with the sanitizer
+    # on; what they report is counted (their deliberate races are named).
+    for suite in blas fft rng kernel stream event memory ops graph communicator comm; do
+        log=$OUT/stream_sanitizer_$suite.log
+        run_to "$log" 120 env XDEV_BACKEND=cuda XDEV_SANITIZE=streams XDEV_TEST_SCALE=0.2 \
+            "$B/tests/conformance/test_$suite"
+        note "  test_$suite with XDEV_SANITIZE=streams: rc $?, $(grep -c 'xdev sanitizer:' "$log") report(s); $(grep -E '^[0-9]+%: Checks' "$log" | tail -1)"
+    done
+    mk=$(mark)
+    run_to "$BL" 120 "$B/bench/sanitizer_bench" --rounds 3
+    since "$mk" | grep -E '^\||^device|^races' | sed 's/^/  /' | tee -a "$SUM"
+fi
 if want sanitizer-multi; then
     # Every GPU of the machine: the suites with cross-device tests (peer
     # access, cross-device copies, waits and events between devices), then
