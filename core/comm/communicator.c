@@ -373,6 +373,9 @@ xdev_status_t xdev_communicator_destroy(xdev_communicator_t comm) {
     xdev_status_t st = XDEV_SUCCESS;
     if (comm->native != NULL) st = xdev_be_comm_destroy(g->be, comm->native);
     if (comm->shm != NULL) xdev_shm_leave(comm->shm);
+    /* The rank's queued collectives are done: to the stream-order sanitizer,
+     * a synchronize of its device (it does not track which streams they used). */
+    if (st == XDEV_SUCCESS) xdev_order_on_host_waits_device(comm->rec);
     free(comm);
     if (last) {
         xdev_host_comm_release(g);

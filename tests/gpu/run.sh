@@ -512,8 +512,14 @@ if want stream-sanitizer; then
     for suite in blas fft rng kernel stream event memory ops graph communicator comm; do
         log=$OUT/stream_sanitizer_$suite.log
         run_to "$log" 120 env XDEV_BACKEND=cuda XDEV_SANITIZE=streams XDEV_TEST_SCALE=0.2 \
-            "$B/tests/conformance/test_$suite"
+            XT_SKIP_LIST=backends/cuda/conformance.skip "$B/tests/conformance/test_$suite"
         note "  test_$suite with XDEV_SANITIZE=streams: rc $?, $(grep -c 'xdev sanitizer:' "$log") report(s); $(grep -E '^[0-9]+%: Checks' "$log" | tail -1)"
+        grep -A2 'xdev sanitizer:' "$log" | grep -E '^  (is not|[a-zA-Z_ ]+ \()' |
+            sed -E 's/ of bytes \[[^)]*\)//; s/^/    /' | cut -c1-220 | tee -a "$SUM"
+        grep -A2 'xdev sanitizer:' "$log" | grep -oE 'from [^ ]+\+0x[0-9a-f]+' | sort -u |
+            while read -r _ loc; do
+                echo "    $loc = $(addr2line -e "${loc%+*}" "${loc##*+}" 2>/dev/null)"
+            done | tee -a "$SUM"
     done
     mk=$(mark)
     run_to "$BL" 120 "$B/bench/sanitizer_bench" --rounds 3
