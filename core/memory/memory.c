@@ -315,9 +315,9 @@ static xdev_status_t memcpy_sync(void *dst, const void *src, size_t n) {
     }
     if ((st = order_cpu_side(&p)) != XDEV_SUCCESS) return st;
     if ((st = enqueue_copy(&p, s)) != XDEV_SUCCESS) return st;
-    if ((st = xdev_be_stream_synchronize(s->rec, s->native)) != XDEV_SUCCESS) return st;
+    st = xdev_be_stream_synchronize(s->rec, s->native);
     xdev_order_on_host_waits_stream(s); /* the copy is blocking: later work is after it */
-    return XDEV_SUCCESS;
+    return st;
 }
 
 xdev_status_t xdev_memcpy(void *dst, const void *src, size_t n) {

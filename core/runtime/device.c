@@ -151,8 +151,9 @@ xdev_status_t xdev_device_synchronize(xdev_device_t device) {
     xdev_device_record_t *rec;
     XDEV_CHECK(xdev_device_lookup(device, &rec));
     XDEV_CHECK(xdev_capture_check_unsafe("xdev_device_synchronize"));
-    XDEV_CHECK(xdev_be_device_synchronize(rec));
-    xdev_order_on_host_waits_device(rec);
+    xdev_status_t st = xdev_be_device_synchronize(rec);
+    xdev_order_on_host_waits_device(rec); /* waited, even for work that failed */
+    XDEV_CHECK(st);
     return XDEV_SUCCESS;
 }
 

@@ -160,8 +160,9 @@ xdev_status_t xdev_event_synchronize(xdev_event_t event) {
     xdev_device_record_t *rec = atomic_load_explicit(&event->rec, memory_order_acquire);
     if (rec == NULL) return XDEV_SUCCESS;
     XDEV_CHECK(check_captured(event, "a synchronize of an event recorded in the capture"));
-    XDEV_CHECK(xdev_be_event_synchronize(rec, event->native));
-    xdev_order_on_host_waits_event(event);
+    xdev_status_t st = xdev_be_event_synchronize(rec, event->native);
+    xdev_order_on_host_waits_event(event); /* waited, even for work that failed */
+    XDEV_CHECK(st);
     return XDEV_SUCCESS;
 }
 

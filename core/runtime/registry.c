@@ -383,10 +383,8 @@ xdev_status_t xdev_synchronize(void) {
             }
         }
     }
-    if (first == XDEV_SUCCESS) {
-        xdev_order_on_host_waits_device(NULL);
-        return XDEV_SUCCESS;
-    }
+    xdev_order_on_host_waits_device(NULL); /* waited, even for work that failed */
+    if (first == XDEV_SUCCESS) return XDEV_SUCCESS;
     xdev_core_error_restore(&first_error);
     return xdev_core_blame(first, __func__);
 }

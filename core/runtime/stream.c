@@ -305,8 +305,9 @@ xdev_status_t xdev_stream_synchronize(xdev_stream_t stream) {
     xdev_capture_t *cap = atomic_load_explicit(&stream->capture, memory_order_acquire);
     if (XDEV_UNLIKELY(cap != NULL))
         XDEV_CHECK(xdev_capture_refuse(cap, "a synchronize of a capturing stream"));
-    XDEV_CHECK(xdev_be_stream_synchronize(stream->rec, stream->native));
-    xdev_order_on_host_waits_stream(stream);
+    xdev_status_t st = xdev_be_stream_synchronize(stream->rec, stream->native);
+    xdev_order_on_host_waits_stream(stream); /* waited, even for work that failed */
+    XDEV_CHECK(st);
     return XDEV_SUCCESS;
 }
 
