@@ -15,12 +15,16 @@
  *     without an error (a free or destroy that failed left its object live);
  *   - every device's allocated bytes are back where they were, and the next
  *     calls (synchronize, a malloc and free) work.
- * Leaks are ASan's to find (the sanitizer builds run this suite). The
- * number of failure points exercised is printed. Runs on the CPU backend
+ * Initialisation's own calls into the backend (its init, the device count,
+ * each device's open) fail in turn too, each in a child process. Leaks are
+ * ASan's to find (the sanitizer builds run this suite). The number of
+ * failure points exercised is printed. Runs on the CPU backend
  * with two devices (XDEV_CPU_DEVICES=2). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "conformance_kernels.h"
 #include "runtime/fault.h"
@@ -329,11 +333,74 @@ START_TEST(every_failure_point) {
 }
 END_TEST
 
+/* Initialisation: the backend's init, its device count, each device's open
+ * and any slot call made on the way fail in turn, each in a child process
+ * (xdev initialises once per process). The failure must come back from
+ * xdev_init as a status whose message names the injected call, the next
+ * call must report the same failure (not crash, not succeed half-made), and
+ * a run with no fault must initialise. */
+typedef struct init_result {
+    int fired;
+    xdev_status_t init, next;
+    char message[400];
+} init_result_t;
+
+static init_result_t init_once_failing(long n) {
+    init_result_t r = {0};
+    int fd[2];
+    ck_assert_int_eq(pipe(fd), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        close(fd[0]);
+        xdev_fault_inject_begin(n);
+        r.init = xdev_init();
+        bool fired = false;
+        (void)xdev_fault_inject_end(&fired);
+        r.fired = fired;
+        snprintf(r.message, sizeof r.message, "%s", xdev_last_error());
+        int count = 0;
+        r.next = xdev_device_count(xt_type(), &count);
+        if (write(fd[1], &r, sizeof r) != (ssize_t)sizeof r) _exit(2);
+        _exit(0);
+    }
+    close(fd[1]);
+    ssize_t got = read(fd[0], &r, sizeof r);
+    close(fd[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ck_assert_msg(got == (ssize_t)sizeof r && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                  "initialisation with call %ld failing: the child died (status %d)", n, status);
+    return r;
+}
+
+START_TEST(initialisation_failure_points) {
+    init_result_t clean = init_once_failing(0); /* count only */
+    ck_assert_msg(clean.init == XDEV_SUCCESS && clean.next == XDEV_SUCCESS, "%s", clean.message);
+    long points = 0;
+    for (long n = 1; n < 256; n++) {
+        init_result_t r = init_once_failing(n);
+        if (!r.fired) break; /* past the last call initialisation makes */
+        points++;
+        ck_assert_msg(r.init != XDEV_SUCCESS, "call %ld failed but xdev_init succeeded", n);
+        ck_assert_msg(
+            xt_icontains(r.message, "fault injected") && xt_icontains(r.message, "xdev_init"),
+            "call %ld: xdev_init's message does not name the failed call: \"%s\"", n, r.message);
+        ck_assert_msg(r.next == r.init, "call %ld: xdev_init returned %s, the next call %s", n,
+                      xdev_status_string(r.init), xdev_status_string(r.next));
+    }
+    ck_assert_msg(points >= 3, "initialisation reached %ld backend calls (init, count, open)",
+                  points);
+    printf("faults: initialisation: %ld failure points\n", points);
+}
+END_TEST
+
 int main(int argc, char **argv) {
     Suite *s = suite_create("faults");
     TCase *tc = tcase_create("faults");
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, every_failure_point);
+    tcase_add_test(tc, initialisation_failure_points);
     suite_add_tcase(s, tc);
     return xt_run(srunner_create(s), "faults", argc, argv);
 }

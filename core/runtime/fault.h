@@ -40,4 +40,11 @@ bool xdev_fault_trip(const char *slot);
 /* The injected failure of `slot` ("memory.malloc") of backend be. */
 xdev_status_t xdev_fault_fail(const xdev_backend_t *be, const char *slot);
 
+/* A failure point outside the slot helpers (the backend's initialisation,
+ * registry.c): true when the armed injector fails this call of `slot`. */
+static inline bool xdev_fault_point(const char *slot) {
+    return __builtin_expect(atomic_load_explicit(&xdev_fault_armed, memory_order_relaxed), 0) &&
+           xdev_fault_trip(slot);
+}
+
 #endif

@@ -100,7 +100,9 @@ static bool open_devices(xdev_backend_t *be, const xdev_backend_api_t *api) {
         xdev_device_record_t *rec = &be->devices[i];
         rec->be = be;
         rec->id = (xdev_device_t){be->type, i};
-        if (open(rec->physical, &rec->ctx) != XDEV_SUCCESS) {
+        xdev_status_t st = xdev_fault_point("device.open") ? xdev_fault_fail(be, "device.open")
+                                                           : open(rec->physical, &rec->ctx);
+        if (st != XDEV_SUCCESS) {
             char what[64];
             snprintf(what, sizeof what, "opening device %d failed", rec->physical);
             set_reason(be, what);
@@ -130,13 +132,16 @@ static void load_locked(xdev_backend_t *be) {
     }
     if (st == XDEV_SUCCESS && api->size >= offsetof(xdev_backend_api_t, flags) + sizeof api->flags)
         be->flags |= api->flags & (XDEV_BACKEND_ACCELERATOR | XDEV_BACKEND_HOST_MEMORY);
+    /* The backend's initialisation calls are failure points (runtime/fault.h). */
     if (st == XDEV_SUCCESS) {
-        st = api->init(&xdev_core_host_services);
+        st = xdev_fault_point("backend.init") ? xdev_fault_fail(be, "backend.init")
+                                              : api->init(&xdev_core_host_services);
         if (st != XDEV_SUCCESS) set_reason(be, "initialisation failed");
     }
     int physical = 0;
     if (st == XDEV_SUCCESS) {
-        st = api->device->count(&physical);
+        st = xdev_fault_point("device.count") ? xdev_fault_fail(be, "device.count")
+                                              : api->device->count(&physical);
         if (st != XDEV_SUCCESS) set_reason(be, "counting devices failed");
     }
     if (st == XDEV_SUCCESS) {
