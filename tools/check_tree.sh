@@ -119,6 +119,7 @@ CORE_PUBLIC_CALLS = {
     ('core/math/rng.c', 'xdev_dtype_name'): 'dtype name in a message; pure lookup',
     # device type names (xdev/device.h): a backend-table lookup, no error state.
     ('core/math/rng.c', 'xdev_device_type_name'): "the generator's device in a message",
+    ('core/comm/rendezvous.c', 'xdev_device_type_name'): 'device types in messages; pure lookup',
     ('core/runtime/registry.c', 'xdev_device_type_name'):
         'type names in messages, accepted forms and xdev_backend_get_info',
     # the thread's message or status (xdev/error.h), read to quote or keep it; sets nothing.

@@ -107,6 +107,41 @@ XDEV_API XDEV_RESULT xdev_status_t xdev_communicator_init_rank(xdev_communicator
                                                                const xdev_communicator_id_t *id,
                                                                int rank, xdev_device_t device);
 
+/* What the launcher that started this process told it. */
+typedef struct xdev_launch_info {
+    const char *launcher;  /* "torchrun", "openmpi", "mpich" or "slurm" */
+    int rank, world_size;  /* RANK and WORLD_SIZE, or the launcher's names for them */
+    int local_rank;        /* among the ranks on this host; -1 when not told */
+    int local_world_size;  /* ranks on this host; -1 when not told */
+    char master_addr[256]; /* MASTER_ADDR, or "" */
+    int master_port;       /* MASTER_PORT, or 0 */
+} xdev_launch_info_t;
+
+/* Read the launcher's variables, first found of: torchrun (RANK,
+ * WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE), Open MPI's mpirun
+ * (OMPI_COMM_WORLD_RANK, _SIZE, _LOCAL_RANK, _LOCAL_SIZE), MPICH/Hydra
+ * (PMI_RANK, PMI_SIZE, MPI_LOCALRANKID, MPI_LOCALNRANKS), Slurm's srun
+ * (SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID); MASTER_ADDR and MASTER_PORT
+ * with any of them. XDEV_ERROR_NOT_FOUND when none is set; XDEV_ERROR_ENV
+ * naming a variable that is not a number or a rank not below the size. */
+XDEV_API XDEV_RESULT xdev_status_t xdev_launch_info(xdev_launch_info_t *out);
+
+/* This process's rank of the group its launcher started (torchrun, mpirun,
+ * srun: xdev_launch_info), on devices of `type`: device local_rank modulo
+ * the devices of that type here (the rank when the launcher gives no local
+ * rank). Rank 0 makes the group's id and hands it to the others over TCP:
+ * it listens at XDEV_RENDEZVOUS_ADDR:XDEV_RENDEZVOUS_PORT, else at
+ * MASTER_ADDR:MASTER_PORT+1 (torchrun's own store holds MASTER_PORT), else,
+ * when every rank runs on this host (mpirun, srun on one node), on
+ * 127.0.0.1 at a port derived from the job's id; the others connect,
+ * retrying until rank 0 is up. Then xdev_communicator_init_rank. A rank
+ * that never comes makes the others fail once XDEV_COMM_TIMEOUT seconds
+ * (default 120) have passed since the call, XDEV_ERROR_IO naming it; ranks
+ * that disagree on the world size or device type fail with
+ * XDEV_ERROR_INVALID_VALUE saying so. */
+XDEV_API XDEV_RESULT xdev_status_t xdev_communicator_init_env(xdev_communicator_t *comm,
+                                                              xdev_device_type_t type);
+
 /* Free a rank, after its queued collectives have run (it waits for them:
  * xdev_communicator_abort first when a peer will never join). A destroyed
  * communicator is an invalid handle to every call. */

@@ -57,7 +57,7 @@ typedef enum xdev_status {
     XDEV_ERROR_BACKEND = 9,             /* vendor runtime error; message has its name */
     XDEV_ERROR_ENV = 10,                /* malformed XDEV_* environment variable */
     XDEV_ERROR_INTERNAL = 11,           /* a bug in xdev: please report */
-    XDEV_ERROR_IO = 12,                 /* a file could not be written; message has the reason */
+    XDEV_ERROR_IO = 12,                 /* a file or a connection failed; message has the reason */
     XDEV_ERROR_NOT_FOUND = 13,          /* a name (kernel) that the object does not have */
     XDEV_ERROR_LAUNCH_FAILURE = 14,     /* a kernel faulted or trapped (reported at a sync) */
     XDEV_ERROR_COMPILE = 15,            /* kernel source or options the compiler refused */

@@ -53,6 +53,10 @@
 #                  cuda (and on cpu), bit identity of every conversion pair
 #   tf32           tf32_bench: the seed's 10240^2 TF32 on/off experiment
 #   rng            build/bench/rng_bench and bench/gpu/rng_torch.py, if present
+#   rendezvous     torchrun starts one rank per GPU of tests/rendezvous_rank
+#                  (xdev_communicator_init_env on cuda, NCCL): sums checked,
+#                  all_reduce bus bandwidth; again with NCCL's network
+#                  transport forced (NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1)
 #   stream-sanitizer  XDEV_SANITIZE=streams on cuda: test_sanitizer (races
 #                  reported, ordered code silent, off, malformed); the
 #                  conformance suites run with it on (reports counted: only
@@ -499,6 +503,21 @@ san_comm() {
         "test_comm_procs (NCCL, a rank per process, every collective and dtype)" \
         "$B/tests/conformance/test_comm_procs" comm_procs
 }
+if want rendezvous; then
+    RL=$OUT/rendezvous.log
+    ngpu=$(nvidia-smi -L | grep -c '^GPU ')
+    for net in default forced; do
+        env_args=(NCCL_DEBUG=INFO)
+        [ "$net" = forced ] && env_args+=(NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1)
+        mk=$(wc -l <"$RL" 2>/dev/null || echo 0)
+        run_to "$RL" 200 env "${env_args[@]}" bash tests/rendezvous_launchers.sh torchrun \
+            "$B/tests/rendezvous_rank" "$ngpu" cuda bench
+        note "torchrun, $ngpu ranks on cuda through xdev_communicator_init_env, NCCL transports $net: rc $?"
+        tail -n +$((mk + 1)) "$RL" | grep -E '^\||^PASS|^FAIL|^SKIP|rendezvous_rank:' | sed 's/^/  /' | tee -a "$SUM"
+        tail -n +$((mk + 1)) "$RL" | grep -oE 'Channel 00/[0-9]+ : [0-9]+\[[0-9]+\] -> [0-9]+\[[0-9]+\] via [A-Za-z/]+[^ ]*' |
+            sort -u | head -4 | sed 's/^/  NCCL: /' | tee -a "$SUM"
+    done
+fi
 if want stream-sanitizer; then
     SL=$OUT/stream_sanitizer.log
     for mode in on off bad; do

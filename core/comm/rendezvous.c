@@ -1,0 +1,413 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* rendezvous.c - a communicator made from what the launcher set
+ * (xdev_communicator_init_env): the rank and world size from torchrun's,
+ * Open MPI's, MPICH's or Slurm's variables, the group's id carried from rank
+ * 0 to the others over one small TCP exchange, then
+ * xdev_communicator_init_rank on the device of the local rank.
+ *
+ * The exchange: rank 0 listens on the rendezvous port, every other rank
+ * connects (retrying while rank 0 is not up yet) and says who it is (rank,
+ * world size, device type); once all have come, rank 0 answers each with
+ * the id, or with why they cannot form one group (sizes or types that
+ * differ, a rank twice). A rank that never comes makes every other fail
+ * at the deadline (XDEV_COMM_TIMEOUT, default 120 s) with a message naming
+ * it. The port is closed again as soon as the id has gone out. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/env.h"
+#include "base/error_internal.h"
+#include "xdev/communicator.h"
+#include "runtime/registry.h"
+#include "xdev/device.h"
+
+#define HELLO_MAGIC "xdevrdv1"
+#define DEFAULT_TIMEOUT_S 120
+#define ANSWER_GRACE_MS 10000
+
+/* ------------------------------------------------------------ environment */
+
+/* An integer variable: -1 when unset; XDEV_ERROR_ENV when not a number in
+ * [lo, hi]. */
+static xdev_status_t env_num(const char *name, int lo, int hi, int *out) {
+    const char *v = getenv(name);
+    *out = -1;
+    if (v == NULL || v[0] == '\0') return XDEV_SUCCESS;
+    char *end;
+    errno = 0;
+    long n = strtol(v, &end, 10);
+    if (errno != 0 || *end != '\0' || n < lo || n > hi)
+        return XDEV_FAIL(XDEV_ERROR_ENV, "%s='%s' is not an integer in %d..%d", name, v, lo, hi);
+    *out = (int)n;
+    return XDEV_SUCCESS;
+}
+
+/* One launcher's names for rank, size, local rank and local size. */
+typedef struct launcher {
+    const char *name, *rank, *size, *local_rank, *local_size;
+} launcher_t;
+
+static const launcher_t k_launchers[] = {
+    {"torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE"},
+    {"openmpi", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
+     "OMPI_COMM_WORLD_LOCAL_SIZE"},
+    {"mpich", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID", "MPI_LOCALNRANKS"},
+    {"slurm", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", NULL},
+};
+
+xdev_status_t xdev_launch_info(xdev_launch_info_t *out) {
+    XDEV_REQUIRE_ARG(out);
+    memset(out, 0, sizeof *out);
+    for (size_t i = 0; i < sizeof k_launchers / sizeof k_launchers[0]; i++) {
+        const launcher_t *l = &k_launchers[i];
+        if (getenv(l->rank) == NULL) continue;
+        int rank, size, lr = -1, ls = -1;
+        XDEV_CHECK(env_num(l->rank, 0, 1 << 24, &rank));
+        XDEV_CHECK(env_num(l->size, 1, 1 << 24, &size));
+        if (size < 0)
+            return XDEV_API_FAIL(XDEV_ERROR_ENV, "%s is set but %s is not (%s sets both)", l->rank,
+                                 l->size, l->name);
+        if (rank >= size)
+            return XDEV_API_FAIL(XDEV_ERROR_ENV, "%s=%d is not below %s=%d", l->rank, rank, l->size,
+                                 size);
+        XDEV_CHECK(env_num(l->local_rank, 0, 1 << 24, &lr));
+        if (l->local_size != NULL) XDEV_CHECK(env_num(l->local_size, 1, 1 << 24, &ls));
+        out->launcher = l->name;
+        out->rank = rank;
+        out->world_size = size;
+        out->local_rank = lr;
+        out->local_world_size = ls;
+        const char *addr = getenv("MASTER_ADDR");
+        if (addr != NULL && strlen(addr) >= sizeof out->master_addr)
+            return XDEV_API_FAIL(XDEV_ERROR_ENV, "MASTER_ADDR is longer than %zu bytes",
+                                 sizeof out->master_addr - 1);
+        snprintf(out->master_addr, sizeof out->master_addr, "%s", addr ? addr : "");
+        int port;
+        XDEV_CHECK(env_num("MASTER_PORT", 1, 65535, &port));
+        out->master_port = port < 0 ? 0 : port;
+        return XDEV_SUCCESS;
+    }
+    return XDEV_API_FAIL(XDEV_ERROR_NOT_FOUND,
+                         "no launcher's variables are set (RANK and WORLD_SIZE from torchrun, "
+                         "OMPI_COMM_WORLD_RANK from mpirun, PMI_RANK, SLURM_PROCID from srun)");
+}
+
+/* A job's id from the launcher, for a port every rank derives alike. */
+static const char *job_id(void) {
+    static const char *const names[] = {"TORCHELASTIC_RUN_ID", "OMPI_MCA_ess_base_jobid",
+                                        "PMIX_NAMESPACE", "PMI_JOBID", "SLURM_STEP_ID"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        const char *v = getenv(names[i]);
+        if (v != NULL && v[0] != '\0') return v;
+    }
+    return NULL;
+}
+
+/* Where rank 0 listens: XDEV_RENDEZVOUS_ADDR/_PORT, else MASTER_ADDR and
+ * MASTER_PORT + 1 (torchrun's agent holds MASTER_PORT itself), else, when
+ * every rank runs on this host, 127.0.0.1 and a port from the job's id. */
+static xdev_status_t endpoint(const xdev_launch_info_t *li, char *addr, size_t alen, int *port) {
+    const char *a = xdev_env_get("XDEV_RENDEZVOUS_ADDR");
+    int p;
+    XDEV_CHECK(env_num("XDEV_RENDEZVOUS_PORT", 1, 65535, &p));
+    bool local = li->local_world_size > 0 && li->local_world_size == li->world_size;
+    if (a != NULL && a[0] != '\0')
+        snprintf(addr, alen, "%s", a);
+    else if (li->master_addr[0] != '\0')
+        snprintf(addr, alen, "%s", li->master_addr);
+    else if (local || li->world_size == 1)
+        snprintf(addr, alen, "127.0.0.1");
+    else
+        return XDEV_FAIL(XDEV_ERROR_ENV,
+                         "%s started %d ranks not all on this host, and neither MASTER_ADDR nor "
+                         "XDEV_RENDEZVOUS_ADDR names rank 0's host: set MASTER_ADDR (and "
+                         "MASTER_PORT) for every rank",
+                         li->launcher, li->world_size);
+    if (p > 0) {
+        *port = p;
+    } else if (li->master_port > 0) {
+        *port = li->master_port < 65535 ? li->master_port + 1 : 65534;
+    } else {
+        const char *job = job_id();
+        if (job == NULL)
+            return XDEV_FAIL(XDEV_ERROR_ENV,
+                             "no rendezvous port: set MASTER_PORT or XDEV_RENDEZVOUS_PORT (the "
+                             "launcher gives no job id to derive one from)");
+        uint32_t h = 2166136261u; /* FNV-1a */
+        for (const char *c = job; *c; c++)
+            h = (h ^ (unsigned char)*c) * 16777619u;
+        *port = 20000 + (int)(h % 30000u);
+    }
+    return XDEV_SUCCESS;
+}
+
+/* ------------------------------------------------------------ sockets */
+
+typedef struct hello {
+    char magic[8];
+    uint32_t rank, world, type;
+} hello_t;
+
+enum { ANS_OK = 0, ANS_WORLD, ANS_RANK, ANS_TWICE, ANS_TYPE, ANS_MISSING };
+
+typedef struct reply {
+    char magic[8];
+    uint32_t status, world, type, missing;
+    unsigned char id[XDEV_COMMUNICATOR_ID_BYTES];
+} reply_t;
+
+static long long now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Move n bytes over a blocking-with-poll socket before the deadline. */
+static bool xfer(int fd, void *buf, size_t n, bool sending, long long deadline) {
+    char *p = buf;
+    while (n > 0) {
+        long long left = deadline - now_ms();
+        if (left <= 0) return false;
+        struct pollfd pf = {fd, sending ? POLLOUT : POLLIN, 0};
+        int r = poll(&pf, 1, left > 1000 ? 1000 : (int)left);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) continue;
+        ssize_t k = sending ? send(fd, p, n, MSG_NOSIGNAL) : recv(fd, p, n, 0);
+        if (k < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+        if (k <= 0) return false;
+        p += k;
+        n -= (size_t)k;
+    }
+    return true;
+}
+
+/* Rank 0: listen, collect every other rank's hello, answer each. */
+static xdev_status_t serve(int port, int world, xdev_device_type_t type,
+                           const xdev_communicator_id_t *id, long long deadline) {
+    int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    bool v6 = fd >= 0;
+    if (!v6) fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return XDEV_FAIL(XDEV_ERROR_IO, "rendezvous: socket: %s", strerror(errno));
+    int one = 1, zero = 0;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (v6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
+    struct sockaddr_in6 a6 = {0};
+    struct sockaddr_in a4 = {0};
+    int r;
+    if (v6) {
+        a6.sin6_family = AF_INET6;
+        a6.sin6_addr = in6addr_any;
+        a6.sin6_port = htons((uint16_t)port);
+        r = bind(fd, (struct sockaddr *)&a6, sizeof a6);
+    } else {
+        a4.sin_family = AF_INET;
+        a4.sin_addr.s_addr = htonl(INADDR_ANY);
+        a4.sin_port = htons((uint16_t)port);
+        r = bind(fd, (struct sockaddr *)&a4, sizeof a4);
+    }
+    if (r != 0 || listen(fd, world) != 0) {
+        int e = errno;
+        close(fd);
+        return XDEV_FAIL(XDEV_ERROR_IO,
+                         "rendezvous: rank 0 cannot listen on port %d: %s (another job's port? "
+                         "set XDEV_RENDEZVOUS_PORT)",
+                         port, strerror(e));
+    }
+    int *peer = calloc((size_t)world, sizeof *peer); /* socket of each rank, 0 = not come */
+    if (peer == NULL) {
+        close(fd);
+        return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "rendezvous: no memory for %d ranks", world);
+    }
+    int come = 1, status = ANS_OK, bad_rank = -1;
+    while (come < world && now_ms() < deadline) {
+        struct pollfd pf = {fd, POLLIN, 0};
+        long long left = deadline - now_ms();
+        if (poll(&pf, 1, left > 1000 ? 1000 : (int)left) <= 0) continue;
+        int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
+        if (c < 0) continue;
+        hello_t h;
+        long long hello_deadline = now_ms() + 5000 < deadline ? now_ms() + 5000 : deadline;
+        if (!xfer(c, &h, sizeof h, false, hello_deadline) ||
+            memcmp(h.magic, HELLO_MAGIC, 8) != 0) { /* not one of ours: ignore it */
+            close(c);
+            continue;
+        }
+        int why = h.world != (uint32_t)world                 ? ANS_WORLD
+                  : h.type != (uint32_t)type                 ? ANS_TYPE
+                  : h.rank == 0 || h.rank >= (uint32_t)world ? ANS_RANK
+                  : peer[h.rank] != 0                        ? ANS_TWICE
+                                                             : ANS_OK;
+        if (why != ANS_OK) {
+            reply_t no = {
+                .status = (uint32_t)why, .world = (uint32_t)world, .type = (uint32_t)type};
+            memcpy(no.magic, HELLO_MAGIC, 8);
+            (void)xfer(c, &no, sizeof no, true, hello_deadline);
+            close(c);
+            if (status == ANS_OK) status = why;
+            continue;
+        }
+        peer[h.rank] = c;
+        come++;
+    }
+    close(fd);
+    char missing[160] = "";
+    size_t ml = 0;
+    int nmissing = 0;
+    for (int i = 1; i < world; i++)
+        if (peer[i] == 0) {
+            if (nmissing < 8 && ml < sizeof missing)
+                ml += (size_t)snprintf(missing + ml, sizeof missing - ml, "%s%d",
+                                       nmissing ? ", " : "", i);
+            nmissing++;
+            if (bad_rank < 0) bad_rank = i;
+        }
+    reply_t rep = {.status = nmissing ? ANS_MISSING : ANS_OK,
+                   .world = (uint32_t)world,
+                   .type = (uint32_t)type,
+                   .missing = (uint32_t)(bad_rank < 0 ? 0 : bad_rank)};
+    memcpy(rep.magic, HELLO_MAGIC, 8);
+    if (!nmissing) memcpy(rep.id, id->bytes, sizeof rep.id);
+    long long send_deadline = now_ms() + 5000;
+    for (int i = 1; i < world; i++)
+        if (peer[i] != 0) {
+            (void)xfer(peer[i], &rep, sizeof rep, true, send_deadline);
+            close(peer[i]);
+        }
+    free(peer);
+    if (nmissing)
+        return XDEV_FAIL(XDEV_ERROR_IO,
+                         "rendezvous: rank%s %s%s of %d never reached rank 0 on port %d within the "
+                         "timeout (XDEV_COMM_TIMEOUT)%s",
+                         nmissing > 1 ? "s" : "", missing, nmissing > 8 ? ", ..." : "", world, port,
+                         status == ANS_WORLD  ? "; a process said another world size"
+                         : status == ANS_TYPE ? "; a process asked for another device type"
+                         : status == ANS_TWICE
+                             ? "; a rank came twice (two processes with one RANK?)"
+                             : "");
+    return XDEV_SUCCESS;
+}
+
+/* Other ranks: reach rank 0 (retrying until it listens), say who we are,
+ * read the id. */
+static xdev_status_t fetch(const char *addr, int port, int rank, int world, xdev_device_type_t type,
+                           xdev_communicator_id_t *id, long long deadline) {
+    char ports[16];
+    snprintf(ports, sizeof ports, "%d", port);
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res = NULL;
+    int gai = getaddrinfo(addr, ports, &hints, &res);
+    if (gai != 0)
+        return XDEV_FAIL(XDEV_ERROR_IO, "rendezvous: rank 0's host '%s': %s", addr,
+                         gai_strerror(gai));
+    int fd = -1, last_errno = 0;
+    while (fd < 0 && now_ms() < deadline) {
+        for (struct addrinfo *ai = res; ai != NULL && fd < 0; ai = ai->ai_next) {
+            int s = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+            if (s < 0) continue;
+            if (connect(s, ai->ai_addr, ai->ai_addrlen) == 0) {
+                fd = s;
+            } else {
+                last_errno = errno;
+                close(s);
+            }
+        }
+        if (fd < 0) {
+            struct timespec ts = {0, 100 * 1000 * 1000}; /* rank 0 not up yet: again */
+            nanosleep(&ts, NULL);
+        }
+    }
+    freeaddrinfo(res);
+    if (fd < 0)
+        return XDEV_FAIL(XDEV_ERROR_IO,
+                         "rendezvous: rank %d could not reach rank 0 at %s:%d within the timeout "
+                         "(XDEV_COMM_TIMEOUT): %s",
+                         rank, addr, port, last_errno ? strerror(last_errno) : "no attempt");
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    hello_t h = {.rank = (uint32_t)rank, .world = (uint32_t)world, .type = (uint32_t)type};
+    memcpy(h.magic, HELLO_MAGIC, 8);
+    reply_t rep;
+    /* Rank 0 answers when every rank has come or at its own deadline, which
+     * may fall a little after ours (it may have started later): wait for the
+     * answer a while past ours, so that we learn which rank is missing. */
+    bool ok = xfer(fd, &h, sizeof h, true, deadline) &&
+              xfer(fd, &rep, sizeof rep, false, deadline + ANSWER_GRACE_MS);
+    close(fd);
+    if (!ok || memcmp(rep.magic, HELLO_MAGIC, 8) != 0)
+        return XDEV_FAIL(XDEV_ERROR_IO,
+                         "rendezvous: rank %d reached %s:%d but got no answer from rank 0 within "
+                         "the timeout (XDEV_COMM_TIMEOUT)",
+                         rank, addr, port);
+    switch (rep.status) {
+    case ANS_OK:
+        memcpy(id->bytes, rep.id, sizeof id->bytes);
+        return XDEV_SUCCESS;
+    case ANS_WORLD:
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                         "rendezvous: rank %d says the world has %d ranks, rank 0 says %u", rank,
+                         world, rep.world);
+    case ANS_TYPE:
+        return XDEV_FAIL(
+            XDEV_ERROR_INVALID_VALUE, "rendezvous: rank %d asked for %s devices, rank 0 for %s",
+            rank, xdev_device_type_name(type), xdev_device_type_name((xdev_device_type_t)rep.type));
+    case ANS_TWICE:
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                         "rendezvous: rank %d came twice (two processes with one rank number?)",
+                         rank);
+    case ANS_MISSING:
+        return XDEV_FAIL(XDEV_ERROR_IO,
+                         "rendezvous: rank %u never reached rank 0 within the timeout "
+                         "(XDEV_COMM_TIMEOUT), so the group of %d cannot form",
+                         rep.missing, world);
+    default:
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "rendezvous: rank %d is out of range 1..%d",
+                         rank, world - 1);
+    }
+}
+
+/* ------------------------------------------------------------ the call */
+
+xdev_status_t xdev_communicator_init_env(xdev_communicator_t *comm, xdev_device_type_t type) {
+    XDEV_REQUIRE_ARG(comm);
+    *comm = NULL;
+    xdev_launch_info_t li;
+    XDEV_CHECK(xdev_launch_info(&li));
+    XDEV_CHECK(xdev_core_ensure_init());
+    xdev_backend_t *be;
+    XDEV_CHECK(xdev_backend_acquire(type, &be));
+    int count = be->device_count;
+    if (count <= 0)
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_DEVICE, "no %s device for rank %d",
+                             xdev_device_type_name(type), li.rank);
+    int local = li.local_rank >= 0 ? li.local_rank : li.rank;
+    xdev_device_t device = {type, local % count};
+    int timeout_s;
+    XDEV_CHECK(xdev_env_int("XDEV_COMM_TIMEOUT", DEFAULT_TIMEOUT_S, 1, 86400, &timeout_s));
+    long long deadline = now_ms() + (long long)timeout_s * 1000;
+    xdev_communicator_id_t id;
+    if (li.world_size > 1) {
+        char addr[256];
+        int port = 0;
+        XDEV_CHECK(endpoint(&li, addr, sizeof addr, &port));
+        if (li.rank == 0) {
+            XDEV_CHECK(xdev_communicator_unique_id(type, &id));
+            XDEV_CHECK(serve(port, li.world_size, type, &id, deadline));
+        } else {
+            XDEV_CHECK(fetch(addr, port, li.rank, li.world_size, type, &id, deadline));
+        }
+    } else {
+        XDEV_CHECK(xdev_communicator_unique_id(type, &id));
+    }
+    XDEV_CHECK(xdev_communicator_init_rank(comm, li.world_size, &id, li.rank, device));
+    return XDEV_SUCCESS;
+}

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# tests/rendezvous_launchers.sh LAUNCHER PROGRAM N [TYPE [bench]] - start N ranks of
+# PROGRAM (tests/rendezvous_rank.c) with a real launcher and check that every
+# rank reported "ok":
+#   mpirun    Open MPI's mpirun -n N --oversubscribe (as root also
+#             --allow-run-as-root), ranks on this host: no address needed
+#   torchrun  torchrun --nproc-per-node=N --no-python (PyTorch's launcher;
+#             TYPE cuda on a GPU machine)
+# Exits 77 (skipped, the reason printed) when the launcher is not installed.
+set -uo pipefail
+launcher=$1 prog=$2 n=$3 type=${4:-cpu} mode=${5:-}
+case "$launcher" in
+mpirun)
+    if ! command -v mpirun >/dev/null 2>&1; then
+        echo "SKIP: mpirun not installed (Debian: openmpi-bin)"
+        exit 77
+    fi
+    extra=(--oversubscribe)
+    [ "$(id -u)" = 0 ] && extra+=(--allow-run-as-root)
+    out=$(timeout 120 mpirun -n "$n" "${extra[@]}" "$prog" "$type" $mode 2>&1)
+    rc=$?
+    ;;
+torchrun)
+    if ! command -v torchrun >/dev/null 2>&1; then
+        echo "SKIP: torchrun not installed (PyTorch)"
+        exit 77
+    fi
+    out=$(timeout 300 torchrun --nproc-per-node="$n" --no-python "$prog" "$type" $mode 2>&1)
+    rc=$?
+    ;;
+*)
+    echo "usage: $0 mpirun|torchrun PROGRAM N [cpu|cuda]" >&2
+    exit 2
+    ;;
+esac
+echo "$out"
+oks=$(grep -c ", ok$" <<<"$out")
+if [ "$rc" -ne 0 ] || [ "$oks" -ne "$n" ]; then
+    echo "FAIL: $launcher exit $rc, $oks of $n ranks ok"
+    exit 1
+fi
+echo "PASS: $launcher started $n ranks, every sum right"

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* rendezvous_rank.c - one rank as a launcher starts it: xdev_communicator_init_env
+ * on the device type named by argv[1] ("cpu" by default, "cuda"), an all_reduce
+ * of rank + 1 over every rank (i64 sum) and of a 16 MiB f32 buffer, checked,
+ * then destroy. Prints one line per rank; exits 0 when the sums are right.
+ * With "bench" as argv[2], rank 0 also prints the all_reduce bus bandwidth
+ * (NCCL's busbw: 2 (n-1)/n x bytes / time) from 1 MiB to 256 MiB, 20 timed
+ * calls per size after 5 untimed, the same loop on every rank. Run by
+ * tests/rendezvous_launchers.sh under mpirun (CI) and torchrun (GPU
+ * machine). */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "xdev/xdev.h"
+
+#define CHECK(call)                                                                                \
+    do {                                                                                           \
+        if ((call) != XDEV_SUCCESS) {                                                              \
+            fprintf(stderr, "rendezvous_rank: %s: %s\n", #call, xdev_last_error());                \
+            return 1;                                                                              \
+        }                                                                                          \
+    } while (0)
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* All ranks run the same loop; each size ends with a synchronize, so the
+ * time is the slowest rank's. */
+static int bench(xdev_communicator_t c, xdev_device_t dev, int rank, int n) {
+    xdev_stream_t s;
+    CHECK(xdev_stream_create(dev, XDEV_STREAM_PRIORITY_NORMAL, &s));
+    size_t max = (size_t)256 << 20;
+    float *buf;
+    CHECK(xdev_malloc_device(dev, (void **)&buf, max));
+    CHECK(xdev_memset_async(buf, 0, max, s));
+    if (rank == 0) printf("| bytes | time us | busbw GB/s |\n|---:|---:|---:|\n");
+    for (size_t bytes = (size_t)1 << 20; bytes <= max; bytes *= 4) {
+        size_t count = bytes / sizeof(float);
+        for (int i = 0; i < 5; i++)
+            CHECK(xdev_all_reduce(c, buf, buf, count, XDEV_DTYPE_F32, XDEV_REDUCE_SUM, s));
+        CHECK(xdev_stream_synchronize(s));
+        double t0 = now_s();
+        for (int i = 0; i < 20; i++)
+            CHECK(xdev_all_reduce(c, buf, buf, count, XDEV_DTYPE_F32, XDEV_REDUCE_SUM, s));
+        CHECK(xdev_stream_synchronize(s));
+        double t = (now_s() - t0) / 20;
+        if (rank == 0)
+            printf("| %zu | %.1f | %.1f |\n", bytes, t * 1e6,
+                   2.0 * (n - 1) / n * (double)bytes / t / 1e9);
+    }
+    CHECK(xdev_free(buf));
+    CHECK(xdev_stream_destroy(s));
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    xdev_device_type_t type = XDEV_DEVICE_CPU;
+    if (argc > 1 && strcmp(argv[1], "cuda") == 0) type = XDEV_DEVICE_CUDA;
+    xdev_launch_info_t li;
+    CHECK(xdev_launch_info(&li));
+    xdev_communicator_t c;
+    CHECK(xdev_communicator_init_env(&c, type));
+    int rank, n;
+    xdev_device_t dev;
+    CHECK(xdev_communicator_rank(c, &rank));
+    CHECK(xdev_communicator_size(c, &n));
+    CHECK(xdev_communicator_device(c, &dev));
+    long long h = rank + 1, *d;
+    CHECK(xdev_malloc_device(dev, (void **)&d, sizeof h));
+    CHECK(xdev_memcpy(d, &h, sizeof h));
+    CHECK(xdev_all_reduce(c, d, d, 1, XDEV_DTYPE_I64, XDEV_REDUCE_SUM, NULL));
+    CHECK(xdev_memcpy(&h, d, sizeof h));
+    size_t count = 4u << 20; /* 16 MiB of f32 */
+    float *big, *hb = malloc(count * sizeof *hb);
+    if (hb == NULL) return 1;
+    CHECK(xdev_malloc_device(dev, (void **)&big, count * sizeof *big));
+    CHECK(xdev_fill_async(big, XDEV_DTYPE_F32, xdev_scalar_f64(rank + 1), count, NULL));
+    CHECK(xdev_all_reduce(c, big, big, count, XDEV_DTYPE_F32, XDEV_REDUCE_SUM, NULL));
+    CHECK(xdev_memcpy(hb, big, count * sizeof *hb));
+    bool ok = h == (long long)n * (n + 1) / 2 && hb[0] == (float)h && hb[count - 1] == (float)h;
+    printf("rendezvous_rank: %s rank %d of %d (local rank %d) on %s:%d: sum %lld, %s\n",
+           li.launcher, rank, n, li.local_rank, xdev_device_type_name(dev.type), dev.index, h,
+           ok ? "ok" : "WRONG");
+    free(hb);
+    if (argc > 2 && strcmp(argv[2], "bench") == 0 && bench(c, dev, rank, n) != 0) return 1;
+    CHECK(xdev_free(big));
+    CHECK(xdev_free(d));
+    CHECK(xdev_communicator_destroy(c));
+    return ok ? 0 : 1;
+}
