@@ -40,4 +40,4 @@ if [ "$rc" -ne 0 ] || [ "$oks" -ne "$n" ]; then
     echo "FAIL: $launcher exit $rc, $oks of $n ranks ok"
     exit 1
 fi
-echo "PASS: $launcher started $n ranks, every sum right"
+echo "PASS: $launcher started $n ranks, every rank ok${mode:+ ($mode)}"

@@ -7,13 +7,18 @@
  * (NCCL's busbw: 2 (n-1)/n x bytes / time) from 1 MiB to 256 MiB, 20 timed
  * calls per size after 5 untimed, the same loop on every rank. Run by
  * tests/rendezvous_launchers.sh under mpirun (CI) and torchrun (GPU
- * machine). */
+ * machine). With "die" as argv[2], the last rank leaves right after
+ * joining, without a collective: every other rank's all_reduce must then
+ * fail within XDEV_COMM_TIMEOUT (the CPU backend sees the process gone; a
+ * backend rank's watchdog aborts the overdue collective), reported by
+ * xdev_communicator_check; such a rank prints "detected ... ok". */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "xdev/xdev.h"
 
@@ -60,6 +65,31 @@ static int bench(xdev_communicator_t c, xdev_device_t dev, int rank, int n) {
     return 0;
 }
 
+/* The "die" mode: the last rank leaves; the others must be told. */
+static int survive(xdev_communicator_t c, xdev_device_t dev, int rank, int n) {
+    if (rank == n - 1) {
+        printf("rendezvous_rank: rank %d of %d leaves without joining the all_reduce, ok\n", rank,
+               n);
+        fflush(stdout);
+        _exit(0); /* gone, as a crashed rank would be (no destroy, no exit handlers) */
+    }
+    float *buf;
+    CHECK(xdev_malloc_device(dev, (void **)&buf, 1 << 20));
+    CHECK(xdev_memset_async(buf, 0, 1 << 20, NULL));
+    double t0 = now_s();
+    xdev_status_t st =
+        xdev_all_reduce(c, buf, buf, (1 << 20) / 4, XDEV_DTYPE_F32, XDEV_REDUCE_SUM, NULL);
+    if (st == XDEV_SUCCESS) st = xdev_device_synchronize(dev);
+    if (st == XDEV_SUCCESS) st = xdev_communicator_check(c);
+    double t = now_s() - t0;
+    bool ok = st != XDEV_SUCCESS;
+    printf("rendezvous_rank: rank %d of %d detected after %.1f s: %s: %s, %s\n", rank, n, t,
+           xdev_status_string(st), xdev_last_error(), ok ? "ok" : "NOT DETECTED");
+    (void)xdev_free(buf);
+    (void)xdev_communicator_destroy(c); /* an aborted rank is destroyed cleanly */
+    return ok ? 0 : 1;
+}
+
 int main(int argc, char **argv) {
     xdev_device_type_t type = XDEV_DEVICE_CPU;
     if (argc > 1 && strcmp(argv[1], "cuda") == 0) type = XDEV_DEVICE_CUDA;
@@ -72,6 +102,7 @@ int main(int argc, char **argv) {
     CHECK(xdev_communicator_rank(c, &rank));
     CHECK(xdev_communicator_size(c, &n));
     CHECK(xdev_communicator_device(c, &dev));
+    if (argc > 2 && strcmp(argv[2], "die") == 0) return survive(c, dev, rank, n);
     long long h = rank + 1, *d;
     CHECK(xdev_malloc_device(dev, (void **)&d, sizeof h));
     CHECK(xdev_memcpy(d, &h, sizeof h));

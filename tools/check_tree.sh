@@ -125,6 +125,8 @@ CORE_PUBLIC_CALLS = {
     # the thread's message or status (xdev/error.h), read to quote or keep it; sets nothing.
     ('core/math/blas.c', 'xdev_last_error'): "keeps XDEV_ALLOW_TF32's parse message for later calls",
     ('core/math/fft.c', 'xdev_last_error'): "quotes the allocator's message (plan work area)",
+    ('core/comm/watchdog.c', 'xdev_last_error'): "quotes the backend's asynchronous error in the group's",
+    ('core/comm/communicator.c', 'xdev_last_error'): "quotes the backend's failure after the group's abort reason",
     # the element-wise helper is a client of the kernel API it sits beside (xdev/kernel.h):
     # compiling, finding and (on failure) unloading its generated kernel.
     ('core/kernel/elementwise.c', 'xdev_module_compile'): 'compiles the generated kernel',

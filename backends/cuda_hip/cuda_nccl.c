@@ -13,6 +13,8 @@
  * rank's device, so the legacy default stream means that device's. NVLink
  * multicast (NVLS) is left as the environment sets it (NCCL_NVLS_ENABLE). */
 #include <dlfcn.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,10 +156,13 @@ static ncclRedOp_t op_of(int op) {
     return map[op];
 }
 
-/* A rank: the communicator and its device (for the guard). */
+/* A rank: the communicator and its device (for the guard). ncclCommAbort
+ * frees the communicator, so an aborted rank only refuses calls (and its
+ * destroy only frees the rank). */
 typedef struct rank {
     ncclComm_t comm;
     int device;
+    _Atomic bool aborted;
 } rank_t;
 
 static xdev_status_t comm_init_all(xdev_backend_device_t *const *devs, int n, void **comms) {
@@ -168,7 +173,7 @@ static xdev_status_t comm_init_all(xdev_backend_device_t *const *devs, int n, vo
     ncclComm_t nc[XC_MAX_DEVICES] = {0};
     for (int i = 0; i < n; i++) {
         list[i] = devs[i]->index;
-        if ((ranks[i] = malloc(sizeof *ranks[i])) == NULL) {
+        if ((ranks[i] = calloc(1, sizeof *ranks[i])) == NULL) {
             for (int j = 0; j < i; j++)
                 free(ranks[j]);
             return xc_error(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for %d ranks", n);
@@ -190,17 +195,30 @@ static xdev_status_t comm_init_all(xdev_backend_device_t *const *devs, int n, vo
 
 static xdev_status_t comm_destroy(void *comm) {
     rank_t *k = comm;
+    if (atomic_load(&k->aborted)) { /* NCCL freed it at the abort */
+        free(k);
+        return XDEV_SUCCESS;
+    }
     ncclResult_t r = g.destroy(k->comm);
     free(k);
     return r == ncclSuccess ? XDEV_SUCCESS : nccl_fail(r, "ncclCommDestroy");
 }
 
 static xdev_status_t comm_abort(void *comm) {
-    ncclResult_t r = g.abort(((rank_t *)comm)->comm);
+    rank_t *k = comm;
+    bool was = false;
+    if (!atomic_compare_exchange_strong(&k->aborted, &was, true)) return XDEV_SUCCESS; /* once */
+    ncclResult_t r = g.abort(k->comm);
     return r == ncclSuccess ? XDEV_SUCCESS : nccl_fail(r, "ncclCommAbort");
 }
 
+static xdev_status_t refuse_aborted(void) {
+    return xc_error(XDEV_ERROR_INVALID_VALUE,
+                    XC_CCL " communicator was aborted (its group failed or was aborted)");
+}
+
 static xdev_status_t comm_async_error(void *comm) {
+    if (atomic_load(&((rank_t *)comm)->aborted)) return refuse_aborted();
     ncclResult_t res = ncclSuccess;
     ncclResult_t r = g.async_error(((rank_t *)comm)->comm, &res);
     if (r != ncclSuccess) return nccl_fail(r, "ncclCommGetAsyncError");
@@ -215,6 +233,7 @@ static size_t plain_size(xdev_dtype_t dt) {
 
 static xdev_status_t comm_collective(void *comm, const xdev_collective_desc_t *d, void *stream) {
     rank_t *k = comm;
+    if (atomic_load(&k->aborted)) return refuse_aborted();
     ncclDataType_t dt;
     size_t count = d->count;
     bool moves = d->kind == XDEV_COLL_BROADCAST || d->kind == XDEV_COLL_ALL_GATHER ||
@@ -301,7 +320,7 @@ static xdev_status_t comm_init_rank(xdev_backend_device_t *dev, int nranks, cons
                                     int rank, void **comm) {
     xdev_status_t st = ready();
     if (st != XDEV_SUCCESS) return st;
-    rank_t *k = malloc(sizeof *k);
+    rank_t *k = calloc(1, sizeof *k);
     if (k == NULL) return xc_error(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for a rank");
     ncclUniqueId u;
     memcpy(&u, id, sizeof u);

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 
 #include "base/error_internal.h"
+#include "comm/comm_record.h"
 #include "runtime/dispatch.h"
 #include "runtime/registry.h"
 #include "xdev/communicator.h"
@@ -34,12 +35,18 @@ xdev_status_t xdev_group_start(void) {
     return XDEV_SUCCESS;
 }
 
+int xdev_comm_group_depth(void) {
+    return tls_group_depth;
+}
+
 xdev_status_t xdev_group_end(void) {
     XDEV_CHECK(xdev_core_ensure_init());
     if (tls_group_depth == 0)
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
                              "xdev_group_end without xdev_group_start on this thread");
     tls_group_depth--;
-    XDEV_CHECK(backends_group(false));
+    xdev_status_t st = backends_group(false);
+    if (tls_group_depth == 0) xdev_comm_watch_flush(st == XDEV_SUCCESS); /* watchdog.c */
+    XDEV_CHECK(st);
     return XDEV_SUCCESS;
 }

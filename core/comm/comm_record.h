@@ -57,6 +57,15 @@ struct xdev_communicator {
     int slot;                            /* its place in g->member */
     struct xdev_shm_group *shm;          /* ranks of host memory in several processes, else NULL */
     struct xdev_communicator *live_next; /* the registry of live communicators */
+    /* The watchdog's view of a backend rank (watchdog.c, under its lock):
+     * an event recorded after the last collective, and since when work has
+     * been pending (0: none). */
+    void *wd_event;
+    long long wd_since_ms;
+    int wd_enqueuing; /* collectives being enqueued (or held in a group) */
+    const char *wd_what;
+    uint64_t wd_count;
+    bool wd_listed;
 };
 
 typedef struct task {
@@ -97,6 +106,34 @@ xdev_status_t xdev_communicator_check_p2p(xdev_communicator_t comm, bool is_send
 /* The stream a rank's task goes on: *stream, which must be on the rank's
  * device, or (NULL) the device's current stream. */
 xdev_status_t xdev_communicator_rank_stream(xdev_communicator_t c, xdev_stream_t *stream);
+
+/* ---------------------------------------------------------------- communicator.c */
+
+/* Abort g: its status becomes (st, msg) unless one is set, waiting ranks
+ * leave, and every backend rank of this process is aborted. */
+void xdev_comm_abort_group(group_t *g, xdev_status_t st, const char *msg);
+
+/* ---------------------------------------------------------------- watchdog.c
+ * A backend rank's collectives must complete within the timeout
+ * (XDEV_COMM_TIMEOUT, else 600 s): a collective a peer never joins (it
+ * died, hangs or took another path) would otherwise hold its stream
+ * forever. */
+
+/* Around the enqueue of a collective of c (named `what`) on s: begin
+ * before it (false: not watched, do not call end), end after it (ok: it
+ * was enqueued). */
+bool xdev_comm_watch_begin(xdev_communicator_t c, xdev_stream_t s);
+void xdev_comm_watch_end(xdev_communicator_t c, xdev_stream_t s, const char *what, bool ok);
+/* c is being destroyed: stop watching it (before its backend rank goes). */
+void xdev_comm_watch_forget(xdev_communicator_t c);
+/* The outermost group ended (comm_group.c): watch what it enqueued (or,
+ * when the group end failed, forget it). */
+void xdev_comm_watch_flush(bool enqueued);
+
+/* ---------------------------------------------------------------- comm_group.c */
+
+/* This thread's group nesting (0: not in a group). */
+int xdev_comm_group_depth(void);
 
 /* ---------------------------------------------------------------- host_collectives.c */
 

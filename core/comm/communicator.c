@@ -15,6 +15,7 @@
  * its queued tasks, so destroy can wait for them. */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -140,20 +141,39 @@ static xdev_status_t submit_shm(const task_t *p, xdev_stream_t stream) {
 /* Tell the stream-order sanitizer what a rank's task reads and writes on its
  * stream (before it is queued: a failed submit leaves a use that never ran,
  * which can only add a report about code that was racing anyway). */
+/* The public call a task comes from ("xdev_all_reduce"). */
+static const char *task_name(const task_t *t) {
+    static const char *const names[] = {"xdev_all_reduce", "xdev_broadcast", "xdev_reduce",
+                                        "xdev_all_gather", "xdev_reduce_scatter"};
+    return t->p2p ? (t->is_send ? "xdev_send" : "xdev_recv") : names[t->kind];
+}
+
 static void sanitize_task(const task_t *t, xdev_stream_t stream) {
     size_t bytes = t->count * xdev_dtype_size(t->dtype), n = (size_t)t->comm->g->nranks;
     if (t->p2p) {
         xdev_san_access(stream, t->is_send ? t->send : t->recv, bytes,
-                        t->is_send ? XDEV_SAN_READ : XDEV_SAN_WRITE,
-                        t->is_send ? "xdev_send" : "xdev_recv");
+                        t->is_send ? XDEV_SAN_READ : XDEV_SAN_WRITE, task_name(t));
         return;
     }
-    static const char *const names[] = {"xdev_all_reduce", "xdev_broadcast", "xdev_reduce",
-                                        "xdev_all_gather", "xdev_reduce_scatter"};
     const xdev_san_use_t uses[2] = {
         {t->send, t->kind == K_REDUCE_SCATTER ? bytes * n : bytes, XDEV_SAN_READ},
         {t->recv, t->kind == K_ALL_GATHER ? bytes * n : bytes, XDEV_SAN_WRITE}};
-    xdev_san_uses_slow(stream, uses, 2, names[t->kind]);
+    xdev_san_uses_slow(stream, uses, 2, task_name(t));
+}
+
+/* A backend call that failed because the group was aborted (the watchdog
+ * found a collective overdue, or xdev_communicator_abort): the group's
+ * reason, which says what happened, with the backend's words after it. */
+static xdev_status_t group_reason(group_t *g, xdev_status_t st) {
+    pthread_mutex_lock(&g->m);
+    xdev_status_t ast = g->aborted ? g->async_status : XDEV_SUCCESS;
+    char msg[sizeof g->async_msg];
+    memcpy(msg, g->async_msg, sizeof msg);
+    pthread_mutex_unlock(&g->m);
+    if (ast == XDEV_SUCCESS) return st;
+    char backend[256];
+    snprintf(backend, sizeof backend, "%s", xdev_last_error());
+    return XDEV_FAIL(ast, "%s (the backend said: %s)", msg, backend);
 }
 
 static xdev_status_t submit(task_t *proto, xdev_stream_t stream) {
@@ -161,7 +181,13 @@ static xdev_status_t submit(task_t *proto, xdev_stream_t stream) {
     xdev_status_t st = xdev_communicator_rank_stream(c, &stream);
     if (st != XDEV_SUCCESS) return st;
     if (xdev_sanitizing()) sanitize_task(proto, stream);
-    if (c->native != NULL) return submit_native(proto, stream); /* NCCL records into graphs */
+    if (c->native != NULL) { /* NCCL records into graphs */
+        bool watched = xdev_comm_watch_begin(c, stream);
+        st = submit_native(proto, stream);
+        if (watched) xdev_comm_watch_end(c, stream, task_name(proto), st == XDEV_SUCCESS);
+        if (st != XDEV_SUCCESS) st = group_reason(c->g, st);
+        return st;
+    }
     /* The host-memory paths number each operation when it is enqueued and
      * meet the other ranks in host functions: a replay would repeat the
      * numbers. Not recordable (yet). */
@@ -371,6 +397,7 @@ xdev_status_t xdev_communicator_destroy(xdev_communicator_t comm) {
     bool last = --g->live == 0;
     pthread_mutex_unlock(&g->m);
     xdev_status_t st = XDEV_SUCCESS;
+    xdev_comm_watch_forget(comm);
     if (comm->native != NULL) st = xdev_be_comm_destroy(g->be, comm->native);
     if (comm->shm != NULL) xdev_shm_leave(comm->shm);
     /* The rank's queued collectives are done: to the stream-order sanitizer,
@@ -387,12 +414,10 @@ xdev_status_t xdev_communicator_destroy(xdev_communicator_t comm) {
     return XDEV_SUCCESS;
 }
 
-xdev_status_t xdev_communicator_abort(xdev_communicator_t comm) {
-    XDEV_CHECK(check_comm(comm));
-    group_t *g = comm->g;
+void xdev_comm_abort_group(group_t *g, xdev_status_t st, const char *msg) {
     pthread_mutex_lock(&g->m);
     g->aborted = true;
-    set_async(g, XDEV_ERROR_INVALID_VALUE, "the group was aborted (xdev_communicator_abort)");
+    set_async(g, st, msg);
     pthread_cond_broadcast(&g->cv);
     void *natives[MAX_RANKS];
     int nn = 0;
@@ -402,6 +427,12 @@ xdev_status_t xdev_communicator_abort(xdev_communicator_t comm) {
     pthread_mutex_unlock(&g->m);
     for (int i = 0; i < nn; i++) /* every rank, as the group is aborted */
         (void)xdev_be_comm_abort(g->be, natives[i]);
+}
+
+xdev_status_t xdev_communicator_abort(xdev_communicator_t comm) {
+    XDEV_CHECK(check_comm(comm));
+    xdev_comm_abort_group(comm->g, XDEV_ERROR_INVALID_VALUE,
+                          "the group was aborted (xdev_communicator_abort)");
     if (comm->shm != NULL) xdev_shm_abort(comm->shm); /* the other processes see it too */
     return XDEV_SUCCESS;
 }

@@ -56,7 +56,9 @@
 #   rendezvous     torchrun starts one rank per GPU of tests/rendezvous_rank
 #                  (xdev_communicator_init_env on cuda, NCCL): sums checked,
 #                  all_reduce bus bandwidth; again with NCCL's network
-#                  transport forced (NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1)
+#                  transport forced (NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1);
+#                  then the last rank leaves without joining: the watchdog
+#                  must abort the others' all_reduce (XDEV_COMM_TIMEOUT=10)
 #   stream-sanitizer  XDEV_SANITIZE=streams on cuda: test_sanitizer (races
 #                  reported, ordered code silent, off, malformed); the
 #                  conformance suites run with it on (reports counted: only
@@ -514,9 +516,16 @@ if want rendezvous; then
             "$B/tests/rendezvous_rank" "$ngpu" cuda bench
         note "torchrun, $ngpu ranks on cuda through xdev_communicator_init_env, NCCL transports $net: rc $?"
         tail -n +$((mk + 1)) "$RL" | grep -E '^\||^PASS|^FAIL|^SKIP|rendezvous_rank:' | sed 's/^/  /' | tee -a "$SUM"
-        tail -n +$((mk + 1)) "$RL" | grep -oE 'Channel 00/[0-9]+ : [0-9]+\[[0-9]+\] -> [0-9]+\[[0-9]+\] via [A-Za-z/]+[^ ]*' |
+        tail -n +$((mk + 1)) "$RL" | grep -oE 'Channel 00/[0-9]+ : [0-9]+\[[0-9]+\] -> [0-9]+\[[0-9]+\]( \[[a-z]+\])? via [^ ]+' |
             sort -u | head -4 | sed 's/^/  NCCL: /' | tee -a "$SUM"
     done
+    # The last rank leaves without joining: the watchdog must abort the
+    # others' all_reduce within XDEV_COMM_TIMEOUT (10 s here).
+    mk=$(wc -l <"$RL")
+    run_to "$RL" 120 env XDEV_COMM_TIMEOUT=10 bash tests/rendezvous_launchers.sh torchrun \
+        "$B/tests/rendezvous_rank" "$ngpu" cuda die
+    note "torchrun, $ngpu ranks on cuda, the last leaves without joining (XDEV_COMM_TIMEOUT=10): rc $?"
+    tail -n +$((mk + 1)) "$RL" | grep -E '^PASS|^FAIL|rendezvous_rank:' | cut -c1-400 | sed 's/^/  /' | tee -a "$SUM"
 fi
 if want stream-sanitizer; then
     SL=$OUT/stream_sanitizer.log
