@@ -96,7 +96,9 @@ int main(int argc, char **argv) {
     xdev_launch_info_t li;
     CHECK(xdev_launch_info(&li));
     xdev_communicator_t c;
+    double t_init = now_s();
     CHECK(xdev_communicator_init_env(&c, type));
+    t_init = now_s() - t_init;
     int rank, n;
     xdev_device_t dev;
     CHECK(xdev_communicator_rank(c, &rank));
@@ -113,12 +115,17 @@ int main(int argc, char **argv) {
     if (hb == NULL) return 1;
     CHECK(xdev_malloc_device(dev, (void **)&big, count * sizeof *big));
     CHECK(xdev_fill_async(big, XDEV_DTYPE_F32, xdev_scalar_f64(rank + 1), count, NULL));
+    CHECK(xdev_device_synchronize(dev));
+    double t_big = now_s();
     CHECK(xdev_all_reduce(c, big, big, count, XDEV_DTYPE_F32, XDEV_REDUCE_SUM, NULL));
+    CHECK(xdev_device_synchronize(dev));
+    t_big = now_s() - t_big;
     CHECK(xdev_memcpy(hb, big, count * sizeof *hb));
     bool ok = h == (long long)n * (n + 1) / 2 && hb[0] == (float)h && hb[count - 1] == (float)h;
-    printf("rendezvous_rank: %s rank %d of %d (local rank %d) on %s:%d: sum %lld, %s\n",
-           li.launcher, rank, n, li.local_rank, xdev_device_type_name(dev.type), dev.index, h,
-           ok ? "ok" : "WRONG");
+    printf("rendezvous_rank: %s rank %d of %d (local rank %d) on %s:%d: init_env %.0f ms, "
+           "all_reduce of 16 MiB %.1f ms: sum %lld, %s\n",
+           li.launcher, rank, n, li.local_rank, xdev_device_type_name(dev.type), dev.index,
+           t_init * 1e3, t_big * 1e3, h, ok ? "ok" : "WRONG");
     free(hb);
     if (argc > 2 && strcmp(argv[2], "bench") == 0 && bench(c, dev, rank, n) != 0) return 1;
     CHECK(xdev_free(big));
