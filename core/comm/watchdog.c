@@ -52,9 +52,9 @@ static void look(xdev_communicator_t c, long long now) {
     char msg[256];
     if (c->wd_since_ms != 0) {
         /* still enqueuing (maybe waiting for a peer to connect): pending */
-        xdev_status_t st = c->wd_enqueuing > 0 || c->wd_event == NULL
-                               ? XDEV_ERROR_NOT_READY
-                               : xdev_be_event_query(c->rec, c->wd_event);
+        xdev_status_t st = c->wd_enqueuing > 0   ? XDEV_ERROR_NOT_READY
+                           : c->wd_event == NULL ? XDEV_SUCCESS /* nothing recorded */
+                                                 : xdev_be_event_query(c->rec, c->wd_event);
         if (st == XDEV_SUCCESS) {
             c->wd_since_ms = 0; /* everything recorded so far has finished */
         } else if (st == XDEV_ERROR_NOT_READY && now - c->wd_since_ms > g_timeout_s * 1000LL) {
@@ -138,7 +138,7 @@ typedef struct pending {
     xdev_stream_t s;
     const char *what;
 } pending_t;
-static _Thread_local pending_t tls_pending[PENDING_MAX];
+static _Thread_local pending_t *tls_pending; /* heap: libxdev's TLS stays small (tls.*) */
 static _Thread_local int tls_npending;
 
 /* Before submitting a collective of c (g_lock not held). */
@@ -174,7 +174,10 @@ bool xdev_comm_watch_begin(xdev_communicator_t c, xdev_stream_t s) {
  * record the event after it (g_lock held). */
 static void end_locked(xdev_communicator_t c, xdev_stream_t s, const char *what, bool ok) {
     c->wd_enqueuing--;
-    if (!ok) return;
+    if (!ok) { /* nothing was enqueued: pending only if earlier work is (its event says) */
+        if (c->wd_enqueuing == 0 && c->wd_event == NULL) c->wd_since_ms = 0;
+        return;
+    }
     if (c->wd_event == NULL &&
         xdev_be_event_create(s->rec, XDEV_EVENT_DEFAULT, &c->wd_event) != XDEV_SUCCESS)
         c->wd_event = NULL;
@@ -190,8 +193,12 @@ static void end_locked(xdev_communicator_t c, xdev_stream_t s, const char *what,
 
 void xdev_comm_watch_end(xdev_communicator_t c, xdev_stream_t s, const char *what, bool ok) {
     if (ok && xdev_comm_group_depth() > 0) { /* enqueued at the group's end */
-        tls_pending[tls_npending++] = (pending_t){c, s, what};
-        return;
+        if (tls_pending == NULL) tls_pending = malloc(PENDING_MAX * sizeof *tls_pending);
+        if (tls_pending != NULL) {
+            tls_pending[tls_npending++] = (pending_t){c, s, what};
+            return;
+        }
+        ok = false; /* no memory to hold it: stop watching it */
     }
     xdev_error_state_t saved; /* watching never fails the call */
     xdev_core_error_save(&saved);
@@ -204,13 +211,19 @@ void xdev_comm_watch_end(xdev_communicator_t c, xdev_stream_t s, const char *wha
 void xdev_comm_watch_flush(bool enqueued) {
     int n = tls_npending;
     tls_npending = 0;
-    if (n == 0) return;
+    if (n == 0) {
+        free(tls_pending);
+        tls_pending = NULL;
+        return;
+    }
     xdev_error_state_t saved;
     xdev_core_error_save(&saved);
     pthread_mutex_lock(&g_lock);
     for (int i = 0; i < n; i++)
         end_locked(tls_pending[i].c, tls_pending[i].s, tls_pending[i].what, enqueued);
     pthread_mutex_unlock(&g_lock);
+    free(tls_pending);
+    tls_pending = NULL;
     xdev_core_error_restore(&saved);
 }
 
