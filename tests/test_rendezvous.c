@@ -44,7 +44,10 @@ static const char *const k_launcher_vars[] = {"RANK",
                                               "PMIX_NAMESPACE",
                                               "PMI_JOBID",
                                               "MPI_LOCALRANKID",
-                                              "MPI_LOCALNRANKS"};
+                                              "MPI_LOCALNRANKS",
+                                              "SLURM_JOB_ID",
+                                              "SLURM_STEP_NUM_NODES",
+                                              "SLURM_NNODES"};
 
 static void clear_launcher_env(void) {
     for (size_t i = 0; i < sizeof k_launcher_vars / sizeof k_launcher_vars[0]; i++)
@@ -156,7 +159,7 @@ static void expect_group(const outcome_t *o, int n) {
     }
 }
 
-static char g_port[32], g_port_minus1[32], g_job[64];
+static char g_port[32], g_port_minus1[32], g_job[64], g_slurm_job[64], g_other_job[64];
 
 static void ports(void) {
     int p = free_port();
@@ -164,6 +167,10 @@ static void ports(void) {
     snprintf(g_port_minus1, sizeof g_port_minus1, "MASTER_PORT=%d", p - 1);
     snprintf(g_job, sizeof g_job, "OMPI_MCA_ess_base_jobid=xdev-test-%d-%ld", (int)getpid(),
              (long)time(NULL));
+    snprintf(g_other_job, sizeof g_other_job, "OMPI_MCA_ess_base_jobid=xdev-other-%d-%ld",
+             (int)getpid(), (long)time(NULL));
+    snprintf(g_slurm_job, sizeof g_slurm_job, "SLURM_JOB_ID=%d%ld", (int)getpid(),
+             (long)time(NULL) % 100000);
 }
 
 START_TEST(torchrun_variables) {
@@ -196,6 +203,37 @@ START_TEST(slurm_variables_with_port) {
     outcome_t o[2];
     launch(&sp, 2, o);
     expect_group(o, 2);
+}
+END_TEST
+
+/* srun on one node: no address, a port from SLURM_JOB_ID and the step. */
+START_TEST(slurm_one_node) {
+    ports();
+    spawn_t sp = {{"SLURM_PROCID=%d", "SLURM_NTASKS=2", "SLURM_LOCALID=%d",
+                   "SLURM_STEP_NUM_NODES=1", "SLURM_STEP_ID=0", g_slurm_job, NULL},
+                  2};
+    outcome_t o[2];
+    launch(&sp, 2, o);
+    expect_group(o, 2);
+}
+END_TEST
+
+/* A rank of another job reaching the same port is turned away. */
+START_TEST(other_job_turned_away) {
+    ports();
+    spawn_t ours = {{"OMPI_COMM_WORLD_RANK=%d", "OMPI_COMM_WORLD_SIZE=2",
+                     "XDEV_RENDEZVOUS_ADDR=127.0.0.1", g_port, g_job, "XDEV_COMM_TIMEOUT=2", NULL},
+                    0};
+    spawn_t theirs = ours;
+    theirs.vars[4] = g_other_job;
+    const spawn_t *each[2] = {&ours, &theirs};
+    outcome_t o[2];
+    launch_each(each, 2, o);
+    ck_assert_msg(o[1].init == XDEV_ERROR_INVALID_VALUE &&
+                      xt_icontains(o[1].message, "another job"),
+                  "rank 1: %s: %s", xdev_status_string(o[1].init), o[1].message);
+    ck_assert_msg(o[0].init == XDEV_ERROR_IO && xt_icontains(o[0].message, "rank 1"),
+                  "rank 0: %s: %s", xdev_status_string(o[0].init), o[0].message);
 }
 END_TEST
 
@@ -259,6 +297,9 @@ START_TEST(launch_info_variables) {
     XT_ERR(XDEV_ERROR_ENV, xdev_launch_info(&li), "RANK='x'");
     setenv("RANK", "2", 1);
     XT_ERR(XDEV_ERROR_ENV, xdev_launch_info(&li), "RANK=2", "WORLD_SIZE=2");
+    setenv("RANK", "", 1);
+    XT_ERR(XDEV_ERROR_ENV, xdev_launch_info(&li), "RANK", "empty");
+    setenv("RANK", "1", 1);
     unsetenv("WORLD_SIZE");
     XT_ERR(XDEV_ERROR_ENV, xdev_launch_info(&li), "WORLD_SIZE", "torchrun");
     clear_launcher_env();
@@ -290,6 +331,8 @@ int main(int argc, char **argv) {
     tcase_add_test(tc, torchrun_variables);
     tcase_add_test(tc, openmpi_variables_on_one_host);
     tcase_add_test(tc, slurm_variables_with_port);
+    tcase_add_test(tc, slurm_one_node);
+    tcase_add_test(tc, other_job_turned_away);
     tcase_add_test(tc, world_of_one);
     tcase_add_test(tc, missing_rank_times_out);
     tcase_add_test(tc, disagreeing_world_sizes);

@@ -25,6 +25,8 @@ static inline bool kind_reduces(kind_t kind) {
     return kind == K_ALL_REDUCE || kind == K_REDUCE || kind == K_REDUCE_SCATTER;
 }
 
+#define XDEV_WD_RING 8 /* collectives in flight the watchdog times one by one */
+
 struct round;   /* the host engine's rounds (host_collectives.c) */
 struct message; /* the host engine's staged sends (host_collectives.c) */
 struct xdev_shm_group;
@@ -58,12 +60,15 @@ struct xdev_communicator {
     struct xdev_shm_group *shm;          /* ranks of host memory in several processes, else NULL */
     struct xdev_communicator *live_next; /* the registry of live communicators */
     /* The watchdog's view of a backend rank (watchdog.c, under its lock):
-     * an event recorded after the last collective, and since when work has
-     * been pending (0: none). */
-    void *wd_event;
-    long long wd_since_ms;
+     * events recorded after its last XDEV_WD_RING collectives, with when each
+     * was enqueued (0: finished), and since when an enqueue has been under
+     * way (0: none). */
+    void *wd_event[XDEV_WD_RING];
+    long long wd_at[XDEV_WD_RING];
+    const char *wd_what[XDEV_WD_RING];
+    uint64_t wd_seq[XDEV_WD_RING];
+    long long wd_enqueue_ms;
     int wd_enqueuing; /* collectives being enqueued (or held in a group) */
-    const char *wd_what;
     uint64_t wd_count;
     bool wd_listed;
 };

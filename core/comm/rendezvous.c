@@ -75,6 +75,11 @@ xdev_status_t xdev_launch_info(xdev_launch_info_t *out) {
         int rank, size, lr = -1, ls = -1;
         XDEV_CHECK(env_num(l->rank, 0, 1 << 24, &rank));
         XDEV_CHECK(env_num(l->size, 1, 1 << 24, &size));
+        if (rank < 0)
+            return XDEV_API_FAIL(XDEV_ERROR_ENV,
+                                 "%s is set but empty (%s sets it to this "
+                                 "process's rank)",
+                                 l->rank, l->name);
         if (size < 0)
             return XDEV_API_FAIL(XDEV_ERROR_ENV, "%s is set but %s is not (%s sets both)", l->rank,
                                  l->size, l->name);
@@ -83,6 +88,12 @@ xdev_status_t xdev_launch_info(xdev_launch_info_t *out) {
                                  size);
         XDEV_CHECK(env_num(l->local_rank, 0, 1 << 24, &lr));
         if (l->local_size != NULL) XDEV_CHECK(env_num(l->local_size, 1, 1 << 24, &ls));
+        if (l->local_size == NULL) { /* Slurm: every task on one node? */
+            int nodes;
+            XDEV_CHECK(env_num("SLURM_STEP_NUM_NODES", 1, 1 << 24, &nodes));
+            if (nodes < 0) XDEV_CHECK(env_num("SLURM_NNODES", 1, 1 << 24, &nodes));
+            if (nodes == 1) ls = size;
+        }
         out->launcher = l->name;
         out->rank = rank;
         out->world_size = size;
@@ -103,15 +114,28 @@ xdev_status_t xdev_launch_info(xdev_launch_info_t *out) {
                          "OMPI_COMM_WORLD_RANK from mpirun, PMI_RANK, SLURM_PROCID from srun)");
 }
 
-/* A job's id from the launcher, for a port every rank derives alike. */
-static const char *job_id(void) {
+/* The job's id as the launcher gives it ("" when it gives none): every rank
+ * of a job derives the same, two jobs on one host different ones (Slurm's
+ * step id alone is 0 in every job: its job id goes first). */
+static void job_id(char *buf, size_t len) {
     static const char *const names[] = {"TORCHELASTIC_RUN_ID", "OMPI_MCA_ess_base_jobid",
-                                        "PMIX_NAMESPACE", "PMI_JOBID", "SLURM_STEP_ID"};
+                                        "PMIX_NAMESPACE", "PMI_JOBID", "SLURM_JOB_ID"};
+    buf[0] = '\0';
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         const char *v = getenv(names[i]);
-        if (v != NULL && v[0] != '\0') return v;
+        if (v == NULL || v[0] == '\0') continue;
+        const char *step = i == 4 ? getenv("SLURM_STEP_ID") : NULL;
+        snprintf(buf, len, "%s.%s", v, step ? step : "");
+        return;
     }
-    return NULL;
+}
+
+/* FNV-1a of s. */
+static uint32_t hash32(const char *s) {
+    uint32_t h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
 }
 
 /* Where rank 0 listens: XDEV_RENDEZVOUS_ADDR/_PORT, else MASTER_ADDR and
@@ -139,27 +163,40 @@ static xdev_status_t endpoint(const xdev_launch_info_t *li, char *addr, size_t a
     } else if (li->master_port > 0) {
         *port = li->master_port < 65535 ? li->master_port + 1 : 65534;
     } else {
-        const char *job = job_id();
-        if (job == NULL)
+        char job[160];
+        job_id(job, sizeof job);
+        if (job[0] == '\0')
             return XDEV_FAIL(XDEV_ERROR_ENV,
                              "no rendezvous port: set MASTER_PORT or XDEV_RENDEZVOUS_PORT (the "
                              "launcher gives no job id to derive one from)");
-        uint32_t h = 2166136261u; /* FNV-1a */
-        for (const char *c = job; *c; c++)
-            h = (h ^ (unsigned char)*c) * 16777619u;
-        *port = 20000 + (int)(h % 30000u);
+        *port = 20000 + (int)(hash32(job) % 30000u);
     }
     return XDEV_SUCCESS;
 }
 
 /* ------------------------------------------------------------ sockets */
 
+/* The messages; integers in network byte order. `job` is a hash of the
+ * launcher's job id (0 when it gives none), so that a rank of another job
+ * that reaches the same port is turned away rather than given this job's
+ * id. */
 typedef struct hello {
     char magic[8];
-    uint32_t rank, world, type;
+    uint32_t rank, world, type, job;
 } hello_t;
 
-enum { ANS_OK = 0, ANS_WORLD, ANS_RANK, ANS_TWICE, ANS_TYPE, ANS_MISSING };
+enum { ANS_OK = 0, ANS_WORLD, ANS_RANK, ANS_TWICE, ANS_TYPE, ANS_MISSING, ANS_JOB };
+
+static const char *type_name(uint32_t t) {
+    const char *n = xdev_device_type_name((xdev_device_type_t)t);
+    return n != NULL ? n : "unknown";
+}
+
+static uint32_t job_hash(void) {
+    char job[160];
+    job_id(job, sizeof job);
+    return job[0] ? hash32(job) : 0;
+}
 
 typedef struct reply {
     char magic[8];
@@ -195,6 +232,7 @@ static bool xfer(int fd, void *buf, size_t n, bool sending, long long deadline) 
 /* Rank 0: listen, collect every other rank's hello, answer each. */
 static xdev_status_t serve(int port, int world, xdev_device_type_t type,
                            const xdev_communicator_id_t *id, long long deadline) {
+    const uint32_t job = job_hash();
     int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
     bool v6 = fd >= 0;
     if (!v6) fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -243,18 +281,24 @@ static xdev_status_t serve(int port, int world, xdev_device_type_t type,
             close(c);
             continue;
         }
-        int why = h.world != (uint32_t)world                 ? ANS_WORLD
+        h.rank = ntohl(h.rank);
+        h.world = ntohl(h.world);
+        h.type = ntohl(h.type);
+        h.job = ntohl(h.job);
+        int why = h.job != job                               ? ANS_JOB
+                  : h.world != (uint32_t)world               ? ANS_WORLD
                   : h.type != (uint32_t)type                 ? ANS_TYPE
                   : h.rank == 0 || h.rank >= (uint32_t)world ? ANS_RANK
                   : peer[h.rank] != 0                        ? ANS_TWICE
                                                              : ANS_OK;
         if (why != ANS_OK) {
-            reply_t no = {
-                .status = (uint32_t)why, .world = (uint32_t)world, .type = (uint32_t)type};
+            reply_t no = {.status = htonl((uint32_t)why),
+                          .world = htonl((uint32_t)world),
+                          .type = htonl((uint32_t)type)};
             memcpy(no.magic, HELLO_MAGIC, 8);
             (void)xfer(c, &no, sizeof no, true, hello_deadline);
             close(c);
-            if (status == ANS_OK) status = why;
+            if (status == ANS_OK && why != ANS_JOB) status = why;
             continue;
         }
         peer[h.rank] = c;
@@ -272,10 +316,10 @@ static xdev_status_t serve(int port, int world, xdev_device_type_t type,
             nmissing++;
             if (bad_rank < 0) bad_rank = i;
         }
-    reply_t rep = {.status = nmissing ? ANS_MISSING : ANS_OK,
-                   .world = (uint32_t)world,
-                   .type = (uint32_t)type,
-                   .missing = (uint32_t)(bad_rank < 0 ? 0 : bad_rank)};
+    reply_t rep = {.status = htonl(nmissing ? ANS_MISSING : ANS_OK),
+                   .world = htonl((uint32_t)world),
+                   .type = htonl((uint32_t)type),
+                   .missing = htonl((uint32_t)(bad_rank < 0 ? 0 : bad_rank))};
     memcpy(rep.magic, HELLO_MAGIC, 8);
     if (!nmissing) memcpy(rep.id, id->bytes, sizeof rep.id);
     long long send_deadline = now_ms() + 5000;
@@ -298,6 +342,33 @@ static xdev_status_t serve(int port, int world, xdev_device_type_t type,
     return XDEV_SUCCESS;
 }
 
+/* Connect the non-blocking socket s to ai before the deadline (a host that
+ * drops the packets does not hold us past it); false with *err set. */
+static bool connect_by(int s, const struct addrinfo *ai, long long deadline, int *err) {
+    if (connect(s, ai->ai_addr, ai->ai_addrlen) == 0) return true;
+    if (errno != EINPROGRESS) {
+        *err = errno;
+        return false;
+    }
+    for (;;) {
+        long long left = deadline - now_ms();
+        if (left <= 0) {
+            *err = ETIMEDOUT;
+            return false;
+        }
+        struct pollfd pf = {s, POLLOUT, 0};
+        int r = poll(&pf, 1, left > 1000 ? 1000 : (int)left);
+        if (r < 0 && errno == EINTR) continue;
+        if (r == 0) continue;
+        int e = 0;
+        socklen_t len = sizeof e;
+        if (r < 0 || getsockopt(s, SOL_SOCKET, SO_ERROR, &e, &len) != 0) e = errno;
+        if (e == 0) return true;
+        *err = e;
+        return false;
+    }
+}
+
 /* Other ranks: reach rank 0 (retrying until it listens), say who we are,
  * read the id. */
 static xdev_status_t fetch(const char *addr, int port, int rank, int world, xdev_device_type_t type,
@@ -312,12 +383,12 @@ static xdev_status_t fetch(const char *addr, int port, int rank, int world, xdev
     int fd = -1, last_errno = 0;
     while (fd < 0 && now_ms() < deadline) {
         for (struct addrinfo *ai = res; ai != NULL && fd < 0; ai = ai->ai_next) {
-            int s = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+            int s = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
+                           ai->ai_protocol);
             if (s < 0) continue;
-            if (connect(s, ai->ai_addr, ai->ai_addrlen) == 0) {
+            if (connect_by(s, ai, deadline, &last_errno)) {
                 fd = s;
             } else {
-                last_errno = errno;
                 close(s);
             }
         }
@@ -334,7 +405,10 @@ static xdev_status_t fetch(const char *addr, int port, int rank, int world, xdev
                          rank, addr, port, last_errno ? strerror(last_errno) : "no attempt");
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    hello_t h = {.rank = (uint32_t)rank, .world = (uint32_t)world, .type = (uint32_t)type};
+    hello_t h = {.rank = htonl((uint32_t)rank),
+                 .world = htonl((uint32_t)world),
+                 .type = htonl((uint32_t)type),
+                 .job = htonl(job_hash())};
     memcpy(h.magic, HELLO_MAGIC, 8);
     reply_t rep;
     /* Rank 0 answers when every rank has come or at its own deadline, which
@@ -348,7 +422,16 @@ static xdev_status_t fetch(const char *addr, int port, int rank, int world, xdev
                          "rendezvous: rank %d reached %s:%d but got no answer from rank 0 within "
                          "the timeout (XDEV_COMM_TIMEOUT)",
                          rank, addr, port);
+    rep.status = ntohl(rep.status);
+    rep.world = ntohl(rep.world);
+    rep.type = ntohl(rep.type);
+    rep.missing = ntohl(rep.missing);
     switch (rep.status) {
+    case ANS_JOB:
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                         "rendezvous: rank 0 at %s:%d belongs to another job (its job id "
+                         "differs): two jobs share the port? set XDEV_RENDEZVOUS_PORT",
+                         addr, port);
     case ANS_OK:
         memcpy(id->bytes, rep.id, sizeof id->bytes);
         return XDEV_SUCCESS;
@@ -357,9 +440,9 @@ static xdev_status_t fetch(const char *addr, int port, int rank, int world, xdev
                          "rendezvous: rank %d says the world has %d ranks, rank 0 says %u", rank,
                          world, rep.world);
     case ANS_TYPE:
-        return XDEV_FAIL(
-            XDEV_ERROR_INVALID_VALUE, "rendezvous: rank %d asked for %s devices, rank 0 for %s",
-            rank, xdev_device_type_name(type), xdev_device_type_name((xdev_device_type_t)rep.type));
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                         "rendezvous: rank %d asked for %s devices, rank 0 for %s", rank,
+                         type_name((uint32_t)type), type_name(rep.type));
     case ANS_TWICE:
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
                          "rendezvous: rank %d came twice (two processes with one rank number?)",

@@ -45,29 +45,45 @@ static long long now_ms(void) {
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* One look at c (g_lock held): abort its group when its work is overdue or
- * the backend reports an error. */
+/* One look at c (g_lock held): abort its group when its oldest collective
+ * still running (or an enqueue under way) is older than the timeout, or when
+ * the backend reports an error. A rank that keeps queueing collectives that
+ * each finish is never overdue: each is timed from its own enqueue. */
 static void look(xdev_communicator_t c, long long now) {
     group_t *g = c->g;
-    char msg[256];
-    if (c->wd_since_ms != 0) {
-        /* still enqueuing (maybe waiting for a peer to connect): pending */
-        xdev_status_t st = c->wd_enqueuing > 0   ? XDEV_ERROR_NOT_READY
-                           : c->wd_event == NULL ? XDEV_SUCCESS /* nothing recorded */
-                                                 : xdev_be_event_query(c->rec, c->wd_event);
-        if (st == XDEV_SUCCESS) {
-            c->wd_since_ms = 0; /* everything recorded so far has finished */
-        } else if (st == XDEV_ERROR_NOT_READY && now - c->wd_since_ms > g_timeout_s * 1000LL) {
-            snprintf(msg, sizeof msg,
-                     "rank %d of %d: its collectives (the last %s, number %llu) did not finish "
-                     "within %d s (XDEV_COMM_TIMEOUT): another rank died, hangs or never called "
-                     "them; the group was aborted",
-                     c->rank, g->nranks, c->wd_what ? c->wd_what : "enqueued",
-                     (unsigned long long)c->wd_count, g_timeout_s);
-            c->wd_since_ms = 0;
-            xdev_comm_abort_group(g, XDEV_ERROR_IO, msg);
-            return;
+    char msg[320];
+    long long oldest = c->wd_enqueuing > 0 ? c->wd_enqueue_ms : 0;
+    int which = -1;
+    for (int i = 0; i < XDEV_WD_RING; i++) {
+        if (c->wd_at[i] == 0) continue;
+        if (xdev_be_event_query(c->rec, c->wd_event[i]) != XDEV_ERROR_NOT_READY) {
+            c->wd_at[i] = 0; /* finished (or failed: the backend says so elsewhere) */
+            continue;
         }
+        if (oldest == 0 || c->wd_at[i] < oldest) {
+            oldest = c->wd_at[i];
+            which = i;
+        }
+    }
+    if (oldest != 0 && now - oldest > g_timeout_s * 1000LL) {
+        if (which >= 0)
+            snprintf(msg, sizeof msg,
+                     "rank %d of %d: %s (collective %llu of this rank) did not finish within %d s "
+                     "(XDEV_COMM_TIMEOUT): another rank died, hangs or never called it; the "
+                     "group was aborted",
+                     c->rank, g->nranks, c->wd_what[which], (unsigned long long)c->wd_seq[which],
+                     g_timeout_s);
+        else
+            snprintf(msg, sizeof msg,
+                     "rank %d of %d: enqueuing a collective took more than %d s "
+                     "(XDEV_COMM_TIMEOUT; the backend waits there for its peers to connect): "
+                     "another rank died, hangs or never called it; the group was aborted",
+                     c->rank, g->nranks, g_timeout_s);
+        for (int i = 0; i < XDEV_WD_RING; i++)
+            c->wd_at[i] = 0;
+        c->wd_enqueue_ms = 0;
+        xdev_comm_abort_group(g, XDEV_ERROR_IO, msg);
+        return;
     }
     pthread_mutex_lock(&g->m);
     bool aborted = g->aborted;
@@ -162,10 +178,7 @@ bool xdev_comm_watch_begin(xdev_communicator_t c, xdev_stream_t s) {
             c->wd_listed = true;
         }
     }
-    if (ok) {
-        if (c->wd_since_ms == 0) c->wd_since_ms = now_ms();
-        c->wd_enqueuing++;
-    }
+    if (ok && c->wd_enqueuing++ == 0) c->wd_enqueue_ms = now_ms();
     pthread_mutex_unlock(&g_lock);
     return ok;
 }
@@ -173,21 +186,21 @@ bool xdev_comm_watch_begin(xdev_communicator_t c, xdev_stream_t s) {
 /* The enqueue of a watched collective ended (ok: it was enqueued on s):
  * record the event after it (g_lock held). */
 static void end_locked(xdev_communicator_t c, xdev_stream_t s, const char *what, bool ok) {
-    c->wd_enqueuing--;
-    if (!ok) { /* nothing was enqueued: pending only if earlier work is (its event says) */
-        if (c->wd_enqueuing == 0 && c->wd_event == NULL) c->wd_since_ms = 0;
+    if (--c->wd_enqueuing == 0) c->wd_enqueue_ms = 0;
+    if (!ok) return;                           /* nothing was enqueued */
+    int k = (int)(c->wd_count % XDEV_WD_RING); /* overwrites the oldest: timed from later */
+    if (c->wd_event[k] == NULL &&
+        xdev_be_event_create(s->rec, XDEV_EVENT_DEFAULT, &c->wd_event[k]) != XDEV_SUCCESS) {
+        c->wd_event[k] = NULL;
         return;
     }
-    if (c->wd_event == NULL &&
-        xdev_be_event_create(s->rec, XDEV_EVENT_DEFAULT, &c->wd_event) != XDEV_SUCCESS)
-        c->wd_event = NULL;
-    if (c->wd_event != NULL &&
-        xdev_be_event_record(s->rec, c->wd_event, s->native) == XDEV_SUCCESS) {
-        if (c->wd_since_ms == 0) c->wd_since_ms = now_ms();
-        c->wd_what = what;
-        c->wd_count++;
+    c->wd_count++;
+    if (xdev_be_event_record(s->rec, c->wd_event[k], s->native) == XDEV_SUCCESS) {
+        c->wd_at[k] = now_ms();
+        c->wd_what[k] = what;
+        c->wd_seq[k] = c->wd_count;
     } else {
-        c->wd_since_ms = 0; /* cannot tell when it ends: not watched */
+        c->wd_at[k] = 0; /* cannot tell when it ends: not timed */
     }
 }
 
@@ -235,12 +248,14 @@ void xdev_comm_watch_forget(xdev_communicator_t c) {
             break;
         }
     c->wd_listed = false;
-    if (c->wd_event != NULL && XDEV_HAS(c->rec->be, event, destroy)) {
-        xdev_error_state_t saved;
-        xdev_core_error_save(&saved);
-        (void)xdev_be_event_destroy(c->rec, c->wd_event);
-        xdev_core_error_restore(&saved);
+    xdev_error_state_t saved;
+    xdev_core_error_save(&saved);
+    for (int i = 0; i < XDEV_WD_RING; i++) {
+        if (c->wd_event[i] != NULL && XDEV_HAS(c->rec->be, event, destroy))
+            (void)xdev_be_event_destroy(c->rec, c->wd_event[i]);
+        c->wd_event[i] = NULL;
+        c->wd_at[i] = 0;
     }
-    c->wd_event = NULL;
+    xdev_core_error_restore(&saved);
     pthread_mutex_unlock(&g_lock);
 }

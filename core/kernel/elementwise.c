@@ -109,6 +109,8 @@ static void sanitize(xdev_device_t dev, xdev_stream_t s, const void *const *inpu
         uses[i] = (xdev_san_use_t){inputs[i], bytes, XDEV_SAN_READ};
     uses[ninputs] = (xdev_san_use_t){out, bytes, XDEV_SAN_WRITE};
     xdev_san_uses_slow(s, uses, ninputs + 1, "xdev_elementwise");
+    /* recorded after the launch: with XDEV_LAUNCH_BLOCKING it has finished */
+    if (xdev_core_launch_blocking) xdev_order_on_host_waits_stream(s);
 }
 
 /* The kernel for the expression, compiled now or found. */

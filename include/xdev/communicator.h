@@ -137,8 +137,14 @@ XDEV_API XDEV_RESULT xdev_status_t xdev_launch_info(xdev_launch_info_t *out);
  * retrying until rank 0 is up. Then xdev_communicator_init_rank. A rank
  * that never comes makes the others fail once XDEV_COMM_TIMEOUT seconds
  * (default 120) have passed since the call, XDEV_ERROR_IO naming it; ranks
- * that disagree on the world size or device type fail with
- * XDEV_ERROR_INVALID_VALUE saying so. */
+ * that disagree on the world size or device type, or a rank of another job
+ * (its job id differs) reaching the port, fail with
+ * XDEV_ERROR_INVALID_VALUE saying so.
+ *
+ * Backend ranks (NCCL) are watched (docs/collectives.md): a collective
+ * still running after XDEV_COMM_TIMEOUT seconds (default 600 for them)
+ * aborts the group, and the waiting call, xdev_communicator_check and
+ * every later call fail with XDEV_ERROR_IO saying so. */
 XDEV_API XDEV_RESULT xdev_status_t xdev_communicator_init_env(xdev_communicator_t *comm,
                                                               xdev_device_type_t type);
 
