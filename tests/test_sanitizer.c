@@ -415,6 +415,32 @@ START_TEST(silent_reads_disjoint_same_stream_frees) {
 }
 END_TEST
 
+/* Streams made and destroyed in turn (their sanitizer ids are reused):
+ * what a destroyed stream did is ordered before later work (its destroy
+ * waited), and a race between live streams is still found. */
+START_TEST(streams_made_and_destroyed) {
+    setup();
+    float *x = dmalloc(n_floats * 4), *y = dmalloc(n_floats * 4);
+    for (int i = 0; i < 200; i++) {
+        xdev_stream_t s = mkstream();
+        XT_OK(xdev_memset_async(x, i & 0xff, n_floats * 4, s));
+        XT_OK(xdev_stream_destroy(s));
+    }
+    expect_silent();
+    xdev_stream_t a = mkstream(), b = mkstream();
+    XT_OK(xdev_memset_async(y, 0, n_floats * 4, a));
+    handshake(a, b);
+    XT_OK(xdev_memcpy_async(x, y, n_floats * 4, b)); /* y: written on a, unordered */
+    expect_one_report("memcpy (read", "memset (write");
+    XT_OK(xdev_synchronize());
+    XT_OK(xdev_free(x));
+    XT_OK(xdev_free(y));
+    XT_OK(xdev_stream_destroy(a));
+    XT_OK(xdev_stream_destroy(b));
+    teardown();
+}
+END_TEST
+
 /* ------------------------------------------------------------ off, malformed */
 
 /* Without XDEV_SANITIZE the racing code of the first test reports nothing. */
@@ -459,6 +485,7 @@ int main(int argc, char **argv) {
         tcase_add_test(tc, race_collective);
         tcase_add_loop_test(tc, silent_when_ordered, 0, BY_COUNT);
         tcase_add_test(tc, silent_reads_disjoint_same_stream_frees);
+        tcase_add_test(tc, streams_made_and_destroyed);
     } else if (strcmp(mode, "off") == 0) {
         tcase_add_test(tc, off_reports_nothing);
     } else {

@@ -211,10 +211,8 @@ xdev_status_t xdev_stream_destroy(xdev_stream_t stream) {
      * allocator no longer orders frees after this stream (its events cannot
      * be recorded any more), so everything queued before must be done. From
      * the stream's own host function this fails and nothing changes. */
-    if (stream->owned && XDEV_HAS(stream->be, stream, synchronize)) {
-        XDEV_CHECK(xdev_be_stream_synchronize(stream->rec, stream->native));
-        xdev_order_on_host_waits_stream(stream); /* its work is done: the sanitizer knows */
-    }
+    bool waited = stream->owned && XDEV_HAS(stream->be, stream, synchronize);
+    if (waited) XDEV_CHECK(xdev_be_stream_synchronize(stream->rec, stream->native));
     bool was = false;
     if (!atomic_compare_exchange_strong(&stream->closing, &was, true))
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_HANDLE,
@@ -242,6 +240,7 @@ xdev_status_t xdev_stream_destroy(xdev_stream_t stream) {
         }
     }
     (void)xdev_stream_names_set(stream, NULL, NULL, ""); /* its name goes with it */
+    if (waited) xdev_order_on_stream_destroy(stream);    /* its work is done: the sanitizer knows */
     xdev_handle_free(&xdev_stream_arena, stream);
     return XDEV_SUCCESS;
 }

@@ -40,6 +40,8 @@ static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static stream_state_t *g_streams; /* index id - 1 */
 static size_t g_nstreams, g_cap;
 static clock_t_ g_host;
+static uint32_t *g_free; /* ids of destroyed streams, for the next new ones */
+static size_t g_nfree, g_freecap;
 
 xdev_status_t xdev_order_read_env(void) {
     const char *v = xdev_env_get("XDEV_SANITIZE");
@@ -83,9 +85,29 @@ static bool merge(clock_t_ *dst, const clock_t_ *src) {
 
 /* s's state, assigning it an id on first use (g_lock held); NULL when out
  * of memory. A handle arena slot is zeroed when reused, so a new stream in
- * an old stream's slot starts with id 0. */
+ * an old stream's slot starts with id 0.
+ *
+ * The id of a destroyed stream is given to the next new one, so that clocks
+ * stay as long as the most streams alive at once, not all ever made. That
+ * is sound because a stream's destroy waited for its work and merged its
+ * clock into the host's (xdev_order_on_stream_destroy): every use the old
+ * stream made is ordered before all later work, and the new stream's count
+ * continues from the old one's, so its epochs are never mistaken for the
+ * old ones. */
 static stream_state_t *state_of(xdev_stream_t s) {
     if (s->order_id != 0) return &g_streams[s->order_id - 1];
+    if (g_nfree > 0) {
+        uint32_t id = g_free[--g_nfree];
+        stream_state_t *st = &g_streams[id - 1];
+        uint64_t own = st->clock.v[id - 1];
+        memset(st->clock.v, 0, st->clock.n * sizeof *st->clock.v); /* knows nothing yet */
+        st->clock.v[id - 1] = own;
+        st->rec = s->rec;
+        st->handle = s;
+        st->is_default = s->is_default;
+        s->order_id = id;
+        return st;
+    }
     if (g_nstreams == g_cap) {
         size_t cap = g_cap ? 2 * g_cap : 16;
         stream_state_t *t = realloc(g_streams, cap * sizeof *t);
@@ -226,6 +248,25 @@ void xdev_order_on_host_waits_device(xdev_device_record_t *rec) {
     pthread_mutex_lock(&g_lock);
     for (size_t i = 0; i < g_nstreams; i++)
         if (rec == NULL || g_streams[i].rec == rec) (void)merge(&g_host, &g_streams[i].clock);
+    pthread_mutex_unlock(&g_lock);
+}
+
+void xdev_order_on_stream_destroy(xdev_stream_t s) {
+    if (!xdev_sanitizing() || s->order_id == 0) return;
+    pthread_mutex_lock(&g_lock);
+    stream_state_t *st = &g_streams[s->order_id - 1];
+    (void)merge(&g_host, &st->clock); /* its work is done (the caller waited) */
+    if (g_nfree == g_freecap) {
+        size_t cap = g_freecap ? 2 * g_freecap : 16;
+        uint32_t *f = realloc(g_free, cap * sizeof *f);
+        if (f != NULL) {
+            g_free = f;
+            g_freecap = cap;
+        }
+    }
+    if (g_nfree < g_freecap) g_free[g_nfree++] = s->order_id; /* else the id is not reused */
+    st->handle = NULL;
+    s->order_id = 0;
     pthread_mutex_unlock(&g_lock);
 }
 

@@ -85,5 +85,7 @@ void xdev_order_on_host_waits_event(xdev_event_t e);
 /* rec NULL: every device. */
 void xdev_order_on_host_waits_device(xdev_device_record_t *rec);
 void xdev_order_on_event_destroy(xdev_event_t e);
+/* s is destroyed after the host waited for its work: its id may be reused. */
+void xdev_order_on_stream_destroy(xdev_stream_t s);
 
 #endif
