@@ -33,6 +33,8 @@
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_wake = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t g_idle = PTHREAD_COND_INITIALIZER; /* g_busy went false */
+static bool g_busy; /* aborting groups without the lock: destroys wait */
 static xdev_communicator_t *g_watched;
 static int g_n, g_cap;
 static bool g_started, g_stop;
@@ -45,13 +47,24 @@ static long long now_ms(void) {
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* One look at c (g_lock held): abort its group when its oldest collective
- * still running (or an enqueue under way) is older than the timeout, or when
- * the backend reports an error. A rank that keeps queueing collectives that
- * each finish is never overdue: each is timed from its own enqueue. */
-static void look(xdev_communicator_t c, long long now) {
-    group_t *g = c->g;
+/* A group to abort, decided under g_lock and done after it is released. */
+typedef struct verdict {
+    group_t *g;
+    xdev_status_t status;
     char msg[320];
+} verdict_t;
+#define VERDICTS_MAX 16 /* per look; more wait for the next */
+
+/* One look at c (g_lock held): its group must be aborted (*v filled, true)
+ * when its oldest collective still running (or an enqueue under way) is
+ * older than the timeout, or when the backend reports an error. A rank
+ * that keeps queueing collectives that each finish is never overdue: each
+ * is timed from its own enqueue. */
+static bool look(xdev_communicator_t c, long long now, verdict_t *v) {
+    group_t *g = c->g;
+    char *msg = v->msg;
+    const size_t msg_len = sizeof v->msg;
+    v->g = g;
     long long oldest = c->wd_enqueuing > 0 ? c->wd_enqueue_ms : 0;
     int which = -1;
     for (int i = 0; i < XDEV_WD_RING; i++) {
@@ -67,14 +80,14 @@ static void look(xdev_communicator_t c, long long now) {
     }
     if (oldest != 0 && now - oldest > g_timeout_s * 1000LL) {
         if (which >= 0)
-            snprintf(msg, sizeof msg,
+            snprintf(msg, msg_len,
                      "rank %d of %d: %s (collective %llu of this rank) did not finish within %d s "
                      "(XDEV_COMM_TIMEOUT): another rank died, hangs or never called it; the "
                      "group was aborted",
                      c->rank, g->nranks, c->wd_what[which], (unsigned long long)c->wd_seq[which],
                      g_timeout_s);
         else
-            snprintf(msg, sizeof msg,
+            snprintf(msg, msg_len,
                      "rank %d of %d: enqueuing a collective took more than %d s "
                      "(XDEV_COMM_TIMEOUT; the backend waits there for its peers to connect): "
                      "another rank died, hangs or never called it; the group was aborted",
@@ -82,18 +95,20 @@ static void look(xdev_communicator_t c, long long now) {
         for (int i = 0; i < XDEV_WD_RING; i++)
             c->wd_at[i] = 0;
         c->wd_enqueue_ms = 0;
-        xdev_comm_abort_group(g, XDEV_ERROR_IO, msg);
-        return;
+        v->status = XDEV_ERROR_IO;
+        return true;
     }
     pthread_mutex_lock(&g->m);
     bool aborted = g->aborted;
     pthread_mutex_unlock(&g->m);
     if (c->native != NULL && XDEV_HAS(g->be, comm, async_error) && !aborted &&
         xdev_be_comm_async_error(g->be, c->native) != XDEV_SUCCESS) {
-        snprintf(msg, sizeof msg, "rank %d of %d: %s; the group was aborted", c->rank, g->nranks,
+        snprintf(msg, msg_len, "rank %d of %d: %s; the group was aborted", c->rank, g->nranks,
                  xdev_last_error());
-        xdev_comm_abort_group(g, XDEV_ERROR_BACKEND, msg);
+        v->status = XDEV_ERROR_BACKEND;
+        return true;
     }
+    return false;
 }
 
 static void *watch_main(void *arg) {
@@ -109,8 +124,25 @@ static void *watch_main(void *arg) {
         }
         pthread_cond_timedwait(&g_wake, &g_lock, &until);
         long long now = now_ms();
-        for (int i = 0; i < g_n && !g_stop; i++)
-            look(g_watched[i], now);
+        static verdict_t v[VERDICTS_MAX]; /* this thread's only */
+        int nv = 0;
+        for (int i = 0; i < g_n && !g_stop && nv < VERDICTS_MAX; i++) {
+            if (!look(g_watched[i], now, &v[nv])) continue;
+            bool seen = false; /* one abort per group */
+            for (int j = 0; j < nv; j++)
+                seen |= v[j].g == v[nv].g;
+            if (!seen) nv++;
+        }
+        if (nv == 0) continue;
+        /* Abort without the lock (it can take a while; other ranks' calls
+         * go on), while destroys wait (xdev_comm_watch_forget). */
+        g_busy = true;
+        pthread_mutex_unlock(&g_lock);
+        for (int j = 0; j < nv; j++)
+            xdev_comm_abort_group(v[j].g, v[j].status, v[j].msg);
+        pthread_mutex_lock(&g_lock);
+        g_busy = false;
+        pthread_cond_broadcast(&g_idle);
     }
     pthread_mutex_unlock(&g_lock);
     return NULL;
@@ -242,6 +274,8 @@ void xdev_comm_watch_flush(bool enqueued) {
 
 void xdev_comm_watch_forget(xdev_communicator_t c) {
     pthread_mutex_lock(&g_lock);
+    while (g_busy) /* its group may be being aborted: it must outlive that */
+        pthread_cond_wait(&g_idle, &g_lock);
     for (int i = 0; i < g_n; i++)
         if (g_watched[i] == c) {
             g_watched[i] = g_watched[--g_n];
