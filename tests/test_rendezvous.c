@@ -159,6 +159,15 @@ static void expect_group(const outcome_t *o, int n) {
     }
 }
 
+/* Rank 1 was turned away at once (saying told1); rank 0 gave up at its
+ * timeout (saying told0). */
+static void expect_turned_away(const outcome_t *o, const char *told1, const char *told0) {
+    ck_assert_msg(o[1].init == XDEV_ERROR_INVALID_VALUE && xt_icontains(o[1].message, told1),
+                  "rank 1: %s: %s", xdev_status_string(o[1].init), o[1].message);
+    ck_assert_msg(o[0].init == XDEV_ERROR_IO && xt_icontains(o[0].message, told0), "rank 0: %s: %s",
+                  xdev_status_string(o[0].init), o[0].message);
+}
+
 static char g_port[32], g_port_minus1[32], g_job[64], g_slurm_job[64], g_other_job[64];
 
 static void ports(void) {
@@ -229,11 +238,7 @@ START_TEST(other_job_turned_away) {
     const spawn_t *each[2] = {&ours, &theirs};
     outcome_t o[2];
     launch_each(each, 2, o);
-    ck_assert_msg(o[1].init == XDEV_ERROR_INVALID_VALUE &&
-                      xt_icontains(o[1].message, "another job"),
-                  "rank 1: %s: %s", xdev_status_string(o[1].init), o[1].message);
-    ck_assert_msg(o[0].init == XDEV_ERROR_IO && xt_icontains(o[0].message, "rank 1"),
-                  "rank 0: %s: %s", xdev_status_string(o[0].init), o[0].message);
+    expect_turned_away(o, "another job", "rank 1");
 }
 END_TEST
 
@@ -280,11 +285,7 @@ START_TEST(disagreeing_world_sizes) {
     const spawn_t *each[2] = {&of3, &of2};
     outcome_t o[2];
     launch_each(each, 2, o);
-    ck_assert_msg(o[1].init == XDEV_ERROR_INVALID_VALUE &&
-                      xt_icontains(o[1].message, "world has 2 ranks, rank 0 says 3"),
-                  "rank 1: %s: %s", xdev_status_string(o[1].init), o[1].message);
-    ck_assert_msg(o[0].init == XDEV_ERROR_IO && xt_icontains(o[0].message, "another world size"),
-                  "rank 0: %s: %s", xdev_status_string(o[0].init), o[0].message);
+    expect_turned_away(o, "world has 2 ranks, rank 0 says 3", "another world size");
 }
 END_TEST
 
@@ -321,8 +322,6 @@ START_TEST(launch_info_variables) {
 END_TEST
 
 int main(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
     clear_launcher_env();
     Suite *s = suite_create("rendezvous");
     TCase *tc = tcase_create("rendezvous");
@@ -337,9 +336,5 @@ int main(int argc, char **argv) {
     tcase_add_test(tc, missing_rank_times_out);
     tcase_add_test(tc, disagreeing_world_sizes);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? 0 : 1;
+    return xt_run(srunner_create(s), "rendezvous", argc, argv);
 }

@@ -1,16 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_sanitizer.c - the stream-order sanitizer (xdev/sanitizer.h).
  *
- * Run with XDEV_SANITIZE=streams on the backend XDEV_BACKEND names (cpu in
- * CI, cuda on a GPU machine). Each race test makes one unordered pair of
- * uses and checks that exactly one report names both calls; each
- * correct-code test orders its uses one of the ways the runtime knows
- * (events, wait_stream, synchronizes, record_stream, the same stream) and
- * checks that nothing is reported. With "off" as argument (XDEV_SANITIZE
- * unset) the same racing code reports nothing; with "bad" a malformed
- * XDEV_SANITIZE fails initialisation with a message. Reports are caught by
- * a handler, so the output stays quiet. The races are made harmless by a
- * handshake the sanitizer cannot see (see handshake). */
+ * Run as `test_sanitizer sanitizer on` with XDEV_SANITIZE=streams on the
+ * backend XDEV_BACKEND names (cpu in CI, cuda on a GPU machine). Each race test makes one unordered
+ * pair of uses and checks that exactly one report names both calls; each correct-code test orders
+ * its uses one of the ways the runtime knows (events, wait_stream, synchronizes, record_stream, the
+ * same stream) and checks that nothing is reported. In tcase "off" (XDEV_SANITIZE unset) the same
+ * racing code reports nothing; in "bad" a malformed XDEV_SANITIZE fails initialisation with a
+ * message. Reports are caught by a handler, so the output stays quiet. The races are made harmless
+ * by a handshake the sanitizer cannot see (see handshake). */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -182,12 +180,9 @@ START_TEST(race_copy_then_fft) {
     xdev_fft_desc_t d = xdev_fft_desc_basic(XDEV_FFT_C2C, XDEV_FFT_F32, 1, &n, 1);
     handshake(s1, s2);
     xdev_status_t st = xdev_fft_exec(&d, in, out, XDEV_FFT_FORWARD, XDEV_FFT_NORM_BACKWARD, s2);
-    if (st == XDEV_ERROR_NOT_SUPPORTED) {
-        printf("skipped: %s has no FFT\n", xt_type_name());
-    } else {
-        XT_OK(st);
-        expect_one_report("FFT (read", "memcpy (write");
-    }
+    if (st == XDEV_ERROR_NOT_SUPPORTED) XT_SKIP("%s has no FFT", xt_type_name());
+    XT_OK(st);
+    expect_one_report("FFT (read", "memcpy (write");
     XT_OK(xdev_synchronize());
     XT_OK(xdev_free(in));
     XT_OK(xdev_free(out));
@@ -257,10 +252,7 @@ END_TEST
  * another stream of that device is still writing. */
 START_TEST(race_collective) {
     setup();
-    if (xt_device_count() < 2) {
-        printf("skipped: needs 2 devices\n");
-        return;
-    }
+    XT_REQUIRE_DEVICES(2);
     xdev_device_t devs[2] = {xt_dev(0), xt_dev(1)};
     xdev_communicator_t comms[2];
     XT_OK(xdev_communicator_init_all(comms, 2, devs));
@@ -470,31 +462,25 @@ START_TEST(malformed_setting_fails_init) {
 }
 END_TEST
 
+/* Usage: test_sanitizer sanitizer on|off|bad (a tcase per setting). */
 int main(int argc, char **argv) {
-    const char *mode = argc > 1 ? argv[1] : "on";
     Suite *s = suite_create("sanitizer");
-    TCase *tc = tcase_create(mode);
-    tcase_set_timeout(tc, 120);
-    if (strcmp(mode, "on") == 0) {
-        tcase_add_test(tc, race_gemm_then_blocking_copy);
-        tcase_add_test(tc, race_write_write);
-        tcase_add_test(tc, race_write_after_read);
-        tcase_add_test(tc, race_copy_then_fft);
-        tcase_add_test(tc, race_kernels);
-        tcase_add_test(tc, race_free_without_record_stream);
-        tcase_add_test(tc, race_collective);
-        tcase_add_loop_test(tc, silent_when_ordered, 0, BY_COUNT);
-        tcase_add_test(tc, silent_reads_disjoint_same_stream_frees);
-        tcase_add_test(tc, streams_made_and_destroyed);
-    } else if (strcmp(mode, "off") == 0) {
-        tcase_add_test(tc, off_reports_nothing);
-    } else {
-        tcase_add_test(tc, malformed_setting_fails_init);
-    }
-    suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? 0 : 1;
+    TCase *on = tcase_create("on"), *off = tcase_create("off"), *bad = tcase_create("bad");
+    tcase_set_timeout(on, 120);
+    tcase_add_test(on, race_gemm_then_blocking_copy);
+    tcase_add_test(on, race_write_write);
+    tcase_add_test(on, race_write_after_read);
+    tcase_add_test(on, race_copy_then_fft);
+    tcase_add_test(on, race_kernels);
+    tcase_add_test(on, race_free_without_record_stream);
+    tcase_add_test(on, race_collective);
+    tcase_add_loop_test(on, silent_when_ordered, 0, BY_COUNT);
+    tcase_add_test(on, silent_reads_disjoint_same_stream_frees);
+    tcase_add_test(on, streams_made_and_destroyed);
+    tcase_add_test(off, off_reports_nothing);
+    tcase_add_test(bad, malformed_setting_fails_init);
+    suite_add_tcase(s, on);
+    suite_add_tcase(s, off);
+    suite_add_tcase(s, bad);
+    return xt_run(srunner_create(s), "sanitizer", argc, argv);
 }

@@ -532,7 +532,7 @@ if want stream-sanitizer; then
     for mode in on off bad; do
         env_args=(XDEV_BACKEND=cuda)
         [ "$mode" = on ] && env_args+=(XDEV_SANITIZE=streams)
-        run_to "$SL" 120 env "${env_args[@]}" "$B/tests/test_sanitizer" "$mode"
+        run_to "$SL" 120 env "${env_args[@]}" "$B/tests/test_sanitizer" sanitizer "$mode"
         note "test_sanitizer $mode (cuda): rc $? $(grep -E '^[0-9]+%: Checks' "$SL" | tail -1)"
     done
     # Correct code stays silent: the conformance suites with the sanitizer
