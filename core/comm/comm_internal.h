@@ -23,15 +23,32 @@
  *   host_reduce.c      the elementwise reductions -> nothing
  *
  * Headers: comm_internal.h (local_comm, comm_cache, comm_procs,
- * communicator, comm_checks, comm_buffers); comm_record.h (communicator,
- * comm_checks, host_collectives); shm_comm.h (comm_procs, communicator,
- * shm_comm); host_reduce.h (comm_checks, host_collectives, host_reduce,
- * shm_comm). */
+ * communicator, comm_checks, comm_buffers, rendezvous, watchdog, shm_comm); comm_record.h
+ * (communicator, comm_checks, host_collectives); shm_comm.h (comm_procs, communicator, shm_comm);
+ * host_reduce.h (comm_checks, host_collectives, host_reduce, shm_comm). */
 #ifndef XDEV_CORE_COMM_INTERNAL_H
 #define XDEV_CORE_COMM_INTERNAL_H
 
+#include <time.h>
+
+#include "base/env.h"
 #include "runtime/registry.h"
 #include "xdev/communicator.h"
+
+/* XDEV_COMM_TIMEOUT, the one deadline of ranks that wait for each other
+ * (the rendezvous, shared-memory groups, the NCCL watchdog): seconds in
+ * 1..86400, `fallback` when unset or empty; XDEV_ERROR_ENV otherwise. */
+#define XDEV_COMM_TIMEOUT_DEFAULT_S 120
+static inline xdev_status_t xdev_comm_timeout_s(int fallback, int *out) {
+    return xdev_env_int("XDEV_COMM_TIMEOUT", fallback, 1, 86400, out);
+}
+
+/* CLOCK_MONOTONIC in milliseconds, for those deadlines. */
+static inline long long xdev_comm_now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 /* The device of `p`, which must be live xdev device memory holding n bytes;
  * errors name the argument (arg, index i; i < 0: no index). Shared by

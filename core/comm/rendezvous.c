@@ -28,12 +28,12 @@
 
 #include "base/env.h"
 #include "base/error_internal.h"
+#include "comm/comm_internal.h"
 #include "xdev/communicator.h"
 #include "runtime/registry.h"
 #include "xdev/device.h"
 
 #define HELLO_MAGIC "xdevrdv1"
-#define DEFAULT_TIMEOUT_S 120
 #define ANSWER_GRACE_MS 10000
 
 /* ------------------------------------------------------------ environment */
@@ -204,17 +204,11 @@ typedef struct reply {
     unsigned char id[XDEV_COMMUNICATOR_ID_BYTES];
 } reply_t;
 
-static long long now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Move n bytes over a blocking-with-poll socket before the deadline. */
 static bool xfer(int fd, void *buf, size_t n, bool sending, long long deadline) {
     char *p = buf;
     while (n > 0) {
-        long long left = deadline - now_ms();
+        long long left = deadline - xdev_comm_now_ms();
         if (left <= 0) return false;
         struct pollfd pf = {fd, sending ? POLLOUT : POLLIN, 0};
         int r = poll(&pf, 1, left > 1000 ? 1000 : (int)left);
@@ -268,14 +262,15 @@ static xdev_status_t serve(int port, int world, xdev_device_type_t type,
         return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "rendezvous: no memory for %d ranks", world);
     }
     int come = 1, status = ANS_OK, bad_rank = -1;
-    while (come < world && now_ms() < deadline) {
+    while (come < world && xdev_comm_now_ms() < deadline) {
         struct pollfd pf = {fd, POLLIN, 0};
-        long long left = deadline - now_ms();
+        long long left = deadline - xdev_comm_now_ms();
         if (poll(&pf, 1, left > 1000 ? 1000 : (int)left) <= 0) continue;
         int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
         if (c < 0) continue;
         hello_t h;
-        long long hello_deadline = now_ms() + 5000 < deadline ? now_ms() + 5000 : deadline;
+        long long hello_deadline = xdev_comm_now_ms() + 5000; /* a peer that says nothing */
+        if (hello_deadline > deadline) hello_deadline = deadline;
         if (!xfer(c, &h, sizeof h, false, hello_deadline) ||
             memcmp(h.magic, HELLO_MAGIC, 8) != 0) { /* not one of ours: ignore it */
             close(c);
@@ -322,7 +317,7 @@ static xdev_status_t serve(int port, int world, xdev_device_type_t type,
                    .missing = htonl((uint32_t)(bad_rank < 0 ? 0 : bad_rank))};
     memcpy(rep.magic, HELLO_MAGIC, 8);
     if (!nmissing) memcpy(rep.id, id->bytes, sizeof rep.id);
-    long long send_deadline = now_ms() + 5000;
+    long long send_deadline = xdev_comm_now_ms() + 5000;
     for (int i = 1; i < world; i++)
         if (peer[i] != 0) {
             (void)xfer(peer[i], &rep, sizeof rep, true, send_deadline);
@@ -351,7 +346,7 @@ static bool connect_by(int s, const struct addrinfo *ai, long long deadline, int
         return false;
     }
     for (;;) {
-        long long left = deadline - now_ms();
+        long long left = deadline - xdev_comm_now_ms();
         if (left <= 0) {
             *err = ETIMEDOUT;
             return false;
@@ -381,7 +376,7 @@ static xdev_status_t fetch(const char *addr, int port, int rank, int world, xdev
         return XDEV_FAIL(XDEV_ERROR_IO, "rendezvous: rank 0's host '%s': %s", addr,
                          gai_strerror(gai));
     int fd = -1, last_errno = 0;
-    while (fd < 0 && now_ms() < deadline) {
+    while (fd < 0 && xdev_comm_now_ms() < deadline) {
         for (struct addrinfo *ai = res; ai != NULL && fd < 0; ai = ai->ai_next) {
             int s = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
                            ai->ai_protocol);
@@ -475,8 +470,8 @@ xdev_status_t xdev_communicator_init_env(xdev_communicator_t *comm, xdev_device_
     int local = li.local_rank >= 0 ? li.local_rank : li.rank;
     xdev_device_t device = {type, local % count};
     int timeout_s;
-    XDEV_CHECK(xdev_env_int("XDEV_COMM_TIMEOUT", DEFAULT_TIMEOUT_S, 1, 86400, &timeout_s));
-    long long deadline = now_ms() + (long long)timeout_s * 1000;
+    XDEV_CHECK(xdev_comm_timeout_s(XDEV_COMM_TIMEOUT_DEFAULT_S, &timeout_s));
+    long long deadline = xdev_comm_now_ms() + (long long)timeout_s * 1000;
     xdev_communicator_id_t id;
     if (li.world_size > 1) {
         char addr[256];

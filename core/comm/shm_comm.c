@@ -57,13 +57,12 @@
 
 #include "base/env.h"
 #include "base/error_internal.h"
+#include "comm/comm_internal.h"
 #include "comm/host_reduce.h"
 #include "comm/shm_comm.h"
 
 #define SLOT ((size_t)1 << 20) /* staging bytes per rank */
-#define DEFAULT_TIMEOUT_S 120
-#define MAX_TIMEOUT_S 86400
-#define POLL_MS 20 /* a waiting rank's look at its peers' processes */
+#define POLL_MS 20             /* a waiting rank's look at its peers' processes */
 #define MAX_SHM_RANKS 64
 #define READY 0x78736d32u /* "xsm2" */
 #define REASON_LEN 224
@@ -383,8 +382,8 @@ xdev_status_t xdev_shm_join(const void *id, size_t len, int nranks, int rank,
                          MAX_SHM_RANKS);
     if (rank < 0 || rank >= nranks)
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "rank %d is not in 0..%d", rank, nranks - 1);
-    int timeout_s = DEFAULT_TIMEOUT_S;
-    XDEV_CHECK(xdev_env_int("XDEV_COMM_TIMEOUT", DEFAULT_TIMEOUT_S, 1, MAX_TIMEOUT_S, &timeout_s));
+    int timeout_s = XDEV_COMM_TIMEOUT_DEFAULT_S;
+    XDEV_CHECK(xdev_comm_timeout_s(XDEV_COMM_TIMEOUT_DEFAULT_S, &timeout_s));
     xdev_shm_group_t *g = calloc(1, sizeof *g);
     if (g == NULL) return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for a group");
     size_t bytes = header_bytes() + (size_t)nranks * SLOT;

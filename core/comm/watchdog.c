@@ -41,12 +41,6 @@ static bool g_started, g_stop;
 static pthread_t g_thread;
 static int g_timeout_s;
 
-static long long now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* A group to abort, decided under g_lock and done after it is released. */
 typedef struct verdict {
     group_t *g;
@@ -123,7 +117,7 @@ static void *watch_main(void *arg) {
             until.tv_nsec -= 1000000000L;
         }
         pthread_cond_timedwait(&g_wake, &g_lock, &until);
-        long long now = now_ms();
+        long long now = xdev_comm_now_ms();
         static verdict_t v[VERDICTS_MAX]; /* this thread's only */
         int nv = 0;
         for (int i = 0; i < g_n && !g_stop && nv < VERDICTS_MAX; i++) {
@@ -164,8 +158,7 @@ static bool start(void) {
     if (g_started) return true;
     xdev_error_state_t saved;
     xdev_core_error_save(&saved);
-    if (xdev_env_int("XDEV_COMM_TIMEOUT", DEFAULT_NATIVE_TIMEOUT_S, 1, 86400, &g_timeout_s) !=
-        XDEV_SUCCESS)
+    if (xdev_comm_timeout_s(DEFAULT_NATIVE_TIMEOUT_S, &g_timeout_s) != XDEV_SUCCESS)
         g_timeout_s = DEFAULT_NATIVE_TIMEOUT_S;
     xdev_core_error_restore(&saved);
     if (pthread_create(&g_thread, NULL, watch_main, NULL) != 0) return false;
@@ -210,7 +203,7 @@ bool xdev_comm_watch_begin(xdev_communicator_t c, xdev_stream_t s) {
             c->wd_listed = true;
         }
     }
-    if (ok && c->wd_enqueuing++ == 0) c->wd_enqueue_ms = now_ms();
+    if (ok && c->wd_enqueuing++ == 0) c->wd_enqueue_ms = xdev_comm_now_ms();
     pthread_mutex_unlock(&g_lock);
     return ok;
 }
@@ -228,7 +221,7 @@ static void end_locked(xdev_communicator_t c, xdev_stream_t s, const char *what,
     }
     c->wd_count++;
     if (xdev_be_event_record(s->rec, c->wd_event[k], s->native) == XDEV_SUCCESS) {
-        c->wd_at[k] = now_ms();
+        c->wd_at[k] = xdev_comm_now_ms();
         c->wd_what[k] = what;
         c->wd_seq[k] = c->wd_count;
     } else {
