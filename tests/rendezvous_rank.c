@@ -122,9 +122,11 @@ int main(int argc, char **argv) {
     t_big = now_s() - t_big;
     CHECK(xdev_memcpy(hb, big, count * sizeof *hb));
     bool ok = h == (long long)n * (n + 1) / 2 && hb[0] == (float)h && hb[count - 1] == (float)h;
-    printf("rendezvous_rank: %s rank %d of %d (local rank %d) on %s:%d: init_env %.0f ms, "
-           "all_reduce of 16 MiB %.1f ms: sum %lld, %s\n",
-           li.launcher, rank, n, li.local_rank, xdev_device_type_name(dev.type), dev.index,
+    const char *engine;
+    CHECK(xdev_communicator_engine(c, &engine));
+    printf("rendezvous_rank: %s rank %d of %d (local rank %d) on %s:%d over %s: init_env %.0f "
+           "ms, all_reduce of 16 MiB %.1f ms: sum %lld, %s\n",
+           li.launcher, rank, n, li.local_rank, xdev_device_type_name(dev.type), dev.index, engine,
            t_init * 1e3, t_big * 1e3, h, ok ? "ok" : "WRONG");
     free(hb);
     if (argc > 2 && strcmp(argv[2], "bench") == 0 && bench(c, dev, rank, n) != 0) return 1;

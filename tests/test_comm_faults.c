@@ -239,9 +239,11 @@ static int disagree(int n_first, int n_second) {
     snprintf(want, sizeof want, "has %d ranks but rank 1 was told %d", n_first, n_second);
     char *a1[] = {(char *)g_argv0, "join-rank", n1, "0", hex, "told the group has", NULL};
     char *a2[] = {(char *)g_argv0, "join-rank", n2, "1", hex, want, NULL};
-    /* The creator's object is named in the id after its 16-byte header. */
+    /* The creator's object is named in the id after its 16-byte header and
+     * the transport's name ("shm", 16 bytes). */
     char path[160];
-    snprintf(path, sizeof path, "/dev/shm%s", (const char *)id.bytes + 16);
+    if (strcmp((const char *)id.bytes + 16, "shm") != 0) return rank_fail(-1, "shm transport");
+    snprintf(path, sizeof path, "/dev/shm%s", (const char *)id.bytes + 32);
     double t0 = now_s();
     pid_t pids[2] = {start(a1), -1};
     struct stat sb;

@@ -127,6 +127,8 @@ CORE_PUBLIC_CALLS = {
     ('core/math/fft.c', 'xdev_last_error'): "quotes the allocator's message (plan work area)",
     ('core/comm/watchdog.c', 'xdev_last_error'): "quotes the backend's asynchronous error in the group's",
     ('core/comm/communicator.c', 'xdev_last_error'): "quotes the backend's failure after the group's abort reason",
+    ('core/comm/comm_procs.c', 'xdev_last_error'): "quotes the transport loader's refusal of a damaged id's name",
+    ('core/comm/shm_comm.c', 'xdev_last_error'): "hands its own failure's message to the transport table's err",
     # the element-wise helper is a client of the kernel API it sits beside (xdev/kernel.h):
     # compiling, finding and (on failure) unloading its generated kernel.
     ('core/kernel/elementwise.c', 'xdev_module_compile'): 'compiles the generated kernel',

@@ -97,6 +97,8 @@ xdev_status_t xdev_env_int(const char *name, int fallback, int lo, int hi, int *
     const char *p = v;
     for (; isdigit((unsigned char)*p) && x <= hi; p++)
         x = x * 10 + (*p - '0');
+    if ((*p != '\0' || x < lo || x > hi) && (fallback < lo || fallback > hi))
+        return XDEV_FAIL(XDEV_ERROR_ENV, "%s='%s' is not an integer in %d..%d", name, v, lo, hi);
     if (*p != '\0' || x < lo || x > hi)
         return XDEV_FAIL(XDEV_ERROR_ENV,
                          "%s='%s' is not an integer in %d..%d (unset or empty for %d)", name, v, lo,

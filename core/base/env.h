@@ -26,7 +26,7 @@ xdev_status_t xdev_env_bool(const char *name, bool fallback, bool *out);
 xdev_status_t xdev_env_index_list(const char *name, int *list, int cap, int *count);
 
 /* A decimal integer in lo..hi (no sign, spaces or suffix); unset or "" gives
- * `fallback`. */
+ * `fallback` (which may lie outside lo..hi: -1 for "not set"). */
 xdev_status_t xdev_env_int(const char *name, int fallback, int lo, int hi, int *out);
 
 #endif

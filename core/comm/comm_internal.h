@@ -11,10 +11,16 @@
  *   local_comm.c       torch.cuda.comm -> comm_cache.c, communicator.c
  *                      (xdev_reduce), comm_group.c, comm_buffers.c
  *   comm_cache.c       cached groups -> communicator.c (init_all, check)
+ *   rendezvous.c       ranks a launcher started -> comm_procs.c,
+ *                      transport.c, launcher.c
  *   comm_procs.c       ranks across processes -> communicator.c (adopt),
- *                      shm_comm.c
+ *                      transport.c
+ *   transport.c        picking and loading transports -> shm_comm.c,
+ *                      launcher.c
+ *   launcher.c         the launcher's variables -> nothing
  *   communicator.c     public calls, registry, routing -> comm_checks.c,
- *                      host_collectives.c, shm_comm.c, the backend
+ *                      host_collectives.c, the backend, a transport's
+ *                      table
  *   comm_checks.c      argument checks -> comm_buffers.c, host_reduce.c
  *   host_collectives.c the in-process host engine -> host_reduce.c
  *   shm_comm.c         the shared-memory engine -> host_reduce.c
@@ -23,8 +29,9 @@
  *   host_reduce.c      the elementwise reductions -> nothing
  *
  * Headers: comm_internal.h (local_comm, comm_cache, comm_procs,
- * communicator, comm_checks, comm_buffers, rendezvous, watchdog, shm_comm); comm_record.h
- * (communicator, comm_checks, host_collectives); shm_comm.h (comm_procs, communicator, shm_comm);
+ * communicator, comm_checks, comm_buffers, rendezvous, watchdog, shm_comm, transport,
+ * launcher); comm_record.h
+ * (communicator, comm_checks, host_collectives); shm_comm.h (transport, shm_comm);
  * host_reduce.h (comm_checks, host_collectives, host_reduce, shm_comm). */
 #ifndef XDEV_CORE_COMM_INTERNAL_H
 #define XDEV_CORE_COMM_INTERNAL_H
@@ -34,6 +41,7 @@
 #include "base/env.h"
 #include "runtime/registry.h"
 #include "xdev/communicator.h"
+#include "xdev/transport.h"
 
 /* XDEV_COMM_TIMEOUT, the one deadline of ranks that wait for each other
  * (the rendezvous, shared-memory groups, the NCCL watchdog): seconds in
@@ -66,14 +74,33 @@ xdev_status_t xdev_comm_buffer_device(const void *p, size_t n, const char *arg, 
 bool xdev_comm_cache_get(xdev_device_record_t *const *recs, int n, xdev_communicator_t **comms);
 void xdev_comm_cache_put(xdev_communicator_t *comms, bool failed);
 
-struct xdev_shm_group;
-
 /* A communicator around a backend rank `native` (rank of nranks, on rec;
- * be its backend) or, for host-memory backends, a shared-memory group `shm`
- * (be NULL): the only rank of its group in this process; registered as
+ * be its backend) or, for host-memory backends, a group `xg` of transport
+ * xp (be NULL): the only rank of its group in this process; registered as
  * live. */
 xdev_status_t xdev_communicator_adopt(xdev_backend_t *be, xdev_device_record_t *rec, int nranks,
-                                      int rank, void *native, struct xdev_shm_group *shm,
+                                      int rank, void *native, const xdev_transport_t *xp, void *xg,
                                       xdev_communicator_t *out);
+
+/* The transport of host-memory ranks in several processes named `name`
+ * ("shm", or a module's), loaded if need be; XDEV_ERROR_INVALID_VALUE for
+ * a name no transport can have (transport.c). */
+xdev_status_t xdev_transport_named(const char *name, const xdev_transport_t **out);
+/* The transport a new group uses: XDEV_HOST_COMM's, or (auto) shm unless
+ * the launcher's ranks are not all on this host, then mpi. */
+xdev_status_t xdev_transport_pick(const xdev_transport_t **out);
+
+/* The launcher's variables (xdev_launch_info) without blaming the caller:
+ * *found false, XDEV_SUCCESS, when no launcher's are set (launcher.c). */
+xdev_status_t xdev_launch_read(xdev_launch_info_t *out, bool *found);
+/* The job's id as the launcher gives it, "" when it gives none: the same
+ * on every rank of a job, another in another job (launcher.c). */
+void xdev_launch_job_id(char *buf, size_t len);
+
+/* A group's id for ranks of a host-memory backend whose transport xp
+ * meets by itself (XDEV_TRANSPORT_SELF_MEET): the call's number in its
+ * transport part (comm_procs.c). */
+void xdev_communicator_id_self_meet(xdev_device_type_t type, const xdev_transport_t *xp,
+                                    uint64_t call, xdev_communicator_id_t *id);
 
 #endif

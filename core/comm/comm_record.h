@@ -15,6 +15,7 @@
 
 #include "runtime/registry.h"
 #include "xdev/communicator.h"
+#include "xdev/transport.h"
 
 #define MAX_RANKS 64
 
@@ -29,8 +30,6 @@ static inline bool kind_reduces(kind_t kind) {
 
 struct round;   /* the host engine's rounds (host_collectives.c) */
 struct message; /* the host engine's staged sends (host_collectives.c) */
-struct xdev_shm_group;
-
 typedef struct group {
     pthread_mutex_t m;
     pthread_cond_t cv;
@@ -51,13 +50,14 @@ struct xdev_communicator {
     group_t *g;
     int rank;
     xdev_device_record_t *rec;
-    uint64_t next_seq;                   /* collectives issued (the caller's side) */
-    _Atomic uint64_t sends[MAX_RANKS];   /* sends issued to each peer */
-    _Atomic uint64_t recvs[MAX_RANKS];   /* recvs issued from each peer */
-    int inflight;                        /* queued tasks (under g->m) */
-    void *native;                        /* the backend's rank (g->be), else NULL */
-    int slot;                            /* its place in g->member */
-    struct xdev_shm_group *shm;          /* ranks of host memory in several processes, else NULL */
+    uint64_t next_seq;          /* collectives issued (the caller's side) */
+    _Atomic uint64_t *sends;    /* sends issued to each peer (nranks) */
+    _Atomic uint64_t *recvs;    /* recvs issued from each peer (nranks) */
+    int inflight;               /* queued tasks (under g->m) */
+    void *native;               /* the backend's rank (g->be), else NULL */
+    int slot;                   /* its place in g->member */
+    const xdev_transport_t *xp; /* ranks of host memory in several processes: their transport */
+    void *xg;                   /* and this rank's group in it, else NULL */
     struct xdev_communicator *live_next; /* the registry of live communicators */
     /* The watchdog's view of a backend rank (watchdog.c, under its lock):
      * events recorded after its last XDEV_WD_RING collectives, with when each

@@ -7,7 +7,8 @@
  *
  * - the backend's communicators (the backend table's comm slots: NCCL on
  *   CUDA) for backends whose memory the host cannot address;
- * - shared memory (shm_comm.c) for host-memory ranks in several processes;
+ * - a transport (transport.c: shared memory on one host, MPI across
+ *   hosts) for host-memory ranks in several processes;
  * - the host engine (host_collectives.c) for host-memory ranks all in this
  *   process (xdev_communicator_init_all on the CPU backend).
  *
@@ -22,7 +23,6 @@
 #include "base/error_internal.h"
 #include "comm/comm_internal.h"
 #include "comm/comm_record.h"
-#include "comm/shm_comm.h"
 #include "memory/stream_sanitizer.h"
 #include "runtime/device_record.h"
 #include "runtime/dispatch.h"
@@ -67,21 +67,20 @@ static xdev_status_t submit_native(const task_t *t, xdev_stream_t stream) {
     return xdev_be_comm_collective(t->comm->g->be, t->comm->native, &d, stream->native);
 }
 
-/* A collective, send or recv (seq: its number between the pair) of a rank
- * in a shared-memory group, in its stream's host function. */
-typedef struct shm_task {
+/* A collective (seq: its number in the group) or a send or recv (seq: its
+ * number between the pair) of a rank of a transport's group, in its
+ * stream's host function. */
+typedef struct xport_task {
     xdev_communicator_t comm;
     xdev_collective_desc_t d;
     uint64_t seq;
-} shm_task_t;
+} xport_task_t;
 
-static void run_shm(void *arg) {
-    shm_task_t *t = arg;
+static void run_xport(void *arg) {
+    xport_task_t *t = arg;
     group_t *g = t->comm->g;
     char err[256] = "";
-    bool p2p = t->d.kind == XDEV_COLL_SEND || t->d.kind == XDEV_COLL_RECV;
-    xdev_status_t st = p2p ? xdev_shm_p2p(t->comm->shm, &t->d, t->seq, err, sizeof err)
-                           : xdev_shm_run(t->comm->shm, &t->d, err, sizeof err);
+    xdev_status_t st = t->comm->xp->run(t->comm->xg, &t->d, t->seq, err, sizeof err);
     pthread_mutex_lock(&g->m);
     if (st != XDEV_SUCCESS) set_async(g, st, err);
     t->comm->inflight--;
@@ -128,14 +127,14 @@ static xdev_status_t enqueue(xdev_communicator_t c, const task_t *p, uint64_t *s
     return st;
 }
 
-static xdev_status_t submit_shm(const task_t *p, xdev_stream_t stream) {
-    shm_task_t *t = malloc(sizeof *t);
+static xdev_status_t submit_xport(const task_t *p, xdev_stream_t stream) {
+    xport_task_t *t = malloc(sizeof *t);
     if (t == NULL) return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for a task");
     xdev_collective_kind_t kind =
         p->p2p ? (p->is_send ? XDEV_COLL_SEND : XDEV_COLL_RECV) : g_coll_kind[p->kind];
-    *t = (shm_task_t){
+    *t = (xport_task_t){
         p->comm, {sizeof t->d, kind, p->send, p->recv, p->count, p->dtype, (int)p->op, p->root}, 0};
-    return enqueue(p->comm, p, &t->seq, stream, run_shm, t);
+    return enqueue(p->comm, p, &t->seq, stream, run_xport, t);
 }
 
 /* Tell the stream-order sanitizer what a rank's task reads and writes on its
@@ -196,7 +195,7 @@ static xdev_status_t submit(task_t *proto, xdev_stream_t stream) {
                          "collectives of %s communicators cannot be recorded in a graph (they "
                          "meet the other ranks in host functions); run them outside the capture",
                          stream->be->name);
-    if (c->shm != NULL) return submit_shm(proto, stream);
+    if (c->xg != NULL) return submit_xport(proto, stream);
     task_t *t = malloc(sizeof *t);
     if (t == NULL) return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for a task");
     *t = *proto;
@@ -319,9 +318,11 @@ xdev_status_t xdev_communicator_init_all(xdev_communicator_t *comms, int n,
     xdev_communicator_t made[MAX_RANKS] = {0};
     bool ok = g != NULL;
     for (int i = 0; i < n && ok; i++)
-        ok = (made[i] = calloc(1, sizeof *made[i])) != NULL;
+        ok = (made[i] = calloc(1, sizeof *made[i])) != NULL &&
+             (made[i]->sends = calloc(2 * (size_t)n, sizeof *made[i]->sends)) != NULL;
     if (!ok) {
         for (int i = 0; i < n; i++) {
+            if (made[i] != NULL) free((void *)made[i]->sends);
             free(made[i]);
             if (natives[i] != NULL) (void)xdev_be_comm_destroy(be, natives[i]);
         }
@@ -337,6 +338,7 @@ xdev_status_t xdev_communicator_init_all(xdev_communicator_t *comms, int n,
     for (int i = 0; i < n; i++) {
         made[i]->g = g;
         made[i]->rank = i;
+        made[i]->recvs = made[i]->sends + n;
         made[i]->rec = recs[i];
         made[i]->native = natives[i];
         made[i]->slot = i;
@@ -350,11 +352,13 @@ xdev_status_t xdev_communicator_init_all(xdev_communicator_t *comms, int n,
 }
 
 xdev_status_t xdev_communicator_adopt(xdev_backend_t *be, xdev_device_record_t *rec, int nranks,
-                                      int rank, void *native, xdev_shm_group_t *shm,
+                                      int rank, void *native, const xdev_transport_t *xp, void *xg,
                                       xdev_communicator_t *out) {
     group_t *g = calloc(1, sizeof *g);
     xdev_communicator_t c = g != NULL ? calloc(1, sizeof *c) : NULL;
-    if (c == NULL) {
+    _Atomic uint64_t *counts = c != NULL ? calloc(2 * (size_t)nranks, sizeof *counts) : NULL;
+    if (counts == NULL) {
+        free(c);
         free(g);
         return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for a communicator");
     }
@@ -369,7 +373,10 @@ xdev_status_t xdev_communicator_adopt(xdev_backend_t *be, xdev_device_record_t *
     c->rank = rank;
     c->rec = rec;
     c->native = native;
-    c->shm = shm;
+    c->xp = xp;
+    c->xg = xg;
+    c->sends = counts;
+    c->recvs = counts + nranks;
     pthread_mutex_lock(&g_live_lock);
     c->live_next = g_live;
     g_live = c;
@@ -399,10 +406,11 @@ xdev_status_t xdev_communicator_destroy(xdev_communicator_t comm) {
     xdev_status_t st = XDEV_SUCCESS;
     xdev_comm_watch_forget(comm);
     if (comm->native != NULL) st = xdev_be_comm_destroy(g->be, comm->native);
-    if (comm->shm != NULL) xdev_shm_leave(comm->shm);
+    if (comm->xg != NULL) comm->xp->leave(comm->xg);
     /* The rank's queued collectives are done: to the stream-order sanitizer,
      * a synchronize of its device (it does not track which streams they used). */
     if (st == XDEV_SUCCESS) xdev_order_on_host_waits_device(comm->rec);
+    free((void *)comm->sends);
     free(comm);
     if (last) {
         xdev_host_comm_release(g);
@@ -433,7 +441,7 @@ xdev_status_t xdev_communicator_abort(xdev_communicator_t comm) {
     XDEV_CHECK(check_comm(comm));
     xdev_comm_abort_group(comm->g, XDEV_ERROR_INVALID_VALUE,
                           "the group was aborted (xdev_communicator_abort)");
-    if (comm->shm != NULL) xdev_shm_abort(comm->shm); /* the other processes see it too */
+    if (comm->xg != NULL) comm->xp->abort(comm->xg); /* shm: the other processes see it too */
     return XDEV_SUCCESS;
 }
 
@@ -461,6 +469,13 @@ xdev_status_t xdev_communicator_size(xdev_communicator_t comm, int *nranks) {
     XDEV_REQUIRE_ARG(nranks);
     XDEV_CHECK(check_comm(comm));
     *nranks = comm->g->nranks;
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_communicator_engine(xdev_communicator_t comm, const char **name) {
+    XDEV_REQUIRE_ARG(name);
+    XDEV_CHECK(check_comm(comm));
+    *name = comm->native != NULL ? comm->g->be->name : comm->xp != NULL ? comm->xp->name : "local";
     return XDEV_SUCCESS;
 }
 

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* rendezvous.c - a communicator made from what the launcher set
- * (xdev_communicator_init_env): the rank and world size from torchrun's,
- * Open MPI's, MPICH's or Slurm's variables, the group's id carried from rank
- * 0 to the others over one small TCP exchange, then
- * xdev_communicator_init_rank on the device of the local rank.
+ * (xdev_communicator_init_env): the rank and world size as launcher.c reads
+ * them, the group's id carried from rank 0 to the others over one small
+ * TCP exchange, then xdev_communicator_init_rank on the device of the local
+ * rank. Host-memory ranks whose transport meets by itself (MPI, under
+ * mpirun or srun) need no exchange: every rank makes the same id.
  *
  * The exchange: rank 0 listens on the rendezvous port, every other rank
  * connects (retrying while rank 0 is not up yet) and says who it is (rank,
@@ -18,6 +19,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <stdatomic.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,100 +38,6 @@
 #define HELLO_MAGIC "xdevrdv1"
 #define ANSWER_GRACE_MS 10000
 
-/* ------------------------------------------------------------ environment */
-
-/* An integer variable: -1 when unset; XDEV_ERROR_ENV when not a number in
- * [lo, hi]. */
-static xdev_status_t env_num(const char *name, int lo, int hi, int *out) {
-    const char *v = getenv(name);
-    *out = -1;
-    if (v == NULL || v[0] == '\0') return XDEV_SUCCESS;
-    char *end;
-    errno = 0;
-    long n = strtol(v, &end, 10);
-    if (errno != 0 || *end != '\0' || n < lo || n > hi)
-        return XDEV_FAIL(XDEV_ERROR_ENV, "%s='%s' is not an integer in %d..%d", name, v, lo, hi);
-    *out = (int)n;
-    return XDEV_SUCCESS;
-}
-
-/* One launcher's names for rank, size, local rank and local size. */
-typedef struct launcher {
-    const char *name, *rank, *size, *local_rank, *local_size;
-} launcher_t;
-
-static const launcher_t k_launchers[] = {
-    {"torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE"},
-    {"openmpi", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
-     "OMPI_COMM_WORLD_LOCAL_SIZE"},
-    {"mpich", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID", "MPI_LOCALNRANKS"},
-    {"slurm", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", NULL},
-};
-
-xdev_status_t xdev_launch_info(xdev_launch_info_t *out) {
-    XDEV_REQUIRE_ARG(out);
-    memset(out, 0, sizeof *out);
-    for (size_t i = 0; i < sizeof k_launchers / sizeof k_launchers[0]; i++) {
-        const launcher_t *l = &k_launchers[i];
-        if (getenv(l->rank) == NULL) continue;
-        int rank, size, lr = -1, ls = -1;
-        XDEV_CHECK(env_num(l->rank, 0, 1 << 24, &rank));
-        XDEV_CHECK(env_num(l->size, 1, 1 << 24, &size));
-        if (rank < 0)
-            return XDEV_API_FAIL(XDEV_ERROR_ENV,
-                                 "%s is set but empty (%s sets it to this "
-                                 "process's rank)",
-                                 l->rank, l->name);
-        if (size < 0)
-            return XDEV_API_FAIL(XDEV_ERROR_ENV, "%s is set but %s is not (%s sets both)", l->rank,
-                                 l->size, l->name);
-        if (rank >= size)
-            return XDEV_API_FAIL(XDEV_ERROR_ENV, "%s=%d is not below %s=%d", l->rank, rank, l->size,
-                                 size);
-        XDEV_CHECK(env_num(l->local_rank, 0, 1 << 24, &lr));
-        if (l->local_size != NULL) XDEV_CHECK(env_num(l->local_size, 1, 1 << 24, &ls));
-        if (l->local_size == NULL) { /* Slurm: every task on one node? */
-            int nodes;
-            XDEV_CHECK(env_num("SLURM_STEP_NUM_NODES", 1, 1 << 24, &nodes));
-            if (nodes < 0) XDEV_CHECK(env_num("SLURM_NNODES", 1, 1 << 24, &nodes));
-            if (nodes == 1) ls = size;
-        }
-        out->launcher = l->name;
-        out->rank = rank;
-        out->world_size = size;
-        out->local_rank = lr;
-        out->local_world_size = ls;
-        const char *addr = getenv("MASTER_ADDR");
-        if (addr != NULL && strlen(addr) >= sizeof out->master_addr)
-            return XDEV_API_FAIL(XDEV_ERROR_ENV, "MASTER_ADDR is longer than %zu bytes",
-                                 sizeof out->master_addr - 1);
-        snprintf(out->master_addr, sizeof out->master_addr, "%s", addr ? addr : "");
-        int port;
-        XDEV_CHECK(env_num("MASTER_PORT", 1, 65535, &port));
-        out->master_port = port < 0 ? 0 : port;
-        return XDEV_SUCCESS;
-    }
-    return XDEV_API_FAIL(XDEV_ERROR_NOT_FOUND,
-                         "no launcher's variables are set (RANK and WORLD_SIZE from torchrun, "
-                         "OMPI_COMM_WORLD_RANK from mpirun, PMI_RANK, SLURM_PROCID from srun)");
-}
-
-/* The job's id as the launcher gives it ("" when it gives none): every rank
- * of a job derives the same, two jobs on one host different ones (Slurm's
- * step id alone is 0 in every job: its job id goes first). */
-static void job_id(char *buf, size_t len) {
-    static const char *const names[] = {"TORCHELASTIC_RUN_ID", "OMPI_MCA_ess_base_jobid",
-                                        "PMIX_NAMESPACE", "PMI_JOBID", "SLURM_JOB_ID"};
-    buf[0] = '\0';
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        const char *v = getenv(names[i]);
-        if (v == NULL || v[0] == '\0') continue;
-        const char *step = i == 4 ? getenv("SLURM_STEP_ID") : NULL;
-        snprintf(buf, len, "%s.%s", v, step ? step : "");
-        return;
-    }
-}
-
 /* FNV-1a of s. */
 static uint32_t hash32(const char *s) {
     uint32_t h = 2166136261u;
@@ -144,7 +52,7 @@ static uint32_t hash32(const char *s) {
 static xdev_status_t endpoint(const xdev_launch_info_t *li, char *addr, size_t alen, int *port) {
     const char *a = xdev_env_get("XDEV_RENDEZVOUS_ADDR");
     int p;
-    XDEV_CHECK(env_num("XDEV_RENDEZVOUS_PORT", 1, 65535, &p));
+    XDEV_CHECK(xdev_env_int("XDEV_RENDEZVOUS_PORT", -1, 1, 65535, &p));
     bool local = li->local_world_size > 0 && li->local_world_size == li->world_size;
     if (a != NULL && a[0] != '\0')
         snprintf(addr, alen, "%s", a);
@@ -164,7 +72,7 @@ static xdev_status_t endpoint(const xdev_launch_info_t *li, char *addr, size_t a
         *port = li->master_port < 65535 ? li->master_port + 1 : 65534;
     } else {
         char job[160];
-        job_id(job, sizeof job);
+        xdev_launch_job_id(job, sizeof job);
         if (job[0] == '\0')
             return XDEV_FAIL(XDEV_ERROR_ENV,
                              "no rendezvous port: set MASTER_PORT or XDEV_RENDEZVOUS_PORT (the "
@@ -194,7 +102,7 @@ static const char *type_name(uint32_t t) {
 
 static uint32_t job_hash(void) {
     char job[160];
-    job_id(job, sizeof job);
+    xdev_launch_job_id(job, sizeof job);
     return job[0] ? hash32(job) : 0;
 }
 
@@ -473,7 +381,12 @@ xdev_status_t xdev_communicator_init_env(xdev_communicator_t *comm, xdev_device_
     XDEV_CHECK(xdev_comm_timeout_s(XDEV_COMM_TIMEOUT_DEFAULT_S, &timeout_s));
     long long deadline = xdev_comm_now_ms() + (long long)timeout_s * 1000;
     xdev_communicator_id_t id;
-    if (li.world_size > 1) {
+    const xdev_transport_t *xp = NULL;
+    if (be->flags & XDEV_BACKEND_HOST_MEMORY) XDEV_CHECK(xdev_transport_pick(&xp));
+    if (xp != NULL && (xp->flags & XDEV_TRANSPORT_SELF_MEET)) {
+        static _Atomic uint64_t calls; /* the nth call of every rank makes the nth group */
+        xdev_communicator_id_self_meet(type, xp, atomic_fetch_add(&calls, 1), &id);
+    } else if (li.world_size > 1) {
         char addr[256];
         int port = 0;
         XDEV_CHECK(endpoint(&li, addr, sizeof addr, &port));

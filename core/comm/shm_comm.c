@@ -41,6 +41,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -107,6 +108,12 @@ struct xdev_shm_group {
     unsigned long long pidns; /* this process's pid namespace */
     char *slots;
     char name[96]; /* the group's id: messages are named after it */
+    /* This process's collectives run one at a time in the order the core
+     * numbered them, though two streams' threads may run two at once
+     * (the slots and the per-rank request hold one at a time). */
+    pthread_mutex_t turn_m;
+    pthread_cond_t turn_cv;
+    uint64_t next_coll;
 };
 
 /* One send's object: this header, then the data. */
@@ -277,7 +284,7 @@ static bool wait_for(xdev_shm_group_t *g, cond_fn cond, void *arg, int peer, con
 
 /* ---------------------------------------------------------------- joining */
 
-xdev_status_t xdev_shm_unique_id(void *id, size_t len) {
+static xdev_status_t shm_unique_id(void *id, size_t len) {
     static _Atomic unsigned seq;
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -370,8 +377,8 @@ static xdev_status_t open_group(int fd, const char *name, size_t bytes, int nran
     return XDEV_SUCCESS;
 }
 
-xdev_status_t xdev_shm_join(const void *id, size_t len, int nranks, int rank,
-                            xdev_shm_group_t **out) {
+static xdev_status_t shm_join(const void *id, size_t len, int nranks, int rank, int timeout_s,
+                              xdev_shm_group_t **out) {
     char name[96];
     if (memchr(id, '\0', len) == NULL || ((const char *)id)[0] != '/' || strlen(id) >= sizeof name)
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "the id names no shared-memory group");
@@ -382,8 +389,6 @@ xdev_status_t xdev_shm_join(const void *id, size_t len, int nranks, int rank,
                          MAX_SHM_RANKS);
     if (rank < 0 || rank >= nranks)
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "rank %d is not in 0..%d", rank, nranks - 1);
-    int timeout_s = XDEV_COMM_TIMEOUT_DEFAULT_S;
-    XDEV_CHECK(xdev_comm_timeout_s(XDEV_COMM_TIMEOUT_DEFAULT_S, &timeout_s));
     xdev_shm_group_t *g = calloc(1, sizeof *g);
     if (g == NULL) return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for a group");
     size_t bytes = header_bytes() + (size_t)nranks * SLOT;
@@ -406,8 +411,13 @@ xdev_status_t xdev_shm_join(const void *id, size_t len, int nranks, int rank,
         free(g);
         return st;
     }
-    *g = (xdev_shm_group_t){
-        h, bytes, nranks, rank, timeout_s, my_pidns(), (char *)h + header_bytes(), ""};
+    *g = (xdev_shm_group_t){.h = h,
+                            .map_bytes = bytes,
+                            .nranks = nranks,
+                            .rank = rank,
+                            .timeout_s = timeout_s,
+                            .pidns = my_pidns(),
+                            .slots = (char *)h + header_bytes()};
     snprintf(g->name, sizeof g->name, "%s", name);
     shm_rank_t *me = &h->ranks[rank];
     int was = RANK_ABSENT;
@@ -434,6 +444,12 @@ xdev_status_t xdev_shm_join(const void *id, size_t len, int nranks, int rank,
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "%d of %d ranks joined %s: %s", joined, nranks,
                          name, why);
     }
+    pthread_mutex_init(&g->turn_m, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&g->turn_cv, &ca);
+    pthread_condattr_destroy(&ca);
     *out = g;
     return XDEV_SUCCESS;
 }
@@ -474,8 +490,8 @@ static xdev_status_t aborted(xdev_shm_group_t *g, const char *what, char *err, s
     return XDEV_ERROR_INVALID_VALUE;
 }
 
-xdev_status_t xdev_shm_run(xdev_shm_group_t *g, const xdev_collective_desc_t *d, char *err,
-                           size_t errlen) {
+static xdev_status_t shm_run(xdev_shm_group_t *g, const xdev_collective_desc_t *d, char *err,
+                             size_t errlen) {
     int n = g->nranks, me = g->rank;
     shm_hdr_t *h = g->h;
     h->desc[me] = (shm_desc_t){(int)d->kind, (int)d->dtype, d->op, d->root, d->count};
@@ -652,8 +668,8 @@ static xdev_status_t shm_recv(xdev_shm_group_t *g, const xdev_collective_desc_t 
     return st;
 }
 
-xdev_status_t xdev_shm_p2p(xdev_shm_group_t *g, const xdev_collective_desc_t *d, uint64_t seq,
-                           char *err, size_t errlen) {
+static xdev_status_t shm_p2p(xdev_shm_group_t *g, const xdev_collective_desc_t *d, uint64_t seq,
+                             char *err, size_t errlen) {
     return d->kind == XDEV_COLL_SEND ? shm_send(g, d, seq, err, errlen)
                                      : shm_recv(g, d, seq, err, errlen);
 }
@@ -677,14 +693,14 @@ static void sweep(xdev_shm_group_t *g) {
     closedir(dir);
 }
 
-void xdev_shm_abort(xdev_shm_group_t *g) {
+static void shm_abort(xdev_shm_group_t *g) {
     abort_group(g->h, "xdev_communicator_abort on rank %d", g->rank);
 }
 
 /* Leave; the last rank whose process is still in the group sweeps its
  * messages. Two leaving at once may both sweep (harmless); as each marks
  * itself before it looks at the others, at least one sees the other gone. */
-void xdev_shm_leave(xdev_shm_group_t *g) {
+static void shm_leave(xdev_shm_group_t *g) {
     shm_hdr_t *h = g->h;
     atomic_store(&h->ranks[g->rank].state, RANK_LEFT);
     notify(h);
@@ -695,5 +711,79 @@ void xdev_shm_leave(xdev_shm_group_t *g) {
     }
     if (last) sweep(g);
     munmap(h, g->map_bytes);
+    pthread_cond_destroy(&g->turn_cv);
+    pthread_mutex_destroy(&g->turn_m);
     free(g);
 }
+
+/* ---------------------------------------------------------------- the table
+ * The transport table (xdev/transport.h) over the functions above; their
+ * XDEV_FAIL messages go into err as a module's would. */
+
+static xdev_status_t failed(xdev_status_t st, char *err, size_t errlen) {
+    if (st != XDEV_SUCCESS) snprintf(err, errlen, "%s", xdev_last_error());
+    return st;
+}
+
+static xdev_status_t t_unique_id(unsigned char id[XDEV_TRANSPORT_ID_BYTES], char *err,
+                                 size_t errlen) {
+    return failed(shm_unique_id(id, XDEV_TRANSPORT_ID_BYTES), err, errlen);
+}
+
+static xdev_status_t t_join(const xdev_transport_join_t *j, void **group, char *err,
+                            size_t errlen) {
+    xdev_shm_group_t *g = NULL;
+    xdev_status_t st = shm_join(j->id, sizeof j->id, j->nranks, j->rank, j->timeout_s, &g);
+    *group = g;
+    return failed(st, err, errlen);
+}
+
+/* Wait until collective seq is this process's next (or the timeout). */
+static bool take_turn(xdev_shm_group_t *g, uint64_t seq) {
+    struct timespec end;
+    clock_gettime(CLOCK_MONOTONIC, &end);
+    end.tv_sec += g->timeout_s;
+    int rc = 0;
+    pthread_mutex_lock(&g->turn_m);
+    while (g->next_coll != seq && rc != ETIMEDOUT)
+        rc = pthread_cond_timedwait(&g->turn_cv, &g->turn_m, &end);
+    bool mine = g->next_coll == seq;
+    pthread_mutex_unlock(&g->turn_m);
+    return mine;
+}
+
+static xdev_status_t t_run(void *group, const xdev_collective_desc_t *d, uint64_t seq, char *err,
+                           size_t errlen) {
+    xdev_shm_group_t *g = group;
+    if (d->kind == XDEV_COLL_SEND || d->kind == XDEV_COLL_RECV)
+        return shm_p2p(g, d, seq, err, errlen);
+    if (!take_turn(g, seq)) {
+        abort_group(g->h, "rank %d's collective #%llu waited %d s for its collective before it",
+                    g->rank, (unsigned long long)seq, g->timeout_s);
+        return aborted(g, "collective", err, errlen);
+    }
+    xdev_status_t st = shm_run(g, d, err, errlen);
+    pthread_mutex_lock(&g->turn_m);
+    g->next_coll++;
+    pthread_cond_broadcast(&g->turn_cv);
+    pthread_mutex_unlock(&g->turn_m);
+    return st;
+}
+
+static void t_abort(void *group) {
+    shm_abort(group);
+}
+
+static void t_leave(void *group) {
+    shm_leave(group);
+}
+
+const xdev_transport_t xdev_shm_transport = {sizeof(xdev_transport_t),
+                                             XDEV_TRANSPORT_ABI,
+                                             "shm",
+                                             0,
+                                             t_unique_id,
+                                             t_join,
+                                             t_run,
+                                             t_abort,
+                                             t_leave};

@@ -177,6 +177,30 @@ xdev_status_t xdev_plugin_load(xdev_backend_t *be, const xdev_backend_api_t **ap
     return each_plugin_dir(load_from, &t) > 0 ? XDEV_SUCCESS : XDEV_ERROR_BACKEND_UNAVAILABLE;
 }
 
+/* dir/<file> when it exists (each_plugin_dir); else its path joins the
+ * list of places tried. */
+typedef struct find_try {
+    const char *file;
+    char *path, *tried;
+    size_t plen, tlen;
+} find_try_t;
+
+static int find_in(const char *dir, void *arg) {
+    find_try_t *t = arg;
+    if (snprintf(t->path, t->plen, "%s/%s", dir, t->file) >= (int)t->plen) return 0;
+    if (access(t->path, F_OK) == 0) return 1;
+    size_t used = strlen(t->tried);
+    if (used + 1 < t->tlen)
+        snprintf(t->tried + used, t->tlen - used, "%s%s", used ? ", " : "", t->path);
+    return 0;
+}
+
+bool xdev_plugin_find(const char *file, char *path, size_t plen, char *tried, size_t tlen) {
+    tried[0] = '\0';
+    find_try_t t = {file, path, tried, plen, tlen};
+    return each_plugin_dir(find_in, &t) > 0;
+}
+
 xdev_status_t xdev_backend_api_validate(const xdev_backend_api_t *api, const char *origin,
                                         const char *expected_name, xdev_device_type_t expected) {
     if (api == NULL) return XDEV_FAIL(XDEV_ERROR_BACKEND_UNAVAILABLE, "%s returned no API", origin);

@@ -113,6 +113,11 @@ void xdev_plugin_discover(void);
 xdev_backend_t *xdev_backend_record(xdev_device_type_t type);
 xdev_device_type_t xdev_core_selected_type(void);
 
+/* The first dir/<file> of the plugin directories that exists, into path
+ * (true); else false, with the paths tried in `tried` (plugin_loader.c).
+ * For modules other than backends (transports: core/comm/transport.c). */
+bool xdev_plugin_find(const char *file, char *path, size_t plen, char *tried, size_t tlen);
+
 /* One line per directory searched for plugins, in order (XDEV_LOG). */
 void xdev_plugin_dirs_print(FILE *f);
 

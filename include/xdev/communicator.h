@@ -166,6 +166,14 @@ XDEV_API XDEV_RESULT xdev_status_t xdev_communicator_size(xdev_communicator_t co
 XDEV_API XDEV_RESULT xdev_status_t xdev_communicator_device(xdev_communicator_t comm,
                                                             xdev_device_t *device);
 
+/* What carries the rank's collectives (a static string): the backend's
+ * name for its own communicators ("cuda": NCCL; "hip": RCCL), "local" for
+ * host-memory ranks of one process (xdev_communicator_init_all on the CPU),
+ * else the transport of host-memory ranks in several processes: "shm"
+ * (shared memory, one host) or "mpi" (docs/scale.md). */
+XDEV_API XDEV_RESULT xdev_status_t xdev_communicator_engine(xdev_communicator_t comm,
+                                                            const char **name);
+
 /* recvbuf = op over every rank's sendbuf (count elements). */
 XDEV_API XDEV_RESULT xdev_status_t xdev_all_reduce(xdev_communicator_t comm, const void *sendbuf,
                                                    void *recvbuf, size_t count, xdev_dtype_t dtype,

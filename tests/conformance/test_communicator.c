@@ -462,6 +462,13 @@ START_TEST(bad_input) {
     xdev_device_t d;
     XT_OK(xdev_communicator_device(comms[1], &d));
     ck_assert_int_eq(d.index, xt_dev(1).index);
+    const char *engine = NULL; /* ranks of one process: the backend's own, or the host engine */
+    XT_OK(xdev_communicator_engine(comms[0], &engine));
+    ck_assert_msg(strcmp(engine, "local") == 0 ||
+                      strcmp(engine, xdev_device_type_name(xt_type())) == 0,
+                  "engine %s", engine);
+    ck_assert_int_eq(xdev_communicator_engine((xdev_communicator_t)&v, &engine),
+                     XDEV_ERROR_INVALID_HANDLE);
     const float f = 0;
     struct {
         xdev_status_t got, want;
@@ -544,11 +551,24 @@ START_TEST(procs_api) {
                      XDEV_ERROR_INVALID_DEVICE);
     ck_assert_int_eq(xdev_communicator_unique_id(xt_type(), NULL), XDEV_ERROR_INVALID_VALUE);
     if (xt_type() == XDEV_DEVICE_CPU) { /* an id for another type: refused before use */
-        memcpy(id.bytes, "xdevcid1", 8);
+        XT_OK(xdev_communicator_unique_id(XDEV_DEVICE_CPU, &id));
         uint32_t cuda = XDEV_DEVICE_CUDA;
         memcpy(id.bytes + 8, &cuda, sizeof cuda);
         ck_assert_int_eq(xdev_communicator_init_rank(&c, 1, &id, 0, xt_dev(0)),
                          XDEV_ERROR_CROSS_DEVICE);
+        /* The transport's name (after the 16-byte header) damaged. */
+        XT_OK(xdev_communicator_unique_id(XDEV_DEVICE_CPU, &id));
+        ck_assert_str_eq((const char *)id.bytes + 16, "shm");
+        memset(id.bytes + 16, 'x', 16);
+        ck_assert_int_eq(xdev_communicator_init_rank(&c, 1, &id, 0, xt_dev(0)),
+                         XDEV_ERROR_INVALID_VALUE);
+        ck_assert_msg(strstr(xdev_last_error(), "names no transport") != NULL, "%s",
+                      xdev_last_error());
+        memcpy(id.bytes + 16, "No-Such!", 9);
+        ck_assert_int_eq(xdev_communicator_init_rank(&c, 1, &id, 0, xt_dev(0)),
+                         XDEV_ERROR_INVALID_VALUE);
+        ck_assert_msg(strstr(xdev_last_error(), "names no transport") != NULL, "%s",
+                      xdev_last_error());
     }
     xdev_status_t st = xdev_communicator_unique_id(xt_type(), &id);
     if (st == XDEV_ERROR_NOT_SUPPORTED) XT_SKIP("%s", xdev_last_error());
@@ -558,6 +578,13 @@ START_TEST(procs_api) {
     ck_assert_int_eq(xdev_communicator_init_rank(&c, 0, &id, 0, xt_dev(0)),
                      XDEV_ERROR_INVALID_VALUE);
     XT_OK(xdev_communicator_init_rank(&c, 1, &id, 0, xt_dev(0))); /* a group of one */
+    const char *engine = NULL;
+    XT_OK(xdev_communicator_engine(c, &engine));
+    /* host memory, XDEV_HOST_COMM unset: one host's transport; else the backend's own */
+    ck_assert_msg(strcmp(engine, "shm") == 0 ||
+                      strcmp(engine, xdev_device_type_name(xt_type())) == 0,
+                  "engine %s", engine);
+    ck_assert_int_eq(xdev_communicator_engine(c, NULL), XDEV_ERROR_INVALID_VALUE);
     void *d = dalloc(0, 64 * sizeof(float));
     fill(0, d, XDEV_DTYPE_F32, 64);
     XT_OK(xdev_all_reduce(c, d, d, 64, XDEV_DTYPE_F32, XDEV_REDUCE_SUM, NULL));
