@@ -15,7 +15,7 @@ packages=(
   clang-format python3                 # tools/check_tree.sh (CI step "structure")
   hipcc libamdhip64-dev rocm-device-libs librocm-smi-dev  # HIP plugin (libxdev-hip.so)
   chromium                             # tests/observe: the memory view in a real browser
-  openmpi-bin                          # tests: ranks started by mpirun (comm.rendezvous_mpirun)
+  openmpi-bin libopenmpi-dev           # mpirun for the tests; MPI for the mpi transport (transports/mpi)
 )
 
 if ! command -v dpkg >/dev/null 2>&1; then
