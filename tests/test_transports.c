@@ -116,6 +116,13 @@ START_TEST(auto_follows_the_launcher) {
     static const char *const two_hosts[][2] = {{"OMPI_COMM_WORLD_SIZE", "4"},
                                                {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"}};
     static const char *const slurm_nodes[][2] = {{"SLURM_NTASKS", "4"}, {"SLURM_NNODES", "2"}};
+    /* torchrun on two nodes: no MPI world to run CPU ranks in */
+    clear_launcher();
+    setenv("RANK", "1", 1);
+    setenv("WORLD_SIZE", "4", 1);
+    setenv("LOCAL_WORLD_SIZE", "2", 1);
+    XT_ERR(XDEV_ERROR_NOT_SUPPORTED, xdev_communicator_unique_id(XDEV_DEVICE_CPU, &id),
+           "mpirun or srun");
     for (int c = 0; c < 4; c++) {
         clear_launcher();
         const char *(*vars)[2] = c == 1   ? (const char *(*)[2])one_host

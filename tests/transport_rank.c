@@ -10,11 +10,14 @@
  * Run by tests/rendezvous_launchers.sh under mpirun once per transport
  * (XDEV_HOST_COMM=shm, =mpi): both passing the same checks is the two
  * giving the same results. Prints one line per rank ending in "ok" and
- * naming the engine (xdev_communicator_engine). */
+ * naming the engine (xdev_communicator_engine). With "abort" as an
+ * argument it checks xdev_communicator_abort instead (abort_mode). */
+#define _DEFAULT_SOURCE /* usleep */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "xdev/xdev.h"
 #include "xt.h"
@@ -246,7 +249,49 @@ static void mismatch(void) {
     CHECK(xdev_communicator_destroy(c));
 }
 
-int main(void) {
+/* The "abort" mode: every rank but the last queues two all_reduces on two
+ * streams (the second waits behind the first, which waits for the last
+ * rank, which never joins), then calls xdev_communicator_abort: both must
+ * fail within a second, saying the group was aborted. The last rank stays
+ * alive meanwhile, then leaves as a crashed rank would. */
+static int abort_mode(xdev_communicator_t c) {
+    if (g_rank == g_n - 1) {
+        usleep(3000000);
+        printf("transport_rank: rank %d of %d stayed out of the collectives, ok\n", g_rank, g_n);
+        fflush(stdout);
+        _exit(0);
+    }
+    xdev_stream_t st[2];
+    int64_t *d[2];
+    for (int k = 0; k < 2; k++) {
+        CHECK(xdev_stream_create(g_dev, XDEV_STREAM_PRIORITY_NORMAL, &st[k]));
+        d[k] = upload(NULL, sizeof(int64_t));
+        CHECK(xdev_all_reduce(c, d[k], d[k], 1, XDEV_DTYPE_I64, XDEV_REDUCE_SUM, st[k]));
+    }
+    usleep(300000);
+    double t0 = xt_now_ms();
+    CHECK(xdev_communicator_abort(c));
+    for (int k = 0; k < 2; k++) {
+        xdev_status_t s = xdev_stream_synchronize(st[k]);
+        if (s == XDEV_SUCCESS) s = xdev_communicator_check(c);
+        if (s == XDEV_SUCCESS || strstr(xdev_last_error(), "aborted") == NULL) {
+            fprintf(stderr, "transport_rank %d: stream %d after the abort: %s: %s\n", g_rank, k,
+                    xdev_status_string(s), xdev_last_error());
+            g_bad++;
+        }
+    }
+    double ms = xt_now_ms() - t0;
+    if (ms > 1000) wrong("the abort took", 0, ms, 1000);
+    for (int k = 0; k < 2; k++)
+        CHECK(xdev_stream_destroy(st[k]));
+    CHECK(xdev_communicator_destroy(c));
+    printf("transport_rank: rank %d of %d: both queued all_reduces failed %.0f ms after the "
+           "abort, %s\n",
+           g_rank, g_n, ms, g_bad ? "WRONG" : "ok");
+    return g_bad ? 1 : 0;
+}
+
+int main(int argc, char **argv) {
     xdev_communicator_t c;
     CHECK(xdev_communicator_init_env(&c, XDEV_DEVICE_CPU));
     CHECK(xdev_communicator_rank(c, &g_rank));
@@ -254,6 +299,8 @@ int main(void) {
     CHECK(xdev_communicator_device(c, &g_dev));
     const char *engine;
     CHECK(xdev_communicator_engine(c, &engine));
+    for (int i = 1; i < argc; i++) /* tests/rendezvous_launchers.sh passes "cpu" first */
+        if (strcmp(argv[i], "abort") == 0) return abort_mode(c);
     int checks = 0;
     for (size_t t = 0; t < sizeof k_reducible / sizeof k_reducible[0]; t++)
         for (int op = XDEV_REDUCE_SUM; op <= XDEV_REDUCE_AVG; op++)

@@ -122,6 +122,9 @@ static xdev_status_t enqueue(xdev_communicator_t c, const task_t *p, uint64_t *s
         g->aborted = true;
         pthread_cond_broadcast(&g->cv);
         pthread_mutex_unlock(&g->m);
+        /* This rank's tasks already queued would wait in the transport for
+         * the number just spent: they fail now instead. */
+        if (c->xg != NULL) c->xp->abort(c->xg);
         free(t);
     }
     return st;

@@ -6,7 +6,8 @@
  * <name> (the module libxdevcomm-<name>.so, found where backend plugins
  * are), or "auto" (the default): shm, unless the launcher says the job's
  * ranks are not all on this host (a local size below the world size,
- * Slurm's node count above 1), then mpi. The choice is made once per
+ * Slurm's node count above 1), then mpi (refused for torchrun's ranks,
+ * which no MPI launcher started). The choice is made once per
  * group, by whoever makes its id, and travels in the id, so every rank of
  * a group uses the same transport whatever its own setting.
  *
@@ -124,5 +125,12 @@ xdev_status_t xdev_transport_pick(const xdev_transport_t **out) {
     }
     bool spread = found && li.world_size > 1 &&
                   ((li.local_world_size > 0 && li.local_world_size < li.world_size) || nodes > 1);
+    /* MPI's world is there only for ranks an MPI launcher started. */
+    if (spread && strcmp(li.launcher, "torchrun") == 0)
+        return XDEV_FAIL(XDEV_ERROR_NOT_SUPPORTED,
+                         "torchrun started %d CPU ranks on several hosts (%d here): CPU ranks "
+                         "across hosts run over MPI, which needs its own launcher (mpirun or "
+                         "srun); on one host they meet in shared memory",
+                         li.world_size, li.local_world_size);
     return xdev_transport_named(spread ? "mpi" : "shm", out);
 }

@@ -54,9 +54,14 @@ xdev_status_t xm_fail(mpi_group_t *g, int rc, const char *what, char *err, size_
 /* Mark g aborted with reason `why` (the first reason stays). */
 void xm_abort(mpi_group_t *g, const char *why);
 
-/* Wait (g->m held) until *turn == seq; false at the deadline or abort. */
+/* Wait until *turn == seq; false at the deadline or abort. */
 bool xm_take_turn(mpi_group_t *g, const uint64_t *turn, uint64_t seq, long long deadline_ms);
-/* *turn moves on (g->m held) and waiters are woken. */
+/* A turn not had: the group's abort reason, or (the deadline passed) a
+ * message naming the `before` ("collective", "send") that never started;
+ * the group is then aborted. */
+xdev_status_t xm_turn_failed(mpi_group_t *g, const char *what, const char *before, char *err,
+                             size_t errlen);
+/* *turn moves on and waiters are woken. */
 void xm_pass_turn(mpi_group_t *g, uint64_t *turn);
 
 /* fmin or fmax over float and double, as an MPI op (a NaN loses to a
@@ -83,7 +88,10 @@ xdev_status_t xm_sends_add(MPI_Request *reqs, int n, void *buf, char *err, size_
 void xm_sends_poll(void);
 /* Wait up to deadline_ms for every send in flight; false if some remain. */
 bool xm_sends_drain(long long deadline_ms);
-/* Stop the thread (before MPI_Finalize). */
+/* Wait up to deadline_ms until the thread has nothing left and has ended
+ * (after a drain); false if it still runs. */
+bool xm_sends_quiesce(long long deadline_ms);
+/* Stop the thread for good (before MPI_Finalize). */
 void xm_sends_stop(void);
 
 #endif

@@ -255,20 +255,23 @@ xdev_status_t xm_collective(mpi_group_t *g, const xdev_collective_desc_t *d, uin
     MPI_Request one, *reqs = chunks == 1 ? &one : malloc(chunks * sizeof *reqs);
     if (st == XDEV_SUCCESS && reqs == NULL)
         st = no_memory(chunks * sizeof *reqs, what, err, errlen);
+    /* This rank's own failure (no memory) leaves the others waiting for
+     * it: the group cannot go on. A refusal every rank makes alike (too
+     * many elements) spends the number and leaves the group usable. */
+    if (st == XDEV_ERROR_OUT_OF_MEMORY) xm_abort(g, err);
+    /* The turn is taken and passed even when nothing is posted, so the
+     * collectives after this one are not held up. */
     int nreq = 0;
-    if (st == XDEV_SUCCESS) {
-        if (!xm_take_turn(g, &g->next_coll, seq, deadline)) {
-            st = XDEV_ERROR_IO;
-            snprintf(err, errlen, "%s waited past XDEV_COMM_TIMEOUT for the collective before it",
-                     what);
-            xm_abort(g, err);
-        } else {
+    if (!xm_take_turn(g, &g->next_coll, seq, deadline)) {
+        if (st == XDEV_SUCCESS) st = xm_turn_failed(g, what, "collective", err, errlen);
+    } else {
+        if (st == XDEV_SUCCESS) {
             xm_lock();
             int rc = post(g, &p, reqs, &nreq);
             xm_unlock();
-            xm_pass_turn(g, &g->next_coll);
             if (rc != MPI_SUCCESS) st = xm_fail(g, rc, what, err, errlen);
         }
+        xm_pass_turn(g, &g->next_coll);
     }
     if (st == XDEV_SUCCESS) st = xm_wait(g, reqs, nreq, deadline, what, err, errlen);
     if (st == XDEV_SUCCESS) finish(g, &p);
@@ -315,34 +318,60 @@ xdev_status_t xm_send(mpi_group_t *g, const xdev_collective_desc_t *d, uint64_t 
     int n = 1 + (int)(bytes / CHUNK) + 1;
     char *buf = malloc(sizeof(header_t) + bytes);
     MPI_Request *reqs = malloc((size_t)n * sizeof *reqs);
+    xdev_status_t st = XDEV_SUCCESS;
     if (buf == NULL || reqs == NULL) {
-        free(buf);
-        free(reqs);
-        return no_memory(bytes, what, err, errlen);
+        st = no_memory(bytes, what, err, errlen);
+        xm_abort(g, err); /* the receiver would wait for it */
+    } else {
+        header_t h = {HEADER_MAGIC, d->count, (uint64_t)d->dtype};
+        memcpy(buf, &h, sizeof h);
+        if (bytes > 0) memcpy(buf + sizeof h, d->send, bytes);
     }
-    header_t h = {HEADER_MAGIC, d->count, (uint64_t)d->dtype};
-    memcpy(buf, &h, sizeof h);
-    if (bytes > 0) memcpy(buf + sizeof h, d->send, bytes);
+    int nreq = 0, rc = MPI_SUCCESS;
     if (!xm_take_turn(g, &g->send_turn[d->root], seq, deadline)) {
-        free(buf);
-        free(reqs);
-        snprintf(err, errlen, "%s waited past XDEV_COMM_TIMEOUT for the send before it", what);
-        xm_abort(g, err);
-        return XDEV_ERROR_IO;
+        if (st == XDEV_SUCCESS) st = xm_turn_failed(g, what, "send", err, errlen);
+    } else {
+        if (st == XDEV_SUCCESS) {
+            xm_lock();
+            rc = MPI_Isend(buf, (int)sizeof(header_t), MPI_BYTE, d->root, TAG_HEADER, g->comm,
+                           &reqs[nreq++]);
+            if (rc == MPI_SUCCESS)
+                rc = post_data(g, true, buf + sizeof(header_t), bytes, d->root, reqs, &nreq);
+            xm_unlock();
+        }
+        xm_pass_turn(g, &g->send_turn[d->root]);
     }
-    int nreq = 0;
-    xm_lock();
-    int rc = MPI_Isend(buf, (int)sizeof h, MPI_BYTE, d->root, TAG_HEADER, g->comm, &reqs[nreq++]);
-    if (rc == MPI_SUCCESS) rc = post_data(g, true, buf + sizeof h, bytes, d->root, reqs, &nreq);
-    xm_unlock();
-    xm_pass_turn(g, &g->send_turn[d->root]);
-    if (rc != MPI_SUCCESS) {
+    if (st == XDEV_SUCCESS && rc != MPI_SUCCESS) {
         free(reqs); /* buf may be MPI's now: it stays */
         return xm_fail(g, rc, what, err, errlen);
     }
-    xdev_status_t st = xm_sends_add(reqs, nreq, buf, err, errlen);
+    if (st != XDEV_SUCCESS) {
+        free(buf);
+        free(reqs);
+        return st;
+    }
+    st = xm_sends_add(reqs, nreq, buf, err, errlen);
     free(reqs);
     return st;
+}
+
+/* Take back reqs[0..n) of a recv that failed, so that MPI does not write
+ * into their buffers later; false if some could not be (already being
+ * received into). */
+static bool cancel(MPI_Request *reqs, int n) {
+    xm_lock();
+    for (int i = 0; i < n; i++)
+        if (reqs[i] != MPI_REQUEST_NULL) MPI_Cancel(&reqs[i]);
+    xm_unlock();
+    long long until = xm_now_ms() + 1000;
+    int done = 0;
+    while (!done && xm_now_ms() < until) {
+        xm_lock();
+        int rc = MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE);
+        xm_unlock();
+        if (rc != MPI_SUCCESS) return false;
+    }
+    return done != 0;
 }
 
 xdev_status_t xm_recv(mpi_group_t *g, const xdev_collective_desc_t *d, uint64_t seq, char *err,
@@ -350,32 +379,40 @@ xdev_status_t xm_recv(mpi_group_t *g, const xdev_collective_desc_t *d, uint64_t 
     long long deadline = xm_now_ms() + (long long)g->timeout_s * 1000;
     char what[64];
     snprintf(what, sizeof what, "xdev_recv #%llu from rank %d", (unsigned long long)seq, d->root);
+    header_t *h = malloc(sizeof *h); /* MPI's until received or taken back */
+    if (h == NULL) {
+        xdev_status_t st = no_memory(sizeof *h, what, err, errlen);
+        xm_abort(g, err); /* the pair is out of step */
+        return st;
+    }
     if (!xm_take_turn(g, &g->recv_turn[d->root], seq, deadline)) {
-        snprintf(err, errlen, "%s waited past XDEV_COMM_TIMEOUT for the recv before it", what);
-        xm_abort(g, err);
-        return XDEV_ERROR_IO;
+        free(h);
+        return xm_turn_failed(g, what, "recv", err, errlen);
     }
     /* The turn is held until the data's receives are posted, so the next
      * recv from this peer cannot take this one's messages. */
-    header_t h;
-    MPI_Request hreq;
+    MPI_Request hreq = MPI_REQUEST_NULL;
     xm_lock();
-    int rc = MPI_Irecv(&h, (int)sizeof h, MPI_BYTE, d->root, TAG_HEADER, g->comm, &hreq);
+    int rc = MPI_Irecv(h, (int)sizeof *h, MPI_BYTE, d->root, TAG_HEADER, g->comm, &hreq);
     xm_unlock();
     xdev_status_t st = rc != MPI_SUCCESS ? xm_fail(g, rc, what, err, errlen)
                                          : xm_wait(g, &hreq, 1, deadline, what, err, errlen);
-    if (st == XDEV_SUCCESS && h.magic != HEADER_MAGIC) {
+    if (st != XDEV_SUCCESS && rc == MPI_SUCCESS && !cancel(&hreq, 1)) h = NULL; /* it stays */
+    if (st == XDEV_SUCCESS && h->magic != HEADER_MAGIC) {
         snprintf(err, errlen, "%s: what came is not an xdev send", what);
         xm_abort(g, err);
         st = XDEV_ERROR_INVALID_VALUE;
     }
     if (st != XDEV_SUCCESS) {
+        free(h);
         xm_pass_turn(g, &g->recv_turn[d->root]);
         return st;
     }
-    bool match = h.count == d->count && h.dtype == (uint64_t)d->dtype;
-    size_t bytes =
-        match ? d->count * elem_size(d->dtype) : (size_t)h.count * elem_size((xdev_dtype_t)h.dtype);
+    header_t got = *h;
+    free(h);
+    bool match = got.count == d->count && got.dtype == (uint64_t)d->dtype;
+    size_t bytes = match ? d->count * elem_size(d->dtype)
+                         : (size_t)got.count * elem_size((xdev_dtype_t)got.dtype);
     void *into = match ? d->recv : malloc(bytes ? bytes : 1);
     int n = (int)(bytes / CHUNK) + 1, nreq = 0;
     MPI_Request *reqs = malloc((size_t)n * sizeof *reqs);
@@ -393,17 +430,16 @@ xdev_status_t xm_recv(mpi_group_t *g, const xdev_collective_desc_t *d, uint64_t 
     xm_pass_turn(g, &g->recv_turn[d->root]);
     st = rc != MPI_SUCCESS ? xm_fail(g, rc, what, err, errlen)
                            : xm_wait(g, reqs, nreq, deadline, what, err, errlen);
+    bool taken_back = st == XDEV_SUCCESS || cancel(reqs, nreq);
     free(reqs);
-    if (!match) {
-        if (st == XDEV_SUCCESS) free(into);
-        if (st == XDEV_SUCCESS) {
-            snprintf(err, errlen,
-                     "%s asked for %zu elements of %s but the send had %llu of %s: nothing was "
-                     "written",
-                     what, d->count, dtype_name((uint64_t)d->dtype), (unsigned long long)h.count,
-                     dtype_name(h.dtype));
-            st = XDEV_ERROR_INVALID_VALUE;
-        }
+    if (!match && taken_back) free(into);
+    if (!match && st == XDEV_SUCCESS) {
+        snprintf(err, errlen,
+                 "%s asked for %zu elements of %s but the send had %llu of %s: nothing was "
+                 "written",
+                 what, d->count, dtype_name((uint64_t)d->dtype), (unsigned long long)got.count,
+                 dtype_name(got.dtype));
+        st = XDEV_ERROR_INVALID_VALUE;
     }
     return st;
 }

@@ -4,8 +4,8 @@
  * message on only while some thread is inside an MPI call in the sending
  * process; a sender that has moved on to other work would leave its
  * receiver waiting. So, with MPI_THREAD_MULTIPLE, a thread tests the sends
- * in flight every 100 us while there are any, and sleeps otherwise; with a
- * lower thread level the transport's next call tests them instead. */
+ * in flight every 100 us while there are any, and ends when none is left;
+ * with a lower thread level the transport's next call tests them instead. */
 #define _GNU_SOURCE /* nanosleep */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,9 +22,11 @@ typedef struct pending {
 } pending_t;
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t g_cv = PTHREAD_COND_INITIALIZER;
 static pending_t *g_list;
-static bool g_thread_started, g_stop;
+/* The mover: `running` while it has sends to move (it ends when none is
+ * left, so no xdev thread is in MPI once every group has left); `joinable`
+ * until it has been joined; `stopped` for good at exit. */
+static bool g_running, g_joinable, g_stopped;
 static pthread_t g_thread;
 
 /* Drop the sends of g_list that have completed (g_lock held); true when
@@ -51,41 +53,51 @@ static bool poll_locked(void) {
 static void *mover(void *arg) {
     (void)arg;
     pthread_mutex_lock(&g_lock);
-    while (!g_stop) {
-        if (poll_locked()) {
-            pthread_cond_wait(&g_cv, &g_lock);
-            continue;
-        }
+    while (!g_stopped && !poll_locked()) {
         pthread_mutex_unlock(&g_lock);
         struct timespec ts = {0, 100000};
         nanosleep(&ts, NULL);
         pthread_mutex_lock(&g_lock);
     }
+    g_running = false;
     pthread_mutex_unlock(&g_lock);
     return NULL;
 }
 
+/* Join a mover that has ended (g_lock held; it takes no lock on its way out
+ * once g_running is false). */
+static void reap_locked(void) {
+    if (g_joinable && !g_running) {
+        pthread_join(g_thread, NULL);
+        g_joinable = false;
+    }
+}
+
 xdev_status_t xm_sends_add(MPI_Request *reqs, int n, void *buf, char *err, size_t errlen) {
     pending_t *p = malloc(sizeof *p + (size_t)n * sizeof *reqs);
-    if (p == NULL) { /* MPI has the requests: wait for them here instead */
+    if (p == NULL) { /* MPI delivers them without us: let go of the requests, keep buf */
+        (void)err;
+        (void)errlen;
         xm_lock();
-        int rc = MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE);
+        for (int i = 0; i < n; i++)
+            MPI_Request_free(&reqs[i]);
         xm_unlock();
-        if (rc == MPI_SUCCESS) free(buf);
-        if (rc != MPI_SUCCESS) snprintf(err, errlen, "xdev_send: MPI_Waitall failed (%d)", rc);
-        return rc == MPI_SUCCESS ? XDEV_SUCCESS : XDEV_ERROR_IO;
+        return XDEV_SUCCESS;
     }
     p->buf = buf;
     p->n = n;
     memcpy(p->reqs, reqs, (size_t)n * sizeof *reqs);
     int level = MPI_THREAD_SINGLE;
+    xm_lock();
     MPI_Query_thread(&level);
+    xm_unlock();
     pthread_mutex_lock(&g_lock);
     p->next = g_list;
     g_list = p;
-    if (level >= MPI_THREAD_MULTIPLE && !g_thread_started && !g_stop)
-        g_thread_started = pthread_create(&g_thread, NULL, mover, NULL) == 0;
-    pthread_cond_signal(&g_cv);
+    if (level >= MPI_THREAD_MULTIPLE && !g_running && !g_stopped) {
+        reap_locked();
+        g_running = g_joinable = pthread_create(&g_thread, NULL, mover, NULL) == 0;
+    }
     pthread_mutex_unlock(&g_lock);
     return XDEV_SUCCESS;
 }
@@ -108,11 +120,22 @@ bool xm_sends_drain(long long deadline_ms) {
     }
 }
 
+bool xm_sends_quiesce(long long deadline_ms) {
+    for (;;) {
+        pthread_mutex_lock(&g_lock);
+        bool busy = g_running;
+        if (!busy) reap_locked();
+        pthread_mutex_unlock(&g_lock);
+        if (!busy) return true;
+        if (xm_now_ms() >= deadline_ms) return false;
+        struct timespec ts = {0, 100000};
+        nanosleep(&ts, NULL);
+    }
+}
+
 void xm_sends_stop(void) {
     pthread_mutex_lock(&g_lock);
-    g_stop = true;
-    bool joined = g_thread_started;
-    pthread_cond_signal(&g_cv);
+    g_stopped = true; /* the mover ends at its next look */
     pthread_mutex_unlock(&g_lock);
-    if (joined) pthread_join(g_thread, NULL);
+    (void)xm_sends_quiesce(xm_now_ms() + 10000);
 }

@@ -38,8 +38,12 @@ static bool g_started, g_we_started, g_multiple;
 static pthread_mutex_t g_serial = PTHREAD_MUTEX_INITIALIZER;
 /* Requests were left that never completed: MPI_Finalize would wait. */
 static _Atomic bool g_broken;
-/* Calls under way in any group: MPI_Finalize must not run under them. */
-static _Atomic int g_busy;
+/* Calls under way in any group, and whether the process is finalising MPI
+ * (at exit, while stream threads may still run queued collectives): a
+ * call that comes after that fails instead of calling MPI (g_life). */
+static pthread_mutex_t g_life = PTHREAD_MUTEX_INITIALIZER;
+static int g_busy;
+static bool g_finalizing;
 
 void xm_lock(void) {
     pthread_mutex_lock(&g_serial);
@@ -195,6 +199,19 @@ bool xm_take_turn(mpi_group_t *g, const uint64_t *turn, uint64_t seq, long long 
     return mine;
 }
 
+xdev_status_t xm_turn_failed(mpi_group_t *g, const char *what, const char *before, char *err,
+                             size_t errlen) {
+    pthread_mutex_lock(&g->m);
+    bool aborted = atomic_load(&g->aborted);
+    if (aborted) snprintf(err, errlen, "%s: the group was aborted: %s", what, g->why);
+    pthread_mutex_unlock(&g->m);
+    if (aborted) return XDEV_ERROR_INVALID_VALUE;
+    snprintf(err, errlen, "%s waited %d s (XDEV_COMM_TIMEOUT) for the %s before it to start", what,
+             g->timeout_s, before);
+    xm_abort(g, err);
+    return XDEV_ERROR_IO;
+}
+
 void xm_pass_turn(mpi_group_t *g, uint64_t *turn) {
     pthread_mutex_lock(&g->m);
     ++*turn;
@@ -228,15 +245,18 @@ MPI_Op xm_float_op(bool max) {
 /* At exit: finalise the MPI this module started, unless that would wait
  * for requests that will never complete or for a call still under way. */
 static void finish(void) {
+    pthread_mutex_lock(&g_life);
+    g_finalizing = true;
+    int busy = g_busy;
+    pthread_mutex_unlock(&g_life);
     int finalized = 0;
     MPI_Finalized(&finalized);
     if (finalized) return;
+    if (busy > 0 || !xm_sends_drain(xm_now_ms() + 10000)) atomic_store(&g_broken, true);
     xm_sends_stop();
-    if (atomic_load(&g_busy) > 0 || !xm_sends_drain(xm_now_ms() + 10000))
-        atomic_store(&g_broken, true);
     if (atomic_load(&g_broken)) return; /* mpirun then says this rank ended without MPI_Finalize */
-    MPI_Op_free(&g_fmin);
-    MPI_Op_free(&g_fmax);
+    if (g_fmin != MPI_OP_NULL) MPI_Op_free(&g_fmin);
+    if (g_fmax != MPI_OP_NULL) MPI_Op_free(&g_fmax);
     MPI_Finalize();
 }
 
@@ -245,7 +265,7 @@ static xdev_status_t start(char *err, size_t errlen) {
     xdev_status_t st = XDEV_SUCCESS;
     if (!g_started) {
         int inited = 0, finalized = 0, level = MPI_THREAD_SINGLE;
-        MPI_Initialized(&inited);
+        MPI_Initialized(&inited); /* these two may be called at any time, from any thread */
         MPI_Finalized(&finalized);
         if (finalized) {
             snprintf(err, errlen, "MPI was finalised already: the mpi transport cannot start it");
@@ -260,7 +280,9 @@ static xdev_status_t start(char *err, size_t errlen) {
                 atexit(finish);
             }
         } else {
+            xm_lock();
             MPI_Query_thread(&level);
+            xm_unlock();
         }
         if (st == XDEV_SUCCESS && level < MPI_THREAD_SERIALIZED) {
             snprintf(err, errlen,
@@ -272,8 +294,10 @@ static xdev_status_t start(char *err, size_t errlen) {
         }
         if (st == XDEV_SUCCESS) {
             g_multiple = level >= MPI_THREAD_MULTIPLE;
+            xm_lock();
             MPI_Op_create(op_fmin, 1, &g_fmin);
             MPI_Op_create(op_fmax, 1, &g_fmax);
+            xm_unlock();
             g_started = true;
         }
     }
@@ -304,14 +328,27 @@ static xdev_status_t t_unique_id(unsigned char id[XDEV_TRANSPORT_ID_BYTES], char
     return XDEV_SUCCESS;
 }
 
-/* FNV-1a of this host's name. */
-static uint64_t host_hash(void) {
-    char name[256] = "";
-    gethostname(name, sizeof name - 1);
-    uint64_t h = 1469598103934665603ull;
-    for (const char *p = name; *p; p++)
+static uint64_t fnv(uint64_t h, const char *p) {
+    for (; *p; p++)
         h = (h ^ (unsigned char)*p) * 1099511628211ull;
     return h;
+}
+
+/* Who can see whose processes: a hash of the host's name, its boot and
+ * this process's pid namespace, so that two ranks are taken for one host
+ * (their pids looked at with kill) only when they share all three (two
+ * containers of one name, or two hosts of one name, differ). */
+static uint64_t host_hash(void) {
+    char name[256] = "", boot[64] = "", ns[64] = "";
+    gethostname(name, sizeof name - 1);
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (f != NULL) {
+        if (fgets(boot, sizeof boot, f) == NULL) boot[0] = '\0';
+        fclose(f);
+    }
+    ssize_t n = readlink("/proc/self/ns/pid", ns, sizeof ns - 1);
+    ns[n > 0 ? n : 0] = '\0';
+    return fnv(fnv(fnv(1469598103934665603ull, name), boot), ns);
 }
 
 /* What each process says at join, and what they must agree on. */
@@ -387,68 +424,89 @@ static mpi_group_t *group_new(int nranks) {
     return g;
 }
 
+/* What a join hands to MPI: on the heap, and left there when the join
+ * fails with a request pending (MPI would write into it when a late rank
+ * comes). */
+typedef struct joining {
+    MPI_Comm dup;
+    uint64_t mine[I_N];
+    uint64_t all[];
+} joining_t;
+
 static xdev_status_t t_join(const xdev_transport_join_t *j, void **out, char *err, size_t errlen) {
     *out = NULL;
     xdev_status_t st = start(err, errlen);
     if (st != XDEV_SUCCESS) return st;
     int world = 0;
-    MPI_Comm_size(MPI_COMM_WORLD, &world);
-    long long deadline = xm_now_ms() + (long long)j->timeout_s * 1000;
-    /* A world of our own (idup: a rank that never comes must not hang the
-     * others), then everyone's id, rank and process. */
-    MPI_Comm dup = MPI_COMM_NULL, comm = MPI_COMM_NULL;
-    MPI_Request req;
     xm_lock();
-    int rc = MPI_Comm_idup(MPI_COMM_WORLD, &dup, &req);
+    MPI_Comm_size(MPI_COMM_WORLD, &world);
     xm_unlock();
-    if (rc != MPI_SUCCESS) return xm_fail(NULL, rc, "joining (MPI_Comm_idup)", err, errlen);
-    st = xm_wait(NULL, &req, 1, deadline, "joining the group (MPI_Comm_idup)", err, errlen);
-    if (st != XDEV_SUCCESS) return st;
-    MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
-    uint64_t mine[I_N] = {0}, *all = calloc((size_t)world * I_N, sizeof *all);
+    long long deadline = xm_now_ms() + (long long)j->timeout_s * 1000;
+    joining_t *jn = calloc(1, sizeof *jn + (size_t)world * I_N * sizeof(uint64_t));
     mpi_group_t *g = group_new(j->nranks);
-    if (all == NULL || g == NULL) {
-        free(all);
+    if (jn == NULL || g == NULL) {
+        free(jn);
         group_free(g);
-        MPI_Comm_free(&dup);
         snprintf(err, errlen, "no host memory for a group of %d ranks", j->nranks);
         return XDEV_ERROR_OUT_OF_MEMORY;
     }
-    memcpy(&mine[I_TAG0], j->id, 8);
-    memcpy(&mine[I_TAG1], j->id + 8, 8);
-    mine[I_NRANKS] = (uint64_t)j->nranks;
-    mine[I_RANK] = (uint64_t)j->rank;
-    mine[I_PID] = (uint64_t)getpid();
-    mine[I_HOST] = host_hash();
+    /* A world of our own (idup: a rank that never comes must not hang the
+     * others), then everyone's id, rank and process. */
+    jn->dup = MPI_COMM_NULL;
+    MPI_Request req;
     xm_lock();
-    rc = MPI_Iallgather(mine, I_N, MPI_UINT64_T, all, I_N, MPI_UINT64_T, dup, &req);
+    int rc = MPI_Comm_idup(MPI_COMM_WORLD, &jn->dup, &req);
     xm_unlock();
-    st = rc != MPI_SUCCESS ? xm_fail(NULL, rc, "joining (MPI_Iallgather)", err, errlen)
+    bool pending = rc == MPI_SUCCESS;
+    st = rc != MPI_SUCCESS ? xm_fail(NULL, rc, "joining (MPI_Comm_idup)", err, errlen)
                            : xm_wait(NULL, &req, 1, deadline, "joining the group", err, errlen);
-    if (st == XDEV_SUCCESS) st = agree(j, mine, all, world, err, errlen);
+    if (st == XDEV_SUCCESS) {
+        memcpy(&jn->mine[I_TAG0], j->id, 8);
+        memcpy(&jn->mine[I_TAG1], j->id + 8, 8);
+        jn->mine[I_NRANKS] = (uint64_t)j->nranks;
+        jn->mine[I_RANK] = (uint64_t)j->rank;
+        jn->mine[I_PID] = (uint64_t)getpid();
+        jn->mine[I_HOST] = host_hash();
+        xm_lock();
+        MPI_Comm_set_errhandler(jn->dup, MPI_ERRORS_RETURN);
+        rc = MPI_Iallgather(jn->mine, I_N, MPI_UINT64_T, jn->all, I_N, MPI_UINT64_T, jn->dup, &req);
+        xm_unlock();
+        pending = rc == MPI_SUCCESS;
+        st = rc != MPI_SUCCESS ? xm_fail(NULL, rc, "joining (MPI_Iallgather)", err, errlen)
+                               : xm_wait(NULL, &req, 1, deadline, "joining the group", err, errlen);
+    }
+    if (st == XDEV_SUCCESS) {
+        pending = false;
+        st = agree(j, jn->mine, jn->all, world, err, errlen);
+    }
+    MPI_Comm comm = MPI_COMM_NULL;
     if (st == XDEV_SUCCESS) { /* everyone is here: order a communicator by xdev rank */
         xm_lock();
-        rc = MPI_Comm_split(dup, 0, j->rank, &comm);
+        rc = MPI_Comm_split(jn->dup, 0, j->rank, &comm);
+        if (rc == MPI_SUCCESS) MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
         xm_unlock();
         if (rc != MPI_SUCCESS) st = xm_fail(NULL, rc, "joining (MPI_Comm_split)", err, errlen);
     }
     if (st == XDEV_SUCCESS) {
         for (int w = 0; w < world; w++) {
-            int r = (int)all[w * I_N + I_RANK];
-            g->pid[r] = (long)all[w * I_N + I_PID];
-            g->host[r] = all[w * I_N + I_HOST];
+            int r = (int)jn->all[w * I_N + I_RANK];
+            g->pid[r] = (long)jn->all[w * I_N + I_PID];
+            g->host[r] = jn->all[w * I_N + I_HOST];
         }
-        MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
         g->comm = comm;
         g->rank = j->rank;
         g->timeout_s = j->timeout_s;
     }
-    free(all);
-    if (!atomic_load(&g_broken)) {
+    if (pending) { /* MPI still holds jn: it stays */
+        group_free(g);
+        return st;
+    }
+    if (jn->dup != MPI_COMM_NULL) {
         xm_lock();
-        MPI_Comm_free(&dup);
+        MPI_Comm_free(&jn->dup);
         xm_unlock();
     }
+    free(jn);
     if (st != XDEV_SUCCESS) {
         group_free(g);
         return st;
@@ -466,12 +524,25 @@ static xdev_status_t t_run(void *group, const xdev_collective_desc_t *d, uint64_
         pthread_mutex_unlock(&g->m);
         return XDEV_ERROR_INVALID_VALUE;
     }
-    atomic_fetch_add(&g_busy, 1);
+    pthread_mutex_lock(&g_life);
+    bool late = g_finalizing;
+    if (!late) g_busy++;
+    pthread_mutex_unlock(&g_life);
+    if (late) {
+        snprintf(err, errlen,
+                 "%s: the process is exiting and MPI is being finalised: the collective did "
+                 "not run (synchronize before exit)",
+                 xm_kind_name(d->kind));
+        xm_abort(g, err);
+        return XDEV_ERROR_INVALID_VALUE;
+    }
     if (!g_multiple) xm_sends_poll(); /* no thread moves them on */
     xdev_status_t st = d->kind == XDEV_COLL_SEND   ? xm_send(g, d, seq, err, errlen)
                        : d->kind == XDEV_COLL_RECV ? xm_recv(g, d, seq, err, errlen)
                                                    : xm_collective(g, d, seq, err, errlen);
-    atomic_fetch_sub(&g_busy, 1);
+    pthread_mutex_lock(&g_life);
+    g_busy--;
+    pthread_mutex_unlock(&g_life);
     return st;
 }
 
@@ -484,6 +555,12 @@ static void t_abort(void *group) {
 
 static void t_leave(void *group) {
     mpi_group_t *g = group;
+    /* Its sends delivered (the receivers have had the timeout to post
+     * theirs), so that no xdev thread calls MPI once the last group is
+     * gone: the program may finalise MPI next. */
+    long long deadline = xm_now_ms() + (long long)g->timeout_s * 1000;
+    if (!atomic_load(&g->aborted) && !(xm_sends_drain(deadline) && xm_sends_quiesce(deadline)))
+        xm_abort(g, "sends never received when the rank left");
     /* A group that failed may have requests MPI still holds on its
      * communicator: it stays (a few hundred bytes), rather than be freed
      * under them. */
