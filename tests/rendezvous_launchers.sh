@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# tests/rendezvous_launchers.sh LAUNCHER PROGRAM N [TYPE [bench]] - start N ranks of
+# tests/rendezvous_launchers.sh LAUNCHER PROGRAM N [TYPE [MODE]] - start N ranks of
 # PROGRAM (tests/rendezvous_rank.c) with a real launcher and check that every
 # rank reported "ok":
 #   mpirun    Open MPI's mpirun -n N --oversubscribe (as root also
@@ -25,6 +25,13 @@ mpirun)
     # so mpirun is asked to let the survivors run (also for an aborted group,
     # whose ranks leave requests MPI never completes and skip MPI_Finalize).
     case "$mode" in die | abort) extra+=(--mca orte_allowed_exit_without_sync 1) ;; esac
+    # "kill": the leaving rank is SIGKILLed instead; mpirun would end the job
+    # at once, unless told to let the others run (--enable-recovery).
+    if [ "$mode" = kill ]; then
+        extra+=(--enable-recovery)
+        export XT_DIE_BY_SIGNAL=1
+        mode=die
+    fi
     out=$(timeout 120 mpirun -n "$n" "${extra[@]}" "$prog" "$type" $mode 2>&1)
     rc=$?
     ;;

@@ -8,12 +8,13 @@
  * calls per size after 5 untimed, the same loop on every rank. Run by
  * tests/rendezvous_launchers.sh under mpirun (CI) and torchrun (GPU
  * machine). With "die" as argv[2], the last rank leaves right after
- * joining, without a collective: every other rank's all_reduce must then
- * fail within XDEV_COMM_TIMEOUT (the CPU backend sees the process gone; a
+ * joining, without a collective (SIGKILLed when XT_DIE_BY_SIGNAL is set): every other rank's
+ * all_reduce must then fail within XDEV_COMM_TIMEOUT (the CPU backend sees the process gone; a
  * backend rank's watchdog aborts the overdue collective), reported by
  * xdev_communicator_check; such a rank prints "detected ... ok". */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +72,7 @@ static int survive(xdev_communicator_t c, xdev_device_t dev, int rank, int n) {
         printf("rendezvous_rank: rank %d of %d leaves without joining the all_reduce, ok\n", rank,
                n);
         fflush(stdout);
+        if (getenv("XT_DIE_BY_SIGNAL") != NULL) raise(SIGKILL); /* killed */
         _exit(0); /* gone, as a crashed rank would be (no destroy, no exit handlers) */
     }
     float *buf;
