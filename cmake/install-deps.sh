@@ -16,6 +16,7 @@ packages=(
   hipcc libamdhip64-dev rocm-device-libs librocm-smi-dev  # HIP plugin (libxdev-hip.so)
   chromium                             # tests/observe: the memory view in a real browser
   openmpi-bin libopenmpi-dev           # mpirun for the tests; MPI for the mpi transport (transports/mpi)
+  python3-numpy                        # tests: DLPack with NumPy (interop.numpy)
 )
 
 if ! command -v dpkg >/dev/null 2>&1; then

@@ -127,6 +127,9 @@ CORE_PUBLIC_CALLS = {
     ('core/math/fft.c', 'xdev_last_error'): "quotes the allocator's message (plan work area)",
     ('core/comm/watchdog.c', 'xdev_last_error'): "quotes the backend's asynchronous error in the group's",
     ('core/comm/communicator.c', 'xdev_last_error'): "quotes the backend's failure after the group's abort reason",
+    ('core/memory/dlpack.c', 'xdev_last_error'): "quotes why the tensor's backend is not usable",
+    ('core/memory/foreign.c', 'xdev_last_error'): "quotes the failed wait in its own message",
+    ('core/memory/dlpack_exports.c', 'xdev_host_free'): "the free the program asked for, put off until the consumer's deleter",
     ('core/comm/comm_procs.c', 'xdev_last_error'): "quotes the transport loader's refusal of a damaged id's name",
     ('core/comm/shm_comm.c', 'xdev_last_error'): "hands its own failure's message to the transport table's err",
     # the element-wise helper is a client of the kernel API it sits beside (xdev/kernel.h):

@@ -50,6 +50,18 @@ static xdev_status_t memory_host_free(void *ptr) {
     return XDEV_SUCCESS;
 }
 
+/* torch's pin_memory of an existing buffer: page-locked for every device. */
+static xdev_status_t memory_host_register(void *ptr, size_t bytes) {
+    XC_CALL(cudaHostRegister(ptr, bytes, cudaHostRegisterPortable),
+            XC_STR(cudaHostRegister) "(%p, %zu bytes, portable)", ptr, bytes);
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t memory_host_unregister(void *ptr) {
+    XC_CALL(cudaHostUnregister(ptr), XC_STR(cudaHostUnregister) "(%p)", ptr);
+    return XDEV_SUCCESS;
+}
+
 static const char *kind_name(xdev_copy_kind_t kind) {
     switch (kind) {
     case XDEV_COPY_HOST_TO_HOST:
@@ -206,6 +218,8 @@ const xdev_memory_vtable_t xc_memory_vtable = {
     .free = memory_free,
     .host_alloc = memory_host_alloc,
     .host_free = memory_host_free,
+    .host_register = memory_host_register,
+    .host_unregister = memory_host_unregister,
     .memcpy_async = memory_memcpy_async,
     .memset_async = memory_memset_async,
     .mem_get_info = memory_get_info,

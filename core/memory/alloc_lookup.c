@@ -49,7 +49,8 @@ xdev_status_t xdev_live_lookup(const void *ptr, const char *arg, xdev_live_ref_t
     if (!out->known) return XDEV_SUCCESS;
     const xdev_ptr_entry_t *e = &out->e;
     switch (e->origin) {
-    case XDEV_PTR_IPC: /* a whole mapping: live while it is registered */
+    case XDEV_PTR_IPC:     /* a whole mapping: live while it is registered */
+    case XDEV_PTR_FOREIGN: /* another library's memory: live while registered */
         out->base = e->base;
         out->size = out->block_size = e->size;
         return XDEV_SUCCESS;

@@ -12,6 +12,8 @@
 
 #include "memory/stream_sanitizer.h"
 #include "memory/alloc_internal.h"
+#include "memory/dlpack_exports.h"
+#include "memory/foreign.h"
 #include "base/env.h"
 #include "memory/mempool.h"
 #include "runtime/capture.h"
@@ -529,6 +531,14 @@ static xdev_status_t explain_bad_free(const void *ptr) {
     if (!xdev_ptr_lookup(ptr, &e))
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
                          "pointer %p was not allocated by xdev_malloc (or was already freed)", ptr);
+    if (e.origin == XDEV_PTR_FOREIGN)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                         "pointer %p is memory xdev did not allocate (registered with "
+                         "xdev_memory_register or xdev_host_register, or a DLPack import): give "
+                         "it back with %s",
+                         ptr,
+                         e.kind == XDEV_MEMORY_PINNED_HOST ? "xdev_host_unregister"
+                                                           : "xdev_memory_unregister");
     if (e.kind == XDEV_MEMORY_PINNED_HOST)
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
                          "pointer %p is pinned host memory from xdev_host_alloc; free it with "
@@ -571,6 +581,8 @@ static void sanitize_free(const void *ptr) {
 }
 
 xdev_status_t xdev_alloc_free(void *ptr) {
+    int held = xdev_exports_check_free(ptr); /* a DLPack consumer holds it: put off */
+    if (held != 0) return held > 0 ? XDEV_SUCCESS : XDEV_ERROR_INVALID_VALUE;
     if (xdev_sanitizing()) sanitize_free(ptr);
     xdev_status_t st = direct_wait_before_free(ptr);
     if (st != XDEV_SUCCESS) return st;
@@ -610,6 +622,11 @@ xdev_status_t xdev_record_stream(void *ptr, xdev_stream_t stream) {
         return XDEV_API_FAIL(XDEV_ERROR_CROSS_DEVICE,
                              "pointer %p is on %s:%d but the stream belongs to %s:%d", ptr,
                              e.be->name, e.index, stream->be->name, stream->device.index);
+    if (e.origin == XDEV_PTR_FOREIGN) { /* registered: its give-back waits for the stream */
+        XDEV_CHECK(xdev_foreign_record_stream(&e, stream));
+        xdev_san_record_stream(ptr, stream);
+        return XDEV_SUCCESS;
+    }
     xdev_device_allocator_t *da = xdev_alloc_owner(&e);
     if (da == NULL)
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, "pointer %p is not a live allocation", ptr);

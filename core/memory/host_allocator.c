@@ -12,6 +12,7 @@
 
 #include "memory/alloc_internal.h"
 #include "memory/alloc_lookup.h"
+#include "memory/dlpack_exports.h"
 #include "base/error_internal.h"
 #include "runtime/dispatch.h"
 #include "memory/pointer_registry.h"
@@ -207,6 +208,15 @@ static host_block_t *live_block(const void *ptr) {
                   "pointer %p was not allocated by xdev_host_alloc (or was already freed)", ptr);
         return NULL;
     }
+    if (e.origin == XDEV_PTR_FOREIGN) {
+        XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                  "pointer %p is memory xdev did not allocate (not from xdev_host_alloc): give "
+                  "it back with %s",
+                  ptr,
+                  e.kind == XDEV_MEMORY_PINNED_HOST ? "xdev_host_unregister"
+                                                    : "xdev_memory_unregister");
+        return NULL;
+    }
     if (e.kind != XDEV_MEMORY_PINNED_HOST) {
         XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
                   "pointer %p is device memory from xdev_malloc; free it with xdev_free", ptr);
@@ -229,6 +239,9 @@ static host_block_t *live_block(const void *ptr) {
 xdev_status_t xdev_host_free(void *ptr) {
     if (ptr == NULL) return XDEV_SUCCESS;
     XDEV_CHECK(xdev_core_ensure_init());
+    int held = xdev_exports_check_free(ptr); /* a DLPack consumer holds it: put off */
+    if (held < 0) XDEV_CHECK(XDEV_ERROR_INVALID_VALUE);
+    if (held > 0) return XDEV_SUCCESS;
     xdev_backend_t *be;
     XDEV_CHECK(xdev_backend_acquire(xdev_core_default_type(), &be));
     xdev_status_t st = XDEV_SUCCESS;
@@ -306,7 +319,7 @@ int xdev_host_live_extent(const void *ptr, uintptr_t *base, size_t *size, size_t
 
 void xdev_host_record_use(const void *ptr, xdev_stream_t stream) {
     xdev_ptr_entry_t e;
-    if (!xdev_ptr_lookup(ptr, &e) || e.kind != XDEV_MEMORY_PINNED_HOST) return;
+    if (!xdev_ptr_lookup(ptr, &e) || e.origin != XDEV_PTR_PINNED) return; /* xdev_host_alloc's */
     pthread_mutex_lock(&g_lock);
     host_block_t *b = e.data;
     if (b->live) {

@@ -93,6 +93,12 @@ xdev_status_t xdev_ipc_get_mem_handle(const void *ptr, xdev_ipc_mem_handle_t *ou
                              "pointer %p was opened from another process's IPC handle; share "
                              "that process's handle instead",
                              ptr);
+    if (e.origin == XDEV_PTR_FOREIGN)
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
+                             "pointer %p is memory another library allocated (registered with "
+                             "xdev_memory_register, or a DLPack import): share it with that "
+                             "library's own IPC",
+                             ptr);
     if (e.origin == XDEV_PTR_EXPANDABLE)
         return XDEV_API_FAIL(XDEV_ERROR_NOT_SUPPORTED,
                              "pointer %p is in an expandable segment (XDEV_ALLOC_CONF="

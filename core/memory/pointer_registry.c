@@ -53,6 +53,38 @@ xdev_status_t xdev_ptr_insert(const xdev_ptr_entry_t *entry) {
     return XDEV_SUCCESS;
 }
 
+xdev_status_t xdev_ptr_insert_exclusive(const xdev_ptr_entry_t *entry, xdev_ptr_entry_t *clash) {
+    pthread_rwlock_rdlock(&g_lock);
+    size_t i = upper_bound(entry->base);
+    const xdev_ptr_entry_t *hit = NULL;
+    if (i > 0 && g_entries[i - 1].base + g_entries[i - 1].size > entry->base)
+        hit = &g_entries[i - 1];
+    else if (i < g_len && g_entries[i].base < entry->base + entry->size)
+        hit = &g_entries[i];
+    if (hit != NULL) *clash = *hit;
+    pthread_rwlock_unlock(&g_lock);
+    if (hit != NULL)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "[%p, +%zu) overlaps memory xdev knows",
+                         (void *)entry->base, entry->size);
+    /* Two registrations of one range racing: both may pass the look above;
+     * the foreign registry's own lock (foreign.c) keeps them apart. */
+    return xdev_ptr_insert(entry);
+}
+
+bool xdev_ptr_remove_origin(const void *base, xdev_ptr_origin_t origin, xdev_ptr_entry_t *out) {
+    pthread_rwlock_wrlock(&g_lock);
+    const xdev_ptr_entry_t *e = containing((uintptr_t)base);
+    bool ok = e != NULL && e->base == (uintptr_t)base && e->origin == origin;
+    if (ok) {
+        size_t i = (size_t)(e - g_entries);
+        *out = *e;
+        memmove(&g_entries[i], &g_entries[i + 1], (g_len - i - 1) * sizeof *g_entries);
+        g_len--;
+    }
+    pthread_rwlock_unlock(&g_lock);
+    return ok;
+}
+
 bool xdev_ptr_lookup(const void *addr, xdev_ptr_entry_t *out) {
     if (addr == NULL) return false;
     pthread_rwlock_rdlock(&g_lock);

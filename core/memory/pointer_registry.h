@@ -18,6 +18,7 @@ typedef enum xdev_ptr_origin {
     XDEV_PTR_PINNED = 2,     /* pinned host block: data = the pinned cache's block */
     XDEV_PTR_IPC = 3,        /* another process's memory opened by IPC: data = the mapping */
     XDEV_PTR_EXPANDABLE = 4, /* expandable segment's address range: data = xdev_segment_t */
+    XDEV_PTR_FOREIGN = 5,    /* memory another library allocated, registered (foreign.c) */
 } xdev_ptr_origin_t;
 
 typedef struct xdev_ptr_entry {
@@ -33,6 +34,14 @@ typedef struct xdev_ptr_entry {
 
 /* Record an allocation; XDEV_ERROR_OUT_OF_MEMORY if the table cannot grow. */
 xdev_status_t xdev_ptr_insert(const xdev_ptr_entry_t *entry);
+
+/* Record a range that must not overlap any recorded one (foreign memory):
+ * XDEV_ERROR_INVALID_VALUE with *clash = the first range it overlaps. */
+xdev_status_t xdev_ptr_insert_exclusive(const xdev_ptr_entry_t *entry, xdev_ptr_entry_t *clash);
+
+/* Remove the range that starts exactly at base if it is of `origin`:
+ * false (nothing removed) otherwise. */
+bool xdev_ptr_remove_origin(const void *base, xdev_ptr_origin_t origin, xdev_ptr_entry_t *out);
 
 /* Find the allocation containing addr (interior pointers included). */
 bool xdev_ptr_lookup(const void *addr, xdev_ptr_entry_t *out);

@@ -112,7 +112,12 @@
     X(memory, va_reserve, OPTIONAL, DEV, 0, (size_t bytes, void **base), (bytes, base))            \
     X(memory, va_release, OPTIONAL, DEV, 0, (void *base, size_t bytes), (base, bytes))             \
     X(memory, va_map, OPTIONAL, DEV, 0, (void *addr, size_t bytes), (addr, bytes))                 \
-    X(memory, va_unmap, OPTIONAL, DEV, 0, (void *addr, size_t bytes), (addr, bytes))
+    X(memory, va_unmap, OPTIONAL, DEV, 0, (void *addr, size_t bytes), (addr, bytes))               \
+    /* Page-lock `bytes` of existing host memory at ptr for fast copies to and from every          \
+     * device (cudaHostRegister, portable), and undo it. NULL: xdev_host_register takes the        \
+     * memory as it is (a backend whose copies need no pinning, as the CPU's). */                  \
+    X(memory, host_register, OPTIONAL, HOST, 4, (void *ptr, size_t bytes), (ptr, bytes))           \
+    X(memory, host_unregister, OPTIONAL, HOST, 4, (void *ptr), (ptr))
 
 /* ------------------------------------------------------------------- trace */
 /* Profiler markers (NVTX, roctx); msg is never NULL. NULL: markers are no-ops. */

@@ -18,7 +18,8 @@
  * - types xdev_<object>_t; macros and enum values XDEV_<OBJECT>_<NAME>
  *   (XDEV_STREAM_PRIORITY_HIGH, XDEV_MEMORY_HISTORY_ALLOC).
  * - every name a header exports starts with xdev_ or XDEV_, the installed
- *   support headers' too (xdev_philox_*, xdev_cvt_*, xdev_f32_to_f16).
+ *   support headers' too (xdev_philox_*, xdev_cvt_*, xdev_f32_to_f16), but
+ *   for xdev/dlpack.h, which declares DLPack's own names (DLTensor, kDLCPU).
  * So xdev_comm_* is torch.cuda.comm's functions only (xdev/comm.h), and the
  * communicator object is xdev_communicator_* (xdev/communicator.h).
  *
@@ -63,5 +64,6 @@
 #include "xdev/ops.h"
 #include "xdev/kernel.h"
 #include "xdev/graph.h"
+#include "xdev/interop.h"
 
 #endif

@@ -63,6 +63,7 @@
 #define cudaEventBlockingSync hipEventBlockingSync
 #define cudaEventInterprocess hipEventInterprocess
 #define cudaHostAllocPortable hipHostMallocPortable
+#define cudaHostRegisterPortable hipHostRegisterPortable
 #define cudaIpcMemLazyEnablePeerAccess hipIpcMemLazyEnablePeerAccess
 #define cudaMemPoolAttrReleaseThreshold hipMemPoolAttrReleaseThreshold
 #define cudaDevAttrMultiProcessorCount hipDeviceAttributeMultiprocessorCount
@@ -146,6 +147,8 @@
 #define cudaFree hipFree
 #define cudaHostAlloc hipHostMalloc
 #define cudaFreeHost hipHostFree
+#define cudaHostRegister hipHostRegister
+#define cudaHostUnregister hipHostUnregister
 #define cudaMemGetInfo hipMemGetInfo
 #define cudaMemcpy hipMemcpy
 #define cudaMemcpyAsync hipMemcpyAsync

@@ -1,0 +1,273 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* foreign.c - memory xdev did not allocate (xdev/interop.h): another
+ * library's device memory registered so that every xdev call takes it, and
+ * existing host memory page-locked. Each registration is a range in the
+ * pointer registry (origin XDEV_PTR_FOREIGN, never overlapping another), so
+ * the lookups every call already makes - copies' direction, bounds and
+ * use-after-free checks, device_of - see it as they see xdev's own memory.
+ *
+ * Giving device memory back is stream-ordered the only way a library can
+ * promise it to the memory's owner: unregister waits for the work queued on
+ * the streams that may use it (the registration's, and those given to
+ * xdev_record_stream), then calls the owner's release. DLPack imports
+ * (dlpack.c) are registrations whose release is the tensor's deleter. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error_internal.h"
+#include "memory/foreign.h"
+#include "memory/pointer_registry.h"
+#include "runtime/device_record.h"
+#include "runtime/dispatch.h"
+#include "runtime/stream_internal.h"
+#include "runtime/stream_order.h"
+#include "xdev/interop.h"
+
+#define MAX_STREAMS 16 /* the registration's and record_stream's, per range */
+
+struct xdev_foreign {
+    uintptr_t base;
+    size_t bytes;
+    xdev_memory_kind_t kind;
+    xdev_device_record_t *rec; /* device memory: its device */
+    xdev_backend_t *pinned_by; /* host memory: the backend that page-locked it (NULL: as is) */
+    xdev_release_fn release;
+    void *ctx;
+    const void *token; /* what was imported (a DLPack tensor), or NULL */
+    xdev_stream_t streams[MAX_STREAMS];
+    int nstreams;
+};
+
+/* Registrations and unregistrations, one at a time: a range checked for
+ * overlap is inserted before another can be; tokens are unique. */
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static const void *g_tokens[256];
+static int g_ntokens;
+
+/* What a clash with `e` is, for a message. */
+static void describe(const xdev_ptr_entry_t *e, char *buf, size_t len) {
+    const char *what =
+        e->origin == XDEV_PTR_FOREIGN
+            ? (e->kind == XDEV_MEMORY_PINNED_HOST ? "host memory registered" : "memory registered")
+        : e->origin == XDEV_PTR_IPC          ? "an IPC mapping"
+        : e->kind == XDEV_MEMORY_PINNED_HOST ? "xdev's pinned host memory"
+                                             : "xdev's device memory";
+    snprintf(buf, len, "%s at %p (%zu bytes)", what, (void *)e->base, e->size);
+}
+
+/* Insert f's range, or say what it overlaps (g_lock held). */
+static xdev_status_t insert_locked(xdev_foreign_t *f) {
+    xdev_ptr_entry_t e = {.base = f->base,
+                          .size = f->bytes,
+                          .kind = f->kind,
+                          .be = f->rec != NULL ? f->rec->be : f->pinned_by,
+                          .index = f->rec != NULL ? f->rec->id.index : 0,
+                          .data = f,
+                          .origin = XDEV_PTR_FOREIGN},
+                     clash;
+    xdev_status_t st = xdev_ptr_insert_exclusive(&e, &clash);
+    if (st == XDEV_ERROR_INVALID_VALUE) {
+        char what[160];
+        describe(&clash, what, sizeof what);
+        return XDEV_FAIL(st, "[%p, +%zu bytes) overlaps %s: register each range once",
+                         (void *)f->base, f->bytes, what);
+    }
+    return st;
+}
+
+xdev_status_t xdev_foreign_register(xdev_device_record_t *rec, void *ptr, size_t bytes,
+                                    xdev_stream_t stream, xdev_release_fn release, void *ctx,
+                                    const void *token) {
+    if (bytes == 0) return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "bytes is 0: nothing to register");
+    if ((uintptr_t)ptr + bytes < (uintptr_t)ptr)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "%zu bytes at %p run past the address space",
+                         bytes, ptr);
+    if (stream == NULL) {
+        XDEV_CHECK(xdev_core_current_stream(rec, &stream));
+    } else {
+        XDEV_CHECK(xdev_stream_check(stream, "stream"));
+        if (stream->rec != rec)
+            return XDEV_FAIL(XDEV_ERROR_CROSS_DEVICE,
+                             "stream belongs to " XDEV_REC_FMT " but the memory to " XDEV_REC_FMT,
+                             XDEV_REC_ARGS(stream->rec), XDEV_REC_ARGS(rec));
+    }
+    xdev_foreign_t *f = calloc(1, sizeof *f);
+    if (f == NULL) return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for a registration");
+    *f = (xdev_foreign_t){.base = (uintptr_t)ptr,
+                          .bytes = bytes,
+                          .kind = XDEV_MEMORY_DEVICE,
+                          .rec = rec,
+                          .release = release,
+                          .ctx = ctx,
+                          .token = token,
+                          .streams = {stream},
+                          .nstreams = 1};
+    pthread_mutex_lock(&g_lock);
+    xdev_status_t st = XDEV_SUCCESS;
+    for (int i = 0; i < g_ntokens && token != NULL; i++)
+        if (g_tokens[i] == token)
+            st = XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                           "tensor %p is imported already (a DLPack tensor is consumed once; "
+                           "give it back with xdev_memory_unregister first)",
+                           token);
+    if (st == XDEV_SUCCESS && token != NULL &&
+        g_ntokens == (int)(sizeof g_tokens / sizeof *g_tokens))
+        st = XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "%d DLPack imports are registered already",
+                       g_ntokens);
+    if (st == XDEV_SUCCESS) st = insert_locked(f);
+    if (st == XDEV_SUCCESS && token != NULL) g_tokens[g_ntokens++] = token;
+    pthread_mutex_unlock(&g_lock);
+    if (st != XDEV_SUCCESS) free(f);
+    return st;
+}
+
+xdev_status_t xdev_memory_register(xdev_device_t device, void *ptr, size_t bytes,
+                                   xdev_stream_t stream, xdev_release_fn release, void *ctx) {
+    XDEV_REQUIRE_ARG(ptr);
+    XDEV_CHECK(xdev_core_ensure_init());
+    xdev_device_record_t *rec;
+    XDEV_CHECK(xdev_device_lookup(device, &rec));
+    XDEV_CHECK(xdev_foreign_register(rec, ptr, bytes, stream, release, ctx, NULL));
+    return XDEV_SUCCESS;
+}
+
+/* The registration starting at ptr of `kind`, or why there is none. */
+static xdev_status_t find(const void *ptr, xdev_memory_kind_t kind, xdev_foreign_t **out) {
+    xdev_ptr_entry_t e;
+    const char *other =
+        kind == XDEV_MEMORY_DEVICE ? "xdev_host_unregister" : "xdev_memory_unregister";
+    if (!xdev_ptr_lookup(ptr, &e))
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                         "pointer %p is not registered memory (or was given back already)", ptr);
+    if (e.origin != XDEV_PTR_FOREIGN)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                         "pointer %p is xdev's own %s memory: free it with %s", ptr,
+                         e.kind == XDEV_MEMORY_PINNED_HOST ? "pinned host" : "device",
+                         e.kind == XDEV_MEMORY_PINNED_HOST ? "xdev_host_free" : "xdev_free");
+    if (e.base != (uintptr_t)ptr)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                         "pointer %p points %zu bytes into memory registered at %p (%zu bytes): "
+                         "give back the start of the range",
+                         ptr, (size_t)((uintptr_t)ptr - e.base), (void *)e.base, e.size);
+    if (e.kind != kind)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "pointer %p was registered as %s: use %s", ptr,
+                         e.kind == XDEV_MEMORY_DEVICE ? "device memory" : "host memory", other);
+    *out = e.data;
+    return XDEV_SUCCESS;
+}
+
+/* Remove f from the registry and the tokens (g_lock held); false when
+ * another thread gave it back meanwhile. */
+static bool forget_locked(xdev_foreign_t *f) {
+    xdev_ptr_entry_t e;
+    if (!xdev_ptr_remove_origin((const void *)f->base, XDEV_PTR_FOREIGN, &e) || e.data != f)
+        return false;
+    for (int i = 0; i < g_ntokens; i++)
+        if (f->token != NULL && g_tokens[i] == f->token) g_tokens[i] = g_tokens[--g_ntokens];
+    return true;
+}
+
+xdev_status_t xdev_memory_unregister(void *ptr) {
+    XDEV_REQUIRE_ARG(ptr);
+    XDEV_CHECK(xdev_core_ensure_init());
+    pthread_mutex_lock(&g_lock); /* one give-back at a time: f stays ours */
+    xdev_foreign_t *f = NULL;
+    xdev_status_t st = find(ptr, XDEV_MEMORY_DEVICE, &f);
+    xdev_stream_t streams[MAX_STREAMS];
+    int n = 0;
+    if (st == XDEV_SUCCESS) {
+        n = f->nstreams;
+        memcpy(streams, f->streams, sizeof streams);
+    }
+    pthread_mutex_unlock(&g_lock);
+    XDEV_CHECK(st);
+    /* Wait first, changing nothing: a wait that fails (from a host function
+     * of one of the streams) leaves the memory registered. A stream
+     * destroyed meanwhile has nothing left to wait for. */
+    for (int i = 0; i < n; i++) {
+        if (xdev_stream_check(streams[i], "stream") != XDEV_SUCCESS) continue;
+        st = xdev_be_stream_synchronize(streams[i]->rec, streams[i]->native);
+        if (st != XDEV_SUCCESS) {
+            char why[512];
+            snprintf(why, sizeof why, "%s", xdev_last_error());
+            return XDEV_API_FAIL(st,
+                                 "%p: waiting for a stream that used it failed (%s); it stays "
+                                 "registered",
+                                 ptr, why);
+        }
+        xdev_order_on_host_waits_stream(streams[i]);
+    }
+    pthread_mutex_lock(&g_lock);
+    bool mine = find(ptr, XDEV_MEMORY_DEVICE, &f) == XDEV_SUCCESS && forget_locked(f);
+    pthread_mutex_unlock(&g_lock);
+    if (!mine)
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
+                             "pointer %p was given back by another thread meanwhile", ptr);
+    if (f->release != NULL) f->release(f->ctx);
+    free(f);
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_foreign_record_stream(const xdev_ptr_entry_t *e, xdev_stream_t stream) {
+    xdev_foreign_t *f = e->data;
+    xdev_status_t st = XDEV_SUCCESS;
+    pthread_mutex_lock(&g_lock);
+    bool known = false;
+    for (int i = 0; i < f->nstreams; i++)
+        known = known || f->streams[i] == stream;
+    if (!known && f->nstreams == MAX_STREAMS)
+        st = XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                       "registered memory at %p is used on %d streams already (the most it "
+                       "tracks)",
+                       (void *)f->base, MAX_STREAMS);
+    else if (!known)
+        f->streams[f->nstreams++] = stream;
+    pthread_mutex_unlock(&g_lock);
+    return st;
+}
+
+/* ------------------------------------------------------------ host memory */
+
+xdev_status_t xdev_host_register(void *ptr, size_t bytes) {
+    XDEV_REQUIRE_ARG(ptr);
+    XDEV_CHECK(xdev_core_ensure_init());
+    if (bytes == 0)
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, "bytes is 0: nothing to register");
+    xdev_backend_t *be;
+    XDEV_CHECK(xdev_backend_acquire(xdev_core_default_type(), &be));
+    xdev_foreign_t *f = calloc(1, sizeof *f);
+    if (f == NULL)
+        return XDEV_API_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for a registration");
+    *f = (xdev_foreign_t){
+        .base = (uintptr_t)ptr, .bytes = bytes, .kind = XDEV_MEMORY_PINNED_HOST, .pinned_by = be};
+    bool pin = XDEV_HAS(be, memory, host_register) && XDEV_HAS(be, memory, host_unregister);
+    pthread_mutex_lock(&g_lock);
+    xdev_status_t st = insert_locked(f);
+    if (st == XDEV_SUCCESS && pin) {
+        st = xdev_be_memory_host_register(be, ptr, bytes);
+        xdev_ptr_entry_t e;
+        if (st != XDEV_SUCCESS) (void)xdev_ptr_remove_origin(ptr, XDEV_PTR_FOREIGN, &e);
+    }
+    pthread_mutex_unlock(&g_lock);
+    if (st != XDEV_SUCCESS) free(f);
+    XDEV_CHECK(st);
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_host_unregister(void *ptr) {
+    XDEV_REQUIRE_ARG(ptr);
+    XDEV_CHECK(xdev_core_ensure_init());
+    pthread_mutex_lock(&g_lock);
+    xdev_foreign_t *f = NULL;
+    xdev_status_t st = find(ptr, XDEV_MEMORY_PINNED_HOST, &f);
+    if (st == XDEV_SUCCESS && !forget_locked(f))
+        st = XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "pointer %p was given back meanwhile", ptr);
+    pthread_mutex_unlock(&g_lock);
+    XDEV_CHECK(st);
+    xdev_backend_t *be = f->pinned_by;
+    free(f);
+    if (XDEV_HAS(be, memory, host_register) && XDEV_HAS(be, memory, host_unregister))
+        XDEV_CHECK(xdev_be_memory_host_unregister(be, ptr));
+    return XDEV_SUCCESS;
+}
