@@ -327,6 +327,31 @@ START_TEST(export_outlives_free_until_the_deleter) {
 }
 END_TEST
 
+/* An xdev export coming back (a torch tensor made from xdev memory, handed
+ * to xdev again): the import is an alias of xdev's own allocation, and its
+ * give-back calls the export's deleter, which lets the allocation go. */
+START_TEST(export_comes_back) {
+    float *d;
+    XT_OK(xdev_malloc_device(k_cpu0, (void **)&d, 8 * sizeof(float)));
+    const int64_t eight = 8;
+    DLManagedTensorVersioned *t;
+    XT_OK(xdev_dlpack_export(d, 1, &eight, NULL, XDEV_DTYPE_F32, 0, NULL, NULL, &t));
+    xdev_tensor_view_t v;
+    XT_OK(xdev_dlpack_import(t, XDEV_DLPACK_CONTIGUOUS, NULL, &v));
+    ck_assert_ptr_eq(v.data, d);
+    XT_OK(xdev_fill_async(v.data, XDEV_DTYPE_F32, xdev_scalar_f64(2.5), 8, NULL));
+    float h[8];
+    XT_OK(xdev_memcpy(h, d, sizeof h));
+    ck_assert(h[7] == 2.5f);
+    XT_OK(xdev_free(d)); /* the export holds it */
+    xdev_pointer_info_t info;
+    XT_OK(xdev_pointer_get_info(d, &info));
+    ck_assert_int_eq(info.kind, XDEV_MEMORY_DEVICE);
+    XT_OK(xdev_memory_unregister(v.base)); /* the export's deleter: the free happens */
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_memset_async(d, 0, 4, NULL), "use after free");
+}
+END_TEST
+
 START_TEST(export_refusals) {
     float *d;
     XT_OK(xdev_malloc_device(k_cpu0, (void **)&d, 16 * sizeof(float)));
@@ -402,6 +427,7 @@ int main(int argc, char **argv) {
     tcase_add_test(tc, import_and_gemm_into_it);
     tcase_add_test(tc, import_refusals);
     tcase_add_test(tc, export_outlives_free_until_the_deleter);
+    tcase_add_test(tc, export_comes_back);
     tcase_add_test(tc, export_refusals);
     tcase_add_test(tc, export_orders_the_consumer_stream);
     suite_add_tcase(su, tc);

@@ -10,12 +10,15 @@
  * promise it to the memory's owner: unregister waits for the work queued on
  * the streams that may use it (the registration's, and those given to
  * xdev_record_stream), then calls the owner's release. DLPack imports
- * (dlpack.c) are registrations whose release is the tensor's deleter. */
+ * (dlpack.c) are registrations whose release is the tensor's deleter; one
+ * of xdev's own memory (an xdev export coming back) is an alias of its
+ * allocation, with no range of its own. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/error_internal.h"
+#include "memory/alloc_lookup.h"
 #include "memory/foreign.h"
 #include "memory/pointer_registry.h"
 #include "runtime/device_record.h"
@@ -37,6 +40,7 @@ struct xdev_foreign {
     const void *token; /* what was imported (a DLPack tensor), or NULL */
     xdev_stream_t streams[MAX_STREAMS];
     int nstreams;
+    struct xdev_foreign *next; /* an alias (below): the list of them */
 };
 
 /* Registrations and unregistrations, one at a time: a range checked for
@@ -44,6 +48,24 @@ struct xdev_foreign {
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static const void *g_tokens[256];
 static int g_ntokens;
+/* Imports of memory that is xdev's own (an xdev export coming back, as a
+ * torch tensor made from one): no range of their own, xdev's allocation
+ * already is one; kept here so that unregister finds them by start. */
+static xdev_foreign_t *g_aliases;
+
+/* Whether [ptr, ptr + bytes) lies in a live allocation xdev made on rec. */
+static bool xdev_own_memory(const xdev_device_record_t *rec, void *ptr, size_t bytes) {
+    xdev_error_state_t saved; /* a lookup's failure is an answer here, not an error */
+    xdev_core_error_save(&saved);
+    xdev_live_ref_t ref;
+    bool own = xdev_live_lookup(ptr, "ptr", &ref) == XDEV_SUCCESS && ref.known &&
+               ref.e.origin != XDEV_PTR_FOREIGN && ref.e.origin != XDEV_PTR_IPC &&
+               ref.e.kind == XDEV_MEMORY_DEVICE && ref.e.be == rec->be &&
+               ref.e.index == rec->id.index &&
+               xdev_live_check_extent(&ref, ptr, bytes, "ptr") == XDEV_SUCCESS;
+    xdev_core_error_restore(&saved);
+    return own;
+}
 
 /* What a clash with `e` is, for a message. */
 static void describe(const xdev_ptr_entry_t *e, char *buf, size_t len) {
@@ -115,7 +137,12 @@ xdev_status_t xdev_foreign_register(xdev_device_record_t *rec, void *ptr, size_t
         g_ntokens == (int)(sizeof g_tokens / sizeof *g_tokens))
         st = XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "%d DLPack imports are registered already",
                        g_ntokens);
-    if (st == XDEV_SUCCESS) st = insert_locked(f);
+    if (st == XDEV_SUCCESS && token != NULL && xdev_own_memory(rec, ptr, bytes)) {
+        f->next = g_aliases; /* xdev's own: its allocation is the range */
+        g_aliases = f;
+    } else if (st == XDEV_SUCCESS) {
+        st = insert_locked(f);
+    }
     if (st == XDEV_SUCCESS && token != NULL) g_tokens[g_ntokens++] = token;
     pthread_mutex_unlock(&g_lock);
     if (st != XDEV_SUCCESS) free(f);
@@ -132,8 +159,14 @@ xdev_status_t xdev_memory_register(xdev_device_t device, void *ptr, size_t bytes
     return XDEV_SUCCESS;
 }
 
-/* The registration starting at ptr of `kind`, or why there is none. */
+/* The registration starting at ptr of `kind`, or why there is none
+ * (g_lock held). */
 static xdev_status_t find(const void *ptr, xdev_memory_kind_t kind, xdev_foreign_t **out) {
+    for (xdev_foreign_t *a = g_aliases; a != NULL && kind == XDEV_MEMORY_DEVICE; a = a->next)
+        if (a->base == (uintptr_t)ptr) {
+            *out = a;
+            return XDEV_SUCCESS;
+        }
     xdev_ptr_entry_t e;
     const char *other =
         kind == XDEV_MEMORY_DEVICE ? "xdev_host_unregister" : "xdev_memory_unregister";
@@ -160,8 +193,13 @@ static xdev_status_t find(const void *ptr, xdev_memory_kind_t kind, xdev_foreign
 /* Remove f from the registry and the tokens (g_lock held); false when
  * another thread gave it back meanwhile. */
 static bool forget_locked(xdev_foreign_t *f) {
+    xdev_foreign_t **link = &g_aliases;
+    while (*link != NULL && *link != f)
+        link = &(*link)->next;
     xdev_ptr_entry_t e;
-    if (!xdev_ptr_remove_origin((const void *)f->base, XDEV_PTR_FOREIGN, &e) || e.data != f)
+    if (*link != NULL)
+        *link = f->next;
+    else if (!xdev_ptr_remove_origin((const void *)f->base, XDEV_PTR_FOREIGN, &e) || e.data != f)
         return false;
     for (int i = 0; i < g_ntokens; i++)
         if (f->token != NULL && g_tokens[i] == f->token) g_tokens[i] = g_tokens[--g_ntokens];

@@ -59,6 +59,12 @@
 #                  transport forced (NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1);
 #                  then the last rank leaves without joining: the watchdog
 #                  must abort the others' all_reduce (XDEV_COMM_TIMEOUT=10)
+#   interop        memory xdev did not allocate, on cuda: test_cuda_interop
+#                  (cudaMalloc'd and malloc'd buffers, kDLCUDA tensors), the
+#                  same under compute-sanitizer memcheck, and
+#                  tests/gpu/interop_torch.py (PyTorch <-> xdev through DLPack;
+#                  on two GPUs again with XDEV_VISIBLE_DEVICES=0; then under
+#                  memcheck)
 #   stream-sanitizer  XDEV_SANITIZE=streams on cuda: test_sanitizer (races
 #                  reported, ordered code silent, off, malformed); the
 #                  conformance suites run with it on (reports counted: only
@@ -84,7 +90,7 @@ B=${XDEV_GPU_BUILD:-build-gpu}
 BUDGET=${XDEV_GPU_BUDGET_S:-530}
 DEFAULT_STEPS="build conformance heat torch-viz gpu sanitizer bench-runtime bench-copy bench-alloc bench-blas"
 DEFAULT_STEPS+=" bench-fft bench-kernel bench-graph bench-ops tf32 rng observe bench-trace"
-DEFAULT_STEPS+=" stream-sanitizer"
+DEFAULT_STEPS+=" stream-sanitizer interop"
 STEPS=" ${XDEV_GPU_STEPS:-$DEFAULT_STEPS} "
 STEPS=${STEPS//,/ }
 [[ "$STEPS" == *" bench "* ]] && STEPS+=" bench-runtime bench-copy bench-alloc bench-comm "
@@ -526,6 +532,28 @@ if want rendezvous; then
         "$B/tests/rendezvous_rank" "$ngpu" cuda die
     note "torchrun, $ngpu ranks on cuda, the last leaves without joining (XDEV_COMM_TIMEOUT=10): rc $?"
     tail -n +$((mk + 1)) "$RL" | grep -E '^PASS|^FAIL|rendezvous_rank:' | cut -c1-400 | sed 's/^/  /' | tee -a "$SUM"
+fi
+if want interop; then
+    IL=$OUT/interop.log
+    run_to "$IL" 120 env XDEV_BACKEND=cuda "$B/tests/gpu/test_cuda_interop"
+    note "test_cuda_interop (cuda): rc $?"
+    grep -E '^test_cuda_interop' "$IL" | sed 's/^/  /' | tee -a "$SUM"
+    sanitize memcheck "test_cuda_interop (registered, page-locked and imported memory)" \
+        "$B/tests/gpu/test_cuda_interop"
+    runs=("")
+    [ "$(nvidia-smi -L | grep -c '^GPU ')" -gt 1 ] && runs+=(XDEV_VISIBLE_DEVICES=0)
+    for extra in "${runs[@]}"; do
+        mk=$(wc -l <"$IL")
+        run_to "$IL" 180 env XT_LIBXDEV_DIR="$B/lib" XDEV_BACKEND=cuda $extra \
+            python3 tests/gpu/interop_torch.py
+        note "interop_torch.py ${extra:-(every GPU visible)}: rc $?"
+        tail -n +$((mk + 1)) "$IL" | grep -E '^interop_torch|^SKIP|Error|error' | cut -c1-400 |
+            sed 's/^/  /' | tee -a "$SUM"
+    done
+    # torch's own CUDA calls include errors it handles itself: not reported
+    # as API errors; every memory access is still checked.
+    XT_LIBXDEV_DIR="$B/lib" SAN_ARGS="--report-api-errors no" sanitize memcheck \
+        "interop_torch.py (PyTorch <-> xdev)" python3 tests/gpu/interop_torch.py
 fi
 if want stream-sanitizer; then
     SL=$OUT/stream_sanitizer.log

@@ -1,0 +1,222 @@
+# SPDX-License-Identifier: Apache-2.0
+"""tests/gpu/interop_torch.py - DLPack between PyTorch and xdev on CUDA, through
+ctypes (xdev has no Python package).
+
+torch -> xdev: three CUDA tensors are imported (DLPack 1.x: __dlpack__ with
+max_version=(1, 0), xdev's stream named as the consumer's, so torch orders
+it after its own work) and xdev's GEMM writes A B into C: torch sees C with
+no copy. xdev -> torch: an xdev allocation filled on an xdev stream is
+handed to torch.from_dlpack; torch names its current stream and xdev makes
+that stream wait for its own with an event (no host wait); torch doubles the
+values in place and xdev reads them back; xdev_free while torch holds the
+tensor waits for torch to let go. Round trip: xdev memory -> torch -> xdev
+(the import is an alias of xdev's own allocation). Bad input: a capsule
+consumed twice, a non-contiguous tensor where a contiguous one is required,
+a tensor on a device xdev cannot see. Prints one line per exchange, "ok"
+last; exits 77 without PyTorch or a GPU."""
+import ctypes as C
+import gc
+import os
+import sys
+
+try:
+    import torch
+except ImportError:
+    print("SKIP: PyTorch not installed")
+    sys.exit(77)
+if not torch.cuda.is_available():
+    print("SKIP: no CUDA device for PyTorch")
+    sys.exit(77)
+
+os.environ["XDEV_ALLOW_TF32"] = "0"  # f32 GEMM in f32, checked against f64 (read at init)
+lib = C.CDLL(os.path.join(os.environ["XT_LIBXDEV_DIR"], "libxdev.so"))
+py = C.pythonapi
+py.PyCapsule_GetPointer.restype = C.c_void_p
+py.PyCapsule_GetPointer.argtypes = [C.py_object, C.c_char_p]
+py.PyCapsule_SetName.argtypes = [C.py_object, C.c_char_p]
+py.PyCapsule_New.restype = C.py_object
+py.PyCapsule_New.argtypes = [C.c_void_p, C.c_char_p, C.c_void_p]
+lib.xdev_last_error.restype = C.c_char_p
+
+
+class Device(C.Structure):
+    _fields_ = [("type", C.c_int), ("index", C.c_int)]
+
+
+class View(C.Structure):  # xdev_tensor_view_t
+    _fields_ = [("data", C.c_void_p), ("base", C.c_void_p), ("bytes", C.c_size_t),
+                ("device", Device), ("kind", C.c_int), ("dtype", C.c_int),
+                ("ndim", C.c_int32), ("shape", C.POINTER(C.c_int64)),
+                ("strides", C.POINTER(C.c_int64)), ("contiguous", C.c_bool),
+                ("read_only", C.c_bool)]
+
+
+CUDA0 = Device(1, 0)
+F32 = 0
+CONTIGUOUS, WRITABLE = 1, 2
+DEVICE_MEMORY, HOST_MEMORY = 1, 0
+
+
+def ok(status, what):
+    if status != 0:
+        sys.exit(f"interop_torch: {what} failed ({status}): {lib.xdev_last_error().decode()}")
+
+
+def fails(status, needle, what):
+    msg = lib.xdev_last_error().decode()
+    if status == 0 or needle not in msg:
+        sys.exit(f"interop_torch: {what}: expected a failure mentioning '{needle}', got "
+                 f"{status}: {msg}")
+
+
+def kind_of(ptr):
+    info = (C.c_byte * 64)()
+    ok(lib.xdev_pointer_get_info(C.c_void_p(ptr), info), "xdev_pointer_get_info")
+    return C.c_int.from_buffer(info).value
+
+
+def new_stream():
+    s = C.c_void_p()
+    ok(lib.xdev_stream_create(CUDA0, 0, C.byref(s)), "xdev_stream_create")
+    native = C.c_void_p()
+    ok(lib.xdev_stream_native_handle(s, C.byref(native)), "xdev_stream_native_handle")
+    return s, native.value or 0
+
+
+def import_tensor(t, require, stream, native):
+    """torch's capsule into xdev, torch ordering xdev's stream after its work."""
+    cap = t.__dlpack__(stream=native or None, max_version=(1, 0))
+    ptr = py.PyCapsule_GetPointer(cap, b"dltensor_versioned")
+    view = View()
+    st = lib.xdev_dlpack_import(C.c_void_p(ptr), C.c_uint32(require), stream, C.byref(view))
+    if st == 0:
+        py.PyCapsule_SetName(cap, b"used_dltensor_versioned")
+    return st, view, cap, ptr
+
+
+def torch_to_xdev():
+    s, native = new_stream()
+    torch.manual_seed(0)
+    a = torch.randn(256, 128, device="cuda")
+    b = torch.randn(128, 64, device="cuda")
+    c = torch.full((256, 64), -1.0, device="cuda")
+    views = []
+    for t in (a, b, c):
+        st, v, _, _ = import_tensor(t, CONTIGUOUS | WRITABLE, s, native)
+        ok(st, "importing a torch tensor")
+        assert v.data == t.data_ptr() and v.device.type == 1, (v.data, t.data_ptr())
+        views.append(v)
+    va, vb, vc = views
+    ok(lib.xdev_gemm(F32, 0, 0, C.c_int64(64), C.c_int64(256), C.c_int64(128), C.c_double(1.0),
+                     C.c_void_p(vb.data), C.c_int64(64), C.c_void_p(va.data), C.c_int64(128),
+                     C.c_double(0.0), C.c_void_p(vc.data), C.c_int64(64), s), "xdev_gemm")
+    # torch reads C after xdev's stream: its stream waits on the device
+    torch.cuda.current_stream().wait_stream(torch.cuda.ExternalStream(native))
+    want = a.double() @ b.double()
+    err = ((c.double() - want).abs().max() / want.abs().max()).item()
+    assert err < 1e-5, f"xdev's GEMM into torch's tensor: relative error {err}"
+    for v in views:
+        ok(lib.xdev_memory_unregister(C.c_void_p(v.base)), "xdev_memory_unregister")
+    ok(lib.xdev_stream_destroy(s), "xdev_stream_destroy")
+    print(f"interop_torch: torch -> xdev: xdev_gemm (256x128 by 128x64) wrote into torch's "
+          f"tensor in place, relative error {err:.1e} against torch in f64")
+
+
+class Exported:
+    """What torch.from_dlpack takes: __dlpack__ hands xdev's tensor over,
+    ordering the stream torch names after xdev's producer stream."""
+
+    def __init__(self, buf, n, stream):
+        self.buf, self.n, self.stream = buf, n, stream
+        self.waited_for = None
+
+    def __dlpack__(self, stream=None, max_version=None, **kw):
+        consumer = None
+        if stream is not None and stream != -1:
+            consumer = C.c_void_p()
+            handle = {1: 1, 2: 2}.get(stream, stream)  # legacy / per-thread defaults
+            ok(lib.xdev_stream_wrap_native(CUDA0, C.c_void_p(handle), C.byref(consumer)),
+               "xdev_stream_wrap_native")
+            self.waited_for = stream
+        shape = (C.c_int64 * 1)(self.n)
+        managed = C.c_void_p()
+        versioned = max_version is not None and max_version[0] >= 1
+        if versioned:
+            ok(lib.xdev_dlpack_export(self.buf, 1, shape, None, F32, C.c_uint64(0), self.stream,
+                                      consumer, C.byref(managed)), "xdev_dlpack_export")
+        else:
+            ok(lib.xdev_dlpack_export_unversioned(self.buf, 1, shape, None, F32, self.stream,
+                                                  consumer, C.byref(managed)),
+               "xdev_dlpack_export_unversioned")
+        self.format = "DLPack 1.x" if versioned else "DLPack 0.x"
+        if consumer is not None:
+            ok(lib.xdev_stream_destroy(consumer), "destroying the wrapper")
+        name = b"dltensor_versioned" if versioned else b"dltensor"
+        return py.PyCapsule_New(managed.value, name, None)
+
+    def __dlpack_device__(self):
+        return (2, 0)  # kDLCUDA, device 0
+
+
+def xdev_to_torch():
+    s, _ = new_stream()
+    n = 1 << 20
+    buf = C.c_void_p()
+    ok(lib.xdev_malloc_device(CUDA0, C.byref(buf), C.c_size_t(4 * n)), "xdev_malloc_device")
+    # 3.0 everywhere, copied on xdev's stream; handed over without waiting
+    host_in = (C.c_float * n)(*([3.0] * n))
+    ok(lib.xdev_memcpy_async(buf, host_in, C.c_size_t(4 * n), s), "xdev_memcpy_async")
+    ex = Exported(buf, n, s)
+    t = torch.from_dlpack(ex)
+    assert t.data_ptr() == buf.value and t.is_cuda
+    t.mul_(2)  # on torch's stream, after xdev's fill (the handshake)
+    torch.cuda.synchronize()
+    host = (C.c_float * 4)()
+    ok(lib.xdev_memcpy(host, C.c_void_p(buf.value + 4 * (n - 4)), C.c_size_t(16)), "xdev_memcpy")
+    assert list(host) == [6.0] * 4, list(host)
+    ok(lib.xdev_free(buf), "xdev_free while torch holds it")
+    assert kind_of(buf.value) == DEVICE_MEMORY, "freed while torch held it"
+    # round trip: torch gives xdev's memory back to xdev
+    st, v, cap, ptr = import_tensor(t, CONTIGUOUS, s, _stream_handle(s))
+    ok(st, "importing xdev's own memory back from torch")
+    assert v.data == buf.value
+    st2 = lib.xdev_dlpack_import(C.c_void_p(ptr), 0, s, C.byref(View()))
+    fails(st2, "consumed once", "importing the same capsule twice")
+    ok(lib.xdev_memory_unregister(C.c_void_p(v.base)), "giving the round trip back")
+    del t, cap
+    gc.collect()
+    torch.cuda.synchronize()
+    assert kind_of(buf.value) == HOST_MEMORY, "still held after torch let go"
+    ok(lib.xdev_stream_destroy(s), "xdev_stream_destroy")
+    print(f"interop_torch: xdev -> torch ({ex.format}, torch named stream {ex.waited_for}): "
+          "torch.from_dlpack saw xdev's copy (its stream waited for xdev's), torch's in-place "
+          "doubling reached xdev, xdev -> torch -> xdev came back to the same memory, xdev_free "
+          "waited for torch to let go")
+
+
+def _stream_handle(s):
+    native = C.c_void_p()
+    ok(lib.xdev_stream_native_handle(s, C.byref(native)), "xdev_stream_native_handle")
+    return native.value or 0
+
+
+def bad_input():
+    s, native = new_stream()
+    x = torch.randn(64, 32, device="cuda")
+    st, _, _, _ = import_tensor(x.t(), CONTIGUOUS, s, native)
+    fails(st, "not contiguous", "importing a transposed tensor as contiguous")
+    seen = "a transposed tensor where contiguous was required"
+    if torch.cuda.device_count() > 1 and os.environ.get("XDEV_VISIBLE_DEVICES") == "0":
+        y = torch.randn(16, device="cuda:1")  # a GPU xdev was told not to see
+        with torch.cuda.device(1):  # torch exports from the current device only
+            st, _, _, _ = import_tensor(y, 0, None, 0)
+        fails(st, "cannot see", "importing a tensor of a GPU xdev does not see")
+        seen += ", a tensor on a GPU xdev cannot see"
+    ok(lib.xdev_stream_destroy(s), "xdev_stream_destroy")
+    print(f"interop_torch: refused: {seen}")
+
+
+torch_to_xdev()
+xdev_to_torch()
+bad_input()
+print("interop_torch: ok")
