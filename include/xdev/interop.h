@@ -2,7 +2,8 @@
 /* xdev/interop.h - memory xdev did not allocate: another library's device
  * memory registered so that every xdev call takes it, existing host memory
  * page-locked (torch's cudaHostRegister), and tensors exchanged both ways in
- * DLPack's format (xdev/dlpack.h) with PyTorch, JAX, CuPy, NumPy, TVM.
+ * DLPack's format (xdev/dlpack.h), the format PyTorch, JAX, CuPy, NumPy and
+ * TVM exchange (tested with PyTorch and NumPy).
  * docs/interop.md has the exchanges end to end. */
 #ifndef XDEV_INTEROP_H
 #define XDEV_INTEROP_H
@@ -35,12 +36,12 @@ XDEV_API XDEV_RESULT xdev_status_t xdev_memory_register(xdev_device_t device, vo
                                                         size_t bytes, xdev_stream_t stream,
                                                         xdev_release_fn release, void *ctx);
 
-/* Give registered memory back (ptr: the start given to register): xdev
- * forgets it at once (later calls take it for host memory), waits for the
- * work queued so far on its streams (the registration's and those given to
- * xdev_record_stream; never a device-wide synchronize), then calls release.
- * Not from a host function of one of those streams (it would wait for
- * itself: XDEV_ERROR_INVALID_VALUE, nothing changed). */
+/* Give registered memory back (ptr: the start given to register): waits
+ * for the work queued so far on its streams (the registration's and those
+ * given to xdev_record_stream; never a device-wide synchronize), then xdev
+ * forgets it (later calls take it for host memory) and calls release. If a
+ * wait fails - from a host function of one of those streams, which would
+ * wait for itself - nothing changes and the memory stays registered. */
 XDEV_API XDEV_RESULT xdev_status_t xdev_memory_unregister(void *ptr);
 
 /* Page-lock `bytes` of existing host memory at ptr (the default backend's
@@ -80,9 +81,12 @@ typedef struct xdev_tensor_view {
  * already have ordered its own work before `stream` (DLPack's stream
  * argument: pass it xdev_stream_native_handle(stream)). The shape and
  * strides stay valid until then. A tensor is imported once: a second
- * import of the same one while the first is registered fails. On any
- * failure nothing is taken (the tensor is still the caller's, deleter and
- * all). _unversioned takes the format before DLPack 1.0 (NumPy < 2.1). */
+ * import of the same one while the first is registered fails; so does one
+ * whose memory overlaps another registration (two views of one storage:
+ * import it once). An xdev export coming back (xdev -> torch -> xdev) is
+ * xdev's own memory: its import registers nothing new. On any failure
+ * nothing is taken (the tensor is still the caller's, deleter and all).
+ * _unversioned takes the format before DLPack 1.0 (NumPy < 2.1). */
 XDEV_API XDEV_RESULT xdev_status_t xdev_dlpack_import(DLManagedTensorVersioned *tensor,
                                                       uint32_t require, xdev_stream_t stream,
                                                       xdev_tensor_view_t *out);
@@ -104,8 +108,7 @@ XDEV_API XDEV_RESULT xdev_status_t xdev_dlpack_import_unversioned(DLManagedTenso
  * cudaStream_t torch passes as __dlpack__'s stream): an event recorded on
  * `stream` is waited for by `consumer` - no host wait. consumer NULL: no
  * ordering (the consumer synchronizes itself, or it is the same stream).
- * _unversioned makes the format before DLPack 1.0 (no flags: read-only is
- * refused there). */
+ * _unversioned makes the format before DLPack 1.0, which has no flags. */
 XDEV_API XDEV_RESULT xdev_status_t xdev_dlpack_export(void *data, int32_t ndim,
                                                       const int64_t *shape, const int64_t *strides,
                                                       xdev_dtype_t dtype, uint64_t flags,
