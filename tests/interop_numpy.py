@@ -19,13 +19,9 @@ import sys
 
 import numpy as np
 
+import dlpack_capsule as capsule
+
 lib = C.CDLL(os.path.join(os.environ["XT_LIBXDEV_DIR"], "libxdev.so"))
-py = C.pythonapi
-py.PyCapsule_GetPointer.restype = C.c_void_p
-py.PyCapsule_GetPointer.argtypes = [C.py_object, C.c_char_p]
-py.PyCapsule_SetName.argtypes = [C.py_object, C.c_char_p]
-py.PyCapsule_New.restype = C.py_object
-py.PyCapsule_New.argtypes = [C.c_void_p, C.c_char_p, C.c_void_p]
 lib.xdev_last_error.restype = C.c_char_p
 
 
@@ -62,12 +58,12 @@ def fails(status, needle, what):
 def import_array(a, require):
     """NumPy's capsule into xdev; the capsule is marked used, as a consumer must."""
     cap = a.__dlpack__()
-    ptr = py.PyCapsule_GetPointer(cap, b"dltensor")
+    ptr = capsule.pointer(cap, False)
     view = View()
     st = lib.xdev_dlpack_import_unversioned(C.c_void_p(ptr), C.c_uint32(require), None,
                                             C.byref(view))
     if st == 0:
-        py.PyCapsule_SetName(cap, b"used_dltensor")
+        capsule.mark_used(cap, False)
     return st, view, cap, ptr
 
 
@@ -117,7 +113,7 @@ class Exported:
         name = b"dltensor" if max_version is None or max_version[0] < 1 else b"dltensor_versioned"
         if name != self.name:
             raise BufferError("this export was made in the other format")
-        return py.PyCapsule_New(self.managed, name, None)
+        return capsule.new(self.managed, name == b"dltensor_versioned")
 
     def __dlpack_device__(self):
         return self.device
@@ -162,11 +158,37 @@ def xdev_to_numpy(versioned):
           "for NumPy to let go")
 
 
+def unconsumed_capsule():
+    """A capsule nobody takes still gives the export back (its destructor)."""
+    buf = C.c_void_p()
+    ok(lib.xdev_malloc_device(CPU0, C.byref(buf), C.c_size_t(64)), "xdev_malloc_device")
+    ex = Exported(None, (1, 0))
+    shape = (C.c_int64 * 1)(16)
+    managed = C.c_void_p()
+    ok(lib.xdev_dlpack_export_unversioned(buf, 1, shape, None, I32, None, None,
+                                          C.byref(managed)), "xdev_dlpack_export_unversioned")
+    ex.managed, ex.name = managed.value, b"dltensor"
+    cap = ex.__dlpack__()
+    ok(lib.xdev_free(buf), "xdev_free while the capsule holds it")
+    assert kind_of(buf.value) == DEVICE_MEMORY, "freed while the capsule held it"
+    del cap, ex
+    gc.collect()
+    assert kind_of(buf.value) == HOST_MEMORY, "the dropped capsule kept the allocation"
+    print("interop_numpy: a capsule nobody took gave the export back when it was dropped")
+
+
+def kind_of(ptr):
+    info = (C.c_byte * 64)()
+    ok(lib.xdev_pointer_get_info(C.c_void_p(ptr), info), "xdev_pointer_get_info")
+    return C.c_int.from_buffer(info).value
+
+
 def main():
     os.environ.setdefault("XDEV_BACKEND", "cpu")
     numpy_to_xdev()
     bad_input()
     xdev_to_numpy(versioned=False)
+    unconsumed_capsule()
     major, minor = (int(x) for x in np.__version__.split(".")[:2])
     if (major, minor) >= (2, 1):
         xdev_to_numpy(versioned=True)

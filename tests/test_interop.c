@@ -349,6 +349,19 @@ START_TEST(export_comes_back) {
     ck_assert_int_eq(info.kind, XDEV_MEMORY_DEVICE);
     XT_OK(xdev_memory_unregister(v.base)); /* the export's deleter: the free happens */
     XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_memset_async(d, 0, 4, NULL), "use after free");
+    /* pinned host memory the same way; freed with the wrong function: refused */
+    float *ph;
+    XT_OK(xdev_host_alloc((void **)&ph, 8 * sizeof(float)));
+    XT_OK(xdev_dlpack_export(ph, 1, &eight, NULL, XDEV_DTYPE_F32, 0, NULL, NULL, &t));
+    XT_OK(xdev_dlpack_import(t, 0, NULL, &v));
+    ck_assert_int_eq(v.kind, XDEV_MEMORY_PINNED_HOST); /* xdev's own: an alias of it */
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_free(ph), "xdev_host_free");
+    XT_OK(xdev_host_free(ph)); /* put off: the export holds it */
+    XT_OK(xdev_pointer_get_info(ph, &info));
+    ck_assert_int_eq(info.kind, XDEV_MEMORY_PINNED_HOST);
+    XT_OK(xdev_memory_unregister(v.base));
+    XT_OK(xdev_pointer_get_info(ph, &info));
+    ck_assert_int_eq(info.kind, XDEV_MEMORY_HOST); /* freed at the deleter */
 }
 END_TEST
 

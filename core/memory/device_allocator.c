@@ -581,7 +581,8 @@ static void sanitize_free(const void *ptr) {
 }
 
 xdev_status_t xdev_alloc_free(void *ptr) {
-    int held = xdev_exports_check_free(ptr); /* a DLPack consumer holds it: put off */
+    int held =
+        xdev_exports_check_free(ptr, XDEV_MEMORY_DEVICE); /* a DLPack consumer holds it: put off */
     if (held != 0) return held > 0 ? XDEV_SUCCESS : XDEV_ERROR_INVALID_VALUE;
     if (xdev_sanitizing()) sanitize_free(ptr);
     xdev_status_t st = direct_wait_before_free(ptr);

@@ -178,8 +178,6 @@ static xdev_status_t import(void *tensor, bool versioned, DLTensor *t, uint64_t 
     memset(out, 0, sizeof *out);
     if (require & ~(XDEV_DLPACK_CONTIGUOUS | XDEV_DLPACK_WRITABLE))
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "require = %#x has unknown bits", require);
-    if (t->data == NULL && t->ndim > 0)
-        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "the tensor's data is NULL");
     xdev_dtype_t dt = XDEV_DTYPE_F32;
     XDEV_CHECK(from_dl_dtype(t->dtype, &dt));
     size_t es = elem_size(dt);
@@ -198,6 +196,7 @@ static xdev_status_t import(void *tensor, bool versioned, DLTensor *t, uint64_t 
     if (hi == lo)
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
                          "the tensor has no elements: there is no memory to register");
+    if (t->data == NULL) return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "the tensor's data is NULL");
     xdev_device_record_t *rec;
     XDEV_CHECK(from_dl_device(t->device, &rec));
     imported_t *im = calloc(1, sizeof *im);
@@ -216,11 +215,20 @@ static xdev_status_t import(void *tensor, bool versioned, DLTensor *t, uint64_t 
         free(im);
         return st;
     }
+    /* What xdev now takes it for: the registration, or (an export coming
+     * back) xdev's own allocation, device or pinned host memory. */
+    xdev_live_ref_t ref;
+    xdev_device_t device = rec->id;
+    xdev_memory_kind_t kind = XDEV_MEMORY_DEVICE;
+    if (xdev_live_lookup(first + lo, "data", &ref) == XDEV_SUCCESS && ref.known) {
+        kind = ref.e.kind;
+        if (kind == XDEV_MEMORY_DEVICE) device = ref.e.be->devices[ref.e.index].id;
+    }
     *out = (xdev_tensor_view_t){.data = first,
                                 .base = first + lo,
                                 .bytes = (size_t)(hi - lo),
-                                .device = rec->id,
-                                .kind = XDEV_MEMORY_DEVICE,
+                                .device = device,
+                                .kind = kind,
                                 .dtype = dt,
                                 .ndim = t->ndim,
                                 .shape = t->shape,
@@ -350,14 +358,24 @@ static xdev_status_t export(void *data, int32_t ndim, const int64_t *shape, cons
             x->dims[MAX_NDIM + i] = e;
             e *= shape[i] > 0 ? shape[i] : 1;
         }
-    if (consumer != NULL) {
-        xdev_status_t st = xdev_core_stream_wait_stream(consumer, stream);
-        if (st != XDEV_SUCCESS) {
-            free(x);
-            return st;
-        }
+    /* Hold the allocation, then make sure it is still the one looked up: an
+     * xdev_free racing this export either happened before the hold (the
+     * look below fails) or is put off by it. */
+    xdev_status_t st = xdev_exports_hold(x->alloc, x->kind);
+    xdev_live_ref_t again;
+    if (st == XDEV_SUCCESS && (xdev_live_lookup(data, "data", &again) != XDEV_SUCCESS ||
+                               !again.known || again.base != ref.base)) {
+        xdev_exports_release(x->alloc, x->kind);
+        st = XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "data (%p) was freed while it was exported", data);
     }
-    XDEV_CHECK(xdev_exports_hold(x->alloc, x->kind));
+    if (st == XDEV_SUCCESS && consumer != NULL) {
+        st = xdev_core_stream_wait_stream(consumer, stream);
+        if (st != XDEV_SUCCESS) xdev_exports_release(x->alloc, x->kind);
+    }
+    if (st != XDEV_SUCCESS) {
+        free(x);
+        return st;
+    }
     *t = (DLTensor){.data = (void *)ref.base,
                     .device = to_dl_device(&ref.e),
                     .ndim = ndim,

@@ -64,16 +64,21 @@ void xdev_exports_release(uintptr_t base, xdev_memory_kind_t kind) {
         (void)xdev_alloc_free((void *)base);
 }
 
-int xdev_exports_defer_free(const void *ptr) {
+int xdev_exports_defer_free(const void *ptr, xdev_memory_kind_t kind) {
     pthread_mutex_lock(&g_lock);
     hold_t *h = *find((uintptr_t)ptr);
-    int r = h == NULL ? 0 : h->free_pending ? -1 : 1;
-    if (h != NULL) h->free_pending = true;
+    int r = h == NULL ? 0 : h->kind != kind ? -2 : h->free_pending ? -1 : 1;
+    if (r == 1) h->free_pending = true;
     pthread_mutex_unlock(&g_lock);
-    if (r < 0)
+    if (r == -2)
+        XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "pointer %p is %s: free it with %s", ptr,
+                  kind == XDEV_MEMORY_DEVICE ? "pinned host memory from xdev_host_alloc"
+                                             : "device memory from xdev_malloc",
+                  kind == XDEV_MEMORY_DEVICE ? "xdev_host_free" : "xdev_free");
+    if (r == -1)
         XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
                   "pointer %p: double free (freed already; a DLPack consumer still holds it, so "
                   "the first free waits for its deleter)",
                   ptr);
-    return r;
+    return r < 0 ? -1 : r;
 }

@@ -17,13 +17,14 @@ extern _Atomic long xdev_exports_live;
 xdev_status_t xdev_exports_hold(uintptr_t base, xdev_memory_kind_t kind);
 /* Drop a hold; the last one frees the allocation if a free was put off. */
 void xdev_exports_release(uintptr_t base, xdev_memory_kind_t kind);
-/* A free of ptr: 0 not held (free it now), 1 put off until the last
- * deleter, -1 freed twice while held (XDEV_FAIL set). */
-int xdev_exports_defer_free(const void *ptr);
+/* A free of ptr by the free function of `kind`: 0 not held (free it now),
+ * 1 put off until the last deleter, -1 refused (freed twice while held, or
+ * with the other kind's function; XDEV_FAIL set). */
+int xdev_exports_defer_free(const void *ptr, xdev_memory_kind_t kind);
 
-static inline int xdev_exports_check_free(const void *ptr) {
+static inline int xdev_exports_check_free(const void *ptr, xdev_memory_kind_t kind) {
     return atomic_load_explicit(&xdev_exports_live, memory_order_acquire) > 0
-               ? xdev_exports_defer_free(ptr)
+               ? xdev_exports_defer_free(ptr, kind)
                : 0;
 }
 

@@ -21,6 +21,7 @@
 #include "memory/alloc_lookup.h"
 #include "memory/foreign.h"
 #include "memory/pointer_registry.h"
+#include "memory/stream_sanitizer.h"
 #include "runtime/device_record.h"
 #include "runtime/dispatch.h"
 #include "runtime/stream_internal.h"
@@ -40,31 +41,48 @@ struct xdev_foreign {
     const void *token; /* what was imported (a DLPack tensor), or NULL */
     xdev_stream_t streams[MAX_STREAMS];
     int nstreams;
+    uint64_t serial;           /* which registration: an address can be reused */
     struct xdev_foreign *next; /* an alias (below): the list of them */
 };
 
 /* Registrations and unregistrations, one at a time: a range checked for
  * overlap is inserted before another can be; tokens are unique. */
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-static const void *g_tokens[256];
-static int g_ntokens;
+static const void **g_tokens;
+static size_t g_ntokens, g_cap_tokens;
+static uint64_t g_serial;
 /* Imports of memory that is xdev's own (an xdev export coming back, as a
  * torch tensor made from one): no range of their own, xdev's allocation
  * already is one; kept here so that unregister finds them by start. */
 static xdev_foreign_t *g_aliases;
 
-/* Whether [ptr, ptr + bytes) lies in a live allocation xdev made on rec. */
+/* Whether [ptr, ptr + bytes) lies in a live allocation xdev made for the
+ * memory rec stands for: on rec itself, or, when rec is a host-memory
+ * device (what host tensors map to), any host-addressable allocation
+ * (pinned host memory, a CPU device's). */
 static bool xdev_own_memory(const xdev_device_record_t *rec, void *ptr, size_t bytes) {
     xdev_error_state_t saved; /* a lookup's failure is an answer here, not an error */
     xdev_core_error_save(&saved);
     xdev_live_ref_t ref;
     bool own = xdev_live_lookup(ptr, "ptr", &ref) == XDEV_SUCCESS && ref.known &&
                ref.e.origin != XDEV_PTR_FOREIGN && ref.e.origin != XDEV_PTR_IPC &&
-               ref.e.kind == XDEV_MEMORY_DEVICE && ref.e.be == rec->be &&
-               ref.e.index == rec->id.index &&
                xdev_live_check_extent(&ref, ptr, bytes, "ptr") == XDEV_SUCCESS;
+    bool host = (rec->be->flags & XDEV_BACKEND_HOST_MEMORY) != 0;
+    if (own && !(host && (ref.e.kind == XDEV_MEMORY_PINNED_HOST ||
+                          (ref.e.be->flags & XDEV_BACKEND_HOST_MEMORY))))
+        own =
+            ref.e.kind == XDEV_MEMORY_DEVICE && ref.e.be == rec->be && ref.e.index == rec->id.index;
     xdev_core_error_restore(&saved);
     return own;
+}
+
+/* A stream's handle still names a live stream; the check leaves no error. */
+static bool stream_alive(xdev_stream_t s) {
+    xdev_error_state_t saved;
+    xdev_core_error_save(&saved);
+    bool alive = xdev_stream_check(s, "stream") == XDEV_SUCCESS;
+    xdev_core_error_restore(&saved);
+    return alive;
 }
 
 /* What a clash with `e` is, for a message. */
@@ -127,16 +145,23 @@ xdev_status_t xdev_foreign_register(xdev_device_record_t *rec, void *ptr, size_t
                           .nstreams = 1};
     pthread_mutex_lock(&g_lock);
     xdev_status_t st = XDEV_SUCCESS;
-    for (int i = 0; i < g_ntokens && token != NULL; i++)
+    for (size_t i = 0; i < g_ntokens && token != NULL; i++)
         if (g_tokens[i] == token)
             st = XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
                            "tensor %p is imported already (a DLPack tensor is consumed once; "
                            "give it back with xdev_memory_unregister first)",
                            token);
-    if (st == XDEV_SUCCESS && token != NULL &&
-        g_ntokens == (int)(sizeof g_tokens / sizeof *g_tokens))
-        st = XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "%d DLPack imports are registered already",
-                       g_ntokens);
+    if (st == XDEV_SUCCESS && token != NULL && g_ntokens == g_cap_tokens) {
+        size_t cap = g_cap_tokens ? 2 * g_cap_tokens : 64;
+        const void **n = realloc(g_tokens, cap * sizeof *n);
+        if (n == NULL) {
+            st = XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory to track an import");
+        } else {
+            g_tokens = n;
+            g_cap_tokens = cap;
+        }
+    }
+    f->serial = ++g_serial;
     if (st == XDEV_SUCCESS && token != NULL && xdev_own_memory(rec, ptr, bytes)) {
         f->next = g_aliases; /* xdev's own: its allocation is the range */
         g_aliases = f;
@@ -173,6 +198,11 @@ static xdev_status_t find(const void *ptr, xdev_memory_kind_t kind, xdev_foreign
     if (!xdev_ptr_lookup(ptr, &e))
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
                          "pointer %p is not registered memory (or was given back already)", ptr);
+    if (e.origin == XDEV_PTR_IPC)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                         "pointer %p is another process's memory opened by IPC: close it with "
+                         "xdev_ipc_close_mem_handle",
+                         ptr);
     if (e.origin != XDEV_PTR_FOREIGN)
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
                          "pointer %p is xdev's own %s memory: free it with %s", ptr,
@@ -197,64 +227,96 @@ static bool forget_locked(xdev_foreign_t *f) {
     while (*link != NULL && *link != f)
         link = &(*link)->next;
     xdev_ptr_entry_t e;
-    if (*link != NULL)
+    if (*link != NULL) {
         *link = f->next;
-    else if (!xdev_ptr_remove_origin((const void *)f->base, XDEV_PTR_FOREIGN, &e) || e.data != f)
-        return false;
-    for (int i = 0; i < g_ntokens; i++)
-        if (f->token != NULL && g_tokens[i] == f->token) g_tokens[i] = g_tokens[--g_ntokens];
+    } else {
+        if (!xdev_ptr_lookup((const void *)f->base, &e) || e.origin != XDEV_PTR_FOREIGN ||
+            e.data != f || e.base != f->base)
+            return false;
+        (void)xdev_ptr_remove_origin((const void *)f->base, XDEV_PTR_FOREIGN, &e);
+        /* the stream-order sanitizer's uses of the range go with it */
+        if (f->kind == XDEV_MEMORY_DEVICE) xdev_san_free((const void *)f->base, NULL, false);
+    }
+    for (size_t i = 0; i < g_ntokens; i++)
+        if (f->token != NULL && g_tokens[i] == f->token) {
+            g_tokens[i] = g_tokens[--g_ntokens];
+            break;
+        }
     return true;
 }
 
 xdev_status_t xdev_memory_unregister(void *ptr) {
     XDEV_REQUIRE_ARG(ptr);
     XDEV_CHECK(xdev_core_ensure_init());
-    pthread_mutex_lock(&g_lock); /* one give-back at a time: f stays ours */
-    xdev_foreign_t *f = NULL;
-    xdev_status_t st = find(ptr, XDEV_MEMORY_DEVICE, &f);
     xdev_stream_t streams[MAX_STREAMS];
-    int n = 0;
-    if (st == XDEV_SUCCESS) {
-        n = f->nstreams;
-        memcpy(streams, f->streams, sizeof streams);
-    }
-    pthread_mutex_unlock(&g_lock);
-    XDEV_CHECK(st);
-    /* Wait first, changing nothing: a wait that fails (from a host function
-     * of one of the streams) leaves the memory registered. A stream
-     * destroyed meanwhile has nothing left to wait for. */
-    for (int i = 0; i < n; i++) {
-        if (xdev_stream_check(streams[i], "stream") != XDEV_SUCCESS) continue;
-        st = xdev_be_stream_synchronize(streams[i]->rec, streams[i]->native);
-        if (st != XDEV_SUCCESS) {
-            char why[512];
-            snprintf(why, sizeof why, "%s", xdev_last_error());
-            return XDEV_API_FAIL(st,
-                                 "%p: waiting for a stream that used it failed (%s); it stays "
-                                 "registered",
-                                 ptr, why);
+    int waited = 0;
+    uint64_t serial = 0;
+    for (;;) {
+        pthread_mutex_lock(&g_lock);
+        xdev_foreign_t *f = NULL;
+        xdev_status_t st = find(ptr, XDEV_MEMORY_DEVICE, &f);
+        if (st == XDEV_SUCCESS && serial != 0 && f->serial != serial)
+            st = XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                           "pointer %p was given back (and registered again) by another thread "
+                           "meanwhile",
+                           ptr);
+        if (st == XDEV_SUCCESS && serial != 0 && waited == f->nstreams) { /* all waited for */
+            bool mine = forget_locked(f);
+            pthread_mutex_unlock(&g_lock);
+            if (!mine)
+                return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
+                                     "pointer %p was given back by another thread meanwhile", ptr);
+            if (f->release != NULL) f->release(f->ctx);
+            free(f);
+            return XDEV_SUCCESS;
         }
-        xdev_order_on_host_waits_stream(streams[i]);
+        int n = st == XDEV_SUCCESS ? f->nstreams : 0;
+        if (st == XDEV_SUCCESS) {
+            serial = f->serial;
+            memcpy(streams, f->streams, sizeof streams);
+        }
+        pthread_mutex_unlock(&g_lock);
+        XDEV_CHECK(st);
+        /* Wait, changing nothing: a wait that fails (from a host function of
+         * one of the streams) leaves the memory registered. A stream
+         * xdev_record_stream adds meanwhile is waited for on the next turn.
+         * A stream destroyed meanwhile is skipped: xdev's own streams waited
+         * for their work when destroyed; a wrapper of a native stream does
+         * not (keep it until the memory is given back). */
+        for (int i = waited; i < n; i++) {
+            if (!stream_alive(streams[i])) continue;
+            st = xdev_be_stream_synchronize(streams[i]->rec, streams[i]->native);
+            if (st != XDEV_SUCCESS) {
+                char why[512];
+                snprintf(why, sizeof why, "%s", xdev_last_error());
+                return XDEV_API_FAIL(st,
+                                     "%p: waiting for a stream that used it failed (%s); it stays "
+                                     "registered",
+                                     ptr, why);
+            }
+            xdev_order_on_host_waits_stream(streams[i]);
+        }
+        waited = n;
     }
-    pthread_mutex_lock(&g_lock);
-    bool mine = find(ptr, XDEV_MEMORY_DEVICE, &f) == XDEV_SUCCESS && forget_locked(f);
-    pthread_mutex_unlock(&g_lock);
-    if (!mine)
-        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
-                             "pointer %p was given back by another thread meanwhile", ptr);
-    if (f->release != NULL) f->release(f->ctx);
-    free(f);
-    return XDEV_SUCCESS;
 }
 
 xdev_status_t xdev_foreign_record_stream(const xdev_ptr_entry_t *e, xdev_stream_t stream) {
-    xdev_foreign_t *f = e->data;
     xdev_status_t st = XDEV_SUCCESS;
     pthread_mutex_lock(&g_lock);
+    /* e was read before the lock: the registration may have been given back
+     * (and freed) since; it is ours to touch only if still registered. */
+    xdev_ptr_entry_t now;
+    xdev_foreign_t *f = NULL;
+    if (xdev_ptr_lookup((const void *)e->base, &now) && now.origin == XDEV_PTR_FOREIGN &&
+        now.base == e->base)
+        f = now.data;
     bool known = false;
-    for (int i = 0; i < f->nstreams; i++)
+    for (int i = 0; f != NULL && i < f->nstreams; i++)
         known = known || f->streams[i] == stream;
-    if (!known && f->nstreams == MAX_STREAMS)
+    if (f == NULL)
+        st = XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "registered memory at %p was given back meanwhile",
+                       (void *)e->base);
+    else if (!known && f->nstreams == MAX_STREAMS)
         st = XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
                        "registered memory at %p is used on %d streams already (the most it "
                        "tracks)",
@@ -272,6 +334,9 @@ xdev_status_t xdev_host_register(void *ptr, size_t bytes) {
     XDEV_CHECK(xdev_core_ensure_init());
     if (bytes == 0)
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, "bytes is 0: nothing to register");
+    if ((uintptr_t)ptr + bytes < (uintptr_t)ptr)
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, "%zu bytes at %p run past the address space",
+                             bytes, ptr);
     xdev_backend_t *be;
     XDEV_CHECK(xdev_backend_acquire(xdev_core_default_type(), &be));
     xdev_foreign_t *f = calloc(1, sizeof *f);
@@ -299,13 +364,16 @@ xdev_status_t xdev_host_unregister(void *ptr) {
     pthread_mutex_lock(&g_lock);
     xdev_foreign_t *f = NULL;
     xdev_status_t st = find(ptr, XDEV_MEMORY_PINNED_HOST, &f);
+    xdev_backend_t *be = f != NULL ? f->pinned_by : NULL;
+    /* The backend first: if it fails, the memory is still page-locked, and
+     * still registered, so that it can be tried again. */
+    if (st == XDEV_SUCCESS && XDEV_HAS(be, memory, host_register) &&
+        XDEV_HAS(be, memory, host_unregister))
+        st = xdev_be_memory_host_unregister(be, ptr);
     if (st == XDEV_SUCCESS && !forget_locked(f))
         st = XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "pointer %p was given back meanwhile", ptr);
     pthread_mutex_unlock(&g_lock);
     XDEV_CHECK(st);
-    xdev_backend_t *be = f->pinned_by;
     free(f);
-    if (XDEV_HAS(be, memory, host_register) && XDEV_HAS(be, memory, host_unregister))
-        XDEV_CHECK(xdev_be_memory_host_unregister(be, ptr));
     return XDEV_SUCCESS;
 }

@@ -239,7 +239,8 @@ static host_block_t *live_block(const void *ptr) {
 xdev_status_t xdev_host_free(void *ptr) {
     if (ptr == NULL) return XDEV_SUCCESS;
     XDEV_CHECK(xdev_core_ensure_init());
-    int held = xdev_exports_check_free(ptr); /* a DLPack consumer holds it: put off */
+    int held = xdev_exports_check_free(
+        ptr, XDEV_MEMORY_PINNED_HOST); /* a DLPack consumer holds it: put off */
     if (held < 0) XDEV_CHECK(XDEV_ERROR_INVALID_VALUE);
     if (held > 0) return XDEV_SUCCESS;
     xdev_backend_t *be;

@@ -28,7 +28,8 @@ typedef void (*xdev_release_fn)(void *ctx);
  * xdev's own allocations (copies infer their direction from it, bounds are
  * checked against `bytes`, xdev_pointer_get_info and xdev_device_of name
  * the device) and xdev_free refuses it. `stream` is where xdev's work on it
- * runs (NULL: the device's current stream); xdev_record_stream adds others.
+ * runs (NULL: the device's current stream); xdev_record_stream adds others
+ * (16 streams at most per range).
  * On the CPU backend any host memory can be registered as its device's.
  * The range must not overlap memory xdev knows (XDEV_ERROR_INVALID_VALUE
  * naming what it overlaps); bytes > 0. */
@@ -48,7 +49,9 @@ XDEV_API XDEV_RESULT xdev_status_t xdev_memory_unregister(void *ptr);
  * cudaHostRegister / hipHostRegister; the CPU backend takes it as it is):
  * copies to and from it run asynchronously, as from xdev_host_alloc's, and
  * xdev_pointer_get_info reports it as pinned host memory. The range must
- * not overlap memory xdev knows. xdev_host_unregister(ptr) undoes it. */
+ * not overlap memory xdev knows. xdev_host_unregister(ptr) undoes it, once
+ * the copies using the memory are done (xdev does not track them:
+ * synchronize first; if the backend fails to unpin, nothing changes). */
 XDEV_API XDEV_RESULT xdev_status_t xdev_host_register(void *ptr, size_t bytes);
 XDEV_API XDEV_RESULT xdev_status_t xdev_host_unregister(void *ptr);
 
@@ -60,8 +63,10 @@ typedef struct xdev_tensor_view {
     void *data;              /* the first element (DLPack's data + byte_offset) */
     void *base;              /* start of the registered range: xdev_memory_unregister(base) */
     size_t bytes;            /* length of that range (every element in it) */
-    xdev_device_t device;    /* whose memory: a device, or pinned host memory of the default type */
-    xdev_memory_kind_t kind; /* XDEV_MEMORY_DEVICE or XDEV_MEMORY_PINNED_HOST */
+    xdev_device_t device;    /* the device whose memory xdev takes it for: host memory of any
+                                kind is the CPU backend's device 0 */
+    xdev_memory_kind_t kind; /* XDEV_MEMORY_DEVICE; XDEV_MEMORY_PINNED_HOST only for an xdev
+                                export of pinned memory coming back */
     xdev_dtype_t dtype;
     int32_t ndim;
     const int64_t *shape;   /* ndim sizes */
@@ -100,7 +105,9 @@ XDEV_API XDEV_RESULT xdev_status_t xdev_dlpack_import_unversioned(DLManagedTenso
  * live allocation that data points into (device or pinned host memory).
  * flags: DLPACK_FLAG_BITMASK_READ_ONLY to forbid writes. The allocation
  * stays alive until the consumer calls the tensor's deleter, even if it is
- * xdev_free'd before (the free then happens at the deleter).
+ * xdev_free'd before (the free then happens at the deleter, ordered after
+ * xdev's streams only: the consumer must be done with the data when it
+ * calls the deleter, or synchronize first).
  *
  * DLPack's stream handshake: `stream` is where the data is produced (NULL:
  * the device's current stream) and `consumer` the stream the consumer will

@@ -28,14 +28,11 @@ if not torch.cuda.is_available():
     print("SKIP: no CUDA device for PyTorch")
     sys.exit(77)
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import dlpack_capsule as capsule  # noqa: E402
+
 os.environ["XDEV_ALLOW_TF32"] = "0"  # f32 GEMM in f32, checked against f64 (read at init)
 lib = C.CDLL(os.path.join(os.environ["XT_LIBXDEV_DIR"], "libxdev.so"))
-py = C.pythonapi
-py.PyCapsule_GetPointer.restype = C.c_void_p
-py.PyCapsule_GetPointer.argtypes = [C.py_object, C.c_char_p]
-py.PyCapsule_SetName.argtypes = [C.py_object, C.c_char_p]
-py.PyCapsule_New.restype = C.py_object
-py.PyCapsule_New.argtypes = [C.c_void_p, C.c_char_p, C.c_void_p]
 lib.xdev_last_error.restype = C.c_char_p
 
 
@@ -86,11 +83,11 @@ def new_stream():
 def import_tensor(t, require, stream, native):
     """torch's capsule into xdev, torch ordering xdev's stream after its work."""
     cap = t.__dlpack__(stream=native or None, max_version=(1, 0))
-    ptr = py.PyCapsule_GetPointer(cap, b"dltensor_versioned")
+    ptr = capsule.pointer(cap, True)
     view = View()
     st = lib.xdev_dlpack_import(C.c_void_p(ptr), C.c_uint32(require), stream, C.byref(view))
     if st == 0:
-        py.PyCapsule_SetName(cap, b"used_dltensor_versioned")
+        capsule.mark_used(cap, True)
     return st, view, cap, ptr
 
 
@@ -132,9 +129,11 @@ class Exported:
 
     def __dlpack__(self, stream=None, max_version=None, **kw):
         consumer = None
-        if stream is not None and stream != -1:
+        if stream is None:  # DLPack: None means CUDA's legacy default stream
+            stream = 1
+        if stream != -1:  # -1: the consumer asks for no ordering
             consumer = C.c_void_p()
-            handle = {1: 1, 2: 2}.get(stream, stream)  # legacy / per-thread defaults
+            handle = stream  # 1 and 2 are the legacy and per-thread default streams
             ok(lib.xdev_stream_wrap_native(CUDA0, C.c_void_p(handle), C.byref(consumer)),
                "xdev_stream_wrap_native")
             self.waited_for = stream
@@ -151,8 +150,7 @@ class Exported:
         self.format = "DLPack 1.x" if versioned else "DLPack 0.x"
         if consumer is not None:
             ok(lib.xdev_stream_destroy(consumer), "destroying the wrapper")
-        name = b"dltensor_versioned" if versioned else b"dltensor"
-        return py.PyCapsule_New(managed.value, name, None)
+        return capsule.new(managed.value, versioned)
 
     def __dlpack_device__(self):
         return (2, 0)  # kDLCUDA, device 0
