@@ -59,6 +59,7 @@ struct xdev_communicator {
     const xdev_transport_t *xp; /* ranks of host memory in several processes: their transport */
     void *xg;                   /* and this rank's group in it, else NULL */
     struct xdev_communicator *live_next; /* the registry of live communicators */
+    int users;                           /* calls holding it (under the registry's lock) */
     /* The watchdog's view of a backend rank (watchdog.c, under its lock):
      * events recorded after its last XDEV_WD_RING collectives, with when each
      * was enqueued (0: finished), and since when an enqueue has been under

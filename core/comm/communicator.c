@@ -31,16 +31,20 @@
 
 /* ---------------------------------------------------------------- registry
  * A communicator handle is checked against the live ones, so a destroyed or
- * made-up handle is an error, not a crash. */
+ * made-up handle is an error, not a crash. A call holds the communicator
+ * while it uses it (hold_comm ... unhold), and destroy waits for the holds:
+ * a call on one thread and a destroy on another never meet in freed memory. */
 static pthread_mutex_t g_live_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_live_cv = PTHREAD_COND_INITIALIZER; /* a hold ended */
 static xdev_communicator_t g_live;
 
-static xdev_status_t check_comm(xdev_communicator_t comm) {
+static xdev_status_t hold_comm(xdev_communicator_t comm) {
     if (comm == NULL) return XDEV_FAIL(XDEV_ERROR_INVALID_HANDLE, "comm is NULL");
     pthread_mutex_lock(&g_live_lock);
     xdev_communicator_t c = g_live;
     while (c != NULL && c != comm)
         c = c->live_next;
+    if (c != NULL) c->users++;
     pthread_mutex_unlock(&g_live_lock);
     if (c == NULL)
         return XDEV_FAIL(XDEV_ERROR_INVALID_HANDLE,
@@ -48,6 +52,12 @@ static xdev_status_t check_comm(xdev_communicator_t comm) {
                          "xdev_communicator_init_all)",
                          (void *)comm);
     return XDEV_SUCCESS;
+}
+
+static void unhold(xdev_communicator_t c) {
+    pthread_mutex_lock(&g_live_lock);
+    if (--c->users == 0) pthread_cond_broadcast(&g_live_cv);
+    pthread_mutex_unlock(&g_live_lock);
 }
 
 /* ---------------------------------------------------------------- routing */
@@ -211,13 +221,14 @@ static xdev_status_t collective(xdev_communicator_t comm, kind_t kind, const voi
                                 size_t count, xdev_dtype_t dtype, xdev_reduce_op_t op, int root,
                                 xdev_stream_t stream) {
     xdev_status_t st = xdev_core_ensure_init();
-    if (st == XDEV_SUCCESS) st = check_comm(comm);
-    if (st == XDEV_SUCCESS)
-        st = xdev_communicator_check_collective(comm, kind, send, recv, count, dtype, op, root);
+    if (st == XDEV_SUCCESS) st = hold_comm(comm);
     if (st != XDEV_SUCCESS) return st;
+    st = xdev_communicator_check_collective(comm, kind, send, recv, count, dtype, op, root);
     if (!kind_reduces(kind)) op = XDEV_REDUCE_SUM;
     task_t t = {comm, false, kind, send, recv, count, dtype, op, root, 0, false};
-    return submit(&t, stream);
+    if (st == XDEV_SUCCESS) st = submit(&t, stream);
+    unhold(comm);
+    return st;
 }
 
 xdev_status_t xdev_all_reduce(xdev_communicator_t comm, const void *sendbuf, void *recvbuf,
@@ -258,13 +269,14 @@ xdev_status_t xdev_reduce_scatter(xdev_communicator_t comm, const void *sendbuf,
 static xdev_status_t p2p(xdev_communicator_t comm, bool is_send, const void *send, void *recv,
                          size_t count, xdev_dtype_t dtype, int peer, xdev_stream_t stream) {
     xdev_status_t st = xdev_core_ensure_init();
-    if (st == XDEV_SUCCESS) st = check_comm(comm);
-    if (st == XDEV_SUCCESS)
-        st = xdev_communicator_check_p2p(comm, is_send, is_send ? send : recv, count, dtype, peer);
+    if (st == XDEV_SUCCESS) st = hold_comm(comm);
     if (st != XDEV_SUCCESS) return st;
+    st = xdev_communicator_check_p2p(comm, is_send, is_send ? send : recv, count, dtype, peer);
     task_t t = {comm, true, K_ALL_REDUCE, send, recv, count, dtype, XDEV_REDUCE_SUM,
                 peer, 0,    is_send};
-    return submit(&t, stream);
+    if (st == XDEV_SUCCESS) st = submit(&t, stream);
+    unhold(comm);
+    return st;
 }
 
 xdev_status_t xdev_send(xdev_communicator_t comm, const void *sendbuf, size_t count,
@@ -389,16 +401,21 @@ xdev_status_t xdev_communicator_adopt(xdev_backend_t *be, xdev_device_record_t *
 }
 
 xdev_status_t xdev_communicator_destroy(xdev_communicator_t comm) {
-    XDEV_CHECK(check_comm(comm));
+    if (comm == NULL) return XDEV_API_FAIL(XDEV_ERROR_INVALID_HANDLE, "comm is NULL");
     pthread_mutex_lock(&g_live_lock); /* out of the registry first: no new call */
     xdev_communicator_t *link = &g_live;
     while (*link != NULL && *link != comm)
         link = &(*link)->live_next;
     bool found = *link != NULL;
     if (found) *link = comm->live_next;
+    while (found && comm->users > 0) /* calls under way on other threads finish first */
+        pthread_cond_wait(&g_live_cv, &g_live_lock);
     pthread_mutex_unlock(&g_live_lock);
-    if (!found) /* destroyed by another thread meanwhile */
-        return XDEV_API_FAIL(XDEV_ERROR_INVALID_HANDLE, "comm %p was destroyed", (void *)comm);
+    if (!found) /* never made, or destroyed (by another thread meanwhile) */
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_HANDLE,
+                             "comm %p is not a live communicator (destroyed, or never made by "
+                             "xdev_communicator_init_all)",
+                             (void *)comm);
     group_t *g = comm->g;
     pthread_mutex_lock(&g->m);
     while (comm->inflight > 0)
@@ -441,50 +458,59 @@ void xdev_comm_abort_group(group_t *g, xdev_status_t st, const char *msg) {
 }
 
 xdev_status_t xdev_communicator_abort(xdev_communicator_t comm) {
-    XDEV_CHECK(check_comm(comm));
+    XDEV_CHECK(hold_comm(comm));
     xdev_comm_abort_group(comm->g, XDEV_ERROR_INVALID_VALUE,
                           "the group was aborted (xdev_communicator_abort)");
     if (comm->xg != NULL) comm->xp->abort(comm->xg); /* shm: the other processes see it too */
+    unhold(comm);
     return XDEV_SUCCESS;
 }
 
 xdev_status_t xdev_communicator_check(xdev_communicator_t comm) {
-    XDEV_CHECK(check_comm(comm));
+    XDEV_CHECK(hold_comm(comm));
     group_t *g = comm->g;
     pthread_mutex_lock(&g->m);
     xdev_status_t st = g->async_status;
     char msg[sizeof g->async_msg];
     memcpy(msg, g->async_msg, sizeof msg);
     pthread_mutex_unlock(&g->m);
-    if (st != XDEV_SUCCESS) return XDEV_API_FAIL(st, "%s", msg);
-    if (comm->native != NULL) XDEV_CHECK(xdev_be_comm_async_error(g->be, comm->native));
+    if (st == XDEV_SUCCESS && comm->native != NULL)
+        st = xdev_be_comm_async_error(g->be, comm->native);
+    else if (st != XDEV_SUCCESS)
+        XDEV_FAIL(st, "%s", msg);
+    unhold(comm);
+    XDEV_CHECK(st);
     return XDEV_SUCCESS;
 }
 
 xdev_status_t xdev_communicator_rank(xdev_communicator_t comm, int *rank) {
     XDEV_REQUIRE_ARG(rank);
-    XDEV_CHECK(check_comm(comm));
+    XDEV_CHECK(hold_comm(comm));
     *rank = comm->rank;
+    unhold(comm);
     return XDEV_SUCCESS;
 }
 
 xdev_status_t xdev_communicator_size(xdev_communicator_t comm, int *nranks) {
     XDEV_REQUIRE_ARG(nranks);
-    XDEV_CHECK(check_comm(comm));
+    XDEV_CHECK(hold_comm(comm));
     *nranks = comm->g->nranks;
+    unhold(comm);
     return XDEV_SUCCESS;
 }
 
 xdev_status_t xdev_communicator_engine(xdev_communicator_t comm, const char **name) {
     XDEV_REQUIRE_ARG(name);
-    XDEV_CHECK(check_comm(comm));
+    XDEV_CHECK(hold_comm(comm));
     *name = comm->native != NULL ? comm->g->be->name : comm->xp != NULL ? comm->xp->name : "local";
+    unhold(comm);
     return XDEV_SUCCESS;
 }
 
 xdev_status_t xdev_communicator_device(xdev_communicator_t comm, xdev_device_t *device) {
     XDEV_REQUIRE_ARG(device);
-    XDEV_CHECK(check_comm(comm));
+    XDEV_CHECK(hold_comm(comm));
     *device = comm->rec->id;
+    unhold(comm);
     return XDEV_SUCCESS;
 }

@@ -9,6 +9,7 @@
  * communicators skip with their reason. Conformance: XDEV_BACKEND=<backend>,
  * XDEV_CPU_DEVICES=4. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -599,6 +600,54 @@ START_TEST(procs_api) {
 }
 END_TEST
 
+/* A destroy on one thread while another keeps calling on the same rank:
+ * the calls under way finish first (the destroy waits for them), the later
+ * ones fail with XDEV_ERROR_INVALID_HANDLE; nothing touches freed memory
+ * (ASan and TSan builds run this too). */
+typedef struct caller {
+    xdev_communicator_t comm;
+    atomic_int stop, ok, refused, other;
+} caller_t;
+
+static void *keep_calling(void *arg) {
+    caller_t *c = arg;
+    while (!atomic_load(&c->stop)) {
+        int v = -1;
+        const char *engine = NULL;
+        xdev_status_t st = xdev_communicator_rank(c->comm, &v);
+        if (st == XDEV_SUCCESS) st = xdev_communicator_engine(c->comm, &engine);
+        if (st == XDEV_SUCCESS) st = xdev_communicator_check(c->comm);
+        if (st == XDEV_SUCCESS)
+            atomic_fetch_add(&c->ok, 1);
+        else if (st == XDEV_ERROR_INVALID_HANDLE)
+            atomic_fetch_add(&c->refused, 1);
+        else
+            atomic_fetch_add(&c->other, 1);
+    }
+    return NULL;
+}
+
+START_TEST(destroy_while_another_thread_calls) {
+    if (!make("destroy_while_another_thread_calls")) return;
+    caller_t c = {.comm = comms[0]};
+    pthread_t th;
+    pthread_create(&th, NULL, keep_calling, &c);
+    double until = xt_now_ms() + 5000;
+    while (atomic_load(&c.ok) < 100 && xt_now_ms() < until)
+        xt_sleep_ms(1);
+    XT_OK(xdev_communicator_destroy(comms[0]));
+    comms[0] = NULL;
+    until = xt_now_ms() + 5000;
+    while (atomic_load(&c.refused) < 100 && xt_now_ms() < until)
+        xt_sleep_ms(1);
+    atomic_store(&c.stop, 1);
+    pthread_join(th, NULL);
+    ck_assert_int_ge(atomic_load(&c.ok), 100);
+    ck_assert_int_ge(atomic_load(&c.refused), 100);
+    ck_assert_int_eq(atomic_load(&c.other), 0);
+}
+END_TEST
+
 int main(int argc, char **argv) {
     Suite *su = suite_create("communicator");
     TCase *tc = tcase_create("communicator");
@@ -614,6 +663,7 @@ int main(int argc, char **argv) {
     tcase_add_test(tc, destroy_waits_for_queued_work);
     tcase_add_test(tc, bad_input);
     tcase_add_test(tc, procs_api);
+    tcase_add_test(tc, destroy_while_another_thread_calls);
     suite_add_tcase(su, tc);
     return xt_run(srunner_create(su), "communicator", argc, argv);
 }
