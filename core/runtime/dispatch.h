@@ -15,14 +15,20 @@
 #include "runtime/registry.h"
 
 /* The body of every helper: the slot or NOT_SUPPORTED, then the call (or,
- * while a test has armed the fault injector, maybe its injected failure). */
+ * while a test has armed the fault injector, maybe its injected failure).
+ * An injected failure of a wait (a synchronize slot) comes after the wait,
+ * as a backend reports an earlier asynchronous error when it synchronizes:
+ * a wait that failed without waiting would let work the caller believes
+ * finished or abandoned (a blocking copy into its stack) run after it. */
 #define XDEV_DISPATCH(be, table, slot, ...)                                                        \
     do {                                                                                           \
         __typeof__((be)->api->table->slot) xdev_fn_ = XDEV_BACKEND_SLOT((be)->api->table, slot);   \
         if (xdev_fn_ == NULL) return xdev_backend_not_supported((be), #table "." #slot);           \
         if (__builtin_expect(atomic_load_explicit(&xdev_fault_armed, memory_order_relaxed), 0) &&  \
-            xdev_fault_trip(#table "." #slot))                                                     \
+            xdev_fault_trip(#table "." #slot)) {                                                   \
+            if (__builtin_strcmp(#slot, "synchronize") == 0) (void)xdev_fn_(__VA_ARGS__);          \
             return xdev_fault_fail((be), #table "." #slot);                                        \
+        }                                                                                          \
         return xdev_fn_(__VA_ARGS__);                                                              \
     } while (0)
 

@@ -81,7 +81,13 @@ XDEV_API XDEV_RESULT xdev_status_t xdev_device_of(const void *ptr, xdev_device_t
  * Work queued on other streams is not waited for: after a kernel or copy on
  * a stream you created, synchronize that stream (xdev_stream_synchronize)
  * or make the current stream wait for it (xdev_stream_wait_stream) first,
- * or the copy may read the memory before that work wrote it. */
+ * or the copy may read the memory before that work wrote it.
+ *
+ * If the wait itself fails without having waited - from a host function of
+ * the stream the copy is queued on, which cannot wait for itself - the
+ * error is returned but the copy stays queued and runs later: dst and src
+ * must stay valid until that stream has passed it. (A backend that reports
+ * an earlier asynchronous error at the wait has waited first.) */
 XDEV_API XDEV_RESULT xdev_status_t xdev_memcpy(void *dst, const void *src, size_t n);
 
 /* Enqueue a copy on `stream` (NULL = current stream of the device side, the
