@@ -15,44 +15,12 @@ per exchange and "ok" last."""
 import ctypes as C
 import gc
 import os
-import sys
 
 import numpy as np
 
 import dlpack_capsule as capsule
-
-lib = C.CDLL(os.path.join(os.environ["XT_LIBXDEV_DIR"], "libxdev.so"))
-lib.xdev_last_error.restype = C.c_char_p
-
-
-class Device(C.Structure):
-    _fields_ = [("type", C.c_int), ("index", C.c_int)]
-
-
-class View(C.Structure):  # xdev_tensor_view_t
-    _fields_ = [("data", C.c_void_p), ("base", C.c_void_p), ("bytes", C.c_size_t),
-                ("device", Device), ("kind", C.c_int), ("dtype", C.c_int),
-                ("ndim", C.c_int32), ("shape", C.POINTER(C.c_int64)),
-                ("strides", C.POINTER(C.c_int64)), ("contiguous", C.c_bool),
-                ("read_only", C.c_bool)]
-
-
-CPU0 = Device(0, 0)  # XDEV_DEVICE_CPU
-F32, I32 = 0, 8  # XDEV_DTYPE_F32, XDEV_DTYPE_I32
-CONTIGUOUS, WRITABLE = 1, 2
-DEVICE_MEMORY, HOST_MEMORY = 1, 0
-
-
-def ok(status, what):
-    if status != 0:
-        sys.exit(f"interop_numpy: {what} failed ({status}): {lib.xdev_last_error().decode()}")
-
-
-def fails(status, needle, what):
-    msg = lib.xdev_last_error().decode()
-    if status == 0 or needle not in msg:
-        sys.exit(f"interop_numpy: {what}: expected a failure mentioning '{needle}', "
-                 f"got {status}: {msg}")
+from xdev_ctypes import (CONTIGUOUS, CPU0, DEVICE_MEMORY, F32, HOST_MEMORY, I32, WRITABLE, View,
+                         fails, kind_of, lib, ok)
 
 
 def import_array(a, require):
@@ -175,12 +143,6 @@ def unconsumed_capsule():
     gc.collect()
     assert kind_of(buf.value) == HOST_MEMORY, "the dropped capsule kept the allocation"
     print("interop_numpy: a capsule nobody took gave the export back when it was dropped")
-
-
-def kind_of(ptr):
-    info = (C.c_byte * 64)()
-    ok(lib.xdev_pointer_get_info(C.c_void_p(ptr), info), "xdev_pointer_get_info")
-    return C.c_int.from_buffer(info).value
 
 
 def main():

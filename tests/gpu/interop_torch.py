@@ -32,44 +32,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import dlpack_capsule as capsule  # noqa: E402
 
 os.environ["XDEV_ALLOW_TF32"] = "0"  # f32 GEMM in f32, checked against f64 (read at init)
-lib = C.CDLL(os.path.join(os.environ["XT_LIBXDEV_DIR"], "libxdev.so"))
-lib.xdev_last_error.restype = C.c_char_p
-
-
-class Device(C.Structure):
-    _fields_ = [("type", C.c_int), ("index", C.c_int)]
-
-
-class View(C.Structure):  # xdev_tensor_view_t
-    _fields_ = [("data", C.c_void_p), ("base", C.c_void_p), ("bytes", C.c_size_t),
-                ("device", Device), ("kind", C.c_int), ("dtype", C.c_int),
-                ("ndim", C.c_int32), ("shape", C.POINTER(C.c_int64)),
-                ("strides", C.POINTER(C.c_int64)), ("contiguous", C.c_bool),
-                ("read_only", C.c_bool)]
-
-
-CUDA0 = Device(1, 0)
-F32 = 0
-CONTIGUOUS, WRITABLE = 1, 2
-DEVICE_MEMORY, HOST_MEMORY = 1, 0
-
-
-def ok(status, what):
-    if status != 0:
-        sys.exit(f"interop_torch: {what} failed ({status}): {lib.xdev_last_error().decode()}")
-
-
-def fails(status, needle, what):
-    msg = lib.xdev_last_error().decode()
-    if status == 0 or needle not in msg:
-        sys.exit(f"interop_torch: {what}: expected a failure mentioning '{needle}', got "
-                 f"{status}: {msg}")
-
-
-def kind_of(ptr):
-    info = (C.c_byte * 64)()
-    ok(lib.xdev_pointer_get_info(C.c_void_p(ptr), info), "xdev_pointer_get_info")
-    return C.c_int.from_buffer(info).value
+from xdev_ctypes import (CONTIGUOUS, CUDA0, DEVICE_MEMORY, F32, HOST_MEMORY, WRITABLE,  # noqa: E402
+                         View, fails, kind_of, lib, ok)
 
 
 def new_stream():
