@@ -284,6 +284,68 @@ START_TEST(import_refusals) {
 }
 END_TEST
 
+/* A byte_offset whose sum with data wraps the address space, or lands far
+ * outside any tensor (a non-canonical address), is refused naming it;
+ * nothing is registered, and a sane offset still works. */
+START_TEST(import_refuses_wild_byte_offsets) {
+    float buf[64];
+    fake_tensor_t t;
+    xdev_tensor_view_t v;
+    const uint64_t wild[] = {UINT64_MAX - 100, (uint64_t)1 << 62, (uint64_t)1 << 56,
+                             UINT64_MAX - (uintptr_t)buf + 1};
+    for (size_t i = 0; i < sizeof wild / sizeof wild[0]; i++) {
+        fake(&t, buf, 4, 4, NULL);
+        t.m.dl_tensor.byte_offset = wild[i];
+        XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_dlpack_import(&t.m, 0, NULL, &v), "byte_offset");
+        xdev_pointer_info_t info; /* nothing registered at the wrapped address */
+        XT_OK(xdev_pointer_get_info((const char *)buf + wild[i], &info));
+        ck_assert_int_eq(info.kind, XDEV_MEMORY_HOST);
+    }
+    /* negative strides reaching below address 0 from a small data pointer */
+    fake(&t, (void *)(uintptr_t)64, 4, 4, (const int64_t[2]){-64, 1});
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_dlpack_import(&t.m, 0, NULL, &v), "address");
+    fake(&t, buf, 4, 4, NULL);
+    t.m.dl_tensor.byte_offset = 16 * sizeof(float); /* rows 4..7 of buf */
+    XT_OK(xdev_dlpack_import(&t.m, 0, NULL, &v));
+    ck_assert_ptr_eq(v.data, buf + 16);
+    XT_OK(xdev_memory_unregister(v.base));
+    ck_assert_int_eq(atomic_load(&t.deleted), 1);
+}
+END_TEST
+
+/* An export of any CPU device's memory comes back to that device: DLPack
+ * calls all of them host memory (kDLCPU, 0), so the device comes from the
+ * allocation. Imported with the device's own stream and with none. */
+START_TEST(export_of_every_device_comes_back) {
+    XT_REQUIRE_DEVICES(2);
+    int n = xt_device_count();
+    for (int i = 0; i < n; i++) {
+        xdev_device_t dev = {XDEV_DEVICE_CPU, i};
+        xdev_stream_t s;
+        XT_OK(xdev_stream_create(dev, XDEV_STREAM_PRIORITY_NORMAL, &s));
+        float *d;
+        XT_OK(xdev_malloc_device(dev, (void **)&d, 8 * sizeof(float)));
+        const int64_t eight = 8;
+        for (int with_stream = 0; with_stream < 2; with_stream++) {
+            DLManagedTensorVersioned *t;
+            XT_OK(xdev_dlpack_export(d, 1, &eight, NULL, XDEV_DTYPE_F32, 0, NULL, NULL, &t));
+            xdev_tensor_view_t v;
+            XT_OK(xdev_dlpack_import(t, XDEV_DLPACK_CONTIGUOUS, with_stream ? s : NULL, &v));
+            XT_DEV_EQ(v.device, dev);
+            ck_assert_ptr_eq(v.data, d);
+            XT_OK(xdev_fill_async(v.data, XDEV_DTYPE_F32, xdev_scalar_f64(i + 0.5), 8, s));
+            XT_OK(xdev_stream_synchronize(s));
+            float h[8];
+            XT_OK(xdev_memcpy(h, d, sizeof h));
+            ck_assert(h[7] == (float)i + 0.5f);
+            XT_OK(xdev_memory_unregister(v.base));
+        }
+        XT_OK(xdev_free(d));
+        XT_OK(xdev_stream_destroy(s));
+    }
+}
+END_TEST
+
 /* An xdev allocation handed out: the consumer reads it; xdev_free while the
  * consumer holds it waits for the deleter. */
 START_TEST(export_outlives_free_until_the_deleter) {
@@ -439,8 +501,10 @@ int main(int argc, char **argv) {
     tcase_add_test(tc, host_memory_registers_as_pinned);
     tcase_add_test(tc, import_and_gemm_into_it);
     tcase_add_test(tc, import_refusals);
+    tcase_add_test(tc, import_refuses_wild_byte_offsets);
     tcase_add_test(tc, export_outlives_free_until_the_deleter);
     tcase_add_test(tc, export_comes_back);
+    tcase_add_test(tc, export_of_every_device_comes_back);
     tcase_add_test(tc, export_refusals);
     tcase_add_test(tc, export_orders_the_consumer_stream);
     suite_add_tcase(su, tc);

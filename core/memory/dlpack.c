@@ -154,6 +154,49 @@ static xdev_status_t from_dl_device(DLDevice d, xdev_device_record_t **out) {
                      be->device_count == 1 ? " is" : "s are");
 }
 
+/* Highest address a tensor may reach: user space ends below 2^56 on every
+ * 64-bit platform xdev runs on (x86-64 with 5-level paging; aarch64 uses
+ * 2^52), and device pointers share that space (unified addressing). */
+#define ADDRESS_LIMIT ((uint64_t)1 << 56)
+
+/* data + byte_offset + [lo, hi) must be addresses: no wrap, nothing below
+ * 0 or past ADDRESS_LIMIT, and an offset no larger than the biggest tensor
+ * xdev takes (a byte_offset of 2^64 - 101 would otherwise register memory
+ * before the producer's data, 2^62 a non-canonical address). */
+static xdev_status_t check_address_range(const DLTensor *t, size_t es, int64_t lo, int64_t hi) {
+    uint64_t data = (uintptr_t)t->data, off = t->byte_offset;
+    if (off > (uint64_t)LIMIT * es || data + off < data)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                         "byte_offset %llu (data %p) reaches past any tensor xdev takes (2^48 "
+                         "elements) or wraps the address space",
+                         (unsigned long long)off, t->data);
+    uint64_t first = data + off;
+    /* extent() gives lo <= 0 < hi, both within 2^48 elements */
+    if ((uint64_t)-lo > first || first >= ADDRESS_LIMIT || (uint64_t)hi > ADDRESS_LIMIT - first)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                         "the tensor's elements (data %p + byte_offset %llu, bytes %lld to %lld "
+                         "from there) are not all at valid addresses (0 to 2^56)",
+                         t->data, (unsigned long long)off, (long long)lo, (long long)hi);
+    return XDEV_SUCCESS;
+}
+
+/* DLPack calls the memory of every CPU device host memory (kDLCPU, 0):
+ * when the range is one of xdev's own allocations (an export coming back),
+ * its device is the allocation's, not cpu:0. */
+static xdev_device_record_t *host_memory_owner(xdev_device_record_t *rec, const void *ptr,
+                                               size_t bytes) {
+    xdev_error_state_t saved; /* a failed lookup means "not xdev's": keep cpu:0 */
+    xdev_core_error_save(&saved);
+    xdev_live_ref_t ref;
+    if (xdev_live_lookup(ptr, "data", &ref) == XDEV_SUCCESS && ref.known &&
+        ref.e.kind == XDEV_MEMORY_DEVICE && (ref.e.be->flags & XDEV_BACKEND_HOST_MEMORY) &&
+        ref.e.origin != XDEV_PTR_FOREIGN && ref.e.origin != XDEV_PTR_IPC &&
+        xdev_live_check_extent(&ref, ptr, bytes, "data") == XDEV_SUCCESS)
+        rec = &ref.e.be->devices[ref.e.index];
+    xdev_core_error_restore(&saved);
+    return rec;
+}
+
 typedef struct imported {
     void *tensor;
     bool versioned;
@@ -197,8 +240,11 @@ static xdev_status_t import(void *tensor, bool versioned, DLTensor *t, uint64_t 
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
                          "the tensor has no elements: there is no memory to register");
     if (t->data == NULL) return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "the tensor's data is NULL");
+    XDEV_CHECK(check_address_range(t, es, lo, hi));
     xdev_device_record_t *rec;
     XDEV_CHECK(from_dl_device(t->device, &rec));
+    if (rec->be->flags & XDEV_BACKEND_HOST_MEMORY)
+        rec = host_memory_owner(rec, (char *)t->data + t->byte_offset + lo, (size_t)(hi - lo));
     imported_t *im = calloc(1, sizeof *im);
     if (im == NULL) return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for an import");
     im->tensor = tensor;

@@ -64,7 +64,8 @@ typedef struct xdev_tensor_view {
     void *base;              /* start of the registered range: xdev_memory_unregister(base) */
     size_t bytes;            /* length of that range (every element in it) */
     xdev_device_t device;    /* the device whose memory xdev takes it for: host memory of any
-                                kind is the CPU backend's device 0 */
+                                kind is the CPU backend's device 0, except an xdev export of a
+                                CPU device's memory coming back, which is that device's */
     xdev_memory_kind_t kind; /* XDEV_MEMORY_DEVICE; XDEV_MEMORY_PINNED_HOST only for an xdev
                                 export of pinned memory coming back */
     xdev_dtype_t dtype;

@@ -5,7 +5,8 @@
  * release once xdev's stream is done with it; malloc'd host memory
  * page-locked with xdev_host_register (CUDA then reports it as registered
  * host memory); a DLPack tensor over cudaMalloc'd memory imported and
- * written by xdev's GEMM; xdev memory exported as a kDLCUDA tensor. Run by
+ * written by xdev's GEMM; xdev memory exported as a kDLCUDA tensor, and every
+ * GPU's export coming back to its own device. Run by
  * ctest (cuda.interop) and under compute-sanitizer (tests/gpu/run.sh step
  * interop). Exits 77 where the CUDA backend cannot be used. */
 #include <cuda_runtime_api.h>
@@ -171,6 +172,35 @@ static void dlpack_both_ways(void) {
     printf("test_cuda_interop: DLPack kDLCUDA tensors in and out: %s\n", g_bad ? "WRONG" : "ok");
 }
 
+/* An export of every GPU's memory comes back to that GPU (its ordinal is the
+ * allocation's), imported with that device's own stream. */
+static void exports_come_back_to_their_device(int count) {
+    for (int i = 0; i < count; i++) {
+        xdev_device_t dev = {XDEV_DEVICE_CUDA, i};
+        xdev_stream_t s;
+        CHECK(xdev_stream_create(dev, XDEV_STREAM_PRIORITY_NORMAL, &s));
+        float *d;
+        CHECK(xdev_malloc_device(dev, (void **)&d, 8 * sizeof(float)));
+        const int64_t eight = 8;
+        DLManagedTensorVersioned *t;
+        CHECK(xdev_dlpack_export(d, 1, &eight, NULL, XDEV_DTYPE_F32, 0, NULL, NULL, &t));
+        xdev_tensor_view_t v;
+        CHECK(xdev_dlpack_import(t, XDEV_DLPACK_CONTIGUOUS, s, &v));
+        EXPECT(v.device.type == XDEV_DEVICE_CUDA && v.device.index == i && v.data == d,
+               "cuda:%d's export came back as %d:%d", i, (int)v.device.type, v.device.index);
+        CHECK(xdev_fill_async(v.data, XDEV_DTYPE_F32, xdev_scalar_f64(i + 0.5), 8, s));
+        CHECK(xdev_stream_synchronize(s));
+        float h[8];
+        CHECK(xdev_memcpy(h, d, sizeof h));
+        EXPECT(h[7] == (float)i + 0.5f, "cuda:%d: %g after the fill", i, h[7]);
+        CHECK(xdev_memory_unregister(v.base));
+        CHECK(xdev_free(d));
+        CHECK(xdev_stream_destroy(s));
+    }
+    printf("test_cuda_interop: exports of %d GPU%s came back to their device: %s\n", count,
+           count == 1 ? "" : "s", g_bad ? "WRONG" : "ok");
+}
+
 int main(void) {
     int count = 0;
     if (xdev_device_count(XDEV_DEVICE_CUDA, &count) != XDEV_SUCCESS || count < 1) {
@@ -180,5 +210,6 @@ int main(void) {
     registered_cuda_memory();
     registered_host_memory();
     dlpack_both_ways();
+    exports_come_back_to_their_device(count);
     return g_bad ? 1 : 0;
 }
