@@ -54,6 +54,9 @@ static struct {
     CUresult (*cuGetErrorString)(CUresult, const char **);
     /* optional: driver 12.4+ */
     CUresult (*cuFuncGetParamInfo)(CUfunction, size_t, size_t *, size_t *);
+    /* optional: a kernel's signature in its image (device_signature) */
+    CUresult (*cuModuleGetGlobal)(CUdeviceptr *, size_t *, CUmodule, const char *);
+    CUresult (*cuMemcpyDtoH)(void *, CUdeviceptr, size_t);
 } g_drv = {.once = PTHREAD_ONCE_INIT};
 
 /* A driver call through its pointer. */
@@ -91,6 +94,14 @@ static void lookup(void) {
     }
     void *fn = entry_point("cuFuncGetParamInfo", 12040);
     memcpy(&g_drv.cuFuncGetParamInfo, &fn, sizeof fn);
+    fn = entry_point("cuModuleGetGlobal", 12000);
+    memcpy(&g_drv.cuModuleGetGlobal, &fn, sizeof fn);
+    fn = entry_point("cuMemcpyDtoH", 12000);
+    memcpy(&g_drv.cuMemcpyDtoH, &fn, sizeof fn);
+}
+
+static bool has_global_reads(void) {
+    return g_drv.cuModuleGetGlobal != NULL && g_drv.cuMemcpyDtoH != NULL;
 }
 
 /* XDEV_ERROR_NOT_SUPPORTED naming the call a driver too old lacks. */
@@ -205,6 +216,10 @@ static void note_loaded_context(int device) {
 static bool loaded_context_current(int device) {
     (void)device;
     return false; /* HIP: the guard decides */
+}
+
+static bool has_global_reads(void) {
+    return true; /* hipModuleGetGlobal, hipMemcpyDtoH */
 }
 
 /* HIP 5.2 has no parameter query. */
@@ -375,6 +390,47 @@ static xdev_status_t kernel_module_unload(xc_device_t *dev, void *module) {
     return XDEV_SUCCESS;
 }
 
+/* The signature the dialect compiled into the image beside kernel `name`
+ * (xdev/support/kernel_sig.h): the parameter count, sizes and kinds, so a
+ * kernel compiled at run time is checked at launch like one with a host
+ * table. Kept only when it agrees with the driver's own count and sizes
+ * (where it can say). The copy is synchronous: the thread's capture mode is
+ * relaxed around it, since another thread's global-mode capture forbids
+ * such calls and this one touches no stream. Nothing changes when the image
+ * has none (a kernel not written in the dialect) or the read fails. */
+static void device_signature(CUmodule m, const char *name, xdev_kernel_attributes_t *attrs) {
+    char sym[160];
+    if (!has_global_reads() ||
+        snprintf(sym, sizeof sym, XDEV_KERNEL_SIG_PREFIX "%s", name) >= (int)sizeof sym)
+        return;
+    CUdeviceptr p = 0;
+    size_t bytes = 0;
+    unsigned words[XDEV_KERNEL_MAX_PARAMS + 2];
+    if (XK(cuModuleGetGlobal)(&p, &bytes, m, sym) != CUDA_SUCCESS || bytes < 2 * sizeof(unsigned) ||
+        bytes > sizeof words || bytes % sizeof(unsigned) != 0) {
+        (void)cudaGetLastError(); /* HIP records the miss as the thread's last error */
+        return;
+    }
+    enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    (void)cudaThreadExchangeStreamCaptureMode(&mode);
+    CUresult r = XK(cuMemcpyDtoH)(words, p, bytes);
+    (void)cudaThreadExchangeStreamCaptureMode(&mode);
+    int n = (int)(bytes / sizeof(unsigned)) - 2;
+    if (r != CUDA_SUCCESS || words[0] != XDEV_KERNEL_SIG_MAGIC || words[n + 1] != 0u ||
+        (attrs->nparams >= 0 && attrs->nparams != n)) {
+        (void)cudaGetLastError();
+        return;
+    }
+    const unsigned size_mask = (1u << XDEV_KERNEL_SIG_KIND_SHIFT) - 1u;
+    for (int i = 0; i < n; i++)
+        if (attrs->nparams >= 0 && attrs->param_sizes[i] != (words[1 + i] & size_mask)) return;
+    attrs->nparams = n;
+    for (int i = 0; i < n; i++) {
+        attrs->param_sizes[i] = words[1 + i] & size_mask;
+        attrs->param_kinds[i] = (uint8_t)(words[1 + i] >> XDEV_KERNEL_SIG_KIND_SHIFT);
+    }
+}
+
 static xdev_status_t kernel_get_function(xc_device_t *dev, void *module, const char *name,
                                          void **function, xdev_kernel_attributes_t *attrs) {
     int device = dev->index;
@@ -394,6 +450,11 @@ static xdev_status_t kernel_get_function(xc_device_t *dev, void *module, const c
         r = XK(cuFuncGetAttribute)(&static_shared, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f);
     }
     int nparams = r == CUDA_SUCCESS ? param_info(f, attrs->param_sizes) : -1;
+    if (r == CUDA_SUCCESS) {
+        attrs->nparams = nparams;
+        device_signature((CUmodule)module, name, attrs);
+        nparams = attrs->nparams;
+    }
     xc_guard_end(&g);
     if (r == CUDA_ERROR_NOT_FOUND) {
         (void)cudaGetLastError();

@@ -44,8 +44,12 @@ struct xdev_kernel {
     xdev_handle_header_t hdr;
     struct xdev_module *module;
     void *function;               /* the backend's */
-    const xdev_kernel_sig_t *sig; /* NULL when the module has no signatures */
+    const xdev_kernel_sig_t *sig; /* NULL when nothing describes the parameters */
     xdev_kernel_attributes_t attrs;
+    /* sig for a kernel described only by its image (a GPU kernel compiled at
+     * run time, xdev/support/kernel_sig.h): sizes in attrs, no entries */
+    xdev_kernel_sig_t image_sig;
+    uint8_t image_kinds[XDEV_KERNEL_MAX_PARAMS];
     int max_threads;        /* min(device limit, kernel's own) */
     const char *trace_name; /* the name, interned: trace records outlive the module */
     struct xdev_kernel *next;

@@ -391,12 +391,25 @@ static xdev_status_t kernel_new(struct xdev_module *m, const char *name, struct 
         attrs.nparams = sig->nparams;
         for (int i = 0; i < sig->nparams; i++) {
             attrs.param_sizes[i] = sig->param_sizes[i];
-            attrs.param_kinds[i] = sig->param_kinds[i] & XDEV_KPARAM_POINTER;
+            attrs.param_kinds[i] = sig->param_kinds[i];
         }
         attrs.uses_barrier = (sig->flags & XDEV_KERNEL_USES_BARRIER) != 0;
     }
     struct xdev_kernel *k = xdev_handle_alloc(&xdev_kernel_arena);
     if (k == NULL) return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for a kernel handle");
+    if (sig == NULL && attrs.nparams > 0) /* the backend read the image's own (kernel_sig.h) */
+        for (int i = 0; i < attrs.nparams; i++)
+            if (attrs.param_kinds[i] & XDEV_KPARAM_POINTER) {
+                k->image_sig = (xdev_kernel_sig_t){.name = k->name,
+                                                   .nparams = attrs.nparams,
+                                                   .param_sizes = k->attrs.param_sizes,
+                                                   .param_kinds = k->image_kinds};
+                memcpy(k->image_kinds, attrs.param_kinds, sizeof k->image_kinds);
+                sig = &k->image_sig;
+                break;
+            }
+    for (int i = 0; i < XDEV_KERNEL_MAX_PARAMS; i++) /* attributes report POINTER alone */
+        attrs.param_kinds[i] &= XDEV_KPARAM_POINTER;
     k->module = m;
     k->function = fn;
     k->sig = sig;

@@ -19,12 +19,21 @@
  * like any other operation: stream ordered, XDEV_LAUNCH_BLOCKING waits for
  * it, it appears in the stream trace and as an NVTX / roctx range, and it
  * may be called from several threads. Launch-time checks (always on): the
- * argument count, each argument's size where the signature is known (every
- * kernel built by xdev_add_kernels; CUDA 12.4+ reports it for native
- * images), each pointer argument is live memory of the kernel's device (or
- * NULL), grid and block sizes and shared bytes within the device's limits.
- * A failure is a status with a message naming the argument or the limit;
- * nothing is enqueued.
+ * argument count, each argument's size, each pointer argument is live
+ * memory of the kernel's device (or NULL), grid and block sizes and shared
+ * bytes within the device's limits. A failure is a status with a message
+ * naming the argument or the limit; nothing is enqueued.
+ *
+ * Which kernels are checked in full: every kernel written in the dialect
+ * (xdev/kernel_lang.h), whether embedded by xdev_add_kernels or compiled at
+ * run time by xdev_module_compile, on every backend - the host build
+ * carries its signature, and the GPU image carries it too
+ * (xdev/support/kernel_sig.h; parameter names in messages only where a host
+ * build is loaded). Not checked in full: a native image loaded with
+ * xdev_module_load_image from code not written in the dialect (hand-written
+ * CUDA, PTX, HIP code objects): its count and sizes are checked where the
+ * backend reports them (CUDA driver 12.4+; not HIP), its pointers not at
+ * all.
  *
  * A kernel that faults or calls xdev_trap() fails asynchronously: as on
  * CUDA, the stream's next synchronisation reports it. */
@@ -90,9 +99,9 @@ XDEV_API XDEV_RESULT xdev_status_t xdev_module_load(xdev_device_t device,
                                                     xdev_module_t *out);
 
 /* Load one native image (PTX / cubin / fatbin on CUDA, a code object on
- * HIP, a host table or shared library on the CPU). Its kernels have no
- * xdev signature: the argument count and sizes are checked where the
- * backend reports them, and pointer arguments are checked only by value. */
+ * HIP, a host table or shared library on the CPU). Kernels written in the
+ * dialect carry their signature in the image and are checked in full;
+ * others only as the backend can describe them (see the top of this file). */
 XDEV_API XDEV_RESULT xdev_status_t xdev_module_load_image(xdev_device_t device,
                                                           const xdev_kernel_image_t *image,
                                                           xdev_module_t *out);

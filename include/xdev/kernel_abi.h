@@ -8,7 +8,8 @@
  * pointer arguments on every backend) and two entry points - `block` runs
  * every work-item of one block in a loop, `item` runs one work-item (a fiber
  * per work-item, for kernels that use xdev_barrier()). The GPU images of the
- * same file carry no signature: xdev takes it from this host table.
+ * same file carry the sizes and kinds too (xdev/support/kernel_sig.h), for
+ * kernels compiled at run time; where both exist the host table decides.
  *
  * Versioned with the kernel table of the backend ABI (xdev/backend.h):
  * fields are only appended. */
@@ -25,13 +26,8 @@ extern "C" {
 /* Most parameters a kernel takes (the dialect's limit, and the launch API's). */
 #define XDEV_KERNEL_MAX_PARAMS 24
 
-/* xdev_kernel_sig_t.param_kinds */
-#define XDEV_KPARAM_VALUE 0u
-#define XDEV_KPARAM_POINTER 1u
-/* Or'ed into a signature's POINTER for a pointer to const (XDEV_PTR(const
- * T, x)): the stream-order sanitizer counts the kernel as only reading it.
- * Kernel attributes (xdev_kernel_get_attributes) report POINTER alone. */
-#define XDEV_KPARAM_READONLY 2u
+/* xdev_kernel_sig_t.param_kinds: XDEV_KPARAM_VALUE, _POINTER, _READONLY */
+#include "xdev/support/kernel_sig.h"
 
 /* xdev_kernel_sig_t.flags */
 #define XDEV_KERNEL_USES_BARRIER (1u << 0) /* declared with XDEV_KERNEL_SYNC */

@@ -58,6 +58,7 @@
 #include <stdint.h>
 #endif
 
+#include "xdev/support/kernel_sig.h"
 #include "xdev/support/pp.h"
 
 #if defined(__CUDACC__) || defined(__HIPCC__)
@@ -89,7 +90,25 @@
 #define XDEV__GDECL_N(i, t, n) void
 #define XDEV__GDECL(i, tup) XDEV__PICK(XDEV__GDECL_, i, tup)
 
+/* The kernel's signature beside it in the image (xdev/support/kernel_sig.h):
+ * the backend reads it where no host table describes the kernel. */
+template <class T> struct xdev__is_const {
+    enum { value = 0 };
+};
+template <class T> struct xdev__is_const<const T> {
+    enum { value = 1 };
+};
+#define XDEV__DSIG_V(i, t, n) (unsigned)sizeof(t),
+#define XDEV__DSIG_P(i, t, n)                                                                      \
+    ((unsigned)sizeof(t *) |                                                                       \
+     ((XDEV_KPARAM_POINTER | (xdev__is_const<t>::value ? XDEV_KPARAM_READONLY : 0u))               \
+      << XDEV_KERNEL_SIG_KIND_SHIFT)),
+#define XDEV__DSIG_N(i, t, n)
+#define XDEV__DSIG(i, tup) XDEV__PICK(XDEV__DSIG_, i, tup)
+
 #define XDEV_KERNEL(name, ...)                                                                     \
+    extern "C" __device__ unsigned xdev_sig__##name[] = {                                          \
+        XDEV_KERNEL_SIG_MAGIC, XDEV_PP_MAPS(XDEV__DSIG, __VA_ARGS__) 0u};                          \
     extern "C" __global__ void name(XDEV_PP_MAPC(XDEV__GDECL, __VA_ARGS__))
 #define XDEV_KERNEL_SYNC(name, ...) XDEV_KERNEL(name, __VA_ARGS__)
 #define XDEV_DEVICE static __device__ inline

@@ -171,6 +171,9 @@
 #define cuModuleGetFunction hipModuleGetFunction
 #define cuFuncGetAttribute hipFuncGetAttribute
 #define cuLaunchKernel hipModuleLaunchKernel
+#define cuModuleGetGlobal hipModuleGetGlobal
+#define cuMemcpyDtoH hipMemcpyDtoH
+#define CUdeviceptr hipDeviceptr_t
 
 /* NVRTC's names for hiprtc's (cuda_rtc.c), where its header is: hiprtc is
  * opened at run time (libhiprtc, or libamdhip64 itself before ROCm 6). */
