@@ -4,8 +4,9 @@
  * like one embedded ahead of time. On the CPU its host build carries the
  * signature; on a GPU the dialect compiles it into the image
  * (xdev/support/kernel_sig.h) and the backend reads it. Every bad argument
- * below is refused and nothing runs. Conformance: XDEV_BACKEND=<backend>
- * (cpu: XDEV_CPU_DEVICES=2); XDEV_CACHE_DIR is a directory of its own. */
+ * below is refused and nothing runs; XDEV_LAUNCH_CHECKS=basic skips only the
+ * pointer checks. Conformance: XDEV_BACKEND=<backend> (cpu:
+ * XDEV_CPU_DEVICES=2); XDEV_CACHE_DIR is a directory of its own. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,6 +100,32 @@ START_TEST(bad_arguments_refused) {
 }
 END_TEST
 
+/* XDEV_LAUNCH_CHECKS=basic (the entry kernel_rtc_checks.basic): pointer
+ * arguments are taken as they are (memory xdev did not allocate), while the
+ * count and sizes are still checked; full (the default) refuses them. No
+ * work-item runs (n = 0), so the host pointer is never dereferenced. */
+START_TEST(basic_checks_skip_pointers_only) {
+    xdev_module_t m;
+    xdev_kernel_t k;
+    if (!compile(&m, &k)) XT_SKIP("%s compiles no kernels at run time", xt_type_name());
+    const char *mode = getenv("XDEV_LAUNCH_CHECKS");
+    bool basic = mode != NULL && strcmp(mode, "basic") == 0;
+    long n = 0;
+    float a = 1.0f, host[4] = {0};
+    float *x = host, *y = host;
+    xdev_launch_config_t cfg = {.grid = {1, 1, 1}, .block = {32, 1, 1}};
+    if (basic)
+        XT_OK(XDEV_LAUNCH(k, &cfg, n, a, x, y));
+    else
+        XT_ERR(XDEV_ERROR_INVALID_VALUE, XDEV_LAUNCH(k, &cfg, n, a, x, y), "XDEV_LAUNCH_CHECKS");
+    int narrow = 0;
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, XDEV_LAUNCH(k, &cfg, narrow, a, x, y), "argument 0");
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, XDEV_LAUNCH(k, &cfg, n, a, x), "takes 4 arguments");
+    XT_OK(xdev_synchronize());
+    XT_OK(xdev_module_unload(m));
+}
+END_TEST
+
 int main(int argc, char **argv) {
     char cache[] = "/tmp/xdev-rtc-checks-XXXXXX"; /* a cache of its own, removed at the end */
     if (mkdtemp(cache) == NULL || setenv("XDEV_CACHE_DIR", cache, 1) != 0) return 1;
@@ -108,7 +135,13 @@ int main(int argc, char **argv) {
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, signature_known);
     tcase_add_test(tc, bad_arguments_refused);
+    tcase_add_test(tc, basic_checks_skip_pointers_only);
     suite_add_tcase(su, tc);
+    TCase *basic = tcase_create("basic"); /* the entry that sets XDEV_LAUNCH_CHECKS=basic */
+    tcase_add_checked_fixture(basic, setup, NULL);
+    tcase_set_timeout(basic, 120);
+    tcase_add_test(basic, basic_checks_skip_pointers_only);
+    suite_add_tcase(su, basic);
     int rc = xt_run(srunner_create(su), "kernel_rtc_checks", argc, argv);
     char cmd[sizeof cache + 16];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache);
