@@ -22,6 +22,10 @@
 #                  "## Environment variables" section.
 #   spdx           every source file carries "SPDX-License-Identifier: Apache-2.0" in its first
 #                  3 lines (tools/add_spdx.sh adds it).
+#   abi-version    a text that states the backend ABI's current version ("the backend ABI
+#                  (3.4", "slots (ABI 3.4)") states XDEV_BACKEND_ABI_MAJOR.MINOR of
+#                  include/xdev/backend.h; a version a slot or table came with is written
+#                  "since ABI 3.2" and is history, not checked.
 #
 # Every violation is printed as file:line: [rule] what; the exit status is 1 if there was one.
 # An entry of an exception list that no longer matches anything is a violation too, so the
@@ -41,12 +45,12 @@ for a in "$@"; do
   --spdx) spdx=1 ;;
   --no-format) format=0 ;;
   -h | --help) usage; exit 0 ;;
-  core-includes | core-layers | core-calls | format | test-env | spdx) rules+=("$a") ;;
+  core-includes | core-layers | core-calls | format | test-env | spdx | abi-version) rules+=("$a") ;;
   *) echo "check_tree.sh: unknown argument '$a'" >&2; usage >&2; exit 2 ;;
   esac
 done
 if [ "${#rules[@]}" -eq 0 ]; then
-  rules=(core-includes core-layers core-calls test-env)
+  rules=(core-includes core-layers core-calls test-env abi-version)
   [ "$format" = 1 ] && rules+=(format)
   [ "$spdx" = 1 ] && rules+=(spdx)
 fi
@@ -506,9 +510,36 @@ def check_spdx():
             report(f, 1, rule, f'no "{SPDX}" in the first 3 lines (tools/add_spdx.sh adds it)')
 
 
+# ------------------------------------------------------------------ abi-version
+# "the backend ABI (3.3" / "(ABI 3.3)" / "backend ABI 3.3;" claim the current version.
+ABI_CLAIM = re.compile(r'(?:backend ABI|slots) \(?(?:ABI )?(\d+)\.(\d+)(?=[);,])')
+
+
+def check_abi_version():
+    rule = 'abi-version'
+    h = read('include/xdev/backend.h')
+    major = re.search(r'#define XDEV_BACKEND_ABI_MAJOR (\d+)u', h)
+    minor = re.search(r'#define XDEV_BACKEND_ABI_MINOR (\d+)u', h)
+    if not major or not minor:
+        report('include/xdev/backend.h', 1, rule, 'XDEV_BACKEND_ABI_MAJOR/MINOR not found')
+        return
+    now = (major.group(1), minor.group(1))
+    for f in FILES:
+        if not f.endswith(C_EXT + ('.md',)) or f.startswith('CHANGELOG'):
+            continue
+        t = read(f)
+        for m in ABI_CLAIM.finditer(t):
+            before = t[max(0, m.start() - 6):m.start()].lower()
+            if 'since' in before or (m.group(1), m.group(2)) == now:
+                continue
+            report(f, line_of(t, m.start()), rule,
+                   f'says the backend ABI is {m.group(1)}.{m.group(2)}; backend.h defines '
+                   f'{now[0]}.{now[1]} (drop the number or write the current one)')
+
+
 CHECKS = {'core-includes': check_core_includes, 'core-layers': check_core_layers,
-          'core-calls': check_core_calls,
-          'format': check_format, 'test-env': check_test_env, 'spdx': check_spdx}
+          'core-calls': check_core_calls, 'format': check_format, 'test-env': check_test_env,
+          'spdx': check_spdx, 'abi-version': check_abi_version}
 for r in RULES:
     before = bad
     CHECKS[r]()

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* xdev/backend.h - the backend ABI (3.0): what a backend (built-in or plugin) provides.
+/* xdev/backend.h - the backend ABI (version XDEV_BACKEND_ABI_MAJOR.MINOR
+ * below): what a backend (built-in or plugin) provides.
  *
  * A plugin is a shared module libxdev-<name>.so exporting one function,
  * XDEV_BACKEND_ENTRY_SYMBOL, that returns an xdev_backend_api_t. A built-in

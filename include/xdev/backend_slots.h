@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* xdev/backend_slots.h - the one list of backend slots (ABI 3.3).
+/* xdev/backend_slots.h - the one list of backend slots (of the ABI in xdev/backend.h).
  *
  * Every table of the backend ABI (xdev/backend.h), the core's typed dispatch
  * helpers, the null skeleton's declarations and the ABI pins of tests/
