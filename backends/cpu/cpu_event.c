@@ -40,7 +40,7 @@ struct xdev_cpu_event {
     atomic_bool idle;
     uint64_t inline_pending[XDEV_CPU_EVENT_INLINE_PENDING];
     /* The latest record was captured (cpu_graph.c): the graph's id, the
-     * stream and its op count then; 0 after a plain record. Under mu. */
+     * stream and the record's number in the capture; 0 after a plain record. Under mu. */
     uint64_t captured_graph;
     const xdev_cpu_stream_t *captured_on;
     uint64_t captured_count;

@@ -7,14 +7,23 @@
  * the graph is destroyed, so a replay runs them again without any of the
  * checks or allocations of the calls that made them. Event records on a
  * capturing stream are not queued: the event remembers (graph, stream,
- * the stream's op count), and a wait on it forks the waiting stream into
- * the capture or, on a stream already in it, joins that stream's work up to
- * that count. Every dependency points to an op recorded earlier, so the
+ * the number of the record in the capture), and a wait on it forks the
+ * waiting stream into the capture or, on a stream already in it, joins what
+ * the record covered. Every dependency points to an op recorded earlier, so the
  * order of recording is a valid order of execution: a replay is one job on
  * the replay stream that runs the graph's ops in that order (kernels still
  * spread their blocks over the device's worker pool). Replays of one graph
  * run one at a time in launch order, as CUDA orders the launches of one
- * executable graph. */
+ * executable graph.
+ *
+ * Joins. Each stream of the capture keeps a vector clock: its own position
+ * (its ops, plus one for the fork that brought it in) and, for every other
+ * member, how far of that member's position its order covers. A record
+ * snapshots the recorder's vector; a wait merges the snapshot into the
+ * waiter's. capture_end requires the origin's vector to cover every forked
+ * stream's position: a fork with no work must join back too, and work
+ * joined only into another fork reaches the origin only through that
+ * fork's own join (CUDA's cudaErrorStreamCaptureUnjoined otherwise). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,9 +34,15 @@
 
 typedef struct member {
     xdev_cpu_stream_t *s;
-    uint64_t count;  /* ops it recorded */
-    uint64_t joined; /* of those, how many a wait of another member covers */
+    uint64_t pos;               /* its ops, plus one for a fork: what the origin must cover */
+    uint64_t seen[MAX_MEMBERS]; /* of each member's pos, how much this one's order covers */
 } member_t;
+
+/* A record in the capture: the recorder's vector, its own position included. */
+typedef struct snap {
+    int n;
+    uint64_t v[];
+} snap_t;
 
 typedef struct xdev_cpu_graph {
     uint64_t id;
@@ -37,6 +52,8 @@ typedef struct xdev_cpu_graph {
     size_t n, cap;
     member_t members[MAX_MEMBERS]; /* [0]: the origin */
     int nmembers;
+    snap_t **snaps; /* the records, numbered from 1 in the events */
+    size_t nsnaps, capsnaps;
     xdev_status_t failed; /* an op that could not be recorded */
     char why[256];
     /* Replays run one at a time, in the order they were launched (as CUDA
@@ -93,9 +110,36 @@ void xdev_cpu_graph_append(xdev_cpu_stream_t *s, const xdev_cpu_op_t *op) {
         g->nodes[g->n].next = NULL;
         g->n++;
         member_t *m = member_of(g, s);
-        if (m != NULL) m->count++;
+        if (m != NULL) m->pos++;
     }
     pthread_mutex_unlock(&g->mu);
+}
+
+/* Snapshot m's vector (g->mu held): the record's number, 0 when out of memory. */
+static uint64_t snap_add(xdev_cpu_graph_t *g, const member_t *m) {
+    if (g->nsnaps == g->capsnaps) {
+        size_t cap = g->capsnaps ? 2 * g->capsnaps : 16;
+        snap_t **grown = realloc(g->snaps, cap * sizeof *grown);
+        if (grown == NULL) return 0;
+        g->snaps = grown;
+        g->capsnaps = cap;
+    }
+    int n = g->nmembers;
+    snap_t *sn = malloc(sizeof *sn + (size_t)n * sizeof sn->v[0]);
+    if (sn == NULL) return 0;
+    sn->n = n;
+    memcpy(sn->v, m->seen, (size_t)n * sizeof sn->v[0]);
+    sn->v[m - g->members] = m->pos;
+    g->snaps[g->nsnaps++] = sn;
+    return g->nsnaps;
+}
+
+/* m's order now covers record `no` (g->mu held). */
+static void snap_merge(xdev_cpu_graph_t *g, member_t *m, uint64_t no) {
+    if (no == 0 || no > g->nsnaps) return;
+    const snap_t *sn = g->snaps[no - 1];
+    for (int j = 0; j < sn->n; j++)
+        if (sn->v[j] > m->seen[j]) m->seen[j] = sn->v[j];
 }
 
 /* The capture `id` while it is under way (g_active_lock held). */
@@ -108,13 +152,13 @@ static xdev_cpu_graph_t *active_find(uint64_t id) {
 xdev_status_t xdev_cpu_graph_record(xdev_cpu_stream_t *s, xdev_cpu_event_t *e) {
     pthread_mutex_lock(&s->mu);
     xdev_cpu_graph_t *g = atomic_load_explicit(&s->capture, memory_order_relaxed);
-    uint64_t count = 0;
     if (g != NULL) {
         pthread_mutex_lock(&g->mu);
         member_t *m = member_of(g, s);
-        count = m != NULL ? m->count : 0;
+        uint64_t no = m != NULL ? snap_add(g, m) : 0;
+        if (no == 0) fail_locked(g, XDEV_ERROR_OUT_OF_MEMORY, "out of host memory for a record");
         pthread_mutex_unlock(&g->mu);
-        xdev_cpu_event_set_captured(e, g->id, s, count);
+        xdev_cpu_event_set_captured(e, g->id, s, no);
     }
     pthread_mutex_unlock(&s->mu);
     return XDEV_SUCCESS;
@@ -122,8 +166,8 @@ xdev_status_t xdev_cpu_graph_record(xdev_cpu_stream_t *s, xdev_cpu_event_t *e) {
 
 xdev_status_t xdev_cpu_graph_wait(xdev_cpu_stream_t *s, xdev_cpu_event_t *e, bool *handled) {
     const xdev_cpu_stream_t *es = NULL;
-    uint64_t ecount = 0;
-    uint64_t eid = xdev_cpu_event_captured(e, &es, &ecount);
+    uint64_t no = 0; /* the record's number in its capture */
+    uint64_t eid = xdev_cpu_event_captured(e, &es, &no);
     xdev_cpu_graph_t *sg = atomic_load_explicit(&s->capture, memory_order_acquire);
     *handled = eid != 0 || sg != NULL;
     if (!*handled) return XDEV_SUCCESS;
@@ -150,12 +194,16 @@ xdev_status_t xdev_cpu_graph_wait(xdev_cpu_stream_t *s, xdev_cpu_event_t *e, boo
                                     "cpu:%d: a capture may span at most %d streams", s->device,
                                     MAX_MEMBERS);
             } else {
-                g->members[g->nmembers++] = (member_t){s, 0, 0};
+                member_t *m = &g->members[g->nmembers++];
+                memset(m, 0, sizeof *m);
+                m->s = s;
+                m->pos = 1; /* the fork itself must join back */
+                snap_merge(g, m, no);
                 atomic_store_explicit(&s->capture, g, memory_order_release);
             }
-        } else { /* a join: s's order now covers es's ops up to the record */
-            member_t *m = member_of(g, es);
-            if (m != NULL && m->s != s && ecount > m->joined) m->joined = ecount;
+        } else { /* a join: s's order now covers what the record covered */
+            member_t *m = member_of(g, s);
+            if (m != NULL) snap_merge(g, m, no);
         }
         pthread_mutex_unlock(&g->mu);
         pthread_mutex_unlock(&s->mu);
@@ -180,7 +228,7 @@ static xdev_status_t graph_capture_begin(xdev_cpu_device_t *dev, void *stream, i
     pthread_mutex_init(&g->mu, NULL);
     pthread_mutex_init(&g->run_mu, NULL);
     pthread_cond_init(&g->run_cv, NULL);
-    g->members[0] = (member_t){s, 0, 0};
+    g->members[0].s = s;
     g->nmembers = 1;
     pthread_mutex_lock(&g_active_lock);
     size_t slot = 0;
@@ -212,6 +260,9 @@ static void graph_free(xdev_cpu_graph_t *g) {
     for (size_t i = 0; i < g->n; i++)
         if (g->nodes[i].kind == XDEV_CPU_OP_JOB) g->nodes[i].u.job.release(g->nodes[i].u.job.user);
     free(g->nodes);
+    for (size_t i = 0; i < g->nsnaps; i++)
+        free(g->snaps[i]);
+    free(g->snaps);
     pthread_mutex_destroy(&g->mu);
     pthread_mutex_destroy(&g->run_mu);
     pthread_cond_destroy(&g->run_cv);
@@ -243,21 +294,18 @@ static xdev_status_t graph_capture_end(xdev_cpu_device_t *dev, void *stream, voi
         pthread_mutex_unlock(&m->mu);
     }
     int unjoined = 0;
-    uint64_t left = 0;
     for (int i = 1; i < g->nmembers; i++)
-        if (g->members[i].count > g->members[i].joined) {
-            unjoined++;
-            left += g->members[i].count - g->members[i].joined;
-        }
+        if (g->members[0].seen[i] < g->members[i].pos) unjoined++;
     if (g->failed != XDEV_SUCCESS) {
         st = xdev_cpu_error(g->failed, "cpu:%d: the capture failed: %s", dev->index, g->why);
     } else if (unjoined > 0) {
         st = xdev_cpu_error(XDEV_ERROR_CAPTURE,
-                            "cpu:%d: %d stream(s) forked into the capture did not join back "
-                            "(%llu of their ops come after the last event the capturing stream "
-                            "waited on): record an event on each and wait on it from the "
-                            "capturing stream before capture_end",
-                            dev->index, unjoined, (unsigned long long)left);
+                            "cpu:%d: %d stream(s) forked into the capture did not join back to "
+                            "the capturing stream (CUDA's cudaErrorStreamCaptureUnjoined): record "
+                            "an event on each after its last work (a fork with no work too) and "
+                            "wait on it from the capturing stream, directly or through a stream "
+                            "that joins it, before capture_end",
+                            dev->index, unjoined);
     }
     if (st != XDEV_SUCCESS) {
         graph_free(g);

@@ -4,7 +4,9 @@
  *
  *   capture_begin  cudaStreamBeginCapture, mode Global / ThreadLocal /
  *                  Relaxed for XDEV_CAPTURE_GLOBAL / _THREAD_LOCAL / _RELAXED
- *   capture_end    cudaStreamEndCapture, cudaGraphInstantiateWithFlags(0);
+ *   capture_end    cudaStreamEndCapture, cudaGraphInstantiateWithFlags(0)
+ *                  with the thread's capture mode relaxed (relax_begin: so
+ *                  it works beside another thread's global capture);
  *                  the cudaGraph_t is destroyed once instantiated; the core
  *                  gets a small record (xc_graph_t) holding the
  *                  cudaGraphExec_t and the BLAS workspaces the capture used
@@ -203,6 +205,26 @@ xdev_status_t xc_capture_workspace(xc_device_t *dev, void *stream, void **mem, s
 
 /* ------------------------------------------------------------- captures */
 
+/* The calling thread's capture mode relaxed, around a call that makes or
+ * destroys an executable graph (instantiate, cudaGraphDestroy,
+ * cudaGraphExecDestroy). The runtime counts them unsafe: in global mode,
+ * while any thread's global capture is under way, they fail
+ * (cudaErrorStreamCaptureUnsupported) and invalidate that capture. They are
+ * safe to make then: they enqueue nothing on any stream, wait for no
+ * captured work, and what they allocate or free belongs to the executable
+ * graph, which no capture records (it is launched only by graph_launch,
+ * which the core refuses on a capturing stream). The capture still under
+ * way records exactly what it did before. */
+static enum cudaStreamCaptureMode relax_begin(void) {
+    enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    (void)cudaThreadExchangeStreamCaptureMode(&mode);
+    return mode;
+}
+
+static void relax_end(enum cudaStreamCaptureMode mode) {
+    (void)cudaThreadExchangeStreamCaptureMode(&mode);
+}
+
 /* Take the record of the capture of `stream` (and id `id`, when known: the
  * per-thread stream's handle is every thread's) off the list (NULL when there
  * is none): the capture has ended. */
@@ -340,8 +362,13 @@ static xdev_status_t graph_capture_end(xc_device_t *dev, void *stream, void **gr
         return st;
     }
     cudaGraphExec_t exec = NULL;
+    /* This thread's capture has ended, but another thread's global capture
+     * would make instantiation (an unsafe call to the runtime) fail and
+     * invalidate that capture: relaxed meanwhile (see relax_begin). */
+    enum cudaStreamCaptureMode mode = relax_begin();
     err = cudaGraphInstantiateWithFlags(&exec, captured, 0);
     (void)cudaGraphDestroy(captured); /* the executable graph keeps what it needs */
+    relax_end(mode);
     xc_graph_t *out = NULL;
     if (err != cudaSuccess) {
         st = graph_fail(XDEV_SUCCESS, err, "the capture has ended and made no graph",
@@ -382,7 +409,9 @@ static xdev_status_t graph_destroy(xc_device_t *dev, void *graph) {
     xc_guard_t g;
     xdev_status_t st = xc_guard_begin(&g, dev->index);
     if (st == XDEV_SUCCESS) {
+        enum cudaStreamCaptureMode mode = relax_begin(); /* beside another capture */
         cudaError_t err = cudaGraphExecDestroy(gr->exec);
+        relax_end(mode);
         if (err != cudaSuccess)
             st = graph_fail(XDEV_SUCCESS, err, NULL, XC_STR(cudaGraphExecDestroy) " on device %d",
                             dev->index);

@@ -6,8 +6,15 @@
  * random-number cells, blocks kept) from capture_begin until reset. Replays
  * and the destroy of one graph meet on the graph's mutex, and a destroy
  * first waits for calls already inside the graph (`users`), so a replay
- * racing a destroy either runs whole before it or fails cleanly after. */
+ * racing a destroy either runs whole before it or fails cleanly after.
+ *
+ * Only the thread that began a global or thread_local capture may end it
+ * (graph.h, CUDA's rule), so when that thread exits first its exit hook
+ * ends the capture there, invalidated (the backend's capture ends on the
+ * thread CUDA requires), and leaves the graph empty with the reason, which
+ * the next capture_end on any thread reports. */
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,8 +25,10 @@
 #include "runtime/capture.h"
 #include "runtime/device_record.h"
 #include "runtime/dispatch.h"
+#include "runtime/hooks.h"
 #include "runtime/process.h"
 #include "runtime/stream_internal.h"
+#include "runtime/thread_state.h"
 #include "runtime/trace_probe.h"
 #include "xdev/graph.h"
 
@@ -37,6 +46,9 @@ struct xdev_graph {
     xdev_capture_t *cap; /* CAPTURING and READY */
     void *native;        /* READY: the backend's graph */
     xdev_mempool_t pool; /* CAPTURING and READY: held */
+    /* EMPTY: why the last capture ended when its thread exited ("" if it
+     * did not), for the next capture_end to report. */
+    char abandoned[320];
 };
 
 #define GRAPH_MAGIC 0x48505247u /* "GRPH" */
@@ -92,12 +104,62 @@ static void drop_capture(xdev_graph_t g) {
     g->state = GRAPH_EMPTY;
 }
 
+static const char *mode_name(int mode) {
+    return mode == XDEV_CAPTURE_GLOBAL         ? "global"
+           : mode == XDEV_CAPTURE_THREAD_LOCAL ? "thread_local"
+                                               : "relaxed";
+}
+
+/* The thread that began g's global or thread_local capture is exiting
+ * (lock held, on that thread): end the capture, invalidated, and drop it;
+ * g is empty and remembers why. */
+static void abandon_locked(xdev_graph_t g) {
+    xdev_capture_t *cap = g->cap;
+    if (g->state != GRAPH_CAPTURING || cap->mode == XDEV_CAPTURE_RELAXED ||
+        !pthread_equal(cap->thread, pthread_self()))
+        return;
+    char why[sizeof g->abandoned];
+    snprintf(why, sizeof why,
+             "the thread that began graph %llu's capture (mode %s, which only that thread may "
+             "end) exited before capture_end; the capture was ended then and recorded nothing",
+             (unsigned long long)g->id, mode_name(cap->mode));
+    xdev_capture_invalidate(cap, XDEV_ERROR_CAPTURE, why);
+    void *native = NULL;
+    if (xdev_be_graph_capture_end(g->rec, cap->origin->native, &native) == XDEV_SUCCESS)
+        (void)xdev_be_graph_destroy(g->rec, native);
+    xdev_capture_stop(cap);
+    drop_capture(g);
+    memcpy(g->abandoned, why, sizeof why);
+}
+
+/* Thread exit (runtime/hooks.h): end the captures only this thread could
+ * have ended. A graph capturing cannot be destroyed (reset refuses) and
+ * only this thread can end its capture, so each owner found stays valid. */
+static void thread_exit(void) {
+    void *owners[16];
+    int n;
+    while ((n = xdev_capture_owned_by_self(owners, 16)) > 0) {
+        for (int i = 0; i < n; i++) {
+            xdev_graph_t g = owners[i];
+            pthread_mutex_lock(&g->lock);
+            abandon_locked(g);
+            pthread_mutex_unlock(&g->lock);
+        }
+        if (n < 16) break;
+    }
+}
+
+__attribute__((constructor)) static void register_hooks(void) {
+    xdev_hook_thread_exit_add(thread_exit);
+}
+
 /* Reset a READY graph (lock held): wait for its replays, free it. */
 static xdev_status_t reset_locked(xdev_graph_t g) {
     if (g->state == GRAPH_CAPTURING)
         return XDEV_FAIL(XDEV_ERROR_CAPTURE,
                          "graph %llu is capturing: end the capture (capture_end) first",
                          (unsigned long long)g->id);
+    g->abandoned[0] = '\0';
     if (g->state == GRAPH_EMPTY) return XDEV_SUCCESS;
     xdev_status_t st = xdev_capture_check_unsafe("resetting or destroying a graph (it waits for "
                                                  "the device)");
@@ -161,6 +223,7 @@ static xdev_status_t begin_locked(xdev_graph_t g, xdev_stream_t stream, xdev_cap
         return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for a capture");
     }
     cap->id = g->id;
+    cap->owner = g;
     cap->rec = rec;
     cap->mode = (int)mode;
     cap->pool = pool;
@@ -177,6 +240,7 @@ static xdev_status_t begin_locked(xdev_graph_t g, xdev_stream_t stream, xdev_cap
         return st;
     }
     g->state = GRAPH_CAPTURING;
+    g->abandoned[0] = '\0';
     return XDEV_SUCCESS;
 }
 
@@ -189,6 +253,7 @@ xdev_status_t xdev_graph_capture_begin(xdev_graph_t g, xdev_stream_t stream,
                              (int)mode);
     XDEV_CHECK(resolve_stream(NULL, &stream));
     XDEV_CHECK(graph_enter(g));
+    (void)xdev_thread_state(); /* its release at thread exit runs thread_exit */
     pthread_mutex_lock(&g->lock);
     xdev_status_t st = begin_locked(g, stream, mode, pool);
     pthread_mutex_unlock(&g->lock);
@@ -198,6 +263,13 @@ xdev_status_t xdev_graph_capture_begin(xdev_graph_t g, xdev_stream_t stream,
 }
 
 static xdev_status_t end_locked(xdev_graph_t g) {
+    if (g->state == GRAPH_EMPTY && g->abandoned[0] != '\0') {
+        xdev_status_t st =
+            XDEV_FAIL(XDEV_ERROR_CAPTURE, "the capture of graph %llu was invalidated: %s",
+                      (unsigned long long)g->id, g->abandoned);
+        g->abandoned[0] = '\0';
+        return st;
+    }
     if (g->state != GRAPH_CAPTURING)
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
                          "graph %llu is not capturing (capture_end without capture_begin)",
@@ -207,9 +279,9 @@ static xdev_status_t end_locked(xdev_graph_t g) {
     if (cap->mode != XDEV_CAPTURE_RELAXED && !pthread_equal(cap->thread, pthread_self()))
         return XDEV_FAIL(XDEV_ERROR_CAPTURE,
                          "graph %llu's capture (mode %s) must end on the thread that began it "
-                         "(CUDA keeps such a capture going); it is still under way",
-                         (unsigned long long)g->id,
-                         cap->mode == XDEV_CAPTURE_GLOBAL ? "global" : "thread_local");
+                         "(CUDA keeps such a capture going); it is still under way, and ends "
+                         "when that thread exits",
+                         (unsigned long long)g->id, mode_name(cap->mode));
     pthread_mutex_lock(&cap->lock);
     bool valid = cap->invalid == XDEV_SUCCESS;
     pthread_mutex_unlock(&cap->lock);

@@ -14,8 +14,10 @@
 #include "runtime/capture.h"
 #include "runtime/device_record.h"
 #include "runtime/dispatch.h"
+#include "runtime/hooks.h"
 #include "runtime/process.h"
 #include "runtime/stream_internal.h"
+#include "runtime/thread_state.h"
 
 #define POOL_MAGIC 0x4c4f4f50u /* "POOL" */
 #define POOL_SLOT ((sizeof(struct xdev_mempool) + 63) / 64 * 64)
@@ -111,6 +113,23 @@ void xdev_mempool_retain_graph(xdev_mempool_t p) {
 void xdev_mempool_release_graph(xdev_mempool_t p) {
     atomic_fetch_sub(&p->graphs, 1);
     unref(p);
+}
+
+/* Thread exit (runtime/hooks.h): the scopes the thread left open end with
+ * it, each dropping its hold on its pool (else a destroyed pool's memory
+ * would stay reserved for good). */
+static void thread_exit(void) {
+    while (tls_scopes != NULL) {
+        scope_t *s = tls_scopes;
+        tls_scopes = s->prev;
+        xdev_mempool_t p = s->pool;
+        free(s);
+        unref(p);
+    }
+}
+
+__attribute__((constructor)) static void register_hooks(void) {
+    xdev_hook_thread_exit_add(thread_exit);
 }
 
 xdev_mempool_t xdev_mempool_route(xdev_stream_t stream) {
@@ -297,6 +316,7 @@ xdev_status_t xdev_mempool_use_begin(xdev_mempool_t pool) {
     XDEV_CHECK(xdev_mempool_check(pool, "pool"));
     scope_t *s = malloc(sizeof *s);
     if (s == NULL) return XDEV_API_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for a scope");
+    (void)xdev_thread_state();        /* its release at thread exit runs thread_exit */
     atomic_fetch_add(&pool->refs, 1); /* the scope holds the pool */
     s->pool = pool;
     s->prev = tls_scopes;

@@ -50,7 +50,8 @@ xdev_status_t xdev_mempool_supported(xdev_device_record_t *rec);
  * capture's, else the innermost use scope for the stream's device, else
  * NULL (the device's cache). */
 xdev_mempool_t xdev_mempool_route(struct xdev_stream *stream);
-/* This thread's open use scopes (mempool.c); the allocation fast path tests it. */
+/* This thread's open use scopes (mempool.c; closed when it exits); the allocation fast path tests
+ * it. */
 extern _Thread_local struct xdev_mempool_scope *xdev_mempool_tls_scopes
     __attribute__((tls_model("initial-exec")));
 static inline bool xdev_mempool_scopes_open(void) {

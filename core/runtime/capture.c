@@ -153,6 +153,17 @@ xdev_status_t xdev_capture_unsafe_slow(const char *what) {
     return XDEV_FAIL(XDEV_ERROR_CAPTURE, "%s", msg);
 }
 
+int xdev_capture_owned_by_self(void **owners, int cap) {
+    if (atomic_load_explicit(&xdev_captures_active, memory_order_relaxed) == 0) return 0;
+    pthread_t self = pthread_self();
+    int n = 0;
+    pthread_mutex_lock(&g_lock);
+    for (xdev_capture_t *c = g_list; c != NULL && n < cap; c = c->next)
+        if (c->mode != 2 && pthread_equal(c->thread, self)) owners[n++] = c->owner;
+    pthread_mutex_unlock(&g_lock);
+    return n;
+}
+
 bool xdev_capture_on_device(const xdev_device_record_t *rec) {
     if (atomic_load_explicit(&xdev_captures_active, memory_order_relaxed) == 0) return false;
     pthread_mutex_lock(&g_lock);

@@ -35,6 +35,7 @@ typedef struct xdev_capture_rng {
 
 typedef struct xdev_capture {
     uint64_t id; /* the graph's */
+    void *owner; /* the graph (graph/graph.c), for the thread-exit hook */
     xdev_device_record_t *rec;
     struct xdev_stream *origin;
     int mode; /* xdev_capture_mode_t */
@@ -91,6 +92,10 @@ int xdev_capture_lock_all_on_device(const xdev_device_record_t *rec, xdev_captur
  * call): the capture is invalidated and the call fails; nothing happens
  * when the capture has ended. */
 xdev_status_t xdev_capture_refuse_id(uint64_t id, const char *what);
+/* The owners of the global and thread_local captures under way that the
+ * calling thread began (at most cap): its exit ends them (graph/graph.c),
+ * since only that thread may (xdev/graph.h, as cudaStreamEndCapture). */
+int xdev_capture_owned_by_self(void **owners, int cap);
 /* True when some capture is under way on device rec (its memory must not
  * go back to the backend meanwhile). */
 bool xdev_capture_on_device(const xdev_device_record_t *rec);

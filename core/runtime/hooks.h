@@ -32,7 +32,7 @@ typedef xdev_status_t (*xdev_init_hook_t)(void);
 typedef void (*xdev_thread_exit_hook_t)(void);
 
 /* Hooks of each kind (per phase); one more fails initialisation. */
-#define XDEV_MAX_HOOKS 4
+#define XDEV_MAX_HOOKS 8
 
 /* Register, from a constructor (not thread-safe). Steps of one phase, and
  * exit hooks, run in no particular order. */

@@ -30,6 +30,24 @@
  * - XDEV_CAPTURE_RELAXED: only calls that act on the capture itself (a
  *   synchronize or query of a capturing stream, or of an event recorded in
  *   it) fail.
+ * capture_end itself is not such a call: a thread ends its capture (and the
+ * graph is made) while other threads' captures, global ones included, are
+ * under way, on every backend. (CUDA counts instantiating a graph unsafe
+ * during another thread's global capture; the CUDA backend relaxes the
+ * ending thread's capture mode for that call only, which is safe: it
+ * enqueues nothing, waits for nothing captured, and what it allocates
+ * belongs to the new graph, not to the capture under way.)
+ *
+ * Ending a capture, and threads. A global or thread_local capture must end
+ * on the thread that began it (CUDA's rule: cudaStreamEndCapture from
+ * another thread fails with cudaErrorStreamCaptureWrongThread): capture_end
+ * elsewhere fails with XDEV_ERROR_CAPTURE and the capture goes on. If that
+ * thread exits first, the capture ends as it exits, invalidated: its
+ * streams stop recording (and, in global mode, other threads' calls are no
+ * longer refused), nothing recorded is kept, the graph is empty again, and
+ * the next capture_end on g, from any thread, fails with XDEV_ERROR_CAPTURE
+ * saying so (a capture_begin, reset or destroy instead is fine). A relaxed
+ * capture may end on any thread, and so outlives the thread that began it.
  *
  * Memory. Allocations on a capturing stream come from the graph's pool:
  * memory that stays reserved for the graph's replays until the graph is
@@ -59,7 +77,8 @@
  * Pools beyond graphs. xdev_mempool_create makes a pool of one device
  * (optionally taking its segments from an application allocator);
  * xdev_mempool_use_begin / _end route this thread's allocations on the
- * pool's device to it for a scope. Statistics, summaries, snapshots and the
+ * pool's device to it for a scope (scopes still open when their thread
+ * exits end with it, releasing their hold on the pool). Statistics, summaries, snapshots and the
  * memory view show which segments belong to which pool.
  *
  * Threads: a graph may be replayed from several threads; reset and destroy
@@ -103,7 +122,13 @@ XDEV_API XDEV_RESULT xdev_status_t xdev_graph_capture_begin(xdev_graph_t g, xdev
 
 /* Stop capturing and make the graph, ready to replay. Fails (the graph stays
  * empty, its pool released) when the capture was invalidated or a forked
- * stream did not join back; either way the stream records no more. */
+ * stream did not join back; either way the stream records no more. A fork
+ * joins back when the capturing stream waits on an event recorded on it
+ * after its last work - directly, or through another stream that joins
+ * back itself; a fork with no work must join back too. On a thread other
+ * than the one that began a global or thread_local capture:
+ * XDEV_ERROR_CAPTURE, the capture goes on (see "Ending a capture" above);
+ * after that thread exited: XDEV_ERROR_CAPTURE, once. */
 XDEV_API XDEV_RESULT xdev_status_t xdev_graph_capture_end(xdev_graph_t g);
 
 /* Enqueue one replay of g on `stream` (NULL: the current stream of g's
@@ -149,7 +174,8 @@ XDEV_API XDEV_RESULT xdev_status_t xdev_graph_pool_handle(xdev_device_t device,
 XDEV_API XDEV_RESULT xdev_status_t xdev_mempool_destroy(xdev_mempool_t pool);
 
 /* Route this thread's allocations on the pool's device to `pool` until the
- * matching _end (scopes nest; _end must name the innermost scope's pool). */
+ * matching _end (scopes nest; _end must name the innermost scope's pool), or
+ * until the thread exits. */
 XDEV_API XDEV_RESULT xdev_status_t xdev_mempool_use_begin(xdev_mempool_t pool);
 XDEV_API XDEV_RESULT xdev_status_t xdev_mempool_use_end(xdev_mempool_t pool);
 

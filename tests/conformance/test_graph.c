@@ -4,7 +4,9 @@
  * several replays), fork/join across streams, random numbers per replay
  * against eager fills, private and shared pools, user pools and scopes,
  * the calls a capture refuses (and the capture they invalidate), the
- * capture modes across threads, and bad input. Captures run on created
+ * capture modes across threads, and bad input (test_graph_edges.c: threads
+ * that exit mid-capture or mid-scope, forks that never join, global
+ * captures side by side, a failed replay launch). Captures run on created
  * streams (CUDA cannot capture its legacy default stream), after one eager
  * warm-up of each op kind (cuBLAS handles and FFT plans are made then, as
  * torch requires). Conformance: XDEV_BACKEND=<backend> (cpu:
@@ -924,6 +926,8 @@ START_TEST(replay_races_destroy) {
 }
 END_TEST
 
+void graph_add_edge_tests(TCase *tc); /* test_graph_edges.c */
+
 int main(int argc, char **argv) {
     Suite *s = suite_create("graph");
     TCase *tc = tcase_create("graph");
@@ -944,6 +948,7 @@ int main(int argc, char **argv) {
     tcase_add_test(tc, replays_traced);
     tcase_add_test(tc, bad_input);
     tcase_add_test(tc, replay_races_destroy);
+    graph_add_edge_tests(tc);
     suite_add_tcase(s, tc);
     return xt_run(srunner_create(s), "graph", argc, argv);
 }
