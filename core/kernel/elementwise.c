@@ -78,15 +78,24 @@ static xdev_status_t check_expression(const char *e) {
     return XDEV_SUCCESS;
 }
 
-/* The device an operand lives on (device memory xdev allocated). */
-static xdev_status_t operand_device(const void *p, const char *what, xdev_device_t *dev,
-                                    const char **be) {
+/* The device an operand lives on: device memory xdev allocated, holding the
+ * `count` elements of `dtype` the kernel reads or writes from p (the bytes
+ * requested for its allocation, as every pointer + length call checks:
+ * xdev/memory.h). Without the extent check a count past the end would read
+ * or overwrite the next allocation with a success status. */
+static xdev_status_t operand_device(const void *p, const char *what, size_t count,
+                                    xdev_dtype_t dtype, xdev_device_t *dev, const char **be) {
     xdev_live_ref_t ref;
     xdev_status_t st = xdev_live_lookup(p, what, &ref);
     if (st != XDEV_SUCCESS) return st;
     if (!ref.known || ref.e.kind != XDEV_MEMORY_DEVICE)
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
                          "%s (%p) is not device memory xdev allocated (xdev_malloc)", what, p);
+    char arg[96];
+    snprintf(arg, sizeof arg, "%s (count = %zu %s elements)", what, count, xdev_dtype_name(dtype));
+    /* count <= 2^39 (checked by the caller): count * 8 does not overflow */
+    st = xdev_live_check_extent(&ref, p, count * xdev_dtype_size(dtype), arg);
+    if (st != XDEV_SUCCESS) return st;
     *dev = (xdev_device_t){ref.e.be->type, ref.e.index};
     *be = ref.e.be->name;
     return XDEV_SUCCESS;
@@ -213,12 +222,12 @@ xdev_status_t xdev_elementwise(const char *expression, xdev_dtype_t dtype, int n
                              count);
     xdev_device_t dev = {0};
     const char *be = "", *ibe = "";
-    XDEV_CHECK(operand_device(out, "out", &dev, &be));
+    XDEV_CHECK(operand_device(out, "out", count, dtype, &dev, &be));
     for (int i = 0; i < ninputs; i++) {
         char what[32];
         snprintf(what, sizeof what, "inputs[%d]", i);
         xdev_device_t d = {0};
-        XDEV_CHECK(operand_device(inputs[i], what, &d, &ibe));
+        XDEV_CHECK(operand_device(inputs[i], what, count, dtype, &d, &ibe));
         if (d.type != dev.type || d.index != dev.index)
             return XDEV_API_FAIL(XDEV_ERROR_CROSS_DEVICE,
                                  "inputs[%d] is memory of %s:%d, out of %s:%d: the operands of an "
