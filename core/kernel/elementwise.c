@@ -52,6 +52,18 @@ static const char *c_type(xdev_dtype_t t) {
     }
 }
 
+/* Bytes and name of an element of the four dtypes c_type accepts (no call
+ * up into math/ for them). */
+static size_t elem_size(xdev_dtype_t t) {
+    return t == XDEV_DTYPE_F32 || t == XDEV_DTYPE_I32 ? 4u : 8u;
+}
+static const char *elem_name(xdev_dtype_t t) {
+    return t == XDEV_DTYPE_F32   ? "f32"
+           : t == XDEV_DTYPE_F64 ? "f64"
+           : t == XDEV_DTYPE_I32 ? "i32"
+                                 : "i64";
+}
+
 /* One C expression: no ';', braces, '#', quotes or comments; parentheses
  * balanced. */
 static xdev_status_t check_expression(const char *e) {
@@ -78,15 +90,24 @@ static xdev_status_t check_expression(const char *e) {
     return XDEV_SUCCESS;
 }
 
-/* The device an operand lives on (device memory xdev allocated). */
-static xdev_status_t operand_device(const void *p, const char *what, xdev_device_t *dev,
-                                    const char **be) {
+/* The device an operand lives on: device memory xdev allocated, holding the
+ * `count` elements of `dtype` the kernel reads or writes from p (the bytes
+ * requested for its allocation, as every pointer + length call checks:
+ * xdev/memory.h). Without the extent check a count past the end would read
+ * or overwrite the next allocation with a success status. */
+static xdev_status_t operand_device(const void *p, const char *what, size_t count,
+                                    xdev_dtype_t dtype, xdev_device_t *dev, const char **be) {
     xdev_live_ref_t ref;
     xdev_status_t st = xdev_live_lookup(p, what, &ref);
     if (st != XDEV_SUCCESS) return st;
     if (!ref.known || ref.e.kind != XDEV_MEMORY_DEVICE)
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
                          "%s (%p) is not device memory xdev allocated (xdev_malloc)", what, p);
+    char arg[96];
+    snprintf(arg, sizeof arg, "%s (count = %zu %s elements)", what, count, elem_name(dtype));
+    /* count <= 2^39 (checked by the caller): count * 8 does not overflow */
+    st = xdev_live_check_extent(&ref, p, count * elem_size(dtype), arg);
+    if (st != XDEV_SUCCESS) return st;
     *dev = (xdev_device_t){ref.e.be->type, ref.e.index};
     *be = ref.e.be->name;
     return XDEV_SUCCESS;
@@ -103,7 +124,7 @@ static void sanitize(xdev_device_t dev, xdev_stream_t s, const void *const *inpu
                             xdev_core_current_stream(rec, &s) == XDEV_SUCCESS);
     xdev_core_error_restore(&saved);
     if (!ok) return;
-    size_t bytes = count * (dtype == XDEV_DTYPE_F32 || dtype == XDEV_DTYPE_I32 ? 4u : 8u);
+    size_t bytes = count * elem_size(dtype);
     xdev_san_use_t uses[EW_MAX_INPUTS + 1];
     for (int i = 0; i < ninputs; i++)
         uses[i] = (xdev_san_use_t){inputs[i], bytes, XDEV_SAN_READ};
@@ -213,12 +234,12 @@ xdev_status_t xdev_elementwise(const char *expression, xdev_dtype_t dtype, int n
                              count);
     xdev_device_t dev = {0};
     const char *be = "", *ibe = "";
-    XDEV_CHECK(operand_device(out, "out", &dev, &be));
+    XDEV_CHECK(operand_device(out, "out", count, dtype, &dev, &be));
     for (int i = 0; i < ninputs; i++) {
         char what[32];
         snprintf(what, sizeof what, "inputs[%d]", i);
         xdev_device_t d = {0};
-        XDEV_CHECK(operand_device(inputs[i], what, &d, &ibe));
+        XDEV_CHECK(operand_device(inputs[i], what, count, dtype, &d, &ibe));
         if (d.type != dev.type || d.index != dev.index)
             return XDEV_API_FAIL(XDEV_ERROR_CROSS_DEVICE,
                                  "inputs[%d] is memory of %s:%d, out of %s:%d: the operands of an "

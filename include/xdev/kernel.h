@@ -154,7 +154,11 @@ XDEV_API const char *xdev_compile_log(void);
  * so cached on disk too) the first time this process asks for that
  * expression, dtype, input count and device, then only launched. At most 8
  * inputs; an expression with statements, comments, strings or '#' is
- * XDEV_ERROR_INVALID_VALUE, one the compiler refuses XDEV_ERROR_COMPILE. */
+ * XDEV_ERROR_INVALID_VALUE, one the compiler refuses XDEV_ERROR_COMPILE.
+ * out and each input must hold `count` elements from the pointer given,
+ * within the bytes requested for its allocation (xdev/memory.h): else
+ * XDEV_ERROR_INVALID_VALUE naming the operand ("out", "inputs[1]"), and
+ * nothing is launched. */
 XDEV_API XDEV_RESULT xdev_status_t xdev_elementwise(const char *expression, xdev_dtype_t dtype,
                                                     int ninputs, const void *const *inputs,
                                                     void *out, size_t count, xdev_stream_t stream);
