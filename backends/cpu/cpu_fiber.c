@@ -31,6 +31,7 @@
  * running its blocks jumps back here (see "fault signals" below), fails
  * the launch (XDEV_CPU_KFAULT_SIGNAL) and the thread goes on. */
 #include <errno.h>
+#include <fenv.h>
 #include <limits.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -317,6 +318,8 @@ struct xdev_cpu_exec {
     sigjmp_buf guard;
     volatile sig_atomic_t armed;     /* guard is set: a fault here is the kernel's */
     volatile sig_atomic_t on_fibers; /* a fiber has control (not the thread's context) */
+    fenv_t fenv;                     /* the thread's floating-point state, restored after */
+    sigset_t sigmask;                /* the thread's signal mask, restored after */
     int signo, sicode;               /* the caught fault */
     void *addr;
     void *altstack; /* the thread's signal stack, when we made it */
@@ -692,6 +695,7 @@ xdev_cpu_exec_t *xdev_cpu_exec_self(void) {
     ex->main_tsan = __tsan_get_current_fiber();
 #endif
     exec_altstack(ex);
+    pthread_sigmask(SIG_SETMASK, NULL, &ex->sigmask);
     tls_exec = ex;
     return ex;
 }
@@ -736,9 +740,9 @@ static __attribute__((noinline)) void run_blocks(xdev_cpu_exec_t *ex, xdev_cpu_l
 }
 
 /* The thread left a fault signal of the kernel through the guard: finish
- * the switch back from a fiber, unblock the signal (the jump left the
- * handler's mask), forget the fibers left inside work-items, and fail the
- * launch. */
+ * the switch back from a fiber, restore the signal mask (the jump left the
+ * handler's, which under TSan blocks every signal) and the floating-point state the jump did not
+ * restore, forget the fibers left inside work-items, and fail the launch. */
 static void recover(xdev_cpu_exec_t *ex, xdev_cpu_launch_t *l) {
     if (ex->on_fibers) {
 #ifdef XDEV_CPU_ASAN
@@ -748,10 +752,8 @@ static void recover(xdev_cpu_exec_t *ex, xdev_cpu_launch_t *l) {
         for (int i = 0; i < ex->n; i++)
             if (ex->fibers[i]->in_item) ex->fibers[i]->made = false;
     }
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, ex->signo);
-    pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+    fesetenv(&ex->fenv); /* a kernel's rounding mode does not outlive it */
+    pthread_sigmask(SIG_SETMASK, &ex->sigmask, NULL);
     xdev_cpu_launch_fail_signal(l, ex->ctx.group, ex->signo, ex->sicode, ex->addr);
 }
 
@@ -762,6 +764,7 @@ void xdev_cpu_exec_blocks(xdev_cpu_exec_t *ex, xdev_cpu_launch_t *l, uint64_t fi
         run_blocks(ex, l, first, end);
         return;
     }
+    fegetenv(&ex->fenv);
     if (sigsetjmp(ex->guard, 0) != 0) {
         recover(ex, l);
         return;

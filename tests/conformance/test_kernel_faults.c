@@ -325,6 +325,12 @@ static int run_child(const char *mode, bool *reported) {
             dup2(fds[1], 3);
             close(fds[1]);
         }
+        /* The child ends with xdev's threads running, on purpose. */
+        char tsan[1024];
+        const char *prev = getenv("TSAN_OPTIONS");
+        snprintf(tsan, sizeof tsan, "%s%sreport_thread_leaks=0", prev != NULL ? prev : "",
+                 prev != NULL ? " " : "");
+        setenv("TSAN_OPTIONS", tsan, 1);
         execl(g_self, g_self, mode, (char *)NULL);
         _exit(127);
     }
@@ -428,7 +434,7 @@ START_TEST(divergent_barrier_reported) {
     clock_gettime(CLOCK_MONOTONIC, &t0);
     XT_OK(XDEV_LAUNCH(kernel(m, "divergent_barrier"), &c, out));
     XT_ERR(XDEV_ERROR_LAUNCH_FAILURE, xdev_stream_synchronize(s), "divergent_barrier",
-           "returned while others waited at xdev_barrier()", "block (0,0,0)");
+           "returned while others waited at xdev_barrier()", "in block (");
     clock_gettime(CLOCK_MONOTONIC, &t1);
     ck_assert_msg(t1.tv_sec - t0.tv_sec < 10, "took %ld s", (long)(t1.tv_sec - t0.tv_sec));
     XT_OK(xdev_stream_synchronize(s));
