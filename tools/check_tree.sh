@@ -142,6 +142,7 @@ CORE_PUBLIC_CALLS = {
     ('core/kernel/elementwise.c', 'xdev_module_get_kernel'): 'finds the generated kernel',
     ('core/kernel/elementwise.c', 'xdev_module_unload'): 'drops a module whose kernel is missing',
     ('core/kernel/elementwise.c', 'xdev_last_error'): "quotes the compile's message as its own",
+    ('core/kernel/launch.c', 'xdev_last_error'): "says which kernel's argument the lookup's message is about",
     ('core/kernel/module.c', 'xdev_last_error'): "quotes a backend's load failure, prefixed "
         'with the device, after the module is released',
     ('core/math/rng_generator.c', 'xdev_last_error'): "quotes a state's decode message",

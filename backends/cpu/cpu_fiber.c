@@ -25,9 +25,17 @@
  * -DXDEV_CPU_FIBER_UCONTEXT, fibers are ucontexts, whose swapcontext makes a
  * signal-mask system call per switch (blocks ~15x slower). Switches are
  * announced to ASan (start/finish_switch_fiber) and TSan (a TSan fiber per
- * stack; switches synchronise, as the barrier does). */
+ * stack; switches synchronise, as the barrier does).
+ *
+ * Fault signals: a kernel's SIGSEGV, SIGBUS, SIGFPE or SIGILL on a thread
+ * running its blocks jumps back here (see "fault signals" below), fails
+ * the launch (XDEV_CPU_KFAULT_SIGNAL) and the thread goes on. */
+#include <errno.h>
+#include <fenv.h>
 #include <limits.h>
 #include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -305,9 +313,21 @@ struct xdev_cpu_exec {
 #ifdef XDEV_CPU_TSAN
     void *main_tsan;
 #endif
+
+    /* Fault signals: where the handler jumps while a launch's blocks run. */
+    sigjmp_buf guard;
+    volatile sig_atomic_t armed;     /* guard is set: a fault here is the kernel's */
+    volatile sig_atomic_t on_fibers; /* a fiber has control (not the thread's context) */
+    fenv_t fenv;                     /* the thread's floating-point state, restored after */
+    sigset_t sigmask;                /* the thread's signal mask, restored after */
+    int signo, sicode;               /* the caught fault */
+    void *addr;
+    void *altstack; /* the thread's signal stack, when we made it */
+    size_t altstack_bytes;
 };
 
-static _Thread_local xdev_cpu_exec_t *tls_exec;
+/* initial-exec: the signal handler reads it (no lazy TLS allocation there). */
+static _Thread_local xdev_cpu_exec_t *tls_exec __attribute__((tls_model("initial-exec")));
 static pthread_key_t exec_key;
 static pthread_once_t exec_once = PTHREAD_ONCE_INIT;
 static bool exec_key_ok;
@@ -322,6 +342,17 @@ void xdev_cpu_launch_fail(xdev_cpu_launch_t *launch, int code, const int block[3
     launch->fault_cap = cap;
 }
 
+void xdev_cpu_launch_fail_signal(xdev_cpu_launch_t *launch, const int block[3], int signo,
+                                 int sicode, void *addr) {
+    int none = 0;
+    if (!atomic_compare_exchange_strong(&launch->fault, &none, XDEV_CPU_KFAULT_SIGNAL)) return;
+    memcpy(launch->fault_block, block, sizeof launch->fault_block);
+    launch->fault_cap = 0;
+    launch->fault_signo = signo;
+    launch->fault_sicode = sicode;
+    launch->fault_addr = addr;
+}
+
 /* ctx->fault: every context's impl is its thread's executor. */
 static void kernel_fault(xdev_kctx_t *ctx, int code) {
     xdev_cpu_exec_t *ex = ctx->impl;
@@ -331,6 +362,121 @@ static void kernel_fault(xdev_kctx_t *ctx, int code) {
 /* ctx->barrier of a kernel not declared XDEV_KERNEL_SYNC. */
 static void loop_barrier(xdev_kctx_t *ctx) {
     kernel_fault(ctx, XDEV_KFAULT_BARRIER);
+}
+
+/* ---------------------------------------------------------- fault signals */
+
+/* A kernel's own code faulting (a wild pointer, an integer division by
+ * zero, an illegal instruction) must fail its launch, as a GPU reports a
+ * device fault, not end the process. The handlers, installed once at the
+ * first CPU launch, look at the faulting thread's executor: while it runs a
+ * launch's blocks (`armed`), a signal the kernel raised (si_code > 0: not
+ * sent by kill) is noted and the handler jumps back to the thread's own
+ * context in xdev_cpu_exec_blocks (off the alternate signal stack, and off
+ * a fiber's stack for a SYNC kernel: the sanitizers are told, as for a
+ * switch), which fails the launch and skips the launch's later blocks. Any
+ * other fault goes to the handler installed before ours (the
+ * application's, ASan's) or gets the default action, as without xdev. */
+static const int fault_signals[4] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+static struct sigaction prev_actions[4];
+static pthread_once_t handlers_once = PTHREAD_ONCE_INIT;
+static _Atomic bool handlers_ok;
+
+/* A fault that is not a kernel's: what would have happened without xdev. */
+static void pass_on(int sig, siginfo_t *si, void *uc) {
+    int k = 0;
+    while (k < 3 && fault_signals[k] != sig)
+        k++;
+    const struct sigaction *p = &prev_actions[k];
+    bool sent = si == NULL || si->si_code <= 0;
+    if ((p->sa_flags & SA_SIGINFO) && p->sa_sigaction != NULL) {
+        p->sa_sigaction(sig, si, uc);
+        return;
+    }
+    if (!(p->sa_flags & SA_SIGINFO) && p->sa_handler != SIG_DFL && p->sa_handler != SIG_IGN) {
+        p->sa_handler(sig);
+        return;
+    }
+    if (!(p->sa_flags & SA_SIGINFO) && p->sa_handler == SIG_IGN && sent) return;
+    /* The default action (a fault cannot be ignored: the kernel forces it
+     * too): restored, a fault then happens again on return and a sent
+     * signal is sent again, both ending the process as they would have. */
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    sigaction(sig, &dfl, NULL);
+    if (sent) raise(sig);
+}
+
+static void fault_handler(int sig, siginfo_t *si, void *uc) {
+    int saved = errno;
+    xdev_cpu_exec_t *ex = tls_exec;
+    if (ex != NULL && ex->armed && si != NULL && si->si_code > 0) {
+        ex->armed = 0;
+        ex->signo = sig;
+        ex->sicode = si->si_code;
+        ex->addr = si->si_addr;
+        if (ex->on_fibers) { /* back to the thread's own stack, as a switch */
+#ifdef XDEV_CPU_ASAN
+            __sanitizer_start_switch_fiber(NULL, ex->main_bottom, ex->main_size);
+#endif
+#ifdef XDEV_CPU_TSAN
+            __tsan_switch_to_fiber(ex->main_tsan, 0);
+#endif
+        }
+        siglongjmp(ex->guard, 1);
+    }
+    errno = saved;
+    pass_on(sig, si, uc);
+    errno = saved;
+}
+
+static void handlers_install(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = fault_handler;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
+    for (int k = 0; k < 4; k++)
+        if (sigaction(fault_signals[k], NULL, &prev_actions[k]) != 0) return;
+    for (int k = 0; k < 4; k++)
+        if (sigaction(fault_signals[k], &sa, NULL) != 0) {
+            for (int j = 0; j < k; j++)
+                sigaction(fault_signals[j], &prev_actions[j], NULL);
+            return;
+        }
+    atomic_store(&handlers_ok, true);
+}
+
+bool xdev_cpu_fault_handlers_install(void) {
+    pthread_once(&handlers_once, handlers_install);
+    return atomic_load_explicit(&handlers_ok, memory_order_relaxed);
+}
+
+/* A thread without an alternate signal stack gets one (a fault on a fiber
+ * stack's guard page has no stack left to run the handler on); one that
+ * has one - the application's, a sanitizer's - keeps it. */
+static void exec_altstack(xdev_cpu_exec_t *ex) {
+    stack_t cur;
+    if (sigaltstack(NULL, &cur) != 0 || !(cur.ss_flags & SS_DISABLE)) return;
+#if defined(XDEV_CPU_ASAN) || defined(XDEV_CPU_TSAN)
+    size_t bytes = 256u * 1024u;
+#else
+    size_t bytes = 64u * 1024u;
+#endif
+    long min = sysconf(_SC_SIGSTKSZ);
+    if (min > 0 && (size_t)min * 4 > bytes) bytes = (size_t)min * 4;
+    void *p =
+        mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    if (p == MAP_FAILED) return; /* faults on this thread use its stack */
+    stack_t ss = {.ss_sp = p, .ss_size = bytes, .ss_flags = 0};
+    if (sigaltstack(&ss, NULL) != 0) {
+        munmap(p, bytes);
+        return;
+    }
+    ex->altstack = p;
+    ex->altstack_bytes = bytes;
 }
 
 /* ----------------------------------------------------------------- fibers */
@@ -350,6 +496,7 @@ static void fiber_switch(xdev_cpu_exec_t *ex, fiber_t *from, fiber_t *to) {
 #ifdef XDEV_CPU_TSAN
     __tsan_switch_to_fiber(to != NULL ? to->tsan : ex->main_tsan, 0);
 #endif
+    ex->on_fibers = to != NULL;
     ctx_jump(from_ctx, to_ctx);
 #ifdef XDEV_CPU_ASAN
     __sanitizer_finish_switch_fiber(*fake, NULL, NULL);
@@ -499,6 +646,11 @@ static void run_block_fibers(xdev_cpu_exec_t *ex, xdev_cpu_launch_t *l) {
 
 static void exec_free(void *arg) {
     xdev_cpu_exec_t *ex = arg;
+    if (ex->altstack != NULL) {
+        stack_t off = {.ss_flags = SS_DISABLE};
+        (void)sigaltstack(&off, NULL);
+        munmap(ex->altstack, ex->altstack_bytes);
+    }
 #ifdef XDEV_CPU_TSAN
     for (int i = 0; i < ex->nfibers; i++)
         if (ex->fibers[i]->tsan != NULL) __tsan_destroy_fiber(ex->fibers[i]->tsan);
@@ -542,11 +694,16 @@ xdev_cpu_exec_t *xdev_cpu_exec_self(void) {
 #ifdef XDEV_CPU_TSAN
     ex->main_tsan = __tsan_get_current_fiber();
 #endif
+    exec_altstack(ex);
+    pthread_sigmask(SIG_SETMASK, NULL, &ex->sigmask);
     tls_exec = ex;
     return ex;
 }
 
-void xdev_cpu_exec_blocks(xdev_cpu_exec_t *ex, xdev_cpu_launch_t *l, uint64_t first, uint64_t end) {
+/* Blocks [first, end), unguarded. Not inlined: its locals change after
+ * xdev_cpu_exec_blocks' sigsetjmp, which only keeps its own. */
+static __attribute__((noinline)) void run_blocks(xdev_cpu_exec_t *ex, xdev_cpu_launch_t *l,
+                                                 uint64_t first, uint64_t end) {
     const bool sync = (l->sig->flags & XDEV_KERNEL_USES_BARRIER) != 0;
     const size_t limit = xdev_cpu_state.shared_limit;
     const size_t dyn = (l->dynamic_shared + 63) & ~(size_t)63;
@@ -580,4 +737,39 @@ void xdev_cpu_exec_blocks(xdev_cpu_exec_t *ex, xdev_cpu_launch_t *l, uint64_t fi
             }
         }
     }
+}
+
+/* The thread left a fault signal of the kernel through the guard: finish
+ * the switch back from a fiber, restore the signal mask (the jump left the
+ * handler's, which under TSan blocks every signal) and the floating-point state the jump did not
+ * restore, forget the fibers left inside work-items, and fail the launch. */
+static void recover(xdev_cpu_exec_t *ex, xdev_cpu_launch_t *l) {
+    if (ex->on_fibers) {
+#ifdef XDEV_CPU_ASAN
+        __sanitizer_finish_switch_fiber(ex->main_fake_stack, NULL, NULL);
+#endif
+        ex->on_fibers = 0;
+        for (int i = 0; i < ex->n; i++)
+            if (ex->fibers[i]->in_item) ex->fibers[i]->made = false;
+    }
+    fesetenv(&ex->fenv); /* a kernel's rounding mode does not outlive it */
+    pthread_sigmask(SIG_SETMASK, &ex->sigmask, NULL);
+    xdev_cpu_launch_fail_signal(l, ex->ctx.group, ex->signo, ex->sicode, ex->addr);
+}
+
+void xdev_cpu_exec_blocks(xdev_cpu_exec_t *ex, xdev_cpu_launch_t *l, uint64_t first, uint64_t end) {
+    /* The backend's own parallel loops (no stream) are not guarded: a fault
+     * there is xdev's bug, and goes where any other fault goes. */
+    if (l->stream == NULL || !atomic_load_explicit(&handlers_ok, memory_order_relaxed)) {
+        run_blocks(ex, l, first, end);
+        return;
+    }
+    fegetenv(&ex->fenv);
+    if (sigsetjmp(ex->guard, 0) != 0) {
+        recover(ex, l);
+        return;
+    }
+    ex->armed = 1;
+    run_blocks(ex, l, first, end);
+    ex->armed = 0;
 }

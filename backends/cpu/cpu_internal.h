@@ -84,6 +84,9 @@ typedef struct xdev_cpu_op {
 /* Fault code of a launch that could not get a worker's shared memory or
  * fiber stacks (beyond the XDEV_KFAULT_* codes; reported as OUT_OF_MEMORY). */
 #define XDEV_CPU_KFAULT_NOMEM 100
+/* Fault code of a kernel whose code raised SIGSEGV, SIGBUS, SIGFPE or
+ * SIGILL (cpu_fiber.c's handler caught it). */
+#define XDEV_CPU_KFAULT_SIGNAL 101
 
 /* A kernel fault waiting for its stream's next synchronize (cpu_kernel.c). */
 typedef struct xdev_cpu_kfault {
@@ -91,6 +94,8 @@ typedef struct xdev_cpu_kfault {
     int block[3];          /* the block that faulted */
     size_t shared_cap;     /* its static shared bytes (XDEV_KFAULT_SHARED's message) */
     size_t dynamic_shared; /* the launch's dynamic shared bytes */
+    int signo, sicode;     /* XDEV_CPU_KFAULT_SIGNAL: the signal and its si_code */
+    void *addr;            /* and its si_addr */
     char kernel[128];      /* the kernel's name (truncated) */
 } xdev_cpu_kfault_t;
 

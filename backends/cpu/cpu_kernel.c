@@ -9,8 +9,10 @@
  * op runs the grid on the device's pool (cpu_pool.c) - or, for a single
  * block or a one-thread device, on the stream worker alone - and when a
  * kernel faulted (xdev_trap(), a barrier in a kernel not declared
- * XDEV_KERNEL_SYNC, shared memory over the limit, a divergent barrier), it
- * leaves the first fault on the stream. The stream's next synchronize, or
+ * XDEV_KERNEL_SYNC, shared memory over the limit, a divergent barrier, or a
+ * SIGSEGV/SIGBUS/SIGFPE/SIGILL of the kernel's code, caught by
+ * cpu_fiber.c's handlers, installed at the first launch), it leaves the
+ * first fault on the stream. The stream's next synchronize, or
  * the device's, reports it once (XDEV_ERROR_LAUNCH_FAILURE) and clears it, as
  * CUDA reports an asynchronous launch failure at the next synchronisation.
  *
@@ -18,6 +20,7 @@
  * device's kernels, the stream worker among them; default the online cores
  * shared evenly between the CPU devices). Shared memory per block is 48 KiB
  * (xdev_cpu_state.shared_limit; CUDA's default). */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,10 +74,37 @@ static void stream_keep_fault(const xdev_cpu_launch_t *l, int code) {
         memcpy(f->block, l->fault_block, sizeof f->block);
         f->shared_cap = l->fault_cap;
         f->dynamic_shared = l->dynamic_shared;
+        f->signo = l->fault_signo;
+        f->sicode = l->fault_sicode;
+        f->addr = l->fault_addr;
         snprintf(f->kernel, sizeof f->kernel, "%s", l->sig->name);
         atomic_store_explicit(&s->fault_pending, true, memory_order_release);
     }
     pthread_mutex_unlock(&s->mu);
+}
+
+/* "SIGSEGV writing or reading address 0x...: no memory is mapped there". */
+static void describe_signal(const xdev_cpu_kfault_t *f, char *buf, size_t n) {
+    const char *name = f->signo == SIGSEGV  ? "SIGSEGV"
+                       : f->signo == SIGBUS ? "SIGBUS"
+                       : f->signo == SIGFPE ? "SIGFPE"
+                       : f->signo == SIGILL ? "SIGILL"
+                                            : "signal";
+    const char *why = "";
+    if (f->signo == SIGSEGV && f->sicode == SEGV_MAPERR) why = ": no memory is mapped there";
+    if (f->signo == SIGSEGV && f->sicode == SEGV_ACCERR) why = ": the memory there forbids it";
+    if (f->signo == SIGBUS && f->sicode == BUS_ADRALN) why = ": misaligned";
+    if (f->signo == SIGBUS && f->sicode == BUS_ADRERR) why = ": past the end of a mapped file";
+    if (f->signo == SIGFPE && f->sicode == FPE_INTDIV) why = ": integer division by zero";
+    if (f->signo == SIGFPE && f->sicode == FPE_INTOVF) why = ": integer overflow";
+    if (f->signo == SIGSEGV && f->sicode == SI_KERNEL)
+        snprintf(buf, n,
+                 "SIGSEGV, a general-protection fault (an address outside the canonical "
+                 "range, e.g. far past any allocation; the processor does not say which)");
+    else if (f->signo == SIGSEGV || f->signo == SIGBUS)
+        snprintf(buf, n, "%s accessing address %p%s", name, f->addr, why);
+    else
+        snprintf(buf, n, "%s at instruction address %p%s", name, f->addr, why);
 }
 
 xdev_status_t xdev_cpu_stream_take_fault(xdev_cpu_stream_t *s) {
@@ -109,6 +139,14 @@ xdev_status_t xdev_cpu_stream_take_fault(xdev_cpu_stream_t *s) {
                               "while others waited at xdev_barrier() (every work-item of a block "
                               "must reach each barrier)",
                               d, f.kernel, b[0], b[1], b[2]);
+    case XDEV_CPU_KFAULT_SIGNAL: {
+        char what[160];
+        describe_signal(&f, what, sizeof what);
+        return xdev_cpu_error(XDEV_ERROR_LAUNCH_FAILURE,
+                              "cpu:%d: kernel '%s' faulted in block (%d,%d,%d): %s (the launch's "
+                              "later blocks did not run; the device and its streams go on)",
+                              d, f.kernel, b[0], b[1], b[2], what);
+    }
     case XDEV_CPU_KFAULT_NOMEM:
         return xdev_cpu_error(XDEV_ERROR_OUT_OF_MEMORY,
                               "cpu:%d: kernel '%s' could not run: no host memory for a worker's "
@@ -254,6 +292,7 @@ static xdev_status_t kernel_launch(xdev_cpu_device_t *dev, const xdev_launch_des
     xdev_status_t st = xdev_cpu_stream_resolve(dev->index, stream, &s);
     if (st != XDEV_SUCCESS) return st;
     uint64_t total = (uint64_t)desc->grid.x * desc->grid.y * desc->grid.z;
+    (void)xdev_cpu_fault_handlers_install(); /* once: kernel faults fail their launch */
     if (xdev_cpu_state.threads > 1 && total > 1 && xdev_cpu_pool_get(dev) == NULL)
         return XDEV_ERROR_OUT_OF_MEMORY; /* error set */
 
@@ -283,6 +322,8 @@ static xdev_status_t kernel_launch(xdev_cpu_device_t *dev, const xdev_launch_des
     atomic_init(&l->refs, 0);
     atomic_init(&l->fault, 0);
     l->fault_cap = 0;
+    l->fault_signo = l->fault_sicode = 0;
+    l->fault_addr = NULL;
     memset(l->fault_block, 0, sizeof l->fault_block);
     l->prev = l->next = NULL;
     size_t off = 0;

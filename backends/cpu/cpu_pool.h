@@ -41,6 +41,8 @@ typedef struct xdev_cpu_launch {
     atomic_int fault;                    /* first fault code, 0 = none */
     int fault_block[3];                  /* written by the thread whose code won */
     size_t fault_cap;                    /* its static shared capacity */
+    int fault_signo, fault_sicode;       /* XDEV_CPU_KFAULT_SIGNAL: the signal */
+    void *fault_addr;                    /* and its si_addr */
     struct xdev_cpu_launch *prev, *next; /* the pool's running launches, under its mutex */
     void *args[XDEV_KERNEL_MAX_PARAMS];
     _Alignas(16) unsigned char bytes[];
@@ -49,6 +51,16 @@ typedef struct xdev_cpu_launch {
 /* Record `code` as the launch's fault unless one is recorded already (the
  * first one wins); blocks not yet started are skipped from then on. */
 void xdev_cpu_launch_fail(xdev_cpu_launch_t *launch, int code, const int block[3], size_t cap);
+
+/* Record a fault signal the kernel's code raised in `block` (si_signo,
+ * si_code, si_addr) as the launch's fault, as xdev_cpu_launch_fail. */
+void xdev_cpu_launch_fail_signal(xdev_cpu_launch_t *launch, const int block[3], int signo,
+                                 int sicode, void *addr);
+/* Install the process's SIGSEGV, SIGBUS, SIGFPE and SIGILL handlers (once,
+ * at the first launch; cpu_fiber.c): from then on a kernel's fault fails its
+ * launch. False when they could not be installed (faults then end the
+ * process, as before). */
+bool xdev_cpu_fault_handlers_install(void);
 
 /* --------------------------------------------------------- pool (cpu_pool.c) */
 

@@ -69,9 +69,15 @@ typedef struct arg_ref {
     int i;
 } arg_ref_t;
 
+/* The lookup quotes what this writes ("'x' (0x...) points into ..."): the
+ * parameter's bare name, or "argument 2" when the signature has none;
+ * check_pointer then says which kernel's argument it is. */
 static void arg_label_fn(const void *ctx, char *buf, size_t n) {
     const arg_ref_t *a = ctx;
-    arg_label(a->k, a->i, buf, n);
+    if (a->k->sig != NULL && a->k->sig->param_names != NULL)
+        snprintf(buf, n, "%s", a->k->sig->param_names[a->i]);
+    else
+        snprintf(buf, n, "argument %d", a->i);
 }
 
 /* A pointer argument: NULL, or memory the kernel's device can use. The
@@ -83,13 +89,22 @@ static xdev_status_t check_pointer(const struct xdev_kernel *k, int i, const voi
     xdev_live_ref_t ref;
     arg_ref_t at = {k, i};
     xdev_status_t st = xdev_live_lookup_cached(p, arg_label_fn, &at, &ref); /* refuses freed */
-    if (st != XDEV_SUCCESS) return st;
-    if (__builtin_expect(ref.known && ref.e.kind == XDEV_MEMORY_DEVICE && ref.e.be == m->be &&
-                             ref.e.index == m->device.index,
+    if (st != XDEV_SUCCESS)
+        return XDEV_FAIL(st, "argument %d of kernel '%s': %s", i, k->name, xdev_last_error());
+    /* The caller's bytes, not the allocator's rounding: a pointer may point
+     * up to one past the end of what was requested, as in C. */
+    bool inside = !ref.known || (uintptr_t)p - ref.base <= ref.size;
+    if (__builtin_expect(inside && ref.known && ref.e.kind == XDEV_MEMORY_DEVICE &&
+                             ref.e.be == m->be && ref.e.index == m->device.index,
                          1))
         return XDEV_SUCCESS;
     char label[192];
     arg_label(k, i, label, sizeof label);
+    if (!inside)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                         "%s (%p) is %zu bytes into an allocation of %zu bytes (at %p): past "
+                         "its end",
+                         label, p, (size_t)((uintptr_t)p - ref.base), ref.size, (void *)ref.base);
     if (!ref.known)
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
                          "%s is %p, not memory xdev allocated (a host pointer? kernels take "

@@ -30,6 +30,9 @@ xdev_status_t xdev_pointer_get_info(const void *ptr, xdev_pointer_info_t *out) {
         xdev_core_error_restore(&saved); /* freed memory is simply not xdev's any more */
         ref.known = false;
     }
+    /* Past the bytes requested (in the allocator's rounding) is not the
+     * allocation's, as for every other check. */
+    if (ref.known && (uintptr_t)ptr - ref.base >= ref.size) ref.known = false;
     if (!ref.known) {
         out->kind = XDEV_MEMORY_HOST;
         out->device = (xdev_device_t){XDEV_DEVICE_CPU, -1};

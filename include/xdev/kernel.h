@@ -20,9 +20,11 @@
  * it, it appears in the stream trace and as an NVTX / roctx range, and it
  * may be called from several threads. Launch-time checks (always on): the
  * argument count, each argument's size, each pointer argument is live
- * memory of the kernel's device (or NULL), grid and block sizes and shared
- * bytes within the device's limits. A failure is a status with a message
- * naming the argument or the limit; nothing is enqueued.
+ * memory of the kernel's device (or NULL) within the bytes its allocation
+ * requested (up to one past the end; the allocator's rounding does not
+ * count), grid and block sizes and shared bytes within the device's limits.
+ * A failure is a status with a message naming the argument or the limit;
+ * nothing is enqueued.
  *
  * Which kernels are checked in full: every kernel written in the dialect
  * (xdev/kernel_lang.h), whether embedded by xdev_add_kernels or compiled at
@@ -36,7 +38,25 @@
  * all.
  *
  * A kernel that faults or calls xdev_trap() fails asynchronously: as on
- * CUDA, the stream's next synchronisation reports it. */
+ * CUDA, the stream's next synchronisation reports it.
+ *
+ * On the CPU a fault is: xdev_trap(), a barrier in a kernel not declared
+ * XDEV_KERNEL_SYNC or one some work-items skip, XDEV_SHARED over the
+ * block's shared memory (the work-item returns at the declaration), and a
+ * SIGSEGV, SIGBUS, SIGFPE or SIGILL raised by the kernel's own code (a wild
+ * pointer, an integer division by zero). The stream's next synchronisation,
+ * or the device's if it comes first, returns XDEV_ERROR_LAUNCH_FAILURE
+ * naming the kernel, the block and, for a signal, the faulting address;
+ * the launch's later blocks do not run, blocks that ran keep what they
+ * wrote. Unlike CUDA's sticky error the device stays usable: the fault is
+ * reported once, work queued after it runs, and other streams are not
+ * affected. Device memory is the process's memory, though: a kernel that
+ * wrote through a bad pointer before it faulted may have changed any of
+ * it. The signal handlers are installed at the first CPU launch, keeping
+ * the ones installed before: a fault outside kernels (or one sent with
+ * kill) reaches them, or the default action, as without xdev. A handler
+ * the application installs after the first launch takes kernels' faults
+ * too (chain to the previous handler to keep xdev's). */
 #ifndef XDEV_KERNEL_H
 #define XDEV_KERNEL_H
 

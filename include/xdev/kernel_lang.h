@@ -44,8 +44,9 @@
  * - helper functions are XDEV_DEVICE; the ids, barriers and shared memory
  *   are used in the kernel body itself (pass ids to helpers as arguments);
  * - every work-item of a block reaches each xdev_barrier() (as on GPUs);
- * - XDEV_SHARED gives an array on GPUs and a pointer on the CPU: do not take
- *   its sizeof;
+ * - XDEV_SHARED gives an array on GPUs and a pointer on the CPU (a
+ *   declaration and a check that returns when the block's shared memory is
+ *   too small): do not take its sizeof, declare it where a statement may go;
  * - 64-bit doubles are fine everywhere xdev runs (f64 atomics need sm_60).
  * Kernel names are C symbols: unique across the files of one
  * xdev_add_kernels() target. */
@@ -292,9 +293,13 @@ XDEV_DEVICE uint64_t xdev_atomic_cas_u64(uint64_t *p, uint64_t expected, uint64_
 #define xdev_local_size(d) (xk_->block[d])
 #define xdev_num_groups(d) (xk_->grid[d])
 #define xdev_barrier() (xk_->barrier(xk_))
+/* Over the block's shared memory, the fault is recorded (the launch fails at
+ * the next synchronisation) and the work-item returns here: the body never
+ * sees a NULL array. */
 #define XDEV_SHARED(type, name, count)                                                             \
     type *const name = (type *)xdev_kctx_shared_at(xk_, xsu_, sizeof(type) * (size_t)(count),      \
-                                                   XDEV__ALIGNOF(type))
+                                                   XDEV__ALIGNOF(type));                           \
+    if (name == NULL) return
 #define XDEV_DYNAMIC_SHARED(type, name) type *const name = (type *)xk_->dynamic_shared
 #define xdev_trap()                                                                                \
     do {                                                                                           \
