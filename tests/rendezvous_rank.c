@@ -107,8 +107,8 @@ static int survive(xdev_communicator_t c, xdev_device_t dev, int rank, int n) {
     snprintf(msg, sizeof msg, "%s", xdev_last_error());
     snprintf(who, sizeof who, over_mpi ? "rank %d (pid " : "rank %d (process ", n - 1);
     xdev_status_t want = over_mpi ? XDEV_ERROR_IO : XDEV_ERROR_INVALID_VALUE;
-    const char *verdict = st == XDEV_SUCCESS ? "NOT DETECTED"
-                          : st != want       ? "WRONG STATUS"
+    const char *verdict = st == XDEV_SUCCESS         ? "NOT DETECTED"
+                          : st != want               ? "WRONG STATUS"
                           : strstr(msg, who) == NULL ? "the rank that left NOT NAMED"
                           : t > bound                ? "TOO LATE"
                                                      : "ok";
