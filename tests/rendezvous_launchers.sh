@@ -8,9 +8,10 @@
 #   torchrun  torchrun --nproc-per-node=N --no-python (PyTorch's launcher;
 #             TYPE cuda on a GPU machine)
 # With XDEV_HOST_COMM=<transport> set, every rank must also say it ran over
-# it ("over mpi"). In die mode a survivor says "ok" only when it named the rank
-# that left, with the transport's status, within the bound (rendezvous_rank.c). Exits 77 (skipped, the reason printed) when the launcher is
-# not installed.
+# it ("over mpi"; not checked in abort mode). In die mode a survivor says
+# "ok" only when it named the rank that left, with the transport's status,
+# within the bound (rendezvous_rank.c). Exits 77 (skipped, the reason
+# printed) when the launcher is not installed.
 set -uo pipefail
 launcher=$1 prog=$2 n=$3 type=${4:-cpu} mode=${5:-}
 case "$launcher" in
@@ -52,10 +53,10 @@ esac
 echo "$out"
 oks=$(grep -c ", ok$" <<<"$out")
 want=${XDEV_HOST_COMM:-auto}
-if [ "$want" != auto ]; then
+if [ "$want" != auto ] && { [ -z "$mode" ] || [ "$mode" = die ]; }; then
     overs=$(grep ", ok$" <<<"$out" | grep -c " over $want")
     # In die mode the rank that leaves says no transport; every other must.
-    [ -n "$mode" ] && overs=$((overs + $(grep -c "leaves without joining.*, ok$" <<<"$out")))
+    [ "$mode" = die ] && overs=$((overs + $(grep -c "leaves without joining.*, ok$" <<<"$out")))
     oks=$overs
 fi
 if [ "$rc" -ne 0 ] || [ "$oks" -ne "$n" ]; then

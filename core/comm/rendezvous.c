@@ -10,9 +10,12 @@
  * connects (retrying while rank 0 is not up yet) and says who it is (rank,
  * world size, device type); once all have come, rank 0 answers each with
  * the id, or with why they cannot form one group (sizes or types that
- * differ, a rank twice). A rank that never comes makes every other fail
- * at the deadline (XDEV_COMM_TIMEOUT, default 120 s) with a message naming
- * it. The port is closed again as soon as the id has gone out. */
+ * differ, a rank twice: every rank fails, naming both sides). A rank that
+ * never comes makes every other fail at the deadline (XDEV_COMM_TIMEOUT,
+ * default 120 s) with a message naming it. Rank 0 serves every connection
+ * at once, each with its own deadline, so strangers on the port (scanners,
+ * health checks, junk) delay no rank; see gather(). The port is closed
+ * again as soon as the id has gone out. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -163,7 +166,12 @@ typedef struct server {
     int come;             /* ranks accounted for, rank 0 included */
     pending_t pend[PENDING_MAX];
     int npend;
-    uint32_t why, who, their; /* the first reason the group cannot form */
+    /* Why the group cannot form: the first rank turned away for its world
+     * size or device type, else (when a rank is missing) the first process
+     * turned away at all; a process turned away while every rank joined was
+     * told so and is no concern of the group's. */
+    uint32_t why, who, their;
+    bool turned; /* why is a turned-away rank's */
 } server_t;
 
 static reply_t answer(const server_t *sv, uint32_t why, uint32_t who, uint32_t their) {
@@ -202,14 +210,17 @@ static void judge(server_t *sv, int c, hello_t h) {
     (void)send(c, &no, sizeof no, MSG_NOSIGNAL | MSG_DONTWAIT); /* fits a new socket's buffer */
     close(c);
     if (why == ANS_JOB) return; /* another job's: not ours to count */
-    if (sv->why == ANS_OK) {
+    bool turned =
+        (why == ANS_WORLD || why == ANS_TYPE) && in_range && sv->state[h.rank] == PEER_NONE;
+    if (turned) {
+        sv->state[h.rank] = PEER_TURNED; /* it came, and was told */
+        sv->come++;
+    }
+    if (sv->why == ANS_OK || (turned && !sv->turned)) {
         sv->why = why;
         sv->who = h.rank;
         sv->their = their;
-    }
-    if ((why == ANS_WORLD || why == ANS_TYPE) && in_range && sv->state[h.rank] == PEER_NONE) {
-        sv->state[h.rank] = PEER_TURNED; /* it came, and was told */
-        sv->come++;
+        sv->turned = turned;
     }
 }
 
@@ -388,6 +399,7 @@ static xdev_status_t serve(int port, int world, xdev_device_type_t type,
                                        nmissing ? ", " : "", i);
             if (nmissing++ == 0) first_missing = i;
         }
+    if (!sv.turned && !nmissing) sv.why = ANS_OK; /* every rank joined: the group forms */
     reply_t rep = sv.why != ANS_OK ? answer(&sv, sv.why, sv.who, sv.their)
                   : nmissing       ? answer(&sv, ANS_MISSING, (uint32_t)first_missing, 0)
                                    : answer(&sv, ANS_OK, 0, 0);
@@ -402,10 +414,9 @@ static xdev_status_t serve(int port, int world, xdev_device_type_t type,
     free(sv.state);
     char why[200];
     if (disagreement(&sv, why, sizeof why) > 0)
-        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "rendezvous: %s%s%s%s%s", why,
-                         nmissing ? "; rank" : "",
-                         nmissing > 1 ? "s "
-                         : nmissing   ? " "
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "rendezvous: %s%s%s%s", why,
+                         nmissing > 1 ? "; ranks "
+                         : nmissing   ? "; rank "
                                       : "",
                          missing, nmissing ? " never came" : "");
     if (nmissing)
