@@ -224,7 +224,7 @@ static void judge(server_t *sv, int c, hello_t h) {
     }
 }
 
-/* Read what connection i sent; false when it is to be dropped (closed,
+/* Read what pending connection pe sent; false when it is to be dropped (closed,
  * not a hello, or a whole hello judged). */
 static bool hear(server_t *sv, pending_t *pe) {
     ssize_t k = recv(pe->fd, (char *)&pe->h + pe->got, sizeof pe->h - pe->got, MSG_DONTWAIT);
