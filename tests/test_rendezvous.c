@@ -8,10 +8,18 @@
  * sums its rank + 1 with xdev_all_reduce and checks the total. Rank 0 is
  * started last, so the others must retry until it listens. Failures: a
  * rank that never comes (every other rank fails within XDEV_COMM_TIMEOUT
- * with a message naming it), ranks that disagree on the world size, and
- * malformed or missing variables. */
+ * with a message naming it), ranks that disagree on the world size (each
+ * told, naming both sizes), strangers on rank 0's port (silent clients and
+ * junk writers, which must not delay the ranks), and malformed or missing
+ * variables.
+ *
+ * Time bounds: what the code promises plus SLACK_MS, room for a loaded
+ * 2-core machine under ThreadSanitizer (process start, library init). */
 #include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +30,8 @@
 
 #include "xdev/xdev.h"
 #include "xt.h"
+
+#define SLACK_MS 2500
 
 static const char *const k_launcher_vars[] = {"RANK",
                                               "WORLD_SIZE",
@@ -71,6 +81,7 @@ typedef struct outcome {
     xdev_status_t init; /* xdev_communicator_init_env */
     int sum_ok;         /* the all_reduce gave 1 + 2 + ... + world */
     int rank, size;     /* as the communicator says */
+    double ms;          /* how long xdev_communicator_init_env took */
     char message[400];
 } outcome_t;
 
@@ -91,7 +102,9 @@ static void rank_main(int r, const spawn_t *sp, int fd) {
     }
     outcome_t o = {0};
     xdev_communicator_t c = NULL;
+    double t0 = xt_now_ms();
     o.init = xdev_communicator_init_env(&c, XDEV_DEVICE_CPU);
+    o.ms = xt_now_ms() - t0;
     snprintf(o.message, sizeof o.message, "%s", xdev_last_error());
     if (o.init == XDEV_SUCCESS) {
         (void)xdev_communicator_rank(c, &o.rank);
@@ -111,35 +124,45 @@ static void rank_main(int r, const spawn_t *sp, int fd) {
     exit(0); /* not _exit: xdev's exit handler stops its worker threads (ThreadSanitizer) */
 }
 
+/* Fork rank r with the environment sp; *fd reads its outcome. */
+static pid_t start_rank(int r, const spawn_t *sp, int *fd) {
+    int p[2];
+    ck_assert_int_eq(pipe(p), 0);
+    fflush(NULL); /* a rank exits through exit(): nothing buffered twice */
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        close(p[0]);
+        rank_main(r, sp, p[1]);
+    }
+    close(p[1]);
+    *fd = p[0];
+    return pid;
+}
+
+static void collect(int r, int fd, pid_t pid, outcome_t *out) {
+    memset(out, 0, sizeof *out);
+    ssize_t got = read(fd, out, sizeof *out);
+    close(fd);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ck_assert_msg(got == (ssize_t)sizeof *out && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                  "rank %d died (status %d)", r, status);
+}
+
 /* Start ranks 0..n-1, rank r with the environment sp[r] (rank 0 last,
  * after a pause), and collect their outcomes. */
 static void launch_each(const spawn_t *const *sp, int n, outcome_t *out) {
-    int fds[16][2];
+    int fds[16];
     pid_t pids[16];
     ck_assert_int_le(n, 16);
     for (int k = 0; k < n; k++) {
         int r = (k + 1) % n; /* 1, 2, ..., n-1, then 0 */
-        ck_assert_int_eq(pipe(fds[r]), 0);
         if (r == 0 && n > 1) xt_sleep_ms(300);
-        fflush(NULL); /* a rank exits through exit(): nothing buffered twice */
-        pids[r] = fork();
-        ck_assert_int_ge(pids[r], 0);
-        if (pids[r] == 0) {
-            close(fds[r][0]);
-            rank_main(r, sp[r], fds[r][1]);
-        }
-        close(fds[r][1]);
+        pids[r] = start_rank(r, sp[r], &fds[r]);
     }
-    for (int r = 0; r < n; r++) {
-        memset(&out[r], 0, sizeof out[r]);
-        ssize_t got = read(fds[r][0], &out[r], sizeof out[r]);
-        close(fds[r][0]);
-        int status = 0;
-        waitpid(pids[r], &status, 0);
-        ck_assert_msg(got == (ssize_t)sizeof out[r] && WIFEXITED(status) &&
-                          WEXITSTATUS(status) == 0,
-                      "rank %d died (status %d)", r, status);
-    }
+    for (int r = 0; r < n; r++)
+        collect(r, fds[r], pids[r], &out[r]);
 }
 
 static void launch(const spawn_t *sp, int n, outcome_t *out) {
@@ -269,12 +292,24 @@ START_TEST(missing_rank_times_out) {
                           xt_icontains(o[r].message, "xdev_communicator_init_env"),
                       "rank %d: %s", r, o[r].message);
     }
-    ck_assert_msg(ms < 2000 + 300 + 8000, "the ranks took %.0f ms to give up (timeout 2 s)", ms);
+    /* Rank 0 starts 300 ms after rank 1 and answers at its 2 s deadline;
+     * rank 1 waits for that answer (up to 10 s past its own deadline). */
+    ck_assert_msg(ms < 2000 + 300 + SLACK_MS, "the ranks took %.0f ms to give up (timeout 2 s)",
+                  ms);
 }
 END_TEST
 
+/* Rank 0 or 1 told that the other says another world size: both sizes
+ * named, XDEV_ERROR_INVALID_VALUE. */
+static void expect_sizes(const outcome_t *o, int r, const char *sizes) {
+    ck_assert_msg(o[r].init == XDEV_ERROR_INVALID_VALUE && xt_icontains(o[r].message, sizes) &&
+                      xt_icontains(o[r].message, "xdev_communicator_init_env"),
+                  "rank %d: %s: %s", r, xdev_status_string(o[r].init), o[r].message);
+}
+
 /* Rank 1 says the world has 2 ranks, rank 0 says 3: rank 1 is told so at
- * once, rank 0 gives up at the timeout saying why. */
+ * once, rank 0 gives up at the timeout (rank 2 never comes), and both fail
+ * with XDEV_ERROR_INVALID_VALUE naming both sizes. */
 START_TEST(disagreeing_world_sizes) {
     ports();
     spawn_t of3 = {{"RANK=%d", "WORLD_SIZE=3", "MASTER_ADDR=127.0.0.1", g_port_minus1,
@@ -284,8 +319,169 @@ START_TEST(disagreeing_world_sizes) {
     of2.vars[1] = "WORLD_SIZE=2";
     const spawn_t *each[2] = {&of3, &of2};
     outcome_t o[2];
+    double t0 = xt_now_ms();
     launch_each(each, 2, o);
-    expect_turned_away(o, "world has 2 ranks, rank 0 says 3", "another world size");
+    double ms = xt_now_ms() - t0;
+    expect_sizes(o, 1, "world has 2 ranks, rank 0 says 3");
+    expect_sizes(o, 0, "rank 1 says the world has 2 ranks, rank 0 says 3");
+    ck_assert_msg(xt_icontains(o[0].message, "rank 2"), "rank 0: %s", o[0].message);
+    ck_assert_msg(ms < 2000 + 300 + SLACK_MS, "the ranks took %.0f ms (timeout 2 s)", ms);
+}
+END_TEST
+
+/* The same with every rank there (rank 1 says 2, ranks 0 and 2 say 3):
+ * nobody waits for the timeout; every rank is told, naming both sizes. */
+START_TEST(disagreeing_world_sizes_all_came) {
+    ports();
+    spawn_t of3 = {{"RANK=%d", "WORLD_SIZE=3", "MASTER_ADDR=127.0.0.1", g_port_minus1,
+                    "XDEV_COMM_TIMEOUT=20", NULL},
+                   0};
+    spawn_t of2 = of3;
+    of2.vars[1] = "WORLD_SIZE=2";
+    const spawn_t *each[3] = {&of3, &of2, &of3};
+    outcome_t o[3];
+    double t0 = xt_now_ms();
+    launch_each(each, 3, o);
+    double ms = xt_now_ms() - t0;
+    for (int r = 0; r < 3; r++)
+        expect_sizes(o, r, "rank 1 says the world has 2 ranks, rank 0 says 3");
+    ck_assert_msg(ms < 300 + SLACK_MS, "the ranks took %.0f ms to be told (timeout 20 s)", ms);
+}
+END_TEST
+
+/* ------------------------------------------------------------ strangers */
+
+#define N_SILENT 50
+
+/* A non-blocking TCP connection to 127.0.0.1:port, made within 2 s (a
+ * listener whose backlog is full lets it wait); -1 if refused or late. */
+static int dial(int port) {
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) return -1;
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_port = htons((uint16_t)port),
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    int e = 0;
+    socklen_t len = sizeof e;
+    struct pollfd pf = {fd, POLLOUT, 0};
+    if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0 &&
+        (errno != EINPROGRESS || poll(&pf, 1, 2000) != 1 ||
+         getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len) != 0 || e != 0)) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* What the strangers' process reports. */
+typedef struct strangers {
+    int silent;    /* silent connections made (N_SILENT) */
+    int junk;      /* junk writers connected */
+    int cut_off;   /* the endless junk writer's connection was closed by rank 0 */
+    double cut_ms; /* after how long */
+} strangers_t;
+
+/* The strangers: once rank 0 listens, N_SILENT clients that connect and say
+ * nothing, and junk writers: random bytes, the hello's magic and then
+ * silence (a slow client), a hello of another protocol version, one that
+ * connects and leaves, and one that writes without end, until rank 0 cuts
+ * it off (at most 3 s). Then reports through `to` and holds the others
+ * until `from` closes. */
+static void strangers_main(int port, int to, int from) {
+    strangers_t st = {0};
+    int fds[N_SILENT + 8], nfd = 0, endless = -1;
+    for (int i = 0; i < 1000; i++) { /* rank 0 may not listen yet */
+        int fd = dial(port);
+        if (fd >= 0) {
+            fds[nfd++] = fd;
+            break;
+        }
+        xt_sleep_ms(10);
+    }
+    for (; nfd > 0 && nfd < N_SILENT; nfd++)
+        if ((fds[nfd] = dial(port)) < 0) break;
+    st.silent = nfd;
+    static const char *const junk[] = {"GET / HTTP/1.0\r\n\r\n", "xdevrdv",
+                                       "xdevrdv0abcdefghijklmnop",
+                                       "\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03"};
+    for (size_t j = 0; j < sizeof junk / sizeof junk[0]; j++) {
+        int fd = dial(port);
+        if (fd < 0) continue;
+        (void)send(fd, junk[j], strlen(junk[j]), MSG_NOSIGNAL);
+        fds[nfd++] = fd;
+        st.junk++;
+    }
+    int leaver = dial(port);
+    if (leaver >= 0) close(leaver);
+    endless = dial(port);
+    char buf[4096];
+    memset(buf, 'x', sizeof buf);
+    double t0 = xt_now_ms();
+    while (endless >= 0 && xt_now_ms() - t0 < 3000) {
+        ssize_t k = send(endless, buf, sizeof buf, MSG_NOSIGNAL);
+        if (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+            st.cut_off = 1;
+            st.cut_ms = xt_now_ms() - t0;
+            break;
+        }
+        if (k < 0) xt_sleep_ms(5);
+    }
+    if (write(to, &st, sizeof st) != (ssize_t)sizeof st) _exit(3);
+    char c;
+    (void)read(from, &c, 1); /* until the test is done with the ranks */
+    _exit(0);
+}
+
+/* Rank 0 listens; 50 silent clients and the junk writers connect, the
+ * endless writer is cut off rather than read without end; then ranks 1
+ * and 2 start, the strangers still connected. The group forms at once: no
+ * stranger holds up the ranks. */
+START_TEST(strangers_on_the_port) {
+    ports();
+    int port = atoi(strchr(g_port, '=') + 1);
+    spawn_t sp = {{"RANK=%d", "WORLD_SIZE=3", "MASTER_ADDR=127.0.0.1", g_port_minus1,
+                   "XDEV_COMM_TIMEOUT=20", NULL},
+                  3};
+    int fds[3];
+    pid_t pids[3];
+    pids[0] = start_rank(0, &sp, &fds[0]);
+    int to[2], from[2];
+    ck_assert_int_eq(pipe(to), 0);
+    ck_assert_int_eq(pipe(from), 0);
+    fflush(NULL);
+    pid_t spid = fork();
+    ck_assert_int_ge(spid, 0);
+    if (spid == 0) {
+        close(to[0]);
+        close(from[1]);
+        strangers_main(port, to[1], from[0]);
+    }
+    close(to[1]);
+    close(from[0]);
+    strangers_t st = {0};
+    ck_assert_int_eq(read(to[0], &st, sizeof st), (ssize_t)sizeof st);
+    double t_ranks = xt_now_ms();
+    for (int r = 1; r < 3; r++)
+        pids[r] = start_rank(r, &sp, &fds[r]);
+    outcome_t o[3];
+    for (int r = 0; r < 3; r++)
+        collect(r, fds[r], pids[r], &o[r]);
+    double ms = xt_now_ms() - t_ranks;
+    close(from[1]); /* the strangers may go */
+    close(to[0]);
+    int status = 0;
+    waitpid(spid, &status, 0);
+    expect_group(o, 3);
+    printf("strangers_on_the_port: %d silent clients, %d junk writers; the endless one cut off "
+           "after %.0f ms; ranks 1 and 2 joined in %.0f ms\n",
+           st.silent, st.junk, st.cut_ms, ms);
+    /* Served one at a time, 5 s each, the silent clients alone would take
+     * 250 s; concurrently the ranks join as soon as they start. */
+    ck_assert_msg(ms < 1000 + SLACK_MS, "the ranks took %.0f ms to join past the strangers", ms);
+    ck_assert_msg(st.silent == N_SILENT && st.junk == 4,
+                  "rank 0 let only %d of %d silent clients and %d of 4 junk writers connect",
+                  st.silent, N_SILENT, st.junk);
+    ck_assert_msg(st.cut_off, "rank 0 read the endless junk writer for 3 s without cutting it off");
 }
 END_TEST
 
@@ -335,6 +531,8 @@ int main(int argc, char **argv) {
     tcase_add_test(tc, world_of_one);
     tcase_add_test(tc, missing_rank_times_out);
     tcase_add_test(tc, disagreeing_world_sizes);
+    tcase_add_test(tc, disagreeing_world_sizes_all_came);
+    tcase_add_test(tc, strangers_on_the_port);
     suite_add_tcase(s, tc);
     return xt_run(srunner_create(s), "rendezvous", argc, argv);
 }

@@ -10,9 +10,12 @@
  * connects (retrying while rank 0 is not up yet) and says who it is (rank,
  * world size, device type); once all have come, rank 0 answers each with
  * the id, or with why they cannot form one group (sizes or types that
- * differ, a rank twice). A rank that never comes makes every other fail
- * at the deadline (XDEV_COMM_TIMEOUT, default 120 s) with a message naming
- * it. The port is closed again as soon as the id has gone out. */
+ * differ, a rank twice: every rank fails, naming both sides). A rank that
+ * never comes makes every other fail at the deadline (XDEV_COMM_TIMEOUT,
+ * default 120 s) with a message naming it. Rank 0 serves every connection
+ * at once, each with its own deadline, so strangers on the port (scanners,
+ * health checks, junk) delay no rank; see gather(). The port is closed
+ * again as soon as the id has gone out. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -35,7 +38,7 @@
 #include "runtime/registry.h"
 #include "xdev/device.h"
 
-#define HELLO_MAGIC "xdevrdv1"
+#define HELLO_MAGIC "xdevrdv2"
 #define ANSWER_GRACE_MS 10000
 
 /* FNV-1a of s. */
@@ -87,12 +90,15 @@ static xdev_status_t endpoint(const xdev_launch_info_t *li, char *addr, size_t a
 /* The messages; integers in network byte order. `job` is a hash of the
  * launcher's job id (0 when it gives none), so that a rank of another job
  * that reaches the same port is turned away rather than given this job's
- * id. */
+ * id. Version 2 added `who` and `their` to the answer. */
 typedef struct hello {
     char magic[8];
     uint32_t rank, world, type, job;
 } hello_t;
 
+/* Why a group cannot form. The answer's `who` is the rank concerned (the
+ * one that disagreed, came twice or never came) and `their` what it said
+ * (its world size, device type or rank number). */
 enum { ANS_OK = 0, ANS_WORLD, ANS_RANK, ANS_TWICE, ANS_TYPE, ANS_MISSING, ANS_JOB };
 
 static const char *type_name(uint32_t t) {
@@ -108,36 +114,205 @@ static uint32_t job_hash(void) {
 
 typedef struct reply {
     char magic[8];
-    uint32_t status, world, type, missing;
+    uint32_t status, world, type, who, their;
     unsigned char id[XDEV_COMMUNICATOR_ID_BYTES];
 } reply_t;
 
-/* Move n bytes over a blocking-with-poll socket before the deadline. */
-static bool xfer(int fd, void *buf, size_t n, bool sending, long long deadline) {
+/* Move n bytes over a non-blocking socket before the deadline: 1 done,
+ * 0 the deadline passed, -1 the connection closed or failed. */
+static int xfer(int fd, void *buf, size_t n, bool sending, long long deadline) {
     char *p = buf;
     while (n > 0) {
         long long left = deadline - xdev_comm_now_ms();
-        if (left <= 0) return false;
+        if (left <= 0) return 0;
         struct pollfd pf = {fd, sending ? POLLOUT : POLLIN, 0};
         int r = poll(&pf, 1, left > 1000 ? 1000 : (int)left);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) continue;
+        if (r <= 0) continue; /* EINTR, or a second without news */
         ssize_t k = sending ? send(fd, p, n, MSG_NOSIGNAL) : recv(fd, p, n, 0);
-        if (k < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-        if (k <= 0) return false;
+        if (k < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
+        if (k <= 0) return -1;
         p += k;
         n -= (size_t)k;
     }
-    return true;
+    return 1;
 }
 
-/* Rank 0: listen, collect every other rank's hello, answer each. */
-static xdev_status_t serve(int port, int world, xdev_device_type_t type,
-                           const xdev_communicator_id_t *id, long long deadline) {
-    const uint32_t job = job_hash();
-    int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+/* Rank 0's side. Every connection is served at once, each with its own
+ * deadline, so a client that connects and says nothing (a port scanner, a
+ * health check) or writes junk delays no rank: a connection is dropped at
+ * its first byte that is not the hello's, at HELLO_MS, or - once PENDING_MAX
+ * connections wait - when it is the oldest and has waited EVICT_MS (a rank
+ * says hello as soon as it connects; one dropped all the same connects
+ * again). No more than a hello is read from any connection. */
+#define HELLO_MS 5000
+#define PENDING_MAX 32
+#define EVICT_MS 500
+
+typedef struct pending {
+    int fd;
+    long long since, by; /* accepted; dropped if no hello by then */
+    size_t got;          /* bytes of h read */
+    hello_t h;
+} pending_t;
+
+enum { PEER_NONE = 0, PEER_JOINED, PEER_TURNED };
+
+typedef struct server {
+    int world;
+    xdev_device_type_t type;
+    uint32_t job;
+    int *fd;              /* each rank's connection, -1 none */
+    unsigned char *state; /* PEER_*: accounted for once not NONE */
+    int come;             /* ranks accounted for, rank 0 included */
+    pending_t pend[PENDING_MAX];
+    int npend;
+    /* Why the group cannot form: the first rank turned away for its world
+     * size or device type, else (when a rank is missing) the first process
+     * turned away at all; a process turned away while every rank joined was
+     * told so and is no concern of the group's. */
+    uint32_t why, who, their;
+    bool turned; /* why is a turned-away rank's */
+} server_t;
+
+static reply_t answer(const server_t *sv, uint32_t why, uint32_t who, uint32_t their) {
+    reply_t r = {.status = htonl(why),
+                 .world = htonl((uint32_t)sv->world),
+                 .type = htonl((uint32_t)sv->type),
+                 .who = htonl(who),
+                 .their = htonl(their)};
+    memcpy(r.magic, HELLO_MAGIC, 8);
+    return r;
+}
+
+/* A whole hello from connection c: keep it as its rank's, or answer why
+ * not and close it. */
+static void judge(server_t *sv, int c, hello_t h) {
+    h.rank = ntohl(h.rank);
+    h.world = ntohl(h.world);
+    h.type = ntohl(h.type);
+    h.job = ntohl(h.job);
+    uint32_t world = (uint32_t)sv->world;
+    bool in_range = h.rank > 0 && h.rank < world;
+    uint32_t why = h.job != sv->job                 ? ANS_JOB
+                   : h.world != world               ? ANS_WORLD
+                   : h.type != (uint32_t)sv->type   ? ANS_TYPE
+                   : !in_range                      ? ANS_RANK
+                   : sv->state[h.rank] != PEER_NONE ? ANS_TWICE
+                                                    : ANS_OK;
+    if (why == ANS_OK) {
+        sv->fd[h.rank] = c;
+        sv->state[h.rank] = PEER_JOINED;
+        sv->come++;
+        return;
+    }
+    uint32_t their = why == ANS_WORLD ? h.world : why == ANS_TYPE ? h.type : h.rank;
+    reply_t no = answer(sv, why, h.rank, their);
+    (void)send(c, &no, sizeof no, MSG_NOSIGNAL | MSG_DONTWAIT); /* fits a new socket's buffer */
+    close(c);
+    if (why == ANS_JOB) return; /* another job's: not ours to count */
+    bool turned =
+        (why == ANS_WORLD || why == ANS_TYPE) && in_range && sv->state[h.rank] == PEER_NONE;
+    if (turned) {
+        sv->state[h.rank] = PEER_TURNED; /* it came, and was told */
+        sv->come++;
+    }
+    if (sv->why == ANS_OK || (turned && !sv->turned)) {
+        sv->why = why;
+        sv->who = h.rank;
+        sv->their = their;
+        sv->turned = turned;
+    }
+}
+
+/* Read what pending connection pe sent; false when it is to be dropped (closed,
+ * not a hello, or a whole hello judged). */
+static bool hear(server_t *sv, pending_t *pe) {
+    ssize_t k = recv(pe->fd, (char *)&pe->h + pe->got, sizeof pe->h - pe->got, MSG_DONTWAIT);
+    if (k < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) return true;
+    if (k <= 0) return false;
+    size_t had = pe->got;
+    pe->got += (size_t)k;
+    if (had < 8) {
+        size_t m = pe->got < 8 ? pe->got : 8;
+        if (memcmp(pe->h.magic + had, HELLO_MAGIC + had, m - had) != 0) return false; /* junk */
+    }
+    if (pe->got < sizeof pe->h) return true;
+    judge(sv, pe->fd, pe->h);
+    pe->fd = -1; /* judged: kept or closed there */
+    return false;
+}
+
+/* Whether a new connection can be taken now. */
+static bool room(const server_t *sv, long long now) {
+    return sv->npend < PENDING_MAX || now - sv->pend[0].since >= EVICT_MS;
+}
+
+/* Take the connections waiting on the listening socket, while there is
+ * room (the oldest dropped for a new one once it has waited EVICT_MS; the
+ * rest wait in the backlog). */
+static void take(server_t *sv, int lfd, long long deadline) {
+    for (;;) {
+        long long now = xdev_comm_now_ms();
+        if (!room(sv, now)) return;
+        int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (c < 0) return; /* none left (EAGAIN), or one that gave up meanwhile */
+        if (sv->npend == PENDING_MAX) {
+            close(sv->pend[0].fd);
+            memmove(sv->pend, sv->pend + 1, (size_t)(--sv->npend) * sizeof sv->pend[0]);
+        }
+        pending_t *pe = &sv->pend[sv->npend++];
+        memset(pe, 0, sizeof *pe);
+        pe->fd = c;
+        pe->since = now;
+        pe->by = now + HELLO_MS < deadline ? now + HELLO_MS : deadline;
+    }
+}
+
+/* Until every rank has come (or was turned away for saying another world
+ * size or device type) or the deadline: serve the listening socket and
+ * every pending connection in one poll. */
+static void gather(server_t *sv, int lfd, long long deadline) {
+    struct pollfd pf[PENDING_MAX + 1];
+    while (sv->come < sv->world) {
+        long long now = xdev_comm_now_ms(), wake = deadline;
+        if (now >= deadline) return;
+        pf[0] = (struct pollfd){lfd, room(sv, now) ? POLLIN : 0, 0};
+        for (int i = 0; i < sv->npend; i++) {
+            pf[i + 1] = (struct pollfd){sv->pend[i].fd, POLLIN, 0};
+            if (sv->pend[i].by < wake) wake = sv->pend[i].by;
+        }
+        if (sv->npend == PENDING_MAX && sv->pend[0].since + EVICT_MS < wake)
+            wake = sv->pend[0].since + EVICT_MS;
+        long long left = wake - now;
+        int np = sv->npend;
+        if (poll(pf, (nfds_t)np + 1,
+                 left < 0      ? 0
+                 : left > 1000 ? 1000
+                               : (int)left) < 0 &&
+            errno != EINTR)
+            return;
+        now = xdev_comm_now_ms();
+        int kept = 0;
+        for (int i = 0; i < np; i++) {
+            pending_t *pe = &sv->pend[i];
+            bool keep = pf[i + 1].revents == 0 || hear(sv, pe);
+            if (keep && now >= pe->by) keep = false; /* said nothing in time */
+            if (!keep) {
+                if (pe->fd >= 0) close(pe->fd);
+                continue;
+            }
+            sv->pend[kept++] = *pe;
+        }
+        sv->npend = kept;
+        if (pf[0].revents & POLLIN) take(sv, lfd, deadline);
+    }
+}
+
+/* A listening socket on port (IPv6 and IPv4 where the host has IPv6). */
+static xdev_status_t listen_on(int port, int *out) {
+    int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     bool v6 = fd >= 0;
-    if (!v6) fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (!v6) fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0) return XDEV_FAIL(XDEV_ERROR_IO, "rendezvous: socket: %s", strerror(errno));
     int one = 1, zero = 0;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
@@ -156,7 +331,7 @@ static xdev_status_t serve(int port, int world, xdev_device_type_t type,
         a4.sin_port = htons((uint16_t)port);
         r = bind(fd, (struct sockaddr *)&a4, sizeof a4);
     }
-    if (r != 0 || listen(fd, world) != 0) {
+    if (r != 0 || listen(fd, SOMAXCONN) != 0) {
         int e = errno;
         close(fd);
         return XDEV_FAIL(XDEV_ERROR_IO,
@@ -164,84 +339,92 @@ static xdev_status_t serve(int port, int world, xdev_device_type_t type,
                          "set XDEV_RENDEZVOUS_PORT)",
                          port, strerror(e));
     }
-    int *peer = calloc((size_t)world, sizeof *peer); /* socket of each rank, 0 = not come */
-    if (peer == NULL) {
-        close(fd);
+    *out = fd;
+    return XDEV_SUCCESS;
+}
+
+/* Why the group cannot form, as rank 0 says it: sv's first reason. */
+static int disagreement(const server_t *sv, char *buf, size_t len) {
+    switch (sv->why) {
+    case ANS_WORLD:
+        return snprintf(buf, len, "rank %u says the world has %u ranks, rank 0 says %d", sv->who,
+                        sv->their, sv->world);
+    case ANS_TYPE:
+        return snprintf(buf, len, "rank %u asked for %s devices, rank 0 for %s", sv->who,
+                        type_name(sv->their), type_name((uint32_t)sv->type));
+    case ANS_TWICE:
+        return snprintf(buf, len, "rank %u came twice (two processes with one rank number?)",
+                        sv->who);
+    case ANS_RANK:
+        return snprintf(buf, len, "a process said it was rank %u, not in 1..%d", sv->their,
+                        sv->world - 1);
+    default:
+        buf[0] = '\0';
+        return 0;
+    }
+}
+
+/* Rank 0: listen, collect every other rank's hello, answer each: the id,
+ * or why the group cannot form (a disagreement before a missing rank). */
+static xdev_status_t serve(int port, int world, xdev_device_type_t type,
+                           const xdev_communicator_id_t *id, long long deadline) {
+    server_t sv = {.world = world, .type = type, .job = job_hash(), .come = 1};
+    sv.fd = malloc((size_t)world * sizeof *sv.fd);
+    sv.state = calloc((size_t)world, 1);
+    if (sv.fd == NULL || sv.state == NULL) {
+        free(sv.fd);
+        free(sv.state);
         return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "rendezvous: no memory for %d ranks", world);
     }
-    int come = 1, status = ANS_OK, bad_rank = -1;
-    while (come < world && xdev_comm_now_ms() < deadline) {
-        struct pollfd pf = {fd, POLLIN, 0};
-        long long left = deadline - xdev_comm_now_ms();
-        if (poll(&pf, 1, left > 1000 ? 1000 : (int)left) <= 0) continue;
-        int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
-        if (c < 0) continue;
-        hello_t h;
-        long long hello_deadline = xdev_comm_now_ms() + 5000; /* a peer that says nothing */
-        if (hello_deadline > deadline) hello_deadline = deadline;
-        if (!xfer(c, &h, sizeof h, false, hello_deadline) ||
-            memcmp(h.magic, HELLO_MAGIC, 8) != 0) { /* not one of ours: ignore it */
-            close(c);
-            continue;
-        }
-        h.rank = ntohl(h.rank);
-        h.world = ntohl(h.world);
-        h.type = ntohl(h.type);
-        h.job = ntohl(h.job);
-        int why = h.job != job                               ? ANS_JOB
-                  : h.world != (uint32_t)world               ? ANS_WORLD
-                  : h.type != (uint32_t)type                 ? ANS_TYPE
-                  : h.rank == 0 || h.rank >= (uint32_t)world ? ANS_RANK
-                  : peer[h.rank] != 0                        ? ANS_TWICE
-                                                             : ANS_OK;
-        if (why != ANS_OK) {
-            reply_t no = {.status = htonl((uint32_t)why),
-                          .world = htonl((uint32_t)world),
-                          .type = htonl((uint32_t)type)};
-            memcpy(no.magic, HELLO_MAGIC, 8);
-            (void)xfer(c, &no, sizeof no, true, hello_deadline);
-            close(c);
-            if (status == ANS_OK && why != ANS_JOB) status = why;
-            continue;
-        }
-        peer[h.rank] = c;
-        come++;
+    for (int i = 0; i < world; i++)
+        sv.fd[i] = -1;
+    int lfd = -1;
+    xdev_status_t st = listen_on(port, &lfd);
+    if (st != XDEV_SUCCESS) {
+        free(sv.fd);
+        free(sv.state);
+        return st;
     }
-    close(fd);
+    gather(&sv, lfd, deadline);
+    close(lfd);
+    for (int i = 0; i < sv.npend; i++)
+        close(sv.pend[i].fd);
     char missing[160] = "";
     size_t ml = 0;
-    int nmissing = 0;
+    int nmissing = 0, first_missing = 0;
     for (int i = 1; i < world; i++)
-        if (peer[i] == 0) {
+        if (sv.state[i] == PEER_NONE) {
             if (nmissing < 8 && ml < sizeof missing)
                 ml += (size_t)snprintf(missing + ml, sizeof missing - ml, "%s%d",
                                        nmissing ? ", " : "", i);
-            nmissing++;
-            if (bad_rank < 0) bad_rank = i;
+            if (nmissing++ == 0) first_missing = i;
         }
-    reply_t rep = {.status = htonl(nmissing ? ANS_MISSING : ANS_OK),
-                   .world = htonl((uint32_t)world),
-                   .type = htonl((uint32_t)type),
-                   .missing = htonl((uint32_t)(bad_rank < 0 ? 0 : bad_rank))};
-    memcpy(rep.magic, HELLO_MAGIC, 8);
-    if (!nmissing) memcpy(rep.id, id->bytes, sizeof rep.id);
+    if (!sv.turned && !nmissing) sv.why = ANS_OK; /* every rank joined: the group forms */
+    reply_t rep = sv.why != ANS_OK ? answer(&sv, sv.why, sv.who, sv.their)
+                  : nmissing       ? answer(&sv, ANS_MISSING, (uint32_t)first_missing, 0)
+                                   : answer(&sv, ANS_OK, 0, 0);
+    if (sv.why == ANS_OK && !nmissing) memcpy(rep.id, id->bytes, sizeof rep.id);
     long long send_deadline = xdev_comm_now_ms() + 5000;
     for (int i = 1; i < world; i++)
-        if (peer[i] != 0) {
-            (void)xfer(peer[i], &rep, sizeof rep, true, send_deadline);
-            close(peer[i]);
+        if (sv.fd[i] >= 0) {
+            (void)xfer(sv.fd[i], &rep, sizeof rep, true, send_deadline);
+            close(sv.fd[i]);
         }
-    free(peer);
+    free(sv.fd);
+    free(sv.state);
+    char why[200];
+    if (disagreement(&sv, why, sizeof why) > 0)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "rendezvous: %s%s%s%s", why,
+                         nmissing > 1 ? "; ranks "
+                         : nmissing   ? "; rank "
+                                      : "",
+                         missing, nmissing ? " never came" : "");
     if (nmissing)
         return XDEV_FAIL(XDEV_ERROR_IO,
                          "rendezvous: rank%s %s%s of %d never reached rank 0 on port %d within the "
-                         "timeout (XDEV_COMM_TIMEOUT)%s",
-                         nmissing > 1 ? "s" : "", missing, nmissing > 8 ? ", ..." : "", world, port,
-                         status == ANS_WORLD  ? "; a process said another world size"
-                         : status == ANS_TYPE ? "; a process asked for another device type"
-                         : status == ANS_TWICE
-                             ? "; a rank came twice (two processes with one RANK?)"
-                             : "");
+                         "timeout (XDEV_COMM_TIMEOUT)",
+                         nmissing > 1 ? "s" : "", missing, nmissing > 8 ? ", ..." : "", world,
+                         port);
     return XDEV_SUCCESS;
 }
 
@@ -272,8 +455,30 @@ static bool connect_by(int s, const struct addrinfo *ai, long long deadline, int
     }
 }
 
-/* Other ranks: reach rank 0 (retrying until it listens), say who we are,
- * read the id. */
+/* A connection to rank 0 (retrying while it does not listen yet), or -1
+ * at the deadline with *last_errno saying why. */
+static int dial_rank0(const struct addrinfo *res, long long deadline, int *last_errno) {
+    while (xdev_comm_now_ms() < deadline) {
+        for (const struct addrinfo *ai = res; ai != NULL; ai = ai->ai_next) {
+            int s = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
+                           ai->ai_protocol);
+            if (s < 0) continue;
+            if (connect_by(s, ai, deadline, last_errno)) {
+                int one = 1;
+                setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+                return s;
+            }
+            close(s);
+        }
+        struct timespec ts = {0, 100 * 1000 * 1000}; /* rank 0 not up yet: again */
+        nanosleep(&ts, NULL);
+    }
+    return -1;
+}
+
+/* Other ranks: reach rank 0, say who we are, read the id. A connection
+ * rank 0 closed without an answer (it was busy with strangers and dropped
+ * ours, or it is restarting) is made again until the deadline. */
 static xdev_status_t fetch(const char *addr, int port, int rank, int world, xdev_device_type_t type,
                            xdev_communicator_id_t *id, long long deadline) {
     char ports[16];
@@ -283,53 +488,44 @@ static xdev_status_t fetch(const char *addr, int port, int rank, int world, xdev
     if (gai != 0)
         return XDEV_FAIL(XDEV_ERROR_IO, "rendezvous: rank 0's host '%s': %s", addr,
                          gai_strerror(gai));
-    int fd = -1, last_errno = 0;
-    while (fd < 0 && xdev_comm_now_ms() < deadline) {
-        for (struct addrinfo *ai = res; ai != NULL && fd < 0; ai = ai->ai_next) {
-            int s = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
-                           ai->ai_protocol);
-            if (s < 0) continue;
-            if (connect_by(s, ai, deadline, &last_errno)) {
-                fd = s;
-            } else {
-                close(s);
-            }
-        }
-        if (fd < 0) {
-            struct timespec ts = {0, 100 * 1000 * 1000}; /* rank 0 not up yet: again */
-            nanosleep(&ts, NULL);
-        }
-    }
-    freeaddrinfo(res);
-    if (fd < 0)
-        return XDEV_FAIL(XDEV_ERROR_IO,
-                         "rendezvous: rank %d could not reach rank 0 at %s:%d within the timeout "
-                         "(XDEV_COMM_TIMEOUT): %s",
-                         rank, addr, port, last_errno ? strerror(last_errno) : "no attempt");
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     hello_t h = {.rank = htonl((uint32_t)rank),
                  .world = htonl((uint32_t)world),
                  .type = htonl((uint32_t)type),
                  .job = htonl(job_hash())};
     memcpy(h.magic, HELLO_MAGIC, 8);
     reply_t rep;
-    /* Rank 0 answers when every rank has come or at its own deadline, which
-     * may fall a little after ours (it may have started later): wait for the
-     * answer a while past ours, so that we learn which rank is missing. */
-    bool ok = xfer(fd, &h, sizeof h, true, deadline) &&
-              xfer(fd, &rep, sizeof rep, false, deadline + ANSWER_GRACE_MS);
-    close(fd);
-    if (!ok || memcmp(rep.magic, HELLO_MAGIC, 8) != 0)
+    int last_errno = 0, got = 0, tries = 0;
+    while (got <= 0 && xdev_comm_now_ms() < deadline) {
+        int fd = dial_rank0(res, deadline, &last_errno);
+        if (fd < 0) break;
+        tries++;
+        /* Rank 0 answers when every rank has come or at its own deadline,
+         * which may fall a little after ours (it may have started later):
+         * wait for the answer a while past ours, so that we learn which
+         * rank is missing. */
+        got = xfer(fd, &h, sizeof h, true, deadline);
+        if (got > 0) got = xfer(fd, &rep, sizeof rep, false, deadline + ANSWER_GRACE_MS);
+        close(fd);
+        if (got == 0) break; /* the deadline passed */
+        if (got < 0) {
+            struct timespec ts = {0, 100 * 1000 * 1000}; /* dropped: again */
+            nanosleep(&ts, NULL);
+        }
+    }
+    freeaddrinfo(res);
+    if (tries == 0)
+        return XDEV_FAIL(XDEV_ERROR_IO,
+                         "rendezvous: rank %d could not reach rank 0 at %s:%d within the timeout "
+                         "(XDEV_COMM_TIMEOUT): %s",
+                         rank, addr, port, last_errno ? strerror(last_errno) : "no attempt");
+    if (got <= 0 || memcmp(rep.magic, HELLO_MAGIC, 8) != 0)
         return XDEV_FAIL(XDEV_ERROR_IO,
                          "rendezvous: rank %d reached %s:%d but got no answer from rank 0 within "
                          "the timeout (XDEV_COMM_TIMEOUT)",
                          rank, addr, port);
-    rep.status = ntohl(rep.status);
-    rep.world = ntohl(rep.world);
-    rep.type = ntohl(rep.type);
-    rep.missing = ntohl(rep.missing);
-    switch (rep.status) {
+    uint32_t status = ntohl(rep.status), world0 = ntohl(rep.world), type0 = ntohl(rep.type),
+             who = ntohl(rep.who), their = ntohl(rep.their);
+    switch (status) {
     case ANS_JOB:
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
                          "rendezvous: rank 0 at %s:%d belongs to another job (its job id "
@@ -340,24 +536,26 @@ static xdev_status_t fetch(const char *addr, int port, int rank, int world, xdev
         return XDEV_SUCCESS;
     case ANS_WORLD:
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
-                         "rendezvous: rank %d says the world has %d ranks, rank 0 says %u", rank,
-                         world, rep.world);
+                         "rendezvous: rank %u says the world has %u ranks, rank 0 says %u", who,
+                         their, world0);
     case ANS_TYPE:
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
-                         "rendezvous: rank %d asked for %s devices, rank 0 for %s", rank,
-                         type_name((uint32_t)type), type_name(rep.type));
+                         "rendezvous: rank %u asked for %s devices, rank 0 for %s", who,
+                         type_name(their), type_name(type0));
     case ANS_TWICE:
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
-                         "rendezvous: rank %d came twice (two processes with one rank number?)",
-                         rank);
+                         "rendezvous: rank %u came twice (two processes with one rank number?)",
+                         who);
     case ANS_MISSING:
         return XDEV_FAIL(XDEV_ERROR_IO,
                          "rendezvous: rank %u never reached rank 0 within the timeout "
                          "(XDEV_COMM_TIMEOUT), so the group of %d cannot form",
-                         rep.missing, world);
+                         who, world);
     default:
-        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "rendezvous: rank %d is out of range 1..%d",
-                         rank, world - 1);
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                         "rendezvous: a process said it was rank %u, not in 1..%u (this is rank "
+                         "%d)",
+                         their, world0 - 1, rank);
     }
 }
 

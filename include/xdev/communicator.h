@@ -137,9 +137,13 @@ XDEV_API XDEV_RESULT xdev_status_t xdev_launch_info(xdev_launch_info_t *out);
  * retrying until rank 0 is up. Then xdev_communicator_init_rank. A rank
  * that never comes makes the others fail once XDEV_COMM_TIMEOUT seconds
  * (default 120) have passed since the call, XDEV_ERROR_IO naming it; ranks
- * that disagree on the world size or device type, or a rank of another job
- * (its job id differs) reaching the port, fail with
- * XDEV_ERROR_INVALID_VALUE saying so.
+ * that disagree on the world size or device type fail, every one of them
+ * (the one that disagrees at once, the others once all have come or at the
+ * timeout), with XDEV_ERROR_INVALID_VALUE naming both sizes or types, and
+ * a rank of another job (its job id differs) reaching the port with
+ * XDEV_ERROR_INVALID_VALUE saying so. Rank 0 serves every connection at
+ * once, each with its own deadline: other clients of the port (scanners,
+ * health checks, junk) delay no rank.
  *
  * Backend ranks (NCCL) are watched (docs/collectives.md): a collective
  * still running after XDEV_COMM_TIMEOUT seconds (default 600 for them)
