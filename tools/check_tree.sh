@@ -93,6 +93,8 @@ CORE_INCLUDE_EXCEPTIONS = {
         'fuzzer of the XDEV_* environment parsers, linked in directly',
     ('tests/test_faults.c', 'runtime/fault.h'):
         'the fault injector test: its begin/end hook is exported for this suite only',
+    ('tests/test_sanitizer.c', 'runtime/stream_order.h'):
+        "the stream-order sanitizer's test: its clock-length hook is exported for this suite only",
     ('tests/test_error_format.c', 'base/error_internal.h'):
         'white-box test of the error formatter fed its own message',
     ('tests/test_utf8_writers.c', 'base/json_check.h'):

@@ -201,6 +201,32 @@ bool xdev_plugin_find(const char *file, char *path, size_t plen, char *tried, si
     return each_plugin_dir(find_in, &t) > 0;
 }
 
+/* Does the table say it is the backend it was loaded as? A plugin is found
+ * by its file's name, so a table naming another backend is a misnamed (or
+ * misbuilt) file: say which name each gives and how to make them agree. */
+static xdev_status_t check_identity(const xdev_backend_api_t *api, const char *origin,
+                                    const char *expected_name, xdev_device_type_t expected) {
+    const char *ours = expected_name != NULL && expected_name[0] ? expected_name : "?";
+    if (api->name == NULL || api->name[0] == '\0')
+        return XDEV_FAIL(XDEV_ERROR_BACKEND_UNAVAILABLE,
+                         "%s gives no backend name in its table (xdev_backend_api_t.name is %s): "
+                         "it must be '%s', the name it was loaded as",
+                         origin, api->name == NULL ? "NULL" : "empty", ours);
+    if (expected_name == NULL || strcmp(api->name, expected_name) != 0)
+        return XDEV_FAIL(XDEV_ERROR_BACKEND_UNAVAILABLE,
+                         "%s is the '%s' backend (the name its table gives), not '%s' as it was "
+                         "loaded: a plugin is found by name, so the file must be libxdev-%s.so "
+                         "(rename it), or the plugin rebuilt with the name '%s'",
+                         origin, api->name, ours, api->name, ours);
+    if (api->type != expected && api->type != XDEV_DEVICE_TYPE_ANY)
+        return XDEV_FAIL(XDEV_ERROR_BACKEND_UNAVAILABLE,
+                         "%s, the '%s' backend, gives device type %d in its table, but '%s' is "
+                         "device type %d in this libxdev: give XDEV_DEVICE_TYPE_ANY (the type is "
+                         "then assigned by name) or %d",
+                         origin, api->name, (int)api->type, ours, (int)expected, (int)expected);
+    return XDEV_SUCCESS;
+}
+
 xdev_status_t xdev_backend_api_validate(const xdev_backend_api_t *api, const char *origin,
                                         const char *expected_name, xdev_device_type_t expected) {
     if (api == NULL) return XDEV_FAIL(XDEV_ERROR_BACKEND_UNAVAILABLE, "%s returned no API", origin);
@@ -214,12 +240,8 @@ xdev_status_t xdev_backend_api_validate(const xdev_backend_api_t *api, const cha
         return XDEV_FAIL(XDEV_ERROR_BACKEND_UNAVAILABLE,
                          "%s: its API struct is %zu bytes, too short for ABI %u", origin, api->size,
                          XDEV_BACKEND_ABI_MAJOR);
-    if ((api->type != expected && api->type != XDEV_DEVICE_TYPE_ANY) || api->name == NULL ||
-        strcmp(api->name, expected_name) != 0)
-        return XDEV_FAIL(XDEV_ERROR_BACKEND_UNAVAILABLE,
-                         "%s is a backend of device type %d (%s), not %d (%s)", origin,
-                         (int)api->type, api->name ? api->name : "unnamed", (int)expected,
-                         expected_name);
+    xdev_status_t st = check_identity(api, origin, expected_name, expected);
+    if (st != XDEV_SUCCESS) return st;
     /* Every slot the list marks REQUIRED (xdev/backend_slots.h); any other
      * may be NULL, and the core then falls back or reports NOT_SUPPORTED. */
     const char *missing = api->init == NULL ? "init" : NULL;

@@ -88,4 +88,10 @@ void xdev_order_on_event_destroy(xdev_event_t e);
 /* s is destroyed after the host waited for its work: its id may be reused. */
 void xdev_order_on_stream_destroy(xdev_stream_t s);
 
+/* A test hook (exported for tests/test_sanitizer.c, in no public header):
+ * the longest vector clock kept now (the host's, a stream's or an event's),
+ * in entries. Ids of destroyed streams are reused, so it stays near the most
+ * streams alive at once however many were made. */
+XDEV_API size_t xdev_order_clock_length(void);
+
 #endif
