@@ -323,43 +323,72 @@ static void sc_comm(tracker_t *t) {
     t->verified = true;
 }
 
-/* The graph adds a*b to c on each replay, so a replay that did not run
- * (its failure swallowed) shows in c. */
+/* The graph adds a*b to c and draws M uniform numbers on each replay, so a
+ * replay that did not run (its failure swallowed) shows in c, and one that
+ * drew what the one before drew shows against an eager generator of the
+ * same seed: the first replay draws what that one's first M numbers are,
+ * the second its next M, back to back as a training loop replays. */
 static void sc_graph(tracker_t *t) {
-    enum { N = 8 };
-    static float hc[N * N];
-    void *a = NULL, *b = NULL, *c = NULL;
+    enum { N = 8, M = 256 };
+    static float hc[N * N], got[2][M], want[2][M];
+    void *a = NULL, *b = NULL, *c = NULL, *r = NULL, *r1 = NULL, *q1 = NULL, *q2 = NULL;
     xdev_stream_t s;
     xdev_graph_t g;
+    xdev_generator_t gen, ref;
     STEP(t, t_stream, (t, 0, &s));
     STEP(t, t_malloc, (t, 0, N * N * 4, &a));
     STEP(t, t_malloc, (t, 0, N * N * 4, &b));
     STEP(t, t_malloc, (t, 0, N * N * 4, &c));
+    STEP(t, t_malloc, (t, 0, M * 4, &r));
+    STEP(t, t_malloc, (t, 0, M * 4, &r1));
+    STEP(t, xdev_generator_create, (xt_dev(0), 11, &gen));
+    t->gens[t->ngens++] = gen;
     STEP(t, xdev_fill_async, (a, XDEV_DTYPE_F32, xdev_scalar_f64(1.0), N * N, s));
     STEP(t, xdev_fill_async, (b, XDEV_DTYPE_F32, xdev_scalar_f64(1.0), N * N, s));
     STEP(t, xdev_fill_async, (c, XDEV_DTYPE_F32, xdev_scalar_f64(0.0), N * N, s));
     STEP(t, xdev_graph_create, (&g));
     t->graphs[t->ngraphs++] = g;
     STEP(t, xdev_graph_capture_begin, (g, s, XDEV_CAPTURE_GLOBAL, NULL));
+    const char *api = "xdev_gemm";
     xdev_status_t st = xdev_gemm(XDEV_DTYPE_F32, XDEV_BLAS_OP_N, XDEV_BLAS_OP_N, N, N, N, 1.0, a, N,
                                  b, N, 1.0, c, N, s); /* c += a*b: N more in each element */
+    if (st == XDEV_SUCCESS) {
+        api = "xdev_rng_uniform";
+        st = xdev_rng_uniform(gen, XDEV_DTYPE_F32, r, M, s);
+    }
     char message[512];
     snprintf(message, sizeof message, "%s", xdev_last_error());
     xdev_status_t end = xdev_graph_capture_end(g);
     if (st != XDEV_SUCCESS) {
-        t->failed = st, t->what = "xdev_gemm(...) (captured)", t->api = "xdev_gemm";
+        t->failed = st, t->what = "a call captured in the graph", t->api = api;
         snprintf(t->message, sizeof t->message, "%s", message);
         return;
     }
     STEP_AS(t, "xdev_graph_capture_end", end);
     STEP(t, xdev_graph_replay, (g, s));
+    STEP(t, xdev_memcpy_async, (r1, r, M * 4, s));
     STEP(t, xdev_graph_replay, (g, s));
+    STEP(t, xdev_generator_create, (xt_dev(0), 11, &ref));
+    t->gens[t->ngens++] = ref;
+    STEP(t, t_malloc, (t, 0, M * 4, &q1));
+    STEP(t, t_malloc, (t, 0, M * 4, &q2));
+    STEP(t, xdev_rng_uniform, (ref, XDEV_DTYPE_F32, q1, M, s));
+    STEP(t, xdev_rng_uniform, (ref, XDEV_DTYPE_F32, q2, M, s));
     STEP(t, xdev_stream_synchronize, (s));
     STEP(t, xdev_memcpy, (hc, c, sizeof hc));
+    STEP(t, xdev_memcpy, (got[0], r1, sizeof got[0]));
+    STEP(t, xdev_memcpy, (got[1], r, sizeof got[1]));
+    STEP(t, xdev_memcpy, (want[0], q1, sizeof want[0]));
+    STEP(t, xdev_memcpy, (want[1], q2, sizeof want[1]));
     long i;
     CHECK(t, (i = first_not(hc, N * N, 2.0f * N)) < 0,
           "after two replays of c += a*b (a, b ones, c zeros): c[%ld] = %g, want %d", i,
           (double)hc[i], 2 * N);
+    for (int k = 0; k < 2; k++)
+        CHECK(t, memcmp(got[k], want[k], sizeof got[k]) == 0,
+              "replay %d's %d uniform numbers differ from the eager generator's %s %d "
+              "(first: %g, want %g)",
+              k + 1, M, k == 0 ? "first" : "next", M, (double)got[k][0], (double)want[k][0]);
     t->verified = true;
 }
 
