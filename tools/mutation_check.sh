@@ -99,9 +99,13 @@ src=$work/src
 bld=$work/build
 mkdir -p "$src"
 say "copying the tree to $src"
-git -C "$root" ls-files -z --cached --others --exclude-standard |
-  (cd "$root" && xargs -0 sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' sh) |
-  tar -C "$root" --null -T - -cf - | tar -C "$src" -xf -
+if git -C "$root" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  git -C "$root" ls-files -z --cached --others --exclude-standard |
+    (cd "$root" && xargs -0 sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' sh) |
+    tar -C "$root" --null -T - -cf - | tar -C "$src" -xf -
+else # not a git checkout (an unpacked release): everything but the build folders
+  tar -C "$root" --exclude='./build*' --exclude=./.git -cf - . | tar -C "$src" -xf -
+fi
 # A folder used before (--work) may hold objects built from a mutant whose file was restored
 # with its old time since: the files a run changed are listed in $work/dirty, made newer here.
 if [ -s "$work/dirty" ]; then
