@@ -443,24 +443,12 @@ static int64_t allocated(int dev) {
     return xt_mem_stats(dev).allocated_bytes[XDEV_STAT_ALL].current;
 }
 
-/* Public calls whose failure message names a public call they make
- * instead of themselves: xdev_core_blame keeps the first "xdev_" prefix, so
- * xdev_event_elapsed_time's failed query of an event reads "xdev_event_query:
- * ...". Known (issue 51); an entry here is the exact pair, nothing looser. */
-static const char *const k_named_inner[][2] = {
-    {"xdev_event_elapsed_time", "xdev_event_query"},
-};
-
 /* The message of a failed call must name it ("xdev_memcpy: ...") and the
  * backend call that failed ("memory.malloc" of "cpu.memory.malloc"). */
 static void check_message(const scenario_t *sc, long n, const tracker_t *t) {
     const char *slot = strchr(xdev_fault_failed_slot(), '.');
     slot = slot != NULL ? slot + 1 : "";
     const char *api = t->api;
-    for (size_t i = 0; i < sizeof k_named_inner / sizeof k_named_inner[0]; i++)
-        if (strcmp(api, k_named_inner[i][0]) == 0 &&
-            strncmp(t->message, k_named_inner[i][1], strlen(k_named_inner[i][1])) == 0)
-            api = k_named_inner[i][1];
     size_t len = strlen(api);
     ck_assert_msg(strncmp(t->message, api, len) == 0 && t->message[len] == ':' &&
                       strstr(t->message, slot) != NULL,

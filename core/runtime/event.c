@@ -144,15 +144,21 @@ static xdev_status_t check_captured(xdev_event_t event, const char *what) {
     return id == 0 ? XDEV_SUCCESS : xdev_capture_refuse_id(id, what);
 }
 
-xdev_status_t xdev_event_query(xdev_event_t event) {
-    XDEV_CHECK(xdev_event_check(event, "event"));
+/* Has the event's work finished? A failure is blamed on `api`, the public
+ * call the user made (a query inside xdev_event_elapsed_time names it). */
+static xdev_status_t query(xdev_event_t event, const char *api) {
     xdev_device_record_t *rec = atomic_load_explicit(&event->rec, memory_order_acquire);
     if (rec == NULL) return XDEV_SUCCESS; /* never recorded: nothing pending (torch) */
-    XDEV_CHECK(check_captured(event, "a query of an event recorded in the capture"));
-    xdev_status_t st = xdev_be_event_query(rec, event->native);
+    xdev_status_t st = check_captured(event, "a query of an event recorded in the capture");
+    if (st == XDEV_SUCCESS) st = xdev_be_event_query(rec, event->native);
     if (st == XDEV_SUCCESS) xdev_order_on_host_waits_event(event);
     if (st == XDEV_SUCCESS || st == XDEV_ERROR_NOT_READY) return st;
-    return xdev_core_blame(st, __func__);
+    return xdev_core_blame(st, api);
+}
+
+xdev_status_t xdev_event_query(xdev_event_t event) {
+    XDEV_CHECK(xdev_event_check(event, "event"));
+    return query(event, __func__);
 }
 
 xdev_status_t xdev_event_synchronize(xdev_event_t event) {
@@ -187,7 +193,7 @@ xdev_status_t xdev_event_elapsed_time(xdev_event_t start, xdev_event_t end, floa
                              " and " XDEV_REC_FMT ")",
                              XDEV_REC_ARGS(rec), XDEV_REC_ARGS(erec));
     for (int i = 0; i < 2; i++) {
-        xdev_status_t st = xdev_event_query(ev[i]);
+        xdev_status_t st = query(ev[i], __func__);
         if (st == XDEV_ERROR_NOT_READY)
             return XDEV_API_FAIL(XDEV_ERROR_NOT_READY,
                                  "the %s event has not completed yet; synchronize it first",
