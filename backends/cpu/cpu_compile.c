@@ -29,6 +29,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stddef.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -474,6 +475,7 @@ typedef struct cc_job {
     cc_tool_t tool;
     char src[CC_PATH_MAX]; /* <work_dir>/<name>.c */
     char so[CC_PATH_MAX];  /* <work_dir>/<name>.so */
+    char dep[CC_PATH_MAX]; /* <work_dir>/<name>.d: what it read (-MD -MF) */
     char *include_opt;     /* -I<include_dir> */
     char **argv;
 } cc_job_t;
@@ -486,9 +488,10 @@ static void job_free(cc_job_t *j) {
 }
 
 /* The command line: cc -std=c11 -O2 -fPIC -shared -fvisibility=hidden
- * -Werror=implicit-function-declaration -Wl,-z,defs -I<include> [options]
- * -o <so> <src> -lm. -fvisibility=hidden keeps the kernels' own symbols
- * private: the table the core appended to the source is declared with
+ * -Werror=implicit-function-declaration -Wl,-z,defs -I<include> -MD -MF <dep>
+ * [options] -o <so> <src> -lm. -MD writes the files the preprocessor read
+ * into <dep> (make's syntax), which the core keys the cached image on. -fvisibility=hidden keeps
+ * the kernels' own symbols private: the table the core appended to the source is declared with
  * default visibility and is all the object exports. A call of an unknown
  * function is a compile error here (as nvcc makes it), not a library that
  * fails to load: -Werror=implicit-function-declaration, and -z defs for
@@ -502,7 +505,7 @@ static xdev_status_t job_argv(int device, cc_job_t *j, const xdev_compile_desc_t
         snprintf(j->include_opt, strlen(inc) + 3, "-I%s", inc);
     }
     int nopt = desc->options != NULL && desc->noptions > 0 ? desc->noptions : 0;
-    j->argv = malloc(((size_t)nopt + 14) * sizeof *j->argv);
+    j->argv = malloc(((size_t)nopt + 17) * sizeof *j->argv);
     if (j->argv == NULL) goto nomem;
     int a = 0;
     static const char *const head[] = {"-std=c11",
@@ -516,6 +519,9 @@ static xdev_status_t job_argv(int device, cc_job_t *j, const xdev_compile_desc_t
     for (size_t i = 0; i < sizeof head / sizeof head[0]; i++)
         j->argv[a++] = (char *)head[i];
     if (j->include_opt != NULL) j->argv[a++] = j->include_opt;
+    j->argv[a++] = "-MD";
+    j->argv[a++] = "-MF";
+    j->argv[a++] = j->dep;
     for (int i = 0; i < nopt; i++)
         j->argv[a++] = (char *)desc->options[i];
     j->argv[a++] = "-o";
@@ -527,6 +533,57 @@ static xdev_status_t job_argv(int device, cc_job_t *j, const xdev_compile_desc_t
 nomem:
     return xdev_cpu_error(XDEV_ERROR_OUT_OF_MEMORY,
                           "cpu:%d: cannot compile '%s': out of host memory", device, desc->name);
+}
+
+/* The files listed in the make rule at path (what -MD wrote), the source
+ * left out, one a line: malloc'd, or NULL when there is no such file or it
+ * cannot be read whole (the core then keys on the include directories). A
+ * name holding a newline cannot be listed: NULL too. */
+static char *read_deps(const char *path, const char *src) {
+    void *data = NULL;
+    size_t size = 0;
+    if (read_file(path, &data, &size) != 0) return NULL;
+    char *text = data, *out = malloc(size + 2), *w = out, *tok = out;
+    bool target = true, ok = out != NULL;
+    for (size_t i = 0; ok && i <= size; i++) {
+        char c = i < size ? text[i] : ' ';
+        if (c == '\\' && i + 1 < size && text[i + 1] == '\n') {
+            i++; /* a continued line */
+            c = ' ';
+        } else if (c == '\\' && i + 1 < size && (text[i + 1] == ' ' || text[i + 1] == '#')) {
+            *w++ = text[++i]; /* an escaped space or '#' */
+            continue;
+        } else if (c == '$' && i + 1 < size && text[i + 1] == '$') {
+            *w++ = text[++i];
+            continue;
+        }
+        if (target && c == ':' && i + 1 <= size &&
+            (i + 1 == size || text[i + 1] == ' ' || text[i + 1] == '\n')) {
+            target = false; /* the rule's target (the .so) ends here */
+            w = tok = out;
+            continue;
+        }
+        if (c != ' ' && c != '\t' && c != '\n' && c != '\r') {
+            *w++ = c;
+            continue;
+        }
+        if (target || w == tok) continue;
+        *w = '\0';
+        if (strcmp(tok, src) == 0) {
+            w = tok; /* the source: the core hashes it already */
+        } else {
+            *w++ = '\n';
+            tok = w;
+        }
+    }
+    if (ok && !target) {
+        *w = '\0';
+    } else {
+        free(out);
+        out = NULL;
+    }
+    free(data);
+    return out;
 }
 
 /* What became of a compiler run that started: on success out->data holds
@@ -573,6 +630,7 @@ xdev_status_t xdev_cpu_kernel_compile(xdev_cpu_device_t *dev, const xdev_compile
     out->data = NULL;
     out->data_size = 0;
     out->log = NULL;
+    if (out->size >= offsetof(xdev_compiled_t, deps) + sizeof out->deps) out->deps = NULL;
     cc_job_t *j = calloc(1, sizeof *j);
     if (j == NULL)
         return xdev_cpu_error(XDEV_ERROR_OUT_OF_MEMORY,
@@ -581,7 +639,9 @@ xdev_status_t xdev_cpu_kernel_compile(xdev_cpu_device_t *dev, const xdev_compile
     if (st != XDEV_SUCCESS) goto done;
     int a = snprintf(j->src, sizeof j->src, "%s/%s.c", desc->work_dir, desc->name);
     int b = snprintf(j->so, sizeof j->so, "%s/%s.so", desc->work_dir, desc->name);
-    if (a < 0 || b < 0 || (size_t)a >= sizeof j->src || (size_t)b >= sizeof j->so) {
+    int c = snprintf(j->dep, sizeof j->dep, "%s/%s.d", desc->work_dir, desc->name);
+    if (a < 0 || b < 0 || c < 0 || (size_t)a >= sizeof j->src || (size_t)b >= sizeof j->so ||
+        (size_t)c >= sizeof j->dep) {
         st = xdev_cpu_error(XDEV_ERROR_INVALID_VALUE,
                             "cpu:%d: cannot compile '%s': the work directory's path is too long "
                             "(%zu bytes)",
@@ -609,9 +669,12 @@ xdev_status_t xdev_cpu_kernel_compile(xdev_cpu_device_t *dev, const xdev_compile
         }
         st = job_result(d, j, desc->name, &r, out);
         out->log = r.log; /* the core frees it, also on failure */
+        if (st == XDEV_SUCCESS && out->size >= offsetof(xdev_compiled_t, deps) + sizeof out->deps)
+            out->deps = read_deps(j->dep, j->src);
     }
     unlink(j->src);
     unlink(j->so);
+    unlink(j->dep);
 done:
     job_free(j);
     return st;
