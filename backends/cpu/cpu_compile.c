@@ -6,10 +6,11 @@
  * The compiler is XDEV_CC (a command name looked up on PATH, or an absolute
  * path; no arguments), default `cc`. It is read and looked up at each call,
  * not at init, so a process that never compiles never needs a compiler and a
- * malformed value only fails run-time compilation. compile_target runs
- * `<cc> --version` once per compiler path and process and answers
- * "cc: <its first line> <uname -m>" (the last compiler identified still
- * answers when none is found any more, so cached images stay usable);
+ * malformed value only fails run-time compilation. compile_target
+ * identifies the compiler without running it, once per compiler path and
+ * process: "cc: <real path> <size> <mtime> <inode> <uname -m>" (identify();
+ * the last compiler identified still answers when none is found any more, so
+ * cached images stay usable);
  * compile writes the source into the core's private work directory, builds
  * a shared object from it (XDEV_IMAGE_HOST_LIBRARY: the core opens it
  * itself) and hands back its bytes.
@@ -23,7 +24,10 @@
  * for: the application's SIGCHLD disposition and handlers are untouched. If
  * the application reaps the child first (SIGCHLD ignored, or a handler
  * calling waitpid(-1)), its exit status is lost and the outcome is judged by
- * the output it left (the shared object, or --version's text). */
+ * the output it left (the shared object).
+ *
+ * A compilation is killed after XDEV_CC_TIMEOUT_S seconds (1 to 86400,
+ * default 120), read at each compile like XDEV_CC. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -45,9 +49,9 @@
 
 extern char **environ;
 
-/* Time limits: a compilation, and `--version`. */
+/* A compilation's time limit by default (XDEV_CC_TIMEOUT_S), and its most. */
 #define CC_COMPILE_TIMEOUT_S 120
-#define CC_VERSION_TIMEOUT_S 30
+#define CC_TIMEOUT_MAX_S 86400
 /* Most compiler output kept (out->log); the rest is counted and dropped. */
 #define CC_LOG_CAP (256u * 1024u)
 /* How much of the log a failure's message quotes. */
@@ -55,9 +59,6 @@ extern char **environ;
 #define CC_QUOTE_BYTES 1200
 /* Longest path handled (XDEV_CC, a PATH candidate, a work file). */
 #define CC_PATH_MAX 4096
-/* Longest first line of --version kept (the core's buffer for the whole
- * target line is 512 bytes). */
-#define CC_VERSION_MAX 300
 /* PATH when the environment has none (what execvp uses). */
 #define CC_DEFAULT_PATH "/bin:/usr/bin"
 
@@ -340,7 +341,7 @@ static void quote_log(const char *log, char *buf, size_t len) {
 
 /* ------------------------------------------------------------ compile_target */
 
-/* The last compiler identified (its path and target line): `--version` runs
+/* The last compiler identified (its path and target line): identify() runs
  * once per compiler and process. The lock is held only to copy. Once one
  * was identified, it still answers when no compiler can be found any more
  * (XDEV_CC changed to a missing one, PATH emptied): the images the core
@@ -395,7 +396,7 @@ xdev_status_t xdev_cpu_kernel_compile_target(xdev_cpu_device_t *dev, char *id, s
         st = line[0] != '\0' ? XDEV_SUCCESS                   /* the last one identified */
                              : cc_find(dev->index, t, false); /* the message */
     if (st == XDEV_SUCCESS && line[0] == '\0') {
-        /* Not identified yet: two threads may both run --version the first
+        /* Not identified yet: two threads may both identify it the first
          * time, which is harmless; the lock is not held while it runs. */
         st = identify(dev->index, t, line, sizeof line);
         if (st == XDEV_SUCCESS) {
@@ -586,12 +587,32 @@ static char *read_deps(const char *path, const char *src) {
     return out;
 }
 
-/* What became of a compiler run that started: on success out->data holds
- * the shared object; else a message quoting the start of the log. */
+/* XDEV_CC_TIMEOUT_S: whole seconds, 1 to CC_TIMEOUT_MAX_S; unset or empty
+ * is the default. XDEV_ERROR_ENV naming the value otherwise. */
+static xdev_status_t cc_timeout(int *out) {
+    const char *v = cc_env()("XDEV_CC_TIMEOUT_S");
+    *out = CC_COMPILE_TIMEOUT_S;
+    if (v == NULL || v[0] == '\0') return XDEV_SUCCESS;
+    long n = 0;
+    bool ok = strlen(v) <= 6;
+    for (const char *p = v; ok && *p != '\0'; p++)
+        ok = *p >= '0' && *p <= '9' && (n = n * 10 + (*p - '0')) <= CC_TIMEOUT_MAX_S;
+    if (!ok || n < 1)
+        return xdev_cpu_error(XDEV_ERROR_ENV,
+                              "XDEV_CC_TIMEOUT_S='%s' is not a time limit (expected whole seconds, "
+                              "1 to %d; unset = %d)",
+                              v, CC_TIMEOUT_MAX_S, CC_COMPILE_TIMEOUT_S);
+    *out = (int)n;
+    return XDEV_SUCCESS;
+}
+
+/* What became of a compiler run that started (limit: its time limit, s): on
+ * success out->data holds the shared object; else a message quoting the
+ * start of the log. */
 static xdev_status_t job_result(int device, const cc_job_t *j, const char *name, const cc_run_t *r,
-                                xdev_compiled_t *out) {
+                                int limit, xdev_compiled_t *out) {
     char how[160], quote[CC_QUOTE_BYTES + 1];
-    describe_end(r, CC_COMPILE_TIMEOUT_S, how, sizeof how);
+    describe_end(r, limit, how, sizeof how);
     quote_log(r->log, quote, sizeof quote);
     const bool exited_ok = r->waited && WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0;
     if (r->timed_out || (r->waited && !exited_ok))
@@ -648,13 +669,16 @@ xdev_status_t xdev_cpu_kernel_compile(xdev_cpu_device_t *dev, const xdev_compile
                             d, desc->name, strlen(desc->work_dir));
         goto done;
     }
+    int limit = CC_COMPILE_TIMEOUT_S;
+    st = cc_timeout(&limit);
+    if (st != XDEV_SUCCESS) goto done;
     st = job_argv(d, j, desc);
     if (st != XDEV_SUCCESS) goto done;
     st = write_source(d, j->src, desc->source, desc->name);
     if (st != XDEV_SUCCESS) goto done;
     unlink(j->so); /* judged by its presence when the exit status is lost */
     cc_run_t r;
-    st = cc_spawn(d, j->argv, CC_COMPILE_TIMEOUT_S, CC_LOG_CAP, &r);
+    st = cc_spawn(d, j->argv, limit, CC_LOG_CAP, &r);
     if (st == XDEV_SUCCESS) {
         if (r.dropped > 0) {
             char note[96];
@@ -667,7 +691,7 @@ xdev_status_t xdev_cpu_kernel_compile(xdev_cpu_device_t *dev, const xdev_compile
                 r.log_len += (size_t)n;
             }
         }
-        st = job_result(d, j, desc->name, &r, out);
+        st = job_result(d, j, desc->name, &r, limit, out);
         out->log = r.log; /* the core frees it, also on failure */
         if (st == XDEV_SUCCESS && out->size >= offsetof(xdev_compiled_t, deps) + sizeof out->deps)
             out->deps = read_deps(j->dep, j->src);

@@ -550,6 +550,51 @@ START_TEST(no_stale_kernel) {
 }
 END_TEST
 
+/* The compiler's time limit (XDEV_CC_TIMEOUT_S): a compiler that never
+ * finishes is killed with its own children (its process group), and the
+ * compile fails saying so, in about the limit. */
+START_TEST(compiler_time_limit_kills) {
+    REQUIRE_OWN_PROCESS();
+    if (!xt_host_addressable()) XT_SKIP("the time limit is the CPU backend's C compiler's");
+    fresh_cache();
+    char cc[400], pidfile[400], script[1024];
+    snprintf(cc, sizeof cc, "%s/slowcc", g_cache);
+    snprintf(pidfile, sizeof pidfile, "%s/pid", g_cache);
+    snprintf(script, sizeof script, "#!/bin/sh\nsleep 60 &\necho $! > '%s'\nwait\n", pidfile);
+    write_text(cc, script, 0700);
+    ck_assert_int_eq(setenv("XDEV_CC", cc, 1), 0);
+    ck_assert_int_eq(setenv("XDEV_CC_TIMEOUT_S", "1", 1), 0);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    xdev_module_t m = NULL;
+    XT_ERR(XDEV_ERROR_COMPILE, xdev_module_compile(xt_dev(0), k_source, NULL, &m),
+           "did not finish within 1 s and was killed");
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    ck_assert_msg(s >= 0.9 && s < 10.0, "killed after %.2f s, the limit is 1 s", s);
+    FILE *f = fopen(pidfile, "r");
+    ck_assert_ptr_nonnull(f);
+    int pid = 0;
+    ck_assert_int_eq(fscanf(f, "%d", &pid), 1);
+    fclose(f);
+    bool gone = false; /* the compiler's child too: gone, or a zombie nobody reaped yet */
+    for (int i = 0; i < 200 && !gone; i++) {
+        char path[64], state = 0;
+        snprintf(path, sizeof path, "/proc/%d/stat", pid);
+        FILE *p = fopen(path, "r");
+        gone = p == NULL || (fscanf(p, "%*d %*s %c", &state) == 1 && state == 'Z');
+        if (p != NULL) fclose(p);
+        if (!gone) nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+    }
+    ck_assert_msg(gone, "the compiler's child %d still runs", pid);
+    ck_assert_int_eq(setenv("XDEV_CC_TIMEOUT_S", "0", 1), 0);
+    XT_ERR(XDEV_ERROR_ENV, xdev_module_compile(xt_dev(0), k_source, NULL, &m),
+           "XDEV_CC_TIMEOUT_S='0'");
+    unsetenv("XDEV_CC_TIMEOUT_S");
+    unsetenv("XDEV_CC");
+}
+END_TEST
+
 int main(int argc, char **argv) {
     Suite *s = suite_create("kernel_rtc");
     TCase *tc = tcase_create("kernel_rtc");
@@ -563,6 +608,7 @@ int main(int argc, char **argv) {
     tcase_add_test(tc, compile_errors);
     tcase_add_test(tc, elementwise_expressions);
     tcase_add_test(tc, no_stale_kernel);
+    tcase_add_test(tc, compiler_time_limit_kills);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     return xt_run(sr, "kernel_rtc", argc, argv);
