@@ -26,6 +26,7 @@
 #include "kernel/kernel_internal.h"
 #include "runtime/dispatch.h"
 #include "runtime/hooks.h"
+#include "xdev/version.h"
 
 /* Bumped when the dialect's headers change what a source compiles to. */
 #define XDEV_DIALECT_VERSION "xdev-kernel-dialect-2" /* 2: entries carry their format */
@@ -379,7 +380,7 @@ xdev_status_t xdev_module_compile(xdev_device_t device, const char *source,
                 parts[4 + i] = options->options[i];
             parts[4 + nopt] = j.source;
             const char *v = atomic_load(&g_test_version);
-            parts[5 + nopt] = v != NULL ? v : xdev_version_string();
+            parts[5 + nopt] = v != NULL ? v : XDEV_VERSION_STRING;
             xdev_kcache_key(parts, NULL, nopt + 6, j.base);
             free(parts);
         }
