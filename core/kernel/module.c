@@ -165,7 +165,8 @@ xdev_status_t xdev_kmodule_offer(struct xdev_module *m, const xdev_kernel_image_
 }
 
 /* The end of a load: the module, or (on failure) nothing left behind and
- * the failure's message prefixed with the device. */
+ * the failure's message prefixed with the device - unless the backend's
+ * message names it first already ("cpu:0: ..."), which would say it twice. */
 xdev_status_t xdev_kmodule_finish(struct xdev_module *m, xdev_status_t st, xdev_module_t *out) {
     if (st == XDEV_SUCCESS) {
         *out = m;
@@ -176,6 +177,10 @@ xdev_status_t xdev_kmodule_finish(struct xdev_module *m, xdev_status_t st, xdev_
     xdev_device_t d = m->device;
     const char *be = m->be->name;
     module_release(m);
+    char prefix[96];
+    int n = snprintf(prefix, sizeof prefix, "%s:%d: ", be, d.index);
+    if (n > 0 && (size_t)n < sizeof prefix && strncmp(why, prefix, (size_t)n) == 0)
+        return XDEV_FAIL(st, "%s", why);
     return XDEV_FAIL(st, "%s:%d: %s", be, d.index, why);
 }
 

@@ -369,6 +369,11 @@ typedef struct xdev_compiled {
     void *data;                 /* malloc'd image bytes; the core frees them */
     size_t data_size;
     char *log; /* malloc'd compiler output, or NULL; the core frees it */
+    /* malloc'd: every file the compile read besides the source, one path a
+     * line as the compiler named it (headers, xdev's and the system's), or
+     * NULL when the backend cannot tell; the core frees it. The cache keys
+     * the image on these files' contents (core/kernel/kernel_cache.h). */
+    char *deps;
 } xdev_compiled_t;
 
 typedef struct xdev_kernel_vtable {
