@@ -155,21 +155,41 @@ xdev_status_t xdev_ipc_mem_handle_info(const xdev_ipc_mem_handle_t *handle, xdev
     return XDEV_SUCCESS;
 }
 
+/* Unmap a mapping no open references, already unlinked from g_mappings;
+ * called with g_lock held. */
+static xdev_status_t unmap_locked(ipc_mapping_t *m) {
+    xdev_ptr_entry_t e;
+    (void)xdev_ptr_remove(m->base, XDEV_MEMORY_DEVICE, &e);
+    xdev_device_record_t *mrec = &m->be->devices[m->index];
+    xdev_status_t st = XDEV_HAS(m->be, ipc, close_mem_handle)
+                           ? xdev_be_ipc_close_mem_handle(mrec, m->base)
+                           : XDEV_SUCCESS;
+    free(m);
+    return st;
+}
+
 /* Map the segment, or take another reference on its cached mapping, and
  * record the open `o` (the range the handle exported) on it; called with
  * g_lock held. */
 static xdev_status_t open_locked(const ipc_wire_t *w, xdev_device_record_t *rec, ipc_open_t *o,
                                  void **base) {
     xdev_backend_t *be = rec->be;
-    ipc_mapping_t *m = g_mappings;
-    while (m != NULL && (m->be != be || m->index != w->index ||
-                         memcmp(m->native, w->native, sizeof m->native) != 0))
-        m = m->next;
-    if (m != NULL && m->size != w->seg_size)
-        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
-                         "corrupt handle: its segment is open here with %zu bytes, the handle "
-                         "says %llu",
-                         m->size, (unsigned long long)w->seg_size);
+    ipc_mapping_t **pm = &g_mappings;
+    while (*pm != NULL && ((*pm)->be != be || (*pm)->index != w->index ||
+                           memcmp((*pm)->native, w->native, sizeof(*pm)->native) != 0))
+        pm = &(*pm)->next;
+    ipc_mapping_t *m = *pm;
+    if (m != NULL && m->size != w->seg_size) {
+        if (m->refs > 0)
+            return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                             "corrupt handle: its segment is open here with %zu bytes, the "
+                             "handle says %llu",
+                             m->size, (unsigned long long)w->seg_size);
+        *pm = m->next; /* a closed, cached mapping of a segment since replaced: map anew */
+        xdev_status_t st = unmap_locked(m);
+        if (st != XDEV_SUCCESS) return st;
+        m = NULL;
+    }
     if (m == NULL) {
         if (!XDEV_HAS(be, ipc, open_mem_handle)) return not_supported(be, "memory");
         m = calloc(1, sizeof *m);
@@ -318,14 +338,8 @@ xdev_status_t xdev_ipc_collect(void) {
             continue;
         }
         *pm = m->next;
-        xdev_ptr_entry_t e;
-        (void)xdev_ptr_remove(m->base, XDEV_MEMORY_DEVICE, &e);
-        xdev_device_record_t *mrec = &m->be->devices[m->index];
-        xdev_status_t st = XDEV_HAS(m->be, ipc, close_mem_handle)
-                               ? xdev_be_ipc_close_mem_handle(mrec, m->base)
-                               : XDEV_SUCCESS;
+        xdev_status_t st = unmap_locked(m);
         if (st != XDEV_SUCCESS && first == XDEV_SUCCESS) first = st;
-        free(m);
     }
     pthread_mutex_unlock(&g_lock);
     XDEV_CHECK(first);
