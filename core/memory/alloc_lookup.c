@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* alloc_lookup.c - find the live allocation behind a pointer (see
  * alloc_lookup.h), so copies, memset, BLAS, FFT and RNG check the bytes the
- * caller owns, not the 2 MiB segment around them, and refuse freed memory. */
+ * caller owns, not the 2 MiB segment around them, and refuse freed memory;
+ * for memory opened from an IPC handle, the allocation that handle exported. */
 #include "memory/alloc_lookup.h"
 
 #include "memory/alloc_internal.h"
@@ -49,7 +50,22 @@ xdev_status_t xdev_live_lookup(const void *ptr, const char *arg, xdev_live_ref_t
     if (!out->known) return XDEV_SUCCESS;
     const xdev_ptr_entry_t *e = &out->e;
     switch (e->origin) {
-    case XDEV_PTR_IPC:     /* a whole mapping: live while it is registered */
+    case XDEV_PTR_IPC: { /* the exporter's whole segment: the opens say what is ours */
+        int live = xdev_ipc_live_extent(e->data, ptr, &out->base, &out->size);
+        if (live > 0) {
+            out->block_size = out->size;
+            return XDEV_SUCCESS;
+        }
+        if (live < 0) { /* unmapped by xdev_ipc_collect meanwhile */
+            out->known = false;
+            return XDEV_SUCCESS;
+        }
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                         "'%s' (%p) points into memory mapped from another process's IPC handle "
+                         "but into no allocation opened there now: past the exported allocation "
+                         "(the rest of the exporter's segment), or its handle was closed",
+                         arg, ptr);
+    }
     case XDEV_PTR_FOREIGN: /* another library's memory: live while registered */
         out->base = e->base;
         out->size = out->block_size = e->size;

@@ -8,7 +8,12 @@
  * Opened segments are cached by their native handle and reference counted
  * (CUDA maps a segment once per process); they enter the pointer registry as
  * device memory of the handle's device so that copies infer their direction.
- * Closing drops a reference; xdev_ipc_collect unmaps unreferenced segments. */
+ * A mapping spans the exporter's whole segment, neighbours included, so each
+ * open also records the range its handle exported (the pointer to the end of
+ * the allocation's requested bytes): xdev_live_lookup measures every call on
+ * an opened pointer against that range, not the segment (docs/bounds.md).
+ * Closing drops that open and a reference; xdev_ipc_collect unmaps
+ * unreferenced segments. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +48,13 @@ typedef struct ipc_wire {
 
 _Static_assert(sizeof(ipc_wire_t) <= XDEV_IPC_HANDLE_SIZE, "IPC handle layout too large");
 
+/* One xdev_ipc_open_mem_handle: the part of its mapping the opener may use. */
+typedef struct ipc_open {
+    struct ipc_open *next;
+    uintptr_t ptr; /* what the open returned */
+    size_t bytes;  /* from ptr to the end of the exported allocation's requested bytes */
+} ipc_open_t;
+
 /* One segment opened from another process. */
 typedef struct ipc_mapping {
     struct ipc_mapping *next;
@@ -51,7 +63,8 @@ typedef struct ipc_mapping {
     unsigned char native[XDEV_IPC_NATIVE_SIZE];
     void *base;
     size_t size;
-    long refs;
+    long refs;         /* opens not closed: the length of `opens` */
+    ipc_open_t *opens; /* newest first */
 } ipc_mapping_t;
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -106,6 +119,13 @@ xdev_status_t xdev_ipc_get_mem_handle(const void *ptr, xdev_ipc_mem_handle_t *ou
                              "cannot be shared with another process; allocate memory to share "
                              "without expandable segments",
                              ptr);
+    size_t into = (size_t)((uintptr_t)ptr - ref.base);
+    if (into >= ref.size && !(into == 0 && ref.size == 0))
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
+                             "ptr (%p) is %zu bytes into a %zu-byte allocation at %p: past the "
+                             "bytes requested (the allocator's rounding is not the caller's to "
+                             "share)",
+                             ptr, into, ref.size, (void *)ref.base);
     if (!XDEV_HAS(e.be, ipc, get_mem_handle)) XDEV_CHECK(not_supported(e.be, "memory"));
     ipc_wire_t w;
     memset(&w, 0, sizeof w);
@@ -116,7 +136,7 @@ xdev_status_t xdev_ipc_get_mem_handle(const void *ptr, xdev_ipc_mem_handle_t *ou
     w.pid = (uint32_t)getpid();
     w.seg_size = e.size;
     w.offset = (uintptr_t)ptr - e.base;
-    w.bytes = ref.base + ref.size - (uintptr_t)ptr;
+    w.bytes = ref.size - into; /* what the opener may use: xdev_ipc_live_extent */
     XDEV_CHECK(xdev_be_ipc_get_mem_handle(&e.be->devices[e.index], (void *)e.base, w.native));
     memset(out, 0, sizeof *out);
     memcpy(out->bytes, &w, sizeof w);
@@ -135,40 +155,72 @@ xdev_status_t xdev_ipc_mem_handle_info(const xdev_ipc_mem_handle_t *handle, xdev
     return XDEV_SUCCESS;
 }
 
-/* Map the segment, or take another reference on its cached mapping; called
- * with g_lock held. */
-static xdev_status_t open_locked(const ipc_wire_t *w, xdev_device_record_t *rec, void **base) {
+/* Unmap a mapping no open references, already unlinked from g_mappings;
+ * called with g_lock held. */
+static xdev_status_t unmap_locked(ipc_mapping_t *m) {
+    xdev_ptr_entry_t e;
+    (void)xdev_ptr_remove(m->base, XDEV_MEMORY_DEVICE, &e);
+    xdev_device_record_t *mrec = &m->be->devices[m->index];
+    xdev_status_t st = XDEV_HAS(m->be, ipc, close_mem_handle)
+                           ? xdev_be_ipc_close_mem_handle(mrec, m->base)
+                           : XDEV_SUCCESS;
+    free(m);
+    return st;
+}
+
+/* Map the segment, or take another reference on its cached mapping, and
+ * record the open `o` (the range the handle exported) on it; called with
+ * g_lock held. */
+static xdev_status_t open_locked(const ipc_wire_t *w, xdev_device_record_t *rec, ipc_open_t *o,
+                                 void **base) {
     xdev_backend_t *be = rec->be;
-    for (ipc_mapping_t *m = g_mappings; m != NULL; m = m->next)
-        if (m->be == be && m->index == w->index &&
-            memcmp(m->native, w->native, sizeof m->native) == 0) {
-            m->refs++;
-            *base = m->base;
-            return XDEV_SUCCESS;
+    ipc_mapping_t **pm = &g_mappings;
+    while (*pm != NULL && ((*pm)->be != be || (*pm)->index != w->index ||
+                           memcmp((*pm)->native, w->native, sizeof(*pm)->native) != 0))
+        pm = &(*pm)->next;
+    ipc_mapping_t *m = *pm;
+    if (m != NULL && m->size != w->seg_size) {
+        if (m->refs > 0)
+            return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                             "corrupt handle: its segment is open here with %zu bytes, the "
+                             "handle says %llu",
+                             m->size, (unsigned long long)w->seg_size);
+        *pm = m->next; /* a closed, cached mapping of a segment since replaced: map anew */
+        xdev_status_t st = unmap_locked(m);
+        if (st != XDEV_SUCCESS) return st;
+        m = NULL;
+    }
+    if (m == NULL) {
+        if (!XDEV_HAS(be, ipc, open_mem_handle)) return not_supported(be, "memory");
+        m = calloc(1, sizeof *m);
+        if (m == NULL)
+            return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for an IPC mapping");
+        xdev_status_t st = xdev_be_ipc_open_mem_handle(rec, w->native, &m->base);
+        if (st != XDEV_SUCCESS) {
+            free(m);
+            return st;
         }
-    if (!XDEV_HAS(be, ipc, open_mem_handle)) return not_supported(be, "memory");
-    ipc_mapping_t *m = calloc(1, sizeof *m);
-    if (m == NULL) return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for an IPC mapping");
-    xdev_status_t st = xdev_be_ipc_open_mem_handle(rec, w->native, &m->base);
-    if (st != XDEV_SUCCESS) {
-        free(m);
-        return st;
+        m->be = be;
+        m->index = w->index;
+        memcpy(m->native, w->native, sizeof m->native);
+        m->size = (size_t)w->seg_size;
+        xdev_ptr_entry_t e = {(uintptr_t)m->base, m->size, XDEV_MEMORY_DEVICE, be,
+                              w->index,           m,       XDEV_PTR_IPC,       NULL};
+        st = xdev_ptr_insert(&e);
+        if (st != XDEV_SUCCESS) {
+            if (XDEV_HAS(be, ipc, close_mem_handle))
+                (void)xdev_be_ipc_close_mem_handle(rec, m->base);
+            free(m);
+            return st;
+        }
+        m->next = g_mappings;
+        g_mappings = m;
     }
-    m->be = be;
-    m->index = w->index;
-    memcpy(m->native, w->native, sizeof m->native);
-    m->size = (size_t)w->seg_size;
-    m->refs = 1;
-    xdev_ptr_entry_t e = {(uintptr_t)m->base, m->size, XDEV_MEMORY_DEVICE, be,
-                          w->index,           m,       XDEV_PTR_IPC,       NULL};
-    st = xdev_ptr_insert(&e);
-    if (st != XDEV_SUCCESS) {
-        if (XDEV_HAS(be, ipc, close_mem_handle)) (void)xdev_be_ipc_close_mem_handle(rec, m->base);
-        free(m);
-        return st;
-    }
-    m->next = g_mappings;
-    g_mappings = m;
+    o->ptr = (uintptr_t)m->base + (uintptr_t)w->offset;
+    o->bytes = (size_t)w->bytes;
+    o->next = m->opens;
+    m->opens = o;
+    m->refs++;
     *base = m->base;
     return XDEV_SUCCESS;
 }
@@ -181,17 +233,61 @@ xdev_status_t xdev_ipc_open_mem_handle(const xdev_ipc_mem_handle_t *handle, void
     ipc_wire_t w;
     xdev_device_record_t *rec;
     XDEV_CHECK(parse(handle->bytes, IPC_MAGIC_MEM, &w, &rec));
-    if (w.offset >= w.seg_size)
+    if (w.offset >= w.seg_size || w.bytes > w.seg_size - w.offset)
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
-                             "corrupt handle: offset %llu past the %llu-byte segment",
-                             (unsigned long long)w.offset, (unsigned long long)w.seg_size);
+                             "corrupt handle: %llu bytes at offset %llu run past its %llu-byte "
+                             "segment",
+                             (unsigned long long)w.bytes, (unsigned long long)w.offset,
+                             (unsigned long long)w.seg_size);
+    ipc_open_t *o = calloc(1, sizeof *o);
+    if (o == NULL)
+        return XDEV_API_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory to record an IPC open");
     void *base = NULL;
     pthread_mutex_lock(&g_lock);
-    xdev_status_t st = open_locked(&w, rec, &base);
+    xdev_status_t st = open_locked(&w, rec, o, &base);
     pthread_mutex_unlock(&g_lock);
+    if (st != XDEV_SUCCESS) free(o);
     XDEV_CHECK(st);
     *ptr = (char *)base + w.offset;
     return XDEV_SUCCESS;
+}
+
+/* The open of m that ptr belongs to: the one that returned ptr, else (an
+ * interior pointer) the one with the lowest start whose range holds it;
+ * *link is where it hangs. NULL: none. Called with g_lock held. */
+static ipc_open_t *find_open(ipc_mapping_t *m, uintptr_t p, ipc_open_t ***link) {
+    ipc_open_t *best = NULL;
+    for (ipc_open_t **lo = &m->opens; *lo != NULL; lo = &(*lo)->next) {
+        ipc_open_t *o = *lo;
+        if (o->ptr == p) {
+            *link = lo;
+            return o;
+        }
+        if (p > o->ptr && p - o->ptr < o->bytes && (best == NULL || o->ptr < best->ptr)) {
+            best = o;
+            *link = lo;
+        }
+    }
+    return best;
+}
+
+int xdev_ipc_live_extent(const void *mapping, const void *ptr, uintptr_t *base, size_t *size) {
+    int live = -1;
+    pthread_mutex_lock(&g_lock);
+    ipc_mapping_t *m = g_mappings;
+    while (m != NULL && m != mapping)
+        m = m->next;
+    if (m != NULL) {
+        ipc_open_t **link;
+        ipc_open_t *o = find_open(m, (uintptr_t)ptr, &link);
+        live = o != NULL;
+        if (o != NULL) {
+            *base = o->ptr;
+            *size = o->bytes;
+        }
+    }
+    pthread_mutex_unlock(&g_lock);
+    return live;
 }
 
 xdev_status_t xdev_ipc_close_mem_handle(void *ptr) {
@@ -211,8 +307,21 @@ xdev_status_t xdev_ipc_close_mem_handle(void *ptr) {
         st = XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
                        "pointer %p: its IPC mapping has already been closed as often as opened",
                        ptr);
-    else
-        m->refs--;
+    else {
+        ipc_open_t **link;
+        ipc_open_t *o = find_open(m, (uintptr_t)ptr, &link);
+        if (o == NULL)
+            st = XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                           "pointer %p is in an IPC mapping but in no allocation opened there "
+                           "now (its handle was closed, or the pointer is past the exported "
+                           "allocation)",
+                           ptr);
+        else {
+            *link = o->next;
+            free(o);
+            m->refs--;
+        }
+    }
     pthread_mutex_unlock(&g_lock);
     XDEV_CHECK(st);
     return XDEV_SUCCESS;
@@ -229,14 +338,8 @@ xdev_status_t xdev_ipc_collect(void) {
             continue;
         }
         *pm = m->next;
-        xdev_ptr_entry_t e;
-        (void)xdev_ptr_remove(m->base, XDEV_MEMORY_DEVICE, &e);
-        xdev_device_record_t *mrec = &m->be->devices[m->index];
-        xdev_status_t st = XDEV_HAS(m->be, ipc, close_mem_handle)
-                               ? xdev_be_ipc_close_mem_handle(mrec, m->base)
-                               : XDEV_SUCCESS;
+        xdev_status_t st = unmap_locked(m);
         if (st != XDEV_SUCCESS && first == XDEV_SUCCESS) first = st;
-        free(m);
     }
     pthread_mutex_unlock(&g_lock);
     XDEV_CHECK(first);
