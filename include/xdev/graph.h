@@ -125,7 +125,10 @@ XDEV_API XDEV_RESULT xdev_status_t xdev_graph_capture_begin(xdev_graph_t g, xdev
  * stream did not join back; either way the stream records no more. A fork
  * joins back when the capturing stream waits on an event recorded on it
  * after its last work - directly, or through another stream that joins
- * back itself; a fork with no work must join back too. On a thread other
+ * back itself. A fork with no work has nothing to join (as on CUDA, whose
+ * capture ends with such a stream's dependencies already in the capturing
+ * stream's past); work joined only into a fork that never joins back is
+ * unjoined (CUDA's cudaErrorStreamCaptureUnjoined). On a thread other
  * than the one that began a global or thread_local capture:
  * XDEV_ERROR_CAPTURE, the capture goes on (see "Ending a capture" above);
  * after that thread exited: XDEV_ERROR_CAPTURE, once. */
