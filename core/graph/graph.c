@@ -345,8 +345,8 @@ static xdev_status_t replay_call(xdev_enqueue_t *q) {
     return st;
 }
 
-static void replay_trace_args(const xdev_enqueue_t *q, char *buf, size_t len) {
-    snprintf(buf, len, "\"graph\":%lld", (long long)((xdev_graph_t)q->ctx)->id);
+static void replay_trace_args(xdev_enqueue_t *q) {
+    xdev_enqueue_span_args(q, "\"graph\":%lld", (long long)((xdev_graph_t)q->ctx)->id);
 }
 
 static xdev_status_t replay_locked(xdev_graph_t g, xdev_stream_t stream) {

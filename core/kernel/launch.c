@@ -215,10 +215,11 @@ static xdev_status_t launch_call(xdev_enqueue_t *q) {
     return st;
 }
 
-static void launch_trace_args(const xdev_enqueue_t *q, char *buf, size_t len) {
+static void launch_trace_args(xdev_enqueue_t *q) {
     const xdev_launch_config_t *c = ((const launch_op_t *)q->ctx)->c;
-    snprintf(buf, len, "\"grid\":[%d,%d,%d],\"block\":[%d,%d,%d]", (int)c->grid.x, (int)c->grid.y,
-             (int)c->grid.z, (int)c->block.x, (int)c->block.y, (int)c->block.z);
+    xdev_enqueue_span_args(q, "\"grid\":[%d,%d,%d],\"block\":[%d,%d,%d]", (int)c->grid.x,
+                           (int)c->grid.y, (int)c->grid.z, (int)c->block.x, (int)c->block.y,
+                           (int)c->block.z);
 }
 
 /* Checks, then the backend's launch through the enqueue path, as `as`

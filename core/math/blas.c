@@ -147,11 +147,11 @@ static xdev_status_t gemm_call(xdev_enqueue_t *q) {
     return xdev_be_blas_gemm(q->rec, q->ctx);
 }
 
-static void gemm_trace_args(const xdev_enqueue_t *q, char *buf, size_t len) {
+static void gemm_trace_args(xdev_enqueue_t *q) {
     const xdev_blas_gemm_desc_t *d = q->ctx;
-    snprintf(buf, len, "\"dtype\":\"%s\",\"m\":%lld,\"n\":%lld,\"k\":%lld,\"batch\":%lld",
-             xdev_dtype_name(d->dtype), (long long)d->m, (long long)d->n, (long long)d->k,
-             (long long)d->batch);
+    xdev_enqueue_span_args(q, "\"dtype\":\"%s\",\"m\":%lld,\"n\":%lld,\"k\":%lld,\"batch\":%lld",
+                           xdev_dtype_name(d->dtype), (long long)d->m, (long long)d->n,
+                           (long long)d->k, (long long)d->batch);
 }
 
 static xdev_status_t gemm_run(const xdev_gemm_params_t *p, xdev_stream_t stream) {
@@ -293,10 +293,10 @@ static xdev_status_t vec_call(xdev_enqueue_t *q) {
     return xdev_be_blas_vec(q->rec, o->routine, o->d);
 }
 
-static void vec_trace_args(const xdev_enqueue_t *q, char *buf, size_t len) {
+static void vec_trace_args(xdev_enqueue_t *q) {
     const vec_op_t *o = q->ctx;
-    snprintf(buf, len, "\"dtype\":\"%s\",\"n\":%lld", xdev_dtype_name(o->d->dtype),
-             (long long)o->d->n);
+    xdev_enqueue_span_args(q, "\"dtype\":\"%s\",\"n\":%lld", xdev_dtype_name(o->d->dtype),
+                           (long long)o->d->n);
 }
 
 /* Run one level-1 routine; ops[0] is its output. incs[i] is the increment

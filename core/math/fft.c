@@ -203,10 +203,10 @@ static xdev_status_t fft_call(xdev_enqueue_t *q) {
     return st;
 }
 
-static void fft_trace_args(const xdev_enqueue_t *q, char *buf, size_t len) {
+static void fft_trace_args(xdev_enqueue_t *q) {
     const fft_op_t *o = q->ctx;
-    snprintf(buf, len, "\"rank\":%d,\"n0\":%lld,\"batch\":%lld,\"direction\":%d", o->d->rank,
-             (long long)o->d->n[0], (long long)o->d->batch, (int)o->direction);
+    xdev_enqueue_span_args(q, "\"rank\":%d,\"n0\":%lld,\"batch\":%lld,\"direction\":%d", o->d->rank,
+                           (long long)o->d->n[0], (long long)o->d->batch, (int)o->direction);
 }
 
 /* After the span: a transient plan (max_size 0) waits, unlocked, then is

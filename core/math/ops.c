@@ -127,9 +127,10 @@ static xdev_status_t fill_call(xdev_enqueue_t *q) {
     return xdev_be_ops_fill(q->rec, o->dst, o->pattern, o->size, o->count, q->stream->native);
 }
 
-static void fill_trace_args(const xdev_enqueue_t *q, char *buf, size_t len) {
+static void fill_trace_args(xdev_enqueue_t *q) {
     const fill_op_t *o = q->ctx;
-    snprintf(buf, len, "\"dtype\":\"%s\",\"count\":%zu", xdev_dtype_name(o->dtype), o->count);
+    xdev_enqueue_span_args(q, "\"dtype\":\"%s\",\"count\":%zu", xdev_dtype_name(o->dtype),
+                           o->count);
 }
 
 typedef struct {
@@ -146,10 +147,10 @@ static xdev_status_t convert_call(xdev_enqueue_t *q) {
                                q->stream->native);
 }
 
-static void convert_trace_args(const xdev_enqueue_t *q, char *buf, size_t len) {
+static void convert_trace_args(xdev_enqueue_t *q) {
     const convert_op_t *o = q->ctx;
-    snprintf(buf, len, "\"src\":\"%s\",\"dst\":\"%s\",\"count\":%zu", xdev_dtype_name(o->src_dtype),
-             xdev_dtype_name(o->dst_dtype), o->count);
+    xdev_enqueue_span_args(q, "\"src\":\"%s\",\"dst\":\"%s\",\"count\":%zu",
+                           xdev_dtype_name(o->src_dtype), xdev_dtype_name(o->dst_dtype), o->count);
 }
 
 /* The public calls hold the bodies: their XDEV_CHECKs put the public name in

@@ -94,9 +94,9 @@ static xdev_status_t fill_call(xdev_enqueue_t *q) {
     return st;
 }
 
-static void fill_trace_args(const xdev_enqueue_t *q, char *buf, size_t len) {
+static void fill_trace_args(xdev_enqueue_t *q) {
     const fill_op_t *o = q->ctx;
-    snprintf(buf, len, "\"kind\":%d,\"count\":%zu", (int)o->d->kind, o->n);
+    xdev_enqueue_span_args(q, "\"kind\":%d,\"count\":%zu", (int)o->d->kind, o->n);
 }
 
 /* Run one fill whose kind-specific fields of `d` are set and checked. */

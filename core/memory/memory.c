@@ -236,10 +236,11 @@ static xdev_status_t copy_call(xdev_enqueue_t *q) {
     return xdev_be_memory_memcpy_async(q->stream->rec, &p->desc, q->stream->native);
 }
 
-static void copy_trace_args(const xdev_enqueue_t *q, char *buf, size_t len) {
+static void copy_trace_args(xdev_enqueue_t *q) {
     const copy_plan_t *p = q->ctx;
-    snprintf(buf, len, "\"kind\":\"%s\",\"bytes\":%zu,\"pinned\":%s", copy_kind_name(p->desc.kind),
-             p->desc.bytes, p->desc.dst_pinned || p->desc.src_pinned ? "true" : "false");
+    xdev_enqueue_span_args(q, "\"kind\":\"%s\",\"bytes\":%zu,\"pinned\":%s",
+                           copy_kind_name(p->desc.kind), p->desc.bytes,
+                           p->desc.dst_pinned || p->desc.src_pinned ? "true" : "false");
 }
 
 static int copy_uses(const xdev_enqueue_t *q, xdev_op_use_t *out, int cap) {
@@ -370,9 +371,9 @@ static xdev_status_t memset_call(xdev_enqueue_t *q) {
     return xdev_be_memory_memset_async(q->stream->rec, a->dst, a->value, a->n, q->stream->native);
 }
 
-static void memset_trace_args(const xdev_enqueue_t *q, char *buf, size_t len) {
+static void memset_trace_args(xdev_enqueue_t *q) {
     const memset_args_t *a = q->ctx;
-    snprintf(buf, len, "\"bytes\":%zu,\"value\":%d", a->n, a->value);
+    xdev_enqueue_span_args(q, "\"bytes\":%zu,\"value\":%d", a->n, a->value);
 }
 
 xdev_status_t xdev_memset_async(void *dst, int value, size_t n, xdev_stream_t stream) {

@@ -32,16 +32,33 @@ void xdev_enqueue_span_begin(xdev_enqueue_t *q) {
     xdev_tracer_span_begin(&q->span_state, q->stream);
 }
 
+static void span_end_v(xdev_enqueue_t *q, const char *fmt, va_list ap) {
+    xdev_trace_probes.span_end(&q->span_state, q->stream, q->span != NULL ? q->span : q->name, fmt,
+                               ap);
+}
+
+/* Without arguments: an empty format, passed through a va_list. */
+static void span_end_plain(xdev_enqueue_t *q, ...) {
+    va_list ap;
+    va_start(ap, q);
+    span_end_v(q, "", ap);
+    va_end(ap);
+}
+
 void xdev_enqueue_span_end(xdev_enqueue_t *q) {
-    if (q->cancel) {
+    if (q->cancel)
         xdev_tracer_span_cancel(&q->span_state, q->stream);
-        return;
-    }
-    char args[256];
-    args[0] = '\0';
-    if (q->trace_args != NULL) q->trace_args(q, args, sizeof args);
-    xdev_tracer_span_end(&q->span_state, q->stream, q->span != NULL ? q->span : q->name, "%s",
-                         args);
+    else if (q->trace_args != NULL)
+        q->trace_args(q);
+    else
+        span_end_plain(q);
+}
+
+void xdev_enqueue_span_args(xdev_enqueue_t *q, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    span_end_v(q, fmt, ap);
+    va_end(ap);
 }
 
 void xdev_enqueue_observe(const xdev_enqueue_t *q) {

@@ -95,9 +95,9 @@ struct xdev_enqueue {
     int (*get_uses)(const xdev_enqueue_t *q, xdev_op_use_t *out, int cap);
     xdev_status_t (*capture)(xdev_enqueue_t *q); /* step 1, optional */
     xdev_status_t (*call)(xdev_enqueue_t *q);    /* step 3 */
-    /* The span's arguments: JSON members without braces, into buf (only
-     * while tracing; optional). */
-    void (*trace_args)(const xdev_enqueue_t *q, char *buf, size_t len);
+    /* Ends the span with its arguments: calls xdev_enqueue_span_args once
+     * (only while tracing; optional: no arguments). */
+    void (*trace_args)(xdev_enqueue_t *q);
     /* After the span, whatever the status; returns the status to go on with. */
     xdev_status_t (*finish)(xdev_enqueue_t *q, xdev_status_t st);
     /* The ordering the call makes for the sanitizer (xdev_order_on_*). */
@@ -137,6 +137,12 @@ XDEV_API xdev_status_t xdev_enqueue_observer_remove(xdev_enqueue_observer_t fn, 
 void xdev_enqueue_span_begin(xdev_enqueue_t *q);
 void xdev_enqueue_span_end(xdev_enqueue_t *q);
 void xdev_enqueue_observe(const xdev_enqueue_t *q);
+
+/* From q->trace_args: end q's span, its arguments JSON members without
+ * braces (printf format; the tracer keeps the values and formats them when
+ * it writes, so a %s must be a static string). */
+void xdev_enqueue_span_args(xdev_enqueue_t *q, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* Step 5 runs when this is true: one relaxed load each. */
 static inline bool xdev_enqueue_observing(void) {

@@ -112,8 +112,8 @@ static xdev_status_t record_call(xdev_enqueue_t *q) {
     return st;
 }
 
-static void record_trace_args(const xdev_enqueue_t *q, char *buf, size_t len) {
-    snprintf(buf, len, "\"event\":\"%p\"", q->ctx);
+static void record_trace_args(xdev_enqueue_t *q) {
+    xdev_enqueue_span_args(q, "\"event\":\"%p\"", q->ctx);
 }
 
 static void record_order(const xdev_enqueue_t *q) {

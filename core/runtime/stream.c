@@ -333,8 +333,8 @@ static xdev_status_t wait_event_call(xdev_enqueue_t *q) {
     return xdev_be_stream_wait_event(q->stream->rec, q->stream->native, o->native);
 }
 
-static void wait_event_trace_args(const xdev_enqueue_t *q, char *buf, size_t len) {
-    snprintf(buf, len, "\"event\":\"%p\"", (void *)((const wait_event_op_t *)q->ctx)->event);
+static void wait_event_trace_args(xdev_enqueue_t *q) {
+    xdev_enqueue_span_args(q, "\"event\":\"%p\"", (void *)((const wait_event_op_t *)q->ctx)->event);
 }
 
 static void wait_event_order(const xdev_enqueue_t *q) {
@@ -408,8 +408,9 @@ static xdev_status_t wait_stream_call(xdev_enqueue_t *q) {
     return xdev_be_stream_wait_event(q->stream->rec, q->stream->native, o->marker);
 }
 
-static void wait_stream_trace_args(const xdev_enqueue_t *q, char *buf, size_t len) {
-    snprintf(buf, len, "\"other\":\"%p\"", ((const wait_stream_op_t *)q->ctx)->other->native);
+static void wait_stream_trace_args(xdev_enqueue_t *q) {
+    xdev_enqueue_span_args(q, "\"other\":\"%p\"",
+                           ((const wait_stream_op_t *)q->ctx)->other->native);
 }
 
 /* The marker back to the spares; a failed record or wait may leave it
