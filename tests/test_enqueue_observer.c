@@ -205,6 +205,7 @@ START_TEST(kernels_and_graphs) {
     XT_OK(xdev_stream_synchronize(s));
     XT_OK(xdev_graph_destroy(g));
     XT_OK(xdev_module_unload(m));
+    XT_OK(xdev_elementwise_cache_clear()); /* its module, kept for the process */
 }
 END_TEST
 
