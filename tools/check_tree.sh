@@ -95,6 +95,8 @@ CORE_INCLUDE_EXCEPTIONS = {
         'the fault injector test: its begin/end hook is exported for this suite only',
     ('tests/test_sanitizer.c', 'runtime/stream_order.h'):
         "the stream-order sanitizer's test: its clock-length hook is exported for this suite only",
+    ('tests/test_enqueue_observer.c', 'runtime/enqueue.h'):
+        "the enqueue path's test: its observer hook is exported for this suite only",
     ('tests/test_error_format.c', 'base/error_internal.h'):
         'white-box test of the error formatter fed its own message',
     ('tests/test_utf8_writers.c', 'base/json_check.h'):

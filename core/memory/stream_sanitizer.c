@@ -388,3 +388,10 @@ xdev_status_t xdev_sanitizer_set_handler(xdev_sanitizer_handler_t handler, void 
 uint64_t xdev_sanitizer_report_count(void) {
     return atomic_load(&g_reports);
 }
+
+/* When libxdev loads: the enqueue path (runtime/enqueue.h), below memory/,
+ * reaches the operands' record only through this registration, as the
+ * tracer's probes are registered (runtime/trace_probe.h). */
+__attribute__((constructor)) static void register_enqueue_step(void) {
+    xdev_enqueue_sanitizer_set(xdev_san_uses_slow);
+}

@@ -18,21 +18,20 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "runtime/enqueue.h"
 #include "runtime/stream_order.h"
 #include "xdev/stream.h"
 
-typedef enum xdev_san_mode { XDEV_SAN_READ = 1, XDEV_SAN_WRITE = 2 } xdev_san_mode_t;
-
 /* One operand of a call: [p, p + n) read or written (n past the end of the
- * allocation means up to its end; p NULL or n 0: skipped). */
-typedef struct xdev_san_use {
-    const void *p;
-    size_t n;
-    xdev_san_mode_t mode;
-} xdev_san_use_t;
+ * allocation means up to its end; p NULL or n 0: skipped). The enqueue path
+ * (runtime/enqueue.h) hands the sanitizer its operands in this form. */
+typedef xdev_op_access_t xdev_san_mode_t;
+#define XDEV_SAN_READ XDEV_OP_READ
+#define XDEV_SAN_WRITE XDEV_OP_WRITE
+typedef xdev_op_use_t xdev_san_use_t;
 
 /* At most this many uses per call (a kernel's pointer parameters fit). */
-#define XDEV_SAN_MAX_USES 32
+#define XDEV_SAN_MAX_USES XDEV_OP_MAX_USES
 
 void xdev_san_uses_slow(xdev_stream_t s, const xdev_san_use_t *uses, int n, const char *op);
 void xdev_san_record_stream_slow(const void *p, xdev_stream_t s);

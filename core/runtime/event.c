@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* event.c - event objects: lazy binding to a device at first record,
  * record/query/synchronize, elapsed time with torch's error cases. */
+#include <stdio.h>
 #include <string.h>
 
 #include "runtime/stream_order.h"
-#include "runtime/trace_probe.h"
+#include "runtime/enqueue.h"
 #include "runtime/device_record.h"
 #include "runtime/dispatch.h"
 #include "runtime/process.h"
@@ -73,39 +74,20 @@ xdev_status_t xdev_event_destroy(xdev_event_t event) {
         if (st_ != XDEV_SUCCESS) return st_;                                                       \
     } while (0)
 
-/* The backend's record of event (created on srec) on stream, and the
- * capture it lands in. The backends' records are thread-safe. */
-static xdev_status_t record_native(xdev_event_t event, xdev_device_record_t *srec,
-                                   xdev_stream_t stream) {
-    xdev_trace_span_t span;
-    bool traced = xdev_tracer_active();
-    if (XDEV_UNLIKELY(traced)) xdev_tracer_span_begin(&span, stream);
-    xdev_status_t st = xdev_be_event_record(srec, event->native, stream->native);
-    if (st == XDEV_SUCCESS) {
-        xdev_capture_t *cap = atomic_load_explicit(&stream->capture, memory_order_acquire);
-        atomic_store_explicit(&event->capture_id, cap != NULL ? cap->id : 0, memory_order_relaxed);
-    }
-    if (XDEV_UNLIKELY(traced))
-        xdev_tracer_span_end(&span, stream, "event_record", "\"event\":\"%p\"", (void *)event);
-    return st;
-}
-
-xdev_status_t xdev_core_event_record(xdev_event_t event, xdev_stream_t stream) {
-    RETURN_IF(xdev_event_check(event, "event"));
-    if (stream == NULL) {
-        RETURN_IF(xdev_core_current_stream_default(&stream));
-    } else {
-        RETURN_IF(xdev_stream_check(stream, "stream"));
-    }
+/* The enqueue path's steps of a record (enqueue.h), q->ctx the event:
+ * the backend's record on the stream's device (the backends' records are
+ * thread-safe), the event's native one made by its first record, under its
+ * lock, once; then the capture the record lands in. A failure before the
+ * backend's record enqueues nothing (its span is cancelled). */
+static xdev_status_t record_call(xdev_enqueue_t *q) {
+    xdev_event_t event = q->ctx;
+    xdev_stream_t stream = q->stream;
     xdev_device_record_t *srec = stream->rec;
-    if (!XDEV_HAS(srec->be, event, record))
-        return xdev_backend_not_supported(srec->be, "event.record");
     xdev_status_t st = XDEV_SUCCESS;
     xdev_device_record_t *erec = atomic_load_explicit(&event->rec, memory_order_acquire);
-    if (__builtin_expect(erec == srec, 1)) { /* the native event exists: no lock */
-        st = record_native(event, srec, stream);
-    } else {
-        pthread_mutex_lock(&event->lock); /* the first record creates it, once */
+    bool locked = __builtin_expect(erec != srec, 0);
+    if (locked) { /* the native event may not exist yet */
+        pthread_mutex_lock(&event->lock);
         erec = atomic_load_explicit(&event->rec, memory_order_relaxed);
         if (erec == NULL) {
             st = xdev_be_event_create(srec, event->flags, &event->native);
@@ -119,12 +101,44 @@ xdev_status_t xdev_core_event_record(xdev_event_t event, xdev_stream_t stream) {
                            "be recorded on a stream of " XDEV_REC_FMT,
                            XDEV_REC_ARGS(erec), XDEV_REC_ARGS(srec));
         }
-        if (st == XDEV_SUCCESS) st = record_native(event, srec, stream);
-        pthread_mutex_unlock(&event->lock);
+        q->cancel = st != XDEV_SUCCESS;
     }
-    if (st != XDEV_SUCCESS) return st;
-    xdev_order_on_event_record(event, stream);
-    return xdev_core_after_enqueue(stream);
+    if (st == XDEV_SUCCESS) st = xdev_be_event_record(srec, event->native, stream->native);
+    if (st == XDEV_SUCCESS) {
+        xdev_capture_t *cap = atomic_load_explicit(&stream->capture, memory_order_acquire);
+        atomic_store_explicit(&event->capture_id, cap != NULL ? cap->id : 0, memory_order_relaxed);
+    }
+    if (locked) pthread_mutex_unlock(&event->lock);
+    return st;
+}
+
+static void record_trace_args(xdev_enqueue_t *q) {
+    xdev_enqueue_span_args(q, "\"event\":\"%p\"", q->ctx);
+}
+
+static void record_order(const xdev_enqueue_t *q) {
+    xdev_order_on_event_record((xdev_event_t)q->ctx, q->stream);
+}
+
+xdev_status_t xdev_core_event_record(xdev_event_t event, xdev_stream_t stream) {
+    RETURN_IF(xdev_event_check(event, "event"));
+    if (stream == NULL) {
+        RETURN_IF(xdev_core_current_stream_default(&stream));
+    } else {
+        RETURN_IF(xdev_stream_check(stream, "stream"));
+    }
+    if (!XDEV_HAS(stream->rec->be, event, record))
+        return xdev_backend_not_supported(stream->rec->be, "event.record");
+    xdev_enqueue_t q = {
+        .kind = XDEV_OP_EVENT_RECORD,
+        .name = "event_record",
+        .stream = stream,
+        .ctx = event,
+        .call = record_call,
+        .trace_args = record_trace_args,
+        .order = record_order,
+    };
+    return xdev_enqueue(&q);
 }
 
 #undef RETURN_IF
