@@ -11,7 +11,7 @@
 
 #include <stddef.h>
 
-#include "memory/stream_sanitizer.h"
+#include "runtime/sanitizer_probe.h"
 #include "runtime/registry.h"
 #include "xdev/stream.h"
 
@@ -36,7 +36,7 @@ typedef struct xdev_exec_target {
 xdev_status_t xdev_operands_resolve(const xdev_operand_t *ops, int count, xdev_stream_t stream,
                                     const char *what, xdev_exec_target_t *out);
 
-/* Tell the stream-order sanitizer (memory/stream_sanitizer.h) that work on
+/* Tell the stream-order sanitizer (runtime/sanitizer_probe.h) that work on
  * s writes ops[0..written-1] and reads the rest; a no-op when it is off. */
 static inline void xdev_operands_sanitize(const xdev_operand_t *ops, int count, int written,
                                           xdev_stream_t s, const char *what) {

@@ -12,7 +12,7 @@
 
 #include "base/error_internal.h"
 #include "base/file_write.h"
-#include "memory/alloc_internal.h"
+#include "alloc/alloc_internal.h"
 #include "observe/alloc_snapshot.h"
 #include "observe/pickle.h"
 #include "runtime/registry.h"

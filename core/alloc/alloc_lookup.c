@@ -3,9 +3,9 @@
  * alloc_lookup.h), so copies, memset, BLAS, FFT and RNG check the bytes the
  * caller owns, not the 2 MiB segment around them, and refuse freed memory;
  * for memory opened from an IPC handle, the allocation that handle exported. */
-#include "memory/alloc_lookup.h"
+#include "alloc/alloc_lookup.h"
 
-#include "memory/alloc_internal.h"
+#include "alloc/alloc_internal.h"
 #include "base/error_internal.h"
 #include "runtime/thread_state.h"
 

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "memory/pointer_registry.h"
+#include "alloc/pointer_registry.h"
 
 typedef struct xdev_live_ref {
     bool known;         /* inside memory xdev manages */

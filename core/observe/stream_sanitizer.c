@@ -14,7 +14,7 @@
  * supersedes reads and writes, a read only reads). Past XDEV_SAN_USES the
  * oldest is dropped (a report may then be missed, never made up). A free
  * drops the entry after its own check. One lock serialises it all. */
-#include "memory/stream_sanitizer.h"
+#include "runtime/sanitizer_probe.h"
 
 #include <dlfcn.h>
 #include <inttypes.h>
@@ -31,7 +31,7 @@
 
 #include "base/error_internal.h"
 #include "base/strbuf.h"
-#include "memory/alloc_lookup.h"
+#include "alloc/alloc_lookup.h"
 #include "runtime/device_record.h"
 #include "runtime/stream_internal.h"
 #include "xdev/sanitizer.h"

@@ -19,12 +19,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "memory/alloc_lookup.h"
+#include "alloc/alloc_lookup.h"
 #include "base/error_internal.h"
 #include "runtime/device_record.h"
 #include "runtime/dispatch.h"
 #include "runtime/event_internal.h"
-#include "memory/pointer_registry.h"
+#include "alloc/pointer_registry.h"
 #include "runtime/process.h"
 #include "runtime/registry.h"
 #include "xdev/ipc.h"

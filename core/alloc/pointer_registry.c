@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* pointer_registry.c - a sorted array of allocation ranges under a
  * read-write lock: lookups (every copy) take the read side; binary search. */
-#include "memory/pointer_registry.h"
+#include "alloc/pointer_registry.h"
 
 #include <pthread.h>
 #include <stdlib.h>

@@ -18,10 +18,10 @@
 #include <string.h>
 
 #include "base/error_internal.h"
-#include "memory/alloc_lookup.h"
-#include "memory/foreign.h"
-#include "memory/pointer_registry.h"
-#include "memory/stream_sanitizer.h"
+#include "alloc/alloc_lookup.h"
+#include "interop/foreign.h"
+#include "alloc/pointer_registry.h"
+#include "runtime/sanitizer_probe.h"
 #include "runtime/device_record.h"
 #include "runtime/dispatch.h"
 #include "runtime/stream_internal.h"

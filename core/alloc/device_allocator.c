@@ -10,16 +10,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "memory/stream_sanitizer.h"
-#include "memory/alloc_internal.h"
-#include "memory/dlpack_exports.h"
-#include "memory/foreign.h"
+#include "runtime/sanitizer_probe.h"
+#include "alloc/alloc_internal.h"
+#include "alloc/dlpack_exports.h"
+#include "interop/foreign.h"
 #include "base/env.h"
-#include "memory/mempool.h"
+#include "alloc/mempool.h"
 #include "runtime/capture.h"
 #include "runtime/trace_probe.h"
 #include "base/error_internal.h"
-#include "memory/pointer_registry.h"
+#include "alloc/pointer_registry.h"
 #include "runtime/device_record.h"
 #include "runtime/dispatch.h"
 #include "runtime/hooks.h"
