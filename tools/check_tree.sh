@@ -5,10 +5,11 @@
 #
 #   core-includes  no file outside core/ includes a core/ header, but for the white-box tests
 #                  and fuzzers listed in CORE_INCLUDE_EXCEPTIONS below.
-#   core-layers    core's folders depend downwards only (observe, graph, comm, math, kernel, memory, runtime,
-#                  base: core/README.md): no include of, and no call into, a higher folder, but
+#   core-layers    core's folders depend downwards only (observe, graph, comm, math, kernel, interop,
+#                  memory, alloc, runtime, base: core/README.md): no include of, and no call into, a higher folder, but
 #                  for the upward calls listed in CORE_UPWARD below (none: a lower folder that
-#                  needs a higher one runs its hooks, runtime/hooks.h and trace_probe.h).
+#                  needs a higher one runs its hooks: runtime/hooks.h, trace_probe.h,
+#                  sanitizer_probe.h, alloc/pointer_registry.h's origin ops).
 #   core-calls     no file in core/ calls a public function (XDEV_API in include/xdev/*.h)
 #                  outside the file that defines it - core calls internal entry points, so a
 #                  message is prefixed once, by the public call the user made - except a public
@@ -185,13 +186,16 @@ CORE_PUBLIC_CALLS = {
 }
 
 # core-layers: (core file, function of a higher folder it calls, or header it includes) -> why.
-# Empty: what runtime/ needs of memory/ and observe/ (the allocator's settings at
-# initialisation, a thread's exit, XDEV_TRACE_FILE, the tracer's probes) those folders register
-# when libxdev loads (runtime/hooks.h, runtime/trace_probe.h).
+# Empty: what runtime/ needs of alloc/ and observe/ (the allocator's settings at
+# initialisation, a thread's exit, XDEV_TRACE_FILE, the tracer's and the sanitizer's probes)
+# those folders register when libxdev loads (runtime/hooks.h, trace_probe.h, sanitizer_probe.h);
+# what alloc/ needs of interop/ (an IPC mapping's live extent, record_stream of foreign memory)
+# interop/ sets before it inserts its first range (alloc/pointer_registry.h's origin ops).
 CORE_UPWARD = {
 }
-# Bottom to top. observe/ (the tracer, snapshots, the views and their writers) reads the state
-# of the folders below it and nothing calls it: they reach it through runtime's hooks.
+# Bottom to top. observe/ (the tracer, the stream-order sanitizer, snapshots, the views and
+# their writers) reads the state of the folders below it and nothing calls it: they reach it
+# through runtime's hooks and probes.
 LAYERS = ('base', 'runtime', 'alloc', 'memory', 'interop', 'kernel', 'math', 'comm', 'graph',
           'observe')
 
@@ -392,7 +396,7 @@ def check_core_layers():
                 if (f, m.group(1)) not in CORE_UPWARD:
                     report(f, line_of(text, m.start()), rule,
                            f'includes {m.group(1)}, from a folder above {LAYERS[lf]}/ (core '
-                           'depends downwards: observe, comm, math, memory, runtime, base)')
+                           'depends downwards: ' + ', '.join(reversed(LAYERS)) + ')')
         for line, callee, caller in calls_in(f, defs):
             if callee in own.get(f, ()):
                 continue

@@ -51,7 +51,8 @@ xdev_status_t xdev_live_lookup(const void *ptr, const char *arg, xdev_live_ref_t
     const xdev_ptr_entry_t *e = &out->e;
     switch (e->origin) {
     case XDEV_PTR_IPC: { /* the exporter's whole segment: the opens say what is ours */
-        int live = xdev_ipc_live_extent(e->data, ptr, &out->base, &out->size);
+        int live =
+            xdev_ptr_origin_ops(XDEV_PTR_IPC)->live_extent(e->data, ptr, &out->base, &out->size);
         if (live > 0) {
             out->block_size = out->size;
             return XDEV_SUCCESS;
