@@ -13,6 +13,7 @@
 #include "alloc/alloc_internal.h"
 #include "runtime/registry.h"
 #include "runtime/stream_names.h"
+#include "xdev/memviz.h"
 
 const char *xdev_block_state_name(int state) {
     switch (state) {

@@ -18,6 +18,7 @@
 #include "runtime/registry.h"
 #include "runtime/stream_internal.h"
 #include "xdev/allocator.h"
+#include "xdev/memviz.h"
 
 /* "frames": empty, or one frame named for the allocation's tag path
  * (xdev_memory_tag_push) so that torch's viewer shows it where a Python
