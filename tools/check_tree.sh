@@ -5,10 +5,11 @@
 #
 #   core-includes  no file outside core/ includes a core/ header, but for the white-box tests
 #                  and fuzzers listed in CORE_INCLUDE_EXCEPTIONS below.
-#   core-layers    core's folders depend downwards only (observe, graph, comm, math, kernel, memory, runtime,
-#                  base: core/README.md): no include of, and no call into, a higher folder, but
+#   core-layers    core's folders depend downwards only (observe, graph, comm, math, kernel, interop,
+#                  memory, alloc, runtime, base: core/README.md): no include of, and no call into, a higher folder, but
 #                  for the upward calls listed in CORE_UPWARD below (none: a lower folder that
-#                  needs a higher one runs its hooks, runtime/hooks.h and trace_probe.h).
+#                  needs a higher one runs its hooks: runtime/hooks.h, trace_probe.h,
+#                  sanitizer_probe.h, alloc/pointer_registry.h's origin ops).
 #   core-calls     no file in core/ calls a public function (XDEV_API in include/xdev/*.h)
 #                  outside the file that defines it - core calls internal entry points, so a
 #                  message is prefixed once, by the public call the user made - except a public
@@ -85,9 +86,9 @@ CORE_INCLUDE_EXCEPTIONS = {
         "the tests' JSON check is the library's own checker, compiled into xdev_test_common",
     ('tests/kernel_cache_test.h', 'kernel/kernel_cache.h'):
         'white-box unit test of the on-disk kernel cache (SHA-256, entries, trim), linked in directly',
-    ('tests/test_alloc_config.c', 'memory/alloc_config.h'):
+    ('tests/test_alloc_config.c', 'alloc/alloc_config.h'):
         'white-box unit test of the XDEV_ALLOC_CONF parser, linked in directly',
-    ('tests/fuzz/fuzz_alloc_conf.c', 'memory/alloc_config.h'):
+    ('tests/fuzz/fuzz_alloc_conf.c', 'alloc/alloc_config.h'):
         'fuzzer of the XDEV_ALLOC_CONF parser, linked in directly',
     ('tests/fuzz/fuzz_env.c', 'base/env.h'):
         'fuzzer of the XDEV_* environment parsers, linked in directly',
@@ -135,9 +136,9 @@ CORE_PUBLIC_CALLS = {
     ('core/math/fft.c', 'xdev_last_error'): "quotes the allocator's message (plan work area)",
     ('core/comm/watchdog.c', 'xdev_last_error'): "quotes the backend's asynchronous error in the group's",
     ('core/comm/communicator.c', 'xdev_last_error'): "quotes the backend's failure after the group's abort reason",
-    ('core/memory/dlpack.c', 'xdev_last_error'): "quotes why the tensor's backend is not usable",
-    ('core/memory/foreign.c', 'xdev_last_error'): "quotes the failed wait in its own message",
-    ('core/memory/dlpack_exports.c', 'xdev_host_free'): "the free the program asked for, put off until the consumer's deleter",
+    ('core/interop/dlpack.c', 'xdev_last_error'): "quotes why the tensor's backend is not usable",
+    ('core/interop/foreign.c', 'xdev_last_error'): "quotes the failed wait in its own message",
+    ('core/alloc/dlpack_exports.c', 'xdev_host_free'): "the free the program asked for, put off until the consumer's deleter",
     ('core/comm/comm_procs.c', 'xdev_last_error'): "quotes the transport loader's refusal of a damaged id's name",
     ('core/comm/shm_comm.c', 'xdev_last_error'): "hands its own failure's message to the transport table's err",
     # the element-wise helper is a client of the kernel API it sits beside (xdev/kernel.h):
@@ -150,9 +151,9 @@ CORE_PUBLIC_CALLS = {
     ('core/kernel/module.c', 'xdev_last_error'): "quotes a backend's load failure, prefixed "
         'with the device, after the module is released',
     ('core/math/rng_generator.c', 'xdev_last_error'): "quotes a state's decode message",
-    ('core/memory/caching_allocator.c', 'xdev_last_error'): "keeps the backend's OOM message",
-    ('core/memory/device_allocator.c', 'xdev_last_error'): "quotes a direct free's failed wait",
-    ('core/memory/host_allocator.c', 'xdev_last_status'): 'the status live_block just set, '
+    ('core/alloc/caching_allocator.c', 'xdev_last_error'): "keeps the backend's OOM message",
+    ('core/alloc/device_allocator.c', 'xdev_last_error'): "quotes a direct free's failed wait",
+    ('core/alloc/host_allocator.c', 'xdev_last_status'): 'the status live_block just set, '
         'raised after unlocking',
     ('core/runtime/plugin_loader.c', 'xdev_last_error'): "a plugin's load failure into its reason",
     ('core/runtime/registry.c', 'xdev_last_error'): "a backend's failure into its reason",
@@ -172,13 +173,13 @@ CORE_PUBLIC_CALLS = {
         "broadcast(_coalesced) as one broadcast over the cached group, as torch.cuda.comm's does",
     ('core/observe/alloc_snapshot.c', 'xdev_memory_stats_items'):
         "a snapshot's device_stats take torch's key names from the public key/value view",
-    ('core/memory/device_allocator.c', 'xdev_stream_wait_stream'):
+    ('core/alloc/device_allocator.c', 'xdev_stream_wait_stream'):
         "a free orders the block's stream after every stream that used it (best effort)",
-    ('core/memory/device_allocator.c', 'xdev_stream_synchronize'):
+    ('core/alloc/device_allocator.c', 'xdev_stream_synchronize'):
         'the same free waits for a using stream it cannot order (best effort)',
-    ('core/memory/host_allocator.c', 'xdev_stream_synchronize'):
+    ('core/alloc/host_allocator.c', 'xdev_stream_synchronize'):
         'xdev_host_free waits for a recorded stream it cannot defer on (best effort)',
-    ('core/memory/host_allocator.c', 'xdev_synchronize'):
+    ('core/alloc/host_allocator.c', 'xdev_synchronize'):
         'xdev_host_free of a block with more recorded streams than it tracks (best effort)',
     ('core/runtime/stream.c', 'xdev_device_guard_begin'):
         'the stream guard is a device guard plus the current stream',
@@ -187,14 +188,18 @@ CORE_PUBLIC_CALLS = {
 }
 
 # core-layers: (core file, function of a higher folder it calls, or header it includes) -> why.
-# Empty: what runtime/ needs of memory/ and observe/ (the allocator's settings at
-# initialisation, a thread's exit, XDEV_TRACE_FILE, the tracer's probes) those folders register
-# when libxdev loads (runtime/hooks.h, runtime/trace_probe.h).
+# Empty: what runtime/ needs of alloc/ and observe/ (the allocator's settings at
+# initialisation, a thread's exit, XDEV_TRACE_FILE, the tracer's and the sanitizer's probes)
+# those folders register when libxdev loads (runtime/hooks.h, trace_probe.h, sanitizer_probe.h);
+# what alloc/ needs of interop/ (an IPC mapping's live extent, record_stream of foreign memory)
+# interop/ sets before it inserts its first range (alloc/pointer_registry.h's origin ops).
 CORE_UPWARD = {
 }
-# Bottom to top. observe/ (the tracer, snapshots, the views and their writers) reads the state
-# of the folders below it and nothing calls it: they reach it through runtime's hooks.
-LAYERS = ('base', 'runtime', 'memory', 'kernel', 'math', 'comm', 'graph', 'observe')
+# Bottom to top. observe/ (the tracer, the stream-order sanitizer, snapshots, the views and
+# their writers) reads the state of the folders below it and nothing calls it: they reach it
+# through runtime's hooks and probes.
+LAYERS = ('base', 'runtime', 'alloc', 'memory', 'interop', 'kernel', 'math', 'comm', 'graph',
+          'observe')
 
 # test-env: XDEV_* variables the library reads that the tests do not unset -> why.
 TEST_ENV_PASS_THROUGH = {
@@ -393,7 +398,7 @@ def check_core_layers():
                 if (f, m.group(1)) not in CORE_UPWARD:
                     report(f, line_of(text, m.start()), rule,
                            f'includes {m.group(1)}, from a folder above {LAYERS[lf]}/ (core '
-                           'depends downwards: observe, comm, math, memory, runtime, base)')
+                           'depends downwards: ' + ', '.join(reversed(LAYERS)) + ')')
         for line, callee, caller in calls_in(f, defs):
             if callee in own.get(f, ()):
                 continue

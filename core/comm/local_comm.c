@@ -15,9 +15,10 @@
 
 #include "base/error_internal.h"
 #include "comm/comm_internal.h"
-#include "memory/alloc_internal.h"
+#include "alloc/alloc_internal.h"
 #include "memory/copy.h"
 #include "runtime/enqueue.h"
+#include "runtime/sanitizer_probe.h"
 #include "runtime/device_record.h"
 #include "runtime/dispatch.h"
 #include "runtime/stream_internal.h"

@@ -21,7 +21,7 @@
 #include "base/error_internal.h"
 #include "base/handle_arena.h"
 #include "math/rng_internal.h"
-#include "memory/mempool.h"
+#include "alloc/mempool.h"
 #include "runtime/capture.h"
 #include "runtime/device_record.h"
 #include "runtime/dispatch.h"

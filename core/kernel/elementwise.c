@@ -15,7 +15,8 @@
 
 #include "base/error_internal.h"
 #include "kernel/kernel_internal.h"
-#include "memory/alloc_lookup.h"
+#include "alloc/alloc_lookup.h"
+#include "runtime/sanitizer_probe.h"
 #include "runtime/device_record.h"
 #include "runtime/stream_internal.h"
 #include "xdev/dtype.h"

@@ -15,7 +15,8 @@
 
 #include "base/error_internal.h"
 #include "kernel/kernel_internal.h"
-#include "memory/alloc_lookup.h"
+#include "runtime/sanitizer_probe.h"
+#include "alloc/alloc_lookup.h"
 #include "runtime/dispatch.h"
 #include "runtime/stream_internal.h"
 #include "runtime/enqueue.h"
@@ -80,7 +81,7 @@ static void arg_label_fn(const void *ctx, char *buf, size_t n) {
 }
 
 /* A pointer argument: NULL, or memory the kernel's device can use. The
- * lookup is cached per thread (memory/alloc_lookup.h); messages are
+ * lookup is cached per thread (alloc/alloc_lookup.h); messages are
  * formatted only on a failure. */
 static xdev_status_t check_pointer(const struct xdev_kernel *k, int i, const void *p) {
     if (p == NULL) return XDEV_SUCCESS;

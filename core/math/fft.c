@@ -8,7 +8,7 @@
 
 #include "runtime/enqueue.h"
 #include "base/error_internal.h"
-#include "memory/alloc_internal.h"
+#include "alloc/alloc_internal.h"
 #include "runtime/dispatch.h"
 #include "math/fft_plan_cache.h"
 #include "math/operands.h"

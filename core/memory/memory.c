@@ -10,12 +10,13 @@
 #include "runtime/capture.h"
 #include "runtime/stream_internal.h"
 #include "runtime/enqueue.h"
-#include "memory/alloc_internal.h"
-#include "memory/alloc_lookup.h"
+#include "alloc/alloc_internal.h"
+#include "alloc/alloc_lookup.h"
 #include "base/error_internal.h"
 #include "runtime/device_record.h"
 #include "runtime/dispatch.h"
-#include "memory/pointer_registry.h"
+#include "alloc/pointer_registry.h"
+#include "runtime/sanitizer_probe.h"
 #include "runtime/stream_internal.h"
 
 xdev_status_t xdev_pointer_get_info(const void *ptr, xdev_pointer_info_t *out) {

@@ -524,7 +524,7 @@ static xdev_status_t env_start(void) {
     return start(path, true);
 }
 
-/* When libxdev loads: the probes through which runtime/, memory/ and math/
+/* When libxdev loads: the probes through which runtime/, alloc/, memory/ and math/
  * reach the tracer (runtime/trace_probe.h), and XDEV_TRACE_FILE's start
  * (runtime/hooks.h); those folders sit below observe/ and never call it. */
 __attribute__((constructor)) static void register_tracer(void) {

@@ -8,10 +8,9 @@
 #include <pthread.h>
 
 #include "base/error_internal.h"
+#include "runtime/sanitizer_probe.h"
 
 _Atomic bool xdev_enqueue_observed_flag;
-
-static xdev_enqueue_sanitize_t g_sanitize;
 
 /* The observers: a fixed table read without a lock (an entry is published
  * by its count's release store; a removal clears the function, which the
@@ -23,10 +22,6 @@ typedef struct {
 static observer_t g_observers[XDEV_ENQUEUE_MAX_OBSERVERS];
 static _Atomic int g_nobservers;
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-
-void xdev_enqueue_sanitizer_set(xdev_enqueue_sanitize_t fn) {
-    g_sanitize = fn;
-}
 
 void xdev_enqueue_span_begin(xdev_enqueue_t *q) {
     xdev_tracer_span_begin(&q->span_state, q->stream);
@@ -72,7 +67,7 @@ void xdev_enqueue_observe(const xdev_enqueue_t *q) {
     if (n > XDEV_OP_MAX_USES) n = XDEV_OP_MAX_USES;
     if (xdev_sanitizing()) {
         if (q->order != NULL) q->order(q);
-        if (n > 0 && g_sanitize != NULL) g_sanitize(q->stream, uses, n, q->name);
+        if (n > 0) xdev_san_uses_slow(q->stream, uses, n, q->name);
     }
     int count = atomic_load_explicit(&g_nobservers, memory_order_acquire);
     for (int i = 0; i < count; i++) {

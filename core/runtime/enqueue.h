@@ -29,8 +29,8 @@
  * the hand-written sequence did: xdev_enqueue is inline and its callbacks
  * are known at the call site, so the compiler calls them directly; steps 2,
  * 4 and 5 are one relaxed load and a branch each. The sanitizer sits above
- * runtime/ (memory/stream_sanitizer.c) and registers its step when libxdev
- * loads (xdev_enqueue_sanitizer_set), as the tracer registers its probes. */
+ * runtime/ (observe/stream_sanitizer.c): step 4 reaches it through its
+ * probes (runtime/sanitizer_probe.h), as the tracer's through its own. */
 #ifndef XDEV_CORE_ENQUEUE_H
 #define XDEV_CORE_ENQUEUE_H
 
@@ -117,12 +117,6 @@ typedef void (*xdev_enqueue_observer_t)(const xdev_enqueue_t *q, const xdev_op_u
 
 /* True while an observer is registered (xdev_enqueue_observer_add). */
 extern _Atomic bool xdev_enqueue_observed_flag;
-
-/* The sanitizer's record of an op's operands (memory/stream_sanitizer.c
- * registers it when libxdev loads; called only while it is on). */
-typedef void (*xdev_enqueue_sanitize_t)(xdev_stream_t s, const xdev_op_use_t *uses, int n,
-                                        const char *op);
-void xdev_enqueue_sanitizer_set(xdev_enqueue_sanitize_t fn);
 
 /* A test and internal hook (exported for tests/test_enqueue_observer.c, in
  * no public header): fn(op, uses, n, user) after every op from now on.

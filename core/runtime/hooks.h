@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* hooks.h - how the folders above runtime/ take part in what runtime does
  * without runtime calling up into them (core/README.md; tools/check_tree.sh,
- * rule core-layers): steps of initialisation, and a thread's exit. memory/
+ * rule core-layers): steps of initialisation, and a thread's exit. alloc/
  * (device_allocator.c) and observe/ (tracer.c) register theirs from a
  * constructor when libxdev loads, before any xdev call can run; runtime
  * (registry.c, thread_state.c) runs them. The stream tracer's probes, which
@@ -15,7 +15,7 @@
 typedef enum {
     /* After runtime's own variables, before any backend loads: settings whose
      * malformed value fails xdev_init like every other XDEV_* variable
-     * (memory/: XDEV_ALLOC_CONF, XDEV_NO_MEMORY_CACHING). */
+     * (alloc/: XDEV_ALLOC_CONF, XDEV_NO_MEMORY_CACHING). */
     XDEV_INIT_SETTINGS = 0,
     /* Once the backends are selected (observe/: XDEV_TRACE_FILE, whose exit
      * handler must run before the backends' runtimes tear down). */

@@ -6,7 +6,7 @@
  * Loading a backend is a probe: its failure is kept as the backend's reason
  * and never left in the calling thread's error state (xdev/error.h).
  * Initialisation also runs the steps that the folders above registered
- * (runtime/hooks.h): the allocator's settings (memory/), so that a malformed
+ * (runtime/hooks.h): the allocator's settings (alloc/), so that a malformed
  * XDEV_ALLOC_CONF fails xdev_init like every other variable, and
  * XDEV_TRACE_FILE (observe/) once the backends are selected. */
 #include "runtime/registry.h"

@@ -16,10 +16,16 @@
 #include "base/error_internal.h"
 #include "runtime/device_record.h"
 #include "runtime/event_internal.h"
+#include "runtime/sanitizer_probe.h"
 #include "runtime/stream_internal.h"
 #include "runtime/stream_names.h"
 
 _Atomic bool xdev_sanitize_flag;
+xdev_san_probes_t xdev_san_probes; /* observe/stream_sanitizer.c fills them in */
+
+void xdev_san_probes_set(const xdev_san_probes_t *probes) {
+    xdev_san_probes = *probes;
+}
 
 typedef struct clock {
     size_t n;

@@ -9,7 +9,7 @@
  * recording an event copies the stream's clock into the event, a wait on
  * the event (or xdev_stream_wait_stream) merges it into the waiting stream,
  * and a synchronize merges it into the host's clock, which every stream's
- * later work is ordered after. The memory side (memory/stream_sanitizer.c)
+ * later work is ordered after. The memory side (observe/stream_sanitizer.c)
  * records the epochs that read and wrote each allocation and asks whether
  * a new access is ordered after them.
  *

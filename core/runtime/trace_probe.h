@@ -3,7 +3,7 @@
  * it ran. The tracer (observe/tracer.c, behind xdev_trace_start and
  * XDEV_TRACE_FILE) sits above every folder that calls these: it fills in
  * the probes when libxdev loads (xdev_trace_probes_set), and runtime/,
- * memory/ and math/ reach it only through them.
+ * alloc/, memory/ and math/ reach it only through them.
  *
  * A call that enqueues work brackets it with a span:
  *

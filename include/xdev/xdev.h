@@ -63,6 +63,7 @@
 #include "xdev/dtype.h"
 #include "xdev/ops.h"
 #include "xdev/kernel.h"
+#include "xdev/mempool.h"
 #include "xdev/graph.h"
 #include "xdev/interop.h"
 

@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "base/error_internal.h"
-#include "memory/alloc_internal.h"
+#include "alloc/alloc_internal.h"
 #include "runtime/device_record.h"
 #include "runtime/stream_internal.h"
 #include "runtime/trace_probe.h"

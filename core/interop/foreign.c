@@ -18,10 +18,10 @@
 #include <string.h>
 
 #include "base/error_internal.h"
-#include "memory/alloc_lookup.h"
-#include "memory/foreign.h"
-#include "memory/pointer_registry.h"
-#include "memory/stream_sanitizer.h"
+#include "alloc/alloc_lookup.h"
+#include "interop/foreign.h"
+#include "alloc/pointer_registry.h"
+#include "runtime/sanitizer_probe.h"
 #include "runtime/device_record.h"
 #include "runtime/dispatch.h"
 #include "runtime/stream_internal.h"
@@ -106,6 +106,8 @@ static xdev_status_t insert_locked(xdev_foreign_t *f) {
                           .data = f,
                           .origin = XDEV_PTR_FOREIGN},
                      clash;
+    static const xdev_ptr_origin_ops_t ops = {.record_stream = xdev_foreign_record_stream};
+    xdev_ptr_origin_ops_set(XDEV_PTR_FOREIGN, &ops); /* before the first range */
     xdev_status_t st = xdev_ptr_insert_exclusive(&e, &clash);
     if (st == XDEV_ERROR_INVALID_VALUE) {
         char what[160];

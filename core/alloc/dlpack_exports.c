@@ -8,8 +8,8 @@
 #include <stdlib.h>
 
 #include "base/error_internal.h"
-#include "memory/alloc_internal.h"
-#include "memory/dlpack_exports.h"
+#include "alloc/alloc_internal.h"
+#include "alloc/dlpack_exports.h"
 
 typedef struct hold {
     struct hold *next;

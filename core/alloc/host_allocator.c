@@ -10,12 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "memory/alloc_internal.h"
-#include "memory/alloc_lookup.h"
-#include "memory/dlpack_exports.h"
+#include "alloc/alloc_internal.h"
+#include "alloc/alloc_lookup.h"
+#include "alloc/dlpack_exports.h"
 #include "base/error_internal.h"
 #include "runtime/dispatch.h"
-#include "memory/pointer_registry.h"
+#include "alloc/pointer_registry.h"
 #include "runtime/process.h"
 #include "runtime/stream_internal.h"
 

@@ -9,7 +9,7 @@
  * through hash_next; doubles when the load passes 1. */
 #include <stdlib.h>
 
-#include "memory/alloc_internal.h"
+#include "alloc/alloc_internal.h"
 
 static size_t slot(const xdev_ptrtab_t *t, uintptr_t addr) {
     uint64_t x = (uint64_t)addr >> 9; /* blocks are 512-byte aligned */

@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* stream_sanitizer.h - where code that enqueues work on device memory tells
+/* sanitizer_probe.h - where code that enqueues work on device memory tells
  * the stream-order sanitizer (xdev/sanitizer.h) what it read and wrote.
+ * The sanitizer (observe/stream_sanitizer.c) sits above every folder that
+ * calls these, as the tracer does (runtime/trace_probe.h): it fills in the
+ * probes when libxdev loads (xdev_san_probes_set), and alloc/, memory/,
+ * interop/, kernel/, math/ and comm/ reach it only through them.
  *
  * Call after the call's checks passed, before or after enqueuing, with the
  * stream the work runs on:
@@ -12,8 +16,8 @@
  * recorded for it (runtime/stream_order.h decides what is ordered), a
  * conflict is reported, and the use is recorded. Pointers into memory that
  * xdev did not allocate, and streams that capture, are skipped. */
-#ifndef XDEV_CORE_STREAM_SANITIZER_H
-#define XDEV_CORE_STREAM_SANITIZER_H
+#ifndef XDEV_CORE_SANITIZER_PROBE_H
+#define XDEV_CORE_SANITIZER_PROBE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -33,9 +37,24 @@ typedef xdev_op_use_t xdev_san_use_t;
 /* At most this many uses per call (a kernel's pointer parameters fit). */
 #define XDEV_SAN_MAX_USES XDEV_OP_MAX_USES
 
-void xdev_san_uses_slow(xdev_stream_t s, const xdev_san_use_t *uses, int n, const char *op);
-void xdev_san_record_stream_slow(const void *p, xdev_stream_t s);
-void xdev_san_free_slow(const void *p, xdev_stream_t owner, bool check);
+/* The sanitizer's side of each probe below (observe/stream_sanitizer.c). */
+typedef struct xdev_san_probes {
+    void (*uses)(xdev_stream_t s, const xdev_san_use_t *uses, int n, const char *op);
+    void (*record_stream)(const void *p, xdev_stream_t s);
+    void (*free)(const void *p, xdev_stream_t owner, bool check);
+} xdev_san_probes_t;
+
+extern xdev_san_probes_t xdev_san_probes;
+
+/* The sanitizer registers its probes (from a constructor, when libxdev
+ * loads, before XDEV_SANITIZE can turn it on). */
+void xdev_san_probes_set(const xdev_san_probes_t *probes);
+
+/* The sanitizer is on: the work one call enqueued on s uses uses[0..n). */
+static inline void xdev_san_uses_slow(xdev_stream_t s, const xdev_san_use_t *uses, int n,
+                                      const char *op) {
+    xdev_san_probes.uses(s, uses, n, op);
+}
 
 /* The work one call enqueued on s uses uses[0..n) (one epoch, one stack
  * walk for all of them); op names the call ("memcpy"). */
@@ -55,7 +74,7 @@ static inline void xdev_san_access(xdev_stream_t s, const void *p, size_t n, xde
 
 /* xdev_record_stream(p, s) succeeded: s's uses are ordered before the free. */
 static inline void xdev_san_record_stream(const void *p, xdev_stream_t s) {
-    if (xdev_sanitizing()) xdev_san_record_stream_slow(p, s);
+    if (xdev_sanitizing()) xdev_san_probes.record_stream(p, s);
 }
 
 /* The allocation at p (its start) is being freed; owner is the stream it
@@ -63,7 +82,7 @@ static inline void xdev_san_record_stream(const void *p, xdev_stream_t s) {
  * device-wide wait (caching and stream-ordered modes), so every use on
  * another stream must be ordered before the free or recorded. */
 static inline void xdev_san_free(const void *p, xdev_stream_t owner, bool check) {
-    if (xdev_sanitizing()) xdev_san_free_slow(p, owner, check);
+    if (xdev_sanitizing()) xdev_san_probes.free(p, owner, check);
 }
 
 #endif

@@ -10,16 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "memory/stream_sanitizer.h"
-#include "memory/alloc_internal.h"
-#include "memory/dlpack_exports.h"
-#include "memory/foreign.h"
+#include "runtime/sanitizer_probe.h"
+#include "alloc/alloc_internal.h"
+#include "alloc/dlpack_exports.h"
 #include "base/env.h"
-#include "memory/mempool.h"
+#include "alloc/mempool.h"
 #include "runtime/capture.h"
 #include "runtime/trace_probe.h"
 #include "base/error_internal.h"
-#include "memory/pointer_registry.h"
+#include "alloc/pointer_registry.h"
 #include "runtime/device_record.h"
 #include "runtime/dispatch.h"
 #include "runtime/hooks.h"
@@ -624,7 +623,7 @@ xdev_status_t xdev_record_stream(void *ptr, xdev_stream_t stream) {
                              "pointer %p is on %s:%d but the stream belongs to %s:%d", ptr,
                              e.be->name, e.index, stream->be->name, stream->device.index);
     if (e.origin == XDEV_PTR_FOREIGN) { /* registered: its give-back waits for the stream */
-        XDEV_CHECK(xdev_foreign_record_stream(&e, stream));
+        XDEV_CHECK(xdev_ptr_origin_ops(XDEV_PTR_FOREIGN)->record_stream(&e, stream));
         xdev_san_record_stream(ptr, stream);
         return XDEV_SUCCESS;
     }

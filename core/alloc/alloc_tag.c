@@ -12,7 +12,7 @@
 
 #include "base/error_internal.h"
 #include "base/utf8.h"
-#include "memory/alloc_internal.h"
+#include "alloc/alloc_internal.h"
 
 #define TAG_DEPTH_MAX 32
 #define TAG_LEN_MAX 255

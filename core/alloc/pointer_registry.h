@@ -51,4 +51,22 @@ bool xdev_ptr_lookup(const void *addr, xdev_ptr_entry_t *out);
  * (with its allocation), wrong kind (with the right free function). */
 xdev_status_t xdev_ptr_remove(const void *base, xdev_memory_kind_t kind, xdev_ptr_entry_t *out);
 
+/* What the room that inserts ranges of an origin answers for them where
+ * alloc/, below it, must ask (core/README.md: no upward call): interop/'s
+ * ipc.c the live extent inside an IPC mapping (data: the mapping), its
+ * foreign.c xdev_record_stream of registered memory. Each sets its answers
+ * before it inserts its first range of that origin, so whoever finds such a
+ * range in the registry finds them too. */
+typedef struct xdev_ptr_origin_ops {
+    /* 1: ptr is in a live allocation [*base, *base + *size); 0: in none;
+     * -1: the range is gone (see alloc_lookup.h). */
+    int (*live_extent)(const void *data, const void *ptr, uintptr_t *base, size_t *size);
+    xdev_status_t (*record_stream)(const xdev_ptr_entry_t *e, xdev_stream_t stream);
+} xdev_ptr_origin_ops_t;
+
+void xdev_ptr_origin_ops_set(xdev_ptr_origin_t origin, const xdev_ptr_origin_ops_t *ops);
+
+/* The answers of origin's room (set before any range of it was inserted). */
+const xdev_ptr_origin_ops_t *xdev_ptr_origin_ops(xdev_ptr_origin_t origin);
+
 #endif

@@ -19,12 +19,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "memory/alloc_lookup.h"
+#include "alloc/alloc_lookup.h"
 #include "base/error_internal.h"
 #include "runtime/device_record.h"
 #include "runtime/dispatch.h"
 #include "runtime/event_internal.h"
-#include "memory/pointer_registry.h"
+#include "alloc/pointer_registry.h"
 #include "runtime/process.h"
 #include "runtime/registry.h"
 #include "xdev/ipc.h"
@@ -69,6 +69,15 @@ typedef struct ipc_mapping {
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static ipc_mapping_t *g_mappings;
+
+/* The open of IPC mapping `mapping` (an XDEV_PTR_IPC entry's data) that
+ * ptr is in, for alloc/'s live lookups (pointer_registry.h's origin ops):
+ * 1 (base = the pointer xdev_ipc_open_mem_handle returned, size = the
+ * exported allocation's requested bytes from there), 0 in no open
+ * allocation (past the exported one, or closed), -1 the mapping is gone
+ * (collected). */
+static int ipc_live_extent(const void *mapping, const void *ptr, uintptr_t *base, size_t *size);
+static const xdev_ptr_origin_ops_t g_origin_ops = {.live_extent = ipc_live_extent};
 
 static xdev_status_t not_supported(const xdev_backend_t *be, const char *what) {
     return XDEV_FAIL(XDEV_ERROR_NOT_SUPPORTED, "the %s backend cannot share %s between processes",
@@ -136,7 +145,7 @@ xdev_status_t xdev_ipc_get_mem_handle(const void *ptr, xdev_ipc_mem_handle_t *ou
     w.pid = (uint32_t)getpid();
     w.seg_size = e.size;
     w.offset = (uintptr_t)ptr - e.base;
-    w.bytes = ref.size - into; /* what the opener may use: xdev_ipc_live_extent */
+    w.bytes = ref.size - into; /* what the opener may use: ipc_live_extent */
     XDEV_CHECK(xdev_be_ipc_get_mem_handle(&e.be->devices[e.index], (void *)e.base, w.native));
     memset(out, 0, sizeof *out);
     memcpy(out->bytes, &w, sizeof w);
@@ -206,6 +215,7 @@ static xdev_status_t open_locked(const ipc_wire_t *w, xdev_device_record_t *rec,
         m->size = (size_t)w->seg_size;
         xdev_ptr_entry_t e = {(uintptr_t)m->base, m->size, XDEV_MEMORY_DEVICE, be,
                               w->index,           m,       XDEV_PTR_IPC,       NULL};
+        xdev_ptr_origin_ops_set(XDEV_PTR_IPC, &g_origin_ops); /* before the first range */
         st = xdev_ptr_insert(&e);
         if (st != XDEV_SUCCESS) {
             if (XDEV_HAS(be, ipc, close_mem_handle))
@@ -271,7 +281,7 @@ static ipc_open_t *find_open(ipc_mapping_t *m, uintptr_t p, ipc_open_t ***link) 
     return best;
 }
 
-int xdev_ipc_live_extent(const void *mapping, const void *ptr, uintptr_t *base, size_t *size) {
+static int ipc_live_extent(const void *mapping, const void *ptr, uintptr_t *base, size_t *size) {
     int live = -1;
     pthread_mutex_lock(&g_lock);
     ipc_mapping_t *m = g_mappings;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* mempool.h - memory pools (xdev/graph.h): a private set of the caching
+/* mempool.h - memory pools (xdev/mempool.h): a private set of the caching
  * allocator's stream pools, for graphs and for scopes of a thread.
  *
  * A pool is a handle (xdev_mempool_t) with a reference count: the
@@ -18,7 +18,7 @@
 
 #include "base/handle_arena.h"
 #include "runtime/registry.h"
-#include "xdev/graph.h"
+#include "xdev/mempool.h"
 
 struct xdev_mempool {
     xdev_handle_header_t hdr;

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "memory/pointer_registry.h"
+#include "alloc/pointer_registry.h"
 
 typedef struct xdev_live_ref {
     bool known;         /* inside memory xdev manages */
@@ -44,13 +44,6 @@ xdev_status_t xdev_live_lookup_cached(const void *ptr, xdev_live_label_fn label,
  * end of the allocation ref describes (ref->known must be true). */
 xdev_status_t xdev_live_check_extent(const xdev_live_ref_t *ref, const void *ptr, size_t n,
                                      const char *arg);
-
-/* The open of IPC mapping `mapping` (an XDEV_PTR_IPC entry's data) that
- * ptr is in (ipc.c): 1 (base = the pointer xdev_ipc_open_mem_handle
- * returned, size = the exported allocation's requested bytes from there),
- * 0 in no open allocation (past the exported one, or closed), -1 the mapping
- * is gone (collected). */
-int xdev_ipc_live_extent(const void *mapping, const void *ptr, uintptr_t *base, size_t *size);
 
 /* The pinned host block containing ptr (host_allocator.c): 1 live (base,
  * requested and class size set), -1 freed and cached, 0 not a pinned block. */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* alloc_config.c - strict parser for XDEV_ALLOC_CONF (see alloc_config.h). */
-#include "memory/alloc_config.h"
+#include "alloc/alloc_config.h"
 
 #include <ctype.h>
 #include <math.h>

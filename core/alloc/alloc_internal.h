@@ -24,7 +24,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "memory/alloc_config.h"
+#include "alloc/alloc_config.h"
 #include "runtime/registry.h"
 #include "base/spin_lock.h"
 #include "xdev/allocator.h"

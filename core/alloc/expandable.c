@@ -19,9 +19,9 @@
  * runs with the arena's lock held. */
 #include <stdlib.h>
 
-#include "memory/alloc_internal.h"
+#include "alloc/alloc_internal.h"
 #include "base/error_internal.h"
-#include "memory/pointer_registry.h"
+#include "alloc/pointer_registry.h"
 #include "runtime/device_record.h"
 #include "runtime/dispatch.h"
 #include "runtime/stream_internal.h"

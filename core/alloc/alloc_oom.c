@@ -4,7 +4,7 @@
  * holds allocated and reserved, and a hint when fragmentation is likely. */
 #include <stdio.h>
 
-#include "memory/alloc_internal.h"
+#include "alloc/alloc_internal.h"
 #include "base/error_internal.h"
 #include "runtime/device_record.h"
 #include "runtime/dispatch.h"

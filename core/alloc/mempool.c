@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "memory/mempool.h"
+#include "alloc/mempool.h"
 #include "base/strbuf.h"
 #include "base/error_internal.h"
-#include "memory/alloc_internal.h"
+#include "alloc/alloc_internal.h"
 #include "runtime/capture.h"
 #include "runtime/device_record.h"
 #include "runtime/dispatch.h"

@@ -20,9 +20,9 @@
 #include <string.h>
 
 #include "base/error_internal.h"
-#include "memory/alloc_lookup.h"
-#include "memory/dlpack_exports.h"
-#include "memory/foreign.h"
+#include "alloc/alloc_lookup.h"
+#include "alloc/dlpack_exports.h"
+#include "interop/foreign.h"
 #include "runtime/device_record.h"
 #include "runtime/stream_internal.h"
 #include "xdev/interop.h"

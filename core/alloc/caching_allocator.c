@@ -14,10 +14,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "memory/alloc_internal.h"
+#include "alloc/alloc_internal.h"
 #include "base/error_internal.h"
-#include "memory/mempool.h"
-#include "memory/pointer_registry.h"
+#include "alloc/mempool.h"
+#include "alloc/pointer_registry.h"
 #include "runtime/capture.h"
 #include "runtime/device_record.h"
 #include "runtime/dispatch.h"

@@ -5,7 +5,7 @@
  * address) so the first block that fits in the request's own bin is the
  * best fit there, and any later non-empty bin's head is the best fit above.
  * Two-level bitmaps find the next non-empty bin without scanning. */
-#include "memory/alloc_internal.h"
+#include "alloc/alloc_internal.h"
 
 static int floor_log2(size_t v) {
     return 63 - __builtin_clzll((unsigned long long)v);

@@ -14,7 +14,7 @@
  * supersedes reads and writes, a read only reads). Past XDEV_SAN_USES the
  * oldest is dropped (a report may then be missed, never made up). A free
  * drops the entry after its own check. One lock serialises it all. */
-#include "memory/stream_sanitizer.h"
+#include "runtime/sanitizer_probe.h"
 
 #include <dlfcn.h>
 #include <inttypes.h>
@@ -31,7 +31,7 @@
 
 #include "base/error_internal.h"
 #include "base/strbuf.h"
-#include "memory/alloc_lookup.h"
+#include "alloc/alloc_lookup.h"
 #include "runtime/device_record.h"
 #include "runtime/stream_internal.h"
 #include "xdev/sanitizer.h"
@@ -267,7 +267,7 @@ static char *check_use(entry_t *e, const use_t *now, const xdev_order_view_t *vi
     return report;
 }
 
-void xdev_san_uses_slow(xdev_stream_t s, const xdev_san_use_t *uses, int n, const char *op) {
+static void san_uses(xdev_stream_t s, const xdev_san_use_t *uses, int n, const char *op) {
     if (atomic_load_explicit(&s->capture, memory_order_acquire) != NULL) return;
     if (n > XDEV_SAN_MAX_USES) n = XDEV_SAN_MAX_USES;
     xdev_live_ref_t refs[XDEV_SAN_MAX_USES];
@@ -302,7 +302,7 @@ void xdev_san_uses_slow(xdev_stream_t s, const xdev_san_use_t *uses, int n, cons
     deliver(report);
 }
 
-void xdev_san_record_stream_slow(const void *p, xdev_stream_t s) {
+static void san_record_stream(const void *p, xdev_stream_t s) {
     xdev_live_ref_t ref;
     if (!lookup(p, &ref)) return;
     uint32_t id = xdev_order_stream_id(s);
@@ -346,7 +346,7 @@ static char *free_report(const entry_t *e, xdev_stream_t owner, const use_t *u) 
     return take(&b);
 }
 
-void xdev_san_free_slow(const void *p, xdev_stream_t owner, bool check) {
+static void san_free(const void *p, xdev_stream_t owner, bool check) {
     char *report = NULL;
     pthread_mutex_lock(&g_lock);
     entry_t *e = find((uintptr_t)p);
@@ -389,9 +389,14 @@ uint64_t xdev_sanitizer_report_count(void) {
     return atomic_load(&g_reports);
 }
 
-/* When libxdev loads: the enqueue path (runtime/enqueue.h), below memory/,
- * reaches the operands' record only through this registration, as the
- * tracer's probes are registered (runtime/trace_probe.h). */
-__attribute__((constructor)) static void register_enqueue_step(void) {
-    xdev_enqueue_sanitizer_set(xdev_san_uses_slow);
+/* When libxdev loads: the probes through which alloc/, memory/, interop/,
+ * kernel/, math/ and comm/ reach the sanitizer (runtime/sanitizer_probe.h);
+ * those folders sit below observe/ and never call it. */
+__attribute__((constructor)) static void register_sanitizer(void) {
+    static const xdev_san_probes_t probes = {
+        .uses = san_uses,
+        .record_stream = san_record_stream,
+        .free = san_free,
+    };
+    xdev_san_probes_set(&probes);
 }

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "memory/alloc_internal.h"
-#include "memory/mempool.h"
+#include "alloc/alloc_internal.h"
+#include "alloc/mempool.h"
 #include "base/error_internal.h"
 #include "runtime/device_record.h"
 #include "runtime/dispatch.h"

@@ -3,9 +3,9 @@
  * alloc_lookup.h), so copies, memset, BLAS, FFT and RNG check the bytes the
  * caller owns, not the 2 MiB segment around them, and refuse freed memory;
  * for memory opened from an IPC handle, the allocation that handle exported. */
-#include "memory/alloc_lookup.h"
+#include "alloc/alloc_lookup.h"
 
-#include "memory/alloc_internal.h"
+#include "alloc/alloc_internal.h"
 #include "base/error_internal.h"
 #include "runtime/thread_state.h"
 
@@ -51,7 +51,8 @@ xdev_status_t xdev_live_lookup(const void *ptr, const char *arg, xdev_live_ref_t
     const xdev_ptr_entry_t *e = &out->e;
     switch (e->origin) {
     case XDEV_PTR_IPC: { /* the exporter's whole segment: the opens say what is ours */
-        int live = xdev_ipc_live_extent(e->data, ptr, &out->base, &out->size);
+        int live =
+            xdev_ptr_origin_ops(XDEV_PTR_IPC)->live_extent(e->data, ptr, &out->base, &out->size);
         if (live > 0) {
             out->block_size = out->size;
             return XDEV_SUCCESS;

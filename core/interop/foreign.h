@@ -4,7 +4,7 @@
 #ifndef XDEV_CORE_FOREIGN_H
 #define XDEV_CORE_FOREIGN_H
 
-#include "memory/pointer_registry.h"
+#include "alloc/pointer_registry.h"
 #include "xdev/interop.h"
 
 typedef struct xdev_foreign xdev_foreign_t;

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* pointer_registry.c - a sorted array of allocation ranges under a
  * read-write lock: lookups (every copy) take the read side; binary search. */
-#include "memory/pointer_registry.h"
+#include "alloc/pointer_registry.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +13,15 @@
 static pthread_rwlock_t g_lock = PTHREAD_RWLOCK_INITIALIZER;
 static xdev_ptr_entry_t *g_entries;
 static size_t g_len, g_cap;
+static _Atomic(const xdev_ptr_origin_ops_t *) g_origin_ops[XDEV_PTR_FOREIGN + 1];
+
+void xdev_ptr_origin_ops_set(xdev_ptr_origin_t origin, const xdev_ptr_origin_ops_t *ops) {
+    atomic_store_explicit(&g_origin_ops[origin], ops, memory_order_release);
+}
+
+const xdev_ptr_origin_ops_t *xdev_ptr_origin_ops(xdev_ptr_origin_t origin) {
+    return atomic_load_explicit(&g_origin_ops[origin], memory_order_acquire);
+}
 
 /* Index of the first entry with base > addr. */
 static size_t upper_bound(uintptr_t addr) {
