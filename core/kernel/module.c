@@ -49,7 +49,7 @@ static xdev_status_t settings_load(void) {
                      v);
 }
 
-__attribute__((constructor)) static void register_hooks(void) {
+void xdev_module_wire(void) {
     xdev_hook_init_add(XDEV_INIT_SETTINGS, settings_load);
 }
 
