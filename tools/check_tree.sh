@@ -27,6 +27,10 @@
 #                  (3.4", "slots (ABI 3.4)") states XDEV_BACKEND_ABI_MAJOR.MINOR of
 #                  include/xdev/backend.h; a version a slot or table came with is written
 #                  "since ABI 3.2" and is history, not checked.
+#   wiring         what libxdev starts when it loads is one list, core/wiring.c: no other file of
+#                  libxdev (core/, backends/cpu/, backends/plugins.c) has a constructor or
+#                  destructor, and every part's xdev_<part>_wire() defined there is called by the
+#                  list (a part that is not on the list would never start).
 #
 # Every violation is printed as file:line: [rule] what; the exit status is 1 if there was one.
 # An entry of an exception list that no longer matches anything is a violation too, so the
@@ -46,12 +50,12 @@ for a in "$@"; do
   --spdx) spdx=1 ;;
   --no-format) format=0 ;;
   -h | --help) usage; exit 0 ;;
-  core-includes | core-layers | core-calls | format | test-env | spdx | abi-version) rules+=("$a") ;;
+  core-includes | core-layers | core-calls | format | test-env | spdx | abi-version | wiring) rules+=("$a") ;;
   *) echo "check_tree.sh: unknown argument '$a'" >&2; usage >&2; exit 2 ;;
   esac
 done
 if [ "${#rules[@]}" -eq 0 ]; then
-  rules=(core-includes core-layers core-calls test-env abi-version)
+  rules=(core-includes core-layers core-calls test-env abi-version wiring)
   [ "$format" = 1 ] && rules+=(format)
   [ "$spdx" = 1 ] && rules+=(spdx)
 fi
@@ -373,7 +377,11 @@ def check_core_calls():
 
 # ------------------------------------------------------------------ core-layers
 def layer(path):
+    """A folder's place in LAYERS; a file at core/'s top (wiring.c, the list of what starts)
+    sits above every folder: it may call them all, none may call it."""
     parts = path.split('/')
+    if len(parts) == 2 and parts[0] == 'core':
+        return len(LAYERS)
     return LAYERS.index(parts[1]) if len(parts) > 2 and parts[1] in LAYERS else -1
 
 
@@ -547,9 +555,42 @@ def check_abi_version():
                    f'{now[0]}.{now[1]} (drop the number or write the current one)')
 
 
+# ------------------------------------------------------------------ wiring
+WIRING = 'core/wiring.c'
+
+
+def libxdev_sources():
+    """The C files built into libxdev (CMakeLists.txt: core/, backends/cpu/, backends/plugins.c)."""
+    return [f for f in FILES if f.endswith(('.c', '.h')) and
+            (f.startswith(('core/', 'backends/cpu/')) or f == 'backends/plugins.c')]
+
+
+def check_wiring():
+    rule = 'wiring'
+    ctor = re.compile(r'__attribute__\s*\(\(\s*(constructor|destructor)\b')
+    wire_def = re.compile(r'^(?!static)[^\n;{}#()]*?\b(xdev_\w+_wire)\s*\(\s*void\s*\)\s*\{', re.M)
+    wires = {}
+    for f in libxdev_sources():
+        t = strip_c(read(f))
+        if f != WIRING:
+            for m in ctor.finditer(t):
+                report(f, line_of(t, m.start()), rule,
+                       f'a {m.group(1)} outside {WIRING}: what runs when libxdev loads is one '
+                       f'list - export xdev_<part>_wire() and call it from {WIRING}')
+        for m in wire_def.finditer(t):
+            wires[m.group(1)] = (f, line_of(t, m.start()))
+    if not os.path.exists(WIRING):
+        report(WIRING, 1, rule, 'missing: the one list of what libxdev starts')
+        return
+    listed = strip_c(read(WIRING))
+    for name, (f, line) in sorted(wires.items()):
+        if not re.search(r'\b' + name + r'\s*\(\s*\)', listed):
+            report(f, line, rule, f'{name} is not called by {WIRING}: this part never starts')
+
+
 CHECKS = {'core-includes': check_core_includes, 'core-layers': check_core_layers,
           'core-calls': check_core_calls, 'format': check_format, 'test-env': check_test_env,
-          'spdx': check_spdx, 'abi-version': check_abi_version}
+          'spdx': check_spdx, 'abi-version': check_abi_version, 'wiring': check_wiring}
 for r in RULES:
     before = bad
     CHECKS[r]()

@@ -160,11 +160,11 @@ static void thread_exit(void) {
     tls_alloc.arena = 0;
 }
 
-/* When libxdev loads: runtime/, below memory/, reaches the allocator only
+/* Wired when libxdev loads (core/wiring.c): runtime/, below memory/, reaches the allocator only
  * through its hooks (runtime/hooks.h): the settings are parsed at
  * initialisation, before any backend loads, so that a malformed
  * XDEV_ALLOC_CONF fails xdev_init; a thread's exit returns its arena. */
-__attribute__((constructor)) static void register_hooks(void) {
+void xdev_device_allocator_wire(void) {
     xdev_hook_init_add(XDEV_INIT_SETTINGS, settings_load);
     xdev_hook_thread_exit_add(thread_exit);
 }

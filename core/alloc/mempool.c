@@ -128,7 +128,7 @@ static void thread_exit(void) {
     }
 }
 
-__attribute__((constructor)) static void register_hooks(void) {
+void xdev_mempool_wire(void) {
     xdev_hook_thread_exit_add(thread_exit);
 }
 

@@ -149,7 +149,7 @@ static void thread_exit(void) {
     }
 }
 
-__attribute__((constructor)) static void register_hooks(void) {
+void xdev_graph_wire(void) {
     xdev_hook_thread_exit_add(thread_exit);
 }
 

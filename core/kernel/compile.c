@@ -53,7 +53,7 @@ static void thread_exit(void) {
     set_log(NULL);
 }
 
-__attribute__((constructor)) static void register_hooks(void) {
+void xdev_compile_wire(void) {
     xdev_hook_thread_exit_add(thread_exit);
 }
 

@@ -112,7 +112,7 @@ xdev_status_t xdev_kcache_settings_load(void) {
 
 /* Settings are read by initialisation before any backend loads, so that a
  * malformed value fails xdev_init like every other variable. */
-__attribute__((constructor)) static void register_hooks(void) {
+void xdev_kcache_wire(void) {
     xdev_hook_init_add(XDEV_INIT_SETTINGS, xdev_kcache_settings_load);
 }
 

@@ -33,6 +33,7 @@
 #include "base/strbuf.h"
 #include "alloc/alloc_lookup.h"
 #include "runtime/device_record.h"
+#include "runtime/hooks.h"
 #include "runtime/stream_internal.h"
 #include "xdev/sanitizer.h"
 
@@ -389,10 +390,10 @@ uint64_t xdev_sanitizer_report_count(void) {
     return atomic_load(&g_reports);
 }
 
-/* When libxdev loads: the probes through which alloc/, memory/, interop/,
+/* Wired when libxdev loads (core/wiring.c): the probes through which alloc/, memory/, interop/,
  * kernel/, math/ and comm/ reach the sanitizer (runtime/sanitizer_probe.h);
  * those folders sit below observe/ and never call it. */
-__attribute__((constructor)) static void register_sanitizer(void) {
+void xdev_stream_sanitizer_wire(void) {
     static const xdev_san_probes_t probes = {
         .uses = san_uses,
         .record_stream = san_record_stream,

@@ -524,10 +524,10 @@ static xdev_status_t env_start(void) {
     return start(path, true);
 }
 
-/* When libxdev loads: the probes through which runtime/, alloc/, memory/ and math/
- * reach the tracer (runtime/trace_probe.h), and XDEV_TRACE_FILE's start
- * (runtime/hooks.h); those folders sit below observe/ and never call it. */
-__attribute__((constructor)) static void register_tracer(void) {
+/* Wired when libxdev loads (core/wiring.c): the probes through which runtime/, alloc/, memory/ and
+ * math/ reach the tracer (runtime/trace_probe.h), and XDEV_TRACE_FILE's start (runtime/hooks.h);
+ * those folders sit below observe/ and never call it. */
+void xdev_tracer_wire(void) {
     static const xdev_trace_probes_t probes = {
         .span_begin = span_begin,
         .span_end = span_end,

@@ -46,8 +46,9 @@ typedef struct xdev_san_probes {
 
 extern xdev_san_probes_t xdev_san_probes;
 
-/* The sanitizer registers its probes (from a constructor, when libxdev
- * loads, before XDEV_SANITIZE can turn it on). */
+/* The sanitizer registers its probes (from xdev_stream_sanitizer_wire,
+ * which core/wiring.c calls when libxdev loads, before XDEV_SANITIZE can
+ * turn it on). */
 void xdev_san_probes_set(const xdev_san_probes_t *probes);
 
 /* The sanitizer is on: the work one call enqueued on s uses uses[0..n). */

@@ -69,7 +69,7 @@ typedef struct xdev_trace_probes {
 
 extern xdev_trace_probes_t xdev_trace_probes;
 
-/* The tracer registers its probes (from a constructor, when libxdev loads). */
+/* The tracer registers its probes (xdev_tracer_wire, when libxdev loads). */
 void xdev_trace_probes_set(const xdev_trace_probes_t *probes);
 
 /* Before enqueuing on s (checked, live). */

@@ -428,7 +428,8 @@ typedef const xdev_backend_api_t *(*xdev_backend_entry_fn)(void);
 /* ---------------------------------------------------------------- registration
  * The core knows backends only through this table of named factories. The
  * backends xdev ships register themselves when libxdev loads (the CPU backend
- * from backends/cpu/, the cuda and hip plugins from backends/plugins.c); an
+ * from backends/cpu/, the cuda and hip plugins from backends/plugins.c, both
+ * on core/wiring.c's list); an
  * application may register its own before its first other xdev call. A
  * factory is either an entry point linked into the process (built in) or the
  * name of a plugin, libxdev-<name>.so, loaded on first use. */
