@@ -222,7 +222,7 @@ static xdev_status_t launch(struct xdev_kernel *k, const xdev_launch_config_t *c
     xdev_trace_span_t span;
     bool traced = xdev_tracer_active();
     if (XDEV_UNLIKELY(traced)) xdev_tracer_span_begin(&span, s);
-    bool marked = XDEV_HAS(m->be, trace, range_push) && XDEV_HAS(m->be, trace, range_pop);
+    bool marked = XDEV_HAS(m->be, trace, range_push); /* the group trace.range, whole */
     if (marked) (void)xdev_be_trace_range_push(m->be, k->name);
     st = xdev_be_kernel_launch(m->rec, &d, s->native);
     if (marked) (void)xdev_be_trace_range_pop(m->be);

@@ -58,8 +58,7 @@ xdev_status_t xdev_event_destroy(xdev_event_t event) {
     XDEV_CHECK(xdev_event_check(event, "event"));
     xdev_device_record_t *rec = atomic_load(&event->rec);
     xdev_status_t st = XDEV_SUCCESS;
-    if (rec != NULL && XDEV_HAS(rec->be, event, destroy))
-        st = xdev_be_event_destroy(rec, event->native);
+    if (rec != NULL) st = xdev_be_event_destroy(rec, event->native);
     xdev_order_on_event_destroy(event);
     pthread_mutex_destroy(&event->lock);
     xdev_handle_free(&xdev_event_arena, event);
@@ -98,8 +97,6 @@ xdev_status_t xdev_core_event_record(xdev_event_t event, xdev_stream_t stream) {
         RETURN_IF(xdev_stream_check(stream, "stream"));
     }
     xdev_device_record_t *srec = stream->rec;
-    if (!XDEV_HAS(srec->be, event, record))
-        return xdev_backend_not_supported(srec->be, "event.record");
     xdev_status_t st = XDEV_SUCCESS;
     xdev_device_record_t *erec = atomic_load_explicit(&event->rec, memory_order_acquire);
     if (__builtin_expect(erec == srec, 1)) { /* the native event exists: no lock */
