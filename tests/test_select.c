@@ -571,6 +571,23 @@ START_TEST(plugin_misnamed) {
 }
 END_TEST
 
+/* A plugin that sets half of a slot group (graph.capture_begin and
+ * capture_end, not launch or destroy) is refused at load, naming the
+ * group and each missing slot; it is never initialised. */
+START_TEST(plugin_half_group) {
+    XT_ERR(XDEV_ERROR_BACKEND_UNAVAILABLE, xdev_init(), "libxdev-cuda.so", "graph.capture",
+           "graph.launch", "graph.destroy");
+    const char *m = xdev_last_error();
+    printf("xdev_init: %s\n", m);
+    ck_assert_msg(strstr(m, "graph.capture_begin") == NULL, "a set slot named missing: %s", m);
+    xdev_backend_info_t info;
+    XT_OK(xdev_backend_get_info(XDEV_DEVICE_CUDA, &info));
+    ck_assert_int_eq(info.state, XDEV_BACKEND_FAILED);
+    ck_assert_msg(info.reason && strstr(info.reason, "graph.launch"), "reason: %s",
+                  info.reason ? info.reason : "(null)");
+}
+END_TEST
+
 /* The real CUDA plugin where no NVIDIA driver is installed (libcuda.so.1
  * does not load): "no driver was found" and what to install, not "the
  * driver is older than the runtime". Skipped where a driver is present or
@@ -620,6 +637,7 @@ int main(int argc, char **argv) {
         {"list_twice", list_twice, false, false},
         {"cpu_threads_zero", cpu_threads_zero, false, false},
         {"plugin_misnamed", plugin_misnamed, false, false},
+        {"plugin_half_group", plugin_half_group, false, false},
         {"cuda_nodriver", cuda_nodriver, false, false},
     };
     const size_t n = sizeof scenarios / sizeof scenarios[0];

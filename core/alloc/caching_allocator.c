@@ -134,9 +134,6 @@ static xdev_status_t event_get(xdev_device_allocator_t *da, void **out) {
         *out = da->event_cache[--da->event_cache_len];
         return XDEV_SUCCESS;
     }
-    if (!XDEV_HAS(da->be, event, create))
-        return XDEV_FAIL(XDEV_ERROR_NOT_SUPPORTED, "the %s backend has no events (record_stream)",
-                         da->be->name);
     return xdev_be_event_create(da->rec, 0, out);
 }
 
@@ -161,13 +158,12 @@ static void free_block(xdev_device_allocator_t *da, xdev_block_t *b);
  * needs this lock (xdev_malloc inside a host function). */
 static void process_events(xdev_device_allocator_t *da) {
     if (XDEV_UNLIKELY(xdev_capture_on_device(da->rec))) return; /* no query may run meanwhile */
-    bool can_query = XDEV_HAS(da->be, event, query);
     xdev_pending_event_t **link = &da->pending_head, *prev = NULL;
     while (*link != NULL) {
         xdev_pending_event_t *pe = *link;
         xdev_status_t st = XDEV_SUCCESS;
         if (pe->event != NULL)
-            st = can_query ? xdev_be_event_query(da->rec, pe->event) : XDEV_SUCCESS;
+            st = xdev_be_event_query(da->rec, pe->event);
         else if (xdev_core_stream_acquire(pe->stream))
             st = xdev_core_stream_query(pe->stream);
         if (st == XDEV_ERROR_NOT_READY) {
@@ -268,7 +264,6 @@ static void collect_free_segments(xdev_device_allocator_t *da, int kind,
  * failure is handled here (nothing is released), so it leaves no error
  * behind in the thread's state. */
 xdev_status_t xdev_caching_sync_unlocked(xdev_device_allocator_t *da) {
-    if (!XDEV_HAS(da->be, device, synchronize)) return XDEV_SUCCESS;
     xdev_error_state_t saved;
     xdev_core_error_save(&saved);
     xdev_status_t st = xdev_be_device_synchronize(da->rec);
@@ -729,9 +724,8 @@ void xdev_caching_free(xdev_device_allocator_t *da, xdev_block_t *b) {
         return;
     }
     /* Streams that used the block: it becomes reusable after their work so far. */
-    bool can_record = XDEV_HAS(da->be, event, record);
     b->n_used_streams = 0;
-    for (int i = 0; i < n && can_record; i++) {
+    for (int i = 0; i < n; i++) {
         xdev_stream_t s = used_stream(b, i);
         if (!xdev_core_stream_acquire(s)) continue; /* destroyed: work done */
         xdev_pending_event_t *pe = malloc(sizeof *pe);

@@ -73,7 +73,7 @@ static xdev_status_t create(xdev_backend_t *be, int index, xdev_device_allocator
     if (g_no_caching)
         da->mode = XDEV_ALLOC_MODE_DIRECT;
     else if (g_cfg.backend_async) {
-        if (!XDEV_HAS(be, memory, malloc_async) || !XDEV_HAS(be, memory, free_async)) {
+        if (!XDEV_HAS(be, memory, malloc_async)) { /* the group memory.async, whole */
             free(da);
             return XDEV_FAIL(XDEV_ERROR_NOT_SUPPORTED,
                              "XDEV_ALLOC_CONF=backend:async: the %s backend has no stream-ordered "
@@ -81,10 +81,7 @@ static xdev_status_t create(xdev_backend_t *be, int index, xdev_device_allocator
                              be->name);
         }
         da->mode = XDEV_ALLOC_MODE_ASYNC;
-    } else if (g_cfg.expandable_segments &&
-               (!XDEV_HAS(be, memory, va_granularity) || !XDEV_HAS(be, memory, va_reserve) ||
-                !XDEV_HAS(be, memory, va_release) || !XDEV_HAS(be, memory, va_map) ||
-                !XDEV_HAS(be, memory, va_unmap))) {
+    } else if (g_cfg.expandable_segments && !XDEV_HAS(be, memory, va_map)) { /* memory.va */
         free(da);
         return XDEV_FAIL(XDEV_ERROR_NOT_SUPPORTED,
                          "XDEV_ALLOC_CONF=expandable_segments:true: the %s backend has no "
@@ -373,8 +370,7 @@ static xdev_status_t direct_wait_before_free(const void *ptr) {
     if (!xdev_ptr_lookup(ptr, &e) || e.origin != XDEV_PTR_DIRECT || e.base != (uintptr_t)ptr ||
         xdev_alloc_get(e.be, e.index, &da) != XDEV_SUCCESS || da->mode != XDEV_ALLOC_MODE_DIRECT)
         return XDEV_SUCCESS; /* not a direct-mode allocation: nothing to wait for */
-    xdev_status_t st =
-        XDEV_HAS(da->be, device, synchronize) ? xdev_be_device_synchronize(da->rec) : XDEV_SUCCESS;
+    xdev_status_t st = xdev_be_device_synchronize(da->rec);
     if (st != XDEV_SUCCESS) {
         char why[512]; /* a copy: a message is never formatted from the thread's own */
         snprintf(why, sizeof why, "%s", xdev_last_error());

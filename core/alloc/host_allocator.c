@@ -86,8 +86,7 @@ static void process_pending(void) {
     host_pending_t **link = &g_pending;
     while (*link != NULL) {
         host_pending_t *p = *link;
-        if (XDEV_HAS(p->rec->be, event, query) &&
-            xdev_be_event_query(p->rec, p->event) == XDEV_ERROR_NOT_READY) {
+        if (xdev_be_event_query(p->rec, p->event) == XDEV_ERROR_NOT_READY) {
             link = &p->next;
             continue;
         }
@@ -142,7 +141,7 @@ xdev_status_t xdev_host_alloc(void **ptr, size_t size) {
     xdev_backend_t *be;
     XDEV_CHECK(xdev_backend_acquire(xdev_core_default_type(), &be));
     if (size == 0) return XDEV_SUCCESS;
-    if (!XDEV_HAS(be, memory, host_alloc) || !XDEV_HAS(be, memory, host_free))
+    if (!XDEV_HAS(be, memory, host_alloc)) /* the group memory.host, whole */
         XDEV_CHECK(xdev_backend_not_supported(be, "memory.host_alloc"));
     size_t rounded = 0;
     int cls = size <= XDEV_MAX_ALLOC_SIZE ? size_class(size, &rounded) : HOST_CLASSES;
@@ -266,9 +265,7 @@ xdev_status_t xdev_host_free(void *ptr) {
         void *event = NULL;
         xdev_error_state_t saved; /* a failure here is handled: it leaves no error behind */
         xdev_core_error_save(&saved);
-        bool deferred = p != NULL && XDEV_HAS(s->be, event, create) &&
-                        XDEV_HAS(s->be, event, record) && XDEV_HAS(s->be, event, destroy) &&
-                        xdev_be_event_create(s->rec, 0, &event) == XDEV_SUCCESS;
+        bool deferred = p != NULL && xdev_be_event_create(s->rec, 0, &event) == XDEV_SUCCESS;
         if (deferred && xdev_be_event_record(s->rec, event, s->native) != XDEV_SUCCESS) {
             (void)xdev_be_event_destroy(s->rec, event); /* made but never recorded */
             deferred = false;

@@ -199,8 +199,7 @@ static xdev_status_t begin_locked(xdev_graph_t g, xdev_stream_t stream, xdev_cap
                              : "graph %llu already holds a capture: reset it first",
                          (unsigned long long)g->id);
     xdev_device_record_t *rec = stream->rec;
-    if (!XDEV_HAS(rec->be, graph, capture_begin) || !XDEV_HAS(rec->be, graph, capture_end) ||
-        !XDEV_HAS(rec->be, graph, launch) || !XDEV_HAS(rec->be, graph, destroy))
+    if (!XDEV_HAS(rec->be, graph, capture_begin)) /* the group graph.capture, whole */
         return xdev_backend_not_supported(rec->be,
                                           "graph.capture_begin/capture_end/launch/destroy");
     xdev_status_t st = xdev_mempool_supported(rec);

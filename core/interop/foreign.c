@@ -346,7 +346,7 @@ xdev_status_t xdev_host_register(void *ptr, size_t bytes) {
         return XDEV_API_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for a registration");
     *f = (xdev_foreign_t){
         .base = (uintptr_t)ptr, .bytes = bytes, .kind = XDEV_MEMORY_PINNED_HOST, .pinned_by = be};
-    bool pin = XDEV_HAS(be, memory, host_register) && XDEV_HAS(be, memory, host_unregister);
+    bool pin = XDEV_HAS(be, memory, host_register); /* the group memory.pin, whole */
     pthread_mutex_lock(&g_lock);
     xdev_status_t st = insert_locked(f);
     if (st == XDEV_SUCCESS && pin) {
@@ -369,8 +369,7 @@ xdev_status_t xdev_host_unregister(void *ptr) {
     xdev_backend_t *be = f != NULL ? f->pinned_by : NULL;
     /* The backend first: if it fails, the memory is still page-locked, and
      * still registered, so that it can be tried again. */
-    if (st == XDEV_SUCCESS && XDEV_HAS(be, memory, host_register) &&
-        XDEV_HAS(be, memory, host_unregister))
+    if (st == XDEV_SUCCESS && XDEV_HAS(be, memory, host_unregister))
         st = xdev_be_memory_host_unregister(be, ptr);
     if (st == XDEV_SUCCESS && !forget_locked(f))
         st = XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "pointer %p was given back meanwhile", ptr);

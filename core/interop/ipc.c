@@ -363,7 +363,6 @@ static xdev_status_t bind_event_locked(xdev_event_t event) {
     xdev_device_t cur = {xdev_core_default_type(), -1};
     xdev_status_t st = xdev_device_lookup(cur, &rec);
     if (st != XDEV_SUCCESS) return st;
-    if (!XDEV_HAS(rec->be, event, create)) return not_supported(rec->be, "events");
     st = xdev_be_event_create(rec, event->flags, &event->native);
     if (st != XDEV_SUCCESS) return st;
     event->device = rec->id;

@@ -209,7 +209,7 @@ static int launch_uses(const xdev_enqueue_t *q, xdev_op_use_t *out, int cap) {
 static xdev_status_t launch_call(xdev_enqueue_t *q) {
     const launch_op_t *o = q->ctx;
     const struct xdev_module *m = o->k->module;
-    bool marked = XDEV_HAS(m->be, trace, range_push) && XDEV_HAS(m->be, trace, range_pop);
+    bool marked = XDEV_HAS(m->be, trace, range_push); /* the group trace.range, whole */
     if (marked) (void)xdev_be_trace_range_push(m->be, o->k->name);
     xdev_status_t st = xdev_be_kernel_launch(m->rec, o->d, q->stream->native);
     if (marked) (void)xdev_be_trace_range_pop(m->be);

@@ -252,8 +252,7 @@ xdev_status_t xdev_fft_exec(const xdev_fft_desc_t *desc, void *in, void *out,
                              "in (%p, %zu bytes) and out (%p, %zu bytes) overlap; pass in == out "
                              "for an in-place transform, or separate buffers",
                              in, in_bytes, out, out_bytes);
-    if (!XDEV_HAS(tgt.be, fft, plan_create) || !XDEV_HAS(tgt.be, fft, plan_destroy) ||
-        !XDEV_HAS(tgt.be, fft, exec))
+    if (!XDEV_HAS(tgt.be, fft, exec)) /* the group fft.plan, whole */
         return XDEV_API_FAIL(XDEV_ERROR_NOT_SUPPORTED,
                              "the %s backend does not implement FFT (%s, %s precision)",
                              tgt.be->name,

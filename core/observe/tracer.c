@@ -218,8 +218,7 @@ static void span_begin(xdev_trace_span_t *sp, xdev_stream_t s) {
         pthread_mutex_lock(&xdev_tracer.lock);
         xdev_trace_session_t *t = xdev_tracer.cur;
         xdev_calib_t *c = t ? t->calib_now[rec->id.type][rec->id.index] : NULL;
-        bool need_first =
-            t != NULL && c == NULL && attempt == 0 && XDEV_HAS(rec->be, event, create);
+        bool need_first = t != NULL && c == NULL && attempt == 0;
         if (t != NULL && !need_first) {
             sp->session = t->id;
             if (c != NULL && xdev_tracer_now() - c->made_ns >= 1000000000u) {

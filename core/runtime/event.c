@@ -59,8 +59,7 @@ xdev_status_t xdev_event_destroy(xdev_event_t event) {
     XDEV_CHECK(xdev_event_check(event, "event"));
     xdev_device_record_t *rec = atomic_load(&event->rec);
     xdev_status_t st = XDEV_SUCCESS;
-    if (rec != NULL && XDEV_HAS(rec->be, event, destroy))
-        st = xdev_be_event_destroy(rec, event->native);
+    if (rec != NULL) st = xdev_be_event_destroy(rec, event->native);
     xdev_order_on_event_destroy(event);
     pthread_mutex_destroy(&event->lock);
     xdev_handle_free(&xdev_event_arena, event);
@@ -127,8 +126,6 @@ xdev_status_t xdev_core_event_record(xdev_event_t event, xdev_stream_t stream) {
     } else {
         RETURN_IF(xdev_stream_check(stream, "stream"));
     }
-    if (!XDEV_HAS(stream->rec->be, event, record))
-        return xdev_backend_not_supported(stream->rec->be, "event.record");
     xdev_enqueue_t q = {
         .kind = XDEV_OP_EVENT_RECORD,
         .name = "event_record",

@@ -227,6 +227,36 @@ static xdev_status_t check_identity(const xdev_backend_api_t *api, const char *o
     return XDEV_SUCCESS;
 }
 
+/* One slot of a group, as a table sets it or not. */
+typedef struct group_slot {
+    const char *name; /* "table.slot" */
+    bool set;
+} group_slot_t;
+
+/* A group is all set or all NULL (xdev/backend_slots.h, XDEV_SLOT_GROUPS):
+ * otherwise the backend is refused here, once, naming the group and each
+ * slot it lacks, rather than half-working at every call site. */
+static xdev_status_t check_group(const char *origin, const char *group, const group_slot_t *slots,
+                                 size_t n) {
+    size_t set = 0;
+    for (size_t i = 0; i < n; i++)
+        set += slots[i].set;
+    if (set == 0 || set == n) return XDEV_SUCCESS;
+    char missing[256] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < n && used < sizeof missing; i++) {
+        if (slots[i].set) continue;
+        int w = snprintf(missing + used, sizeof missing - used, "%s%s", used ? ", " : "",
+                         slots[i].name);
+        if (w < 0) break;
+        used += (size_t)w;
+    }
+    return XDEV_FAIL(XDEV_ERROR_BACKEND_UNAVAILABLE,
+                     "%s sets %zu of the %zu slots of the group %s: it lacks %s (a backend sets "
+                     "all of a group's slots or none)",
+                     origin, set, n, group, missing);
+}
+
 xdev_status_t xdev_backend_api_validate(const xdev_backend_api_t *api, const char *origin,
                                         const char *expected_name, xdev_device_type_t expected) {
     if (api == NULL) return XDEV_FAIL(XDEV_ERROR_BACKEND_UNAVAILABLE, "%s returned no API", origin);
@@ -254,5 +284,14 @@ xdev_status_t xdev_backend_api_validate(const xdev_backend_api_t *api, const cha
     if (missing != NULL)
         return XDEV_FAIL(XDEV_ERROR_BACKEND_UNAVAILABLE, "%s lacks the required slot %s", origin,
                          missing);
-    return XDEV_SUCCESS;
+        /* Every group whole or absent; a table the API struct (an older minor)
+         * ends before has none of its slots. */
+#define XDEV_GROUP_SLOT(t, s) {#t "." #s, XDEV_BACKEND_SLOT(XDEV_BACKEND_SLOT(api, t), s) != NULL},
+#define XDEV_CHECK_GROUP(t, g, ...)                                                                \
+    if (st == XDEV_SUCCESS) {                                                                      \
+        const group_slot_t slots[] = {XDEV_SLOT_EACH(XDEV_GROUP_SLOT, t, __VA_ARGS__)};            \
+        st = check_group(origin, #t "." #g, slots, sizeof slots / sizeof slots[0]);                \
+    }
+    XDEV_SLOT_GROUPS(XDEV_CHECK_GROUP)
+    return st;
 }

@@ -204,15 +204,13 @@ xdev_status_t xdev_stream_destroy(xdev_stream_t stream) {
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
                              "the default stream of %s:%d belongs to xdev and cannot be destroyed",
                              stream->be->name, stream->device.index);
-    if (stream->owned && !XDEV_HAS(stream->be, stream, destroy))
-        XDEV_CHECK(xdev_backend_not_supported(stream->be, "stream.destroy"));
     xdev_capture_t *cap = atomic_load(&stream->capture);
     if (cap != NULL) XDEV_CHECK(xdev_capture_refuse(cap, "destroying a capturing stream"));
     /* Finish the work queued so far first: once `closing` is set, the
      * allocator no longer orders frees after this stream (its events cannot
      * be recorded any more), so everything queued before must be done. From
      * the stream's own host function this fails and nothing changes. */
-    bool waited = stream->owned && XDEV_HAS(stream->be, stream, synchronize);
+    bool waited = stream->owned;
     if (waited) XDEV_CHECK(xdev_be_stream_synchronize(stream->rec, stream->native));
     bool was = false;
     if (!atomic_compare_exchange_strong(&stream->closing, &was, true))
@@ -439,9 +437,6 @@ xdev_status_t xdev_core_stream_wait_stream(xdev_stream_t stream, xdev_stream_t o
         return XDEV_FAIL(XDEV_ERROR_NOT_SUPPORTED,
                          "a %s stream cannot wait for a %s stream; synchronize it on the host",
                          be->name, other->be->name);
-    if (!XDEV_HAS(be, event, record) || !XDEV_HAS(be, event, destroy) ||
-        !XDEV_HAS(be, stream, wait_event))
-        return xdev_backend_not_supported(be, "event.create/record/destroy or stream.wait_event");
     /* A private event marks `other`'s current end, taken from the device's
      * spares (creating one costs more than the record and wait together). */
     void *marker = marker_take(other->rec);
@@ -479,7 +474,7 @@ xdev_status_t xdev_core_stream_query(xdev_stream_t s) {
     /* A capturing stream runs nothing: its blocks are not free to reuse yet. */
     if (atomic_load_explicit(&s->capture, memory_order_acquire) != NULL)
         return XDEV_ERROR_NOT_READY;
-    return XDEV_HAS(s->be, stream, query) ? xdev_be_stream_query(s->rec, s->native) : XDEV_SUCCESS;
+    return xdev_be_stream_query(s->rec, s->native);
 }
 
 /* The enqueue path's step of a host function (enqueue.h): while tracing,

@@ -13,7 +13,10 @@
  *                      its last field (ipc).
  *   FAKE_IPC           an ipc table: device memory is a memfd per allocation,
  *                      which another process maps through /proc/<pid>/fd
- *                      (the core's IPC paths, tested without a GPU). */
+ *                      (the core's IPC paths, tested without a GPU).
+ *   FAKE_HALF_GROUP    a graph table with half of its group (capture_begin and
+ *                      capture_end, not launch or destroy): refused at load,
+ *                      naming the missing slots (XDEV_SLOT_GROUPS). */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -432,6 +435,23 @@ static const xdev_memory_vtable_t g_memory = {
     .mem_get_info = mem_get_info,
 };
 
+#if defined(FAKE_HALF_GROUP)
+/* Never called: the core refuses the table when the plugin loads. */
+static xdev_status_t graph_begin(xdev_backend_device_t *dev, void *stream, int mode) {
+    return fail(XDEV_ERROR_INTERNAL, "graph.capture_begin of a refused table was called");
+}
+
+static xdev_status_t graph_end(xdev_backend_device_t *dev, void *stream, void **graph) {
+    return fail(XDEV_ERROR_INTERNAL, "graph.capture_end of a refused table was called");
+}
+
+static const xdev_graph_vtable_t g_graph = {
+    .size = sizeof(xdev_graph_vtable_t),
+    .capture_begin = graph_begin,
+    .capture_end = graph_end,
+};
+#endif
+
 /* ------------------------------------------------------------ entry */
 static const xdev_backend_api_t g_api = {
 #if defined(FAKE_OLD_MINOR)
@@ -450,6 +470,9 @@ static const xdev_backend_api_t g_api = {
     .memory = &g_memory,
 #if defined(FAKE_IPC)
     .ipc = &g_ipc,
+#endif
+#if defined(FAKE_HALF_GROUP)
+    .graph = &g_graph,
 #endif
 };
 
