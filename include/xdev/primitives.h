@@ -66,9 +66,9 @@
  *      output is r (each rounded to the dtype).
  * The CPU backend always computes sums this way (it costs nothing there:
  * the 32 lanes are vector registers). A GPU backend runs its vendor's
- * fastest reduction (CUB) unless deterministic mode is on; then it runs
+ * fastest reduction (CUB) unless deterministic mode is on; then it must run
  * this order (one warp per chunk for reduce, one thread per chunk for scan:
- * reduce costs little, scan several times CUB's - see docs/math.md).
+ * the reduce should cost little, the scan several times CUB's).
  * Integer sums and min/max are exact in any order: deterministic always.
  * Not covered: atomics in the application's own kernels. */
 #ifndef XDEV_PRIMITIVES_H
