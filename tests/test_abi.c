@@ -28,7 +28,7 @@
 
 START_TEST(version_and_symbol) {
     ck_assert_uint_eq(XDEV_BACKEND_ABI_MAJOR, 3);
-    ck_assert_uint_eq(XDEV_BACKEND_ABI_MINOR, 4); /* bump with every appended slot */
+    ck_assert_uint_eq(XDEV_BACKEND_ABI_MINOR, 5); /* bump with every appended slot */
     ck_assert_str_eq(XDEV_BACKEND_ENTRY_SYMBOL, "xdev_backend_entry");
     ck_assert_uint_eq(sizeof(size_t), P); /* the pins below count in pointer units */
 }
@@ -184,7 +184,23 @@ START_TEST(backend_api_layout) {
     ck_assert_uint_eq(offsetof(xdev_backend_api_t, flags), 136);
     ck_assert_uint_eq(offsetof(xdev_backend_api_t, kernel), 144); /* 3.1 */
     ck_assert_uint_eq(offsetof(xdev_backend_api_t, graph), 152);  /* 3.2 */
-    SIZE_IS(xdev_backend_api_t, 160);
+    ck_assert_uint_eq(offsetof(xdev_backend_api_t, prim), 160);   /* 3.5 */
+    SIZE_IS(xdev_backend_api_t, 168);
+    /* 3.5: the primitives' descriptor */
+    ck_assert_uint_eq(offsetof(xdev_prim_desc_t, op), 8);
+    ck_assert_uint_eq(offsetof(xdev_prim_desc_t, flags), 12);
+    ck_assert_uint_eq(offsetof(xdev_prim_desc_t, dtype), 16);
+    ck_assert_uint_eq(offsetof(xdev_prim_desc_t, in), 24);
+    ck_assert_uint_eq(offsetof(xdev_prim_desc_t, out), 32);
+    ck_assert_uint_eq(offsetof(xdev_prim_desc_t, count), 40);
+    ck_assert_uint_eq(offsetof(xdev_prim_desc_t, temp), 48);
+    ck_assert_uint_eq(offsetof(xdev_prim_desc_t, temp_bytes), 56);
+    ck_assert_uint_eq(offsetof(xdev_prim_desc_t, device), 64);
+    ck_assert_uint_eq(offsetof(xdev_prim_desc_t, stream), 72);
+    SIZE_IS(xdev_prim_desc_t, 80);
+    ck_assert_int_eq(XDEV_PRIM_CHUNK, 4096); /* the deterministic order's constants */
+    ck_assert_int_eq(XDEV_PRIM_LANES, 32);
+    ck_assert_int_eq(XDEV_PRIM_ARGMAX, 5);
     /* 3.2: a capture's Philox state, appended to the fill descriptor */
     ck_assert_uint_eq(offsetof(xdev_rng_fill_desc_t, philox_state), 104);
     /* 3.1: the kernel table's launch descriptor and the host kernel ABI */

@@ -4,8 +4,9 @@
  * (xdev_enqueue_observer_add, a hook exported for this suite) sees one op of
  * each kind, with its kind, its stream and its operands, for one call of
  * each: copies in every direction, memset, fill, conversion, kernel launch,
- * element-wise kernel, graph replay, GEMM, axpy, FFT, a random fill, host
- * function, event record, both stream waits and reduce_add's add. A call
+ * element-wise kernel, graph replay, GEMM, axpy, FFT, a random fill, a reduce
+ * and a scan (the primitives), host function, event record, both stream
+ * waits and reduce_add's add. A call
  * that skipped the path would be missing here - and from the sanitizer, the
  * tracer and whatever observes next. Runs on the CPU backend with two
  * devices. */
@@ -58,8 +59,9 @@ static void forget(void) {
 
 static const char *kind_name(xdev_op_kind_t k) {
     static const char *const names[XDEV_OP_KINDS] = {
-        "copy", "memset", "fill", "convert",       "kernel",       "elementwise", "graph replay",
-        "blas", "fft",    "rng",  "host function", "event record", "stream wait", "reduce_add"};
+        "copy",         "memset",     "fill",   "convert", "kernel",        "elementwise",
+        "graph replay", "blas",       "fft",    "rng",     "host function", "event record",
+        "stream wait",  "reduce_add", "reduce", "scan"};
     return (unsigned)k < XDEV_OP_KINDS ? names[k] : "?";
 }
 
@@ -166,6 +168,11 @@ START_TEST(ops_blas_fft_rng) {
     expect_op("xdev_fft_exec", XDEV_OP_FFT, s, (xdev_op_use_t[]){W(y, b), R(x, b)}, 2);
     XT_OK(xdev_rng_uniform(NULL, XDEV_DTYPE_F32, x, N, s));
     expect_op("xdev_rng_uniform", XDEV_OP_RNG, s, (xdev_op_use_t[]){W(x, b)}, 1);
+    XT_OK(xdev_prim_reduce(x, XDEV_DTYPE_F32, N, XDEV_PRIM_SUM, y, s));
+    expect_op("xdev_prim_reduce", XDEV_OP_REDUCE, s,
+              (xdev_op_use_t[]){W(y, sizeof(float)), R(x, b)}, 2);
+    XT_OK(xdev_prim_scan(x, XDEV_DTYPE_F32, N, XDEV_PRIM_SUM, 0, y, s));
+    expect_op("xdev_prim_scan", XDEV_OP_SCAN, s, (xdev_op_use_t[]){W(y, b), R(x, b)}, 2);
 }
 END_TEST
 

@@ -188,6 +188,7 @@ static const xdev_backend_api_t cpu_api = {
     .ops = &xdev_cpu_ops_vtable,
     .kernel = &xdev_cpu_kernel_vtable,
     .graph = &xdev_cpu_graph_vtable,
+    .prim = &xdev_cpu_prim_vtable,
 };
 
 static const xdev_backend_api_t *cpu_entry(void) {

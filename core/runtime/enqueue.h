@@ -58,6 +58,8 @@ typedef enum xdev_op_kind {
     XDEV_OP_EVENT_RECORD,
     XDEV_OP_STREAM_WAIT,
     XDEV_OP_REDUCE_ADD,
+    XDEV_OP_REDUCE, /* xdev_prim_reduce */
+    XDEV_OP_SCAN,   /* xdev_prim_scan */
     XDEV_OP_KINDS
 } xdev_op_kind_t;
 

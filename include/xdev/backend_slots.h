@@ -288,6 +288,25 @@
     /* Called once no replay is pending (the core synchronized the device). */                     \
     X(graph, destroy, OPTIONAL, DEV, 2, (void *graph), (graph))
 
+/* ------------------------------------------------------------------- prim */
+/* Device-wide parallel primitives (xdev/primitives.h). The core has checked
+ * the descriptor (dtype, op, operands against their allocations, alignment,
+ * overlaps). Each slot is called twice: first with desc->temp NULL, when it
+ * only writes to *temp_bytes the temporary bytes the call needs on the
+ * device (0: none) and enqueues nothing; then, with desc->temp pointing at
+ * that many bytes from the caching allocator on desc->stream (NULL when 0),
+ * it enqueues the work on desc->stream. NULL (the table or a slot): the
+ * primitive is XDEV_ERROR_NOT_SUPPORTED, naming the backend and the
+ * primitive. A dtype or op the backend cannot run: XDEV_ERROR_NOT_SUPPORTED
+ * from the slot, saying which. */
+#define XDEV_SLOTS_PRIM(X)                                                                         \
+    /* *out = op over in[0 .. count) (xdev_prim_reduce). */                                        \
+    X(prim, reduce, OPTIONAL, DESC, 5, (const xdev_prim_desc_t *desc, size_t *temp_bytes),         \
+      (desc, temp_bytes))                                                                          \
+    /* out[i] = op over in[0 .. i] or [0 .. i-1] (xdev_prim_scan; in == out allowed). */           \
+    X(prim, scan, OPTIONAL, DESC, 5, (const xdev_prim_desc_t *desc, size_t *temp_bytes),           \
+      (desc, temp_bytes))
+
 /* Every table: T(table, list macro) in the order of xdev_backend_api_t. */
 #define XDEV_BACKEND_TABLES(T)                                                                     \
     T(device, XDEV_SLOTS_DEVICE)                                                                   \
@@ -302,7 +321,8 @@
     T(ops, XDEV_SLOTS_OPS)                                                                         \
     T(comm, XDEV_SLOTS_COMM)                                                                       \
     T(kernel, XDEV_SLOTS_KERNEL)                                                                   \
-    T(graph, XDEV_SLOTS_GRAPH)
+    T(graph, XDEV_SLOTS_GRAPH)                                                                     \
+    T(prim, XDEV_SLOTS_PRIM)
 
 /* ------------------------------------------------------------- slot groups */
 /* Slots that only work together: G(table, group, slots...), every slot
