@@ -51,8 +51,8 @@ __attribute__((constructor)) static void xdev_wire(void) {
      * backends are selected). */
     xdev_tracer_wire();
     /* observe/: the stream-order sanitizer's probes (runtime/sanitizer_probe.h),
-     * through which alloc/, memory/, interop/, kernel/, math/, comm/ and the
-     * enqueue path reach it. */
+     * through which the enqueue path, runtime's stream ordering, alloc/,
+     * interop/ and comm/ reach it. */
     xdev_stream_sanitizer_wire();
     /* backends/: the CPU backend, then the shipped plugins by name (cuda,
      * hip; loaded on first use). */

@@ -157,7 +157,7 @@ static void thread_exit(void) {
     tls_alloc.arena = 0;
 }
 
-/* Wired when libxdev loads (core/wiring.c): runtime/, below memory/, reaches the allocator only
+/* Wired when libxdev loads (core/wiring.c): runtime/, below alloc/, reaches the allocator only
  * through its hooks (runtime/hooks.h): the settings are parsed at
  * initialisation, before any backend loads, so that a malformed
  * XDEV_ALLOC_CONF fails xdev_init; a thread's exit returns its arena. */

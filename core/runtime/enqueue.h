@@ -29,7 +29,7 @@
  * the hand-written sequence did: xdev_enqueue is inline and its callbacks
  * are known at the call site, so the compiler calls them directly; steps 2,
  * 4 and 5 are one relaxed load and a branch each. The sanitizer sits above
- * runtime/ (observe/stream_sanitizer.c): step 4 reaches it through its
+ * runtime/ (observe/stream_sanitizer.c): step 5 reaches it through its
  * probes (runtime/sanitizer_probe.h), as the tracer's through its own. */
 #ifndef XDEV_CORE_ENQUEUE_H
 #define XDEV_CORE_ENQUEUE_H

@@ -6,8 +6,9 @@
  * xdev_<part>_wire(), declared below; core/wiring.c, the one list of what
  * libxdev starts, calls them in order when libxdev loads, before any xdev
  * call can run; runtime (registry.c, thread_state.c) runs the hooks. The
- * stream tracer's probes, which enqueuing code calls, are
- * runtime/trace_probe.h. */
+ * probes that enqueuing code calls are the stream tracer's
+ * (runtime/trace_probe.h) and the stream-order sanitizer's
+ * (runtime/sanitizer_probe.h). */
 #ifndef XDEV_CORE_HOOKS_H
 #define XDEV_CORE_HOOKS_H
 
@@ -17,7 +18,8 @@
 typedef enum {
     /* After runtime's own variables, before any backend loads: settings whose
      * malformed value fails xdev_init like every other XDEV_* variable
-     * (alloc/: XDEV_ALLOC_CONF, XDEV_NO_MEMORY_CACHING). */
+     * (alloc/: XDEV_ALLOC_CONF, XDEV_NO_MEMORY_CACHING; kernel/:
+     * XDEV_LAUNCH_CHECKS, XDEV_KERNEL_CACHE, XDEV_KERNEL_CACHE_MAX_MB). */
     XDEV_INIT_SETTINGS = 0,
     /* Once the backends are selected (observe/: XDEV_TRACE_FILE, whose exit
      * handler must run before the backends' runtimes tear down). */
@@ -30,7 +32,9 @@ typedef enum {
 typedef xdev_status_t (*xdev_init_hook_t)(void);
 
 /* Runs on a thread that exits, if it has runtime's per-thread block: a
- * folder whose hook must run calls xdev_thread_state() once first. */
+ * folder whose hook must run calls xdev_thread_state() once first (alloc/:
+ * the thread's arena, its open pool scopes; kernel/: its last compile log;
+ * graph/: captures it left open). */
 typedef void (*xdev_thread_exit_hook_t)(void);
 
 /* Hooks of each kind (per phase); one more fails initialisation. */

@@ -3,8 +3,11 @@
  * the stream-order sanitizer (xdev/sanitizer.h) what it read and wrote.
  * The sanitizer (observe/stream_sanitizer.c) sits above every folder that
  * calls these, as the tracer does (runtime/trace_probe.h): it fills in the
- * probes when libxdev loads (xdev_san_probes_set), and alloc/, memory/,
- * interop/, kernel/, math/ and comm/ reach it only through them.
+ * probes when libxdev loads (xdev_san_probes_set), and the folders below it
+ * reach it only through them: the enqueue path (runtime/enqueue.h: the
+ * operands of every stream-ordered call), runtime/stream_order.c (the
+ * ordering streams and events make), alloc/ (frees, xdev_record_stream),
+ * interop/ (foreign memory unregistered) and comm/ (communicator tasks).
  *
  * Call after the call's checks passed, before or after enqueuing, with the
  * stream the work runs on:

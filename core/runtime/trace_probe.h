@@ -2,8 +2,11 @@
 /* trace_probe.h - where code that enqueues work tells the stream tracer what
  * it ran. The tracer (observe/tracer.c, behind xdev_trace_start and
  * XDEV_TRACE_FILE) sits above every folder that calls these: it fills in
- * the probes when libxdev loads (xdev_trace_probes_set), and runtime/,
- * alloc/, memory/ and math/ reach it only through them.
+ * the probes when libxdev loads (xdev_trace_probes_set), and the folders
+ * below it reach it only through them: the enqueue path (runtime/enqueue.h,
+ * which the stream-ordered calls of runtime/, memory/, kernel/, math/,
+ * comm/ and graph/ go through), runtime/stream.c (host functions while
+ * tracing) and alloc/alloc_history.c (allocator events).
  *
  * A call that enqueues work brackets it with a span:
  *
