@@ -31,6 +31,10 @@
 #                  libxdev (core/, backends/cpu/, backends/plugins.c) has a constructor or
 #                  destructor, and every part's xdev_<part>_wire() defined there is called by the
 #                  list (a part that is not on the list would never start).
+#   table-lists    a text that lists the optional backend tables ("optional blas, fft, ...",
+#                  "Optional tables (blas, ..."; 3 names or more after the word) lists every one,
+#                  in the order of XDEV_BACKEND_TABLES (include/xdev/backend_slots.h): the
+#                  tables with no REQUIRED slot.
 #
 # Every violation is printed as file:line: [rule] what; the exit status is 1 if there was one.
 # An entry of an exception list that no longer matches anything is a violation too, so the
@@ -50,12 +54,12 @@ for a in "$@"; do
   --spdx) spdx=1 ;;
   --no-format) format=0 ;;
   -h | --help) usage; exit 0 ;;
-  core-includes | core-layers | core-calls | format | test-env | spdx | abi-version | wiring) rules+=("$a") ;;
+  core-includes | core-layers | core-calls | format | test-env | spdx | abi-version | wiring | table-lists) rules+=("$a") ;;
   *) echo "check_tree.sh: unknown argument '$a'" >&2; usage >&2; exit 2 ;;
   esac
 done
 if [ "${#rules[@]}" -eq 0 ]; then
-  rules=(core-includes core-layers core-calls test-env abi-version wiring)
+  rules=(core-includes core-layers core-calls test-env abi-version wiring table-lists)
   [ "$format" = 1 ] && rules+=(format)
   [ "$spdx" = 1 ] && rules+=(spdx)
 fi
@@ -591,9 +595,48 @@ def check_wiring():
             report(f, line, rule, f'{name} is not called by {WIRING}: this part never starts')
 
 
+# ------------------------------------------------------------------ table-lists
+SLOTS_H = 'include/xdev/backend_slots.h'
+
+
+def optional_tables():
+    """The tables of XDEV_BACKEND_TABLES in order, less those with a REQUIRED slot."""
+    t = read(SLOTS_H)
+    m = re.search(r'^#define XDEV_BACKEND_TABLES\(T\)[^\n]*\\\n(?:[^\n]*\\\n)*[^\n]*', t, re.M)
+    if not m:
+        return None
+    tables = re.findall(r'\bT\((\w+),', m.group(0))
+    required = set(re.findall(r'\bX\((\w+), \w+, REQUIRED,', t))
+    return [x for x in tables if x not in required]
+
+
+def check_table_lists():
+    rule = 'table-lists'
+    optional = optional_tables()
+    if not optional:
+        report(SLOTS_H, 1, rule, 'XDEV_BACKEND_TABLES not found')
+        return
+    name = '(?:' + '|'.join(optional) + r')\b'
+    sep = r'(?:,?\s*(?:\*\s+)?(?:and |or )?)'
+    listing = re.compile(r'\b[Oo]ptional(?: tables)?\s*\(?\s*(' + name + '(?:' + sep + name + ')+)')
+    for f in FILES:
+        if not f.endswith(C_EXT + ('.md',)) or f.startswith('CHANGELOG'):
+            continue
+        t = read(f)
+        for m in listing.finditer(t):
+            names = re.findall(name, m.group(1))
+            if len(names) >= 3 and names != optional:
+                missing = [x for x in optional if x not in names]
+                report(f, line_of(t, m.start()), rule,
+                       'lists the optional backend tables as ' + ', '.join(names) + '; '
+                       f'{SLOTS_H} has ' + ', '.join(optional) +
+                       (' (missing: ' + ', '.join(missing) + ')' if missing else ' (the order)'))
+
+
 CHECKS = {'core-includes': check_core_includes, 'core-layers': check_core_layers,
           'core-calls': check_core_calls, 'format': check_format, 'test-env': check_test_env,
-          'spdx': check_spdx, 'abi-version': check_abi_version, 'wiring': check_wiring}
+          'spdx': check_spdx, 'abi-version': check_abi_version, 'wiring': check_wiring,
+          'table-lists': check_table_lists}
 for r in RULES:
     before = bad
     CHECKS[r]()
