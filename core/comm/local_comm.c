@@ -18,7 +18,6 @@
 #include "alloc/alloc_internal.h"
 #include "memory/copy.h"
 #include "runtime/enqueue.h"
-#include "runtime/sanitizer_probe.h"
 #include "runtime/device_record.h"
 #include "runtime/dispatch.h"
 #include "runtime/stream_internal.h"

@@ -16,7 +16,6 @@
 #include "base/error_internal.h"
 #include "kernel/kernel_internal.h"
 #include "alloc/alloc_lookup.h"
-#include "runtime/sanitizer_probe.h"
 #include "runtime/device_record.h"
 #include "runtime/stream_internal.h"
 #include "xdev/dtype.h"

@@ -15,7 +15,6 @@
 
 #include "base/error_internal.h"
 #include "kernel/kernel_internal.h"
-#include "runtime/sanitizer_probe.h"
 #include "alloc/alloc_lookup.h"
 #include "runtime/dispatch.h"
 #include "runtime/stream_internal.h"

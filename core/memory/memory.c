@@ -16,7 +16,6 @@
 #include "runtime/device_record.h"
 #include "runtime/dispatch.h"
 #include "alloc/pointer_registry.h"
-#include "runtime/sanitizer_probe.h"
 #include "runtime/stream_internal.h"
 
 xdev_status_t xdev_pointer_get_info(const void *ptr, xdev_pointer_info_t *out) {
