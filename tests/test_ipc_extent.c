@@ -121,6 +121,15 @@ static int child_main(void) {
     OK(xdev_memcpy(host, pb, B_BYTES)); /* B's open is its own */
     OK(xdev_ipc_close_mem_handle(pb));
     OK(xdev_ipc_collect());
+    /* A forged handle whose segment is larger than the device's memory (the
+     * wire's seg_size, bytes 16-23: ipc.c's ipc_wire_t) is refused before
+     * anything is mapped or recorded. */
+    xdev_ipc_mem_handle_t forged = m.a;
+    const uint64_t huge = (uint64_t)1 << 62;
+    memcpy(forged.bytes + 16, &huge, sizeof huge);
+    unsigned char *pf = NULL;
+    REFUSED(xdev_ipc_open_mem_handle(&forged, (void **)&pf), "corrupt handle", "larger than");
+    CHECK(pf == NULL, "a refused open returned %p", (void *)pf);
     OK(xdev_host_free(host));
     printf("child: the opened pointers reached their own allocations only\n");
     return 0;

@@ -177,6 +177,25 @@ static xdev_status_t unmap_locked(ipc_mapping_t *m) {
     return st;
 }
 
+/* A handle's segment size comes from the exporter: one larger than the
+ * device's memory cannot be a real segment, and would make the range xdev
+ * records for the mapping cover addresses that are not the mapping's. */
+static xdev_status_t check_segment_size(xdev_device_record_t *rec, uint64_t seg_size) {
+    xdev_device_properties_t props;
+    memset(&props, 0, sizeof props);
+    xdev_error_state_t saved; /* no answer: the mapping's own overlap check still applies */
+    xdev_core_error_save(&saved);
+    bool known = xdev_be_device_get_properties(rec, &props) == XDEV_SUCCESS;
+    xdev_core_error_restore(&saved);
+    if (!known || props.total_memory == 0) return XDEV_SUCCESS;
+    if (seg_size > props.total_memory)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                         "corrupt handle: its segment of %llu bytes is larger than " XDEV_REC_FMT
+                         "'s %zu bytes of memory",
+                         (unsigned long long)seg_size, XDEV_REC_ARGS(rec), props.total_memory);
+    return XDEV_SUCCESS;
+}
+
 /* Map the segment, or take another reference on its cached mapping, and
  * record the open `o` (the range the handle exported) on it; called with
  * g_lock held. */
@@ -201,10 +220,12 @@ static xdev_status_t open_locked(const ipc_wire_t *w, xdev_device_record_t *rec,
     }
     if (m == NULL) {
         if (!XDEV_HAS(be, ipc, open_mem_handle)) return not_supported(be, "memory");
+        xdev_status_t st = check_segment_size(rec, w->seg_size);
+        if (st != XDEV_SUCCESS) return st;
         m = calloc(1, sizeof *m);
         if (m == NULL)
             return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for an IPC mapping");
-        xdev_status_t st = xdev_be_ipc_open_mem_handle(rec, w->native, &m->base);
+        st = xdev_be_ipc_open_mem_handle(rec, w->native, &m->base);
         if (st != XDEV_SUCCESS) {
             free(m);
             return st;
@@ -216,7 +237,15 @@ static xdev_status_t open_locked(const ipc_wire_t *w, xdev_device_record_t *rec,
         xdev_ptr_entry_t e = {(uintptr_t)m->base, m->size, XDEV_MEMORY_DEVICE, be,
                               w->index,           m,       XDEV_PTR_IPC,       NULL};
         xdev_ptr_origin_ops_set(XDEV_PTR_IPC, &g_origin_ops); /* before the first range */
-        st = xdev_ptr_insert(&e);
+        xdev_ptr_entry_t clash;
+        st = xdev_ptr_insert_exclusive(&e, &clash);
+        if (st == XDEV_ERROR_INVALID_VALUE)
+            st =
+                XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                          "the handle's segment (%llu bytes, mapped at %p) overlaps memory xdev "
+                          "knows at %p (+%zu bytes): the handle's size is not the mapping's "
+                          "(a corrupt or forged handle)",
+                          (unsigned long long)w->seg_size, m->base, (void *)clash.base, clash.size);
         if (st != XDEV_SUCCESS) {
             if (XDEV_HAS(be, ipc, close_mem_handle))
                 (void)xdev_be_ipc_close_mem_handle(rec, m->base);
