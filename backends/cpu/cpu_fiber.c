@@ -8,8 +8,10 @@
  * static XDEV_SHARED area after them, both 64-byte aligned) and, from the
  * first XDEV_KERNEL_SYNC launch on, fibers.
  *
- * A kernel without a barrier runs a block by one call of sig->block (the
- * loop the dialect generates); xdev_barrier() there is a fault. A SYNC
+ * A kernel without a barrier, or in the block form (XDEV_KERNEL_BLOCK: a
+ * loop over the work-items per region between barriers), runs a block by
+ * one call of sig->block (the loops the dialect generates) inside the same
+ * fault guard; xdev_barrier() there is a fault. A SYNC
  * kernel runs each work-item as a fiber, all sharing the block's context
  * (the executor knows which one runs): a barrier switches to the next
  * work-item, and the last one to arrive releases them all. Fibers are made
@@ -361,7 +363,9 @@ static void kernel_fault(xdev_kctx_t *ctx, int code) {
 
 /* ctx->barrier of a kernel not declared XDEV_KERNEL_SYNC. */
 static void loop_barrier(xdev_kctx_t *ctx) {
-    kernel_fault(ctx, XDEV_KFAULT_BARRIER);
+    const xdev_cpu_exec_t *ex = ctx->impl;
+    bool regions = (ex->launch->sig->flags & XDEV_KERNEL_REGIONS) != 0;
+    kernel_fault(ctx, regions ? XDEV_CPU_KFAULT_BARRIER_REGION : XDEV_KFAULT_BARRIER);
 }
 
 /* ---------------------------------------------------------- fault signals */

@@ -226,10 +226,17 @@ static xdev_status_t launch(struct xdev_kernel *k, const xdev_launch_config_t *c
     if (marked) (void)xdev_be_trace_range_push(m->be, k->name);
     st = xdev_be_kernel_launch(m->rec, &d, s->native);
     if (marked) (void)xdev_be_trace_range_pop(m->be);
-    if (XDEV_UNLIKELY(traced))
-        xdev_tracer_span_end(&span, s, k->trace_name, "\"grid\":[%d,%d,%d],\"block\":[%d,%d,%d]",
-                             (int)c->grid.x, (int)c->grid.y, (int)c->grid.z, (int)c->block.x,
-                             (int)c->block.y, (int)c->block.z);
+    if (XDEV_UNLIKELY(traced)) { /* the CPU's form in the format: the tracer keeps 6 values */
+#define XDEV__LAUNCH_ARGS "\"grid\":[%d,%d,%d],\"block\":[%d,%d,%d]"
+        static const char *const fmts[] = {XDEV__LAUNCH_ARGS,
+                                           XDEV__LAUNCH_ARGS ",\"cpu_form\":\"loop\"",
+                                           XDEV__LAUNCH_ARGS ",\"cpu_form\":\"regions\"",
+                                           XDEV__LAUNCH_ARGS ",\"cpu_form\":\"fibers\""};
+#undef XDEV__LAUNCH_ARGS
+        int f = k->attrs.cpu_form >= 0 && k->attrs.cpu_form <= 3 ? k->attrs.cpu_form : 0;
+        xdev_tracer_span_end(&span, s, k->trace_name, fmts[f], (int)c->grid.x, (int)c->grid.y,
+                             (int)c->grid.z, (int)c->block.x, (int)c->block.y, (int)c->block.z);
+    }
     if (st != XDEV_SUCCESS) return st;
     if (xdev_sanitizing()) sanitize_args(k, args, nargs, s);
     return xdev_core_after_enqueue(s);

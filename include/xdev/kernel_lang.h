@@ -112,6 +112,16 @@ template <class T> struct xdev__is_const<const T> {
         XDEV_KERNEL_SIG_MAGIC, XDEV_PP_MAPS(XDEV__DSIG, __VA_ARGS__) 0u};                          \
     extern "C" __global__ void name(XDEV_PP_MAPC(XDEV__GDECL, __VA_ARGS__))
 #define XDEV_KERNEL_SYNC(name, ...) XDEV_KERNEL(name, __VA_ARGS__)
+/* The block form: each thread is one work-item, a region a block it runs
+ * once (a one-pass loop, so `continue` leaves it as on the CPU), the
+ * separator a barrier, a private a local of the thread. */
+#define XDEV_KERNEL_BLOCK(name, ...) XDEV_KERNEL(name, __VA_ARGS__)
+#define XDEV_FOR_ITEMS for (int xdev_once_ = 1; xdev_once_; xdev_once_ = 0)
+#define XDEV_FOR_ITEMS_BELOW(count)                                                                \
+    for (int xdev_once_ = (int)threadIdx.x < (count); xdev_once_; xdev_once_ = 0)
+#define xdev_block_sync() __syncthreads()
+#define XDEV_PRIVATE(type, name) type name
+#define xdev_priv(name) name
 #define XDEV_DEVICE static __device__ inline
 #define XDEV_CONSTANT static __constant__ const
 
@@ -242,6 +252,23 @@ XDEV_DEVICE uint64_t xdev_atomic_cas_u64(uint64_t *p, uint64_t expected, uint64_
 #define XDEV__PNAME_N(i, t, n)
 #define XDEV__PNAME(i, tup) XDEV__PICK(XDEV__PNAME_, i, tup)
 
+/* The signature table of kernel `name` (its block and item entry points
+ * defined before): sizes and pointer-ness for launch checks. */
+#define XDEV__HOST_TABLE(name, flags_, ...)                                                        \
+    static const uint32_t name##__xdev_sizes[] = {XDEV_PP_MAPS(XDEV__SIZE, __VA_ARGS__) 0u};       \
+    static const uint8_t name##__xdev_kinds[] = {XDEV_PP_MAPS(XDEV__KIND, __VA_ARGS__) 0u};        \
+    static const char *const name##__xdev_names[] = {XDEV_PP_MAPS(XDEV__PNAME, __VA_ARGS__) ""};   \
+    extern const xdev_kernel_sig_t name##__xdev_sig;                                               \
+    const xdev_kernel_sig_t name##__xdev_sig = {                                                   \
+        #name,                                                                                     \
+        name##__xdev_block,                                                                        \
+        name##__xdev_item,                                                                         \
+        (int)(sizeof name##__xdev_sizes / sizeof(uint32_t)) - 1,                                   \
+        (flags_),                                                                                  \
+        name##__xdev_sizes,                                                                        \
+        name##__xdev_kinds,                                                                        \
+        name##__xdev_names};
+
 /* The body becomes a static inline function of the block's context and the
  * work-item's local ids; `block` loops it over the block (inlined, so the
  * loop optimises like a hand-written one), `item` runs one work-item. The
@@ -266,25 +293,49 @@ XDEV_DEVICE uint64_t xdev_atomic_cas_u64(uint64_t *p, uint64_t expected, uint64_
         size_t used_ = 0;                                                                          \
         name##__xdev_body(xk_, &used_, x_, y_, z_ XDEV_PP_MAPS(XDEV__HNAME, __VA_ARGS__));         \
     }                                                                                              \
-    static const uint32_t name##__xdev_sizes[] = {XDEV_PP_MAPS(XDEV__SIZE, __VA_ARGS__) 0u};       \
-    static const uint8_t name##__xdev_kinds[] = {XDEV_PP_MAPS(XDEV__KIND, __VA_ARGS__) 0u};        \
-    static const char *const name##__xdev_names[] = {XDEV_PP_MAPS(XDEV__PNAME, __VA_ARGS__) ""};   \
-    extern const xdev_kernel_sig_t name##__xdev_sig;                                               \
-    const xdev_kernel_sig_t name##__xdev_sig = {                                                   \
-        #name,                                                                                     \
-        name##__xdev_block,                                                                        \
-        name##__xdev_item,                                                                         \
-        (int)(sizeof name##__xdev_sizes / sizeof(uint32_t)) - 1,                                   \
-        (flags_),                                                                                  \
-        name##__xdev_sizes,                                                                        \
-        name##__xdev_kinds,                                                                        \
-        name##__xdev_names};                                                                       \
+    XDEV__HOST_TABLE(name, flags_, __VA_ARGS__)                                                    \
     static inline void name##__xdev_body(                                                          \
         xdev_kctx_t *xk_ XDEV__UNUSED, size_t *xsu_ XDEV__UNUSED, int xl0_ XDEV__UNUSED,           \
         int xl1_ XDEV__UNUSED, int xl2_ XDEV__UNUSED XDEV_PP_MAPS(XDEV__HDECL, __VA_ARGS__))
 
 #define XDEV_KERNEL(name, ...) XDEV__HOST_KERNEL(name, 0u, __VA_ARGS__)
 #define XDEV_KERNEL_SYNC(name, ...) XDEV__HOST_KERNEL(name, XDEV_KERNEL_USES_BARRIER, __VA_ARGS__)
+
+/* The block form (XDEV_KERNEL_BLOCK): the body runs once per block, on the
+ * block's thread, with the block's sizes as xb0_..xb2_; each region
+ * (XDEV_FOR_ITEMS) is a loop nest over the block's work-items, x innermost,
+ * that defines the local ids xl0_..xl2_ the id macros read; the separator
+ * xdev_block_sync() is nothing, since a region's loop ends when every
+ * work-item has run it. A private is an array with a slot per work-item.
+ * `item` runs the whole block as work-item (0,0,0) and nothing as the
+ * others, which is what a fiber executor would need. */
+#define XDEV_KERNEL_BLOCK(name, ...)                                                               \
+    static inline void name##__xdev_body(                                                          \
+        xdev_kctx_t *xk_ XDEV__UNUSED, size_t *xsu_ XDEV__UNUSED, int xb0_ XDEV__UNUSED,           \
+        int xb1_ XDEV__UNUSED, int xb2_ XDEV__UNUSED XDEV_PP_MAPS(XDEV__HDECL, __VA_ARGS__));      \
+    static void name##__xdev_block(xdev_kctx_t *xk_, void *const *xa_ XDEV__UNUSED) {              \
+        XDEV_PP_MAPS(XDEV__UNPACK, __VA_ARGS__)                                                    \
+        size_t used_ = 0;                                                                          \
+        name##__xdev_body(xk_, &used_, xk_->block[0], xk_->block[1],                               \
+                          xk_->block[2] XDEV_PP_MAPS(XDEV__HNAME, __VA_ARGS__));                   \
+    }                                                                                              \
+    static void name##__xdev_item(xdev_kctx_t *xk_, void *const *xa_, int x_, int y_, int z_) {    \
+        if ((x_ | y_ | z_) == 0) name##__xdev_block(xk_, xa_);                                     \
+    }                                                                                              \
+    XDEV__HOST_TABLE(name, XDEV_KERNEL_REGIONS, __VA_ARGS__)                                       \
+    static inline void name##__xdev_body(                                                          \
+        xdev_kctx_t *xk_ XDEV__UNUSED, size_t *xsu_ XDEV__UNUSED, int xb0_ XDEV__UNUSED,           \
+        int xb1_ XDEV__UNUSED, int xb2_ XDEV__UNUSED XDEV_PP_MAPS(XDEV__HDECL, __VA_ARGS__))
+
+#define XDEV__REGION(first_x)                                                                      \
+    for (int xl2_ = 0; xl2_ < xb2_; xl2_++)                                                        \
+        for (int xl1_ = 0; xl1_ < xb1_; xl1_++)                                                    \
+            for (int xl0_ = 0; xl0_ < (first_x); xl0_++)
+#define XDEV_FOR_ITEMS XDEV__REGION(xb0_)
+#define XDEV_FOR_ITEMS_BELOW(count) XDEV__REGION((count) < xb0_ ? (count) : xb0_)
+#define xdev_block_sync() ((void)0)
+#define XDEV_PRIVATE(type, name) type name##__xdev_priv[XDEV_KERNEL_MAX_BLOCK_ITEMS]
+#define xdev_priv(name) name##__xdev_priv[(xl2_ * xb1_ + xl1_) * xb0_ + xl0_]
 #define XDEV_DEVICE static inline
 #define XDEV_CONSTANT static const
 
