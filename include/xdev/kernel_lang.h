@@ -12,11 +12,15 @@
  *       if (i < n) y[i] = a * x[i] + y[i];
  *   }
  *
- * Declaring: XDEV_KERNEL(name, params...) or XDEV_KERNEL_SYNC(name,
- * params...) for a kernel that calls xdev_barrier() (on GPUs the two are
- * the same; on the CPU a SYNC kernel runs each work-item as a fiber, the
- * others run a block as a plain loop, and a barrier in a kernel not declared
- * SYNC fails the launch). Each parameter is XDEV_PARAM(type, name) (passed
+ * Declaring: XDEV_KERNEL(name, params...) for a kernel without barriers;
+ * XDEV_KERNEL_BLOCK(name, params...) for one whose work-items meet at
+ * barriers, written as regions (below); XDEV_KERNEL_SYNC(name, params...)
+ * for a barrier kernel written as one work-item's program calling
+ * xdev_barrier() (on GPUs the three are the same; on the CPU an XDEV_KERNEL
+ * runs a block as one loop over its work-items, an XDEV_KERNEL_BLOCK a loop
+ * per region - as fast as that loop - and an XDEV_KERNEL_SYNC each
+ * work-item as a fiber, switching at every barrier: 10-500x slower; a
+ * barrier in a kernel not declared SYNC fails the launch). Each parameter is XDEV_PARAM(type, name) (passed
  * by value: integers, floats, structs of them) or XDEV_PTR(type, name)
  * (`type *name`, device memory: xdev checks it at launch); a kernel without
  * parameters says XDEV_NO_PARAMS. At most XDEV_KERNEL_MAX_PARAMS (24).
@@ -29,6 +33,46 @@
  *   XDEV_SHARED(type, name, count);            block-shared array (a pointer on the CPU)
  *   XDEV_DYNAMIC_SHARED(type, name);           the launch's dynamic shared bytes
  *   xdev_trap()                                stop the kernel: the launch fails
+ * The block form - the body runs once per block; what the work-items do
+ * is in regions, and the regions meet at xdev_block_sync():
+ *
+ *   XDEV_KERNEL_BLOCK(block_sum, XDEV_PARAM(int, n), XDEV_PTR(const int, x),
+ *                     XDEV_PTR(long long, out)) {
+ *       XDEV_SHARED(long long, part, 256);       // block level: before regions
+ *       XDEV_FOR_ITEMS {                         // every work-item
+ *           long i = xdev_global_id(0);
+ *           part[xdev_local_id(0)] = i < n ? x[i] : 0;
+ *       }
+ *       xdev_block_sync();                       // __syncthreads() on GPUs
+ *       for (int s = xdev_local_size(0) / 2; s > 0; s /= 2) {  // block-uniform
+ *           XDEV_FOR_ITEMS_BELOW(s) { part[xdev_local_id(0)] += part[xdev_local_id(0) + s]; }
+ *           xdev_block_sync();
+ *       }
+ *       XDEV_FOR_ITEMS_BELOW(1) { out[xdev_group_id(0)] = part[0]; }
+ *   }
+ *
+ *   XDEV_FOR_ITEMS { ... }          a region: every work-item of the block runs it
+ *   XDEV_FOR_ITEMS_BELOW(count) {}  a region of the work-items with
+ *                                   xdev_local_id(0) < count (all y, z)
+ *   xdev_block_sync();              between regions: every work-item finished
+ *                                   the last region before any starts the next
+ *   XDEV_PRIVATE(type, name);       block level: a value per work-item that
+ *                                   lives across regions; in a region it is
+ *                                   xdev_priv(name) (an lvalue)
+ * Rules of the form: ids (xdev_local_id, xdev_global_id) exist only inside
+ * regions (elsewhere the host compilation fails); code between regions is
+ * the block's and must be the same for every work-item (loops over levels
+ * or tiles with block-uniform bounds: xdev_local_size, xdev_group_id,
+ * parameters); XDEV_SHARED, XDEV_DYNAMIC_SHARED and XDEV_PRIVATE go at the
+ * block level, never inside a region; inside a region a work-item leaves it
+ * with `continue` (not `return` or `break`, which on the CPU would end the
+ * region, or the block, for the others too) and calls no xdev_barrier()
+ * (the CPU fails the launch); a local of a region does not survive the
+ * region (use XDEV_PRIVATE); regions without a xdev_block_sync() between
+ * them may run in any interleaving on GPUs. On the CPU the floating-point
+ * environment (fesetround) is the block's thread's, shared by the
+ * work-items; the fiber form keeps one per work-item.
+ *
  * Anywhere (XDEV_DEVICE functions too): xdev_atomic_{add,min,max}_{i32,u32,
  * i64,u64,f32,f64} (return the old value),
  * xdev_atomic_cas_{u32,u64}, xdev_fence(), the C99 <math.h> functions
@@ -43,7 +87,8 @@
  * - no globals but constants (XDEV_CONSTANT type name[] = {...};);
  * - helper functions are XDEV_DEVICE; the ids, barriers and shared memory
  *   are used in the kernel body itself (pass ids to helpers as arguments);
- * - every work-item of a block reaches each xdev_barrier() (as on GPUs);
+ * - every work-item of a block reaches each xdev_barrier() (as on GPUs; on
+ *   the CPU one that some skip fails the launch, not hangs);
  * - XDEV_SHARED gives an array on GPUs and a pointer on the CPU (a
  *   declaration and a check that returns when the block's shared memory is
  *   too small): do not take its sizeof, declare it where a statement may go;
