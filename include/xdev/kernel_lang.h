@@ -20,8 +20,8 @@
  * runs a block as one loop over its work-items, an XDEV_KERNEL_BLOCK a loop
  * per region - as fast as that loop - and an XDEV_KERNEL_SYNC each
  * work-item as a fiber, switching at every barrier: 10-500x slower; a
- * barrier in a kernel not declared SYNC fails the launch). Each parameter is XDEV_PARAM(type, name) (passed
- * by value: integers, floats, structs of them) or XDEV_PTR(type, name)
+ * barrier in a kernel not declared SYNC fails the launch). Each parameter is XDEV_PARAM(type, name)
+ * (passed by value: integers, floats, structs of them) or XDEV_PTR(type, name)
  * (`type *name`, device memory: xdev checks it at launch); a kernel without
  * parameters says XDEV_NO_PARAMS. At most XDEV_KERNEL_MAX_PARAMS (24).
  *
@@ -349,26 +349,34 @@ XDEV_DEVICE uint64_t xdev_atomic_cas_u64(uint64_t *p, uint64_t expected, uint64_
 /* The block form (XDEV_KERNEL_BLOCK): the body runs once per block, on the
  * block's thread, with the block's sizes as xb0_..xb2_; each region
  * (XDEV_FOR_ITEMS) is a loop nest over the block's work-items, x innermost,
- * that defines the local ids xl0_..xl2_ the id macros read; the separator
+ * that defines the local ids xl0_..xl2_ the id macros read (the body is
+ * inlined three times: for 16x16 and 32x32 blocks, whose loops then have
+ * constant bounds - measured 1.7x faster for a tiled SGEMM - and any other
+ * shape); the separator
  * xdev_block_sync() is nothing, since a region's loop ends when every
  * work-item has run it. A private is an array with a slot per work-item.
  * `item` runs the whole block as work-item (0,0,0) and nothing as the
  * others, which is what a fiber executor would need. */
 #define XDEV_KERNEL_BLOCK(name, ...)                                                               \
-    static inline void name##__xdev_body(                                                          \
+    static inline __attribute__((always_inline)) void name##__xdev_body(                           \
         xdev_kctx_t *xk_ XDEV__UNUSED, size_t *xsu_ XDEV__UNUSED, int xb0_ XDEV__UNUSED,           \
         int xb1_ XDEV__UNUSED, int xb2_ XDEV__UNUSED XDEV_PP_MAPS(XDEV__HDECL, __VA_ARGS__));      \
     static void name##__xdev_block(xdev_kctx_t *xk_, void *const *xa_ XDEV__UNUSED) {              \
         XDEV_PP_MAPS(XDEV__UNPACK, __VA_ARGS__)                                                    \
         size_t used_ = 0;                                                                          \
-        name##__xdev_body(xk_, &used_, xk_->block[0], xk_->block[1],                               \
-                          xk_->block[2] XDEV_PP_MAPS(XDEV__HNAME, __VA_ARGS__));                   \
+        const int b0_ = xk_->block[0], b1_ = xk_->block[1], b2_ = xk_->block[2];                   \
+        if (b0_ == 16 && b1_ == 16 && b2_ == 1)                                                    \
+            name##__xdev_body(xk_, &used_, 16, 16, 1 XDEV_PP_MAPS(XDEV__HNAME, __VA_ARGS__));      \
+        else if (b0_ == 32 && b1_ == 32 && b2_ == 1)                                               \
+            name##__xdev_body(xk_, &used_, 32, 32, 1 XDEV_PP_MAPS(XDEV__HNAME, __VA_ARGS__));      \
+        else                                                                                       \
+            name##__xdev_body(xk_, &used_, b0_, b1_, b2_ XDEV_PP_MAPS(XDEV__HNAME, __VA_ARGS__));  \
     }                                                                                              \
     static void name##__xdev_item(xdev_kctx_t *xk_, void *const *xa_, int x_, int y_, int z_) {    \
         if ((x_ | y_ | z_) == 0) name##__xdev_block(xk_, xa_);                                     \
     }                                                                                              \
     XDEV__HOST_TABLE(name, XDEV_KERNEL_REGIONS, __VA_ARGS__)                                       \
-    static inline void name##__xdev_body(                                                          \
+    static inline __attribute__((always_inline)) void name##__xdev_body(                           \
         xdev_kctx_t *xk_ XDEV__UNUSED, size_t *xsu_ XDEV__UNUSED, int xb0_ XDEV__UNUSED,           \
         int xb1_ XDEV__UNUSED, int xb2_ XDEV__UNUSED XDEV_PP_MAPS(XDEV__HDECL, __VA_ARGS__))
 
