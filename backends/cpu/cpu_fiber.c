@@ -22,9 +22,12 @@
  *
  * A switch is a few instructions on x86-64 and aarch64 (the callee-saved
  * registers, the stack pointer and the floating-point control registers;
- * see "switching" below), so a barrier costs about work-items x 10 ns.
+ * see "switching" below), so a barrier costs about work-items x 15 ns
+ * (bench/barrier_cpu_bench measures it: 13.8-16.7 ns on the dev VM).
  * Elsewhere, in code built for shadow stacks, or with
- * -DXDEV_CPU_FIBER_UCONTEXT, fibers are ucontexts, whose swapcontext makes a
+ * -DXDEV_CPU_FIBER_UCONTEXT (CMake option XDEV_CPU_FIBER_UCONTEXT=ON; CI
+ * runs the kernel suites so, and ctest cpu_fiber.builds compiles it and the
+ * aarch64 switch), fibers are ucontexts, whose swapcontext makes a
  * signal-mask system call per switch (blocks ~15x slower). Switches are
  * announced to ASan (start/finish_switch_fiber) and TSan (a TSan fiber per
  * stack; switches synchronise, as the barrier does).
