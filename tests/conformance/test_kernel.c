@@ -272,26 +272,30 @@ START_TEST(stencil_2d) {
 }
 END_TEST
 
+/* ids3d (a plain kernel) and ids3d_block (block form, a private across a
+ * barrier) in a 3-D launch. */
 START_TEST(ids_3d) {
     xdev_module_t m = load(0);
-    xdev_kernel_t k = kernel(m, "ids3d");
     xdev_launch_config_t cfg = {.grid = {3, 2, 2}, .block = {4, 3, 2}};
     int sx = 12, sy = 6, sz = 4;
     size_t n = (size_t)sx * sy * sz * 4;
     int *d = dalloc(0, n * sizeof(int)), *h = malloc(n * sizeof(int));
-    XT_OK(XDEV_LAUNCH(k, &cfg, d));
-    XT_OK(xdev_memcpy(h, d, n * sizeof(int)));
-    for (int z = 0; z < sz; z++)
-        for (int y = 0; y < sy; y++)
-            for (int x = 0; x < sx; x++) {
-                int *e = &h[4 * ((z * sy + y) * sx + x)];
-                ck_assert_int_eq(e[0], x);
-                ck_assert_int_eq(e[1], y);
-                ck_assert_int_eq(e[2], z);
-                int want = x % 4 + 10 * (y % 3) + 100 * (z % 2) +
-                           1000 * (x / 4 + 10 * (y / 3) + 100 * (z / 2)) + 1000000 * 12;
-                ck_assert_int_eq(e[3], want);
-            }
+    const char *names[] = {"ids3d", "ids3d_block"};
+    for (int f = 0; f < 2; f++) {
+        zero(d, n * sizeof(int));
+        XT_OK(XDEV_LAUNCH(kernel(m, names[f]), &cfg, d));
+        XT_OK(xdev_memcpy(h, d, n * sizeof(int)));
+        for (int z = 0; z < sz; z++)
+            for (int y = 0; y < sy; y++)
+                for (int x = 0; x < sx; x++) {
+                    int *e = &h[4 * ((z * sy + y) * sx + x)];
+                    int want = x % 4 + 10 * (y % 3) + 100 * (z % 2) +
+                               1000 * (x / 4 + 10 * (y / 3) + 100 * (z / 2)) + 1000000 * 12;
+                    ck_assert_msg(e[0] == x && e[1] == y && e[2] == z && e[3] == want,
+                                  "%s at (%d,%d,%d): %d %d %d %d, want %d", names[f], x, y, z, e[0],
+                                  e[1], e[2], e[3], want);
+                }
+    }
     XT_OK(xdev_free(d));
     free(h);
     XT_OK(xdev_module_unload(m));

@@ -124,6 +124,27 @@ XDEV_KERNEL(ids3d, XDEV_PTR(int, out)) {
                       1000000 * (xdev_num_groups(0) * xdev_local_size(0));
 }
 
+/* The same in the block form: the local part kept per work-item across a
+ * barrier (XDEV_PRIVATE), in a 3-D block. */
+XDEV_KERNEL_BLOCK(ids3d_block, XDEV_PTR(int, out)) {
+    XDEV_PRIVATE(int, local);
+    XDEV_FOR_ITEMS {
+        xdev_priv(local) = xdev_local_id(0) + 10 * xdev_local_id(1) + 100 * xdev_local_id(2);
+    }
+    xdev_block_sync();
+    XDEV_FOR_ITEMS {
+        long gx = xdev_global_id(0), gy = xdev_global_id(1), gz = xdev_global_id(2);
+        long at = (gz * xdev_global_size(1) + gy) * xdev_global_size(0) + gx;
+        out[4 * at + 0] = (int)gx;
+        out[4 * at + 1] = (int)gy;
+        out[4 * at + 2] = (int)gz;
+        out[4 * at + 3] =
+            xdev_priv(local) +
+            1000 * (xdev_group_id(0) + 10 * xdev_group_id(1) + 100 * xdev_group_id(2)) +
+            1000000 * (xdev_num_groups(0) * xdev_local_size(0));
+    }
+}
+
 typedef struct conf_pod {
     int a;
     double b;
