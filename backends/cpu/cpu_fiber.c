@@ -718,7 +718,7 @@ static __attribute__((noinline)) void run_blocks(xdev_cpu_exec_t *ex, xdev_cpu_l
     ex->launch = l;
     memcpy(c->block, l->block, sizeof c->block);
     memcpy(c->grid, l->grid, sizeof c->grid);
-    c->reserved0 = 0;
+    c->in_region = 0;
     c->dynamic_shared = ex->shared;
     c->shared = dyn < limit ? ex->shared + dyn : ex->shared + limit;
     c->shared_cap = dyn < limit ? limit - dyn : 0;

@@ -133,6 +133,12 @@ xdev_status_t xdev_cpu_stream_take_fault(xdev_cpu_stream_t *s) {
                               "XDEV_FOR_ITEMS regions; xdev_barrier() needs XDEV_KERNEL_SYNC) "
                               "(block (%d,%d,%d))",
                               d, f.kernel, b[0], b[1], b[2]);
+    case XDEV_KFAULT_SYNC_IN_REGION:
+        return xdev_cpu_error(XDEV_ERROR_LAUNCH_FAILURE,
+                              "cpu:%d: kernel '%s' called xdev_block_sync() inside an "
+                              "XDEV_FOR_ITEMS region (it separates regions, at the block's "
+                              "level) (block (%d,%d,%d))",
+                              d, f.kernel, b[0], b[1], b[2]);
     case XDEV_KFAULT_SHARED:
         return xdev_cpu_error(XDEV_ERROR_LAUNCH_FAILURE,
                               "cpu:%d: kernel '%s' claimed more XDEV_SHARED memory than its "

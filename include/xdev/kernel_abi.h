@@ -44,14 +44,15 @@ extern "C" {
 #define XDEV_KFAULT_SHARED 3  /* static shared memory over the block's limit */
 #define XDEV_KFAULT_BARRIER_DIVERGE                                                                \
     4 /* some work-items of a block passed a barrier others never reached */
+#define XDEV_KFAULT_SYNC_IN_REGION 5 /* xdev_block_sync() inside an XDEV_FOR_ITEMS region */
 
 /* The state of one block as a host-run kernel sees it. The executor fills
  * it; the dialect's id functions read it. */
 typedef struct xdev_kctx {
-    int group[3]; /* this block's index in the grid */
-    int block[3]; /* work-items per block, per dimension */
-    int grid[3];  /* blocks per dimension */
-    int reserved0;
+    int group[3];          /* this block's index in the grid */
+    int block[3];          /* work-items per block, per dimension */
+    int grid[3];           /* blocks per dimension */
+    int in_region;         /* a block-form region is running (xdev_block_sync() there is a fault) */
     unsigned char *shared; /* the block's static shared memory */
     size_t reserved1;
     size_t shared_cap;    /* its size */

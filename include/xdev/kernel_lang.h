@@ -381,12 +381,15 @@ XDEV_DEVICE uint64_t xdev_atomic_cas_u64(uint64_t *p, uint64_t expected, uint64_
         int xb1_ XDEV__UNUSED, int xb2_ XDEV__UNUSED XDEV_PP_MAPS(XDEV__HDECL, __VA_ARGS__))
 
 #define XDEV__REGION(first_x)                                                                      \
-    for (int xl2_ = 0; xl2_ < xb2_; xl2_++)                                                        \
-        for (int xl1_ = 0; xl1_ < xb1_; xl1_++)                                                    \
-            for (int xl0_ = 0; xl0_ < (first_x); xl0_++)
+    for (int xin_ = (xk_->in_region = 1); xin_; xin_ = xk_->in_region = 0)                         \
+        for (int xl2_ = 0; xl2_ < xb2_; xl2_++)                                                    \
+            for (int xl1_ = 0; xl1_ < xb1_; xl1_++)                                                \
+                for (int xl0_ = 0; xl0_ < (first_x); xl0_++)
 #define XDEV_FOR_ITEMS XDEV__REGION(xb0_)
 #define XDEV_FOR_ITEMS_BELOW(count) XDEV__REGION((count) < xb0_ ? (count) : xb0_)
-#define xdev_block_sync() ((void)0)
+/* Between regions nothing; inside one (a separator the CPU cannot honour:
+ * the region is one loop) a fault, as a divergent barrier is. */
+#define xdev_block_sync() (xk_->in_region ? xk_->fault(xk_, XDEV_KFAULT_SYNC_IN_REGION) : (void)0)
 #define XDEV_PRIVATE(type, name) type name##__xdev_priv[XDEV_KERNEL_MAX_BLOCK_ITEMS]
 #define xdev_priv(name) name##__xdev_priv[(xl2_ * xb1_ + xl1_) * xb0_ + xl0_]
 #define XDEV_DEVICE static inline

@@ -103,6 +103,15 @@ XDEV_KERNEL_BLOCK(barrier_in_region, XDEV_PTR(int, out)) {
     }
 }
 
+/* xdev_block_sync() inside a region (each work-item would pass it alone). */
+XDEV_KERNEL_BLOCK(sync_in_region, XDEV_PTR(int, out)) {
+    XDEV_FOR_ITEMS {
+        out[xdev_global_id(0)] = 1;
+        xdev_block_sync();
+        out[xdev_global_id(0)] = 2;
+    }
+}
+
 /* xdev_trap() by one work-item of block `bad`, in a region after a barrier. */
 XDEV_KERNEL_BLOCK(trap_block, XDEV_PARAM(int, bad), XDEV_PTR(int, out)) {
     XDEV_FOR_ITEMS {
