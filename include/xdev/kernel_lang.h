@@ -19,7 +19,7 @@
  * xdev_barrier() (on GPUs the three are the same; on the CPU an XDEV_KERNEL
  * runs a block as one loop over its work-items, an XDEV_KERNEL_BLOCK a loop
  * per region - as fast as that loop - and an XDEV_KERNEL_SYNC each
- * work-item as a fiber, switching at every barrier: 10-500x slower; a
+ * work-item as a fiber, switching at every barrier: 20-150x slower; a
  * barrier in a kernel not declared SYNC fails the launch). Each parameter is XDEV_PARAM(type, name)
  * (passed by value: integers, floats, structs of them) or XDEV_PTR(type, name)
  * (`type *name`, device memory: xdev checks it at launch); a kernel without
@@ -66,12 +66,11 @@
  * parameters); XDEV_SHARED, XDEV_DYNAMIC_SHARED and XDEV_PRIVATE go at the
  * block level, never inside a region; inside a region a work-item leaves it
  * with `continue` (not `return` or `break`, which on the CPU would end the
- * region, or the block, for the others too) and calls no xdev_barrier()
- * (the CPU fails the launch); a local of a region does not survive the
- * region (use XDEV_PRIVATE); regions without a xdev_block_sync() between
- * them may run in any interleaving on GPUs. On the CPU the floating-point
- * environment (fesetround) is the block's thread's, shared by the
- * work-items; the fiber form keeps one per work-item.
+ * region, or the block, for the others too) and calls neither
+ * xdev_barrier() nor xdev_block_sync() (the CPU fails the launch); a local of a region does not
+ * survive the region (use XDEV_PRIVATE); regions without a xdev_block_sync() between them may run
+ * in any interleaving on GPUs. On the CPU the floating-point environment (fesetround) is the
+ * block's thread's, shared by the work-items; the fiber form keeps one per work-item.
  *
  * Anywhere (XDEV_DEVICE functions too): xdev_atomic_{add,min,max}_{i32,u32,
  * i64,u64,f32,f64} (return the old value),
