@@ -351,9 +351,10 @@ XDEV_DEVICE uint64_t xdev_atomic_cas_u64(uint64_t *p, uint64_t expected, uint64_
  * that defines the local ids xl0_..xl2_ the id macros read (the body is
  * inlined three times: for 16x16 and 32x32 blocks, whose loops then have
  * constant bounds - measured 1.7x faster for a tiled SGEMM - and any other
- * shape); the separator
- * xdev_block_sync() is nothing, since a region's loop ends when every
- * work-item has run it. A private is an array with a slot per work-item.
+ * shape); the separator xdev_block_sync() does nothing between regions,
+ * since a region's loop ends when every work-item has run it (the context's
+ * in_region, set while a region runs, makes one inside a region a fault).
+ * A private is an array with a slot per work-item.
  * `item` runs the whole block as work-item (0,0,0) and nothing as the
  * others, which is what a fiber executor would need. */
 #define XDEV_KERNEL_BLOCK(name, ...)                                                               \
@@ -364,6 +365,7 @@ XDEV_DEVICE uint64_t xdev_atomic_cas_u64(uint64_t *p, uint64_t expected, uint64_
         XDEV_PP_MAPS(XDEV__UNPACK, __VA_ARGS__)                                                    \
         size_t used_ = 0;                                                                          \
         const int b0_ = xk_->block[0], b1_ = xk_->block[1], b2_ = xk_->block[2];                   \
+        xk_->in_region = 0; /* a region a work-item left by `return` is over */                    \
         if (b0_ == 16 && b1_ == 16 && b2_ == 1)                                                    \
             name##__xdev_body(xk_, &used_, 16, 16, 1 XDEV_PP_MAPS(XDEV__HNAME, __VA_ARGS__));      \
         else if (b0_ == 32 && b1_ == 32 && b2_ == 1)                                               \
