@@ -22,8 +22,8 @@
  *
  * A switch is a few instructions on x86-64 and aarch64 (the callee-saved
  * registers, the stack pointer and the floating-point control registers;
- * see "switching" below), so a barrier costs about work-items x 15 ns
- * (bench/barrier_cpu_bench measures it: 13.8-16.7 ns on the dev VM).
+ * see "switching" below), so a barrier costs about work-items x 9-17 ns
+ * (bench/barrier_cpu_bench measures it: 8.6-16.7 ns on the dev VM).
  * Elsewhere, in code built for shadow stacks, or with
  * -DXDEV_CPU_FIBER_UCONTEXT (CMake option XDEV_CPU_FIBER_UCONTEXT=ON; CI
  * runs the kernel suites so, and ctest cpu_fiber.builds compiles it and the

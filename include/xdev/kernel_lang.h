@@ -19,7 +19,7 @@
  * xdev_barrier() (on GPUs the three are the same; on the CPU an XDEV_KERNEL
  * runs a block as one loop over its work-items, an XDEV_KERNEL_BLOCK a loop
  * per region - as fast as that loop - and an XDEV_KERNEL_SYNC each
- * work-item as a fiber, switching at every barrier: 20-150x slower; a
+ * work-item as a fiber, switching at every barrier: 20-250x slower; a
  * barrier in a kernel not declared SYNC fails the launch). Each parameter is XDEV_PARAM(type, name)
  * (passed by value: integers, floats, structs of them) or XDEV_PTR(type, name)
  * (`type *name`, device memory: xdev checks it at launch); a kernel without
