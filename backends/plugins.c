@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* backends/plugins.c - the plugin backends xdev ships (cuda, hip), registered
- * by name when libxdev loads (the built-in CPU backend registers itself in
- * backends/cpu/). A factory without an entry point is a plugin: the core
+ * by name when libxdev loads (core/wiring.c, the list of what libxdev starts,
+ * calls xdev_shipped_plugins_wire; the built-in CPU backend registers itself
+ * in backends/cpu/). A factory without an entry point is a plugin: the core
  * loads libxdev-<name>.so on the backend's first use. Any other backend needs
  * no edit here or in the core: it is found by name, as libxdev-<name>.so on
  * XDEV_PLUGIN_PATH, beside libxdev or in the install libdir, or the
@@ -9,7 +10,8 @@
  * XDEV_BACKEND=auto tries accelerators by auto_order, then the CPU. */
 #include "xdev/backend.h"
 
-__attribute__((constructor)) static void register_shipped_plugins(void) {
+void xdev_shipped_plugins_wire(void); /* also declared in core/wiring.c */
+void xdev_shipped_plugins_wire(void) {
     static const xdev_backend_factory_t plugins[] = {
         {.size = sizeof(xdev_backend_factory_t),
          .name = "cuda",

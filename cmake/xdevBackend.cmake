@@ -12,7 +12,8 @@
 # or install it into the xdev/ folder beside libxdev (<libdir>/xdev, where
 # xdev's own plugins are), and use XDEV_BACKEND=<name> or "<name>:0".
 # Installed with xdev's CMake package (find_package(xdev) includes it) and
-# used by xdev's own build for the skeleton in backends/null.
+# used by xdev's own build for its plugins (backends/cuda, backends/hip) and
+# the skeleton in backends/null.
 function(xdev_add_backend name)
   cmake_parse_arguments(B "" "" "SOURCES" ${ARGN})
   if(NOT name MATCHES "^[a-z0-9_]+$" OR name STREQUAL "auto")

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
-# The XDEV_ALLOC_CONF parser (core/memory/alloc_config.c), linked in directly
+# The XDEV_ALLOC_CONF parser (core/alloc/alloc_config.c), linked in directly
 # because it is internal; included from tests/CMakeLists.txt. Its fuzzer is in
 # fuzz/fuzz.cmake.
-add_executable(test_alloc_config test_alloc_config.c ${PROJECT_SOURCE_DIR}/core/memory/alloc_config.c)
+add_executable(test_alloc_config test_alloc_config.c ${PROJECT_SOURCE_DIR}/core/alloc/alloc_config.c)
 target_include_directories(test_alloc_config PRIVATE ${PROJECT_SOURCE_DIR}/core)
 target_link_libraries(test_alloc_config PRIVATE xdev_test_common m)
 xdev_target_warnings(test_alloc_config)

@@ -23,6 +23,8 @@ add_dependencies(test_null_backend xdev-null xdev-null-as-hip xdev-nullacc)
 xdev_add_test(null_backend.abi COMMAND test_null_backend abi)
 xdev_add_test(null_backend.register COMMAND test_null_backend register
   ENV XDEV_BACKEND=cpu)
+xdev_add_test(null_backend.half_group COMMAND test_null_backend half_group
+  ENV XDEV_BACKEND=cpu)
 xdev_add_test(null_backend.by_name COMMAND test_null_backend by_name
   ENV XDEV_PLUGIN_PATH=${CMAKE_CURRENT_BINARY_DIR}/nullacc-plugin XDEV_BACKEND=nullacc,cpu
     NULL_BACKEND_DEVICES=4 XDEV_VISIBLE_DEVICES=3,1)

@@ -28,7 +28,7 @@
 
 START_TEST(version_and_symbol) {
     ck_assert_uint_eq(XDEV_BACKEND_ABI_MAJOR, 3);
-    ck_assert_uint_eq(XDEV_BACKEND_ABI_MINOR, 4); /* bump with every appended slot */
+    ck_assert_uint_eq(XDEV_BACKEND_ABI_MINOR, 5); /* bump with every appended slot */
     ck_assert_str_eq(XDEV_BACKEND_ENTRY_SYMBOL, "xdev_backend_entry");
     ck_assert_uint_eq(sizeof(size_t), P); /* the pins below count in pointer units */
 }
@@ -40,11 +40,16 @@ typedef struct slot_row {
     const char *table, *slot;
     size_t offset, table_size;
     unsigned since;
+    bool required;
 } slot_row_t;
 
 #define ROW(table, slot, need, kind, since, p, a)                                                  \
-    {#table, #slot, offsetof(xdev_##table##_vtable_t, slot), sizeof(xdev_##table##_vtable_t),      \
-     since},
+    {#table,                                                                                       \
+     #slot,                                                                                        \
+     offsetof(xdev_##table##_vtable_t, slot),                                                      \
+     sizeof(xdev_##table##_vtable_t),                                                              \
+     since,                                                                                        \
+     sizeof #need == sizeof "REQUIRED" && #need[0] == 'R'},
 #define ROWS_OF(table, list) list(ROW)
 static const slot_row_t k_rows[] = {XDEV_BACKEND_TABLES(ROWS_OF)};
 
@@ -97,6 +102,53 @@ START_TEST(tables_follow_the_list) {
 }
 END_TEST
 
+/* The groups' slots (XDEV_SLOT_GROUPS), one row each; offsetof makes a
+ * misspelt slot a compile error. */
+typedef struct group_row {
+    const char *table, *group, *slot;
+} group_row_t;
+#define GROUP_ROW(t, s) {#t, NULL, #s},
+#define GROUP_ROWS(t, g, ...) {#t, #g, NULL}, XDEV_SLOT_EACH(GROUP_ROW, t, __VA_ARGS__)
+static const group_row_t k_group_rows[] = {XDEV_SLOT_GROUPS(GROUP_ROWS)};
+#define GROUP_OFFSET(t, s) (void)offsetof(xdev_##t##_vtable_t, s);
+#define GROUP_OFFSETS(t, g, ...) XDEV_SLOT_EACH(GROUP_OFFSET, t, __VA_ARGS__)
+
+/* A group is OPTIONAL slots of one table, appended by one minor (so a table
+ * of an older minor has all or none of it), of two slots or more; a slot is
+ * in one group at most. */
+START_TEST(groups_are_whole) {
+    XDEV_SLOT_GROUPS(GROUP_OFFSETS)
+    size_t n = sizeof k_rows / sizeof k_rows[0], ng = sizeof k_group_rows / sizeof k_group_rows[0];
+    const char *group = NULL;
+    size_t members = 0;
+    unsigned since = 0;
+    for (size_t j = 0; j <= ng; j++) {
+        const group_row_t *g = j < ng ? &k_group_rows[j] : NULL;
+        if (g == NULL || g->group != NULL) { /* a group's header row, or the end */
+            ck_assert_msg(group == NULL || members >= 2, "group %s has %zu slot", group, members);
+            if (g == NULL) break;
+            group = g->group;
+            members = 0;
+            continue;
+        }
+        const slot_row_t *r = NULL;
+        for (size_t i = 0; i < n && r == NULL; i++)
+            if (strcmp(k_rows[i].table, g->table) == 0 && strcmp(k_rows[i].slot, g->slot) == 0)
+                r = &k_rows[i];
+        ck_assert_msg(r != NULL, "group %s.%s: no slot %s", g->table, group, g->slot);
+        ck_assert_msg(!r->required, "group %s.%s: %s is REQUIRED", g->table, group, g->slot);
+        if (members++ == 0) since = r->since;
+        ck_assert_msg(r->since == since, "group %s.%s: %s is since %u, the group's first since %u",
+                      g->table, group, g->slot, r->since, since);
+        for (size_t k = j + 1; k < ng; k++)
+            ck_assert_msg(k_group_rows[k].group != NULL ||
+                              strcmp(k_group_rows[k].table, g->table) != 0 ||
+                              strcmp(k_group_rows[k].slot, g->slot) != 0,
+                          "%s.%s is in two groups", g->table, g->slot);
+    }
+}
+END_TEST
+
 START_TEST(host_services_layout) {
     SLOT_AT(xdev_host_services_t, size, 0);
     ck_assert_uint_eq(offsetof(xdev_host_services_t, abi_major), P);
@@ -132,7 +184,23 @@ START_TEST(backend_api_layout) {
     ck_assert_uint_eq(offsetof(xdev_backend_api_t, flags), 136);
     ck_assert_uint_eq(offsetof(xdev_backend_api_t, kernel), 144); /* 3.1 */
     ck_assert_uint_eq(offsetof(xdev_backend_api_t, graph), 152);  /* 3.2 */
-    SIZE_IS(xdev_backend_api_t, 160);
+    ck_assert_uint_eq(offsetof(xdev_backend_api_t, prim), 160);   /* 3.5 */
+    SIZE_IS(xdev_backend_api_t, 168);
+    /* 3.5: the primitives' descriptor */
+    ck_assert_uint_eq(offsetof(xdev_prim_desc_t, op), 8);
+    ck_assert_uint_eq(offsetof(xdev_prim_desc_t, flags), 12);
+    ck_assert_uint_eq(offsetof(xdev_prim_desc_t, dtype), 16);
+    ck_assert_uint_eq(offsetof(xdev_prim_desc_t, in), 24);
+    ck_assert_uint_eq(offsetof(xdev_prim_desc_t, out), 32);
+    ck_assert_uint_eq(offsetof(xdev_prim_desc_t, count), 40);
+    ck_assert_uint_eq(offsetof(xdev_prim_desc_t, temp), 48);
+    ck_assert_uint_eq(offsetof(xdev_prim_desc_t, temp_bytes), 56);
+    ck_assert_uint_eq(offsetof(xdev_prim_desc_t, device), 64);
+    ck_assert_uint_eq(offsetof(xdev_prim_desc_t, stream), 72);
+    SIZE_IS(xdev_prim_desc_t, 80);
+    ck_assert_int_eq(XDEV_PRIM_CHUNK, 4096); /* the deterministic order's constants */
+    ck_assert_int_eq(XDEV_PRIM_LANES, 32);
+    ck_assert_int_eq(XDEV_PRIM_ARGMAX, 5);
     /* 3.2: a capture's Philox state, appended to the fill descriptor */
     ck_assert_uint_eq(offsetof(xdev_rng_fill_desc_t, philox_state), 104);
     /* 3.1: the kernel table's launch descriptor and the host kernel ABI */
@@ -286,6 +354,7 @@ int main(int argc, char **argv) {
     TCase *tc = tcase_create("abi");
     tcase_add_test(tc, version_and_symbol);
     tcase_add_test(tc, tables_follow_the_list);
+    tcase_add_test(tc, groups_are_whole);
     tcase_add_test(tc, host_services_layout);
     tcase_add_test(tc, backend_api_layout);
     tcase_add_test(tc, copy_desc_layout);

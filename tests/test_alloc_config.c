@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_alloc_config.c - XDEV_ALLOC_CONF: every key, its accepted values and
- * its errors, through the pure parser (core/memory/alloc_config.c, linked in); and
+ * its errors, through the pure parser (core/alloc/alloc_config.c, linked in); and
  * through the environment: a malformed value makes xdev_init fail naming it.
  *
  * Suites: parser (no environment needed)
@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "memory/alloc_config.h"
+#include "alloc/alloc_config.h"
 #include "xt.h"
 
 #define MIB ((size_t)1 << 20)

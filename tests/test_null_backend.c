@@ -9,7 +9,10 @@
  *   register  the skeleton built as "hip" replaces the shipped hip plugin
  *             factory (XDEV_BACKEND_REPLACE) before initialisation: it loads,
  *             built in, 1 device; a new name gets type 3;
- *             late, malformed and duplicate registrations are refused */
+ *             late, malformed and duplicate registrations are refused
+ *   half_group a backend registered in process whose table sets half of a
+ *             slot group (memory.malloc_async without free_async) is
+ *             refused when it loads, naming the group and the missing slot */
 #include <dlfcn.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -208,6 +211,49 @@ START_TEST(by_name) {
 }
 END_TEST
 
+/* The skeleton's table with one slot of the memory.async group set. */
+static xdev_backend_api_t g_half_api;
+static xdev_memory_vtable_t g_half_memory;
+
+static xdev_status_t half_malloc_async(xdev_backend_device_t *dev, size_t bytes, void *stream,
+                                       void **out) {
+    return XDEV_ERROR_INTERNAL; /* never called: the table is refused */
+}
+
+static const xdev_backend_api_t *half_entry(void) {
+    return &g_half_api;
+}
+
+START_TEST(half_group) {
+    const xdev_backend_api_t *api = load(XT_NULL_BACKEND);
+    g_half_api = *api;
+    g_half_memory = *api->memory;
+    g_half_memory.malloc_async = half_malloc_async;
+    g_half_api.memory = &g_half_memory;
+    g_half_api.name = "half";
+    xdev_backend_factory_t f = {
+        .size = sizeof f, .name = "half", .type = XDEV_DEVICE_TYPE_ANY, .entry = half_entry};
+    XT_OK(xdev_backend_register(&f));
+    xdev_device_type_t t;
+    XT_OK(xdev_device_type_find("half", &t));
+    int n = -1;
+    XT_OK(xdev_device_count(t, &n)); /* a backend that cannot load has no device */
+    ck_assert_int_eq(n, 0);
+    xdev_backend_info_t info;
+    XT_OK(xdev_backend_get_info(t, &info));
+    ck_assert_int_eq(info.state, XDEV_BACKEND_FAILED);
+    const char *why = info.reason ? info.reason : "(null)";
+    printf("half: %s\n", why);
+    ck_assert_msg(strstr(why, "half backend") && strstr(why, "memory.async") &&
+                      strstr(why, "memory.free_async") && !strstr(why, "memory.malloc_async"),
+                  "reason: %s", why);
+    void *m = NULL;
+    XT_ERR_ANY(XT_BIT(XDEV_ERROR_BACKEND_UNAVAILABLE) | XT_BIT(XDEV_ERROR_INVALID_DEVICE),
+               xdev_malloc_device((xdev_device_t){t, 0}, &m, 64), "half");
+    ck_assert_ptr_null(m);
+}
+END_TEST
+
 int main(int argc, char **argv) {
     Suite *abi_suite = suite_create("abi");
     TCase *tc = tcase_create("abi");
@@ -221,8 +267,13 @@ int main(int argc, char **argv) {
     tc = tcase_create("by_name");
     tcase_add_test(tc, by_name);
     suite_add_tcase(name_suite, tc);
+    Suite *half_suite = suite_create("half_group");
+    tc = tcase_create("half_group");
+    tcase_add_test(tc, half_group);
+    suite_add_tcase(half_suite, tc);
     SRunner *r = srunner_create(abi_suite);
     srunner_add_suite(r, reg_suite);
     srunner_add_suite(r, name_suite);
+    srunner_add_suite(r, half_suite);
     return xt_run(r, "abi", argc, argv);
 }

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "conformance_kernels.h"
+#include "runtime/stream_order.h" /* xdev_order_clock_length: a hook exported for this suite */
 #include "xdev/xdev.h"
 #include "xt.h"
 
@@ -413,11 +414,24 @@ END_TEST
 START_TEST(streams_made_and_destroyed) {
     setup();
     float *x = dmalloc(n_floats * 4), *y = dmalloc(n_floats * 4);
+    /* The clocks hold an entry per stream id: with ids reused they stay at
+     * the streams alive at once (two here, plus those of earlier tests in
+     * this process), not the 400 made. */
+    const size_t before = xdev_order_clock_length(), live = 2, margin = 2;
     for (int i = 0; i < 200; i++) {
-        xdev_stream_t s = mkstream();
+        xdev_stream_t s = mkstream(), t = mkstream();
         XT_OK(xdev_memset_async(x, i & 0xff, n_floats * 4, s));
+        XT_OK(xdev_memset_async(y, i & 0xff, n_floats * 4, t));
         XT_OK(xdev_stream_destroy(s));
+        XT_OK(xdev_stream_destroy(t));
+        size_t len = xdev_order_clock_length();
+        ck_assert_msg(len <= before + live + margin,
+                      "after %d create/destroy cycles of %zu streams the sanitizer's vector "
+                      "clocks hold %zu entries, more than the %zu before plus %zu live plus %zu: "
+                      "destroyed streams' ids are not reused",
+                      i + 1, live, len, before, live, margin);
     }
+    ck_assert_msg(xdev_order_clock_length() >= live, "the clocks never held the live streams");
     expect_silent();
     xdev_stream_t a = mkstream(), b = mkstream();
     XT_OK(xdev_memset_async(y, 0, n_floats * 4, a));

@@ -5,6 +5,7 @@
  * (`test_select <scenario>`) with its own environment; see CMakeLists.txt.
  * The fake "cuda" plugins live in tests/plugins/. Scenarios that assume no
  * real cuda/hip plugin is installed skip (exit 77) when one is. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -343,11 +344,14 @@ START_TEST(cuda_real) {
     XT_ERR(XDEV_ERROR_BACKEND_UNAVAILABLE, xdev_init(), "XDEV_BACKEND=cuda", "libxdev-cuda.so",
            "cudaError|no cuda device");
     printf("cuda_real: %s\n", xdev_last_error());
-    /* the two common causes say what to do (no GPU: what to check; an old driver: update it) */
+    /* the common causes say what to do (no GPU: what to check; an old driver: update it; no
+     * driver: install one, cuda_nodriver) */
     const char *m = xdev_last_error();
     if (strstr(m, "cudaErrorInsufficientDriver") != NULL)
-        ck_assert_msg(strstr(m, "install a newer driver") && strstr(m, "XDEV_BACKEND=cpu"),
-                      "no next step: %s", m);
+        ck_assert_msg(
+            (strstr(m, "install a newer driver") || strstr(m, "install the NVIDIA driver")) &&
+                strstr(m, "XDEV_BACKEND=cpu"),
+            "no next step: %s", m);
     if (strstr(m, "cudaErrorNoDevice") != NULL)
         ck_assert_msg(strstr(m, "CUDA_VISIBLE_DEVICES") && strstr(m, "XDEV_BACKEND=cpu"),
                       "no next step: %s", m);
@@ -513,6 +517,91 @@ START_TEST(env_trace_dir) {
 }
 END_TEST
 
+/* ------------------------------------------------------------ messages (issue 41)
+ * What a user meets first, each as its own scenario: the message names the
+ * real problem and the way out. */
+
+/* XDEV_BACKEND=cpu,cpu: the duplicate named, and the names accepted include
+ * the plugins: those found on the plugin path (libxdev-other.so here) and
+ * any other name, looked for as libxdev-<name>.so. */
+START_TEST(list_twice) {
+    XT_ERR(XDEV_ERROR_ENV, xdev_init(), "XDEV_BACKEND='cpu,cpu'", "'cpu' is listed twice");
+    const char *m = xdev_last_error();
+    printf("xdev_init: %s\n", m);
+    ck_assert_msg(strstr(m, "other") != NULL, "the plugin found (other) is not listed: %s", m);
+    ck_assert_msg(strstr(m, "libxdev-<name>.so") != NULL,
+                  "the message does not say that a name is a plugin to look for: %s", m);
+    ck_assert_msg(strstr(m, "among cuda, hip and cpu") == NULL, "only the shipped names: %s", m);
+}
+END_TEST
+
+/* XDEV_CPU_THREADS=0 with XDEV_BACKEND unset: the variable is the error, not
+ * "no backend can be used". */
+START_TEST(cpu_threads_zero) {
+    xdev_device_type_t type = XDEV_DEVICE_CPU;
+    if (xdev_init() == XDEV_SUCCESS && xdev_default_device_type(&type) == XDEV_SUCCESS &&
+        type != XDEV_DEVICE_CPU) { /* a GPU machine: auto never reaches the CPU */
+        printf("cpu_threads_zero: auto chose %s; cpu's own failure:\n",
+               xdev_device_type_name(type));
+        XT_ERR(XDEV_ERROR_ENV, xdev_device_count(XDEV_DEVICE_CPU, &(int){0}),
+               "XDEV_CPU_THREADS='0'");
+        return;
+    }
+    xdev_clear_error();
+    expect_init_fails(XDEV_ERROR_ENV, "XDEV_CPU_THREADS='0'", "1..1024");
+    XT_STATUS(XDEV_ERROR_ENV, xdev_init());
+    const char *m = xdev_last_error();
+    ck_assert_msg(strstr(m, "no backend can be used") == NULL,
+                  "a malformed variable reported as no backend: %s", m);
+    ck_assert_msg(strncmp(m, "xdev_init: xdev could not initialise: XDEV_CPU_THREADS='0'",
+                          strlen("xdev_init: xdev could not initialise: XDEV_CPU_THREADS='0'")) ==
+                      0,
+                  "the variable is not the first thing named: %s", m);
+}
+END_TEST
+
+/* A plugin file whose table names another backend (libxdev-other.so saying
+ * it is cuda): both names and what to do, not "type 1 (cuda), not 4 ()". */
+START_TEST(plugin_misnamed) {
+    XT_ERR(XDEV_ERROR_BACKEND_UNAVAILABLE, xdev_init(), "libxdev-other.so", "'cuda'", "'other'",
+           "libxdev-cuda.so");
+    const char *m = xdev_last_error();
+    printf("xdev_init: %s\n", m);
+    ck_assert_msg(strstr(m, "()") == NULL, "an empty name in the message: %s", m);
+}
+END_TEST
+
+/* A plugin that sets half of a slot group (graph.capture_begin and
+ * capture_end, not launch or destroy) is refused at load, naming the
+ * group and each missing slot; it is never initialised. */
+START_TEST(plugin_half_group) {
+    XT_ERR(XDEV_ERROR_BACKEND_UNAVAILABLE, xdev_init(), "libxdev-cuda.so", "graph.capture",
+           "graph.launch", "graph.destroy");
+    const char *m = xdev_last_error();
+    printf("xdev_init: %s\n", m);
+    ck_assert_msg(strstr(m, "graph.capture_begin") == NULL, "a set slot named missing: %s", m);
+    xdev_backend_info_t info;
+    XT_OK(xdev_backend_get_info(XDEV_DEVICE_CUDA, &info));
+    ck_assert_int_eq(info.state, XDEV_BACKEND_FAILED);
+    ck_assert_msg(info.reason && strstr(info.reason, "graph.launch"), "reason: %s",
+                  info.reason ? info.reason : "(null)");
+}
+END_TEST
+
+/* The real CUDA plugin where no NVIDIA driver is installed (libcuda.so.1
+ * does not load): "no driver was found" and what to install, not "the
+ * driver is older than the runtime". Skipped where a driver is present or
+ * the plugin is not built (main). */
+START_TEST(cuda_nodriver) {
+    XT_ERR(XDEV_ERROR_BACKEND_UNAVAILABLE, xdev_init(), "XDEV_BACKEND=cuda", "libxdev-cuda.so",
+           "no NVIDIA driver was found", "libcuda.so.1", "install the NVIDIA driver",
+           "XDEV_BACKEND=cpu");
+    const char *m = xdev_last_error();
+    printf("cuda_nodriver: %s\n", m);
+    ck_assert_msg(strstr(m, "older than") == NULL, "an absent driver called old: %s", m);
+}
+END_TEST
+
 typedef struct {
     const char *name;
     const TTest *test;
@@ -545,12 +634,31 @@ int main(int argc, char **argv) {
         {"bogus", bogus_backend, false, false},
         {"env_malformed", env_malformed, false, false},
         {"env_trace_dir", env_trace_dir, false, false},
+        {"list_twice", list_twice, false, false},
+        {"cpu_threads_zero", cpu_threads_zero, false, false},
+        {"plugin_misnamed", plugin_misnamed, false, false},
+        {"plugin_half_group", plugin_half_group, false, false},
+        {"cuda_nodriver", cuda_nodriver, false, false},
     };
     const size_t n = sizeof scenarios / sizeof scenarios[0];
     if (argc >= 2 && strcmp(argv[1], "cuda_real") == 0) {
         char where[4096];
         if (!xt_plugin_installed("cuda", where, sizeof where)) {
             printf("SKIP cuda_real: no real libxdev-cuda.so was built (no CUDA toolkit)\n");
+            return XT_SKIP_CODE;
+        }
+    }
+    if (argc >= 2 && strcmp(argv[1], "cuda_nodriver") == 0) {
+        char where[4096];
+        if (!xt_plugin_installed("cuda", where, sizeof where)) {
+            printf("SKIP cuda_nodriver: no real libxdev-cuda.so was built (no CUDA toolkit)\n");
+            return XT_SKIP_CODE;
+        }
+        void *driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+        if (driver != NULL) {
+            dlclose(driver);
+            printf("SKIP cuda_nodriver: an NVIDIA driver is installed here (libcuda.so.1 "
+                   "loads)\n");
             return XT_SKIP_CODE;
         }
     }

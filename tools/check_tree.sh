@@ -5,10 +5,11 @@
 #
 #   core-includes  no file outside core/ includes a core/ header, but for the white-box tests
 #                  and fuzzers listed in CORE_INCLUDE_EXCEPTIONS below.
-#   core-layers    core's folders depend downwards only (observe, graph, comm, math, kernel, memory, runtime,
-#                  base: core/README.md): no include of, and no call into, a higher folder, but
+#   core-layers    core's folders depend downwards only (observe, graph, comm, math, kernel, interop,
+#                  memory, alloc, runtime, base: core/README.md): no include of, and no call into, a higher folder, but
 #                  for the upward calls listed in CORE_UPWARD below (none: a lower folder that
-#                  needs a higher one runs its hooks, runtime/hooks.h and trace_probe.h).
+#                  needs a higher one runs its hooks: runtime/hooks.h, trace_probe.h,
+#                  sanitizer_probe.h, alloc/pointer_registry.h's origin ops).
 #   core-calls     no file in core/ calls a public function (XDEV_API in include/xdev/*.h)
 #                  outside the file that defines it - core calls internal entry points, so a
 #                  message is prefixed once, by the public call the user made - except a public
@@ -26,6 +27,14 @@
 #                  (3.4", "slots (ABI 3.4)") states XDEV_BACKEND_ABI_MAJOR.MINOR of
 #                  include/xdev/backend.h; a version a slot or table came with is written
 #                  "since ABI 3.2" and is history, not checked.
+#   wiring         what libxdev starts when it loads is one list, core/wiring.c: no other file of
+#                  libxdev (core/, backends/cpu/, backends/plugins.c) has a constructor or
+#                  destructor, and every part's xdev_<part>_wire() defined there is called by the
+#                  list (a part that is not on the list would never start).
+#   table-lists    a text that lists the optional backend tables ("optional blas, fft, ...",
+#                  "Optional tables (blas, ..."; 3 names or more after the word) lists every one,
+#                  in the order of XDEV_BACKEND_TABLES (include/xdev/backend_slots.h): the
+#                  tables with no REQUIRED slot.
 #
 # Every violation is printed as file:line: [rule] what; the exit status is 1 if there was one.
 # An entry of an exception list that no longer matches anything is a violation too, so the
@@ -45,12 +54,12 @@ for a in "$@"; do
   --spdx) spdx=1 ;;
   --no-format) format=0 ;;
   -h | --help) usage; exit 0 ;;
-  core-includes | core-layers | core-calls | format | test-env | spdx | abi-version) rules+=("$a") ;;
+  core-includes | core-layers | core-calls | format | test-env | spdx | abi-version | wiring | table-lists) rules+=("$a") ;;
   *) echo "check_tree.sh: unknown argument '$a'" >&2; usage >&2; exit 2 ;;
   esac
 done
 if [ "${#rules[@]}" -eq 0 ]; then
-  rules=(core-includes core-layers core-calls test-env abi-version)
+  rules=(core-includes core-layers core-calls test-env abi-version wiring table-lists)
   [ "$format" = 1 ] && rules+=(format)
   [ "$spdx" = 1 ] && rules+=(spdx)
 fi
@@ -85,14 +94,18 @@ CORE_INCLUDE_EXCEPTIONS = {
         "the tests' JSON check is the library's own checker, compiled into xdev_test_common",
     ('tests/kernel_cache_test.h', 'kernel/kernel_cache.h'):
         'white-box unit test of the on-disk kernel cache (SHA-256, entries, trim), linked in directly',
-    ('tests/test_alloc_config.c', 'memory/alloc_config.h'):
+    ('tests/test_alloc_config.c', 'alloc/alloc_config.h'):
         'white-box unit test of the XDEV_ALLOC_CONF parser, linked in directly',
-    ('tests/fuzz/fuzz_alloc_conf.c', 'memory/alloc_config.h'):
+    ('tests/fuzz/fuzz_alloc_conf.c', 'alloc/alloc_config.h'):
         'fuzzer of the XDEV_ALLOC_CONF parser, linked in directly',
     ('tests/fuzz/fuzz_env.c', 'base/env.h'):
         'fuzzer of the XDEV_* environment parsers, linked in directly',
     ('tests/test_faults.c', 'runtime/fault.h'):
         'the fault injector test: its begin/end hook is exported for this suite only',
+    ('tests/test_sanitizer.c', 'runtime/stream_order.h'):
+        "the stream-order sanitizer's test: its clock-length hook is exported for this suite only",
+    ('tests/test_enqueue_observer.c', 'runtime/enqueue.h'):
+        "the enqueue path's test: its observer hook is exported for this suite only",
     ('tests/test_error_format.c', 'base/error_internal.h'):
         'white-box test of the error formatter fed its own message',
     ('tests/test_utf8_writers.c', 'base/json_check.h'):
@@ -120,6 +133,8 @@ CORE_PUBLIC_CALLS = {
     ('core/math/blas.c', 'xdev_dtype_size'): 'element size; pure lookup',
     ('core/math/ops.c', 'xdev_dtype_name'): 'dtype name in a message; pure lookup',
     ('core/math/ops.c', 'xdev_dtype_size'): 'element size; pure lookup',
+    ('core/math/primitives.c', 'xdev_dtype_name'): 'dtype name in a message; pure lookup',
+    ('core/math/primitives.c', 'xdev_dtype_size'): 'element size; pure lookup',
     ('core/math/rng.c', 'xdev_dtype_name'): 'dtype name in a message; pure lookup',
     # device type names (xdev/device.h): a backend-table lookup, no error state.
     ('core/math/rng.c', 'xdev_device_type_name'): "the generator's device in a message",
@@ -129,11 +144,12 @@ CORE_PUBLIC_CALLS = {
     # the thread's message or status (xdev/error.h), read to quote or keep it; sets nothing.
     ('core/math/blas.c', 'xdev_last_error'): "keeps XDEV_ALLOW_TF32's parse message for later calls",
     ('core/math/fft.c', 'xdev_last_error'): "quotes the allocator's message (plan work area)",
+    ('core/math/primitives.c', 'xdev_last_error'): "keeps XDEV_DETERMINISTIC's parse message; quotes the allocator's (temporaries)",
     ('core/comm/watchdog.c', 'xdev_last_error'): "quotes the backend's asynchronous error in the group's",
     ('core/comm/communicator.c', 'xdev_last_error'): "quotes the backend's failure after the group's abort reason",
-    ('core/memory/dlpack.c', 'xdev_last_error'): "quotes why the tensor's backend is not usable",
-    ('core/memory/foreign.c', 'xdev_last_error'): "quotes the failed wait in its own message",
-    ('core/memory/dlpack_exports.c', 'xdev_host_free'): "the free the program asked for, put off until the consumer's deleter",
+    ('core/interop/dlpack.c', 'xdev_last_error'): "quotes why the tensor's backend is not usable",
+    ('core/interop/foreign.c', 'xdev_last_error'): "quotes the failed wait in its own message",
+    ('core/alloc/dlpack_exports.c', 'xdev_host_free'): "the free the program asked for, put off until the consumer's deleter",
     ('core/comm/comm_procs.c', 'xdev_last_error'): "quotes the transport loader's refusal of a damaged id's name",
     ('core/comm/shm_comm.c', 'xdev_last_error'): "hands its own failure's message to the transport table's err",
     # the element-wise helper is a client of the kernel API it sits beside (xdev/kernel.h):
@@ -146,9 +162,9 @@ CORE_PUBLIC_CALLS = {
     ('core/kernel/module.c', 'xdev_last_error'): "quotes a backend's load failure, prefixed "
         'with the device, after the module is released',
     ('core/math/rng_generator.c', 'xdev_last_error'): "quotes a state's decode message",
-    ('core/memory/caching_allocator.c', 'xdev_last_error'): "keeps the backend's OOM message",
-    ('core/memory/device_allocator.c', 'xdev_last_error'): "quotes a direct free's failed wait",
-    ('core/memory/host_allocator.c', 'xdev_last_status'): 'the status live_block just set, '
+    ('core/alloc/caching_allocator.c', 'xdev_last_error'): "keeps the backend's OOM message",
+    ('core/alloc/device_allocator.c', 'xdev_last_error'): "quotes a direct free's failed wait",
+    ('core/alloc/host_allocator.c', 'xdev_last_status'): 'the status live_block just set, '
         'raised after unlocking',
     ('core/runtime/plugin_loader.c', 'xdev_last_error'): "a plugin's load failure into its reason",
     ('core/runtime/registry.c', 'xdev_last_error'): "a backend's failure into its reason",
@@ -168,13 +184,13 @@ CORE_PUBLIC_CALLS = {
         "broadcast(_coalesced) as one broadcast over the cached group, as torch.cuda.comm's does",
     ('core/observe/alloc_snapshot.c', 'xdev_memory_stats_items'):
         "a snapshot's device_stats take torch's key names from the public key/value view",
-    ('core/memory/device_allocator.c', 'xdev_stream_wait_stream'):
+    ('core/alloc/device_allocator.c', 'xdev_stream_wait_stream'):
         "a free orders the block's stream after every stream that used it (best effort)",
-    ('core/memory/device_allocator.c', 'xdev_stream_synchronize'):
+    ('core/alloc/device_allocator.c', 'xdev_stream_synchronize'):
         'the same free waits for a using stream it cannot order (best effort)',
-    ('core/memory/host_allocator.c', 'xdev_stream_synchronize'):
+    ('core/alloc/host_allocator.c', 'xdev_stream_synchronize'):
         'xdev_host_free waits for a recorded stream it cannot defer on (best effort)',
-    ('core/memory/host_allocator.c', 'xdev_synchronize'):
+    ('core/alloc/host_allocator.c', 'xdev_synchronize'):
         'xdev_host_free of a block with more recorded streams than it tracks (best effort)',
     ('core/runtime/stream.c', 'xdev_device_guard_begin'):
         'the stream guard is a device guard plus the current stream',
@@ -183,14 +199,18 @@ CORE_PUBLIC_CALLS = {
 }
 
 # core-layers: (core file, function of a higher folder it calls, or header it includes) -> why.
-# Empty: what runtime/ needs of memory/ and observe/ (the allocator's settings at
-# initialisation, a thread's exit, XDEV_TRACE_FILE, the tracer's probes) those folders register
-# when libxdev loads (runtime/hooks.h, runtime/trace_probe.h).
+# Empty: what runtime/ needs of alloc/ and observe/ (the allocator's settings at
+# initialisation, a thread's exit, XDEV_TRACE_FILE, the tracer's and the sanitizer's probes)
+# those folders register when libxdev loads (runtime/hooks.h, trace_probe.h, sanitizer_probe.h);
+# what alloc/ needs of interop/ (an IPC mapping's live extent, record_stream of foreign memory)
+# interop/ sets before it inserts its first range (alloc/pointer_registry.h's origin ops).
 CORE_UPWARD = {
 }
-# Bottom to top. observe/ (the tracer, snapshots, the views and their writers) reads the state
-# of the folders below it and nothing calls it: they reach it through runtime's hooks.
-LAYERS = ('base', 'runtime', 'memory', 'kernel', 'math', 'comm', 'graph', 'observe')
+# Bottom to top. observe/ (the tracer, the stream-order sanitizer, snapshots, the views and
+# their writers) reads the state of the folders below it and nothing calls it: they reach it
+# through runtime's hooks and probes.
+LAYERS = ('base', 'runtime', 'alloc', 'memory', 'interop', 'kernel', 'math', 'comm', 'graph',
+          'observe')
 
 # test-env: XDEV_* variables the library reads that the tests do not unset -> why.
 TEST_ENV_PASS_THROUGH = {
@@ -364,7 +384,11 @@ def check_core_calls():
 
 # ------------------------------------------------------------------ core-layers
 def layer(path):
+    """A folder's place in LAYERS; a file at core/'s top (wiring.c, the list of what starts)
+    sits above every folder: it may call them all, none may call it."""
     parts = path.split('/')
+    if len(parts) == 2 and parts[0] == 'core':
+        return len(LAYERS)
     return LAYERS.index(parts[1]) if len(parts) > 2 and parts[1] in LAYERS else -1
 
 
@@ -389,7 +413,7 @@ def check_core_layers():
                 if (f, m.group(1)) not in CORE_UPWARD:
                     report(f, line_of(text, m.start()), rule,
                            f'includes {m.group(1)}, from a folder above {LAYERS[lf]}/ (core '
-                           'depends downwards: observe, comm, math, memory, runtime, base)')
+                           'depends downwards: ' + ', '.join(reversed(LAYERS)) + ')')
         for line, callee, caller in calls_in(f, defs):
             if callee in own.get(f, ()):
                 continue
@@ -538,9 +562,81 @@ def check_abi_version():
                    f'{now[0]}.{now[1]} (drop the number or write the current one)')
 
 
+# ------------------------------------------------------------------ wiring
+WIRING = 'core/wiring.c'
+
+
+def libxdev_sources():
+    """The C files built into libxdev (CMakeLists.txt: core/, backends/cpu/, backends/plugins.c)."""
+    return [f for f in FILES if f.endswith(('.c', '.h')) and
+            (f.startswith(('core/', 'backends/cpu/')) or f == 'backends/plugins.c')]
+
+
+def check_wiring():
+    rule = 'wiring'
+    ctor = re.compile(r'__attribute__\s*\(\(\s*(constructor|destructor)\b')
+    wire_def = re.compile(r'^(?!static)[^\n;{}#()]*?\b(xdev_\w+_wire)\s*\(\s*void\s*\)\s*\{', re.M)
+    wires = {}
+    for f in libxdev_sources():
+        t = strip_c(read(f))
+        if f != WIRING:
+            for m in ctor.finditer(t):
+                report(f, line_of(t, m.start()), rule,
+                       f'a {m.group(1)} outside {WIRING}: what runs when libxdev loads is one '
+                       f'list - export xdev_<part>_wire() and call it from {WIRING}')
+        for m in wire_def.finditer(t):
+            wires[m.group(1)] = (f, line_of(t, m.start()))
+    if not os.path.exists(WIRING):
+        report(WIRING, 1, rule, 'missing: the one list of what libxdev starts')
+        return
+    listed = strip_c(read(WIRING))
+    for name, (f, line) in sorted(wires.items()):
+        if not re.search(r'\b' + name + r'\s*\(\s*\)', listed):
+            report(f, line, rule, f'{name} is not called by {WIRING}: this part never starts')
+
+
+# ------------------------------------------------------------------ table-lists
+SLOTS_H = 'include/xdev/backend_slots.h'
+
+
+def optional_tables():
+    """The tables of XDEV_BACKEND_TABLES in order, less those with a REQUIRED slot."""
+    t = read(SLOTS_H)
+    m = re.search(r'^#define XDEV_BACKEND_TABLES\(T\)[^\n]*\\\n(?:[^\n]*\\\n)*[^\n]*', t, re.M)
+    if not m:
+        return None
+    tables = re.findall(r'\bT\((\w+),', m.group(0))
+    required = set(re.findall(r'\bX\((\w+), \w+, REQUIRED,', t))
+    return [x for x in tables if x not in required]
+
+
+def check_table_lists():
+    rule = 'table-lists'
+    optional = optional_tables()
+    if not optional:
+        report(SLOTS_H, 1, rule, 'XDEV_BACKEND_TABLES not found')
+        return
+    name = '(?:' + '|'.join(optional) + r')\b'
+    sep = r'(?:,?\s*(?:\*\s+)?(?:and |or )?)'
+    listing = re.compile(r'\b[Oo]ptional(?: tables)?\s*\(?\s*(' + name + '(?:' + sep + name + ')+)')
+    for f in FILES:
+        if not f.endswith(C_EXT + ('.md',)) or f.startswith('CHANGELOG'):
+            continue
+        t = read(f)
+        for m in listing.finditer(t):
+            names = re.findall(name, m.group(1))
+            if len(names) >= 3 and names != optional:
+                missing = [x for x in optional if x not in names]
+                report(f, line_of(t, m.start()), rule,
+                       'lists the optional backend tables as ' + ', '.join(names) + '; '
+                       f'{SLOTS_H} has ' + ', '.join(optional) +
+                       (' (missing: ' + ', '.join(missing) + ')' if missing else ' (the order)'))
+
+
 CHECKS = {'core-includes': check_core_includes, 'core-layers': check_core_layers,
           'core-calls': check_core_calls, 'format': check_format, 'test-env': check_test_env,
-          'spdx': check_spdx, 'abi-version': check_abi_version}
+          'spdx': check_spdx, 'abi-version': check_abi_version, 'wiring': check_wiring,
+          'table-lists': check_table_lists}
 for r in RULES:
     before = bad
     CHECKS[r]()

@@ -188,18 +188,22 @@ static const xdev_backend_api_t cpu_api = {
     .ops = &xdev_cpu_ops_vtable,
     .kernel = &xdev_cpu_kernel_vtable,
     .graph = &xdev_cpu_graph_vtable,
+    .prim = &xdev_cpu_prim_vtable,
 };
 
 static const xdev_backend_api_t *cpu_entry(void) {
     return &cpu_api;
 }
 
-/* The CPU backend registers itself when libxdev loads, through the same
- * public call an application's own backend would use. Nothing can fail here
- * but a second registration of "cpu", which cannot happen at load time, and
- * there is nobody to report to yet: a missing registration shows later as
- * "no backend is registered for cpu". */
-__attribute__((constructor)) static void cpu_register(void) {
+/* The CPU backend registers itself when libxdev loads (core/wiring.c, the
+ * list of what libxdev starts, calls this; the declaration is written there
+ * too, as the backend includes no core header), through the same public
+ * call an application's own backend would use. Nothing can fail here but a
+ * second registration of "cpu", which cannot happen at load time, and there
+ * is nobody to report to yet: a missing registration shows later as "no
+ * backend is registered for cpu". */
+void xdev_cpu_backend_wire(void);
+void xdev_cpu_backend_wire(void) {
     (void)xdev_backend_register(&(xdev_backend_factory_t){
         .size = sizeof(xdev_backend_factory_t),
         .name = "cpu",

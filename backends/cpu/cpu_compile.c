@@ -6,10 +6,11 @@
  * The compiler is XDEV_CC (a command name looked up on PATH, or an absolute
  * path; no arguments), default `cc`. It is read and looked up at each call,
  * not at init, so a process that never compiles never needs a compiler and a
- * malformed value only fails run-time compilation. compile_target runs
- * `<cc> --version` once per compiler path and process and answers
- * "cc: <its first line> <uname -m>" (the last compiler identified still
- * answers when none is found any more, so cached images stay usable);
+ * malformed value only fails run-time compilation. compile_target
+ * identifies the compiler without running it, once per compiler path and
+ * process: "cc: <real path> <size> <mtime> <inode> <uname -m>" (identify();
+ * the last compiler identified still answers when none is found any more, so
+ * cached images stay usable);
  * compile writes the source into the core's private work directory, builds
  * a shared object from it (XDEV_IMAGE_HOST_LIBRARY: the core opens it
  * itself) and hands back its bytes.
@@ -23,12 +24,16 @@
  * for: the application's SIGCHLD disposition and handlers are untouched. If
  * the application reaps the child first (SIGCHLD ignored, or a handler
  * calling waitpid(-1)), its exit status is lost and the outcome is judged by
- * the output it left (the shared object, or --version's text). */
+ * the output it left (the shared object).
+ *
+ * A compilation is killed after XDEV_CC_TIMEOUT_S seconds (1 to 86400,
+ * default 120), read at each compile like XDEV_CC. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stddef.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,9 +49,9 @@
 
 extern char **environ;
 
-/* Time limits: a compilation, and `--version`. */
+/* A compilation's time limit by default (XDEV_CC_TIMEOUT_S), and its most. */
 #define CC_COMPILE_TIMEOUT_S 120
-#define CC_VERSION_TIMEOUT_S 30
+#define CC_TIMEOUT_MAX_S 86400
 /* Most compiler output kept (out->log); the rest is counted and dropped. */
 #define CC_LOG_CAP (256u * 1024u)
 /* How much of the log a failure's message quotes. */
@@ -54,9 +59,6 @@ extern char **environ;
 #define CC_QUOTE_BYTES 1200
 /* Longest path handled (XDEV_CC, a PATH candidate, a work file). */
 #define CC_PATH_MAX 4096
-/* Longest first line of --version kept (the core's buffer for the whole
- * target line is 512 bytes). */
-#define CC_VERSION_MAX 300
 /* PATH when the environment has none (what execvp uses). */
 #define CC_DEFAULT_PATH "/bin:/usr/bin"
 
@@ -339,7 +341,7 @@ static void quote_log(const char *log, char *buf, size_t len) {
 
 /* ------------------------------------------------------------ compile_target */
 
-/* The last compiler identified (its path and target line): `--version` runs
+/* The last compiler identified (its path and target line): identify() runs
  * once per compiler and process. The lock is held only to copy. Once one
  * was identified, it still answers when no compiler can be found any more
  * (XDEV_CC changed to a missing one, PATH emptied): the images the core
@@ -394,7 +396,7 @@ xdev_status_t xdev_cpu_kernel_compile_target(xdev_cpu_device_t *dev, char *id, s
         st = line[0] != '\0' ? XDEV_SUCCESS                   /* the last one identified */
                              : cc_find(dev->index, t, false); /* the message */
     if (st == XDEV_SUCCESS && line[0] == '\0') {
-        /* Not identified yet: two threads may both run --version the first
+        /* Not identified yet: two threads may both identify it the first
          * time, which is harmless; the lock is not held while it runs. */
         st = identify(dev->index, t, line, sizeof line);
         if (st == XDEV_SUCCESS) {
@@ -474,6 +476,7 @@ typedef struct cc_job {
     cc_tool_t tool;
     char src[CC_PATH_MAX]; /* <work_dir>/<name>.c */
     char so[CC_PATH_MAX];  /* <work_dir>/<name>.so */
+    char dep[CC_PATH_MAX]; /* <work_dir>/<name>.d: what it read (-MD -MF) */
     char *include_opt;     /* -I<include_dir> */
     char **argv;
 } cc_job_t;
@@ -486,9 +489,10 @@ static void job_free(cc_job_t *j) {
 }
 
 /* The command line: cc -std=c11 -O2 -fPIC -shared -fvisibility=hidden
- * -Werror=implicit-function-declaration -Wl,-z,defs -I<include> [options]
- * -o <so> <src> -lm. -fvisibility=hidden keeps the kernels' own symbols
- * private: the table the core appended to the source is declared with
+ * -Werror=implicit-function-declaration -Wl,-z,defs -I<include> -MD -MF <dep>
+ * [options] -o <so> <src> -lm. -MD writes the files the preprocessor read
+ * into <dep> (make's syntax), which the core keys the cached image on. -fvisibility=hidden keeps
+ * the kernels' own symbols private: the table the core appended to the source is declared with
  * default visibility and is all the object exports. A call of an unknown
  * function is a compile error here (as nvcc makes it), not a library that
  * fails to load: -Werror=implicit-function-declaration, and -z defs for
@@ -502,7 +506,7 @@ static xdev_status_t job_argv(int device, cc_job_t *j, const xdev_compile_desc_t
         snprintf(j->include_opt, strlen(inc) + 3, "-I%s", inc);
     }
     int nopt = desc->options != NULL && desc->noptions > 0 ? desc->noptions : 0;
-    j->argv = malloc(((size_t)nopt + 14) * sizeof *j->argv);
+    j->argv = malloc(((size_t)nopt + 17) * sizeof *j->argv);
     if (j->argv == NULL) goto nomem;
     int a = 0;
     static const char *const head[] = {"-std=c11",
@@ -516,6 +520,9 @@ static xdev_status_t job_argv(int device, cc_job_t *j, const xdev_compile_desc_t
     for (size_t i = 0; i < sizeof head / sizeof head[0]; i++)
         j->argv[a++] = (char *)head[i];
     if (j->include_opt != NULL) j->argv[a++] = j->include_opt;
+    j->argv[a++] = "-MD";
+    j->argv[a++] = "-MF";
+    j->argv[a++] = j->dep;
     for (int i = 0; i < nopt; i++)
         j->argv[a++] = (char *)desc->options[i];
     j->argv[a++] = "-o";
@@ -529,12 +536,83 @@ nomem:
                           "cpu:%d: cannot compile '%s': out of host memory", device, desc->name);
 }
 
-/* What became of a compiler run that started: on success out->data holds
- * the shared object; else a message quoting the start of the log. */
+/* The files listed in the make rule at path (what -MD wrote), the source
+ * left out, one a line: malloc'd, or NULL when there is no such file or it
+ * cannot be read whole (the core then keys on the include directories). A
+ * name holding a newline cannot be listed: NULL too. */
+static char *read_deps(const char *path, const char *src) {
+    void *data = NULL;
+    size_t size = 0;
+    if (read_file(path, &data, &size) != 0) return NULL;
+    char *text = data, *out = malloc(size + 2), *w = out, *tok = out;
+    bool target = true, ok = out != NULL;
+    for (size_t i = 0; ok && i <= size; i++) {
+        char c = i < size ? text[i] : ' ';
+        if (c == '\\' && i + 1 < size && text[i + 1] == '\n') {
+            i++; /* a continued line */
+            c = ' ';
+        } else if (c == '\\' && i + 1 < size && (text[i + 1] == ' ' || text[i + 1] == '#')) {
+            *w++ = text[++i]; /* an escaped space or '#' */
+            continue;
+        } else if (c == '$' && i + 1 < size && text[i + 1] == '$') {
+            *w++ = text[++i];
+            continue;
+        }
+        if (target && c == ':' && i + 1 <= size &&
+            (i + 1 == size || text[i + 1] == ' ' || text[i + 1] == '\n')) {
+            target = false; /* the rule's target (the .so) ends here */
+            w = tok = out;
+            continue;
+        }
+        if (c != ' ' && c != '\t' && c != '\n' && c != '\r') {
+            *w++ = c;
+            continue;
+        }
+        if (target || w == tok) continue;
+        *w = '\0';
+        if (strcmp(tok, src) == 0) {
+            w = tok; /* the source: the core hashes it already */
+        } else {
+            *w++ = '\n';
+            tok = w;
+        }
+    }
+    if (ok && !target) {
+        *w = '\0';
+    } else {
+        free(out);
+        out = NULL;
+    }
+    free(data);
+    return out;
+}
+
+/* XDEV_CC_TIMEOUT_S: whole seconds, 1 to CC_TIMEOUT_MAX_S; unset or empty
+ * is the default. XDEV_ERROR_ENV naming the value otherwise. */
+static xdev_status_t cc_timeout(int *out) {
+    const char *v = cc_env()("XDEV_CC_TIMEOUT_S");
+    *out = CC_COMPILE_TIMEOUT_S;
+    if (v == NULL || v[0] == '\0') return XDEV_SUCCESS;
+    long n = 0;
+    bool ok = strlen(v) <= 6;
+    for (const char *p = v; ok && *p != '\0'; p++)
+        ok = *p >= '0' && *p <= '9' && (n = n * 10 + (*p - '0')) <= CC_TIMEOUT_MAX_S;
+    if (!ok || n < 1)
+        return xdev_cpu_error(XDEV_ERROR_ENV,
+                              "XDEV_CC_TIMEOUT_S='%s' is not a time limit (expected whole seconds, "
+                              "1 to %d; unset = %d)",
+                              v, CC_TIMEOUT_MAX_S, CC_COMPILE_TIMEOUT_S);
+    *out = (int)n;
+    return XDEV_SUCCESS;
+}
+
+/* What became of a compiler run that started (limit: its time limit, s): on
+ * success out->data holds the shared object; else a message quoting the
+ * start of the log. */
 static xdev_status_t job_result(int device, const cc_job_t *j, const char *name, const cc_run_t *r,
-                                xdev_compiled_t *out) {
+                                int limit, xdev_compiled_t *out) {
     char how[160], quote[CC_QUOTE_BYTES + 1];
-    describe_end(r, CC_COMPILE_TIMEOUT_S, how, sizeof how);
+    describe_end(r, limit, how, sizeof how);
     quote_log(r->log, quote, sizeof quote);
     const bool exited_ok = r->waited && WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0;
     if (r->timed_out || (r->waited && !exited_ok))
@@ -573,6 +651,7 @@ xdev_status_t xdev_cpu_kernel_compile(xdev_cpu_device_t *dev, const xdev_compile
     out->data = NULL;
     out->data_size = 0;
     out->log = NULL;
+    if (out->size >= offsetof(xdev_compiled_t, deps) + sizeof out->deps) out->deps = NULL;
     cc_job_t *j = calloc(1, sizeof *j);
     if (j == NULL)
         return xdev_cpu_error(XDEV_ERROR_OUT_OF_MEMORY,
@@ -581,20 +660,25 @@ xdev_status_t xdev_cpu_kernel_compile(xdev_cpu_device_t *dev, const xdev_compile
     if (st != XDEV_SUCCESS) goto done;
     int a = snprintf(j->src, sizeof j->src, "%s/%s.c", desc->work_dir, desc->name);
     int b = snprintf(j->so, sizeof j->so, "%s/%s.so", desc->work_dir, desc->name);
-    if (a < 0 || b < 0 || (size_t)a >= sizeof j->src || (size_t)b >= sizeof j->so) {
+    int c = snprintf(j->dep, sizeof j->dep, "%s/%s.d", desc->work_dir, desc->name);
+    if (a < 0 || b < 0 || c < 0 || (size_t)a >= sizeof j->src || (size_t)b >= sizeof j->so ||
+        (size_t)c >= sizeof j->dep) {
         st = xdev_cpu_error(XDEV_ERROR_INVALID_VALUE,
                             "cpu:%d: cannot compile '%s': the work directory's path is too long "
                             "(%zu bytes)",
                             d, desc->name, strlen(desc->work_dir));
         goto done;
     }
+    int limit = CC_COMPILE_TIMEOUT_S;
+    st = cc_timeout(&limit);
+    if (st != XDEV_SUCCESS) goto done;
     st = job_argv(d, j, desc);
     if (st != XDEV_SUCCESS) goto done;
     st = write_source(d, j->src, desc->source, desc->name);
     if (st != XDEV_SUCCESS) goto done;
     unlink(j->so); /* judged by its presence when the exit status is lost */
     cc_run_t r;
-    st = cc_spawn(d, j->argv, CC_COMPILE_TIMEOUT_S, CC_LOG_CAP, &r);
+    st = cc_spawn(d, j->argv, limit, CC_LOG_CAP, &r);
     if (st == XDEV_SUCCESS) {
         if (r.dropped > 0) {
             char note[96];
@@ -607,11 +691,14 @@ xdev_status_t xdev_cpu_kernel_compile(xdev_cpu_device_t *dev, const xdev_compile
                 r.log_len += (size_t)n;
             }
         }
-        st = job_result(d, j, desc->name, &r, out);
+        st = job_result(d, j, desc->name, &r, limit, out);
         out->log = r.log; /* the core frees it, also on failure */
+        if (st == XDEV_SUCCESS && out->size >= offsetof(xdev_compiled_t, deps) + sizeof out->deps)
+            out->deps = read_deps(j->dep, j->src);
     }
     unlink(j->src);
     unlink(j->so);
+    unlink(j->dep);
 done:
     job_free(j);
     return st;

@@ -17,13 +17,14 @@
  * executable graph.
  *
  * Joins. Each stream of the capture keeps a vector clock: its own position
- * (its ops, plus one for the fork that brought it in) and, for every other
+ * (the ops it recorded) and, for every other
  * member, how far of that member's position its order covers. A record
  * snapshots the recorder's vector; a wait merges the snapshot into the
  * waiter's. capture_end requires the origin's vector to cover every forked
- * stream's position: a fork with no work must join back too, and work
- * joined only into another fork reaches the origin only through that
- * fork's own join (CUDA's cudaErrorStreamCaptureUnjoined otherwise). */
+ * stream's position: work joined only into another fork reaches the origin
+ * only through that fork's own join (CUDA's cudaErrorStreamCaptureUnjoined
+ * otherwise). A fork with no work has nothing to cover, as on CUDA, where
+ * such a stream's dependencies are already the capturing stream's past. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +35,7 @@
 
 typedef struct member {
     xdev_cpu_stream_t *s;
-    uint64_t pos;               /* its ops, plus one for a fork: what the origin must cover */
+    uint64_t pos;               /* its ops: what the origin must cover */
     uint64_t seen[MAX_MEMBERS]; /* of each member's pos, how much this one's order covers */
 } member_t;
 
@@ -197,7 +198,6 @@ xdev_status_t xdev_cpu_graph_wait(xdev_cpu_stream_t *s, xdev_cpu_event_t *e, boo
                 member_t *m = &g->members[g->nmembers++];
                 memset(m, 0, sizeof *m);
                 m->s = s;
-                m->pos = 1; /* the fork itself must join back */
                 snap_merge(g, m, no);
                 atomic_store_explicit(&s->capture, g, memory_order_release);
             }
@@ -302,7 +302,7 @@ static xdev_status_t graph_capture_end(xdev_cpu_device_t *dev, void *stream, voi
         st = xdev_cpu_error(XDEV_ERROR_CAPTURE,
                             "cpu:%d: %d stream(s) forked into the capture did not join back to "
                             "the capturing stream (CUDA's cudaErrorStreamCaptureUnjoined): record "
-                            "an event on each after its last work (a fork with no work too) and "
+                            "an event on each after its last work and "
                             "wait on it from the capturing stream, directly or through a stream "
                             "that joins it, before capture_end",
                             dev->index, unjoined);

@@ -10,7 +10,8 @@
 
 extern const xdev_blas_vtable_t xdev_cpu_blas_vtable;
 extern const xdev_fft_vtable_t xdev_cpu_fft_vtable;
-extern const xdev_rng_vtable_t xdev_cpu_rng_vtable; /* cpu_rng.c */
-extern const xdev_ops_vtable_t xdev_cpu_ops_vtable; /* cpu_ops.c */
+extern const xdev_rng_vtable_t xdev_cpu_rng_vtable;   /* cpu_rng.c */
+extern const xdev_ops_vtable_t xdev_cpu_ops_vtable;   /* cpu_ops.c */
+extern const xdev_prim_vtable_t xdev_cpu_prim_vtable; /* cpu_primitives.c */
 
 #endif

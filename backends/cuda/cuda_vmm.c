@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* backends/cuda/cuda_vmm.c - the memory table's virtual memory slots
  * (memory.va_*) over CUDA's virtual memory management API, for expandable
- * segments (core/memory/expandable.c).
+ * segments (core/alloc/expandable.c).
  *
  * Those calls are the driver's (cuMemAddressReserve, cuMemCreate, cuMemMap,
  * cuMemSetAccess, cuMemUnmap); the plugin links only the static runtime, so

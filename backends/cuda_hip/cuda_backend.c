@@ -13,8 +13,10 @@
  *
  * The CUDA runtime is linked statically, so the plugin needs only the driver
  * (libcuda.so.1) at run time. Without a driver or a GPU, init fails with the
- * runtime's reason (e.g. "cudaGetDeviceCount: cudaErrorInsufficientDriver:
- * ..."), which XDEV_BACKEND=cuda reports and auto skips. */
+ * runtime's reason (e.g. "cudaGetDeviceCount: cudaErrorInsufficientDriver")
+ * and what to do (init_hint: no driver, an old one, no GPU), which
+ * XDEV_BACKEND=cuda reports and auto skips. */
+#include <dlfcn.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -90,6 +92,36 @@ void xc_guard_end(const xc_guard_t *guard) {
  * causes and the way out, after the error's name, in place of the
  * runtime's own description ("" for another error; buf: room for it). */
 static const char *init_hint(cudaError_t err, char *buf, size_t len) {
+#if !defined(XC_VENDOR_HIP)
+    /* The runtime says "insufficient driver" for no driver at all too (it
+     * could not load libcuda.so.1): tell the two apart by loading it. */
+    void *driver = err == cudaErrorInsufficientDriver ? dlopen("libcuda.so.1", RTLD_LAZY) : NULL;
+    if (err == cudaErrorInsufficientDriver && driver == NULL) {
+        const char *why = dlerror();
+        snprintf(buf, len,
+                 " (no NVIDIA driver was found: libcuda.so.1 does not load%s%s; install the "
+                 "NVIDIA driver, one that supports " XC_RUNTIME_NAME
+                 " %d.%d or later (nvidia-smi then shows the GPU), or choose another backend, "
+                 "e.g. XDEV_BACKEND=cpu)",
+                 why ? ": " : "", why ? why : "", (int)XC_RUNTIME_MAJOR, (int)XC_RUNTIME_MINOR);
+        return buf;
+    }
+    int version = 0; /* the CUDA version the installed driver supports, 12040 for 12.4 */
+    if (driver != NULL) {
+        (void)cudaDriverGetVersion(&version);
+        dlclose(driver);
+    }
+    if (err == cudaErrorInsufficientDriver && version > 0) {
+        snprintf(buf, len,
+                 " (the installed " XC_DRIVER_NAME " driver supports " XC_RUNTIME_NAME
+                 " %d.%d, older than " XC_RUNTIME_NAME
+                 " %d.%d, which this plugin was built with: install a newer driver, or choose "
+                 "another backend, e.g. XDEV_BACKEND=cpu)",
+                 version / 1000, (version % 1000) / 10, (int)XC_RUNTIME_MAJOR,
+                 (int)XC_RUNTIME_MINOR);
+        return buf;
+    }
+#endif
     if (err == cudaErrorInsufficientDriver)
         snprintf(buf, len,
                  " (the installed " XC_DRIVER_NAME " driver is older than the runtime this "
@@ -118,7 +150,7 @@ static xdev_status_t xc_init(const xdev_host_services_t *host) {
         if (st != XDEV_SUCCESS) {
             /* reported as it is: a malformed variable, not a driver problem */
         } else if (err != cudaSuccess) {
-            char hint[320];
+            char hint[640];
             if (init_hint(err, hint, sizeof hint)[0] != '\0') { /* the hint says it better */
                 (void)cudaGetLastError();
                 st = xc_error(XDEV_ERROR_BACKEND, XC_STR(cudaGetDeviceCount) ": %s%s",

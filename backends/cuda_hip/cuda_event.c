@@ -35,15 +35,11 @@ static xdev_status_t event_destroy(xc_device_t *dev, void *event) {
 static xdev_status_t event_record(xc_device_t *dev, void *event, void *stream) {
     int device = dev->index;
     cudaError_t err;
-    if (xc_stream_implicit(stream)) {
-        xc_guard_t g;
-        xdev_status_t st = xc_guard_begin(&g, device);
-        if (st != XDEV_SUCCESS) return st;
-        err = cudaEventRecord((cudaEvent_t)event, (cudaStream_t)stream);
-        xc_guard_end(&g);
-    } else {
-        err = cudaEventRecord((cudaEvent_t)event, (cudaStream_t)stream);
-    }
+    xc_guard_t g;
+    xdev_status_t st = xc_stream_guard_begin(&g, device, stream);
+    if (st != XDEV_SUCCESS) return st;
+    err = cudaEventRecord((cudaEvent_t)event, (cudaStream_t)stream);
+    xc_guard_end(&g);
     return err == cudaSuccess ? XDEV_SUCCESS : xc_fail(err, XC_STR(cudaEventRecord));
 }
 

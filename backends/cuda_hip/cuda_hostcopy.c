@@ -3,9 +3,10 @@
  * for the pageable side of staged copies (one thread's memcpy into pinned
  * memory is slower than the PCIe link).
  *
- * XDEV_CUDA_COPY_THREADS=N (default 8 but at most half the online CPUs; at
- * most 16; 1 = the caller alone) sets how many threads copy, the caller
- * included (on an H100 host: 4 threads 15 GB/s, 8 threads 22 GB/s).
+ * XDEV_CUDA_COPY_THREADS=N (default 8 but at most half the online CPUs; N
+ * from 1 to 16, at most the online CPUs; 1 = the caller alone) sets how
+ * many threads copy, the caller included (on an H100 host: 4 threads
+ * 15 GB/s, 8 threads 22 GB/s).
  * Workers start on the first large copy, spin briefly between jobs (staged
  * copies come in quick succession) and then sleep on a condition variable.
  * One job runs at a time; concurrent callers queue on job_lock. */

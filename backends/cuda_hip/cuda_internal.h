@@ -112,6 +112,17 @@ static inline bool xc_stream_implicit(const void *stream) {
            stream == (const void *)cudaStreamPerThread;
 }
 
+/* The guard of a call on `stream`, the one way every stream-ordered call
+ * takes it: an implicit stream means the current device's, so `device` is
+ * made current until xc_guard_end; a created stream names its device itself
+ * and needs none (the guard stays unswitched, and xc_guard_end does
+ * nothing). */
+static inline xdev_status_t xc_stream_guard_begin(xc_guard_t *guard, int device,
+                                                  const void *stream) {
+    guard->switched = false;
+    return xc_stream_implicit(stream) ? xc_guard_begin(guard, device) : XDEV_SUCCESS;
+}
+
 /* The device's lazily filled state (no CUDA call). */
 static inline xc_device_t *xc_device(int device) {
     return &xc_state.devices[device];

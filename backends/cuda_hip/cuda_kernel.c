@@ -272,25 +272,6 @@ __attribute__((format(printf, 3, 4))) static xdev_status_t drv_fail(CUresult r, 
                     hint != NULL ? "; " : "", hint != NULL ? hint : "");
 }
 
-static const char *format_name(xdev_image_format_t f) {
-    switch (f) {
-    case XDEV_IMAGE_PTX:
-        return "PTX";
-    case XDEV_IMAGE_CUBIN:
-        return "cubin";
-    case XDEV_IMAGE_FATBIN:
-        return "fatbin";
-    case XDEV_IMAGE_HIP_CODE:
-        return "HIP code object";
-    case XDEV_IMAGE_HOST_TABLE:
-        return "host kernel table";
-    case XDEV_IMAGE_HOST_LIBRARY:
-        return "host kernel library";
-    default:
-        return "unknown-format";
-    }
-}
-
 /* kernel.limits: the device's attributes. Shared memory is the default
  * per-block limit (48 KiB on NVIDIA); opting a kernel into more is not
  * offered. */
@@ -342,7 +323,7 @@ static xdev_status_t kernel_module_load(xc_device_t *dev, const xdev_kernel_imag
         return xc_error(XDEV_ERROR_NOT_SUPPORTED,
                         "a %s image cannot be loaded: the " XC_NAME
                         " backend takes " XC_IMAGE_KINDS,
-                        format_name(image->format));
+                        xdev_support_image_format_name(image->format));
     if (image->format == XDEV_IMAGE_PTX && memchr(image->data, '\0', image->size) == NULL)
         return xc_error(XDEV_ERROR_INVALID_VALUE,
                         "the PTX image has no terminating NUL within its %zu bytes", image->size);
@@ -372,7 +353,7 @@ static xdev_status_t kernel_module_load(xc_device_t *dev, const xdev_kernel_imag
         }
         return drv_fail(r, hint[0] != '\0' ? hint : NULL,
                         XC_STR(cuModuleLoadDataEx) "(%s image, %zu bytes)",
-                        format_name(image->format), image->size);
+                        xdev_support_image_format_name(image->format), image->size);
     }
     *module = m;
     return XDEV_SUCCESS;

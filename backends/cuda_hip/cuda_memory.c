@@ -178,15 +178,11 @@ static xdev_status_t memory_malloc_async(xc_device_t *dev, size_t bytes, void *s
     xdev_status_t st = default_pool(device, &pool);
     if (st != XDEV_SUCCESS) return st;
     cudaError_t err;
-    if (xc_stream_implicit(stream)) {
-        xc_guard_t g;
-        st = xc_guard_begin(&g, device);
-        if (st != XDEV_SUCCESS) return st;
-        err = cudaMallocFromPoolAsync(out, bytes, pool, (cudaStream_t)stream);
-        xc_guard_end(&g);
-    } else {
-        err = cudaMallocFromPoolAsync(out, bytes, pool, (cudaStream_t)stream);
-    }
+    xc_guard_t g;
+    st = xc_stream_guard_begin(&g, device, stream);
+    if (st != XDEV_SUCCESS) return st;
+    err = cudaMallocFromPoolAsync(out, bytes, pool, (cudaStream_t)stream);
+    xc_guard_end(&g);
     if (err != cudaSuccess) {
         *out = NULL;
         return xc_fail(err, XC_STR(cudaMallocFromPoolAsync) "(%zu bytes) on device %d", bytes,
@@ -198,15 +194,11 @@ static xdev_status_t memory_malloc_async(xc_device_t *dev, size_t bytes, void *s
 static xdev_status_t memory_free_async(xc_device_t *dev, void *ptr, void *stream) {
     int device = dev->index;
     cudaError_t err;
-    if (xc_stream_implicit(stream)) {
-        xc_guard_t g;
-        xdev_status_t st = xc_guard_begin(&g, device);
-        if (st != XDEV_SUCCESS) return st;
-        err = cudaFreeAsync(ptr, (cudaStream_t)stream);
-        xc_guard_end(&g);
-    } else {
-        err = cudaFreeAsync(ptr, (cudaStream_t)stream);
-    }
+    xc_guard_t g;
+    xdev_status_t st = xc_stream_guard_begin(&g, device, stream);
+    if (st != XDEV_SUCCESS) return st;
+    err = cudaFreeAsync(ptr, (cudaStream_t)stream);
+    xc_guard_end(&g);
     return err == cudaSuccess
                ? XDEV_SUCCESS
                : xc_fail(err, XC_STR(cudaFreeAsync) "(%p) on device %d", ptr, device);

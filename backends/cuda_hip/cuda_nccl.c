@@ -248,11 +248,9 @@ static xdev_status_t comm_collective(void *comm, const xdev_collective_desc_t *d
     }
     /* NCCL switches to the communicator's device itself; a guard is needed
      * only where the stream handle means "the current device's". */
-    xc_guard_t guard = {.switched = false};
-    if (xc_stream_implicit(stream)) {
-        xdev_status_t st = xc_guard_begin(&guard, k->device);
-        if (st != XDEV_SUCCESS) return st;
-    }
+    xc_guard_t guard;
+    xdev_status_t st = xc_stream_guard_begin(&guard, k->device, stream);
+    if (st != XDEV_SUCCESS) return st;
     cudaStream_t s = (cudaStream_t)stream;
     ncclResult_t r = ncclInvalidUsage;
     const char *what = "";

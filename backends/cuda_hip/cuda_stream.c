@@ -69,15 +69,11 @@ static xdev_status_t stream_get_default(xc_device_t *dev, void **out) {
 static xdev_status_t stream_query(xc_device_t *dev, void *stream) {
     int device = dev->index;
     cudaError_t err;
-    if (xc_stream_implicit(stream)) {
-        xc_guard_t g;
-        xdev_status_t st = xc_guard_begin(&g, device);
-        if (st != XDEV_SUCCESS) return st;
-        err = cudaStreamQuery((cudaStream_t)stream);
-        xc_guard_end(&g);
-    } else {
-        err = cudaStreamQuery((cudaStream_t)stream);
-    }
+    xc_guard_t g;
+    xdev_status_t st = xc_stream_guard_begin(&g, device, stream);
+    if (st != XDEV_SUCCESS) return st;
+    err = cudaStreamQuery((cudaStream_t)stream);
+    xc_guard_end(&g);
     if (err == cudaSuccess) return XDEV_SUCCESS;
     if (err == cudaErrorNotReady) return XDEV_ERROR_NOT_READY;
     return xc_fail(err, XC_STR(cudaStreamQuery));
@@ -86,30 +82,22 @@ static xdev_status_t stream_query(xc_device_t *dev, void *stream) {
 static xdev_status_t stream_synchronize(xc_device_t *dev, void *stream) {
     int device = dev->index;
     cudaError_t err;
-    if (xc_stream_implicit(stream)) {
-        xc_guard_t g;
-        xdev_status_t st = xc_guard_begin(&g, device);
-        if (st != XDEV_SUCCESS) return st;
-        err = cudaStreamSynchronize((cudaStream_t)stream);
-        xc_guard_end(&g);
-    } else {
-        err = cudaStreamSynchronize((cudaStream_t)stream);
-    }
+    xc_guard_t g;
+    xdev_status_t st = xc_stream_guard_begin(&g, device, stream);
+    if (st != XDEV_SUCCESS) return st;
+    err = cudaStreamSynchronize((cudaStream_t)stream);
+    xc_guard_end(&g);
     return err == cudaSuccess ? XDEV_SUCCESS : xc_fail(err, XC_STR(cudaStreamSynchronize));
 }
 
 static xdev_status_t stream_wait_event(xc_device_t *dev, void *stream, void *event) {
     int device = dev->index;
     cudaError_t err;
-    if (xc_stream_implicit(stream)) {
-        xc_guard_t g;
-        xdev_status_t st = xc_guard_begin(&g, device);
-        if (st != XDEV_SUCCESS) return st;
-        err = cudaStreamWaitEvent((cudaStream_t)stream, (cudaEvent_t)event, 0);
-        xc_guard_end(&g);
-    } else {
-        err = cudaStreamWaitEvent((cudaStream_t)stream, (cudaEvent_t)event, 0);
-    }
+    xc_guard_t g;
+    xdev_status_t st = xc_stream_guard_begin(&g, device, stream);
+    if (st != XDEV_SUCCESS) return st;
+    err = cudaStreamWaitEvent((cudaStream_t)stream, (cudaEvent_t)event, 0);
+    xc_guard_end(&g);
     return err == cudaSuccess ? XDEV_SUCCESS : xc_fail(err, XC_STR(cudaStreamWaitEvent));
 }
 
@@ -117,15 +105,11 @@ static xdev_status_t stream_launch_host_func(xc_device_t *dev, void *stream, xde
                                              void *user) {
     int device = dev->index;
     cudaError_t err;
-    if (xc_stream_implicit(stream)) {
-        xc_guard_t g;
-        xdev_status_t st = xc_guard_begin(&g, device);
-        if (st != XDEV_SUCCESS) return st;
-        err = xc_vendor_launch_host_func((cudaStream_t)stream, fn, user);
-        xc_guard_end(&g);
-    } else {
-        err = xc_vendor_launch_host_func((cudaStream_t)stream, fn, user);
-    }
+    xc_guard_t g;
+    xdev_status_t st = xc_stream_guard_begin(&g, device, stream);
+    if (st != XDEV_SUCCESS) return st;
+    err = xc_vendor_launch_host_func((cudaStream_t)stream, fn, user);
+    xc_guard_end(&g);
     return err == cudaSuccess ? XDEV_SUCCESS : xc_fail(err, XC_HOST_FUNC_CALL);
 }
 

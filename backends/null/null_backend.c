@@ -514,7 +514,7 @@ static const xdev_backend_api_t g_api = {
     .stream = &g_stream,
     .event = &g_event,
     .memory = &g_memory,
-    /* blas, fft, rng, trace, ipc, ops, comm: NULL (optional) */
+    /* blas, fft, rng, trace, ipc, ops, comm, kernel, graph, prim: NULL (optional) */
     .flags = NULL_BACKEND_FLAGS,
 };
 

@@ -19,11 +19,11 @@ static bool arena_reserve(xdev_handle_arena_t *a) {
     return true;
 }
 
-/* Take a never-used slot, committing pages as needed. Called with the lock. */
 static char *arena_base(xdev_handle_arena_t *a) {
     return (char *)atomic_load_explicit(&a->base, memory_order_acquire);
 }
 
+/* Take a never-used slot, committing pages as needed. Called with the lock. */
 static void *arena_fresh_slot(xdev_handle_arena_t *a) {
     size_t used = atomic_load_explicit(&a->used, memory_order_relaxed);
     if (used + a->slot_size > a->reserved) return NULL;

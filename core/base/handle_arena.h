@@ -1,13 +1,18 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* handle_arena.h - storage for opaque handles (streams, events) that lets
- * the core tell a live handle from a foreign or destroyed one without
- * dereferencing memory it does not own.
+/* handle_arena.h - storage for opaque handles that lets the core tell a
+ * live handle from a foreign or destroyed one without dereferencing memory
+ * it does not own. The arenas: streams (runtime/stream.c), events
+ * (runtime/event.c), memory pools (alloc/mempool.c), modules and kernels
+ * (kernel/module.c), random-number generators (math/rng_generator.c) and
+ * graphs (graph/graph.c).
  *
- * Each arena reserves one range of address space up front (PROT_NONE,
- * committed as it grows) and never returns it, so "is this pointer one of
- * ours?" is a range and alignment check, and reading a destroyed handle's
- * header is defined behaviour. Freed slots wait in a FIFO quarantine before
- * reuse so a stale handle stays detectable for a long while. */
+ * Each arena reserves one range of address space (64 MiB, PROT_NONE) at its
+ * first allocation, commits it as it grows and never returns it, so "is this
+ * pointer one of ours?" is a range and alignment check, and reading a
+ * destroyed handle's header is defined behaviour. Freed slots wait in a FIFO
+ * quarantine (1024 of them) before reuse so a stale handle stays detectable
+ * for a long while; only once the range is full is a quarantined slot
+ * reused early. */
 #ifndef XDEV_CORE_HANDLE_ARENA_H
 #define XDEV_CORE_HANDLE_ARENA_H
 
@@ -24,7 +29,7 @@ typedef struct xdev_handle_header {
 } xdev_handle_header_t;
 
 typedef struct xdev_handle_arena {
-    const char *what; /* "stream", "event" for messages */
+    const char *what; /* "stream", "event", ...: names the arena to a reader */
     uint32_t magic;
     size_t slot_size;
     pthread_mutex_t lock;

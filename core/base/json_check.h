@@ -10,7 +10,9 @@
 /* True when text[0..len) is one JSON value surrounded only by whitespace,
  * its strings valid UTF-8.
  * Otherwise *at = the byte offset of the first error and *what = what was
- * expected there (a static string). Nesting deeper than 512 is an error. */
+ * expected there (a static string). Depth counts from 0 (the outermost
+ * value): an object or array at depth 513 or more, i.e. more than 513
+ * nested, is an error ("nesting no deeper than 512"). */
 bool xdev_json_check(const char *text, size_t len, size_t *at, const char **what);
 
 /* For text that xdev_json_check accepted: the first byte of the value of

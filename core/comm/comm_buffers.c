@@ -11,7 +11,7 @@
 
 #include "base/error_internal.h"
 #include "comm/comm_internal.h"
-#include "memory/alloc_lookup.h"
+#include "alloc/alloc_lookup.h"
 
 typedef struct arg_name {
     const char *arg;

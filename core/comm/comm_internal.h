@@ -25,7 +25,7 @@
  *   host_collectives.c the in-process host engine -> host_reduce.c
  *   shm_comm.c         the shared-memory engine -> host_reduce.c
  *   comm_group.c       group calls -> the backends only
- *   comm_buffers.c     the buffer check -> memory/ only
+ *   comm_buffers.c     the buffer check -> alloc/ only
  *   host_reduce.c      the elementwise reductions -> nothing
  *
  * Headers: comm_internal.h (local_comm, comm_cache, comm_procs,

@@ -54,7 +54,7 @@ static xdev_status_t procs_backend(xdev_device_type_t type, xdev_backend_t **out
     xdev_status_t st = xdev_backend_acquire(type, out);
     if (st != XDEV_SUCCESS) return st;
     if ((*out)->flags & XDEV_BACKEND_HOST_MEMORY) return XDEV_SUCCESS; /* shm_comm.c */
-    if (!XDEV_HAS(*out, comm, init_rank) || !XDEV_HAS(*out, comm, get_unique_id))
+    if (!XDEV_HAS(*out, comm, init_rank)) /* the group comm.rank, whole */
         return XDEV_FAIL(XDEV_ERROR_NOT_SUPPORTED,
                          "the %s backend has no communicators across processes", (*out)->name);
     return XDEV_SUCCESS;

@@ -23,7 +23,7 @@
 #include "base/error_internal.h"
 #include "comm/comm_internal.h"
 #include "comm/comm_record.h"
-#include "memory/stream_sanitizer.h"
+#include "runtime/sanitizer_probe.h"
 #include "runtime/device_record.h"
 #include "runtime/dispatch.h"
 #include "runtime/stream_internal.h"

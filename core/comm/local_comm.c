@@ -15,9 +15,10 @@
 
 #include "base/error_internal.h"
 #include "comm/comm_internal.h"
-#include "memory/alloc_internal.h"
+#include "alloc/alloc_internal.h"
 #include "memory/copy.h"
-#include "memory/stream_sanitizer.h"
+#include "runtime/enqueue.h"
+#include "runtime/sanitizer_probe.h"
 #include "runtime/device_record.h"
 #include "runtime/dispatch.h"
 #include "runtime/stream_internal.h"
@@ -233,17 +234,37 @@ static bool addable(xdev_dtype_t t) {
            t == XDEV_DTYPE_F64 || t == XDEV_DTYPE_I32 || t == XDEV_DTYPE_I64;
 }
 
+/* The enqueue path's step of one add (runtime/enqueue.h). */
+typedef struct {
+    void *dst;
+    const void *src;
+    xdev_dtype_t dtype;
+    size_t count;
+} add_op_t;
+
+static xdev_status_t add_call(xdev_enqueue_t *q) {
+    const add_op_t *o = q->ctx;
+    return xdev_be_ops_add(q->rec, o->dst, o->src, o->dtype, o->count, q->stream->native);
+}
+
 /* dst += src on dst's device and current stream ds (src on that device). */
 static xdev_status_t add_on(xdev_device_record_t *drec, xdev_stream_t ds, void *dst,
                             const void *src, xdev_dtype_t dtype, size_t count) {
-    xdev_status_t st = xdev_be_ops_add(drec, dst, src, dtype, count, ds->native);
-    if (st != XDEV_SUCCESS) return st;
-    if (xdev_sanitizing()) {
-        size_t bytes = count * xdev_dtype_size(dtype);
-        const xdev_san_use_t uses[2] = {{src, bytes, XDEV_SAN_READ}, {dst, bytes, XDEV_SAN_WRITE}};
-        xdev_san_uses(ds, uses, 2, "xdev_comm_reduce_add");
-    }
-    return xdev_core_after_enqueue(ds);
+    add_op_t o = {dst, src, dtype, count};
+    size_t bytes = count * xdev_dtype_size(dtype);
+    const xdev_op_use_t uses[2] = {{src, bytes, XDEV_OP_READ}, {dst, bytes, XDEV_OP_WRITE}};
+    xdev_enqueue_t q = {
+        .kind = XDEV_OP_REDUCE_ADD,
+        .name = "xdev_comm_reduce_add",
+        .stream = ds,
+        .rec = drec,
+        .ctx = &o,
+        .flags = XDEV_ENQUEUE_NO_SPAN, /* the collective's adds were never traced one by one */
+        .uses = uses,
+        .nuses = 2,
+        .call = add_call,
+    };
+    return xdev_enqueue(&q);
 }
 
 /* reduce_add as one reduce of a cached group (NCCL on CUDA), root the

@@ -278,8 +278,7 @@ void xdev_comm_watch_forget(xdev_communicator_t c) {
     xdev_error_state_t saved;
     xdev_core_error_save(&saved);
     for (int i = 0; i < XDEV_WD_RING; i++) {
-        if (c->wd_event[i] != NULL && XDEV_HAS(c->rec->be, event, destroy))
-            (void)xdev_be_event_destroy(c->rec, c->wd_event[i]);
+        if (c->wd_event[i] != NULL) (void)xdev_be_event_destroy(c->rec, c->wd_event[i]);
         c->wd_event[i] = NULL;
         c->wd_at[i] = 0;
     }

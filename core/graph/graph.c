@@ -21,7 +21,7 @@
 #include "base/error_internal.h"
 #include "base/handle_arena.h"
 #include "math/rng_internal.h"
-#include "memory/mempool.h"
+#include "alloc/mempool.h"
 #include "runtime/capture.h"
 #include "runtime/device_record.h"
 #include "runtime/dispatch.h"
@@ -29,7 +29,7 @@
 #include "runtime/process.h"
 #include "runtime/stream_internal.h"
 #include "runtime/thread_state.h"
-#include "runtime/trace_probe.h"
+#include "runtime/enqueue.h"
 #include "xdev/graph.h"
 
 enum { GRAPH_EMPTY = 0, GRAPH_CAPTURING = 1, GRAPH_READY = 2 };
@@ -149,7 +149,7 @@ static void thread_exit(void) {
     }
 }
 
-__attribute__((constructor)) static void register_hooks(void) {
+void xdev_graph_wire(void) {
     xdev_hook_thread_exit_add(thread_exit);
 }
 
@@ -199,8 +199,7 @@ static xdev_status_t begin_locked(xdev_graph_t g, xdev_stream_t stream, xdev_cap
                              : "graph %llu already holds a capture: reset it first",
                          (unsigned long long)g->id);
     xdev_device_record_t *rec = stream->rec;
-    if (!XDEV_HAS(rec->be, graph, capture_begin) || !XDEV_HAS(rec->be, graph, capture_end) ||
-        !XDEV_HAS(rec->be, graph, launch) || !XDEV_HAS(rec->be, graph, destroy))
+    if (!XDEV_HAS(rec->be, graph, capture_begin)) /* the group graph.capture, whole */
         return xdev_backend_not_supported(rec->be,
                                           "graph.capture_begin/capture_end/launch/destroy");
     xdev_status_t st = xdev_mempool_supported(rec);
@@ -321,6 +320,34 @@ xdev_status_t xdev_graph_capture_end(xdev_graph_t g) {
     return XDEV_SUCCESS;
 }
 
+/* The enqueue path's steps of a replay (runtime/enqueue.h), q->ctx the
+ * graph, locked. Graphs do not nest. */
+static xdev_status_t replay_capture(xdev_enqueue_t *q) {
+    if (atomic_load_explicit(&q->stream->capture, memory_order_acquire) != NULL)
+        return XDEV_FAIL(XDEV_ERROR_CAPTURE,
+                         "replaying graph %llu on a capturing stream is not supported (graphs do "
+                         "not nest)",
+                         (unsigned long long)((xdev_graph_t)q->ctx)->id);
+    return XDEV_SUCCESS;
+}
+
+/* The random-number cells brought up to date, then the backend's launch; a
+ * failure enqueues nothing (its span is cancelled). */
+static xdev_status_t replay_call(xdev_enqueue_t *q) {
+    xdev_graph_t g = q->ctx;
+    xdev_status_t st = g->cap->nrng > 0 ? xdev_rng_capture_replay(g->cap, q->stream) : XDEV_SUCCESS;
+    if (st == XDEV_SUCCESS) {
+        st = xdev_be_graph_launch(g->rec, g->native, q->stream->native);
+        if (st != XDEV_SUCCESS) xdev_rng_capture_forget(g->cap);
+    }
+    q->cancel = st != XDEV_SUCCESS;
+    return st;
+}
+
+static void replay_trace_args(xdev_enqueue_t *q) {
+    xdev_enqueue_span_args(q, "\"graph\":%lld", (long long)((xdev_graph_t)q->ctx)->id);
+}
+
 static xdev_status_t replay_locked(xdev_graph_t g, xdev_stream_t stream) {
     if (g->state != GRAPH_READY)
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
@@ -335,26 +362,17 @@ static xdev_status_t replay_locked(xdev_graph_t g, xdev_stream_t stream) {
                          " and cannot be replayed on a stream of " XDEV_REC_FMT,
                          (unsigned long long)g->id, XDEV_REC_ARGS(g->rec),
                          XDEV_REC_ARGS(stream->rec));
-    if (atomic_load_explicit(&stream->capture, memory_order_acquire) != NULL)
-        return XDEV_FAIL(XDEV_ERROR_CAPTURE,
-                         "replaying graph %llu on a capturing stream is not supported (graphs do "
-                         "not nest)",
-                         (unsigned long long)g->id);
-    xdev_trace_span_t span;
-    bool traced = xdev_tracer_active();
-    if (XDEV_UNLIKELY(traced)) xdev_tracer_span_begin(&span, stream);
-    xdev_status_t st = g->cap->nrng > 0 ? xdev_rng_capture_replay(g->cap, stream) : XDEV_SUCCESS;
-    if (st == XDEV_SUCCESS) {
-        st = xdev_be_graph_launch(g->rec, g->native, stream->native);
-        if (st != XDEV_SUCCESS) xdev_rng_capture_forget(g->cap);
-    }
-    if (XDEV_UNLIKELY(traced)) {
-        if (st == XDEV_SUCCESS)
-            xdev_tracer_span_end(&span, stream, "graph_replay", "\"graph\":%lld", (long long)g->id);
-        else
-            xdev_tracer_span_cancel(&span, stream);
-    }
-    return st;
+    xdev_enqueue_t q = {
+        .kind = XDEV_OP_GRAPH_REPLAY,
+        .name = "graph_replay",
+        .stream = stream,
+        .ctx = g,
+        .flags = XDEV_ENQUEUE_WAIT_LATER, /* xdev_graph_replay waits, the graph unlocked */
+        .capture = replay_capture,
+        .call = replay_call,
+        .trace_args = replay_trace_args,
+    };
+    return xdev_enqueue(&q);
 }
 
 xdev_status_t xdev_graph_replay(xdev_graph_t g, xdev_stream_t stream) {

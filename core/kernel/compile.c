@@ -5,15 +5,19 @@
  * For a backend whose images are host libraries, the source gets the table
  * the library must export (xdev_kernel_table: one entry per XDEV_KERNEL the
  * source declares, found by scanning it as xdev_add_kernels does), so its
- * kernels carry their signatures. The cache key covers the dialect's
- * version, the backend, compile_target's line (compiler and architecture),
- * the image format, every option and the source as compiled. */
+ * kernels carry their signatures. The cache's base key covers xdev's
+ * version and the dialect's, the backend, compile_target's line (compiler
+ * and architecture), the image format, every option and the source as
+ * compiled; the image key adds the files the compiler read
+ * (kernel_cache.h, compile_deps.c). */
 #include <dirent.h>
 #include <dlfcn.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/error_internal.h"
@@ -22,11 +26,18 @@
 #include "kernel/kernel_internal.h"
 #include "runtime/dispatch.h"
 #include "runtime/hooks.h"
+#include "xdev/version.h"
 
 /* Bumped when the dialect's headers change what a source compiles to. */
 #define XDEV_DIALECT_VERSION "xdev-kernel-dialect-2" /* 2: entries carry their format */
 
 static _Thread_local char *tls_log;
+
+static _Atomic(const char *) g_test_version;
+
+XDEV_API void xdev_kcompile_test_version(const char *v) {
+    atomic_store(&g_test_version, v);
+}
 
 const char *xdev_compile_log(void) {
     return tls_log != NULL ? tls_log : "";
@@ -42,7 +53,7 @@ static void thread_exit(void) {
     set_log(NULL);
 }
 
-__attribute__((constructor)) static void register_hooks(void) {
+void xdev_compile_wire(void) {
     xdev_hook_thread_exit_add(thread_exit);
 }
 
@@ -183,8 +194,9 @@ typedef struct job {
     const char *source; /* as compiled */
     const xdev_compile_options_t *opts;
     xdev_image_format_t format;
-    char key[XDEV_KCACHE_KEY_LEN];
-    char work[4096]; /* a temporary directory, "" until made */
+    char base[XDEV_KCACHE_KEY_LEN]; /* what is known before compiling */
+    char key[XDEV_KCACHE_KEY_LEN];  /* the image's: "" when it is not cached */
+    char work[4096];                /* a temporary directory, "" until made */
 } job_t;
 
 /* Compile (the backend), store in the cache, load: the cache miss. */
@@ -212,13 +224,20 @@ static xdev_status_t compile_and_load(job_t *j) {
         .work_dir = j->work,
     };
     xdev_compiled_t c = {.size = sizeof c};
+    struct timespec start;
+    clock_gettime(CLOCK_REALTIME, &start);
     xdev_status_t st = xdev_be_kernel_compile(m->rec, &d, &c);
     set_log(c.log);
+    char why[512];
+    if (st == XDEV_SUCCESS && c.deps != NULL) { /* keyed on what it read */
+        xdev_status_t ks = xdev_kdeps_store(j->base, c.deps, &start, j->key, why, sizeof why);
+        if (ks != XDEV_SUCCESS && ks != XDEV_ERROR_NOT_FOUND) cache_problem(why);
+    }
+    free(c.deps);
     if (st != XDEV_SUCCESS) {
         free(c.data);
         return st;
     }
-    char why[512];
     xdev_kernel_image_t img = {c.format, c.data, c.data_size};
     if (c.format == XDEV_IMAGE_HOST_LIBRARY) {
         char path[4200];
@@ -228,7 +247,8 @@ static xdev_status_t compile_and_load(job_t *j) {
             return XDEV_FAIL(XDEV_ERROR_IO, "cannot write the compiled library to %s", path);
         }
         free(c.data);
-        if (xdev_kcache_put_file(j->key, ".so", path, why, sizeof why) != XDEV_SUCCESS)
+        if (j->key[0] != '\0' &&
+            xdev_kcache_put_file(j->key, ".so", path, why, sizeof why) != XDEV_SUCCESS)
             cache_problem(why);
         st = xdev_kmodule_open_library(m, path, &img); /* dlopen keeps it open once unlinked */
         bool taken = false;
@@ -237,7 +257,7 @@ static xdev_status_t compile_and_load(job_t *j) {
     }
     /* The entry carries the image's format (4 bytes first): compile_target
      * may name a compiler without asking it what it will produce. */
-    unsigned char *entry = malloc(c.data_size + 4);
+    unsigned char *entry = j->key[0] != '\0' ? malloc(c.data_size + 4) : NULL;
     if (entry != NULL) {
         uint32_t f = (uint32_t)c.format;
         memcpy(entry, &f, 4);
@@ -256,6 +276,7 @@ static xdev_status_t compile_and_load(job_t *j) {
 static xdev_status_t load_cached(job_t *j, bool *hit) {
     *hit = false;
     bool damaged = false, taken = false;
+    if (j->key[0] == '\0') return XDEV_SUCCESS;
     if (j->format == XDEV_IMAGE_HOST_LIBRARY) {
         char path[4096];
         if (!xdev_kcache_get_file(j->key, ".so", path, sizeof path, &damaged)) return XDEV_SUCCESS;
@@ -326,7 +347,7 @@ xdev_status_t xdev_module_compile(xdev_device_t device, const char *source,
     XDEV_CHECK(xdev_kmodule_new(device, j.name, &j.m));
     struct xdev_module *m = j.m;
     xdev_status_t st = XDEV_SUCCESS;
-    if (!XDEV_HAS(m->be, kernel, compile_target) || !XDEV_HAS(m->be, kernel, compile))
+    if (!XDEV_HAS(m->be, kernel, compile)) /* the group kernel.compile, whole */
         st = XDEV_FAIL(XDEV_ERROR_NOT_SUPPORTED,
                        "the %s backend cannot compile kernels at run time (no kernel.compile)",
                        m->be->name);
@@ -345,7 +366,7 @@ xdev_status_t xdev_module_compile(xdev_device_t device, const char *source,
     }
     if (st == XDEV_SUCCESS) {
         int nopt = options ? options->noptions : 0;
-        const char **parts = calloc((size_t)nopt + 5, sizeof *parts);
+        const char **parts = calloc((size_t)nopt + 6, sizeof *parts);
         if (parts == NULL) {
             st = XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for a cache key");
         } else {
@@ -358,9 +379,19 @@ xdev_status_t xdev_module_compile(xdev_device_t device, const char *source,
             for (int i = 0; i < nopt; i++)
                 parts[4 + i] = options->options[i];
             parts[4 + nopt] = j.source;
-            xdev_kcache_key(parts, NULL, nopt + 5, j.key);
+            const char *v = atomic_load(&g_test_version);
+            parts[5 + nopt] = v != NULL ? v : XDEV_VERSION_STRING;
+            xdev_kcache_key(parts, NULL, nopt + 6, j.base);
             free(parts);
         }
+    }
+    /* The image key: from the files the last compile read (a manifest), else
+     * from the include directories' contents, for a backend that cannot say
+     * what its compiler read (it then never stores a manifest). */
+    if (st == XDEV_SUCCESS && !xdev_kdeps_image_key(j.base, j.key)) {
+        char why[512];
+        (void)xdev_kdeps_tree_key(j.base, options ? options->options : NULL,
+                                  options ? options->noptions : 0, j.key, why, sizeof why);
     }
     bool hit = false;
     if (st == XDEV_SUCCESS) st = load_cached(&j, &hit);

@@ -15,8 +15,8 @@
 
 #include "base/error_internal.h"
 #include "kernel/kernel_internal.h"
-#include "memory/alloc_lookup.h"
-#include "memory/stream_sanitizer.h"
+#include "alloc/alloc_lookup.h"
+#include "runtime/sanitizer_probe.h"
 #include "runtime/device_record.h"
 #include "runtime/stream_internal.h"
 #include "xdev/dtype.h"
@@ -111,27 +111,6 @@ static xdev_status_t operand_device(const void *p, const char *what, size_t coun
     *dev = (xdev_device_t){ref.e.be->type, ref.e.index};
     *be = ref.e.be->name;
     return XDEV_SUCCESS;
-}
-
-/* Tell the stream-order sanitizer what the launch read and wrote (a kernel
- * compiled at run time has no signature for launch.c to go by). */
-static void sanitize(xdev_device_t dev, xdev_stream_t s, const void *const *inputs, int ninputs,
-                     void *out, size_t count, xdev_dtype_t dtype) {
-    xdev_device_record_t *rec;
-    xdev_error_state_t saved;
-    xdev_core_error_save(&saved);
-    bool ok = s != NULL || (xdev_device_lookup(dev, &rec) == XDEV_SUCCESS &&
-                            xdev_core_current_stream(rec, &s) == XDEV_SUCCESS);
-    xdev_core_error_restore(&saved);
-    if (!ok) return;
-    size_t bytes = count * elem_size(dtype);
-    xdev_san_use_t uses[EW_MAX_INPUTS + 1];
-    for (int i = 0; i < ninputs; i++)
-        uses[i] = (xdev_san_use_t){inputs[i], bytes, XDEV_SAN_READ};
-    uses[ninputs] = (xdev_san_use_t){out, bytes, XDEV_SAN_WRITE};
-    xdev_san_uses_slow(s, uses, ninputs + 1, "xdev_elementwise");
-    /* recorded after the launch: with XDEV_LAUNCH_BLOCKING it has finished */
-    if (xdev_core_launch_blocking) xdev_order_on_host_waits_stream(s);
 }
 
 /* The kernel for the expression, compiled now or found. */
@@ -257,7 +236,16 @@ xdev_status_t xdev_elementwise(const char *expression, xdev_dtype_t dtype, int n
     args[1 + ninputs] = (xdev_arg_t){&out, sizeof out};
     xdev_launch_config_t cfg = {
         .grid = {(unsigned)((count + 255) / 256), 1, 1}, .block = {256, 1, 1}, .stream = stream};
-    XDEV_CHECK(xdev_launch_kernel(k, &cfg, args, ninputs + 2));
-    if (xdev_sanitizing()) sanitize(dev, stream, inputs, ninputs, out, count, dtype);
+    /* The operands as the sanitizer and observers see them (a kernel
+     * compiled at run time has no signature for launch.c to go by). */
+    size_t bytes = count * elem_size(dtype);
+    xdev_op_use_t uses[EW_MAX_INPUTS + 1];
+    for (int i = 0; i < ninputs; i++)
+        uses[i] = (xdev_op_use_t){inputs[i], bytes, XDEV_OP_READ};
+    uses[ninputs] = (xdev_op_use_t){out, bytes, XDEV_OP_WRITE};
+    const xdev_launch_as_t as = {XDEV_OP_ELEMENTWISE, "xdev_elementwise", uses, ninputs + 1};
+    xdev_status_t st = xdev_core_launch_kernel(k, &cfg, args, ninputs + 2, &as);
+    /* the launch's failure names the launch, as when this called xdev_launch_kernel */
+    if (st != XDEV_SUCCESS) return xdev_core_blame(st, "xdev_launch_kernel");
     return XDEV_SUCCESS;
 }

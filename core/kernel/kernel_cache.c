@@ -2,8 +2,9 @@
 /* kernel_cache.c - the on-disk cache of compiled kernel images
  * (kernel_cache.h says what an entry is and why it is safe to share).
  *
- * SHA-256 is written here from FIPS 180-4 (keys and integrity need a hash
- * without practical collisions; xdev depends on no crypto library). Every
+ * Keys and integrity use SHA-256 (base/sha256.h, written from FIPS 180-4:
+ * they need a hash without practical collisions; xdev depends on no crypto
+ * library). Every
  * entry operation opens the folder once and works relative to it (openat,
  * renameat, unlinkat), after checking that this user owns it. */
 #include "kernel/kernel_cache.h"
@@ -112,7 +113,7 @@ xdev_status_t xdev_kcache_settings_load(void) {
 
 /* Settings are read by initialisation before any backend loads, so that a
  * malformed value fails xdev_init like every other variable. */
-__attribute__((constructor)) static void register_hooks(void) {
+void xdev_kcache_wire(void) {
     xdev_hook_init_add(XDEV_INIT_SETTINGS, xdev_kcache_settings_load);
 }
 

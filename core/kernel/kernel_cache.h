@@ -55,6 +55,8 @@
 #include "base/sha256.h"
 #include "xdev/error.h"
 
+struct timespec;
+
 /* Format of the entries and of the folder that holds them ("kernels-v1"). A
  * change of the header, of the names or of xdev_kcache_key's encoding bumps it. */
 #define XDEV_KCACHE_FORMAT 1
@@ -135,5 +137,51 @@ bool xdev_kcache_get_file(const char *key, const char *ext, char *path, size_t p
  * xdev_kcache_max_bytes(). XDEV_SUCCESS, or XDEV_ERROR_IO / _OUT_OF_MEMORY
  * with why (nothing to do when the folder does not exist). */
 xdev_status_t xdev_kcache_trim(uint64_t bound, char *why, size_t why_len);
+
+/* ------------------------------------------------------------ files read
+ * (compile_deps.c) A run-time compile's image depends on every file the
+ * compiler read, not only on the source and options: a header found through
+ * -I can change between two runs. xdev_module_compile keys its lookups in two
+ * steps. The base key hashes what is known before compiling (source,
+ * options, backend, compiler identity, image format, xdev's version and
+ * dialect). Under it, a manifest (a bytes entry) lists the files the last
+ * compile read, each with its content's SHA-256 and its stat fields (size,
+ * mtime, ctime, inode, device); the image itself is stored under a key
+ * hashing the base key with every (path, content hash). A lookup stats each
+ * listed file, reuses the recorded hash when every stat field matches (a
+ * write changes ctime, which no call can set back) and hashes the content
+ * again otherwise: a changed file gives another image key, a missing one a
+ * miss. A compile that read a file changed less than a second before it
+ * started is not cached (what it read cannot be told from a later change in
+ * the same timestamp tick). Known limit, as ccache's: a header created in an
+ * include directory searched before the one where the compiler found it last
+ * time is not noticed until the listed files change. */
+
+/* The image key for base_key from its manifest and the files as they are
+ * now: true, or false when there is no manifest (or it is damaged, or a
+ * listed file is gone or unreadable). */
+bool xdev_kdeps_image_key(const char *base_key, char out[XDEV_KCACHE_KEY_LEN]);
+
+/* After a miss's compile that started at *start (CLOCK_REALTIME) and read
+ * the files in deps (one path a line, as the compiler named them): hashes
+ * them, stores the manifest under base_key and gives the image key in out.
+ * XDEV_SUCCESS, or a failure with why: XDEV_ERROR_NOT_FOUND when a file is
+ * too new or unreadable (the image must not be cached), or a soft failure of
+ * the store. */
+xdev_status_t xdev_kdeps_store(const char *base_key, const char *deps, const struct timespec *start,
+                               char out[XDEV_KCACHE_KEY_LEN], char *why, size_t why_len);
+
+/* For a backend that cannot list what its compiler read (NVRTC, hiprtc):
+ * the image key hashes base_key with the content of every regular file under
+ * each include directory the options name (-I<dir>, -I <dir>, -isystem <dir>,
+ * --include-path[=]<dir>), walked in name order. XDEV_ERROR_NOT_FOUND with
+ * why when they hold more than 4096 files or 64 MiB (not cached). */
+xdev_status_t xdev_kdeps_tree_key(const char *base_key, const char *const *options, int n,
+                                  char out[XDEV_KCACHE_KEY_LEN], char *why, size_t why_len);
+
+/* A test hook (exported, in no public header): the xdev version a compile's
+ * key names is v instead of xdev_version_string()'s (NULL: the real one), as
+ * if another xdev had built the entries. compile.c. */
+XDEV_API void xdev_kcompile_test_version(const char *v);
 
 #endif

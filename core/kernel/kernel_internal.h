@@ -15,6 +15,7 @@
 #include <stdbool.h>
 
 #include "base/handle_arena.h"
+#include "runtime/enqueue.h"
 #include "runtime/registry.h"
 #include "xdev/kernel.h"
 
@@ -77,5 +78,20 @@ xdev_status_t xdev_kmodule_finish(struct xdev_module *m, xdev_status_t st, xdev_
 /* XDEV_LAUNCH_CHECKS: true (default "full") checks pointer arguments
  * against the allocator's records; "basic" skips that. */
 bool xdev_kernel_check_pointers(void);
+
+/* A launch that is another op to the enqueue path (runtime/enqueue.h): an
+ * element-wise kernel, whose operands' extents its caller knows. */
+typedef struct xdev_launch_as {
+    xdev_op_kind_t kind;
+    const char *name; /* the op's name for the sanitizer and observers */
+    const xdev_op_use_t *uses;
+    int nuses;
+} xdev_launch_as_t;
+
+/* xdev_launch_kernel without the public prefix; as NULL: a kernel launch
+ * (operands from the kernel's signature), else the op `as` describes. */
+xdev_status_t xdev_core_launch_kernel(xdev_kernel_t k, const xdev_launch_config_t *config,
+                                      const xdev_arg_t *args, int nargs,
+                                      const xdev_launch_as_t *as);
 
 #endif

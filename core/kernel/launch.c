@@ -15,11 +15,11 @@
 
 #include "base/error_internal.h"
 #include "kernel/kernel_internal.h"
-#include "memory/stream_sanitizer.h"
-#include "memory/alloc_lookup.h"
+#include "runtime/sanitizer_probe.h"
+#include "alloc/alloc_lookup.h"
 #include "runtime/dispatch.h"
 #include "runtime/stream_internal.h"
-#include "runtime/trace_probe.h"
+#include "runtime/enqueue.h"
 
 static const char *const k_axis[3] = {"x", "y", "z"};
 
@@ -81,7 +81,7 @@ static void arg_label_fn(const void *ctx, char *buf, size_t n) {
 }
 
 /* A pointer argument: NULL, or memory the kernel's device can use. The
- * lookup is cached per thread (memory/alloc_lookup.h); messages are
+ * lookup is cached per thread (alloc/alloc_lookup.h); messages are
  * formatted only on a failure. */
 static xdev_status_t check_pointer(const struct xdev_kernel *k, int i, const void *p) {
     if (p == NULL) return XDEV_SUCCESS;
@@ -177,30 +177,66 @@ static xdev_status_t resolve_stream(const struct xdev_kernel *k, xdev_stream_t g
     return XDEV_SUCCESS;
 }
 
-/* Tell the stream-order sanitizer what a launch touches: each pointer
+/* One launch as the enqueue path (runtime/enqueue.h) sees it. */
+typedef struct {
+    const struct xdev_kernel *k;
+    const xdev_launch_config_t *c;
+    const xdev_arg_t *args;
+    int nargs;
+    const xdev_launch_desc_t *d;
+} launch_op_t;
+
+/* What a launch touches, for the sanitizer and observers: each pointer
  * argument from where it points to its allocation's end (the kernel's
  * extent is not known), read for a pointer to const, else written. */
-static void sanitize_args(const struct xdev_kernel *k, const xdev_arg_t *args, int nargs,
-                          xdev_stream_t s) {
-    if (k->sig == NULL || k->sig->param_kinds == NULL) return; /* no signature: not checked */
-    xdev_san_use_t uses[XDEV_KERNEL_MAX_PARAMS];
+static int launch_uses(const xdev_enqueue_t *q, xdev_op_use_t *out, int cap) {
+    const launch_op_t *o = q->ctx;
+    const struct xdev_kernel *k = o->k;
+    if (k->sig == NULL || k->sig->param_kinds == NULL) return 0; /* no signature: not checked */
     int n = 0;
-    for (int i = 0; i < nargs && i < k->sig->nparams; i++) {
+    for (int i = 0; i < o->nargs && i < k->sig->nparams && n < cap; i++) {
         uint8_t kind = k->sig->param_kinds[i];
-        if (!(kind & XDEV_KPARAM_POINTER) || args[i].size != sizeof(void *)) continue;
+        if (!(kind & XDEV_KPARAM_POINTER) || o->args[i].size != sizeof(void *)) continue;
         void *p;
-        memcpy(&p, args[i].value, sizeof p);
-        uses[n++] = (xdev_san_use_t){
-            p, SIZE_MAX, (kind & XDEV_KPARAM_READONLY) ? XDEV_SAN_READ : XDEV_SAN_WRITE};
+        memcpy(&p, o->args[i].value, sizeof p);
+        out[n++] = (xdev_op_use_t){p, SIZE_MAX,
+                                   (kind & XDEV_KPARAM_READONLY) ? XDEV_OP_READ : XDEV_OP_WRITE};
     }
-    xdev_san_uses_slow(s, uses, n, k->name);
+    return n;
 }
 
-/* Checks, then the backend's launch, between NVTX/roctx markers and inside
- * a trace span. */
+/* The backend's launch between NVTX/roctx markers. */
+static xdev_status_t launch_call(xdev_enqueue_t *q) {
+    const launch_op_t *o = q->ctx;
+    const struct xdev_module *m = o->k->module;
+    bool marked = XDEV_HAS(m->be, trace, range_push); /* the group trace.range, whole */
+    if (marked) (void)xdev_be_trace_range_push(m->be, o->k->name);
+    xdev_status_t st = xdev_be_kernel_launch(m->rec, o->d, q->stream->native);
+    if (marked) (void)xdev_be_trace_range_pop(m->be);
+    return st;
+}
+
+/* The span's arguments: the sizes, and how a host backend runs the kernel
+ * (its cpu_form) in the format itself, as the tracer keeps 6 values. */
+static void launch_trace_args(xdev_enqueue_t *q) {
+    const launch_op_t *o = q->ctx;
+    const xdev_launch_config_t *c = o->c;
+#define XDEV__LAUNCH_ARGS "\"grid\":[%d,%d,%d],\"block\":[%d,%d,%d]"
+    static const char *const fmts[] = {XDEV__LAUNCH_ARGS,
+                                       XDEV__LAUNCH_ARGS ",\"cpu_form\":\"loop\"",
+                                       XDEV__LAUNCH_ARGS ",\"cpu_form\":\"regions\"",
+                                       XDEV__LAUNCH_ARGS ",\"cpu_form\":\"fibers\""};
+#undef XDEV__LAUNCH_ARGS
+    int f = o->k->attrs.cpu_form >= 0 && o->k->attrs.cpu_form <= 3 ? o->k->attrs.cpu_form : 0;
+    xdev_enqueue_span_args(q, fmts[f], (int)c->grid.x, (int)c->grid.y, (int)c->grid.z,
+                           (int)c->block.x, (int)c->block.y, (int)c->block.z);
+}
+
+/* Checks, then the backend's launch through the enqueue path, as `as`
+ * describes the op (NULL: a kernel launch, its operands from the
+ * signature). */
 static xdev_status_t launch(struct xdev_kernel *k, const xdev_launch_config_t *c,
-                            const xdev_arg_t *args, int nargs) {
-    struct xdev_module *m = k->module;
+                            const xdev_arg_t *args, int nargs, const xdev_launch_as_t *as) {
     xdev_status_t st = check_dims(k, c);
     void *argv[XDEV_KERNEL_MAX_PARAMS];
     size_t sizes[XDEV_KERNEL_MAX_PARAMS];
@@ -219,38 +255,39 @@ static xdev_status_t launch(struct xdev_kernel *k, const xdev_launch_config_t *c
         .arg_sizes = sizes,
         .name = k->name,
     };
-    xdev_trace_span_t span;
-    bool traced = xdev_tracer_active();
-    if (XDEV_UNLIKELY(traced)) xdev_tracer_span_begin(&span, s);
-    bool marked = XDEV_HAS(m->be, trace, range_push) && XDEV_HAS(m->be, trace, range_pop);
-    if (marked) (void)xdev_be_trace_range_push(m->be, k->name);
-    st = xdev_be_kernel_launch(m->rec, &d, s->native);
-    if (marked) (void)xdev_be_trace_range_pop(m->be);
-    if (XDEV_UNLIKELY(traced)) { /* the CPU's form in the format: the tracer keeps 6 values */
-#define XDEV__LAUNCH_ARGS "\"grid\":[%d,%d,%d],\"block\":[%d,%d,%d]"
-        static const char *const fmts[] = {XDEV__LAUNCH_ARGS,
-                                           XDEV__LAUNCH_ARGS ",\"cpu_form\":\"loop\"",
-                                           XDEV__LAUNCH_ARGS ",\"cpu_form\":\"regions\"",
-                                           XDEV__LAUNCH_ARGS ",\"cpu_form\":\"fibers\""};
-#undef XDEV__LAUNCH_ARGS
-        int f = k->attrs.cpu_form >= 0 && k->attrs.cpu_form <= 3 ? k->attrs.cpu_form : 0;
-        xdev_tracer_span_end(&span, s, k->trace_name, fmts[f], (int)c->grid.x, (int)c->grid.y,
-                             (int)c->grid.z, (int)c->block.x, (int)c->block.y, (int)c->block.z);
+    launch_op_t o = {k, c, args, nargs, &d};
+    xdev_enqueue_t q = {
+        .kind = XDEV_OP_KERNEL,
+        .name = k->name,
+        .span = k->trace_name,
+        .stream = s,
+        .ctx = &o,
+        .get_uses = launch_uses,
+        .call = launch_call,
+        .trace_args = launch_trace_args,
+    };
+    if (as != NULL) {
+        q.kind = as->kind;
+        q.name = as->name;
+        q.get_uses = NULL;
+        q.uses = as->uses;
+        q.nuses = as->nuses;
     }
-    if (st != XDEV_SUCCESS) return st;
-    if (xdev_sanitizing()) sanitize_args(k, args, nargs, s);
-    return xdev_core_after_enqueue(s);
+    return xdev_enqueue(&q);
 }
 
-xdev_status_t xdev_launch_kernel(xdev_kernel_t k, const xdev_launch_config_t *config,
-                                 const xdev_arg_t *args, int nargs) {
+/* xdev_launch_kernel's body: the kernel's handle and module held across
+ * the launch. */
+xdev_status_t xdev_core_launch_kernel(xdev_kernel_t k, const xdev_launch_config_t *config,
+                                      const xdev_arg_t *args, int nargs,
+                                      const xdev_launch_as_t *as) {
     if (XDEV_UNLIKELY(k == NULL || !xdev_handle_is_live(&xdev_kernel_arena, k)))
-        return XDEV_API_FAIL(XDEV_ERROR_INVALID_HANDLE,
-                             k != NULL && xdev_handle_is_slot(&xdev_kernel_arena, k)
-                                 ? "kernel %p: its module was unloaded"
-                                 : "kernel %p is not an xdev kernel (from xdev_module_get_kernel)",
-                             (void *)k);
-    XDEV_REQUIRE_ARG(config);
+        return XDEV_FAIL(XDEV_ERROR_INVALID_HANDLE,
+                         k != NULL && xdev_handle_is_slot(&xdev_kernel_arena, k)
+                             ? "kernel %p: its module was unloaded"
+                             : "kernel %p is not an xdev kernel (from xdev_module_get_kernel)",
+                         (void *)k);
+    if (config == NULL) return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "argument 'config' is NULL");
     struct xdev_module *m = k->module;
     atomic_fetch_add_explicit(&m->active, 1, memory_order_acq_rel);
     xdev_status_t st;
@@ -261,8 +298,14 @@ xdev_status_t xdev_launch_kernel(xdev_kernel_t k, const xdev_launch_config_t *co
         st = XDEV_FAIL(XDEV_ERROR_INVALID_HANDLE, "kernel '%s': its module is being unloaded",
                        k->name);
     else
-        st = launch(k, config, args, nargs);
+        st = launch(k, config, args, nargs, as);
     atomic_fetch_sub_explicit(&m->active, 1, memory_order_release);
+    return st;
+}
+
+xdev_status_t xdev_launch_kernel(xdev_kernel_t k, const xdev_launch_config_t *config,
+                                 const xdev_arg_t *args, int nargs) {
+    xdev_status_t st = xdev_core_launch_kernel(k, config, args, nargs, NULL);
     if (XDEV_UNLIKELY(st != XDEV_SUCCESS)) return xdev_core_blame(st, __func__);
     return XDEV_SUCCESS;
 }

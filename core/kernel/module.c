@@ -19,6 +19,7 @@
 #include "runtime/device_record.h"
 #include "runtime/dispatch.h"
 #include "runtime/hooks.h"
+#include "xdev/backend_support.h"
 
 #define MODULE_MAGIC 0x4d4f444cu /* "MODL" */
 #define KERNEL_MAGIC 0x4b45524eu /* "KERN" */
@@ -49,26 +50,8 @@ static xdev_status_t settings_load(void) {
                      v);
 }
 
-__attribute__((constructor)) static void register_hooks(void) {
+void xdev_module_wire(void) {
     xdev_hook_init_add(XDEV_INIT_SETTINGS, settings_load);
-}
-
-static const char *format_name(xdev_image_format_t f) {
-    switch (f) {
-    case XDEV_IMAGE_PTX:
-        return "PTX";
-    case XDEV_IMAGE_CUBIN:
-        return "cubin";
-    case XDEV_IMAGE_FATBIN:
-        return "fatbin";
-    case XDEV_IMAGE_HIP_CODE:
-        return "HIP code object";
-    case XDEV_IMAGE_HOST_TABLE:
-        return "host kernels";
-    case XDEV_IMAGE_HOST_LIBRARY:
-        return "host kernel library";
-    }
-    return "unknown format";
 }
 
 /* CUDA's limits, for a backend without kernel.limits. */
@@ -95,9 +78,9 @@ xdev_status_t xdev_device_launch_limits(xdev_device_t device, xdev_launch_limits
     return XDEV_SUCCESS;
 }
 
+/* The group kernel.module (checked whole when the backend loaded). */
 static bool backend_has_kernels(xdev_backend_t *be) {
-    return XDEV_HAS(be, kernel, module_load) && XDEV_HAS(be, kernel, get_function) &&
-           XDEV_HAS(be, kernel, launch);
+    return XDEV_HAS(be, kernel, module_load);
 }
 
 /* A new module for the device, with nothing loaded yet. */
@@ -165,7 +148,8 @@ xdev_status_t xdev_kmodule_offer(struct xdev_module *m, const xdev_kernel_image_
 }
 
 /* The end of a load: the module, or (on failure) nothing left behind and
- * the failure's message prefixed with the device. */
+ * the failure's message prefixed with the device - unless the backend's
+ * message names it first already ("cpu:0: ..."), which would say it twice. */
 xdev_status_t xdev_kmodule_finish(struct xdev_module *m, xdev_status_t st, xdev_module_t *out) {
     if (st == XDEV_SUCCESS) {
         *out = m;
@@ -176,6 +160,10 @@ xdev_status_t xdev_kmodule_finish(struct xdev_module *m, xdev_status_t st, xdev_
     xdev_device_t d = m->device;
     const char *be = m->be->name;
     module_release(m);
+    char prefix[96];
+    int n = snprintf(prefix, sizeof prefix, "%s:%d: ", be, d.index);
+    if (n > 0 && (size_t)n < sizeof prefix && strncmp(why, prefix, (size_t)n) == 0)
+        return XDEV_FAIL(st, "%s", why);
     return XDEV_FAIL(st, "%s:%d: %s", be, d.index, why);
 }
 
@@ -221,7 +209,7 @@ xdev_status_t xdev_module_load(xdev_device_t device, const xdev_kernel_bundle_t 
         size_t len = strlen(have);
         for (int i = 0; i < bundle->nimages && len < sizeof have; i++)
             len += (size_t)snprintf(have + len, sizeof have - len, ", %s",
-                                    format_name(bundle->images[i].format));
+                                    xdev_support_image_format_name(bundle->images[i].format));
         st = XDEV_FAIL(XDEV_ERROR_NOT_SUPPORTED,
                        "bundle '%s' has no code the %s backend runs (it holds: %s); was the %s "
                        "toolchain found when it was built?",
@@ -266,7 +254,7 @@ xdev_status_t xdev_module_load_image(xdev_device_t device, const xdev_kernel_ima
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
                              "image->format %d is not an xdev_image_format_t", (int)image->format);
     struct xdev_module *m;
-    XDEV_CHECK(xdev_kmodule_new(device, format_name(image->format), &m));
+    XDEV_CHECK(xdev_kmodule_new(device, xdev_support_image_format_name(image->format), &m));
     xdev_kernel_image_t img = *image;
     xdev_status_t st = XDEV_SUCCESS;
     if (image->format == XDEV_IMAGE_HOST_LIBRARY)
@@ -279,7 +267,7 @@ xdev_status_t xdev_module_load_image(xdev_device_t device, const xdev_kernel_ima
     if (st == XDEV_SUCCESS) st = xdev_kmodule_offer(m, &img, &taken);
     if (st == XDEV_SUCCESS && !taken)
         st = XDEV_FAIL(XDEV_ERROR_NOT_SUPPORTED, "the %s backend does not load %s images",
-                       m->be->name, format_name(image->format));
+                       m->be->name, xdev_support_image_format_name(image->format));
     XDEV_CHECK(xdev_kmodule_finish(m, st, out));
     return XDEV_SUCCESS;
 }

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "runtime/trace_probe.h"
+#include "runtime/enqueue.h"
 #include "base/env.h"
 #include "base/error_internal.h"
 #include "runtime/device_record.h"
@@ -141,6 +141,19 @@ static xdev_status_t extent(int64_t rows, int64_t cols, int64_t ld, int64_t stri
     return XDEV_SUCCESS;
 }
 
+/* The enqueue path's steps of a GEMM (runtime/enqueue.h), q->ctx its
+ * descriptor. */
+static xdev_status_t gemm_call(xdev_enqueue_t *q) {
+    return xdev_be_blas_gemm(q->rec, q->ctx);
+}
+
+static void gemm_trace_args(xdev_enqueue_t *q) {
+    const xdev_blas_gemm_desc_t *d = q->ctx;
+    xdev_enqueue_span_args(q, "\"dtype\":\"%s\",\"m\":%lld,\"n\":%lld,\"k\":%lld,\"batch\":%lld",
+                           xdev_dtype_name(d->dtype), (long long)d->m, (long long)d->n,
+                           (long long)d->k, (long long)d->batch);
+}
+
 static xdev_status_t gemm_run(const xdev_gemm_params_t *p, xdev_stream_t stream) {
     xdev_status_t st = tf32_ready(); /* a malformed XDEV_ALLOW_TF32 fails every GEMM */
     if (st != XDEV_SUCCESS) return st;
@@ -213,18 +226,20 @@ static xdev_status_t gemm_run(const xdev_gemm_params_t *p, xdev_stream_t stream)
         .device = tgt.rec->ctx,
         .stream = tgt.stream->native,
     };
-    xdev_trace_span_t span;
-    bool traced = xdev_tracer_active();
-    if (XDEV_UNLIKELY(traced)) xdev_tracer_span_begin(&span, tgt.stream);
-    st = xdev_be_blas_gemm(tgt.rec, &d);
-    if (XDEV_UNLIKELY(traced))
-        xdev_tracer_span_end(&span, tgt.stream, "gemm",
-                             "\"dtype\":\"%s\",\"m\":%lld,\"n\":%lld,\"k\":%lld,\"batch\":%lld",
-                             xdev_dtype_name(d.dtype), (long long)d.m, (long long)d.n,
-                             (long long)d.k, (long long)d.batch);
-    if (st != XDEV_SUCCESS) return st;
-    xdev_operands_sanitize(ops, 3, 1, tgt.stream, "GEMM");
-    return xdev_core_after_enqueue(tgt.stream);
+    xdev_op_use_t uses[3];
+    xdev_enqueue_t q = {
+        .kind = XDEV_OP_BLAS,
+        .name = "GEMM",
+        .span = "gemm",
+        .stream = tgt.stream,
+        .rec = tgt.rec,
+        .ctx = &d,
+        .uses = uses,
+        .nuses = xdev_operands_uses(ops, 3, 1, uses),
+        .call = gemm_call,
+        .trace_args = gemm_trace_args,
+    };
+    return xdev_enqueue(&q);
 }
 
 xdev_status_t xdev_gemm_ex(const xdev_gemm_params_t *params, xdev_stream_t stream) {
@@ -267,6 +282,23 @@ xdev_status_t xdev_gemm_strided_batched(xdev_dtype_t dtype, xdev_blas_op_t trans
 
 /* ------------------------------------------------------------- level 1 */
 
+/* The enqueue path's steps of a level-1 routine (runtime/enqueue.h). */
+typedef struct {
+    xdev_blas_routine_t routine;
+    xdev_blas_vec_desc_t *d;
+} vec_op_t;
+
+static xdev_status_t vec_call(xdev_enqueue_t *q) {
+    const vec_op_t *o = q->ctx;
+    return xdev_be_blas_vec(q->rec, o->routine, o->d);
+}
+
+static void vec_trace_args(xdev_enqueue_t *q) {
+    const vec_op_t *o = q->ctx;
+    xdev_enqueue_span_args(q, "\"dtype\":\"%s\",\"n\":%lld", xdev_dtype_name(o->d->dtype),
+                           (long long)o->d->n);
+}
+
 /* Run one level-1 routine; ops[0] is its output. incs[i] is the increment
  * of vector operand i, or 0 for a scalar result (one element). */
 static xdev_status_t vec_run(xdev_blas_routine_t routine, xdev_blas_vec_desc_t *d,
@@ -296,16 +328,20 @@ static xdev_status_t vec_run(xdev_blas_routine_t routine, xdev_blas_vec_desc_t *
     d->size = sizeof *d;
     d->device = tgt.rec->ctx;
     d->stream = tgt.stream->native;
-    xdev_trace_span_t span;
-    bool traced = xdev_tracer_active();
-    if (XDEV_UNLIKELY(traced)) xdev_tracer_span_begin(&span, tgt.stream);
-    st = xdev_be_blas_vec(tgt.rec, routine, d);
-    if (XDEV_UNLIKELY(traced))
-        xdev_tracer_span_end(&span, tgt.stream, what, "\"dtype\":\"%s\",\"n\":%lld",
-                             xdev_dtype_name(d->dtype), (long long)d->n);
-    if (st != XDEV_SUCCESS) return st;
-    xdev_operands_sanitize(ops, nops, 1, tgt.stream, what);
-    return xdev_core_after_enqueue(tgt.stream);
+    vec_op_t o = {routine, d};
+    xdev_op_use_t uses[XDEV_OP_MAX_USES];
+    xdev_enqueue_t q = {
+        .kind = XDEV_OP_BLAS,
+        .name = what,
+        .stream = tgt.stream,
+        .rec = tgt.rec,
+        .ctx = &o,
+        .uses = uses,
+        .nuses = xdev_operands_uses(ops, nops, 1, uses),
+        .call = vec_call,
+        .trace_args = vec_trace_args,
+    };
+    return xdev_enqueue(&q);
 }
 
 xdev_status_t xdev_axpy(xdev_dtype_t dtype, int64_t n, double alpha, const void *x, int64_t incx,

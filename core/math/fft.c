@@ -6,9 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "runtime/trace_probe.h"
+#include "runtime/enqueue.h"
 #include "base/error_internal.h"
-#include "memory/alloc_internal.h"
+#include "alloc/alloc_internal.h"
 #include "runtime/dispatch.h"
 #include "math/fft_plan_cache.h"
 #include "math/operands.h"
@@ -184,6 +184,44 @@ static xdev_status_t exec_locked(xdev_fft_cache_t *c, const xdev_fft_key_t *key,
     return st;
 }
 
+/* One transform as the enqueue path (runtime/enqueue.h) sees it. */
+typedef struct {
+    xdev_fft_cache_t *c;
+    const xdev_fft_key_t *key;
+    xdev_fft_exec_desc_t *x;
+    const xdev_exec_target_t *tgt;
+    void *work; /* the work area exec_locked allocated */
+    const xdev_fft_desc_t *d;
+    xdev_fft_direction_t direction;
+} fft_op_t;
+
+static xdev_status_t fft_call(xdev_enqueue_t *q) {
+    fft_op_t *o = q->ctx;
+    xdev_fft_cache_lock(o->c);
+    xdev_status_t st = exec_locked(o->c, o->key, o->x, o->tgt, &o->work);
+    xdev_fft_cache_unlock(o->c);
+    return st;
+}
+
+static void fft_trace_args(xdev_enqueue_t *q) {
+    const fft_op_t *o = q->ctx;
+    xdev_enqueue_span_args(q, "\"rank\":%d,\"n0\":%lld,\"batch\":%lld,\"direction\":%d", o->d->rank,
+                           (long long)o->d->n[0], (long long)o->d->batch, (int)o->direction);
+}
+
+/* After the span: a transient plan (max_size 0) waits, unlocked, then is
+ * released; the work area is freed (stream-ordered: the block is reused
+ * only by later work on this stream). */
+static xdev_status_t fft_finish(xdev_enqueue_t *q, xdev_status_t st) {
+    fft_op_t *o = q->ctx;
+    if (o->x->plan != NULL) {
+        if (st == XDEV_SUCCESS) st = xdev_be_stream_synchronize(q->rec, q->stream->native);
+        xdev_fft_cache_destroy_plan(o->c, o->x->plan);
+    }
+    if (o->work != NULL) (void)xdev_alloc_free(o->work);
+    return st;
+}
+
 xdev_status_t xdev_fft_exec(const xdev_fft_desc_t *desc, void *in, void *out,
                             xdev_fft_direction_t direction, xdev_fft_norm_t norm,
                             xdev_stream_t stream) {
@@ -214,8 +252,7 @@ xdev_status_t xdev_fft_exec(const xdev_fft_desc_t *desc, void *in, void *out,
                              "in (%p, %zu bytes) and out (%p, %zu bytes) overlap; pass in == out "
                              "for an in-place transform, or separate buffers",
                              in, in_bytes, out, out_bytes);
-    if (!XDEV_HAS(tgt.be, fft, plan_create) || !XDEV_HAS(tgt.be, fft, plan_destroy) ||
-        !XDEV_HAS(tgt.be, fft, exec))
+    if (!XDEV_HAS(tgt.be, fft, exec)) /* the group fft.plan, whole */
         return XDEV_API_FAIL(XDEV_ERROR_NOT_SUPPORTED,
                              "the %s backend does not implement FFT (%s, %s precision)",
                              tgt.be->name,
@@ -234,25 +271,21 @@ xdev_status_t xdev_fft_exec(const xdev_fft_desc_t *desc, void *in, void *out,
         .device = tgt.rec->ctx,
         .stream = tgt.stream->native,
     };
-    void *work = NULL;
-    xdev_trace_span_t span;
-    bool traced = xdev_tracer_active();
-    if (XDEV_UNLIKELY(traced)) xdev_tracer_span_begin(&span, tgt.stream);
-    xdev_fft_cache_lock(c);
-    xdev_status_t st = exec_locked(c, &key, &x, &tgt, &work);
-    xdev_fft_cache_unlock(c);
-    if (XDEV_UNLIKELY(traced))
-        xdev_tracer_span_end(&span, tgt.stream, "fft",
-                             "\"rank\":%d,\"n0\":%lld,\"batch\":%lld,\"direction\":%d", d.rank,
-                             (long long)d.n[0], (long long)d.batch, (int)direction);
-    if (x.plan != NULL) { /* a transient plan (max_size 0): wait, unlocked, then release */
-        if (st == XDEV_SUCCESS) st = xdev_be_stream_synchronize(tgt.rec, tgt.stream->native);
-        xdev_fft_cache_destroy_plan(c, x.plan);
-    }
-    /* Stream-ordered: the block is reused only by later work on this stream. */
-    if (work != NULL) (void)xdev_alloc_free(work);
-    XDEV_CHECK(st);
-    xdev_operands_sanitize(ops, 2, 1, tgt.stream, "FFT");
-    XDEV_CHECK(xdev_core_after_enqueue(tgt.stream));
+    fft_op_t o = {c, &key, &x, &tgt, NULL, &d, direction};
+    xdev_op_use_t uses[2];
+    xdev_enqueue_t q = {
+        .kind = XDEV_OP_FFT,
+        .name = "FFT",
+        .span = "fft",
+        .stream = tgt.stream,
+        .rec = tgt.rec,
+        .ctx = &o,
+        .uses = uses,
+        .nuses = xdev_operands_uses(ops, 2, 1, uses),
+        .call = fft_call,
+        .trace_args = fft_trace_args,
+        .finish = fft_finish,
+    };
+    XDEV_CHECK(xdev_enqueue(&q));
     return XDEV_SUCCESS;
 }

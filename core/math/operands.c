@@ -3,9 +3,9 @@
  * operands through the pointer registry (see operands.h). */
 #include "math/operands.h"
 
-#include "memory/alloc_lookup.h"
+#include "alloc/alloc_lookup.h"
 #include "base/error_internal.h"
-#include "memory/pointer_registry.h"
+#include "alloc/pointer_registry.h"
 #include "runtime/stream_internal.h"
 
 bool xdev_size_mul_add(size_t a, size_t b, size_t c, size_t *out) {

@@ -11,7 +11,7 @@
 
 #include <stddef.h>
 
-#include "memory/stream_sanitizer.h"
+#include "runtime/enqueue.h"
 #include "runtime/registry.h"
 #include "xdev/stream.h"
 
@@ -36,17 +36,14 @@ typedef struct xdev_exec_target {
 xdev_status_t xdev_operands_resolve(const xdev_operand_t *ops, int count, xdev_stream_t stream,
                                     const char *what, xdev_exec_target_t *out);
 
-/* Tell the stream-order sanitizer (memory/stream_sanitizer.h) that work on
- * s writes ops[0..written-1] and reads the rest; a no-op when it is off. */
-static inline void xdev_operands_sanitize(const xdev_operand_t *ops, int count, int written,
-                                          xdev_stream_t s, const char *what) {
-    if (!xdev_sanitizing()) return;
-    xdev_san_use_t uses[XDEV_SAN_MAX_USES];
-    int n = 0;
-    for (int i = 0; i < count && n < XDEV_SAN_MAX_USES; i++)
-        uses[n++] = (xdev_san_use_t){ops[i].ptr, ops[i].bytes,
-                                     i < written ? XDEV_SAN_WRITE : XDEV_SAN_READ};
-    xdev_san_uses_slow(s, uses, n, what);
+/* ops[0..count) (count <= XDEV_OP_MAX_USES) as the enqueue path's operands
+ * (runtime/enqueue.h): the first `written` written, the rest read. */
+static inline int xdev_operands_uses(const xdev_operand_t *ops, int count, int written,
+                                     xdev_op_use_t *out) {
+    for (int i = 0; i < count; i++)
+        out[i] =
+            (xdev_op_use_t){ops[i].ptr, ops[i].bytes, i < written ? XDEV_OP_WRITE : XDEV_OP_READ};
+    return count;
 }
 
 /* a * b + c with overflow detection (sizes from user input). */

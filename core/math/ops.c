@@ -3,9 +3,10 @@
  * fill value made into one element's bytes (xdev/support/convert.h, so the
  * element is the same on every backend), then the backend's ops table. */
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
-#include "runtime/trace_probe.h"
+#include "runtime/enqueue.h"
 #include "base/error_internal.h"
 #include "math/operands.h"
 #include "runtime/dispatch.h"
@@ -113,6 +114,45 @@ static xdev_status_t check_aligned(const char *arg, const void *p, size_t size, 
     return XDEV_SUCCESS;
 }
 
+/* The enqueue path's steps of a fill and a conversion (runtime/enqueue.h). */
+typedef struct {
+    void *dst;
+    const unsigned char *pattern;
+    size_t size, count;
+    xdev_dtype_t dtype;
+} fill_op_t;
+
+static xdev_status_t fill_call(xdev_enqueue_t *q) {
+    const fill_op_t *o = q->ctx;
+    return xdev_be_ops_fill(q->rec, o->dst, o->pattern, o->size, o->count, q->stream->native);
+}
+
+static void fill_trace_args(xdev_enqueue_t *q) {
+    const fill_op_t *o = q->ctx;
+    xdev_enqueue_span_args(q, "\"dtype\":\"%s\",\"count\":%zu", xdev_dtype_name(o->dtype),
+                           o->count);
+}
+
+typedef struct {
+    void *dst;
+    xdev_dtype_t dst_dtype;
+    const void *src;
+    xdev_dtype_t src_dtype;
+    size_t count;
+} convert_op_t;
+
+static xdev_status_t convert_call(xdev_enqueue_t *q) {
+    const convert_op_t *o = q->ctx;
+    return xdev_be_ops_convert(q->rec, o->dst, o->dst_dtype, o->src, o->src_dtype, o->count,
+                               q->stream->native);
+}
+
+static void convert_trace_args(xdev_enqueue_t *q) {
+    const convert_op_t *o = q->ctx;
+    xdev_enqueue_span_args(q, "\"src\":\"%s\",\"dst\":\"%s\",\"count\":%zu",
+                           xdev_dtype_name(o->src_dtype), xdev_dtype_name(o->dst_dtype), o->count);
+}
+
 /* The public calls hold the bodies: their XDEV_CHECKs put the public name in
  * front of a message (an inner function's would put its own name there). A
  * backend without the ops table answers XDEV_ERROR_NOT_SUPPORTED naming
@@ -130,16 +170,20 @@ xdev_status_t xdev_fill_async(void *dst, xdev_dtype_t dtype, xdev_scalar_t value
     xdev_exec_target_t t;
     XDEV_CHECK(xdev_operands_resolve(&op, 1, stream, "fill", &t));
     XDEV_CHECK(check_aligned("dst", dst, size, xdev_dtype_name(dtype)));
-    xdev_trace_span_t span;
-    bool traced = xdev_tracer_active();
-    if (XDEV_UNLIKELY(traced)) xdev_tracer_span_begin(&span, t.stream);
-    xdev_status_t st = xdev_be_ops_fill(t.rec, dst, pattern, size, count, t.stream->native);
-    if (XDEV_UNLIKELY(traced))
-        xdev_tracer_span_end(&span, t.stream, "fill", "\"dtype\":\"%s\",\"count\":%zu",
-                             xdev_dtype_name(dtype), count);
-    XDEV_CHECK(st);
-    xdev_operands_sanitize(&op, 1, 1, t.stream, "fill");
-    XDEV_CHECK(xdev_core_after_enqueue(t.stream));
+    fill_op_t o = {dst, pattern, size, count, dtype};
+    xdev_op_use_t use;
+    xdev_enqueue_t q = {
+        .kind = XDEV_OP_FILL,
+        .name = "fill",
+        .stream = t.stream,
+        .rec = t.rec,
+        .ctx = &o,
+        .uses = &use,
+        .nuses = xdev_operands_uses(&op, 1, 1, &use),
+        .call = fill_call,
+        .trace_args = fill_trace_args,
+    };
+    XDEV_CHECK(xdev_enqueue(&q));
     return XDEV_SUCCESS;
 }
 
@@ -176,18 +220,20 @@ xdev_status_t xdev_convert_async(void *dst, xdev_dtype_t dst_dtype, const void *
                              "with dtypes of one size (%s -> %s) converts in place",
                              dst, d.bytes, src, s.bytes, xdev_dtype_name(src_dtype),
                              xdev_dtype_name(dst_dtype));
-    xdev_trace_span_t span;
-    bool traced = xdev_tracer_active();
-    if (XDEV_UNLIKELY(traced)) xdev_tracer_span_begin(&span, t.stream);
-    xdev_status_t st =
-        xdev_be_ops_convert(t.rec, dst, dst_dtype, src, src_dtype, count, t.stream->native);
-    if (XDEV_UNLIKELY(traced))
-        xdev_tracer_span_end(&span, t.stream, "convert",
-                             "\"src\":\"%s\",\"dst\":\"%s\",\"count\":%zu",
-                             xdev_dtype_name(src_dtype), xdev_dtype_name(dst_dtype), count);
-    XDEV_CHECK(st);
+    convert_op_t o = {dst, dst_dtype, src, src_dtype, count};
     const xdev_operand_t both[2] = {d, s};
-    xdev_operands_sanitize(both, 2, 1, t.stream, "convert");
-    XDEV_CHECK(xdev_core_after_enqueue(t.stream));
+    xdev_op_use_t uses[2];
+    xdev_enqueue_t q = {
+        .kind = XDEV_OP_CONVERT,
+        .name = "convert",
+        .stream = t.stream,
+        .rec = t.rec,
+        .ctx = &o,
+        .uses = uses,
+        .nuses = xdev_operands_uses(both, 2, 1, uses),
+        .call = convert_call,
+        .trace_args = convert_trace_args,
+    };
+    XDEV_CHECK(xdev_enqueue(&q));
     return XDEV_SUCCESS;
 }

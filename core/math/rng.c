@@ -3,9 +3,10 @@
  * stream (operands.h), the generator, the reservation of the words the fill
  * consumes, then the backend's rng table (see xdev/rng.h for the layout). */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
-#include "runtime/trace_probe.h"
+#include "runtime/enqueue.h"
 #include "base/error_internal.h"
 #include "runtime/dispatch.h"
 #include "math/operands.h"
@@ -53,6 +54,51 @@ static xdev_status_t fill_captured(xdev_capture_t *cap, xdev_generator_t gen,
     return xdev_be_rng_fill(tgt->rec, d);
 }
 
+/* One fill as the enqueue path (runtime/enqueue.h) sees it. */
+typedef struct {
+    xdev_generator_t gen;
+    xdev_rng_fill_desc_t *d;
+    size_t n;
+    unsigned words;
+} fill_op_t;
+
+/* Reserve [start, end) of the generator's stream under its lock, held
+ * across the enqueue so that a failed enqueue consumes nothing. */
+static xdev_status_t fill_call(xdev_enqueue_t *q) {
+    const fill_op_t *o = q->ctx;
+    xdev_rng_fill_desc_t *d = o->d;
+    const unsigned words = o->words;
+    xdev_rng_gen_t *g = o->gen != NULL ? xdev_rng_generator_lock(o->gen)
+                                       : xdev_rng_default_lock(q->rec->be->type, q->rec->id.index);
+    uint64_t start = g->offset, end;
+    if (start % words != 0) start += words - start % words;
+    if (start < g->offset || __builtin_mul_overflow((uint64_t)o->n, (uint64_t)words, &end) ||
+        __builtin_add_overflow(start, end, &end)) {
+        xdev_rng_unlock(g);
+        q->cancel = true; /* nothing enqueued */
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                         "the generator's offset (%llu words) leaves no room for %zu more "
+                         "elements before 2^64 words; reseed it or set a smaller offset",
+                         (unsigned long long)g->offset, o->n);
+    }
+    d->size = sizeof *d;
+    d->count = o->n;
+    d->philox_state = NULL;
+    d->seed = g->seed;
+    d->offset = start;
+    d->device = q->rec->ctx;
+    d->stream = q->stream->native;
+    xdev_status_t st = xdev_be_rng_fill(q->rec, d);
+    if (st == XDEV_SUCCESS) g->offset = end;
+    xdev_rng_unlock(g);
+    return st;
+}
+
+static void fill_trace_args(xdev_enqueue_t *q) {
+    const fill_op_t *o = q->ctx;
+    xdev_enqueue_span_args(q, "\"kind\":%d,\"count\":%zu", (int)o->d->kind, o->n);
+}
+
 /* Run one fill whose kind-specific fields of `d` are set and checked. */
 static xdev_status_t fill_run(xdev_generator_t gen, xdev_rng_fill_desc_t *d, size_t n,
                               xdev_stream_t stream) {
@@ -79,40 +125,21 @@ static xdev_status_t fill_run(xdev_generator_t gen, xdev_rng_fill_desc_t *d, siz
                          tgt.index, tgt.be->name, tgt.index);
     xdev_capture_t *cap = atomic_load_explicit(&tgt.stream->capture, memory_order_acquire);
     if (XDEV_UNLIKELY(cap != NULL)) return fill_captured(cap, gen, d, n, words, &tgt);
-    xdev_trace_span_t span;
-    bool traced = xdev_tracer_active();
-    if (XDEV_UNLIKELY(traced)) xdev_tracer_span_begin(&span, tgt.stream);
-    xdev_rng_gen_t *g =
-        gen != NULL ? xdev_rng_generator_lock(gen) : xdev_rng_default_lock(tgt.be->type, tgt.index);
-    /* Reserve [start, end) under the generator's lock, held across the
-     * enqueue so that a failed enqueue consumes nothing. */
-    uint64_t start = g->offset, end;
-    if (start % words != 0) start += words - start % words;
-    if (start < g->offset || __builtin_mul_overflow((uint64_t)n, (uint64_t)words, &end) ||
-        __builtin_add_overflow(start, end, &end)) {
-        xdev_rng_unlock(g);
-        if (XDEV_UNLIKELY(traced)) xdev_tracer_span_cancel(&span, tgt.stream);
-        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
-                         "the generator's offset (%llu words) leaves no room for %zu more "
-                         "elements before 2^64 words; reseed it or set a smaller offset",
-                         (unsigned long long)g->offset, n);
-    }
-    d->size = sizeof *d;
-    d->count = n;
-    d->philox_state = NULL;
-    d->seed = g->seed;
-    d->offset = start;
-    d->device = tgt.rec->ctx;
-    d->stream = tgt.stream->native;
-    st = xdev_be_rng_fill(tgt.rec, d);
-    if (st == XDEV_SUCCESS) g->offset = end;
-    xdev_rng_unlock(g);
-    if (XDEV_UNLIKELY(traced))
-        xdev_tracer_span_end(&span, tgt.stream, "rng_fill", "\"kind\":%d,\"count\":%zu",
-                             (int)d->kind, n);
-    if (st != XDEV_SUCCESS) return st;
-    xdev_operands_sanitize(&op, 1, 1, tgt.stream, what);
-    return xdev_core_after_enqueue(tgt.stream);
+    fill_op_t o = {gen, d, n, words};
+    xdev_op_use_t use;
+    xdev_enqueue_t q = {
+        .kind = XDEV_OP_RNG,
+        .name = what,
+        .span = "rng_fill",
+        .stream = tgt.stream,
+        .rec = tgt.rec,
+        .ctx = &o,
+        .uses = &use,
+        .nuses = xdev_operands_uses(&op, 1, 1, &use),
+        .call = fill_call,
+        .trace_args = fill_trace_args,
+    };
+    return xdev_enqueue(&q);
 }
 
 static xdev_status_t float_format(xdev_dtype_t dtype, xdev_rng_format_t *out) {

@@ -18,7 +18,7 @@
 
 #include "base/error_internal.h"
 #include "math/rng_internal.h"
-#include "memory/alloc_internal.h"
+#include "alloc/alloc_internal.h"
 #include "runtime/capture.h"
 #include "runtime/device_record.h"
 #include "runtime/dispatch.h"

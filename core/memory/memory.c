@@ -9,14 +9,14 @@
 #include "memory/copy.h"
 #include "runtime/capture.h"
 #include "runtime/stream_internal.h"
-#include "runtime/trace_probe.h"
-#include "memory/alloc_internal.h"
-#include "memory/alloc_lookup.h"
+#include "runtime/enqueue.h"
+#include "alloc/alloc_internal.h"
+#include "alloc/alloc_lookup.h"
 #include "base/error_internal.h"
 #include "runtime/device_record.h"
 #include "runtime/dispatch.h"
-#include "memory/pointer_registry.h"
-#include "memory/stream_sanitizer.h"
+#include "alloc/pointer_registry.h"
+#include "runtime/sanitizer_probe.h"
 #include "runtime/stream_internal.h"
 
 xdev_status_t xdev_pointer_get_info(const void *ptr, xdev_pointer_info_t *out) {
@@ -225,31 +225,58 @@ static const char *copy_kind_name(xdev_copy_kind_t k) {
     return (unsigned)k < sizeof names / sizeof names[0] ? names[k] : "?";
 }
 
+/* The enqueue path's steps of a copy (runtime/enqueue.h), q->ctx the plan. */
+static xdev_status_t copy_capture(xdev_enqueue_t *q) {
+    if (XDEV_UNLIKELY(atomic_load_explicit(&xdev_captures_active, memory_order_relaxed) != 0))
+        return capture_copy_check(q->ctx, q->stream);
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t copy_call(xdev_enqueue_t *q) {
+    const copy_plan_t *p = q->ctx;
+    return xdev_be_memory_memcpy_async(q->stream->rec, &p->desc, q->stream->native);
+}
+
+static void copy_trace_args(xdev_enqueue_t *q) {
+    const copy_plan_t *p = q->ctx;
+    xdev_enqueue_span_args(q, "\"kind\":\"%s\",\"bytes\":%zu,\"pinned\":%s",
+                           copy_kind_name(p->desc.kind), p->desc.bytes,
+                           p->desc.dst_pinned || p->desc.src_pinned ? "true" : "false");
+}
+
+static int copy_uses(const xdev_enqueue_t *q, xdev_op_use_t *out, int cap) {
+    const copy_plan_t *p = q->ctx;
+    (void)cap; /* >= 2 */
+    out[0] = (xdev_op_use_t){p->desc.src, p->desc.bytes, XDEV_OP_READ};
+    out[1] = (xdev_op_use_t){p->desc.dst, p->desc.bytes, XDEV_OP_WRITE};
+    return 2;
+}
+
+/* Once enqueued: pinned blocks must not be reused before the stream passes
+ * the copy. */
+static xdev_status_t copy_finish(xdev_enqueue_t *q, xdev_status_t st) {
+    const copy_plan_t *p = q->ctx;
+    if (st == XDEV_SUCCESS && p->desc.kind != XDEV_COPY_DEVICE_TO_DEVICE &&
+        p->desc.kind != XDEV_COPY_PEER) {
+        xdev_host_record_use(p->desc.dst, q->stream);
+        xdev_host_record_use(p->desc.src, q->stream);
+    }
+    return st;
+}
+
 static xdev_status_t enqueue_copy(const copy_plan_t *p, xdev_stream_t s) {
-    if (XDEV_UNLIKELY(atomic_load_explicit(&xdev_captures_active, memory_order_relaxed) != 0)) {
-        xdev_status_t st = capture_copy_check(p, s);
-        if (st != XDEV_SUCCESS) return st;
-    }
-    xdev_trace_span_t span;
-    bool traced = xdev_tracer_active();
-    if (XDEV_UNLIKELY(traced)) xdev_tracer_span_begin(&span, s);
-    xdev_status_t st = xdev_be_memory_memcpy_async(s->rec, &p->desc, s->native);
-    if (XDEV_UNLIKELY(traced))
-        xdev_tracer_span_end(&span, s, "memcpy", "\"kind\":\"%s\",\"bytes\":%zu,\"pinned\":%s",
-                             copy_kind_name(p->desc.kind), p->desc.bytes,
-                             p->desc.dst_pinned || p->desc.src_pinned ? "true" : "false");
-    if (st != XDEV_SUCCESS) return st;
-    if (xdev_sanitizing()) {
-        const xdev_san_use_t uses[2] = {{p->desc.src, p->desc.bytes, XDEV_SAN_READ},
-                                        {p->desc.dst, p->desc.bytes, XDEV_SAN_WRITE}};
-        xdev_san_uses_slow(s, uses, 2, "memcpy");
-    }
-    /* pinned blocks must not be reused before the stream passes the copy */
-    if (p->desc.kind != XDEV_COPY_DEVICE_TO_DEVICE && p->desc.kind != XDEV_COPY_PEER) {
-        xdev_host_record_use(p->desc.dst, s);
-        xdev_host_record_use(p->desc.src, s);
-    }
-    return xdev_core_after_enqueue(s);
+    xdev_enqueue_t q = {
+        .kind = XDEV_OP_COPY,
+        .name = "memcpy",
+        .stream = s,
+        .ctx = (void *)p,
+        .get_uses = copy_uses,
+        .capture = copy_capture,
+        .call = copy_call,
+        .trace_args = copy_trace_args,
+        .finish = copy_finish,
+    };
+    return xdev_enqueue(&q);
 }
 
 /* A copy between a CPU device and another backend's device runs on the
@@ -333,6 +360,23 @@ xdev_status_t xdev_memcpy(void *dst, const void *src, size_t n) {
     return XDEV_SUCCESS;
 }
 
+/* The enqueue path's steps of a memset (runtime/enqueue.h). */
+typedef struct {
+    void *dst;
+    int value;
+    size_t n;
+} memset_args_t;
+
+static xdev_status_t memset_call(xdev_enqueue_t *q) {
+    const memset_args_t *a = q->ctx;
+    return xdev_be_memory_memset_async(q->stream->rec, a->dst, a->value, a->n, q->stream->native);
+}
+
+static void memset_trace_args(xdev_enqueue_t *q) {
+    const memset_args_t *a = q->ctx;
+    xdev_enqueue_span_args(q, "\"bytes\":%zu,\"value\":%d", a->n, a->value);
+}
+
 xdev_status_t xdev_memset_async(void *dst, int value, size_t n, xdev_stream_t stream) {
     if (n == 0) return XDEV_SUCCESS;
     XDEV_REQUIRE_ARG(dst);
@@ -353,15 +397,19 @@ xdev_status_t xdev_memset_async(void *dst, int value, size_t n, xdev_stream_t st
                                  "dst is on %s:%d but the stream belongs to %s:%d", d.e.be->name,
                                  d.e.index, stream->be->name, stream->device.index);
     }
-    xdev_trace_span_t span;
-    bool traced = xdev_tracer_active();
-    if (XDEV_UNLIKELY(traced)) xdev_tracer_span_begin(&span, stream);
-    xdev_status_t st = xdev_be_memory_memset_async(stream->rec, dst, value, n, stream->native);
-    if (XDEV_UNLIKELY(traced))
-        xdev_tracer_span_end(&span, stream, "memset", "\"bytes\":%zu,\"value\":%d", n, value);
-    XDEV_CHECK(st);
-    xdev_san_access(stream, dst, n, XDEV_SAN_WRITE, "memset");
-    XDEV_CHECK(xdev_core_after_enqueue(stream));
+    memset_args_t a = {dst, value, n};
+    const xdev_op_use_t use = {dst, n, XDEV_OP_WRITE};
+    xdev_enqueue_t q = {
+        .kind = XDEV_OP_MEMSET,
+        .name = "memset",
+        .stream = stream,
+        .ctx = &a,
+        .uses = &use,
+        .nuses = 1,
+        .call = memset_call,
+        .trace_args = memset_trace_args,
+    };
+    XDEV_CHECK(xdev_enqueue(&q));
     return XDEV_SUCCESS;
 }
 

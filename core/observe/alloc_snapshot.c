@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* alloc_snapshot.c - xdev_memory_snapshot: the caching allocators as JSON
  * (segments, blocks, states), each device's history ring (which the
- * allocator records: memory/alloc_history.c) and its statistics. */
+ * allocator records: alloc/alloc_history.c) and its statistics. */
 #include "observe/alloc_snapshot.h"
 
 #include <stdlib.h>
@@ -10,9 +10,10 @@
 #include "base/error_internal.h"
 #include "base/file_write.h"
 #include "base/strbuf.h"
-#include "memory/alloc_internal.h"
+#include "alloc/alloc_internal.h"
 #include "runtime/registry.h"
 #include "runtime/stream_names.h"
+#include "xdev/memviz.h"
 
 const char *xdev_block_state_name(int state) {
     switch (state) {

@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "memory/alloc_internal.h"
+#include "alloc/alloc_internal.h"
 
 /* torch's name of a block state (XDEV_BLOCK_*). */
 const char *xdev_block_state_name(int state);

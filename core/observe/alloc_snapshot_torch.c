@@ -12,12 +12,13 @@
 
 #include "base/error_internal.h"
 #include "base/file_write.h"
-#include "memory/alloc_internal.h"
+#include "alloc/alloc_internal.h"
 #include "observe/alloc_snapshot.h"
 #include "observe/pickle.h"
 #include "runtime/registry.h"
 #include "runtime/stream_internal.h"
 #include "xdev/allocator.h"
+#include "xdev/memviz.h"
 
 /* "frames": empty, or one frame named for the allocation's tag path
  * (xdev_memory_tag_push) so that torch's viewer shows it where a Python

@@ -218,8 +218,7 @@ static void span_begin(xdev_trace_span_t *sp, xdev_stream_t s) {
         pthread_mutex_lock(&xdev_tracer.lock);
         xdev_trace_session_t *t = xdev_tracer.cur;
         xdev_calib_t *c = t ? t->calib_now[rec->id.type][rec->id.index] : NULL;
-        bool need_first =
-            t != NULL && c == NULL && attempt == 0 && XDEV_HAS(rec->be, event, create);
+        bool need_first = t != NULL && c == NULL && attempt == 0;
         if (t != NULL && !need_first) {
             sp->session = t->id;
             if (c != NULL && xdev_tracer_now() - c->made_ns >= 1000000000u) {
@@ -524,10 +523,10 @@ static xdev_status_t env_start(void) {
     return start(path, true);
 }
 
-/* When libxdev loads: the probes through which runtime/, memory/ and math/
- * reach the tracer (runtime/trace_probe.h), and XDEV_TRACE_FILE's start
- * (runtime/hooks.h); those folders sit below observe/ and never call it. */
-__attribute__((constructor)) static void register_tracer(void) {
+/* Wired when libxdev loads (core/wiring.c): the probes through which runtime/, alloc/, memory/ and
+ * math/ reach the tracer (runtime/trace_probe.h), and XDEV_TRACE_FILE's start (runtime/hooks.h);
+ * those folders sit below observe/ and never call it. */
+void xdev_tracer_wire(void) {
     static const xdev_trace_probes_t probes = {
         .span_begin = span_begin,
         .span_end = span_end,

@@ -28,7 +28,7 @@ void *xdev_tracer_event_get(xdev_trace_session_t *t, xdev_device_record_t *rec) 
     int ty = rec->id.type, ix = rec->id.index;
     if (t->spare_len[ty][ix] > 0) return t->spare[ty][ix][--t->spare_len[ty][ix]];
     void *ev = NULL;
-    if (!XDEV_HAS(rec->be, event, create) || !XDEV_HAS(rec->be, event, elapsed_time)) return NULL;
+    if (!XDEV_HAS(rec->be, event, elapsed_time)) return NULL;
     if (xdev_be_event_create(rec, XDEV_EVENT_TIMING, &ev) != XDEV_SUCCESS) return NULL;
     return ev;
 }

@@ -40,7 +40,7 @@ typedef struct xdev_capture {
     struct xdev_stream *origin;
     int mode; /* xdev_capture_mode_t */
     pthread_t thread;
-    void *pool; /* memory/'s xdev_mempool the capture allocates from */
+    void *pool; /* alloc/'s xdev_mempool the capture allocates from */
     pthread_mutex_t lock;
     /* Under lock: */
     struct xdev_stream *streams[XDEV_CAPTURE_MAX_STREAMS]; /* origin first */
@@ -49,7 +49,7 @@ typedef struct xdev_capture {
     char reason[512];
     xdev_capture_rng_t rng[XDEV_CAPTURE_MAX_RNG];
     int nrng;
-    void *deferred; /* memory/: blocks freed during the capture, kept for the graph */
+    void *deferred; /* alloc/: blocks freed during the capture, kept for the graph */
     bool active;
     struct xdev_capture *next; /* the list of captures under way */
 } xdev_capture_t;

@@ -32,8 +32,24 @@
         return xdev_fn_(__VA_ARGS__);                                                              \
     } while (0)
 
-/* True when the backend implements the slot (for fallbacks). */
-#define XDEV_HAS(be, table, slot) (XDEV_BACKEND_SLOT((be)->api->table, slot) != NULL)
+/* True when the backend implements the slot (for fallbacks). Only an
+ * OPTIONAL slot can be tested: a REQUIRED one is set in every backend that
+ * loaded (a test of it is a compile error); of a group (XDEV_SLOT_GROUPS),
+ * checked whole when the backend loaded, one slot tells for all. */
+#define XDEV_HAS(be, table, slot)                                                                  \
+    ((void)sizeof(struct {                                                                         \
+         _Static_assert(xdev_optional_##table##_##slot,                                            \
+                        #table "." #slot " is REQUIRED: every loaded backend has it");             \
+         int unused_;                                                                              \
+     }),                                                                                           \
+     XDEV_BACKEND_SLOT((be)->api->table, slot) != NULL)
+/* xdev_optional_<table>_<slot>: 1 for an OPTIONAL slot, 0 for a REQUIRED one. */
+#define XDEV_OPTIONAL_REQUIRED 0
+#define XDEV_OPTIONAL_OPTIONAL 1
+#define XDEV_NEED(table, slot, need, kind, since, p, a)                                            \
+    xdev_optional_##table##_##slot = XDEV_OPTIONAL_##need,
+#define XDEV_NEEDS_OF(table, list) list(XDEV_NEED)
+enum { XDEV_BACKEND_TABLES(XDEV_NEEDS_OF) };
 
 /* One helper per slot, generated from xdev/backend_slots.h, by the slot's
  * kind: DEV and DEV0 slots take the device record (its context is passed

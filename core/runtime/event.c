@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* event.c - event objects: lazy binding to a device at first record,
  * record/query/synchronize, elapsed time with torch's error cases. */
+#include <stdio.h>
 #include <string.h>
 
 #include "runtime/stream_order.h"
-#include "runtime/trace_probe.h"
+#include "runtime/enqueue.h"
 #include "runtime/device_record.h"
 #include "runtime/dispatch.h"
 #include "runtime/process.h"
@@ -58,8 +59,7 @@ xdev_status_t xdev_event_destroy(xdev_event_t event) {
     XDEV_CHECK(xdev_event_check(event, "event"));
     xdev_device_record_t *rec = atomic_load(&event->rec);
     xdev_status_t st = XDEV_SUCCESS;
-    if (rec != NULL && XDEV_HAS(rec->be, event, destroy))
-        st = xdev_be_event_destroy(rec, event->native);
+    if (rec != NULL) st = xdev_be_event_destroy(rec, event->native);
     xdev_order_on_event_destroy(event);
     pthread_mutex_destroy(&event->lock);
     xdev_handle_free(&xdev_event_arena, event);
@@ -73,39 +73,20 @@ xdev_status_t xdev_event_destroy(xdev_event_t event) {
         if (st_ != XDEV_SUCCESS) return st_;                                                       \
     } while (0)
 
-/* The backend's record of event (created on srec) on stream, and the
- * capture it lands in. The backends' records are thread-safe. */
-static xdev_status_t record_native(xdev_event_t event, xdev_device_record_t *srec,
-                                   xdev_stream_t stream) {
-    xdev_trace_span_t span;
-    bool traced = xdev_tracer_active();
-    if (XDEV_UNLIKELY(traced)) xdev_tracer_span_begin(&span, stream);
-    xdev_status_t st = xdev_be_event_record(srec, event->native, stream->native);
-    if (st == XDEV_SUCCESS) {
-        xdev_capture_t *cap = atomic_load_explicit(&stream->capture, memory_order_acquire);
-        atomic_store_explicit(&event->capture_id, cap != NULL ? cap->id : 0, memory_order_relaxed);
-    }
-    if (XDEV_UNLIKELY(traced))
-        xdev_tracer_span_end(&span, stream, "event_record", "\"event\":\"%p\"", (void *)event);
-    return st;
-}
-
-xdev_status_t xdev_core_event_record(xdev_event_t event, xdev_stream_t stream) {
-    RETURN_IF(xdev_event_check(event, "event"));
-    if (stream == NULL) {
-        RETURN_IF(xdev_core_current_stream_default(&stream));
-    } else {
-        RETURN_IF(xdev_stream_check(stream, "stream"));
-    }
+/* The enqueue path's steps of a record (enqueue.h), q->ctx the event:
+ * the backend's record on the stream's device (the backends' records are
+ * thread-safe), the event's native one made by its first record, under its
+ * lock, once; then the capture the record lands in. A failure before the
+ * backend's record enqueues nothing (its span is cancelled). */
+static xdev_status_t record_call(xdev_enqueue_t *q) {
+    xdev_event_t event = q->ctx;
+    xdev_stream_t stream = q->stream;
     xdev_device_record_t *srec = stream->rec;
-    if (!XDEV_HAS(srec->be, event, record))
-        return xdev_backend_not_supported(srec->be, "event.record");
     xdev_status_t st = XDEV_SUCCESS;
     xdev_device_record_t *erec = atomic_load_explicit(&event->rec, memory_order_acquire);
-    if (__builtin_expect(erec == srec, 1)) { /* the native event exists: no lock */
-        st = record_native(event, srec, stream);
-    } else {
-        pthread_mutex_lock(&event->lock); /* the first record creates it, once */
+    bool locked = __builtin_expect(erec != srec, 0);
+    if (locked) { /* the native event may not exist yet */
+        pthread_mutex_lock(&event->lock);
         erec = atomic_load_explicit(&event->rec, memory_order_relaxed);
         if (erec == NULL) {
             st = xdev_be_event_create(srec, event->flags, &event->native);
@@ -119,12 +100,42 @@ xdev_status_t xdev_core_event_record(xdev_event_t event, xdev_stream_t stream) {
                            "be recorded on a stream of " XDEV_REC_FMT,
                            XDEV_REC_ARGS(erec), XDEV_REC_ARGS(srec));
         }
-        if (st == XDEV_SUCCESS) st = record_native(event, srec, stream);
-        pthread_mutex_unlock(&event->lock);
+        q->cancel = st != XDEV_SUCCESS;
     }
-    if (st != XDEV_SUCCESS) return st;
-    xdev_order_on_event_record(event, stream);
-    return xdev_core_after_enqueue(stream);
+    if (st == XDEV_SUCCESS) st = xdev_be_event_record(srec, event->native, stream->native);
+    if (st == XDEV_SUCCESS) {
+        xdev_capture_t *cap = atomic_load_explicit(&stream->capture, memory_order_acquire);
+        atomic_store_explicit(&event->capture_id, cap != NULL ? cap->id : 0, memory_order_relaxed);
+    }
+    if (locked) pthread_mutex_unlock(&event->lock);
+    return st;
+}
+
+static void record_trace_args(xdev_enqueue_t *q) {
+    xdev_enqueue_span_args(q, "\"event\":\"%p\"", q->ctx);
+}
+
+static void record_order(const xdev_enqueue_t *q) {
+    xdev_order_on_event_record((xdev_event_t)q->ctx, q->stream);
+}
+
+xdev_status_t xdev_core_event_record(xdev_event_t event, xdev_stream_t stream) {
+    RETURN_IF(xdev_event_check(event, "event"));
+    if (stream == NULL) {
+        RETURN_IF(xdev_core_current_stream_default(&stream));
+    } else {
+        RETURN_IF(xdev_stream_check(stream, "stream"));
+    }
+    xdev_enqueue_t q = {
+        .kind = XDEV_OP_EVENT_RECORD,
+        .name = "event_record",
+        .stream = stream,
+        .ctx = event,
+        .call = record_call,
+        .trace_args = record_trace_args,
+        .order = record_order,
+    };
+    return xdev_enqueue(&q);
 }
 
 #undef RETURN_IF
@@ -144,15 +155,21 @@ static xdev_status_t check_captured(xdev_event_t event, const char *what) {
     return id == 0 ? XDEV_SUCCESS : xdev_capture_refuse_id(id, what);
 }
 
-xdev_status_t xdev_event_query(xdev_event_t event) {
-    XDEV_CHECK(xdev_event_check(event, "event"));
+/* Has the event's work finished? A failure is blamed on `api`, the public
+ * call the user made (a query inside xdev_event_elapsed_time names it). */
+static xdev_status_t query(xdev_event_t event, const char *api) {
     xdev_device_record_t *rec = atomic_load_explicit(&event->rec, memory_order_acquire);
     if (rec == NULL) return XDEV_SUCCESS; /* never recorded: nothing pending (torch) */
-    XDEV_CHECK(check_captured(event, "a query of an event recorded in the capture"));
-    xdev_status_t st = xdev_be_event_query(rec, event->native);
+    xdev_status_t st = check_captured(event, "a query of an event recorded in the capture");
+    if (st == XDEV_SUCCESS) st = xdev_be_event_query(rec, event->native);
     if (st == XDEV_SUCCESS) xdev_order_on_host_waits_event(event);
     if (st == XDEV_SUCCESS || st == XDEV_ERROR_NOT_READY) return st;
-    return xdev_core_blame(st, __func__);
+    return xdev_core_blame(st, api);
+}
+
+xdev_status_t xdev_event_query(xdev_event_t event) {
+    XDEV_CHECK(xdev_event_check(event, "event"));
+    return query(event, __func__);
 }
 
 xdev_status_t xdev_event_synchronize(xdev_event_t event) {
@@ -187,7 +204,7 @@ xdev_status_t xdev_event_elapsed_time(xdev_event_t start, xdev_event_t end, floa
                              " and " XDEV_REC_FMT ")",
                              XDEV_REC_ARGS(rec), XDEV_REC_ARGS(erec));
     for (int i = 0; i < 2; i++) {
-        xdev_status_t st = xdev_event_query(ev[i]);
+        xdev_status_t st = query(ev[i], __func__);
         if (st == XDEV_ERROR_NOT_READY)
             return XDEV_API_FAIL(XDEV_ERROR_NOT_READY,
                                  "the %s event has not completed yet; synchronize it first",

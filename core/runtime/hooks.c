@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* hooks.c - the hooks of the folders above runtime/ (hooks.h): registered
- * from constructors while libxdev loads, run by initialisation and by a
+ * by core/wiring.c's list while libxdev loads, run by initialisation and by a
  * thread's exit. Registration happens before any xdev call can run, so the
  * lists are read without a lock. */
 #include "runtime/hooks.h"

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* hooks.h - how the folders above runtime/ take part in what runtime does
  * without runtime calling up into them (core/README.md; tools/check_tree.sh,
- * rule core-layers): steps of initialisation, and a thread's exit. memory/
- * (device_allocator.c) and observe/ (tracer.c) register theirs from a
- * constructor when libxdev loads, before any xdev call can run; runtime
- * (registry.c, thread_state.c) runs them. The stream tracer's probes, which
- * enqueuing code calls, are runtime/trace_probe.h. */
+ * rule core-layers): steps of initialisation, and a thread's exit. Each part
+ * above runtime/ that takes part registers its hooks in its
+ * xdev_<part>_wire(), declared below; core/wiring.c, the one list of what
+ * libxdev starts, calls them in order when libxdev loads, before any xdev
+ * call can run; runtime (registry.c, thread_state.c) runs the hooks. The
+ * probes that enqueuing code calls are the stream tracer's
+ * (runtime/trace_probe.h) and the stream-order sanitizer's
+ * (runtime/sanitizer_probe.h). */
 #ifndef XDEV_CORE_HOOKS_H
 #define XDEV_CORE_HOOKS_H
 
@@ -15,7 +18,8 @@
 typedef enum {
     /* After runtime's own variables, before any backend loads: settings whose
      * malformed value fails xdev_init like every other XDEV_* variable
-     * (memory/: XDEV_ALLOC_CONF, XDEV_NO_MEMORY_CACHING). */
+     * (alloc/: XDEV_ALLOC_CONF, XDEV_NO_MEMORY_CACHING; kernel/:
+     * XDEV_LAUNCH_CHECKS, XDEV_KERNEL_CACHE, XDEV_KERNEL_CACHE_MAX_MB). */
     XDEV_INIT_SETTINGS = 0,
     /* Once the backends are selected (observe/: XDEV_TRACE_FILE, whose exit
      * handler must run before the backends' runtimes tear down). */
@@ -28,14 +32,17 @@ typedef enum {
 typedef xdev_status_t (*xdev_init_hook_t)(void);
 
 /* Runs on a thread that exits, if it has runtime's per-thread block: a
- * folder whose hook must run calls xdev_thread_state() once first. */
+ * folder whose hook must run calls xdev_thread_state() once first (alloc/:
+ * the thread's arena, its open pool scopes; kernel/: its last compile log;
+ * graph/: captures it left open). */
 typedef void (*xdev_thread_exit_hook_t)(void);
 
 /* Hooks of each kind (per phase); one more fails initialisation. */
 #define XDEV_MAX_HOOKS 8
 
-/* Register, from a constructor (not thread-safe). Steps of one phase, and
- * exit hooks, run in no particular order. */
+/* Register, from a part's xdev_<part>_wire() (not thread-safe: core/wiring.c
+ * calls them while libxdev loads). Steps of one phase, and exit hooks, run
+ * in the order core/wiring.c wires their parts. */
 void xdev_hook_init_add(xdev_init_phase_t phase, xdev_init_hook_t fn);
 void xdev_hook_thread_exit_add(xdev_thread_exit_hook_t fn);
 
@@ -44,5 +51,16 @@ xdev_status_t xdev_hooks_run_init(xdev_init_phase_t phase);
 
 /* thread_state.c: every exit hook, on the exiting thread. */
 void xdev_hooks_run_thread_exit(void);
+
+/* The parts above runtime/ that register hooks or probes, each from its own
+ * file; only core/wiring.c calls these (tools/check_tree.sh, rule wiring). */
+void xdev_device_allocator_wire(void); /* alloc/device_allocator.c */
+void xdev_mempool_wire(void);          /* alloc/mempool.c */
+void xdev_module_wire(void);           /* kernel/module.c */
+void xdev_compile_wire(void);          /* kernel/compile.c */
+void xdev_kcache_wire(void);           /* kernel/kernel_cache.c */
+void xdev_graph_wire(void);            /* graph/graph.c */
+void xdev_tracer_wire(void);           /* observe/tracer.c */
+void xdev_stream_sanitizer_wire(void); /* observe/stream_sanitizer.c */
 
 #endif

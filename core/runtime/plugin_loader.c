@@ -201,6 +201,62 @@ bool xdev_plugin_find(const char *file, char *path, size_t plen, char *tried, si
     return each_plugin_dir(find_in, &t) > 0;
 }
 
+/* Does the table say it is the backend it was loaded as? A plugin is found
+ * by its file's name, so a table naming another backend is a misnamed (or
+ * misbuilt) file: say which name each gives and how to make them agree. */
+static xdev_status_t check_identity(const xdev_backend_api_t *api, const char *origin,
+                                    const char *expected_name, xdev_device_type_t expected) {
+    const char *ours = expected_name != NULL && expected_name[0] ? expected_name : "?";
+    if (api->name == NULL || api->name[0] == '\0')
+        return XDEV_FAIL(XDEV_ERROR_BACKEND_UNAVAILABLE,
+                         "%s gives no backend name in its table (xdev_backend_api_t.name is %s): "
+                         "it must be '%s', the name it was loaded as",
+                         origin, api->name == NULL ? "NULL" : "empty", ours);
+    if (expected_name == NULL || strcmp(api->name, expected_name) != 0)
+        return XDEV_FAIL(XDEV_ERROR_BACKEND_UNAVAILABLE,
+                         "%s is the '%s' backend (the name its table gives), not '%s' as it was "
+                         "loaded: a plugin is found by name, so the file must be libxdev-%s.so "
+                         "(rename it), or the plugin rebuilt with the name '%s'",
+                         origin, api->name, ours, api->name, ours);
+    if (api->type != expected && api->type != XDEV_DEVICE_TYPE_ANY)
+        return XDEV_FAIL(XDEV_ERROR_BACKEND_UNAVAILABLE,
+                         "%s, the '%s' backend, gives device type %d in its table, but '%s' is "
+                         "device type %d in this libxdev: give XDEV_DEVICE_TYPE_ANY (the type is "
+                         "then assigned by name) or %d",
+                         origin, api->name, (int)api->type, ours, (int)expected, (int)expected);
+    return XDEV_SUCCESS;
+}
+
+/* One slot of a group, as a table sets it or not. */
+typedef struct group_slot {
+    const char *name; /* "table.slot" */
+    bool set;
+} group_slot_t;
+
+/* A group is all set or all NULL (xdev/backend_slots.h, XDEV_SLOT_GROUPS):
+ * otherwise the backend is refused here, once, naming the group and each
+ * slot it lacks, rather than half-working at every call site. */
+static xdev_status_t check_group(const char *origin, const char *group, const group_slot_t *slots,
+                                 size_t n) {
+    size_t set = 0;
+    for (size_t i = 0; i < n; i++)
+        set += slots[i].set;
+    if (set == 0 || set == n) return XDEV_SUCCESS;
+    char missing[256] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < n && used < sizeof missing; i++) {
+        if (slots[i].set) continue;
+        int w = snprintf(missing + used, sizeof missing - used, "%s%s", used ? ", " : "",
+                         slots[i].name);
+        if (w < 0) break;
+        used += (size_t)w;
+    }
+    return XDEV_FAIL(XDEV_ERROR_BACKEND_UNAVAILABLE,
+                     "%s sets %zu of the %zu slots of the group %s: it lacks %s (a backend sets "
+                     "all of a group's slots or none)",
+                     origin, set, n, group, missing);
+}
+
 xdev_status_t xdev_backend_api_validate(const xdev_backend_api_t *api, const char *origin,
                                         const char *expected_name, xdev_device_type_t expected) {
     if (api == NULL) return XDEV_FAIL(XDEV_ERROR_BACKEND_UNAVAILABLE, "%s returned no API", origin);
@@ -214,12 +270,8 @@ xdev_status_t xdev_backend_api_validate(const xdev_backend_api_t *api, const cha
         return XDEV_FAIL(XDEV_ERROR_BACKEND_UNAVAILABLE,
                          "%s: its API struct is %zu bytes, too short for ABI %u", origin, api->size,
                          XDEV_BACKEND_ABI_MAJOR);
-    if ((api->type != expected && api->type != XDEV_DEVICE_TYPE_ANY) || api->name == NULL ||
-        strcmp(api->name, expected_name) != 0)
-        return XDEV_FAIL(XDEV_ERROR_BACKEND_UNAVAILABLE,
-                         "%s is a backend of device type %d (%s), not %d (%s)", origin,
-                         (int)api->type, api->name ? api->name : "unnamed", (int)expected,
-                         expected_name);
+    xdev_status_t st = check_identity(api, origin, expected_name, expected);
+    if (st != XDEV_SUCCESS) return st;
     /* Every slot the list marks REQUIRED (xdev/backend_slots.h); any other
      * may be NULL, and the core then falls back or reports NOT_SUPPORTED. */
     const char *missing = api->init == NULL ? "init" : NULL;
@@ -232,5 +284,14 @@ xdev_status_t xdev_backend_api_validate(const xdev_backend_api_t *api, const cha
     if (missing != NULL)
         return XDEV_FAIL(XDEV_ERROR_BACKEND_UNAVAILABLE, "%s lacks the required slot %s", origin,
                          missing);
-    return XDEV_SUCCESS;
+        /* Every group whole or absent; a table the API struct (an older minor)
+         * ends before has none of its slots. */
+#define XDEV_GROUP_SLOT(t, s) {#t "." #s, XDEV_BACKEND_SLOT(XDEV_BACKEND_SLOT(api, t), s) != NULL},
+#define XDEV_CHECK_GROUP(t, g, ...)                                                                \
+    if (st == XDEV_SUCCESS) {                                                                      \
+        const group_slot_t slots[] = {XDEV_SLOT_EACH(XDEV_GROUP_SLOT, t, __VA_ARGS__)};            \
+        st = check_group(origin, #t "." #g, slots, sizeof slots / sizeof slots[0]);                \
+    }
+    XDEV_SLOT_GROUPS(XDEV_CHECK_GROUP)
+    return st;
 }

@@ -20,10 +20,10 @@ static void child_after_fork(void) {
     }
 }
 
-/* Registered when libxdev is loaded rather than at initialisation, so that
- * a fork racing with another thread's first xdev call is still seen (glibc
- * unregisters it if libxdev is unloaded). */
-__attribute__((constructor)) static void xdev_process_watch_fork(void) {
+/* Wired when libxdev is loaded (core/wiring.c) rather than at
+ * initialisation, so that a fork racing with another thread's first xdev
+ * call is still seen (glibc unregisters it if libxdev is unloaded). */
+void xdev_process_wire(void) {
     (void)pthread_atfork(NULL, NULL, child_after_fork);
 }
 
@@ -43,11 +43,11 @@ xdev_status_t xdev_process_refuse(void) {
                      "the process is exiting: xdev has stopped its stream workers");
 }
 
-/* Library destructor: runs at exit() (after the atexit handlers) or when
- * libxdev is unloaded, before the destructors of the libraries it depends on
- * (OpenBLAS), which must not run while a worker is inside them. Nothing to
- * do in a forked child: its workers are the parent's. */
-__attribute__((destructor)) static void xdev_process_exit(void) {
+/* From the library's destructor (core/wiring.c): runs at exit() (after the
+ * atexit handlers) or when libxdev is unloaded, before the destructors of the libraries it depends
+ * on (OpenBLAS), which must not run while a worker is inside them. Nothing to do in a forked child:
+ * its workers are the parent's. */
+void xdev_process_at_exit(void) {
     int expected = 0;
     if (!atomic_compare_exchange_strong(&xdev_process_state, &expected, XDEV_PROCESS_EXITING))
         return;

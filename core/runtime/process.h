@@ -26,8 +26,15 @@ enum { XDEV_PROCESS_FORKED = 1, XDEV_PROCESS_EXITING = 2 };
 extern _Atomic int xdev_process_state;
 
 /* Called first thing in initialisation: from then on a forked child refuses
- * (the fork handler itself is registered when libxdev loads). */
+ * (the fork handler itself is registered when libxdev loads, xdev_process_wire). */
 void xdev_process_mark_initialised(void);
+
+/* When libxdev loads (core/wiring.c): the fork handler. */
+void xdev_process_wire(void);
+
+/* When the process exits or libxdev is unloaded (core/wiring.c's
+ * destructor): stop the stream workers; later calls fail at once. */
+void xdev_process_at_exit(void);
 
 /* The error for a call made in a forked child or during exit. */
 xdev_status_t xdev_process_refuse(void);

@@ -6,7 +6,7 @@
  * Loading a backend is a probe: its failure is kept as the backend's reason
  * and never left in the calling thread's error state (xdev/error.h).
  * Initialisation also runs the steps that the folders above registered
- * (runtime/hooks.h): the allocator's settings (memory/), so that a malformed
+ * (runtime/hooks.h): the allocator's settings (alloc/), so that a malformed
  * XDEV_ALLOC_CONF fails xdev_init like every other variable, and
  * XDEV_TRACE_FILE (observe/) once the backends are selected. */
 #include "runtime/registry.h"
@@ -89,8 +89,11 @@ static void apply_visible(xdev_backend_t *be, int physical) {
 /* reason = "<plugin path>: <what>: <this thread's last error>". */
 static void set_reason(xdev_backend_t *be, const char *what) {
     char msg[sizeof be->reason];
-    if (snprintf(msg, sizeof msg, "%s: %s: %s", be->path, what, xdev_last_error()) < 0) msg[0] = 0;
+    int head = snprintf(msg, sizeof msg, "%s: %s: ", be->path, what);
+    if (head < 0 || (size_t)head >= sizeof msg) head = 0;
+    if (snprintf(msg + head, sizeof msg - (size_t)head, "%s", xdev_last_error()) < 0) msg[0] = 0;
     memcpy(be->reason, msg, sizeof msg); /* a message longer than the reason is cut */
+    be->reason_detail = (size_t)head;
 }
 
 /* Open every visible device into its record; false (reason set) on failure. */
@@ -197,19 +200,40 @@ static xdev_status_t failure_status(const xdev_backend_t *be) {
                                                           : XDEV_ERROR_BACKEND_UNAVAILABLE;
 }
 
-/* Every form XDEV_BACKEND accepts, for its messages. */
+/* Every form XDEV_BACKEND accepts, for its messages: the names known now
+ * (registered, and the plugins found on the plugin path) and the rule that
+ * any other name is a plugin to look for. */
 static void accepted_forms(char *buf, size_t len) {
-    char names[256], among[256];
+    char names[256];
     xdev_backend_table_names(names, sizeof names, " or ");
-    xdev_backend_table_names(among, sizeof among, " and ");
     xdev_device_type_t order[XDEV_MAX_DEVICE_TYPES];
     int n = xdev_backend_table_order(order, XDEV_MAX_DEVICE_TYPES);
     const char *ex1 = n > 0 ? xdev_device_type_name(order[0]) : "cuda";
-    const char *ex2 = n > 1 ? xdev_device_type_name(order[n - 1]) : "cpu";
+    const char *ex2 = xdev_device_type_name(XDEV_DEVICE_CPU) != NULL ? "cpu"
+                      : n > 1 ? xdev_device_type_name(order[n - 1])
+                              : "cpu";
     snprintf(buf, len,
-             "expected auto, %s, or a comma list of distinct names among %s in order of "
-             "preference such as %s,%s; unset or empty means auto",
-             names, among, ex1, ex2);
+             "expected auto, a backend's name (%s; any other name is a plugin to load, "
+             "libxdev-<name>.so on the plugin path), or a comma list of distinct names in order "
+             "of preference such as %s,%s; unset or empty means auto",
+             names, ex1, strcmp(ex1, ex2) != 0 ? ex2 : "cpu");
+}
+
+/* When no backend could be used and one of those tried failed on a
+ * malformed variable of its own (XDEV_CPU_THREADS=0), that variable is the
+ * error, whatever else failed: its message first, then which backend read
+ * it. XDEV_SUCCESS when none did. */
+static xdev_status_t env_failure(const xdev_device_type_t *types, int n, const char *spec) {
+    for (int i = 0; i < n; i++) {
+        const xdev_backend_t *be = &g_backends[types[i]];
+        if (failure_status(be) != XDEV_ERROR_ENV) continue;
+        const char *detail =
+            be->reason_detail < strlen(be->reason) ? be->reason + be->reason_detail : be->reason;
+        return XDEV_FAIL(XDEV_ERROR_ENV,
+                         "%s (the %s backend cannot start with it; XDEV_BACKEND=%s)", detail,
+                         be->name, spec);
+    }
+    return XDEV_SUCCESS;
 }
 
 /* Parse XDEV_BACKEND and pick the default device type. */
@@ -228,6 +252,8 @@ static xdev_status_t select_backend(void) {
             }
             if (!(be->flags & XDEV_BACKEND_ACCELERATOR)) last = be;
         }
+        xdev_status_t env = env_failure(order, n, "auto");
+        if (env != XDEV_SUCCESS) return env;
         if (last == NULL)
             return XDEV_FAIL(XDEV_ERROR_BACKEND_UNAVAILABLE,
                              "XDEV_BACKEND=auto: no backend can be used and none but "
@@ -247,14 +273,16 @@ static xdev_status_t select_backend(void) {
         for (int i = 0; t >= 0 && i < n; i++)
             twice = twice || list[i] == t;
         if (t < 0 || twice) {
-            const char *why = twice ? "backend listed twice:"
+            /* a name not registered became a plugin to look for (register_by_name):
+             * one that is still unknown cannot be a backend's name */
+            const char *why = twice ? "is listed twice"
                               : len == 4 && strncasecmp(p, "auto", 4) == 0
-                                  ? "auto cannot be part of a list:"
-                                  : "unknown backend";
+                                  ? "cannot be part of a list"
+                                  : "is not a backend's name (1 to 15 of a-z, 0-9 and _)";
             char forms[1024];
             accepted_forms(forms, sizeof forms);
-            return XDEV_FAIL(XDEV_ERROR_ENV, "XDEV_BACKEND='%s': %s '%.*s' (%s)", spec, why,
-                             (int)len, p, forms);
+            return XDEV_FAIL(XDEV_ERROR_ENV, "XDEV_BACKEND='%s': '%.*s' %s (%s)", spec, (int)len, p,
+                             why, forms);
         }
         list[n++] = t;
         if (comma == NULL) break;
@@ -273,9 +301,12 @@ static xdev_status_t select_backend(void) {
         if (w > 0) used = used + (size_t)w < sizeof why ? used + (size_t)w : sizeof why - 1;
     }
     /* A malformed variable is reported as such, whichever backend it broke. */
-    xdev_status_t st = XDEV_ERROR_BACKEND_UNAVAILABLE;
+    xdev_device_type_t tried[XDEV_MAX_DEVICE_TYPES];
     for (int i = 0; i < n; i++)
-        if (failure_status(&g_backends[list[i]]) == XDEV_ERROR_ENV) st = XDEV_ERROR_ENV;
+        tried[i] = (xdev_device_type_t)list[i];
+    xdev_status_t env = env_failure(tried, n, spec);
+    if (env != XDEV_SUCCESS) return env;
+    xdev_status_t st = XDEV_ERROR_BACKEND_UNAVAILABLE;
     if (n == 1)
         return XDEV_FAIL(st, "XDEV_BACKEND=%s: the %s backend cannot be used: %s", spec,
                          g_backends[list[0]].name, g_backends[list[0]].reason);

@@ -56,6 +56,7 @@ typedef struct xdev_backend {
     void *dl_handle;
     char path[PATH_MAX];
     char reason[4096];
+    size_t reason_detail;      /* where the backend's own message starts in reason */
     xdev_status_t fail_status; /* why it failed: XDEV_ERROR_ENV for a malformed variable */
     int device_count;          /* visible */
     xdev_device_record_t devices[XDEV_MAX_DEVICES];

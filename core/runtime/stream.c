@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* stream.c - stream objects: default and per-thread current streams,
  * creation, queries, cross-stream ordering, host functions, guards. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "runtime/stream_order.h"
-#include "runtime/trace_probe.h"
+#include "runtime/enqueue.h"
 #include "base/error_internal.h"
 #include "runtime/event_internal.h"
 #include "runtime/process.h"
@@ -203,15 +204,13 @@ xdev_status_t xdev_stream_destroy(xdev_stream_t stream) {
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
                              "the default stream of %s:%d belongs to xdev and cannot be destroyed",
                              stream->be->name, stream->device.index);
-    if (stream->owned && !XDEV_HAS(stream->be, stream, destroy))
-        XDEV_CHECK(xdev_backend_not_supported(stream->be, "stream.destroy"));
     xdev_capture_t *cap = atomic_load(&stream->capture);
     if (cap != NULL) XDEV_CHECK(xdev_capture_refuse(cap, "destroying a capturing stream"));
     /* Finish the work queued so far first: once `closing` is set, the
      * allocator no longer orders frees after this stream (its events cannot
      * be recorded any more), so everything queued before must be done. From
      * the stream's own host function this fails and nothing changes. */
-    bool waited = stream->owned && XDEV_HAS(stream->be, stream, synchronize);
+    bool waited = stream->owned;
     if (waited) XDEV_CHECK(xdev_be_stream_synchronize(stream->rec, stream->native));
     bool was = false;
     if (!atomic_compare_exchange_strong(&stream->closing, &was, true))
@@ -321,6 +320,25 @@ static xdev_status_t capture_follow(xdev_stream_t stream, uint64_t id, const cha
     return xdev_capture_refuse(cap, what);
 }
 
+/* The enqueue path's steps of a wait on an event (enqueue.h). */
+typedef struct {
+    xdev_event_t event;
+    void *native; /* its backend event */
+} wait_event_op_t;
+
+static xdev_status_t wait_event_call(xdev_enqueue_t *q) {
+    const wait_event_op_t *o = q->ctx;
+    return xdev_be_stream_wait_event(q->stream->rec, q->stream->native, o->native);
+}
+
+static void wait_event_trace_args(xdev_enqueue_t *q) {
+    xdev_enqueue_span_args(q, "\"event\":\"%p\"", (void *)((const wait_event_op_t *)q->ctx)->event);
+}
+
+static void wait_event_order(const xdev_enqueue_t *q) {
+    xdev_order_on_wait_event(q->stream, ((const wait_event_op_t *)q->ctx)->event);
+}
+
 xdev_status_t xdev_stream_wait_event(xdev_stream_t stream, xdev_event_t event) {
     XDEV_CHECK(xdev_stream_check(stream, "stream"));
     XDEV_CHECK(xdev_event_check(event, "event"));
@@ -338,15 +356,17 @@ xdev_status_t xdev_stream_wait_event(xdev_stream_t stream, xdev_event_t event) {
                              "a %s stream cannot wait for an event recorded on a %s device; "
                              "synchronize the event on the host instead",
                              stream->be->name, ebe->name);
-    xdev_trace_span_t span;
-    bool traced = xdev_tracer_active();
-    if (XDEV_UNLIKELY(traced)) xdev_tracer_span_begin(&span, stream);
-    xdev_status_t st = xdev_be_stream_wait_event(stream->rec, stream->native, enative);
-    if (XDEV_UNLIKELY(traced))
-        xdev_tracer_span_end(&span, stream, "wait_event", "\"event\":\"%p\"", (void *)event);
-    XDEV_CHECK(st);
-    xdev_order_on_wait_event(stream, event);
-    XDEV_CHECK(xdev_core_after_enqueue(stream));
+    wait_event_op_t o = {event, enative};
+    xdev_enqueue_t q = {
+        .kind = XDEV_OP_STREAM_WAIT,
+        .name = "wait_event",
+        .stream = stream,
+        .ctx = &o,
+        .call = wait_event_call,
+        .trace_args = wait_event_trace_args,
+        .order = wait_event_order,
+    };
+    XDEV_CHECK(xdev_enqueue(&q));
     return XDEV_SUCCESS;
 }
 
@@ -372,6 +392,40 @@ static bool marker_give(xdev_device_record_t *rec, void *e) {
     return false;
 }
 
+/* The enqueue path's steps of a wait on another stream (enqueue.h): the
+ * marker already recorded on `other` (its status in `recorded`). */
+typedef struct {
+    xdev_stream_t other;
+    void *marker;
+    xdev_status_t recorded;
+} wait_stream_op_t;
+
+static xdev_status_t wait_stream_call(xdev_enqueue_t *q) {
+    const wait_stream_op_t *o = q->ctx;
+    if (o->recorded != XDEV_SUCCESS) return o->recorded;
+    return xdev_be_stream_wait_event(q->stream->rec, q->stream->native, o->marker);
+}
+
+static void wait_stream_trace_args(xdev_enqueue_t *q) {
+    xdev_enqueue_span_args(q, "\"other\":\"%p\"",
+                           ((const wait_stream_op_t *)q->ctx)->other->native);
+}
+
+/* The marker back to the spares; a failed record or wait may leave it
+ * half-used: not a spare. */
+static xdev_status_t wait_stream_finish(xdev_enqueue_t *q, xdev_status_t st) {
+    const wait_stream_op_t *o = q->ctx;
+    if (st != XDEV_SUCCESS || !marker_give(o->other->rec, o->marker)) {
+        xdev_status_t dst = xdev_be_event_destroy(o->other->rec, o->marker);
+        if (st == XDEV_SUCCESS) st = dst;
+    }
+    return st;
+}
+
+static void wait_stream_order(const xdev_enqueue_t *q) {
+    xdev_order_on_wait_stream(q->stream, ((const wait_stream_op_t *)q->ctx)->other);
+}
+
 xdev_status_t xdev_core_stream_wait_stream(xdev_stream_t stream, xdev_stream_t other) {
     if (stream == other) return XDEV_SUCCESS;
     xdev_capture_t *ocap = atomic_load_explicit(&other->capture, memory_order_acquire);
@@ -383,29 +437,24 @@ xdev_status_t xdev_core_stream_wait_stream(xdev_stream_t stream, xdev_stream_t o
         return XDEV_FAIL(XDEV_ERROR_NOT_SUPPORTED,
                          "a %s stream cannot wait for a %s stream; synchronize it on the host",
                          be->name, other->be->name);
-    if (!XDEV_HAS(be, event, record) || !XDEV_HAS(be, event, destroy) ||
-        !XDEV_HAS(be, stream, wait_event))
-        return xdev_backend_not_supported(be, "event.create/record/destroy or stream.wait_event");
     /* A private event marks `other`'s current end, taken from the device's
      * spares (creating one costs more than the record and wait together). */
     void *marker = marker_take(other->rec);
     xdev_status_t st = XDEV_SUCCESS;
     if (marker == NULL) st = xdev_be_event_create(other->rec, XDEV_EVENT_DEFAULT, &marker);
     if (st != XDEV_SUCCESS) return st;
-    st = xdev_be_event_record(other->rec, marker, other->native);
-    xdev_trace_span_t span;
-    bool traced = xdev_tracer_active();
-    if (XDEV_UNLIKELY(traced)) xdev_tracer_span_begin(&span, stream);
-    if (st == XDEV_SUCCESS) st = xdev_be_stream_wait_event(stream->rec, stream->native, marker);
-    if (XDEV_UNLIKELY(traced))
-        xdev_tracer_span_end(&span, stream, "wait_stream", "\"other\":\"%p\"", other->native);
-    if (st != XDEV_SUCCESS || !marker_give(other->rec, marker)) {
-        /* a failed record or wait may leave it half-used: not a spare */
-        xdev_status_t dst = xdev_be_event_destroy(other->rec, marker);
-        if (st == XDEV_SUCCESS) st = dst;
-    }
-    if (st == XDEV_SUCCESS) xdev_order_on_wait_stream(stream, other);
-    return st == XDEV_SUCCESS ? xdev_core_after_enqueue(stream) : st;
+    wait_stream_op_t o = {other, marker, xdev_be_event_record(other->rec, marker, other->native)};
+    xdev_enqueue_t q = {
+        .kind = XDEV_OP_STREAM_WAIT,
+        .name = "wait_stream",
+        .stream = stream,
+        .ctx = &o,
+        .call = wait_stream_call,
+        .trace_args = wait_stream_trace_args,
+        .finish = wait_stream_finish,
+        .order = wait_stream_order,
+    };
+    return xdev_enqueue(&q);
 }
 
 xdev_status_t xdev_stream_wait_stream(xdev_stream_t stream, xdev_stream_t other) {
@@ -425,15 +474,34 @@ xdev_status_t xdev_core_stream_query(xdev_stream_t s) {
     /* A capturing stream runs nothing: its blocks are not free to reuse yet. */
     if (atomic_load_explicit(&s->capture, memory_order_acquire) != NULL)
         return XDEV_ERROR_NOT_READY;
-    return XDEV_HAS(s->be, stream, query) ? xdev_be_stream_query(s->rec, s->native) : XDEV_SUCCESS;
+    return xdev_be_stream_query(s->rec, s->native);
+}
+
+/* The enqueue path's step of a host function (enqueue.h): while tracing,
+ * through the tracer's timing trampoline, which records it (no span). */
+typedef struct {
+    xdev_host_fn_t fn;
+    void *user;
+} host_func_op_t;
+
+static xdev_status_t host_func_call(xdev_enqueue_t *q) {
+    const host_func_op_t *o = q->ctx;
+    return XDEV_UNLIKELY(xdev_tracer_active())
+               ? xdev_tracer_host_func(q->stream, o->fn, o->user)
+               : xdev_be_stream_launch_host_func(q->stream->rec, q->stream->native, o->fn, o->user);
 }
 
 xdev_status_t xdev_core_launch_host_func(xdev_stream_t s, xdev_host_fn_t fn, void *user) {
-    xdev_status_t st = XDEV_UNLIKELY(xdev_tracer_active())
-                           ? xdev_tracer_host_func(s, fn, user)
-                           : xdev_be_stream_launch_host_func(s->rec, s->native, fn, user);
-    if (st != XDEV_SUCCESS) return st;
-    return xdev_core_after_enqueue(s);
+    host_func_op_t o = {fn, user};
+    xdev_enqueue_t q = {
+        .kind = XDEV_OP_HOST_FUNC,
+        .name = "host_func",
+        .stream = s,
+        .ctx = &o,
+        .flags = XDEV_ENQUEUE_NO_SPAN,
+        .call = host_func_call,
+    };
+    return xdev_enqueue(&q);
 }
 
 xdev_status_t xdev_launch_host_func(xdev_stream_t stream, xdev_host_fn_t fn, void *user_data) {

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* stream_order.c - the vector clocks of the stream-order sanitizer (see
- * stream_order.h). Clocks are dense arrays indexed by stream id - 1; ids are
- * never reused, so a destroyed stream's entries stay meaningful in the
- * clocks that saw it. The host's clock is merged into a stream's lazily:
- * every view of a stream takes the larger of the two entries. */
+ * stream_order.h). Clocks are dense arrays indexed by stream id - 1; a
+ * destroyed stream's id goes to the next new stream (state_of says why that
+ * is sound), so clocks stay as long as the most streams alive at once. The
+ * host's clock is merged into a stream's lazily: every view of a stream
+ * takes the larger of the two entries. */
 #include "runtime/stream_order.h"
 
 #include <pthread.h>
@@ -15,10 +16,16 @@
 #include "base/error_internal.h"
 #include "runtime/device_record.h"
 #include "runtime/event_internal.h"
+#include "runtime/sanitizer_probe.h"
 #include "runtime/stream_internal.h"
 #include "runtime/stream_names.h"
 
 _Atomic bool xdev_sanitize_flag;
+xdev_san_probes_t xdev_san_probes; /* observe/stream_sanitizer.c fills them in */
+
+void xdev_san_probes_set(const xdev_san_probes_t *probes) {
+    xdev_san_probes = *probes;
+}
 
 typedef struct clock {
     size_t n;
@@ -268,6 +275,18 @@ void xdev_order_on_stream_destroy(xdev_stream_t s) {
     st->handle = NULL;
     s->order_id = 0;
     pthread_mutex_unlock(&g_lock);
+}
+
+/* The test hook: the longest clock among the host's and every stream's
+ * (events copy a stream's, so theirs are never longer), and the ids given
+ * out. */
+size_t xdev_order_clock_length(void) {
+    pthread_mutex_lock(&g_lock);
+    size_t n = g_host.n > g_nstreams ? g_host.n : g_nstreams;
+    for (size_t i = 0; i < g_nstreams; i++)
+        if (g_streams[i].clock.n > n) n = g_streams[i].clock.n;
+    pthread_mutex_unlock(&g_lock);
+    return n;
 }
 
 void xdev_order_on_event_destroy(xdev_event_t e) {

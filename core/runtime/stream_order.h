@@ -9,7 +9,7 @@
  * recording an event copies the stream's clock into the event, a wait on
  * the event (or xdev_stream_wait_stream) merges it into the waiting stream,
  * and a synchronize merges it into the host's clock, which every stream's
- * later work is ordered after. The memory side (memory/stream_sanitizer.c)
+ * later work is ordered after. The memory side (observe/stream_sanitizer.c)
  * records the epochs that read and wrote each allocation and asks whether
  * a new access is ordered after them.
  *
@@ -87,5 +87,11 @@ void xdev_order_on_host_waits_device(xdev_device_record_t *rec);
 void xdev_order_on_event_destroy(xdev_event_t e);
 /* s is destroyed after the host waited for its work: its id may be reused. */
 void xdev_order_on_stream_destroy(xdev_stream_t s);
+
+/* A test hook (exported for tests/test_sanitizer.c, in no public header):
+ * the longest vector clock kept now (the host's, a stream's or an event's),
+ * in entries. Ids of destroyed streams are reused, so it stays near the most
+ * streams alive at once however many were made. */
+XDEV_API size_t xdev_order_clock_length(void);
 
 #endif

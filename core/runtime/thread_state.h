@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* thread_state.h - what runtime keeps per thread on its hot paths (the
  * allocator keeps its arena and free hint in its own initial-exec TLS,
- * memory/device_allocator.c).
+ * alloc/device_allocator.c).
  *
  * One heap block per thread, reached through a single initial-exec TLS
  * pointer: a shared library's ordinary (global-dynamic) TLS costs a
@@ -31,7 +31,7 @@ typedef struct xdev_stream_ref {
  * a destroyed stream's native queue is freed only once no thread lists it. */
 #define XDEV_HAZARDS 4
 
-/* memory/alloc_lookup.c's per-thread cache of device allocations found live
+/* alloc/alloc_lookup.c's per-thread cache of device allocations found live
  * (for kernel launches' pointer checks): plain words to runtime/. */
 #define XDEV_LIVE_CACHE 8
 typedef struct xdev_live_cache_entry {

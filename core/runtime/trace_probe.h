@@ -2,8 +2,11 @@
 /* trace_probe.h - where code that enqueues work tells the stream tracer what
  * it ran. The tracer (observe/tracer.c, behind xdev_trace_start and
  * XDEV_TRACE_FILE) sits above every folder that calls these: it fills in
- * the probes when libxdev loads (xdev_trace_probes_set), and runtime/,
- * memory/ and math/ reach it only through them.
+ * the probes when libxdev loads (xdev_trace_probes_set), and the folders
+ * below it reach it only through them: the enqueue path (runtime/enqueue.h,
+ * which the stream-ordered calls of runtime/, memory/, kernel/, math/,
+ * comm/ and graph/ go through), runtime/stream.c (host functions while
+ * tracing) and alloc/alloc_history.c (allocator events).
  *
  * A call that enqueues work brackets it with a span:
  *
@@ -69,7 +72,7 @@ typedef struct xdev_trace_probes {
 
 extern xdev_trace_probes_t xdev_trace_probes;
 
-/* The tracer registers its probes (from a constructor, when libxdev loads). */
+/* The tracer registers its probes (xdev_tracer_wire, when libxdev loads). */
 void xdev_trace_probes_set(const xdev_trace_probes_t *probes);
 
 /* Before enqueuing on s (checked, live). */

@@ -27,7 +27,8 @@
  * - a failing slot reports through xdev_host_services_t (set_error, or
  *   set_vendor_error with the vendor's own error name) and returns that
  *   status; slots never abort, exit or print.
- * Optional tables (blas, fft, rng, trace, ipc, ops, comm) and optional
+ * Optional tables (blas, fft, rng, trace, ipc, ops, comm, kernel, graph,
+ * prim) and optional
  * slots may be NULL (never a stub returning NOT_SUPPORTED: that would
  * disable the core's fallbacks); the core then falls back or reports
  * XDEV_ERROR_NOT_SUPPORTED naming the backend and the slot. A required slot
@@ -49,6 +50,7 @@
 #include "xdev/blas.h"
 #include "xdev/fft.h"
 #include "xdev/kernel.h"
+#include "xdev/primitives.h"
 #include "xdev/backend_slots.h"
 
 #ifdef __cplusplus
@@ -57,7 +59,7 @@ extern "C" {
 
 #define XDEV_BACKEND_ABI_MAJOR 3u
 /* The history of the ABI is in CHANGELOG.md. */
-#define XDEV_BACKEND_ABI_MINOR 4u
+#define XDEV_BACKEND_ABI_MINOR 5u
 #define XDEV_BACKEND_ENTRY_SYMBOL "xdev_backend_entry"
 
 /* True when `table` (which starts with its size) is long enough to hold `slot`. */
@@ -369,6 +371,11 @@ typedef struct xdev_compiled {
     void *data;                 /* malloc'd image bytes; the core frees them */
     size_t data_size;
     char *log; /* malloc'd compiler output, or NULL; the core frees it */
+    /* malloc'd: every file the compile read besides the source, one path a
+     * line as the compiler named it (headers, xdev's and the system's), or
+     * NULL when the backend cannot tell; the core frees it. The cache keys
+     * the image on these files' contents (core/kernel/kernel_cache.h). */
+    char *deps;
 } xdev_compiled_t;
 
 typedef struct xdev_kernel_vtable {
@@ -380,6 +387,32 @@ typedef struct xdev_graph_vtable {
     size_t size;
     XDEV_SLOTS_GRAPH(XDEV_SLOT_FIELD)
 } xdev_graph_vtable_t;
+
+/* ---------------------------------------------------------------- prim (ABI 3.5)
+ * One reduce or scan (xdev/primitives.h), checked by the core. flags:
+ * XDEV_PRIM_EXCLUSIVE (scan) and XDEV_PRIM_FLAG_DETERMINISTIC (floating
+ * sums follow the fixed order that xdev/primitives.h defines: the same bits
+ * on every backend). Fields are only ever appended. */
+#define XDEV_PRIM_FLAG_DETERMINISTIC (1u << 16)
+
+typedef struct xdev_prim_desc {
+    size_t size; /* sizeof(xdev_prim_desc_t) */
+    int op;      /* xdev_prim_op_t */
+    uint32_t flags;
+    xdev_dtype_t dtype;
+    const void *in; /* count elements of dtype (NULL when count = 0) */
+    void *out;      /* reduce: one element (ARGMIN/ARGMAX: an int64_t); scan: count */
+    size_t count;
+    void *temp; /* NULL: the size query; else temp_bytes bytes of the device */
+    size_t temp_bytes;
+    xdev_backend_device_t *device;
+    void *stream; /* native */
+} xdev_prim_desc_t;
+
+typedef struct xdev_prim_vtable {
+    size_t size;
+    XDEV_SLOTS_PRIM(XDEV_SLOT_FIELD)
+} xdev_prim_vtable_t;
 
 typedef struct xdev_backend_api {
     size_t size; /* sizeof(xdev_backend_api_t) as the backend was built */
@@ -415,6 +448,7 @@ typedef struct xdev_backend_api {
     uint32_t flags;
     const xdev_kernel_vtable_t *kernel; /* optional; since ABI 3.1 */
     const xdev_graph_vtable_t *graph;   /* optional; since ABI 3.2 */
+    const xdev_prim_vtable_t *prim;     /* optional; since ABI 3.5 */
 } xdev_backend_api_t;
 
 /* The plugin's exported entry point (named XDEV_BACKEND_ENTRY_SYMBOL). */
@@ -423,7 +457,8 @@ typedef const xdev_backend_api_t *(*xdev_backend_entry_fn)(void);
 /* ---------------------------------------------------------------- registration
  * The core knows backends only through this table of named factories. The
  * backends xdev ships register themselves when libxdev loads (the CPU backend
- * from backends/cpu/, the cuda and hip plugins from backends/plugins.c); an
+ * from backends/cpu/, the cuda and hip plugins from backends/plugins.c, both
+ * on core/wiring.c's list); an
  * application may register its own before its first other xdev call. A
  * factory is either an entry point linked into the process (built in) or the
  * name of a plugin, libxdev-<name>.so, loaded on first use. */

@@ -22,7 +22,13 @@
  *   non-decreasing order of it; test_abi.c checks this and the count of
  *   slots each released minor had);
  * - params / args: the slot's parameters after the context, and their names.
- * All slots return xdev_status_t. */
+ * All slots return xdev_status_t.
+ *
+ * Optional slots that only work together form a group (XDEV_SLOT_GROUPS,
+ * after the tables): a backend sets all of a group's slots or none. The
+ * core checks this once, when a backend loads, and refuses a table that
+ * sets part of a group, naming the backend, the group and the slots it
+ * lacks; the core's call sites then test one slot of a group for all. */
 #ifndef XDEV_BACKEND_SLOTS_H
 #define XDEV_BACKEND_SLOTS_H
 
@@ -82,7 +88,7 @@
 #define XDEV_SLOTS_MEMORY(X)                                                                       \
     X(memory, malloc, REQUIRED, DEV, 0, (size_t bytes, void **out), (bytes, out))                  \
     X(memory, free, REQUIRED, DEV, 0, (void *ptr), (ptr))                                          \
-    /* Page-locked host memory. NULL (or host_free NULL): xdev_host_alloc is NOT_SUPPORTED. */     \
+    /* Page-locked host memory (group memory.host). NULL: xdev_host_alloc is NOT_SUPPORTED. */     \
     X(memory, host_alloc, OPTIONAL, HOST, 0, (size_t bytes, void **out), (bytes, out))             \
     X(memory, host_free, OPTIONAL, HOST, 0, (void *ptr), (ptr))                                    \
     /* Enqueue a copy on `stream` of `dev` (the device side, or the destination's device for       \
@@ -96,11 +102,12 @@
       (free_bytes, total_bytes))                                                                   \
     /* Stream-ordered allocation (cudaMallocAsync), for XDEV_ALLOC_CONF=backend:async: the         \
      * memory is usable by work queued on `stream` from now on; free_async releases it once        \
-     * `stream` reaches the free. NULL (either): backend:async is refused, naming the slot. */     \
+     * `stream` reaches the free (group memory.async). NULL: backend:async is refused, naming      \
+     * the slot. */                                                                                \
     X(memory, malloc_async, OPTIONAL, DEV, 0, (size_t bytes, void *stream, void **out),            \
       (bytes, stream, out))                                                                        \
     X(memory, free_async, OPTIONAL, DEV, 0, (void *ptr, void *stream), (ptr, stream))              \
-    /* Virtual memory, for XDEV_ALLOC_CONF=expandable_segments:true; all five or none (NULL:       \
+    /* Virtual memory, for XDEV_ALLOC_CONF=expandable_segments:true (group memory.va; NULL:        \
      * expandable segments are refused, naming the slot). va_granularity: the unit every size      \
      * and address below is a multiple of. va_reserve: `bytes` of address space with nothing       \
      * behind it. va_map: back [addr, addr + bytes) inside a reservation with new device           \
@@ -114,8 +121,9 @@
     X(memory, va_map, OPTIONAL, DEV, 0, (void *addr, size_t bytes), (addr, bytes))                 \
     X(memory, va_unmap, OPTIONAL, DEV, 0, (void *addr, size_t bytes), (addr, bytes))               \
     /* Page-lock `bytes` of existing host memory at ptr for fast copies to and from every          \
-     * device (cudaHostRegister, portable), and undo it. NULL: xdev_host_register takes the        \
-     * memory as it is (a backend whose copies need no pinning, as the CPU's). */                  \
+     * device (cudaHostRegister, portable), and undo it (group memory.pin). NULL:                  \
+     * xdev_host_register takes the memory as it is (a backend whose copies need no pinning, as    \
+     * the CPU's). */                                                                              \
     X(memory, host_register, OPTIONAL, HOST, 4, (void *ptr, size_t bytes), (ptr, bytes))           \
     X(memory, host_unregister, OPTIONAL, HOST, 4, (void *ptr), (ptr))
 
@@ -224,8 +232,9 @@
       (nranks, id, rank, comm))
 
 /* ------------------------------------------------------------------ kernel */
-/* Modules and launches (xdev/kernel.h). NULL (module_load, get_function or
- * launch): the xdev_module_* calls are NOT_SUPPORTED, naming the backend. */
+/* Modules and launches (xdev/kernel.h). module_load, get_function and
+ * launch are the group kernel.module; NULL: the xdev_module_* calls are
+ * NOT_SUPPORTED, naming the backend. */
 #define XDEV_SLOTS_KERNEL(X)                                                                       \
     /* The device's launch limits. NULL: CUDA's (1024 threads, blocks of 1024 x 1024 x 64,         \
      * grids of 2^31-1 x 65535 x 65535, 48 KiB shared, warp 32). */                                \
@@ -246,7 +255,7 @@
      * only during the call. */                                                                    \
     X(kernel, launch, OPTIONAL, DEV, 1, (const xdev_launch_desc_t *desc, void *stream),            \
       (desc, stream))                                                                              \
-    /* Run-time compilation (both or neither; NULL: xdev_module_compile is NOT_SUPPORTED,          \
+    /* Run-time compilation (group kernel.compile; NULL: xdev_module_compile is NOT_SUPPORTED,     \
      * naming the backend). compile_target: what, besides the source and options, decides the      \
      * compiled image - the compiler's identity and version and the device's architecture, one     \
      * line (e.g. "nvrtc 13.0 sm_90") for the core's cache key - and the image format compile      \
@@ -261,8 +270,8 @@
       (desc, out))
 
 /* ------------------------------------------------------------------- graph */
-/* Stream capture and replay (xdev/graph.h). NULL (any of the four): capture
- * is XDEV_ERROR_NOT_SUPPORTED, naming the backend. The core checks what the
+/* Stream capture and replay (xdev/graph.h), the group graph.capture. NULL:
+ * capture is XDEV_ERROR_NOT_SUPPORTED, naming the backend. The core checks what the
  * capture may contain (it refuses synchronizes, blocking copies and the like
  * itself); the backend records what is enqueued on `stream` - and on every
  * stream that waits on an event recorded on a capturing stream (fork/join) -
@@ -279,6 +288,25 @@
     /* Called once no replay is pending (the core synchronized the device). */                     \
     X(graph, destroy, OPTIONAL, DEV, 2, (void *graph), (graph))
 
+/* ------------------------------------------------------------------- prim */
+/* Device-wide parallel primitives (xdev/primitives.h). The core has checked
+ * the descriptor (dtype, op, operands against their allocations, alignment,
+ * overlaps). Each slot is called twice: first with desc->temp NULL, when it
+ * only writes to *temp_bytes the temporary bytes the call needs on the
+ * device (0: none) and enqueues nothing; then, with desc->temp pointing at
+ * that many bytes from the caching allocator on desc->stream (NULL when 0),
+ * it enqueues the work on desc->stream. NULL (the table or a slot): the
+ * primitive is XDEV_ERROR_NOT_SUPPORTED, naming the backend and the
+ * primitive. A dtype or op the backend cannot run: XDEV_ERROR_NOT_SUPPORTED
+ * from the slot, saying which. */
+#define XDEV_SLOTS_PRIM(X)                                                                         \
+    /* *out = op over in[0 .. count) (xdev_prim_reduce). */                                        \
+    X(prim, reduce, OPTIONAL, DESC, 5, (const xdev_prim_desc_t *desc, size_t *temp_bytes),         \
+      (desc, temp_bytes))                                                                          \
+    /* out[i] = op over in[0 .. i] or [0 .. i-1] (xdev_prim_scan; in == out allowed). */           \
+    X(prim, scan, OPTIONAL, DESC, 5, (const xdev_prim_desc_t *desc, size_t *temp_bytes),           \
+      (desc, temp_bytes))
+
 /* Every table: T(table, list macro) in the order of xdev_backend_api_t. */
 #define XDEV_BACKEND_TABLES(T)                                                                     \
     T(device, XDEV_SLOTS_DEVICE)                                                                   \
@@ -293,7 +321,29 @@
     T(ops, XDEV_SLOTS_OPS)                                                                         \
     T(comm, XDEV_SLOTS_COMM)                                                                       \
     T(kernel, XDEV_SLOTS_KERNEL)                                                                   \
-    T(graph, XDEV_SLOTS_GRAPH)
+    T(graph, XDEV_SLOTS_GRAPH)                                                                     \
+    T(prim, XDEV_SLOTS_PRIM)
+
+/* ------------------------------------------------------------- slot groups */
+/* Slots that only work together: G(table, group, slots...), every slot
+ * OPTIONAL, in at most one group, and all of a group appended by one minor
+ * (test_abi.c checks these), so that a table of an older minor, which ends
+ * before a group, has none of it. A backend that sets some but not all of a
+ * group is refused when it loads (built in or plugin). A new group, or a
+ * slot added to one, is a rule a backend that loaded before may break: do
+ * it only with the slots it groups. */
+#define XDEV_SLOT_GROUPS(G)                                                                        \
+    G(memory, host, host_alloc, host_free)                                                         \
+    G(memory, async, malloc_async, free_async)                                                     \
+    G(memory, va, va_granularity, va_reserve, va_release, va_map, va_unmap)                        \
+    G(memory, pin, host_register, host_unregister)                                                 \
+    G(trace, range, range_push, range_pop)                                                         \
+    G(fft, plan, plan_create, plan_destroy, exec)                                                  \
+    G(comm, bracket, group_start, group_end)                                                       \
+    G(comm, rank, get_unique_id, init_rank)                                                        \
+    G(kernel, module, module_load, get_function, launch)                                           \
+    G(kernel, compile, compile_target, compile)                                                    \
+    G(graph, capture, capture_begin, capture_end, launch, destroy)
 
 /* ------------------------------------------------------- expansion helpers */
 #define XDEV_SLOT_STRIP(...) __VA_ARGS__
@@ -304,6 +354,18 @@
 #define XDEV_SLOT_PARAMS_HOST(p) p
 #define XDEV_SLOT_PARAMS_HOST0(p) (void)
 #define XDEV_SLOT_PARAMS(kind, p) XDEV_SLOT_PARAMS_##kind(p)
+/* M(table, slot) for each of a group's slots (up to 8). */
+#define XDEV_SLOT_EACH(M, t, ...)                                                                  \
+    XDEV_SLOT_EACH_N_(__VA_ARGS__, 8, 7, 6, 5, 4, 3, 2, 1, 0)(M, t, __VA_ARGS__)
+#define XDEV_SLOT_EACH_N_(s1, s2, s3, s4, s5, s6, s7, s8, n, ...) XDEV_SLOT_EACH_##n
+#define XDEV_SLOT_EACH_1(M, t, s) M(t, s)
+#define XDEV_SLOT_EACH_2(M, t, s, ...) M(t, s) XDEV_SLOT_EACH_1(M, t, __VA_ARGS__)
+#define XDEV_SLOT_EACH_3(M, t, s, ...) M(t, s) XDEV_SLOT_EACH_2(M, t, __VA_ARGS__)
+#define XDEV_SLOT_EACH_4(M, t, s, ...) M(t, s) XDEV_SLOT_EACH_3(M, t, __VA_ARGS__)
+#define XDEV_SLOT_EACH_5(M, t, s, ...) M(t, s) XDEV_SLOT_EACH_4(M, t, __VA_ARGS__)
+#define XDEV_SLOT_EACH_6(M, t, s, ...) M(t, s) XDEV_SLOT_EACH_5(M, t, __VA_ARGS__)
+#define XDEV_SLOT_EACH_7(M, t, s, ...) M(t, s) XDEV_SLOT_EACH_6(M, t, __VA_ARGS__)
+#define XDEV_SLOT_EACH_8(M, t, s, ...) M(t, s) XDEV_SLOT_EACH_7(M, t, __VA_ARGS__)
 /* The field a table has for a slot. */
 #define XDEV_SLOT_FIELD(table, slot, need, kind, since, p, a)                                      \
     xdev_status_t(*slot) XDEV_SLOT_PARAMS(kind, p);

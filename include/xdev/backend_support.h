@@ -8,7 +8,9 @@
  * - xdev/support/half.h: binary16 / bfloat16 <-> float with the rounding
  *   GPUs use;
  * - the error helpers below: report a failure (or a failed vendor call with
- *   its own error name) through the core's host services, formatted once. */
+ *   its own error name) through the core's host services, formatted once;
+ * - xdev_support_image_format_name: a kernel image format in words, the same
+ *   in the core's messages and in every backend's. */
 #ifndef XDEV_BACKEND_SUPPORT_H
 #define XDEV_BACKEND_SUPPORT_H
 
@@ -52,6 +54,28 @@ xdev_support_vendor_fail_v(const xdev_host_services_t *host, xdev_status_t statu
     xdev_status_t (*fn)(xdev_status_t, const char *, const char *, const char *, va_list) =
         XDEV_BACKEND_SLOT(host, set_vendor_error);
     return fn != NULL ? fn(status, vendor_name, vendor_text, what, ap) : status;
+}
+
+/* A kernel image format (xdev/kernel.h) as messages name it ("a PTX image",
+ * "the cuda backend does not load host kernel table images"); the core's
+ * messages use it too (core/kernel/module.c). Inline: a plugin does not link
+ * libxdev. */
+static inline const char *xdev_support_image_format_name(xdev_image_format_t format) {
+    switch (format) {
+    case XDEV_IMAGE_PTX:
+        return "PTX";
+    case XDEV_IMAGE_CUBIN:
+        return "cubin";
+    case XDEV_IMAGE_FATBIN:
+        return "fatbin";
+    case XDEV_IMAGE_HIP_CODE:
+        return "HIP code object";
+    case XDEV_IMAGE_HOST_TABLE:
+        return "host kernel table";
+    case XDEV_IMAGE_HOST_LIBRARY:
+        return "host kernel library";
+    }
+    return "unknown format";
 }
 
 #ifdef __cplusplus

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* xdev/graph.h - graphs (capture a stream's work once, replay it cheaply)
- * and memory pools, after torch.cuda.CUDAGraph, graph_pool_handle and
- * MemPool.
+ * after torch.cuda.CUDAGraph. The pools a capture allocates from are
+ * xdev/mempool.h's (included here).
  *
  * Capture. xdev_graph_capture_begin(g, stream, mode, pool) starts recording
  * on `stream`: from then on, work enqueued on it - copies, memsets, fills and
@@ -74,13 +74,6 @@
  * replays sharing any memory must be. Replays of one graph run in the order
  * they were launched, one at a time (CUDA's rule; the CPU backend keeps it).
  *
- * Pools beyond graphs. xdev_mempool_create makes a pool of one device
- * (optionally taking its segments from an application allocator);
- * xdev_mempool_use_begin / _end route this thread's allocations on the
- * pool's device to it for a scope (scopes still open when their thread
- * exits end with it, releasing their hold on the pool). Statistics, summaries, snapshots and the
- * memory view show which segments belong to which pool.
- *
  * Threads: a graph may be replayed from several threads; reset and destroy
  * wait for pending replays and fail cleanly for a replay that comes after. */
 #ifndef XDEV_GRAPH_H
@@ -89,7 +82,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "xdev/allocator.h"
+#include "xdev/mempool.h"
 #include "xdev/stream.h"
 
 #ifdef __cplusplus
@@ -97,7 +90,6 @@ extern "C" {
 #endif
 
 typedef struct xdev_graph *xdev_graph_t;
-typedef struct xdev_mempool *xdev_mempool_t;
 
 /* Which threads the capture's rule against unrecordable calls covers (see above). */
 typedef enum xdev_capture_mode {
@@ -125,7 +117,10 @@ XDEV_API XDEV_RESULT xdev_status_t xdev_graph_capture_begin(xdev_graph_t g, xdev
  * stream did not join back; either way the stream records no more. A fork
  * joins back when the capturing stream waits on an event recorded on it
  * after its last work - directly, or through another stream that joins
- * back itself; a fork with no work must join back too. On a thread other
+ * back itself. A fork with no work has nothing to join (as on CUDA, whose
+ * capture ends with such a stream's dependencies already in the capturing
+ * stream's past); work joined only into a fork that never joins back is
+ * unjoined (CUDA's cudaErrorStreamCaptureUnjoined). On a thread other
  * than the one that began a global or thread_local capture:
  * XDEV_ERROR_CAPTURE, the capture goes on (see "Ending a capture" above);
  * after that thread exited: XDEV_ERROR_CAPTURE, once. */
@@ -153,44 +148,6 @@ XDEV_API XDEV_RESULT xdev_status_t xdev_graph_id(xdev_graph_t g, uint64_t *out);
 /* Whether `stream` (NULL: the current stream of the current device) is
  * capturing, itself or as a forked stream (torch.cuda.is_current_stream_capturing). */
 XDEV_API XDEV_RESULT xdev_status_t xdev_stream_is_capturing(xdev_stream_t stream, bool *out);
-
-/* ------------------------------------------------------------------ pools */
-
-/* A new pool of `device` (index -1: current). allocator: NULL to take its
- * segments from the backend like the device's own cache, or an application
- * allocator (only malloc and free are used; copied). */
-XDEV_API XDEV_RESULT xdev_status_t xdev_mempool_create(xdev_device_t device,
-                                                       const xdev_allocator_t *allocator,
-                                                       xdev_mempool_t *out);
-
-/* torch.cuda.graph_pool_handle(): a pool for graphs to share. */
-XDEV_API XDEV_RESULT xdev_status_t xdev_graph_pool_handle(xdev_device_t device,
-                                                          xdev_mempool_t *out);
-
-/* Drop the caller's reference. The pool's cached memory goes back once no
- * graph holds the pool and no allocation of it is live; allocations of it
- * stay valid until freed. Routing to it ends (a use scope left open fails
- * its _end with XDEV_ERROR_INVALID_HANDLE). */
-XDEV_API XDEV_RESULT xdev_status_t xdev_mempool_destroy(xdev_mempool_t pool);
-
-/* Route this thread's allocations on the pool's device to `pool` until the
- * matching _end (scopes nest; _end must name the innermost scope's pool), or
- * until the thread exits. */
-XDEV_API XDEV_RESULT xdev_status_t xdev_mempool_use_begin(xdev_mempool_t pool);
-XDEV_API XDEV_RESULT xdev_status_t xdev_mempool_use_end(xdev_mempool_t pool);
-
-/* What a pool holds now. */
-typedef struct xdev_mempool_usage {
-    uint64_t id;            /* the pool's number in snapshots (> 0; 0 is the device's cache) */
-    xdev_device_t device;   /* resolved */
-    size_t reserved_bytes;  /* its segments */
-    size_t allocated_bytes; /* its live blocks (rounded sizes) */
-    size_t segments;        /* how many */
-    size_t allocations;     /* live blocks */
-    int graphs;             /* graphs holding it */
-} xdev_mempool_usage_t;
-XDEV_API XDEV_RESULT xdev_status_t xdev_mempool_usage(xdev_mempool_t pool,
-                                                      xdev_mempool_usage_t *out);
 
 #ifdef __cplusplus
 }

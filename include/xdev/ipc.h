@@ -31,9 +31,12 @@ typedef struct xdev_ipc_event_handle {
     unsigned char bytes[XDEV_IPC_HANDLE_SIZE];
 } xdev_ipc_event_handle_t;
 
-/* Handle for the device memory at ptr (from xdev_malloc*, possibly interior).
- * Memory from XDEV_ALLOC_CONF=backend:async pools cannot be shared this way
- * (the backend says so). */
+/* Handle for the device memory at ptr (from xdev_malloc*, possibly interior,
+ * but inside the bytes its allocation requested: a pointer in the
+ * allocator's rounding is XDEV_ERROR_INVALID_VALUE). The handle shares the
+ * bytes from ptr to the end of that allocation, nothing else of the segment
+ * around it. Memory from XDEV_ALLOC_CONF=backend:async pools cannot be
+ * shared this way (the backend says so). */
 XDEV_API XDEV_RESULT xdev_status_t xdev_ipc_get_mem_handle(const void *ptr,
                                                            xdev_ipc_mem_handle_t *out);
 
@@ -44,15 +47,21 @@ XDEV_API XDEV_RESULT xdev_status_t xdev_ipc_mem_handle_info(const xdev_ipc_mem_h
 
 /* Map a handle from another process; *ptr is the shared pointer. The
  * memory counts as device memory of the handle's device for copies,
- * memset and device_of. Opening a segment that is already open reuses the
- * mapping (reference counted). Opening in the exporting process itself is an
- * error from the backend (CUDA refuses it). */
+ * memset and device_of. Every call on it (copies, memset, kernels, BLAS,
+ * collectives) is checked against the exported extent - *ptr to the end of
+ * the exporter's allocation, the handle's `bytes` - though the mapping
+ * covers the exporter's whole segment; xdev_pointer_get_info reports that
+ * extent (base = *ptr). Opening a segment that is already open reuses the
+ * mapping (reference counted); each open keeps its own extent, so handles to
+ * two allocations of one segment reach one allocation each. Opening in the
+ * exporting process itself is XDEV_ERROR_INVALID_VALUE. */
 XDEV_API XDEV_RESULT xdev_status_t xdev_ipc_open_mem_handle(const xdev_ipc_mem_handle_t *handle,
                                                             void **ptr);
 
-/* Drop one reference taken by xdev_ipc_open_mem_handle (ptr as it returned).
- * The pointer must not be used afterwards; the mapping itself stays cached
- * until xdev_ipc_collect releases it. */
+/* Drop one reference taken by xdev_ipc_open_mem_handle (ptr as it returned),
+ * and its extent: calls on the pointer are refused afterwards (unless another
+ * open covers it). The mapping itself stays cached until xdev_ipc_collect
+ * releases it. */
 XDEV_API XDEV_RESULT xdev_status_t xdev_ipc_close_mem_handle(void *ptr);
 
 /* Handle for an event created with XDEV_EVENT_INTERPROCESS. An event never

@@ -138,13 +138,18 @@ XDEV_API XDEV_RESULT xdev_status_t xdev_module_get_kernel(xdev_module_t module, 
 /* ------------------------------------------------------------ run time
  * Kernel source in the dialect, compiled at run time for one device: CUDA
  * through NVRTC (XDEV_NVRTC_PATH), HIP through hiprtc, the CPU through the
- * system C compiler (XDEV_CC, default cc) into a shared object. Compiled
- * images are kept in an on-disk cache keyed by everything that changes them
- * (source, options, backend, the compiler's identity and version, the
- * device's architecture, the dialect's version): XDEV_CACHE_DIR, else
- * $XDG_CACHE_HOME/xdev, else ~/.cache/xdev; XDEV_KERNEL_CACHE=0 turns it off,
- * XDEV_KERNEL_CACHE_MAX_MB bounds it. A damaged entry is rebuilt, never
- * loaded; a cache that cannot be written only costs the next run a compile. */
+ * system C compiler (XDEV_CC, default cc; killed after XDEV_CC_TIMEOUT_S
+ * seconds, default 120) into a shared object. Compiled images are kept in an
+ * on-disk cache keyed by what changes them: source, options, backend, the
+ * compiler's identity, the device's architecture, xdev's version and the
+ * dialect's, and the content of every file the compiler read (headers
+ * through -I, xdev's, the system's: the CPU compiler lists them; for NVRTC
+ * and hiprtc, every file under the -I directories the options name). A
+ * compile that read a file changed less than a second before it started is
+ * not cached. Where: XDEV_CACHE_DIR, else $XDG_CACHE_HOME/xdev, else
+ * ~/.cache/xdev; XDEV_KERNEL_CACHE=0 turns it off, XDEV_KERNEL_CACHE_MAX_MB
+ * bounds it. A damaged entry is rebuilt, never loaded; a cache that cannot be
+ * written only costs the next run a compile. */
 typedef struct xdev_compile_options {
     size_t size;                /* sizeof(xdev_compile_options_t) */
     const char *name;           /* NULL or [A-Za-z0-9_]{1,63}: in messages ("kernels") */

@@ -62,7 +62,9 @@
 #include "xdev/rng.h"
 #include "xdev/dtype.h"
 #include "xdev/ops.h"
+#include "xdev/primitives.h"
 #include "xdev/kernel.h"
+#include "xdev/mempool.h"
 #include "xdev/graph.h"
 #include "xdev/interop.h"
 

@@ -29,6 +29,14 @@
 #define XT_ASAN 1
 #endif
 
+bool xt_sanitized_build(void) {
+#if defined(XT_TSAN) || defined(XT_ASAN)
+    return true;
+#else
+    return false;
+#endif
+}
+
 double xt_scale(void) {
     const char *env = getenv("XDEV_TEST_SCALE");
     if (env && *env) {

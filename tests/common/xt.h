@@ -31,6 +31,8 @@
 #endif
 #define XT_SKIP_CODE 77
 
+/* This test program was built with AddressSanitizer or ThreadSanitizer. */
+bool xt_sanitized_build(void);
 /* Loop-count multiplier: XDEV_TEST_SCALE, else 0.1 under TSan, 0.5 under ASan, else 1. */
 double xt_scale(void);
 /* Element i of a host array of dtype dt (f16, bf16, f32, f64, i32, i64) as

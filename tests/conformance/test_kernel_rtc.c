@@ -6,8 +6,10 @@
  * same source at once, an unwritable cache, compile errors with the log.
  * Each test points XDEV_CACHE_DIR at a fresh directory before xdev starts.
  * Conformance: XDEV_BACKEND=<backend>. */
-#define _XOPEN_SOURCE 700 /* nftw */
+/* nftw and RTLD_DEFAULT: _GNU_SOURCE, which the build defines */
 #include <dirent.h>
+#include <dlfcn.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -16,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "xdev/kernel.h"
@@ -116,7 +119,7 @@ START_TEST(compile_and_launch) {
     XT_OK(xdev_module_get_kernel(m, "rtc_affine", &k));
     xdev_kernel_attributes_t a;
     XT_OK(xdev_kernel_get_attributes(k, &a));
-    if (a.nparams >= 0) ck_assert_int_eq(a.nparams, 3);
+    ck_assert_int_eq(a.nparams, 3); /* the source declares the signature on every backend */
     XT_OK(xdev_module_unload(m));
 }
 END_TEST
@@ -141,23 +144,75 @@ START_TEST(cache_hit_needs_no_compiler) {
 }
 END_TEST
 
-/* A damaged entry is detected, rebuilt and never loaded. */
+/* The whole of a file, malloc'd; NULL if it cannot be read. */
+static unsigned char *slurp(const char *path, size_t *n) {
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) return NULL;
+    unsigned char *buf = NULL;
+    long len = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    if (len > 0 && fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)len)) != NULL &&
+        fread(buf, 1, (size_t)len, f) != (size_t)len) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    *n = len > 0 ? (size_t)len : 0;
+    return buf;
+}
+
+/* A damaged entry is detected, rebuilt and never loaded. The damage is one
+ * that would change the results if it were loaded: the entry's bytes are
+ * replaced by those of another build (FACTOR 7 instead of 6) of the same
+ * length, so only the check of the content's SHA-256 tells them apart (a
+ * flipped byte in the section headers, which dlopen never reads, would load
+ * and run correctly and prove nothing). */
 START_TEST(damaged_entry_rebuilt) {
     REQUIRE_OWN_PROCESS();
     fresh_cache();
+    const char *suffix = xt_host_addressable() ? ".so" : ".bin";
     ck_assert(run_affine(6, "damaged"));
-    char path[600] = "";
-    int n = xt_host_addressable() ? count_entries(".so", path, sizeof path)
-                                  : count_entries(".bin", path, sizeof path);
-    ck_assert_int_eq(n, 1);
-    FILE *f = fopen(path, "r+b");
+    char six[600] = "", path[1024] = "";
+    ck_assert_int_eq(count_entries(suffix, six, sizeof six), 1);
+    ck_assert(run_affine(7, "damaged")); /* another entry: the wrong code for FACTOR 6 */
+    ck_assert_int_eq(count_entries(suffix, NULL, 0), 2);
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/kernels-v1", g_cache);
+    DIR *d = opendir(dir);
+    ck_assert_ptr_nonnull(d);
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        size_t l = strlen(e->d_name);
+        char p[1024];
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        if (l > strlen(suffix) && strcmp(e->d_name + l - strlen(suffix), suffix) == 0 &&
+            strcmp(p, six) != 0 && e->d_name[0] != '.')
+            snprintf(path, sizeof path, "%s", p);
+    }
+    closedir(d);
+    ck_assert_msg(path[0] != '\0', "the FACTOR 7 entry");
+    size_t n6 = 0, n7 = 0;
+    unsigned char *b6 = slurp(six, &n6), *b7 = slurp(path, &n7);
+    ck_assert(b6 != NULL && b7 != NULL);
+    if (!xt_host_addressable()) {
+        /* A .bin holds a header of its own (the key, the hash): keep FACTOR
+         * 6's, put FACTOR 7's payload under it. */
+        ck_assert_uint_gt(n6, 128);
+        memcpy(b6 + 128, b7 + 128, (n6 < n7 ? n6 : n7) - 128);
+    } else {
+        /* Padded or cut to the length the .sum records (what would differ
+         * is the section headers at the end, which dlopen does not read). */
+        unsigned char *w = calloc(1, n6);
+        ck_assert_ptr_nonnull(w);
+        memcpy(w, b7, n6 < n7 ? n6 : n7);
+        free(b6);
+        b6 = w;
+    }
+    FILE *f = fopen(six, "wb");
     ck_assert_ptr_nonnull(f);
-    ck_assert_int_eq(fseek(f, -100, SEEK_END), 0);
-    int c = fgetc(f);
-    ck_assert_int_eq(fseek(f, -100, SEEK_END), 0);
-    fputc(c ^ 0x5a, f);
-    fclose(f);
-    ck_assert(run_affine(6, "damaged")); /* rebuilt: the results are right */
+    ck_assert_uint_eq(fwrite(b6, 1, n6, f), n6);
+    ck_assert_int_eq(fclose(f), 0);
+    free(b6);
+    free(b7);
+    ck_assert_msg(run_affine(6, "damaged"), "the damaged entry was loaded"); /* rebuilt */
 }
 END_TEST
 
@@ -223,6 +278,15 @@ START_TEST(compile_errors) {
                       "XDEV_KERNEL(broken, XDEV_PTR(int, out)) { out[0] = undeclared_thing; }\n";
     XT_ERR(XDEV_ERROR_COMPILE, xdev_module_compile(xt_dev(0), bad, NULL, &m), "undeclared_thing");
     ck_assert_ptr_null(m);
+    { /* the device is named once (issue 41: "xdev_module_compile: cpu:0: cpu:0: ...") */
+        const char *e = xdev_last_error(), *p = strstr(e, ":0: ");
+        ck_assert_msg(p != NULL, "the device: %s", e);
+        const char *w = p;
+        while (w > e && w[-1] != ' ')
+            w--;
+        size_t len = (size_t)(p + 4 - w);
+        ck_assert_msg(strncmp(p + 4, w, len) != 0, "the device named twice: %.200s", e);
+    }
     ck_assert_msg(strstr(xdev_compile_log(), "undeclared_thing") != NULL, "log: %s",
                   xdev_compile_log());
     const char *opts[] = {"--no-such-option-for-xdev"};
@@ -321,6 +385,216 @@ START_TEST(elementwise_expressions) {
 }
 END_TEST
 
+/* ------------------------------------------------------------ stale kernels */
+
+static const char k_inc_source[] =
+    "#include <xdev/kernel_lang.h>\n"
+    "#include \"rtc_inc.h\"\n"
+    "#ifndef EXTRA\n"
+    "#define EXTRA 0\n"
+    "#endif\n"
+    "XDEV_KERNEL(rtc_inc, XDEV_PARAM(int, n), XDEV_PTR(int, out)) {\n"
+    "    long i = xdev_global_id(0);\n"
+    "    if (i < n) out[i] = (int)i + BONUS + EXTRA;\n"
+    "}\n";
+
+/* In a child process (a new process, as a rerun of the application is):
+ * compile k_inc_source with -I<dir> and `def`, launch it and check out[i] ==
+ * i + want. 0 when all matched; 2 when it did not compile (its status in
+ * *st), 1 when the results differ. `version`, when not NULL, is given to the
+ * test hook that stands for another xdev version. */
+static int child_inc(const char *dir, const char *def, int want, const char *version,
+                     xdev_status_t *st_out) {
+    int fds[2];
+    ck_assert_int_eq(pipe(fds), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        close(fds[0]);
+        if (version != NULL) {
+            void (*hook)(const char *) =
+                (void (*)(const char *))dlsym(RTLD_DEFAULT, "xdev_kcompile_test_version");
+            if (hook == NULL) {
+                fprintf(stderr, "no xdev_kcompile_test_version hook in libxdev\n");
+                exit(3);
+            }
+            hook(version);
+        }
+        char inc[600];
+        snprintf(inc, sizeof inc, "-I%s", dir);
+        const char *opts[] = {inc, def};
+        xdev_compile_options_t o = {
+            .size = sizeof o, .name = "inc", .options = opts, .noptions = def != NULL ? 2 : 1};
+        xdev_module_t m = NULL;
+        xdev_status_t st = xdev_module_compile(xt_dev(0), k_inc_source, &o, &m);
+        if (write(fds[1], &st, sizeof st) != sizeof st) exit(4);
+        if (st != XDEV_SUCCESS) {
+            fprintf(stderr, "child: %s\n", xdev_last_error());
+            exit(2);
+        }
+        xdev_kernel_t k = NULL;
+        int n = 300, *d = NULL, h[300];
+        xdev_launch_config_t cfg = {.grid = {2, 1, 1}, .block = {256, 1, 1}};
+        bool ok = xdev_module_get_kernel(m, "rtc_inc", &k) == XDEV_SUCCESS &&
+                  xdev_malloc_device(xt_dev(0), (void **)&d, sizeof h) == XDEV_SUCCESS &&
+                  XDEV_LAUNCH(k, &cfg, n, d) == XDEV_SUCCESS &&
+                  xdev_memcpy(h, d, sizeof h) == XDEV_SUCCESS;
+        for (int i = 0; ok && i < n; i++)
+            if (h[i] != i + want) {
+                fprintf(stderr, "child: out[%d] = %d, want %d (a stale kernel)\n", i, h[i],
+                        i + want);
+                ok = false;
+            }
+        (void)xdev_free(d);
+        (void)xdev_module_unload(m);
+        exit(ok ? 0 : 1); /* exit(): libxdev's destructor stops its workers */
+    }
+    close(fds[1]);
+    xdev_status_t st = XDEV_ERROR_BACKEND;
+    if (read(fds[0], &st, sizeof st) != sizeof st) st = XDEV_ERROR_BACKEND;
+    close(fds[0]);
+    int status = 0;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_msg(WIFEXITED(status), "the child died: %#x", (unsigned)status);
+    if (st_out != NULL) *st_out = st;
+    return WEXITSTATUS(status);
+}
+
+static void write_text(const char *path, const char *text, mode_t mode) {
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_ge(fputs(text, f), 0);
+    ck_assert_int_eq(fclose(f), 0);
+    ck_assert_int_eq(chmod(path, mode), 0);
+}
+
+/* Files changed less than a second before a compile are not cached (what the
+ * compile read of them cannot be told from a later change in the same
+ * timestamp tick): the tests let a second pass after writing one. */
+static void let_settle(void) {
+    struct timespec ts = {1, 150 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+}
+
+/* Lines in the file the wrapper compiler appends to at each run. */
+static int compiles(const char *log) {
+    FILE *f = fopen(log, "r");
+    if (f == NULL) return 0;
+    int n = 0;
+    for (int c; (c = fgetc(f)) != EOF;)
+        n += c == '\n';
+    fclose(f);
+    return n;
+}
+
+/* The wrapper compiler `cc` (XDEV_CC): counts its runs in `log`, then runs
+ * the system's cc with `extra` options first. */
+static void write_wrapper(const char *cc, const char *log, const char *extra) {
+    char script[1024];
+    snprintf(script, sizeof script, "#!/bin/sh\necho run >> '%s'\nexec cc %s \"$@\"\n", log, extra);
+    write_text(cc, script, 0700);
+}
+
+/* Issue 41: a kernel including a header through -I kept running the old
+ * image in a new process after the header changed (the key hashed only the
+ * source and options). Each run is a new process; on the CPU a wrapper
+ * compiler counts the compiles, so that a hit and a miss are both seen. */
+START_TEST(no_stale_kernel) {
+    REQUIRE_OWN_PROCESS();
+    fresh_cache();
+    const bool cpu = xt_host_addressable();
+    char dir[300], hdr[400], cc[400], log[400];
+    snprintf(dir, sizeof dir, "%s/inc", g_cache);
+    ck_assert_int_eq(mkdir(dir, 0700), 0);
+    snprintf(hdr, sizeof hdr, "%s/rtc_inc.h", dir);
+    snprintf(cc, sizeof cc, "%s/mycc", g_cache);
+    snprintf(log, sizeof log, "%s/runs", g_cache);
+    if (cpu) {
+        write_wrapper(cc, log, "");
+        ck_assert_int_eq(setenv("XDEV_CC", cc, 1), 0);
+    }
+    write_text(hdr, "#define BONUS 10\n", 0600);
+    let_settle();
+    xdev_status_t st;
+    ck_assert_int_eq(child_inc(dir, NULL, 10, NULL, NULL), 0); /* compiled, stored */
+    if (cpu) {
+        ck_assert_int_eq(compiles(log), 1);
+        ck_assert_int_eq(child_inc(dir, NULL, 10, NULL, NULL), 0);
+        ck_assert_msg(compiles(log) == 1, "not a hit: %d compiles", compiles(log));
+    }
+    /* Another xdev version: a miss. */
+    ck_assert_int_eq(child_inc(dir, NULL, 10, "99.0.0-test", &st), 0);
+    if (cpu) ck_assert_msg(compiles(log) == 2, "another xdev version hit: %d", compiles(log));
+    /* The header changes, same length, its modification time put back. */
+    struct stat before;
+    ck_assert_int_eq(stat(hdr, &before), 0);
+    write_text(hdr, "#define BONUS 20\n", 0600);
+    struct timespec times[2] = {before.st_atim, before.st_mtim};
+    ck_assert_int_eq(utimensat(AT_FDCWD, hdr, times, 0), 0);
+    let_settle();
+    ck_assert_msg(child_inc(dir, NULL, 20, NULL, NULL) == 0, "the header's change was missed");
+    if (cpu) { /* and the new build is a hit in turn */
+        ck_assert_int_eq(compiles(log), 3);
+        ck_assert_int_eq(child_inc(dir, NULL, 20, NULL, NULL), 0);
+        ck_assert_msg(compiles(log) == 3, "not a hit: %d compiles", compiles(log));
+    }
+    /* A changed -D. */
+    ck_assert_int_eq(child_inc(dir, "-DEXTRA=5", 25, NULL, NULL), 0);
+    ck_assert_int_eq(child_inc(dir, "-DEXTRA=6", 26, NULL, NULL), 0);
+    if (!cpu) return; /* the GPU compilers are libraries: not replaced from here */
+    /* A changed compiler: the same wrapper, now adding -DEXTRA=3. */
+    write_wrapper(cc, log, "-DEXTRA=3");
+    ck_assert_msg(child_inc(dir, NULL, 23, NULL, NULL) == 0, "the compiler's change was missed");
+    ck_assert_int_eq(unsetenv("XDEV_CC"), 0);
+}
+END_TEST
+
+/* The compiler's time limit (XDEV_CC_TIMEOUT_S): a compiler that never
+ * finishes is killed with its own children (its process group), and the
+ * compile fails saying so, in about the limit. */
+START_TEST(compiler_time_limit_kills) {
+    REQUIRE_OWN_PROCESS();
+    if (!xt_host_addressable()) XT_SKIP("the time limit is the CPU backend's C compiler's");
+    fresh_cache();
+    char cc[400], pidfile[400], script[1024];
+    snprintf(cc, sizeof cc, "%s/slowcc", g_cache);
+    snprintf(pidfile, sizeof pidfile, "%s/pid", g_cache);
+    snprintf(script, sizeof script, "#!/bin/sh\nsleep 60 &\necho $! > '%s'\nwait\n", pidfile);
+    write_text(cc, script, 0700);
+    ck_assert_int_eq(setenv("XDEV_CC", cc, 1), 0);
+    ck_assert_int_eq(setenv("XDEV_CC_TIMEOUT_S", "1", 1), 0);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    xdev_module_t m = NULL;
+    XT_ERR(XDEV_ERROR_COMPILE, xdev_module_compile(xt_dev(0), k_source, NULL, &m),
+           "did not finish within 1 s and was killed");
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    ck_assert_msg(s >= 0.9 && s < 10.0, "killed after %.2f s, the limit is 1 s", s);
+    FILE *f = fopen(pidfile, "r");
+    ck_assert_ptr_nonnull(f);
+    int pid = 0;
+    ck_assert_int_eq(fscanf(f, "%d", &pid), 1);
+    fclose(f);
+    bool gone = false; /* the compiler's child too: gone, or a zombie nobody reaped yet */
+    for (int i = 0; i < 200 && !gone; i++) {
+        char path[64], state = 0;
+        snprintf(path, sizeof path, "/proc/%d/stat", pid);
+        FILE *p = fopen(path, "r");
+        gone = p == NULL || (fscanf(p, "%*d %*s %c", &state) == 1 && state == 'Z');
+        if (p != NULL) fclose(p);
+        if (!gone) nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+    }
+    ck_assert_msg(gone, "the compiler's child %d still runs", pid);
+    ck_assert_int_eq(setenv("XDEV_CC_TIMEOUT_S", "0", 1), 0);
+    XT_ERR(XDEV_ERROR_ENV, xdev_module_compile(xt_dev(0), k_source, NULL, &m),
+           "XDEV_CC_TIMEOUT_S='0'");
+    unsetenv("XDEV_CC_TIMEOUT_S");
+    unsetenv("XDEV_CC");
+}
+END_TEST
+
 int main(int argc, char **argv) {
     Suite *s = suite_create("kernel_rtc");
     TCase *tc = tcase_create("kernel_rtc");
@@ -333,6 +607,8 @@ int main(int argc, char **argv) {
     tcase_add_test(tc, unwritable_cache_still_runs);
     tcase_add_test(tc, compile_errors);
     tcase_add_test(tc, elementwise_expressions);
+    tcase_add_test(tc, no_stale_kernel);
+    tcase_add_test(tc, compiler_time_limit_kills);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     return xt_run(sr, "kernel_rtc", argc, argv);

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 # libFuzzer targets for the parsers of untrusted text, linked in directly
-# (they are internal): XDEV_ALLOC_CONF (core/memory/alloc_config.c), the
+# (they are internal): XDEV_ALLOC_CONF (core/alloc/alloc_config.c), the
 # XDEV_* environment parsers (core/base/env.c) and device names
 # (core/runtime/device_name.c). clang only (-DXDEV_BUILD_FUZZ=ON); included
 # from tests/CMakeLists.txt. ctest runs each briefly from its seed corpus
@@ -29,7 +29,7 @@ function(xdev_add_fuzzer name seconds max_len)
 endfunction()
 
 set(core ${PROJECT_SOURCE_DIR}/core)
-xdev_add_fuzzer(alloc_conf 20 256 ${core}/memory/alloc_config.c)
+xdev_add_fuzzer(alloc_conf 20 256 ${core}/alloc/alloc_config.c)
 xdev_add_fuzzer(env 10 128 ${core}/base/env.c ${core}/base/error.c)
 # Device names come from the registered backends (backend_table.c); the
 # fuzzer registers cpu, cuda and hip itself, as libxdev does at load.

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "memory/alloc_config.h"
+#include "alloc/alloc_config.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -78,6 +78,9 @@
 #   eval "$(bash .device-debs/device-debs.sh env)" && bash tests/gpu/run.sh
 #   XDEV_GPU_STEPS=build,conformance,bench-blas ... bash tests/gpu/run.sh
 #
+# A benchmark whose anchor side (c10, NCCL by hand, cuLaunchKernel, raw CUDA graphs) did not
+# build or run is named at the end of the summary, and the script then exits 1.
+#
 # Logs go to $OUT (default /tmp/xdev-gpu): build.log, conformance.log,
 # tests.log, sanitizer.log, bench.log and summary.txt, which is also printed
 # last. Steps run within a budget (XDEV_GPU_BUDGET_S, default 530 s): what
@@ -99,6 +102,13 @@ SUM=$OUT/summary.txt
 : >"$SUM"
 
 note() { printf '%s\n' "$*" | tee -a "$SUM"; }
+# A benchmark's anchor side (c10, raw CUDA, torch) that did not build or run: the comparison
+# is empty, so the summary says so at the end and the script fails.
+ANCHORS_MISSING=()
+anchor_missing() {
+    note "  ANCHOR MISSING: $*"
+    ANCHORS_MISSING+=("$*")
+}
 left() { echo $((BUDGET - SECONDS)); }
 want() { [[ "$STEPS" == *" $1 "* ]]; }
 # run_to LOG SECONDS CMD...: run with a time limit, appending to LOG; returns the status.
@@ -270,17 +280,19 @@ if want bench-alloc; then
     ABI=$(python3 -c 'import torch;print(int(torch._C._GLIBCXX_USE_CXX11_ABI))' 2>/dev/null)
     C10=$B/c10_alloc_bench
     if [ -n "$TORCH" ] && run_to "$BL" 120 g++ -std=c++17 -O2 -pthread -D_GLIBCXX_USE_CXX11_ABI="${ABI:-1}" \
-        -I"$TORCH/include" -I/usr/local/cuda/include -Iinclude bench/gpu/c10_alloc_bench.cpp \
+        -I"$TORCH/include" -I/usr/local/cuda/include -Iinclude -I"$B/include" bench/gpu/c10_alloc_bench.cpp \
         -L"$TORCH/lib" -lc10_cuda -lc10 -L/usr/local/cuda/lib64 -lcudart -Wl,-rpath,"$TORCH/lib" \
         -o "$C10"; then
         note "  c10 bench built against $TORCH ($(python3 -c 'import torch;print(torch.__version__)'))"
     else
-        note "  c10 bench NOT built (torch at '${TORCH}'): see bench.log"
+        anchor_missing "bench-alloc: c10 bench NOT built (torch at '${TORCH}'): see bench.log"
         C10=
     fi
     m=$(mark)
     run_to "$BL" 90 "$B/bench/alloc_bench"
-    [ -n "$C10" ] && run_to "$BL" 90 "$C10" hot
+    if [ -n "$C10" ] && ! run_to "$BL" 90 "$C10" hot; then
+        anchor_missing "bench-alloc: c10's hot pair did not run (rc $?): see bench.log"
+    fi
     since "$m" | grep -E 'alloc_bench on|ns/pair|ns/step|peak reserved' | sed 's/^/  /' | tee -a "$SUM"
     # The 8-thread churn with one lock per device (no arenas) and with
     # expandable segments, for comparison.
@@ -316,7 +328,7 @@ if want bench-comm; then
         note "bench-comm:"
         since "$m" | grep -E '^(comm_bench|\|)' | sed 's/^/  /' | tee -a "$SUM"
     else
-        note "bench-comm: comm_bench not built (no nccl.h)"
+        anchor_missing "bench-comm: comm_bench (xdev vs NCCL by hand) not built (no nccl.h)"
     fi
 fi
 
@@ -360,7 +372,7 @@ if want bench-kernel; then
         run_to "$BL" 120 "${pin[@]}" "$B/bench/gpu/kernel_launch_bench"
         since "$m" | grep -vE '^(\$ |\[rc )' | sed 's/^/  /' | tee -a "$SUM"
     else
-        note "  kernel_launch_bench not built (no CUDA driver library or no nvcc): not run"
+        anchor_missing "bench-kernel: kernel_launch_bench (cuLaunchKernel side) not built (no CUDA driver library or no nvcc)"
     fi
     if [ -x "$B/bench/gpu/nvrtc_bench" ]; then
         m=$(mark)
@@ -390,7 +402,7 @@ if want bench-graph; then
             --xdev "$B/bench/graph_bench"
         since "$m" | grep -vE '^(\$ |\[rc )' | sed 's/^/  /' | tee -a "$SUM"
     elif [ -x "$B/bench/graph_bench" ]; then
-        note "  graph_raw_bench not built (no CUDA driver library, cuBLAS or nvcc): xdev sides only"
+        anchor_missing "bench-graph: graph_raw_bench (raw CUDA graphs side) not built (no CUDA driver library, cuBLAS or nvcc)"
         m=$(mark)
         XDEV_BACKEND=cuda run_to "$BL" 120 "${pin[@]}" "$B/bench/graph_bench"
         since "$m" | grep -vE '^(\$ |\[rc )' | sed 's/^/  /' | tee -a "$SUM"
@@ -632,6 +644,11 @@ if want sanitizer; then
 fi
 
 note "total ${SECONDS}s"
+if [ "${#ANCHORS_MISSING[@]}" -gt 0 ]; then
+    note "FAILED: ${#ANCHORS_MISSING[@]} benchmark anchor side(s) missing, their comparisons are empty:"
+    for a in "${ANCHORS_MISSING[@]}"; do note "  - $a"; done
+fi
 echo
 echo "================ summary"
 cat "$SUM"
+[ "${#ANCHORS_MISSING[@]}" -eq 0 ]

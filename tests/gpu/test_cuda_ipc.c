@@ -7,7 +7,11 @@
  * the event handle through a pipe to a child (fork + exec of this program
  * with "child"). The child opens both, makes its stream wait for the event,
  * copies the range back and expects B (without the wait it would see A),
- * then writes C over it and closes its handles. The parent checks C.
+ * then writes C over it and closes its handles. The parent checks C. The
+ * child's calls are measured against the exported allocation, not the
+ * segment mapped around it (docs/bounds.md, IPC row): one byte more is
+ * refused, xdev_pointer_get_info reports the extent, and the parent's
+ * neighbouring allocation stays as it was.
  * Exit 0 = pass, 1 = fail, 77 = skipped (no usable CUDA backend). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,6 +85,15 @@ static int child_main(void) {
     expect_words(host, WORDS, B);
     OK(xdev_memset_async(p, C_BYTE, WORDS * 4, s));
     OK(xdev_stream_synchronize(s));
+    xdev_status_t over = xdev_memset_async(p, C_BYTE, bytes + 1, s);
+    CHECK(over == XDEV_ERROR_INVALID_VALUE && strstr(xdev_last_error(), "past the end"),
+          "a memset of the exported %zu bytes + 1 returned %d (%s)", bytes, (int)over,
+          xdev_last_error());
+    xdev_pointer_info_t info;
+    OK(xdev_pointer_get_info(p, &info));
+    CHECK(info.base == p && info.size == bytes, "pointer_get_info: base %p size %zu", info.base,
+          info.size);
+    OK(xdev_stream_synchronize(s));
     OK(xdev_ipc_close_mem_handle(again));
     OK(xdev_ipc_close_mem_handle(p));
     CHECK(xdev_ipc_close_mem_handle(p) == XDEV_ERROR_INVALID_VALUE, "a third close succeeded");
@@ -106,8 +119,9 @@ int main(int argc, char **argv) {
     char why[512];
     CHECK(xg_kernels_load(why, sizeof why), "%s", why);
     const size_t total = (size_t)(OFFSET_WORDS + WORDS + 4096) * 4;
-    uint32_t *base = NULL, *host = NULL;
+    uint32_t *base = NULL, *host = NULL, *next = NULL;
     OK(xdev_malloc((void **)&base, total));
+    OK(xdev_malloc((void **)&next, total)); /* most likely the next block of base's segment */
     OK(xdev_host_alloc((void **)&host, WORDS * 4));
     uint32_t *shared = base + OFFSET_WORDS;
     xdev_stream_t s;
@@ -115,6 +129,7 @@ int main(int argc, char **argv) {
     void *native = NULL;
     OK(xdev_stream_native_handle(s, &native));
     CHECK(xg_fill((cudaStream_t)native, base, A, total / 4) == cudaSuccess, "fill A");
+    CHECK(xg_fill((cudaStream_t)native, next, A, total / 4) == cudaSuccess, "fill A");
     OK(xdev_stream_synchronize(s));
     xdev_event_t ev;
     OK(xdev_event_create(XDEV_EVENT_INTERPROCESS, &ev));
@@ -149,9 +164,12 @@ int main(int argc, char **argv) {
     expect_words(host, WORDS, 0x33333333u);
     OK(xdev_memcpy(host, base, 4096 * 4)); /* outside the shared range: untouched */
     expect_words(host, 4096, A);
+    OK(xdev_memcpy(host, next, 4096 * 4)); /* the neighbour: untouched */
+    expect_words(host, 4096, A);
     OK(xdev_event_destroy(ev));
     OK(xdev_stream_destroy(s));
     OK(xdev_host_free(host));
+    OK(xdev_free(next));
     OK(xdev_free(base));
     printf("parent: the child saw B through the handles and its C came back\n");
     return 0;

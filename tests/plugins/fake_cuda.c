@@ -10,11 +10,23 @@
  *                      the memory table ends before mem_get_info (which is
  *                      still filled in, with a bogus answer, so a core that
  *                      ignores the size is caught) and the API struct lacks
- *                      its last field (ipc). */
+ *                      its last field (ipc).
+ *   FAKE_IPC           an ipc table: device memory is a memfd per allocation,
+ *                      which another process maps through /proc/<pid>/fd
+ *                      (the core's IPC paths, tested without a GPU).
+ *   FAKE_HALF_GROUP    a graph table with half of its group (capture_begin and
+ *                      capture_end, not launch or destroy): refused at load,
+ *                      naming the missing slots (XDEV_SLOT_GROUPS). */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#if defined(FAKE_IPC)
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
 
 #include "xdev/backend.h"
 #include "xdev/event.h"
@@ -261,6 +273,87 @@ static size_t block_free(void *ptr) {
     return bytes;
 }
 
+#if defined(FAKE_IPC)
+/* The header of a shared block (both processes see it) and a handle to one. */
+typedef struct fake_shared {
+    size_t bytes;
+    int fd; /* the exporter's memfd */
+} fake_shared_t;
+typedef struct fake_ipc_handle {
+    int pid;
+    int fd;
+} fake_ipc_handle_t;
+
+static void *dev_block_alloc(size_t bytes) {
+    int fd = memfd_create("xdev-fake-cuda", MFD_CLOEXEC);
+    if (fd < 0) return NULL;
+    unsigned char *raw = MAP_FAILED;
+    if (ftruncate(fd, (off_t)(FAKE_HEADER + bytes)) == 0)
+        raw = mmap(NULL, FAKE_HEADER + bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (raw == MAP_FAILED) {
+        close(fd);
+        return NULL;
+    }
+    fake_shared_t h = {bytes, fd};
+    memcpy(raw, &h, sizeof h);
+    return raw + FAKE_HEADER;
+}
+
+/* Unmap a shared block (the exporter's, closing its memfd, or an opened one). */
+static size_t dev_block_unmap(void *ptr, bool owner) {
+    unsigned char *raw = (unsigned char *)ptr - FAKE_HEADER;
+    fake_shared_t h;
+    memcpy(&h, raw, sizeof h);
+    if (owner) close(h.fd);
+    munmap(raw, FAKE_HEADER + h.bytes);
+    return h.bytes;
+}
+
+static xdev_status_t ipc_get_mem_handle(xdev_backend_device_t *dev, void *base, void *handle) {
+    fake_shared_t h;
+    memcpy(&h, (unsigned char *)base - FAKE_HEADER, sizeof h);
+    fake_ipc_handle_t w = {(int)getpid(), h.fd};
+    memset(handle, 0, XDEV_IPC_NATIVE_SIZE);
+    memcpy(handle, &w, sizeof w);
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t ipc_open_mem_handle(xdev_backend_device_t *dev, const void *handle,
+                                         void **base) {
+    fake_ipc_handle_t w;
+    memcpy(&w, handle, sizeof w);
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/fd/%d", w.pid, w.fd);
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd < 0) return fail(XDEV_ERROR_INVALID_VALUE, "cannot open the exporter's memfd");
+    fake_shared_t h;
+    unsigned char *raw = MAP_FAILED;
+    if (pread(fd, &h, sizeof h, 0) == (ssize_t)sizeof h)
+        raw = mmap(NULL, FAKE_HEADER + h.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (raw == MAP_FAILED) return fail(XDEV_ERROR_OUT_OF_MEMORY, "cannot map the exporter's memfd");
+    *base = raw + FAKE_HEADER;
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t ipc_close_mem_handle(xdev_backend_device_t *dev, void *base) {
+    (void)dev_block_unmap(base, false);
+    return XDEV_SUCCESS;
+}
+
+static const xdev_ipc_vtable_t g_ipc = {
+    .size = sizeof(xdev_ipc_vtable_t),
+    .get_mem_handle = ipc_get_mem_handle,
+    .open_mem_handle = ipc_open_mem_handle,
+    .close_mem_handle = ipc_close_mem_handle,
+};
+#define DEV_ALLOC(bytes) dev_block_alloc(bytes)
+#define DEV_FREE(ptr) dev_block_unmap((ptr), true)
+#else
+#define DEV_ALLOC(bytes) block_alloc(bytes)
+#define DEV_FREE(ptr) block_free(ptr)
+#endif
+
 static xdev_status_t mem_malloc(xdev_backend_device_t *dev, size_t bytes, void **out) {
     if (!valid_device(dev->index)) return fail(XDEV_ERROR_INVALID_DEVICE, "bad device");
     pthread_mutex_lock(&g_mu);
@@ -270,7 +363,7 @@ static xdev_status_t mem_malloc(xdev_backend_device_t *dev, size_t bytes, void *
                                  "fake cuda: cudaErrorMemoryAllocation allocating %zu bytes",
                                  bytes);
     }
-    void *p = block_alloc(bytes);
+    void *p = DEV_ALLOC(bytes);
     if (p) g_used[dev->index] += bytes;
     pthread_mutex_unlock(&g_mu);
     if (!p) return fail(XDEV_ERROR_OUT_OF_MEMORY, "host malloc failed");
@@ -279,7 +372,7 @@ static xdev_status_t mem_malloc(xdev_backend_device_t *dev, size_t bytes, void *
 }
 
 static xdev_status_t mem_free(xdev_backend_device_t *dev, void *ptr) {
-    size_t bytes = block_free(ptr);
+    size_t bytes = DEV_FREE(ptr);
     pthread_mutex_lock(&g_mu);
     g_used[dev->index] -= bytes;
     pthread_mutex_unlock(&g_mu);
@@ -342,6 +435,23 @@ static const xdev_memory_vtable_t g_memory = {
     .mem_get_info = mem_get_info,
 };
 
+#if defined(FAKE_HALF_GROUP)
+/* Never called: the core refuses the table when the plugin loads. */
+static xdev_status_t graph_begin(xdev_backend_device_t *dev, void *stream, int mode) {
+    return fail(XDEV_ERROR_INTERNAL, "graph.capture_begin of a refused table was called");
+}
+
+static xdev_status_t graph_end(xdev_backend_device_t *dev, void *stream, void **graph) {
+    return fail(XDEV_ERROR_INTERNAL, "graph.capture_end of a refused table was called");
+}
+
+static const xdev_graph_vtable_t g_graph = {
+    .size = sizeof(xdev_graph_vtable_t),
+    .capture_begin = graph_begin,
+    .capture_end = graph_end,
+};
+#endif
+
 /* ------------------------------------------------------------ entry */
 static const xdev_backend_api_t g_api = {
 #if defined(FAKE_OLD_MINOR)
@@ -358,6 +468,12 @@ static const xdev_backend_api_t g_api = {
     .stream = &g_stream,
     .event = &g_event,
     .memory = &g_memory,
+#if defined(FAKE_IPC)
+    .ipc = &g_ipc,
+#endif
+#if defined(FAKE_HALF_GROUP)
+    .graph = &g_graph,
+#endif
 };
 
 const xdev_backend_api_t *xdev_backend_entry(void) {

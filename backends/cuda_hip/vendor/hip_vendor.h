@@ -2,10 +2,12 @@
 /* backends/cuda_hip/vendor/hip_vendor.h - the HIP side of xc_vendor.h (beside
  * it): maps every CUDA runtime name the shared backend sources use to its
  * HIP twin, so that the .c and .cu files of backends/cuda_hip build
- * libxdev-hip.so unchanged (ggml's vendors/hip.h pattern). Only names go
- * here; where HIP differs in meaning the difference is one of the macros or
- * functions xc_vendor.h lists. Checked against HIP 5.2.3 (Debian 12's libamdhip64-dev). Plain C
- * sources include it with the C compiler (-D__HIP_PLATFORM_AMD__); device code with hipcc. */
+ * libxdev-hip.so unchanged (ggml's vendors/hip.h pattern). Besides names,
+ * only HIP's side of the macros and inline functions that xc_vendor.h lists
+ * goes here: where HIP differs in meaning (host functions, capture info,
+ * the BLAS workspace, kernel images, the device's code target). Checked
+ * against HIP 5.2.3 (Debian 12's libamdhip64-dev). Plain C sources include
+ * it with the C compiler (-D__HIP_PLATFORM_AMD__); device code with hipcc. */
 #ifndef XDEV_HIP_VENDOR_H
 #define XDEV_HIP_VENDOR_H
 

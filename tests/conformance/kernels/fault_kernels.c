@@ -49,7 +49,7 @@ XDEV_KERNEL_SYNC(divergent_barrier, XDEV_PTR(int, out)) {
 /* A 4 KiB static shared array: with 46 KiB of dynamic shared memory it is
  * over the 48 KiB per block, so no work-item may use it. */
 XDEV_KERNEL(shared_4k, XDEV_PTR(int, out)) {
-    XDEV_SHARED(int, s, 1024);
+    XDEV_SHARED(volatile int, s, 1024); /* volatile: a GPU compiler keeps the 4 KiB */
     int l = xdev_local_id(0);
     s[l] = l + 1;
     out[xdev_global_id(0)] = s[l];

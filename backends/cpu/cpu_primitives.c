@@ -1,0 +1,412 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* backends/cpu/cpu_primitives.c - the CPU backend's parallel primitives
+ * (the prim table: reduce and scan), enqueued on the stream like every other
+ * job and run on the device's worker pool (cpu_parallel.c).
+ *
+ * Every floating-point sum follows the fixed order of xdev/primitives.h,
+ * always: chunks of XDEV_PRIM_CHUNK elements, 32 lanes per chunk (vector
+ * registers here, a warp on a GPU), then fixed trees - so the bits never
+ * depend on the thread count and equal a GPU's deterministic mode. The pool
+ * computes per-chunk results into the temporary storage the core allocated
+ * (one 16-byte partial per chunk); the stream's worker combines them. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_internal.h"
+#include "cpu_math.h"
+#include "xdev/primitives.h"
+#include "xdev/support/half.h"
+
+#define CH ((size_t)XDEV_PRIM_CHUNK)
+#define LANES XDEV_PRIM_LANES
+#define GRAIN 4 /* chunks per claim at least: 16 Ki elements */
+
+/* One chunk's result: a value (of the accumulation type) and an index. */
+typedef struct partial {
+    union {
+        float f;
+        double d;
+        uint32_t u32;
+        uint64_t u64;
+    } v;
+    int64_t idx;
+} partial_t;
+
+typedef struct prim_job {
+    int device;
+    int op;
+    bool exclusive;
+    xdev_dtype_t dtype;
+    const void *in;
+    void *out;
+    size_t count, chunks;
+    partial_t *part; /* the core's temporary storage: `chunks` partials */
+} prim_job_t;
+
+/* ------------------------------------------------------------ the types
+ * TYPE(SUF, ACC, SUM, LOAD, STORE, ISNAN, Z, ONE, LO, HI, LT) makes the
+ * kernels of one dtype: ACC the accumulation type, SUM the type + and *
+ * run in (unsigned for integers: they wrap), Z the exact identity of +
+ * (-0.0 for floats), LO/HI the lowest and largest values (the identities
+ * of max and min), LT a strict less-than. */
+
+/* NaN-propagating min and max that keep `a` on ties (a comes first). */
+#define PICK_MIN(ISNAN, LT, a, b) (ISNAN(a) ? (a) : ISNAN(b) ? (b) : LT(b, a) ? (b) : (a))
+#define PICK_MAX(ISNAN, LT, a, b) (ISNAN(a) ? (a) : ISNAN(b) ? (b) : LT(a, b) ? (b) : (a))
+
+#define NO_NAN(x) 0
+#define F_NAN(x) ((x) != (x))
+#define LESS(a, b) ((a) < (b))
+
+#define TYPE(SUF, ACC, SUM, FIELD, LOAD, STORE, ISNAN, Z, ONE, LO, HI)                             \
+    static inline ACC load_##SUF(const void *in, size_t i) {                                       \
+        return LOAD(in, i);                                                                        \
+    }                                                                                              \
+    /* Steps 1 and 2 of the reduce order: 32 lanes, then the shuffle-down tree. */                 \
+    static ACC chunk_sum_##SUF(const void *in, size_t b, size_t e, bool prod) {                    \
+        SUM acc[LANES];                                                                            \
+        for (int l = 0; l < LANES; l++)                                                            \
+            acc[l] = prod ? (SUM)(ONE) : (SUM)(Z);                                                 \
+        size_t full = b + (e - b) / LANES * LANES, i = b;                                          \
+        if (prod) {                                                                                \
+            for (; i < full; i += LANES)                                                           \
+                for (int l = 0; l < LANES; l++)                                                    \
+                    acc[l] = acc[l] * (SUM)load_##SUF(in, i + l);                                  \
+            for (int l = 0; i + l < e; l++)                                                        \
+                acc[l] = acc[l] * (SUM)load_##SUF(in, i + l);                                      \
+            for (int w = LANES / 2; w > 0; w /= 2)                                                 \
+                for (int l = 0; l < w; l++)                                                        \
+                    acc[l] = acc[l] * acc[l + w];                                                  \
+        } else {                                                                                   \
+            for (; i < full; i += LANES)                                                           \
+                for (int l = 0; l < LANES; l++)                                                    \
+                    acc[l] = acc[l] + (SUM)load_##SUF(in, i + l);                                  \
+            for (int l = 0; i + l < e; l++)                                                        \
+                acc[l] = acc[l] + (SUM)load_##SUF(in, i + l);                                      \
+            for (int w = LANES / 2; w > 0; w /= 2)                                                 \
+                for (int l = 0; l < w; l++)                                                        \
+                    acc[l] = acc[l] + acc[l + w];                                                  \
+        }                                                                                          \
+        return (ACC)acc[0];                                                                        \
+    }                                                                                              \
+    /* The first extremum of [b, e) (NaN first). */                                                \
+    static partial_t chunk_ext_##SUF(const void *in, size_t b, size_t e, bool max) {               \
+        ACC best = load_##SUF(in, b);                                                              \
+        size_t at = b;                                                                             \
+        for (size_t i = b + 1; i < e && !ISNAN(best); i++) {                                       \
+            ACC v = load_##SUF(in, i);                                                             \
+            if (ISNAN(v) || (max ? LESS(best, v) : LESS(v, best))) best = v, at = i;               \
+        }                                                                                          \
+        partial_t p;                                                                               \
+        p.v.FIELD = best;                                                                          \
+        p.idx = (int64_t)at;                                                                       \
+        return p;                                                                                  \
+    }                                                                                              \
+    static ACC op_##SUF(int op, ACC a, ACC b) {                                                    \
+        if (op == XDEV_PRIM_SUM) return (ACC)((SUM)a + (SUM)b);                                    \
+        if (op == XDEV_PRIM_MIN) return PICK_MIN(ISNAN, LESS, a, b);                               \
+        return PICK_MAX(ISNAN, LESS, a, b);                                                        \
+    }                                                                                              \
+    static ACC identity_##SUF(int op) {                                                            \
+        return op == XDEV_PRIM_SUM ? (ACC)(Z) : op == XDEV_PRIM_MIN ? (ACC)(HI) : (ACC)(LO);       \
+    }                                                                                              \
+    /* Scan step 1: the chunk's total, left to right from the identity. */                         \
+    static ACC chunk_total_##SUF(const void *in, size_t b, size_t e, int op) {                     \
+        ACC r = identity_##SUF(op);                                                                \
+        for (size_t i = b; i < e; i++)                                                             \
+            r = op_##SUF(op, r, load_##SUF(in, i));                                                \
+        return r;                                                                                  \
+    }                                                                                              \
+    /* Scan step 3: the chunk's outputs from its offset (reads before it writes: in place). */     \
+    static void chunk_scan_##SUF(const prim_job_t *j, size_t b, size_t e, ACC r) {                 \
+        for (size_t i = b; i < e; i++) {                                                           \
+            ACC v = load_##SUF(j->in, i);                                                          \
+            if (j->exclusive) {                                                                    \
+                STORE(j->out, i, i == 0 && j->op == XDEV_PRIM_SUM ? (ACC)0 : r);                   \
+                r = op_##SUF(j->op, r, v);                                                         \
+            } else {                                                                               \
+                r = op_##SUF(j->op, r, v);                                                         \
+                STORE(j->out, i, r);                                                               \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
+#define LD_F32(p, i) (((const float *)(p))[i])
+#define LD_F64(p, i) (((const double *)(p))[i])
+#define LD_F16(p, i) xdev_f16_to_f32(((const uint16_t *)(p))[i])
+#define LD_BF16(p, i) xdev_bf16_to_f32(((const uint16_t *)(p))[i])
+#define LD_I32(p, i) (((const int32_t *)(p))[i])
+#define LD_I64(p, i) (((const int64_t *)(p))[i])
+#define ST_F32(p, i, v) (((float *)(p))[i] = (v))
+#define ST_F64(p, i, v) (((double *)(p))[i] = (v))
+#define ST_F16(p, i, v) (((uint16_t *)(p))[i] = xdev_f32_to_f16(v))
+#define ST_BF16(p, i, v) (((uint16_t *)(p))[i] = xdev_f32_to_bf16(v))
+#define ST_I32(p, i, v) (((int32_t *)(p))[i] = (v))
+#define ST_I64(p, i, v) (((int64_t *)(p))[i] = (v))
+
+TYPE(f32, float, float, f, LD_F32, ST_F32, F_NAN, -0.0f, 1.0f, -INFINITY, INFINITY)
+TYPE(f16, float, float, f, LD_F16, ST_F16, F_NAN, -0.0f, 1.0f, -INFINITY, INFINITY)
+TYPE(bf16, float, float, f, LD_BF16, ST_BF16, F_NAN, -0.0f, 1.0f, -INFINITY, INFINITY)
+TYPE(f64, double, double, d, LD_F64, ST_F64, F_NAN, -0.0, 1.0, -INFINITY, INFINITY)
+TYPE(i32, int32_t, uint32_t, u32, LD_I32, ST_I32, NO_NAN, 0, 1, INT32_MIN, INT32_MAX)
+TYPE(i64, int64_t, uint64_t, u64, LD_I64, ST_I64, NO_NAN, 0, 1, INT64_MIN, INT64_MAX)
+
+/* ------------------------------------------------------------ reduce */
+
+/* Pool body: the partial of each chunk in [c0, c1). */
+static void reduce_chunks(void *arg, size_t c0, size_t c1) {
+    const prim_job_t *j = arg;
+    const bool prod = j->op == XDEV_PRIM_PROD;
+    const bool max = j->op == XDEV_PRIM_MAX || j->op == XDEV_PRIM_ARGMAX;
+    const bool ext = j->op != XDEV_PRIM_SUM && !prod;
+    for (size_t c = c0; c < c1; c++) {
+        size_t b = c * CH, e = b + CH < j->count ? b + CH : j->count;
+        partial_t *p = &j->part[c];
+        switch (j->dtype) {
+#define REDUCE_CASE(DT, SUF, FIELD)                                                                \
+    case DT:                                                                                       \
+        if (ext)                                                                                   \
+            *p = chunk_ext_##SUF(j->in, b, e, max);                                                \
+        else                                                                                       \
+            p->v.FIELD = chunk_sum_##SUF(j->in, b, e, prod);                                       \
+        break;
+            REDUCE_CASE(XDEV_DTYPE_F32, f32, f)
+            REDUCE_CASE(XDEV_DTYPE_F16, f16, f)
+            REDUCE_CASE(XDEV_DTYPE_BF16, bf16, f)
+            REDUCE_CASE(XDEV_DTYPE_F64, f64, d)
+            REDUCE_CASE(XDEV_DTYPE_I32, i32, u32)
+            REDUCE_CASE(XDEV_DTYPE_I64, i64, u64)
+        default:
+            break;
+        }
+    }
+}
+
+/* Step 3 of the reduce order: rounds of pairs, an odd last one carried
+ * over; extrema combine in index order (the earlier chunk wins ties). */
+#define COMBINE(SUF, ACC, SUM, FIELD, ISNAN)                                                       \
+    static partial_t combine_##SUF(partial_t *p, size_t m, int op) {                               \
+        for (; m > 1; m = (m + 1) / 2) {                                                           \
+            for (size_t i = 0; i < m / 2; i++) {                                                   \
+                partial_t a = p[2 * i], b = p[2 * i + 1];                                          \
+                ACC x = (ACC)a.v.FIELD, y = (ACC)b.v.FIELD;                                        \
+                if (op == XDEV_PRIM_SUM)                                                           \
+                    a.v.FIELD = (SUM)x + (SUM)y;                                                   \
+                else if (op == XDEV_PRIM_PROD)                                                     \
+                    a.v.FIELD = (SUM)x * (SUM)y;                                                   \
+                else if (!ISNAN(x) &&                                                              \
+                         (ISNAN(y) ||                                                              \
+                          (op == XDEV_PRIM_MIN || op == XDEV_PRIM_ARGMIN ? y < x : x < y)))        \
+                    a = b;                                                                         \
+                p[i] = a;                                                                          \
+            }                                                                                      \
+            if (m % 2) p[m / 2] = p[m - 1];                                                        \
+        }                                                                                          \
+        return p[0];                                                                               \
+    }
+COMBINE(f, float, float, f, F_NAN)
+COMBINE(d, double, double, d, F_NAN)
+COMBINE(u32, int32_t, uint32_t, u32, NO_NAN)
+COMBINE(u64, int64_t, uint64_t, u64, NO_NAN)
+
+static void reduce_job(void *arg) {
+    prim_job_t *j = arg;
+    const bool arg_op = j->op == XDEV_PRIM_ARGMIN || j->op == XDEV_PRIM_ARGMAX;
+    partial_t r;
+    memset(&r, 0, sizeof r);
+    const bool one = j->op == XDEV_PRIM_PROD; /* count = 0: sum or prod, the identity */
+    if (j->count > 0) xdev_cpu_parallel_for(j->device, j->chunks, GRAIN, reduce_chunks, j);
+    switch (j->dtype) {
+    case XDEV_DTYPE_F32:
+    case XDEV_DTYPE_F16:
+    case XDEV_DTYPE_BF16:
+        r.v.f = one ? 1.0f : 0.0f;
+        if (j->count > 0) r = combine_f(j->part, j->chunks, j->op);
+        if (arg_op) break;
+        if (j->dtype == XDEV_DTYPE_F32) ST_F32(j->out, 0, r.v.f);
+        if (j->dtype == XDEV_DTYPE_F16) ST_F16(j->out, 0, r.v.f);
+        if (j->dtype == XDEV_DTYPE_BF16) ST_BF16(j->out, 0, r.v.f);
+        return;
+    case XDEV_DTYPE_F64:
+        r.v.d = one ? 1.0 : 0.0;
+        if (j->count > 0) r = combine_d(j->part, j->chunks, j->op);
+        if (!arg_op) ST_F64(j->out, 0, r.v.d);
+        break;
+    case XDEV_DTYPE_I32:
+        r.v.u32 = one;
+        if (j->count > 0) r = combine_u32(j->part, j->chunks, j->op);
+        if (!arg_op) ST_I32(j->out, 0, (int32_t)r.v.u32);
+        break;
+    case XDEV_DTYPE_I64:
+        r.v.u64 = one;
+        if (j->count > 0) r = combine_u64(j->part, j->chunks, j->op);
+        if (!arg_op) ST_I64(j->out, 0, (int64_t)r.v.u64);
+        break;
+    default:
+        return;
+    }
+    if (arg_op) ST_I64(j->out, 0, r.idx);
+}
+
+/* ------------------------------------------------------------ scan */
+
+static void scan_totals(void *arg, size_t c0, size_t c1) {
+    const prim_job_t *j = arg;
+    for (size_t c = c0; c < c1; c++) {
+        size_t b = c * CH, e = b + CH < j->count ? b + CH : j->count;
+        partial_t *p = &j->part[c];
+        switch (j->dtype) {
+        case XDEV_DTYPE_F32:
+            p->v.f = chunk_total_f32(j->in, b, e, j->op);
+            break;
+        case XDEV_DTYPE_F16:
+            p->v.f = chunk_total_f16(j->in, b, e, j->op);
+            break;
+        case XDEV_DTYPE_BF16:
+            p->v.f = chunk_total_bf16(j->in, b, e, j->op);
+            break;
+        case XDEV_DTYPE_F64:
+            p->v.d = chunk_total_f64(j->in, b, e, j->op);
+            break;
+        case XDEV_DTYPE_I32:
+            p->v.u32 = (uint32_t)chunk_total_i32(j->in, b, e, j->op);
+            break;
+        case XDEV_DTYPE_I64:
+            p->v.u64 = (uint64_t)chunk_total_i64(j->in, b, e, j->op);
+            break;
+        default:
+            break;
+        }
+    }
+}
+
+static void scan_outputs(void *arg, size_t c0, size_t c1) {
+    const prim_job_t *j = arg;
+    for (size_t c = c0; c < c1; c++) {
+        size_t b = c * CH, e = b + CH < j->count ? b + CH : j->count;
+        const partial_t *p = &j->part[c];
+        switch (j->dtype) {
+        case XDEV_DTYPE_F32:
+            chunk_scan_f32(j, b, e, p->v.f);
+            break;
+        case XDEV_DTYPE_F16:
+            chunk_scan_f16(j, b, e, p->v.f);
+            break;
+        case XDEV_DTYPE_BF16:
+            chunk_scan_bf16(j, b, e, p->v.f);
+            break;
+        case XDEV_DTYPE_F64:
+            chunk_scan_f64(j, b, e, p->v.d);
+            break;
+        case XDEV_DTYPE_I32:
+            chunk_scan_i32(j, b, e, (int32_t)p->v.u32);
+            break;
+        case XDEV_DTYPE_I64:
+            chunk_scan_i64(j, b, e, (int64_t)p->v.u64);
+            break;
+        default:
+            break;
+        }
+    }
+}
+
+/* Step 2: the chunk totals become the chunk offsets, left to right. */
+static void scan_offsets(prim_job_t *j) {
+    partial_t *p = j->part;
+    partial_t o;
+    memset(&o, 0, sizeof o);
+    for (size_t c = 0; c < j->chunks; c++) {
+        partial_t t = p[c];
+        switch (j->dtype) {
+        case XDEV_DTYPE_F32:
+        case XDEV_DTYPE_F16:
+        case XDEV_DTYPE_BF16:
+            if (c == 0) o.v.f = identity_f32(j->op);
+            p[c] = o;
+            o.v.f = op_f32(j->op, o.v.f, t.v.f);
+            break;
+        case XDEV_DTYPE_F64:
+            if (c == 0) o.v.d = identity_f64(j->op);
+            p[c] = o;
+            o.v.d = op_f64(j->op, o.v.d, t.v.d);
+            break;
+        case XDEV_DTYPE_I32:
+            if (c == 0) o.v.u32 = (uint32_t)identity_i32(j->op);
+            p[c] = o;
+            o.v.u32 = (uint32_t)op_i32(j->op, (int32_t)o.v.u32, (int32_t)t.v.u32);
+            break;
+        default:
+            if (c == 0) o.v.u64 = (uint64_t)identity_i64(j->op);
+            p[c] = o;
+            o.v.u64 = (uint64_t)op_i64(j->op, (int64_t)o.v.u64, (int64_t)t.v.u64);
+            break;
+        }
+    }
+}
+
+static void scan_job(void *arg) {
+    prim_job_t *j = arg;
+    /* (The job is immutable: a captured graph runs it again.) One chunk needs
+     * no totals: its offset is the identity. */
+    if (j->chunks > 1) xdev_cpu_parallel_for(j->device, j->chunks, GRAIN, scan_totals, j);
+    scan_offsets(j);
+    xdev_cpu_parallel_for(j->device, j->chunks, GRAIN, scan_outputs, j);
+}
+
+/* ------------------------------------------------------------ the table */
+
+static bool supported(xdev_dtype_t t) {
+    return t == XDEV_DTYPE_F32 || t == XDEV_DTYPE_F64 || t == XDEV_DTYPE_F16 ||
+           t == XDEV_DTYPE_BF16 || t == XDEV_DTYPE_I32 || t == XDEV_DTYPE_I64;
+}
+
+/* The size query or the enqueue (desc->temp set) of either primitive. */
+static xdev_status_t prim_submit(const xdev_prim_desc_t *d, size_t *temp_bytes, bool scan) {
+    xdev_cpu_device_t *dev = d->device;
+    if (!supported(d->dtype))
+        return xdev_cpu_error(XDEV_ERROR_NOT_SUPPORTED, "cpu: %s of dtype %d",
+                              scan ? "scan" : "reduce", (int)d->dtype);
+    size_t chunks = (d->count + CH - 1) / CH;
+    if (chunks == 0) chunks = 1;
+    if (d->temp == NULL) {
+        *temp_bytes = chunks * sizeof(partial_t);
+        return XDEV_SUCCESS;
+    }
+    if (d->temp_bytes < chunks * sizeof(partial_t))
+        return xdev_cpu_error(XDEV_ERROR_INVALID_VALUE,
+                              "cpu: %zu temporary bytes for %zu chunks of partials", d->temp_bytes,
+                              chunks);
+    prim_job_t *j = calloc(1, sizeof *j);
+    if (j == NULL)
+        return xdev_cpu_error(XDEV_ERROR_OUT_OF_MEMORY, "cpu:%d no host memory for a %s",
+                              dev->index, scan ? "scan" : "reduce");
+    j->device = dev->index;
+    j->op = d->op;
+    j->exclusive = (d->flags & XDEV_PRIM_EXCLUSIVE) != 0;
+    j->dtype = d->dtype;
+    j->in = d->in;
+    j->out = d->out;
+    j->count = d->count;
+    j->chunks = chunks;
+    j->part = d->temp;
+    xdev_status_t st =
+        xdev_cpu_stream_enqueue_job(dev->index, d->stream, scan ? scan_job : reduce_job, free, j);
+    if (st != XDEV_SUCCESS) free(j);
+    return st;
+}
+
+static xdev_status_t prim_reduce(const xdev_prim_desc_t *d, size_t *temp_bytes) {
+    return prim_submit(d, temp_bytes, false);
+}
+
+static xdev_status_t prim_scan(const xdev_prim_desc_t *d, size_t *temp_bytes) {
+    return prim_submit(d, temp_bytes, true);
+}
+
+const xdev_prim_vtable_t xdev_cpu_prim_vtable = {
+    .size = sizeof(xdev_prim_vtable_t),
+    .reduce = prim_reduce,
+    .scan = prim_scan,
+};

@@ -1,0 +1,368 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* alloc_internal.h - data structures of the device caching allocator.
+ *
+ * Per device: segments obtained from the backend, cut into blocks. Free
+ * blocks live in size-class bins of the stream pool they were allocated on
+ * (a block is reused only on its own stream). Each bin keeps its blocks
+ * sorted by (size, address), so the first fit found walking up from the
+ * request's class is the best fit. A bitmap of non-empty bins makes the
+ * walk O(1) for the common case.
+ *
+ * Arenas: a device's caching allocator is one or more arenas, each a whole
+ * allocator (segments, stream pools, live table, statistics) under its own
+ * lock. Every thread starts on the first (the "primary", which also holds
+ * the device-wide settings and the history ring); a thread that keeps
+ * finding its arena's lock held moves to an arena of its own, so threads
+ * churning one device stop queueing on one lock. A block is freed into the
+ * arena that handed it out, whichever thread frees it. Device figures are
+ * the sum over arenas (see alloc_stats.c for what that means for peaks). */
+#ifndef XDEV_CORE_ALLOC_INTERNAL_H
+#define XDEV_CORE_ALLOC_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "alloc/alloc_config.h"
+#include "runtime/registry.h"
+#include "base/spin_lock.h"
+#include "xdev/allocator.h"
+
+#define XDEV_KIB ((size_t)1 << 10)
+#define XDEV_MIB ((size_t)1 << 20)
+#define XDEV_MIN_BLOCK ((size_t)512)         /* all sizes are rounded to this */
+#define XDEV_SMALL_SIZE XDEV_MIB             /* largest "small" request */
+#define XDEV_SMALL_BUFFER (2 * XDEV_MIB)     /* small-pool segment size */
+#define XDEV_LARGE_BUFFER (20 * XDEV_MIB)    /* segment for 1-10 MiB requests */
+#define XDEV_MIN_LARGE_ALLOC (10 * XDEV_MIB) /* from here, round to 2 MiB */
+#define XDEV_ROUND_LARGE (2 * XDEV_MIB)
+/* Largest request any allocator mode accepts (256 TiB, beyond every device):
+ * keeps every size computation (rounding, segment sizing, statistics in
+ * int64_t) far from overflow. Larger requests fail as out of memory. */
+#define XDEV_MAX_ALLOC_SIZE ((size_t)1 << 48)
+
+/* Size-class bins: 4 coarse bins below 64 KiB... every power of two from
+ * 2^9 to 2^47 split into XDEV_BIN_SUB sub-bins. */
+#define XDEV_BIN_SUB_LOG2 3
+#define XDEV_BIN_SUB (1 << XDEV_BIN_SUB_LOG2)
+#define XDEV_BIN_MIN_LOG2 9
+#define XDEV_BIN_LEVELS 40
+#define XDEV_BIN_COUNT (XDEV_BIN_LEVELS * XDEV_BIN_SUB)
+
+enum { XDEV_POOL_SMALL = 0, XDEV_POOL_LARGE = 1, XDEV_POOL_KINDS = 2 };
+
+typedef enum {
+    XDEV_BLOCK_FREE = 0,         /* cached, in a bin */
+    XDEV_BLOCK_ACTIVE = 1,       /* handed to the user */
+    XDEV_BLOCK_PENDING_FREE = 2, /* freed, waiting for events of record_stream streams */
+} xdev_block_state_t;
+
+struct xdev_segment;
+struct xdev_stream_pool;
+
+/* Streams besides its own that used a block (record_stream). */
+#define XDEV_BLOCK_INLINE_STREAMS 2
+
+typedef struct xdev_block {
+    uintptr_t addr;
+    size_t size;
+    size_t requested; /* size the user asked for (while active) */
+    struct xdev_segment *segment;
+    struct xdev_block *prev, *next;         /* neighbours in the segment */
+    struct xdev_block *bin_prev, *bin_next; /* bin list while free */
+    struct xdev_block *hash_next;           /* pointer map chain while active */
+    struct xdev_stream_pool *pool;          /* stream pool (caching mode) */
+    xdev_stream_t stream;                   /* stream it was allocated on */
+    int bin;                                /* bin index while free, else -1 */
+    uint8_t state;
+    int pending_events;
+    int n_used_streams;
+    xdev_stream_t used_streams[XDEV_BLOCK_INLINE_STREAMS];
+    xdev_stream_t *more_used_streams; /* n_used_streams > inline: heap array */
+    int more_cap;
+    struct xdev_device_allocator *owner;
+    const char *tag; /* xdev_memory_tag_push path at allocation (interned), or NULL */
+} xdev_block_t;
+
+typedef struct xdev_segment {
+    uintptr_t base;
+    size_t size;     /* bytes backed by memory (an expandable segment: mapped so far) */
+    size_t va_size;  /* expandable: the address range reserved at base; else 0 */
+    bool expandable; /* grows and shrinks at its end (expandable.c) */
+    bool shrinking;  /* expandable: a release has the lock dropped; do not grow */
+    int pool_kind;   /* XDEV_POOL_SMALL / LARGE */
+    struct xdev_stream_pool *pool;
+    xdev_block_t *first;
+    struct xdev_segment *prev, *next; /* device's segment list */
+    uint64_t serial;                  /* creation order, for snapshots */
+    uint64_t free_since;              /* the arena's growth count when it last became wholly free */
+} xdev_segment_t;
+
+/* Free blocks of one stream, one pool kind. */
+typedef struct xdev_bins {
+    xdev_block_t *head[XDEV_BIN_COUNT];
+    uint64_t level_mask;               /* bit L: some sub-bin of level L non-empty */
+    uint8_t sub_mask[XDEV_BIN_LEVELS]; /* bit S: sub-bin S of level L non-empty */
+} xdev_bins_t;
+
+typedef struct xdev_stream_pool {
+    xdev_stream_t stream;
+    void *native;
+    /* The memory pool (mempool.h) it belongs to: 0 for the device's cache.
+     * A pool's segments stay reserved until it is dead (no reference left). */
+    uint64_t mempool;
+    bool mempool_dead;
+    bool has_custom; /* segments come from `custom` (xdev_mempool_create's allocator) */
+    xdev_allocator_t custom;
+    xdev_bins_t bins[XDEV_POOL_KINDS];
+    struct xdev_segment *expandable[XDEV_POOL_KINDS]; /* expandable_segments:true */
+    struct xdev_stream_pool *next;
+} xdev_stream_pool_t;
+
+/* A block waiting for an event recorded on a stream that used it. */
+typedef struct xdev_pending_event {
+    void *event;          /* backend event; NULL when none could be recorded: */
+    xdev_stream_t stream; /* then the block waits for this stream to be idle */
+    xdev_block_t *block;
+    struct xdev_pending_event *next;
+} xdev_pending_event_t;
+
+typedef enum {
+    XDEV_ALLOC_MODE_CACHING = 0,
+    XDEV_ALLOC_MODE_DIRECT = 1,    /* XDEV_NO_MEMORY_CACHING */
+    XDEV_ALLOC_MODE_ASYNC = 2,     /* backend's stream-ordered allocator */
+    XDEV_ALLOC_MODE_PLUGGABLE = 3, /* the application's allocator */
+} xdev_alloc_mode_t;
+
+/* Live blocks of one device by start address (alloc_ptrmap.c); guarded by
+ * the device allocator's lock. */
+typedef struct xdev_ptrtab {
+    xdev_block_t **buckets;
+    size_t mask;
+    size_t count;
+} xdev_ptrtab_t;
+
+#define XDEV_TRACE_RING_DEFAULT 4096
+
+typedef struct xdev_device_allocator {
+    xdev_spin_lock_t lock; /* see spin_lock.h */
+    /* Blocks freed so far (written under lock): a cached "this block is
+     * live" (alloc_lookup.c) holds while the count is unchanged. */
+    _Atomic uint64_t frees;
+    xdev_block_t *stash; /* the last freed block, not yet binned (caching_allocator.c) */
+    struct xdev_device_allocator *primary; /* the device's first arena (itself for the first) */
+    int arena;                             /* index among the device's arenas */
+    xdev_device_record_t *rec;             /* the device (backend context, state) */
+    xdev_backend_t *be;                    /* = rec->be */
+    int index;                             /* = rec->id.index */
+    xdev_alloc_mode_t mode;
+    xdev_alloc_mode_t default_mode; /* mode without a pluggable allocator */
+    xdev_allocator_t pluggable;
+    xdev_stream_pool_t *pools;
+    xdev_segment_t *segments;
+    xdev_pending_event_t *pending_head, *pending_tail;
+    void **event_cache; /* reusable backend events */
+    int event_cache_len, event_cache_cap;
+    double fraction; /* set_per_process_memory_fraction; 0 = no cap */
+    size_t total_memory;
+    size_t limit;      /* fraction * total, SIZE_MAX when no cap */
+    size_t high_water; /* most bytes ever reserved (growth policy) */
+    uint64_t growths;  /* times the arena grew (the policy's clock) */
+    xdev_memory_stats_t stats;
+    /* Primary only: the device's history ring for snapshots
+     * (xdev_memory_record_history), under trace_lock, which is taken inside
+     * any arena's lock and never the other way round. */
+    xdev_spin_lock_t trace_lock;
+    atomic_bool recording; /* trace != NULL, read without trace_lock */
+    xdev_memory_history_entry_t *trace;
+    size_t trace_cap, trace_len, trace_next;
+    /* Primary only: what all arenas have reserved (the memory-fraction cap
+     * and the GC threshold are device-wide), the segment serial counter,
+     * the arenas created so far. */
+    _Atomic int64_t device_reserved;
+    _Atomic uint64_t segment_serial;
+    _Atomic(struct xdev_device_allocator *) arenas[XDEV_MAX_ARENAS];
+    atomic_bool arenas_ok; /* the caching mode has allocated: threads may use other arenas */
+    /* This arena's allocated/reserved bytes as last traced, so the stream
+     * tracer's counters can add up the device without taking other locks. */
+    _Atomic int64_t traced_allocated, traced_reserved;
+    xdev_block_t *spare_blocks;  /* recycled block structs */
+    xdev_ptrtab_t live;          /* active blocks by address */
+    xdev_block_t *direct_blocks; /* live blocks of the non-caching modes (prev/next) */
+    bool used;                   /* an allocation happened: the allocator can no longer change */
+} xdev_device_allocator_t;
+
+/* The allocator of a device (its primary arena), created on first use. */
+xdev_status_t xdev_alloc_get(xdev_backend_t *be, int index, xdev_device_allocator_t **out);
+
+/* The arenas of a device created so far, primary first; returns how many. */
+int xdev_alloc_arenas(xdev_device_allocator_t *primary, xdev_device_allocator_t **out);
+
+/* Lock every arena of a device in index order (a consistent view for
+ * snapshots), and unlock them. */
+int xdev_alloc_lock_all(xdev_device_allocator_t *primary, xdev_device_allocator_t **out);
+void xdev_alloc_unlock_all(xdev_device_allocator_t **arenas, int n);
+
+/* The arena that holds a registered device range (its registry entry's
+ * owner), or the device's primary for entries without one. */
+struct xdev_ptr_entry;
+xdev_device_allocator_t *xdev_alloc_owner(const struct xdev_ptr_entry *e);
+
+/* The allocator's internal entry points, for core code that needs device
+ * memory (FFT work areas): no public-call prefix, no re-validation.
+ * malloc_on: `size` > 0 bytes usable by work on the checked `stream`.
+ * free: a live allocation (as xdev_free, without its NULL / init checks). */
+xdev_status_t xdev_alloc_malloc_on(xdev_stream_t stream, size_t size, void **ptr);
+xdev_status_t xdev_alloc_free(void *ptr);
+
+/* The settings loaded at init. */
+const xdev_alloc_config_t *xdev_alloc_settings(void);
+
+/* Find the block containing addr on a device (lock held): NULL if none. */
+xdev_block_t *xdev_alloc_find_block(xdev_device_allocator_t *da, uintptr_t addr,
+                                    xdev_segment_t **seg_out);
+
+/* Every device's primary arena created so far (for empty_cache and snapshots). */
+int xdev_alloc_all(xdev_device_allocator_t **out, int cap);
+
+/* torch's name of a history action (alloc_history.c): the stream tracer's
+ * memory events, the JSON snapshot and the torch export. */
+const char *xdev_alloc_history_action_name(xdev_memory_history_action_t a);
+
+/* What the snapshots (observe/alloc_snapshot*.c) walk, alloc_history.c:
+ * every segment of every arena of the device whose primary is given, all
+ * arenas locked meanwhile. A segment (seg) is its blocks from `first` along
+ * next; a non-caching allocation comes with seg NULL and is the one block
+ * `first`. */
+typedef void (*xdev_segment_fn)(void *ctx, const xdev_device_allocator_t *da, uintptr_t base,
+                                size_t size, int pool_kind, const void *stream,
+                                const xdev_block_t *first, const xdev_segment_t *seg);
+void xdev_alloc_each_segment(xdev_device_allocator_t *primary, xdev_segment_fn fn, void *ctx);
+/* This thread's tag path for new allocations (alloc_tag.c), or NULL. */
+const char *xdev_alloc_tag_current(void);
+/* The device's statistics, summed over its arenas (takes each arena's lock
+ * in turn; da is the primary). */
+void xdev_alloc_stats_copy(xdev_device_allocator_t *da, xdev_memory_stats_t *out);
+/* out += in, field by field (peaks too: see alloc_stats.c). */
+void xdev_alloc_stats_add(xdev_memory_stats_t *out, const xdev_memory_stats_t *in);
+/* The xdev_memory_summary table of `stats` (alloc_stats.c). */
+struct xdev_strbuf;
+void xdev_alloc_summary_write(struct xdev_strbuf *sb, const xdev_device_allocator_t *da,
+                              const xdev_memory_stats_t *stats, bool abbreviated);
+/* The k-th oldest history entry of a primary, k < trace_len (trace_lock held). */
+const xdev_memory_history_entry_t *xdev_alloc_history_entry(const xdev_device_allocator_t *da,
+                                                            size_t k);
+
+/* --- bins (alloc_bins.c) --- */
+int xdev_bin_index(size_t size);
+void xdev_bins_insert(xdev_bins_t *bins, xdev_block_t *b);
+void xdev_bins_remove(xdev_bins_t *bins, xdev_block_t *b);
+/* Smallest block >= size, lowest address among equals, obeying the
+ * max_split_size rules; NULL if none. */
+xdev_block_t *xdev_bins_best_fit(xdev_bins_t *bins, size_t size, size_t max_split);
+/* Is there a block other than `skip` of at least `size` bytes that comes
+ * before (limit, addr) in best-fit order (smaller, or as large at a lower
+ * address)? No max_split_size rules. */
+bool xdev_bins_fit_before(const xdev_bins_t *bins, size_t size, size_t limit, uintptr_t addr,
+                          const xdev_block_t *skip);
+
+/* --- live-block table (alloc_ptrmap.c); the device lock must be held --- */
+bool xdev_ptrtab_insert(xdev_ptrtab_t *t, xdev_block_t *b); /* false: no memory */
+xdev_block_t *xdev_ptrtab_remove(xdev_ptrtab_t *t, uintptr_t addr);
+xdev_block_t *xdev_ptrtab_find(xdev_ptrtab_t *t, uintptr_t addr);
+
+/* --- caching allocator (caching_allocator.c); called with da->lock held --- */
+struct xdev_mempool;
+/* `mp`: the memory pool the block comes from (NULL: the device's cache). */
+xdev_status_t xdev_caching_malloc(xdev_device_allocator_t *da, size_t size, xdev_stream_t stream,
+                                  struct xdev_mempool *mp, xdev_block_t **out);
+/* A segment's memory from the backend, or from its memory pool's allocator
+ * (mempool.c); and its return. */
+xdev_status_t xdev_caching_segment_malloc(xdev_device_allocator_t *da,
+                                          const xdev_stream_pool_t *pool, size_t size, void **p);
+void xdev_caching_segment_free(xdev_device_allocator_t *da, const xdev_stream_pool_t *pool, void *p,
+                               size_t size);
+/* The out-of-memory failure for a request of `size` (alloc_oom.c; lock held,
+ * dropped meanwhile to read the device's figures). */
+xdev_status_t xdev_caching_oom_error(xdev_device_allocator_t *da, size_t size,
+                                     xdev_status_t backend_st, const char *backend_msg);
+/* Memory pool `id` has no reference left: its stream pools are marked dead
+ * and their wholly free segments released (waiting for the device). */
+void xdev_caching_release_mempool(xdev_device_allocator_t *da, uint64_t id);
+void xdev_caching_free(xdev_device_allocator_t *da, xdev_block_t *b);
+xdev_status_t xdev_caching_record_stream(xdev_device_allocator_t *da, xdev_block_t *b,
+                                         xdev_stream_t stream);
+/* Helpers shared with expandable.c (lock held): recycled block structs; the
+ * bins with the inactive_split statistics; the device's synchronize called
+ * with the lock dropped by the caller (its failure leaves no error). */
+xdev_block_t *xdev_caching_block_new(xdev_device_allocator_t *da);
+void xdev_caching_block_delete(xdev_device_allocator_t *da, xdev_block_t *b);
+void xdev_caching_bins_add(xdev_device_allocator_t *da, xdev_block_t *b);
+void xdev_caching_bins_del(xdev_device_allocator_t *da, xdev_block_t *b);
+xdev_status_t xdev_caching_sync_unlocked(xdev_device_allocator_t *da);
+/* Count `bytes` more against the device's reserve, all arenas together
+ * (false, nothing counted, when the memory fraction's cap forbids it); and
+ * take them off again. */
+bool xdev_caching_reserve(xdev_device_allocator_t *da, size_t bytes);
+void xdev_caching_unreserve(xdev_device_allocator_t *da, size_t bytes);
+/* A new segment's fields (serial number included) and its place at the
+ * head of the arena's segment list; and its removal from the list. */
+void xdev_caching_segment_add(xdev_device_allocator_t *da, xdev_segment_t *seg, uintptr_t base,
+                              size_t size, int kind, struct xdev_stream_pool *pool);
+void xdev_caching_segment_unlink(xdev_device_allocator_t *da, xdev_segment_t *seg);
+
+/* Put the arena's stash (the last freed block, kept out of the bins for
+ * the hot alloc/free pair) into the bins: every reader of the arena's
+ * blocks or statistics calls this first (lock held). */
+void xdev_caching_stash_flush(xdev_device_allocator_t *da);
+
+/* --- expandable segments (expandable.c); lock held --- */
+/* Make the pool's expandable segment of `kind` end in a free block of at
+ * least `size` bytes, mapping memory (and reserving its address range on
+ * first use). XDEV_ERROR_OUT_OF_MEMORY: no memory (the caller retries after
+ * releasing caches); XDEV_ERROR_NOT_READY: the segment is being shrunk by
+ * another thread (the caller takes an ordinary segment). */
+xdev_status_t xdev_expandable_grow(xdev_device_allocator_t *da, struct xdev_stream_pool *pool,
+                                   int kind, size_t size);
+/* Unmap the free tails of the arena's expandable segments (whole segments
+ * when nothing is left), after waiting for the device with the lock
+ * dropped; returns the bytes unmapped. */
+size_t xdev_expandable_shrink(xdev_device_allocator_t *da);
+
+/* Return every fully free segment to the backend (waits for pending events). */
+xdev_status_t xdev_caching_empty_cache(xdev_device_allocator_t *da);
+/* Out of memory in arena `da`: release the other arenas' cached segments
+ * (their locks taken one at a time, da's dropped meanwhile); bytes released. */
+size_t xdev_alloc_release_other_arenas(xdev_device_allocator_t *da);
+
+/* --- stats: inline, they run several times per allocation --- */
+static inline void xdev_stat_add(xdev_stat_t *s, int64_t amount) {
+    s->current += amount;
+    if (amount > 0) {
+        s->allocated += amount;
+        if (s->current > s->peak) s->peak = s->current;
+    } else {
+        s->freed -= amount;
+    }
+}
+
+/* Update a stat for pool kind and for "all". */
+static inline void xdev_stat_update(xdev_stat_t stat[3], int pool_kind, int64_t amount) {
+    xdev_stat_add(&stat[XDEV_STAT_ALL], amount);
+    xdev_stat_add(&stat[pool_kind == XDEV_POOL_LARGE ? XDEV_STAT_LARGE_POOL : XDEV_STAT_SMALL_POOL],
+                  amount);
+}
+
+/* --- pinned host cache (host_allocator.c) --- */
+/* An async copy on `stream` uses ptr: if it is a pinned block, it must not be
+ * reused after xdev_host_free until the stream has passed the copy. */
+void xdev_host_record_use(const void *ptr, xdev_stream_t stream);
+
+/* --- history (alloc_history.c) --- */
+/* Append to the history ring when recording (and feed the stream tracer
+ * when it runs); tag is the allocation's xdev_memory_tag_push path or NULL. */
+void xdev_alloc_history_record(xdev_device_allocator_t *da, xdev_memory_history_action_t action,
+                               uintptr_t addr, size_t size, const void *stream, const char *tag);
+
+#endif

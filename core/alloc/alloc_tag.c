@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* alloc_tag.c - caller-supplied context for allocations: each thread keeps a
+ * stack of tags (xdev_memory_tag_push/pop), and every allocation it makes
+ * carries the stack's path ("train/forward/attn") into snapshot blocks,
+ * history entries and the memory view. Paths are interned once, at push, so
+ * an allocation stores one pointer and pays one thread-local read; interned
+ * strings live until the process ends (their number is capped). */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error_internal.h"
+#include "base/utf8.h"
+#include "alloc/alloc_internal.h"
+
+#define TAG_DEPTH_MAX 32
+#define TAG_LEN_MAX 255
+#define TAG_PATH_MAX 1024
+#define INTERN_MAX 65536
+
+static _Thread_local const char *tls_stack[TAG_DEPTH_MAX];
+static _Thread_local int tls_depth;
+
+/* Open-addressing set of interned paths (the table never shrinks). */
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static char **g_slots;
+static size_t g_cap, g_count;
+
+static uint64_t hash_str(const char *s) {
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+/* The slot holding s, or the empty slot where it would go (g_cap > 0). */
+static char **slot_of(char **slots, size_t cap, const char *s) {
+    size_t j = hash_str(s) & (cap - 1);
+    while (slots[j] != NULL && strcmp(slots[j], s) != 0)
+        j = (j + 1) & (cap - 1);
+    return &slots[j];
+}
+
+/* Double the table (lock held); false when out of memory. */
+static bool grow_locked(void) {
+    size_t cap = g_cap ? g_cap * 2 : 256;
+    char **slots = calloc(cap, sizeof *slots);
+    if (slots == NULL) return false;
+    for (size_t i = 0; i < g_cap; i++)
+        if (g_slots[i] != NULL) *slot_of(slots, cap, g_slots[i]) = g_slots[i];
+    free(g_slots);
+    g_slots = slots;
+    g_cap = cap;
+    return true;
+}
+
+/* The interned copy of s; NULL when out of memory or at the cap (lock held). */
+static const char *intern_locked(const char *s) {
+    if (g_cap > 0) {
+        char **at = slot_of(g_slots, g_cap, s);
+        if (*at != NULL) return *at;
+    }
+    if (g_count >= INTERN_MAX) return NULL;
+    if ((g_count + 1) * 2 > g_cap && !grow_locked()) return NULL;
+    char **at = slot_of(g_slots, g_cap, s);
+    *at = strdup(s);
+    if (*at == NULL) return NULL;
+    g_count++;
+    return *at;
+}
+
+const char *xdev_alloc_tag_current(void) {
+    return tls_depth > 0 ? tls_stack[tls_depth - 1] : NULL;
+}
+
+xdev_status_t xdev_memory_tag_push(const char *tag) {
+    XDEV_REQUIRE_ARG(tag);
+    size_t len = strlen(tag);
+    if (len == 0 || len > TAG_LEN_MAX)
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE, "tag length %zu is not in 1..%d", len,
+                             TAG_LEN_MAX);
+    size_t bad;
+    if (!xdev_utf8_valid(tag, len, &bad))
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
+                             "the tag is not UTF-8: byte %zu (0x%02x) begins no character", bad,
+                             (unsigned char)tag[bad]);
+    if (tls_depth == TAG_DEPTH_MAX)
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
+                             "this thread already has %d tags pushed (the most); pop one first",
+                             TAG_DEPTH_MAX);
+    char path[TAG_PATH_MAX];
+    const char *parent = xdev_alloc_tag_current();
+    int n = parent ? snprintf(path, sizeof path, "%s/%s", parent, tag)
+                   : snprintf(path, sizeof path, "%s", tag);
+    if (n < 0 || (size_t)n >= sizeof path)
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
+                             "the tag path '%.40s...' would be longer than %d bytes", path,
+                             TAG_PATH_MAX - 1);
+    pthread_mutex_lock(&g_lock);
+    const char *interned = intern_locked(path);
+    pthread_mutex_unlock(&g_lock);
+    if (interned == NULL)
+        return XDEV_API_FAIL(XDEV_ERROR_OUT_OF_MEMORY,
+                             "no room for tag path '%s' (host memory, or %d distinct paths)", path,
+                             INTERN_MAX);
+    tls_stack[tls_depth++] = interned;
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_memory_tag_pop(void) {
+    if (tls_depth == 0)
+        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
+                             "no tag is pushed on this thread (xdev_memory_tag_push first)");
+    tls_depth--;
+    return XDEV_SUCCESS;
+}

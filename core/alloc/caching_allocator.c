@@ -1,0 +1,819 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* caching_allocator.c - torch's caching allocator algorithm over any
+ * backend's raw malloc/free and events.
+ *
+ * Sizes round to 512 B (or to power-of-two divisions); requests up to 1 MiB
+ * come from 2 MiB small segments, larger ones from 20 MiB segments below
+ * 10 MiB and from 2 MiB-rounded segments above. A block is reused only on
+ * the stream it was allocated on; streams named by record_stream get an
+ * event at free time and the block stays unusable until those complete. Out
+ * of memory releases every cached segment (of every arena of the device)
+ * and retries once. All functions here run with the arena's lock held. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "alloc/alloc_internal.h"
+#include "base/error_internal.h"
+#include "alloc/mempool.h"
+#include "alloc/pointer_registry.h"
+#include "runtime/capture.h"
+#include "runtime/device_record.h"
+#include "runtime/dispatch.h"
+#include "runtime/stream_internal.h"
+#include "runtime/trace_probe.h"
+
+/* ---------------------------------------------------------------- helpers */
+
+/* The growth policy's age rule (trim_before_grow below): a wholly free
+ * segment goes back only once the arena has grown this many times since it
+ * became free. */
+#define XDEV_TRIM_MIN_AGE 2
+
+static size_t max_split(void) {
+    return xdev_alloc_settings()->max_split_size;
+}
+
+static int floor_log2(size_t v) {
+    return 63 - __builtin_clzll((unsigned long long)v);
+}
+
+/* torch's round_size with optional power-of-two divisions. */
+static size_t round_size(size_t size) {
+    if (size < XDEV_MIN_BLOCK) return XDEV_MIN_BLOCK;
+    int interval = floor_log2(size) - 20;
+    if (interval < 0) interval = 0;
+    if (interval >= XDEV_ROUNDUP_INTERVALS) interval = XDEV_ROUNDUP_INTERVALS - 1;
+    unsigned div = xdev_alloc_settings()->roundup_divisions[interval];
+    if (div > 1 && size > XDEV_MIN_BLOCK * div) {
+        size_t floor2 = (size_t)1 << floor_log2(size);
+        size_t step = floor2 / div;
+        size_t down = size & ~(step - 1);
+        return down == size ? size : down + step;
+    }
+    return (size + XDEV_MIN_BLOCK - 1) / XDEV_MIN_BLOCK * XDEV_MIN_BLOCK;
+}
+
+/* Size of a new segment for a (rounded) request. */
+static size_t segment_size(size_t size) {
+    if (size <= XDEV_SMALL_SIZE) return XDEV_SMALL_BUFFER;
+    if (size < XDEV_MIN_LARGE_ALLOC) return XDEV_LARGE_BUFFER;
+    return (size + XDEV_ROUND_LARGE - 1) / XDEV_ROUND_LARGE * XDEV_ROUND_LARGE;
+}
+
+static bool is_split(const xdev_block_t *b) {
+    return b->prev != NULL || b->next != NULL;
+}
+
+/* Block structs are recycled per device (a split on the hot path then costs
+ * no malloc). */
+xdev_block_t *xdev_caching_block_new(xdev_device_allocator_t *da) {
+    xdev_block_t *b = da->spare_blocks;
+    if (b != NULL) {
+        da->spare_blocks = b->bin_next;
+        memset(b, 0, sizeof *b);
+    } else {
+        b = calloc(1, sizeof *b);
+        if (b == NULL) return NULL;
+    }
+    b->bin = -1;
+    b->owner = da;
+    return b;
+}
+
+void xdev_caching_block_delete(xdev_device_allocator_t *da, xdev_block_t *b) {
+    free(b->more_used_streams);
+    b->more_used_streams = NULL;
+    b->bin_next = da->spare_blocks;
+    da->spare_blocks = b;
+}
+
+/* Bins with the inactive_split statistics kept alongside. */
+void xdev_caching_bins_add(xdev_device_allocator_t *da, xdev_block_t *b) {
+    int kind = b->segment->pool_kind;
+    xdev_bins_insert(&b->pool->bins[kind], b);
+    if (is_split(b)) {
+        xdev_stat_update(da->stats.inactive_split, kind, 1);
+        xdev_stat_update(da->stats.inactive_split_bytes, kind, (int64_t)b->size);
+    }
+}
+
+void xdev_caching_bins_del(xdev_device_allocator_t *da, xdev_block_t *b) {
+    int kind = b->segment->pool_kind;
+    xdev_bins_remove(&b->pool->bins[kind], b);
+    if (is_split(b)) {
+        xdev_stat_update(da->stats.inactive_split, kind, -1);
+        xdev_stat_update(da->stats.inactive_split_bytes, kind, -(int64_t)b->size);
+    }
+}
+
+static xdev_stream_pool_t *get_pool(xdev_device_allocator_t *da, xdev_stream_t stream,
+                                    const struct xdev_mempool *mp) {
+    uint64_t id = mp != NULL ? mp->id : 0;
+    for (xdev_stream_pool_t *p = da->pools; p != NULL; p = p->next)
+        if (p->stream == stream && p->mempool == id) return p;
+    xdev_stream_pool_t *p = calloc(1, sizeof *p);
+    if (p == NULL) return NULL;
+    p->stream = stream;
+    p->native = stream->native;
+    p->mempool = id;
+    if (mp != NULL && mp->has_custom) {
+        p->has_custom = true;
+        p->custom = mp->custom;
+    }
+    p->next = da->pools;
+    da->pools = p;
+    return p;
+}
+
+/* ---------------------------------------------------------------- events */
+
+static xdev_status_t event_get(xdev_device_allocator_t *da, void **out) {
+    if (da->event_cache_len > 0) {
+        *out = da->event_cache[--da->event_cache_len];
+        return XDEV_SUCCESS;
+    }
+    return xdev_be_event_create(da->rec, 0, out);
+}
+
+static void event_put(xdev_device_allocator_t *da, void *ev) {
+    if (da->event_cache_len == da->event_cache_cap) {
+        int cap = da->event_cache_cap ? da->event_cache_cap * 2 : 16;
+        void **n = realloc(da->event_cache, (size_t)cap * sizeof *n);
+        if (n == NULL) {
+            (void)xdev_be_event_destroy(da->rec, ev);
+            return;
+        }
+        da->event_cache = n;
+        da->event_cache_cap = cap;
+    }
+    da->event_cache[da->event_cache_len++] = ev;
+}
+
+static void free_block(xdev_device_allocator_t *da, xdev_block_t *b);
+
+/* Complete pending frees whose events have passed. Never waits: the device
+ * lock is held, and the work an event marks may be a host function that
+ * needs this lock (xdev_malloc inside a host function). */
+static void process_events(xdev_device_allocator_t *da) {
+    if (XDEV_UNLIKELY(xdev_capture_on_device(da->rec))) return; /* no query may run meanwhile */
+    xdev_pending_event_t **link = &da->pending_head, *prev = NULL;
+    while (*link != NULL) {
+        xdev_pending_event_t *pe = *link;
+        xdev_status_t st = XDEV_SUCCESS;
+        if (pe->event != NULL)
+            st = xdev_be_event_query(da->rec, pe->event);
+        else if (xdev_core_stream_acquire(pe->stream))
+            st = xdev_core_stream_query(pe->stream);
+        if (st == XDEV_ERROR_NOT_READY) {
+            prev = pe;
+            link = &pe->next;
+            continue;
+        }
+        /* any other status (a failed stream) still releases the block */
+        *link = pe->next;
+        if (da->pending_tail == pe) da->pending_tail = prev;
+        if (pe->event != NULL) event_put(da, pe->event);
+        xdev_block_t *b = pe->block;
+        free(pe);
+        if (--b->pending_events == 0) free_block(da, b);
+    }
+}
+
+/* ---------------------------------------------------------------- releasing segments
+ *
+ * A segment goes back to the backend only after the device has passed the
+ * work queued so far: a block the user freed may still be used by work on
+ * its stream. That wait runs WITHOUT the device lock, because a host
+ * function on one of the device's streams may call xdev_malloc/xdev_free and
+ * need the lock. So: under the lock, detach the wholly free segments (out of
+ * the segment list and the bins: no allocation can take them); drop the
+ * lock; synchronize; take their ranges out of the pointer registry (lock
+ * held), give them to the backend (lock dropped), and do the bookkeeping
+ * (lock held). A synchronize that fails - it was called from a host function
+ * of this device, which cannot wait for its own stream - puts them back:
+ * nothing is lost, nothing is released. Entry and exit: lock held.
+ *
+ * The policy releases (trim_before_grow, the garbage-collection threshold)
+ * run inside xdev_malloc, where torch's allocator never waits for the
+ * device: they take only segments whose stream has already passed all its
+ * queued work (a free segment's blocks were only ever used on that stream,
+ * or on streams whose record_stream events have passed), and need no wait
+ * at all. empty_cache and the out-of-memory retry take everything and wait. */
+
+typedef struct release_list {
+    xdev_segment_t *head;
+    size_t bytes;
+} release_list_t;
+
+void xdev_caching_segment_unlink(xdev_device_allocator_t *da, xdev_segment_t *seg) {
+    if (seg->prev)
+        seg->prev->next = seg->next;
+    else
+        da->segments = seg->next;
+    if (seg->next) seg->next->prev = seg->prev;
+    seg->prev = seg->next = NULL;
+}
+
+static void segment_link(xdev_device_allocator_t *da, xdev_segment_t *seg) {
+    seg->prev = NULL;
+    seg->next = da->segments;
+    if (da->segments) da->segments->prev = seg;
+    da->segments = seg;
+}
+
+/* True when the stream of a segment's pool has no queued work (a query,
+ * never a wait). */
+static bool pool_idle(const xdev_stream_pool_t *pool) {
+    if (!xdev_core_stream_acquire(pool->stream)) return false; /* destroyed: don't know */
+    xdev_error_state_t saved;
+    xdev_core_error_save(&saved);
+    bool idle = xdev_core_stream_query(pool->stream) == XDEV_SUCCESS;
+    xdev_core_error_restore(&saved);
+    return idle;
+}
+
+/* Detach the wholly free segments of pool `kind` (-1: both) until `goal`
+ * bytes are collected (SIZE_MAX: all); with idle_only, only those whose
+ * stream is idle (see above). */
+static void collect_free_segments(xdev_device_allocator_t *da, int kind,
+                                  const xdev_stream_pool_t *only, size_t goal, bool idle_only,
+                                  uint64_t min_age, release_list_t *list) {
+    xdev_caching_stash_flush(da);
+    if (da->pending_head != NULL) process_events(da);
+    for (xdev_segment_t *seg = da->segments, *next; seg != NULL && list->bytes < goal; seg = next) {
+        next = seg->next;
+        if (seg->expandable) continue; /* shrunk at its end instead (expandable.c) */
+        xdev_block_t *b = seg->first;
+        if (b->next != NULL || b->state != XDEV_BLOCK_FREE) continue;
+        if (kind >= 0 && seg->pool_kind != kind) continue;
+        if (only != NULL && seg->pool != only) continue;
+        if (seg->pool->mempool != 0 && !seg->pool->mempool_dead) continue; /* the pool's */
+        if (min_age != 0 && da->growths - seg->free_since < min_age) continue;
+        if (idle_only && !pool_idle(seg->pool)) continue;
+        xdev_caching_bins_del(da, b);
+        xdev_caching_segment_unlink(da, seg);
+        seg->next = list->head; /* the list reuses the link */
+        list->head = seg;
+        list->bytes += seg->size;
+    }
+}
+
+/* The backend's device synchronize, called without the device lock. Its
+ * failure is handled here (nothing is released), so it leaves no error
+ * behind in the thread's state. */
+xdev_status_t xdev_caching_sync_unlocked(xdev_device_allocator_t *da) {
+    xdev_error_state_t saved;
+    xdev_core_error_save(&saved);
+    xdev_status_t st = xdev_be_device_synchronize(da->rec);
+    xdev_core_error_restore(&saved);
+    return st;
+}
+
+/* Give the collected segments back (see above), after waiting for the
+ * device unless they were collected idle_only; returns the bytes released. */
+static size_t release_collected(xdev_device_allocator_t *da, release_list_t *list, bool wait) {
+    if (list->head == NULL) return 0;
+    xdev_status_t st = XDEV_SUCCESS;
+    if (wait) {
+        xdev_spin_unlock(&da->lock);
+        st = xdev_caching_sync_unlocked(da);
+        xdev_spin_lock(&da->lock);
+        da->stats.num_sync_all_streams++;
+    }
+    xdev_segment_t *seg, *next;
+    if (st != XDEV_SUCCESS) {
+        for (seg = list->head; seg != NULL; seg = next) {
+            next = seg->next;
+            segment_link(da, seg);
+            xdev_caching_bins_add(da, seg->first);
+        }
+        list->head = NULL;
+        list->bytes = 0;
+        return 0;
+    }
+    xdev_ptr_entry_t e;
+    for (seg = list->head; seg != NULL; seg = seg->next)
+        (void)xdev_ptr_remove((void *)seg->base, XDEV_MEMORY_DEVICE, &e);
+    xdev_spin_unlock(&da->lock);
+    for (seg = list->head; seg != NULL; seg = seg->next)
+        xdev_caching_segment_free(da, seg->pool, (void *)seg->base, seg->size);
+    xdev_spin_lock(&da->lock);
+    for (seg = list->head; seg != NULL; seg = next) {
+        next = seg->next;
+        int kind = seg->pool_kind;
+        xdev_caching_unreserve(da, seg->size);
+        xdev_stat_update(da->stats.segment, kind, -1);
+        xdev_stat_update(da->stats.reserved_bytes, kind, -(int64_t)seg->size);
+        if (seg->size >= max_split()) xdev_stat_add(&da->stats.oversize_segments, -1);
+        da->stats.num_device_free++;
+        xdev_alloc_history_record(da, XDEV_MEMORY_HISTORY_SEGMENT_FREE, seg->base, seg->size,
+                                  seg->pool->native, NULL);
+        xdev_caching_block_delete(da, seg->first);
+        free(seg);
+    }
+    size_t released = list->bytes;
+    list->head = NULL;
+    list->bytes = 0;
+    return released;
+}
+
+/* Release wholly free segments of pool `kind` (-1: both) up to `goal`
+ * bytes: all of them, waiting for the device, or (idle_only) those whose
+ * stream is idle, without waiting. */
+static size_t release_free_segments(xdev_device_allocator_t *da, int kind,
+                                    const xdev_stream_pool_t *only, size_t goal, bool idle_only,
+                                    uint64_t min_age) {
+    /* nothing goes back (or waits) while the device captures: CUDA cannot
+     * free memory or synchronize then */
+    if (XDEV_UNLIKELY(xdev_capture_on_device(da->rec))) return 0;
+    release_list_t list = {NULL, 0};
+    collect_free_segments(da, kind, only, goal, idle_only, min_age, &list);
+    return release_collected(da, &list, !idle_only);
+}
+
+/* Release everything that can be: first wait (unlocked) for the device, so
+ * that blocks waiting for record_stream events become free too. */
+static size_t release_all(xdev_device_allocator_t *da) {
+    if (XDEV_UNLIKELY(xdev_capture_on_device(da->rec))) return 0;
+    if (da->pending_head != NULL) {
+        xdev_spin_unlock(&da->lock);
+        (void)xdev_caching_sync_unlocked(da);
+        xdev_spin_lock(&da->lock);
+    }
+    size_t released = release_free_segments(da, -1, NULL, SIZE_MAX, false, 0);
+    return released + xdev_expandable_shrink(da);
+}
+
+/* empty_cache also restarts the growth policy: the high-water mark becomes
+ * what is still reserved, so what a program does after emptying the cache
+ * is judged on its own (peak resets leave the mark alone: they restart
+ * statistics, not the allocator). */
+static void prune_dead_pools(xdev_device_allocator_t *da);
+
+xdev_status_t xdev_caching_empty_cache(xdev_device_allocator_t *da) {
+    (void)release_all(da);
+    prune_dead_pools(da);
+    da->high_water = (size_t)da->stats.reserved_bytes[XDEV_STAT_ALL].current;
+    return XDEV_SUCCESS;
+}
+
+size_t xdev_alloc_release_other_arenas(xdev_device_allocator_t *da) {
+    xdev_device_allocator_t *arenas[XDEV_MAX_ARENAS];
+    int n = xdev_alloc_arenas(da->primary, arenas);
+    if (n < 2) return 0;
+    size_t released = 0;
+    xdev_spin_unlock(&da->lock); /* one arena lock at a time: no order to keep */
+    for (int i = 0; i < n; i++) {
+        if (arenas[i] == da) continue;
+        xdev_spin_lock(&arenas[i]->lock);
+        released += release_all(arenas[i]);
+        xdev_spin_unlock(&arenas[i]->lock);
+    }
+    xdev_spin_lock(&da->lock);
+    return released;
+}
+
+void xdev_caching_segment_add(xdev_device_allocator_t *da, xdev_segment_t *seg, uintptr_t base,
+                              size_t size, int kind, xdev_stream_pool_t *pool) {
+    seg->base = base;
+    seg->size = size;
+    seg->pool_kind = kind;
+    seg->pool = pool;
+    seg->serial = atomic_fetch_add(&da->primary->segment_serial, 1);
+    segment_link(da, seg);
+}
+
+bool xdev_caching_reserve(xdev_device_allocator_t *da, size_t bytes) {
+    _Atomic int64_t *r = &da->primary->device_reserved;
+    int64_t before = atomic_fetch_add(r, (int64_t)bytes);
+    if (da->limit != SIZE_MAX && (size_t)before + bytes > da->limit) {
+        atomic_fetch_sub(r, (int64_t)bytes);
+        return false;
+    }
+    return true;
+}
+
+void xdev_caching_unreserve(xdev_device_allocator_t *da, size_t bytes) {
+    atomic_fetch_sub(&da->primary->device_reserved, (int64_t)bytes);
+}
+
+/* Get a new segment from the backend; on success *out is its single free
+ * block (not in a bin). */
+static xdev_status_t new_segment(xdev_device_allocator_t *da, size_t size, int kind,
+                                 xdev_stream_pool_t *pool, xdev_block_t **out) {
+    /* the cap is on the device: count the segment in before asking for it */
+    if (!xdev_caching_reserve(da, size))
+        return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY,
+                         "the per-process memory fraction caps reserved memory");
+    void *p = NULL;
+    xdev_status_t st = xdev_caching_segment_malloc(da, pool, size, &p);
+    if (st != XDEV_SUCCESS) {
+        xdev_caching_unreserve(da, size);
+        return st;
+    }
+    xdev_segment_t *seg = calloc(1, sizeof *seg);
+    xdev_block_t *b = seg ? xdev_caching_block_new(da) : NULL;
+    xdev_ptr_entry_t e = {(uintptr_t)p, size, XDEV_MEMORY_DEVICE, da->be,
+                          da->index,    seg,  XDEV_PTR_SEGMENT,   da};
+    if (b == NULL || xdev_ptr_insert(&e) != XDEV_SUCCESS) {
+        free(seg);
+        if (b) xdev_caching_block_delete(da, b);
+        xdev_caching_segment_free(da, pool, p, size);
+        xdev_caching_unreserve(da, size);
+        return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for allocator bookkeeping");
+    }
+    xdev_caching_segment_add(da, seg, (uintptr_t)p, size, kind, pool);
+    seg->first = b;
+    b->addr = (uintptr_t)p;
+    b->size = size;
+    b->segment = seg;
+    b->pool = pool;
+    b->state = XDEV_BLOCK_FREE;
+    xdev_stat_update(da->stats.segment, kind, 1);
+    xdev_stat_update(da->stats.reserved_bytes, kind, (int64_t)size);
+    if (size >= max_split()) xdev_stat_add(&da->stats.oversize_segments, 1);
+    da->stats.num_device_alloc++;
+    xdev_alloc_history_record(da, XDEV_MEMORY_HISTORY_SEGMENT_ALLOC, seg->base, size, pool->native,
+                              NULL);
+    *out = b;
+    return XDEV_SUCCESS;
+}
+
+static void garbage_collect(xdev_device_allocator_t *da, size_t incoming) {
+    double t = xdev_alloc_settings()->gc_threshold;
+    if (t <= 0.0) return;
+    size_t cap = da->limit != SIZE_MAX ? da->limit : da->total_memory;
+    if (cap == 0) return;
+    size_t threshold = (size_t)(t * (double)cap);
+    size_t reserved = (size_t)atomic_load(&da->primary->device_reserved);
+    if (reserved + incoming <= threshold) return;
+    release_free_segments(da, -1, NULL, reserved + incoming - threshold, true, 0);
+}
+
+/* xdev's growth policy, beyond torch's: reserved memory may grow freely up
+ * to its earlier high-water mark, but before it grows past that mark the
+ * requesting stream's own wholly free segments (of the pool kind it needs)
+ * go back to the backend first - those that stayed free while the arena grew
+ * at least XDEV_TRIM_MIN_AGE times since (its growth count is the clock).
+ * A segment left whole and free across growths is memory none of the
+ * stream's requests could use, so keeping it only raises the peak; one
+ * freed just now is often the working set of the next phase (a layer of a
+ * training step), and giving it back made a GPT-2 step re-grow a 1.5 GiB
+ * segment (11906 against torch's 10534 MiB). Other streams' segments are
+ * never taken: a stream's cached segments are what its next iteration
+ * needs, and taking them when another stream grows made the two trade
+ * segments with the backend on every iteration (242 backend calls per warm
+ * pass of a 4-stream inference trace). Replaying the PyTorch traces
+ * (bench/traces, ../shared/traces) this keeps the whole run's peak reserved
+ * at or below torch's on every trace with no backend call in any warm pass
+ * (tests/check_replay.py). trim_before_grow:false in XDEV_ALLOC_CONF
+ * restores torch's behaviour. */
+static void trim_before_grow(xdev_device_allocator_t *da, int kind, xdev_stream_pool_t *pool,
+                             size_t incoming) {
+    if (!xdev_alloc_settings()->trim_before_grow) return;
+    size_t reserved = (size_t)da->stats.reserved_bytes[XDEV_STAT_ALL].current;
+    if (reserved + incoming > da->high_water)
+        release_free_segments(da, kind, pool, SIZE_MAX, true, XDEV_TRIM_MIN_AGE);
+}
+
+/* ---------------------------------------------------------------- malloc/free */
+
+/* Memory for a request no cached block fits: the pool's expandable segment
+ * grows, or a new segment. *out is a free block (out of the bins). */
+static xdev_status_t get_memory(xdev_device_allocator_t *da, xdev_stream_pool_t *pool, int kind,
+                                size_t rsize, xdev_block_t **out) {
+    if (xdev_alloc_settings()->expandable_segments && !pool->has_custom) {
+        xdev_status_t st = xdev_expandable_grow(da, pool, kind, rsize);
+        if (st == XDEV_SUCCESS) {
+            xdev_block_t *b = xdev_bins_best_fit(&pool->bins[kind], rsize, max_split());
+            if (b != NULL) {
+                xdev_caching_bins_del(da, b);
+                *out = b;
+                return XDEV_SUCCESS;
+            }
+        } else if (st != XDEV_ERROR_NOT_READY) {
+            return st;
+        }
+        /* being shrunk by another thread, or max_split_size keeps the grown
+         * tail from this request: an ordinary segment */
+    }
+    return new_segment(da, segment_size(rsize), kind, pool, out);
+}
+
+/* No cached block fits: the growth policy, then memory from the backend,
+ * with one retry after releasing every cache when the device is full. */
+static xdev_status_t grow(xdev_device_allocator_t *da, xdev_stream_pool_t *pool, int kind,
+                          size_t rsize, size_t size, xdev_stream_t stream, xdev_block_t **out) {
+    if (XDEV_UNLIKELY(atomic_load_explicit(&xdev_captures_active, memory_order_relaxed) != 0) &&
+        pool->mempool == 0) {
+        xdev_status_t cst = xdev_capture_unsafe_slow(
+            "an allocation that needs new memory from the backend outside the capture's pool");
+        if (cst != XDEV_SUCCESS) return cst;
+    }
+    if (!xdev_alloc_settings()->expandable_segments) {
+        size_t seg = segment_size(rsize);
+        garbage_collect(da, seg);
+        trim_before_grow(da, kind, pool, seg);
+    }
+    xdev_status_t st = get_memory(da, pool, kind, rsize, out);
+    char backend_msg[512] = "";
+    if (st == XDEV_ERROR_OUT_OF_MEMORY) {
+        snprintf(backend_msg, sizeof backend_msg, "%s", xdev_last_error());
+        if (release_all(da) + xdev_alloc_release_other_arenas(da) > 0) {
+            da->stats.num_alloc_retries++;
+            st = get_memory(da, pool, kind, rsize, out);
+        }
+    }
+    if (st == XDEV_ERROR_OUT_OF_MEMORY) {
+        da->stats.num_ooms++;
+        xdev_alloc_history_record(da, XDEV_MEMORY_HISTORY_OOM, 0, size, stream->native,
+                                  xdev_alloc_tag_current());
+        return xdev_caching_oom_error(da, size, st, backend_msg);
+    }
+    if (st != XDEV_SUCCESS) return st;
+    da->growths++;
+    size_t res = (size_t)da->stats.reserved_bytes[XDEV_STAT_ALL].current;
+    if (res > da->high_water) da->high_water = res;
+    return XDEV_SUCCESS;
+}
+
+/* torch's rule: is a free block of block_size cut to serve `size`? */
+static bool should_split_size(int pool_kind, size_t block_size, size_t size) {
+    size_t remaining = block_size - size;
+    if (pool_kind == XDEV_POOL_SMALL) return remaining >= XDEV_MIN_BLOCK;
+    return size < max_split() && remaining > XDEV_SMALL_SIZE;
+}
+
+static bool should_split(const xdev_block_t *b, size_t size) {
+    return should_split_size(b->segment->pool_kind, b->size, size);
+}
+
+static xdev_status_t take_block(xdev_device_allocator_t *da, size_t rsize, size_t size,
+                                xdev_stream_t stream, const struct xdev_mempool *mp,
+                                xdev_block_t **out);
+
+/* Would the allocator without a stash hand out the stash (same address,
+ * same size) for a request of its size? Then taking it changes nothing but
+ * the cost. Unbinned, the stash would merge with its free neighbours; best
+ * fit would take the merged block (and cut the stash's size off its start)
+ * unless the bins hold a smaller block, or one as small at a lower address.
+ * A free block before it would move the start: no. max_split_size set: no
+ * (its rules are not repeated here). */
+static bool stash_is_best(const xdev_block_t *b) {
+    if (max_split() != SIZE_MAX || (b->prev && b->prev->state == XDEV_BLOCK_FREE)) return false;
+    size_t merged = b->size + (b->next && b->next->state == XDEV_BLOCK_FREE ? b->next->size : 0);
+    if (merged != b->size && !should_split_size(b->segment->pool_kind, merged, b->size))
+        return false; /* the merged block would be handed out whole */
+    /* the free neighbour after it would be part of the merged block */
+    return !xdev_bins_fit_before(&b->pool->bins[b->segment->pool_kind], b->size, merged, b->addr,
+                                 b->next);
+}
+
+static void activate(xdev_device_allocator_t *da, xdev_block_t *b, size_t size,
+                     xdev_stream_t stream);
+
+xdev_status_t xdev_caching_malloc(xdev_device_allocator_t *da, size_t size, xdev_stream_t stream,
+                                  struct xdev_mempool *mp, xdev_block_t **out) {
+    if (da->pending_head != NULL) process_events(da);
+    size_t rsize = round_size(size);
+    xdev_block_t *b = da->stash;
+    if (b != NULL && b->size == rsize && b->pool->stream == stream &&
+        b->pool->mempool == (mp != NULL ? mp->id : 0) && stash_is_best(b)) {
+        da->stash = NULL; /* the hot pair: the block just freed */
+    } else {
+        xdev_caching_stash_flush(da);
+        xdev_status_t st = take_block(da, rsize, size, stream, mp, &b);
+        if (st != XDEV_SUCCESS) return st;
+    }
+    activate(da, b, size, stream);
+    *out = b;
+    return XDEV_SUCCESS;
+}
+
+/* A free block of at least rsize bytes on `stream` (out of the bins), cut
+ * to rsize where the rules allow. */
+static xdev_status_t take_block(xdev_device_allocator_t *da, size_t rsize, size_t size,
+                                xdev_stream_t stream, const struct xdev_mempool *mp,
+                                xdev_block_t **out) {
+    int kind = rsize <= XDEV_SMALL_SIZE ? XDEV_POOL_SMALL : XDEV_POOL_LARGE;
+    xdev_stream_pool_t *pool = get_pool(da, stream, mp);
+    if (pool == NULL)
+        return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for a stream pool");
+    xdev_block_t *b = xdev_bins_best_fit(&pool->bins[kind], rsize, max_split());
+    if (b != NULL) {
+        xdev_caching_bins_del(da, b);
+    } else {
+        xdev_status_t st = grow(da, pool, kind, rsize, size, stream, &b);
+        if (st != XDEV_SUCCESS) return st;
+    }
+    if (should_split(b, rsize)) {
+        xdev_block_t *rest = xdev_caching_block_new(da);
+        if (rest != NULL) { /* no memory for the struct: hand out the whole block */
+            rest->addr = b->addr + rsize;
+            rest->size = b->size - rsize;
+            rest->segment = b->segment;
+            rest->pool = b->pool;
+            rest->state = XDEV_BLOCK_FREE;
+            rest->prev = b;
+            rest->next = b->next;
+            if (b->next) b->next->prev = rest;
+            b->next = rest;
+            b->size = rsize;
+            xdev_caching_bins_add(da, rest);
+        }
+    }
+    *out = b;
+    return XDEV_SUCCESS;
+}
+
+/* Hand a free block to the user. */
+static void activate(xdev_device_allocator_t *da, xdev_block_t *b, size_t size,
+                     xdev_stream_t stream) {
+    int k = b->segment->pool_kind;
+    b->state = XDEV_BLOCK_ACTIVE;
+    b->stream = stream;
+    b->requested = size;
+    b->n_used_streams = 0;
+    xdev_stat_update(da->stats.allocation, k, 1);
+    xdev_stat_update(da->stats.allocated_bytes, k, (int64_t)b->size);
+    xdev_stat_update(da->stats.requested_bytes, k, (int64_t)size);
+    xdev_stat_update(da->stats.active, k, 1);
+    xdev_stat_update(da->stats.active_bytes, k, (int64_t)b->size);
+    if (b->size >= max_split()) xdev_stat_add(&da->stats.oversize_allocations, 1);
+    b->tag = xdev_alloc_tag_current();
+    xdev_alloc_history_record(da, XDEV_MEMORY_HISTORY_ALLOC, b->addr, b->size, stream->native,
+                              b->tag);
+}
+
+/* Merge `b` with a free neighbour `n` (which is removed). */
+static void merge(xdev_device_allocator_t *da, xdev_block_t *b, xdev_block_t *n) {
+    xdev_caching_bins_del(da, n);
+    if (n == b->prev) {
+        b->addr = n->addr;
+        b->prev = n->prev;
+        if (b->prev)
+            b->prev->next = b;
+        else
+            b->segment->first = b;
+    } else {
+        b->next = n->next;
+        if (b->next) b->next->prev = b;
+    }
+    b->size += n->size;
+    xdev_caching_block_delete(da, n);
+}
+
+/* A free block (state set) into the bins, merged with free neighbours. */
+static void bin_block(xdev_device_allocator_t *da, xdev_block_t *b) {
+    if (b->prev && b->prev->state == XDEV_BLOCK_FREE) merge(da, b, b->prev);
+    if (b->next && b->next->state == XDEV_BLOCK_FREE) merge(da, b, b->next);
+    if (b->prev == NULL && b->next == NULL) b->segment->free_since = da->growths;
+    xdev_caching_bins_add(da, b);
+}
+
+/* The last freed block is kept out of the bins (the "stash"): a framework
+ * frees a tensor and allocates one of the same size on the same stream
+ * right after, and that pair then costs no merge, bin insert, best-fit
+ * search, bin removal or split. Any other operation of the arena first puts
+ * the stash in the bins as the free would have, so nothing else sees it:
+ * statistics, snapshots, releases and merges find the state they would
+ * without it. Only which of two equally good blocks a request gets can
+ * differ (the stash, where best fit might take another of the same size). */
+void xdev_caching_stash_flush(xdev_device_allocator_t *da) {
+    xdev_block_t *b = da->stash;
+    if (b == NULL) return;
+    da->stash = NULL;
+    bin_block(da, b);
+}
+
+/* An active (or pending) block stops counting as active. */
+static void retire(xdev_device_allocator_t *da, xdev_block_t *b) {
+    int k = b->segment->pool_kind;
+    xdev_stat_update(da->stats.active, k, -1);
+    xdev_stat_update(da->stats.active_bytes, k, -(int64_t)b->size);
+    xdev_alloc_history_record(da, XDEV_MEMORY_HISTORY_FREE_COMPLETED, b->addr, b->size,
+                              b->pool->native, b->tag);
+    b->state = XDEV_BLOCK_FREE;
+}
+
+/* Make an active (or pending) block free and cached. */
+static void free_block(xdev_device_allocator_t *da, xdev_block_t *b) {
+    xdev_caching_stash_flush(da); /* before b is FREE: merges must not meet the stash */
+    retire(da, b);
+    bin_block(da, b);
+}
+
+static xdev_stream_t used_stream(const xdev_block_t *b, int i) {
+    return i < XDEV_BLOCK_INLINE_STREAMS ? b->used_streams[i]
+                                         : b->more_used_streams[i - XDEV_BLOCK_INLINE_STREAMS];
+}
+
+void xdev_caching_free(xdev_device_allocator_t *da, xdev_block_t *b) {
+    int k = b->segment->pool_kind;
+    xdev_stat_update(da->stats.allocation, k, -1);
+    xdev_stat_update(da->stats.allocated_bytes, k, -(int64_t)b->size);
+    xdev_stat_update(da->stats.requested_bytes, k, -(int64_t)b->requested);
+    if (b->size >= max_split()) xdev_stat_add(&da->stats.oversize_allocations, -1);
+    int n = b->n_used_streams;
+    if (n == 0 && b->pending_events == 0) { /* the common case: into the stash */
+        xdev_caching_stash_flush(da);
+        retire(da, b);
+        da->stash = b;
+        return;
+    }
+    /* Streams that used the block: it becomes reusable after their work so far. */
+    b->n_used_streams = 0;
+    for (int i = 0; i < n; i++) {
+        xdev_stream_t s = used_stream(b, i);
+        if (!xdev_core_stream_acquire(s)) continue; /* destroyed: work done */
+        xdev_pending_event_t *pe = malloc(sizeof *pe);
+        if (pe == NULL) {
+            /* No way to know when s passes its use: the block is never
+             * reused (a leak under host memory exhaustion, not a race; no
+             * waiting here - the lock is held). */
+            b->pending_events++;
+            continue;
+        }
+        void *ev = NULL;
+        xdev_error_state_t saved; /* a failure here only changes how we wait */
+        xdev_core_error_save(&saved);
+        if (event_get(da, &ev) != XDEV_SUCCESS) {
+            ev = NULL;
+        } else if (xdev_be_event_record(s->rec, ev, s->native) != XDEV_SUCCESS) {
+            event_put(da, ev);
+            ev = NULL;
+        }
+        xdev_core_error_restore(&saved);
+        pe->event = ev; /* NULL: process_events polls the stream itself */
+        pe->stream = ev == NULL ? s : NULL;
+        pe->block = b;
+        pe->next = NULL;
+        if (da->pending_tail)
+            da->pending_tail->next = pe;
+        else
+            da->pending_head = pe;
+        da->pending_tail = pe;
+        b->pending_events++;
+    }
+    if (b->pending_events > 0) {
+        b->state = XDEV_BLOCK_PENDING_FREE;
+        xdev_alloc_history_record(da, XDEV_MEMORY_HISTORY_FREE_REQUESTED, b->addr, b->size,
+                                  b->pool->native, b->tag);
+        return;
+    }
+    free_block(da, b);
+}
+
+xdev_status_t xdev_caching_record_stream(xdev_device_allocator_t *da, xdev_block_t *b,
+                                         xdev_stream_t stream) {
+    (void)da; /* the block's bookkeeping is all there is; the lock is the caller's */
+    if (stream == b->stream) return XDEV_SUCCESS;
+    for (int i = 0; i < b->n_used_streams; i++)
+        if (used_stream(b, i) == stream) return XDEV_SUCCESS;
+    int i = b->n_used_streams;
+    if (i < XDEV_BLOCK_INLINE_STREAMS) {
+        b->used_streams[i] = stream;
+    } else {
+        int j = i - XDEV_BLOCK_INLINE_STREAMS;
+        if (j == b->more_cap) {
+            int cap = b->more_cap ? b->more_cap * 2 : 4;
+            xdev_stream_t *m = realloc(b->more_used_streams, (size_t)cap * sizeof *m);
+            if (m == NULL)
+                return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory to record the stream");
+            b->more_used_streams = m;
+            b->more_cap = cap;
+        }
+        b->more_used_streams[j] = stream;
+    }
+    b->n_used_streams++;
+    return XDEV_SUCCESS;
+}
+
+/* Free the stream pools of dead memory pools that hold no segment any more
+ * (their last block went back with its segment), so that pools made and
+ * dropped by the thousand (a graph per step) leave nothing behind. */
+static void prune_dead_pools(xdev_device_allocator_t *da) {
+    xdev_caching_stash_flush(da);
+    for (xdev_stream_pool_t **link = &da->pools; *link != NULL;) {
+        xdev_stream_pool_t *p = *link;
+        bool empty = p->mempool_dead && p->expandable[0] == NULL && p->expandable[1] == NULL;
+        for (const xdev_segment_t *seg = da->segments; seg != NULL && empty; seg = seg->next)
+            empty = seg->pool != p;
+        if (empty) {
+            *link = p->next;
+            free(p);
+        } else {
+            link = &p->next;
+        }
+    }
+}
+
+void xdev_caching_release_mempool(xdev_device_allocator_t *da, uint64_t id) {
+    for (xdev_stream_pool_t *p = da->pools; p != NULL; p = p->next)
+        if (p->mempool == id) p->mempool_dead = true;
+    for (xdev_stream_pool_t *p = da->pools; p != NULL; p = p->next)
+        if (p->mempool == id) (void)release_free_segments(da, -1, p, SIZE_MAX, false, 0);
+    prune_dead_pools(da);
+}

@@ -1,0 +1,300 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* compile_deps.c - the part of a run-time compile's cache key that comes
+ * from the files the compiler read besides the source (headers through -I,
+ * xdev's own, the system's), so that a changed header is never served the
+ * image built from its old text (issue 41). kernel_cache.h says what is
+ * recorded and why; this is ccache's "direct mode" idea, written anew.
+ *
+ * A manifest, stored as a bytes entry under the base key (source, options,
+ * compiler, versions), lists every file the last miss's compile read: its
+ * path as the compiler named it, the SHA-256 of its content, and its size,
+ * times, inode and device. A lookup re-checks each file: one whose stat
+ * fields all match keeps its recorded hash (a changed file changes its ctime,
+ * which no call can set back), any other is read and hashed again. The image
+ * key hashes the base key with every path and content hash, so any change
+ * finds another key. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/strbuf.h"
+#include "kernel/kernel_cache.h"
+
+#define MANIFEST_MAGIC "xdev-deps 1\n"
+/* A file changed this close to a compile's start (or after it) is "too new":
+ * the compile may have read another text than the one hashed afterwards, and
+ * a coarse timestamp cannot tell (filesystems stamp to 1 s at worst). */
+#define TOO_NEW_NS 1000000000LL
+/* Bounds of the -I directory walk (backends that cannot list their reads). */
+#define TREE_MAX_FILES 4096
+#define TREE_MAX_BYTES (64ull << 20)
+#define TREE_MAX_DEPTH 8
+
+/* The SHA-256 of a file's content in hex; false if it cannot be read. */
+static bool hash_file(const char *path, char hex[XDEV_KCACHE_KEY_LEN], uint64_t *bytes) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    unsigned char buf[16384], d[32];
+    xdev_sha256_t s;
+    xdev_sha256_init(&s);
+    uint64_t n = 0;
+    for (;;) {
+        ssize_t r = read(fd, buf, sizeof buf);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) {
+            close(fd);
+            return false;
+        }
+        if (r == 0) break;
+        xdev_sha256_update(&s, buf, (size_t)r);
+        n += (uint64_t)r;
+    }
+    close(fd);
+    xdev_sha256_final(&s, d);
+    xdev_sha256_hex(d, hex);
+    if (bytes != NULL) *bytes = n;
+    return true;
+}
+
+static long long ns_of(struct timespec t) {
+    return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+/* One manifest line's stat fields. */
+typedef struct {
+    unsigned long long size, ino, dev;
+    long long mtime, ctime;
+} stamp_t;
+
+static stamp_t stamp_of(const struct stat *st) {
+    return (stamp_t){(unsigned long long)st->st_size, (unsigned long long)st->st_ino,
+                     (unsigned long long)st->st_dev, ns_of(st->st_mtim), ns_of(st->st_ctim)};
+}
+
+/* The image key: base, then each (path, content hash), in the manifest's order. */
+static void image_key(const char *base, char **paths, char (*hashes)[XDEV_KCACHE_KEY_LEN], int n,
+                      char out[XDEV_KCACHE_KEY_LEN]) {
+    const char **parts = malloc(((size_t)n * 2 + 2) * sizeof *parts);
+    if (parts == NULL) { /* no key can be made: one no entry will ever have */
+        out[0] = '\0';
+        return;
+    }
+    parts[0] = "xdev image key from the files read, v1";
+    parts[1] = base;
+    for (int i = 0; i < n; i++) {
+        parts[2 + 2 * i] = paths[i];
+        parts[3 + 2 * i] = hashes[i];
+    }
+    xdev_kcache_key(parts, NULL, 2 * n + 2, out);
+    free(parts);
+}
+
+bool xdev_kdeps_image_key(const char *base_key, char out[XDEV_KCACHE_KEY_LEN]) {
+    void *data = NULL;
+    size_t size = 0;
+    out[0] = '\0';
+    if (!xdev_kcache_get(base_key, &data, &size, NULL)) return false;
+    char *text = realloc(data, size + 1);
+    if (text == NULL) {
+        free(data);
+        return false;
+    }
+    text[size] = '\0';
+    bool ok = strncmp(text, MANIFEST_MAGIC, strlen(MANIFEST_MAGIC)) == 0;
+    int n = 0, cap = 0;
+    char **paths = NULL;
+    char(*hashes)[XDEV_KCACHE_KEY_LEN] = NULL;
+    for (char *line = text + strlen(MANIFEST_MAGIC); ok && *line != '\0';) {
+        char *end = strchr(line, '\n');
+        if (end == NULL) {
+            ok = false;
+            break;
+        }
+        *end = '\0';
+        char hex[XDEV_KCACHE_KEY_LEN];
+        stamp_t want;
+        int at = -1;
+        if (sscanf(line, "%64s %llu %lld %lld %llu %llu %n", hex, &want.size, &want.mtime,
+                   &want.ctime, &want.ino, &want.dev, &at) != 6 ||
+            at <= 0 || line[at] == '\0' || !xdev_kcache_key_valid(hex)) {
+            ok = false;
+            break;
+        }
+        if (n == cap) {
+            cap = cap > 0 ? 2 * cap : 64;
+            char **p2 = realloc(paths, (size_t)cap * sizeof *paths);
+            if (p2 != NULL) paths = p2;
+            char(*h2)[XDEV_KCACHE_KEY_LEN] = realloc(hashes, (size_t)cap * sizeof *hashes);
+            if (h2 != NULL) hashes = h2;
+            if (p2 == NULL || h2 == NULL) {
+                ok = false;
+                break;
+            }
+        }
+        paths[n] = line + at;
+        struct stat st;
+        if (stat(paths[n], &st) != 0 || !S_ISREG(st.st_mode)) {
+            ok = false; /* gone: the compile would read something else */
+            break;
+        }
+        stamp_t now = stamp_of(&st);
+        if (memcmp(&now, &want, sizeof now) == 0)
+            memcpy(hashes[n], hex, sizeof hex);
+        else if (!hash_file(paths[n], hashes[n], NULL))
+            ok = false;
+        n++;
+        line = end + 1;
+    }
+    if (ok) image_key(base_key, paths, hashes, n, out);
+    free(paths);
+    free(hashes);
+    free(text);
+    return ok && out[0] != '\0';
+}
+
+xdev_status_t xdev_kdeps_store(const char *base_key, const char *deps, const struct timespec *start,
+                               char out[XDEV_KCACHE_KEY_LEN], char *why, size_t why_len) {
+    out[0] = '\0';
+    xdev_strbuf_t sb = {0};
+    xdev_strbuf_printf(&sb, "%s", MANIFEST_MAGIC);
+    int n = 0, cap = 0;
+    char **paths = NULL;
+    char(*hashes)[XDEV_KCACHE_KEY_LEN] = NULL;
+    char *list = strdup(deps);
+    xdev_status_t st = list != NULL ? XDEV_SUCCESS : XDEV_ERROR_OUT_OF_MEMORY;
+    if (list == NULL) snprintf(why, why_len, "no host memory for the list of files read");
+    for (char *p = list, *save = NULL; st == XDEV_SUCCESS; p = NULL) {
+        char *path = strtok_r(p, "\n", &save);
+        if (path == NULL) break;
+        if (n == cap) {
+            cap = cap > 0 ? 2 * cap : 64;
+            char **p2 = realloc(paths, (size_t)cap * sizeof *paths);
+            if (p2 != NULL) paths = p2;
+            char(*h2)[XDEV_KCACHE_KEY_LEN] = realloc(hashes, (size_t)cap * sizeof *hashes);
+            if (h2 != NULL) hashes = h2;
+            if (p2 == NULL || h2 == NULL) {
+                st = XDEV_ERROR_OUT_OF_MEMORY;
+                snprintf(why, why_len, "no host memory for the list of files read");
+                break;
+            }
+        }
+        struct stat sb1, sb2;
+        if (stat(path, &sb1) != 0 || !S_ISREG(sb1.st_mode) || !hash_file(path, hashes[n], NULL) ||
+            stat(path, &sb2) != 0) {
+            st = XDEV_ERROR_NOT_FOUND;
+            snprintf(why, why_len, "'%s', which the compiler read, cannot be read now", path);
+            break;
+        }
+        stamp_t s1 = stamp_of(&sb1), s2 = stamp_of(&sb2);
+        long long limit = ns_of(*start) - TOO_NEW_NS;
+        if (memcmp(&s1, &s2, sizeof s1) != 0 || s1.mtime >= limit || s1.ctime >= limit) {
+            st = XDEV_ERROR_NOT_FOUND;
+            snprintf(why, why_len,
+                     "'%s' changed less than a second before the compile (or during it)", path);
+            break;
+        }
+        paths[n] = path;
+        xdev_strbuf_printf(&sb, "%s %llu %lld %lld %llu %llu %s\n", hashes[n], s1.size, s1.mtime,
+                           s1.ctime, s1.ino, s1.dev, path);
+        n++;
+    }
+    if (st == XDEV_SUCCESS && sb.failed) {
+        st = XDEV_ERROR_OUT_OF_MEMORY;
+        snprintf(why, why_len, "no host memory for the list of files read");
+    }
+    if (st == XDEV_SUCCESS) {
+        image_key(base_key, paths, hashes, n, out);
+        st = xdev_kcache_put(base_key, sb.buf, strlen(sb.buf), why, why_len);
+        if (out[0] == '\0' && st == XDEV_SUCCESS) st = XDEV_ERROR_OUT_OF_MEMORY;
+    }
+    free(paths);
+    free(hashes);
+    free(list);
+    free(sb.buf);
+    if (st != XDEV_SUCCESS) out[0] = '\0';
+    return st;
+}
+
+/* ------------------------------------------------------------ -I walk */
+
+typedef struct {
+    xdev_sha256_t s;
+    int files;
+    uint64_t bytes;
+    bool over;
+} tree_t;
+
+static int by_name(const struct dirent **a, const struct dirent **b) {
+    return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+/* Hashes every regular file under dir (sorted by name, so every process
+ * walks in the same order): its path relative to the walk's root and its
+ * content's hash. */
+static void walk(tree_t *t, const char *dir, const char *rel, int depth) {
+    struct dirent **ents = NULL;
+    int n = depth > TREE_MAX_DEPTH ? -1 : scandir(dir, &ents, NULL, by_name);
+    for (int i = 0; i < n; i++) {
+        const char *name = ents[i]->d_name;
+        char path[4096], sub[4096];
+        struct stat st;
+        if (strcmp(name, ".") != 0 && strcmp(name, "..") != 0 && !t->over &&
+            (size_t)snprintf(path, sizeof path, "%s/%s", dir, name) < sizeof path &&
+            (size_t)snprintf(sub, sizeof sub, "%s/%s", rel, name) < sizeof sub &&
+            stat(path, &st) == 0) {
+            if (S_ISDIR(st.st_mode)) {
+                walk(t, path, sub, depth + 1);
+            } else if (S_ISREG(st.st_mode)) {
+                char hex[XDEV_KCACHE_KEY_LEN];
+                uint64_t got = 0;
+                if (++t->files > TREE_MAX_FILES || !hash_file(path, hex, &got) ||
+                    (t->bytes += got) > TREE_MAX_BYTES) {
+                    t->over = true;
+                } else {
+                    xdev_sha256_update(&t->s, sub, strlen(sub) + 1);
+                    xdev_sha256_update(&t->s, hex, sizeof hex);
+                }
+            }
+        }
+        free(ents[i]);
+    }
+    free(ents);
+}
+
+xdev_status_t xdev_kdeps_tree_key(const char *base_key, const char *const *options, int n,
+                                  char out[XDEV_KCACHE_KEY_LEN], char *why, size_t why_len) {
+    tree_t t = {.files = 0};
+    xdev_sha256_init(&t.s);
+    xdev_sha256_update(&t.s, "xdev image key from the -I trees, v1", 37);
+    xdev_sha256_update(&t.s, base_key, XDEV_KCACHE_KEY_LEN);
+    for (int i = 0; i < n && !t.over; i++) {
+        const char *o = options[i], *dir = NULL;
+        if (strcmp(o, "-I") == 0 || strcmp(o, "--include-path") == 0 || strcmp(o, "-isystem") == 0)
+            dir = i + 1 < n ? options[i + 1] : NULL;
+        else if (strncmp(o, "-I", 2) == 0)
+            dir = o + 2;
+        else if (strncmp(o, "--include-path=", 15) == 0)
+            dir = o + 15;
+        if (dir == NULL) continue;
+        xdev_sha256_update(&t.s, dir, strlen(dir) + 1);
+        walk(&t, dir, "", 0);
+    }
+    out[0] = '\0';
+    if (t.over) {
+        snprintf(why, why_len,
+                 "the include directories hold more than %d files or %llu MiB (or one cannot be "
+                 "read): not cached",
+                 TREE_MAX_FILES, (unsigned long long)(TREE_MAX_BYTES >> 20));
+        return XDEV_ERROR_NOT_FOUND;
+    }
+    unsigned char d[32];
+    xdev_sha256_final(&t.s, d);
+    xdev_sha256_hex(d, out);
+    return XDEV_SUCCESS;
+}
