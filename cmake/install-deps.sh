@@ -17,6 +17,7 @@ packages=(
   chromium                             # tests/observe: the memory view in a real browser
   openmpi-bin libopenmpi-dev           # mpirun for the tests; MPI for the mpi transport (transports/mpi)
   python3-numpy                        # tests: DLPack with NumPy (interop.numpy)
+  gcc-aarch64-linux-gnu libc6-dev-arm64-cross  # tests: cpu_fiber.builds (aarch64 fiber switch)
 )
 
 if ! command -v dpkg >/dev/null 2>&1; then

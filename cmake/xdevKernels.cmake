@@ -32,7 +32,8 @@ cmake_policy(VERSION 3.20...3.25) # DEPFILE (CMP0116), file(CONFIGURE), TARGET_D
 # ---------------------------------------------------------------- kernel scan
 # Strips C comments (earliest of /* and // first, so neither hides the other's
 # end) and preprocessor lines, then returns the names of XDEV_KERNEL(name, ...)
-# and XDEV_KERNEL_SYNC(name, ...) declarations in `out`. C's `;` is replaced
+# XDEV_KERNEL_SYNC(name, ...) and XDEV_KERNEL_BLOCK(name, ...) declarations in
+# `out`. C's `;` is replaced
 # first: CMake would take it for a list separator.
 function(_xdev_kernels_scan file out)
   file(READ "${file}" text)
@@ -72,7 +73,7 @@ function(_xdev_kernels_scan file out)
   string(REPLACE "\\\n" " " kept "\n${kept}")
   string(REGEX REPLACE "\n[ \t]*#[^\n]*" "\n" kept "${kept}")
   string(REGEX MATCHALL
-    "[^A-Za-z0-9_]XDEV_KERNEL(_SYNC)?[ \t\n]*\\([ \t\n]*[A-Za-z_][A-Za-z0-9_]*" hits "${kept}")
+    "[^A-Za-z0-9_]XDEV_KERNEL(_SYNC|_BLOCK)?[ \t\n]*\\([ \t\n]*[A-Za-z_][A-Za-z0-9_]*" hits "${kept}")
   set(names "")
   foreach(hit IN LISTS hits)
     string(REGEX REPLACE "^.*\\([ \t\n]*" "" name "${hit}")
@@ -90,7 +91,7 @@ function(_xdev_kernels_collect who files seen out)
     _xdev_kernels_scan("${f}" names)
     if(NOT names)
       message(FATAL_ERROR "${who}: ${f} declares no kernel (no XDEV_KERNEL(name, ...) or "
-        "XDEV_KERNEL_SYNC(name, ...) outside comments and preprocessor lines)")
+        "XDEV_KERNEL_SYNC/_BLOCK(name, ...) outside comments and preprocessor lines)")
     endif()
     foreach(n IN LISTS names)
       foreach(e IN LISTS seen entries)

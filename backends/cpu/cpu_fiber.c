@@ -8,8 +8,10 @@
  * static XDEV_SHARED area after them, both 64-byte aligned) and, from the
  * first XDEV_KERNEL_SYNC launch on, fibers.
  *
- * A kernel without a barrier runs a block by one call of sig->block (the
- * loop the dialect generates); xdev_barrier() there is a fault. A SYNC
+ * A kernel without a barrier, or in the block form (XDEV_KERNEL_BLOCK: a
+ * loop over the work-items per region between barriers), runs a block by
+ * one call of sig->block (the loops the dialect generates) inside the same
+ * fault guard; xdev_barrier() there is a fault. A SYNC
  * kernel runs each work-item as a fiber, all sharing the block's context
  * (the executor knows which one runs): a barrier switches to the next
  * work-item, and the last one to arrive releases them all. Fibers are made
@@ -20,9 +22,12 @@
  *
  * A switch is a few instructions on x86-64 and aarch64 (the callee-saved
  * registers, the stack pointer and the floating-point control registers;
- * see "switching" below), so a barrier costs about work-items x 10 ns.
+ * see "switching" below), so a barrier costs about work-items x 9-17 ns
+ * (bench/barrier_cpu_bench measures it: 8.6-16.7 ns on the dev VM).
  * Elsewhere, in code built for shadow stacks, or with
- * -DXDEV_CPU_FIBER_UCONTEXT, fibers are ucontexts, whose swapcontext makes a
+ * -DXDEV_CPU_FIBER_UCONTEXT (CMake option XDEV_CPU_FIBER_UCONTEXT=ON; CI
+ * runs the kernel suites so, and ctest cpu_fiber.builds compiles it and the
+ * aarch64 switch), fibers are ucontexts, whose swapcontext makes a
  * signal-mask system call per switch (blocks ~15x slower). Switches are
  * announced to ASan (start/finish_switch_fiber) and TSan (a TSan fiber per
  * stack; switches synchronise, as the barrier does).
@@ -361,7 +366,9 @@ static void kernel_fault(xdev_kctx_t *ctx, int code) {
 
 /* ctx->barrier of a kernel not declared XDEV_KERNEL_SYNC. */
 static void loop_barrier(xdev_kctx_t *ctx) {
-    kernel_fault(ctx, XDEV_KFAULT_BARRIER);
+    const xdev_cpu_exec_t *ex = ctx->impl;
+    bool regions = (ex->launch->sig->flags & XDEV_KERNEL_REGIONS) != 0;
+    kernel_fault(ctx, regions ? XDEV_CPU_KFAULT_BARRIER_REGION : XDEV_KFAULT_BARRIER);
 }
 
 /* ---------------------------------------------------------- fault signals */
@@ -711,7 +718,7 @@ static __attribute__((noinline)) void run_blocks(xdev_cpu_exec_t *ex, xdev_cpu_l
     ex->launch = l;
     memcpy(c->block, l->block, sizeof c->block);
     memcpy(c->grid, l->grid, sizeof c->grid);
-    c->reserved0 = 0;
+    c->in_region = 0;
     c->dynamic_shared = ex->shared;
     c->shared = dyn < limit ? ex->shared + dyn : ex->shared + limit;
     c->shared_cap = dyn < limit ? limit - dyn : 0;

@@ -126,6 +126,19 @@ xdev_status_t xdev_cpu_stream_take_fault(xdev_cpu_stream_t *s) {
                               "cpu:%d: kernel '%s' called xdev_barrier() but is declared "
                               "XDEV_KERNEL, not XDEV_KERNEL_SYNC (block (%d,%d,%d))",
                               d, f.kernel, b[0], b[1], b[2]);
+    case XDEV_CPU_KFAULT_BARRIER_REGION:
+        return xdev_cpu_error(XDEV_ERROR_LAUNCH_FAILURE,
+                              "cpu:%d: kernel '%s' called xdev_barrier() but is declared "
+                              "XDEV_KERNEL_BLOCK (its regions meet at xdev_block_sync() between "
+                              "XDEV_FOR_ITEMS regions; xdev_barrier() needs XDEV_KERNEL_SYNC) "
+                              "(block (%d,%d,%d))",
+                              d, f.kernel, b[0], b[1], b[2]);
+    case XDEV_KFAULT_SYNC_IN_REGION:
+        return xdev_cpu_error(XDEV_ERROR_LAUNCH_FAILURE,
+                              "cpu:%d: kernel '%s' called xdev_block_sync() inside an "
+                              "XDEV_FOR_ITEMS region (it separates regions, at the block's "
+                              "level) (block (%d,%d,%d))",
+                              d, f.kernel, b[0], b[1], b[2]);
     case XDEV_KFAULT_SHARED:
         return xdev_cpu_error(XDEV_ERROR_LAUNCH_FAILURE,
                               "cpu:%d: kernel '%s' claimed more XDEV_SHARED memory than its "
@@ -245,6 +258,9 @@ static xdev_status_t kernel_get_function(xdev_cpu_device_t *dev, void *module, c
         attrs->max_threads_per_block = XDEV_CPU_MAX_BLOCK_ITEMS;
         attrs->static_shared_bytes = 0; /* claimed as the kernel runs */
         attrs->uses_barrier = (k->flags & XDEV_KERNEL_USES_BARRIER) != 0;
+        attrs->cpu_form = attrs->uses_barrier                     ? XDEV_KERNEL_FORM_FIBERS
+                          : (k->flags & XDEV_KERNEL_REGIONS) != 0 ? XDEV_KERNEL_FORM_REGIONS
+                                                                  : XDEV_KERNEL_FORM_LOOP;
         for (int p = 0; p < k->nparams; p++) {
             attrs->param_sizes[p] = k->param_sizes[p];
             attrs->param_kinds[p] = k->param_kinds[p] & XDEV_KPARAM_POINTER;

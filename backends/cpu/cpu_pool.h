@@ -17,7 +17,10 @@
 #include "xdev/kernel_abi.h"
 
 /* Work-items per block at most (the device's max_threads_per_block). */
-#define XDEV_CPU_MAX_BLOCK_ITEMS 1024
+#define XDEV_CPU_MAX_BLOCK_ITEMS XDEV_KERNEL_MAX_BLOCK_ITEMS
+/* Fault code: xdev_barrier() in an XDEV_KERNEL_BLOCK kernel (its regions
+ * meet at xdev_block_sync(); cpu_internal.h has the other backend codes). */
+#define XDEV_CPU_KFAULT_BARRIER_REGION 102
 /* Shared memory per block (static + dynamic), as CUDA gives by default. */
 #define XDEV_CPU_DEFAULT_SHARED_BYTES (48u * 1024u)
 

@@ -73,9 +73,10 @@ static bool ident_char(char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
 
-/* Append the names of the kernels `src` declares (XDEV_KERNEL(name, ... or
- * XDEV_KERNEL_SYNC(name, ... outside comments, strings and preprocessor
- * lines) to sb as the table a host library exports. Returns the count. */
+/* Append the names of the kernels `src` declares (XDEV_KERNEL(name, ...,
+ * XDEV_KERNEL_SYNC(name, ... or XDEV_KERNEL_BLOCK(name, ... outside
+ * comments, strings and preprocessor lines) to sb as the table a host
+ * library exports. Returns the count. */
 static int append_table(xdev_strbuf_t *sb, const char *src) {
     xdev_strbuf_t names = {0};
 
@@ -105,7 +106,9 @@ static int append_table(xdev_strbuf_t *sb, const char *src) {
             line_start = false;
         size_t kw = 0;
         if ((p == src || !ident_char(p[-1])) && strncmp(p, "XDEV_KERNEL", 11) == 0)
-            kw = strncmp(p + 11, "_SYNC", 5) == 0 ? 16 : 11;
+            kw = strncmp(p + 11, "_SYNC", 5) == 0    ? 16
+                 : strncmp(p + 11, "_BLOCK", 6) == 0 ? 17
+                                                     : 11;
         if (kw == 0 || ident_char(p[kw])) {
             p++;
             continue;

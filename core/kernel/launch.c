@@ -215,11 +215,20 @@ static xdev_status_t launch_call(xdev_enqueue_t *q) {
     return st;
 }
 
+/* The span's arguments: the sizes, and how a host backend runs the kernel
+ * (its cpu_form) in the format itself, as the tracer keeps 6 values. */
 static void launch_trace_args(xdev_enqueue_t *q) {
-    const xdev_launch_config_t *c = ((const launch_op_t *)q->ctx)->c;
-    xdev_enqueue_span_args(q, "\"grid\":[%d,%d,%d],\"block\":[%d,%d,%d]", (int)c->grid.x,
-                           (int)c->grid.y, (int)c->grid.z, (int)c->block.x, (int)c->block.y,
-                           (int)c->block.z);
+    const launch_op_t *o = q->ctx;
+    const xdev_launch_config_t *c = o->c;
+#define XDEV__LAUNCH_ARGS "\"grid\":[%d,%d,%d],\"block\":[%d,%d,%d]"
+    static const char *const fmts[] = {XDEV__LAUNCH_ARGS,
+                                       XDEV__LAUNCH_ARGS ",\"cpu_form\":\"loop\"",
+                                       XDEV__LAUNCH_ARGS ",\"cpu_form\":\"regions\"",
+                                       XDEV__LAUNCH_ARGS ",\"cpu_form\":\"fibers\""};
+#undef XDEV__LAUNCH_ARGS
+    int f = o->k->attrs.cpu_form >= 0 && o->k->attrs.cpu_form <= 3 ? o->k->attrs.cpu_form : 0;
+    xdev_enqueue_span_args(q, fmts[f], (int)c->grid.x, (int)c->grid.y, (int)c->grid.z,
+                           (int)c->block.x, (int)c->block.y, (int)c->block.z);
 }
 
 /* Checks, then the backend's launch through the enqueue path, as `as`

@@ -382,6 +382,9 @@ static xdev_status_t kernel_new(struct xdev_module *m, const char *name, struct 
             attrs.param_kinds[i] = sig->param_kinds[i];
         }
         attrs.uses_barrier = (sig->flags & XDEV_KERNEL_USES_BARRIER) != 0;
+        attrs.cpu_form = (sig->flags & XDEV_KERNEL_USES_BARRIER) ? XDEV_KERNEL_FORM_FIBERS
+                         : (sig->flags & XDEV_KERNEL_REGIONS)    ? XDEV_KERNEL_FORM_REGIONS
+                                                                 : XDEV_KERNEL_FORM_LOOP;
     }
     struct xdev_kernel *k = xdev_handle_alloc(&xdev_kernel_arena);
     if (k == NULL) return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for a kernel handle");

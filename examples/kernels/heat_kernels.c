@@ -32,17 +32,25 @@ XDEV_KERNEL(heat_step, XDEV_PARAM(int, nx), XDEV_PARAM(int, ny), XDEV_PARAM(floa
     diff[c] = next - u[c];
 }
 
-/* Partial sums of u, one per block of 256: a tree in shared memory. */
-XDEV_KERNEL_SYNC(heat_partial_sums, XDEV_PARAM(long, n), XDEV_PTR(const float, u),
-                 XDEV_PTR(double, partial)) {
+/* Partial sums of u, one per block of 256: a tree in shared memory, in the
+ * block form - regions of work-items between barriers, the level loop
+ * outside them - which the CPU runs as plain loops (docs/kernels.md). */
+XDEV_KERNEL_BLOCK(heat_partial_sums, XDEV_PARAM(long, n), XDEV_PTR(const float, u),
+                  XDEV_PTR(double, partial)) {
     XDEV_SHARED(double, part, 256);
-    int t = xdev_local_id(0);
-    long i = xdev_global_id(0);
-    part[t] = i < n ? (double)u[i] : 0.0;
-    xdev_barrier();
-    for (int s = 128; s > 0; s /= 2) {
-        if (t < s) part[t] += part[t + s];
-        xdev_barrier();
+    XDEV_FOR_ITEMS {
+        long i = xdev_global_id(0);
+        part[xdev_local_id(0)] = i < n ? (double)u[i] : 0.0;
     }
-    if (t == 0) partial[xdev_group_id(0)] = part[0];
+    xdev_block_sync();
+    for (int s = 128; s > 0; s /= 2) {
+        XDEV_FOR_ITEMS_BELOW(s) {
+            int t = xdev_local_id(0);
+            part[t] += part[t + s];
+        }
+        xdev_block_sync();
+    }
+    XDEV_FOR_ITEMS_BELOW(1) {
+        partial[xdev_group_id(0)] = part[0];
+    }
 }

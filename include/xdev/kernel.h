@@ -202,7 +202,18 @@ typedef struct xdev_kernel_attributes {
     int uses_barrier;           /* declared XDEV_KERNEL_SYNC (host kernels) */
     uint32_t param_sizes[XDEV_KERNEL_MAX_PARAMS]; /* 0: unknown */
     uint8_t param_kinds[XDEV_KERNEL_MAX_PARAMS];  /* XDEV_KPARAM_*; VALUE where unknown */
+    /* How a host backend (the CPU) runs the kernel's blocks, from its host
+     * compilation (also the "cpu_form" of its launches' trace spans):
+     * XDEV_KERNEL_FORM_LOOP (XDEV_KERNEL: one loop over the work-items),
+     * _REGIONS (XDEV_KERNEL_BLOCK: a loop per region between barriers),
+     * _FIBERS (XDEV_KERNEL_SYNC: a fiber per work-item, switched at each
+     * barrier, the slow form); 0 where no host compilation describes it. */
+    int cpu_form;
 } xdev_kernel_attributes_t;
+
+#define XDEV_KERNEL_FORM_LOOP 1
+#define XDEV_KERNEL_FORM_REGIONS 2
+#define XDEV_KERNEL_FORM_FIBERS 3
 
 XDEV_API XDEV_RESULT xdev_status_t xdev_kernel_get_attributes(xdev_kernel_t kernel,
                                                               xdev_kernel_attributes_t *out);

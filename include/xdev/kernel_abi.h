@@ -6,7 +6,8 @@
  * host C compiler into an xdev_kernel_sig_t: the kernel's name, its
  * parameters (size, and whether each is a pointer, so launches can check
  * pointer arguments on every backend) and two entry points - `block` runs
- * every work-item of one block in a loop, `item` runs one work-item (a fiber
+ * every work-item of one block in a loop (for an XDEV_KERNEL_BLOCK kernel, a
+ * loop per region between its barriers), `item` runs one work-item (a fiber
  * per work-item, for kernels that use xdev_barrier()). The GPU images of the
  * same file carry the sizes and kinds too (xdev/support/kernel_sig.h), for
  * kernels compiled at run time; where both exist the host table decides.
@@ -30,7 +31,12 @@ extern "C" {
 #include "xdev/support/kernel_sig.h"
 
 /* xdev_kernel_sig_t.flags */
-#define XDEV_KERNEL_USES_BARRIER (1u << 0) /* declared with XDEV_KERNEL_SYNC */
+#define XDEV_KERNEL_USES_BARRIER (1u << 0) /* declared with XDEV_KERNEL_SYNC: fibers */
+#define XDEV_KERNEL_REGIONS (1u << 1)      /* declared with XDEV_KERNEL_BLOCK: loops */
+
+/* Most work-items in a block a host backend runs (a block-form kernel keeps
+ * each XDEV_PRIVATE in an array of this many). */
+#define XDEV_KERNEL_MAX_BLOCK_ITEMS 1024
 
 /* xdev_kctx_t.fault codes: why a host-run kernel stopped. */
 #define XDEV_KFAULT_TRAP 1    /* xdev_trap() */
@@ -38,14 +44,15 @@ extern "C" {
 #define XDEV_KFAULT_SHARED 3  /* static shared memory over the block's limit */
 #define XDEV_KFAULT_BARRIER_DIVERGE                                                                \
     4 /* some work-items of a block passed a barrier others never reached */
+#define XDEV_KFAULT_SYNC_IN_REGION 5 /* xdev_block_sync() inside an XDEV_FOR_ITEMS region */
 
 /* The state of one block as a host-run kernel sees it. The executor fills
  * it; the dialect's id functions read it. */
 typedef struct xdev_kctx {
-    int group[3]; /* this block's index in the grid */
-    int block[3]; /* work-items per block, per dimension */
-    int grid[3];  /* blocks per dimension */
-    int reserved0;
+    int group[3];          /* this block's index in the grid */
+    int block[3];          /* work-items per block, per dimension */
+    int grid[3];           /* blocks per dimension */
+    int in_region;         /* a block-form region is running (xdev_block_sync() there is a fault) */
     unsigned char *shared; /* the block's static shared memory */
     size_t reserved1;
     size_t shared_cap;    /* its size */
@@ -69,7 +76,7 @@ typedef struct xdev_kernel_sig {
     xdev_kblock_fn block; /* every work-item of a block, in a loop */
     xdev_kitem_fn item;   /* one work-item */
     int nparams;
-    uint32_t flags; /* XDEV_KERNEL_USES_BARRIER */
+    uint32_t flags; /* XDEV_KERNEL_USES_BARRIER, XDEV_KERNEL_REGIONS */
     const uint32_t *param_sizes;
     const uint8_t *param_kinds;     /* XDEV_KPARAM_* */
     const char *const *param_names; /* as declared, for messages */

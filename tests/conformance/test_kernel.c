@@ -86,10 +86,13 @@ START_TEST(saxpy) {
 }
 END_TEST
 
+/* block_sum (block form: loops between barriers on the CPU) and
+ * block_sum_fiber (fibers): each block's sum as the host computes it, and
+ * the two forms' outputs identical. */
 START_TEST(block_reduction_shared_barrier) {
     xdev_module_t m = load(0);
-    xdev_kernel_t k = kernel(m, "block_sum");
-    const unsigned blocks[] = {32, 256, 1024};
+    xdev_kernel_t k[2] = {kernel(m, "block_sum"), kernel(m, "block_sum_fiber")};
+    const unsigned blocks[] = {1, 32, 256, 1024};
     int n = 300007;
     int *hx = malloc((size_t)n * sizeof(int));
     long long want = 0;
@@ -101,21 +104,29 @@ START_TEST(block_reduction_shared_barrier) {
     XT_OK(xdev_memcpy(x, hx, (size_t)n * sizeof(int)));
     for (size_t c = 0; c < sizeof blocks / sizeof blocks[0]; c++) {
         unsigned b = blocks[c], g = (unsigned)((n + (int)b - 1) / (int)b);
-        long long *out = dalloc(0, g * sizeof(long long)), *h = malloc(g * sizeof(long long));
-        xdev_launch_config_t cfg = cfg1(g, b);
-        XT_OK(XDEV_LAUNCH(k, &cfg, n, x, out));
-        XT_OK(xdev_memcpy(h, out, g * sizeof(long long)));
+        long long *out = dalloc(0, g * sizeof(long long)), *h[2];
+        for (int f = 0; f < 2; f++) {
+            h[f] = malloc(g * sizeof(long long));
+            XT_OK(xdev_memset_async(out, 0xff, g * sizeof(long long), NULL));
+            xdev_launch_config_t cfg = cfg1(g, b);
+            XT_OK(XDEV_LAUNCH(k[f], &cfg, n, x, out));
+            XT_OK(xdev_memcpy(h[f], out, g * sizeof(long long)));
+        }
         long long got = 0;
         for (unsigned i = 0; i < g; i++) {
             long long part = 0;
             for (unsigned j = 0; j < b && (long)i * b + j < n; j++)
                 part += hx[(long)i * b + j];
-            ck_assert_msg(h[i] == part, "block %u of %u: %lld, want %lld", i, b, h[i], part);
-            got += h[i];
+            ck_assert_msg(h[0][i] == part, "block_sum block %u of %u: %lld, want %lld", i, b,
+                          h[0][i], part);
+            ck_assert_msg(h[1][i] == part, "block_sum_fiber block %u of %u: %lld, want %lld", i, b,
+                          h[1][i], part);
+            got += h[0][i];
         }
         ck_assert(got == want);
         XT_OK(xdev_free(out));
-        free(h);
+        free(h[0]);
+        free(h[1]);
     }
     XT_OK(xdev_free(x));
     free(hx);
@@ -123,23 +134,29 @@ START_TEST(block_reduction_shared_barrier) {
 }
 END_TEST
 
+/* block_reverse in both forms, through dynamic shared memory. */
 START_TEST(dynamic_shared) {
     xdev_module_t m = load(0);
-    xdev_kernel_t k = kernel(m, "block_reverse");
+    const char *names[] = {"block_reverse", "block_reverse_fiber"};
     unsigned b = 128, g = 50;
     size_t n = (size_t)b * g;
     int *hx = malloc(n * sizeof(int));
-    for (size_t i = 0; i < n; i++)
-        hx[i] = (int)i * 3;
     int *x = dalloc(0, n * sizeof(int)), *y = dalloc(0, n * sizeof(int));
-    XT_OK(xdev_memcpy(x, hx, n * sizeof(int)));
-    xdev_launch_config_t cfg = cfg1(g, b);
-    cfg.shared_bytes = b * sizeof(int);
-    XT_OK(XDEV_LAUNCH(k, &cfg, x, y));
-    XT_OK(xdev_memcpy(hx, y, n * sizeof(int)));
-    for (size_t i = 0; i < n; i++) {
-        size_t blk = i / b, t = i % b;
-        ck_assert_int_eq(hx[i], (int)(blk * b + (b - 1 - t)) * 3);
+    for (int f = 0; f < 2; f++) {
+        xdev_kernel_t k = kernel(m, names[f]);
+        for (size_t i = 0; i < n; i++)
+            hx[i] = (int)i * 3;
+        XT_OK(xdev_memcpy(x, hx, n * sizeof(int)));
+        zero(y, n * sizeof(int));
+        xdev_launch_config_t cfg = cfg1(g, b);
+        cfg.shared_bytes = b * sizeof(int);
+        XT_OK(XDEV_LAUNCH(k, &cfg, x, y));
+        XT_OK(xdev_memcpy(hx, y, n * sizeof(int)));
+        for (size_t i = 0; i < n; i++) {
+            size_t blk = i / b, t = i % b;
+            ck_assert_msg(hx[i] == (int)(blk * b + (b - 1 - t)) * 3, "%s: y[%zu] = %d", names[f], i,
+                          hx[i]);
+        }
     }
     XT_OK(xdev_free(x));
     XT_OK(xdev_free(y));
@@ -255,26 +272,30 @@ START_TEST(stencil_2d) {
 }
 END_TEST
 
+/* ids3d (a plain kernel) and ids3d_block (block form, a private across a
+ * barrier) in a 3-D launch. */
 START_TEST(ids_3d) {
     xdev_module_t m = load(0);
-    xdev_kernel_t k = kernel(m, "ids3d");
     xdev_launch_config_t cfg = {.grid = {3, 2, 2}, .block = {4, 3, 2}};
     int sx = 12, sy = 6, sz = 4;
     size_t n = (size_t)sx * sy * sz * 4;
     int *d = dalloc(0, n * sizeof(int)), *h = malloc(n * sizeof(int));
-    XT_OK(XDEV_LAUNCH(k, &cfg, d));
-    XT_OK(xdev_memcpy(h, d, n * sizeof(int)));
-    for (int z = 0; z < sz; z++)
-        for (int y = 0; y < sy; y++)
-            for (int x = 0; x < sx; x++) {
-                int *e = &h[4 * ((z * sy + y) * sx + x)];
-                ck_assert_int_eq(e[0], x);
-                ck_assert_int_eq(e[1], y);
-                ck_assert_int_eq(e[2], z);
-                int want = x % 4 + 10 * (y % 3) + 100 * (z % 2) +
-                           1000 * (x / 4 + 10 * (y / 3) + 100 * (z / 2)) + 1000000 * 12;
-                ck_assert_int_eq(e[3], want);
-            }
+    const char *names[] = {"ids3d", "ids3d_block"};
+    for (int f = 0; f < 2; f++) {
+        zero(d, n * sizeof(int));
+        XT_OK(XDEV_LAUNCH(kernel(m, names[f]), &cfg, d));
+        XT_OK(xdev_memcpy(h, d, n * sizeof(int)));
+        for (int z = 0; z < sz; z++)
+            for (int y = 0; y < sy; y++)
+                for (int x = 0; x < sx; x++) {
+                    int *e = &h[4 * ((z * sy + y) * sx + x)];
+                    int want = x % 4 + 10 * (y % 3) + 100 * (z % 2) +
+                               1000 * (x / 4 + 10 * (y / 3) + 100 * (z / 2)) + 1000000 * 12;
+                    ck_assert_msg(e[0] == x && e[1] == y && e[2] == z && e[3] == want,
+                                  "%s at (%d,%d,%d): %d %d %d %d, want %d", names[f], x, y, z, e[0],
+                                  e[1], e[2], e[3], want);
+                }
+    }
     XT_OK(xdev_free(d));
     free(h);
     XT_OK(xdev_module_unload(m));
@@ -319,8 +340,13 @@ START_TEST(every_argument_type) {
     ck_assert_str_eq(a.name, "arg_types");
     ck_assert_int_eq(a.uses_barrier, 0);
     ck_assert_int_gt(a.max_threads_per_block, 0);
-    XT_OK(xdev_kernel_get_attributes(kernel(m, "block_sum"), &a));
+    ck_assert_int_eq(a.cpu_form, XDEV_KERNEL_FORM_LOOP);
+    XT_OK(xdev_kernel_get_attributes(kernel(m, "block_sum_fiber"), &a));
     ck_assert_int_eq(a.uses_barrier, 1);
+    ck_assert_int_eq(a.cpu_form, XDEV_KERNEL_FORM_FIBERS);
+    XT_OK(xdev_kernel_get_attributes(kernel(m, "block_sum"), &a));
+    ck_assert_int_eq(a.uses_barrier, 0);
+    ck_assert_int_eq(a.cpu_form, XDEV_KERNEL_FORM_REGIONS);
     XT_OK(xdev_free(out));
     XT_OK(xdev_module_unload(m));
 }
@@ -498,8 +524,17 @@ START_TEST(traced) {
     XT_OK(xdev_trace_start(path));
     xdev_launch_config_t cfg = cfg1(2, 32);
     XT_OK(xdev_launch_kernel(k, &cfg, NULL, 0));
+    int *x = dalloc(0, 64 * sizeof(int));
+    long long *out = dalloc(0, 2 * sizeof(long long));
+    zero(x, 64 * sizeof(int));
+    int n = 64;
+    XT_OK(XDEV_LAUNCH(kernel(m, "block_sum"), &cfg, n, x, out));
+    xdev_launch_config_t cfg3 = cfg1(3, 32); /* told apart by the grid */
+    XT_OK(XDEV_LAUNCH(kernel(m, "block_sum_fiber"), &cfg3, n, x, out));
     XT_OK(xdev_device_synchronize(xt_dev(0)));
     XT_OK(xdev_trace_stop());
+    XT_OK(xdev_free(x));
+    XT_OK(xdev_free(out));
     FILE *f = fopen(path, "r");
     ck_assert_ptr_nonnull(f);
     char buf[1 << 16];
@@ -510,6 +545,13 @@ START_TEST(traced) {
     ck_assert_msg(strstr(buf, "\"name\":\"empty\",\"cat\":\"stream\"") != NULL &&
                       strstr(buf, "\"grid\":[2,1,1],\"block\":[32,1,1]") != NULL,
                   "no launch of 'empty' in %s", buf);
+    /* Which form each ran (what the CPU does with it), beside its sizes. */
+    ck_assert_msg(strstr(buf, "\"block\":[32,1,1],\"cpu_form\":\"loop\"") != NULL &&
+                      strstr(buf, "\"grid\":[2,1,1],\"block\":[32,1,1],\"cpu_form\":"
+                                  "\"regions\"") != NULL &&
+                      strstr(buf, "\"grid\":[3,1,1],\"block\":[32,1,1],\"cpu_form\":"
+                                  "\"fibers\"") != NULL,
+                  "no cpu_form in the launch spans of %s", buf);
     XT_OK(xdev_module_unload(m));
 }
 END_TEST

@@ -8,10 +8,13 @@
  * still gets the faults outside kernels (in a child process). Also: static
  * shared memory over the limit, a barrier some work-items skip, and pointer
  * arguments past the bytes requested (the allocator's rounding is not the
- * caller's). The signal tests are the CPU backend's (a GPU kernel's fault
+ * caller's). The same faults in the block form (XDEV_KERNEL_BLOCK), and
+ * each work-item's rounding mode kept across the fiber form's barriers.
+ * The signal tests are the CPU backend's (a GPU kernel's fault
  * loses the context); the launch checks run on every backend.
  * Conformance: XDEV_BACKEND=<backend>. */
 #include <errno.h>
+#include <fenv.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -135,6 +138,16 @@ START_TEST(wild_write_on_fiber) {
     xdev_module_t m = load();
     wild_write_case(m, "wild_write_sync", 32, 3);
     wild_write_case(m, "wild_write_sync", 32, 3);
+    XT_OK(xdev_module_unload(m));
+}
+END_TEST
+
+/* The fault is in a block-form region (the block's loops, on the thread). */
+START_TEST(wild_write_in_block_form) {
+    XT_REQUIRE_CPU();
+    xdev_module_t m = load();
+    wild_write_case(m, "wild_write_block", 32, 3);
+    wild_write_case(m, "wild_write_block", 32, 3);
     XT_OK(xdev_module_unload(m));
 }
 END_TEST
@@ -387,10 +400,10 @@ END_TEST
  * work-item writes (a GPU refuses the launch itself). */
 START_TEST(shared_memory_over_limit) {
     xdev_module_t m = load();
-    const char *names[] = {"shared_4k", "shared_4k_sync"};
+    const char *names[] = {"shared_4k", "shared_4k_sync", "shared_4k_block"};
     int *out = dalloc(4 * 64 * sizeof(int)), *h = malloc(4 * 64 * sizeof(int));
     xdev_stream_t s = xt_new_stream(0);
-    for (int v = 0; v < 2; v++) {
+    for (int v = 0; v < 3; v++) {
         XT_OK(xdev_memset_async(out, 0x5a, 4 * 64 * sizeof(int), s));
         xdev_launch_config_t c = cfg1(4, 64, s);
         c.shared_bytes = 46 * 1024;
@@ -411,7 +424,7 @@ START_TEST(shared_memory_over_limit) {
         XT_OK(xdev_memcpy_async(h, out, 4 * 64 * sizeof(int), s));
         XT_OK(xdev_stream_synchronize(s));
         for (int i = 0; i < 4 * 64; i++) {
-            int want = v == 0 ? i % 64 + 1 : (i + 1) % 64 + 1;
+            int want = v == 0 ? i % 64 + 1 : (i + 1) % 64 + 1; /* _sync, _block: neighbour's */
             ck_assert_msg(h[i] == want, "%s: out[%d] = %d, not %d", names[v], i, h[i], want);
         }
     }
@@ -443,6 +456,79 @@ START_TEST(divergent_barrier_reported) {
     expect_stream_works(m, s, out, 8 * 32, 2);
     XT_OK(xdev_stream_destroy(s));
     XT_OK(xdev_module_unload(m));
+    XT_OK(xdev_free(out));
+}
+END_TEST
+
+/* In the block form: xdev_barrier() inside a region fails the launch
+ * naming xdev_block_sync(), xdev_block_sync() inside a region fails it (the
+ * block form's divergent barrier); xdev_trap() in a region fails it naming
+ * the block; the stream goes on working. */
+START_TEST(block_form_barrier_and_trap) {
+    xdev_launch_limits_t lim;
+    XT_OK(xdev_device_launch_limits(xt_dev(0), &lim));
+    if (lim.warp_size != 1) XT_SKIP("GPUs run xdev_barrier() anywhere; traps lose the context");
+    xdev_module_t m = load();
+    int *out = dalloc(8 * 32 * sizeof(int));
+    xdev_stream_t s = xt_new_stream(0);
+    xdev_launch_config_t c = cfg1(8, 32, s);
+    XT_OK(XDEV_LAUNCH(kernel(m, "barrier_in_region"), &c, out));
+    XT_ERR(XDEV_ERROR_LAUNCH_FAILURE, xdev_stream_synchronize(s), "barrier_in_region",
+           "XDEV_KERNEL_BLOCK", "xdev_block_sync()");
+    XT_OK(xdev_stream_synchronize(s));
+    XT_OK(XDEV_LAUNCH(kernel(m, "sync_in_region"), &c, out));
+    XT_ERR(XDEV_ERROR_LAUNCH_FAILURE, xdev_stream_synchronize(s), "sync_in_region",
+           "xdev_block_sync() inside an XDEV_FOR_ITEMS region", "block (0,0,0)");
+    XT_OK(xdev_stream_synchronize(s));
+    int bad = 6;
+    XT_OK(XDEV_LAUNCH(kernel(m, "trap_block"), &c, bad, out));
+    XT_ERR(XDEV_ERROR_LAUNCH_FAILURE, xdev_stream_synchronize(s), "trap_block", "xdev_trap()",
+           "block (6,0,0)");
+    expect_stream_works(m, s, out, 8 * 32, 4);
+    XT_OK(xdev_stream_destroy(s));
+    XT_OK(xdev_module_unload(m));
+    XT_OK(xdev_free(out));
+}
+END_TEST
+
+/* x / y under `mode`, as the host computes it. */
+static float div_in_mode(int mode, float x, float y) {
+    int old = fegetround();
+    fesetround(mode);
+    volatile float a = x, b = y;
+    volatile float q = a / b; /* stored before the mode goes back */
+    fesetround(old);
+    return q;
+}
+
+/* Each work-item of a fiber-form kernel sets its own rounding mode and
+ * keeps it across barriers (the switch saves and restores MXCSR / FPCR per
+ * fiber); the launching thread's mode is untouched. */
+START_TEST(rounding_mode_per_work_item) {
+    XT_REQUIRE_CPU();
+    xdev_module_t m = load();
+    const int modes[4] = {FE_TONEAREST, FE_UPWARD, FE_DOWNWARD, FE_TOWARDZERO};
+    float hx[2] = {1.0f, 3.0f}, h[2 * 2 * 16];
+    float *x = dalloc(sizeof hx), *out = dalloc(sizeof h);
+    XT_OK(xdev_memcpy(x, hx, sizeof hx));
+    xdev_stream_t s = xt_new_stream(0);
+    xdev_launch_config_t c = cfg1(2, 16, s);
+    ck_assert(div_in_mode(FE_UPWARD, 1.0f, 3.0f) != div_in_mode(FE_DOWNWARD, 1.0f, 3.0f));
+    XT_OK(XDEV_LAUNCH(kernel(m, "rounding_per_item"), &c, x, out));
+    XT_OK(xdev_memcpy_async(h, out, sizeof h, s));
+    XT_OK(xdev_stream_synchronize(s));
+    for (int i = 0; i < 2 * 16; i++) {
+        float want = div_in_mode(modes[i % 16 % 4], 1.0f, 3.0f);
+        for (int j = 0; j < 2; j++)
+            ck_assert_msg(h[2 * i + j] == want,
+                          "work-item %d (mode %d), division %d: %a, want %a (another work-item's "
+                          "rounding mode?)",
+                          i, i % 16 % 4, j, (double)h[2 * i + j], (double)want);
+    }
+    ck_assert_int_eq(fegetround(), FE_TONEAREST);
+    XT_OK(xdev_stream_destroy(s));
+    XT_OK(xdev_module_unload(m));
+    XT_OK(xdev_free(x));
     XT_OK(xdev_free(out));
 }
 END_TEST
@@ -498,6 +584,7 @@ int main(int argc, char **argv) {
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, wild_write_aot);
     tcase_add_test(tc, wild_write_on_fiber);
+    tcase_add_test(tc, wild_write_in_block_form);
     tcase_add_test(tc, wild_write_host_library);
     tcase_add_test(tc, faults_in_compiled_kernel);
     tcase_add_test(tc, other_streams_keep_working);
@@ -506,6 +593,8 @@ int main(int argc, char **argv) {
     tcase_add_test(tc, default_action_for_faults_outside_kernels);
     tcase_add_test(tc, shared_memory_over_limit);
     tcase_add_test(tc, divergent_barrier_reported);
+    tcase_add_test(tc, block_form_barrier_and_trap);
+    tcase_add_test(tc, rounding_mode_per_work_item);
     tcase_add_test(tc, pointer_argument_past_requested_bytes);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

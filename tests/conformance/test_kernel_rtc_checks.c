@@ -5,7 +5,8 @@
  * signature; on a GPU the dialect compiles it into the image
  * (xdev/support/kernel_sig.h) and the backend reads it. Every bad argument
  * below is refused and nothing runs; XDEV_LAUNCH_CHECKS=basic skips only the
- * pointer checks. Conformance: XDEV_BACKEND=<backend> (cpu:
+ * pointer checks. A block-form kernel (XDEV_KERNEL_BLOCK) compiled at run
+ * time runs and is found by name. Conformance: XDEV_BACKEND=<backend> (cpu:
  * XDEV_CPU_DEVICES=2); XDEV_CACHE_DIR is a directory of its own. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,6 +127,58 @@ START_TEST(basic_checks_skip_pointers_only) {
 }
 END_TEST
 
+/* A tree reduction in the block form, compiled at run time: found by name,
+ * described as the block form, and right. */
+static const char k_block_source[] =
+    "#include <xdev/kernel_lang.h>\n"
+    "XDEV_KERNEL_BLOCK(rtc_block_sum, XDEV_PTR(const int, x), XDEV_PTR(int, out)) {\n"
+    "    XDEV_SHARED(int, part, 256);\n"
+    "    XDEV_FOR_ITEMS { part[xdev_local_id(0)] = x[xdev_global_id(0)]; }\n"
+    "    xdev_block_sync();\n"
+    "    for (int s = xdev_local_size(0) / 2; s > 0; s /= 2) {\n"
+    "        XDEV_FOR_ITEMS_BELOW(s) { part[xdev_local_id(0)] += part[xdev_local_id(0) + s]; }\n"
+    "        xdev_block_sync();\n"
+    "    }\n"
+    "    XDEV_FOR_ITEMS_BELOW(1) { out[xdev_group_id(0)] = part[0]; }\n"
+    "}\n";
+
+START_TEST(block_form_compiled) {
+    xdev_module_t m;
+    xdev_kernel_t k;
+    xdev_compile_options_t o = {.size = sizeof o, .name = "rtc_block"};
+    xdev_status_t st = xdev_module_compile(xt_dev(0), k_block_source, &o, &m);
+    if (st == XDEV_ERROR_NOT_SUPPORTED)
+        XT_SKIP("%s compiles no kernels at run time", xt_type_name());
+    XT_OK(st);
+    XT_OK(xdev_module_get_kernel(m, "rtc_block_sum", &k));
+    xdev_kernel_attributes_t a;
+    XT_OK(xdev_kernel_get_attributes(k, &a));
+    xdev_launch_limits_t lim;
+    XT_OK(xdev_device_launch_limits(xt_dev(0), &lim));
+    if (lim.warp_size == 1) ck_assert_int_eq(a.cpu_form, XDEV_KERNEL_FORM_REGIONS);
+    enum { B = 256, G = 8 };
+    int hx[B * G], h[G];
+    for (int i = 0; i < B * G; i++)
+        hx[i] = i % 97 - 40;
+    int *x = NULL, *out = NULL;
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&x, sizeof hx));
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&out, sizeof h));
+    XT_OK(xdev_memcpy(x, hx, sizeof hx));
+    xdev_launch_config_t cfg = {.grid = {G, 1, 1}, .block = {B, 1, 1}};
+    XT_OK(XDEV_LAUNCH(k, &cfg, x, out));
+    XT_OK(xdev_memcpy(h, out, sizeof h));
+    for (int g = 0; g < G; g++) {
+        int want = 0;
+        for (int i = 0; i < B; i++)
+            want += hx[g * B + i];
+        ck_assert_msg(h[g] == want, "block %d: %d, want %d", g, h[g], want);
+    }
+    XT_OK(xdev_free(x));
+    XT_OK(xdev_free(out));
+    XT_OK(xdev_module_unload(m));
+}
+END_TEST
+
 int main(int argc, char **argv) {
     char cache[] = "/tmp/xdev-rtc-checks-XXXXXX"; /* a cache of its own, removed at the end */
     if (mkdtemp(cache) == NULL || setenv("XDEV_CACHE_DIR", cache, 1) != 0) return 1;
@@ -136,6 +189,7 @@ int main(int argc, char **argv) {
     tcase_add_test(tc, signature_known);
     tcase_add_test(tc, bad_arguments_refused);
     tcase_add_test(tc, basic_checks_skip_pointers_only);
+    tcase_add_test(tc, block_form_compiled);
     suite_add_tcase(su, tc);
     TCase *basic = tcase_create("basic"); /* the entry that sets XDEV_LAUNCH_CHECKS=basic */
     tcase_add_checked_fixture(basic, setup, NULL);

@@ -270,17 +270,13 @@ static void check_conformance_file(void) {
     void *module = NULL;
     OK(g_api->kernel->module_load(g_dev, &image, &module));
     static const char *const names[] = {
-        "saxpy",
-        "empty",
-        "block_sum",
-        "block_reverse",
-        "atomics",
-        "stencil",
-        "ids3d",
-        "arg_types",
-        "half_round_trip",
-        "trap_if",
-        "undeclared_barrier",
+        "saxpy",         "empty",
+        "block_sum",     "block_sum_fiber",
+        "block_reverse", "block_reverse_fiber",
+        "atomics",       "stencil",
+        "ids3d",         "ids3d_block",
+        "arg_types",     "half_round_trip",
+        "trap_if",       "undeclared_barrier",
         "slow_fill",
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {

@@ -14,8 +14,32 @@ XDEV_KERNEL(saxpy, XDEV_PARAM(long, n), XDEV_PARAM(float, a), XDEV_PTR(const flo
 
 XDEV_KERNEL(empty, XDEV_NO_PARAMS) {}
 
-/* One partial sum per block: a tree in shared memory, a barrier per level. */
-XDEV_KERNEL_SYNC(block_sum, XDEV_PARAM(int, n), XDEV_PTR(const int, x), XDEV_PTR(long long, out)) {
+/* One partial sum per block: a tree in shared memory, a barrier per level;
+ * in the block form (regions of work-items between xdev_block_sync(), the
+ * level loop outside them, uniform), which the CPU runs as loops. */
+XDEV_KERNEL_BLOCK(block_sum, XDEV_PARAM(int, n), XDEV_PTR(const int, x), XDEV_PTR(long long, out)) {
+    XDEV_SHARED(long long, part, 1024);
+    XDEV_FOR_ITEMS {
+        long i = xdev_global_id(0);
+        part[xdev_local_id(0)] = i < n ? x[i] : 0;
+    }
+    xdev_block_sync();
+    for (int s = xdev_local_size(0) / 2; s > 0; s /= 2) {
+        XDEV_FOR_ITEMS_BELOW(s) {
+            int t = xdev_local_id(0);
+            part[t] += part[t + s];
+        }
+        xdev_block_sync();
+    }
+    XDEV_FOR_ITEMS_BELOW(1) {
+        out[xdev_group_id(0)] = part[0];
+    }
+}
+
+/* The same tree as one work-item's program with xdev_barrier() (the CPU
+ * runs each work-item as a fiber): results must equal block_sum's. */
+XDEV_KERNEL_SYNC(block_sum_fiber, XDEV_PARAM(int, n), XDEV_PTR(const int, x),
+                 XDEV_PTR(long long, out)) {
     XDEV_SHARED(long long, part, 1024);
     int t = xdev_local_id(0);
     long i = xdev_global_id(0);
@@ -28,8 +52,20 @@ XDEV_KERNEL_SYNC(block_sum, XDEV_PARAM(int, n), XDEV_PTR(const int, x), XDEV_PTR
     if (t == 0) out[xdev_group_id(0)] = part[0];
 }
 
-/* Reverse each block's slice through dynamic shared memory. */
-XDEV_KERNEL_SYNC(block_reverse, XDEV_PTR(const int, x), XDEV_PTR(int, y)) {
+/* Reverse each block's slice through dynamic shared memory (block form). */
+XDEV_KERNEL_BLOCK(block_reverse, XDEV_PTR(const int, x), XDEV_PTR(int, y)) {
+    XDEV_DYNAMIC_SHARED(int, tile);
+    XDEV_FOR_ITEMS {
+        tile[xdev_local_id(0)] = x[xdev_global_id(0)];
+    }
+    xdev_block_sync();
+    XDEV_FOR_ITEMS {
+        y[xdev_global_id(0)] = tile[xdev_local_size(0) - 1 - xdev_local_id(0)];
+    }
+}
+
+/* The same with fibers. */
+XDEV_KERNEL_SYNC(block_reverse_fiber, XDEV_PTR(const int, x), XDEV_PTR(int, y)) {
     XDEV_DYNAMIC_SHARED(int, tile);
     int t = xdev_local_id(0), b = xdev_local_size(0);
     long base = (long)xdev_group_id(0) * b;
@@ -86,6 +122,27 @@ XDEV_KERNEL(ids3d, XDEV_PTR(int, out)) {
     out[4 * at + 3] = xdev_local_id(0) + 10 * xdev_local_id(1) + 100 * xdev_local_id(2) +
                       1000 * (xdev_group_id(0) + 10 * xdev_group_id(1) + 100 * xdev_group_id(2)) +
                       1000000 * (xdev_num_groups(0) * xdev_local_size(0));
+}
+
+/* The same in the block form: the local part kept per work-item across a
+ * barrier (XDEV_PRIVATE), in a 3-D block. */
+XDEV_KERNEL_BLOCK(ids3d_block, XDEV_PTR(int, out)) {
+    XDEV_PRIVATE(int, local);
+    XDEV_FOR_ITEMS {
+        xdev_priv(local) = xdev_local_id(0) + 10 * xdev_local_id(1) + 100 * xdev_local_id(2);
+    }
+    xdev_block_sync();
+    XDEV_FOR_ITEMS {
+        long gx = xdev_global_id(0), gy = xdev_global_id(1), gz = xdev_global_id(2);
+        long at = (gz * xdev_global_size(1) + gy) * xdev_global_size(0) + gx;
+        out[4 * at + 0] = (int)gx;
+        out[4 * at + 1] = (int)gy;
+        out[4 * at + 2] = (int)gz;
+        out[4 * at + 3] =
+            xdev_priv(local) +
+            1000 * (xdev_group_id(0) + 10 * xdev_group_id(1) + 100 * xdev_group_id(2)) +
+            1000000 * (xdev_num_groups(0) * xdev_local_size(0));
+    }
 }
 
 typedef struct conf_pod {
