@@ -23,6 +23,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -91,6 +93,25 @@ typedef struct spawn {
     int world; /* ranks that sum; 0: init is expected to fail */
 } spawn_t;
 
+/* Lower RLIMIT_NOFILE, soft and hard (so that it cannot be raised again), to
+ * the highest descriptor open once xdev is up, fill the free ones below it
+ * but `room` of them. */
+static void leave_fds(int room) {
+    int top = 0, fill[4096], n = 0;
+    (void)xdev_init();
+    DIR *d = opendir("/proc/self/fd");
+    if (d == NULL) _exit(5);
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        if (e->d_name[0] != '.' && atoi(e->d_name) > top) top = atoi(e->d_name);
+    closedir(d);
+    struct rlimit rl = {(rlim_t)top + 1, (rlim_t)top + 1};
+    if (setrlimit(RLIMIT_NOFILE, &rl) != 0) _exit(6);
+    while (n < 4096 && (fill[n] = dup(0)) >= 0)
+        n++;
+    for (int i = 0; i < room && i < n; i++)
+        close(fill[i]);
+}
+
 static void rank_main(int r, const spawn_t *sp, int fd) {
     clear_launcher_env();
     for (int i = 0; sp->vars[i] != NULL; i++) {
@@ -100,6 +121,8 @@ static void rank_main(int r, const spawn_t *sp, int fd) {
         *eq = '\0';
         setenv(buf, eq + 1, 1);
     }
+    const char *room = getenv("TEST_NOFILE_ROOM"); /* RLIMIT_NOFILE leaves this many */
+    if (room != NULL) leave_fds(atoi(room));
     outcome_t o = {0};
     xdev_communicator_t c = NULL;
     double t0 = xt_now_ms();
@@ -485,6 +508,161 @@ START_TEST(strangers_on_the_port) {
 }
 END_TEST
 
+/* ------------------------------------------------------------ a flood */
+
+/* The flood: once rank 0 listens, silent connections as fast as they open
+ * (far above 64 a second), held open, until `from` closes; `to` gets a byte
+ * once FLOOD_AHEAD of them are made. */
+#define FLOOD_AHEAD 1000
+#define FLOOD_MAX 3000
+
+static void flood_main(int port, int to, int from) {
+    static int fds[FLOOD_MAX];
+    int n = 0;
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_port = htons((uint16_t)port),
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    for (int i = 0; i < 1000; i++) { /* rank 0 may not listen yet */
+        int fd = dial(port);
+        if (fd >= 0) {
+            fds[n++] = fd;
+            break;
+        }
+        xt_sleep_ms(10);
+    }
+    (void)fcntl(from, F_SETFL, O_NONBLOCK);
+    bool told = false;
+    for (;;) {
+        char c;
+        if (read(from, &c, 1) == 0) break; /* the test is done */
+        if (n < FLOOD_MAX) {
+            int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+            if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) != 0 &&
+                errno != EINPROGRESS) {
+                close(fd);
+                fd = -1;
+            }
+            if (fd >= 0) fds[n++] = fd;
+        } else {
+            xt_sleep_ms(5);
+        }
+        if (!told && n >= FLOOD_AHEAD) {
+            told = true;
+            if (write(to, "f", 1) != 1) _exit(3);
+        }
+    }
+    for (int i = 0; i < n; i++)
+        close(fds[i]);
+    _exit(0);
+}
+
+/* A stranger opens silent connections faster than 64 a second while ranks
+ * 1 and 2 join: rank 0 takes every connection at once, dropping the oldest
+ * silent one, so the ranks' connections do not wait in the listen backlog
+ * behind the flood (and a rank dropped before its hello was read connects
+ * again). */
+START_TEST(flood_of_silent_connections) {
+    ports();
+    int port = atoi(strchr(g_port, '=') + 1);
+    spawn_t sp = {{"RANK=%d", "WORLD_SIZE=3", "MASTER_ADDR=127.0.0.1", g_port_minus1,
+                   "XDEV_COMM_TIMEOUT=20", NULL},
+                  3};
+    int fds[3];
+    pid_t pids[3];
+    pids[0] = start_rank(0, &sp, &fds[0]);
+    int to[2], from[2];
+    ck_assert_int_eq(pipe(to), 0);
+    ck_assert_int_eq(pipe(from), 0);
+    fflush(NULL);
+    pid_t fpid = fork();
+    ck_assert_int_ge(fpid, 0);
+    if (fpid == 0) {
+        close(to[0]);
+        close(from[1]);
+        flood_main(port, to[1], from[0]);
+    }
+    close(to[1]);
+    close(from[0]);
+    char c = 0;
+    ck_assert_int_eq(read(to[0], &c, 1), 1);
+    double t_ranks = xt_now_ms();
+    for (int r = 1; r < 3; r++)
+        pids[r] = start_rank(r, &sp, &fds[r]);
+    outcome_t o[3];
+    for (int r = 0; r < 3; r++)
+        collect(r, fds[r], pids[r], &o[r]);
+    double ms = xt_now_ms() - t_ranks;
+    close(from[1]);
+    close(to[0]);
+    int status = 0;
+    waitpid(fpid, &status, 0);
+    expect_group(o, 3);
+    printf("flood_of_silent_connections: ranks 1 and 2 joined in %.0f ms past %d silent "
+           "connections and more coming\n",
+           ms, FLOOD_AHEAD);
+    ck_assert_msg(ms < 1000 + SLACK_MS, "the ranks took %.0f ms to join past the flood", ms);
+}
+END_TEST
+
+/* ------------------------------------------------------------ limits */
+
+/* Rank 0 may hold only a few descriptors (RLIMIT_NOFILE, soft and hard, a
+ * few above what xdev holds at init) and 5 ranks come: rank 0 fails at its
+ * timeout naming the limit and the world size, not blaming the ranks. */
+START_TEST(rank0_out_of_descriptors) {
+    ports();
+    spawn_t sp = {{"RANK=%d", "WORLD_SIZE=6", "MASTER_ADDR=127.0.0.1", g_port_minus1,
+                   "XDEV_COMM_TIMEOUT=2", NULL},
+                  0};
+    spawn_t sp0 = sp;
+    sp0.vars[5] = "TEST_NOFILE_ROOM=4";
+    const spawn_t *each[6] = {&sp0, &sp, &sp, &sp, &sp, &sp};
+    outcome_t o[6];
+    launch_each(each, 6, o);
+    ck_assert_msg(o[0].init == XDEV_ERROR_IO && xt_icontains(o[0].message, "RLIMIT_NOFILE") &&
+                      xt_icontains(o[0].message, "6 ranks") &&
+                      !xt_icontains(o[0].message, "never reached"),
+                  "rank 0: %s: %s", xdev_status_string(o[0].init), o[0].message);
+}
+END_TEST
+
+/* The endpoint is 127.0.0.1: rank 0 listens there only, not on every
+ * interface (127.0.0.2 is another address of the host: refused). */
+START_TEST(local_endpoint_binds_loopback) {
+    ports();
+    int port = atoi(strchr(g_port, '=') + 1);
+    spawn_t sp = {{"RANK=%d", "WORLD_SIZE=2", "XDEV_RENDEZVOUS_ADDR=127.0.0.1", g_port,
+                   "XDEV_COMM_TIMEOUT=20", NULL},
+                  2};
+    int fds[2];
+    pid_t pids[2];
+    pids[0] = start_rank(0, &sp, &fds[0]);
+    int fd = -1;
+    for (int i = 0; i < 1000 && fd < 0; i++) { /* until rank 0 listens */
+        fd = dial(port);
+        if (fd < 0) xt_sleep_ms(10);
+    }
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    int other = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ck_assert_int_ge(other, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_port = htons((uint16_t)port),
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK + 1)};
+    int r = connect(other, (struct sockaddr *)&a, sizeof a);
+    int e = errno;
+    close(other);
+    pids[1] = start_rank(1, &sp, &fds[1]);
+    outcome_t o[2];
+    for (int k = 0; k < 2; k++)
+        collect(k, fds[k], pids[k], &o[k]);
+    expect_group(o, 2);
+    ck_assert_msg(r != 0 && e == ECONNREFUSED,
+                  "rank 0 of a job on 127.0.0.1 accepted a connection on 127.0.0.2 (%s)",
+                  r == 0 ? "connected" : strerror(e));
+}
+END_TEST
+
 START_TEST(launch_info_variables) {
     clear_launcher_env();
     xdev_launch_info_t li;
@@ -533,6 +711,9 @@ int main(int argc, char **argv) {
     tcase_add_test(tc, disagreeing_world_sizes);
     tcase_add_test(tc, disagreeing_world_sizes_all_came);
     tcase_add_test(tc, strangers_on_the_port);
+    tcase_add_test(tc, flood_of_silent_connections);
+    tcase_add_test(tc, rank0_out_of_descriptors);
+    tcase_add_test(tc, local_endpoint_binds_loopback);
     suite_add_tcase(s, tc);
     return xt_run(srunner_create(s), "rendezvous", argc, argv);
 }

@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -127,7 +128,8 @@ static int xfer(int fd, void *buf, size_t n, bool sending, long long deadline) {
         if (left <= 0) return 0;
         struct pollfd pf = {fd, sending ? POLLOUT : POLLIN, 0};
         int r = poll(&pf, 1, left > 1000 ? 1000 : (int)left);
-        if (r <= 0) continue; /* EINTR, or a second without news */
+        if (r < 0 && errno != EINTR) return -1; /* EBADF, ENOMEM: no use waiting */
+        if (r <= 0) continue;                   /* EINTR, or a second without news */
         ssize_t k = sending ? send(fd, p, n, MSG_NOSIGNAL) : recv(fd, p, n, 0);
         if (k < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
         if (k <= 0) return -1;
@@ -141,12 +143,17 @@ static int xfer(int fd, void *buf, size_t n, bool sending, long long deadline) {
  * deadline, so a client that connects and says nothing (a port scanner, a
  * health check) or writes junk delays no rank: a connection is dropped at
  * its first byte that is not the hello's, at HELLO_MS, or - once PENDING_MAX
- * connections wait - when it is the oldest and has waited EVICT_MS (a rank
- * says hello as soon as it connects; one dropped all the same connects
- * again). No more than a hello is read from any connection. */
+ * connections wait - as the oldest when another comes. Every connection in
+ * the backlog is taken at once and read at once (a rank sends its hello
+ * as soon as it connects, so it is usually there already): a flood of
+ * silent connections cannot keep a rank waiting in the backlog, and a rank
+ * dropped all the same sees its connection closed and connects again. No
+ * more than a hello is read from any connection. Out of descriptors
+ * (EMFILE), rank 0 drops the oldest waiting connection, or with none to
+ * drop stops taking connections for FD_PAUSE_MS, and says so at the end. */
 #define HELLO_MS 5000
 #define PENDING_MAX 32
-#define EVICT_MS 500
+#define FD_PAUSE_MS 100
 
 typedef struct pending {
     int fd;
@@ -171,7 +178,9 @@ typedef struct server {
      * turned away at all; a process turned away while every rank joined was
      * told so and is no concern of the group's. */
     uint32_t why, who, their;
-    bool turned; /* why is a turned-away rank's */
+    bool turned;         /* why is a turned-away rank's */
+    int fd_errno;        /* EMFILE or ENFILE when accept ran out of descriptors */
+    long long fd_paused; /* no accept before then (out of descriptors) */
 } server_t;
 
 static reply_t answer(const server_t *sv, uint32_t why, uint32_t who, uint32_t their) {
@@ -242,29 +251,42 @@ static bool hear(server_t *sv, pending_t *pe) {
     return false;
 }
 
-/* Whether a new connection can be taken now. */
-static bool room(const server_t *sv, long long now) {
-    return sv->npend < PENDING_MAX || now - sv->pend[0].since >= EVICT_MS;
+/* Drop the oldest pending connection. */
+static void drop_oldest(server_t *sv) {
+    close(sv->pend[0].fd);
+    memmove(sv->pend, sv->pend + 1, (size_t)(--sv->npend) * sizeof sv->pend[0]);
 }
 
-/* Take the connections waiting on the listening socket, while there is
- * room (the oldest dropped for a new one once it has waited EVICT_MS; the
- * rest wait in the backlog). */
+/* Take every connection waiting on the listening socket, reading what it
+ * has sent already (a rank's hello is judged here, before a later
+ * connection could push it out); with PENDING_MAX waiting, the oldest is
+ * dropped for each new one. */
 static void take(server_t *sv, int lfd, long long deadline) {
     for (;;) {
         long long now = xdev_comm_now_ms();
-        if (!room(sv, now)) return;
+        if (now >= deadline) return;
         int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-        if (c < 0) return; /* none left (EAGAIN), or one that gave up meanwhile */
-        if (sv->npend == PENDING_MAX) {
-            close(sv->pend[0].fd);
-            memmove(sv->pend, sv->pend + 1, (size_t)(--sv->npend) * sizeof sv->pend[0]);
+        if (c < 0 && (errno == EMFILE || errno == ENFILE)) {
+            sv->fd_errno = errno;
+            if (sv->npend > 0) { /* a stranger's, or a rank's that connects again */
+                drop_oldest(sv);
+                continue;
+            }
+            sv->fd_paused = now + FD_PAUSE_MS; /* every descriptor is a rank's */
+            return;
         }
+        if (c < 0) return; /* none left (EAGAIN), or one that gave up meanwhile */
+        if (sv->npend == PENDING_MAX) drop_oldest(sv);
         pending_t *pe = &sv->pend[sv->npend++];
         memset(pe, 0, sizeof *pe);
         pe->fd = c;
         pe->since = now;
         pe->by = now + HELLO_MS < deadline ? now + HELLO_MS : deadline;
+        if (!hear(sv, pe)) { /* junk, closed, or a whole hello judged */
+            if (pe->fd >= 0) close(pe->fd);
+            sv->npend--;
+        }
+        if (sv->come >= sv->world) return;
     }
 }
 
@@ -276,13 +298,13 @@ static void gather(server_t *sv, int lfd, long long deadline) {
     while (sv->come < sv->world) {
         long long now = xdev_comm_now_ms(), wake = deadline;
         if (now >= deadline) return;
-        pf[0] = (struct pollfd){lfd, room(sv, now) ? POLLIN : 0, 0};
+        bool paused = now < sv->fd_paused;
+        pf[0] = (struct pollfd){lfd, paused ? 0 : POLLIN, 0};
+        if (paused && sv->fd_paused < wake) wake = sv->fd_paused;
         for (int i = 0; i < sv->npend; i++) {
             pf[i + 1] = (struct pollfd){sv->pend[i].fd, POLLIN, 0};
             if (sv->pend[i].by < wake) wake = sv->pend[i].by;
         }
-        if (sv->npend == PENDING_MAX && sv->pend[0].since + EVICT_MS < wake)
-            wake = sv->pend[0].since + EVICT_MS;
         long long left = wake - now;
         int np = sv->npend;
         if (poll(pf, (nfds_t)np + 1,
@@ -308,26 +330,54 @@ static void gather(server_t *sv, int lfd, long long deadline) {
     }
 }
 
-/* A listening socket on port (IPv6 and IPv4 where the host has IPv6). */
-static xdev_status_t listen_on(int port, int *out) {
-    int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+/* Whether every address addr names is a loopback one (127.0.0.0/8, ::1):
+ * then only processes of this host are to reach rank 0; *lo4 says whether
+ * one of them is IPv4's. */
+static bool loopback_only(const char *addr, bool *lo4) {
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res = NULL;
+    if (getaddrinfo(addr, NULL, &hints, &res) != 0) return false;
+    bool lo = res != NULL;
+    *lo4 = false;
+    for (const struct addrinfo *ai = res; ai != NULL; ai = ai->ai_next) {
+        if (ai->ai_family == AF_INET) {
+            const struct sockaddr_in *a = (const void *)ai->ai_addr;
+            lo = lo && (ntohl(a->sin_addr.s_addr) >> 24) == 127;
+            *lo4 = true;
+        } else if (ai->ai_family == AF_INET6) {
+            const struct sockaddr_in6 *a = (const void *)ai->ai_addr;
+            lo = lo && IN6_IS_ADDR_LOOPBACK(&a->sin6_addr);
+        } else {
+            lo = false;
+        }
+    }
+    freeaddrinfo(res);
+    return lo;
+}
+
+/* A listening socket on port: on the loopback interface when the endpoint
+ * addr is this host's loopback address (a job on one host: no other host
+ * is to reach it), else on every interface (IPv6 and IPv4 where the host
+ * has IPv6). */
+static xdev_status_t listen_on(const char *addr, int port, int *out) {
+    bool lo4 = false, lo = loopback_only(addr, &lo4);
+    int fd = lo && lo4 ? -1 : socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     bool v6 = fd >= 0;
     if (!v6) fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0) return XDEV_FAIL(XDEV_ERROR_IO, "rendezvous: socket: %s", strerror(errno));
     int one = 1, zero = 0;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (v6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
+    if (v6 && !lo) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
     struct sockaddr_in6 a6 = {0};
     struct sockaddr_in a4 = {0};
     int r;
     if (v6) {
         a6.sin6_family = AF_INET6;
-        a6.sin6_addr = in6addr_any;
+        a6.sin6_addr = lo ? in6addr_loopback : in6addr_any;
         a6.sin6_port = htons((uint16_t)port);
         r = bind(fd, (struct sockaddr *)&a6, sizeof a6);
     } else {
         a4.sin_family = AF_INET;
-        a4.sin_addr.s_addr = htonl(INADDR_ANY);
+        a4.sin_addr.s_addr = htonl(lo ? INADDR_LOOPBACK : INADDR_ANY);
         a4.sin_port = htons((uint16_t)port);
         r = bind(fd, (struct sockaddr *)&a4, sizeof a4);
     }
@@ -366,8 +416,21 @@ static int disagreement(const server_t *sv, char *buf, size_t len) {
 
 /* Rank 0: listen, collect every other rank's hello, answer each: the id,
  * or why the group cannot form (a disagreement before a missing rank). */
-static xdev_status_t serve(int port, int world, xdev_device_type_t type,
+static xdev_status_t serve(const char *addr, int port, int world, xdev_device_type_t type,
                            const xdev_communicator_id_t *id, long long deadline) {
+    struct rlimit nofile = {0, 0};
+    if (getrlimit(RLIMIT_NOFILE, &nofile) == 0) {
+        /* Room for a connection from every rank, the waiting ones and the
+         * process's own: raise the soft limit toward the hard one. */
+        rlim_t want = (rlim_t)world + PENDING_MAX + 256;
+        if (nofile.rlim_cur != RLIM_INFINITY && nofile.rlim_cur < want &&
+            nofile.rlim_max != nofile.rlim_cur) {
+            struct rlimit up = {
+                nofile.rlim_max == RLIM_INFINITY || nofile.rlim_max > want ? want : nofile.rlim_max,
+                nofile.rlim_max};
+            if (setrlimit(RLIMIT_NOFILE, &up) == 0) nofile = up;
+        }
+    }
     server_t sv = {.world = world, .type = type, .job = job_hash(), .come = 1};
     sv.fd = malloc((size_t)world * sizeof *sv.fd);
     sv.state = calloc((size_t)world, 1);
@@ -379,7 +442,7 @@ static xdev_status_t serve(int port, int world, xdev_device_type_t type,
     for (int i = 0; i < world; i++)
         sv.fd[i] = -1;
     int lfd = -1;
-    xdev_status_t st = listen_on(port, &lfd);
+    xdev_status_t st = listen_on(addr, port, &lfd);
     if (st != XDEV_SUCCESS) {
         free(sv.fd);
         free(sv.state);
@@ -419,6 +482,14 @@ static xdev_status_t serve(int port, int world, xdev_device_type_t type,
                          : nmissing   ? "; rank "
                                       : "",
                          missing, nmissing ? " never came" : "");
+    if (nmissing && sv.fd_errno != 0)
+        return XDEV_FAIL(XDEV_ERROR_IO,
+                         "rendezvous: rank 0 ran out of file descriptors (%s) taking the "
+                         "connections of %d ranks: its RLIMIT_NOFILE is %lld (soft), %lld (hard); "
+                         "rank%s %s%s never joined: raise the limit (ulimit -n) above %d",
+                         strerror(sv.fd_errno), world, (long long)nofile.rlim_cur,
+                         (long long)nofile.rlim_max, nmissing > 1 ? "s" : "", missing,
+                         nmissing > 8 ? ", ..." : "", world + PENDING_MAX + 256);
     if (nmissing)
         return XDEV_FAIL(XDEV_ERROR_IO,
                          "rendezvous: rank%s %s%s of %d never reached rank 0 on port %d within the "
@@ -590,7 +661,7 @@ xdev_status_t xdev_communicator_init_env(xdev_communicator_t *comm, xdev_device_
         XDEV_CHECK(endpoint(&li, addr, sizeof addr, &port));
         if (li.rank == 0) {
             XDEV_CHECK(xdev_communicator_unique_id(type, &id));
-            XDEV_CHECK(serve(port, li.world_size, type, &id, deadline));
+            XDEV_CHECK(serve(addr, port, li.world_size, type, &id, deadline));
         } else {
             XDEV_CHECK(fetch(addr, port, li.rank, li.world_size, type, &id, deadline));
         }
