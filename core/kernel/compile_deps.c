@@ -35,11 +35,23 @@
 #define TREE_MAX_FILES 4096
 #define TREE_MAX_BYTES (64ull << 20)
 #define TREE_MAX_DEPTH 8
+/* The most one file may hold to be hashed: a header larger is not cached. */
+#define FILE_MAX_BYTES (64ll << 20)
+/* The most symlinks followed along one path (as the kernel's own bound). */
+#define LINKS_MAX 40
 
-/* The SHA-256 of a file's content in hex; false if it cannot be read. */
+/* The SHA-256 of a file's content in hex; false if it cannot be read, is no
+ * longer a regular file (a FIFO swapped in after the stat must not block the
+ * lookup: O_NONBLOCK, then fstat of what was opened) or holds more than
+ * FILE_MAX_BYTES. */
 static bool hash_file(const char *path, char hex[XDEV_KCACHE_KEY_LEN], uint64_t *bytes) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0) return false;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > FILE_MAX_BYTES) {
+        close(fd);
+        return false;
+    }
     unsigned char buf[16384], d[32];
     xdev_sha256_t s;
     xdev_sha256_init(&s);
@@ -54,6 +66,10 @@ static bool hash_file(const char *path, char hex[XDEV_KCACHE_KEY_LEN], uint64_t 
         if (r == 0) break;
         xdev_sha256_update(&s, buf, (size_t)r);
         n += (uint64_t)r;
+        if (n > (uint64_t)FILE_MAX_BYTES) { /* grew while read */
+            close(fd);
+            return false;
+        }
     }
     close(fd);
     xdev_sha256_final(&s, d);
@@ -64,6 +80,51 @@ static bool hash_file(const char *path, char hex[XDEV_KCACHE_KEY_LEN], uint64_t 
 
 static long long ns_of(struct timespec t) {
     return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+/* Whether a symlink along path (any component, and the links those name in
+ * turn) changed at or after limit (ns): the file stat() finds now may not be
+ * the one the compiler opened through it (inc -> v1 switched to an old v2
+ * during the compile). A link's ctime is set when it is made and cannot be
+ * set back; stat() of the file follows links and cannot see them. Also true
+ * when the path cannot be resolved within LINKS_MAX links. */
+static bool links_too_new(const char *path, long long limit, int depth) {
+    if (depth > LINKS_MAX) return true;
+    size_t len = strlen(path);
+    char *p = malloc(len + 1);
+    if (p == NULL) return true;
+    memcpy(p, path, len + 1);
+    bool bad = false;
+    for (size_t i = 1; i <= len && !bad; i++) {
+        if (i < len && p[i] != '/') continue;
+        char keep = p[i];
+        p[i] = '\0'; /* the prefix up to this component */
+        struct stat st;
+        if (lstat(p, &st) == 0 && S_ISLNK(st.st_mode)) {
+            char target[4096];
+            ssize_t n = readlink(p, target, sizeof target - 1);
+            bad = ns_of(st.st_ctim) >= limit || n <= 0;
+            if (!bad) { /* what the link names, then the rest of the path */
+                target[n] = '\0';
+                char *slash = strrchr(p, '/');
+                size_t dl = target[0] == '/' || slash == NULL ? 0 : (size_t)(slash - p) + 1;
+                size_t need = dl + (size_t)n + (len - i) + 1;
+                char *next = malloc(need);
+                if (next == NULL) {
+                    bad = true;
+                } else {
+                    snprintf(next, need, "%.*s%s%s", (int)dl, p, target, path + i);
+                    bad = links_too_new(next, limit, depth + 1);
+                    free(next);
+                }
+            }
+            free(p);
+            return bad;
+        }
+        p[i] = keep;
+    }
+    free(p);
+    return bad;
 }
 
 /* One manifest line's stat fields. */
@@ -193,10 +254,13 @@ xdev_status_t xdev_kdeps_store(const char *base_key, const char *deps, const str
         }
         stamp_t s1 = stamp_of(&sb1), s2 = stamp_of(&sb2);
         long long limit = ns_of(*start) - TOO_NEW_NS;
-        if (memcmp(&s1, &s2, sizeof s1) != 0 || s1.mtime >= limit || s1.ctime >= limit) {
+        if (memcmp(&s1, &s2, sizeof s1) != 0 || s1.mtime >= limit || s1.ctime >= limit ||
+            links_too_new(path, limit, 0)) {
             st = XDEV_ERROR_NOT_FOUND;
             snprintf(why, why_len,
-                     "'%s' changed less than a second before the compile (or during it)", path);
+                     "'%s' (or a symlink along its path) changed less than a second before the "
+                     "compile (or during it)",
+                     path);
             break;
         }
         paths[n] = path;
@@ -228,6 +292,8 @@ typedef struct {
     int files;
     uint64_t bytes;
     bool over;
+    bool too_new;    /* a file (or a link to it) changed since limit */
+    long long limit; /* ns; 0: no too-new rule (the lookup before a compile) */
 } tree_t;
 
 static int by_name(const struct dirent **a, const struct dirent **b) {
@@ -236,7 +302,8 @@ static int by_name(const struct dirent **a, const struct dirent **b) {
 
 /* Hashes every regular file under dir (sorted by name, so every process
  * walks in the same order): its path relative to the walk's root and its
- * content's hash. */
+ * content's hash. After a compile (limit set), a file or a symlink along its
+ * path changed since limit makes the key unusable (t->too_new). */
 static void walk(tree_t *t, const char *dir, const char *rel, int depth) {
     struct dirent **ents = NULL;
     int n = depth > TREE_MAX_DEPTH ? -1 : scandir(dir, &ents, NULL, by_name);
@@ -244,7 +311,7 @@ static void walk(tree_t *t, const char *dir, const char *rel, int depth) {
         const char *name = ents[i]->d_name;
         char path[4096], sub[4096];
         struct stat st;
-        if (strcmp(name, ".") != 0 && strcmp(name, "..") != 0 && !t->over &&
+        if (strcmp(name, ".") != 0 && strcmp(name, "..") != 0 && !t->over && !t->too_new &&
             (size_t)snprintf(path, sizeof path, "%s/%s", dir, name) < sizeof path &&
             (size_t)snprintf(sub, sizeof sub, "%s/%s", rel, name) < sizeof sub &&
             stat(path, &st) == 0) {
@@ -253,8 +320,12 @@ static void walk(tree_t *t, const char *dir, const char *rel, int depth) {
             } else if (S_ISREG(st.st_mode)) {
                 char hex[XDEV_KCACHE_KEY_LEN];
                 uint64_t got = 0;
-                if (++t->files > TREE_MAX_FILES || !hash_file(path, hex, &got) ||
-                    (t->bytes += got) > TREE_MAX_BYTES) {
+                if (t->limit != 0 &&
+                    (ns_of(st.st_mtim) >= t->limit || ns_of(st.st_ctim) >= t->limit ||
+                     links_too_new(path, t->limit, 0))) {
+                    t->too_new = true;
+                } else if (++t->files > TREE_MAX_FILES || !hash_file(path, hex, &got) ||
+                           (t->bytes += got) > TREE_MAX_BYTES) {
                     t->over = true;
                 } else {
                     xdev_sha256_update(&t->s, sub, strlen(sub) + 1);
@@ -267,25 +338,78 @@ static void walk(tree_t *t, const char *dir, const char *rel, int depth) {
     free(ents);
 }
 
-xdev_status_t xdev_kdeps_tree_key(const char *base_key, const char *const *options, int n,
+/* The directory an include-path option names (options[*i], and the next one
+ * for the separated forms: *i then steps over it), or NULL. */
+static const char *include_dir_of(const char *const *options, int n, int *i) {
+    static const char *const flags[] = {"-I", "--include-path", "-isystem", "-iquote",
+                                        "-idirafter"};
+    const char *o = options[*i];
+    for (size_t f = 0; f < sizeof flags / sizeof flags[0]; f++) {
+        size_t l = strlen(flags[f]);
+        if (strncmp(o, flags[f], l) != 0) continue;
+        if (o[l] == '\0') return *i + 1 < n ? options[++*i] : NULL;
+        if (o[l] == '=' && f == 1) return o + l + 1; /* --include-path=<dir> */
+        if (f != 1) return o + l;                    /* -I<dir>, -isystem<dir>, ... */
+    }
+    return NULL;
+}
+
+/* Why the files read cannot be told from the include trees, or NULL: an
+ * option that makes the compiler read a named file (-include, --pre-include,
+ * -imacros), or a source #include that names an absolute path, climbs out
+ * with "..", or is a macro (none of them is under a walked tree). */
+static const char *tree_unkeyable(const char *source, const char *const *options, int n) {
+    for (int i = 0; i < n; i++)
+        if (strncmp(options[i], "-include", 8) == 0 ||
+            strncmp(options[i], "--pre-include", 13) == 0 ||
+            strncmp(options[i], "-imacros", 8) == 0)
+            return "an option names a file to include (-include, --pre-include, -imacros)";
+    for (const char *p = source != NULL ? strchr(source, '#') : NULL; p != NULL;
+         p = strchr(p + 1, '#')) {
+        const char *q = p + 1;
+        while (*q == ' ' || *q == '\t')
+            q++;
+        if (strncmp(q, "include", 7) != 0) continue;
+        q += 7;
+        while (*q == ' ' || *q == '\t')
+            q++;
+        if (*q != '"' && *q != '<') return "an #include names a macro";
+        char close = *q == '"' ? '"' : '>';
+        const char *end = strchr(q + 1, close), *nl = strchr(q + 1, '\n');
+        if (q[1] == '/') return "an #include names an absolute path";
+        const char *d = strstr(q + 1, "..");
+        if (d != NULL && (end == NULL || d < end) && (nl == NULL || d < nl))
+            return "an #include climbs out with \"..\"";
+    }
+    return NULL;
+}
+
+xdev_status_t xdev_kdeps_tree_key(const char *base_key, const char *source,
+                                  const char *const *options, int n, const struct timespec *start,
                                   char out[XDEV_KCACHE_KEY_LEN], char *why, size_t why_len) {
-    tree_t t = {.files = 0};
+    out[0] = '\0';
+    const char *no = tree_unkeyable(source, options, n);
+    if (no != NULL) {
+        snprintf(why, why_len, "%s: what the compiler reads is not known, not cached", no);
+        return XDEV_ERROR_NOT_FOUND;
+    }
+    tree_t t = {.files = 0, .limit = start != NULL ? ns_of(*start) - TOO_NEW_NS : 0};
     xdev_sha256_init(&t.s);
     xdev_sha256_update(&t.s, "xdev image key from the -I trees, v1", 37);
     xdev_sha256_update(&t.s, base_key, XDEV_KCACHE_KEY_LEN);
-    for (int i = 0; i < n && !t.over; i++) {
-        const char *o = options[i], *dir = NULL;
-        if (strcmp(o, "-I") == 0 || strcmp(o, "--include-path") == 0 || strcmp(o, "-isystem") == 0)
-            dir = i + 1 < n ? options[i + 1] : NULL;
-        else if (strncmp(o, "-I", 2) == 0)
-            dir = o + 2;
-        else if (strncmp(o, "--include-path=", 15) == 0)
-            dir = o + 15;
+    for (int i = 0; i < n && !t.over && !t.too_new; i++) {
+        const char *dir = include_dir_of(options, n, &i);
         if (dir == NULL) continue;
         xdev_sha256_update(&t.s, dir, strlen(dir) + 1);
+        if (t.limit != 0 && links_too_new(dir, t.limit, 0)) t.too_new = true;
         walk(&t, dir, "", 0);
     }
-    out[0] = '\0';
+    if (t.too_new) {
+        snprintf(why, why_len,
+                 "a file under the include directories (or a symlink to it) changed less than a "
+                 "second before the compile (or during it): not cached");
+        return XDEV_ERROR_NOT_FOUND;
+    }
     if (t.over) {
         snprintf(why, why_len,
                  "the include directories hold more than %d files or %llu MiB (or one cannot be "

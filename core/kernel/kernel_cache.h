@@ -173,15 +173,30 @@ xdev_status_t xdev_kdeps_store(const char *base_key, const char *deps, const str
 
 /* For a backend that cannot list what its compiler read (NVRTC, hiprtc):
  * the image key hashes base_key with the content of every regular file under
- * each include directory the options name (-I<dir>, -I <dir>, -isystem <dir>,
- * --include-path[=]<dir>), walked in name order. XDEV_ERROR_NOT_FOUND with
- * why when they hold more than 4096 files or 64 MiB (not cached). */
-xdev_status_t xdev_kdeps_tree_key(const char *base_key, const char *const *options, int n,
+ * each include directory the options name (-I, -isystem, -iquote,
+ * -idirafter, joined or separated, --include-path[=]<dir>), walked in name
+ * order. Taken before the compile (start NULL) for the lookup, and again
+ * after it with start (the compile's CLOCK_REALTIME start): the image is
+ * cached only when the two keys agree and no file, nor a symlink along its
+ * path, changed since a second before start (a header edited between the
+ * walk and the compiler's read must not file image(v2) under key(v1)).
+ * XDEV_ERROR_NOT_FOUND with why (not cached) when they hold more than 4096
+ * files or 64 MiB, when a file is too new, or when the files read cannot be
+ * told from the trees: -include, --pre-include or -imacros among the
+ * options, or an #include in source naming an absolute path, "..", or a
+ * macro. */
+xdev_status_t xdev_kdeps_tree_key(const char *base_key, const char *source,
+                                  const char *const *options, int n, const struct timespec *start,
                                   char out[XDEV_KCACHE_KEY_LEN], char *why, size_t why_len);
 
 /* A test hook (exported, in no public header): the xdev version a compile's
  * key names is v instead of xdev_version_string()'s (NULL: the real one), as
  * if another xdev had built the entries. compile.c. */
 XDEV_API void xdev_kcompile_test_version(const char *v);
+
+/* A test hook (exported, in no public header): on != 0 makes every compile
+ * behave as a backend that cannot list what its compiler read (NVRTC,
+ * hiprtc), so that the -I walk's keying runs on the CPU. compile.c. */
+XDEV_API void xdev_kcompile_test_no_deps(int on);
 
 #endif

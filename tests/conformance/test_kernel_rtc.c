@@ -403,6 +403,7 @@ static const char k_inc_source[] =
  * i + want. 0 when all matched; 2 when it did not compile (its status in
  * *st), 1 when the results differ. `version`, when not NULL, is given to the
  * test hook that stands for another xdev version. */
+static bool g_child_no_deps; /* the child compiles as NVRTC does: no list of files read */
 static int child_inc(const char *dir, const char *def, int want, const char *version,
                      xdev_status_t *st_out) {
     int fds[2];
@@ -420,6 +421,14 @@ static int child_inc(const char *dir, const char *def, int want, const char *ver
                 exit(3);
             }
             hook(version);
+        }
+        if (g_child_no_deps) {
+            void (*nd)(int) = (void (*)(int))dlsym(RTLD_DEFAULT, "xdev_kcompile_test_no_deps");
+            if (nd == NULL) {
+                fprintf(stderr, "no xdev_kcompile_test_no_deps hook in libxdev\n");
+                exit(3);
+            }
+            nd(1);
         }
         char inc[600];
         snprintf(inc, sizeof inc, "-I%s", dir);
@@ -550,6 +559,97 @@ START_TEST(no_stale_kernel) {
 }
 END_TEST
 
+/* A wrapper compiler `cc` that counts its runs in `log`, runs `before`, then
+ * the system's cc, then `after` (shell lines). */
+static void write_wrapper2(const char *cc, const char *log, const char *before, const char *after) {
+    char script[4096];
+    snprintf(script, sizeof script, "#!/bin/sh\necho run >> '%s'\n%s\ncc \"$@\" || exit $?\n%s\n",
+             log, before, after);
+    write_text(cc, script, 0700);
+}
+
+/* A backend that cannot list what its compiler read (NVRTC, hiprtc; forced
+ * on the CPU by a test hook) keys the image on the -I trees' contents. That
+ * key was taken before the compile only: a header edited between the walk
+ * and the compiler's read filed image(v2) under key(v1), and once v1 was
+ * back, key(v1) served image(v2). Now the trees are walked again after the
+ * compile and the image is cached only under an unchanged key. */
+START_TEST(tree_key_checked_after_compile) {
+    REQUIRE_OWN_PROCESS();
+    if (!xt_host_addressable())
+        XT_SKIP("needs the CPU backend (a wrapper compiler through XDEV_CC)");
+    fresh_cache();
+    char dir[300], hdr[400], cc[400], log[400], flag[400], edit[1600];
+    snprintf(dir, sizeof dir, "%s/inc", g_cache);
+    ck_assert_int_eq(mkdir(dir, 0700), 0);
+    snprintf(hdr, sizeof hdr, "%s/rtc_inc.h", dir);
+    snprintf(cc, sizeof cc, "%s/mycc", g_cache);
+    snprintf(log, sizeof log, "%s/runs", g_cache);
+    snprintf(flag, sizeof flag, "%s/once", g_cache);
+    snprintf(edit, sizeof edit, "if [ -f '%s' ]; then rm '%s'; echo '#define BONUS 20' > '%s'; fi",
+             flag, flag, hdr);
+    ck_assert_int_eq(setenv("XDEV_CC", cc, 1), 0);
+    g_child_no_deps = true;
+    write_text(hdr, "#define BONUS 10\n", 0600);
+    /* One wrapper throughout (its text is part of the key); its first run
+     * changes the header after the walk, before the read. */
+    write_wrapper2(cc, log, edit, "");
+    write_text(flag, "", 0600);
+    let_settle();
+    ck_assert_int_eq(child_inc(dir, NULL, 20, NULL, NULL), 0);
+    write_text(hdr, "#define BONUS 10\n", 0600); /* v1 back (as a git checkout would) */
+    let_settle();
+    ck_assert_msg(child_inc(dir, NULL, 10, NULL, NULL) == 0, "key(v1) served image(v2)");
+    ck_assert_int_eq(compiles(log), 2);
+    ck_assert_int_eq(child_inc(dir, NULL, 10, NULL, NULL), 0); /* settled: cached, a hit */
+    ck_assert_msg(compiles(log) == 2, "not a hit: %d compiles", compiles(log));
+    g_child_no_deps = false;
+    ck_assert_int_eq(unsetenv("XDEV_CC"), 0);
+}
+END_TEST
+
+/* The too-new rule looked only at each header's own times (stat follows
+ * links): a compile that read inc/rtc_inc.h through inc -> v1, with inc
+ * switched to an old v2 during it, filed v1's image under v2's key. Now a
+ * symlink along a header's path changed since a second before the compile
+ * keeps the image out of the cache. */
+START_TEST(symlink_swapped_during_compile) {
+    REQUIRE_OWN_PROCESS();
+    if (!xt_host_addressable())
+        XT_SKIP("needs the CPU backend (a wrapper compiler through XDEV_CC)");
+    fresh_cache();
+    char v1[300], v2[300], link[300], path[400], cc[400], log[400], flag[400], swap[2000];
+    snprintf(v1, sizeof v1, "%s/v1", g_cache);
+    snprintf(v2, sizeof v2, "%s/v2", g_cache);
+    snprintf(link, sizeof link, "%s/inc", g_cache);
+    ck_assert_int_eq(mkdir(v1, 0700), 0);
+    ck_assert_int_eq(mkdir(v2, 0700), 0);
+    snprintf(path, sizeof path, "%s/rtc_inc.h", v1);
+    write_text(path, "#define BONUS 10\n", 0600);
+    snprintf(path, sizeof path, "%s/rtc_inc.h", v2);
+    write_text(path, "#define BONUS 20\n", 0600);
+    ck_assert_int_eq(symlink(v1, link), 0);
+    snprintf(cc, sizeof cc, "%s/mycc", g_cache);
+    snprintf(log, sizeof log, "%s/runs", g_cache);
+    snprintf(flag, sizeof flag, "%s/once", g_cache);
+    snprintf(swap, sizeof swap, "if [ -f '%s' ]; then rm '%s'; ln -sfn '%s' '%s'; fi", flag, flag,
+             v2, link);
+    ck_assert_int_eq(setenv("XDEV_CC", cc, 1), 0);
+    /* One wrapper throughout (its text is part of the key); its first run
+     * points inc at v2 once the compiler has read v1. */
+    write_wrapper2(cc, log, "", swap);
+    write_text(flag, "", 0600);
+    let_settle();
+    ck_assert_int_eq(child_inc(link, NULL, 10, NULL, NULL), 0);
+    let_settle(); /* the switched link is old now: the next compile is cached */
+    ck_assert_msg(child_inc(link, NULL, 20, NULL, NULL) == 0, "v2's key served v1's image");
+    ck_assert_int_eq(compiles(log), 2);
+    ck_assert_int_eq(child_inc(link, NULL, 20, NULL, NULL), 0);
+    ck_assert_msg(compiles(log) == 2, "not a hit: %d compiles", compiles(log));
+    ck_assert_int_eq(unsetenv("XDEV_CC"), 0);
+}
+END_TEST
+
 /* The compiler's time limit (XDEV_CC_TIMEOUT_S): a compiler that never
  * finishes is killed with its own children (its process group), and the
  * compile fails saying so, in about the limit. */
@@ -608,6 +708,8 @@ int main(int argc, char **argv) {
     tcase_add_test(tc, compile_errors);
     tcase_add_test(tc, elementwise_expressions);
     tcase_add_test(tc, no_stale_kernel);
+    tcase_add_test(tc, tree_key_checked_after_compile);
+    tcase_add_test(tc, symlink_swapped_during_compile);
     tcase_add_test(tc, compiler_time_limit_kills);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
