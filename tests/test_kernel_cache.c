@@ -485,6 +485,32 @@ START_TEST(file_entries) {
 }
 END_TEST
 
+/* compile_deps.c's file hashing, white-box (its three sources compiled into
+ * this file: the test target links neither). A header swapped for a FIFO
+ * after the lookup's stat hung the lookup (a blocking open and read); a
+ * header of any size was hashed in full. Both are now refused (a miss). */
+#include "base/strbuf.c"
+#include "base/utf8.c"
+#include "kernel/compile_deps.c"
+
+START_TEST(deps_hash_refuses_fifo_and_huge) {
+    char path[PATH_MAX + 32], hex[XDEV_KCACHE_KEY_LEN];
+    PATHF(path, "%s/fifo.h", g_root);
+    ck_assert_int_eq(mkfifo(path, 0600), 0);
+    ck_assert_msg(!hash_file(path, hex, NULL), "a FIFO was hashed");
+    PATHF(path, "%s/big.h", g_root);
+    int fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0600);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, "#define X 1\n", 12), 12);
+    uint64_t got = 0;
+    ck_assert(hash_file(path, hex, &got)); /* a small one still hashes */
+    ck_assert_int_eq(got, 12);
+    ck_assert_int_eq(ftruncate(fd, FILE_MAX_BYTES + 1), 0); /* sparse: no disk used */
+    close(fd);
+    ck_assert_msg(!hash_file(path, hex, NULL), "a file over 64 MiB was hashed");
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("kernel_cache");
     TCase *tc = tcase_create("kernel_cache");
@@ -497,6 +523,7 @@ int main(void) {
     tcase_add_test(tc, miss);
     tcase_add_test(tc, damaged_entries);
     tcase_add_test(tc, file_entries);
+    tcase_add_test(tc, deps_hash_refuses_fifo_and_huge);
     kcache_add_fs_tests(tc);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
