@@ -94,6 +94,12 @@ CORE_INCLUDE_EXCEPTIONS = {
         "the tests' JSON check is the library's own checker, compiled into xdev_test_common",
     ('tests/kernel_cache_test.h', 'kernel/kernel_cache.h'):
         'white-box unit test of the on-disk kernel cache (SHA-256, entries, trim), linked in directly',
+    ('tests/test_kernel_cache.c', 'kernel/compile_deps.c'):
+        "white-box test of compile_deps.c's file hashing (a static function): compiled into it",
+    ('tests/test_kernel_cache.c', 'base/strbuf.c'):
+        'what compile_deps.c uses, compiled into the same white-box test (the target links no core)',
+    ('tests/test_kernel_cache.c', 'base/utf8.c'):
+        'what compile_deps.c uses, compiled into the same white-box test (the target links no core)',
     ('tests/test_alloc_config.c', 'alloc/alloc_config.h'):
         'white-box unit test of the XDEV_ALLOC_CONF parser, linked in directly',
     ('tests/fuzz/fuzz_alloc_conf.c', 'alloc/alloc_config.h'):
