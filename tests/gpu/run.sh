@@ -34,6 +34,9 @@
 #                  STREAM triad GB/s), each side a fresh process; then
 #                  kernel_cpu_bench on this host's cores (XDEV_BACKEND=cpu):
 #                  kernels vs OpenMP loops, bandwidth, thread scaling
+#   bench-barrier  barrier_cpu_bench: five barrier kernels in the block form,
+#                  the fiber form and OpenMP on this host's cores, then both
+#                  forms on cuda:0 (each side a fresh process)
 #   bench-graph    graph_raw_bench: a 200-op step (kernels, copies, a GEMM, a
 #                  random fill), host time per step: xdev eager vs xdev graph
 #                  replay vs raw CUDA eager and graphs by hand (each side a
@@ -92,7 +95,7 @@ mkdir -p "$OUT"
 B=${XDEV_GPU_BUILD:-build-gpu}
 BUDGET=${XDEV_GPU_BUDGET_S:-530}
 DEFAULT_STEPS="build conformance heat torch-viz gpu sanitizer bench-runtime bench-copy bench-alloc bench-blas"
-DEFAULT_STEPS+=" bench-fft bench-kernel bench-graph bench-ops tf32 rng observe bench-trace"
+DEFAULT_STEPS+=" bench-fft bench-kernel bench-barrier bench-graph bench-ops tf32 rng observe bench-trace"
 DEFAULT_STEPS+=" stream-sanitizer interop"
 STEPS=" ${XDEV_GPU_STEPS:-$DEFAULT_STEPS} "
 STEPS=${STEPS//,/ }
@@ -388,6 +391,23 @@ if want bench-kernel; then
     XDEV_BACKEND=cpu run_to "$BL" 150 "$B/bench/kernel_cpu_bench"
     note "bench-kernel on the host's CPU (kernel_cpu_bench, XDEV_BACKEND=cpu):"
     since "$m" | grep -vE '^(\$ |\[rc )' | sed 's/^/  /' | tee -a "$SUM"
+fi
+if want bench-barrier; then
+    # Barrier kernels (issue 43): the block form, the fiber form and OpenMP on
+    # this host's cores, each side a fresh process; then both forms on the GPU
+    # (the same source: the block form must cost what the fiber form does).
+    if [ -x "$B/bench/barrier_cpu_bench" ]; then
+        m=$(mark)
+        run_to "$BL" 200 "$B/bench/barrier_cpu_bench" --threads "$JOBS" --runs 3
+        note "bench-barrier on the host's $JOBS cores (goal: block form <= 2x OpenMP):"
+        since "$m" | grep -vE '^(\$ |\[rc )' | sed 's/^/  /' | tee -a "$SUM"
+        m=$(mark)
+        run_to "$BL" 120 "$B/bench/barrier_cpu_bench" --device cuda:0 --runs 3
+        note "bench-barrier on cuda:0 (goal: block form >= 0.98x the fiber form's speed):"
+        since "$m" | grep -vE '^(\$ |\[rc )' | sed 's/^/  /' | tee -a "$SUM"
+    else
+        note "bench-barrier: $B/bench/barrier_cpu_bench not built (no OpenMP?): not run"
+    fi
 fi
 if want bench-graph; then
     note "bench-graph (goals: replay >= 5x less host time per step than eager on cuda, >= 2x on cpu;"
