@@ -361,8 +361,8 @@ static bool run(const char *spec, int threads, result_t *r) {
     snprintf(reps, sizeof reps, "%d", g.reps);
     snprintf(tb, sizeof tb, "XDEV_CPU_THREADS=%d", threads);
     snprintf(ob, sizeof ob, "OMP_NUM_THREADS=%d", threads);
-    char *argv[] = {PROG, "--side",   (char *)spec, "--n",    nb,   "--rows",
-                    rb,   "--gemm-n", gb,           "--reps", reps, NULL};
+    char *argv[] = {PROG,       "--side", (char *)spec, "--n", nb,         "--rows", rb,
+                    "--gemm-n", gb,       "--reps",     reps,  "--device", g.device, NULL};
     const char *over[] = {tb, ob, NULL};
     char **envp = bench_env_with(over);
     memset(r, 0, sizeof *r);
