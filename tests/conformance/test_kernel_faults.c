@@ -340,7 +340,7 @@ static _Atomic int g_sysconf_faults;
 static volatile int *g_noaccess;
 
 extern long __sysconf(int name);
-long sysconf(int name) { /* this executable's: libxdev's calls land here */
+__attribute__((visibility("default"))) long sysconf(int name) { /* libxdev calls this one */
     if (name == _SC_PAGESIZE && atomic_exchange(&g_sysconf_faults, 0)) g_noaccess[0] = 1;
     return __sysconf(name);
 }
@@ -673,8 +673,8 @@ END_TEST
 
 int main(int argc, char **argv) {
     g_self = argv[0];
-    if (argc > 1 && (strcmp(argv[1], "child:xdev_code_fault") == 0 ||
-                     strcmp(argv[1], "child:mce_ao") == 0))
+    if (argc > 1 &&
+        (strcmp(argv[1], "child:xdev_code_fault") == 0 || strcmp(argv[1], "child:mce_ao") == 0))
         return child_not_kernel(argv[1]);
     if (argc > 1 && strncmp(argv[1], "child:", 6) == 0) return child_main(argv[1]);
     Suite *s = suite_create("kernel_faults");
