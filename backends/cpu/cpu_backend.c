@@ -168,6 +168,7 @@ static void cpu_at_exit(void) {
     xdev_cpu_pools_stop();
     xdev_cpu_streams_shutdown();
     xdev_cpu_pools_join();
+    xdev_cpu_fault_handlers_remove(); /* after dlclose ours would be unmapped */
 }
 
 static const xdev_backend_api_t cpu_api = {

@@ -321,7 +321,8 @@ struct xdev_cpu_exec {
 
     /* Fault signals: where the handler jumps while a launch's blocks run. */
     sigjmp_buf guard;
-    volatile sig_atomic_t armed;     /* guard is set: a fault here is the kernel's */
+    volatile sig_atomic_t guarded;   /* guard is set (a stream's launch runs) */
+    volatile sig_atomic_t armed;     /* and the kernel's code runs: a fault is the kernel's */
     volatile sig_atomic_t on_fibers; /* a fiber has control (not the thread's context) */
     fenv_t fenv;                     /* the thread's floating-point state, restored after */
     sigset_t sigmask;                /* the thread's signal mask, restored after */
@@ -389,22 +390,42 @@ static struct sigaction prev_actions[4];
 static pthread_once_t handlers_once = PTHREAD_ONCE_INIT;
 static _Atomic bool handlers_ok;
 
+/* An asynchronous SIGBUS (BUS_MCEERR_AO: a memory error the kernel found
+ * in the background, the thread need not act) is not the running code's. */
+static bool async_signal(int sig, const siginfo_t *si) {
+#ifdef BUS_MCEERR_AO
+    return sig == SIGBUS && si->si_code == BUS_MCEERR_AO;
+#else
+    (void)sig, (void)si;
+    return false;
+#endif
+}
+
 /* A fault that is not a kernel's: what would have happened without xdev. */
 static void pass_on(int sig, siginfo_t *si, void *uc) {
     int k = 0;
     while (k < 3 && fault_signals[k] != sig)
         k++;
     const struct sigaction *p = &prev_actions[k];
-    bool sent = si == NULL || si->si_code <= 0;
-    if ((p->sa_flags & SA_SIGINFO) && p->sa_sigaction != NULL) {
-        p->sa_sigaction(sig, si, uc);
+    /* Sent (kill, sigqueue) or asynchronous: returning does not repeat it. */
+    bool sent = si == NULL || si->si_code <= 0 || async_signal(sig, si);
+    /* SIG_DFL and SIG_IGN are what sa_handler holds whatever the flags say
+     * (sa_sigaction shares its storage). */
+    if (p->sa_handler != SIG_DFL && p->sa_handler != SIG_IGN) {
+        bool info = (p->sa_flags & SA_SIGINFO) != 0;
+        void (*h)(int) = p->sa_handler;
+        void (*hi)(int, siginfo_t *, void *) = p->sa_sigaction;
+        if (p->sa_flags & SA_RESETHAND) { /* one shot: later ones get the default */
+            prev_actions[k].sa_handler = SIG_DFL;
+            prev_actions[k].sa_flags &= ~(SA_SIGINFO | SA_RESETHAND);
+        }
+        if (info)
+            hi(sig, si, uc);
+        else
+            h(sig);
         return;
     }
-    if (!(p->sa_flags & SA_SIGINFO) && p->sa_handler != SIG_DFL && p->sa_handler != SIG_IGN) {
-        p->sa_handler(sig);
-        return;
-    }
-    if (!(p->sa_flags & SA_SIGINFO) && p->sa_handler == SIG_IGN && sent) return;
+    if (p->sa_handler == SIG_IGN && sent) return;
     /* The default action (a fault cannot be ignored: the kernel forces it
      * too): restored, a fault then happens again on return and a sent
      * signal is sent again, both ending the process as they would have. */
@@ -419,7 +440,7 @@ static void pass_on(int sig, siginfo_t *si, void *uc) {
 static void fault_handler(int sig, siginfo_t *si, void *uc) {
     int saved = errno;
     xdev_cpu_exec_t *ex = tls_exec;
-    if (ex != NULL && ex->armed && si != NULL && si->si_code > 0) {
+    if (ex != NULL && ex->armed && si != NULL && si->si_code > 0 && !async_signal(sig, si)) {
         ex->armed = 0;
         ex->signo = sig;
         ex->sicode = si->si_code;
@@ -454,6 +475,20 @@ static void handlers_install(void) {
             return;
         }
     atomic_store(&handlers_ok, true);
+}
+
+/* At exit or unload (the CPU backend's at_exit, once its workers are
+ * joined): give each signal back the action it had before ours, unless
+ * something replaced ours since (that one chains to ours or not: left be).
+ * After dlclose ours would point at unmapped code. */
+void xdev_cpu_fault_handlers_remove(void) {
+    if (!atomic_exchange(&handlers_ok, false)) return;
+    for (int k = 0; k < 4; k++) {
+        struct sigaction cur;
+        if (sigaction(fault_signals[k], NULL, &cur) != 0) continue;
+        if ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == fault_handler)
+            (void)sigaction(fault_signals[k], &prev_actions[k], NULL);
+    }
 }
 
 bool xdev_cpu_fault_handlers_install(void) {
@@ -551,8 +586,10 @@ static void fiber_next(xdev_cpu_exec_t *ex, int i) {
 /* ctx->barrier of a SYNC kernel (runs on the work-item's fiber). */
 static void fiber_barrier(xdev_kctx_t *ctx) {
     xdev_cpu_exec_t *ex = ctx->impl;
+    ex->armed = 0; /* the switch is xdev's code, not the kernel's */
     ex->arrived++;
     fiber_next(ex, ex->cur);
+    ex->armed = ex->guarded; /* back in the work-item */
 }
 
 /* A fiber's whole life: run work-item `index` of whichever block is
@@ -567,7 +604,9 @@ static void fiber_main(int index) {
         const xdev_cpu_launch_t *l = ex->launch;
         int bx = l->block[0], by = l->block[1];
         f->in_item = true;
+        ex->armed = ex->guarded;
         l->sig->item(&ex->ctx, l->args, index % bx, index / bx % by, index / (bx * by));
+        ex->armed = 0;
         f->in_item = false;
         ex->finished++;
         fiber_next(ex, index);
@@ -666,9 +705,9 @@ static void exec_free(void *arg) {
         munmap(ex->groups[g].map, ex->groups[g].map_bytes);
         free(ex->groups[g].array);
     }
+    tls_exec = NULL; /* first: a signal now must not read the freed executor */
     free(ex->shared);
     free(ex);
-    tls_exec = NULL;
 }
 
 static void exec_key_make(void) {
@@ -732,10 +771,13 @@ static __attribute__((noinline)) void run_blocks(xdev_cpu_exec_t *ex, xdev_cpu_l
         c->group[0] = x;
         c->group[1] = y;
         c->group[2] = z;
-        if (sync)
+        if (sync) {
             run_block_fibers(ex, l);
-        else
+        } else {
+            ex->armed = ex->guarded;
             l->sig->block(c, l->args);
+            ex->armed = 0;
+        }
         if (++x == l->grid[0]) {
             x = 0;
             if (++y == l->grid[1]) {
@@ -773,10 +815,11 @@ void xdev_cpu_exec_blocks(xdev_cpu_exec_t *ex, xdev_cpu_launch_t *l, uint64_t fi
     }
     fegetenv(&ex->fenv);
     if (sigsetjmp(ex->guard, 0) != 0) {
+        ex->guarded = 0;
         recover(ex, l);
         return;
     }
-    ex->armed = 1;
+    ex->guarded = 1; /* run_blocks arms it around each call of the kernel */
     run_blocks(ex, l, first, end);
-    ex->armed = 0;
+    ex->guarded = 0;
 }

@@ -291,6 +291,10 @@ xdev_status_t xdev_cpu_stream_take_fault(xdev_cpu_stream_t *s);
  * shut down, so a running launch ends early), then are joined (after). */
 void xdev_cpu_pools_stop(void);
 void xdev_cpu_pools_join(void);
+/* Give SIGSEGV, SIGBUS, SIGFPE and SIGILL back the actions they had before
+ * the first launch (cpu_fiber.c; at exit or unload, once the workers are
+ * joined): after dlclose xdev's handlers would be unmapped code. */
+void xdev_cpu_fault_handlers_remove(void);
 
 /* Run-time compilation with the system C compiler (cpu_compile.c; XDEV_CC,
  * read at each call): the kernel table's compile_target and compile slots. */

@@ -13,14 +13,19 @@
  * The signal tests are the CPU backend's (a GPU kernel's fault
  * loses the context); the launch checks run on every backend.
  * Conformance: XDEV_BACKEND=<backend>. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* BUS_MCEERR_AO */
+#endif
 #include <errno.h>
 #include <fenv.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -324,6 +329,73 @@ static int child_main(const char *mode) {
     return 6; /* not reached */
 }
 
+/* ---------------------------------- faults that are not the kernel's own */
+
+/* Set by child:xdev_code_fault: the next sysconf(_SC_PAGESIZE) faults. The
+ * CPU backend asks it when it maps a thread's first fibers (a SYNC launch),
+ * between a launch's blocks: a fault there stands for any fault in xdev's
+ * own code or in the allocator it calls (a heap a kernel corrupted), which
+ * is not the kernel's to report: it must reach the application's handler. */
+static _Atomic int g_sysconf_faults;
+static volatile int *g_noaccess;
+
+extern long __sysconf(int name);
+__attribute__((visibility("default"))) long sysconf(int name) { /* libxdev calls this one */
+    if (name == _SC_PAGESIZE && atomic_exchange(&g_sysconf_faults, 0)) g_noaccess[0] = 1;
+    return __sysconf(name);
+}
+
+static void app_segv_xdev(int sig, siginfo_t *si, void *uc) {
+    (void)sig, (void)si, (void)uc;
+    static const char msg[] = "application's SIGSEGV handler called for xdev's fault\n";
+    ssize_t w = write(2, msg, sizeof msg - 1);
+    (void)w;
+    _exit(42);
+}
+
+/* An asynchronous SIGBUS (BUS_MCEERR_AO: the kernel found a memory error
+ * the thread need not act on) is no fault of the kernel's either. */
+static void app_sigbus(int sig, siginfo_t *si, void *uc) {
+    (void)sig, (void)uc;
+    static const char msg[] = "application's SIGBUS handler called\n";
+    ssize_t w = write(2, msg, sizeof msg - 1);
+    (void)w;
+    _exit(si != NULL && si->si_code == BUS_MCEERR_AO ? 44 : 45);
+}
+
+/* Child scenarios "child:xdev_code_fault" and "child:mce_ao": the
+ * application's handler, installed before xdev's, must get the signal
+ * (exit 42 / 44); 9 = the launch failed instead (xdev took it as the
+ * kernel's), 10 = nothing happened, 2-8 = a step failed. */
+static int child_not_kernel(const char *mode) {
+    bool ao = strcmp(mode, "child:mce_ao") == 0;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = ao ? app_sigbus : app_segv_xdev;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(ao ? SIGBUS : SIGSEGV, &sa, NULL) != 0) return 2;
+    g_noaccess = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if ((void *)g_noaccess == MAP_FAILED) return 7;
+    const xdev_device_t cpu0 = {XDEV_DEVICE_CPU, 0};
+    xdev_module_t m = NULL;
+    xdev_kernel_t k = NULL;
+    int *out = NULL;
+    if (xdev_module_load(cpu0, fault_kernels_bundle(), &m) != XDEV_SUCCESS ||
+        xdev_module_get_kernel(m, ao ? "raise_mce_ao" : "wild_write_sync", &k) != XDEV_SUCCESS ||
+        xdev_malloc_device(cpu0, (void **)&out, 64 * 32 * sizeof(int)) != XDEV_SUCCESS)
+        return 3;
+    xdev_launch_config_t c = cfg1(64, 32, NULL);
+    int bad = -1;
+    long off = 0;
+    if (!ao) atomic_store(&g_sysconf_faults, 1);
+    xdev_status_t st = ao ? XDEV_LAUNCH(k, &c, out) : XDEV_LAUNCH(k, &c, bad, off, out);
+    if (st != XDEV_SUCCESS) return 4;
+    st = xdev_device_synchronize(cpu0);
+    fprintf(stderr, "synchronize: %s (%s)\n", xdev_status_string(st), xdev_last_error());
+    return st == XDEV_ERROR_LAUNCH_FAILURE ? 9 : 10;
+}
+
 /* Runs this binary again as a child scenario; its wait status, and whether
  * it wrote to fd 3 (the kernel's fault was reported) in *reported. */
 static int run_child(const char *mode, bool *reported) {
@@ -388,6 +460,30 @@ START_TEST(default_action_for_faults_outside_kernels) {
                 (WIFEXITED(status) && WEXITSTATUS(status) != 0 && WEXITSTATUS(status) < 2) ||
                 (WIFEXITED(status) && WEXITSTATUS(status) >= 60);
     ck_assert_msg(died, "a fault outside kernels: exit %d, signal %d (3-8 = a step failed)",
+                  WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+                  WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+END_TEST
+
+START_TEST(fault_in_xdev_code_is_not_the_kernels) {
+    XT_REQUIRE_CPU();
+    bool reported = false;
+    int status = run_child("child:xdev_code_fault", &reported);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 42,
+                  "a fault in xdev's own code during a launch did not reach the application's "
+                  "handler (exit %d, signal %d; 9 = reported as the kernel's fault)",
+                  WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+                  WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+END_TEST
+
+START_TEST(async_sigbus_is_not_the_kernels) {
+    XT_REQUIRE_CPU();
+    bool reported = false;
+    int status = run_child("child:mce_ao", &reported);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 44,
+                  "a BUS_MCEERR_AO SIGBUS on a worker running a kernel did not reach the "
+                  "application's handler (exit %d, signal %d; 9 = reported as the kernel's fault)",
                   WIFEXITED(status) ? WEXITSTATUS(status) : -1,
                   WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
@@ -577,6 +673,9 @@ END_TEST
 
 int main(int argc, char **argv) {
     g_self = argv[0];
+    if (argc > 1 &&
+        (strcmp(argv[1], "child:xdev_code_fault") == 0 || strcmp(argv[1], "child:mce_ao") == 0))
+        return child_not_kernel(argv[1]);
     if (argc > 1 && strncmp(argv[1], "child:", 6) == 0) return child_main(argv[1]);
     Suite *s = suite_create("kernel_faults");
     TCase *tc = tcase_create("kernel_faults");
@@ -591,6 +690,8 @@ int main(int argc, char **argv) {
     tcase_add_test(tc, device_synchronize_reports_fault);
     tcase_add_test(tc, app_handler_gets_faults_outside_kernels);
     tcase_add_test(tc, default_action_for_faults_outside_kernels);
+    tcase_add_test(tc, fault_in_xdev_code_is_not_the_kernels);
+    tcase_add_test(tc, async_sigbus_is_not_the_kernels);
     tcase_add_test(tc, shared_memory_over_limit);
     tcase_add_test(tc, divergent_barrier_reported);
     tcase_add_test(tc, block_form_barrier_and_trap);

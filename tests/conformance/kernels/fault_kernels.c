@@ -6,9 +6,16 @@
  * memory, and a plain copy for the checks that must keep working; the same
  * faults in the block form (XDEV_KERNEL_BLOCK: regions run as loops); and a
  * fiber-state check (each work-item's rounding mode across barriers). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* BUS_MCEERR_AO (host build) */
+#endif
 #include <xdev/kernel_lang.h>
 #if !XDEV_KERNEL_DEVICE_COMPILE
+#include <string.h>
 #include <fenv.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #endif
 
 /* out[i] = i; block `bad` writes `off` elements past its element instead
@@ -31,6 +38,24 @@ XDEV_KERNEL_SYNC(wild_write_sync, XDEV_PARAM(int, bad), XDEV_PARAM(long, off), X
         out[i + off] = 1;
     else
         out[i] = (int)i;
+}
+
+/* out[i] = i; block 0's first work-item first sends its own thread an
+ * asynchronous SIGBUS (BUS_MCEERR_AO, as the kernel reports a memory error
+ * found in the background): not a fault of this kernel's (CPU only). */
+XDEV_KERNEL(raise_mce_ao, XDEV_PTR(int, out)) {
+    long i = xdev_global_id(0);
+#if !XDEV_KERNEL_DEVICE_COMPILE
+    if (i == 0) {
+        siginfo_t si;
+        memset(&si, 0, sizeof si);
+        si.si_signo = SIGBUS;
+        si.si_code = BUS_MCEERR_AO;
+        (void)syscall(SYS_rt_tgsigqueueinfo, (long)getpid(), (long)syscall(SYS_gettid), SIGBUS,
+                      &si);
+    }
+#endif
+    out[i] = (int)i;
 }
 
 /* out[i] = i + k: the launch that must keep working next to faults. */
