@@ -56,7 +56,11 @@
  * the ones installed before: a fault outside kernels (or one sent with
  * kill) reaches them, or the default action, as without xdev. A handler
  * the application installs after the first launch takes kernels' faults
- * too (chain to the previous handler to keep xdev's). */
+ * too (chain to the previous handler to keep xdev's). Only the kernel's own
+ * code is guarded: a fault in xdev's or the C library's code during a
+ * launch, and an asynchronous SIGBUS (BUS_MCEERR_AO), are passed on as
+ * well. The previous handlers are put back when the CPU backend shuts down
+ * (exit, or libxdev unloaded). */
 #ifndef XDEV_KERNEL_H
 #define XDEV_KERNEL_H
 
