@@ -349,6 +349,33 @@ START_TEST(elementwise_expressions) {
     XT_OK(xdev_memcpy(ho, io, 10 * sizeof(long long)));
     for (int i = 0; i < 10; i++)
         ck_assert(ho[i] == 7);
+    /* f64 and i32, the other two dtypes. */
+    double *da = NULL, *dout = NULL, dh[N], dr[N];
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&da, sizeof dh));
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&dout, sizeof dh));
+    for (int i = 0; i < N; i++)
+        dh[i] = (double)i * 0.25 - 100.0;
+    XT_OK(xdev_memcpy(da, dh, sizeof dh));
+    const void *ind[] = {da};
+    XT_OK(xdev_elementwise("in0 * in0 + 0.5", XDEV_DTYPE_F64, 1, ind, dout, N, NULL));
+    XT_OK(xdev_memcpy(dr, dout, sizeof dr));
+    for (int i = 0; i < N; i++)
+        ck_assert_msg(dr[i] == dh[i] * dh[i] + 0.5, "f64 [%d] %g", i, dr[i]);
+    int *ja = NULL, *jo = NULL, jh[N], jr[N];
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&ja, sizeof jh));
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&jo, sizeof jh));
+    for (int i = 0; i < N; i++)
+        jh[i] = i * 7 - 5000;
+    XT_OK(xdev_memcpy(ja, jh, sizeof jh));
+    const void *inj[] = {ja};
+    XT_OK(xdev_elementwise("in0 * 3 - 7", XDEV_DTYPE_I32, 1, inj, jo, N, NULL));
+    XT_OK(xdev_memcpy(jr, jo, sizeof jr));
+    for (int i = 0; i < N; i++)
+        ck_assert_msg(jr[i] == jh[i] * 3 - 7, "i32 [%d] %d", i, jr[i]);
+    XT_OK(xdev_free(da));
+    XT_OK(xdev_free(dout));
+    XT_OK(xdev_free(ja));
+    XT_OK(xdev_free(jo));
     /* bad input */
     XT_ERR(XDEV_ERROR_INVALID_VALUE,
            xdev_elementwise("in0; system(0)", XDEV_DTYPE_F32, 1, in2, fo, N, NULL), "';'");
