@@ -45,6 +45,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cpu/cpu_clock.h"
 #include "cpu/cpu_internal.h"
 
 extern char **environ;
@@ -163,9 +164,7 @@ typedef struct cc_run {
 } cc_run_t;
 
 static long long now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return (long long)(xdev_cpu_now_ns() / 1000000);
 }
 
 /* Append n bytes to the log, growing it up to `cap` bytes. False: out of

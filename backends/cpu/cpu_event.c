@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cpu/cpu_clock.h"
 #include "cpu/cpu_internal.h"
 #include "xdev/event.h"
 
@@ -89,11 +90,7 @@ void xdev_cpu_event_release(xdev_cpu_event_t *e) {
 
 void xdev_cpu_event_reached(xdev_cpu_event_t *e, uint64_t seq) {
     int64_t now = 0;
-    if (e->flags & XDEV_EVENT_TIMING) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-    }
+    if (e->flags & XDEV_EVENT_TIMING) now = xdev_cpu_now_ns();
     pthread_mutex_lock(&e->mu);
     for (size_t i = 0; i < e->npending; i++) {
         if (e->pending[i] == seq) {

@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cpu/cpu_clock.h"
 #include "cpu/cpu_pool.h"
 
 /* How long an idle worker, or a launch waiting for its last workers, polls
@@ -87,12 +88,6 @@ static void cpu_relax(void) {
 #endif
 }
 
-static int64_t monotonic_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* One step of a bounded poll: pause at first, then yield (so that on a busy
  * or small machine the thread we wait for gets the core). False once
  * XDEV_CPU_POOL_SPIN_NS have passed since *start (0: not started). */
@@ -101,9 +96,9 @@ static bool spin_step(unsigned i, int64_t *start) {
         cpu_relax();
         return true;
     }
-    if (*start == 0) *start = monotonic_ns();
+    if (*start == 0) *start = xdev_cpu_now_ns();
     sched_yield();
-    return (i & 7) != 0 || monotonic_ns() - *start < XDEV_CPU_POOL_SPIN_NS;
+    return (i & 7) != 0 || xdev_cpu_now_ns() - *start < XDEV_CPU_POOL_SPIN_NS;
 }
 
 /* Wait until the epoch differs from `seen` or the pool stops. False when

@@ -27,6 +27,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cpu/cpu_clock.h"
 #include "cpu/cpu_internal.h"
 
 /* Recycled op nodes kept per stream; more are freed after they ran. */
@@ -89,12 +90,6 @@ static void cpu_relax(void) {
 #endif
 }
 
-static int64_t monotonic_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* Poll `counter` until it differs from `value` (want_change) or reaches it
  * (!want_change), for at most XDEV_CPU_SPIN_NS. True when the condition
  * holds. After a few pause-spins it yields, so that on an oversubscribed or
@@ -108,9 +103,9 @@ static bool spin_until(_Atomic uint64_t *counter, bool want_change, uint64_t val
             cpu_relax();
             continue;
         }
-        if (deadline == 0) deadline = monotonic_ns() + XDEV_CPU_SPIN_NS;
+        if (deadline == 0) deadline = xdev_cpu_now_ns() + XDEV_CPU_SPIN_NS;
         sched_yield();
-        if ((i & 7) == 0 && monotonic_ns() > deadline) return false;
+        if ((i & 7) == 0 && xdev_cpu_now_ns() > deadline) return false;
     }
 }
 
