@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* backends/cpu/cpu_parallel.c - a parallel loop over a device's kernel
  * worker pool, for the backend's own ops (fills, conversions, random fills,
- * large copies and memsets): the range is cut into chunks, each chunk is one
+ * large copies and memsets, the parallel primitives; FFTW's threads run on
+ * the pool through cpu_fft.c too): the range is cut into chunks, each chunk is one
  * block of a launch of a built-in "kernel" whose block function calls the
  * op's body, and the pool runs it exactly as it runs the application's
  * kernels (the stream worker claims chunks too and returns once all ran).

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* backends/cpu/cpu_pool.h - kernel launches on the CPU: what the launch op
  * (cpu_kernel.c), the device's worker pool (cpu_pool.c) and the per-thread
- * block executor (cpu_fiber.c) share.
+ * block executor (cpu_fiber.c) share. The pool runs the application's
+ * kernels and the backend's own loops alike (cpu_parallel.c: fills,
+ * conversions, random fills, large copies, the primitives; FFTW's threads).
  *
  * A launch is one host-function op on its stream. When the stream's worker
  * runs it, the grid's blocks are handed out in chunks from an atomic
