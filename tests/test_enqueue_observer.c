@@ -6,7 +6,7 @@
  * each: copies in every direction, memset, fill, conversion, kernel launch,
  * element-wise kernel, graph replay, GEMM, axpy, FFT, a random fill, a reduce
  * and a scan (the primitives), host function, event record, both stream
- * waits and reduce_add's add. A call
+ * waits, reduce_add's add and a communicator's all_reduce on two ranks. A call
  * that skipped the path would be missing here - and from the sanitizer, the
  * tracer and whatever observes next. Runs on the CPU backend with two
  * devices. */
@@ -61,7 +61,7 @@ static const char *kind_name(xdev_op_kind_t k) {
     static const char *const names[XDEV_OP_KINDS] = {
         "copy",         "memset",     "fill",   "convert", "kernel",        "elementwise",
         "graph replay", "blas",       "fft",    "rng",     "host function", "event record",
-        "stream wait",  "reduce_add", "reduce", "scan"};
+        "stream wait",  "reduce_add", "reduce", "scan",    "collective"};
     return (unsigned)k < XDEV_OP_KINDS ? names[k] : "?";
 }
 
@@ -264,6 +264,50 @@ START_TEST(reduce_add) {
 }
 END_TEST
 
+/* A communicator's collective and a send/recv pair: each rank's task is one
+ * collective op on its stream with its buffers (two ranks on two devices,
+ * one process). */
+START_TEST(collectives) {
+    if (xt_device_count() < 2) XT_SKIP("needs two devices");
+    const size_t b = N * sizeof(float);
+    xdev_communicator_t c[2];
+    const xdev_device_t devs[2] = {xt_dev(0), xt_dev(1)};
+    XT_OK(xdev_communicator_init_all(c, 2, devs));
+    float *z, *w;
+    XT_OK(xdev_malloc_device(xt_dev(1), (void **)&z, b));
+    XT_OK(xdev_malloc_device(xt_dev(1), (void **)&w, b));
+    XT_OK(xdev_memset_async(z, 0, b, NULL));
+    XT_OK(xdev_synchronize());
+    xdev_stream_t s1 = xt_new_stream(1);
+    forget();
+    XT_OK(xdev_group_start());
+    XT_OK(xdev_all_reduce(c[0], x, y, N, XDEV_DTYPE_F32, XDEV_REDUCE_SUM, s));
+    XT_OK(xdev_all_reduce(c[1], z, w, N, XDEV_DTYPE_F32, XDEV_REDUCE_SUM, s1));
+    XT_OK(xdev_group_end());
+    XT_OK(xdev_synchronize());
+    pthread_mutex_lock(&g_lock);
+    int seen = 0;
+    for (int i = 0; i < g_nseen && i < MAXOPS; i++) {
+        if (g_seen[i].kind != XDEV_OP_COLLECTIVE) continue;
+        seen++;
+        bool r0 = g_seen[i].stream == s;
+        ck_assert_msg(g_seen[i].nuses == 2 && g_seen[i].uses[0].p == (r0 ? (void *)x : (void *)z) &&
+                          g_seen[i].uses[0].mode == XDEV_OP_READ &&
+                          g_seen[i].uses[1].p == (r0 ? (void *)y : (void *)w) &&
+                          g_seen[i].uses[1].n == b && g_seen[i].uses[1].mode == XDEV_OP_WRITE,
+                      "xdev_all_reduce: operands not {send read, recv written}");
+    }
+    pthread_mutex_unlock(&g_lock);
+    ck_assert_msg(seen == 2, "xdev_all_reduce on two ranks: the observer saw %d collectives", seen);
+    forget();
+    XT_OK(xdev_stream_destroy(s1));
+    XT_OK(xdev_communicator_destroy(c[0]));
+    XT_OK(xdev_communicator_destroy(c[1]));
+    XT_OK(xdev_free(z));
+    XT_OK(xdev_free(w));
+}
+END_TEST
+
 /* The hook's own checks. */
 START_TEST(observer_registration) {
     XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_enqueue_observer_add(NULL, NULL), "'fn' is NULL");
@@ -281,6 +325,7 @@ int main(int argc, char **argv) {
     tcase_add_test(tc, kernels_and_graphs);
     tcase_add_test(tc, host_functions_events_waits);
     tcase_add_test(tc, reduce_add);
+    tcase_add_test(tc, collectives);
     tcase_add_test(tc, observer_registration);
     suite_add_tcase(su, tc);
     return xt_run(srunner_create(su), "enqueue_observer", argc, argv);

@@ -23,9 +23,9 @@
 #include "base/error_internal.h"
 #include "comm/comm_internal.h"
 #include "comm/comm_record.h"
-#include "runtime/sanitizer_probe.h"
 #include "runtime/device_record.h"
 #include "runtime/dispatch.h"
+#include "runtime/enqueue.h"
 #include "runtime/stream_internal.h"
 #include "xdev/communicator.h"
 
@@ -150,9 +150,6 @@ static xdev_status_t submit_xport(const task_t *p, xdev_stream_t stream) {
     return enqueue(p->comm, p, &t->seq, stream, run_xport, t);
 }
 
-/* Tell the stream-order sanitizer what a rank's task reads and writes on its
- * stream (before it is queued: a failed submit leaves a use that never ran,
- * which can only add a report about code that was racing anyway). */
 /* The public call a task comes from ("xdev_all_reduce"). */
 static const char *task_name(const task_t *t) {
     static const char *const names[] = {"xdev_all_reduce", "xdev_broadcast", "xdev_reduce",
@@ -160,17 +157,21 @@ static const char *task_name(const task_t *t) {
     return t->p2p ? (t->is_send ? "xdev_send" : "xdev_recv") : names[t->kind];
 }
 
-static void sanitize_task(const task_t *t, xdev_stream_t stream) {
+/* What a rank's task reads and writes on its stream, for the enqueue
+ * path's sanitizer and observers. */
+static int task_uses(const xdev_enqueue_t *q, xdev_op_use_t *out, int cap) {
+    const task_t *t = q->ctx;
     size_t bytes = t->count * xdev_dtype_size(t->dtype), n = (size_t)t->comm->g->nranks;
+    if (cap < 2) return 0;
     if (t->p2p) {
-        xdev_san_access(stream, t->is_send ? t->send : t->recv, bytes,
-                        t->is_send ? XDEV_SAN_READ : XDEV_SAN_WRITE, task_name(t));
-        return;
+        out[0] = (xdev_op_use_t){t->is_send ? t->send : t->recv, bytes,
+                                 t->is_send ? XDEV_OP_READ : XDEV_OP_WRITE};
+        return 1;
     }
-    const xdev_san_use_t uses[2] = {
-        {t->send, t->kind == K_REDUCE_SCATTER ? bytes * n : bytes, XDEV_SAN_READ},
-        {t->recv, t->kind == K_ALL_GATHER ? bytes * n : bytes, XDEV_SAN_WRITE}};
-    xdev_san_uses_slow(stream, uses, 2, task_name(t));
+    out[0] =
+        (xdev_op_use_t){t->send, t->kind == K_REDUCE_SCATTER ? bytes * n : bytes, XDEV_OP_READ};
+    out[1] = (xdev_op_use_t){t->recv, t->kind == K_ALL_GATHER ? bytes * n : bytes, XDEV_OP_WRITE};
+    return 2;
 }
 
 /* A backend call that failed because the group was aborted (the watchdog
@@ -188,11 +189,13 @@ static xdev_status_t group_reason(group_t *g, xdev_status_t st) {
     return XDEV_FAIL(ast, "%s (the backend said: %s)", msg, backend);
 }
 
-static xdev_status_t submit(task_t *proto, xdev_stream_t stream) {
+/* The enqueue path's call: the task onto its stream, by the engine that
+ * carries the communicator. */
+static xdev_status_t submit_call(xdev_enqueue_t *q) {
+    task_t *proto = q->ctx;
     xdev_communicator_t c = proto->comm;
-    xdev_status_t st = xdev_communicator_rank_stream(c, &stream);
-    if (st != XDEV_SUCCESS) return st;
-    if (xdev_sanitizing()) sanitize_task(proto, stream);
+    xdev_stream_t stream = q->stream;
+    xdev_status_t st;
     if (c->native != NULL) { /* NCCL records into graphs */
         bool watched = xdev_comm_watch_begin(c, stream);
         st = submit_native(proto, stream);
@@ -213,6 +216,28 @@ static xdev_status_t submit(task_t *proto, xdev_stream_t stream) {
     if (t == NULL) return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for a task");
     *t = *proto;
     return enqueue(c, proto, &t->seq, stream, xdev_host_comm_run, t);
+}
+
+/* A collective, send or recv through the one enqueue path (runtime/
+ * enqueue.h): the sanitizer and observers see it with its buffers once it
+ * is queued. It keeps what it had before the path: no trace span of its
+ * own (NCCL's work is its kernels'; the CPU engines' a host function's) and
+ * no XDEV_LAUNCH_BLOCKING wait - ranks of one process are enqueued one
+ * after another by one thread, and a rank waiting for its collective would
+ * wait for ranks not yet enqueued. */
+static xdev_status_t submit(task_t *proto, xdev_stream_t stream) {
+    xdev_status_t st = xdev_communicator_rank_stream(proto->comm, &stream);
+    if (st != XDEV_SUCCESS) return st;
+    xdev_enqueue_t q = {
+        .kind = XDEV_OP_COLLECTIVE,
+        .name = task_name(proto),
+        .stream = stream,
+        .ctx = proto,
+        .flags = XDEV_ENQUEUE_NO_SPAN | XDEV_ENQUEUE_WAIT_LATER,
+        .get_uses = task_uses,
+        .call = submit_call,
+    };
+    return xdev_enqueue(&q);
 }
 
 /* ---------------------------------------------------------------- calls */

@@ -2,8 +2,9 @@
 /* enqueue.h - the one path by which a call puts work on a stream.
  *
  * Every stream-ordered call (copies, memset, fills, conversions, kernel and
- * element-wise launches, graph replays, BLAS, FFT, random fills, host
- * functions, event records, stream waits, reduce_add's adds) describes its
+ * element-wise launches, graph replays, BLAS, FFT, random fills, the
+ * primitives, host functions, event records, stream waits, reduce_add's
+ * adds, communicators' collectives, sends and recvs) describes its
  * work in an xdev_enqueue_t and hands it to xdev_enqueue, which runs the
  * same steps for all of them, in this order:
  *
@@ -58,8 +59,9 @@ typedef enum xdev_op_kind {
     XDEV_OP_EVENT_RECORD,
     XDEV_OP_STREAM_WAIT,
     XDEV_OP_REDUCE_ADD,
-    XDEV_OP_REDUCE, /* xdev_prim_reduce */
-    XDEV_OP_SCAN,   /* xdev_prim_scan */
+    XDEV_OP_REDUCE,     /* xdev_prim_reduce */
+    XDEV_OP_SCAN,       /* xdev_prim_scan */
+    XDEV_OP_COLLECTIVE, /* a communicator's collective, send or recv */
     XDEV_OP_KINDS
 } xdev_op_kind_t;
 
