@@ -185,15 +185,10 @@ static xdev_status_t check_address_range(const DLTensor *t, size_t es, int64_t l
  * its device is the allocation's, not cpu:0. */
 static xdev_device_record_t *host_memory_owner(xdev_device_record_t *rec, const void *ptr,
                                                size_t bytes) {
-    xdev_error_state_t saved; /* a failed lookup means "not xdev's": keep cpu:0 */
-    xdev_core_error_save(&saved);
-    xdev_live_ref_t ref;
-    if (xdev_live_lookup(ptr, "data", &ref) == XDEV_SUCCESS && ref.known &&
-        ref.e.kind == XDEV_MEMORY_DEVICE && (ref.e.be->flags & XDEV_BACKEND_HOST_MEMORY) &&
-        ref.e.origin != XDEV_PTR_FOREIGN && ref.e.origin != XDEV_PTR_IPC &&
-        xdev_live_check_extent(&ref, ptr, bytes, "data") == XDEV_SUCCESS)
+    xdev_live_ref_t ref; /* not xdev's own: keep cpu:0 */
+    if (xdev_own_allocation(ptr, bytes, &ref) && ref.e.kind == XDEV_MEMORY_DEVICE &&
+        (ref.e.be->flags & XDEV_BACKEND_HOST_MEMORY))
         rec = &ref.e.be->devices[ref.e.index];
-    xdev_core_error_restore(&saved);
     return rec;
 }
 

@@ -60,20 +60,24 @@ static xdev_foreign_t *g_aliases;
  * memory rec stands for: on rec itself, or, when rec is a host-memory
  * device (what host tensors map to), any host-addressable allocation
  * (pinned host memory, a CPU device's). */
-static bool xdev_own_memory(const xdev_device_record_t *rec, void *ptr, size_t bytes) {
+bool xdev_own_allocation(const void *ptr, size_t bytes, xdev_live_ref_t *ref) {
     xdev_error_state_t saved; /* a lookup's failure is an answer here, not an error */
     xdev_core_error_save(&saved);
-    xdev_live_ref_t ref;
-    bool own = xdev_live_lookup(ptr, "ptr", &ref) == XDEV_SUCCESS && ref.known &&
-               ref.e.origin != XDEV_PTR_FOREIGN && ref.e.origin != XDEV_PTR_IPC &&
-               xdev_live_check_extent(&ref, ptr, bytes, "ptr") == XDEV_SUCCESS;
-    bool host = (rec->be->flags & XDEV_BACKEND_HOST_MEMORY) != 0;
-    if (own && !(host && (ref.e.kind == XDEV_MEMORY_PINNED_HOST ||
-                          (ref.e.be->flags & XDEV_BACKEND_HOST_MEMORY))))
-        own =
-            ref.e.kind == XDEV_MEMORY_DEVICE && ref.e.be == rec->be && ref.e.index == rec->id.index;
+    bool own = xdev_live_lookup(ptr, "ptr", ref) == XDEV_SUCCESS && ref->known &&
+               ref->e.origin != XDEV_PTR_FOREIGN && ref->e.origin != XDEV_PTR_IPC &&
+               xdev_live_check_extent(ref, ptr, bytes, "ptr") == XDEV_SUCCESS;
     xdev_core_error_restore(&saved);
     return own;
+}
+
+static bool xdev_own_memory(const xdev_device_record_t *rec, void *ptr, size_t bytes) {
+    xdev_live_ref_t ref;
+    if (!xdev_own_allocation(ptr, bytes, &ref)) return false;
+    bool host = (rec->be->flags & XDEV_BACKEND_HOST_MEMORY) != 0;
+    if (host &&
+        (ref.e.kind == XDEV_MEMORY_PINNED_HOST || (ref.e.be->flags & XDEV_BACKEND_HOST_MEMORY)))
+        return true;
+    return ref.e.kind == XDEV_MEMORY_DEVICE && ref.e.be == rec->be && ref.e.index == rec->id.index;
 }
 
 /* A stream's handle still names a live stream; the check leaves no error. */
