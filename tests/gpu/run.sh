@@ -402,7 +402,7 @@ if want bench-barrier; then
         note "bench-barrier on the host's $JOBS cores (goal: block form <= 2x OpenMP):"
         since "$m" | grep -vE '^(\$ |\[rc )' | sed 's/^/  /' | tee -a "$SUM"
         m=$(mark)
-        run_to "$BL" 120 "$B/bench/barrier_cpu_bench" --device cuda:0 --runs 3
+        run_to "$BL" 120 "$B/bench/barrier_cpu_bench" --device cuda:0 --runs 5
         note "bench-barrier on cuda:0 (goal: block form >= 0.98x the fiber form's speed):"
         since "$m" | grep -vE '^(\$ |\[rc )' | sed 's/^/  /' | tee -a "$SUM"
     else
