@@ -177,7 +177,8 @@ START_TEST(segmented_sum_deterministic) {
     float *h = malloc(n * 4);
     for (size_t i = 0; i < n; i++)
         h[i] = (float)((double)(rnd() % 2000001) / 1000.0 - 1000.0) * 1.37f;
-    int64_t off[6] = {0, 5, 5, XDEV_PRIM_CHUNK + 3, 7 * XDEV_PRIM_CHUNK + 13, (int64_t)n}; /* segment 3: 7 chunks */
+    int64_t off[6] = {0,         5, 5, XDEV_PRIM_CHUNK + 3, 7 * XDEV_PRIM_CHUNK + 13,
+                      (int64_t)n}; /* segment 3: 7 chunks */
     float *din = dalloc(n * 4), *dout = dalloc(5 * 4), *done = dalloc(4);
     int64_t *doff = dalloc(sizeof off);
     upload(din, h, n * 4);
