@@ -22,5 +22,9 @@ void xdev_segment_usage(const xdev_block_t *first, bool single, size_t *allocate
 
 /* xdev_memory_snapshot's JSON without the public prefix. */
 xdev_status_t xdev_alloc_snapshot_json(char **json);
+/* xdev_memory_snapshot_torch without the public prefix (alloc_snapshot_torch.c). */
+xdev_status_t xdev_alloc_snapshot_torch(xdev_device_type_t type, void **data, size_t *size);
+/* The memory view's page of a snapshot's JSON, unprefixed (memviz.c). */
+xdev_status_t xdev_memviz_html_of(const char *json, size_t len, char **html, size_t *html_len);
 
 #endif

@@ -115,7 +115,7 @@ static void trace_pickle(xdev_strbuf_t *sb, const xdev_device_allocator_t *da) {
 }
 
 /* The pickle of the snapshot of `type`'s devices (unprefixed messages). */
-static xdev_status_t snapshot_torch(xdev_device_type_t type, void **data, size_t *size) {
+xdev_status_t xdev_alloc_snapshot_torch(xdev_device_type_t type, void **data, size_t *size) {
     *data = NULL;
     *size = 0;
     if ((unsigned)type >= XDEV_MAX_DEVICE_TYPES)
@@ -170,7 +170,7 @@ static xdev_status_t snapshot_torch(xdev_device_type_t type, void **data, size_t
 xdev_status_t xdev_memory_snapshot_torch(xdev_device_type_t type, void **data, size_t *size) {
     XDEV_REQUIRE_ARG(data);
     XDEV_REQUIRE_ARG(size);
-    XDEV_CHECK(snapshot_torch(type, data, size));
+    XDEV_CHECK(xdev_alloc_snapshot_torch(type, data, size));
     return XDEV_SUCCESS;
 }
 
@@ -178,7 +178,7 @@ xdev_status_t xdev_memory_snapshot_torch_write(xdev_device_type_t type, const ch
     XDEV_REQUIRE_ARG(path);
     void *data = NULL;
     size_t size = 0;
-    XDEV_CHECK(snapshot_torch(type, &data, &size));
+    XDEV_CHECK(xdev_alloc_snapshot_torch(type, &data, &size));
     xdev_status_t st = xdev_write_file(path, data, size);
     free(data);
     XDEV_CHECK(st);
