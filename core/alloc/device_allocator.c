@@ -234,6 +234,8 @@ xdev_block_t *xdev_alloc_find_block(xdev_device_allocator_t *da, uintptr_t addr,
     if (seg_out) *seg_out = NULL;
     for (xdev_block_t *b = da->direct_blocks; b != NULL; b = b->next) /* non-caching modes */
         if (addr >= b->addr && addr < b->addr + b->size) return b;
+    for (xdev_block_t *b = da->managed_blocks; b != NULL; b = b->next) /* managed.c */
+        if (addr >= b->addr && addr < b->addr + b->size) return b;
     return NULL;
 }
 
@@ -574,7 +576,8 @@ static void sanitize_free(const void *ptr) {
     xdev_spin_lock(&da->lock);
     xdev_block_t *b = xdev_ptrtab_find(&da->live, (uintptr_t)ptr);
     xdev_stream_t owner = b != NULL ? b->stream : NULL;
-    bool check = da->mode != XDEV_ALLOC_MODE_DIRECT; /* direct: the device is synchronized */
+    /* direct and managed: the device is synchronized before the memory goes */
+    bool check = da->mode != XDEV_ALLOC_MODE_DIRECT && (b == NULL || !b->managed);
     xdev_spin_unlock(&da->lock);
     if (owner != NULL) xdev_san_free(ptr, owner, check);
 }
@@ -589,6 +592,7 @@ xdev_status_t xdev_alloc_free(void *ptr) {
     xdev_block_t *b = NULL;
     xdev_device_allocator_t *da = take_live((uintptr_t)ptr, &b); /* locked */
     if (da == NULL) return explain_bad_free(ptr);
+    if (XDEV_UNLIKELY(b->managed)) return xdev_managed_free_taken(da, b); /* unlocks */
     if (da->mode == XDEV_ALLOC_MODE_CACHING) {
         if (XDEV_UNLIKELY(atomic_load_explicit(&xdev_captures_active, memory_order_relaxed) != 0) &&
             xdev_mempool_keep_for_captures(da, b)) {

@@ -11,6 +11,10 @@
 
 #include "alloc/alloc_internal.h"
 
+/* A segment's "segment_type": torch's "small" / "large", or xdev's
+ * "managed" (XDEV_SEGMENT_MANAGED: one managed allocation). */
+const char *xdev_segment_type_name(int pool_kind);
+
 /* torch's name of a block state (XDEV_BLOCK_*). */
 const char *xdev_block_state_name(int state);
 

@@ -77,7 +77,7 @@ static void segment_pickle(void *ctx, const xdev_device_allocator_t *da, uintptr
     xdev_pickle_str(sb, "stream");
     xdev_pickle_uint(sb, (uint64_t)(uintptr_t)stream);
     xdev_pickle_str(sb, "segment_type");
-    xdev_pickle_str(sb, pool_kind == XDEV_POOL_SMALL ? "small" : "large");
+    xdev_pickle_str(sb, xdev_segment_type_name(pool_kind));
     xdev_pickle_str(sb, "segment_pool_id"); /* (0, the memory pool's id) as torch's graph pools */
     xdev_pickle_int(sb, 0);
     xdev_pickle_int(sb, seg != NULL ? (int64_t)seg->pool->mempool : 0);

@@ -62,6 +62,7 @@ typedef enum xdev_op_kind {
     XDEV_OP_REDUCE,     /* xdev_prim_reduce */
     XDEV_OP_SCAN,       /* xdev_prim_scan */
     XDEV_OP_COLLECTIVE, /* a communicator's collective, send or recv */
+    XDEV_OP_PREFETCH,   /* xdev_mem_prefetch_async (managed memory) */
     XDEV_OP_KINDS
 } xdev_op_kind_t;
 

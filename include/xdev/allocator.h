@@ -81,12 +81,17 @@ typedef struct xdev_memory_stats {
     int64_t max_split_size;                       /* bytes; -1 = no limit */
     xdev_stat_t oversize_allocations;             /* allocations >= max_split_size */
     xdev_stat_t oversize_segments;
+    /* Managed memory (xdev_malloc_managed), apart from the figures above:
+     * live allocations and their bytes (as requested: each is the backend's
+     * own allocation). */
+    xdev_stat_t managed_allocation;
+    xdev_stat_t managed_bytes;
 } xdev_memory_stats_t;
 
 XDEV_API XDEV_RESULT xdev_status_t xdev_memory_stats(xdev_device_t device,
                                                      xdev_memory_stats_t *out);
 
-/* Key/value view with torch's key names, in this order (122 keys):
+/* Key/value view with torch's key names, in this order (130 keys):
  *
  *   <metric>.<pool>.<field>   for each metric, pool and field:
  *     metric: allocation, segment, active, inactive_split, allocated_bytes,
@@ -97,6 +102,7 @@ XDEV_API XDEV_RESULT xdev_status_t xdev_memory_stats(xdev_device_t device,
  *   num_alloc_retries, num_ooms, num_sync_all_streams, num_device_alloc,
  *   num_device_free, max_split_size (bytes; -1 = no limit)
  *   oversize_allocations.<field>, oversize_segments.<field>
+ *   managed_allocation.<field>, managed_bytes.<field>   (!) xdev's: managed memory
  *
  * The count of allocations is "allocation.*", torch's real key (what
  * torch.cuda.memory_stats() returns and memory_summary() reads). Some of
