@@ -19,6 +19,7 @@
 #include "alloc/alloc_lookup.h"
 #include "alloc/pointer_registry.h"
 #include "base/error_internal.h"
+#include "runtime/capture.h"
 #include "runtime/device_record.h"
 #include "runtime/dispatch.h"
 #include "runtime/enqueue.h"
@@ -48,6 +49,7 @@ xdev_status_t xdev_malloc_managed(xdev_device_t device, void **ptr, size_t size,
     XDEV_CHECK(xdev_device_lookup(device, &rec));
     if (!XDEV_HAS(rec->be, memory, malloc_managed)) XDEV_CHECK(no_managed(rec->be));
     if (size == 0) return XDEV_SUCCESS;
+    XDEV_CHECK(xdev_capture_check_unsafe("xdev_malloc_managed (new backend memory)"));
     if (size > XDEV_MAX_ALLOC_SIZE)
         return XDEV_API_FAIL(XDEV_ERROR_OUT_OF_MEMORY,
                              "%s:%d out of memory: tried to allocate %zu bytes of managed memory, "
@@ -112,8 +114,18 @@ xdev_status_t xdev_malloc_managed(xdev_device_t device, void **ptr, size_t size,
 
 xdev_status_t xdev_managed_free_taken(xdev_device_allocator_t *da, xdev_block_t *b) {
     xdev_spin_unlock(&da->lock);
-    /* As cudaFree: after the device has passed the work that may use it. */
-    xdev_status_t st = xdev_be_device_synchronize(da->rec);
+    /* As cudaFree: after the device has passed the work that may use it
+     * (which a capture cannot record). */
+    xdev_status_t st =
+        xdev_capture_check_unsafe("xdev_free of managed memory (waits for the device)");
+    if (st != XDEV_SUCCESS) {
+        xdev_spin_lock(&da->lock);
+        bool back = xdev_ptrtab_insert(&da->live, b);
+        xdev_spin_unlock(&da->lock);
+        (void)back; /* without host memory to track it, it stays allocated, unreachable */
+        return st;
+    }
+    st = xdev_be_device_synchronize(da->rec);
     xdev_spin_lock(&da->lock);
     if (st != XDEV_SUCCESS) {
         bool back = xdev_ptrtab_insert(&da->live, b);

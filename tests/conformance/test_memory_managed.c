@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "xdev/graph.h"
 #include "xdev/ops.h"
 #include "xt.h"
 
@@ -249,6 +250,36 @@ START_TEST(bad_input) {
 }
 END_TEST
 
+/* A capture cannot record a managed allocation or free (new backend memory,
+ * a wait for the device): both fail, and the allocation stays live. */
+START_TEST(capture_refuses) {
+    char *m = managed(4096, 0);
+    NEED_MANAGED(m);
+    xdev_stream_t s = xt_new_stream(0);
+    xdev_graph_t g;
+    XT_OK(xdev_graph_create(&g));
+    xdev_status_t st = xdev_graph_capture_begin(g, s, XDEV_CAPTURE_GLOBAL, NULL);
+    if (st == XDEV_ERROR_NOT_SUPPORTED) {
+        XT_OK(xdev_graph_destroy(g));
+        XT_OK(xdev_free(m));
+        XT_SKIP("no graph capture: %s", xdev_last_error());
+    }
+    XT_OK(st);
+    XT_ERR(XDEV_ERROR_CAPTURE, xdev_free(m), "xdev_free of managed memory");
+    void *p = NULL;
+    XT_ERR(XDEV_ERROR_CAPTURE, xdev_malloc_managed(xt_dev(0), &p, 64, 0), "xdev_malloc_managed");
+    ck_assert_ptr_null(p);
+    XT_ERR(XDEV_ERROR_CAPTURE, xdev_graph_capture_end(g), "invalidated");
+    XT_OK(xdev_graph_destroy(g));
+    m[4095] = 1; /* still live */
+    xdev_pointer_info_t info;
+    XT_OK(xdev_pointer_get_info(m, &info));
+    ck_assert_int_eq(info.kind, XDEV_MEMORY_MANAGED);
+    XT_OK(xdev_free(m));
+    XT_OK(xdev_stream_destroy(s));
+}
+END_TEST
+
 /* Many threads allocate, use and free managed memory at once, beside the cache. */
 static void *churn(void *arg) {
     (void)arg;
@@ -293,6 +324,7 @@ int main(int argc, char **argv) {
     tcase_add_test(t, prefetch_is_stream_ordered);
     tcase_add_test(t, advise_every_kind);
     tcase_add_test(t, bad_input);
+    tcase_add_test(t, capture_refuses);
     tcase_add_test(t, threads);
     suite_add_tcase(s, t);
     return xt_run(srunner_create(s), "managed", argc, argv);
