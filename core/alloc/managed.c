@@ -17,6 +17,7 @@
 
 #include "alloc/alloc_internal.h"
 #include "alloc/alloc_lookup.h"
+#include "alloc/alloc_oom.h"
 #include "alloc/pointer_registry.h"
 #include "base/error_internal.h"
 #include "runtime/capture.h"
@@ -28,6 +29,15 @@
 static void managed_stats(xdev_device_allocator_t *da, const xdev_block_t *b, int sign) {
     xdev_stat_add(&da->stats.managed_allocation, sign);
     xdev_stat_add(&da->stats.managed_bytes, sign * (int64_t)b->size);
+}
+
+/* A managed allocation ran out of memory (its message set): counted in
+ * num_ooms and told to the out-of-memory observers, as xdev_malloc's are. */
+static void managed_oom(xdev_device_allocator_t *da, size_t size) {
+    xdev_spin_lock(&da->lock);
+    da->stats.num_ooms++;
+    xdev_spin_unlock(&da->lock);
+    xdev_alloc_oom_notify(da, size);
 }
 
 /* NOT_SUPPORTED naming the backend, for a backend without memory.managed. */
@@ -50,13 +60,17 @@ xdev_status_t xdev_malloc_managed(xdev_device_t device, void **ptr, size_t size,
     if (!XDEV_HAS(rec->be, memory, malloc_managed)) XDEV_CHECK(no_managed(rec->be));
     if (size == 0) return XDEV_SUCCESS;
     XDEV_CHECK(xdev_capture_check_unsafe("xdev_malloc_managed (new backend memory)"));
-    if (size > XDEV_MAX_ALLOC_SIZE)
-        return XDEV_API_FAIL(XDEV_ERROR_OUT_OF_MEMORY,
-                             "%s:%d out of memory: tried to allocate %zu bytes of managed memory, "
-                             "more than any device holds (xdev refuses requests over %zu bytes)",
-                             rec->be->name, rec->id.index, size, XDEV_MAX_ALLOC_SIZE);
     xdev_device_allocator_t *da;
     XDEV_CHECK(xdev_alloc_get(rec->be, rec->id.index, &da)); /* the primary */
+    if (size > XDEV_MAX_ALLOC_SIZE) {
+        xdev_status_t big = XDEV_FAIL(
+            XDEV_ERROR_OUT_OF_MEMORY,
+            "%s:%d out of memory: tried to allocate %zu bytes of managed memory, more than any "
+            "device holds (xdev refuses requests over %zu bytes)",
+            rec->be->name, rec->id.index, size, XDEV_MAX_ALLOC_SIZE);
+        managed_oom(da, size);
+        XDEV_CHECK(big);
+    }
     xdev_stream_t stream;
     XDEV_CHECK(xdev_core_current_stream(rec, &stream));
     xdev_block_t *b = calloc(1, sizeof *b);
@@ -70,6 +84,7 @@ xdev_status_t xdev_malloc_managed(xdev_device_t device, void **ptr, size_t size,
                        rec->be->name);
     if (st != XDEV_SUCCESS) {
         free(b);
+        if (st == XDEV_ERROR_OUT_OF_MEMORY) managed_oom(da, size);
         XDEV_CHECK(st);
     }
     *b = (xdev_block_t){.addr = (uintptr_t)p,

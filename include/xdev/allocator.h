@@ -213,8 +213,9 @@ typedef struct xdev_oom_info {
 
 typedef void (*xdev_oom_observer_t)(const xdev_oom_info_t *info, void *user);
 
-/* Call `fn(info, user)` whenever a device allocation (xdev_malloc*, and the
- * allocations xdev makes for its own work areas) fails for lack of memory:
+/* Call `fn(info, user)` whenever a device allocation (xdev_malloc*,
+ * xdev_malloc_managed, and the allocations xdev makes for its own work
+ * areas) fails for lack of memory:
  * once per failed call, on the failing thread, after the allocator's own
  * retry (cache released) failed and before the call returns, with no
  * allocator lock held, so the observer may allocate and free (to drop a

@@ -168,6 +168,25 @@ START_TEST(observer_two_and_malloc_stream) {
 }
 END_TEST
 
+/* Managed memory that runs out calls the observers too (once), and counts. */
+START_TEST(observer_managed) {
+    seen_t s = {0};
+    XT_OK(xdev_memory_add_oom_observer(record, &s));
+    xdev_memory_stats_t before = xt_mem_stats(0);
+    void *p = NULL;
+    size_t huge = (size_t)1 << 49;
+    xdev_status_t st = xdev_malloc_managed(xt_dev(0), &p, huge, 0);
+    XT_OK(xdev_memory_remove_oom_observer(record, &s));
+    if (st == XDEV_ERROR_NOT_SUPPORTED) XT_SKIP("no managed memory: %s", xdev_last_error());
+    ck_assert_int_eq(st, XDEV_ERROR_OUT_OF_MEMORY);
+    ck_assert_ptr_null(p);
+    ck_assert_int_eq(s.calls, 1);
+    ck_assert_uint_eq(s.info.requested, huge);
+    ck_assert_int_eq(s.stats.num_ooms, before.num_ooms + 1);
+    ck_assert_msg(strstr(s.message, "managed memory") != NULL, "%s", s.message);
+}
+END_TEST
+
 /* The observer frees the application's ballast, allocates and frees memory,
  * empties the cache, and makes an allocation that fails itself (no observer
  * is called for that one, and no lock is held: none of this deadlocks). */
@@ -322,6 +341,7 @@ int main(int argc, char **argv) {
     tcase_add_test(t, message_without_cap);
     tcase_add_test(t, observer_once_with_stats);
     tcase_add_test(t, observer_two_and_malloc_stream);
+    tcase_add_test(t, observer_managed);
     tcase_add_test(t, observer_allocates_and_frees);
     tcase_add_test(t, observer_removes_itself);
     tcase_add_test(t, observer_bad_input);
