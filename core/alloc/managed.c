@@ -100,8 +100,7 @@ xdev_status_t xdev_malloc_managed(xdev_device_t device, void **ptr, size_t size,
                           rec->id.index, NULL, XDEV_PTR_MANAGED,   da};
     st = xdev_ptr_insert(&e);
     if (st == XDEV_SUCCESS) {
-        xdev_spin_lock(&da->lock);
-        da->used = true;
+        xdev_spin_lock(&da->lock); /* not da->used: an allocator may still be installed */
         if (!xdev_ptrtab_insert(&da->live, b)) {
             st = XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory to track the allocation");
         } else {

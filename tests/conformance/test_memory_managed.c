@@ -281,6 +281,45 @@ START_TEST(capture_refuses) {
 }
 END_TEST
 
+/* Managed memory is not the device allocator's: an application allocator
+ * (xdev_set_allocator, before the device's first xdev_malloc) may still be
+ * installed after it, and does not see it. Each test runs in a fresh
+ * process (Check's fork), so no allocation came before. */
+static int g_plug_mallocs;
+static xdev_status_t plug_malloc(void *ctx, xdev_device_t d, size_t n, xdev_stream_t s,
+                                 void **out) {
+    (void)ctx;
+    (void)d;
+    (void)s;
+    g_plug_mallocs++;
+    *out = malloc(n);
+    return *out != NULL ? XDEV_SUCCESS : XDEV_ERROR_OUT_OF_MEMORY;
+}
+static xdev_status_t plug_free(void *ctx, xdev_device_t d, void *p, size_t n, xdev_stream_t s) {
+    (void)ctx;
+    (void)d;
+    (void)n;
+    (void)s;
+    free(p);
+    return XDEV_SUCCESS;
+}
+
+START_TEST(allocator_installed_after) {
+    if (!xt_host_addressable()) XT_SKIP("the test's allocator hands out host memory");
+    char *m = managed(512, 0);
+    NEED_MANAGED(m);
+    xdev_allocator_t a = {.size = sizeof a, .malloc = plug_malloc, .free = plug_free};
+    XT_OK(xdev_set_allocator(xt_dev(0), &a));
+    void *d = NULL;
+    XT_OK(xdev_malloc_device(xt_dev(0), &d, 256));
+    ck_assert_int_eq(g_plug_mallocs, 1);
+    XT_OK(xdev_memcpy(d, m, 256));
+    XT_OK(xdev_free(d));
+    XT_OK(xdev_free(m));
+    ck_assert_int_eq(g_plug_mallocs, 1);
+}
+END_TEST
+
 /* Many threads allocate, use and free managed memory at once, beside the cache. */
 static void *churn(void *arg) {
     (void)arg;
@@ -326,6 +365,7 @@ int main(int argc, char **argv) {
     tcase_add_test(t, advise_every_kind);
     tcase_add_test(t, bad_input);
     tcase_add_test(t, capture_refuses);
+    tcase_add_test(t, allocator_installed_after);
     tcase_add_test(t, threads);
     suite_add_tcase(s, t);
     return xt_run(srunner_create(s), "managed", argc, argv);
