@@ -285,8 +285,12 @@ static xdev_status_t direct_malloc(xdev_device_allocator_t *da, size_t size, xde
         free(b);
         if (st != XDEV_ERROR_OUT_OF_MEMORY) return st;
         da->stats.num_ooms++;
-        char backend_msg[512];
-        snprintf(backend_msg, sizeof backend_msg, "%s", xdev_last_error());
+        char backend_msg[512]; /* an application's allocator cannot set xdev's message */
+        snprintf(backend_msg, sizeof backend_msg, "%s",
+                 da->mode == XDEV_ALLOC_MODE_PLUGGABLE
+                     ? "the allocator installed with xdev_set_allocator returned "
+                       "XDEV_ERROR_OUT_OF_MEMORY"
+                     : xdev_last_error());
         return xdev_caching_oom_error(da, size, st, backend_msg);
     }
     b->addr = (uintptr_t)p;

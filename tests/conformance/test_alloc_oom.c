@@ -187,6 +187,41 @@ START_TEST(observer_managed) {
 }
 END_TEST
 
+/* An application's allocator (xdev_set_allocator) that runs out: the same
+ * message, its words in place of the backend's, and the observers. Each
+ * test runs in a fresh process (Check's fork): nothing was allocated yet. */
+static xdev_status_t full_malloc(void *ctx, xdev_device_t d, size_t n, xdev_stream_t s,
+                                 void **out) {
+    (void)ctx;
+    (void)d;
+    (void)n;
+    (void)s;
+    *out = NULL;
+    return XDEV_ERROR_OUT_OF_MEMORY;
+}
+static xdev_status_t full_free(void *ctx, xdev_device_t d, void *p, size_t n, xdev_stream_t s) {
+    (void)ctx;
+    (void)d;
+    (void)p;
+    (void)n;
+    (void)s;
+    return XDEV_SUCCESS;
+}
+
+START_TEST(pluggable_allocator_runs_out) {
+    xdev_allocator_t a = {.size = sizeof a, .malloc = full_malloc, .free = full_free};
+    XT_OK(xdev_set_allocator(xt_dev(0), &a));
+    seen_t s = {0};
+    XT_OK(xdev_memory_add_oom_observer(record, &s));
+    void *p = NULL;
+    XT_ERR(XDEV_ERROR_OUT_OF_MEMORY, xdev_malloc_device(xt_dev(0), &p, 3 * MIB),
+           "tried to allocate 3.00 MiB", "the allocator installed with xdev_set_allocator", "Try:");
+    ck_assert_int_eq(s.calls, 1);
+    ck_assert_uint_eq(s.info.requested, 3 * MIB);
+    XT_OK(xdev_memory_remove_oom_observer(record, &s));
+}
+END_TEST
+
 /* The observer frees the application's ballast, allocates and frees memory,
  * empties the cache, and makes an allocation that fails itself (no observer
  * is called for that one, and no lock is held: none of this deadlocks). */
@@ -342,6 +377,7 @@ int main(int argc, char **argv) {
     tcase_add_test(t, observer_once_with_stats);
     tcase_add_test(t, observer_two_and_malloc_stream);
     tcase_add_test(t, observer_managed);
+    tcase_add_test(t, pluggable_allocator_runs_out);
     tcase_add_test(t, observer_allocates_and_frees);
     tcase_add_test(t, observer_removes_itself);
     tcase_add_test(t, observer_bad_input);
