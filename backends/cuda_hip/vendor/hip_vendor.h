@@ -157,6 +157,9 @@
 #define cudaMemcpyPeerAsync hipMemcpyPeerAsync
 #define cudaMemsetAsync hipMemsetAsync
 #define cudaPointerGetAttributes hipPointerGetAttributes
+#define cudaMallocManaged hipMallocManaged
+#define cudaMemAttachGlobal hipMemAttachGlobal
+#define cudaMemAttachHost hipMemAttachHost
 #define cudaMallocAsync hipMallocAsync
 #define cudaMallocFromPoolAsync hipMallocFromPoolAsync
 #define cudaFreeAsync hipFreeAsync
@@ -295,6 +298,18 @@ static inline bool xc_vendor_host_is_pageable(const void *host) {
         return true;
     }
     return false;
+}
+
+/* Managed memory's prefetch and advice to device `device` or (negative)
+ * the host (xc_vendor.h). */
+#define XC_PREFETCH_CALL "hipMemPrefetchAsync"
+#define XC_ADVISE_CALL "hipMemAdvise"
+static inline hipError_t xc_vendor_mem_prefetch(const void *p, size_t n, int device,
+                                                hipStream_t s) {
+    return hipMemPrefetchAsync(p, n, device < 0 ? hipCpuDeviceId : device, s);
+}
+static inline hipError_t xc_vendor_mem_advise(const void *p, size_t n, int advice, int device) {
+    return hipMemAdvise(p, n, (hipMemoryAdvise)advice, device < 0 ? hipCpuDeviceId : device);
 }
 
 #endif

@@ -40,6 +40,9 @@
  *   xc_vendor_capture_info    is a stream capturing, and the capture's id
  *                             (cudaStreamGetCaptureInfo, whose arguments
  *                             CUDA 13 changed), XC_CAPTURE_INFO_CALL its name
+ *   xc_vendor_mem_prefetch, xc_vendor_mem_advise  managed memory's prefetch and
+ *                             advice to a device or the host (CUDA 13 takes a
+ *                             cudaMemLocation, CUDA 12 and HIP a device index)
  *   xc_vendor_blas_workspace_bytes  the BLAS workspace a capture gives each
  *                             stream (cublasSetWorkspace's recommended size)
  * and the optional parts each vendor has or lacks (NVML vs rocm-smi, NVTX vs
@@ -115,6 +118,33 @@ static inline cudaError_t xc_vendor_capture_info(cudaStream_t s,
     return cudaStreamGetCaptureInfo(s, status, id, NULL, NULL, NULL, NULL);
 #else
     return cudaStreamGetCaptureInfo(s, status, id);
+#endif
+}
+
+/* Managed memory's prefetch and advice (cuda_memory.c) to device `device` or,
+ * when it is negative, the host: CUDA 13 takes a cudaMemLocation (and the
+ * prefetch flags) where CUDA 12 took a device index, cudaCpuDeviceId for the
+ * host. */
+#define XC_PREFETCH_CALL "cudaMemPrefetchAsync"
+#define XC_ADVISE_CALL "cudaMemAdvise"
+static inline cudaError_t xc_vendor_mem_prefetch(const void *p, size_t n, int device,
+                                                 cudaStream_t s) {
+#if CUDART_VERSION >= 13000
+    struct cudaMemLocation loc = {device < 0 ? cudaMemLocationTypeHost : cudaMemLocationTypeDevice,
+                                  device < 0 ? 0 : device};
+    return cudaMemPrefetchAsync(p, n, loc, 0, s);
+#else
+    return cudaMemPrefetchAsync(p, n, device < 0 ? cudaCpuDeviceId : device, s);
+#endif
+}
+static inline cudaError_t xc_vendor_mem_advise(const void *p, size_t n, int advice, int device) {
+#if CUDART_VERSION >= 13000
+    struct cudaMemLocation loc = {device < 0 ? cudaMemLocationTypeHost : cudaMemLocationTypeDevice,
+                                  device < 0 ? 0 : device};
+    return cudaMemAdvise(p, n, (enum cudaMemoryAdvise)advice, loc);
+#else
+    return cudaMemAdvise(p, n, (enum cudaMemoryAdvise)advice,
+                         device < 0 ? cudaCpuDeviceId : device);
 #endif
 }
 
