@@ -219,8 +219,10 @@ if want hip-nv-conformance && [ -e "$HB/lib/libxdev-hip.so" ]; then
     ok=$(grep -c ' Passed ' <<<"$rows")
     skip=$(grep -c 'Skipped' <<<"$rows")
     note "hip-nv conformance (XDEV_BACKEND=hip on HIP's NVIDIA platform): $n entries: $ok passed, $skip skipped, $((n - ok - skip)) failed"
-    grep -E '\((Failed|Timeout|SEGFAULT|Subprocess aborted)\)' "$HC" | sed 's/^/  /' | tee -a "$SUM"
+    grep -E '\((Failed|Timeout|SEGFAULT|Subprocess aborted|Not Run)\)' "$HC" | sed 's/^/  /' | tee -a "$SUM"
     grep -E '^[[:space:]]*[0-9]+ - .*\(Skipped\)' "$HC" | sed 's/^/  skipped entry: /' | tee -a "$SUM"
+    grep -E '^[0-9]+: FAIL ' "$HC" | sed -E 's/^[0-9]+: //' | sort | uniq -c | cut -c1-300 | sed 's/^/  /' |
+        tee -a "$SUM"
     grep -E '^[0-9]+: SKIP ' "$HC" | sed -E 's/^[0-9]+: //' | sort | uniq -c | sed 's/^/  /' | tee -a "$SUM"
     # The first failing checks, for the failed entries.
     grep -E '^[0-9]+: .*:[0-9]+:[EF]:' "$HC" | head -20 | cut -c1-300 | sed 's/^/  /' | tee -a "$SUM"
@@ -236,7 +238,7 @@ if want hip-nv-sanitizer && [ -e "$HB/lib/libxdev-hip.so" ]; then
         [[ "$spec" == *:* ]] && args=("${spec#*:}")
         [ -x "$HB/tests/conformance/$exe" ] || { note "  memcheck $exe: not built"; continue; }
         start=$(wc -l <"$HS" 2>/dev/null || echo 0)
-        run_to "$HS" 150 env XDEV_BACKEND=hip XT_CONFORMANCE=hip XG_UNDER_SANITIZER=1 CK_FORK=no \
+        run_to "$HS" 150 env XDEV_BACKEND=hip XT_CONFORMANCE=hip XT_REQUIRE_BACKENDS=hip XG_UNDER_SANITIZER=1 CK_FORK=no \
             XDEV_TEST_SCALE=0.1 XT_SKIP_LIST="$HB/tests/conformance/hip-nvidia.skip" \
             "$SAN" --tool memcheck --report-api-errors no --error-exitcode 99 \
             "$HB/tests/conformance/$exe" "${args[@]}"
