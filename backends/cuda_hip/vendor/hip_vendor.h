@@ -305,6 +305,16 @@ static inline hipError_t xc_nv_capture_info(hipStream_t s, hipStreamCaptureStatu
  * means "the current device's". */
 #define XC_STREAM_LEGACY ((hipStream_t)0)
 
+#if defined(__HIP_PLATFORM_NVIDIA__)
+/* HIP 5.2's NVIDIA platform has no hipLaunchHostFunc, and its
+ * hipStreamAddCallback is cudaStreamAddCallback, which a stream capture
+ * refuses (and the trampoline below, freed after its first run, could not
+ * be replayed): CUDA's own call, as CUDA's plugin makes it. */
+#define XC_HOST_FUNC_CALL "cudaLaunchHostFunc"
+static inline hipError_t xc_vendor_launch_host_func(hipStream_t s, void (*fn)(void *), void *arg) {
+    return hipCUDAErrorTohipError(cudaLaunchHostFunc(s, fn, arg));
+}
+#else
 /* HIP 5.2 declares hipLaunchHostFunc but libamdhip64 does not export it:
  * the function runs from a stream callback instead, through a small
  * trampoline freed when it has run. */
@@ -333,6 +343,7 @@ static inline hipError_t xc_vendor_launch_host_func(hipStream_t s, void (*fn)(vo
     if (err != hipSuccess) free(call);
     return err;
 }
+#endif
 
 /* hipStreamGetCaptureInfo keeps CUDA 12's three arguments (cuda_graph.c). */
 #define XC_CAPTURE_INFO_CALL "hipStreamGetCaptureInfo"
