@@ -11,8 +11,11 @@
 #                      # prints DIR/include, for -DXDEV_HIP_INCLUDE_DIR=
 #
 # `prepare` copies include/hip out of .device-debs/hip/libamdhip64-dev_*.deb
-# (or /usr/include/hip where no deb was fetched: Debian's libamdhip64-dev
-# installed) into DIR (default /tmp/xdev-hip) and makes its NVIDIA half
+# and include/rocm_smi out of librocm-smi-dev_*.deb (backends/hip/hip_smi.c
+# compiles against it; the library is opened at run time) - or
+# /usr/include/hip and /usr/include/rocm_smi where no deb was fetched
+# (Debian's packages installed) - into DIR (default /tmp/xdev-hip) and makes
+# HIP's NVIDIA half
 # (hip/nvidia_detail/nvidia_hip_runtime_api.h, HIP 5.2.3) compile against
 # CUDA 13, which removed what those inline wrappers use: the cudaDeviceProp
 # fields clockRate, memoryClockRate, computeMode, kernelExecTimeoutEnabled and
@@ -34,27 +37,34 @@ case "${1:-}" in
 fetch)
     mkdir -p "$debs"
     cd "$debs"
-    apt-get download libamdhip64-dev >/dev/null 2>&1 ||
-        { apt-get update >/dev/null && apt-get download libamdhip64-dev; }
+    apt-get download libamdhip64-dev librocm-smi-dev >/dev/null 2>&1 ||
+        { apt-get update >/dev/null && apt-get download libamdhip64-dev librocm-smi-dev; }
     ls -1 "$debs"
     ;;
 prepare)
     dest=${2:-/tmp/xdev-hip}
     rm -rf "$dest"
     mkdir -p "$dest/include"
-    deb=$(ls "$debs"/libamdhip64-dev_*.deb 2>/dev/null | tail -1 || true)
-    if [ -n "$deb" ]; then
-        dpkg-deb -x "$deb" "$dest/deb"
-        cp -r "$dest/deb/usr/include/hip" "$dest/include/hip"
-        cp "$dest/deb/usr/share/doc/libamdhip64-dev/copyright" "$dest/include/hip/COPYRIGHT" 2>/dev/null || true
-        rm -rf "$dest/deb"
-    elif [ -f /usr/include/hip/hip_runtime_api.h ]; then
-        cp -r /usr/include/hip "$dest/include/hip"
-        cp /usr/share/doc/libamdhip64-dev/copyright "$dest/include/hip/COPYRIGHT" 2>/dev/null || true
-    else
-        echo "hip_headers.sh: no $debs/libamdhip64-dev_*.deb (run 'fetch' where apt works) and no /usr/include/hip" >&2
-        exit 1
-    fi
+    # bring PACKAGE FOLDER: include/FOLDER from the package's deb, else from /usr/include.
+    bring() {
+        local deb
+        deb=$(ls "$debs"/"$1"_*.deb 2>/dev/null | tail -1 || true)
+        if [ -n "$deb" ]; then
+            rm -rf "$dest/deb"
+            dpkg-deb -x "$deb" "$dest/deb"
+            cp -r "$dest/deb/usr/include/$2" "$dest/include/$2"
+            cp "$dest/deb/usr/share/doc/$1/copyright" "$dest/include/$2/COPYRIGHT" 2>/dev/null || true
+            rm -rf "$dest/deb"
+        elif [ -d "/usr/include/$2" ]; then
+            cp -r "/usr/include/$2" "$dest/include/$2"
+            cp "/usr/share/doc/$1/copyright" "$dest/include/$2/COPYRIGHT" 2>/dev/null || true
+        else
+            echo "hip_headers.sh: no $debs/$1_*.deb (run 'fetch' where apt works) and no /usr/include/$2" >&2
+            exit 1
+        fi
+    }
+    bring libamdhip64-dev hip
+    bring librocm-smi-dev rocm_smi
     f=$dest/include/hip/nvidia_detail/nvidia_hip_runtime_api.h
     [ -f "$f" ] || { echo "hip_headers.sh: $f missing" >&2; exit 1; }
     # edit PATTERN SED-SCRIPT: apply, failing when PATTERN is not in the file.
