@@ -200,7 +200,9 @@ if want hip-nv-build; then
             -DXDEV_HIP_PLATFORM_NVIDIA=ON -DXDEV_HIP_INCLUDE_DIR="$HIPINC" -DXDEV_BUILD_BENCH=OFF \
             -DXDEV_BUILD_EXAMPLES=OFF "${nccl_flags[@]}" &&
             run_to "$HL" 400 cmake --build "$HB" -j "$JOBS"; then
-            note "hip-nv build: HIP's NVIDIA platform ($(grep -m1 -o 'HIP_VERSION_PATCH [0-9]*' "$HIPINC/hip/hip_version.h" | tr -d '\n'); headers $HIPINC), -DXDEV_WERROR=ON: ok (${SECONDS}s)"
+            hv=$(awk '/define HIP_VERSION_(MAJOR|MINOR|PATCH) /{v = v (v ? "." : "") $3} END {print v}' \
+                "$HIPINC/hip/hip_version.h")
+            note "hip-nv build: HIP $hv headers ($HIPINC) on the NVIDIA platform, -DXDEV_WERROR=ON: ok (${SECONDS}s)"
         else
             note "hip-nv build FAILED; first errors:"
             grep -m8 -E 'error:|Error' "$HL" | tee -a "$SUM"
