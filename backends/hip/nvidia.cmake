@@ -7,7 +7,9 @@
 # with XC_VENDOR_HIP and __HIP_PLATFORM_NVIDIA__ (never the AMD define): HIP's
 # headers then make each hip* call an inline wrapper over the CUDA runtime or
 # driver, so the plugin links those (the runtime statically, as the CUDA
-# plugin does, its symbols kept out of the exports). The device code
+# plugin does, its symbols kept out of the exports), and NVRTC, which hiprtc
+# wraps there (cuda_rtc.c's XC_RTC_LINKED: nothing opened at run time;
+# kernels compile to PTX). The device code
 # (cuda_rng.cu, cuda_ops.cu, cuda_fft_scale.cu) is compiled by nvcc from the
 # same sources, also with XC_VENDOR_HIP. HIP's headers come from
 # XDEV_HIP_INCLUDE_DIR: Debian's 5.2.3 need tests/gpu/hip_headers.sh's
@@ -23,7 +25,8 @@ xdev_add_backend(hip SOURCES ${XDEV_HIP_SOURCES})
 target_include_directories(xdev-hip PRIVATE ${XC_SRC})
 target_include_directories(xdev-hip SYSTEM PRIVATE ${XDEV_HIP_INCLUDE_DIR} ${CUDAToolkit_INCLUDE_DIRS})
 target_compile_definitions(xdev-hip PRIVATE XC_VENDOR_HIP=1 __HIP_PLATFORM_NVIDIA__=1)
-target_link_libraries(xdev-hip PRIVATE CUDA::cudart_static CUDA::cuda_driver ${CMAKE_DL_LIBS})
+target_link_libraries(xdev-hip PRIVATE CUDA::cudart_static CUDA::cuda_driver CUDA::nvrtc
+  ${CMAKE_DL_LIBS})
 target_link_options(xdev-hip PRIVATE -Wl,--exclude-libs,ALL)
 message(STATUS "xdev: HIP plugin on the NVIDIA platform: no blas, fft, trace or comm table "
   "(hipBLAS, hipFFT, roctx, RCCL have no NVIDIA-platform build here)")

@@ -248,11 +248,15 @@ static inline hipError_t xc_nv_capture_info(hipStream_t s, hipStreamCaptureStatu
 #define CUdeviceptr hipDeviceptr_t
 
 /* NVRTC's names for hiprtc's (cuda_rtc.c), where its header is: hiprtc is
- * opened at run time (libhiprtc, or libamdhip64 itself before ROCm 6). Not
- * on HIP's NVIDIA platform, where hiprtc is no library to open but inline
- * wrappers over NVRTC (hip/nvidia_detail/nvidia_hiprtc.h): the plugin has no
- * compile slots there (XDEV_ERROR_NOT_SUPPORTED naming hip). */
-#if defined(__has_include) && !defined(__HIP_PLATFORM_NVIDIA__)
+ * opened at run time (libhiprtc, or libamdhip64 itself before ROCm 6). On
+ * HIP's NVIDIA platform hiprtc is inline wrappers over NVRTC
+ * (hip/nvidia_detail/nvidia_hiprtc.h, which includes nvrtc.h: included here,
+ * before the names are mapped), which the plugin links (XC_RTC_LINKED). */
+#if defined(__has_include)
+#if defined(__HIP_PLATFORM_NVIDIA__) && __has_include(<hip/hiprtc.h>)
+#include <hip/hiprtc.h>
+#define XC_RTC_LINKED 1
+#endif
 #if __has_include(<hip/hiprtc.h>)
 #define XC_HAVE_RTC 1
 #define nvrtcResult hiprtcResult

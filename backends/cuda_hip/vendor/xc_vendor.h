@@ -36,7 +36,9 @@
  *   XC_HAVE_RTC               the run-time compiler's header is there (nvrtc.h,
  *                             hip/hiprtc.h), so cuda_rtc.c builds the
  *                             compile slots; the library itself is opened at
- *                             run time (NVRTC's names, mapped to hiprtc's)
+ *                             run time (NVRTC's names, mapped to hiprtc's);
+ *                             XC_RTC_LINKED: linked instead (HIP's NVIDIA
+ *                             platform, where hiprtc wraps NVRTC inline)
  *   xc_vendor_capture_info    is a stream capturing, and the capture's id
  *                             (cudaStreamGetCaptureInfo, whose arguments
  *                             CUDA 13 changed), XC_CAPTURE_INFO_CALL its name
@@ -169,6 +171,9 @@ static inline void xc_vendor_arch_name(int device, char *buf, size_t len) {
 #endif
 #ifndef XC_HAVE_RTC
 #define XC_HAVE_RTC 0
+#endif
+#ifndef XC_RTC_LINKED
+#define XC_RTC_LINKED 0
 #endif
 
 /* "cudaMalloc" on CUDA, "hipMalloc" on HIP: the name of the call a message
