@@ -82,7 +82,7 @@
 #                  entry with XDEV_BACKEND=hip (XT_REQUIRE_BACKENDS=hip: a
 #                  plugin that does not load or finds no GPU fails)
 #   hip-nv-sanitizer  compute-sanitizer memcheck over the HIP plugin's suites
-#                  (XDEV_BACKEND=hip, API errors not reported: the suites
+#                  (XDEV_BACKEND=hip, kernel_rtc included; API errors not reported: the suites
 #                  make some on purpose; every memory access is checked)
 #
 # On the device machine, from the repository root, with the Debian packages
@@ -233,8 +233,8 @@ if want hip-nv-sanitizer && [ -e "$HB/lib/libxdev-hip.so" ]; then
     SAN=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
     HS=$OUT/hip-nv-sanitizer.log
     note "hip-nv compute-sanitizer memcheck, XDEV_BACKEND=hip ($("$SAN" --version 2>&1 | grep -m1 -i version)):"
-    for spec in errors device:device stream event memory:memory ops rng:rng kernel graph observe \
-        bounds primitives:prims alloc_threads; do
+    for spec in errors device:device stream event memory:memory ops rng:rng kernel kernel_rtc graph \
+        observe bounds primitives:prims alloc_threads; do
         exe=test_${spec%%:*}
         args=()
         [[ "$spec" == *:* ]] && args=("${spec#*:}")
@@ -242,6 +242,7 @@ if want hip-nv-sanitizer && [ -e "$HB/lib/libxdev-hip.so" ]; then
         start=$(wc -l <"$HS" 2>/dev/null || echo 0)
         run_to "$HS" 150 env XDEV_BACKEND=hip XT_CONFORMANCE=hip XT_REQUIRE_BACKENDS=hip XG_UNDER_SANITIZER=1 CK_FORK=no \
             XDEV_TEST_SCALE=0.1 XT_SKIP_LIST="$HB/tests/conformance/hip-nvidia.skip" \
+            XDEV_CACHE_DIR=/tmp/xdev-hip-rtc-cache \
             "$SAN" --tool memcheck --report-api-errors no --error-exitcode 99 \
             "$HB/tests/conformance/$exe" "${args[@]}"
         rc=$?
