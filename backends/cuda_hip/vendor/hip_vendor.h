@@ -160,49 +160,52 @@ typedef hipMemcpyKind xc_copy_kind_t;
  * (its header's __CUDACC__ part, which also uses what CUDA 13 removed) and
  * no hipThreadExchangeStreamCaptureMode at all: the shared sources' capture
  * calls go to CUDA's own there, whose types hip's are (hipStream_t is
- * cudaStream_t, hipGraph_t cudaGraph_t, ...), through HIP's error mapping. */
-static inline hipError_t xc_nv_begin_capture(hipStream_t s, hipStreamCaptureMode mode) {
+ * cudaStream_t, hipGraph_t cudaGraph_t, ...), through HIP's error mapping
+ * (a message names xc_nv_<the CUDA call>). */
+static inline hipError_t xc_nv_cudaStreamBeginCapture(hipStream_t s, hipStreamCaptureMode mode) {
     return hipCUDAErrorTohipError(cudaStreamBeginCapture(s, mode));
 }
-static inline hipError_t xc_nv_exchange_mode(hipStreamCaptureMode *mode) {
+static inline hipError_t xc_nv_cudaThreadExchangeStreamCaptureMode(hipStreamCaptureMode *mode) {
     return hipCUDAErrorTohipError(cudaThreadExchangeStreamCaptureMode(mode));
 }
-static inline hipError_t xc_nv_end_capture(hipStream_t s, hipGraph_t *graph) {
+static inline hipError_t xc_nv_cudaStreamEndCapture(hipStream_t s, hipGraph_t *graph) {
     return hipCUDAErrorTohipError(cudaStreamEndCapture(s, graph));
 }
-static inline hipError_t xc_nv_is_capturing(hipStream_t s, hipStreamCaptureStatus *status) {
+static inline hipError_t xc_nv_cudaStreamIsCapturing(hipStream_t s,
+                                                     hipStreamCaptureStatus *status) {
     return hipCUDAErrorTohipError(cudaStreamIsCapturing(s, status));
 }
-static inline hipError_t xc_nv_instantiate(hipGraphExec_t *exec, hipGraph_t graph,
-                                           unsigned long long flags) {
+static inline hipError_t xc_nv_cudaGraphInstantiateWithFlags(hipGraphExec_t *exec, hipGraph_t graph,
+                                                             unsigned long long flags) {
     return hipCUDAErrorTohipError(cudaGraphInstantiateWithFlags(exec, graph, flags));
 }
-static inline hipError_t xc_nv_graph_launch(hipGraphExec_t exec, hipStream_t s) {
+static inline hipError_t xc_nv_cudaGraphLaunch(hipGraphExec_t exec, hipStream_t s) {
     return hipCUDAErrorTohipError(cudaGraphLaunch(exec, s));
 }
-static inline hipError_t xc_nv_exec_destroy(hipGraphExec_t exec) {
+static inline hipError_t xc_nv_cudaGraphExecDestroy(hipGraphExec_t exec) {
     return hipCUDAErrorTohipError(cudaGraphExecDestroy(exec));
 }
-static inline hipError_t xc_nv_graph_destroy(hipGraph_t graph) {
+static inline hipError_t xc_nv_cudaGraphDestroy(hipGraph_t graph) {
     return hipCUDAErrorTohipError(cudaGraphDestroy(graph));
 }
-static inline hipError_t xc_nv_capture_info(hipStream_t s, hipStreamCaptureStatus *status,
-                                            unsigned long long *id) {
+static inline hipError_t xc_nv_cudaStreamGetCaptureInfo(hipStream_t s,
+                                                        hipStreamCaptureStatus *status,
+                                                        unsigned long long *id) {
 #if CUDART_VERSION >= 13000
     return hipCUDAErrorTohipError(cudaStreamGetCaptureInfo(s, status, id, NULL, NULL, NULL, NULL));
 #else
     return hipCUDAErrorTohipError(cudaStreamGetCaptureInfo(s, status, id));
 #endif
 }
-#define cudaStreamBeginCapture xc_nv_begin_capture
-#define cudaThreadExchangeStreamCaptureMode xc_nv_exchange_mode
-#define cudaStreamEndCapture xc_nv_end_capture
-#define cudaStreamIsCapturing xc_nv_is_capturing
-#define cudaGraphInstantiateWithFlags xc_nv_instantiate
-#define cudaGraphLaunch xc_nv_graph_launch
-#define cudaGraphExecDestroy xc_nv_exec_destroy
-#define cudaGraphDestroy xc_nv_graph_destroy
-#define hipStreamGetCaptureInfo xc_nv_capture_info
+#define cudaStreamBeginCapture xc_nv_cudaStreamBeginCapture
+#define cudaThreadExchangeStreamCaptureMode xc_nv_cudaThreadExchangeStreamCaptureMode
+#define cudaStreamEndCapture xc_nv_cudaStreamEndCapture
+#define cudaStreamIsCapturing xc_nv_cudaStreamIsCapturing
+#define cudaGraphInstantiateWithFlags xc_nv_cudaGraphInstantiateWithFlags
+#define cudaGraphLaunch xc_nv_cudaGraphLaunch
+#define cudaGraphExecDestroy xc_nv_cudaGraphExecDestroy
+#define cudaGraphDestroy xc_nv_cudaGraphDestroy
+#define hipStreamGetCaptureInfo xc_nv_cudaStreamGetCaptureInfo
 #endif
 
 #define cudaEventCreateWithFlags hipEventCreateWithFlags
