@@ -81,9 +81,12 @@
 #   hip-nv-conformance  ctest -L conformance-hip there: every conformance
 #                  entry with XDEV_BACKEND=hip (XT_REQUIRE_BACKENDS=hip: a
 #                  plugin that does not load or finds no GPU fails)
-#   hip-nv-sanitizer  compute-sanitizer memcheck over the HIP plugin's suites
-#                  (XDEV_BACKEND=hip, kernel_rtc included; API errors not reported: the suites
-#                  make some on purpose; every memory access is checked)
+#   hip-nv-sanitizer  compute-sanitizer memcheck over 15 of the HIP plugin's
+#                  suites, kernel_rtc included (XDEV_BACKEND=hip; API errors
+#                  not reported: the suites make some on purpose; every
+#                  memory access is checked)
+# The three fit one call each on a 600 s limit (the build dir is kept):
+#   XDEV_GPU_STEPS=hip-nv-build, then hip-nv-conformance, then hip-nv-sanitizer.
 #
 # On the device machine, from the repository root, with the Debian packages
 # of .device-debs (Check, OpenBLAS, FFTW) and the traces copied into .traces/:
