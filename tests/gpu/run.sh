@@ -81,7 +81,7 @@
 #   hip-nv-conformance  ctest -L conformance-hip there: every conformance
 #                  entry with XDEV_BACKEND=hip (XT_REQUIRE_BACKENDS=hip: a
 #                  plugin that does not load or finds no GPU fails)
-#   hip-nv-sanitizer  compute-sanitizer memcheck over 15 of the HIP plugin's
+#   hip-nv-sanitizer  compute-sanitizer memcheck over 14 of the HIP plugin's
 #                  suites, kernel_rtc included (XDEV_BACKEND=hip; API errors
 #                  not reported: the suites make some on purpose; every
 #                  memory access is checked)
