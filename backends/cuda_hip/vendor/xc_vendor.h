@@ -36,7 +36,9 @@
  *   XC_HAVE_RTC               the run-time compiler's header is there (nvrtc.h,
  *                             hip/hiprtc.h), so cuda_rtc.c builds the
  *                             compile slots; the library itself is opened at
- *                             run time (NVRTC's names, mapped to hiprtc's)
+ *                             run time (NVRTC's names, mapped to hiprtc's);
+ *                             XC_RTC_LINKED: linked instead (HIP's NVIDIA
+ *                             platform, where hiprtc wraps NVRTC inline)
  *   xc_vendor_capture_info    is a stream capturing, and the capture's id
  *                             (cudaStreamGetCaptureInfo, whose arguments
  *                             CUDA 13 changed), XC_CAPTURE_INFO_CALL its name
@@ -45,6 +47,11 @@
  *                             cudaMemLocation, CUDA 12 and HIP a device index)
  *   xc_vendor_blas_workspace_bytes  the BLAS workspace a capture gives each
  *                             stream (cublasSetWorkspace's recommended size)
+ *   xc_capture_mode_t, xc_capture_status_t, xc_copy_kind_t  the capture mode,
+ *                             capture status and copy direction types: C
+ *                             names CUDA's as `enum cudaX`, HIP's are
+ *                             typedefs (on HIP's NVIDIA platform of CUDA's
+ *                             enums, so `enum hipX` names no type there)
  * and the optional parts each vendor has or lacks (NVML vs rocm-smi, NVTX vs
  * roctx, cuBLAS/cuFFT vs hipBLAS/hipFFT) are chosen by the build
  * (backends/cuda/CMakeLists.txt, backends/hip/CMakeLists.txt). */
@@ -64,6 +71,10 @@
 #else
 #include <cuda_runtime_api.h>
 #endif
+
+typedef enum cudaStreamCaptureMode xc_capture_mode_t;
+typedef enum cudaStreamCaptureStatus xc_capture_status_t;
+typedef enum cudaMemcpyKind xc_copy_kind_t;
 
 #define XC_NAME "cuda"
 /* for the messages of an init that finds no usable GPU (cuda_backend.c) */
@@ -111,8 +122,7 @@ static inline bool xc_vendor_host_is_pageable(const void *host) {
  * streams forked into a capture share it): cuda_graph.c. CUDA 13 gave
  * cudaStreamGetCaptureInfo the arguments of the former _v3. */
 #define XC_CAPTURE_INFO_CALL "cudaStreamGetCaptureInfo"
-static inline cudaError_t xc_vendor_capture_info(cudaStream_t s,
-                                                 enum cudaStreamCaptureStatus *status,
+static inline cudaError_t xc_vendor_capture_info(cudaStream_t s, xc_capture_status_t *status,
                                                  unsigned long long *id) {
 #if CUDART_VERSION >= 13000
     return cudaStreamGetCaptureInfo(s, status, id, NULL, NULL, NULL, NULL);
@@ -191,6 +201,9 @@ static inline void xc_vendor_arch_name(int device, char *buf, size_t len) {
 #endif
 #ifndef XC_HAVE_RTC
 #define XC_HAVE_RTC 0
+#endif
+#ifndef XC_RTC_LINKED
+#define XC_RTC_LINKED 0
 #endif
 
 /* "cudaMalloc" on CUDA, "hipMalloc" on HIP: the name of the call a message
