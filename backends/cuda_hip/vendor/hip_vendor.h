@@ -228,8 +228,10 @@ static inline hipError_t xc_nv_cudaStreamGetCaptureInfo(hipStream_t s,
 #define cudaMemsetAsync hipMemsetAsync
 #define cudaPointerGetAttributes hipPointerGetAttributes
 #define cudaMallocManaged hipMallocManaged
+#if !defined(__HIP_PLATFORM_NVIDIA__) /* macros of CUDA's own headers there */
 #define cudaMemAttachGlobal hipMemAttachGlobal
 #define cudaMemAttachHost hipMemAttachHost
+#endif
 #define cudaMallocAsync hipMallocAsync
 #define cudaMallocFromPoolAsync hipMallocFromPoolAsync
 #define cudaFreeAsync hipFreeAsync
