@@ -43,6 +43,9 @@ void xdev_init_log_print(xdev_status_t init_status, const char *message) {
                     be->device_count == 1 ? "" : "s");
         else if (state == XDEV_BACKEND_FAILED)
             fprintf(f, "xdev: backend %s: cannot be used: %s\n", be->name, be->reason);
+        else if (be->passed_over[0] != '\0')
+            fprintf(f, "xdev: backend %s: passed over by auto: %s (not loaded; loaded if named)\n",
+                    be->name, be->passed_over);
         else
             fprintf(f, "xdev: backend %s: not tried (loaded on first use)\n", be->name);
     }
