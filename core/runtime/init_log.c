@@ -21,6 +21,10 @@ xdev_status_t xdev_init_log_read_env(void) {
     return xdev_env_bool("XDEV_LOG", false, &g_log);
 }
 
+bool xdev_init_log_enabled(void) {
+    return g_log;
+}
+
 static const char *shown(const char *v) {
     return v == NULL ? "(unset)" : v[0] == '\0' ? "(empty)" : v;
 }

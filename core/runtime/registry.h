@@ -144,6 +144,8 @@ void xdev_plugin_dirs_print(FILE *f);
  * end of initialisation print the plugin search, each backend's verdict
  * and the selection, or why initialisation failed, to stderr. */
 xdev_status_t xdev_init_log_read_env(void);
+/* Whether XDEV_LOG=1 was read at initialisation (other folders' lines). */
+bool xdev_init_log_enabled(void);
 void xdev_init_log_print(xdev_status_t init_status, const char *message);
 
 /* Check a backend's api struct against this core's ABI (plugin_loader.c). */
