@@ -429,7 +429,7 @@ xdev_status_t xdev_module_compile(xdev_device_t device, const char *source,
     if (st == XDEV_SUCCESS) st = load_cached(&j, &hit);
     if (st == XDEV_SUCCESS && !hit) st = compile_and_load(&j);
     if (looked) /* hit or miss, told (compile_report.c) */
-        xdev_kcompile_report(j.name, m->device,
+        xdev_kcompile_report(j.name, m->be->name, m->device.index,
                              hit                     ? XDEV_COMPILE_CACHE_HIT
                              : xdev_kcache_enabled() ? XDEV_COMPILE_CACHE_MISS
                                                      : XDEV_COMPILE_CACHE_OFF,

@@ -39,8 +39,9 @@ static const char *cache_word(xdev_compile_cache_t c) {
     }
 }
 
-void xdev_kcompile_report(const char *name, xdev_device_t device, xdev_compile_cache_t cache,
-                          bool stored, xdev_status_t status, uint64_t begin_ns, const char *key) {
+void xdev_kcompile_report(const char *name, const char *backend, int index,
+                          xdev_compile_cache_t cache, bool stored, xdev_status_t status,
+                          uint64_t begin_ns, const char *key) {
     uint64_t end_ns = xdev_kcompile_now();
     double ms = (double)(end_ns - begin_ns) / 1e6;
     tls_last = (xdev_compile_info_t){.size = sizeof tls_last,
@@ -50,16 +51,16 @@ void xdev_kcompile_report(const char *name, xdev_device_t device, xdev_compile_c
                                      .milliseconds = ms};
     snprintf(tls_last.key, sizeof tls_last.key, "%s", key);
     char dev[32];
-    if (xdev_device_format(device, dev, sizeof dev) != XDEV_SUCCESS) snprintf(dev, sizeof dev, "?");
+    snprintf(dev, sizeof dev, "%s:%d", backend, index);
     const char *how = cache == XDEV_COMPILE_CACHE_HIT ? "cache hit, no compiler ran"
                       : cache == XDEV_COMPILE_CACHE_OFF
                           ? "cache off (XDEV_KERNEL_CACHE=0), compiled"
                       : stored ? "cache miss, compiled and stored"
                                : "cache miss, compiled (not stored)";
     if (xdev_init_log_enabled())
-        fprintf(stderr, "xdev: compile %s for %s: %s, %.2f ms%s%s (key %.16s)\n", name, dev, how,
-                ms, status == XDEV_SUCCESS ? "" : ", failed: ",
-                status == XDEV_SUCCESS ? "" : xdev_status_string(status), key[0] ? key : "none");
+        fprintf(stderr, "xdev: compile %s for %s: %s, %.2f ms%s (key %.16s)\n", name, dev, how, ms,
+                status == XDEV_SUCCESS ? "" : ", failed (xdev_compile_log says why)",
+                key[0] ? key : "none");
     if (XDEV_UNLIKELY(xdev_tracer_active())) {
         char label[96], args[128];
         snprintf(label, sizeof label, "compile %s (%s)", name, cache_word(cache));

@@ -100,7 +100,8 @@ xdev_status_t xdev_core_launch_kernel(xdev_kernel_t k, const xdev_launch_config_
  * the trace). `key`: the image's cache key, "" when none. */
 uint64_t xdev_kcompile_now(void);
 void xdev_kcompile_forget(void);
-void xdev_kcompile_report(const char *name, xdev_device_t device, xdev_compile_cache_t cache,
-                          bool stored, xdev_status_t status, uint64_t begin_ns, const char *key);
+void xdev_kcompile_report(const char *name, const char *backend, int index,
+                          xdev_compile_cache_t cache, bool stored, xdev_status_t status,
+                          uint64_t begin_ns, const char *key);
 
 #endif
