@@ -202,7 +202,7 @@ grep -q 'xdev_kernels' "$mdir/Makefile" || fail "docs/kernels.md has no Makefile
 cp "$consumer/consumer_kernels.c" "$mdir/my_kernels.c"
 sed 's/consumer_kernels/my_kernels/g' "$consumer/kernels_main.c" > "$mdir/app.c"
 if command -v make >/dev/null 2>&1; then
-    (cd "$mdir" && env -u LD_LIBRARY_PATH PATH="$work/bin:$PATH" make XDEV_KERNELS_FLAGS="--no-cuda --no-hip") ||
+    (cd "$mdir" && env -u LD_LIBRARY_PATH -u CC PATH="$work/bin:$PATH" make XDEV_KERNELS_FLAGS="--no-cuda --no-hip") ||
         fail "the Makefile of docs/kernels.md failed as written"
     out=$(cd "$mdir" && env -u LD_LIBRARY_PATH ./app) || { echo "$out"; fail "the Makefile's program failed"; }
     echo "$out"
