@@ -258,6 +258,7 @@ static int read_kernels(const char *object, int file) {
         size_t len = strlen(line), suf = strlen("__xdev_sig");
         if (len <= suf || strcmp(line + len - suf, "__xdev_sig") != 0) continue;
         line[len - suf] = '\0';
+        if (!is_ident(line)) continue; /* a tool's own symbol (ASan's __odr_asan.<name>) */
         for (int i = 0; i < g_nkernels; i++)
             if (strcmp(g_kernels[i].name, line) == 0) {
                 const char *a = o.sources.v[g_kernels[i].file], *b = o.sources.v[file];
@@ -674,8 +675,8 @@ int main(int argc, char **argv) {
             (void)pathf(img->path, sizeof img->path, "%.*s.%s", (int)(strlen(host_obj[i]) - 2),
                         host_obj[i], cuda ? "fatbin" : "hipco");
             img->format = cuda ? "FATBIN" : "HIP_CODE";
-            snprintf(img->what, sizeof img->what, "%s: %s %s", fname, cuda ? "nvcc" : "hipcc",
-                     desc);
+            (void)pathf(img->what, sizeof img->what, "%s: %s %s", fname, cuda ? "nvcc" : "hipcc",
+                        desc);
             cmd_t c = {.n = 0};
             arg(&c, tool);
             if (cuda) {
