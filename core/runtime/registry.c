@@ -24,6 +24,7 @@
 #include "runtime/hooks.h"
 #include "runtime/process.h"
 #include "runtime/stream_order.h"
+#include "runtime/sync_debug.h"
 
 static xdev_backend_t g_backends[XDEV_MAX_DEVICE_TYPES];
 _Atomic int xdev_core_ready;
@@ -358,6 +359,7 @@ static void init_once(void) {
     if (st == XDEV_SUCCESS)
         st = xdev_env_bool("XDEV_LAUNCH_BLOCKING", false, &xdev_core_launch_blocking);
     if (st == XDEV_SUCCESS) st = xdev_order_read_env();
+    if (st == XDEV_SUCCESS) st = xdev_sync_debug_read_env();
     if (st == XDEV_SUCCESS) st = xdev_hooks_run_init(XDEV_INIT_SETTINGS);
     if (st == XDEV_SUCCESS) st = select_backend();
     if (st == XDEV_SUCCESS) st = xdev_hooks_run_init(XDEV_INIT_BACKENDS_READY);
@@ -407,6 +409,7 @@ bool xdev_launch_blocking(void) {
 xdev_status_t xdev_synchronize(void) {
     XDEV_CHECK(xdev_core_ensure_init());
     XDEV_CHECK(xdev_capture_check_unsafe("xdev_synchronize"));
+    XDEV_CHECK(xdev_sync_debug_wait(__func__, NULL, "a synchronize of every device"));
     xdev_status_t first = XDEV_SUCCESS;
     xdev_error_state_t first_error;
     for (int t = 0; t < XDEV_MAX_DEVICE_TYPES; t++) {

@@ -126,6 +126,8 @@ void xdev_plugin_dirs_print(FILE *f);
  * end of initialisation print the plugin search, each backend's verdict
  * and the selection, or why initialisation failed, to stderr. */
 xdev_status_t xdev_init_log_read_env(void);
+/* "xdev: <line>\n" on stderr, whole (the sync debug mode's warnings). */
+void xdev_log_line(const char *line);
 void xdev_init_log_print(xdev_status_t init_status, const char *message);
 
 /* Check a backend's api struct against this core's ABI (plugin_loader.c). */
