@@ -174,6 +174,7 @@ CORE_PUBLIC_CALLS = {
         'raised after unlocking',
     ('core/runtime/plugin_loader.c', 'xdev_last_error'): "a plugin's load failure into its reason",
     ('core/runtime/registry.c', 'xdev_last_error'): "a backend's failure into its reason",
+    ('core/runtime/visible.c', 'xdev_last_error'): "quotes the backend's failure to report a UUID in the backend's reason",
     # real calls of the public API: each sets the thread's message with its own prefix
     # (the callers save and restore the error state, or pass the status on).
     ('core/comm/comm_cache.c', 'xdev_communicator_init_all'):

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* registry.c - initialisation, backend selection (XDEV_BACKEND), lazy
  * loading of each registered backend (opening its devices into records),
- * XDEV_VISIBLE_DEVICES renumbering of the accelerators (never of the others:
- * XDEV_CPU_DEVICES governs the CPU), backend info.
+ * XDEV_VISIBLE_DEVICES renumbering of the accelerators (visible.c; never of
+ * the others: XDEV_CPU_DEVICES governs the CPU), backend info.
  * Loading a backend is a probe: its failure is kept as the backend's reason
  * and never left in the calling thread's error state (xdev/error.h).
  * Initialisation also runs the steps that the folders above registered
@@ -34,8 +34,6 @@ static pthread_once_t g_init_once = PTHREAD_ONCE_INIT;
 static xdev_status_t g_init_status;
 static char g_init_message[4096];
 static xdev_device_type_t g_default_type = XDEV_DEVICE_CPU;
-static int g_visible[XDEV_MAX_DEVICES];
-static int g_visible_count = -1; /* -1: XDEV_VISIBLE_DEVICES unset */
 bool xdev_core_launch_blocking;
 
 static xdev_status_t host_set_error(xdev_status_t status, const char *fmt, ...) {
@@ -61,30 +59,6 @@ const char *xdev_version_string(void) {
 #define XDEV_STR(x) XDEV_STR_(x)
     return XDEV_STR(XDEV_VERSION_MAJOR) "." XDEV_STR(XDEV_VERSION_MINOR) "." XDEV_STR(
         XDEV_VERSION_PATCH);
-}
-
-/* Number the backend's devices through XDEV_VISIBLE_DEVICES. It selects
- * accelerators only, as CUDA_VISIBLE_DEVICES does: the CPU devices are the
- * XDEV_CPU_DEVICES ones, all visible, so XDEV_VISIBLE_DEVICES="" leaves the
- * CPU usable. */
-static void apply_visible(xdev_backend_t *be, int physical) {
-    int n = 0;
-    if (g_visible_count < 0 || !(be->flags & XDEV_BACKEND_ACCELERATOR)) {
-        for (int i = 0; i < physical && n < XDEV_MAX_DEVICES; i++)
-            be->devices[n++].physical = i;
-    } else {
-        for (int i = 0; i < g_visible_count; i++)
-            if (g_visible[i] < physical) be->devices[n++].physical = g_visible[i];
-    }
-    be->device_count = n;
-    if (n == 0 && physical > 0)
-        snprintf(be->reason, sizeof be->reason,
-                 "no %s device visible: XDEV_VISIBLE_DEVICES='%s' selects none of the %d physical "
-                 "devices",
-                 be->name, xdev_env_get("XDEV_VISIBLE_DEVICES"), physical);
-    else if (n == 0)
-        snprintf(be->reason, sizeof be->reason, "no %s device found (the backend reports 0)",
-                 be->name);
 }
 
 /* reason = "<plugin path>: <what>: <this thread's last error>". */
@@ -149,8 +123,8 @@ static void load_locked(xdev_backend_t *be) {
         if (st != XDEV_SUCCESS) set_reason(be, "counting devices failed");
     }
     if (st == XDEV_SUCCESS) {
-        apply_visible(be, physical);
-        if (!open_devices(be, api)) st = XDEV_ERROR_BACKEND_UNAVAILABLE;
+        if (!xdev_visible_apply(be, api, physical) || !open_devices(be, api))
+            st = XDEV_ERROR_BACKEND_UNAVAILABLE;
     }
     if (st != XDEV_SUCCESS) {
         if (be->reason[0] == '\0') snprintf(be->reason, sizeof be->reason, "%s", xdev_last_error());
@@ -353,9 +327,7 @@ static void init_once(void) {
         pthread_mutex_init(&be->lock, NULL);
     }
     xdev_status_t st = xdev_init_log_read_env();
-    if (st == XDEV_SUCCESS)
-        st = xdev_env_index_list("XDEV_VISIBLE_DEVICES", g_visible, XDEV_MAX_DEVICES,
-                                 &g_visible_count);
+    if (st == XDEV_SUCCESS) st = xdev_visible_read_env();
     if (st == XDEV_SUCCESS)
         st = xdev_env_bool("XDEV_LAUNCH_BLOCKING", false, &xdev_core_launch_blocking);
     if (st == XDEV_SUCCESS) st = xdev_order_read_env();

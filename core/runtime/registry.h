@@ -96,6 +96,18 @@ xdev_device_type_t xdev_core_default_type(void);
 /* XDEV_LAUNCH_BLOCKING as read at initialisation. */
 extern bool xdev_core_launch_blocking;
 
+/* XDEV_VISIBLE_DEVICES (visible.c): read and check it at initialisation
+ * (malformed: XDEV_ERROR_ENV); when a backend loads, number its devices
+ * through it (be->devices[].physical, be->device_count; accelerators only),
+ * matching UUID entries against device.get_properties_ext. False, with
+ * be->reason, when an entry is ambiguous or selects a device twice. */
+xdev_status_t xdev_visible_read_env(void);
+bool xdev_visible_apply(xdev_backend_t *be, const xdev_backend_api_t *api, int physical);
+
+/* The device's extended properties (device_ext.c), size set to the core's;
+ * NOT_SUPPORTED naming the backend without device.get_properties_ext. */
+xdev_status_t xdev_core_props_ext(xdev_device_record_t *rec, xdev_device_properties_ext_t *out);
+
 /* XDEV_ERROR_NOT_SUPPORTED: "the <backend> backend does not implement <slot>". */
 xdev_status_t xdev_backend_not_supported(const xdev_backend_t *be, const char *slot);
 
