@@ -322,6 +322,15 @@ static void print_json(const backend_report_t reports[XDEV_MAX_DEVICE_TYPES], xd
             printf(", \"abi\": \"%u.%u\"", b->abi_major, b->abi_minor);
         else
             printf(", \"abi\": null");
+        char arch[1024], flags[4096];
+        bool has_arch =
+            loaded && xdev_get_arch_list((xdev_device_type_t)t, arch, sizeof arch) == XDEV_SUCCESS;
+        bool has_flags = loaded && xdev_get_gencode_flags((xdev_device_type_t)t, flags,
+                                                          sizeof flags) == XDEV_SUCCESS;
+        printf(", \"arch_list\": ");
+        json_string(has_arch ? arch : NULL);
+        printf(", \"gencode_flags\": ");
+        json_string(has_flags ? flags : NULL);
         printf(", \"device_count\": %d, \"default\": %s, \"devices\": [",
                loaded ? b->device_count : 0, b->is_default ? "true" : "false");
         for (int i = 0; list && i < b->device_count; ++i) {
