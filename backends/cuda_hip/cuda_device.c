@@ -5,6 +5,7 @@
  * rocm-smi: backends/hip/hip_smi.c). Device indices are the runtime's, so
  * CUDA_VISIBLE_DEVICES applies as the driver applies it; the core adds
  * XDEV_VISIBLE_DEVICES on top. */
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -106,7 +107,15 @@ static xdev_status_t fill_ext(int device, xdev_device_properties_ext_t *e) {
 #if defined(XC_VENDOR_HIP)
     hipUUID u;
     XC_CALL(hipDeviceGetUuid(&u, device), "hipDeviceGetUuid(%d)", device);
-    format_uuid((const unsigned char *)u.bytes, e->uuid, sizeof e->uuid);
+    /* ROCm's 16 bytes are the characters of the unique id ("GPU-" + 16 hex
+     * digits, as rocm-smi and HIP_VISIBLE_DEVICES write it) */
+    bool text = true;
+    for (int i = 0; i < 16; i++)
+        text = text && isxdigit((unsigned char)u.bytes[i]);
+    if (text)
+        snprintf(e->uuid, sizeof e->uuid, "GPU-%.16s", (const char *)u.bytes);
+    else
+        format_uuid((const unsigned char *)u.bytes, e->uuid, sizeof e->uuid);
     char arch[sizeof p.gcnArchName];
     snprintf(arch, sizeof arch, "%s", p.gcnArchName);
     arch[strcspn(arch, ":")] = '\0'; /* "gfx90a:sramecc+:xnack-" */

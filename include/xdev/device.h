@@ -172,7 +172,7 @@ typedef struct xdev_device_properties_ext {
     size_t size;              /* set by the caller: sizeof(xdev_device_properties_ext_t) */
     char uuid[XDEV_UUID_MAX]; /* "GPU-<8-4-4-4-12 hex>" (CUDA, nvidia-smi -L), "MIG-<...>" for
                                  a MIG instance, "CPU-<...>" for a CPU device (stable: see
-                                 docs/semantics.md); HIP: "GPU-<hex>" as rocm-smi shows */
+                                 docs/semantics.md); HIP: "GPU-<16 hex>" as ROCm writes it */
     char pci_bus_id[32];      /* "0000:3b:00.0" (domain:bus:device.function); "" for none */
     size_t l2_cache_size;     /* bytes; 0 when the backend cannot say */
     bool is_mig;              /* a MIG instance (CUDA with NVML), not a whole GPU */

@@ -12,12 +12,15 @@
 
 #include "xt.h"
 
-/* "<PFX>-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (lower-case hex), or a MIG
- * instance's own form. */
+/* "<PFX>-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (hex), ROCm's "GPU-" and 16
+ * hex digits, or a MIG instance's own form. */
 static bool uuid_form(const char *u) {
     if (strncmp(u, "MIG-", 4) == 0) return strlen(u) > 4;
     if (strncmp(u, "GPU-", 4) != 0 && strncmp(u, "CPU-", 4) != 0) return false;
     const char *h = u + 4;
+    if (xt_type() == XDEV_DEVICE_HIP && strlen(h) == 16 &&
+        strspn(h, "0123456789abcdefABCDEF") == 16)
+        return true;
     if (strlen(h) != 36) return false;
     for (int i = 0; i < 36; i++) {
         bool dash = i == 8 || i == 13 || i == 18 || i == 23;

@@ -168,7 +168,7 @@ static void warn_calls(void) {
     XT_OK(xdev_stream_synchronize(s)); /* a second site */
     XT_OK(xdev_memcpy(host, d, sizeof host));
     XT_OK(xdev_memset_async(d, 0, sizeof host, s)); /* stream-ordered: nothing */
-    static atomic_int flag; /* outlives the host function */
+    static atomic_int flag;                         /* outlives the host function */
     XT_OK(xdev_launch_host_func(s, xt_flag_fn, &flag));
     XT_OK(xdev_set_sync_debug_mode(XDEV_SYNC_DEBUG_OFF));
     XT_OK(xdev_stream_synchronize(s)); /* off: nothing */
