@@ -193,12 +193,6 @@ CORE_PUBLIC_CALLS = {
         "a snapshot's device_stats take torch's key names from the public key/value view",
     ('core/alloc/device_allocator.c', 'xdev_stream_wait_stream'):
         "a free orders the block's stream after every stream that used it (best effort)",
-    ('core/alloc/device_allocator.c', 'xdev_stream_synchronize'):
-        'the same free waits for a using stream it cannot order (best effort)',
-    ('core/alloc/host_allocator.c', 'xdev_stream_synchronize'):
-        'xdev_host_free waits for a recorded stream it cannot defer on (best effort)',
-    ('core/alloc/host_allocator.c', 'xdev_synchronize'):
-        'xdev_host_free of a block with more recorded streams than it tracks (best effort)',
     ('core/runtime/stream.c', 'xdev_device_guard_begin'):
         'the stream guard is a device guard plus the current stream',
     ('core/runtime/stream.c', 'xdev_device_guard_end'):

@@ -322,8 +322,8 @@ xdev_status_t xdev_host_free(void *ptr) {
         xdev_error_state_t saved; /* best effort: failures leave no error behind */
         xdev_core_error_save(&saved);
         for (int i = 0; i < n_sync; i++)
-            (void)xdev_stream_synchronize(must_sync[i]);
-        if (b->overflow) (void)xdev_synchronize();
+            (void)xdev_core_stream_synchronize_always(must_sync[i]);
+        if (b->overflow) (void)xdev_core_synchronize_always();
         xdev_core_error_restore(&saved);
         pthread_mutex_lock(&g_lock);
         b->pending--;

@@ -378,18 +378,20 @@ bool xdev_launch_blocking(void) {
  * it. A backend never loaded holds no work and is not loaded here (that
  * could start a GPU runtime). Every device is waited for even after one
  * fails; the first failure is reported. */
-xdev_status_t xdev_synchronize(void) {
-    XDEV_CHECK(xdev_core_ensure_init());
-    XDEV_CHECK(xdev_capture_check_unsafe("xdev_synchronize"));
-    XDEV_CHECK(xdev_sync_debug_wait(__func__, NULL, "a synchronize of every device"));
+static xdev_status_t synchronize_all(bool debug_check) {
+    xdev_status_t st = xdev_core_ensure_init();
+    if (st == XDEV_SUCCESS) st = xdev_capture_check_unsafe("xdev_synchronize");
+    if (st == XDEV_SUCCESS && debug_check)
+        st = xdev_sync_debug_wait("xdev_synchronize", NULL, "a synchronize of every device");
+    if (st != XDEV_SUCCESS) return st;
     xdev_status_t first = XDEV_SUCCESS;
     xdev_error_state_t first_error;
     for (int t = 0; t < XDEV_MAX_DEVICE_TYPES; t++) {
         xdev_backend_t *be = atomic_load_explicit(&xdev_core_loaded[t], memory_order_acquire);
         for (int i = 0; be != NULL && i < be->device_count; i++) {
-            xdev_status_t st = xdev_be_device_synchronize(&be->devices[i]);
-            if (st != XDEV_SUCCESS && first == XDEV_SUCCESS) {
-                first = st;
+            xdev_status_t dst = xdev_be_device_synchronize(&be->devices[i]);
+            if (dst != XDEV_SUCCESS && first == XDEV_SUCCESS) {
+                first = dst;
                 xdev_core_error_save(&first_error);
             }
         }
@@ -397,7 +399,16 @@ xdev_status_t xdev_synchronize(void) {
     xdev_order_on_host_waits_device(NULL); /* waited, even for work that failed */
     if (first == XDEV_SUCCESS) return XDEV_SUCCESS;
     xdev_core_error_restore(&first_error);
-    return xdev_core_blame(first, __func__);
+    return first;
+}
+
+xdev_status_t xdev_core_synchronize_always(void) {
+    return synchronize_all(false);
+}
+
+xdev_status_t xdev_synchronize(void) {
+    XDEV_CHECK(synchronize_all(true));
+    return XDEV_SUCCESS;
 }
 
 xdev_status_t xdev_core_check_type(xdev_device_type_t type) {

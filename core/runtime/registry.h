@@ -102,6 +102,10 @@ extern bool xdev_core_launch_blocking;
  * matching UUID entries against device.get_properties_ext. False, with
  * be->reason, when an entry is ambiguous or selects a device twice. */
 xdev_status_t xdev_visible_read_env(void);
+
+/* xdev_synchronize without the sync debug mode's check (registry.c): for a
+ * free that must wait for every device whatever the mode. */
+xdev_status_t xdev_core_synchronize_always(void);
 bool xdev_visible_apply(xdev_backend_t *be, const xdev_backend_api_t *api, int physical);
 
 /* The device's extended properties (device_ext.c), size set to the core's;

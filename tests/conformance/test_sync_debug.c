@@ -128,6 +128,36 @@ START_TEST(waiting_calls_fail_before_waiting) {
 }
 END_TEST
 
+/* A free's own waits are not the user's synchronizes: xdev_host_free of a
+ * block more streams used than it tracks waits for every device, and must
+ * do so in error mode too, or the block could be reused under a queued copy. */
+START_TEST(free_still_waits_in_error_mode) {
+    enum { S = 5, N = 4096 };
+    xdev_stream_t s[S];
+    unsigned char *pin = NULL, *d = NULL;
+    XT_OK(xdev_host_alloc((void **)&pin, N));
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&d, N));
+    xt_gate_t gate;
+    xt_gate_init(&gate);
+    xt_opener_t opener;
+    xt_opener_start(&opener, &gate, 300); /* opens the gate after 300 ms */
+    for (int i = 0; i < S; i++) {
+        s[i] = xt_new_stream(0);
+        if (i == S - 1) XT_OK(xdev_launch_host_func(s[i], xt_gate_wait_fn, &gate));
+        XT_OK(xdev_memcpy_async(d, pin, N, s[i]));
+    }
+    XT_OK(xdev_set_sync_debug_mode(XDEV_SYNC_DEBUG_ERROR));
+    XT_OK(xdev_host_free(pin)); /* waits for the gated copy */
+    XT_STATUS(XDEV_SUCCESS, xdev_stream_query(s[S - 1]));
+    XT_OK(xdev_set_sync_debug_mode(XDEV_SYNC_DEBUG_OFF));
+    xt_opener_join(&opener);
+    for (int i = 0; i < S; i++)
+        XT_OK(xdev_stream_destroy(s[i]));
+    XT_OK(xdev_free(d));
+    xt_gate_destroy(&gate);
+}
+END_TEST
+
 /* stderr into a file while fn runs; its text (the caller frees it). */
 static char *capture_stderr(void (*fn)(void)) {
     fflush(stderr);
@@ -231,6 +261,7 @@ int main(int argc, char **argv) {
     tcase_add_test(tc, stream_ordered_never_flagged);
     tcase_add_test(tc, waiting_calls_fail_before_waiting);
     tcase_add_test(tc, warn_once_per_call_site);
+    tcase_add_test(tc, free_still_waits_in_error_mode);
     suite_add_tcase(s, tc);
     TCase *te = tcase_create("env_error");
     tcase_add_test(te, env_error);
