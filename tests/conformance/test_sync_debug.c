@@ -136,7 +136,7 @@ START_TEST(free_still_waits_in_error_mode) {
     xdev_stream_t s[S];
     unsigned char *pin = NULL, *d = NULL;
     XT_OK(xdev_host_alloc((void **)&pin, N));
-    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&d, N));
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&d, S * N)); /* a region per stream */
     xt_gate_t gate;
     xt_gate_init(&gate);
     xt_opener_t opener;
@@ -144,7 +144,7 @@ START_TEST(free_still_waits_in_error_mode) {
     for (int i = 0; i < S; i++) {
         s[i] = xt_new_stream(0);
         if (i == S - 1) XT_OK(xdev_launch_host_func(s[i], xt_gate_wait_fn, &gate));
-        XT_OK(xdev_memcpy_async(d, pin, N, s[i]));
+        XT_OK(xdev_memcpy_async(d + (size_t)i * N, pin, N, s[i]));
     }
     XT_OK(xdev_set_sync_debug_mode(XDEV_SYNC_DEBUG_ERROR));
     XT_OK(xdev_host_free(pin)); /* waits for the gated copy */
