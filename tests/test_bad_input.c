@@ -503,6 +503,43 @@ START_TEST(allocator_bad_args) {
 }
 END_TEST
 
+/* torch 2.x's torch.cuda calls (issue 49): every pointer, kind and mode
+ * checked before anything happens. */
+START_TEST(parity_bad_args) {
+    xdev_device_t d = xdev_cpu(1), none = xdev_cpu(99);
+    size_t n;
+    uint64_t v;
+    unsigned u;
+    bool b;
+    char buf[8];
+    XT_ERR(VAL, xdev_set_sync_debug_mode((xdev_sync_debug_mode_t)7), "mode 7");
+    XT_ERR(VAL, xdev_get_sync_debug_mode(NULL), "NULL");
+    XT_ERR(VAL, xdev_get_device_properties_ext(d, NULL), "NULL");
+    xdev_device_properties_ext_t e = {.size = sizeof(size_t)};
+    XT_ERR(VAL, xdev_get_device_properties_ext(d, &e), "size");
+    e.size = sizeof e;
+    XT_ERR(XDEV_ERROR_INVALID_DEVICE, xdev_get_device_properties_ext(none, &e), "99");
+    XT_ERR(VAL, xdev_device_telemetry(d, XDEV_TELEMETRY_LOAD, NULL), "NULL");
+    XT_ERR(VAL, xdev_device_telemetry(d, (xdev_telemetry_t)99, &v), "99");
+    XT_ERR(XDEV_ERROR_INVALID_DEVICE, xdev_device_telemetry(none, XDEV_TELEMETRY_LOAD, &v), "99");
+    XT_ERR(VAL, xdev_device_temperature(d, NULL), "NULL");
+    XT_ERR(VAL, xdev_device_power_draw(d, NULL), "NULL");
+    XT_ERR(VAL, xdev_device_clock_rate(d, NULL), "NULL");
+    XT_ERR(VAL, xdev_device_memory_used(d, NULL), "NULL");
+    XT_ERR(XDEV_ERROR_INVALID_DEVICE, xdev_device_power_draw(none, &u), "99");
+    XT_ERR(VAL, xdev_get_arch_list(XDEV_DEVICE_CPU, NULL, 8), "NULL");
+    XT_ERR(VAL, xdev_get_arch_list(XDEV_DEVICE_CPU, buf, 0), "len");
+    XT_ERR(VAL, xdev_get_gencode_flags(XDEV_DEVICE_CPU, NULL, 8), "NULL");
+    XT_ERR(VAL, xdev_get_gencode_flags(XDEV_DEVICE_CPU, buf, 0), "len");
+    XT_ERR(XDEV_ERROR_INVALID_DEVICE, xdev_get_arch_list((xdev_device_type_t)6, buf, 8), "");
+    XT_ERR(VAL, xdev_is_bf16_supported(d, NULL), "NULL");
+    XT_ERR(VAL, xdev_is_tf32_supported(d, NULL), "NULL");
+    XT_ERR(XDEV_ERROR_INVALID_DEVICE, xdev_is_tf32_supported(none, &b), "99");
+    XT_ERR(VAL, xdev_host_memory_stats_items(NULL, 0, NULL), "NULL");
+    XT_ERR(VAL, xdev_host_memory_stats_items(NULL, 3, &n), "NULL");
+}
+END_TEST
+
 /* Managed memory (xdev/memory.h) and the out-of-memory observers
  * (xdev/allocator.h): arguments, foreign and non-managed pointers, ranges,
  * locations, advice. */
@@ -604,6 +641,7 @@ int main(int argc, char **argv) {
     tcase_add_test(t, memory_wrong_free_kind);
     tcase_add_test(t, memory_copy_lengths_overflow);
     tcase_add_test(t, allocator_bad_args);
+    tcase_add_test(t, parity_bad_args);
     tcase_add_test(t, managed_bad_args);
     tcase_add_test(t, oom_observer_bad_args);
     tcase_add_test(t, memory_cross_device_stream);

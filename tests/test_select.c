@@ -297,6 +297,46 @@ START_TEST(cuda_visible) {
 }
 END_TEST
 
+/* XDEV_VISIBLE_DEVICES=GPU-FA4EC0DA-2222,0 (the fake plugin's UUIDs): a UUID
+ * prefix in any case selects physical 1 first, then an index; the extended
+ * properties follow the renumbering. */
+START_TEST(cuda_visible_uuid) {
+    expect_default(XDEV_DEVICE_CUDA);
+    int n = 0;
+    XT_OK(xdev_device_count(XDEV_DEVICE_CUDA, &n));
+    ck_assert_int_eq(n, 2);
+    xdev_device_properties_t p;
+    XT_OK(xdev_get_device_properties(xdev_cuda(0), &p));
+    ck_assert_int_eq(p.physical_index, 1);
+    XT_OK(xdev_get_device_properties(xdev_cuda(1), &p));
+    ck_assert_int_eq(p.physical_index, 0);
+    xdev_device_properties_ext_t e = {.size = sizeof e};
+    XT_OK(xdev_get_device_properties_ext(xdev_cuda(0), &e));
+    ck_assert_str_eq(e.uuid, "GPU-fa4ec0da-2222-4000-8000-000000000001");
+    ck_assert_str_eq(e.pci_bus_id, "0000:3c:00.0");
+    XT_OK(xdev_get_device_properties_ext(xdev_cuda(1), &e));
+    ck_assert_str_eq(e.uuid, "GPU-fa4ec0da-1111-4000-8000-000000000000");
+}
+END_TEST
+
+/* A UUID entry that selects no device, several, or one twice: the cuda
+ * backend cannot be used and says why (XT_REASON); the CPU is unaffected. */
+START_TEST(cuda_visible_uuid_reason) {
+    const char *want = getenv("XT_REASON");
+    ck_assert_msg(want && *want, "XT_REASON not set");
+    expect_default(XDEV_DEVICE_CPU);
+    int n = -1;
+    XT_OK(xdev_device_count(XDEV_DEVICE_CUDA, &n));
+    ck_assert_int_eq(n, 0);
+    xdev_backend_info_t info;
+    XT_OK(xdev_backend_get_info(XDEV_DEVICE_CUDA, &info));
+    ck_assert_msg(strstr(info.reason, want) != NULL, "reason '%s' lacks '%s'", info.reason, want);
+    ck_assert_msg(strstr(info.reason, getenv("XDEV_VISIBLE_DEVICES")) != NULL ||
+                      strstr(info.reason, "GPU-") != NULL,
+                  "reason '%s' names no entry", info.reason);
+}
+END_TEST
+
 START_TEST(list_fallback) {
     expect_default(XDEV_DEVICE_CPU);
 }
@@ -683,6 +723,8 @@ int main(int argc, char **argv) {
         {"list_good", list_good, false, false},
         {"plugin_path_list", plugin_path_list, false, false},
         {"cuda_visible", cuda_visible, false, false},
+        {"cuda_visible_uuid", cuda_visible_uuid, false, false},
+        {"cuda_visible_uuid_reason", cuda_visible_uuid_reason, false, false},
         {"list_fallback", list_fallback, true, false},
         {"list_nodevice", list_nodevice, false, false},
         {"cuda_missing", cuda_missing, true, false},

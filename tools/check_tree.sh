@@ -181,6 +181,7 @@ CORE_PUBLIC_CALLS = {
         'raised after unlocking',
     ('core/runtime/plugin_loader.c', 'xdev_last_error'): "a plugin's load failure into its reason",
     ('core/runtime/registry.c', 'xdev_last_error'): "a backend's failure into its reason",
+    ('core/runtime/visible.c', 'xdev_last_error'): "quotes the backend's failure to report a UUID in the backend's reason",
     # real calls of the public API: each sets the thread's message with its own prefix
     # (the callers save and restore the error state, or pass the status on).
     ('core/comm/comm_cache.c', 'xdev_communicator_init_all'):
@@ -199,12 +200,6 @@ CORE_PUBLIC_CALLS = {
         "a snapshot's device_stats take torch's key names from the public key/value view",
     ('core/alloc/device_allocator.c', 'xdev_stream_wait_stream'):
         "a free orders the block's stream after every stream that used it (best effort)",
-    ('core/alloc/device_allocator.c', 'xdev_stream_synchronize'):
-        'the same free waits for a using stream it cannot order (best effort)',
-    ('core/alloc/host_allocator.c', 'xdev_stream_synchronize'):
-        'xdev_host_free waits for a recorded stream it cannot defer on (best effort)',
-    ('core/alloc/host_allocator.c', 'xdev_synchronize'):
-        'xdev_host_free of a block with more recorded streams than it tracks (best effort)',
     ('core/runtime/stream.c', 'xdev_device_guard_begin'):
         'the stream guard is a device guard plus the current stream',
     ('core/runtime/stream.c', 'xdev_device_guard_end'):

@@ -359,6 +359,27 @@ static inline void xdev_stat_update(xdev_stat_t stat[3], int pool_kind, int64_t 
 }
 
 /* --- pinned host cache (host_allocator.c) --- */
+/* A duration statistic, torch's DurationStat: microseconds. */
+typedef struct xdev_duration_stat {
+    int64_t total, max, min, count;
+} xdev_duration_stat_t;
+/* Everything the pinned cache counts: the public struct, the segments
+ * (backend host_alloc blocks held) and the time spent in host_alloc and
+ * host_free (torch's host_memory_stats). */
+typedef struct xdev_host_stats_full {
+    xdev_host_memory_stats_t pub;
+    xdev_stat_t segment;
+    xdev_duration_stat_t alloc_time, free_time;
+} xdev_host_stats_full_t;
+/* A copy under the cache's lock (not in a forked child: the caller checks). */
+void xdev_host_stats_full(xdev_host_stats_full_t *out);
+/* torch's host_memory_stats keys (alloc_stats.c): items written up to cap,
+ * the number there are returned. */
+size_t xdev_host_stats_items(const xdev_host_stats_full_t *s, xdev_memory_stat_item_t *items,
+                             size_t cap);
+/* The pinned cache's rows of the summary table (alloc_stats.c). */
+void xdev_host_summary_write(struct xdev_strbuf *sb, const xdev_host_stats_full_t *s);
+
 /* An async copy on `stream` uses ptr: if it is a pinned block, it must not be
  * reused after xdev_host_free until the stream has passed the copy. */
 void xdev_host_record_use(const void *ptr, xdev_stream_t stream);

@@ -322,7 +322,7 @@ static void wait_used_streams(xdev_block_t *b) {
                               ? b->used_streams[i]
                               : b->more_used_streams[i - XDEV_BLOCK_INLINE_STREAMS];
         if (xdev_core_stream_acquire(u) && xdev_stream_wait_stream(b->stream, u) != XDEV_SUCCESS)
-            (void)xdev_stream_synchronize(u);
+            (void)xdev_core_stream_synchronize_always(u);
     }
     xdev_core_error_restore(&saved);
 }

@@ -9,6 +9,7 @@
  * tried: auto stopped before it), then the selection or the reason
  * initialisation failed. xdev-info shows the same from outside a program;
  * this shows it inside the program that is not doing what one expected. */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -23,6 +24,17 @@ xdev_status_t xdev_init_log_read_env(void) {
 
 bool xdev_init_log_enabled(void) {
     return g_log;
+}
+
+/* The library's one log channel: "xdev: <line>" on stderr, whole lines
+ * (a lock keeps two threads' lines apart). Only what the user asked for is
+ * written here: XDEV_LOG's report, the sync debug mode's warnings. */
+void xdev_log_line(const char *line) {
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&lock);
+    fprintf(stderr, "xdev: %s\n", line);
+    fflush(stderr);
+    pthread_mutex_unlock(&lock);
 }
 
 static const char *shown(const char *v) {

@@ -100,6 +100,22 @@ xdev_device_type_t xdev_core_default_type(void);
 /* XDEV_LAUNCH_BLOCKING as read at initialisation. */
 extern bool xdev_core_launch_blocking;
 
+/* XDEV_VISIBLE_DEVICES (visible.c): read and check it at initialisation
+ * (malformed: XDEV_ERROR_ENV); when a backend loads, number its devices
+ * through it (be->devices[].physical, be->device_count; accelerators only),
+ * matching UUID entries against device.get_properties_ext. False, with
+ * be->reason, when an entry is ambiguous or selects a device twice. */
+xdev_status_t xdev_visible_read_env(void);
+
+/* xdev_synchronize without the sync debug mode's check (registry.c): for a
+ * free that must wait for every device whatever the mode. */
+xdev_status_t xdev_core_synchronize_always(void);
+bool xdev_visible_apply(xdev_backend_t *be, const xdev_backend_api_t *api, int physical);
+
+/* The device's extended properties (device_ext.c), size set to the core's;
+ * NOT_SUPPORTED naming the backend without device.get_properties_ext. */
+xdev_status_t xdev_core_props_ext(xdev_device_record_t *rec, xdev_device_properties_ext_t *out);
+
 /* XDEV_ERROR_NOT_SUPPORTED: "the <backend> backend does not implement <slot>". */
 xdev_status_t xdev_backend_not_supported(const xdev_backend_t *be, const char *slot);
 
@@ -146,6 +162,8 @@ void xdev_plugin_dirs_print(FILE *f);
 xdev_status_t xdev_init_log_read_env(void);
 /* Whether XDEV_LOG=1 was read at initialisation (other folders' lines). */
 bool xdev_init_log_enabled(void);
+/* "xdev: <line>\n" on stderr, whole (the sync debug mode's warnings). */
+void xdev_log_line(const char *line);
 void xdev_init_log_print(xdev_status_t init_status, const char *message);
 
 /* Check a backend's api struct against this core's ABI (plugin_loader.c). */

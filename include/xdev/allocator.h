@@ -243,6 +243,28 @@ typedef struct xdev_host_memory_stats {
 XDEV_API XDEV_RESULT xdev_status_t xdev_host_memory_stats(xdev_host_memory_stats_t *out);
 XDEV_API XDEV_RESULT xdev_status_t xdev_host_empty_cache(void);
 XDEV_API XDEV_RESULT xdev_status_t xdev_reset_peak_host_memory_stats(void);
+/* "allocated"/"freed" totals, the call counts and the durations restart
+ * from zero (torch.cuda.reset_accumulated_host_memory_stats). */
+XDEV_API XDEV_RESULT xdev_status_t xdev_reset_accumulated_host_memory_stats(void);
+
+/* torch.cuda.host_memory_stats(): the pinned cache's statistics as key/value
+ * items with torch's keys, in this order (32 keys):
+ *
+ *   <metric>.<field>   metric: allocation (live blocks), segment (backend
+ *                      blocks held, live or cached), allocated_bytes,
+ *                      reserved_bytes, requested_bytes (xdev's: the sizes
+ *                      asked for); field: current, peak, allocated, freed,
+ *                      as the device statistics' (xdev_stat_t)
+ *   host_alloc_time.<d>, host_free_time.<d>   microseconds in the backend's
+ *                      host_alloc / host_free calls; d: total, max, min,
+ *                      count, avg
+ *   num_host_alloc, num_host_free
+ *
+ * Write up to `cap` items; *count = the number there are (cap 0 sizes the
+ * array). The same items are the snapshot's "host_stats" and the rows of
+ * xdev_memory_summary's pinned-memory section. */
+XDEV_API XDEV_RESULT xdev_status_t xdev_host_memory_stats_items(xdev_memory_stat_item_t *items,
+                                                                size_t cap, size_t *count);
 
 /* ------------------------------------------------------------ Deprecated names
  * The history's old names, XDEV_TRACE_* / xdev_memory_trace_*, which read as

@@ -8,6 +8,13 @@
 #                  suites on cuda and on cpu in one run (XT_REQUIRE_BACKENDS
 #                  =cpu,cuda: an unusable cuda fails instead of skipping)
 #   gpu            ctest -L gpu: the CUDA-only suites of tests/gpu
+#   parity         torch 2.x's torch.cuda (issue 49): xdev-info beside
+#                  nvidia-smi -q in the same run (tests/gpu/parity_check.py:
+#                  UUID, PCI bus id, temperature, power, SM clock, memory
+#                  used, bf16/tf32, MIG); the UUID path (CUDA_VISIBLE_DEVICES=
+#                  GPU-<uuid> and XDEV_VISIBLE_DEVICES=GPU-<prefix>, MIG-<...>
+#                  where nvidia-smi -L lists MIG instances); xdev-info --watch;
+#                  the sync debug mode warning on cuda
 #   sanitizer      compute-sanitizer memcheck and racecheck over tests/gpu,
 #                  copies, and a small GEMM + FFT run (test_blas, test_fft)
 #   sanitizer-multi  memcheck over the suites with cross-device tests (device,
@@ -107,7 +114,7 @@ OUT=${OUT:-/tmp/xdev-gpu}
 mkdir -p "$OUT"
 B=${XDEV_GPU_BUILD:-build-gpu}
 BUDGET=${XDEV_GPU_BUDGET_S:-530}
-DEFAULT_STEPS="build conformance heat torch-viz gpu sanitizer bench-runtime bench-copy bench-alloc bench-blas"
+DEFAULT_STEPS="build conformance parity heat torch-viz gpu sanitizer bench-runtime bench-copy bench-alloc bench-blas"
 DEFAULT_STEPS+=" bench-fft bench-kernel bench-barrier bench-graph bench-ops tf32 rng observe bench-trace"
 DEFAULT_STEPS+=" stream-sanitizer interop"
 STEPS=" ${XDEV_GPU_STEPS:-$DEFAULT_STEPS} "
@@ -283,6 +290,47 @@ if want conformance; then
     grep -E '^[[:space:]]*[0-9]+ - .*\(Skipped\)' "$CL" | sed 's/^/  skipped entry: /' | tee -a "$SUM"
     grep -E '^[0-9]+: SKIP ' "$CL" | sed -E 's/^[0-9]+: //' | sort | uniq -c | sed 's/^/  /' |
         tee -a "$SUM"
+fi
+
+# ---------------------------------------------------------------- torch.cuda 2.x parity
+if want parity; then
+    PL=$OUT/parity.log
+    INFO=$B/tools/xdev-info
+    { echo "== nvidia-smi -q"; nvidia-smi -q; echo "== nvidia-smi -L"; nvidia-smi -L; } >"$OUT/nvidia-smi-q.txt" 2>&1
+    XDEV_BACKEND=cuda run_to "$PL" 30 "$INFO"
+    if run_to "$PL" 60 python3 tests/gpu/parity_check.py "$INFO"; then
+        note "parity: xdev-info beside nvidia-smi: every GPU agrees (UUID, PCI, readings, bf16/tf32, MIG)"
+    else
+        note "parity: xdev-info and nvidia-smi DISAGREE:"
+        grep -E 'MISMATCH|lists only' "$PL" | sed 's/^/  /' | tee -a "$SUM"
+    fi
+    # The UUID path: the last GPU by its full UUID through CUDA_VISIBLE_DEVICES (the driver),
+    # then by an 8-digit prefix through XDEV_VISIBLE_DEVICES (xdev), each the only cuda device.
+    uuid=$(nvidia-smi --query-gpu=uuid --format=csv,noheader | grep '^GPU-' | tail -1)
+    for how in "CUDA_VISIBLE_DEVICES=$uuid" "XDEV_VISIBLE_DEVICES=${uuid:0:12}"; do
+        out=$(env "$how" XDEV_BACKEND=cuda "$INFO" 2>&1)
+        echo "\$ $how xdev-info" >>"$PL"
+        echo "$out" >>"$PL"
+        if [ "$(grep -c '^  cuda:[0-9]' <<<"$out")" = 1 ] && grep -q "uuid $uuid" <<<"$out"; then
+            note "parity: $how: one cuda device, uuid $uuid: ok"
+        else
+            note "parity: $how: FAILED (see parity.log)"
+        fi
+    done
+    mig=$(nvidia-smi -L | grep -o 'MIG-[^)]*' | head -1)
+    if [ -n "$mig" ]; then
+        out=$(env XDEV_VISIBLE_DEVICES="$mig" CUDA_VISIBLE_DEVICES="$mig" XDEV_BACKEND=cuda "$INFO" 2>&1)
+        echo "$out" >>"$PL"
+        grep -q "MIG yes" <<<"$out" && note "parity: $mig: listed as a MIG instance: ok" ||
+            note "parity: $mig: FAILED (not listed as MIG; see parity.log)"
+    else
+        note "parity: no MIG instance on this machine (nvidia-smi -L): the MIG path not run"
+    fi
+    XDEV_BACKEND=cuda run_to "$PL" 20 "$INFO" --watch 1 --watch-count 3
+    nvidia-smi --query-gpu=index,temperature.gpu,power.draw,clocks.sm,memory.used --format=csv >>"$PL" 2>&1
+    XDEV_BACKEND=cuda XT_REQUIRE_BACKENDS=cuda run_to "$PL" 120 ctest --test-dir "$B" \
+        -R '^cuda/(sync_debug|device_ext|host_stats)' -V
+    note "parity: cuda/sync_debug, device_ext, host_stats: $(grep -E 'tests passed|tests failed' "$PL" | tail -1)"
 fi
 
 # ---------------------------------------------------------------- torch's memory viewer

@@ -241,6 +241,9 @@ browser)
   grep -q '<details class="fold">' "$out/dom.html" && ! grep -q '<details class="fold" open' "$out/dom.html" ||
     fail "the allocator summary is not folded"
   grep -q '>Active memory timeline<' "$out/dom.html" || fail "no active memory timeline"
+  # The pinned host cache's statistics (the snapshot's host_stats): a section of five rows.
+  grep -q '>pinned host memory<' "$out/dom.html" && grep -q 'data-host-stats="5"' "$out/dom.html" ||
+    fail "the memory view shows no pinned host memory statistics"
   load "$page" 1000,1900 "$out/memory_view-1000.png" "data-segments=\"$segments\"" "${bands[@]}"
   load "$page#t=$stretch" 1400,1100 "$out/memory_view-zoomed.png" 'data-timeline-zoomed="1"'
   # Named streams are shown by name wherever a stream is: the segment legend, the tables.
