@@ -57,10 +57,13 @@ void xdev_kcompile_report(const char *name, const char *backend, int index,
                           ? "cache off (XDEV_KERNEL_CACHE=0), compiled"
                       : stored ? "cache miss, compiled and stored"
                                : "cache miss, compiled (not stored)";
-    if (xdev_init_log_enabled())
-        fprintf(stderr, "xdev: compile %s for %s: %s, %.2f ms%s (key %.16s)\n", name, dev, how, ms,
-                status == XDEV_SUCCESS ? "" : ", failed (xdev_compile_log says why)",
-                key[0] ? key : "none");
+    if (xdev_init_log_enabled()) { /* through the one log channel: whole lines */
+        char line[512];
+        snprintf(line, sizeof line, "compile %s for %s: %s, %.2f ms%s (key %.16s)", name, dev, how,
+                 ms, status == XDEV_SUCCESS ? "" : ", failed (xdev_compile_log says why)",
+                 key[0] ? key : "none");
+        xdev_log_line(line);
+    }
     if (XDEV_UNLIKELY(xdev_tracer_active())) {
         char label[96], args[128];
         snprintf(label, sizeof label, "compile %s (%s)", name, cache_word(cache));
