@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* backends/cpu/cpu_primitives.c - the CPU backend's parallel primitives
- * (the prim table: reduce and scan), enqueued on the stream like every other
- * job and run on the device's worker pool (cpu_parallel.c).
+ * (the prim table: reduce and scan here; the sorts in cpu_prim_sort.c), enqueued on the stream like
+ * every other job and run on the device's worker pool (cpu_parallel.c).
  *
  * Every floating-point sum follows the fixed order of xdev/primitives.h,
  * always: chunks of XDEV_PRIM_CHUNK elements, 32 lanes per chunk (vector
@@ -452,4 +452,6 @@ const xdev_prim_vtable_t xdev_cpu_prim_vtable = {
     .size = sizeof(xdev_prim_vtable_t),
     .reduce = prim_reduce,
     .scan = prim_scan,
+    .sort = xdev_cpu_prim_sort,
+    .segmented_sort = xdev_cpu_prim_segmented_sort,
 };
