@@ -12,7 +12,9 @@
  * into per-tile offsets (digit-major, tiles in order: stable), the pool
  * scatters each tile's items from them. A pass whose digit is the same for
  * every item is skipped. Keys and values ping-pong between the output and
- * the temporary buffers; a range that ends in a temporary is copied out.
+ * the temporary buffers, aimed so that the last pass writes the output; a
+ * range that still ends in a temporary (a skipped pass, in place) is
+ * copied out.
  * Segments: small ones sorted whole by one pool thread each (insertion
  * sort up to 32 items, else a serial radix sort), large ones one after the
  * other by the parallel sort. Every pool body writes only its own tile or
@@ -252,8 +254,12 @@ static void radix_range(int device, const kinfo_t *k, const bufs_t *b, size_t lo
     const void *ksrc = b->kin, *vsrc = b->vin;
     for (uint32_t bit = k->begin_bit; bit < k->end_bit; bit += 8) {
         unsigned nb = k->end_bit - bit < 8 ? k->end_bit - bit : 8;
-        void *kdst = ksrc == b->kout ? b->ktmp : b->kout;
-        void *vdst = vsrc == b->vout ? b->vtmp : b->vout;
+        /* Aim the passes so that the last one writes the output (no final
+         * copy unless a pass is skipped or the sort is in place). */
+        const bool last_odd = ((k->end_bit - bit + 7) / 8) % 2 == 1;
+        void *kdst = last_odd ? b->kout : b->ktmp, *vdst = last_odd ? b->vout : b->vtmp;
+        if (kdst == ksrc) kdst = kdst == b->kout ? b->ktmp : b->kout;
+        if (vdst == vsrc) vdst = vdst == b->vout ? b->vtmp : b->vout;
         rpass_t p = {k,  ksrc, kdst, vsrc, vdst,          b->vs,
                      lo, hi,   tile, hist, (unsigned)bit, (1ull << nb) - 1u};
         if (device >= 0)
