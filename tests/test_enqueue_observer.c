@@ -174,6 +174,8 @@ START_TEST(ops_blas_fft_rng) {
               (xdev_op_use_t[]){W(y, sizeof(float)), R(x, b)}, 2);
     XT_OK(xdev_prim_scan(x, XDEV_DTYPE_F32, N, XDEV_PRIM_SUM, 0, y, s));
     expect_op("xdev_prim_scan", XDEV_OP_SCAN, s, (xdev_op_use_t[]){W(y, b), R(x, b)}, 2);
+    XT_OK(xdev_prim_sort_keys(x, XDEV_DTYPE_F32, N, XDEV_PRIM_DESCENDING, 0, 0, y, s));
+    expect_op("xdev_prim_sort_keys", XDEV_OP_SORT, s, (xdev_op_use_t[]){W(y, b), R(x, b)}, 2);
 }
 END_TEST
 

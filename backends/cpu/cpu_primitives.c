@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* backends/cpu/cpu_primitives.c - the CPU backend's parallel primitives
  * (the prim table: reduce, scan and segmented reduce; histogram and the
- * compactions are cpu_prim_select.c's), enqueued on the stream like every other
- * job and run on the device's worker pool (cpu_parallel.c).
+ * compactions are cpu_prim_select.c's, the sorts cpu_prim_sort.c's),
+ * enqueued on the stream like every other job and run on the device's
+ * worker pool (cpu_parallel.c).
  *
  * Every floating-point sum follows the fixed order of xdev/primitives.h,
  * always: chunks of XDEV_PRIM_CHUNK elements, 32 lanes per chunk (vector
@@ -634,6 +635,8 @@ const xdev_prim_vtable_t xdev_cpu_prim_vtable = {
     .size = sizeof(xdev_prim_vtable_t),
     .reduce = prim_reduce,
     .scan = prim_scan,
+    .sort = xdev_cpu_prim_sort,
+    .segmented_sort = xdev_cpu_prim_segmented_sort,
     .segmented_reduce = prim_segmented_reduce,
     .histogram_even = xdev_cpu_prim_histogram_even,
     .select_flagged = xdev_cpu_prim_select_flagged,
