@@ -74,6 +74,13 @@ const char *xdev_alloc_tag_current(void) {
     return tls_depth > 0 ? tls_stack[tls_depth - 1] : NULL;
 }
 
+bool xdev_alloc_tag_known(const char *path) {
+    pthread_mutex_lock(&g_lock);
+    bool known = g_cap > 0 && *slot_of(g_slots, g_cap, path) != NULL;
+    pthread_mutex_unlock(&g_lock);
+    return known;
+}
+
 xdev_status_t xdev_memory_tag_push(const char *tag) {
     XDEV_REQUIRE_ARG(tag);
     size_t len = strlen(tag);
