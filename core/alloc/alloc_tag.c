@@ -74,9 +74,14 @@ const char *xdev_alloc_tag_current(void) {
     return tls_depth > 0 ? tls_stack[tls_depth - 1] : NULL;
 }
 
+/* A path pushed, or a prefix of one ending at a '/' ("a" of "a/b", which
+ * a single push of "a/b" makes without pushing "a"): sleep's names. */
 bool xdev_alloc_tag_known(const char *path) {
+    size_t n = strlen(path);
     pthread_mutex_lock(&g_lock);
     bool known = g_cap > 0 && *slot_of(g_slots, g_cap, path) != NULL;
+    for (size_t i = 0; i < g_cap && !known; i++)
+        known = g_slots[i] != NULL && strncmp(g_slots[i], path, n) == 0 && g_slots[i][n] == '/';
     pthread_mutex_unlock(&g_lock);
     return known;
 }

@@ -252,7 +252,14 @@ START_TEST(one_tag_sleeps_alone) {
     XT_OK(xdev_memory_wake(xt_dev(0), "a"));
     ck_assert(holds(a, BIG, 10));
     ck_assert(holds(ax, BIG, 11));
-    void *ptrs[] = {a, ax, b, ab, b2};
+    /* a parent never pushed on its own: "p" of one push of "p/q" */
+    void *pq = tagged("p/q", SMALL, 15);
+    XT_OK(xdev_memory_sleep(xt_dev(0), "p", XDEV_MEMORY_SLEEP_KEEP));
+    XT_ASLEEP(xdev_memset_async(pq, 0, 16, NULL));
+    XT_OK(xdev_memory_wake(xt_dev(0), "p"));
+    ck_assert(holds(pq, SMALL, 15));
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_memory_wake(xt_dev(0), "p/"), "ever tagged");
+    void *ptrs[] = {a, ax, b, ab, b2, pq};
     for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++)
         XT_OK(xdev_free(ptrs[i]));
 }
