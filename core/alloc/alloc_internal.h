@@ -200,6 +200,7 @@ typedef struct xdev_device_allocator {
     _Atomic uint64_t segment_serial;
     _Atomic(struct xdev_device_allocator *) arenas[XDEV_MAX_ARENAS];
     atomic_bool arenas_ok; /* the caching mode has allocated: threads may use other arenas */
+    _Atomic int sleeping;  /* segments of all arenas not awake (alloc_sleep.c) */
     /* This arena's allocated/reserved bytes as last traced, so the stream
      * tracer's counters can add up the device without taking other locks. */
     _Atomic int64_t traced_allocated, traced_reserved;

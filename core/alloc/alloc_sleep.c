@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "alloc/alloc_internal.h"
+#include "alloc/mempool.h"
 #include "base/error_internal.h"
 #include "runtime/capture.h"
 #include "runtime/device_record.h"
@@ -178,6 +179,7 @@ static xdev_status_t pick_locked(job_t *j, uint8_t want, uint8_t mark, int *othe
         s->sleep_state = mark;
         if (want == XDEV_SEG_AWAKE) s->pool->asleep++;
     }
+    if (want == XDEV_SEG_AWAKE) atomic_fetch_add(&j->da->sleeping, j->n);
     /* every cached "this block is live" of these arenas is looked at again */
     for (int a = 0; a < j->n_arenas; a++)
         atomic_fetch_add_explicit(&j->arenas[a]->frees, 1, memory_order_release);
@@ -192,13 +194,13 @@ static void settle_locked(job_t *j, bool sleeping) {
             s->seg->sleep_state = s->done ? XDEV_SEG_ASLEEP : XDEV_SEG_AWAKE;
             s->seg->sleep_copy = s->done ? s->copy : NULL;
             s->seg->sleep_copy_pinned = s->pinned;
-            if (!s->done) s->seg->pool->asleep--;
         } else {
             s->seg->sleep_state = s->done ? XDEV_SEG_AWAKE : XDEV_SEG_ASLEEP;
-            if (s->done) {
-                s->seg->sleep_copy = NULL;
-                s->seg->pool->asleep--;
-            }
+            if (s->done) s->seg->sleep_copy = NULL;
+        }
+        if (s->seg->sleep_state == XDEV_SEG_AWAKE) {
+            s->seg->pool->asleep--;
+            atomic_fetch_sub(&j->da->sleeping, 1);
         }
     }
 }
@@ -360,4 +362,21 @@ xdev_status_t xdev_memory_wake(xdev_device_t device, const char *tag) {
     }
     job_end(&j);
     return st == XDEV_SUCCESS ? XDEV_SUCCESS : xdev_core_blame(st, __func__);
+}
+
+xdev_status_t xdev_mempool_check_awake(xdev_mempool_t p, uint64_t graph) {
+    xdev_device_allocator_t *da = NULL;
+    if (xdev_alloc_get(p->rec->be, p->rec->id.index, &da) != XDEV_SUCCESS ||
+        atomic_load_explicit(&da->sleeping, memory_order_relaxed) == 0)
+        return XDEV_SUCCESS; /* (an allocator that cannot be made has no pool memory) */
+    bool asleep = false;
+    xdev_spin_lock(&da->lock); /* a pool's segments are the primary arena's */
+    for (const xdev_stream_pool_t *sp = da->pools; sp != NULL && !asleep; sp = sp->next)
+        asleep = sp->mempool == p->id && sp->asleep > 0;
+    xdev_spin_unlock(&da->lock);
+    if (!asleep) return XDEV_SUCCESS;
+    return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                     "graph %llu's memory pool on %s:%d is asleep (xdev_memory_sleep): call "
+                     "xdev_memory_wake first",
+                     (unsigned long long)graph, da->be->name, da->index);
 }

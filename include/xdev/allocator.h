@@ -188,9 +188,10 @@ XDEV_API XDEV_RESULT xdev_status_t xdev_memory_tag_pop(void);
  * - While asleep, calls that check their pointers (copies, memset, fills,
  *   BLAS, FFT, RNG, primitives, element-wise, kernel pointer arguments with
  *   XDEV_LAUNCH_CHECKS=full) fail with XDEV_ERROR_INVALID_VALUE naming the
- *   sleeping tag, as does an allocation with that tag on that device; a
- *   pointer the core cannot see (inside a struct passed to a kernel, a
- *   graph replay) reaches the device unmapped: a fault. xdev_free of a
+ *   sleeping tag, as does an allocation with that tag on that device and
+ *   the replay of a graph whose own pool sleeps; a pointer the core cannot
+ *   see (inside a struct passed to a kernel, a tagged buffer a replayed
+ *   graph uses) reaches the device unmapped: a fault. xdev_free of a
  *   sleeping allocation is allowed.
  * - Memory pools of live graphs (and xdev_mempool_create's) sleep only with
  *   tag NULL, each pool as a whole; a tag never reaches into them.
