@@ -200,6 +200,8 @@
 
 /* ------------------------------------------------------------ what differs in meaning */
 #define XC_NAME "hip"
+/* virtual memory slots: backends/hip/hip_vmm.c, over the runtime's hipMem* calls */
+#define XC_HAVE_VMM 1
 #define XC_DEVICE_TYPE XDEV_DEVICE_HIP
 /* for the messages of an init that finds no usable GPU (cuda_backend.c) */
 #define XC_DRIVER_NAME "AMD GPU (amdgpu)"
