@@ -214,8 +214,20 @@ static void free_copy(sleeper_t *s) {
     s->copy = NULL;
 }
 
-/* The copies of every picked segment one way, on the device's default
- * stream through the enqueue path, and the wait for them. */
+/* Sleep and wake work a segment a piece at a time, so that the backend's
+ * unmapping (sleep) or mapping (wake) of one piece overlaps the copy of the
+ * next: on CUDA each 2 MiB unit is its own cuMemCreate + cuMemMap +
+ * cuMemSetAccess, which for tens of GiB costs about what copying them does.
+ * A piece is a whole number of mapping units. */
+#define PIECE ((size_t)32 << 20)
+
+static size_t piece_bytes(job_t *j) {
+    size_t gran = 0;
+    if (xdev_be_memory_va_granularity(j->rec, &gran) != XDEV_SUCCESS || gran == 0) return PIECE;
+    return gran >= PIECE ? gran : PIECE / gran * gran;
+}
+
+/* One piece's copy on `stream` through the enqueue path (not waited for). */
 typedef struct copy_ctx {
     xdev_copy_desc_t desc;
 } copy_ctx_t;
@@ -225,32 +237,134 @@ static xdev_status_t copy_call(xdev_enqueue_t *q) {
     return xdev_be_memory_memcpy_async(q->stream->rec, &c->desc, q->stream->native);
 }
 
-static xdev_status_t copy_all(job_t *j, bool to_host) {
+static xdev_status_t copy_piece(job_t *j, xdev_stream_t stream, const sleeper_t *s, size_t off,
+                                size_t len, bool to_host) {
+    char *dev = (char *)s->base + off, *host = (char *)s->copy + off;
+    copy_ctx_t c = {{.size = sizeof(xdev_copy_desc_t),
+                     .dst = to_host ? (void *)host : (void *)dev,
+                     .src = to_host ? (const void *)dev : (const void *)host,
+                     .bytes = len,
+                     .kind = to_host ? XDEV_COPY_DEVICE_TO_HOST : XDEV_COPY_HOST_TO_DEVICE,
+                     .dst_device = to_host ? NULL : j->rec->ctx,
+                     .src_device = to_host ? j->rec->ctx : NULL,
+                     .dst_pinned = to_host && s->pinned,
+                     .src_pinned = !to_host && s->pinned}};
+    xdev_enqueue_t q = {.kind = XDEV_OP_COPY,
+                        .name = to_host ? "memory_sleep" : "memory_wake",
+                        .stream = stream,
+                        .rec = j->rec,
+                        .ctx = &c,
+                        .call = copy_call,
+                        .flags = XDEV_ENQUEUE_WAIT_LATER};
+    return xdev_enqueue(&q);
+}
+
+/* Sleep's work once the device is idle: every segment unmapped, KEEP's
+ * pieces each copied to the host first (the copy of piece k+1 runs while
+ * piece k, whose copy an event says is done, is unmapped). A failure
+ * leaves the segments done so far asleep; one half unmapped is mapped and
+ * filled again (its unmapped prefix was copied). */
+static xdev_status_t sleep_segments(job_t *j, bool keep) {
     xdev_stream_t stream;
     xdev_status_t st = xdev_core_default_stream(j->rec, &stream);
     if (st != XDEV_SUCCESS) return st;
-    for (int i = 0; i < j->n; i++) {
-        sleeper_t *s = &j->list[i];
-        if (s->copy == NULL || (!to_host && !s->done)) continue;
-        copy_ctx_t c = {{.size = sizeof(xdev_copy_desc_t),
-                         .dst = to_host ? s->copy : s->base,
-                         .src = to_host ? s->base : s->copy,
-                         .bytes = s->size,
-                         .kind = to_host ? XDEV_COPY_DEVICE_TO_HOST : XDEV_COPY_HOST_TO_DEVICE,
-                         .dst_device = to_host ? NULL : j->rec->ctx,
-                         .src_device = to_host ? j->rec->ctx : NULL,
-                         .dst_pinned = to_host && s->pinned,
-                         .src_pinned = !to_host && s->pinned}};
-        xdev_enqueue_t q = {.kind = XDEV_OP_COPY,
-                            .name = to_host ? "memory_sleep" : "memory_wake",
-                            .stream = stream,
-                            .rec = j->rec,
-                            .ctx = &c,
-                            .call = copy_call,
-                            .flags = XDEV_ENQUEUE_WAIT_LATER};
-        if ((st = xdev_enqueue(&q)) != XDEV_SUCCESS) return st;
+    const size_t piece = piece_bytes(j);
+    void *ev[2] = {NULL, NULL};
+    for (int k = 0; keep && k < 2 && st == XDEV_SUCCESS; k++)
+        st = xdev_be_event_create(j->rec, XDEV_EVENT_DEFAULT, &ev[k]);
+    /* the pieces in order: segment i, offset off */
+    int i = 0, pi = 0;
+    size_t off = 0, next_off = 0;
+    int next_i = 0;
+    size_t *unmapped = calloc((size_t)(j->n > 0 ? j->n : 1), sizeof *unmapped);
+    if (unmapped == NULL && st == XDEV_SUCCESS)
+        st = XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for the segment list");
+    /* the first copy */
+    if (keep && st == XDEV_SUCCESS && j->n > 0) {
+        st = copy_piece(j, stream, &j->list[0], 0,
+                        j->list[0].size < piece ? j->list[0].size : piece, true);
+        if (st == XDEV_SUCCESS) st = xdev_be_event_record(j->rec, ev[0], stream->native);
     }
-    return xdev_be_stream_synchronize(j->rec, stream->native);
+    while (st == XDEV_SUCCESS && i < j->n) {
+        sleeper_t *s = &j->list[i];
+        size_t len = s->size - off < piece ? s->size - off : piece;
+        /* the next piece */
+        next_i = i;
+        next_off = off + len;
+        if (next_off >= s->size) next_i++, next_off = 0;
+        if (keep && next_i < j->n) {
+            const sleeper_t *n = &j->list[next_i];
+            size_t nlen = n->size - next_off < piece ? n->size - next_off : piece;
+            st = copy_piece(j, stream, n, next_off, nlen, true);
+            if (st == XDEV_SUCCESS)
+                st = xdev_be_event_record(j->rec, ev[(pi + 1) & 1], stream->native);
+        }
+        if (st == XDEV_SUCCESS && keep) st = xdev_be_event_synchronize(j->rec, ev[pi & 1]);
+        if (st == XDEV_SUCCESS) st = xdev_be_memory_va_unmap(j->rec, (char *)s->base + off, len);
+        if (st != XDEV_SUCCESS) break;
+        unmapped[i] += len;
+        s->done = unmapped[i] == s->size;
+        i = next_i;
+        off = next_off;
+        pi++;
+    }
+    if (keep) {
+        xdev_error_state_t saved;
+        xdev_core_error_save(&saved);
+        (void)xdev_be_stream_synchronize(j->rec, stream->native); /* copies still queued */
+        for (int k = 0; k < 2; k++)
+            if (ev[k] != NULL) (void)xdev_be_event_destroy(j->rec, ev[k]);
+        xdev_core_error_restore(&saved);
+    }
+    if (st != XDEV_SUCCESS && i < j->n && unmapped != NULL && unmapped[i] > 0) {
+        /* a segment half asleep: its unmapped prefix back, with the contents */
+        xdev_error_state_t saved;
+        xdev_core_error_save(&saved);
+        sleeper_t *s = &j->list[i];
+        if (xdev_be_memory_va_map(j->rec, s->base, unmapped[i]) == XDEV_SUCCESS && keep &&
+            copy_piece(j, stream, s, 0, unmapped[i], false) == XDEV_SUCCESS)
+            (void)xdev_be_stream_synchronize(j->rec, stream->native);
+        xdev_core_error_restore(&saved);
+    }
+    free(unmapped);
+    return st;
+}
+
+/* Wake's work: every segment mapped again a piece at a time, KEEP's
+ * contents copied back behind the mapping; the copies waited for. A
+ * segment that cannot be mapped whole is unmapped again and stays asleep
+ * (so do the ones after it). */
+static xdev_status_t wake_segments(job_t *j) {
+    xdev_stream_t stream;
+    xdev_status_t st = xdev_core_default_stream(j->rec, &stream);
+    if (st != XDEV_SUCCESS) return st;
+    const size_t piece = piece_bytes(j);
+    for (int i = 0; i < j->n && st == XDEV_SUCCESS; i++) {
+        sleeper_t *s = &j->list[i];
+        size_t off = 0;
+        while (off < s->size && st == XDEV_SUCCESS) {
+            size_t len = s->size - off < piece ? s->size - off : piece;
+            st = xdev_be_memory_va_map(j->rec, (char *)s->base + off, len);
+            if (st == XDEV_ERROR_OUT_OF_MEMORY)
+                st = XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY,
+                               "no device memory to map the %zu bytes at %p back (%d of %d "
+                               "segments woken; the rest stay asleep): %s",
+                               s->size, s->base, i, j->n, xdev_last_error());
+            if (st != XDEV_SUCCESS) break;
+            off += len;
+            if (s->copy != NULL) st = copy_piece(j, stream, s, off - len, len, false);
+        }
+        s->done = st == XDEV_SUCCESS;
+        if (!s->done && off > 0) { /* the copies into it first, then its mapped part out */
+            xdev_error_state_t saved;
+            xdev_core_error_save(&saved);
+            (void)xdev_be_stream_synchronize(j->rec, stream->native);
+            (void)xdev_be_memory_va_unmap(j->rec, s->base, off);
+            xdev_core_error_restore(&saved);
+        }
+    }
+    xdev_status_t sst = xdev_be_stream_synchronize(j->rec, stream->native);
+    return st != XDEV_SUCCESS ? st : sst;
 }
 
 static void job_end(job_t *j) {
@@ -304,12 +418,7 @@ xdev_status_t xdev_memory_sleep(xdev_device_t device, const char *tag,
                            xdev_last_error());
         }
     }
-    if (st == XDEV_SUCCESS && mode == XDEV_MEMORY_SLEEP_KEEP) st = copy_all(&j, true);
-    for (int i = 0; st == XDEV_SUCCESS && i < j.n; i++) {
-        sleeper_t *s = &j.list[i];
-        st = xdev_be_memory_va_unmap(j.rec, s->base, s->size);
-        s->done = st == XDEV_SUCCESS;
-    }
+    if (st == XDEV_SUCCESS && j.n > 0) st = sleep_segments(&j, mode == XDEV_MEMORY_SLEEP_KEEP);
     if (st != XDEV_SUCCESS) /* what did not go to sleep keeps nothing */
         for (int i = 0; i < j.n; i++)
             if (!j.list[i].done) free_copy(&j.list[i]);
@@ -340,19 +449,7 @@ xdev_status_t xdev_memory_wake(xdev_device_t device, const char *tag) {
         st = XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "no %s on %s:%d is asleep",
                        tag_words(tag, words, sizeof words), j.da->be->name, j.da->index);
     }
-    for (int i = 0; i < j.n; i++) {
-        sleeper_t *s = &j.list[i];
-        if (st != XDEV_SUCCESS) break;
-        st = xdev_be_memory_va_map(j.rec, s->base, s->size);
-        if (st == XDEV_ERROR_OUT_OF_MEMORY)
-            st = XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY,
-                           "no device memory to map the %zu bytes at %p back (%d of %d segments "
-                           "woken; the rest stay asleep): %s",
-                           s->size, s->base, i, j.n, xdev_last_error());
-        s->done = st == XDEV_SUCCESS;
-    }
-    xdev_status_t cst = j.n > 0 ? copy_all(&j, false) : XDEV_SUCCESS;
-    if (st == XDEV_SUCCESS) st = cst;
+    if (st == XDEV_SUCCESS) st = wake_segments(&j);
     for (int i = 0; i < j.n; i++)
         if (j.list[i].done) free_copy(&j.list[i]);
     if (j.n > 0) {

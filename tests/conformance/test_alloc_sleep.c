@@ -9,7 +9,9 @@
  * mappings); one tag sleeps alone; bad input; a child forked while memory
  * sleeps is refused and the parent wakes it. Conformance entry
  * allocator.sleep; allocator.sleep_plain runs tcase "plain" without
- * expandable segments: sleep is refused there, saying why. */
+ * expandable segments: sleep is refused there, saying why;
+ * allocator.sleep_oom (CPU backend, 64 MiB) tcase "oom": a wake without
+ * memory. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +114,22 @@ START_TEST(keep_restores_contents_at_the_same_addresses) {
     XT_OK(xdev_free(big));
     XT_OK(xdev_free(small));
     XT_OK(xdev_free(other));
+}
+END_TEST
+
+/* Larger than the piece sleep and wake work in (32 MiB): the copies of
+ * later pieces overlap the unmapping and mapping of earlier ones. */
+START_TEST(keep_in_pieces) {
+    const size_t n = 80 * MIB + 2 * MIB;
+    void *p = tagged("pieces", n, 21), *q = tagged("pieces/2", 3 * MIB, 22);
+    size_t before = free_mem();
+    XT_OK(xdev_memory_sleep(xt_dev(0), "pieces", XDEV_MEMORY_SLEEP_KEEP));
+    ck_assert_uint_ge(free_mem(), before + n);
+    XT_OK(xdev_memory_wake(xt_dev(0), "pieces"));
+    ck_assert(holds(p, n, 21));
+    ck_assert(holds(q, 3 * MIB, 22));
+    XT_OK(xdev_free(p));
+    XT_OK(xdev_free(q));
 }
 END_TEST
 
@@ -339,12 +357,32 @@ START_TEST(refused_without_expandable_segments) {
 }
 END_TEST
 
+/* CPU device of 64 MiB (allocator.sleep_oom): memory another allocation
+ * took while the tag slept leaves wake without room; the tag stays asleep
+ * with its contents and wakes once the room is back. */
+START_TEST(wake_without_memory_stays_asleep) {
+    void *p = tagged("w", 20 * MIB, 23);
+    XT_OK(xdev_memory_sleep(xt_dev(0), "w", XDEV_MEMORY_SLEEP_KEEP));
+    void *big = NULL;
+    XT_OK(xdev_malloc(&big, 56 * MIB)); /* fits only while "w" sleeps */
+    XT_ERR(XDEV_ERROR_OUT_OF_MEMORY, xdev_memory_wake(xt_dev(0), "w"), "xdev_memory_wake",
+           "stay asleep");
+    XT_ASLEEP(xdev_memset_async(p, 0, 16, NULL));
+    XT_OK(xdev_free(big));
+    XT_OK(xdev_empty_cache());
+    XT_OK(xdev_memory_wake(xt_dev(0), "w"));
+    ck_assert(holds(p, 20 * MIB, 23));
+    XT_OK(xdev_free(p));
+}
+END_TEST
+
 int main(int argc, char **argv) {
     Suite *su = suite_create("alloc_sleep");
     TCase *tc = tcase_create("sleep");
     tcase_add_checked_fixture(tc, setup, NULL);
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, keep_restores_contents_at_the_same_addresses);
+    tcase_add_test(tc, keep_in_pieces);
     tcase_add_test(tc, discard_comes_back_usable);
     tcase_add_test(tc, use_of_sleeping_memory_fails);
     tcase_add_test(tc, captured_graph_replays_after_wake);
@@ -357,5 +395,9 @@ int main(int argc, char **argv) {
     tcase_add_checked_fixture(plain, setup, NULL);
     tcase_add_test(plain, refused_without_expandable_segments);
     suite_add_tcase(su, plain);
+    TCase *oom = tcase_create("oom");
+    tcase_add_checked_fixture(oom, setup, NULL);
+    tcase_add_test(oom, wake_without_memory_stays_asleep);
+    suite_add_tcase(su, oom);
     return xt_run(srunner_create(su), "alloc_sleep", argc, argv);
 }
