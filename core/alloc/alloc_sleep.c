@@ -142,7 +142,7 @@ static bool job_add(job_t *j, xdev_device_allocator_t *arena, xdev_segment_t *se
 /* Pick the segments (all arenas locked): those matching in state `want`.
  * A matching segment in transition is NOT_READY; for sleep, one that cannot
  * sleep (an ordinary segment) refuses the whole call. Marks the picked ones
- * `mark`. *skipped: matching segments in neither state. */
+ * `mark`. *other: matching segments, not empty, in the other states. */
 static xdev_status_t pick_locked(job_t *j, uint8_t want, uint8_t mark, int *other) {
     char words[300];
     *other = 0;

@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "conformance_kernels.h"
 #include "xt.h"
 
 #define MIB ((size_t)1 << 20)
@@ -175,6 +176,38 @@ START_TEST(use_of_sleeping_memory_fails) {
     XT_OK(xdev_synchronize());
     XT_OK(xdev_free(p));
     XT_OK(xdev_free(awake));
+}
+END_TEST
+
+/* A kernel launched with a sleeping pointer argument is refused before
+ * anything is enqueued (the launch's pointer checks), also after the same
+ * pointer was launched with while awake (the per-thread cache of live
+ * allocations is dropped at sleep); after wake it runs on the kept data. */
+START_TEST(kernel_launch_on_sleeping_memory_fails) {
+    const long n = 1000;
+    float hx[1000], hy[1000];
+    for (long i = 0; i < n; i++)
+        hx[i] = (float)i, hy[i] = 1.0f;
+    float *x = tagged("kern", sizeof hx, 0), *y = tagged("kern/y", sizeof hy, 0);
+    XT_OK(xdev_memcpy(x, hx, sizeof hx));
+    XT_OK(xdev_memcpy(y, hy, sizeof hy));
+    xdev_module_t m;
+    XT_OK(xdev_module_load(xt_dev(0), conformance_kernels_bundle(), &m));
+    xdev_kernel_t k = NULL;
+    XT_OK(xdev_module_get_kernel(m, "saxpy", &k));
+    xdev_launch_config_t cfg = {.grid = {(unsigned)((n + 255) / 256), 1, 1}, .block = {256, 1, 1}};
+    float a = 2.0f;
+    XT_OK(XDEV_LAUNCH(k, &cfg, n, a, x, y)); /* y = 2x + 1, and x, y are cached live */
+    XT_OK(xdev_memory_sleep(xt_dev(0), "kern/y", XDEV_MEMORY_SLEEP_KEEP));
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, XDEV_LAUNCH(k, &cfg, n, a, x, y), "asleep", "kern/y");
+    XT_OK(xdev_memory_wake(xt_dev(0), "kern/y"));
+    XT_OK(XDEV_LAUNCH(k, &cfg, n, a, x, y)); /* y = 4x + 1 */
+    XT_OK(xdev_memcpy(hy, y, sizeof hy));
+    for (long i = 0; i < n; i++)
+        ck_assert_msg(hy[i] == 4.0f * (float)i + 1.0f, "y[%ld] = %g", i, (double)hy[i]);
+    XT_OK(xdev_module_unload(m));
+    XT_OK(xdev_free(x));
+    XT_OK(xdev_free(y));
 }
 END_TEST
 
@@ -385,6 +418,7 @@ int main(int argc, char **argv) {
     tcase_add_test(tc, keep_in_pieces);
     tcase_add_test(tc, discard_comes_back_usable);
     tcase_add_test(tc, use_of_sleeping_memory_fails);
+    tcase_add_test(tc, kernel_launch_on_sleeping_memory_fails);
     tcase_add_test(tc, captured_graph_replays_after_wake);
     tcase_add_test(tc, hundred_cycles_leave_no_growth);
     tcase_add_test(tc, one_tag_sleeps_alone);
