@@ -127,10 +127,11 @@ typedef struct xdev_stream_pool {
     xdev_allocator_t custom;
     xdev_bins_t bins[XDEV_POOL_KINDS];
     struct xdev_segment *expandable[XDEV_POOL_KINDS]; /* expandable_segments:true */
-    /* Expandable segments only: the tag path (interned) every allocation of
-     * the pool carries, so that a tag's memory has segments of its own and
-     * can sleep (alloc_sleep.c); NULL = untagged. Without expandable
-     * segments pools are not split by tag (this stays NULL). */
+    /* Expandable segments only: the top-level tag (the first component of
+     * the tag path, interned) every allocation of the pool was made under,
+     * so that a top-level tag's memory has segments of its own and can
+     * sleep (alloc_sleep.c); NULL = untagged. Without expandable segments
+     * pools are not split by tag (this stays NULL). */
     const char *tag;
     int asleep; /* segments of the pool not awake: it hands out no block */
     struct xdev_stream_pool *next;
@@ -258,7 +259,11 @@ typedef void (*xdev_segment_fn)(void *ctx, const xdev_device_allocator_t *da, ui
 void xdev_alloc_each_segment(xdev_device_allocator_t *primary, xdev_segment_fn fn, void *ctx);
 /* This thread's tag path for new allocations (alloc_tag.c), or NULL. */
 const char *xdev_alloc_tag_current(void);
-/* Was `path` ever pushed in this process (alloc_tag.c)? */
+/* The first component of this thread's tag path ("a" of "a/b"), interned,
+ * or NULL (alloc_tag.c). */
+const char *xdev_alloc_tag_root_current(void);
+/* Was `path` ever pushed in this process, or the first component of a
+ * path pushed (alloc_tag.c)? */
 bool xdev_alloc_tag_known(const char *path);
 /* The error for an allocation asked of a pool whose memory is asleep, and
  * for a pointer into a sleeping segment (alloc_sleep.c). */

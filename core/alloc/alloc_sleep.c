@@ -73,17 +73,16 @@ xdev_status_t xdev_alloc_asleep_error(const xdev_device_allocator_t *da, const c
                      da->be->name, da->index);
 }
 
-/* Does a segment belong to what `tag` names? A tag names its path and the
- * paths below it ("model" covers "model/attn"); NULL names everything. The
- * pools of live memory pools (graphs' and the application's) sleep only
- * with everything: a graph's pool is slept or kept as a whole. */
+/* Does a segment belong to what `tag` names? A top-level tag names every
+ * allocation made under it ("model" covers "model/attn"); NULL names
+ * everything. The pools of live memory pools (graphs' and the
+ * application's) sleep only with everything: a graph's pool is slept or
+ * kept as a whole. */
 static bool matches(const xdev_segment_t *seg, const char *tag) {
     if (tag == NULL) return true;
     const xdev_stream_pool_t *p = seg->pool;
     if (p->mempool != 0 && !p->mempool_dead) return false;
-    if (p->tag == NULL) return false;
-    size_t n = strlen(tag);
-    return strncmp(p->tag, tag, n) == 0 && (p->tag[n] == '\0' || p->tag[n] == '/');
+    return p->tag != NULL && strcmp(p->tag, tag) == 0;
 }
 
 static const char *tag_words(const char *tag, char *buf, size_t len) {
@@ -105,6 +104,12 @@ static xdev_status_t job_begin(job_t *j, xdev_device_t device, const char *tag) 
         if (len == 0 || len > TAG_PATH_MAX)
             return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "tag length %zu is not in 1..%d", len,
                              TAG_PATH_MAX);
+        const char *slash = strchr(tag, '/');
+        if (slash != NULL)
+            return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                             "'%s' is not a top-level tag: memory sleeps by the first part of its "
+                             "tag path ('%.*s'), under which it shares segments",
+                             tag, (int)(slash - tag), tag);
         if (!xdev_alloc_tag_known(tag))
             return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
                              "no allocation was ever tagged '%s' in this process (tags are the "

@@ -109,10 +109,13 @@ void xdev_caching_bins_del(xdev_device_allocator_t *da, xdev_block_t *b) {
 }
 
 /* The tag a new allocation's pool is keyed by: with expandable segments
- * each tag path has pools (and so segments) of its own, which is what lets
- * a tag's memory sleep (alloc_sleep.c); otherwise none. */
+ * each top-level tag (the first component of the thread's tag path) has
+ * pools (and so segments) of its own, which is what lets its memory sleep
+ * (alloc_sleep.c); otherwise none. Only the top level, so that the phases
+ * a program tags below it ("step/forward", "step/backward") still share
+ * cached blocks and address ranges. */
 static const char *pool_tag(void) {
-    return xdev_alloc_settings()->expandable_segments ? xdev_alloc_tag_current() : NULL;
+    return xdev_alloc_settings()->expandable_segments ? xdev_alloc_tag_root_current() : NULL;
 }
 
 static xdev_stream_pool_t *get_pool(xdev_device_allocator_t *da, xdev_stream_t stream,

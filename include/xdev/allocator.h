@@ -171,9 +171,10 @@ XDEV_API XDEV_RESULT xdev_status_t xdev_memory_tag_push(const char *tag);
 XDEV_API XDEV_RESULT xdev_status_t xdev_memory_tag_pop(void);
 
 /* Sleep and wake by tag (vLLM's sleep mode, for any memory xdev allocated):
- * xdev_memory_sleep gives the device memory of the allocations tagged `tag`
- * (its path and the paths below it: "model" covers "model/attn"; NULL: every
- * allocation of the device) back to the driver - xdev_mem_get_info and
+ * xdev_memory_sleep gives the device memory of the allocations made under
+ * the top-level tag `tag` (the first part of their tag path: "model" covers
+ * "model/attn"; a path with '/' is INVALID_VALUE; NULL: every allocation of
+ * the device) back to the driver - xdev_mem_get_info and
  * nvidia-smi show it free - and xdev_memory_wake brings it back at the SAME
  * addresses, so pointers the application holds, kernel arguments and
  * captured graphs stay valid. KEEP copies the contents to pinned host memory
@@ -181,7 +182,7 @@ XDEV_API XDEV_RESULT xdev_status_t xdev_memory_tag_pop(void);
  *
  * Rules (docs/memory.md, "Sleep and wake"):
  * - Only expandable segments can sleep: set
- *   XDEV_ALLOC_CONF=expandable_segments:true (then each tag path gets
+ *   XDEV_ALLOC_CONF=expandable_segments:true (then each top-level tag gets
  *   segments of its own); otherwise XDEV_ERROR_NOT_SUPPORTED. A segment of
  *   the tag that is not expandable refuses the whole call, naming it.
  * - Sleep first waits for all work queued on the device.

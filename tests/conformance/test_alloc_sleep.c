@@ -188,7 +188,7 @@ START_TEST(kernel_launch_on_sleeping_memory_fails) {
     float hx[1000], hy[1000];
     for (long i = 0; i < n; i++)
         hx[i] = (float)i, hy[i] = 1.0f;
-    float *x = tagged("kern", sizeof hx, 0), *y = tagged("kern/y", sizeof hy, 0);
+    float *x = tagged("kx", sizeof hx, 0), *y = tagged("ky", sizeof hy, 0);
     XT_OK(xdev_memcpy(x, hx, sizeof hx));
     XT_OK(xdev_memcpy(y, hy, sizeof hy));
     xdev_module_t m;
@@ -198,9 +198,9 @@ START_TEST(kernel_launch_on_sleeping_memory_fails) {
     xdev_launch_config_t cfg = {.grid = {(unsigned)((n + 255) / 256), 1, 1}, .block = {256, 1, 1}};
     float a = 2.0f;
     XT_OK(XDEV_LAUNCH(k, &cfg, n, a, x, y)); /* y = 2x + 1, and x, y are cached live */
-    XT_OK(xdev_memory_sleep(xt_dev(0), "kern/y", XDEV_MEMORY_SLEEP_KEEP));
-    XT_ERR(XDEV_ERROR_INVALID_VALUE, XDEV_LAUNCH(k, &cfg, n, a, x, y), "asleep", "kern/y");
-    XT_OK(xdev_memory_wake(xt_dev(0), "kern/y"));
+    XT_OK(xdev_memory_sleep(xt_dev(0), "ky", XDEV_MEMORY_SLEEP_KEEP));
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, XDEV_LAUNCH(k, &cfg, n, a, x, y), "asleep", "'ky'");
+    XT_OK(xdev_memory_wake(xt_dev(0), "ky"));
     XT_OK(XDEV_LAUNCH(k, &cfg, n, a, x, y)); /* y = 4x + 1 */
     XT_OK(xdev_memcpy(hy, y, sizeof hy));
     for (long i = 0; i < n; i++)
@@ -285,7 +285,7 @@ START_TEST(hundred_cycles_leave_no_growth) {
 END_TEST
 
 /* One tag sleeps alone: the others stay mapped and usable, and take new
- * allocations; a parent tag covers the paths below it. */
+ * allocations; a top-level tag covers the paths below it. */
 START_TEST(one_tag_sleeps_alone) {
     void *a = tagged("a", BIG, 10), *ax = tagged("a/x", BIG, 11), *b = tagged("b", BIG, 12);
     void *ab = tagged("ab", SMALL, 13); /* "a" is not a prefix of its path */
@@ -298,20 +298,28 @@ START_TEST(one_tag_sleeps_alone) {
     XT_OK(xdev_memory_wake(xt_dev(0), "a"));
     ck_assert(holds(a, BIG, 10));
     ck_assert(holds(ax, BIG, 11));
-    /* a sub-path alone, then its parent: the parent wakes both */
-    XT_OK(xdev_memory_sleep(xt_dev(0), "a/x", XDEV_MEMORY_SLEEP_KEEP));
-    ck_assert(holds(a, BIG, 10));
-    XT_OK(xdev_memory_sleep(xt_dev(0), "a", XDEV_MEMORY_SLEEP_KEEP)); /* the rest of "a" */
+    /* below the top level nothing sleeps alone: it shares the top's segments */
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_memory_sleep(xt_dev(0), "a/x", XDEV_MEMORY_SLEEP_KEEP),
+           "top-level", "'a'");
+    /* everything, then everything awake again; then one tag, then the rest */
+    XT_OK(xdev_memory_sleep(xt_dev(0), NULL, XDEV_MEMORY_SLEEP_KEEP));
+    XT_ASLEEP(xdev_memset_async(b, 0, 16, NULL));
+    XT_OK(xdev_memory_wake(xt_dev(0), NULL));
+    XT_OK(xdev_memory_sleep(xt_dev(0), "b", XDEV_MEMORY_SLEEP_KEEP));
+    XT_OK(xdev_memory_sleep(xt_dev(0), NULL, XDEV_MEMORY_SLEEP_KEEP)); /* the rest */
     XT_OK(xdev_memory_wake(xt_dev(0), "a"));
-    ck_assert(holds(a, BIG, 10));
     ck_assert(holds(ax, BIG, 11));
-    /* a parent never pushed on its own: "p" of one push of "p/q" */
+    XT_OK(xdev_memory_wake(xt_dev(0), NULL)); /* what still sleeps */
+    ck_assert(holds(a, BIG, 10));
+    ck_assert(holds(b, BIG, 12));
+    ck_assert(holds(b2, BIG, 14));
+    ck_assert(holds(ab, SMALL, 13));
+    /* a top-level tag never pushed on its own: "p" of one push of "p/q" */
     void *pq = tagged("p/q", SMALL, 15);
     XT_OK(xdev_memory_sleep(xt_dev(0), "p", XDEV_MEMORY_SLEEP_KEEP));
     XT_ASLEEP(xdev_memset_async(pq, 0, 16, NULL));
     XT_OK(xdev_memory_wake(xt_dev(0), "p"));
     ck_assert(holds(pq, SMALL, 15));
-    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_memory_wake(xt_dev(0), "p/"), "ever tagged");
     void *ptrs[] = {a, ax, b, ab, b2, pq};
     for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++)
         XT_OK(xdev_free(ptrs[i]));
