@@ -428,7 +428,7 @@ xdev_status_t xdev_memory_sleep(xdev_device_t device, const char *tag,
         for (int i = 0; i < j.n; i++)
             if (!j.list[i].done) free_copy(&j.list[i]);
     if (j.n > 0) {
-        xdev_alloc_lock_all(j.da, j.arenas);
+        j.n_arenas = xdev_alloc_lock_all(j.da, j.arenas); /* more may exist by now */
         settle_locked(&j, true);
         xdev_alloc_unlock_all(j.arenas, j.n_arenas);
     }
@@ -458,7 +458,7 @@ xdev_status_t xdev_memory_wake(xdev_device_t device, const char *tag) {
     for (int i = 0; i < j.n; i++)
         if (j.list[i].done) free_copy(&j.list[i]);
     if (j.n > 0) {
-        xdev_alloc_lock_all(j.da, j.arenas);
+        j.n_arenas = xdev_alloc_lock_all(j.da, j.arenas); /* more may exist by now */
         settle_locked(&j, false);
         xdev_alloc_unlock_all(j.arenas, j.n_arenas);
     }

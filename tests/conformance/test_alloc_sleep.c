@@ -12,6 +12,8 @@
  * expandable segments: sleep is refused there, saying why;
  * allocator.sleep_oom (CPU backend, 64 MiB) tcase "oom": a wake without
  * memory. */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -326,6 +328,77 @@ START_TEST(one_tag_sleeps_alone) {
 }
 END_TEST
 
+/* Threads allocating and freeing under another tag, and one sleeping and
+ * waking the same tag, while this thread cycles it: every call either works
+ * or says why (already asleep, nothing asleep, another thread at it), and
+ * the data survives. */
+typedef struct churn {
+    atomic_bool stop;
+    atomic_int errors;
+    bool sleeper;
+} churn_t;
+
+static void *churn_main(void *arg) {
+    churn_t *c = arg;
+    xdev_stream_t s = NULL;
+    if (xdev_stream_create(xt_dev(0), XDEV_STREAM_PRIORITY_NORMAL, &s) != XDEV_SUCCESS) {
+        atomic_fetch_add(&c->errors, 1);
+        return NULL;
+    }
+    while (!atomic_load(&c->stop)) {
+        if (c->sleeper) {
+            xdev_status_t st = xdev_memory_sleep(xt_dev(0), "t", XDEV_MEMORY_SLEEP_KEEP);
+            if (st == XDEV_SUCCESS) st = xdev_memory_wake(xt_dev(0), "t");
+            if (st != XDEV_SUCCESS && st != XDEV_ERROR_INVALID_VALUE && st != XDEV_ERROR_NOT_READY)
+                atomic_fetch_add(&c->errors, 1);
+            continue;
+        }
+        void *p = NULL;
+        bool ok = xdev_memory_tag_push("churn") == XDEV_SUCCESS &&
+                  xdev_malloc_stream(&p, 3 * MIB, s) == XDEV_SUCCESS;
+        ok = xdev_memory_tag_pop() == XDEV_SUCCESS && ok;
+        ok = ok && xdev_memset_async(p, 1, 3 * MIB, s) == XDEV_SUCCESS;
+        if (p != NULL) ok = xdev_free(p) == XDEV_SUCCESS && ok;
+        ok = xdev_stream_synchronize(s) == XDEV_SUCCESS && ok; /* no backlog for sleep to wait */
+        if (!ok) atomic_fetch_add(&c->errors, 1);
+    }
+    (void)xdev_stream_destroy(s);
+    return NULL;
+}
+
+START_TEST(concurrent_sleep_wake_and_churn) {
+    void *p = tagged("t", BIG, 24);
+    churn_t c = {.stop = false, .errors = 0, .sleeper = false};
+    churn_t sl = {.stop = false, .errors = 0, .sleeper = true};
+    pthread_t th[3];
+    ck_assert_int_eq(pthread_create(&th[0], NULL, churn_main, &c), 0);
+    ck_assert_int_eq(pthread_create(&th[1], NULL, churn_main, &c), 0);
+    ck_assert_int_eq(pthread_create(&th[2], NULL, churn_main, &sl), 0);
+    int cycles = xt_iters(20, 5);
+    for (int i = 0; i < cycles; i++) {
+        xdev_status_t st = xdev_memory_sleep(xt_dev(0), "t", XDEV_MEMORY_SLEEP_KEEP);
+        ck_assert_msg(st == XDEV_SUCCESS || st == XDEV_ERROR_INVALID_VALUE ||
+                          st == XDEV_ERROR_NOT_READY,
+                      "%s: %s", xdev_status_string(st), xdev_last_error());
+        st = xdev_memory_wake(xt_dev(0), "t");
+        ck_assert_msg(st == XDEV_SUCCESS || st == XDEV_ERROR_INVALID_VALUE ||
+                          st == XDEV_ERROR_NOT_READY,
+                      "%s: %s", xdev_status_string(st), xdev_last_error());
+    }
+    atomic_store(&c.stop, true);
+    atomic_store(&sl.stop, true);
+    for (int i = 0; i < 3; i++)
+        pthread_join(th[i], NULL);
+    ck_assert_int_eq(atomic_load(&c.errors), 0);
+    ck_assert_int_eq(atomic_load(&sl.errors), 0);
+    /* whoever slept last, someone woke it: wake reports nothing asleep */
+    xdev_status_t st = xdev_memory_wake(xt_dev(0), "t");
+    ck_assert(st == XDEV_SUCCESS || st == XDEV_ERROR_INVALID_VALUE);
+    ck_assert(holds(p, BIG, 24));
+    XT_OK(xdev_free(p));
+}
+END_TEST
+
 START_TEST(bad_input) {
     void *p = tagged("bad", BIG, 15);
     xdev_device_t bad_index = xt_dev(0);
@@ -430,6 +503,7 @@ int main(int argc, char **argv) {
     tcase_add_test(tc, captured_graph_replays_after_wake);
     tcase_add_test(tc, hundred_cycles_leave_no_growth);
     tcase_add_test(tc, one_tag_sleeps_alone);
+    tcase_add_test(tc, concurrent_sleep_wake_and_churn);
     tcase_add_test(tc, bad_input);
     tcase_add_test(tc, fork_while_asleep);
     suite_add_tcase(su, tc);
