@@ -4,16 +4,17 @@
  * way (issue 46's goal: >= 0.9x of it both ways, and the device's free
  * memory while asleep within 1% of what it was before the allocations).
  *
- * The memory is allocated as --chunk-mib chunks under tags "bench/t<k>"
- * (--tags of them), each chunk memset to its own byte; the pinned bandwidth
- * is one pinned buffer of a chunk copied from and to every chunk (N GiB each
- * way, one stream, one synchronize). Then --cycles sleep/wake cycles of the
- * parent tag "bench" (all chunks): the first pins the host copies (the
- * pinned host cache keeps them), so it is reported apart; the goal is
- * judged on the best of the others. After each wake the first and last
- * bytes of every chunk are checked. Device: --device (default cuda:0 when
- * the cuda backend is usable, else cpu:0); expandable segments are turned
- * on here (XDEV_ALLOC_CONF) unless the environment sets the variable.
+ * The memory is allocated as --chunk-mib chunks under the top-level tags
+ * "bench<k>" (--tags of them, so as many segments), each chunk memset to its
+ * own byte; the pinned bandwidth is one pinned buffer of a chunk copied from
+ * and to every chunk (N GiB each way, one stream, one synchronize). Then
+ * --cycles sleep/wake cycles of everything on the device (tag NULL: all
+ * chunks): the first pins the host copies (the pinned host cache keeps
+ * them), so it is reported apart; the goal is judged on the best of the
+ * others. After each wake the first and last bytes of every chunk are
+ * checked. Device: --device (default cuda:0 when the cuda backend is
+ * usable, else cpu:0); expandable segments are turned on here
+ * (XDEV_ALLOC_CONF) unless the environment sets the variable.
  *
  *   sleep_wake_bench [--gib N] [--tags T] [--chunk-mib M] [--cycles C]
  *                    [--device cuda:0|cpu:0] */
@@ -89,7 +90,7 @@ int main(int argc, char **argv) {
     void **p = calloc(n, sizeof *p);
     for (size_t i = 0; i < n; i++) {
         char tag[32];
-        snprintf(tag, sizeof tag, "bench/t%zu", i % (size_t)tags);
+        snprintf(tag, sizeof tag, "bench%zu", i % (size_t)tags);
         CHECK(xdev_memory_tag_push(tag));
         CHECK(xdev_malloc_stream(&p[i], chunk, s));
         CHECK(xdev_memory_tag_pop());
@@ -130,11 +131,11 @@ int main(int argc, char **argv) {
     int bad = 0;
     for (int c = 0; c < cycles; c++) {
         double t0 = now_s();
-        CHECK(xdev_memory_sleep(dev, "bench", XDEV_MEMORY_SLEEP_KEEP));
+        CHECK(xdev_memory_sleep(dev, NULL, XDEV_MEMORY_SLEEP_KEEP));
         double t1 = now_s();
         size_t free_asleep = free_of(dev);
         double t2 = now_s();
-        CHECK(xdev_memory_wake(dev, "bench"));
+        CHECK(xdev_memory_wake(dev, NULL));
         double t3 = now_s();
         for (size_t i = 0; i < n; i++) {
             unsigned char head = 0, tail = 0, want = (unsigned char)((i * 7 + 1) & 0xff);
