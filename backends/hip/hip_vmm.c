@@ -13,11 +13,16 @@
  * 5.2. A runtime that declares but does not implement them (before ROCm
  * 5.7 they answered hipErrorNotSupported) makes the first call here fail with
  * XDEV_ERROR_NOT_SUPPORTED naming the call, and expandable segments (and so
- * sleep) are refused with that message. */
+ * sleep) are refused with that message. HIP 5.2's NVIDIA platform
+ * (backends/hip/nvidia.cmake) wraps none of these calls: there XC_HAVE_VMM
+ * is 0, this file builds nothing and expandable segments are refused as
+ * before. */
 #include <stdint.h>
 #include <string.h>
 
 #include "cuda_internal.h"
+
+#if XC_HAVE_VMM
 
 /* Bit d set in accessed_by[i]: device d enabled peer access to device i. */
 static unsigned long long g_accessed_by[XC_MAX_DEVICES];
@@ -132,3 +137,5 @@ xdev_status_t xc_va_unmap(xc_device_t *dev, void *addr, size_t bytes) {
     hipError_t err = unmap_units(addr, bytes, unit);
     return err == hipSuccess ? XDEV_SUCCESS : vmm_fail(err, "hipMemUnmap", bytes, dev->index);
 }
+
+#endif /* XC_HAVE_VMM */

@@ -21,6 +21,10 @@ xdev_status_t xdev_init_log_read_env(void) {
     return xdev_env_bool("XDEV_LOG", false, &g_log);
 }
 
+bool xdev_init_log_enabled(void) {
+    return g_log;
+}
+
 static const char *shown(const char *v) {
     return v == NULL ? "(unset)" : v[0] == '\0' ? "(empty)" : v;
 }
@@ -43,6 +47,9 @@ void xdev_init_log_print(xdev_status_t init_status, const char *message) {
                     be->device_count == 1 ? "" : "s");
         else if (state == XDEV_BACKEND_FAILED)
             fprintf(f, "xdev: backend %s: cannot be used: %s\n", be->name, be->reason);
+        else if (be->passed_over[0] != '\0')
+            fprintf(f, "xdev: backend %s: passed over by auto: %s (not loaded; loaded if named)\n",
+                    be->name, be->passed_over);
         else
             fprintf(f, "xdev: backend %s: not tried (loaded on first use)\n", be->name);
     }

@@ -236,6 +236,44 @@ static xdev_status_t env_failure(const xdev_device_type_t *types, int n, const c
     return XDEV_SUCCESS;
 }
 
+static xdev_presence_probe_fn g_presence; /* backends/plugins.c's, set at load */
+
+void xdev_registry_presence_wire(xdev_presence_probe_fn probe) {
+    g_presence = probe;
+}
+
+/* Auto only: true (be->passed_over says why) when `be` is a plugin not yet
+ * tried, not on XDEV_PLUGIN_PATH (a plugin the user points at is always
+ * loaded: it may be anything under a shipped name), whose presence probe
+ * finds no driver: loading it would cost its runtime's start-up and could
+ * only fail. The backend stays not tried, so asking for it later loads it. */
+static bool pass_over(xdev_backend_t *be) {
+    xdev_backend_factory_t f;
+    if (g_presence == NULL || atomic_load(&be->state) != XDEV_BACKEND_NOT_TRIED ||
+        !xdev_backend_table_get(be->type, &f) || f.entry != NULL)
+        return false;
+    char file[64];
+    snprintf(file, sizeof file, "libxdev-%s.so", be->name);
+    if (xdev_plugin_on_user_path(file)) return false;
+    return !g_presence(be->name, be->passed_over, sizeof be->passed_over);
+}
+
+/* "cpu, cuda" - the backends that can be used here, loading each (this is
+ * an error path: the cost of a probe no longer matters), or "none". */
+static void usable_names(char *buf, size_t len) {
+    xdev_device_type_t order[XDEV_MAX_DEVICE_TYPES];
+    int n = xdev_backend_table_order(order, XDEV_MAX_DEVICE_TYPES);
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n && used + 1 < len; i++) {
+        xdev_backend_t *be = load_backend(order[i]);
+        if (!usable(be)) continue;
+        int w = snprintf(buf + used, len - used, "%s%s", used ? ", " : "", be->name);
+        if (w > 0) used = used + (size_t)w < len ? used + (size_t)w : len - 1;
+    }
+    if (used == 0) snprintf(buf, len, "none");
+}
+
 /* Parse XDEV_BACKEND and pick the default device type. */
 static xdev_status_t select_backend(void) {
     const char *spec = xdev_env_get("XDEV_BACKEND");
@@ -245,6 +283,7 @@ static xdev_status_t select_backend(void) {
         int n = xdev_backend_table_order(order, XDEV_MAX_DEVICE_TYPES);
         const xdev_backend_t *last = NULL;
         for (int i = 0; i < n; i++) {
+            if (pass_over(&g_backends[order[i]])) continue;
             xdev_backend_t *be = load_backend(order[i]);
             if (usable(be)) {
                 g_default_type = order[i];
@@ -307,10 +346,17 @@ static xdev_status_t select_backend(void) {
     xdev_status_t env = env_failure(tried, n, spec);
     if (env != XDEV_SUCCESS) return env;
     xdev_status_t st = XDEV_ERROR_BACKEND_UNAVAILABLE;
+    char avail[256];
+    usable_names(avail, sizeof avail);
     if (n == 1)
-        return XDEV_FAIL(st, "XDEV_BACKEND=%s: the %s backend cannot be used: %s", spec,
-                         g_backends[list[0]].name, g_backends[list[0]].reason);
-    return XDEV_FAIL(st, "XDEV_BACKEND=%s: none of the listed backends can be used: %s", spec, why);
+        return XDEV_FAIL(st,
+                         "XDEV_BACKEND=%s: the %s backend cannot be used: %s (usable here: %s; "
+                         "xdev-info says why each other one is not)",
+                         spec, g_backends[list[0]].name, g_backends[list[0]].reason, avail);
+    return XDEV_FAIL(st,
+                     "XDEV_BACKEND=%s: none of the listed backends can be used: %s (usable here: "
+                     "%s; xdev-info says why each other one is not)",
+                     spec, why, avail);
 }
 
 /* A backend is a name: each name XDEV_BACKEND lists that no backend was
