@@ -127,6 +127,13 @@ static xdev_status_t c_utilization(xdev_device_t d) {
     return xdev_device_utilization(d, &u);
 }
 
+static xdev_status_t c_memory_sleep(xdev_device_t d) {
+    return xdev_memory_sleep(d, NULL, XDEV_MEMORY_SLEEP_KEEP);
+}
+static xdev_status_t c_memory_wake(xdev_device_t d) {
+    return xdev_memory_wake(d, NULL);
+}
+
 typedef struct device_call {
     const char *name;
     xdev_status_t (*fn)(xdev_device_t);
@@ -147,6 +154,8 @@ static const device_call_t device_calls[] = {
     {"xdev_reset_peak_memory_stats", xdev_reset_peak_memory_stats},
     {"xdev_memory_summary", c_memory_summary},
     {"xdev_memory_record_history", c_record_history},
+    {"xdev_memory_sleep", c_memory_sleep},
+    {"xdev_memory_wake", c_memory_wake},
     {"xdev_set_per_process_memory_fraction", c_fraction},
     {"xdev_generator_create", c_generator_create},
     {"xdev_initial_seed", c_initial_seed},

@@ -162,6 +162,9 @@ CORE_PUBLIC_CALLS = {
     ('core/interop/dlpack.c', 'xdev_last_error'): "quotes why the tensor's backend is not usable",
     ('core/interop/foreign.c', 'xdev_last_error'): "quotes the failed wait in its own message",
     ('core/alloc/dlpack_exports.c', 'xdev_host_free'): "the free the program asked for, put off until the consumer's deleter",
+    ('core/alloc/alloc_sleep.c', 'xdev_host_alloc'): "KEEP's copy of sleeping memory from the pinned host cache (pinning costs more than the copy)",
+    ('core/alloc/alloc_sleep.c', 'xdev_host_free'): "a woken segment's copy back to the pinned host cache, for the next sleep",
+    ('core/alloc/alloc_sleep.c', 'xdev_last_error'): "quotes the pinned allocation's and the mapping's failure in its own message",
     ('core/comm/comm_procs.c', 'xdev_last_error'): "quotes the transport loader's refusal of a damaged id's name",
     ('core/comm/shm_comm.c', 'xdev_last_error'): "hands its own failure's message to the transport table's err",
     # the element-wise helper is a client of the kernel API it sits beside (xdev/kernel.h):

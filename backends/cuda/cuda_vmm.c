@@ -11,8 +11,7 @@
  * frees exactly that memory, with no handle to keep. New mappings are made
  * accessible to the device and to every device that has enabled peer access
  * to it (xc_vmm_note_peer); a peer enabled later sees later mappings only.
- * CUDA only: the HIP build has no va slots (expandable segments then say the
- * hip backend lacks them). */
+ * CUDA only: the HIP build has its own, backends/hip/hip_vmm.c. */
 #include <cuda.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -100,7 +100,17 @@ typedef struct xdev_segment {
     struct xdev_segment *prev, *next; /* device's segment list */
     uint64_t serial;                  /* creation order, for snapshots */
     uint64_t free_since;              /* the arena's growth count when it last became wholly free */
+    /* Sleep (alloc_sleep.c; expandable segments only): XDEV_SEG_AWAKE, or
+     * going to sleep / asleep / waking; while not awake nothing is mapped
+     * behind [base, base + size) (or is being unmapped or mapped) and
+     * sleep_copy holds the contents (XDEV_MEMORY_SLEEP_KEEP) or is NULL:
+     * from the pinned host cache (sleep_copy_pinned) or malloc'ed. */
+    uint8_t sleep_state;
+    bool sleep_copy_pinned;
+    void *sleep_copy;
 } xdev_segment_t;
+
+enum { XDEV_SEG_AWAKE = 0, XDEV_SEG_SLEEPING = 1, XDEV_SEG_ASLEEP = 2, XDEV_SEG_WAKING = 3 };
 
 /* Free blocks of one stream, one pool kind. */
 typedef struct xdev_bins {
@@ -120,6 +130,13 @@ typedef struct xdev_stream_pool {
     xdev_allocator_t custom;
     xdev_bins_t bins[XDEV_POOL_KINDS];
     struct xdev_segment *expandable[XDEV_POOL_KINDS]; /* expandable_segments:true */
+    /* Expandable segments only: the top-level tag (the first component of
+     * the tag path, interned) every allocation of the pool was made under,
+     * so that a top-level tag's memory has segments of its own and can
+     * sleep (alloc_sleep.c); NULL = untagged. Without expandable segments
+     * pools are not split by tag (this stays NULL). */
+    const char *tag;
+    int asleep; /* segments of the pool not awake: it hands out no block */
     struct xdev_stream_pool *next;
 } xdev_stream_pool_t;
 
@@ -187,6 +204,7 @@ typedef struct xdev_device_allocator {
     _Atomic uint64_t segment_serial;
     _Atomic(struct xdev_device_allocator *) arenas[XDEV_MAX_ARENAS];
     atomic_bool arenas_ok; /* the caching mode has allocated: threads may use other arenas */
+    _Atomic int sleeping;  /* segments of all arenas not awake (alloc_sleep.c) */
     /* This arena's allocated/reserved bytes as last traced, so the stream
      * tracer's counters can add up the device without taking other locks. */
     _Atomic int64_t traced_allocated, traced_reserved;
@@ -245,6 +263,16 @@ typedef void (*xdev_segment_fn)(void *ctx, const xdev_device_allocator_t *da, ui
 void xdev_alloc_each_segment(xdev_device_allocator_t *primary, xdev_segment_fn fn, void *ctx);
 /* This thread's tag path for new allocations (alloc_tag.c), or NULL. */
 const char *xdev_alloc_tag_current(void);
+/* The first component of this thread's tag path ("a" of "a/b"), interned,
+ * or NULL (alloc_tag.c). */
+const char *xdev_alloc_tag_root_current(void);
+/* Was `path` ever pushed in this process, or the first component of a
+ * path pushed (alloc_tag.c)? */
+bool xdev_alloc_tag_known(const char *path);
+/* The error for an allocation asked of a pool whose memory is asleep, and
+ * for a pointer into a sleeping segment (alloc_sleep.c). */
+xdev_status_t xdev_alloc_asleep_error(const xdev_device_allocator_t *da, const char *tag,
+                                      const char *what, const void *ptr);
 /* The device's statistics, summed over its arenas (takes each arena's lock
  * in turn; da is the primary). */
 void xdev_alloc_stats_copy(xdev_device_allocator_t *da, xdev_memory_stats_t *out);

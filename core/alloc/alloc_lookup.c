@@ -5,6 +5,8 @@
  * for memory opened from an IPC handle, the allocation that handle exported. */
 #include "alloc/alloc_lookup.h"
 
+#include <stdio.h>
+
 #include "alloc/alloc_internal.h"
 #include "base/error_internal.h"
 #include "runtime/thread_state.h"
@@ -47,6 +49,7 @@ static xdev_status_t freed(const void *ptr, const char *arg, const xdev_ptr_entr
 
 xdev_status_t xdev_live_lookup(const void *ptr, const char *arg, xdev_live_ref_t *out) {
     out->owner = NULL;
+    out->asleep = false;
     out->known = xdev_ptr_lookup(ptr, &out->e);
     if (!out->known) return XDEV_SUCCESS;
     const xdev_ptr_entry_t *e = &out->e;
@@ -88,6 +91,7 @@ xdev_status_t xdev_live_lookup(const void *ptr, const char *arg, xdev_live_ref_t
     xdev_device_allocator_t *da = xdev_alloc_owner(e);
     if (da == NULL) return freed(ptr, arg, e);
     bool gone;
+    const char *sleep_tag = NULL;
     xdev_spin_lock(&da->lock);
     xdev_block_t *b = device_block(da, (uintptr_t)ptr, &gone);
     if (b != NULL) {
@@ -96,8 +100,15 @@ xdev_status_t xdev_live_lookup(const void *ptr, const char *arg, xdev_live_ref_t
         out->block_size = b->size;
         out->owner = da;
         out->epoch = atomic_load_explicit(&da->frees, memory_order_relaxed);
+        out->asleep = b->segment != NULL && b->segment->sleep_state != XDEV_SEG_AWAKE;
+        if (out->asleep) sleep_tag = b->segment->pool->tag;
     }
     xdev_spin_unlock(&da->lock);
+    if (b != NULL && out->asleep) {
+        char what[240];
+        snprintf(what, sizeof what, "'%s'", arg);
+        return xdev_alloc_asleep_error(da, sleep_tag, what, ptr);
+    }
     if (b != NULL) return XDEV_SUCCESS;
     if (gone) {
         out->known = false;

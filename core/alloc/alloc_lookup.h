@@ -24,12 +24,16 @@ typedef struct xdev_live_ref {
     size_t block_size;  /* bytes set aside for it (>= size, rounding) */
     const void *owner;  /* device memory: the arena that holds it (else NULL) */
     uint64_t epoch;     /* that arena's free count when it was found live */
+    bool asleep;        /* the allocation is asleep (xdev_memory_sleep): see below */
 } xdev_live_ref_t;
 
 /* SUCCESS with known = false for memory xdev does not manage (host memory),
  * or known = true and the live allocation containing ptr. A pointer into
  * memory xdev manages that is not allocated now (freed, or never handed
- * out) is XDEV_ERROR_INVALID_VALUE with a message naming `arg`. */
+ * out) is XDEV_ERROR_INVALID_VALUE with a message naming `arg`; so is a
+ * live allocation whose memory is asleep (xdev_memory_sleep), which no
+ * stream-ordered call may use: then the ref is filled as for a live one and
+ * `asleep` is set (callers that only describe the pointer accept it). */
 xdev_status_t xdev_live_lookup(const void *ptr, const char *arg, xdev_live_ref_t *out);
 
 /* xdev_live_lookup with a per-thread cache of device allocations found live

@@ -20,6 +20,9 @@
 #define INTERN_MAX 65536
 
 static _Thread_local const char *tls_stack[TAG_DEPTH_MAX];
+/* The first component of each path ("a" of "a/b/c"), interned too: with
+ * expandable segments the allocator keys pools by it (alloc_sleep.c). */
+static _Thread_local const char *tls_roots[TAG_DEPTH_MAX];
 static _Thread_local int tls_depth;
 
 /* Open-addressing set of interned paths (the table never shrinks). */
@@ -74,6 +77,18 @@ const char *xdev_alloc_tag_current(void) {
     return tls_depth > 0 ? tls_stack[tls_depth - 1] : NULL;
 }
 
+const char *xdev_alloc_tag_root_current(void) {
+    return tls_depth > 0 ? tls_roots[tls_depth - 1] : NULL;
+}
+
+/* A path pushed, or the first component of one (interned at the push). */
+bool xdev_alloc_tag_known(const char *path) {
+    pthread_mutex_lock(&g_lock);
+    bool known = g_cap > 0 && *slot_of(g_slots, g_cap, path) != NULL;
+    pthread_mutex_unlock(&g_lock);
+    return known;
+}
+
 xdev_status_t xdev_memory_tag_push(const char *tag) {
     XDEV_REQUIRE_ARG(tag);
     size_t len = strlen(tag);
@@ -97,13 +112,24 @@ xdev_status_t xdev_memory_tag_push(const char *tag) {
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
                              "the tag path '%.40s...' would be longer than %d bytes", path,
                              TAG_PATH_MAX - 1);
+    /* the root: the parent's, or the new path's first component */
+    char first[TAG_PATH_MAX];
+    if (parent == NULL) {
+        size_t first_len = strcspn(path, "/");
+        memcpy(first, path, first_len);
+        first[first_len] = '\0';
+    }
     pthread_mutex_lock(&g_lock);
     const char *interned = intern_locked(path);
+    const char *root = parent != NULL     ? tls_roots[tls_depth - 1]
+                       : interned != NULL ? intern_locked(first)
+                                          : NULL;
     pthread_mutex_unlock(&g_lock);
-    if (interned == NULL)
+    if (interned == NULL || root == NULL)
         return XDEV_API_FAIL(XDEV_ERROR_OUT_OF_MEMORY,
                              "no room for tag path '%s' (host memory, or %d distinct paths)", path,
                              INTERN_MAX);
+    tls_roots[tls_depth] = root;
     tls_stack[tls_depth++] = interned;
     return XDEV_SUCCESS;
 }

@@ -109,16 +109,28 @@ void xdev_caching_bins_del(xdev_device_allocator_t *da, xdev_block_t *b) {
     }
 }
 
+/* The tag a new allocation's pool is keyed by: with expandable segments
+ * each top-level tag (the first component of the thread's tag path) has
+ * pools (and so segments) of its own, which is what lets its memory sleep
+ * (alloc_sleep.c); otherwise none. Only the top level, so that the phases
+ * a program tags below it ("step/forward", "step/backward") still share
+ * cached blocks and address ranges. */
+static const char *pool_tag(void) {
+    return xdev_alloc_settings()->expandable_segments ? xdev_alloc_tag_root_current() : NULL;
+}
+
 static xdev_stream_pool_t *get_pool(xdev_device_allocator_t *da, xdev_stream_t stream,
                                     const struct xdev_mempool *mp) {
     uint64_t id = mp != NULL ? mp->id : 0;
+    const char *tag = pool_tag();
     for (xdev_stream_pool_t *p = da->pools; p != NULL; p = p->next)
-        if (p->stream == stream && p->mempool == id) return p;
+        if (p->stream == stream && p->mempool == id && p->tag == tag) return p;
     xdev_stream_pool_t *p = calloc(1, sizeof *p);
     if (p == NULL) return NULL;
     p->stream = stream;
     p->native = stream->native;
     p->mempool = id;
+    p->tag = tag;
     if (mp != NULL && mp->has_custom) {
         p->has_custom = true;
         p->custom = mp->custom;
@@ -588,7 +600,8 @@ xdev_status_t xdev_caching_malloc(xdev_device_allocator_t *da, size_t size, xdev
     size_t rsize = round_size(size);
     xdev_block_t *b = da->stash;
     if (b != NULL && b->size == rsize && b->pool->stream == stream &&
-        b->pool->mempool == (mp != NULL ? mp->id : 0) && stash_is_best(b)) {
+        b->pool->mempool == (mp != NULL ? mp->id : 0) && b->pool->tag == pool_tag() &&
+        b->pool->asleep == 0 && stash_is_best(b)) {
         da->stash = NULL; /* the hot pair: the block just freed */
     } else {
         xdev_caching_stash_flush(da);
@@ -609,6 +622,7 @@ static xdev_status_t take_block(xdev_device_allocator_t *da, size_t rsize, size_
     xdev_stream_pool_t *pool = get_pool(da, stream, mp);
     if (pool == NULL)
         return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for a stream pool");
+    if (pool->asleep != 0) return xdev_alloc_asleep_error(da, pool->tag, "an allocation", NULL);
     xdev_block_t *b = xdev_bins_best_fit(&pool->bins[kind], rsize, max_split());
     if (b != NULL) {
         xdev_caching_bins_del(da, b);

@@ -15,8 +15,9 @@
  *
  * Backends provide the mapping calls (memory.va_*: CUDA's virtual memory
  * API, mmap on the CPU backend); a segment's range is one registry entry of
- * origin XDEV_PTR_EXPANDABLE, which IPC refuses to export. Everything here
- * runs with the arena's lock held. */
+ * origin XDEV_PTR_EXPANDABLE, which IPC refuses to export. A segment that
+ * sleeps (alloc_sleep.c) is never shrunk. Everything here runs with the
+ * arena's lock held. */
 #include <stdlib.h>
 
 #include "alloc/alloc_internal.h"
@@ -197,12 +198,13 @@ size_t xdev_expandable_shrink(xdev_device_allocator_t *da) {
     xdev_caching_stash_flush(da);
     int n = 0, cap = 0;
     for (xdev_segment_t *s = da->segments; s != NULL; s = s->next)
-        cap += s->expandable && !s->shrinking;
+        cap += s->expandable && !s->shrinking && s->sleep_state == XDEV_SEG_AWAKE;
     if (cap == 0) return 0;
     cut_t *cuts = calloc((size_t)cap, sizeof *cuts);
     if (cuts == NULL) return 0;
     for (xdev_segment_t *s = da->segments; s != NULL && n < cap; s = s->next) {
         if (s->pool->mempool != 0 && !s->pool->mempool_dead) continue; /* a live pool's */
+        if (s->sleep_state != XDEV_SEG_AWAKE) continue; /* unmapped, or about to be */
         if (s->expandable && !s->shrinking && cut_tail(da, s, gran, &cuts[n])) n++;
     }
     size_t released = 0;

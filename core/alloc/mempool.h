@@ -42,6 +42,10 @@ void xdev_mempool_retain_graph(xdev_mempool_t p);
 /* Drop the creator's reference (a graph's private pool: only graphs hold it). */
 void xdev_mempool_drop_user(xdev_mempool_t p);
 void xdev_mempool_release_graph(xdev_mempool_t p);
+/* A graph replay's check (alloc_sleep.c): INVALID_VALUE naming graph
+ * `graph` while memory of pool p sleeps (xdev_memory_sleep with tag NULL),
+ * else SUCCESS - one relaxed load while nothing on the device sleeps. */
+xdev_status_t xdev_mempool_check_awake(xdev_mempool_t p, uint64_t graph);
 /* Whether device rec's allocator can hold pools (the caching mode), with
  * the message when not. */
 xdev_status_t xdev_mempool_supported(xdev_device_record_t *rec);

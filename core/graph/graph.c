@@ -362,6 +362,8 @@ static xdev_status_t replay_locked(xdev_graph_t g, xdev_stream_t stream) {
                          " and cannot be replayed on a stream of " XDEV_REC_FMT,
                          (unsigned long long)g->id, XDEV_REC_ARGS(g->rec),
                          XDEV_REC_ARGS(stream->rec));
+    xdev_status_t st = xdev_mempool_check_awake(g->pool, g->id); /* its pool slept with all */
+    if (st != XDEV_SUCCESS) return st;
     xdev_enqueue_t q = {
         .kind = XDEV_OP_GRAPH_REPLAY,
         .name = "graph_replay",

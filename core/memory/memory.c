@@ -27,7 +27,7 @@ xdev_status_t xdev_pointer_get_info(const void *ptr, xdev_pointer_info_t *out) {
     xdev_core_error_save(&saved);
     if (xdev_live_lookup(ptr, "ptr", &ref) != XDEV_SUCCESS) {
         xdev_core_error_restore(&saved); /* freed memory is simply not xdev's any more */
-        ref.known = false;
+        ref.known = ref.asleep;          /* sleeping memory still is */
     }
     /* Past the bytes requested (in the allocator's rounding) is not the
      * allocation's, as for every other check. */
@@ -49,7 +49,13 @@ xdev_status_t xdev_device_of(const void *ptr, xdev_device_t *out) {
     XDEV_REQUIRE_ARG(out);
     XDEV_CHECK(xdev_core_ensure_init());
     xdev_live_ref_t ref;
-    XDEV_CHECK(xdev_live_lookup(ptr, "ptr", &ref));
+    xdev_error_state_t saved;
+    xdev_core_error_save(&saved);
+    xdev_status_t st = xdev_live_lookup(ptr, "ptr", &ref);
+    if (st != XDEV_SUCCESS && ref.asleep) /* sleeping memory is still the device's */
+        xdev_core_error_restore(&saved);
+    else
+        XDEV_CHECK(st);
     if (!ref.known || ref.e.kind != XDEV_MEMORY_DEVICE)
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
                              "pointer %p is not device memory allocated by xdev", ptr);

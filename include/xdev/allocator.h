@@ -176,6 +176,47 @@ XDEV_API XDEV_RESULT xdev_status_t xdev_memory_tag_push(const char *tag);
 /* Drop this thread's innermost tag; error when none is pushed. */
 XDEV_API XDEV_RESULT xdev_status_t xdev_memory_tag_pop(void);
 
+/* Sleep and wake by tag (vLLM's sleep mode, for any memory xdev allocated):
+ * xdev_memory_sleep gives the device memory of the allocations made under
+ * the top-level tag `tag` (the first part of their tag path: "model" covers
+ * "model/attn"; a path with '/' is INVALID_VALUE; NULL: every allocation of
+ * the device) back to the driver - xdev_mem_get_info and
+ * nvidia-smi show it free - and xdev_memory_wake brings it back at the SAME
+ * addresses, so pointers the application holds, kernel arguments and
+ * captured graphs stay valid. KEEP copies the contents to pinned host memory
+ * and back; DISCARD leaves them undefined after wake.
+ *
+ * Rules (docs/memory.md, "Sleep and wake"):
+ * - Only expandable segments can sleep: set
+ *   XDEV_ALLOC_CONF=expandable_segments:true (then each top-level tag gets
+ *   segments of its own); otherwise XDEV_ERROR_NOT_SUPPORTED. A segment of
+ *   the tag that is not expandable refuses the whole call, naming it.
+ * - Sleep first waits for all work queued on the device.
+ * - While asleep, calls that check their pointers (copies, memset, fills,
+ *   BLAS, FFT, RNG, primitives, element-wise, kernel pointer arguments with
+ *   XDEV_LAUNCH_CHECKS=full) fail with XDEV_ERROR_INVALID_VALUE naming the
+ *   sleeping tag, as does an allocation with that tag on that device and
+ *   the replay of a graph whose own pool sleeps; a pointer the core cannot
+ *   see (inside a struct passed to a kernel, a tagged buffer a replayed
+ *   graph uses) reaches the device unmapped: a fault. xdev_free of a
+ *   sleeping allocation is allowed.
+ * - Memory pools of live graphs (and xdev_mempool_create's) sleep only with
+ *   tag NULL, each pool as a whole; a tag never reaches into them.
+ * - The allocator's statistics still count sleeping memory as reserved.
+ * Errors: a tag never pushed, or one with no memory on the device, or all
+ * of it asleep already (sleep) / none asleep (wake): INVALID_VALUE; another
+ * thread sleeping or waking the same memory: NOT_READY; wake without device
+ * memory: OUT_OF_MEMORY, what could not be mapped stays asleep. A forked
+ * child cannot call either (xdev refuses every call in it). */
+typedef enum xdev_memory_sleep_mode {
+    XDEV_MEMORY_SLEEP_KEEP = 0,    /* contents kept in pinned host memory */
+    XDEV_MEMORY_SLEEP_DISCARD = 1, /* contents undefined after wake */
+} xdev_memory_sleep_mode_t;
+
+XDEV_API XDEV_RESULT xdev_status_t xdev_memory_sleep(xdev_device_t device, const char *tag,
+                                                     xdev_memory_sleep_mode_t mode);
+XDEV_API XDEV_RESULT xdev_status_t xdev_memory_wake(xdev_device_t device, const char *tag);
+
 /* An application's own device allocator (torch's CUDAPluggableAllocator,
  * RMM's device_memory_resource). Install it before the device's first
  * allocation. free gets the size and the stream of the allocation. */

@@ -75,6 +75,11 @@
 #                  tests/gpu/interop_torch.py (PyTorch <-> xdev through DLPack;
 #                  on two GPUs again with XDEV_VISIBLE_DEVICES=0; then under
 #                  memcheck)
+#   sleep-wake     sleep_wake_bench on cuda:0: xdev_memory_sleep (keep) and
+#                  xdev_memory_wake of XDEV_SLEEP_GIB (default 40) GiB in 8
+#                  tags vs the same run's pinned copy bandwidth each way
+#                  (goal >= 0.9x both ways), free memory while asleep within
+#                  1% of before the allocations, contents checked
 #   stream-sanitizer  XDEV_SANITIZE=streams on cuda: test_sanitizer (races
 #                  reported, ordered code silent, off, malformed); the
 #                  conformance suites run with it on (reports counted: only
@@ -116,7 +121,7 @@ B=${XDEV_GPU_BUILD:-build-gpu}
 BUDGET=${XDEV_GPU_BUDGET_S:-530}
 DEFAULT_STEPS="build conformance parity heat torch-viz gpu sanitizer bench-runtime bench-copy bench-alloc bench-blas"
 DEFAULT_STEPS+=" bench-fft bench-kernel bench-barrier bench-graph bench-ops tf32 rng observe bench-trace"
-DEFAULT_STEPS+=" stream-sanitizer interop"
+DEFAULT_STEPS+=" stream-sanitizer interop sleep-wake"
 STEPS=" ${XDEV_GPU_STEPS:-$DEFAULT_STEPS} "
 STEPS=${STEPS//,/ }
 [[ "$STEPS" == *" bench "* ]] && STEPS+=" bench-runtime bench-copy bench-alloc bench-comm "
@@ -589,6 +594,19 @@ if want observe; then
     run_to "$OUT/tests.log" 90 "$B/bench/memviz_bench" --segments 4000 --history 100000 --out /tmp/xdev-big
     note "$(grep '^memviz_bench' "$OUT/tests.log" | tail -1)"
     rm -f /tmp/xdev-big.html /tmp/xdev-big.json
+fi
+if want sleep-wake; then
+    GIB=${XDEV_SLEEP_GIB:-40}
+    if [ -x "$B/bench/sleep_wake_bench" ]; then
+        note "sleep-wake (sleep keep + wake of $GIB GiB on cuda:0; goals: >= 0.9x of pinned copies"
+        note "  each way, free memory while asleep within 1% of before the allocations):"
+        m=$(mark)
+        XDEV_BACKEND=cuda XDEV_ALLOC_CONF=expandable_segments:true run_to "$BL" 300 \
+            "$B/bench/sleep_wake_bench" --device cuda:0 --gib "$GIB" --tags 8 --cycles 4
+        since "$m" | grep -vE '^(\$ |\[rc )' | sed 's/^/  /' | tee -a "$SUM"
+    else
+        note "sleep-wake: $B/bench/sleep_wake_bench not built: not run"
+    fi
 fi
 if want bench-trace; then
     note "bench-trace (runtime_bench --reps 11 --ops 2000, ns per call; tracer compiled out / in and off / on):"

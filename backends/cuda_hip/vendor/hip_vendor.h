@@ -285,6 +285,11 @@ static inline hipError_t xc_nv_cudaStreamGetCaptureInfo(hipStream_t s,
 
 /* ------------------------------------------------------------ what differs in meaning */
 #define XC_NAME "hip"
+/* virtual memory slots: backends/hip/hip_vmm.c, over the runtime's hipMem*
+ * calls; HIP 5.2's NVIDIA platform has no hipMem* wrappers, so none there */
+#if !defined(__HIP_PLATFORM_NVIDIA__)
+#define XC_HAVE_VMM 1
+#endif
 #define XC_DEVICE_TYPE XDEV_DEVICE_HIP
 /* for the messages of an init that finds no usable GPU (cuda_backend.c) */
 #if defined(__HIP_PLATFORM_NVIDIA__)

@@ -24,9 +24,9 @@
  *   XC_CCL, XC_CCL_*          the collective library under the comm table
  *                             (NCCL / RCCL: its header, file, env variable)
  *   XC_HAVE_VMM               virtual memory slots for expandable segments
- *                             (backends/cuda/cuda_vmm.c, CUDA's driver API;
- *                             not built for HIP, whose twin calls could not
- *                             be tried here)
+ *                             and sleep/wake (backends/cuda/cuda_vmm.c,
+ *                             CUDA's driver API; backends/hip/hip_vmm.c,
+ *                             HIP's runtime calls)
  *   XC_IMAGE_TAKES(format), XC_IMAGE_KINDS  the kernel images the module
  *                             loader takes (cuda_kernel.c: PTX, cubin and
  *                             fatbin on CUDA, code objects on HIP) and how a
