@@ -236,3 +236,6 @@ def check(status, call):
 def call(name, *args):
     """lib.<name>(*args), raising XdevError when it fails."""
     check(getattr(lib, name)(*args), name)
+
+
+XdevError.__module__ = LibraryNotFound.__module__ = "xdev"  # as users name them
