@@ -51,6 +51,20 @@ def _candidates():
     return out, False
 
 
+def _loaded_path(dll, name):
+    """The file the loader opened for `name` (dlinfo's link map), else the name."""
+    try:
+        dlinfo = C.CDLL(None).dlinfo
+        lm = C.c_void_p()
+        if dlinfo(C.c_void_p(dll._handle), 2, C.byref(lm)) == 0 and lm.value:  # RTLD_DI_LINKMAP
+            path = C.c_char_p.from_address(lm.value + C.sizeof(C.c_void_p)).value  # l_name
+            if path:
+                return os.fsdecode(path)
+    except (AttributeError, OSError):
+        pass
+    return name
+
+
 def _load():
     tried = []
     cands, explicit = _candidates()
@@ -59,7 +73,8 @@ def _load():
             tried.append(f"{path} ({how}: no such file)")
             continue
         try:
-            return C.CDLL(path, mode=C.RTLD_GLOBAL), path, how
+            dll = C.CDLL(path, mode=C.RTLD_GLOBAL)
+            return dll, _loaded_path(dll, path), how
         except OSError as e:
             tried.append(f"{path} ({how}: {e})")
     hint = ("XDEV_LIBRARY names a file that does not load" if explicit else
