@@ -96,7 +96,8 @@ class Tensor:
         self.data_ptr, self.shape, self.dtype = int(ptr), tuple(int(n) for n in shape), dtype
         self.strides = tuple(strides) if strides is not None else _contiguous_strides(self.shape)
         self.device, self.read_only = device, read_only
-        self._owner, self._source, self._stream = owner, source, None
+        self._owner, self._source = owner, source
+        self.stream = None  # where the data is produced: __dlpack__ orders consumers after it
 
     @classmethod
     def _over(cls, memory, shape, dtype):
@@ -227,7 +228,7 @@ class Tensor:
         shape = (C.c_int64 * max(self.ndim, 1))(*self.shape)
         strides = (C.c_int64 * max(self.ndim, 1))(*self.strides)
         managed = C.c_void_p()
-        producer = _stream_handle(self._stream)
+        producer = _stream_handle(self.stream)
         ch = consumer.handle if consumer is not None else None
         dt = DTYPES[self.dtype][0]
         try:
@@ -341,5 +342,5 @@ def from_dlpack(obj, *, stream=None, contiguous=False, writable=False):
     strides = tuple(view.strides[i] for i in range(n))
     t = Tensor(view.data or 0, shape, _BY_CODE[view.dtype], Device(view.device), strides,
                owner=_Registration(view.base), read_only=bool(view.read_only), source=source)
-    t._stream = stream
+    t.stream = stream
     return t

@@ -68,6 +68,10 @@
 #                  tests/gpu/interop_torch.py (PyTorch <-> xdev through DLPack;
 #                  on two GPUs again with XDEV_VISIBLE_DEVICES=0; then under
 #                  memcheck)
+#   python         tests/gpu/python_torch.py: the xdev Python package (python/)
+#                  with PyTorch: one kernel source compiled for cuda:0 and cpu:0,
+#                  launched on a torch CUDA tensor and a NumPy array; the DLPack
+#                  stream handshake both ways
 #   stream-sanitizer  XDEV_SANITIZE=streams on cuda: test_sanitizer (races
 #                  reported, ordered code silent, off, malformed); the
 #                  conformance suites run with it on (reports counted: only
@@ -96,7 +100,7 @@ B=${XDEV_GPU_BUILD:-build-gpu}
 BUDGET=${XDEV_GPU_BUDGET_S:-530}
 DEFAULT_STEPS="build conformance heat torch-viz gpu sanitizer bench-runtime bench-copy bench-alloc bench-blas"
 DEFAULT_STEPS+=" bench-fft bench-kernel bench-barrier bench-graph bench-ops tf32 rng observe bench-trace"
-DEFAULT_STEPS+=" stream-sanitizer interop"
+DEFAULT_STEPS+=" stream-sanitizer interop python"
 STEPS=" ${XDEV_GPU_STEPS:-$DEFAULT_STEPS} "
 STEPS=${STEPS//,/ }
 [[ "$STEPS" == *" bench "* ]] && STEPS+=" bench-runtime bench-copy bench-alloc bench-comm "
@@ -586,6 +590,15 @@ if want interop; then
     # as API errors; every memory access is still checked.
     XT_LIBXDEV_DIR="$B/lib" SAN_ARGS="--report-api-errors no" sanitize memcheck \
         "interop_torch.py (PyTorch <-> xdev)" python3 tests/gpu/interop_torch.py
+fi
+if want python; then
+    PL=$OUT/python.log
+    : >"$PL"
+    run_to "$PL" 180 env XDEV_BACKEND=cuda PYTHONPATH="$PWD/python" \
+        XDEV_LIBRARY="$(cd "$B/lib" && pwd)/libxdev.so.0" XDEV_CACHE_DIR="$OUT/python-kernel-cache" \
+        python3 tests/gpu/python_torch.py
+    note "python_torch.py (the xdev package with PyTorch): rc $?"
+    grep -E '^python_torch|^SKIP|Error|error' "$PL" | cut -c1-400 | sed 's/^/  /' | tee -a "$SUM"
 fi
 if want stream-sanitizer; then
     SL=$OUT/stream_sanitizer.log
