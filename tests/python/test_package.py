@@ -284,6 +284,23 @@ def compile_errors():
           f"'{e.message[:60]}...')")
 
 
+def docs_example():
+    """docs/python.md's example blocks (marked docs-test: python) run as written."""
+    page = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs",
+                        "python.md")
+    lines, blocks, i = open(page).read().split("\n"), [], 0
+    while i < len(lines):
+        if lines[i].strip() == "<!-- docs-test: python -->" and lines[i + 1] == "```python":
+            j = lines.index("```", i + 2)
+            blocks.append("\n".join(lines[i + 2:j]))
+            i = j
+        i += 1
+    assert blocks, "docs/python.md has no block marked docs-test: python"
+    for b in blocks:
+        exec(compile(b, page, "exec"), {"__name__": "docs_example"})
+    print(f"python: docs/python.md: {len(blocks)} example block(s) ran")
+
+
 def main():
     library()
     devices()
@@ -297,6 +314,7 @@ def main():
         snapshot_view(tmp)
     seeding()
     compile_errors()
+    docs_example()
     print("python: ok")
 
 
