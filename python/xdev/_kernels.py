@@ -6,11 +6,14 @@ xdev_elementwise (one expression, generated and compiled once).
 
 Launch arguments are marshalled from the kernel's own signature
 (xdev_kernel_get_attributes): a pointer parameter takes an xdev.Tensor, an
-xdev.Memory, an int address or None; a value parameter a Python int (an
-integer of the parameter's size), a Python float (float for 4 bytes, double
-for 8, half for 2), or anything bytes-like of exactly its size (numpy.float32(2),
-ctypes.c_short(3)). xdev checks count, sizes and pointers at launch."""
+xdev.Memory, an int address or None; a value parameter a Python number packed as the
+parameter's C type declared in the source (XDEV_PARAM(float, a) takes 2 as
+2.0f; an integer type refuses 2.5), else by its size (an int as an integer, a
+float as float for 4 bytes, double for 8), or anything bytes-like of exactly
+its size (numpy.float32(2), ctypes.c_short(3)). xdev checks count, sizes and
+pointers at launch."""
 import ctypes as C
+import re
 import struct
 
 from ._core import Memory, _dev, _stream_handle
@@ -18,6 +21,47 @@ from ._interop import DTYPES, Tensor
 from ._lib import Arg, CompileOptions, Dim3, KernelAttrs, LaunchConfig, call, lib
 
 KPARAM_POINTER = 1  # XDEV_KPARAM_POINTER
+_KERNEL_DECL = re.compile(r"\bXDEV_KERNEL(?:_SYNC|_BLOCK)?\s*\(")
+_FLOAT_TYPES = re.compile(r"\b(float|double)\b")
+_INT_TYPES = re.compile(r"\b(char|short|int|long|unsigned|signed|size_t|ptrdiff_t|bool|_Bool|"
+                        r"u?int(8|16|32|64)_t)\b")
+
+
+def _split_top(text):
+    """text split at the commas outside parentheses."""
+    out, depth, cur = [], 0, []
+    for ch in text:
+        if ch == "," and depth == 0:
+            out.append("".join(cur).strip())
+            cur = []
+            continue
+        depth += (ch == "(") - (ch == ")")
+        cur.append(ch)
+    out.append("".join(cur).strip())
+    return out
+
+
+def _parse_signatures(source):
+    """{kernel: [(parameter type, name) or None per parameter]} from the
+    XDEV_KERNEL declarations of dialect source: the C types the launch packs
+    Python numbers for (a float parameter takes 2 as 2.0f). Comments and
+    macros are not expanded: what cannot be read is None (size-based packing)."""
+    text = re.sub(r"/\*.*?\*/|//[^\n]*", " ", source, flags=re.S)
+    out = {}
+    for m in _KERNEL_DECL.finditer(text):
+        depth, i = 1, m.end()
+        while i < len(text) and depth:
+            depth += (text[i] == "(") - (text[i] == ")")
+            i += 1
+        parts = _split_top(text[m.end():i - 1])
+        if not parts or not re.fullmatch(r"\w+", parts[0]):
+            continue
+        params = []
+        for p in parts[1:]:
+            v = re.fullmatch(r"XDEV_PARAM\s*\((.*),\s*(\w+)\s*\)", p, re.S)
+            params.append((" ".join(v.group(1).split()), v.group(2)) if v else None)
+        out[parts[0]] = params
+    return out
 
 
 def _address(x, what):
@@ -34,9 +78,14 @@ def _address(x, what):
                     "xdev.from_dlpack first)")
 
 
-def _value_bytes(x, size, what):
+def _value_bytes(x, size, what, ctype=None):
     if isinstance(x, bool):
         x = int(x)
+    if ctype is not None and isinstance(x, (int, float)):
+        if _FLOAT_TYPES.search(ctype):
+            x = float(x)  # a float parameter given 2 takes 2.0
+        elif isinstance(x, float) and _INT_TYPES.search(ctype):
+            raise TypeError(f"xdev: {what} is declared '{ctype}': pass an int, not {x!r}")
     if isinstance(x, int):
         size = size or 8
         if size not in (1, 2, 4, 8):
@@ -71,8 +120,9 @@ def _dim3(v, what):
 class Kernel:
     """A kernel of a Module: launch(grid, block, *args) or call it."""
 
-    def __init__(self, module, handle, name):
+    def __init__(self, module, handle, name, decls=None):
         self.module, self.handle, self.name = module, handle, name
+        self.declared = decls or []  # [(C type, name) or None] from the source, when read
         a = KernelAttrs()
         call("xdev_kernel_get_attributes", handle, C.byref(a))
         self.nparams, self.max_threads_per_block = a.nparams, a.max_threads_per_block
@@ -84,7 +134,8 @@ class Kernel:
         """Enqueue the kernel on `stream` (None: the current stream of its device)."""
         keep, argv = [], (Arg * max(len(args), 1))()
         for i, x in enumerate(args):
-            what = f"{self.name}: argument {i}"
+            decl = self.declared[i] if i < len(self.declared) else None
+            what = f"{self.name}: argument {i}" + (f" '{decl[1]}'" if decl else "")
             size = self.param_sizes[i] if i < len(self.param_sizes) else 0
             kind = self.param_kinds[i] if i < len(self.param_kinds) else None
             pointer = (kind & KPARAM_POINTER) if kind is not None else \
@@ -94,7 +145,7 @@ class Kernel:
                 keep.append(raw)
                 argv[i] = Arg(C.cast(C.byref(raw), C.c_void_p), C.sizeof(raw))
             else:
-                data = _value_bytes(x, size, what)
+                data = _value_bytes(x, size, what, decl[0] if decl else None)
                 b = C.create_string_buffer(data, max(len(data), 1))
                 keep.append(b)
                 argv[i] = Arg(C.cast(b, C.c_void_p), len(data))
@@ -112,14 +163,15 @@ class Module:
     """Compiled kernels for one device; kernels by name: m["saxpy"] or m.saxpy.
     unload() (or the with-block's end, or collection) waits for its launches."""
 
-    def __init__(self, handle, device):
+    def __init__(self, handle, device, signatures=None):
         self.handle, self.device, self._kernels = handle, device, {}
+        self._signatures = signatures or {}
 
     def get_kernel(self, name):
         if name not in self._kernels:
             h = C.c_void_p()
             call("xdev_module_get_kernel", self.handle, name.encode(), C.byref(h))
-            self._kernels[name] = Kernel(self, h.value, name)
+            self._kernels[name] = Kernel(self, h.value, name, self._signatures.get(name))
         return self._kernels[name]
 
     __getitem__ = get_kernel
@@ -160,7 +212,7 @@ def compile(source, device=None, *, options=(), name=None):
     o = CompileOptions(C.sizeof(CompileOptions), name.encode() if name else None, arr, len(opts))
     h = C.c_void_p()
     call("xdev_module_compile", dev._c(), source.encode(), C.byref(o), C.byref(h))
-    return Module(h.value, dev)
+    return Module(h.value, dev, _parse_signatures(source))
 
 
 def compile_log():

@@ -192,6 +192,13 @@ def kernel_on_numpy():
     saxpy.launch(4, 256, np.int64(n), np.float32(-1.0), tx, ty, stream=s)
     s.synchronize()
     assert np.array_equal(y, x + 1.0), y[:4]
+    # Python numbers packed as the source declares them: 3 for 'float a' is 3.0f
+    assert saxpy.declared == [("long", "n"), ("float", "a"), None, None], saxpy.declared
+    y[:] = 0.0
+    saxpy(4, 256, n, 3, tx, ty)
+    xdev.synchronize()
+    assert np.array_equal(y, 3.0 * x), y[:4]
+    raises(TypeError, lambda: saxpy(4, 256, 1000.0, 3, tx, ty), "'n'", "long")
     # the launch checks, raised with xdev's message
     e = raises(xdev.XdevError, lambda: saxpy(1, 1, n, 2.0, tx), "argument")
     assert e.status_name == "XDEV_ERROR_INVALID_VALUE" and e.call == "xdev_launch_kernel"
