@@ -73,6 +73,8 @@ def _load():
             tried.append(f"{path} ({how}: no such file)")
             continue
         try:
+            # global, as for a program linked with it: what libxdev later loads
+            # (plugins, kernels compiled at run time) sees its symbols
             dll = C.CDLL(path, mode=C.RTLD_GLOBAL)
             return dll, _loaded_path(dll, path), how
         except OSError as e:

@@ -157,9 +157,10 @@ def dlpack_xdev_to_numpy():
         assert t.numpy()[0, 0] == -5
     # an xdev export coming back (a bare capsule; through NumPy where NumPy
     # re-exports, >= 2.1: before, it refuses its read-only from_dlpack arrays)
-    again = xdev.from_dlpack(t.__dlpack__())
-    assert again.data_ptr == t.data_ptr
-    again.release()
+    for mv in (None, (1, 0)):  # DLPack 0.x and 1.x capsules
+        again = xdev.from_dlpack(t.__dlpack__(max_version=mv))
+        assert again.data_ptr == t.data_ptr and again.shape == (2, 3) and again.dtype == "int32"
+        again.release()
     if b.flags.writeable:
         again = xdev.from_dlpack(b)
         assert again.data_ptr == t.data_ptr
