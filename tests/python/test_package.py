@@ -49,6 +49,9 @@ def library():
                        text=True)
     assert r.returncode != 0 and "/nonexistent/libxdev.so.0" in r.stderr, r.stderr
     assert "LibraryNotFound" in r.stderr, r.stderr
+    # python -m xdev names the library and the devices
+    r = subprocess.run([sys.executable, "-m", "xdev"], capture_output=True, text=True)
+    assert r.returncode == 0 and "(XDEV_LIBRARY)" in r.stdout and "cpu:1:" in r.stdout, r
     print(f"python: libxdev {xdev.version()} from {path} ({how}); a wrong XDEV_LIBRARY is "
           "refused by name")
 
