@@ -227,6 +227,8 @@ def elementwise(expression, out, *inputs, dtype=None, count=None, stream=None):
     addresses with dtype= and count=; float32, float64, int32 or int64."""
     if isinstance(out, Tensor):
         out._need_contiguous("elementwise: out")
+        if out.read_only:
+            raise ValueError("xdev.elementwise: out is read-only (its producer said so)")
         dtype = dtype or out.dtype
         count = out.numel if count is None else count
     if dtype is None or count is None:
