@@ -7,6 +7,7 @@
 #     xdev-cuda   lib/xdev/libxdev-cuda.so      (where the CUDA plugin was built)
 #     xdev-hip    lib/xdev/libxdev-hip.so       (where the HIP plugin was built)
 #     xdev-mpi    lib/xdev/libxdevcomm-mpi.so   (where the MPI transport was built)
+#     python3-xdev  the pure-Python package (XDEV_INSTALL_PYTHON, python/)
 #   so a machine without a GPU installs xdev alone and pulls in no CUDA, ROCm or MPI
 #   library (each plugin package depends on xdev of the same version); and one
 #   tarball of everything (xdev-<version>-Linux.tar.gz).
@@ -27,6 +28,9 @@ foreach(comp cuda hip)
 endforeach()
 if(TARGET xdevcomm-mpi)
   list(APPEND _xdev_components mpi)
+endif()
+if(XDEV_INSTALL_PYTHON)
+  list(APPEND _xdev_components python)
 endif()
 
 set(CPACK_PACKAGE_NAME xdev)
@@ -73,6 +77,13 @@ set(CPACK_COMPONENT_MPI_DESCRIPTION "The MPI transport (libxdevcomm-mpi.so) for 
 set(CPACK_DEBIAN_MPI_PACKAGE_NAME xdev-mpi)
 set(CPACK_DEBIAN_MPI_PACKAGE_SHLIBDEPS ${_xdev_shlibdeps})
 
+set(CPACK_COMPONENT_PYTHON_DEPENDS xdev)
+set(CPACK_COMPONENT_PYTHON_DESCRIPTION
+  "The xdev Python package (pure Python over ctypes: docs/python.md). Configure with -DXDEV_PYTHON_INSTALL_DIR=lib/python3/dist-packages for Debian's sys.path.")
+set(CPACK_DEBIAN_PYTHON_PACKAGE_NAME python3-xdev)
+set(CPACK_DEBIAN_PYTHON_PACKAGE_ARCHITECTURE all)
+
 include(CPack)
 unset(_xdev_components)
 unset(_xdev_shlibdeps)
+

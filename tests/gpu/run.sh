@@ -80,6 +80,10 @@
 #                  tags vs the same run's pinned copy bandwidth each way
 #                  (goal >= 0.9x both ways), free memory while asleep within
 #                  1% of before the allocations, contents checked
+#   python         tests/gpu/python_torch.py: the xdev Python package (python/)
+#                  with PyTorch: one kernel source compiled for cuda:0 and cpu:0,
+#                  launched on a torch CUDA tensor and a NumPy array; the DLPack
+#                  stream handshake both ways
 #   stream-sanitizer  XDEV_SANITIZE=streams on cuda: test_sanitizer (races
 #                  reported, ordered code silent, off, malformed); the
 #                  conformance suites run with it on (reports counted: only
@@ -121,7 +125,7 @@ B=${XDEV_GPU_BUILD:-build-gpu}
 BUDGET=${XDEV_GPU_BUDGET_S:-530}
 DEFAULT_STEPS="build conformance parity heat torch-viz gpu sanitizer bench-runtime bench-copy bench-alloc bench-blas"
 DEFAULT_STEPS+=" bench-fft bench-kernel bench-barrier bench-graph bench-ops tf32 rng observe bench-trace"
-DEFAULT_STEPS+=" stream-sanitizer interop sleep-wake"
+DEFAULT_STEPS+=" stream-sanitizer interop sleep-wake python"
 STEPS=" ${XDEV_GPU_STEPS:-$DEFAULT_STEPS} "
 STEPS=${STEPS//,/ }
 [[ "$STEPS" == *" bench "* ]] && STEPS+=" bench-runtime bench-copy bench-alloc bench-comm "
@@ -743,6 +747,15 @@ if want interop; then
     # as API errors; every memory access is still checked.
     XT_LIBXDEV_DIR="$B/lib" SAN_ARGS="--report-api-errors no" sanitize memcheck \
         "interop_torch.py (PyTorch <-> xdev)" python3 tests/gpu/interop_torch.py
+fi
+if want python; then
+    PL=$OUT/python.log
+    : >"$PL"
+    run_to "$PL" 180 env XDEV_BACKEND=cuda PYTHONPATH="$PWD/python" \
+        XDEV_LIBRARY="$(cd "$B/lib" && pwd)/libxdev.so.0" XDEV_CACHE_DIR="$OUT/python-kernel-cache" \
+        python3 tests/gpu/python_torch.py
+    note "python_torch.py (the xdev package with PyTorch): rc $?"
+    grep -E '^python_torch|^SKIP|Error|error' "$PL" | cut -c1-400 | sed 's/^/  /' | tee -a "$SUM"
 fi
 if want stream-sanitizer; then
     SL=$OUT/stream_sanitizer.log
