@@ -28,7 +28,7 @@
 
 START_TEST(version_and_symbol) {
     ck_assert_uint_eq(XDEV_BACKEND_ABI_MAJOR, 3);
-    ck_assert_uint_eq(XDEV_BACKEND_ABI_MINOR, 9); /* bump with every appended slot */
+    ck_assert_uint_eq(XDEV_BACKEND_ABI_MINOR, 8); /* bump with every appended slot */
     ck_assert_str_eq(XDEV_BACKEND_ENTRY_SYMBOL, "xdev_backend_entry");
     ck_assert_uint_eq(sizeof(size_t), P); /* the pins below count in pointer units */
 }
@@ -305,7 +305,7 @@ START_TEST(shared_public_types_layout) {
     ck_assert_uint_eq(offsetof(xdev_device_properties_t, physical_index), 276);
     ck_assert_uint_eq(offsetof(xdev_device_properties_t, integrated), 280);
     SIZE_IS(xdev_device_properties_t, 288);
-    /* torch 2.x's properties (ABI 3.9): a struct of its own, size first */
+    /* torch 2.x's properties (ABI 3.8): a struct of its own, size first */
     ck_assert_uint_eq(offsetof(xdev_device_properties_ext_t, size), 0);
     ck_assert_uint_eq(offsetof(xdev_device_properties_ext_t, uuid), P);
     ck_assert_uint_eq(offsetof(xdev_device_properties_ext_t, pci_bus_id), P + 96);

@@ -2,7 +2,7 @@
 /* device_ext.c - what torch 2.x's torch.cuda adds about a device: the
  * extended properties (UUID, PCI bus id, L2, MIG, bf16/tf32, arch), the
  * telemetry readings, the arch list and gencode flags. Each goes through an
- * optional device slot of ABI 3.9 (xdev/backend_slots.h); a backend without
+ * optional device slot of ABI 3.8 (xdev/backend_slots.h); a backend without
  * it is XDEV_ERROR_NOT_SUPPORTED naming the backend and the slot. */
 #include <stdio.h>
 #include <string.h>

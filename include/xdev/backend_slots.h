@@ -58,16 +58,16 @@
      * fields that fit in ext->size (the core passes a zeroed struct of its own size). NULL:       \
      * xdev_get_device_properties_ext is NOT_SUPPORTED naming the backend, and                     \
      * XDEV_VISIBLE_DEVICES cannot select its devices by UUID. */                                  \
-    X(device, get_properties_ext, OPTIONAL, DEV, 9, (xdev_device_properties_ext_t * ext), (ext))   \
+    X(device, get_properties_ext, OPTIONAL, DEV, 8, (xdev_device_properties_ext_t * ext), (ext))   \
     /* One reading (xdev/system.h: what, in which unit). A quantity the backend cannot read        \
      * honestly is XDEV_ERROR_NOT_SUPPORTED with the reason, never a made-up number. NULL:         \
      * every reading is NOT_SUPPORTED naming the backend. */                                       \
-    X(device, telemetry, OPTIONAL, DEV, 9, (xdev_telemetry_t what, uint64_t * value),              \
+    X(device, telemetry, OPTIONAL, DEV, 8, (xdev_telemetry_t what, uint64_t * value),              \
       (what, value))                                                                               \
     /* The code targets the backend's own device code was built for, space-separated in            \
      * torch's names ("sm_80 sm_90 compute_90", "gfx90a gfx942"; a NUL-terminated text cut to      \
      * len). NULL: xdev_get_arch_list is NOT_SUPPORTED naming the backend. */                      \
-    X(device, arch_list, OPTIONAL, HOST, 9, (char *buf, size_t len), (buf, len))
+    X(device, arch_list, OPTIONAL, HOST, 8, (char *buf, size_t len), (buf, len))
 
 /* ------------------------------------------------------------------ stream */
 #define XDEV_SLOTS_STREAM(X)                                                                       \
