@@ -141,6 +141,10 @@ CORE_PUBLIC_CALLS = {
     ('core/math/ops.c', 'xdev_dtype_size'): 'element size; pure lookup',
     ('core/math/primitives.c', 'xdev_dtype_name'): 'dtype name in a message; pure lookup',
     ('core/math/primitives.c', 'xdev_dtype_size'): 'element size; pure lookup',
+    ('core/math/prim_sort.c', 'xdev_dtype_name'): 'dtype name in a message; pure lookup',
+    ('core/math/prim_sort.c', 'xdev_dtype_size'): 'element size; pure lookup',
+    ('core/math/prim_select.c', 'xdev_dtype_name'): 'dtype name in a message; pure lookup',
+    ('core/math/prim_select.c', 'xdev_dtype_size'): 'element size; pure lookup',
     ('core/math/rng.c', 'xdev_dtype_name'): 'dtype name in a message; pure lookup',
     # device type names (xdev/device.h): a backend-table lookup, no error state.
     ('core/math/rng.c', 'xdev_device_type_name'): "the generator's device in a message",
@@ -150,6 +154,8 @@ CORE_PUBLIC_CALLS = {
     # the thread's message or status (xdev/error.h), read to quote or keep it; sets nothing.
     ('core/math/blas.c', 'xdev_last_error'): "keeps XDEV_ALLOW_TF32's parse message for later calls",
     ('core/math/fft.c', 'xdev_last_error'): "quotes the allocator's message (plan work area)",
+    ('core/math/prim_select.c', 'xdev_last_error'): "quotes the allocator's and the predicate's element-wise call's message",
+    ('core/math/prim_select.c', 'xdev_elementwise'): "select_if runs its predicate as an element-wise kernel into a flags buffer",
     ('core/math/primitives.c', 'xdev_last_error'): "keeps XDEV_DETERMINISTIC's parse message; quotes the allocator's (temporaries)",
     ('core/comm/watchdog.c', 'xdev_last_error'): "quotes the backend's asynchronous error in the group's",
     ('core/comm/communicator.c', 'xdev_last_error'): "quotes the backend's failure after the group's abort reason",

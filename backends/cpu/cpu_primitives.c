@@ -145,6 +145,10 @@ typedef struct prim_job {
 #define ST_BF16(p, i, v) (((uint16_t *)(p))[i] = xdev_f32_to_bf16(v))
 #define ST_I32(p, i, v) (((int32_t *)(p))[i] = (v))
 #define ST_I64(p, i, v) (((int64_t *)(p))[i] = (v))
+#define LD_U32(p, i) (((const uint32_t *)(p))[i])
+#define LD_U64(p, i) (((const uint64_t *)(p))[i])
+#define ST_U32(p, i, v) (((uint32_t *)(p))[i] = (v))
+#define ST_U64(p, i, v) (((uint64_t *)(p))[i] = (v))
 
 TYPE(f32, float, float, f, LD_F32, ST_F32, F_NAN, -0.0f, 1.0f, -INFINITY, INFINITY)
 TYPE(f16, float, float, f, LD_F16, ST_F16, F_NAN, -0.0f, 1.0f, -INFINITY, INFINITY)
@@ -152,6 +156,8 @@ TYPE(bf16, float, float, f, LD_BF16, ST_BF16, F_NAN, -0.0f, 1.0f, -INFINITY, INF
 TYPE(f64, double, double, d, LD_F64, ST_F64, F_NAN, -0.0, 1.0, -INFINITY, INFINITY)
 TYPE(i32, int32_t, uint32_t, u32, LD_I32, ST_I32, NO_NAN, 0, 1, INT32_MIN, INT32_MAX)
 TYPE(i64, int64_t, uint64_t, u64, LD_I64, ST_I64, NO_NAN, 0, 1, INT64_MIN, INT64_MAX)
+TYPE(u32, uint32_t, uint32_t, u32, LD_U32, ST_U32, NO_NAN, 0, 1, 0, UINT32_MAX)
+TYPE(u64, uint64_t, uint64_t, u64, LD_U64, ST_U64, NO_NAN, 0, 1, 0, UINT64_MAX)
 
 /* ------------------------------------------------------------ reduce */
 
@@ -178,6 +184,8 @@ static void reduce_chunks(void *arg, size_t c0, size_t c1) {
             REDUCE_CASE(XDEV_DTYPE_F64, f64, d)
             REDUCE_CASE(XDEV_DTYPE_I32, i32, u32)
             REDUCE_CASE(XDEV_DTYPE_I64, i64, u64)
+            REDUCE_CASE(XDEV_DTYPE_U32, u32, u32)
+            REDUCE_CASE(XDEV_DTYPE_U64, u64, u64)
         default:
             break;
         }
@@ -210,6 +218,8 @@ COMBINE(f, float, float, f, F_NAN)
 COMBINE(d, double, double, d, F_NAN)
 COMBINE(u32, int32_t, uint32_t, u32, NO_NAN)
 COMBINE(u64, int64_t, uint64_t, u64, NO_NAN)
+COMBINE(uu32, uint32_t, uint32_t, u32, NO_NAN) /* unsigned order */
+COMBINE(uu64, uint64_t, uint64_t, u64, NO_NAN)
 
 static void reduce_job(void *arg) {
     prim_job_t *j = arg;
@@ -244,6 +254,16 @@ static void reduce_job(void *arg) {
         if (j->count > 0) r = combine_u64(j->part, j->chunks, j->op);
         if (!arg_op) ST_I64(j->out, 0, (int64_t)r.v.u64);
         break;
+    case XDEV_DTYPE_U32:
+        r.v.u32 = one;
+        if (j->count > 0) r = combine_uu32(j->part, j->chunks, j->op);
+        if (!arg_op) ST_U32(j->out, 0, r.v.u32);
+        break;
+    case XDEV_DTYPE_U64:
+        r.v.u64 = one;
+        if (j->count > 0) r = combine_uu64(j->part, j->chunks, j->op);
+        if (!arg_op) ST_U64(j->out, 0, r.v.u64);
+        break;
     default:
         return;
     }
@@ -276,6 +296,12 @@ static void scan_totals(void *arg, size_t c0, size_t c1) {
         case XDEV_DTYPE_I64:
             p->v.u64 = (uint64_t)chunk_total_i64(j->in, b, e, j->op);
             break;
+        case XDEV_DTYPE_U32:
+            p->v.u32 = chunk_total_u32(j->in, b, e, j->op);
+            break;
+        case XDEV_DTYPE_U64:
+            p->v.u64 = chunk_total_u64(j->in, b, e, j->op);
+            break;
         default:
             break;
         }
@@ -305,6 +331,12 @@ static void scan_outputs(void *arg, size_t c0, size_t c1) {
             break;
         case XDEV_DTYPE_I64:
             chunk_scan_i64(j, b, e, (int64_t)p->v.u64);
+            break;
+        case XDEV_DTYPE_U32:
+            chunk_scan_u32(j, b, e, p->v.u32);
+            break;
+        case XDEV_DTYPE_U64:
+            chunk_scan_u64(j, b, e, p->v.u64);
             break;
         default:
             break;
@@ -337,6 +369,16 @@ static void scan_offsets(prim_job_t *j) {
             p[c] = o;
             o.v.u32 = (uint32_t)op_i32(j->op, (int32_t)o.v.u32, (int32_t)t.v.u32);
             break;
+        case XDEV_DTYPE_U32:
+            if (c == 0) o.v.u32 = identity_u32(j->op);
+            p[c] = o;
+            o.v.u32 = op_u32(j->op, o.v.u32, t.v.u32);
+            break;
+        case XDEV_DTYPE_U64:
+            if (c == 0) o.v.u64 = identity_u64(j->op);
+            p[c] = o;
+            o.v.u64 = op_u64(j->op, o.v.u64, t.v.u64);
+            break;
         default:
             if (c == 0) o.v.u64 = (uint64_t)identity_i64(j->op);
             p[c] = o;
@@ -359,7 +401,8 @@ static void scan_job(void *arg) {
 
 static bool supported(xdev_dtype_t t) {
     return t == XDEV_DTYPE_F32 || t == XDEV_DTYPE_F64 || t == XDEV_DTYPE_F16 ||
-           t == XDEV_DTYPE_BF16 || t == XDEV_DTYPE_I32 || t == XDEV_DTYPE_I64;
+           t == XDEV_DTYPE_BF16 || t == XDEV_DTYPE_I32 || t == XDEV_DTYPE_I64 ||
+           t == XDEV_DTYPE_U32 || t == XDEV_DTYPE_U64;
 }
 
 /* The size query or the enqueue (desc->temp set) of either primitive. */

@@ -305,7 +305,29 @@
       (desc, temp_bytes))                                                                          \
     /* out[i] = op over in[0 .. i] or [0 .. i-1] (xdev_prim_scan; in == out allowed). */           \
     X(prim, scan, OPTIONAL, DESC, 5, (const xdev_prim_desc_t *desc, size_t *temp_bytes),           \
-      (desc, temp_bytes))
+      (desc, temp_bytes))                                                                          \
+    /* Radix sort of keys, or of pairs when desc->values_in is set (xdev_prim_sort_keys/_pairs).   \
+     */                                                                                            \
+    X(prim, sort, OPTIONAL, DESC, 6, (const xdev_prim_desc_t *desc, size_t *temp_bytes),           \
+      (desc, temp_bytes))                                                                          \
+    /* Each segment sorted on its own (xdev_prim_segmented_sort). */                               \
+    X(prim, segmented_sort, OPTIONAL, DESC, 6, (const xdev_prim_desc_t *desc, size_t *temp_bytes), \
+      (desc, temp_bytes))                                                                          \
+    /* out[s] = op over segment s (xdev_prim_segmented_reduce). */                                 \
+    X(prim, segmented_reduce, OPTIONAL, DESC, 6,                                                   \
+      (const xdev_prim_desc_t *desc, size_t *temp_bytes), (desc, temp_bytes))                      \
+    /* Counts in even bins (xdev_prim_histogram_even). */                                          \
+    X(prim, histogram_even, OPTIONAL, DESC, 6, (const xdev_prim_desc_t *desc, size_t *temp_bytes), \
+      (desc, temp_bytes))                                                                          \
+    /* Compaction by flags (xdev_prim_select_flagged; xdev_prim_select_if runs on it too). */      \
+    X(prim, select_flagged, OPTIONAL, DESC, 6, (const xdev_prim_desc_t *desc, size_t *temp_bytes), \
+      (desc, temp_bytes))                                                                          \
+    /* First item of each run of equal items (xdev_prim_unique). */                                \
+    X(prim, unique, OPTIONAL, DESC, 6, (const xdev_prim_desc_t *desc, size_t *temp_bytes),         \
+      (desc, temp_bytes))                                                                          \
+    /* Runs and their lengths (xdev_prim_run_length_encode). */                                    \
+    X(prim, run_length_encode, OPTIONAL, DESC, 6,                                                  \
+      (const xdev_prim_desc_t *desc, size_t *temp_bytes), (desc, temp_bytes))
 
 /* Every table: T(table, list macro) in the order of xdev_backend_api_t. */
 #define XDEV_BACKEND_TABLES(T)                                                                     \
