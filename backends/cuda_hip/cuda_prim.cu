@@ -49,8 +49,8 @@ const char *op_name(int op) {
 }
 
 const char *dtype_name(int t) {
-    static const char *const names[] = {"f32", "f64", "c64", "c128", "f16", "bf16",
-                                        "i8",  "i16", "i32", "i64",  "u8"};
+    static const char *const names[] = {"f32", "f64", "c64", "c128", "f16", "bf16", "i8",
+                                        "i16", "i32", "i64", "u8",   "u16", "u32",  "u64"};
     return t >= 0 && t < (int)(sizeof names / sizeof names[0]) ? names[t] : "?";
 }
 
@@ -258,6 +258,8 @@ bool pick(const xdev_prim_desc_t *d, bool scan, cub_fn *cub, det_fn *det) {
         XC_PRIM_DT(XDEV_DTYPE_BF16)
         XC_PRIM_DT(XDEV_DTYPE_I32)
         XC_PRIM_DT(XDEV_DTYPE_I64)
+        XC_PRIM_DT(XDEV_DTYPE_U32)
+        XC_PRIM_DT(XDEV_DTYPE_U64)
 #undef XC_PRIM_DT
     default:
         return false;

@@ -64,6 +64,10 @@ template <> struct dt<XDEV_DTYPE_F32> : dt_base<float, float, float, true> {};
 template <> struct dt<XDEV_DTYPE_F64> : dt_base<double, double, double, true> {};
 template <> struct dt<XDEV_DTYPE_I32> : dt_base<int, int, unsigned, false> {};
 template <> struct dt<XDEV_DTYPE_I64> : dt_base<long long, long long, unsigned long long, false> {};
+template <> struct dt<XDEV_DTYPE_U32> : dt_base<unsigned, unsigned, unsigned, false> {};
+template <>
+struct dt<XDEV_DTYPE_U64>
+    : dt_base<unsigned long long, unsigned long long, unsigned long long, false> {};
 template <> struct dt<XDEV_DTYPE_F16> : dt_base<uint16_t, float, float, true> {
     static constexpr bool half = true;
     __host__ __device__ static float load(uint16_t v) {
