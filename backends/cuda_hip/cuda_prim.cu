@@ -283,7 +283,7 @@ xdev_status_t prim_submit(const xdev_prim_desc_t *d, size_t *temp_bytes, bool sc
     if (deterministic_path(d, scan)) {
         const size_t need = det_temp_bytes(d->dtype, d->count, scan);
         if (d->temp == NULL)
-            *temp_bytes = need;
+            *temp_bytes = temp_answer(need);
         else if (d->temp_bytes < need)
             err = cudaErrorInvalidValue;
         else
@@ -291,7 +291,7 @@ xdev_status_t prim_submit(const xdev_prim_desc_t *d, size_t *temp_bytes, bool sc
     } else if (d->temp == NULL) {
         call_t c = {nullptr, 0, s};
         err = cub(c, d);
-        *temp_bytes = c.cub_bytes;
+        *temp_bytes = temp_answer(c.cub_bytes);
     } else {
         call_t c = {d->temp, d->temp_bytes, s};
         err = cub(c, d);
@@ -313,9 +313,26 @@ __attribute__((unused)) xdev_status_t prim_scan(const xdev_prim_desc_t *d, size_
     return prim_submit(d, temp_bytes, true);
 }
 
+__attribute__((unused)) xdev_status_t prim_sort(const xdev_prim_desc_t *d, size_t *temp_bytes) {
+    return sort_slot(d, temp_bytes, false);
+}
+
+__attribute__((unused)) xdev_status_t prim_segmented_sort(const xdev_prim_desc_t *d,
+                                                          size_t *temp_bytes) {
+    return sort_slot(d, temp_bytes, true);
+}
+
 } // namespace
 
 #if !defined(__CUDA_ARCH__)
-extern "C" const xdev_prim_vtable_t xc_prim_vtable = {sizeof(xdev_prim_vtable_t), prim_reduce,
-                                                      prim_scan};
+extern "C" const xdev_prim_vtable_t xc_prim_vtable = {sizeof(xdev_prim_vtable_t),
+                                                      prim_reduce,
+                                                      prim_scan,
+                                                      prim_sort,
+                                                      prim_segmented_sort,
+                                                      segmented_reduce_slot,
+                                                      histogram_slot,
+                                                      select_flagged_slot,
+                                                      unique_slot,
+                                                      run_length_encode_slot};
 #endif

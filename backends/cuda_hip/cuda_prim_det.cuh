@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* backends/cuda_hip/cuda_prim_det.cuh - the dtypes of the prim table
- * (cuda_prim.cu) and its deterministic floating sums: the fixed order of
+ * (cuda_prim.cu; its other slots in cuda_prim_sort.cu and cuda_prim_more.cu,
+ * declared at the end) and its deterministic floating sums: the fixed order of
  * xdev/primitives.h, the one backends/cpu/cpu_primitives.c always runs, so
  * a GPU in deterministic mode gives the CPU's bits. Every add and multiply
  * here is an explicit round-to-nearest intrinsic (__fadd_rn ...), which
@@ -374,6 +375,21 @@ template <int DT> cudaError_t det_scan(const xdev_prim_desc_t *d, void *temp, cu
         return cudaGetLastError();
     }
 }
+
+/* What a size query answers: never 0, because the core passes NULL
+ * temporaries for 0 bytes, and NULL is how a slot knows the size query
+ * from the run (backend_slots.h). */
+inline size_t temp_answer(size_t need) {
+    return need < 256 ? 256 : need;
+}
+
+/* The other slots of the table (cuda_prim_sort.cu, cuda_prim_more.cu). */
+xdev_status_t sort_slot(const xdev_prim_desc_t *d, size_t *temp_bytes, bool segmented);
+xdev_status_t segmented_reduce_slot(const xdev_prim_desc_t *d, size_t *temp_bytes);
+xdev_status_t histogram_slot(const xdev_prim_desc_t *d, size_t *temp_bytes);
+xdev_status_t select_flagged_slot(const xdev_prim_desc_t *d, size_t *temp_bytes);
+xdev_status_t unique_slot(const xdev_prim_desc_t *d, size_t *temp_bytes);
+xdev_status_t run_length_encode_slot(const xdev_prim_desc_t *d, size_t *temp_bytes);
 
 } // namespace xc_prim
 
