@@ -6,8 +6,8 @@
  * cuda_memory.c (+ cuda_staging.c, cuda_hostcopy.c), cuda_trace.c,
  * cuda_ipc.c, cuda_blas.c (cuBLAS) and cuda_fft.c (+ cuda_fft_scale.cu;
  * cuFFT), cuda_nccl.c (NCCL), cuda_kernel.c (modules and launches),
- * cuda_graph.c (stream capture and replay), device code in cuda_rng.cu and
- * cuda_ops.cu;
+ * cuda_graph.c (stream capture and replay), device code in cuda_rng.cu,
+ * cuda_ops.cu and cuda_prim.cu (parallel primitives over CUB);
  * each plugin's own files in its folder: cuda_nvml.c and cuda_vmm.c
  * (backends/cuda), hip_smi.c (backends/hip).
  *
@@ -215,6 +215,9 @@ static const xdev_backend_api_t xc_api = {
 #endif
     .kernel = &xc_kernel_vtable,
     .graph = &xc_graph_vtable,
+#ifdef XC_HAVE_PRIM /* cuda_prim.cu: CUB (the HIP plugin has none yet) */
+    .prim = &xc_prim_vtable,
+#endif
 };
 
 XDEV_API const xdev_backend_api_t *xdev_backend_entry(void);

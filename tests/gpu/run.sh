@@ -61,6 +61,13 @@
 #                  but off, and on (XDEV_TRACE_FILE), twice, interleaved
 #   bench-ops      ops_bench: typed fills / conversions vs memset / copy on
 #                  cuda (and on cpu), bit identity of every conversion pair
+#   bench-prim     prim_bench (issue 44): f32 sum reduce and scan at 2^24 ..
+#                  2^28 on cuda:0, xdev vs xdev deterministic vs CUB called
+#                  directly; then the CPU backend on the host's cores: reduce
+#                  and scan bytes/s vs the same run's copy, sort of 2^26 u32
+#                  vs __gnu_parallel::sort (each side a fresh process; the
+#                  tables in bench-prim.log; an anchor side that did not build
+#                  or run fails the script)
 #   tf32           tf32_bench: the seed's 10240^2 TF32 on/off experiment
 #   rng            build/bench/rng_bench and bench/gpu/rng_torch.py, if present
 #   rendezvous     torchrun starts one rank per GPU of tests/rendezvous_rank
@@ -124,7 +131,7 @@ mkdir -p "$OUT"
 B=${XDEV_GPU_BUILD:-build-gpu}
 BUDGET=${XDEV_GPU_BUDGET_S:-530}
 DEFAULT_STEPS="build conformance parity heat torch-viz gpu sanitizer bench-runtime bench-copy bench-alloc bench-blas"
-DEFAULT_STEPS+=" bench-fft bench-kernel bench-barrier bench-graph bench-ops tf32 rng observe bench-trace"
+DEFAULT_STEPS+=" bench-fft bench-kernel bench-barrier bench-graph bench-ops bench-prim tf32 rng observe bench-trace"
 DEFAULT_STEPS+=" stream-sanitizer interop sleep-wake python"
 STEPS=" ${XDEV_GPU_STEPS:-$DEFAULT_STEPS} "
 STEPS=${STEPS//,/ }
@@ -647,6 +654,32 @@ if want bench-ops; then
         since "$m" | grep -E '^\| |ops_bench on|bit identity|MISMATCH' | sed "s/^/  $be /" |
             tee -a "$SUM"
     done
+fi
+if want bench-prim; then
+    # Parallel primitives (issue 44), each side a fresh process: on cuda:0 xdev,
+    # xdev deterministic and CUB called directly (goals: >= 0.95x CUB, the
+    # deterministic reduce <= 1.25x the ordinary one's time); on the host's
+    # cores the CPU backend against the same run's copy and __gnu_parallel::sort.
+    # prim_bench exits 3 when an anchor side is not built, 1 when a side failed.
+    PL=$OUT/bench-prim.log
+    if [ -x "$B/bench/prim_bench" ]; then
+        note "bench-prim (goals: cuda xdev >= 0.95x CUB, deterministic reduce <= 1.25x; cpu reduce"
+        note "  >= 0.8x and scan >= 0.6x the copy's bytes/s, sort >= 1x __gnu_parallel::sort):"
+        for dev in cuda:0 cpu:0; do
+            pm=$(wc -l <"$PL" 2>/dev/null || echo 0)
+            run_to "$PL" 300 "$B/bench/prim_bench" --device "$dev" --threads "$JOBS"
+            rc=$?
+            tail -n +$((pm + 1)) "$PL" | grep -E '^\| |ANCHOR|bits|FAILED|not compared|not on' |
+                sed "s/^/  $dev /" | tee -a "$SUM"
+            if [ "$rc" -eq 3 ]; then
+                anchor_missing "bench-prim on $dev: an anchor side (CUB or __gnu_parallel::sort) not built"
+            elif [ "$rc" -ne 0 ]; then
+                anchor_missing "bench-prim on $dev: prim_bench failed (rc $rc; bench-prim.log)"
+            fi
+        done
+    else
+        anchor_missing "bench-prim: $B/bench/prim_bench not built"
+    fi
 fi
 if want tf32; then
     m=$(mark)
