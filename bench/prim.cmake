@@ -13,6 +13,16 @@ add_executable(prim_bench prim_bench.c)
 target_link_libraries(prim_bench PRIVATE xdev::xdev)
 xdev_target_warnings(prim_bench)
 
+# OpenMP for C++ before CUDA is enabled in this directory: once it is, CMake
+# 4's FindOpenMP try_compiles CUDA too and fails on an empty CUDA_ARCHITECTURES
+# (the GPU machine's CMake 4.4 refused to configure).
+include(CheckLanguage)
+check_language(CXX)
+if(CMAKE_CXX_COMPILER)
+  enable_language(CXX)
+  find_package(OpenMP COMPONENTS CXX QUIET)
+endif()
+
 if(TARGET xdev-cuda AND CMAKE_CUDA_COMPILER)
   enable_language(CUDA)
   add_library(prim_cub_anchor OBJECT gpu/prim_cub_anchor.cu)
@@ -31,12 +41,6 @@ else()
   message(STATUS "xdev: prim_bench has no CUB side (no CUDA plugin or nvcc)")
 endif()
 
-include(CheckLanguage)
-check_language(CXX)
-if(CMAKE_CXX_COMPILER)
-  enable_language(CXX)
-  find_package(OpenMP COMPONENTS CXX QUIET)
-endif()
 if(CMAKE_CXX_COMPILER AND OpenMP_CXX_FOUND)
   add_library(prim_sort_anchor OBJECT prim_sort_anchor.cpp)
   set_target_properties(prim_sort_anchor PROPERTIES CXX_STANDARD 17 COMPILE_OPTIONS "")
