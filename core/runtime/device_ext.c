@@ -121,7 +121,10 @@ static xdev_status_t arch_list(xdev_device_type_t type, char *text, size_t cap) 
 static xdev_status_t give(const char *text, char *buf, size_t len) {
     size_t need = strlen(text) + 1;
     if (need > len) {
-        snprintf(buf, len, "%s", text);
+        if (len > 0) { /* what fits, cut (the caller asked for a buffer of len) */
+            memcpy(buf, text, len - 1);
+            buf[len - 1] = '\0';
+        }
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
                          "the buffer of %zu bytes is too small: %zu needed", len, need);
     }
