@@ -19,11 +19,44 @@
 #define TAG_PATH_MAX 1024
 #define INTERN_MAX 65536
 
-static _Thread_local const char *tls_stack[TAG_DEPTH_MAX];
-/* The first component of each path ("a" of "a/b/c"), interned too: with
- * expandable segments the allocator keys pools by it (alloc_sleep.c). */
-static _Thread_local const char *tls_roots[TAG_DEPTH_MAX];
-static _Thread_local int tls_depth;
+/* A thread's pushed tags, on the heap (made at its first push, freed at its
+ * exit): libxdev's static TLS stays small (ctest tls.static_size), and a
+ * thread that never tags pays one pointer. roots[i] is the first component
+ * of stack[i] ("a" of "a/b/c"), interned too: with expandable segments the
+ * allocator keys pools by it (alloc_sleep.c). */
+typedef struct tag_stack {
+    const char *stack[TAG_DEPTH_MAX];
+    const char *roots[TAG_DEPTH_MAX];
+    int depth;
+} tag_stack_t;
+static _Thread_local tag_stack_t *tls_tags;
+static pthread_key_t g_tags_key;
+static pthread_once_t g_tags_once = PTHREAD_ONCE_INIT;
+static int g_tags_key_ok;
+
+static void drop_tags(void *t) {
+    if (tls_tags == t) tls_tags = NULL;
+    free(t);
+}
+
+static void make_tags_key(void) {
+    g_tags_key_ok = pthread_key_create(&g_tags_key, drop_tags) == 0;
+}
+
+/* The thread's stack, made on first use; NULL without memory. */
+static tag_stack_t *tags_for_push(void) {
+    if (tls_tags != NULL) return tls_tags;
+    pthread_once(&g_tags_once, make_tags_key);
+    if (!g_tags_key_ok) return NULL;
+    tag_stack_t *t = calloc(1, sizeof *t);
+    if (t == NULL) return NULL;
+    if (pthread_setspecific(g_tags_key, t) != 0) {
+        free(t);
+        return NULL;
+    }
+    tls_tags = t;
+    return t;
+}
 
 /* Open-addressing set of interned paths (the table never shrinks). */
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -74,11 +107,13 @@ static const char *intern_locked(const char *s) {
 }
 
 const char *xdev_alloc_tag_current(void) {
-    return tls_depth > 0 ? tls_stack[tls_depth - 1] : NULL;
+    const tag_stack_t *t = tls_tags;
+    return t != NULL && t->depth > 0 ? t->stack[t->depth - 1] : NULL;
 }
 
 const char *xdev_alloc_tag_root_current(void) {
-    return tls_depth > 0 ? tls_roots[tls_depth - 1] : NULL;
+    const tag_stack_t *t = tls_tags;
+    return t != NULL && t->depth > 0 ? t->roots[t->depth - 1] : NULL;
 }
 
 /* A path pushed, or the first component of one (interned at the push). */
@@ -100,7 +135,11 @@ xdev_status_t xdev_memory_tag_push(const char *tag) {
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
                              "the tag is not UTF-8: byte %zu (0x%02x) begins no character", bad,
                              (unsigned char)tag[bad]);
-    if (tls_depth == TAG_DEPTH_MAX)
+    tag_stack_t *t = tags_for_push();
+    if (t == NULL)
+        return XDEV_API_FAIL(XDEV_ERROR_OUT_OF_MEMORY,
+                             "no host memory for this thread's tag stack");
+    if (t->depth == TAG_DEPTH_MAX)
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
                              "this thread already has %d tags pushed (the most); pop one first",
                              TAG_DEPTH_MAX);
@@ -121,7 +160,7 @@ xdev_status_t xdev_memory_tag_push(const char *tag) {
     }
     pthread_mutex_lock(&g_lock);
     const char *interned = intern_locked(path);
-    const char *root = parent != NULL     ? tls_roots[tls_depth - 1]
+    const char *root = parent != NULL     ? t->roots[t->depth - 1]
                        : interned != NULL ? intern_locked(first)
                                           : NULL;
     pthread_mutex_unlock(&g_lock);
@@ -129,15 +168,16 @@ xdev_status_t xdev_memory_tag_push(const char *tag) {
         return XDEV_API_FAIL(XDEV_ERROR_OUT_OF_MEMORY,
                              "no room for tag path '%s' (host memory, or %d distinct paths)", path,
                              INTERN_MAX);
-    tls_roots[tls_depth] = root;
-    tls_stack[tls_depth++] = interned;
+    t->roots[t->depth] = root;
+    t->stack[t->depth++] = interned;
     return XDEV_SUCCESS;
 }
 
 xdev_status_t xdev_memory_tag_pop(void) {
-    if (tls_depth == 0)
+    tag_stack_t *t = tls_tags;
+    if (t == NULL || t->depth == 0)
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
                              "no tag is pushed on this thread (xdev_memory_tag_push first)");
-    tls_depth--;
+    t->depth--;
     return XDEV_SUCCESS;
 }

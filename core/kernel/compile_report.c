@@ -7,13 +7,44 @@
  * once per xdev_module_compile that reached its cache lookup. */
 #include <stdio.h>
 #include <string.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include "base/error_internal.h"
 #include "kernel/kernel_internal.h"
 #include "runtime/trace_probe.h"
 
-static _Thread_local xdev_compile_info_t tls_last;
+/* The thread's last compile, on the heap (made at its first compile, freed
+ * at its exit): libxdev's static TLS stays small (ctest tls.static_size). */
+static _Thread_local xdev_compile_info_t *tls_last;
+static pthread_key_t g_last_key;
+static pthread_once_t g_last_once = PTHREAD_ONCE_INIT;
+static int g_last_key_ok;
+
+static void drop_last(void *p) {
+    if (tls_last == p) tls_last = NULL;
+    free(p);
+}
+
+static void make_last_key(void) {
+    g_last_key_ok = pthread_key_create(&g_last_key, drop_last) == 0;
+}
+
+/* NULL without memory: the compile then goes unrecorded (reads as none). */
+static xdev_compile_info_t *last_for_write(void) {
+    if (tls_last != NULL) return tls_last;
+    pthread_once(&g_last_once, make_last_key);
+    if (!g_last_key_ok) return NULL;
+    xdev_compile_info_t *p = calloc(1, sizeof *p);
+    if (p == NULL) return NULL;
+    if (pthread_setspecific(g_last_key, p) != 0) {
+        free(p);
+        return NULL;
+    }
+    tls_last = p;
+    return p;
+}
 
 uint64_t xdev_kcompile_now(void) {
     struct timespec ts;
@@ -22,8 +53,9 @@ uint64_t xdev_kcompile_now(void) {
 }
 
 void xdev_kcompile_forget(void) {
-    memset(&tls_last, 0, sizeof tls_last);
-    tls_last.size = sizeof tls_last;
+    if (tls_last == NULL) return; /* nothing recorded yet: reads as none */
+    memset(tls_last, 0, sizeof *tls_last);
+    tls_last->size = sizeof *tls_last;
 }
 
 static const char *cache_word(xdev_compile_cache_t c) {
@@ -44,12 +76,15 @@ void xdev_kcompile_report(const char *name, const char *backend, int index,
                           uint64_t begin_ns, const char *key) {
     uint64_t end_ns = xdev_kcompile_now();
     double ms = (double)(end_ns - begin_ns) / 1e6;
-    tls_last = (xdev_compile_info_t){.size = sizeof tls_last,
-                                     .cache = cache,
-                                     .stored = stored,
-                                     .status = status,
-                                     .milliseconds = ms};
-    snprintf(tls_last.key, sizeof tls_last.key, "%s", key);
+    xdev_compile_info_t *last = last_for_write();
+    if (last != NULL) {
+        *last = (xdev_compile_info_t){.size = sizeof *last,
+                                      .cache = cache,
+                                      .stored = stored,
+                                      .status = status,
+                                      .milliseconds = ms};
+        snprintf(last->key, sizeof last->key, "%s", key);
+    }
     char dev[32];
     snprintf(dev, sizeof dev, "%s:%d", backend, index);
     const char *how = cache == XDEV_COMPILE_CACHE_HIT ? "cache hit, no compiler ran"
@@ -82,7 +117,10 @@ xdev_status_t xdev_compile_last_info(xdev_compile_info_t *info) {
                              "info->size is %zu, not sizeof(xdev_compile_info_t) (%zu)", info->size,
                              sizeof *info);
     size_t size = info->size;
-    *info = tls_last;
+    if (tls_last != NULL)
+        *info = *tls_last;
+    else
+        memset(info, 0, sizeof *info); /* no compile on this thread yet */
     info->size = size;
     return XDEV_SUCCESS;
 }

@@ -135,11 +135,11 @@ static int resolve(xdev_backend_t *be, const visible_entry_t *e, int physical,
             if (matches++ == 0) found = i;
         }
     if (matches > 1) {
-        int n = snprintf(be->reason, sizeof be->reason,
+        int w = snprintf(be->reason, sizeof be->reason,
                          "XDEV_VISIBLE_DEVICES entry '%s' is a prefix of %d %s devices' UUIDs (%s, "
                          "...): give more of the UUID",
                          e->uuid, matches, be->name, uuids[found]);
-        (void)n; /* a reason cut to its buffer is still the reason */
+        (void)w; /* a reason cut to its buffer is still the reason */
         return -2;
     }
     return found;
