@@ -33,7 +33,11 @@ components=$(sed -n 's/^set(CPACK_COMPONENTS_ALL "\(.*\)")$/\1/p' "$build/CPackC
 echo "components: $components"
 case " $components " in *" xdev "*) ;; *) fail "no xdev component in CPACK_COMPONENTS_ALL: '$components'" ;; esac
 deb() { # component -> its .deb
-    if [ "$1" = xdev ]; then name=xdev; else name=xdev-$1; fi
+    case "$1" in
+    xdev) name=xdev ;;
+    python) name=python3-xdev ;; # the pure-Python package (python/)
+    *) name=xdev-$1 ;;
+    esac
     f=$(ls "$work/pkg/${name}_${version}_"*.deb 2>/dev/null | head -n 1)
     [ -n "$f" ] || fail "no package ${name}_${version}_*.deb among: $(ls "$work/pkg")"
     echo "$f"
@@ -54,6 +58,11 @@ for comp in $components; do
     echo "xdev-$comp Depends: $d"
     echo "$d" | grep -q "xdev (= $version)" || fail "xdev-$comp does not depend on xdev (= $version): $d"
     files=$(dpkg-deb -c "$f" | awk '{print $6}' | grep -v '/$')
+    if [ "$comp" = python ]; then # Python files only, the package's __init__.py among them
+        echo "$files" | grep -q '/xdev/__init__\.py$' || fail "python3-xdev lacks xdev/__init__.py: $files"
+        echo "$files" | grep -vq '\.py$' && fail "python3-xdev holds more than Python: $files"
+        continue
+    fi
     if [ "$comp" = mpi ]; then want=libxdevcomm-mpi.so; else want=libxdev-$comp.so; fi
     [ "$(echo "$files" | wc -l)" -eq 1 ] && echo "$files" | grep -q "/lib[^/]*/xdev/$want\$" ||
         fail "xdev-$comp should hold lib/xdev/$want alone: $files"
@@ -64,6 +73,10 @@ listing=$(tar tzf "$tarball")
 echo "$listing" | grep -q '/include/xdev/xdev.h$' || fail "the tarball lacks include/xdev/xdev.h"
 for comp in $components; do
     [ "$comp" = xdev ] && continue
+    if [ "$comp" = python ]; then
+        echo "$listing" | grep -q '/xdev/__init__\.py$' || fail "the tarball lacks the Python package"
+        continue
+    fi
     if [ "$comp" = mpi ]; then want=libxdevcomm-mpi.so; else want=libxdev-$comp.so; fi
     echo "$listing" | grep -q "/xdev/$want\$" || fail "the tarball lacks $want"
 done
