@@ -334,6 +334,16 @@ xdev_status_t xdev_expandable_grow(xdev_device_allocator_t *da, struct xdev_stre
  * dropped; returns the bytes unmapped. */
 size_t xdev_expandable_shrink(xdev_device_allocator_t *da);
 
+/* True when a stream pool's stream has no queued work (a query, never a
+ * wait); false for a destroyed stream. */
+bool xdev_caching_pool_idle(const xdev_stream_pool_t *pool);
+/* The growth policy's adoption (alloc_adopt.c): the smallest wholly free
+ * segment of pool kind `kind`, at least rsize bytes, of another idle stream
+ * of the device's cache, moved to `pool`; its single free block (out of the
+ * bins), or NULL. */
+xdev_block_t *xdev_caching_adopt_segment(xdev_device_allocator_t *da, xdev_stream_pool_t *pool,
+                                         int kind, size_t rsize);
+
 /* Return every fully free segment to the backend (waits for pending events). */
 xdev_status_t xdev_caching_empty_cache(xdev_device_allocator_t *da);
 /* Out of memory in arena `da`: release the other arenas' cached segments

@@ -225,7 +225,7 @@ static void segment_link(xdev_device_allocator_t *da, xdev_segment_t *seg) {
 
 /* True when the stream of a segment's pool has no queued work (a query,
  * never a wait). */
-static bool pool_idle(const xdev_stream_pool_t *pool) {
+bool xdev_caching_pool_idle(const xdev_stream_pool_t *pool) {
     if (!xdev_core_stream_acquire(pool->stream)) return false; /* destroyed: don't know */
     xdev_error_state_t saved;
     xdev_core_error_save(&saved);
@@ -251,7 +251,7 @@ static void collect_free_segments(xdev_device_allocator_t *da, int kind,
         if (only != NULL && seg->pool != only) continue;
         if (seg->pool->mempool != 0 && !seg->pool->mempool_dead) continue; /* the pool's */
         if (min_age != 0 && da->growths - seg->free_since < min_age) continue;
-        if (idle_only && !pool_idle(seg->pool)) continue;
+        if (idle_only && !xdev_caching_pool_idle(seg->pool)) continue;
         xdev_caching_bins_del(da, b);
         xdev_caching_segment_unlink(da, seg);
         seg->next = list->head; /* the list reuses the link */
@@ -469,7 +469,8 @@ static void garbage_collect(xdev_device_allocator_t *da, size_t incoming) {
  * (bench/traces, ../shared/traces) this keeps the whole run's peak reserved
  * at or below torch's on every trace with no backend call in any warm pass
  * (tests/check_replay.py). trim_before_grow:false in XDEV_ALLOC_CONF
- * restores torch's behaviour. */
+ * restores torch's behaviour. (Another stream's free segment may still be
+ * adopted, without a backend call, when that stream is idle: alloc_adopt.c.) */
 static void trim_before_grow(xdev_device_allocator_t *da, int kind, xdev_stream_pool_t *pool,
                              size_t incoming) {
     if (!xdev_alloc_settings()->trim_before_grow) return;
@@ -516,6 +517,9 @@ static xdev_status_t grow(xdev_device_allocator_t *da, xdev_stream_pool_t *pool,
         size_t seg = segment_size(rsize);
         garbage_collect(da, seg);
         trim_before_grow(da, kind, pool, seg);
+        if (xdev_alloc_settings()->trim_before_grow &&
+            (*out = xdev_caching_adopt_segment(da, pool, kind, rsize)) != NULL)
+            return XDEV_SUCCESS;
     }
     xdev_status_t st = get_memory(da, pool, kind, rsize, out);
     char backend_msg[512] = "";
