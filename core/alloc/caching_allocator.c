@@ -578,6 +578,14 @@ static bool stash_is_best(const xdev_block_t *b) {
 static void activate(xdev_device_allocator_t *da, xdev_block_t *b, size_t size,
                      xdev_stream_t stream);
 
+/* Whether the hot pair's history entries go anywhere (the history ring or
+ * the stream tracer): the same two relaxed loads xdev_alloc_history_record
+ * starts with, without the call while neither is on. */
+static inline bool history_on(const xdev_device_allocator_t *da) {
+    return XDEV_UNLIKELY(xdev_tracer_active()) ||
+           atomic_load_explicit(&da->primary->recording, memory_order_relaxed);
+}
+
 xdev_status_t xdev_caching_malloc(xdev_device_allocator_t *da, size_t size, xdev_stream_t stream,
                                   struct xdev_mempool *mp, xdev_block_t **out) {
     if (da->pending_head != NULL) process_events(da);
@@ -647,8 +655,9 @@ static void activate(xdev_device_allocator_t *da, xdev_block_t *b, size_t size,
     xdev_stat_update(da->stats.active_bytes, k, (int64_t)b->size);
     if (b->size >= max_split()) xdev_stat_add(&da->stats.oversize_allocations, 1);
     b->tag = xdev_alloc_tag_current();
-    xdev_alloc_history_record(da, XDEV_MEMORY_HISTORY_ALLOC, b->addr, b->size, stream->native,
-                              b->tag);
+    if (history_on(da))
+        xdev_alloc_history_record(da, XDEV_MEMORY_HISTORY_ALLOC, b->addr, b->size, stream->native,
+                                  b->tag);
 }
 
 /* Merge `b` with a free neighbour `n` (which is removed). */
@@ -697,8 +706,9 @@ static void retire(xdev_device_allocator_t *da, xdev_block_t *b) {
     int k = b->segment->pool_kind;
     xdev_stat_update(da->stats.active, k, -1);
     xdev_stat_update(da->stats.active_bytes, k, -(int64_t)b->size);
-    xdev_alloc_history_record(da, XDEV_MEMORY_HISTORY_FREE_COMPLETED, b->addr, b->size,
-                              b->pool->native, b->tag);
+    if (history_on(da))
+        xdev_alloc_history_record(da, XDEV_MEMORY_HISTORY_FREE_COMPLETED, b->addr, b->size,
+                                  b->pool->native, b->tag);
     b->state = XDEV_BLOCK_FREE;
 }
 
