@@ -154,6 +154,12 @@ typedef struct xdev_device_allocator {
      * live" (alloc_lookup.c) holds while the count is unchanged. */
     _Atomic uint64_t frees;
     xdev_block_t *stash; /* the last freed block, not yet binned (caching_allocator.c) */
+    /* Bins insertions and removals in this arena so far, and the stash that
+     * stash_is_best (caching_allocator.c) last found best with that count:
+     * while nothing entered or left any bin, the answer holds. */
+    uint64_t bins_changes;
+    const xdev_block_t *stash_checked;
+    uint64_t stash_checked_at;
     struct xdev_device_allocator *primary; /* the device's first arena (itself for the first) */
     int arena;                             /* index among the device's arenas */
     xdev_device_record_t *rec;             /* the device (backend context, state) */

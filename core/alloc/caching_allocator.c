@@ -92,6 +92,7 @@ void xdev_caching_block_delete(xdev_device_allocator_t *da, xdev_block_t *b) {
 /* Bins with the inactive_split statistics kept alongside. */
 void xdev_caching_bins_add(xdev_device_allocator_t *da, xdev_block_t *b) {
     int kind = b->segment->pool_kind;
+    da->bins_changes++;
     xdev_bins_insert(&b->pool->bins[kind], b);
     if (is_split(b)) {
         xdev_stat_update(da->stats.inactive_split, kind, 1);
@@ -101,6 +102,7 @@ void xdev_caching_bins_add(xdev_device_allocator_t *da, xdev_block_t *b) {
 
 void xdev_caching_bins_del(xdev_device_allocator_t *da, xdev_block_t *b) {
     int kind = b->segment->pool_kind;
+    da->bins_changes++;
     xdev_bins_remove(&b->pool->bins[kind], b);
     if (is_split(b)) {
         xdev_stat_update(da->stats.inactive_split, kind, -1);
@@ -565,14 +567,24 @@ static xdev_status_t take_block(xdev_device_allocator_t *da, size_t rsize, size_
  * unless the bins hold a smaller block, or one as small at a lower address.
  * A free block before it would move the start: no. max_split_size set: no
  * (its rules are not repeated here). */
-static bool stash_is_best(const xdev_block_t *b) {
+static bool stash_is_best(xdev_device_allocator_t *da, const xdev_block_t *b) {
+    /* The answer depends on the block's size and neighbours and on the
+     * bins; each of those changes only with a bin insertion or removal in
+     * the arena (a split or merge, a block taken or freed), so an answer
+     * found for this block with no bin change since still holds: the warm
+     * hot pair skips the search. */
+    if (da->stash_checked == b && da->stash_checked_at == da->bins_changes) return true;
     if (max_split() != SIZE_MAX || (b->prev && b->prev->state == XDEV_BLOCK_FREE)) return false;
     size_t merged = b->size + (b->next && b->next->state == XDEV_BLOCK_FREE ? b->next->size : 0);
     if (merged != b->size && !should_split_size(b->segment->pool_kind, merged, b->size))
         return false; /* the merged block would be handed out whole */
     /* the free neighbour after it would be part of the merged block */
-    return !xdev_bins_fit_before(&b->pool->bins[b->segment->pool_kind], b->size, merged, b->addr,
-                                 b->next);
+    if (xdev_bins_fit_before(&b->pool->bins[b->segment->pool_kind], b->size, merged, b->addr,
+                             b->next))
+        return false;
+    da->stash_checked = b;
+    da->stash_checked_at = da->bins_changes;
+    return true;
 }
 
 static void activate(xdev_device_allocator_t *da, xdev_block_t *b, size_t size,
@@ -592,7 +604,7 @@ xdev_status_t xdev_caching_malloc(xdev_device_allocator_t *da, size_t size, xdev
     size_t rsize = round_size(size);
     xdev_block_t *b = da->stash;
     if (b != NULL && b->size == rsize && b->pool->stream == stream &&
-        b->pool->mempool == (mp != NULL ? mp->id : 0) && stash_is_best(b)) {
+        b->pool->mempool == (mp != NULL ? mp->id : 0) && stash_is_best(da, b)) {
         da->stash = NULL; /* the hot pair: the block just freed */
     } else {
         xdev_caching_stash_flush(da);
