@@ -5,6 +5,9 @@
 #include "alloc/alloc_internal.h"
 #include "runtime/capture.h"
 
+/* Streams found busy before adoption gives up (each costs a query). */
+#define XDEV_ADOPT_TRIES 4
+
 /* Part of the growth policy (trim_before_grow): before asking the backend,
  * the requesting pool takes over the smallest wholly free segment of
  * another stream of the device's cache (same pool kind, at least rsize)
@@ -25,17 +28,31 @@ xdev_block_t *xdev_caching_adopt_segment(xdev_device_allocator_t *da, xdev_strea
     size_t max_split = xdev_alloc_settings()->max_split_size;
     if (pool->mempool != 0 || pool->has_custom || xdev_capture_on_device(da->rec)) return NULL;
     xdev_caching_stash_flush(da);
+    /* The best candidate by size first, then one query of its stream (a
+     * backend call: cudaStreamQuery); a busy stream's segments are passed
+     * over on the next round. */
+    const xdev_stream_pool_t *busy[XDEV_ADOPT_TRIES];
+    int nbusy = 0;
     xdev_segment_t *best = NULL;
-    for (xdev_segment_t *seg = da->segments; seg != NULL; seg = seg->next) {
-        xdev_stream_pool_t *owner = seg->pool;
-        const xdev_block_t *b = seg->first;
-        if (owner == pool || seg->pool_kind != kind || seg->expandable || seg->size < rsize ||
-            b->next != NULL || b->state != XDEV_BLOCK_FREE || owner->mempool != 0 ||
-            owner->has_custom || (best != NULL && best->size <= seg->size))
-            continue;
-        if (rsize < max_split && seg->size >= max_split) continue; /* oversize: not for it */
-        if (!xdev_caching_pool_idle(owner)) continue;
-        best = seg;
+    while (best == NULL && nbusy < XDEV_ADOPT_TRIES) {
+        for (xdev_segment_t *seg = da->segments; seg != NULL; seg = seg->next) {
+            const xdev_stream_pool_t *owner = seg->pool;
+            const xdev_block_t *b = seg->first;
+            if (owner == pool || seg->pool_kind != kind || seg->expandable || seg->size < rsize ||
+                b->next != NULL || b->state != XDEV_BLOCK_FREE || owner->mempool != 0 ||
+                owner->has_custom || (best != NULL && best->size <= seg->size))
+                continue;
+            if (rsize < max_split && seg->size >= max_split) continue; /* oversize: not for it */
+            bool skip = false;
+            for (int i = 0; i < nbusy && !skip; i++)
+                skip = busy[i] == owner;
+            if (!skip) best = seg;
+        }
+        if (best == NULL) return NULL;
+        if (!xdev_caching_pool_idle(best->pool)) {
+            busy[nbusy++] = best->pool;
+            best = NULL;
+        }
     }
     if (best == NULL) return NULL;
     xdev_block_t *b = best->first;

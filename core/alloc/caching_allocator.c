@@ -516,12 +516,12 @@ static xdev_status_t grow(xdev_device_allocator_t *da, xdev_stream_pool_t *pool,
         if (cst != XDEV_SUCCESS) return cst;
     }
     if (!xdev_alloc_settings()->expandable_segments) {
-        size_t seg = segment_size(rsize);
-        garbage_collect(da, seg);
-        trim_before_grow(da, kind, pool, seg);
         if (xdev_alloc_settings()->trim_before_grow &&
             (*out = xdev_caching_adopt_segment(da, pool, kind, rsize)) != NULL)
             return XDEV_SUCCESS;
+        size_t seg = segment_size(rsize);
+        garbage_collect(da, seg);
+        trim_before_grow(da, kind, pool, seg);
     }
     xdev_status_t st = get_memory(da, pool, kind, rsize, out);
     char backend_msg[512] = "";
