@@ -171,6 +171,12 @@ typedef struct xdev_device_allocator {
      * live" (alloc_lookup.c) holds while the count is unchanged. */
     _Atomic uint64_t frees;
     xdev_block_t *stash; /* the last freed block, not yet binned (caching_allocator.c) */
+    /* Bins insertions and removals in this arena so far, and the stash that
+     * stash_is_best (caching_allocator.c) last found best with that count:
+     * while nothing entered or left any bin, the answer holds. */
+    uint64_t bins_changes;
+    const xdev_block_t *stash_checked;
+    uint64_t stash_checked_at;
     struct xdev_device_allocator *primary; /* the device's first arena (itself for the first) */
     int arena;                             /* index among the device's arenas */
     xdev_device_record_t *rec;             /* the device (backend context, state) */
@@ -361,6 +367,16 @@ xdev_status_t xdev_expandable_grow(xdev_device_allocator_t *da, struct xdev_stre
  * when nothing is left), after waiting for the device with the lock
  * dropped; returns the bytes unmapped. */
 size_t xdev_expandable_shrink(xdev_device_allocator_t *da);
+
+/* True when a stream pool's stream has no queued work (a query, never a
+ * wait); false for a destroyed stream. */
+bool xdev_caching_pool_idle(const xdev_stream_pool_t *pool);
+/* The growth policy's adoption (alloc_adopt.c): the smallest wholly free
+ * segment of pool kind `kind`, at least rsize bytes, of another idle stream
+ * of the device's cache, moved to `pool`; its single free block (out of the
+ * bins), or NULL. */
+xdev_block_t *xdev_caching_adopt_segment(xdev_device_allocator_t *da, xdev_stream_pool_t *pool,
+                                         int kind, size_t rsize);
 
 /* Return every fully free segment to the backend (waits for pending events). */
 xdev_status_t xdev_caching_empty_cache(xdev_device_allocator_t *da);

@@ -93,6 +93,7 @@ void xdev_caching_block_delete(xdev_device_allocator_t *da, xdev_block_t *b) {
 /* Bins with the inactive_split statistics kept alongside. */
 void xdev_caching_bins_add(xdev_device_allocator_t *da, xdev_block_t *b) {
     int kind = b->segment->pool_kind;
+    da->bins_changes++;
     xdev_bins_insert(&b->pool->bins[kind], b);
     if (is_split(b)) {
         xdev_stat_update(da->stats.inactive_split, kind, 1);
@@ -102,6 +103,7 @@ void xdev_caching_bins_add(xdev_device_allocator_t *da, xdev_block_t *b) {
 
 void xdev_caching_bins_del(xdev_device_allocator_t *da, xdev_block_t *b) {
     int kind = b->segment->pool_kind;
+    da->bins_changes++;
     xdev_bins_remove(&b->pool->bins[kind], b);
     if (is_split(b)) {
         xdev_stat_update(da->stats.inactive_split, kind, -1);
@@ -238,7 +240,7 @@ static void segment_link(xdev_device_allocator_t *da, xdev_segment_t *seg) {
 
 /* True when the stream of a segment's pool has no queued work (a query,
  * never a wait). */
-static bool pool_idle(const xdev_stream_pool_t *pool) {
+bool xdev_caching_pool_idle(const xdev_stream_pool_t *pool) {
     if (!xdev_core_stream_acquire(pool->stream)) return false; /* destroyed: don't know */
     xdev_error_state_t saved;
     xdev_core_error_save(&saved);
@@ -264,7 +266,7 @@ static void collect_free_segments(xdev_device_allocator_t *da, int kind,
         if (only != NULL && seg->pool != only) continue;
         if (seg->pool->mempool != 0 && !seg->pool->mempool_dead) continue; /* the pool's */
         if (min_age != 0 && da->growths - seg->free_since < min_age) continue;
-        if (idle_only && !pool_idle(seg->pool)) continue;
+        if (idle_only && !xdev_caching_pool_idle(seg->pool)) continue;
         xdev_caching_bins_del(da, b);
         xdev_caching_segment_unlink(da, seg);
         seg->next = list->head; /* the list reuses the link */
@@ -482,7 +484,8 @@ static void garbage_collect(xdev_device_allocator_t *da, size_t incoming) {
  * (bench/traces, ../shared/traces) this keeps the whole run's peak reserved
  * at or below torch's on every trace with no backend call in any warm pass
  * (tests/check_replay.py). trim_before_grow:false in XDEV_ALLOC_CONF
- * restores torch's behaviour. */
+ * restores torch's behaviour. (Another stream's free segment may still be
+ * adopted, without a backend call, when that stream is idle: alloc_adopt.c.) */
 static void trim_before_grow(xdev_device_allocator_t *da, int kind, xdev_stream_pool_t *pool,
                              size_t incoming) {
     if (!xdev_alloc_settings()->trim_before_grow) return;
@@ -526,6 +529,9 @@ static xdev_status_t grow(xdev_device_allocator_t *da, xdev_stream_pool_t *pool,
         if (cst != XDEV_SUCCESS) return cst;
     }
     if (!xdev_alloc_settings()->expandable_segments) {
+        if (xdev_alloc_settings()->trim_before_grow &&
+            (*out = xdev_caching_adopt_segment(da, pool, kind, rsize)) != NULL)
+            return XDEV_SUCCESS;
         size_t seg = segment_size(rsize);
         garbage_collect(da, seg);
         trim_before_grow(da, kind, pool, seg);
@@ -581,18 +587,36 @@ static xdev_status_t take_block(xdev_device_allocator_t *da, size_t rsize, size_
  * unless the bins hold a smaller block, or one as small at a lower address.
  * A free block before it would move the start: no. max_split_size set: no
  * (its rules are not repeated here). */
-static bool stash_is_best(const xdev_block_t *b) {
+static bool stash_is_best(xdev_device_allocator_t *da, const xdev_block_t *b) {
+    /* The answer depends on the block's size and neighbours and on the
+     * bins; each of those changes only with a bin insertion or removal in
+     * the arena (a split or merge, a block taken or freed), so an answer
+     * found for this block with no bin change since still holds: the warm
+     * hot pair skips the search. */
+    if (da->stash_checked == b && da->stash_checked_at == da->bins_changes) return true;
     if (max_split() != SIZE_MAX || (b->prev && b->prev->state == XDEV_BLOCK_FREE)) return false;
     size_t merged = b->size + (b->next && b->next->state == XDEV_BLOCK_FREE ? b->next->size : 0);
     if (merged != b->size && !should_split_size(b->segment->pool_kind, merged, b->size))
         return false; /* the merged block would be handed out whole */
     /* the free neighbour after it would be part of the merged block */
-    return !xdev_bins_fit_before(&b->pool->bins[b->segment->pool_kind], b->size, merged, b->addr,
-                                 b->next);
+    if (xdev_bins_fit_before(&b->pool->bins[b->segment->pool_kind], b->size, merged, b->addr,
+                             b->next))
+        return false;
+    da->stash_checked = b;
+    da->stash_checked_at = da->bins_changes;
+    return true;
 }
 
 static void activate(xdev_device_allocator_t *da, xdev_block_t *b, size_t size,
                      xdev_stream_t stream);
+
+/* Whether the hot pair's history entries go anywhere (the history ring or
+ * the stream tracer): the same two relaxed loads xdev_alloc_history_record
+ * starts with, without the call while neither is on. */
+static inline bool history_on(const xdev_device_allocator_t *da) {
+    return XDEV_UNLIKELY(xdev_tracer_active()) ||
+           atomic_load_explicit(&da->primary->recording, memory_order_relaxed);
+}
 
 xdev_status_t xdev_caching_malloc(xdev_device_allocator_t *da, size_t size, xdev_stream_t stream,
                                   struct xdev_mempool *mp, xdev_block_t **out) {
@@ -601,7 +625,7 @@ xdev_status_t xdev_caching_malloc(xdev_device_allocator_t *da, size_t size, xdev
     xdev_block_t *b = da->stash;
     if (b != NULL && b->size == rsize && b->pool->stream == stream &&
         b->pool->mempool == (mp != NULL ? mp->id : 0) && b->pool->tag == pool_tag() &&
-        b->pool->asleep == 0 && stash_is_best(b)) {
+        b->pool->asleep == 0 && stash_is_best(da, b)) {
         da->stash = NULL; /* the hot pair: the block just freed */
     } else {
         xdev_caching_stash_flush(da);
@@ -665,8 +689,9 @@ static void activate(xdev_device_allocator_t *da, xdev_block_t *b, size_t size,
     xdev_stat_update(da->stats.active_bytes, k, (int64_t)b->size);
     if (b->size >= max_split()) xdev_stat_add(&da->stats.oversize_allocations, 1);
     b->tag = xdev_alloc_tag_current();
-    xdev_alloc_history_record(da, XDEV_MEMORY_HISTORY_ALLOC, b->addr, b->size, stream->native,
-                              b->tag);
+    if (history_on(da))
+        xdev_alloc_history_record(da, XDEV_MEMORY_HISTORY_ALLOC, b->addr, b->size, stream->native,
+                                  b->tag);
 }
 
 /* Merge `b` with a free neighbour `n` (which is removed). */
@@ -715,8 +740,9 @@ static void retire(xdev_device_allocator_t *da, xdev_block_t *b) {
     int k = b->segment->pool_kind;
     xdev_stat_update(da->stats.active, k, -1);
     xdev_stat_update(da->stats.active_bytes, k, -(int64_t)b->size);
-    xdev_alloc_history_record(da, XDEV_MEMORY_HISTORY_FREE_COMPLETED, b->addr, b->size,
-                              b->pool->native, b->tag);
+    if (history_on(da))
+        xdev_alloc_history_record(da, XDEV_MEMORY_HISTORY_FREE_COMPLETED, b->addr, b->size,
+                                  b->pool->native, b->tag);
     b->state = XDEV_BLOCK_FREE;
 }
 

@@ -7,7 +7,9 @@
  * another stream's (taking them made streams trade segments with the backend
  * on every iteration); a warm multi-stream loop makes no backend call;
  * xdev_empty_cache restarts the mark; trim_before_grow:false keeps
- * everything (torch's behaviour). Conformance: XDEV_BACKEND=<backend>,
+ * everything (torch's behaviour). A stream that needs memory takes over
+ * another stream's wholly free segment when that stream is idle, never
+ * while it has queued work. Conformance: XDEV_BACKEND=<backend>,
  * entries allocator.policy and allocator.policy_off. */
 #include <stdlib.h>
 #include <string.h>
@@ -88,6 +90,60 @@ START_TEST(own_free_segment_trimmed_before_growth) {
 }
 END_TEST
 
+/* Stream A's wholly free segment, A idle: stream B, finding nothing in its
+ * own cache, takes that segment over instead of asking the backend for a new
+ * one (A has passed all its work, so B cannot overlap A's last use); with
+ * trim_before_grow:false (torch) B gets a new segment. */
+START_TEST(idle_streams_free_segment_is_adopted) {
+    xdev_stream_t a = xt_new_stream(0), b = xt_new_stream(0);
+    void *p = NULL, *q = NULL;
+    XT_OK(xdev_malloc_stream(&p, 40 * MIB, a));
+    XT_OK(xdev_free(p));
+    XT_OK(xdev_stream_synchronize(a));
+    int64_t calls = backend_calls();
+    size_t reserved0 = 0, reserved1 = 0;
+    XT_OK(xdev_memory_reserved(xt_dev(0), &reserved0));
+    XT_OK(xdev_malloc_stream(&q, 30 * MIB, b));
+    XT_OK(xdev_memory_reserved(xt_dev(0), &reserved1));
+    if (policy_on()) {
+        ck_assert_msg(backend_calls() == calls && q == p && reserved1 == reserved0,
+                      "stream B asked the backend (%lld calls, reserved %zu -> %zu MiB) instead "
+                      "of adopting idle stream A's free 40 MiB segment",
+                      (long long)(backend_calls() - calls), reserved0 / MIB, reserved1 / MIB);
+    } else {
+        ck_assert_int_eq(backend_calls(), calls + 1);
+        ck_assert_ptr_ne(q, p);
+    }
+    XT_OK(xdev_free(q));
+    XT_OK(xdev_stream_destroy(a));
+    XT_OK(xdev_stream_destroy(b));
+}
+END_TEST
+
+/* A stream with queued work keeps its free segments: B may not adopt
+ * memory A's work may still be using (stream-ordered reuse). */
+START_TEST(busy_streams_free_segment_is_not_adopted) {
+    xdev_stream_t a = xt_new_stream(0), b = xt_new_stream(0);
+    xt_gate_t gate;
+    xt_gate_init(&gate);
+    xt_opener_t safety;
+    xt_opener_start(&safety, &gate, 10000);
+    void *p = NULL, *q = NULL;
+    XT_OK(xdev_malloc_stream(&p, 40 * MIB, a));
+    XT_OK(xdev_launch_host_func(a, xt_gate_wait_fn, &gate)); /* a is busy "using" p */
+    XT_OK(xdev_free(p));
+    XT_OK(xdev_malloc_stream(&q, 30 * MIB, b));
+    ck_assert_msg(q != p, "stream B adopted busy stream A's segment: B's work could overlap A's");
+    xt_gate_open(&gate);
+    XT_OK(xdev_stream_synchronize(a));
+    XT_OK(xdev_free(q));
+    xt_opener_join(&safety);
+    xt_gate_destroy(&gate);
+    XT_OK(xdev_stream_destroy(a));
+    XT_OK(xdev_stream_destroy(b));
+}
+END_TEST
+
 /* Requests served one after another on 4 streams (an inference server),
  * each stream's sizes its own: after the first round no round calls the
  * backend. Taking one stream's free segments when the next one grows - the
@@ -149,6 +205,8 @@ int main(int argc, char **argv) {
     tcase_add_checked_fixture(tc, setup, NULL);
     tcase_add_test(tc, other_streams_segments_are_kept);
     tcase_add_test(tc, own_free_segment_trimmed_before_growth);
+    tcase_add_test(tc, idle_streams_free_segment_is_adopted);
+    tcase_add_test(tc, busy_streams_free_segment_is_not_adopted);
     tcase_add_test(tc, warm_multi_stream_loop_makes_no_backend_call);
     tcase_add_test(tc, empty_cache_restarts_the_mark);
     suite_add_tcase(su, tc);

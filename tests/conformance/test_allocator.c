@@ -106,6 +106,36 @@ START_TEST(free_merges_at_once) {
 }
 END_TEST
 
+/* The hot pair hands back the block just freed only while torch's best fit
+ * would (the stash): after a warm pair on X, a block as small at a lower
+ * address (W) entering the bins makes the next request take W, as best fit
+ * does (lowest address among equal sizes). Guards the stash's remembered
+ * answer: it must not survive a change of the bins. */
+START_TEST(hot_pair_rechecks_best_fit_after_bins_change) {
+    xdev_stream_t s = xt_new_stream(0); /* a fresh segment: A | W | B | X | rest */
+    void *a = NULL, *w = NULL, *b = NULL, *x = NULL, *p = NULL;
+    XT_OK(xdev_malloc_stream(&a, 4096, s));
+    XT_OK(xdev_malloc_stream(&w, 4096, s));
+    XT_OK(xdev_malloc_stream(&b, 4096, s));
+    XT_OK(xdev_malloc_stream(&x, 4096, s));
+    ck_assert_uint_eq((uintptr_t)x, (uintptr_t)w + 2 * 4096);
+    for (int i = 0; i < 3; i++) { /* warm pair on X */
+        XT_OK(xdev_free(x));
+        XT_OK(xdev_malloc_stream(&p, 4096, s));
+        ck_assert_ptr_eq(p, x);
+    }
+    XT_OK(xdev_free(w)); /* W, between active A and B, stays a 4096-byte block */
+    XT_OK(xdev_free(x)); /* W goes into the bins, X is the last freed */
+    XT_OK(xdev_malloc_stream(&p, 4096, s));
+    ck_assert_msg(p == w, "got %p: best fit takes the lower free block %p, not the last freed %p",
+                  p, w, x);
+    XT_OK(xdev_free(p));
+    XT_OK(xdev_free(a));
+    XT_OK(xdev_free(b));
+    XT_OK(xdev_stream_destroy(s));
+}
+END_TEST
+
 START_TEST(reuse_only_on_own_stream) {
     xdev_stream_t a = xt_new_stream(0), b = xt_new_stream(0);
     void *keep = NULL, *p = NULL, *q = NULL, *r = NULL;
@@ -780,6 +810,7 @@ int main(int argc, char **argv) {
     TCase *t = tc("caching");
     tcase_add_test(t, rounding_and_pools);
     tcase_add_test(t, free_merges_at_once);
+    tcase_add_test(t, hot_pair_rechecks_best_fit_after_bins_change);
     tcase_add_test(t, reuse_only_on_own_stream);
     tcase_add_test(t, record_stream_delays_reuse);
     tcase_add_test(t, record_stream_errors);
