@@ -16,29 +16,23 @@
  * drops the entry after its own check. One lock serialises it all. */
 #include "runtime/sanitizer_probe.h"
 
-#include <dlfcn.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined(__has_include)
-#if __has_include(<execinfo.h>)
-#include <execinfo.h>
-#define XDEV_HAVE_BACKTRACE 1
-#endif
-#endif
 
 #include "base/error_internal.h"
 #include "base/strbuf.h"
 #include "alloc/alloc_lookup.h"
 #include "runtime/device_record.h"
 #include "runtime/hooks.h"
+#include "observe/call_site.h"
 #include "runtime/stream_internal.h"
 #include "xdev/sanitizer.h"
 
-#define XDEV_SAN_USES 32   /* uses kept per allocation */
-#define XDEV_SAN_FRAMES 10 /* stack frames kept per use */
+#define XDEV_SAN_USES 32                      /* uses kept per allocation */
+#define XDEV_SAN_FRAMES XDEV_CALL_SITE_FRAMES /* stack frames kept per use */
 #define XDEV_SAN_PRINTED 100
 
 typedef struct use {
@@ -141,42 +135,11 @@ static bool lookup(const void *p, xdev_live_ref_t *ref) {
 }
 
 static int capture_frames(void **frames) {
-#ifdef XDEV_HAVE_BACKTRACE
-    return backtrace(frames, XDEV_SAN_FRAMES);
-#else
-    (void)frames;
-    return 0;
-#endif
+    return xdev_call_site_capture(frames);
 }
 
-/* "from /path/prog+0x1234 (main+0x56)": the first frame outside libxdev,
- * where the application called in (the last frame when libxdev is linked
- * in); addr2line -e /path/prog 0x1234 names the line. */
 static void describe_site(xdev_strbuf_t *b, void *const *frames, int n) {
-    Dl_info self;
-    const void *self_base = dladdr((void *)describe_site, &self) ? self.dli_fbase : NULL;
-    void *pick = NULL;
-    Dl_info info = {0};
-    bool inside = false; /* past the walker's own frames (a sanitizer runtime's too) */
-    for (int i = 0; i < n; i++) {
-        Dl_info fi;
-        if (!dladdr(frames[i], &fi)) continue;
-        pick = frames[i];
-        info = fi;
-        if (fi.dli_fbase == self_base)
-            inside = true;
-        else if (inside)
-            break;
-    }
-    if (pick == NULL) {
-        xdev_strbuf_printf(b, "(no stack)");
-        return;
-    }
-    const char *mod = info.dli_fname != NULL && info.dli_fname[0] ? info.dli_fname : "?";
-    xdev_strbuf_printf(b, "from %s+0x%" PRIxPTR, mod, (uintptr_t)pick - (uintptr_t)info.dli_fbase);
-    if (info.dli_sname != NULL)
-        xdev_strbuf_printf(b, " (%s+0x%" PRIxPTR ")", info.dli_sname,
-                           (uintptr_t)pick - (uintptr_t)info.dli_saddr);
+    xdev_call_site_describe(b, frames, n);
 }
 
 /* The text built, or NULL when it ran out of memory. */
