@@ -15,6 +15,7 @@
  * copied into the mirrors. With COMPARE=sync the written mirrors are only
  * marked, and compared when a copy brings device data to the host. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -223,9 +224,12 @@ typedef struct {
     uint64_t dev_bits, sh_bits;
 } diff_t;
 
-/* Compare n bytes element by element; true when they differ. */
+/* Compare n bytes element by element; true when they differ. before (or
+ * NULL): the mirror's bytes before the replay; only elements the replay
+ * changed are compared then (a kernel's pointer, whose extent is unknown:
+ * the rest of the allocation may be another stream's). */
 static bool compare(const unsigned char *dev, const unsigned char *sh, size_t n,
-                    const sh_rec_t *how, diff_t *d) {
+                    const sh_rec_t *how, const unsigned char *before, diff_t *d) {
     size_t elem = how != NULL && how->elem != 0 && how->elem <= 8 ? how->elem : 1;
     if (n % elem != 0) elem = 1;
     bool tol = how != NULL && how->tolerant && elem >= 2;
@@ -233,8 +237,10 @@ static bool compare(const unsigned char *dev, const unsigned char *sh, size_t n,
     memset(d, 0, sizeof *d);
     d->elements = n / elem;
     if (!tol && memcmp(dev, sh, n) == 0) return false;
+    if (before != NULL) d->elements = 0; /* counted below: those the replay wrote */
     for (size_t i = 0; i < d->elements; i++) {
         bool differ;
+        if (before != NULL && memcmp(before + i * elem, sh + i * elem, elem) == 0) continue;
         if (tol) {
             double a = value_of(dev, i, elem, how->dtype), b = value_of(sh, i, elem, how->dtype);
             differ =
@@ -242,6 +248,7 @@ static bool compare(const unsigned char *dev, const unsigned char *sh, size_t n,
         } else {
             differ = memcmp(dev + i * elem, sh + i * elem, elem) != 0;
         }
+        if (before != NULL) d->elements++;
         if (!differ) continue;
         if (d->differing++ == 0) {
             d->first = i;
@@ -305,8 +312,8 @@ static void report_difference(const xdev_enqueue_t *q, const sh_mirror_t *writer
 /* The device's bytes of [p, p + n) (in m) against the mirror's; a
  * difference is reported and the mirror takes the device's bytes. */
 static bool check_range(const xdev_enqueue_t *q, sh_mirror_t *m, const void *p, size_t n,
-                        const sh_rec_t *how, const char *detail, bool last_writer,
-                        void *const *frames, int nframes) {
+                        const sh_rec_t *how, const unsigned char *before, const char *detail,
+                        bool last_writer, void *const *frames, int nframes) {
     unsigned char *dev = malloc(n ? n : 1);
     if (dev == NULL || !xdev_shadow_read_device(m, p, n, dev)) {
         free(dev);
@@ -314,7 +321,7 @@ static bool check_range(const xdev_enqueue_t *q, sh_mirror_t *m, const void *p, 
     }
     unsigned char *sh = m->mirror + ((uintptr_t)p - m->base);
     diff_t d;
-    bool differ = compare(dev, sh, n, how, &d);
+    bool differ = compare(dev, sh, n, how, before, &d);
     if (differ) {
         report_difference(q, last_writer ? m : NULL, detail, p, m, n, how, &d, frames, nframes);
         memcpy(sh, dev, n);
@@ -341,9 +348,10 @@ typedef struct {
     const xdev_enqueue_t *q;
     void *const *frames;
     int nframes;
-    bool all;           /* resync every mirror of the device (a graph replay) */
-    const char *detail; /* the comparing op's */
-    bool found;         /* a difference was reported */
+    bool all;                  /* resync every mirror of the device (a graph replay) */
+    const char *detail;        /* the comparing op's */
+    bool found;                /* a difference was reported */
+    const sh_mirror_t *source; /* the mirror a copy to the host reads */
 } sweep_t;
 
 static void sweep_one(sh_mirror_t *m, void *user) {
@@ -352,10 +360,13 @@ static void sweep_one(sh_mirror_t *m, void *user) {
         if (m->type == s->q->stream->rec->be->type) resync(m, (void *)m->base, m->size);
         return;
     }
-    if (!m->dirty) return;
+    /* Only what this stream wrote, or the copy reads: other streams' work
+     * may still run (and is ordered before the copy only if the program
+     * ordered it, when it is the buffer the copy reads). */
+    if (!m->dirty || (m->last_stream != s->q->stream && m != s->source)) return;
     m->dirty = false;
-    s->found |= check_range(s->q, m, (void *)m->base, m->size, NULL, s->detail, true, s->frames,
-                            s->nframes);
+    s->found |= check_range(s->q, m, (void *)m->base, m->size, NULL, NULL, s->detail, true,
+                            s->frames, s->nframes);
 }
 
 /* ------------------------------------------------------------ step 5 */
@@ -382,6 +393,17 @@ static void shadow_observe(const xdev_enqueue_t *q, const xdev_op_use_t *uses, i
                       : p->n == 0 ? "the shadow does not replay this operation's backend call"
                                   : NULL;
     xdev_shadow_lock();
+    /* Operands of unknown extent (a kernel's pointers: to the allocation's
+     * end): the mirror's bytes before the replay, so that only what the
+     * replay wrote is compared (COMPARE=op). */
+    unsigned char *before[XDEV_OP_MAX_USES] = {0};
+    for (int i = 0; i < n && !g_compare_sync; i++) {
+        sh_mirror_t *m;
+        size_t len;
+        if (uses[i].mode == XDEV_OP_WRITE && uses[i].n == SIZE_MAX &&
+            clip(uses[i].p, uses[i].n, &m, &len) && (before[i] = malloc(len)) != NULL)
+            memcpy(before[i], m->mirror + ((uintptr_t)uses[i].p - m->base), len);
+    }
     xdev_shadow_replay(p);
     for (int i = 0; i < p->n && why == NULL; i++)
         why = p->recs[i].unmirrored;
@@ -391,12 +413,12 @@ static void shadow_observe(const xdev_enqueue_t *q, const xdev_op_use_t *uses, i
     if (why != NULL || !g_compare_sync || to_host)
         xdev_shadow_wait_stream(q->stream->rec, q->stream->native);
     if (why != NULL) {
-        sweep_t s = {q, frames, nframes, replay, detail, false};
+        sweep_t s = {q, frames, nframes, replay, detail, false, NULL};
         if (replay) xdev_shadow_each(sweep_one, &s);
         for (int i = 0; i < n; i++) {
             sh_mirror_t *m;
             size_t len;
-            if (uses[i].mode == XDEV_OP_WRITE && clip(uses[i].p, uses[i].n, &m, &len))
+            if (clip(uses[i].p, uses[i].n, &m, &len)) /* reads too: a c2r FFT writes its input */
                 resync(m, uses[i].p, len);
         }
     } else if (g_compare_sync) {
@@ -407,18 +429,17 @@ static void shadow_observe(const xdev_enqueue_t *q, const xdev_op_use_t *uses, i
             size_t len;
             if (uses[i].mode != XDEV_OP_WRITE || !clip(uses[i].p, uses[i].n, &m, &len)) continue;
             m->dirty = true;
+            m->last_stream = q->stream;
             snprintf(m->last_op, sizeof m->last_op, "%s", q->name);
             snprintf(m->last_detail, sizeof m->last_detail, "%s", detail);
             snprintf(m->last_site, sizeof m->last_site, "%s", site.buf != NULL ? site.buf : "");
         }
         free(site.buf);
         if (to_host) { /* device data reaches the host: every written mirror is compared */
-            xdev_device_record_t *rec = q->stream->rec;
-            xdev_error_state_t saved;
-            xdev_core_error_save(&saved);
-            (void)rec->be->api->device->synchronize(rec->ctx);
-            xdev_core_error_restore(&saved);
-            sweep_t s = {q, frames, nframes, false, detail, false};
+            const sh_mirror_t *src = NULL;
+            for (int i = 0; i < p->n && src == NULL; i++)
+                if (p->recs[i].kind == SH_COPY) src = xdev_shadow_find(p->recs[i].u.copy.src);
+            sweep_t s = {q, frames, nframes, false, detail, false, src};
             xdev_shadow_each(sweep_one, &s);
             /* The copy's expected bytes came from the mirror before it took
              * the device's: compare the copy itself only when it was equal. */
@@ -430,18 +451,21 @@ static void shadow_observe(const xdev_enqueue_t *q, const xdev_op_use_t *uses, i
             sh_mirror_t *m;
             size_t len;
             if (uses[i].mode == XDEV_OP_WRITE && clip(uses[i].p, uses[i].n, &m, &len))
-                found = check_range(q, m, uses[i].p, len, how, detail, false, frames, nframes);
+                found = check_range(q, m, uses[i].p, len, how, before[i], detail, false, frames,
+                                    nframes);
         }
     }
     /* Host outputs (copies to the host, BLAS results) against the replay's. */
     for (int i = 0; i < p->n && why == NULL && host_checked; i++) {
         const sh_rec_t *r = &p->recs[i];
         diff_t d;
-        if (r->host_dst != NULL && compare(r->host_dst, r->scratch, r->scratch_n, r, &d))
+        if (r->host_dst != NULL && compare(r->host_dst, r->scratch, r->scratch_n, r, NULL, &d))
             report_difference(q, NULL, r->detail, r->host_dst, NULL, r->scratch_n, r, &d, frames,
                               nframes);
     }
     xdev_shadow_unlock();
+    for (int i = 0; i < n; i++)
+        free(before[i]);
     xdev_shadow_pending_clear(p);
     if (why != NULL) report_unmirrored(q, detail, why, frames, nframes);
 }

@@ -120,6 +120,7 @@ typedef struct sh_mirror {
     bool host_memory; /* the host reads the device's bytes directly */
     /* COMPARE=sync: written since the last comparison, and by what. */
     bool dirty;
+    const void *last_stream; /* the writer's stream (xdev_stream_t) */
     char last_op[64], last_detail[192], last_site[256];
 } sh_mirror_t;
 

@@ -19,6 +19,7 @@
 
 #include "base/error_internal.h"
 #include "observe/shadow_internal.h"
+#include "xdev/event.h"
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -134,10 +135,18 @@ bool xdev_shadow_read_device(const sh_mirror_t *m, const void *p, size_t n, void
     return ok;
 }
 
+/* Through an event: a stream's synchronize would take the asynchronous
+ * error it reports once (a kernel's fault), which is the application's. */
 void xdev_shadow_wait_stream(xdev_device_record_t *rec, void *native) {
+    const xdev_backend_api_t *o = &g_orig[rec->be->type];
     xdev_error_state_t saved;
     xdev_core_error_save(&saved);
-    (void)g_orig[rec->be->type].stream->synchronize(rec->ctx, native);
+    void *ev = NULL;
+    if (o->event->create(rec->ctx, XDEV_EVENT_DEFAULT, &ev) == XDEV_SUCCESS) {
+        if (o->event->record(rec->ctx, ev, native) == XDEV_SUCCESS)
+            (void)o->event->synchronize(rec->ctx, ev);
+        (void)o->event->destroy(rec->ctx, ev);
+    }
     xdev_core_error_restore(&saved);
 }
 
