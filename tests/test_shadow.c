@@ -6,9 +6,12 @@
  *                kernel, a run-time compiled kernel: no difference reported
  *                (what is not mirrored is reported as such, never as a
  *                difference)
- *   short_memset XDEV_BACKEND=shortmemset (the backend template with a
- *                memset one byte short): the memset is named, with its call
- *                site in this file, the last byte and both values
+ *   short_memset XDEV_BACKEND=faultynull (the backend template with a
+ *                memset one byte short, tests/plugins/faulty_template.c):
+ *                the memset is named, with its call site in this file, the
+ *                last byte and both values
+ *   gemm_lda     the same plugin's GEMM, which ignores lda: a padded A is
+ *                named with its shape, the first element and both values
  *   stop         the same with XDEV_SHADOW_ACTION=stop: the next call fails
  *                with XDEV_ERROR_BACKEND quoting the report until
  *                xdev_shadow_clear
@@ -165,6 +168,48 @@ START_TEST(sync_compare) {
 }
 END_TEST
 
+START_TEST(gemm_lda) {
+    enum { M = 8, NN = 4, K = 5, LDA = 12 };
+    float ha[LDA * K], hb[K * NN], hc[M * NN];
+    for (int i = 0; i < LDA * K; i++)
+        ha[i] = (float)(i + 1);
+    for (int i = 0; i < K * NN; i++)
+        hb[i] = 1.0f;
+    memset(hc, 0, sizeof hc);
+    float *a, *b, *c;
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&a, sizeof ha));
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&b, sizeof hb));
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&c, sizeof hc));
+    XT_OK(xdev_memcpy(a, ha, sizeof ha));
+    XT_OK(xdev_memcpy(b, hb, sizeof hb));
+    XT_OK(xdev_memcpy(c, hc, sizeof hc));
+    ck_assert_uint_eq(xdev_shadow_report_count(), 0);
+    XT_OK(xdev_gemm(XDEV_DTYPE_F32, XDEV_BLAS_OP_N, XDEV_BLAS_OP_N, M, NN, K, 1.0, a, LDA, b, K,
+                    0.0, c, M, NULL));
+    XT_OK(xdev_synchronize());
+    ck_assert_uint_eq(xdev_shadow_report_count(), 1);
+    xdev_shadow_report_t r;
+    XT_OK(xdev_shadow_report_get(0, &r));
+    fprintf(stderr, "the report:\n%s", r.text);
+    ck_assert_int_eq(r.kind, XDEV_SHADOW_DIFFERENCE);
+    ck_assert_str_eq(r.op, "GEMM");
+    ck_assert_msg(strstr(r.detail, "gemm f32 NN m=8 n=4 k=5 lda=12 ldb=5 ldc=8 batch=1") != NULL,
+                  "detail: %s", r.detail);
+    ck_assert_msg(strstr(r.call_site, "test_shadow") != NULL, "call site: %s", r.call_site);
+    ck_assert_ptr_eq(r.buffer, c);
+    ck_assert_uint_eq(r.element, 0);
+    ck_assert_uint_eq(r.element_size, 4);
+    float dev, cpu;
+    memcpy(&dev, &r.device_bits, 4);
+    memcpy(&cpu, &r.shadow_bits, 4);
+    ck_assert_float_eq(dev, 85.0f);  /* A read with lda = m: 1 + 9 + 17 + 25 + 33 */
+    ck_assert_float_eq(cpu, 125.0f); /* with lda = 12: 1 + 13 + 25 + 37 + 49 */
+    XT_OK(xdev_free(a));
+    XT_OK(xdev_free(b));
+    XT_OK(xdev_free(c));
+}
+END_TEST
+
 START_TEST(kernel_gpu) {
     if (xt_host_addressable())
         XT_SKIP("on a backend whose kernels are the host build (%s) the device build's fault "
@@ -234,6 +279,7 @@ int main(int argc, char **argv) {
     if (strcmp(which, "clean") == 0) tcase_add_test(tc, clean);
     if (strcmp(which, "short_memset") == 0) tcase_add_test(tc, short_memset);
     if (strcmp(which, "stop") == 0) tcase_add_test(tc, stop);
+    if (strcmp(which, "gemm_lda") == 0) tcase_add_test(tc, gemm_lda);
     if (strcmp(which, "sync") == 0) tcase_add_test(tc, sync_compare);
     if (strcmp(which, "kernel_gpu") == 0) tcase_add_test(tc, kernel_gpu);
     if (strcmp(which, "off") == 0) tcase_add_test(tc, off);
