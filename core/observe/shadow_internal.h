@@ -41,6 +41,9 @@ typedef enum {
     SH_GEMM,
     SH_VEC,
     SH_LAUNCH,
+    SH_FFT,
+    SH_REDUCE,
+    SH_SCAN,
 } sh_kind_t;
 
 /* One backend call to replay. Pointers are the real device's; the replay
@@ -93,6 +96,13 @@ typedef struct sh_rec {
             void *shadow_fn;     /* the host build's function, NULL: none */
             unsigned char *heap; /* the argument bytes, copied */
         } launch;
+        struct {
+            xdev_fft_exec_desc_t d;
+            void *plan;          /* the shadow device's plan, NULL: none */
+            size_t work_size;    /* its work bytes */
+            struct sh_plan *ref; /* keeps the plan (shadow_compute.c) */
+        } fft;
+        xdev_prim_desc_t prim;
     } u;
 } sh_rec_t;
 
@@ -142,6 +152,36 @@ bool xdev_shadow_read_device(const sh_mirror_t *m, const void *p, size_t n, void
 
 /* Wait for a stream of the real device (its native handle). */
 void xdev_shadow_wait_stream(xdev_device_record_t *rec, void *native);
+
+/* shadow_slots.c's helpers for shadow_compute.c. */
+/* The backend's own table (before the shadow's slots) of a device context. */
+const xdev_backend_api_t *xdev_shadow_orig(const xdev_backend_device_t *ctx);
+/* A new record on the thread's list, or NULL (the op is then reported as
+ * not mirrored). */
+sh_rec_t *xdev_shadow_pend(sh_kind_t kind, size_t elem, xdev_dtype_t dtype);
+/* The mirror of device pointer p (lock held), or NULL. */
+void *xdev_shadow_to_mirror(const void *p);
+/* The shadow device: the CPU backend's own table, its device, the
+ * shadow's stream (lock held; false without a CPU backend). */
+bool xdev_shadow_device(const xdev_backend_api_t **api, xdev_backend_device_t **dev, void **stream);
+
+/* shadow_compute.c: kernels, FFT and the primitives. Replay one of their
+ * records on the shadow device (lock held); put their slots in front of
+ * api's (the backend of type t loading). */
+xdev_status_t xdev_shadow_replay_compute(sh_rec_t *r, const xdev_backend_api_t *c,
+                                         xdev_backend_device_t *dv, void *s);
+void xdev_shadow_install_compute(xdev_backend_api_t *api, int t);
+/* What a record holds of shadow_compute.c's (a plan's reference), released
+ * (lock not held). */
+void xdev_shadow_record_release(sh_rec_t *r);
+
+/* In a shadow slot before the backend call: the refusal of
+ * XDEV_SHADOW_ACTION=stop after a difference. */
+#define SH_STOPPED_CHECK()                                                                         \
+    do {                                                                                           \
+        if (atomic_load_explicit(&xdev_shadow_stopped, memory_order_acquire))                      \
+            return xdev_shadow_stop_status();                                                      \
+    } while (0)
 
 /* Settings (shadow.c). */
 extern bool xdev_shadow_on;

@@ -39,7 +39,6 @@ static xdev_memory_vtable_t g_wmem[XDEV_MAX_DEVICE_TYPES];
 static xdev_ops_vtable_t g_wops[XDEV_MAX_DEVICE_TYPES];
 static xdev_rng_vtable_t g_wrng[XDEV_MAX_DEVICE_TYPES];
 static xdev_blas_vtable_t g_wblas[XDEV_MAX_DEVICE_TYPES];
-static xdev_kernel_vtable_t g_wkernel[XDEV_MAX_DEVICE_TYPES];
 
 /* Device contexts to their backend's type (DEV slots get only the context). */
 #define SH_MAX_CTX 256
@@ -65,7 +64,7 @@ static int type_of(const xdev_backend_device_t *ctx, bool *host_memory) {
     return -1;
 }
 
-static const xdev_backend_api_t *orig_of(const xdev_backend_device_t *ctx) {
+const xdev_backend_api_t *xdev_shadow_orig(const xdev_backend_device_t *ctx) {
     int t = type_of(ctx, NULL);
     return t >= 0 ? &g_orig[t] : NULL;
 }
@@ -87,6 +86,15 @@ static bool shadow_ready(void) {
                                                       &g_cpu_stream) != XDEV_SUCCESS)
         g_cpu_stream = NULL;
     return g_cpu_stream != NULL;
+}
+
+bool xdev_shadow_device(const xdev_backend_api_t **api, xdev_backend_device_t **dev,
+                        void **stream) {
+    if (!shadow_ready()) return false;
+    *api = g_cpu;
+    *dev = g_cpu_dev;
+    *stream = g_cpu_stream;
+    return true;
 }
 
 /* ------------------------------------------------------------ mirrors */
@@ -199,8 +207,7 @@ static void mirror_drop(const void *p) {
     pthread_mutex_unlock(&g_lock);
 }
 
-/* The mirror of device pointer p (lock held), or NULL. */
-static void *to_mirror(const void *p) {
+void *xdev_shadow_to_mirror(const void *p) {
     sh_mirror_t *m = p != NULL ? xdev_shadow_find(p) : NULL;
     return m != NULL ? m->mirror + ((uintptr_t)p - m->base) : NULL;
 }
@@ -217,13 +224,14 @@ void xdev_shadow_pending_clear(sh_pending_t *p) {
     for (int i = 0; i < p->n; i++) {
         free(p->recs[i].scratch);
         if (p->recs[i].kind == SH_LAUNCH) free(p->recs[i].u.launch.heap);
+        xdev_shadow_record_release(&p->recs[i]);
+        p->recs[i].scratch = NULL;
     }
     p->n = 0;
     p->overflow = false;
 }
 
-/* A slot for a new record, or NULL (the op is then reported as not mirrored). */
-static sh_rec_t *pend(sh_kind_t kind, size_t elem, xdev_dtype_t dtype) {
+sh_rec_t *xdev_shadow_pend(sh_kind_t kind, size_t elem, xdev_dtype_t dtype) {
     sh_pending_t *p = &t_pending;
     if (p->n == SH_PENDING) {
         p->overflow = true;
@@ -239,33 +247,27 @@ static sh_rec_t *pend(sh_kind_t kind, size_t elem, xdev_dtype_t dtype) {
 
 /* ------------------------------------------------------------ the slots */
 
-#define SH_STOPPED_CHECK()                                                                         \
-    do {                                                                                           \
-        if (atomic_load_explicit(&xdev_shadow_stopped, memory_order_acquire))                      \
-            return xdev_shadow_stop_status();                                                      \
-    } while (0)
-
 static xdev_status_t w_malloc(xdev_backend_device_t *dev, size_t bytes, void **out) {
-    xdev_status_t st = orig_of(dev)->memory->malloc(dev, bytes, out);
+    xdev_status_t st = xdev_shadow_orig(dev)->memory->malloc(dev, bytes, out);
     if (st == XDEV_SUCCESS) mirror_add(dev, *out, bytes);
     return st;
 }
 
 static xdev_status_t w_free(xdev_backend_device_t *dev, void *ptr) {
     mirror_drop(ptr);
-    return orig_of(dev)->memory->free(dev, ptr);
+    return xdev_shadow_orig(dev)->memory->free(dev, ptr);
 }
 
 static xdev_status_t w_malloc_async(xdev_backend_device_t *dev, size_t bytes, void *stream,
                                     void **out) {
-    xdev_status_t st = orig_of(dev)->memory->malloc_async(dev, bytes, stream, out);
+    xdev_status_t st = xdev_shadow_orig(dev)->memory->malloc_async(dev, bytes, stream, out);
     if (st == XDEV_SUCCESS) mirror_add(dev, *out, bytes);
     return st;
 }
 
 static xdev_status_t w_free_async(xdev_backend_device_t *dev, void *ptr, void *stream) {
     mirror_drop(ptr);
-    return orig_of(dev)->memory->free_async(dev, ptr, stream);
+    return xdev_shadow_orig(dev)->memory->free_async(dev, ptr, stream);
 }
 
 static const char *copy_kind(xdev_copy_kind_t k) {
@@ -276,8 +278,8 @@ static const char *copy_kind(xdev_copy_kind_t k) {
 
 static xdev_status_t w_memcpy(xdev_backend_device_t *dev, const xdev_copy_desc_t *c, void *s) {
     SH_STOPPED_CHECK();
-    xdev_status_t st = orig_of(dev)->memory->memcpy_async(dev, c, s);
-    sh_rec_t *r = st == XDEV_SUCCESS ? pend(SH_COPY, 1, XDEV_DTYPE_U8) : NULL;
+    xdev_status_t st = xdev_shadow_orig(dev)->memory->memcpy_async(dev, c, s);
+    sh_rec_t *r = st == XDEV_SUCCESS ? xdev_shadow_pend(SH_COPY, 1, XDEV_DTYPE_U8) : NULL;
     if (r != NULL) {
         memcpy(&r->u.copy, c, c->size < sizeof r->u.copy ? c->size : sizeof r->u.copy);
         snprintf(r->detail, sizeof r->detail, "copy %s of %zu bytes", copy_kind(c->kind), c->bytes);
@@ -287,8 +289,8 @@ static xdev_status_t w_memcpy(xdev_backend_device_t *dev, const xdev_copy_desc_t
 
 static xdev_status_t w_memset(xdev_backend_device_t *dev, void *dst, int value, size_t n, void *s) {
     SH_STOPPED_CHECK();
-    xdev_status_t st = orig_of(dev)->memory->memset_async(dev, dst, value, n, s);
-    sh_rec_t *r = st == XDEV_SUCCESS ? pend(SH_MEMSET, 1, XDEV_DTYPE_U8) : NULL;
+    xdev_status_t st = xdev_shadow_orig(dev)->memory->memset_async(dev, dst, value, n, s);
+    sh_rec_t *r = st == XDEV_SUCCESS ? xdev_shadow_pend(SH_MEMSET, 1, XDEV_DTYPE_U8) : NULL;
     if (r != NULL) {
         r->u.memset.dst = dst;
         r->u.memset.value = value;
@@ -302,9 +304,9 @@ static xdev_status_t w_memset(xdev_backend_device_t *dev, void *dst, int value, 
 static xdev_status_t w_fill(xdev_backend_device_t *dev, void *dst, const void *pattern, size_t size,
                             size_t count, void *s) {
     SH_STOPPED_CHECK();
-    xdev_status_t st = orig_of(dev)->ops->fill(dev, dst, pattern, size, count, s);
+    xdev_status_t st = xdev_shadow_orig(dev)->ops->fill(dev, dst, pattern, size, count, s);
     sh_rec_t *r = st == XDEV_SUCCESS && size <= 16
-                      ? pend(SH_FILL, size <= 8 ? size : 8, XDEV_DTYPE_U8)
+                      ? xdev_shadow_pend(SH_FILL, size <= 8 ? size : 8, XDEV_DTYPE_U8)
                       : NULL;
     if (r != NULL) {
         r->u.fill.dst = dst;
@@ -319,8 +321,8 @@ static xdev_status_t w_fill(xdev_backend_device_t *dev, void *dst, const void *p
 static xdev_status_t w_convert(xdev_backend_device_t *dev, void *dst, xdev_dtype_t dd,
                                const void *src, xdev_dtype_t sd, size_t count, void *s) {
     SH_STOPPED_CHECK();
-    xdev_status_t st = orig_of(dev)->ops->convert(dev, dst, dd, src, sd, count, s);
-    sh_rec_t *r = st == XDEV_SUCCESS ? pend(SH_CONVERT, xdev_dtype_size(dd), dd) : NULL;
+    xdev_status_t st = xdev_shadow_orig(dev)->ops->convert(dev, dst, dd, src, sd, count, s);
+    sh_rec_t *r = st == XDEV_SUCCESS ? xdev_shadow_pend(SH_CONVERT, xdev_dtype_size(dd), dd) : NULL;
     if (r != NULL) {
         r->u.convert.dst = dst;
         r->u.convert.dd = dd;
@@ -336,8 +338,9 @@ static xdev_status_t w_convert(xdev_backend_device_t *dev, void *dst, xdev_dtype
 static xdev_status_t w_add(xdev_backend_device_t *dev, void *dst, const void *src,
                            xdev_dtype_t dtype, size_t count, void *s) {
     SH_STOPPED_CHECK();
-    xdev_status_t st = orig_of(dev)->ops->add(dev, dst, src, dtype, count, s);
-    sh_rec_t *r = st == XDEV_SUCCESS ? pend(SH_ADD, xdev_dtype_size(dtype), dtype) : NULL;
+    xdev_status_t st = xdev_shadow_orig(dev)->ops->add(dev, dst, src, dtype, count, s);
+    sh_rec_t *r =
+        st == XDEV_SUCCESS ? xdev_shadow_pend(SH_ADD, xdev_dtype_size(dtype), dtype) : NULL;
     if (r != NULL) {
         r->u.add.dst = dst;
         r->u.add.src = src;
@@ -351,9 +354,9 @@ static xdev_status_t w_add(xdev_backend_device_t *dev, void *dst, const void *sr
 
 static xdev_status_t w_rng(const xdev_rng_fill_desc_t *d) {
     SH_STOPPED_CHECK();
-    xdev_status_t st = orig_of(d->device)->rng->fill(d);
+    xdev_status_t st = xdev_shadow_orig(d->device)->rng->fill(d);
     size_t elem = d->format == XDEV_RNG_FORMAT_F64 || d->format == XDEV_RNG_FORMAT_I64 ? 8 : 4;
-    sh_rec_t *r = st == XDEV_SUCCESS ? pend(SH_RNG, elem, XDEV_DTYPE_U8) : NULL;
+    sh_rec_t *r = st == XDEV_SUCCESS ? xdev_shadow_pend(SH_RNG, elem, XDEV_DTYPE_U8) : NULL;
     if (r != NULL) {
         memcpy(&r->u.rng, d, d->size < sizeof r->u.rng ? d->size : sizeof r->u.rng);
         snprintf(r->detail, sizeof r->detail,
@@ -370,10 +373,11 @@ static bool is_float(xdev_dtype_t t) {
 
 static xdev_status_t w_gemm(const xdev_blas_gemm_desc_t *d) {
     SH_STOPPED_CHECK();
-    xdev_status_t st = orig_of(d->device)->blas->gemm(d);
+    xdev_status_t st = xdev_shadow_orig(d->device)->blas->gemm(d);
     size_t es = xdev_dtype_size(d->dtype);
     bool cplx = d->dtype == XDEV_DTYPE_C64 || d->dtype == XDEV_DTYPE_C128;
-    sh_rec_t *r = st == XDEV_SUCCESS ? pend(SH_GEMM, cplx ? es / 2 : es, d->dtype) : NULL;
+    sh_rec_t *r =
+        st == XDEV_SUCCESS ? xdev_shadow_pend(SH_GEMM, cplx ? es / 2 : es, d->dtype) : NULL;
     if (r != NULL) {
         memcpy(&r->u.gemm, d, d->size < sizeof r->u.gemm ? d->size : sizeof r->u.gemm);
         r->tolerant = is_float(d->dtype);
@@ -388,7 +392,7 @@ static xdev_status_t w_gemm(const xdev_blas_gemm_desc_t *d) {
 
 static xdev_status_t vec_slot(xdev_blas_routine_t routine, const xdev_blas_vec_desc_t *d) {
     SH_STOPPED_CHECK();
-    const xdev_blas_vtable_t *b = orig_of(d->device)->blas;
+    const xdev_blas_vtable_t *b = xdev_shadow_orig(d->device)->blas;
     static const char *const names[] = {"axpy", "dot", "nrm2", "scal"};
     xdev_status_t st = routine == XDEV_BLAS_AXPY   ? b->axpy(d)
                        : routine == XDEV_BLAS_DOT  ? b->dot(d)
@@ -396,7 +400,8 @@ static xdev_status_t vec_slot(xdev_blas_routine_t routine, const xdev_blas_vec_d
                                                    : b->scal(d);
     size_t es = xdev_dtype_size(d->dtype);
     bool cplx = d->dtype == XDEV_DTYPE_C64 || d->dtype == XDEV_DTYPE_C128;
-    sh_rec_t *r = st == XDEV_SUCCESS ? pend(SH_VEC, cplx ? es / 2 : es, d->dtype) : NULL;
+    sh_rec_t *r =
+        st == XDEV_SUCCESS ? xdev_shadow_pend(SH_VEC, cplx ? es / 2 : es, d->dtype) : NULL;
     if (r != NULL) {
         r->u.vec.routine = routine;
         memcpy(&r->u.vec.d, d, d->size < sizeof r->u.vec.d ? d->size : sizeof r->u.vec.d);
@@ -418,122 +423,6 @@ static xdev_status_t w_nrm2(const xdev_blas_vec_desc_t *d) {
 }
 static xdev_status_t w_scal(const xdev_blas_vec_desc_t *d) {
     return vec_slot(XDEV_BLAS_SCAL, d);
-}
-
-/* ------------------------------------------------------------ kernels */
-
-/* Modules and functions of the real device and their host builds on the
- * shadow device (NULL: the module has no image the CPU takes). */
-#define SH_MAX_KERNELS 1024
-typedef struct {
-    void *real, *shadow;
-} sh_pair_t;
-static sh_pair_t g_modules[SH_MAX_KERNELS], g_functions[SH_MAX_KERNELS];
-static int g_nmodules, g_nfunctions;
-
-static void *lookup_pair(const void *real, int n, const void *tab, size_t stride) {
-    for (int i = 0; i < n; i++) {
-        void *const *e = (void *const *)((const char *)tab + (size_t)i * stride);
-        if (e[0] == real) return e[1];
-    }
-    return NULL;
-}
-
-static xdev_status_t w_module_load(xdev_backend_device_t *dev, const xdev_kernel_image_t *image,
-                                   void **module) {
-    xdev_status_t st = orig_of(dev)->kernel->module_load(dev, image, module);
-    if (st != XDEV_SUCCESS) return st;
-    pthread_mutex_lock(&g_lock);
-    void *sm = NULL;
-    if (shadow_ready() && XDEV_BACKEND_SLOT(g_cpu->kernel, module_load) != NULL) {
-        xdev_error_state_t saved;
-        xdev_core_error_save(&saved);
-        if (g_cpu->kernel->module_load(g_cpu_dev, image, &sm) != XDEV_SUCCESS) sm = NULL;
-        xdev_core_error_restore(&saved);
-    }
-    if (g_nmodules < SH_MAX_KERNELS) g_modules[g_nmodules++] = (sh_pair_t){*module, sm};
-    pthread_mutex_unlock(&g_lock);
-    return st;
-}
-
-static xdev_status_t w_module_unload(xdev_backend_device_t *dev, void *module) {
-    pthread_mutex_lock(&g_lock);
-    for (int i = 0; i < g_nmodules; i++)
-        if (g_modules[i].real == module) {
-            if (g_modules[i].shadow != NULL) {
-                xdev_error_state_t saved;
-                xdev_core_error_save(&saved);
-                (void)g_cpu->stream->synchronize(g_cpu_dev, g_cpu_stream);
-                (void)g_cpu->kernel->module_unload(g_cpu_dev, g_modules[i].shadow);
-                xdev_core_error_restore(&saved);
-            }
-            g_modules[i] = g_modules[--g_nmodules];
-            break;
-        }
-    pthread_mutex_unlock(&g_lock);
-    return orig_of(dev)->kernel->module_unload(dev, module);
-}
-
-static xdev_status_t w_get_function(xdev_backend_device_t *dev, void *module, const char *name,
-                                    void **function, xdev_kernel_attributes_t *attrs) {
-    xdev_status_t st = orig_of(dev)->kernel->get_function(dev, module, name, function, attrs);
-    if (st != XDEV_SUCCESS) return st;
-    pthread_mutex_lock(&g_lock);
-    void *sm = lookup_pair(module, g_nmodules, g_modules, sizeof g_modules[0]), *sf = NULL;
-    if (sm != NULL) {
-        xdev_kernel_attributes_t a = {0};
-        a.nparams = -1;
-        xdev_error_state_t saved;
-        xdev_core_error_save(&saved);
-        if (g_cpu->kernel->get_function(g_cpu_dev, sm, name, &sf, &a) != XDEV_SUCCESS) sf = NULL;
-        xdev_core_error_restore(&saved);
-    }
-    if (g_nfunctions < SH_MAX_KERNELS &&
-        lookup_pair(*function, g_nfunctions, g_functions, sizeof g_functions[0]) == NULL)
-        g_functions[g_nfunctions++] = (sh_pair_t){*function, sf};
-    pthread_mutex_unlock(&g_lock);
-    return st;
-}
-
-static xdev_status_t w_launch(xdev_backend_device_t *dev, const xdev_launch_desc_t *d, void *s) {
-    SH_STOPPED_CHECK();
-    xdev_status_t st = orig_of(dev)->kernel->launch(dev, d, s);
-    sh_rec_t *r = st == XDEV_SUCCESS ? pend(SH_LAUNCH, 4, XDEV_DTYPE_U8) : NULL;
-    if (r == NULL) return st;
-    snprintf(r->detail, sizeof r->detail,
-             "kernel %s grid (%u,%u,%u) block (%u,%u,%u) shared %zu bytes",
-             d->name != NULL ? d->name : "?", d->grid.x, d->grid.y, d->grid.z, d->block.x,
-             d->block.y, d->block.z, d->shared_bytes);
-    pthread_mutex_lock(&g_lock);
-    r->u.launch.shadow_fn =
-        lookup_pair(d->function, g_nfunctions, g_functions, sizeof g_functions[0]);
-    pthread_mutex_unlock(&g_lock);
-    r->u.launch.d = *d;
-    size_t total = 0;
-    for (int i = 0; i < d->nargs; i++)
-        total += d->arg_sizes[i];
-    size_t head = (size_t)d->nargs * (sizeof(void *) + sizeof(size_t));
-    unsigned char *heap = malloc(head + total + 1);
-    if (heap == NULL) {
-        r->unmirrored = "no host memory to keep the launch's arguments";
-        return st;
-    }
-    void **args = (void **)heap;
-    size_t *sizes = (size_t *)(heap + (size_t)d->nargs * sizeof(void *));
-    unsigned char *bytes = heap + head;
-    for (int i = 0; i < d->nargs; i++) {
-        memcpy(bytes, d->args[i], d->arg_sizes[i]);
-        args[i] = bytes;
-        sizes[i] = d->arg_sizes[i];
-        bytes += d->arg_sizes[i];
-    }
-    r->u.launch.heap = heap;
-    r->u.launch.d.args = args;
-    r->u.launch.d.arg_sizes = sizes;
-    r->u.launch.d.name = NULL; /* may not outlive the call */
-    if (r->u.launch.shadow_fn == NULL)
-        r->unmirrored = "the kernel's module has no host build the CPU can run";
-    return st;
 }
 
 /* ------------------------------------------------------------ replay */
@@ -568,8 +457,8 @@ static void replay_one(sh_rec_t *r) {
         bool to_dev = d.kind != XDEV_COPY_DEVICE_TO_HOST && d.kind != XDEV_COPY_HOST_TO_HOST;
         bool from_dev = d.kind != XDEV_COPY_HOST_TO_DEVICE && d.kind != XDEV_COPY_HOST_TO_HOST;
         if (!to_dev && !from_dev) return; /* host to host: no mirror involved */
-        d.dst = to_dev ? to_mirror(d.dst) : scratch_for(r, d.dst, d.bytes);
-        d.src = from_dev ? to_mirror(d.src) : d.src;
+        d.dst = to_dev ? xdev_shadow_to_mirror(d.dst) : scratch_for(r, d.dst, d.bytes);
+        d.src = from_dev ? xdev_shadow_to_mirror(d.src) : d.src;
         if (from_dev && d.src == NULL) SH_NEED(NULL);
         if (to_dev) SH_NEED(d.dst);
         if (d.dst == NULL) { /* no scratch */
@@ -583,13 +472,13 @@ static void replay_one(sh_rec_t *r) {
         break;
     }
     case SH_MEMSET: {
-        void *m = to_mirror(r->u.memset.dst);
+        void *m = xdev_shadow_to_mirror(r->u.memset.dst);
         SH_NEED(m);
         st = c->memory->memset_async(dv, m, r->u.memset.value, r->u.memset.n, s);
         break;
     }
     case SH_FILL: {
-        void *m = to_mirror(r->u.fill.dst);
+        void *m = xdev_shadow_to_mirror(r->u.fill.dst);
         SH_NEED(m);
         st = XDEV_BACKEND_SLOT(c->ops, fill) == NULL
                  ? XDEV_ERROR_NOT_SUPPORTED
@@ -597,16 +486,16 @@ static void replay_one(sh_rec_t *r) {
         break;
     }
     case SH_CONVERT: {
-        void *m = to_mirror(r->u.convert.dst);
-        const void *src = to_mirror(r->u.convert.src);
+        void *m = xdev_shadow_to_mirror(r->u.convert.dst);
+        const void *src = xdev_shadow_to_mirror(r->u.convert.src);
         SH_NEED(m);
         SH_NEED(src);
         st = c->ops->convert(dv, m, r->u.convert.dd, src, r->u.convert.sd, r->u.convert.count, s);
         break;
     }
     case SH_ADD: {
-        void *m = to_mirror(r->u.add.dst);
-        const void *src = to_mirror(r->u.add.src);
+        void *m = xdev_shadow_to_mirror(r->u.add.dst);
+        const void *src = xdev_shadow_to_mirror(r->u.add.src);
         SH_NEED(m);
         SH_NEED(src);
         st = c->ops->add(dv, m, src, r->u.add.dtype, r->u.add.count, s);
@@ -614,10 +503,10 @@ static void replay_one(sh_rec_t *r) {
     }
     case SH_RNG: {
         xdev_rng_fill_desc_t d = r->u.rng;
-        d.out = to_mirror(d.out);
+        d.out = xdev_shadow_to_mirror(d.out);
         SH_NEED(d.out);
-        if (d.philox_state != NULL && to_mirror(d.philox_state) != NULL)
-            d.philox_state = to_mirror(d.philox_state);
+        if (d.philox_state != NULL && xdev_shadow_to_mirror(d.philox_state) != NULL)
+            d.philox_state = xdev_shadow_to_mirror(d.philox_state);
         d.device = dv;
         d.stream = s;
         st = c->rng->fill(&d);
@@ -625,9 +514,9 @@ static void replay_one(sh_rec_t *r) {
     }
     case SH_GEMM: {
         xdev_blas_gemm_desc_t d = r->u.gemm;
-        d.a = to_mirror(d.a);
-        d.b = to_mirror(d.b);
-        d.c = to_mirror(d.c);
+        d.a = xdev_shadow_to_mirror(d.a);
+        d.b = xdev_shadow_to_mirror(d.b);
+        d.c = xdev_shadow_to_mirror(d.c);
         SH_NEED(d.a);
         SH_NEED(d.b);
         SH_NEED(d.c);
@@ -638,14 +527,14 @@ static void replay_one(sh_rec_t *r) {
     }
     case SH_VEC: {
         xdev_blas_vec_desc_t d = r->u.vec.d;
-        d.x = to_mirror(d.x);
+        d.x = xdev_shadow_to_mirror(d.x);
         SH_NEED(d.x);
         if (d.y != NULL) {
-            d.y = to_mirror(d.y);
+            d.y = xdev_shadow_to_mirror(d.y);
             SH_NEED(d.y);
         }
         if (d.result != NULL) {
-            void *m = to_mirror(d.result);
+            void *m = xdev_shadow_to_mirror(d.result);
             d.result = m != NULL ? m : scratch_for(r, d.result, xdev_dtype_size(d.dtype));
             SH_NEED(d.result);
         }
@@ -658,21 +547,13 @@ static void replay_one(sh_rec_t *r) {
                                    : c->blas->scal(&d);
         break;
     }
-    case SH_LAUNCH: {
+    case SH_LAUNCH:
+    case SH_FFT:
+    case SH_REDUCE:
+    case SH_SCAN:
         if (r->unmirrored != NULL) return;
-        xdev_launch_desc_t d = r->u.launch.d;
-        d.function = r->u.launch.shadow_fn;
-        /* Pointer arguments into a mirrored allocation become the mirror's. */
-        for (int i = 0; i < d.nargs; i++)
-            if (d.arg_sizes[i] == sizeof(void *)) {
-                void *p;
-                memcpy(&p, d.args[i], sizeof p);
-                void *m = to_mirror(p);
-                if (m != NULL) memcpy(d.args[i], &m, sizeof m);
-            }
-        st = c->kernel->launch(dv, &d, s);
+        st = xdev_shadow_replay_compute(r, c, dv, s);
         break;
-    }
     }
     if (st != XDEV_SUCCESS) r->unmirrored = "the CPU backend refused the replay";
 }
@@ -753,13 +634,5 @@ void xdev_shadow_backend_loaded(xdev_backend_t *be) {
         SH_WRAP(g_wblas[t], b, scal, w_scal);
         api->blas = &g_wblas[t];
     }
-    if (api->kernel != NULL && XDEV_BACKEND_SLOT(api->kernel, module_load) != NULL) {
-        const xdev_kernel_vtable_t *k = api->kernel;
-        SH_COPY_TABLE(g_wkernel[t], k);
-        SH_WRAP(g_wkernel[t], k, module_load, w_module_load);
-        SH_WRAP(g_wkernel[t], k, module_unload, w_module_unload);
-        SH_WRAP(g_wkernel[t], k, get_function, w_get_function);
-        SH_WRAP(g_wkernel[t], k, launch, w_launch);
-        api->kernel = &g_wkernel[t];
-    }
+    xdev_shadow_install_compute(api, t);
 }
