@@ -371,6 +371,74 @@ static void sweep_one(sh_mirror_t *m, void *user) {
 
 /* ------------------------------------------------------------ step 5 */
 
+/* The operands of a collective that was not replayed, to copy into the
+ * mirrors once its stream passes it. A collective's ranks meet on their
+ * streams, and the next rank is enqueued after this one's step 5 (a group,
+ * one thread): waiting here would wait for a rank not yet enqueued. The copy
+ * is made when a later op finds the mark reached, or before a later op that
+ * uses the bytes runs (lock held). */
+#define SH_DEFERRED 64
+typedef struct {
+    xdev_device_record_t *rec;
+    void *mark;
+    const void *p;
+    size_t n;
+} deferred_t;
+static deferred_t g_deferred[SH_DEFERRED];
+static int g_ndeferred;
+static bool clip(const void *p, size_t n, sh_mirror_t **m, size_t *len);
+static void resync(sh_mirror_t *m, const void *p, size_t n);
+
+static bool overlaps_any(const void *p, size_t n, const xdev_op_use_t *uses, int nuses) {
+    uintptr_t lo = (uintptr_t)p, hi = lo + n;
+    for (int i = 0; i < nuses; i++) {
+        uintptr_t a = (uintptr_t)uses[i].p;
+        uintptr_t b = uses[i].n > UINTPTR_MAX - a ? UINTPTR_MAX : a + uses[i].n;
+        if (a < hi && lo < b) return true;
+    }
+    return false;
+}
+
+/* Copy into the mirrors what the deferred collectives wrote whose stream
+ * passed them; move those whose bytes this op uses into out (their marks to
+ * be waited for without the lock: the collective may wait for a rank whose
+ * thread waits for the lock). Returns how many were moved. */
+static int settle(const xdev_op_use_t *uses, int n, deferred_t *out) {
+    int kept = 0, moved = 0;
+    for (int i = 0; i < g_ndeferred; i++) {
+        sh_mirror_t *m;
+        size_t len;
+        if (overlaps_any(g_deferred[i].p, g_deferred[i].n, uses, n)) {
+            out[moved++] = g_deferred[i];
+        } else if (xdev_shadow_mark_reached(g_deferred[i].rec, g_deferred[i].mark, false)) {
+            if (clip(g_deferred[i].p, g_deferred[i].n, &m, &len)) resync(m, g_deferred[i].p, len);
+        } else {
+            g_deferred[kept++] = g_deferred[i];
+        }
+    }
+    g_ndeferred = kept;
+    return moved;
+}
+
+/* Defer the copy of a collective's operands (a mark each); false when
+ * there is no room or no mark (the caller then waits). */
+static bool defer(const xdev_enqueue_t *q, const xdev_op_use_t *uses, int n) {
+    for (int i = 0; i < n; i++) {
+        sh_mirror_t *m;
+        size_t len;
+        if (!clip(uses[i].p, uses[i].n, &m, &len)) continue;
+        if (g_ndeferred == SH_DEFERRED) return false;
+        void *mark = xdev_shadow_mark(q->stream->rec, q->stream->native);
+        if (mark == NULL) return false;
+        g_deferred[g_ndeferred].rec = q->stream->rec;
+        g_deferred[g_ndeferred].mark = mark;
+        g_deferred[g_ndeferred].p = uses[i].p;
+        g_deferred[g_ndeferred].n = len;
+        g_ndeferred++;
+    }
+    return true;
+}
+
 static void shadow_observe(const xdev_enqueue_t *q, const xdev_op_use_t *uses, int n, void *user) {
     (void)user;
     sh_pending_t *p = xdev_shadow_pending();
@@ -392,7 +460,21 @@ static void shadow_observe(const xdev_enqueue_t *q, const xdev_op_use_t *uses, i
                                     "shadow does not replay"
                       : p->n == 0 ? "the shadow does not replay this operation's backend call"
                                   : NULL;
+    /* The collectives this op depends on reach the mirrors first; the
+     * waits (for them, for the op) are made without the lock. */
+    deferred_t wait_for[SH_DEFERRED];
+    int nwait = 0;
     xdev_shadow_lock();
+    if (g_ndeferred > 0) nwait = settle(uses, n, wait_for);
+    xdev_shadow_unlock();
+    for (int i = 0; i < nwait; i++)
+        (void)xdev_shadow_mark_reached(wait_for[i].rec, wait_for[i].mark, true);
+    xdev_shadow_lock();
+    for (int i = 0; i < nwait; i++) {
+        sh_mirror_t *m;
+        size_t len;
+        if (clip(wait_for[i].p, wait_for[i].n, &m, &len)) resync(m, wait_for[i].p, len);
+    }
     /* Operands of unknown extent (a kernel's pointers: to the allocation's
      * end): the mirror's bytes before the replay, so that only what the
      * replay wrote is compared (COMPARE=op). */
@@ -410,9 +492,15 @@ static void shadow_observe(const xdev_enqueue_t *q, const xdev_op_use_t *uses, i
     bool to_host = false, host_checked = !g_compare_sync;
     for (int i = 0; i < p->n; i++)
         to_host |= p->recs[i].host_dst != NULL;
-    if (why != NULL || !g_compare_sync || to_host)
+    bool deferred = why != NULL && q->kind == XDEV_OP_COLLECTIVE && defer(q, uses, n);
+    if (!deferred && (why != NULL || !g_compare_sync || to_host)) {
+        xdev_shadow_unlock();
         xdev_shadow_wait_stream(q->stream->rec, q->stream->native);
-    if (why != NULL) {
+        xdev_shadow_lock();
+    }
+    if (deferred) {
+        /* copied into the mirrors later (settle) */
+    } else if (why != NULL) {
         sweep_t s = {q, frames, nframes, replay, detail, false, NULL};
         if (replay) xdev_shadow_each(sweep_one, &s);
         for (int i = 0; i < n; i++) {

@@ -183,6 +183,12 @@ void xdev_shadow_record_release(sh_rec_t *r);
             return xdev_shadow_stop_status();                                                      \
     } while (0)
 
+/* An event recorded now on a real stream (lock held; NULL on failure),
+ * and whether the stream has reached it (waiting for it when wait); once
+ * reached the event is gone. */
+void *xdev_shadow_mark(xdev_device_record_t *rec, void *native);
+bool xdev_shadow_mark_reached(xdev_device_record_t *rec, void *ev, bool wait);
+
 /* Settings (shadow.c). */
 extern bool xdev_shadow_on;
 extern _Atomic bool xdev_shadow_stopped;

@@ -121,13 +121,39 @@ void xdev_shadow_each(void (*fn)(sh_mirror_t *m, void *user), void *user) {
         fn(&g_mirrors[i], user);
 }
 
+/* A private stream of each real device for the shadow's reads of device
+ * memory: the default stream may hold the application's work, which may
+ * wait for a thread that waits for the shadow's lock. */
+static struct {
+    xdev_backend_device_t *ctx;
+    void *stream;
+} g_read[SH_MAX_CTX];
+static int g_nread;
+static pthread_mutex_t g_read_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void *read_stream(const xdev_backend_api_t *o, xdev_backend_device_t *ctx) {
+    void *s = NULL;
+    pthread_mutex_lock(&g_read_lock);
+    for (int i = 0; i < g_nread && s == NULL; i++)
+        if (g_read[i].ctx == ctx) s = g_read[i].stream;
+    if (s == NULL && g_nread < SH_MAX_CTX) {
+        xdev_error_state_t saved;
+        xdev_core_error_save(&saved);
+        if (o->stream->create(ctx, XDEV_STREAM_PRIORITY_NORMAL, &s) != XDEV_SUCCESS) s = NULL;
+        xdev_core_error_restore(&saved);
+        if (s != NULL) g_read[g_nread++] = (__typeof__(g_read[0])){ctx, s};
+    }
+    pthread_mutex_unlock(&g_read_lock);
+    return s;
+}
+
 bool xdev_shadow_read_device(const sh_mirror_t *m, const void *p, size_t n, void *out) {
     if (m->host_memory) {
         memcpy(out, p, n);
         return true;
     }
     const xdev_backend_api_t *o = &g_orig[m->type];
-    void *s = NULL;
+    void *s = read_stream(o, m->ctx);
     xdev_copy_desc_t d = {.size = sizeof d,
                           .dst = out,
                           .src = p,
@@ -136,11 +162,35 @@ bool xdev_shadow_read_device(const sh_mirror_t *m, const void *p, size_t n, void
                           .src_device = m->ctx};
     xdev_error_state_t saved;
     xdev_core_error_save(&saved);
-    bool ok = o->stream->get_default(m->ctx, &s) == XDEV_SUCCESS &&
-              o->memory->memcpy_async(m->ctx, &d, s) == XDEV_SUCCESS &&
+    bool ok = s != NULL && o->memory->memcpy_async(m->ctx, &d, s) == XDEV_SUCCESS &&
               o->stream->synchronize(m->ctx, s) == XDEV_SUCCESS;
     xdev_core_error_restore(&saved);
     return ok;
+}
+
+void *xdev_shadow_mark(xdev_device_record_t *rec, void *native) {
+    const xdev_backend_api_t *o = &g_orig[rec->be->type];
+    xdev_error_state_t saved;
+    xdev_core_error_save(&saved);
+    void *ev = NULL;
+    if (o->event->create(rec->ctx, XDEV_EVENT_DEFAULT, &ev) != XDEV_SUCCESS)
+        ev = NULL;
+    else if (o->event->record(rec->ctx, ev, native) != XDEV_SUCCESS) {
+        (void)o->event->destroy(rec->ctx, ev);
+        ev = NULL;
+    }
+    xdev_core_error_restore(&saved);
+    return ev;
+}
+
+bool xdev_shadow_mark_reached(xdev_device_record_t *rec, void *ev, bool wait) {
+    const xdev_backend_api_t *o = &g_orig[rec->be->type];
+    xdev_error_state_t saved;
+    xdev_core_error_save(&saved);
+    xdev_status_t st = wait ? o->event->synchronize(rec->ctx, ev) : o->event->query(rec->ctx, ev);
+    if (st != XDEV_ERROR_NOT_READY) (void)o->event->destroy(rec->ctx, ev);
+    xdev_core_error_restore(&saved);
+    return st != XDEV_ERROR_NOT_READY;
 }
 
 /* Through an event: a stream's synchronize would take the asynchronous
@@ -173,8 +223,8 @@ static void mirror_add(xdev_backend_device_t *ctx, void *p, size_t size) {
                      .type = (xdev_device_type_t)t,
                      .ctx = ctx,
                      .host_memory = host_memory};
-    pthread_mutex_lock(&g_lock);
     if (!xdev_shadow_read_device(&e, p, size, m)) memset(m, 0, size);
+    pthread_mutex_lock(&g_lock);
     if (g_nmirrors == g_capmirrors) {
         size_t cap = g_capmirrors ? 2 * g_capmirrors : 64;
         sh_mirror_t *r = realloc(g_mirrors, cap * sizeof *r);
