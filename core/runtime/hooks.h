@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* hooks.h - how the folders above runtime/ take part in what runtime does
  * without runtime calling up into them (core/README.md; tools/check_tree.sh,
- * rule core-layers): steps of initialisation, and a thread's exit. Each part
+ * rule core-layers): steps of initialisation, a backend's load, and a
+ * thread's exit. Each part
  * above runtime/ that takes part registers its hooks in its
  * xdev_<part>_wire(), declared below; core/wiring.c, the one list of what
  * libxdev starts, calls them in order when libxdev loads, before any xdev
