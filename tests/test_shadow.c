@@ -3,9 +3,8 @@
  * entry (argv[1]), each in the environment its entry sets:
  *   clean        XDEV_SHADOW=cpu on the CPU: copies in every direction,
  *                memset, fill, conversion, random fills, axpy, GEMM, a
- *                kernel, a run-time compiled kernel: no difference reported
- *                (what is not mirrored is reported as such, never as a
- *                difference)
+ *                kernel, xdev_elementwise (compiled at run time): every op
+ *                replayed, no report
  *   short_memset XDEV_BACKEND=faultynull (the backend template with a
  *                memset one byte short, tests/plugins/faulty_template.c):
  *                the memset is named, with its call site in this file, the
@@ -19,6 +18,8 @@
  *                to the host, naming the memset as the buffer's last writer
  *   kernel_gpu   a kernel whose device build alone is off by one (cuda, hip;
  *                skipped on the CPU, where both builds are the host build)
+ *   not_mirrored a graph replay (not mirrored) is reported once, as such, and
+ *                the mirrors take its outputs
  *   off          no XDEV_SHADOW: off, no report; bad arguments refused
  *   bad          a malformed XDEV_SHADOW* value (argv[2] names it) fails
  *                xdev_init with XDEV_ERROR_ENV naming the variable */
@@ -76,6 +77,12 @@ START_TEST(clean) {
     xdev_arg_t args[] = {{&n, sizeof n}, {&k, sizeof k}};
     xdev_launch_config_t cfg = {.grid = {4, 1, 1}, .block = {256, 1, 1}, .stream = s};
     XT_OK(xdev_launch_kernel(iota, &cfg, args, 2));
+    const void *in[2] = {x, y};
+    xdev_status_t st = xdev_elementwise("in0 + in1", XDEV_DTYPE_F32, 2, in, x, N, s);
+    if (st == XDEV_ERROR_COMPILE || st == XDEV_ERROR_NOT_SUPPORTED)
+        xt_skip("clean (elementwise)", "no kernel compiler here: %s", xdev_last_error());
+    else
+        XT_OK(st);
     XT_OK(xdev_memcpy_async(h, y, N * sizeof(float), s)); /* DtoH */
     int hk[N];
     XT_OK(xdev_memcpy_async(hk, k, sizeof hk, s));
@@ -83,6 +90,8 @@ START_TEST(clean) {
     for (int i = 0; i < N; i++)
         ck_assert_int_eq(hk[i], i * 3 + 1);
     ck_assert_int_eq(differences(), 0);
+    /* Everything above was replayed: nothing reported as not mirrored. */
+    ck_assert_uint_eq(xdev_shadow_report_count(), 0);
     XT_OK(xdev_module_unload(m));
     XT_OK(xdev_free(x));
     XT_OK(xdev_free(y));
@@ -244,6 +253,38 @@ START_TEST(kernel_gpu) {
 }
 END_TEST
 
+/* A graph replay is not mirrored: reported once (twice replayed), its
+ * outputs copied into the mirrors, so later ops compare clean. */
+START_TEST(not_mirrored) {
+    xdev_stream_t s = xt_new_stream(0);
+    int *k;
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&k, N * sizeof(int)));
+    xdev_graph_t g;
+    XT_OK(xdev_graph_create(&g));
+    XT_OK(xdev_graph_capture_begin(g, s, XDEV_CAPTURE_GLOBAL, NULL));
+    XT_OK(xdev_memset_async(k, 0x3c, N * sizeof(int), s));
+    XT_OK(xdev_graph_capture_end(g));
+    ck_assert_uint_eq(xdev_shadow_report_count(), 0); /* recorded, not run */
+    XT_OK(xdev_graph_replay(g, s));
+    XT_OK(xdev_graph_replay(g, s));
+    XT_OK(xdev_stream_synchronize(s));
+    ck_assert_uint_eq(xdev_shadow_report_count(), 1);
+    xdev_shadow_report_t r;
+    XT_OK(xdev_shadow_report_get(0, &r));
+    fprintf(stderr, "the report:\n%s", r.text);
+    ck_assert_int_eq(r.kind, XDEV_SHADOW_NOT_MIRRORED);
+    ck_assert_msg(strstr(r.text, "graph replay") != NULL, "%s", r.text);
+    ck_assert_msg(strstr(r.call_site, "test_shadow") != NULL, "%s", r.call_site);
+    int h[N];
+    XT_OK(xdev_memcpy(h, k, sizeof h)); /* the mirror took the replay's bytes */
+    ck_assert_uint_eq(xdev_shadow_report_count(), 1);
+    ck_assert_int_eq(h[N - 1], 0x3c3c3c3c);
+    XT_OK(xdev_graph_destroy(g));
+    XT_OK(xdev_free(k));
+    XT_OK(xdev_stream_destroy(s));
+}
+END_TEST
+
 START_TEST(off) {
     ck_assert(!xdev_shadow_enabled());
     float *x;
@@ -282,6 +323,7 @@ int main(int argc, char **argv) {
     if (strcmp(which, "gemm_lda") == 0) tcase_add_test(tc, gemm_lda);
     if (strcmp(which, "sync") == 0) tcase_add_test(tc, sync_compare);
     if (strcmp(which, "kernel_gpu") == 0) tcase_add_test(tc, kernel_gpu);
+    if (strcmp(which, "not_mirrored") == 0) tcase_add_test(tc, not_mirrored);
     if (strcmp(which, "off") == 0) tcase_add_test(tc, off);
     if (strcmp(which, "bad") == 0) tcase_add_test(tc, bad);
     suite_add_tcase(su, tc);
