@@ -314,6 +314,21 @@ static void report_difference(const xdev_enqueue_t *q, const sh_mirror_t *writer
 static bool check_range(const xdev_enqueue_t *q, sh_mirror_t *m, const void *p, size_t n,
                         const sh_rec_t *how, const unsigned char *before, const char *detail,
                         bool last_writer, void *const *frames, int nframes) {
+    if (before != NULL) { /* only the span the replay wrote: the rest may be another stream's */
+        const unsigned char *sh0 = m->mirror + ((uintptr_t)p - m->base);
+        size_t lo = 0, hi = n;
+        while (lo < n && sh0[lo] == before[lo])
+            lo++;
+        if (lo == n) return false;
+        while (hi > lo && sh0[hi - 1] == before[hi - 1])
+            hi--;
+        size_t elem = how != NULL && how->elem != 0 && how->elem <= 8 ? how->elem : 1;
+        lo -= lo % elem;
+        hi = hi + (elem - hi % elem) % elem > n ? n : hi + (elem - hi % elem) % elem;
+        p = (const unsigned char *)p + lo;
+        before += lo;
+        n = hi - lo;
+    }
     unsigned char *dev = malloc(n ? n : 1);
     if (dev == NULL || !xdev_shadow_read_device(m, p, n, dev)) {
         free(dev);
