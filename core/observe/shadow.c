@@ -435,23 +435,31 @@ static int settle(const xdev_op_use_t *uses, int n, deferred_t *out) {
     return moved;
 }
 
-/* Defer the copy of a collective's operands (a mark each); false when
- * there is no room or no mark (the caller then waits). */
-static bool defer(const xdev_enqueue_t *q, const xdev_op_use_t *uses, int n) {
-    for (int i = 0; i < n; i++) {
-        sh_mirror_t *m;
-        size_t len;
-        if (!clip(uses[i].p, uses[i].n, &m, &len)) continue;
-        if (g_ndeferred == SH_DEFERRED) return false;
-        void *mark = xdev_shadow_mark(q->stream->rec, q->stream->native);
-        if (mark == NULL) return false;
-        g_deferred[g_ndeferred].rec = q->stream->rec;
-        g_deferred[g_ndeferred].mark = mark;
-        g_deferred[g_ndeferred].p = uses[i].p;
-        g_deferred[g_ndeferred].n = len;
-        g_ndeferred++;
-    }
+/* Defer the copy of [p, p + n) into its mirror until q's stream passes a
+ * mark recorded now; false when there is no room or no mark. */
+static bool defer_range(const xdev_enqueue_t *q, const void *p, size_t n) {
+    sh_mirror_t *m;
+    size_t len;
+    if (!clip(p, n, &m, &len)) return true;
+    if (g_ndeferred == SH_DEFERRED) return false;
+    void *mark = xdev_shadow_mark(q->stream->rec, q->stream->native);
+    if (mark == NULL) return false;
+    g_deferred[g_ndeferred++] = (deferred_t){q->stream->rec, mark, p, len};
     return true;
+}
+
+/* Defer the copy of a collective's operands, and of earlier collectives'
+ * it waited for (wait[0..nwait)); false when that is not possible (the
+ * caller then waits). */
+static bool defer(const xdev_enqueue_t *q, const xdev_op_use_t *uses, int n, const deferred_t *wait,
+                  int nwait) {
+    if (g_ndeferred + n + nwait > SH_DEFERRED) return false;
+    bool ok = true;
+    for (int i = 0; i < n && ok; i++)
+        ok = defer_range(q, uses[i].p, uses[i].n);
+    for (int i = 0; i < nwait && ok; i++)
+        ok = defer_range(q, wait[i].p, wait[i].n);
+    return ok;
 }
 
 static void shadow_observe(const xdev_enqueue_t *q, const xdev_op_use_t *uses, int n, void *user) {
@@ -485,11 +493,11 @@ static void shadow_observe(const xdev_enqueue_t *q, const xdev_op_use_t *uses, i
     for (int i = 0; i < nwait; i++)
         (void)xdev_shadow_mark_reached(wait_for[i].rec, wait_for[i].mark, true);
     xdev_shadow_lock();
-    for (int i = 0; i < nwait; i++) {
-        sh_mirror_t *m;
-        size_t len;
-        if (clip(wait_for[i].p, wait_for[i].n, &m, &len)) resync(m, wait_for[i].p, len);
-    }
+    /* This op uses what such a collective wrote: the mirrors take the
+     * device's bytes once this op finished too (it is running already: a
+     * copy into them now would race with it), and it is not replayed. */
+    if (nwait > 0 && why == NULL)
+        why = "it uses the output of a collective, which the shadow does not replay";
     /* Operands of unknown extent (a kernel's pointers: to the allocation's
      * end): the mirror's bytes before the replay, so that only what the
      * replay wrote is compared (COMPARE=op). */
@@ -501,13 +509,14 @@ static void shadow_observe(const xdev_enqueue_t *q, const xdev_op_use_t *uses, i
             clip(uses[i].p, uses[i].n, &m, &len) && (before[i] = malloc(len)) != NULL)
             memcpy(before[i], m->mirror + ((uintptr_t)uses[i].p - m->base), len);
     }
-    xdev_shadow_replay(p);
+    if (nwait == 0) xdev_shadow_replay(p);
     for (int i = 0; i < p->n && why == NULL; i++)
         why = p->recs[i].unmirrored;
     bool to_host = false, host_checked = !g_compare_sync;
     for (int i = 0; i < p->n; i++)
         to_host |= p->recs[i].host_dst != NULL;
-    bool deferred = why != NULL && q->kind == XDEV_OP_COLLECTIVE && defer(q, uses, n);
+    bool deferred =
+        why != NULL && q->kind == XDEV_OP_COLLECTIVE && defer(q, uses, n, wait_for, nwait);
     if (!deferred && (why != NULL || !g_compare_sync || to_host)) {
         xdev_shadow_unlock();
         xdev_shadow_wait_stream(q->stream->rec, q->stream->native);
@@ -523,6 +532,11 @@ static void shadow_observe(const xdev_enqueue_t *q, const xdev_op_use_t *uses, i
             size_t len;
             if (clip(uses[i].p, uses[i].n, &m, &len)) /* reads too: a c2r FFT writes its input */
                 resync(m, uses[i].p, len);
+        }
+        for (int i = 0; i < nwait; i++) {
+            sh_mirror_t *m;
+            size_t len;
+            if (clip(wait_for[i].p, wait_for[i].n, &m, &len)) resync(m, wait_for[i].p, len);
         }
     } else if (g_compare_sync) {
         xdev_strbuf_t site = {0};
