@@ -311,23 +311,38 @@ static void report_difference(const xdev_enqueue_t *q, const sh_mirror_t *writer
 
 /* The device's bytes of [p, p + n) (in m) against the mirror's; a
  * difference is reported and the mirror takes the device's bytes. */
+typedef struct {
+    size_t lo, hi;
+} span_t;
+
+/* The element-aligned span of mirror bytes [sh, sh + n) that differ from
+ * before (lock held, right after the replay: other threads' replays may
+ * change the mirror outside it once the lock is released). */
+static span_t written_span(const unsigned char *sh, const unsigned char *before, size_t n,
+                           const sh_rec_t *how) {
+    span_t sp = {0, n};
+    while (sp.lo < n && sh[sp.lo] == before[sp.lo])
+        sp.lo++;
+    if (sp.lo == n) return (span_t){0, 0};
+    while (sp.hi > sp.lo && sh[sp.hi - 1] == before[sp.hi - 1])
+        sp.hi--;
+    size_t elem = how != NULL && how->elem != 0 && how->elem <= 8 ? how->elem : 1;
+    sp.lo -= sp.lo % elem;
+    size_t up = sp.hi + (elem - sp.hi % elem) % elem;
+    sp.hi = up > n ? n : up;
+    return sp;
+}
+
+/* before (or NULL): the mirror's bytes before the replay, of which only
+ * span was written. */
 static bool check_range(const xdev_enqueue_t *q, sh_mirror_t *m, const void *p, size_t n,
-                        const sh_rec_t *how, const unsigned char *before, const char *detail,
-                        bool last_writer, void *const *frames, int nframes) {
+                        const sh_rec_t *how, const unsigned char *before, const span_t *span,
+                        const char *detail, bool last_writer, void *const *frames, int nframes) {
     if (before != NULL) { /* only the span the replay wrote: the rest may be another stream's */
-        const unsigned char *sh0 = m->mirror + ((uintptr_t)p - m->base);
-        size_t lo = 0, hi = n;
-        while (lo < n && sh0[lo] == before[lo])
-            lo++;
-        if (lo == n) return false;
-        while (hi > lo && sh0[hi - 1] == before[hi - 1])
-            hi--;
-        size_t elem = how != NULL && how->elem != 0 && how->elem <= 8 ? how->elem : 1;
-        lo -= lo % elem;
-        hi = hi + (elem - hi % elem) % elem > n ? n : hi + (elem - hi % elem) % elem;
-        p = (const unsigned char *)p + lo;
-        before += lo;
-        n = hi - lo;
+        if (span->lo >= span->hi) return false;
+        p = (const unsigned char *)p + span->lo;
+        before += span->lo;
+        n = span->hi - span->lo;
     }
     unsigned char *dev = malloc(n ? n : 1);
     if (dev == NULL || !xdev_shadow_read_device(m, p, n, dev)) {
@@ -380,7 +395,7 @@ static void sweep_one(sh_mirror_t *m, void *user) {
      * ordered it, when it is the buffer the copy reads). */
     if (!m->dirty || (m->last_stream != s->q->stream && m != s->source)) return;
     m->dirty = false;
-    s->found |= check_range(s->q, m, (void *)m->base, m->size, NULL, NULL, s->detail, true,
+    s->found |= check_range(s->q, m, (void *)m->base, m->size, NULL, NULL, NULL, s->detail, true,
                             s->frames, s->nframes);
 }
 
@@ -510,6 +525,14 @@ static void shadow_observe(const xdev_enqueue_t *q, const xdev_op_use_t *uses, i
             memcpy(before[i], m->mirror + ((uintptr_t)uses[i].p - m->base), len);
     }
     if (nwait == 0) xdev_shadow_replay(p);
+    span_t span[XDEV_OP_MAX_USES] = {{0, 0}};
+    for (int i = 0; i < n; i++) {
+        sh_mirror_t *m;
+        size_t len;
+        if (before[i] != NULL && clip(uses[i].p, uses[i].n, &m, &len))
+            span[i] =
+                written_span(m->mirror + ((uintptr_t)uses[i].p - m->base), before[i], len, how);
+    }
     for (int i = 0; i < p->n && why == NULL; i++)
         why = p->recs[i].unmirrored;
     bool to_host = false, host_checked = !g_compare_sync;
@@ -568,8 +591,8 @@ static void shadow_observe(const xdev_enqueue_t *q, const xdev_op_use_t *uses, i
             sh_mirror_t *m;
             size_t len;
             if (uses[i].mode == XDEV_OP_WRITE && clip(uses[i].p, uses[i].n, &m, &len))
-                found = check_range(q, m, uses[i].p, len, how, before[i], detail, false, frames,
-                                    nframes);
+                found = check_range(q, m, uses[i].p, len, how, before[i], &span[i], detail, false,
+                                    frames, nframes);
         }
     }
     /* Host outputs (copies to the host, BLAS results) against the replay's. */
