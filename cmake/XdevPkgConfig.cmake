@@ -12,6 +12,7 @@
 #   XDEV_PC_PREFIX      ${pcfiledir}/<the way up to the install prefix>
 #   XDEV_PC_LIBDIR      ${prefix}/<libdir>, or the absolute libdir when it lies
 #   XDEV_PC_INCLUDEDIR  outside the prefix (same for includedir)
+#   XDEV_PC_BINDIR      the same for bindir (the xdev_kernels variable: xdev-kernels' path)
 
 # "<prefix-relative path>" -> "${prefix}/<path>" without doubled or trailing
 # slashes; an absolute path outside the prefix stays absolute.
@@ -43,6 +44,7 @@ else()
 endif()
 xdev_pc_dir(XDEV_PC_LIBDIR "${CMAKE_INSTALL_FULL_LIBDIR}")
 xdev_pc_dir(XDEV_PC_INCLUDEDIR "${CMAKE_INSTALL_FULL_INCLUDEDIR}")
+xdev_pc_dir(XDEV_PC_BINDIR "${CMAKE_INSTALL_FULL_BINDIR}")
 
 # The math libraries' -L flags come from their own .pc files, sometimes with
 # a trailing slash ("-L/usr/lib/x86_64-linux-gnu/openblas-pthread/").

@@ -26,9 +26,11 @@
  * declared here. */
 #include "runtime/hooks.h"
 #include "runtime/process.h"
+#include "runtime/registry.h"
 
 void xdev_cpu_backend_wire(void);     /* backends/cpu/cpu_backend.c */
 void xdev_shipped_plugins_wire(void); /* backends/plugins.c */
+bool xdev_shipped_plugin_present(const char *name, char *why, size_t len); /* the same */
 
 /* Bottom to top, as the layers; then the backends built into libxdev. */
 __attribute__((constructor)) static void xdev_wire(void) {
@@ -50,6 +52,9 @@ __attribute__((constructor)) static void xdev_wire(void) {
     /* observe/: the tracer's probes; XDEV_TRACE_FILE (a step once the
      * backends are selected). */
     xdev_tracer_wire();
+    /* observe/: XDEV_OOM_SNAPSHOT (a settings step), written from the
+     * allocator's out-of-memory observer. */
+    xdev_oom_snapshot_wire();
     /* observe/: the stream-order sanitizer's probes (runtime/sanitizer_probe.h),
      * through which the enqueue path, runtime's stream ordering, alloc/,
      * interop/ and comm/ reach it. */
@@ -61,6 +66,8 @@ __attribute__((constructor)) static void xdev_wire(void) {
      * hip; loaded on first use). */
     xdev_cpu_backend_wire();
     xdev_shipped_plugins_wire();
+    /* runtime/: their presence probes (no driver: auto does not load them). */
+    xdev_registry_presence_wire(xdev_shipped_plugin_present);
 }
 
 /* At exit() (after the atexit handlers) or when libxdev is unloaded: the

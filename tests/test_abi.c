@@ -28,7 +28,7 @@
 
 START_TEST(version_and_symbol) {
     ck_assert_uint_eq(XDEV_BACKEND_ABI_MAJOR, 3);
-    ck_assert_uint_eq(XDEV_BACKEND_ABI_MINOR, 5); /* bump with every appended slot */
+    ck_assert_uint_eq(XDEV_BACKEND_ABI_MINOR, 9); /* bump with every appended slot */
     ck_assert_str_eq(XDEV_BACKEND_ENTRY_SYMBOL, "xdev_backend_entry");
     ck_assert_uint_eq(sizeof(size_t), P); /* the pins below count in pointer units */
 }
@@ -60,9 +60,9 @@ typedef struct released {
     size_t slots;
 } released_t;
 static const released_t k_released[] = {
-    {"device", 0, 8}, {"stream", 0, 7}, {"event", 0, 6}, {"memory", 0, 14},
-    {"blas", 0, 6},   {"fft", 0, 3},    {"rng", 0, 1},   {"trace", 0, 3},
-    {"ipc", 0, 5},    {"ops", 0, 3},    {"comm", 0, 9},  {"kernel", 1, 7},
+    {"device", 0, 8}, {"stream", 0, 7}, {"event", 0, 6}, {"memory", 0, 14}, {"blas", 0, 6},
+    {"fft", 0, 3},    {"rng", 0, 1},    {"trace", 0, 3}, {"ipc", 0, 5},     {"ops", 0, 3},
+    {"comm", 0, 9},   {"kernel", 1, 7}, {"prim", 5, 2},
 };
 
 START_TEST(tables_follow_the_list) {
@@ -197,7 +197,28 @@ START_TEST(backend_api_layout) {
     ck_assert_uint_eq(offsetof(xdev_prim_desc_t, temp_bytes), 56);
     ck_assert_uint_eq(offsetof(xdev_prim_desc_t, device), 64);
     ck_assert_uint_eq(offsetof(xdev_prim_desc_t, stream), 72);
-    SIZE_IS(xdev_prim_desc_t, 80);
+    /* 3.6: sort, segmented, histogram and select fields, appended */
+    ck_assert_uint_eq(offsetof(xdev_prim_desc_t, values_in), 80);
+    ck_assert_uint_eq(offsetof(xdev_prim_desc_t, values_out), 88);
+    ck_assert_uint_eq(offsetof(xdev_prim_desc_t, value_size), 96);
+    ck_assert_uint_eq(offsetof(xdev_prim_desc_t, begin_bit), 104);
+    ck_assert_uint_eq(offsetof(xdev_prim_desc_t, end_bit), 108);
+    ck_assert_uint_eq(offsetof(xdev_prim_desc_t, offsets), 112);
+    ck_assert_uint_eq(offsetof(xdev_prim_desc_t, num_segments), 120);
+    ck_assert_uint_eq(offsetof(xdev_prim_desc_t, select_flags), 128);
+    ck_assert_uint_eq(offsetof(xdev_prim_desc_t, flag_size), 136);
+    ck_assert_uint_eq(offsetof(xdev_prim_desc_t, num_out), 144);
+    ck_assert_uint_eq(offsetof(xdev_prim_desc_t, num_bins), 152);
+    ck_assert_uint_eq(offsetof(xdev_prim_desc_t, lower), 160);
+    ck_assert_uint_eq(offsetof(xdev_prim_desc_t, upper), 168);
+    SIZE_IS(xdev_prim_desc_t, 176);
+    ck_assert_int_eq(XDEV_PRIM_DESCENDING, 2);
+    /* dtypes are values on the wire of every slot: appended only */
+    ck_assert_int_eq(XDEV_DTYPE_U8, 10);
+    ck_assert_int_eq(XDEV_DTYPE_U16, 11);
+    ck_assert_int_eq(XDEV_DTYPE_U32, 12);
+    ck_assert_int_eq(XDEV_DTYPE_U64, 13);
+    ck_assert_int_eq(XDEV_DTYPE_COUNT, 14);
     ck_assert_int_eq(XDEV_PRIM_CHUNK, 4096); /* the deterministic order's constants */
     ck_assert_int_eq(XDEV_PRIM_LANES, 32);
     ck_assert_int_eq(XDEV_PRIM_ARGMAX, 5);
@@ -284,6 +305,16 @@ START_TEST(shared_public_types_layout) {
     ck_assert_uint_eq(offsetof(xdev_device_properties_t, physical_index), 276);
     ck_assert_uint_eq(offsetof(xdev_device_properties_t, integrated), 280);
     SIZE_IS(xdev_device_properties_t, 288);
+    /* torch 2.x's properties (ABI 3.9): a struct of its own, size first */
+    ck_assert_uint_eq(offsetof(xdev_device_properties_ext_t, size), 0);
+    ck_assert_uint_eq(offsetof(xdev_device_properties_ext_t, uuid), P);
+    ck_assert_uint_eq(offsetof(xdev_device_properties_ext_t, pci_bus_id), P + 96);
+    ck_assert_uint_eq(offsetof(xdev_device_properties_ext_t, l2_cache_size), P + 128);
+    ck_assert_uint_eq(offsetof(xdev_device_properties_ext_t, is_mig), 2 * P + 128);
+    ck_assert_uint_eq(offsetof(xdev_device_properties_ext_t, bf16_supported), 2 * P + 129);
+    ck_assert_uint_eq(offsetof(xdev_device_properties_ext_t, tf32_supported), 2 * P + 130);
+    ck_assert_uint_eq(offsetof(xdev_device_properties_ext_t, arch), 2 * P + 131);
+    SIZE_IS(xdev_device_properties_ext_t, 184);
 #endif
     ck_assert_int_eq(XDEV_DEVICE_CPU, 0);
     ck_assert_int_eq(XDEV_DEVICE_CUDA, 1);

@@ -59,9 +59,10 @@ static void forget(void) {
 
 static const char *kind_name(xdev_op_kind_t k) {
     static const char *const names[XDEV_OP_KINDS] = {
-        "copy",         "memset",     "fill",   "convert", "kernel",        "elementwise",
-        "graph replay", "blas",       "fft",    "rng",     "host function", "event record",
-        "stream wait",  "reduce_add", "reduce", "scan",    "collective"};
+        "copy",         "memset",     "fill",    "convert", "kernel",        "elementwise",
+        "graph replay", "blas",       "fft",     "rng",     "host function", "event record",
+        "stream wait",  "reduce_add", "reduce",  "scan",    "collective",    "sort",
+        "histogram",    "select",     "prefetch"};
     return (unsigned)k < XDEV_OP_KINDS ? names[k] : "?";
 }
 

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "xdev/backend.h"
 #include "xt.h"
@@ -296,6 +297,46 @@ START_TEST(cuda_visible) {
 }
 END_TEST
 
+/* XDEV_VISIBLE_DEVICES=GPU-FA4EC0DA-2222,0 (the fake plugin's UUIDs): a UUID
+ * prefix in any case selects physical 1 first, then an index; the extended
+ * properties follow the renumbering. */
+START_TEST(cuda_visible_uuid) {
+    expect_default(XDEV_DEVICE_CUDA);
+    int n = 0;
+    XT_OK(xdev_device_count(XDEV_DEVICE_CUDA, &n));
+    ck_assert_int_eq(n, 2);
+    xdev_device_properties_t p;
+    XT_OK(xdev_get_device_properties(xdev_cuda(0), &p));
+    ck_assert_int_eq(p.physical_index, 1);
+    XT_OK(xdev_get_device_properties(xdev_cuda(1), &p));
+    ck_assert_int_eq(p.physical_index, 0);
+    xdev_device_properties_ext_t e = {.size = sizeof e};
+    XT_OK(xdev_get_device_properties_ext(xdev_cuda(0), &e));
+    ck_assert_str_eq(e.uuid, "GPU-fa4ec0da-2222-4000-8000-000000000001");
+    ck_assert_str_eq(e.pci_bus_id, "0000:3c:00.0");
+    XT_OK(xdev_get_device_properties_ext(xdev_cuda(1), &e));
+    ck_assert_str_eq(e.uuid, "GPU-fa4ec0da-1111-4000-8000-000000000000");
+}
+END_TEST
+
+/* A UUID entry that selects no device, several, or one twice: the cuda
+ * backend cannot be used and says why (XT_REASON); the CPU is unaffected. */
+START_TEST(cuda_visible_uuid_reason) {
+    const char *want = getenv("XT_REASON");
+    ck_assert_msg(want && *want, "XT_REASON not set");
+    expect_default(XDEV_DEVICE_CPU);
+    int n = -1;
+    XT_OK(xdev_device_count(XDEV_DEVICE_CUDA, &n));
+    ck_assert_int_eq(n, 0);
+    xdev_backend_info_t info;
+    XT_OK(xdev_backend_get_info(XDEV_DEVICE_CUDA, &info));
+    ck_assert_msg(strstr(info.reason, want) != NULL, "reason '%s' lacks '%s'", info.reason, want);
+    ck_assert_msg(strstr(info.reason, getenv("XDEV_VISIBLE_DEVICES")) != NULL ||
+                      strstr(info.reason, "GPU-") != NULL,
+                  "reason '%s' names no entry", info.reason);
+}
+END_TEST
+
 START_TEST(list_fallback) {
     expect_default(XDEV_DEVICE_CPU);
 }
@@ -483,8 +524,9 @@ END_TEST
 /* A name no backend registered is a plugin to look for: its absence is the
  * error, with the paths tried. */
 START_TEST(bogus_backend) {
+    /* a name that is no backend: the message says which ones can be used here */
     XT_ERR(XDEV_ERROR_BACKEND_UNAVAILABLE, xdev_init(), "bogus", "XDEV_BACKEND",
-           "libxdev-bogus.so not found; tried");
+           "libxdev-bogus.so not found; tried", "usable here: cpu");
     printf("xdev_init: %s: %s\n", xdev_status_string(xdev_last_status()), xdev_last_error());
 }
 END_TEST
@@ -602,6 +644,68 @@ START_TEST(cuda_nodriver) {
 }
 END_TEST
 
+/* ------------------------------------------------------------ a start without a GPU
+ * XDEV_BACKEND unset on a machine without an NVIDIA driver (no /dev/nvidia*,
+ * no libcuda.so.1) and without AMD's kernel driver (no /dev/kfd): auto must
+ * not dlopen the shipped plugins (their runtimes cost ~80 ms to load and
+ * cannot find a device); XDEV_LOG says why each was passed over, and the
+ * backend still loads when asked for by name. */
+static bool maps_hold(const char *needle) {
+    FILE *f = fopen("/proc/self/maps", "r");
+    ck_assert_ptr_nonnull(f);
+    char line[4096];
+    bool found = false;
+    while (!found && fgets(line, sizeof line, f) != NULL)
+        found = strstr(line, needle) != NULL;
+    fclose(f);
+    return found;
+}
+
+START_TEST(auto_no_gpu) {
+    char log[] = "/tmp/xdev_auto_no_gpu_XXXXXX";
+    int fd = mkstemp(log);
+    ck_assert_int_ge(fd, 0);
+    fflush(stderr);
+    int saved = dup(2);
+    ck_assert_int_ge(saved, 0);
+    ck_assert_int_eq(dup2(fd, 2), 2);
+    xdev_status_t st = xdev_init();
+    fflush(stderr);
+    ck_assert_int_eq(dup2(saved, 2), 2);
+    close(saved);
+    close(fd);
+    char text[16384] = "";
+    FILE *f = fopen(log, "r");
+    ck_assert_ptr_nonnull(f);
+    size_t got = fread(text, 1, sizeof text - 1, f);
+    text[got] = '\0';
+    fclose(f);
+    unlink(log);
+    printf("%s", text);
+    XT_OK(st);
+    expect_default(XDEV_DEVICE_CPU);
+    char where[4096];
+    if (xt_plugin_installed("cuda", where, sizeof where)) {
+        ck_assert_msg(!maps_hold("libxdev-cuda.so"),
+                      "auto loaded %s on a machine without an NVIDIA driver", where);
+        ck_assert_msg(strstr(text, "xdev: backend cuda: passed over by auto: no NVIDIA driver "
+                                   "found") != NULL,
+                      "XDEV_LOG does not say why cuda was passed over:\n%s", text);
+        ck_assert_msg(strstr(text, "install the NVIDIA driver") != NULL, "no next step:\n%s", text);
+        /* asked for by name, the plugin still loads and gives its own reason */
+        ck_assert(!xdev_is_available(XDEV_DEVICE_CUDA));
+        ck_assert(maps_hold("libxdev-cuda.so"));
+    }
+    if (xt_plugin_installed("hip", where, sizeof where)) {
+        ck_assert_msg(!maps_hold("libxdev-hip.so"), "auto loaded %s on a machine without /dev/kfd",
+                      where);
+        ck_assert_msg(strstr(text, "xdev: backend hip: passed over by auto: no AMD GPU driver "
+                                   "found") != NULL,
+                      "XDEV_LOG does not say why hip was passed over:\n%s", text);
+    }
+}
+END_TEST
+
 typedef struct {
     const char *name;
     const TTest *test;
@@ -619,6 +723,8 @@ int main(int argc, char **argv) {
         {"list_good", list_good, false, false},
         {"plugin_path_list", plugin_path_list, false, false},
         {"cuda_visible", cuda_visible, false, false},
+        {"cuda_visible_uuid", cuda_visible_uuid, false, false},
+        {"cuda_visible_uuid_reason", cuda_visible_uuid_reason, false, false},
         {"list_fallback", list_fallback, true, false},
         {"list_nodevice", list_nodevice, false, false},
         {"cuda_missing", cuda_missing, true, false},
@@ -639,6 +745,7 @@ int main(int argc, char **argv) {
         {"plugin_misnamed", plugin_misnamed, false, false},
         {"plugin_half_group", plugin_half_group, false, false},
         {"cuda_nodriver", cuda_nodriver, false, false},
+        {"auto_no_gpu", auto_no_gpu, false, false},
     };
     const size_t n = sizeof scenarios / sizeof scenarios[0];
     if (argc >= 2 && strcmp(argv[1], "cuda_real") == 0) {
@@ -661,6 +768,17 @@ int main(int argc, char **argv) {
                    "loads)\n");
             return XT_SKIP_CODE;
         }
+    }
+    if (argc >= 2 && strcmp(argv[1], "auto_no_gpu") == 0) {
+        void *driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+        if (driver != NULL) dlclose(driver);
+        const char *dev[] = {"/dev/nvidiactl", "/dev/nvidia0", "/dev/dxg", "/dev/kfd"};
+        for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
+            if (access(dev[i], F_OK) == 0 || driver != NULL) {
+                printf("SKIP auto_no_gpu: a GPU driver is installed here (%s)\n",
+                       driver != NULL ? "libcuda.so.1 loads" : dev[i]);
+                return XT_SKIP_CODE;
+            }
     }
     if (argc >= 2 && strncmp(argv[1], "hip_", 4) == 0 && strcmp(argv[1], "hip_missing") != 0) {
         char where[4096];

@@ -141,6 +141,10 @@ CORE_PUBLIC_CALLS = {
     ('core/math/ops.c', 'xdev_dtype_size'): 'element size; pure lookup',
     ('core/math/primitives.c', 'xdev_dtype_name'): 'dtype name in a message; pure lookup',
     ('core/math/primitives.c', 'xdev_dtype_size'): 'element size; pure lookup',
+    ('core/math/prim_sort.c', 'xdev_dtype_name'): 'dtype name in a message; pure lookup',
+    ('core/math/prim_sort.c', 'xdev_dtype_size'): 'element size; pure lookup',
+    ('core/math/prim_select.c', 'xdev_dtype_name'): 'dtype name in a message; pure lookup',
+    ('core/math/prim_select.c', 'xdev_dtype_size'): 'element size; pure lookup',
     ('core/math/rng.c', 'xdev_dtype_name'): 'dtype name in a message; pure lookup',
     ('core/observe/shadow_slots.c', 'xdev_dtype_name'): 'dtype name in a report; pure lookup',
     ('core/observe/shadow_slots.c', 'xdev_dtype_size'): 'element size; pure lookup',
@@ -154,6 +158,8 @@ CORE_PUBLIC_CALLS = {
     # the thread's message or status (xdev/error.h), read to quote or keep it; sets nothing.
     ('core/math/blas.c', 'xdev_last_error'): "keeps XDEV_ALLOW_TF32's parse message for later calls",
     ('core/math/fft.c', 'xdev_last_error'): "quotes the allocator's message (plan work area)",
+    ('core/math/prim_select.c', 'xdev_last_error'): "quotes the allocator's and the predicate's element-wise call's message",
+    ('core/math/prim_select.c', 'xdev_elementwise'): "select_if runs its predicate as an element-wise kernel into a flags buffer",
     ('core/math/primitives.c', 'xdev_last_error'): "keeps XDEV_DETERMINISTIC's parse message; quotes the allocator's (temporaries)",
     ('core/comm/watchdog.c', 'xdev_last_error'): "quotes the backend's asynchronous error in the group's",
     ('core/comm/communicator.c', 'xdev_last_error'): "quotes the backend's failure after the group's abort reason",
@@ -174,10 +180,12 @@ CORE_PUBLIC_CALLS = {
     ('core/math/rng_generator.c', 'xdev_last_error'): "quotes a state's decode message",
     ('core/alloc/caching_allocator.c', 'xdev_last_error'): "keeps the backend's OOM message",
     ('core/alloc/device_allocator.c', 'xdev_last_error'): "quotes a direct free's failed wait",
+    ('core/alloc/managed.c', 'xdev_last_error'): "quotes a managed free's failed wait",
     ('core/alloc/host_allocator.c', 'xdev_last_status'): 'the status live_block just set, '
         'raised after unlocking',
     ('core/runtime/plugin_loader.c', 'xdev_last_error'): "a plugin's load failure into its reason",
     ('core/runtime/registry.c', 'xdev_last_error'): "a backend's failure into its reason",
+    ('core/runtime/visible.c', 'xdev_last_error'): "quotes the backend's failure to report a UUID in the backend's reason",
     # real calls of the public API: each sets the thread's message with its own prefix
     # (the callers save and restore the error state, or pass the status on).
     ('core/comm/comm_cache.c', 'xdev_communicator_init_all'):
@@ -196,12 +204,6 @@ CORE_PUBLIC_CALLS = {
         "a snapshot's device_stats take torch's key names from the public key/value view",
     ('core/alloc/device_allocator.c', 'xdev_stream_wait_stream'):
         "a free orders the block's stream after every stream that used it (best effort)",
-    ('core/alloc/device_allocator.c', 'xdev_stream_synchronize'):
-        'the same free waits for a using stream it cannot order (best effort)',
-    ('core/alloc/host_allocator.c', 'xdev_stream_synchronize'):
-        'xdev_host_free waits for a recorded stream it cannot defer on (best effort)',
-    ('core/alloc/host_allocator.c', 'xdev_synchronize'):
-        'xdev_host_free of a block with more recorded streams than it tracks (best effort)',
     ('core/runtime/stream.c', 'xdev_device_guard_begin'):
         'the stream guard is a device guard plus the current stream',
     ('core/runtime/stream.c', 'xdev_device_guard_end'):

@@ -9,11 +9,19 @@
  *
  *   xdev-info            human-readable report
  *   xdev-info --json     the same as one JSON object
- *   xdev-info --version  the library's version and backend ABI */
+ *   xdev-info --version  the library's version and backend ABI
+ *   xdev-info --watch [seconds] [--watch-count N]
+ *                        every device's telemetry (temperature, power, SM
+ *                        clock, memory used, load) every `seconds` (1), N
+ *                        times (until interrupted without --watch-count) */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "xdev/backend.h"
 #include "xdev/version.h"
@@ -29,7 +37,7 @@ static const char *const known_env[] = {
     "XDEV_CPU_RNG_ISA",       "XDEV_CUDA_STAGING", "XDEV_CUDA_STAGE_CHUNK_KB",
     "XDEV_CUDA_COPY_THREADS", "XDEV_HIP_STAGING",  "XDEV_HIP_STAGE_CHUNK_KB",
     "XDEV_HIP_COPY_THREADS",  "XDEV_TRACE_FILE",   "XDEV_COMM_TIMEOUT",
-    "XDEV_NCCL_PATH",         "XDEV_RCCL_PATH",
+    "XDEV_NCCL_PATH",         "XDEV_RCCL_PATH",    "XDEV_SYNC_DEBUG",
 };
 #define KNOWN_ENV_COUNT (sizeof known_env / sizeof known_env[0])
 /* The first entries are always shown; the rest only when set. */
@@ -48,11 +56,14 @@ static const char *state_name(xdev_backend_state_t state) {
 }
 
 static void usage(FILE *out) {
-    fprintf(out, "usage: xdev-info [--json] [--version] [--help]\n"
-                 "Lists xdev's backends (loaded, or why not), their devices with properties,\n"
-                 "and the XDEV_* environment variables in force.\n"
+    fprintf(out, "usage: xdev-info [--json] [--version] [--help] [--watch [seconds] "
+                 "[--watch-count N]]\n"
+                 "Lists xdev's backends (loaded, or why not), their devices with properties\n"
+                 "and telemetry, and the XDEV_* environment variables in force.\n"
                  "  --json     print one JSON object instead of the text report\n"
                  "  --version  print the library's version and its backend ABI, and exit\n"
+                 "  --watch    print every device's telemetry every `seconds` (default 1,\n"
+                 "             0.05 to 3600) until interrupted, or N times with --watch-count\n"
                  "  --help     print this help\n"
                  "Exit status: 0 when xdev initialises, 1 when it does not (the message says\n"
                  "why, e.g. XDEV_BACKEND names a backend that cannot be used), 2 on bad usage.\n");
@@ -151,6 +162,42 @@ static const char *type_name(int t) {
     return n != NULL ? n : "?";
 }
 
+/* One device's telemetry as text: "name value unit" each, or "name n/a". */
+static void text_telemetry(xdev_device_t dev, char *out, size_t len) {
+    static const char *const units[XDEV_TELEMETRY_COUNT] = {" C", " mW", " MHz", " MiB", "%"};
+    size_t used = 0;
+    out[0] = '\0';
+    for (int k = 0; k < XDEV_TELEMETRY_COUNT; k++) {
+        uint64_t v = 0;
+        xdev_status_t st = xdev_device_telemetry(dev, (xdev_telemetry_t)k, &v);
+        if (k == XDEV_TELEMETRY_MEMORY_USED) v >>= 20;
+        int n = st == XDEV_SUCCESS
+                    ? snprintf(out + used, len - used, "%s%s %llu%s", used ? ", " : "",
+                               xdev_telemetry_name((xdev_telemetry_t)k), (unsigned long long)v,
+                               units[k])
+                    : snprintf(out + used, len - used, "%s%s n/a", used ? ", " : "",
+                               xdev_telemetry_name((xdev_telemetry_t)k));
+        if (n < 0 || (size_t)n >= len - used) break;
+        used += (size_t)n;
+    }
+}
+
+/* The extended properties' line of the text report. */
+static void text_ext(xdev_device_t dev) {
+    xdev_device_properties_ext_t e = {.size = sizeof e};
+    if (xdev_get_device_properties_ext(dev, &e) != XDEV_SUCCESS) {
+        printf("          (uuid and the rest unavailable: %s)\n", xdev_last_error());
+        return;
+    }
+    printf("          uuid %s, pci %s, L2 %zu KiB, arch %s, MIG %s, bf16 %s, tf32 %s\n", e.uuid,
+           e.pci_bus_id[0] ? e.pci_bus_id : "none", e.l2_cache_size >> 10, e.arch,
+           e.is_mig ? "yes" : "no", e.bf16_supported ? "yes" : "no",
+           e.tf32_supported ? "yes" : "no");
+    char tele[512];
+    text_telemetry(dev, tele, sizeof tele);
+    printf("          %s\n", tele);
+}
+
 static void print_text(const backend_report_t reports[XDEV_MAX_DEVICE_TYPES], xdev_status_t init,
                        const char *init_error) {
     printf("xdev %s\n", xdev_version_string());
@@ -173,6 +220,13 @@ static void print_text(const backend_report_t reports[XDEV_MAX_DEVICE_TYPES], xd
             printf("        plugin:  %s\n", b->path != NULL ? b->path : "(unknown)");
             printf("        ABI:     %u.%u\n", b->abi_major, b->abi_minor);
             printf("        devices: %d\n", b->device_count);
+            char arch[1024], flags[4096];
+            if (xdev_get_arch_list((xdev_device_type_t)t, arch, sizeof arch) == XDEV_SUCCESS)
+                printf("        arch list: %s\n", arch[0] ? arch : "(no device code)");
+            if (xdev_get_gencode_flags((xdev_device_type_t)t, flags, sizeof flags) ==
+                    XDEV_SUCCESS &&
+                flags[0] != '\0')
+                printf("        gencode: %s\n", flags);
         }
     }
 
@@ -196,6 +250,7 @@ static void print_text(const backend_report_t reports[XDEV_MAX_DEVICE_TYPES], xd
                    "physical index %d%s\n",
                    p.capability_major, p.capability_minor, p.total_memory >> 20,
                    p.multiprocessor_count, p.physical_index, p.integrated ? ", integrated" : "");
+            text_ext(dev);
         }
     }
     if (init != XDEV_SUCCESS)
@@ -205,6 +260,33 @@ static void print_text(const backend_report_t reports[XDEV_MAX_DEVICE_TYPES], xd
 
     printf("\nEnvironment:\n");
     visit_env(text_env);
+}
+
+/* The extended properties and telemetry of one device as JSON members
+ * (null for what the device cannot report). */
+static void json_ext(xdev_device_t dev) {
+    xdev_device_properties_ext_t e = {.size = sizeof e};
+    if (xdev_get_device_properties_ext(dev, &e) == XDEV_SUCCESS) {
+        printf(", \"uuid\": ");
+        json_string(e.uuid);
+        printf(", \"pci_bus_id\": ");
+        json_string(e.pci_bus_id[0] ? e.pci_bus_id : NULL);
+        printf(", \"l2_cache_size\": %zu, \"is_mig\": %s, \"bf16\": %s, \"tf32\": %s, "
+               "\"arch\": ",
+               e.l2_cache_size, e.is_mig ? "true" : "false", e.bf16_supported ? "true" : "false",
+               e.tf32_supported ? "true" : "false");
+        json_string(e.arch);
+    }
+    printf(", \"telemetry\": {");
+    for (int k = 0; k < XDEV_TELEMETRY_COUNT; k++) {
+        uint64_t v = 0;
+        printf("%s\"%s\": ", k ? ", " : "", xdev_telemetry_name((xdev_telemetry_t)k));
+        if (xdev_device_telemetry(dev, (xdev_telemetry_t)k, &v) == XDEV_SUCCESS)
+            printf("%llu", (unsigned long long)v);
+        else
+            printf("null");
+    }
+    printf("}");
 }
 
 static void print_json(const backend_report_t reports[XDEV_MAX_DEVICE_TYPES], xdev_status_t init,
@@ -240,6 +322,15 @@ static void print_json(const backend_report_t reports[XDEV_MAX_DEVICE_TYPES], xd
             printf(", \"abi\": \"%u.%u\"", b->abi_major, b->abi_minor);
         else
             printf(", \"abi\": null");
+        char arch[1024], flags[4096];
+        bool has_arch =
+            loaded && xdev_get_arch_list((xdev_device_type_t)t, arch, sizeof arch) == XDEV_SUCCESS;
+        bool has_flags = loaded && xdev_get_gencode_flags((xdev_device_type_t)t, flags,
+                                                          sizeof flags) == XDEV_SUCCESS;
+        printf(", \"arch_list\": ");
+        json_string(has_arch ? arch : NULL);
+        printf(", \"gencode_flags\": ");
+        json_string(has_flags ? flags : NULL);
         printf(", \"device_count\": %d, \"default\": %s, \"devices\": [",
                loaded ? b->device_count : 0, b->is_default ? "true" : "false");
         for (int i = 0; list && i < b->device_count; ++i) {
@@ -258,9 +349,11 @@ static void print_json(const backend_report_t reports[XDEV_MAX_DEVICE_TYPES], xd
             printf(", \"name\": ");
             json_string(p.name);
             printf(", \"capability\": \"%d.%d\", \"total_memory\": %zu, "
-                   "\"multiprocessors\": %d, \"physical_index\": %d, \"integrated\": %s}",
+                   "\"multiprocessors\": %d, \"physical_index\": %d, \"integrated\": %s",
                    p.capability_major, p.capability_minor, p.total_memory, p.multiprocessor_count,
                    p.physical_index, p.integrated ? "true" : "false");
+            json_ext(dev);
+            printf("}");
         }
         printf("%s]}", list ? "\n    " : "");
     }
@@ -269,10 +362,68 @@ static void print_json(const backend_report_t reports[XDEV_MAX_DEVICE_TYPES], xd
     printf("\n  }\n}\n");
 }
 
+/* --watch: every device's telemetry every `period` seconds, `count` times
+ * (0: until interrupted), one timestamped block each. */
+static int watch(double period, long count) {
+    for (long round = 0; count == 0 || round < count; round++) {
+        if (round > 0) {
+            struct timespec ts = {(time_t)period, (long)((period - floor(period)) * 1e9)};
+            while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+            }
+        }
+        time_t now = time(NULL);
+        char stamp[64] = "";
+        struct tm tm;
+        if (gmtime_r(&now, &tm) != NULL) strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
+        printf("%s\n", stamp);
+        for (int t = 0; t < XDEV_MAX_DEVICE_TYPES; ++t) {
+            xdev_backend_info_t b;
+            if (xdev_device_type_name((xdev_device_type_t)t) == NULL ||
+                xdev_backend_get_info((xdev_device_type_t)t, &b) != XDEV_SUCCESS ||
+                b.state != XDEV_BACKEND_LOADED)
+                continue;
+            for (int i = 0; i < b.device_count; ++i) {
+                xdev_device_t dev = {(xdev_device_type_t)t, i};
+                char name[XDEV_DEVICE_NAME_MAX] = "?", tele[512];
+                (void)xdev_device_format(dev, name, sizeof name);
+                text_telemetry(dev, tele, sizeof tele);
+                printf("  %-7s %s\n", name, tele);
+            }
+        }
+        fflush(stdout);
+    }
+    return 0;
+}
+
+/* A number in [lo, hi] (the whole text); false otherwise. */
+static bool parse_number(const char *s, double lo, double hi, double *out) {
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno != 0 || end == s || *end != '\0' || !(v >= lo && v <= hi)) return false;
+    *out = v;
+    return true;
+}
+
 int main(int argc, char **argv) {
-    bool json = false;
+    bool json = false, watching = false;
+    double period = 1.0, count = 0;
     for (int i = 1; i < argc; ++i) {
-        if (strcmp(argv[i], "--json") == 0) {
+        if (strcmp(argv[i], "--watch") == 0) {
+            watching = true;
+            if (i + 1 < argc && argv[i + 1][0] != '-' &&
+                !parse_number(argv[++i], 0.05, 3600, &period)) {
+                fprintf(stderr, "xdev-info: --watch '%s' is not a number of seconds 0.05..3600\n",
+                        argv[i]);
+                return 2;
+            }
+        } else if (strcmp(argv[i], "--watch-count") == 0) {
+            if (i + 1 >= argc || !parse_number(argv[++i], 1, 1e9, &count) ||
+                count != floor(count)) {
+                fprintf(stderr, "xdev-info: --watch-count needs a whole number 1..1000000000\n");
+                return 2;
+            }
+        } else if (strcmp(argv[i], "--json") == 0) {
             json = true;
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
@@ -295,6 +446,12 @@ int main(int argc, char **argv) {
     char init_error[1024] = "";
     xdev_status_t init = xdev_init();
     if (init != XDEV_SUCCESS) snprintf(init_error, sizeof init_error, "%s", xdev_last_error());
+
+    if (watching && init == XDEV_SUCCESS) return watch(period, (long)count);
+    if (count != 0 && !watching) {
+        fprintf(stderr, "xdev-info: --watch-count goes with --watch\n");
+        return 2;
+    }
 
     /* Report what was found even when init failed: it is what explains why. */
     backend_report_t reports[XDEV_MAX_DEVICE_TYPES];

@@ -92,4 +92,7 @@ const xdev_device_vtable_t xdev_cpu_device_vtable = {
     .synchronize = device_synchronize,
     .can_access_peer = device_can_access_peer,
     .enable_peer_access = device_enable_peer_access,
+    .get_properties_ext = xdev_cpu_get_properties_ext,
+    .telemetry = xdev_cpu_telemetry,
+    .arch_list = xdev_cpu_arch_list,
 };

@@ -253,6 +253,12 @@ typedef struct xdev_cpu_state {
 
 extern xdev_cpu_state_t xdev_cpu_state;
 
+/* cpu_telemetry.c: device.get_properties_ext, device.telemetry, device.arch_list. */
+xdev_status_t xdev_cpu_get_properties_ext(xdev_cpu_device_t *dev,
+                                          xdev_device_properties_ext_t *ext);
+xdev_status_t xdev_cpu_telemetry(xdev_cpu_device_t *dev, xdev_telemetry_t what, uint64_t *value);
+xdev_status_t xdev_cpu_arch_list(char *buf, size_t len);
+
 /* Report through the host's set_error and return `status`. */
 xdev_status_t xdev_cpu_error(xdev_status_t status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

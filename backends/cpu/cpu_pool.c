@@ -261,6 +261,15 @@ void xdev_cpu_pool_run(xdev_cpu_pool_t *p, xdev_cpu_launch_t *l) {
     l->chunk = l->total / claims != 0 ? l->total / claims : 1;
     int helpers = p->nworkers;
     if ((uint64_t)helpers > l->total - 1) helpers = (int)(l->total - 1);
+    if (helpers == 0) {
+        /* One block (or no workers): the caller runs it. Publishing it
+         * would bump the epoch, and every worker still polling it would
+         * take the pool's mutex to find nothing to claim while the caller
+         * waited for them to leave: most of a one-block launch's 4 us on
+         * 16 cores (issue 50). */
+        claim_and_run(p, l, ex);
+        return;
+    }
 
     pthread_mutex_lock(&p->mu);
     ensure_workers(p);

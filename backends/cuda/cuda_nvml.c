@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* backends/cuda/cuda_nvml.c - device.list_processes and device.utilization
- * through NVML, loaded with dlopen("libnvidia-ml.so.1") on first use (the
+/* backends/cuda/cuda_nvml.c - device.list_processes, device.utilization,
+ * device.telemetry (temperature, power, SM clock, memory used: the NVML
+ * calls torch.cuda's readings make) and the MIG test of device.get_
+ * properties_ext, through NVML, loaded with dlopen("libnvidia-ml.so.1") on first use (the
  * driver installs it; the plugin does not link it). A CUDA device maps to
  * its NVML device by PCI bus id, so CUDA_VISIBLE_DEVICES renumbering holds.
  * Without NVML both slots return XDEV_ERROR_NOT_SUPPORTED saying why. The
@@ -30,6 +32,13 @@ typedef struct {
     unsigned gpu, memory;
 } nvml_utilization_t;
 
+typedef struct {
+    unsigned long long total, free, used;
+} nvml_memory_t;
+
+#define NVML_TEMPERATURE_GPU 0
+#define NVML_CLOCK_SM 1
+
 static struct {
     void *lib;
     char why[512]; /* set when NVML cannot be used */
@@ -38,6 +47,12 @@ static struct {
     nvml_return_t (*by_pci)(const char *, nvml_device_t *);
     nvml_return_t (*processes)(nvml_device_t, unsigned *, nvml_process_t *);
     nvml_return_t (*utilization)(nvml_device_t, nvml_utilization_t *);
+    /* optional: a driver without one answers that reading NOT_SUPPORTED */
+    nvml_return_t (*temperature)(nvml_device_t, int, unsigned *);
+    nvml_return_t (*power)(nvml_device_t, unsigned *);
+    nvml_return_t (*clock)(nvml_device_t, int, unsigned *);
+    nvml_return_t (*memory)(nvml_device_t, nvml_memory_t *);
+    nvml_return_t (*by_uuid)(const char *, nvml_device_t *);
 } g_nvml;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
@@ -61,6 +76,11 @@ static void load(void) {
     *(void **)&g_nvml.by_pci = sym("nvmlDeviceGetHandleByPciBusId_v2");
     *(void **)&g_nvml.processes = sym("nvmlDeviceGetComputeRunningProcesses_v3");
     *(void **)&g_nvml.utilization = sym("nvmlDeviceGetUtilizationRates");
+    *(void **)&g_nvml.temperature = dlsym(g_nvml.lib, "nvmlDeviceGetTemperature");
+    *(void **)&g_nvml.power = dlsym(g_nvml.lib, "nvmlDeviceGetPowerUsage");
+    *(void **)&g_nvml.clock = dlsym(g_nvml.lib, "nvmlDeviceGetClockInfo");
+    *(void **)&g_nvml.memory = dlsym(g_nvml.lib, "nvmlDeviceGetMemoryInfo");
+    *(void **)&g_nvml.by_uuid = dlsym(g_nvml.lib, "nvmlDeviceGetHandleByUUID");
     if (g_nvml.why[0] != '\0') return;
     nvml_return_t r = g_nvml.init();
     if (r != NVML_OK)
@@ -131,4 +151,63 @@ xdev_status_t xc_smi_utilization(int device, xdev_device_utilization_t *out) {
     out->gpu_percent = u.gpu;
     out->memory_percent = u.memory;
     return XDEV_SUCCESS;
+}
+
+xdev_status_t xc_smi_telemetry(int device, xdev_telemetry_t what, uint64_t *value) {
+    nvml_device_t h;
+    xdev_status_t st = nvml_device(device, &h);
+    if (st != XDEV_SUCCESS) return st;
+    nvml_return_t r = NVML_OK;
+    const char *call = NULL;
+    unsigned u = 0;
+    switch (what) {
+    case XDEV_TELEMETRY_TEMPERATURE:
+        call = "nvmlDeviceGetTemperature";
+        if (g_nvml.temperature != NULL) r = g_nvml.temperature(h, NVML_TEMPERATURE_GPU, &u);
+        *value = u;
+        break;
+    case XDEV_TELEMETRY_POWER_DRAW:
+        call = "nvmlDeviceGetPowerUsage";
+        if (g_nvml.power != NULL) r = g_nvml.power(h, &u);
+        *value = u;
+        break;
+    case XDEV_TELEMETRY_CLOCK_RATE:
+        call = "nvmlDeviceGetClockInfo";
+        if (g_nvml.clock != NULL) r = g_nvml.clock(h, NVML_CLOCK_SM, &u);
+        *value = u;
+        break;
+    case XDEV_TELEMETRY_MEMORY_USED: {
+        call = "nvmlDeviceGetMemoryInfo";
+        nvml_memory_t m = {0, 0, 0};
+        if (g_nvml.memory != NULL) r = g_nvml.memory(h, &m);
+        *value = m.used;
+        break;
+    }
+    default:
+        return xc_error(XDEV_ERROR_INVALID_VALUE, "telemetry kind %d", (int)what);
+    }
+    void *fn = what == XDEV_TELEMETRY_TEMPERATURE  ? (void *)g_nvml.temperature
+               : what == XDEV_TELEMETRY_POWER_DRAW ? (void *)g_nvml.power
+               : what == XDEV_TELEMETRY_CLOCK_RATE ? (void *)g_nvml.clock
+                                                   : (void *)g_nvml.memory;
+    if (fn == NULL) return xc_error(XDEV_ERROR_NOT_SUPPORTED, "libnvidia-ml.so.1 lacks %s", call);
+    if (r == 3 /* NVML_ERROR_NOT_SUPPORTED */)
+        return xc_error(XDEV_ERROR_NOT_SUPPORTED, "%s: the device does not support it (%s)", call,
+                        g_nvml.error_string(r));
+    if (r != NVML_OK)
+        return xc_error(XDEV_ERROR_BACKEND, "%s: %s (%d)", call, g_nvml.error_string(r), r);
+    return XDEV_SUCCESS;
+}
+
+/* NVML knows a MIG instance by "MIG-<uuid>" and a whole GPU by "GPU-<uuid>"
+ * (the same 16 bytes CUDA reports). */
+bool xc_smi_is_mig(const char *uuid_hex) {
+    pthread_once(&g_once, load);
+    if (g_nvml.why[0] != '\0' || g_nvml.by_uuid == NULL) return false;
+    char name[96];
+    nvml_device_t h;
+    snprintf(name, sizeof name, "GPU-%s", uuid_hex);
+    if (g_nvml.by_uuid(name, &h) == NVML_OK) return false;
+    snprintf(name, sizeof name, "MIG-%s", uuid_hex);
+    return g_nvml.by_uuid(name, &h) == NVML_OK;
 }

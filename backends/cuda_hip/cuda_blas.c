@@ -200,7 +200,7 @@ static xdev_status_t handle_get(int device, void *stream, cublasPointerMode_t pm
 
 static const char *dtype_name(xdev_dtype_t t) {
     static const char *const names[] = {"f32", "f64", "c64", "c128", "f16", "bf16"};
-    return (unsigned)t < XDEV_DTYPE_COUNT ? names[t] : "?";
+    return (unsigned)t < sizeof names / sizeof names[0] ? names[t] : "?"; /* BLAS's dtypes */
 }
 
 static cudaDataType data_type(xdev_dtype_t t) {

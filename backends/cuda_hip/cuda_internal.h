@@ -34,6 +34,8 @@ typedef struct xdev_backend_device {
     pthread_mutex_t lock;
     bool props_ready;
     xdev_device_properties_t props;
+    bool ext_ready; /* ext: device.get_properties_ext's answer, under lock */
+    xdev_device_properties_ext_t ext;
     bool prio_ready;
     int prio_least, prio_greatest; /* cudaDeviceGetStreamPriorityRange */
     int sms; /* multiprocessors, 0 until asked (xc_multiprocessors; __atomic access) */
@@ -145,7 +147,7 @@ bool xc_capture_error(cudaError_t err);
  * but a graph's pool needs new memory during its capture (torch's allocator
  * does the same). The core refuses such allocations outside a pool itself. */
 static inline cudaError_t xc_malloc_any_mode(void **out, size_t bytes) {
-    enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    xc_capture_mode_t mode = cudaStreamCaptureModeRelaxed;
     (void)cudaThreadExchangeStreamCaptureMode(&mode);
     cudaError_t err = cudaMalloc(out, bytes);
     (void)cudaThreadExchangeStreamCaptureMode(&mode);
@@ -183,6 +185,11 @@ void xc_hostcopy_shutdown(void);
  * backends/hip/hip_smi.c). */
 xdev_status_t xc_smi_list_processes(int device, xdev_gpu_process_t *out, size_t cap, size_t *count);
 xdev_status_t xc_smi_utilization(int device, xdev_device_utilization_t *out);
+/* device.telemetry: one reading (xdev/system.h's kinds and units). */
+xdev_status_t xc_smi_telemetry(int device, xdev_telemetry_t what, uint64_t *value);
+/* Is the device whose UUID is "GPU-<uuid_hex>" a MIG instance? (NVML knows
+ * it as "MIG-<uuid_hex>"); false where the library cannot tell. */
+bool xc_smi_is_mig(const char *uuid_hex);
 
 /* cuBLAS (cuda_blas.c) and cuFFT (cuda_fft.c), built when CMake finds them
  * (XC_HAVE_CUBLAS, XC_HAVE_CUFFT; hipBLAS and hipFFT for the HIP plugin).

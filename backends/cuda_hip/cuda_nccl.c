@@ -226,9 +226,22 @@ static xdev_status_t comm_async_error(void *comm) {
     return XDEV_SUCCESS;
 }
 
-/* Bytes per element of the dtypes NCCL has no type for (i16, c64, c128). */
+/* Bytes per element of the dtypes moved as bytes (i16, u16, u32, u64, c64, c128). */
 static size_t plain_size(xdev_dtype_t dt) {
-    return dt == XDEV_DTYPE_I16 ? 2 : dt == XDEV_DTYPE_C64 ? 8 : dt == XDEV_DTYPE_C128 ? 16 : 0;
+    switch (dt) {
+    case XDEV_DTYPE_I16:
+    case XDEV_DTYPE_U16:
+        return 2;
+    case XDEV_DTYPE_U32:
+        return 4;
+    case XDEV_DTYPE_C64:
+    case XDEV_DTYPE_U64:
+        return 8;
+    case XDEV_DTYPE_C128:
+        return 16;
+    default:
+        return 0;
+    }
 }
 
 static xdev_status_t comm_collective(void *comm, const xdev_collective_desc_t *d, void *stream) {

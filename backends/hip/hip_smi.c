@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* backends/hip/hip_smi.c - device.list_processes and device.utilization of
- * the HIP plugin through rocm-smi, AMD's counterpart of NVML (the CUDA build
+/* backends/hip/hip_smi.c - device.list_processes, device.utilization and
+ * device.telemetry (edge or junction temperature, average power, system
+ * clock, VRAM used) of the HIP plugin through rocm-smi, AMD's counterpart of NVML (the CUDA build
  * uses cuda_nvml.c). librocm_smi64.so.1 is opened at run time, as NVML is:
  * the plugin loads without it and these two calls then say why they cannot
  * answer. rocm-smi numbers devices its own way; a HIP device is matched to
@@ -10,6 +11,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <rocm_smi/rocm_smi.h>
 
@@ -157,4 +159,71 @@ xdev_status_t xc_smi_utilization(int device, xdev_device_utilization_t *out) {
     out->gpu_percent = gpu;
     out->memory_percent = mem;
     return XDEV_SUCCESS;
+}
+
+/* The optional readings: a rocm-smi without one answers NOT_SUPPORTED. */
+typedef rsmi_status_t (*temp_fn)(uint32_t, uint32_t, rsmi_temperature_metric_t, int64_t *);
+typedef rsmi_status_t (*power_fn)(uint32_t, uint32_t, uint64_t *);
+typedef rsmi_status_t (*clock_fn)(uint32_t, rsmi_clk_type_t, rsmi_frequencies_t *);
+typedef rsmi_status_t (*memory_fn)(uint32_t, rsmi_memory_type_t, uint64_t *);
+
+static xdev_status_t smi_failed(const char *call, uint32_t index, rsmi_status_t r) {
+    if (r == RSMI_STATUS_NOT_SUPPORTED)
+        return xc_error(XDEV_ERROR_NOT_SUPPORTED, "%s(%" PRIu32 "): the device does not support it",
+                        call, index);
+    return xc_error(XDEV_ERROR_BACKEND, "%s(%" PRIu32 "): %s (%d)", call, index, smi_string(r),
+                    (int)r);
+}
+
+xdev_status_t xc_smi_telemetry(int device, xdev_telemetry_t what, uint64_t *value) {
+    uint32_t index = 0;
+    xdev_status_t st = smi_device(device, &index);
+    if (st != XDEV_SUCCESS) return st;
+    const char *call = what == XDEV_TELEMETRY_TEMPERATURE  ? "rsmi_dev_temp_metric_get"
+                       : what == XDEV_TELEMETRY_POWER_DRAW ? "rsmi_dev_power_ave_get"
+                       : what == XDEV_TELEMETRY_CLOCK_RATE ? "rsmi_dev_gpu_clk_freq_get"
+                                                           : "rsmi_dev_memory_usage_get";
+    void *fn = dlsym(g_smi.lib, call);
+    if (fn == NULL) return xc_error(XDEV_ERROR_NOT_SUPPORTED, SMI_LIB " lacks %s", call);
+    rsmi_status_t r;
+    switch (what) {
+    case XDEV_TELEMETRY_TEMPERATURE: {
+        int64_t milli = 0; /* edge, else junction (MI300 has no edge sensor) */
+        r = ((temp_fn)fn)(index, RSMI_TEMP_TYPE_EDGE, RSMI_TEMP_CURRENT, &milli);
+        if (r != RSMI_STATUS_SUCCESS)
+            r = ((temp_fn)fn)(index, RSMI_TEMP_TYPE_JUNCTION, RSMI_TEMP_CURRENT, &milli);
+        if (r != RSMI_STATUS_SUCCESS) return smi_failed(call, index, r);
+        *value = milli > 0 ? (uint64_t)(milli + 500) / 1000 : 0;
+        return XDEV_SUCCESS;
+    }
+    case XDEV_TELEMETRY_POWER_DRAW: {
+        uint64_t uw = 0;
+        r = ((power_fn)fn)(index, 0, &uw);
+        if (r != RSMI_STATUS_SUCCESS) return smi_failed(call, index, r);
+        *value = uw / 1000; /* microwatts to milliwatts */
+        return XDEV_SUCCESS;
+    }
+    case XDEV_TELEMETRY_CLOCK_RATE: {
+        rsmi_frequencies_t f;
+        memset(&f, 0, sizeof f);
+        r = ((clock_fn)fn)(index, RSMI_CLK_TYPE_SYS, &f);
+        if (r != RSMI_STATUS_SUCCESS) return smi_failed(call, index, r);
+        if (f.current >= RSMI_MAX_NUM_FREQUENCIES || f.current >= f.num_supported)
+            return xc_error(XDEV_ERROR_BACKEND, "%s(%" PRIu32 "): no current level", call, index);
+        *value = f.frequency[f.current] / 1000000u; /* Hz to MHz */
+        return XDEV_SUCCESS;
+    }
+    case XDEV_TELEMETRY_MEMORY_USED:
+        r = ((memory_fn)fn)(index, RSMI_MEM_TYPE_VRAM, value);
+        return r == RSMI_STATUS_SUCCESS ? XDEV_SUCCESS : smi_failed(call, index, r);
+    default:
+        return xc_error(XDEV_ERROR_INVALID_VALUE, "telemetry kind %d", (int)what);
+    }
+}
+
+/* rocm-smi has no MIG: an AMD device is a whole GPU (or a partition HIP
+ * numbers as a device of its own). */
+bool xc_smi_is_mig(const char *uuid_hex) {
+    (void)uuid_hex;
+    return false;
 }

@@ -116,6 +116,14 @@ xdev_status_t xdev_memory_stats_items(const xdev_memory_stats_t *stats,
         PUT("oversize_segments.%s", g_fields[f]);
         VAL(field(&stats->oversize_segments, f));
     }
+    for (int f = 0; f < 4; f++) {
+        PUT("managed_allocation.%s", g_fields[f]);
+        VAL(field(&stats->managed_allocation, f));
+    }
+    for (int f = 0; f < 4; f++) {
+        PUT("managed_bytes.%s", g_fields[f]);
+        VAL(field(&stats->managed_bytes, f));
+    }
 #undef PUT
 #undef VAL
     *count = n;
@@ -166,6 +174,8 @@ static void for_each_stat(xdev_memory_stats_t *s, void (*fn)(xdev_stat_t *)) {
     }
     fn(&s->oversize_allocations);
     fn(&s->oversize_segments);
+    fn(&s->managed_allocation);
+    fn(&s->managed_bytes);
 }
 
 static void add_stat(xdev_stat_t *out, const xdev_stat_t *in) {
@@ -184,6 +194,8 @@ void xdev_alloc_stats_add(xdev_memory_stats_t *out, const xdev_memory_stats_t *i
     }
     add_stat(&out->oversize_allocations, &in->oversize_allocations);
     add_stat(&out->oversize_segments, &in->oversize_segments);
+    add_stat(&out->managed_allocation, &in->managed_allocation);
+    add_stat(&out->managed_bytes, &in->managed_bytes);
     out->num_alloc_retries += in->num_alloc_retries;
     out->num_ooms += in->num_ooms;
     out->num_sync_all_streams += in->num_sync_all_streams;
@@ -301,6 +313,76 @@ void xdev_alloc_summary_write(xdev_strbuf_t *sb, const xdev_device_allocator_t *
     summary_rows(sb, "Non-releasable allocs", s->inactive_split, false, abbreviated);
     summary_rows(sb, "Oversize allocations", &s->oversize_allocations, false, true);
     summary_rows(sb, "Oversize segments", &s->oversize_segments, false, true);
+    if (s->managed_allocation.current != 0 || s->managed_allocation.allocated != 0) {
+        summary_rows(sb, "Managed memory", &s->managed_bytes, true, true);
+        summary_rows(sb, "Managed allocations", &s->managed_allocation, false, true);
+    }
+    xdev_strbuf_printf(sb, "|%s|\n", rule);
+}
+
+/* ------------------------------------------------ pinned host memory */
+
+static void put(xdev_memory_stat_item_t *items, size_t cap, size_t *n, const char *key,
+                int64_t value) {
+    if (*n < cap) {
+        snprintf(items[*n].key, sizeof items[*n].key, "%s", key);
+        items[*n].value = value;
+    }
+    (*n)++;
+}
+
+size_t xdev_host_stats_items(const xdev_host_stats_full_t *s, xdev_memory_stat_item_t *items,
+                             size_t cap) {
+    const struct {
+        const char *name;
+        const xdev_stat_t *stat;
+    } metrics[] = {{"allocation", &s->pub.allocation},
+                   {"segment", &s->segment},
+                   {"allocated_bytes", &s->pub.allocated_bytes},
+                   {"reserved_bytes", &s->pub.reserved_bytes},
+                   {"requested_bytes", &s->pub.requested_bytes}};
+    size_t n = 0;
+    char key[48];
+    for (size_t m = 0; m < sizeof metrics / sizeof metrics[0]; m++)
+        for (int f = 0; f < 4; f++) {
+            snprintf(key, sizeof key, "%s.%s", metrics[m].name, g_fields[f]);
+            put(items, cap, &n, key, field(metrics[m].stat, f));
+        }
+    const struct {
+        const char *name;
+        const xdev_duration_stat_t *d;
+    } durations[] = {{"host_alloc_time", &s->alloc_time}, {"host_free_time", &s->free_time}};
+    for (size_t k = 0; k < 2; k++) {
+        const xdev_duration_stat_t *d = durations[k].d;
+        const int64_t v[5] = {d->total, d->max, d->min, d->count,
+                              d->count ? d->total / d->count : 0};
+        static const char *const sub[5] = {"total", "max", "min", "count", "avg"};
+        for (int f = 0; f < 5; f++) {
+            snprintf(key, sizeof key, "%s.%s", durations[k].name, sub[f]);
+            put(items, cap, &n, key, v[f]);
+        }
+    }
+    put(items, cap, &n, "num_host_alloc", s->pub.num_host_alloc);
+    put(items, cap, &n, "num_host_free", s->pub.num_host_free);
+    return n;
+}
+
+void xdev_host_summary_write(xdev_strbuf_t *sb, const xdev_host_stats_full_t *s) {
+    const char *rule =
+        "=================================================================================";
+    xdev_strbuf_printf(sb, "| %-79s |\n", "Pinned host memory (xdev_host_alloc, every device)");
+    char line[96];
+    snprintf(line, sizeof line,
+             "host allocs: %lld   frees: %lld   alloc time: %lld us   free time: %lld us",
+             (long long)s->pub.num_host_alloc, (long long)s->pub.num_host_free,
+             (long long)s->alloc_time.total, (long long)s->free_time.total);
+    xdev_strbuf_printf(sb, "| %-79s |\n", line);
+    xdev_strbuf_printf(sb, "|%s|\n", rule);
+    summary_rows(sb, "Allocated host memory", &s->pub.allocated_bytes, true, true);
+    summary_rows(sb, "Requested host memory", &s->pub.requested_bytes, true, true);
+    summary_rows(sb, "Reserved host memory", &s->pub.reserved_bytes, true, true);
+    summary_rows(sb, "Host allocations", &s->pub.allocation, false, true);
+    summary_rows(sb, "Host segments", &s->segment, false, true);
     xdev_strbuf_printf(sb, "|%s|\n", rule);
 }
 
@@ -316,6 +398,9 @@ xdev_status_t xdev_memory_summary(xdev_device_t device, bool abbreviated, char *
     xdev_strbuf_t sb = {0};
     xdev_alloc_summary_write(&sb, da, &s, abbreviated);
     xdev_mempool_summary(&sb, da);
+    xdev_host_stats_full_t h;
+    xdev_host_stats_full(&h);
+    xdev_host_summary_write(&sb, &h);
     if (sb.failed) {
         free(sb.buf);
         return XDEV_API_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for the summary");

@@ -22,6 +22,7 @@
 #include "runtime/device_record.h"
 #include "runtime/dispatch.h"
 #include "runtime/stream_internal.h"
+#include "runtime/sync_debug.h"
 #include "runtime/trace_probe.h"
 
 /* ---------------------------------------------------------------- helpers */
@@ -521,6 +522,13 @@ static xdev_status_t grow(xdev_device_allocator_t *da, xdev_stream_pool_t *pool,
     char backend_msg[512] = "";
     if (st == XDEV_ERROR_OUT_OF_MEMORY) {
         snprintf(backend_msg, sizeof backend_msg, "%s", xdev_last_error());
+        /* the retry waits for the device before it frees cached memory */
+        if (!xdev_capture_on_device(da->rec)) {
+            xdev_status_t dst = xdev_sync_debug_wait(
+                "an allocation", da->rec,
+                "out of memory: the retry waits for the device to free cached memory");
+            if (dst != XDEV_SUCCESS) return dst;
+        }
         if (release_all(da) + xdev_alloc_release_other_arenas(da) > 0) {
             da->stats.num_alloc_retries++;
             st = get_memory(da, pool, kind, rsize, out);

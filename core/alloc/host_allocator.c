@@ -9,6 +9,7 @@
  * queued copy. XDEV_ALLOC_CONF=pinned_max_cached_mb caps what stays cached. */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "alloc/alloc_internal.h"
 #include "alloc/alloc_lookup.h"
@@ -49,6 +50,37 @@ static host_block_t *g_free[HOST_CLASSES];
 static host_pending_t *g_pending;
 static size_t g_cached_bytes;
 static xdev_host_memory_stats_t g_stats;
+static xdev_stat_t g_segment;                          /* backend blocks held */
+static xdev_duration_stat_t g_alloc_time, g_free_time; /* in the backend's calls, us */
+
+static int64_t now_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static void duration_add(xdev_duration_stat_t *d, int64_t us) {
+    d->total += us;
+    if (d->count == 0 || us > d->max) d->max = us;
+    if (d->count == 0 || us < d->min) d->min = us;
+    d->count++;
+}
+
+/* The backend's host_alloc / host_free, timed (torch's host_alloc_time and
+ * host_free_time). */
+static xdev_status_t timed_host_alloc(xdev_backend_t *be, size_t bytes, void **p) {
+    int64_t t0 = now_us();
+    xdev_status_t st = xdev_be_memory_host_alloc(be, bytes, p);
+    duration_add(&g_alloc_time, now_us() - t0);
+    return st;
+}
+
+static xdev_status_t timed_host_free(xdev_backend_t *be, void *p) {
+    int64_t t0 = now_us();
+    xdev_status_t st = xdev_be_memory_host_free(be, p);
+    duration_add(&g_free_time, now_us() - t0);
+    return st;
+}
 
 /* Class of a request: 8 steps per power of two above 4 KiB. */
 static int size_class(size_t size, size_t *rounded) {
@@ -67,8 +99,9 @@ static int size_class(size_t size, size_t *rounded) {
 static void release_block(xdev_backend_t *be, host_block_t *b) {
     xdev_ptr_entry_t e;
     (void)xdev_ptr_remove(b->ptr, XDEV_MEMORY_PINNED_HOST, &e);
-    (void)xdev_be_memory_host_free(be, b->ptr);
+    (void)timed_host_free(be, b->ptr);
     xdev_stat_add(&g_stats.reserved_bytes, -(int64_t)b->size);
+    xdev_stat_add(&g_segment, -1);
     g_stats.num_host_free++;
     free(b);
 }
@@ -158,12 +191,12 @@ xdev_status_t xdev_host_alloc(void **ptr, size_t size) {
     } else {
         b = calloc(1, sizeof *b);
         void *p = NULL;
-        st = b ? xdev_be_memory_host_alloc(be, rounded, &p)
+        st = b ? timed_host_alloc(be, rounded, &p)
                : XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory");
         if (st == XDEV_ERROR_OUT_OF_MEMORY && b != NULL) {
             /* return the cache to the system and try once more */
             drain(be);
-            st = xdev_be_memory_host_alloc(be, rounded, &p);
+            st = timed_host_alloc(be, rounded, &p);
         }
         if (st == XDEV_SUCCESS) {
             b->ptr = p;
@@ -173,9 +206,10 @@ xdev_status_t xdev_host_alloc(void **ptr, size_t size) {
                                   XDEV_PTR_PINNED, NULL};
             st = xdev_ptr_insert(&e);
             if (st != XDEV_SUCCESS)
-                (void)xdev_be_memory_host_free(be, p);
+                (void)timed_host_free(be, p);
             else {
                 xdev_stat_add(&g_stats.reserved_bytes, (int64_t)rounded);
+                xdev_stat_add(&g_segment, 1);
                 g_stats.num_host_alloc++;
             }
         }
@@ -288,8 +322,8 @@ xdev_status_t xdev_host_free(void *ptr) {
         xdev_error_state_t saved; /* best effort: failures leave no error behind */
         xdev_core_error_save(&saved);
         for (int i = 0; i < n_sync; i++)
-            (void)xdev_stream_synchronize(must_sync[i]);
-        if (b->overflow) (void)xdev_synchronize();
+            (void)xdev_core_stream_synchronize_always(must_sync[i]);
+        if (b->overflow) (void)xdev_core_synchronize_always();
         xdev_core_error_restore(&saved);
         pthread_mutex_lock(&g_lock);
         b->pending--;
@@ -360,6 +394,43 @@ xdev_status_t xdev_reset_peak_host_memory_stats(void) {
     g_stats.allocated_bytes.peak = g_stats.allocated_bytes.current;
     g_stats.requested_bytes.peak = g_stats.requested_bytes.current;
     g_stats.reserved_bytes.peak = g_stats.reserved_bytes.current;
+    g_segment.peak = g_segment.current;
     pthread_mutex_unlock(&g_lock);
+    return XDEV_SUCCESS;
+}
+
+/* torch.cuda.reset_accumulated_host_memory_stats: the totals allocated and
+ * freed, the call counts and the durations restart from zero. */
+xdev_status_t xdev_reset_accumulated_host_memory_stats(void) {
+    XDEV_CHECK(xdev_process_check());
+    pthread_mutex_lock(&g_lock);
+    xdev_stat_t *all[] = {&g_stats.allocation, &g_stats.allocated_bytes, &g_stats.requested_bytes,
+                          &g_stats.reserved_bytes, &g_segment};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        all[i]->allocated = all[i]->freed = 0;
+    g_stats.num_host_alloc = g_stats.num_host_free = 0;
+    memset(&g_alloc_time, 0, sizeof g_alloc_time);
+    memset(&g_free_time, 0, sizeof g_free_time);
+    pthread_mutex_unlock(&g_lock);
+    return XDEV_SUCCESS;
+}
+
+void xdev_host_stats_full(xdev_host_stats_full_t *out) {
+    pthread_mutex_lock(&g_lock);
+    out->pub = g_stats;
+    out->segment = g_segment;
+    out->alloc_time = g_alloc_time;
+    out->free_time = g_free_time;
+    pthread_mutex_unlock(&g_lock);
+}
+
+xdev_status_t xdev_host_memory_stats_items(xdev_memory_stat_item_t *items, size_t cap,
+                                           size_t *count) {
+    XDEV_REQUIRE_ARG(count);
+    if (cap > 0) XDEV_REQUIRE_ARG(items);
+    XDEV_CHECK(xdev_process_check()); /* takes the cache's lock: not in a forked child */
+    xdev_host_stats_full_t s;
+    xdev_host_stats_full(&s);
+    *count = xdev_host_stats_items(&s, items, cap);
     return XDEV_SUCCESS;
 }

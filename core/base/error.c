@@ -106,6 +106,8 @@ const char *xdev_status_string(xdev_status_t status) {
         return "XDEV_ERROR_COMPILE";
     case XDEV_ERROR_CAPTURE:
         return "XDEV_ERROR_CAPTURE";
+    case XDEV_ERROR_SYNC_DEBUG:
+        return "XDEV_ERROR_SYNC_DEBUG";
     }
     return "XDEV_ERROR_UNKNOWN_STATUS";
 }

@@ -41,7 +41,8 @@ static const struct {
     {XDEV_DTYPE_C64, kDLComplex, 64}, {XDEV_DTYPE_C128, kDLComplex, 128},
     {XDEV_DTYPE_I8, kDLInt, 8},       {XDEV_DTYPE_I16, kDLInt, 16},
     {XDEV_DTYPE_I32, kDLInt, 32},     {XDEV_DTYPE_I64, kDLInt, 64},
-    {XDEV_DTYPE_U8, kDLUInt, 8},
+    {XDEV_DTYPE_U8, kDLUInt, 8},      {XDEV_DTYPE_U16, kDLUInt, 16},
+    {XDEV_DTYPE_U32, kDLUInt, 32},    {XDEV_DTYPE_U64, kDLUInt, 64},
 };
 
 static xdev_status_t from_dl_dtype(DLDataType t, xdev_dtype_t *out) {
@@ -50,10 +51,11 @@ static xdev_status_t from_dl_dtype(DLDataType t, xdev_dtype_t *out) {
             *out = k_dtypes[i].dt;
             return XDEV_SUCCESS;
         }
-    return XDEV_FAIL(XDEV_ERROR_NOT_SUPPORTED,
-                     "the tensor's dtype (DLPack code %u, %u bits, %u lanes) has no xdev dtype "
-                     "(xdev takes f16, bf16, f32, f64, c64, c128, i8, i16, i32, i64, u8 scalars)",
-                     (unsigned)t.code, (unsigned)t.bits, (unsigned)t.lanes);
+    return XDEV_FAIL(
+        XDEV_ERROR_NOT_SUPPORTED,
+        "the tensor's dtype (DLPack code %u, %u bits, %u lanes) has no xdev dtype "
+        "(xdev takes f16, bf16, f32, f64, c64, c128, i8, i16, i32, i64, u8, u16, u32, u64 scalars)",
+        (unsigned)t.code, (unsigned)t.bits, (unsigned)t.lanes);
 }
 
 /* Bytes of an element of dt (one of k_dtypes; the caller checked). */

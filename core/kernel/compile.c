@@ -206,6 +206,7 @@ typedef struct job {
     char base[XDEV_KCACHE_KEY_LEN]; /* what is known before compiling */
     char key[XDEV_KCACHE_KEY_LEN];  /* the image's: "" when it is not cached */
     char work[4096];                /* a temporary directory, "" until made */
+    bool stored;                    /* the compiled image went into the cache */
 } job_t;
 
 /* Compile (the backend), store in the cache, load: the cache miss. */
@@ -273,6 +274,8 @@ static xdev_status_t compile_and_load(job_t *j) {
         if (j->key[0] != '\0' &&
             xdev_kcache_put_file(j->key, ".so", path, why, sizeof why) != XDEV_SUCCESS)
             cache_problem(why);
+        else
+            j->stored = j->key[0] != '\0';
         st = xdev_kmodule_open_library(m, path, &img); /* dlopen keeps it open once unlinked */
         bool taken = false;
         if (st == XDEV_SUCCESS) st = xdev_kmodule_offer(m, &img, &taken);
@@ -287,6 +290,8 @@ static xdev_status_t compile_and_load(job_t *j) {
         memcpy(entry + 4, c.data, c.data_size);
         if (xdev_kcache_put(j->key, entry, c.data_size + 4, why, sizeof why) != XDEV_SUCCESS)
             cache_problem(why);
+        else
+            j->stored = true;
         free(entry);
     }
     bool taken = false;
@@ -360,6 +365,8 @@ static xdev_status_t check_options(const char *source, const xdev_compile_option
 xdev_status_t xdev_module_compile(xdev_device_t device, const char *source,
                                   const xdev_compile_options_t *options, xdev_module_t *out) {
     set_log(NULL);
+    xdev_kcompile_forget();
+    uint64_t begin = xdev_kcompile_now();
     XDEV_REQUIRE_ARG(source);
     XDEV_REQUIRE_ARG(out);
     *out = NULL;
@@ -417,9 +424,17 @@ xdev_status_t xdev_module_compile(xdev_device_t device, const char *source,
         (void)xdev_kdeps_tree_key(j.base, j.source, options ? options->options : NULL,
                                   options ? options->noptions : 0, NULL, j.key, why, sizeof why);
     }
-    bool hit = false;
+    bool hit = false, looked = st == XDEV_SUCCESS;
+    /* XDEV_KERNEL_CACHE=0: a store "succeeds" storing nothing */
     if (st == XDEV_SUCCESS) st = load_cached(&j, &hit);
     if (st == XDEV_SUCCESS && !hit) st = compile_and_load(&j);
+    if (looked) /* hit or miss, told (compile_report.c) */
+        xdev_kcompile_report(j.name, m->be->name, m->device.index,
+                             hit                     ? XDEV_COMPILE_CACHE_HIT
+                             : xdev_kcache_enabled() ? XDEV_COMPILE_CACHE_MISS
+                                                     : XDEV_COMPILE_CACHE_OFF,
+                             j.stored && xdev_kcache_enabled(), st, begin,
+                             hit || (j.stored && xdev_kcache_enabled()) ? j.key : "");
     if (j.work[0] != '\0') remove_tree(j.work);
     free(sb.buf);
     XDEV_CHECK(xdev_kmodule_finish(m, st, out));

@@ -94,4 +94,14 @@ xdev_status_t xdev_core_launch_kernel(xdev_kernel_t k, const xdev_launch_config_
                                       const xdev_arg_t *args, int nargs,
                                       const xdev_launch_as_t *as);
 
+/* compile_report.c: the clock a compile is timed by (CLOCK_MONOTONIC ns,
+ * the tracer's); forget the thread's last result (a compile begins); report
+ * a compile that reached its cache lookup (xdev_compile_last_info, XDEV_LOG,
+ * the trace). `key`: the image's cache key, "" when none. */
+uint64_t xdev_kcompile_now(void);
+void xdev_kcompile_forget(void);
+void xdev_kcompile_report(const char *name, const char *backend, int index,
+                          xdev_compile_cache_t cache, bool stored, xdev_status_t status,
+                          uint64_t begin_ns, const char *key);
+
 #endif

@@ -29,7 +29,7 @@ static const char *routine_name(xdev_blas_routine_t r) {
 static xdev_status_t check_dtype(xdev_dtype_t dtype) {
     if ((unsigned)dtype >= XDEV_DTYPE_COUNT)
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
-                         "dtype %d is not an xdev_dtype_t (XDEV_DTYPE_F32 .. XDEV_DTYPE_U8)",
+                         "dtype %d is not an xdev_dtype_t (XDEV_DTYPE_F32 .. XDEV_DTYPE_U64)",
                          (int)dtype);
     return XDEV_SUCCESS;
 }

@@ -23,7 +23,7 @@ static bool convertible(xdev_dtype_t t) {
 static xdev_status_t check_dtype(const char *arg, xdev_dtype_t t) {
     if (xdev_dtype_name(t) == NULL)
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
-                         "%s %d is not an xdev_dtype_t (XDEV_DTYPE_F32 .. XDEV_DTYPE_U8)", arg,
+                         "%s %d is not an xdev_dtype_t (XDEV_DTYPE_F32 .. XDEV_DTYPE_U64)", arg,
                          (int)t);
     return XDEV_SUCCESS;
 }
@@ -42,6 +42,15 @@ static void int_range(xdev_dtype_t t, int64_t *lo, int64_t *hi) {
         return;
     case XDEV_DTYPE_U8:
         *lo = 0, *hi = UINT8_MAX;
+        return;
+    case XDEV_DTYPE_U16:
+        *lo = 0, *hi = UINT16_MAX;
+        return;
+    case XDEV_DTYPE_U32:
+        *lo = 0, *hi = UINT32_MAX;
+        return;
+    case XDEV_DTYPE_U64: /* the scalar is an int64_t: 0 .. 2^63 - 1 */
+        *lo = 0, *hi = INT64_MAX;
         return;
     default:
         *lo = INT64_MIN, *hi = INT64_MAX;

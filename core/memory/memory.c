@@ -16,7 +16,7 @@
 #include "runtime/device_record.h"
 #include "runtime/dispatch.h"
 #include "alloc/pointer_registry.h"
-#include "runtime/stream_internal.h"
+#include "runtime/sync_debug.h"
 
 xdev_status_t xdev_pointer_get_info(const void *ptr, xdev_pointer_info_t *out) {
     XDEV_REQUIRE_ARG(out);
@@ -37,7 +37,7 @@ xdev_status_t xdev_pointer_get_info(const void *ptr, xdev_pointer_info_t *out) {
         out->device = (xdev_device_t){XDEV_DEVICE_CPU, -1};
         return XDEV_SUCCESS;
     }
-    out->kind = ref.e.kind;
+    out->kind = ref.e.origin == XDEV_PTR_MANAGED ? XDEV_MEMORY_MANAGED : ref.e.kind;
     out->device = (xdev_device_t){ref.e.be->type, ref.e.index};
     out->base = (void *)ref.base;
     out->size = ref.size;
@@ -282,8 +282,12 @@ static xdev_status_t enqueue_copy(const copy_plan_t *p, xdev_stream_t s) {
  * other backend's stream, which cannot wait for a CPU-stream event: the host
  * waits for the CPU device's current stream instead, so the copy sees the
  * work queued there before it (as a pageable CUDA copy would). */
-static xdev_status_t order_cpu_side(const copy_plan_t *p) {
+static xdev_status_t order_cpu_side(const copy_plan_t *p, const char *call) {
     if (p->cpu_side_be == NULL) return XDEV_SUCCESS;
+    xdev_status_t dst = xdev_sync_debug_wait(call, &p->cpu_side_be->devices[p->cpu_side_index],
+                                             "a copy with another backend's device first waits "
+                                             "for the CPU device's stream");
+    if (dst != XDEV_SUCCESS) return dst;
     xdev_stream_t cpu_stream;
     xdev_status_t st =
         xdev_core_current_stream(&p->cpu_side_be->devices[p->cpu_side_index], &cpu_stream);
@@ -296,7 +300,13 @@ xdev_status_t xdev_core_memcpy_async(void *dst, const void *src, size_t n, xdev_
     copy_plan_t p;
     xdev_status_t st = plan_copy(dst, src, n, &p);
     if (st == XDEV_SUCCESS) st = copy_stream(&p, dst, src, &stream);
-    if (st == XDEV_SUCCESS) st = order_cpu_side(&p);
+    /* CUDA and HIP return from a device-to-host copy into pageable memory
+     * only once the data is there: the host waits for the stream. */
+    if (st == XDEV_SUCCESS && p.desc.kind == XDEV_COPY_DEVICE_TO_HOST && !p.desc.dst_pinned &&
+        !(p.be->flags & XDEV_BACKEND_HOST_MEMORY))
+        st = xdev_sync_debug_wait("xdev_memcpy_async", stream->rec,
+                                  "a device-to-host copy into pageable memory");
+    if (st == XDEV_SUCCESS) st = order_cpu_side(&p, "xdev_memcpy_async");
     if (st == XDEV_SUCCESS) st = enqueue_copy(&p, stream);
     return st;
 }
@@ -335,6 +345,8 @@ static xdev_status_t memcpy_sync(void *dst, const void *src, size_t n) {
     }
     xdev_stream_t s = NULL;
     if ((st = copy_stream(&p, dst, src, &s)) != XDEV_SUCCESS) return st;
+    if ((st = xdev_sync_debug_wait("xdev_memcpy", s->rec, "a blocking copy")) != XDEV_SUCCESS)
+        return st;
     /* Order after work already queued on the operands' current streams. */
     if (p.alt >= 0) {
         xdev_stream_t other;
@@ -342,7 +354,7 @@ static xdev_status_t memcpy_sync(void *dst, const void *src, size_t n) {
         if (st == XDEV_SUCCESS) st = xdev_core_stream_wait_stream(s, other);
         if (st != XDEV_SUCCESS) return st;
     }
-    if ((st = order_cpu_side(&p)) != XDEV_SUCCESS) return st;
+    if ((st = order_cpu_side(&p, "xdev_memcpy")) != XDEV_SUCCESS) return st;
     if ((st = enqueue_copy(&p, s)) != XDEV_SUCCESS) return st;
     st = xdev_be_stream_synchronize(s->rec, s->native);
     xdev_order_on_host_waits_stream(s); /* the copy is blocking: later work is after it */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* alloc_snapshot.c - xdev_memory_snapshot: the caching allocators as JSON
  * (segments, blocks, states), each device's history ring (which the
- * allocator records: alloc/alloc_history.c) and its statistics. */
+ * allocator records: alloc/alloc_history.c), its statistics, and the pinned
+ * host cache's ("host_stats", torch's host_memory_stats keys). */
 #include "observe/alloc_snapshot.h"
 
 #include <stdlib.h>
@@ -24,6 +25,12 @@ const char *xdev_block_state_name(int state) {
     default:
         return "inactive";
     }
+}
+
+const char *xdev_segment_type_name(int pool_kind) {
+    return pool_kind == XDEV_SEGMENT_MANAGED ? "managed"
+           : pool_kind == XDEV_POOL_SMALL    ? "small"
+                                             : "large";
 }
 
 /* ,"tag":"..." when there is one. */
@@ -73,9 +80,9 @@ static void segment_json(void *arg, const xdev_device_allocator_t *da, uintptr_t
                        "\"allocated_size\":%zu,\"active_size\":%zu,\"requested_size\":%zu,"
                        "\"is_expandable\":%s,\"pool\":%llu,\"blocks\":[",
                        c->first_seg ? "" : ",", da->be->name, da->index, da->arena,
-                       (unsigned long long)base, size, stream,
-                       pool_kind == XDEV_POOL_SMALL ? "small" : "large", allocated, active,
-                       requested, seg != NULL && seg->expandable ? "true" : "false",
+                       (unsigned long long)base, size, stream, xdev_segment_type_name(pool_kind),
+                       allocated, active, requested,
+                       seg != NULL && seg->expandable ? "true" : "false",
                        (unsigned long long)(seg != NULL ? seg->pool->mempool : 0));
     bool fb = true;
     for (const xdev_block_t *b = first; b != NULL; b = single ? NULL : b->next) {
@@ -152,7 +159,16 @@ xdev_status_t xdev_alloc_snapshot_json(char **json) {
     xdev_strbuf_printf(&sb, "],\"device_stats\":[");
     for (int i = 0; i < n; i++)
         device_stats_json(&sb, all[i], i == 0);
-    xdev_strbuf_printf(&sb, "],\"stream_names\":[");
+    /* the pinned cache, process-wide: torch's host_memory_stats keys */
+    xdev_host_stats_full_t hs;
+    xdev_host_stats_full(&hs);
+    xdev_memory_stat_item_t hitems[64];
+    size_t hn = xdev_host_stats_items(&hs, hitems, sizeof hitems / sizeof hitems[0]);
+    xdev_strbuf_printf(&sb, "],\"host_stats\":{");
+    for (size_t k = 0; k < hn && k < sizeof hitems / sizeof hitems[0]; k++)
+        xdev_strbuf_printf(&sb, "%s\"%s\":%lld", k ? "," : "", hitems[k].key,
+                           (long long)hitems[k].value);
+    xdev_strbuf_printf(&sb, "},\"stream_names\":[");
     json_ctx_t names = {&sb, true};
     xdev_stream_names_each(stream_name_json, &names);
     xdev_strbuf_printf(&sb, "]}");

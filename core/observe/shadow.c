@@ -23,7 +23,7 @@
 #include "base/env.h"
 #include "base/error_internal.h"
 #include "base/strbuf.h"
-#include "observe/call_site.h"
+#include "base/call_site.h"
 #include "observe/shadow_internal.h"
 #include "runtime/device_record.h"
 #include "runtime/enqueue.h"
@@ -490,7 +490,7 @@ static void shadow_observe(const xdev_enqueue_t *q, const xdev_op_use_t *uses, i
     bool replay = q->kind == XDEV_OP_GRAPH_REPLAY;
     if (p->n == 0 && !writes && !replay) return; /* events, waits, host functions */
     void *frames[XDEV_CALL_SITE_FRAMES];
-    int nframes = xdev_call_site_capture(frames);
+    int nframes = xdev_call_site_capture(frames, XDEV_CALL_SITE_FRAMES);
     const sh_rec_t *how = p->n > 0 ? &p->recs[p->n - 1] : NULL;
     const char *detail = how != NULL ? how->detail : q->name;
     const char *why = p->overflow ? "more backend calls than the shadow keeps for one operation"

@@ -22,12 +22,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/call_site.h"
 #include "base/error_internal.h"
 #include "base/strbuf.h"
 #include "alloc/alloc_lookup.h"
 #include "runtime/device_record.h"
 #include "runtime/hooks.h"
-#include "observe/call_site.h"
 #include "runtime/stream_internal.h"
 #include "xdev/sanitizer.h"
 
@@ -135,9 +135,11 @@ static bool lookup(const void *p, xdev_live_ref_t *ref) {
 }
 
 static int capture_frames(void **frames) {
-    return xdev_call_site_capture(frames);
+    return xdev_call_site_capture(frames, XDEV_SAN_FRAMES);
 }
 
+/* "from /path/prog+0x1234 (main+0x56)" (base/call_site.h, shared with the
+ * sync debug mode's warnings). */
 static void describe_site(xdev_strbuf_t *b, void *const *frames, int n) {
     xdev_call_site_describe(b, frames, n);
 }

@@ -436,6 +436,23 @@ void xdev_tracer_marker(char phase, const char *msg) {
     pthread_mutex_unlock(&xdev_tracer.lock);
 }
 
+/* Host work on no stream (the host_span probe, runtime/trace_probe.h). */
+static void host_span(const char *name, const char *label, uint64_t begin_ns, uint64_t end_ns,
+                      const char *args) {
+    xdev_trace_session_t *t;
+    xdev_trec_t *r = instant_locked(&t, XDEV_TREC_HOST);
+    if (r != NULL) {
+        r->name = name;
+        xdev_utf8_copy(r->label, sizeof r->label, label);
+        xdev_utf8_copy(r->args, sizeof r->args, args);
+        r->host_begin = begin_ns;
+        r->host_end = end_ns;
+        r->pid = 0;
+        r->tid = host_track(t);
+    }
+    pthread_mutex_unlock(&xdev_tracer.lock);
+}
+
 /* Open the file and begin a session (lock held). For XDEV_TRACE_FILE (env)
  * a failure is XDEV_ERROR_ENV and its message begins with the variable and
  * its value, the path named once: the message is formatted here, never from
@@ -533,6 +550,7 @@ void xdev_tracer_wire(void) {
         .span_cancel = span_cancel,
         .host_func = host_func,
         .memory = memory_event,
+        .host_span = host_span,
     };
     xdev_trace_probes_set(&probes);
     xdev_hook_init_add(XDEV_INIT_BACKENDS_READY, env_start);

@@ -254,6 +254,15 @@ static void event_json(xdev_strbuf_t *sb, const xdev_trace_session_t *t, const x
                                (long long)r->allocated, (long long)r->reserved);
         }
         break;
+    case XDEV_TREC_HOST:
+        xdev_strbuf_printf(sb, "\"name\":");
+        xdev_strbuf_json_string(sb, r->label);
+        xdev_strbuf_printf(sb, ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":0,\"tid\":%d", r->name,
+                           r->tid);
+        ts_json(sb, "ts", ts);
+        ts_json(sb, "dur", (int64_t)(r->host_end - r->host_begin));
+        args_json(sb, r, "");
+        break;
     case XDEV_TREC_MARKER:
         xdev_strbuf_printf(sb, "\"name\":");
         xdev_strbuf_json_string(sb, r->phase == 'E' ? "" : r->label);

@@ -18,6 +18,7 @@ typedef enum {
     XDEV_TREC_SPAN = 0,   /* work on a stream: host enqueue + device execution */
     XDEV_TREC_MEMORY = 1, /* allocator event (instant) + counter */
     XDEV_TREC_MARKER = 2, /* range begin/end, mark: host thread track */
+    XDEV_TREC_HOST = 3,   /* host work on no stream (a compile): host thread track */
 } xdev_trec_kind_t;
 
 /* The host time of a device timing event: known for the first one of a
@@ -64,7 +65,7 @@ typedef struct xdev_trec {
     const char *fmt;  /* spans: the arguments' format (NULL: args holds them) */
     xdev_targ_t argv[XDEV_TRACE_ARGS];
     char label[64]; /* markers: the message, at most 63 bytes cut at a character (trace.h) */
-    char args[128]; /* memory: JSON members without braces */
+    char args[128]; /* memory, host work: JSON members without braces */
     int pid, tid;   /* track: pid 0 = host (tid = thread), else device (tid = stream) */
     int host_tid;   /* spans: the enqueuing thread */
     uint64_t host_begin, host_end;

@@ -15,6 +15,7 @@
 #include "runtime/process.h"
 #include "runtime/device_record.h"
 #include "runtime/dispatch.h"
+#include "runtime/sync_debug.h"
 
 void xdev_core_set_current_index(xdev_device_type_t type, int index) {
     xdev_thread_state()->current[type] = index;
@@ -151,6 +152,7 @@ xdev_status_t xdev_device_synchronize(xdev_device_t device) {
     xdev_device_record_t *rec;
     XDEV_CHECK(xdev_device_lookup(device, &rec));
     XDEV_CHECK(xdev_capture_check_unsafe("xdev_device_synchronize"));
+    XDEV_CHECK(xdev_sync_debug_wait(__func__, rec, "a device synchronize"));
     xdev_status_t st = xdev_be_device_synchronize(rec);
     xdev_order_on_host_waits_device(rec); /* waited, even for work that failed */
     XDEV_CHECK(st);

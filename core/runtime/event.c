@@ -13,6 +13,7 @@
 #include "runtime/capture.h"
 #include "runtime/event_internal.h"
 #include "runtime/stream_internal.h"
+#include "runtime/sync_debug.h"
 
 #define EVENT_MAGIC 0x4556544eu /* "EVTN" */
 #define EVENT_SLOT ((sizeof(struct xdev_event) + 63) / 64 * 64)
@@ -177,6 +178,7 @@ xdev_status_t xdev_event_synchronize(xdev_event_t event) {
     xdev_device_record_t *rec = atomic_load_explicit(&event->rec, memory_order_acquire);
     if (rec == NULL) return XDEV_SUCCESS;
     XDEV_CHECK(check_captured(event, "a synchronize of an event recorded in the capture"));
+    XDEV_CHECK(xdev_sync_debug_wait(__func__, rec, "an event synchronize"));
     xdev_status_t st = xdev_be_event_synchronize(rec, event->native);
     xdev_order_on_host_waits_event(event); /* waited, even for work that failed */
     XDEV_CHECK(st);

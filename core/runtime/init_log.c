@@ -9,6 +9,7 @@
  * tried: auto stopped before it), then the selection or the reason
  * initialisation failed. xdev-info shows the same from outside a program;
  * this shows it inside the program that is not doing what one expected. */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -19,6 +20,21 @@ static bool g_log;
 
 xdev_status_t xdev_init_log_read_env(void) {
     return xdev_env_bool("XDEV_LOG", false, &g_log);
+}
+
+bool xdev_init_log_enabled(void) {
+    return g_log;
+}
+
+/* The library's one log channel: "xdev: <line>" on stderr, whole lines
+ * (a lock keeps two threads' lines apart). Only what the user asked for is
+ * written here: XDEV_LOG's report, the sync debug mode's warnings. */
+void xdev_log_line(const char *line) {
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&lock);
+    fprintf(stderr, "xdev: %s\n", line);
+    fflush(stderr);
+    pthread_mutex_unlock(&lock);
 }
 
 static const char *shown(const char *v) {
@@ -43,6 +59,9 @@ void xdev_init_log_print(xdev_status_t init_status, const char *message) {
                     be->device_count == 1 ? "" : "s");
         else if (state == XDEV_BACKEND_FAILED)
             fprintf(f, "xdev: backend %s: cannot be used: %s\n", be->name, be->reason);
+        else if (be->passed_over[0] != '\0')
+            fprintf(f, "xdev: backend %s: passed over by auto: %s (not loaded; loaded if named)\n",
+                    be->name, be->passed_over);
         else
             fprintf(f, "xdev: backend %s: not tried (loaded on first use)\n", be->name);
     }

@@ -103,7 +103,8 @@ static int sub_then_dir(char *dir, size_t len, int (*fn)(const char *dir, void *
     return fn(dir, arg);
 }
 
-static int each_plugin_dir(int (*fn)(const char *dir, void *arg), void *arg) {
+/* fn on each directory of XDEV_PLUGIN_PATH, in order (each_plugin_dir). */
+static int each_user_dir(int (*fn)(const char *dir, void *arg), void *arg) {
     char dir[PATH_MAX];
     int r = 0;
     const char *env = xdev_env_get("XDEV_PLUGIN_PATH");
@@ -117,6 +118,12 @@ static int each_plugin_dir(int (*fn)(const char *dir, void *arg), void *arg) {
         if (colon == NULL) break;
         p = colon + 1;
     }
+    return r;
+}
+
+static int each_plugin_dir(int (*fn)(const char *dir, void *arg), void *arg) {
+    char dir[PATH_MAX];
+    int r = each_user_dir(fn, arg);
     if (r != 0) return r;
     self_dir(dir, sizeof dir);
     bool self_is_install = strcmp(dir, XDEV_INSTALL_LIBDIR) == 0;
@@ -199,6 +206,13 @@ bool xdev_plugin_find(const char *file, char *path, size_t plen, char *tried, si
     tried[0] = '\0';
     find_try_t t = {file, path, tried, plen, tlen};
     return each_plugin_dir(find_in, &t) > 0;
+}
+
+bool xdev_plugin_on_user_path(const char *file) {
+    char path[PATH_MAX], tried[8];
+    tried[0] = '\0';
+    find_try_t t = {file, path, tried, sizeof path, sizeof tried};
+    return each_user_dir(find_in, &t) > 0;
 }
 
 /* Does the table say it is the backend it was loaded as? A plugin is found

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* registry.c - initialisation, backend selection (XDEV_BACKEND), lazy
  * loading of each registered backend (opening its devices into records),
- * XDEV_VISIBLE_DEVICES renumbering of the accelerators (never of the others:
- * XDEV_CPU_DEVICES governs the CPU), backend info.
+ * XDEV_VISIBLE_DEVICES renumbering of the accelerators (visible.c; never of
+ * the others: XDEV_CPU_DEVICES governs the CPU), backend info.
  * Loading a backend is a probe: its failure is kept as the backend's reason
  * and never left in the calling thread's error state (xdev/error.h).
  * Initialisation also runs the steps that the folders above registered
@@ -24,6 +24,7 @@
 #include "runtime/hooks.h"
 #include "runtime/process.h"
 #include "runtime/stream_order.h"
+#include "runtime/sync_debug.h"
 
 static xdev_backend_t g_backends[XDEV_MAX_DEVICE_TYPES];
 _Atomic int xdev_core_ready;
@@ -33,8 +34,6 @@ static pthread_once_t g_init_once = PTHREAD_ONCE_INIT;
 static xdev_status_t g_init_status;
 static char g_init_message[4096];
 static xdev_device_type_t g_default_type = XDEV_DEVICE_CPU;
-static int g_visible[XDEV_MAX_DEVICES];
-static int g_visible_count = -1; /* -1: XDEV_VISIBLE_DEVICES unset */
 bool xdev_core_launch_blocking;
 
 static xdev_status_t host_set_error(xdev_status_t status, const char *fmt, ...) {
@@ -60,30 +59,6 @@ const char *xdev_version_string(void) {
 #define XDEV_STR(x) XDEV_STR_(x)
     return XDEV_STR(XDEV_VERSION_MAJOR) "." XDEV_STR(XDEV_VERSION_MINOR) "." XDEV_STR(
         XDEV_VERSION_PATCH);
-}
-
-/* Number the backend's devices through XDEV_VISIBLE_DEVICES. It selects
- * accelerators only, as CUDA_VISIBLE_DEVICES does: the CPU devices are the
- * XDEV_CPU_DEVICES ones, all visible, so XDEV_VISIBLE_DEVICES="" leaves the
- * CPU usable. */
-static void apply_visible(xdev_backend_t *be, int physical) {
-    int n = 0;
-    if (g_visible_count < 0 || !(be->flags & XDEV_BACKEND_ACCELERATOR)) {
-        for (int i = 0; i < physical && n < XDEV_MAX_DEVICES; i++)
-            be->devices[n++].physical = i;
-    } else {
-        for (int i = 0; i < g_visible_count; i++)
-            if (g_visible[i] < physical) be->devices[n++].physical = g_visible[i];
-    }
-    be->device_count = n;
-    if (n == 0 && physical > 0)
-        snprintf(be->reason, sizeof be->reason,
-                 "no %s device visible: XDEV_VISIBLE_DEVICES='%s' selects none of the %d physical "
-                 "devices",
-                 be->name, xdev_env_get("XDEV_VISIBLE_DEVICES"), physical);
-    else if (n == 0)
-        snprintf(be->reason, sizeof be->reason, "no %s device found (the backend reports 0)",
-                 be->name);
 }
 
 /* reason = "<plugin path>: <what>: <this thread's last error>". */
@@ -148,8 +123,8 @@ static void load_locked(xdev_backend_t *be) {
         if (st != XDEV_SUCCESS) set_reason(be, "counting devices failed");
     }
     if (st == XDEV_SUCCESS) {
-        apply_visible(be, physical);
-        if (!open_devices(be, api)) st = XDEV_ERROR_BACKEND_UNAVAILABLE;
+        if (!xdev_visible_apply(be, api, physical) || !open_devices(be, api))
+            st = XDEV_ERROR_BACKEND_UNAVAILABLE;
     }
     if (st != XDEV_SUCCESS) {
         if (be->reason[0] == '\0') snprintf(be->reason, sizeof be->reason, "%s", xdev_last_error());
@@ -237,6 +212,44 @@ static xdev_status_t env_failure(const xdev_device_type_t *types, int n, const c
     return XDEV_SUCCESS;
 }
 
+static xdev_presence_probe_fn g_presence; /* backends/plugins.c's, set at load */
+
+void xdev_registry_presence_wire(xdev_presence_probe_fn probe) {
+    g_presence = probe;
+}
+
+/* Auto only: true (be->passed_over says why) when `be` is a plugin not yet
+ * tried, not on XDEV_PLUGIN_PATH (a plugin the user points at is always
+ * loaded: it may be anything under a shipped name), whose presence probe
+ * finds no driver: loading it would cost its runtime's start-up and could
+ * only fail. The backend stays not tried, so asking for it later loads it. */
+static bool pass_over(xdev_backend_t *be) {
+    xdev_backend_factory_t f;
+    if (g_presence == NULL || atomic_load(&be->state) != XDEV_BACKEND_NOT_TRIED ||
+        !xdev_backend_table_get(be->type, &f) || f.entry != NULL)
+        return false;
+    char file[64];
+    snprintf(file, sizeof file, "libxdev-%s.so", be->name);
+    if (xdev_plugin_on_user_path(file)) return false;
+    return !g_presence(be->name, be->passed_over, sizeof be->passed_over);
+}
+
+/* "cpu, cuda" - the backends that can be used here, loading each (this is
+ * an error path: the cost of a probe no longer matters), or "none". */
+static void usable_names(char *buf, size_t len) {
+    xdev_device_type_t order[XDEV_MAX_DEVICE_TYPES];
+    int n = xdev_backend_table_order(order, XDEV_MAX_DEVICE_TYPES);
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n && used + 1 < len; i++) {
+        xdev_backend_t *be = load_backend(order[i]);
+        if (!usable(be)) continue;
+        int w = snprintf(buf + used, len - used, "%s%s", used ? ", " : "", be->name);
+        if (w > 0) used = used + (size_t)w < len ? used + (size_t)w : len - 1;
+    }
+    if (used == 0) snprintf(buf, len, "none");
+}
+
 /* Parse XDEV_BACKEND and pick the default device type. */
 static xdev_status_t select_backend(void) {
     const char *spec = xdev_env_get("XDEV_BACKEND");
@@ -246,6 +259,7 @@ static xdev_status_t select_backend(void) {
         int n = xdev_backend_table_order(order, XDEV_MAX_DEVICE_TYPES);
         const xdev_backend_t *last = NULL;
         for (int i = 0; i < n; i++) {
+            if (pass_over(&g_backends[order[i]])) continue;
             xdev_backend_t *be = load_backend(order[i]);
             if (usable(be)) {
                 g_default_type = order[i];
@@ -308,10 +322,17 @@ static xdev_status_t select_backend(void) {
     xdev_status_t env = env_failure(tried, n, spec);
     if (env != XDEV_SUCCESS) return env;
     xdev_status_t st = XDEV_ERROR_BACKEND_UNAVAILABLE;
+    char avail[256];
+    usable_names(avail, sizeof avail);
     if (n == 1)
-        return XDEV_FAIL(st, "XDEV_BACKEND=%s: the %s backend cannot be used: %s", spec,
-                         g_backends[list[0]].name, g_backends[list[0]].reason);
-    return XDEV_FAIL(st, "XDEV_BACKEND=%s: none of the listed backends can be used: %s", spec, why);
+        return XDEV_FAIL(st,
+                         "XDEV_BACKEND=%s: the %s backend cannot be used: %s (usable here: %s; "
+                         "xdev-info says why each other one is not)",
+                         spec, g_backends[list[0]].name, g_backends[list[0]].reason, avail);
+    return XDEV_FAIL(st,
+                     "XDEV_BACKEND=%s: none of the listed backends can be used: %s (usable here: "
+                     "%s; xdev-info says why each other one is not)",
+                     spec, why, avail);
 }
 
 /* A backend is a name: each name XDEV_BACKEND lists that no backend was
@@ -353,12 +374,11 @@ static void init_once(void) {
         pthread_mutex_init(&be->lock, NULL);
     }
     xdev_status_t st = xdev_init_log_read_env();
-    if (st == XDEV_SUCCESS)
-        st = xdev_env_index_list("XDEV_VISIBLE_DEVICES", g_visible, XDEV_MAX_DEVICES,
-                                 &g_visible_count);
+    if (st == XDEV_SUCCESS) st = xdev_visible_read_env();
     if (st == XDEV_SUCCESS)
         st = xdev_env_bool("XDEV_LAUNCH_BLOCKING", false, &xdev_core_launch_blocking);
     if (st == XDEV_SUCCESS) st = xdev_order_read_env();
+    if (st == XDEV_SUCCESS) st = xdev_sync_debug_read_env();
     if (st == XDEV_SUCCESS) st = xdev_hooks_run_init(XDEV_INIT_SETTINGS);
     if (st == XDEV_SUCCESS) st = select_backend();
     if (st == XDEV_SUCCESS) st = xdev_hooks_run_init(XDEV_INIT_BACKENDS_READY);
@@ -405,17 +425,20 @@ bool xdev_launch_blocking(void) {
  * it. A backend never loaded holds no work and is not loaded here (that
  * could start a GPU runtime). Every device is waited for even after one
  * fails; the first failure is reported. */
-xdev_status_t xdev_synchronize(void) {
-    XDEV_CHECK(xdev_core_ensure_init());
-    XDEV_CHECK(xdev_capture_check_unsafe("xdev_synchronize"));
+static xdev_status_t synchronize_all(bool debug_check) {
+    xdev_status_t st = xdev_core_ensure_init();
+    if (st == XDEV_SUCCESS) st = xdev_capture_check_unsafe("xdev_synchronize");
+    if (st == XDEV_SUCCESS && debug_check)
+        st = xdev_sync_debug_wait("xdev_synchronize", NULL, "a synchronize of every device");
+    if (st != XDEV_SUCCESS) return st;
     xdev_status_t first = XDEV_SUCCESS;
     xdev_error_state_t first_error;
     for (int t = 0; t < XDEV_MAX_DEVICE_TYPES; t++) {
         xdev_backend_t *be = atomic_load_explicit(&xdev_core_loaded[t], memory_order_acquire);
         for (int i = 0; be != NULL && i < be->device_count; i++) {
-            xdev_status_t st = xdev_be_device_synchronize(&be->devices[i]);
-            if (st != XDEV_SUCCESS && first == XDEV_SUCCESS) {
-                first = st;
+            xdev_status_t dst = xdev_be_device_synchronize(&be->devices[i]);
+            if (dst != XDEV_SUCCESS && first == XDEV_SUCCESS) {
+                first = dst;
                 xdev_core_error_save(&first_error);
             }
         }
@@ -423,7 +446,16 @@ xdev_status_t xdev_synchronize(void) {
     xdev_order_on_host_waits_device(NULL); /* waited, even for work that failed */
     if (first == XDEV_SUCCESS) return XDEV_SUCCESS;
     xdev_core_error_restore(&first_error);
-    return xdev_core_blame(first, __func__);
+    return first;
+}
+
+xdev_status_t xdev_core_synchronize_always(void) {
+    return synchronize_all(false);
+}
+
+xdev_status_t xdev_synchronize(void) {
+    XDEV_CHECK(synchronize_all(true));
+    return XDEV_SUCCESS;
 }
 
 xdev_status_t xdev_core_check_type(xdev_device_type_t type) {

@@ -59,6 +59,10 @@ typedef struct xdev_backend {
     size_t reason_detail;      /* where the backend's own message starts in reason */
     xdev_status_t fail_status; /* why it failed: XDEV_ERROR_ENV for a malformed variable */
     int device_count;          /* visible */
+    /* Why XDEV_BACKEND=auto passed over this plugin without loading it (its
+     * presence probe found no driver); "" when it did not. The backend stays
+     * not tried: named or asked about, it loads as any other. */
+    char passed_over[512];
     xdev_device_record_t devices[XDEV_MAX_DEVICES];
 } xdev_backend_t;
 
@@ -96,6 +100,22 @@ xdev_device_type_t xdev_core_default_type(void);
 /* XDEV_LAUNCH_BLOCKING as read at initialisation. */
 extern bool xdev_core_launch_blocking;
 
+/* XDEV_VISIBLE_DEVICES (visible.c): read and check it at initialisation
+ * (malformed: XDEV_ERROR_ENV); when a backend loads, number its devices
+ * through it (be->devices[].physical, be->device_count; accelerators only),
+ * matching UUID entries against device.get_properties_ext. False, with
+ * be->reason, when an entry is ambiguous or selects a device twice. */
+xdev_status_t xdev_visible_read_env(void);
+
+/* xdev_synchronize without the sync debug mode's check (registry.c): for a
+ * free that must wait for every device whatever the mode. */
+xdev_status_t xdev_core_synchronize_always(void);
+bool xdev_visible_apply(xdev_backend_t *be, const xdev_backend_api_t *api, int physical);
+
+/* The device's extended properties (device_ext.c), size set to the core's;
+ * NOT_SUPPORTED naming the backend without device.get_properties_ext. */
+xdev_status_t xdev_core_props_ext(xdev_device_record_t *rec, xdev_device_properties_ext_t *out);
+
 /* XDEV_ERROR_NOT_SUPPORTED: "the <backend> backend does not implement <slot>". */
 xdev_status_t xdev_backend_not_supported(const xdev_backend_t *be, const char *slot);
 
@@ -119,6 +139,20 @@ xdev_device_type_t xdev_core_selected_type(void);
  * For modules other than backends (transports: core/comm/transport.c). */
 bool xdev_plugin_find(const char *file, char *path, size_t plen, char *tried, size_t tlen);
 
+/* Whether dir/<file> exists in one of XDEV_PLUGIN_PATH's directories: a
+ * plugin the user pointed xdev at, which auto always loads (plugin_loader.c). */
+bool xdev_plugin_on_user_path(const char *file);
+
+/* A cheap test, before any dlopen, of whether the shipped plugin `name`
+ * could find a device: false, with the reason and what to install in `why`,
+ * when its driver is plainly absent (no device files, no driver library);
+ * true otherwise and for names it does not know. XDEV_BACKEND=auto passes
+ * over a plugin it rules out, so a machine without a GPU does not pay for
+ * loading CUDA's or HIP's runtime at every start. Set once, at load
+ * (core/wiring.c, from backends/plugins.c). */
+typedef bool (*xdev_presence_probe_fn)(const char *name, char *why, size_t len);
+void xdev_registry_presence_wire(xdev_presence_probe_fn probe);
+
 /* One line per directory searched for plugins, in order (XDEV_LOG). */
 void xdev_plugin_dirs_print(FILE *f);
 
@@ -126,6 +160,10 @@ void xdev_plugin_dirs_print(FILE *f);
  * end of initialisation print the plugin search, each backend's verdict
  * and the selection, or why initialisation failed, to stderr. */
 xdev_status_t xdev_init_log_read_env(void);
+/* Whether XDEV_LOG=1 was read at initialisation (other folders' lines). */
+bool xdev_init_log_enabled(void);
+/* "xdev: <line>\n" on stderr, whole (the sync debug mode's warnings). */
+void xdev_log_line(const char *line);
 void xdev_init_log_print(xdev_status_t init_status, const char *message);
 
 /* Check a backend's api struct against this core's ABI (plugin_loader.c). */

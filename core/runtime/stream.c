@@ -16,6 +16,7 @@
 #include "runtime/device_record.h"
 #include "runtime/dispatch.h"
 #include "runtime/thread_state.h"
+#include "runtime/sync_debug.h"
 
 #define STREAM_MAGIC 0x5354524du /* "STRM" */
 #define STREAM_SLOT ((sizeof(struct xdev_stream) + 63) / 64 * 64)
@@ -211,6 +212,16 @@ xdev_status_t xdev_stream_destroy(xdev_stream_t stream) {
      * be recorded any more), so everything queued before must be done. From
      * the stream's own host function this fails and nothing changes. */
     bool waited = stream->owned;
+    if (waited && atomic_load_explicit(&xdev_sync_debug_flag, memory_order_relaxed) != 0) {
+        /* only a stream with work still queued makes the host wait */
+        xdev_error_state_t saved;
+        xdev_core_error_save(&saved);
+        bool busy = xdev_be_stream_query(stream->rec, stream->native) == XDEV_ERROR_NOT_READY;
+        xdev_core_error_restore(&saved);
+        if (busy)
+            XDEV_CHECK(xdev_sync_debug_wait(__func__, stream->rec,
+                                            "destroying a stream that has work queued"));
+    }
     if (waited) XDEV_CHECK(xdev_be_stream_synchronize(stream->rec, stream->native));
     bool was = false;
     if (!atomic_compare_exchange_strong(&stream->closing, &was, true))
@@ -299,14 +310,31 @@ xdev_status_t xdev_stream_query(xdev_stream_t stream) {
     return xdev_core_blame(st, __func__);
 }
 
-xdev_status_t xdev_stream_synchronize(xdev_stream_t stream) {
-    XDEV_CHECK(xdev_stream_check(stream, "stream"));
+/* The synchronize, with the sync debug mode's check (the public call) or
+ * without it (the allocator's best-effort waits inside a free, which must
+ * wait whatever the mode: refusing them would let memory be reused early). */
+static xdev_status_t stream_sync(xdev_stream_t stream, bool debug_check) {
+    xdev_status_t st = xdev_stream_check(stream, "stream");
+    if (st != XDEV_SUCCESS) return st;
     xdev_capture_t *cap = atomic_load_explicit(&stream->capture, memory_order_acquire);
-    if (XDEV_UNLIKELY(cap != NULL))
-        XDEV_CHECK(xdev_capture_refuse(cap, "a synchronize of a capturing stream"));
-    xdev_status_t st = xdev_be_stream_synchronize(stream->rec, stream->native);
+    if (XDEV_UNLIKELY(cap != NULL)) {
+        st = xdev_capture_refuse(cap, "a synchronize of a capturing stream");
+        if (st != XDEV_SUCCESS) return st;
+    }
+    if (debug_check && (st = xdev_sync_debug_wait("xdev_stream_synchronize", stream->rec,
+                                                  "a stream synchronize")) != XDEV_SUCCESS)
+        return st;
+    st = xdev_be_stream_synchronize(stream->rec, stream->native);
     xdev_order_on_host_waits_stream(stream); /* waited, even for work that failed */
-    XDEV_CHECK(st);
+    return st;
+}
+
+xdev_status_t xdev_core_stream_synchronize_always(xdev_stream_t stream) {
+    return stream_sync(stream, false);
+}
+
+xdev_status_t xdev_stream_synchronize(xdev_stream_t stream) {
+    XDEV_CHECK(stream_sync(stream, true));
     return XDEV_SUCCESS;
 }
 

@@ -64,6 +64,11 @@ xdev_status_t xdev_core_current_stream_default(xdev_stream_t *out);
  * errors surface at the call. */
 xdev_status_t xdev_core_after_enqueue(xdev_stream_t s);
 
+/* xdev_stream_synchronize without the sync debug mode's check, unprefixed:
+ * for waits inside a free that must happen whatever the mode (the
+ * allocator's fallbacks when it cannot order memory after a stream). */
+xdev_status_t xdev_core_stream_synchronize_always(xdev_stream_t stream);
+
 /* The backend's query of a checked stream (XDEV_SUCCESS / NOT_READY / error),
  * without setting this thread's message for NOT_READY. */
 xdev_status_t xdev_core_stream_query(xdev_stream_t s);

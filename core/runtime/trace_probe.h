@@ -68,6 +68,8 @@ typedef struct xdev_trace_probes {
     void (*memory)(xdev_device_record_t *rec, const void *native_stream, const char *action,
                    uintptr_t addr, size_t size, const char *tag, int64_t allocated,
                    int64_t reserved);
+    void (*host_span)(const char *name, const char *label, uint64_t begin_ns, uint64_t end_ns,
+                      const char *args);
 } xdev_trace_probes_t;
 
 extern xdev_trace_probes_t xdev_trace_probes;
@@ -103,6 +105,15 @@ static inline void xdev_tracer_memory(xdev_device_record_t *rec, const void *nat
                                       const char *action, uintptr_t addr, size_t size,
                                       const char *tag, int64_t allocated, int64_t reserved) {
     xdev_trace_probes.memory(rec, native_stream, action, addr, size, tag, allocated, reserved);
+}
+
+/* Host work that ran on the calling thread and is on no stream (a run-time
+ * compile): a span on that thread's host track from begin_ns to end_ns
+ * (CLOCK_MONOTONIC), category `name` (a static string), titled `label`,
+ * with `args` as JSON members without braces (values already escaped). */
+static inline void xdev_tracer_host_span(const char *name, const char *label, uint64_t begin_ns,
+                                         uint64_t end_ns, const char *args) {
+    xdev_trace_probes.host_span(name, label, begin_ns, end_ns, args);
 }
 
 #endif

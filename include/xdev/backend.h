@@ -59,7 +59,7 @@ extern "C" {
 
 #define XDEV_BACKEND_ABI_MAJOR 3u
 /* The history of the ABI is in CHANGELOG.md. */
-#define XDEV_BACKEND_ABI_MINOR 5u
+#define XDEV_BACKEND_ABI_MINOR 9u
 #define XDEV_BACKEND_ENTRY_SYMBOL "xdev_backend_entry"
 
 /* True when `table` (which starts with its size) is long enough to hold `slot`. */
@@ -389,10 +389,33 @@ typedef struct xdev_graph_vtable {
 } xdev_graph_vtable_t;
 
 /* ---------------------------------------------------------------- prim (ABI 3.5)
- * One reduce or scan (xdev/primitives.h), checked by the core. flags:
- * XDEV_PRIM_EXCLUSIVE (scan) and XDEV_PRIM_FLAG_DETERMINISTIC (floating
- * sums follow the fixed order that xdev/primitives.h defines: the same bits
- * on every backend). Fields are only ever appended. */
+ * One primitive call (xdev/primitives.h), checked by the core: one
+ * descriptor for every prim slot, fields only ever appended (those after
+ * `stream` since ABI 3.6; `size` says which the core filled). flags:
+ * XDEV_PRIM_EXCLUSIVE (scan), XDEV_PRIM_DESCENDING (sorts) and
+ * XDEV_PRIM_FLAG_DETERMINISTIC (floating sums follow the fixed order that
+ * xdev/primitives.h defines: the same bits on every backend). What each
+ * slot reads (fields a slot does not name are zero):
+ *   reduce, scan: op, dtype, in, out, count.
+ *   sort: dtype (the key), in/out = keys, count, begin_bit/end_bit (the
+ *     core always gives the explicit range, 0 .. key bits for "all"),
+ *     values_in/values_out/value_size (all NULL/0: keys only); in == out
+ *     (values_in == values_out) sorts in place.
+ *   segmented_sort: sort's fields plus offsets/num_segments (num_segments
+ *     >= 1; clamp each bound to [0, count], end < begin is empty).
+ *   segmented_reduce: op, dtype, in, count, offsets, num_segments, out
+ *     (num_segments results).
+ *   histogram_even: dtype, in (samples), count, num_bins, lower, upper,
+ *     out (num_bins int64_t, which the slot zeroes first).
+ *   select_flagged: dtype U8/U16/U32/U64 (the item size: items are moved
+ *     as bits), in, count, select_flags with flag_size bytes per flag (an
+ *     item is kept when any bit of its flag is set: 1 for the public u8
+ *     flags; xdev_prim_select_if passes 0/1 elements of its dtype), out,
+ *     num_out.
+ *   unique: dtype, in, count, out, num_out.
+ *   run_length_encode: dtype, in, count, out (unique items), values_out
+ *     (the int64_t run lengths), num_out (the run count).
+ * Counts (num_out) are written on the device, in stream order. */
 #define XDEV_PRIM_FLAG_DETERMINISTIC (1u << 16)
 
 typedef struct xdev_prim_desc {
@@ -407,6 +430,19 @@ typedef struct xdev_prim_desc {
     size_t temp_bytes;
     xdev_backend_device_t *device;
     void *stream; /* native */
+    /* Since ABI 3.6. */
+    const void *values_in;  /* sort pairs: count values of value_size bytes */
+    void *values_out;       /* sort pairs; run_length_encode: the int64_t lengths */
+    size_t value_size;      /* 1, 2, 4 or 8 (0: keys only) */
+    uint32_t begin_bit;     /* sorts: the key image's bits [begin_bit, end_bit) */
+    uint32_t end_bit;       /*   (xdev/primitives.h); end_bit <= the key's bits */
+    const int64_t *offsets; /* segmented: num_segments + 1 bounds */
+    size_t num_segments;
+    const void *select_flags; /* select_flagged: count flags */
+    size_t flag_size;         /*   of flag_size bytes (1, 2, 4 or 8) */
+    int64_t *num_out;         /* select, unique, run_length_encode: the count written */
+    size_t num_bins;          /* histogram_even */
+    double lower, upper;
 } xdev_prim_desc_t;
 
 typedef struct xdev_prim_vtable {

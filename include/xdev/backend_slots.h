@@ -53,7 +53,21 @@
     X(device, list_processes, OPTIONAL, DEV, 0,                                                    \
       (xdev_gpu_process_t * out, size_t cap, size_t * count), (out, cap, count))                   \
     /* The device's utilisation. NULL: NOT_SUPPORTED. */                                           \
-    X(device, utilization, OPTIONAL, DEV, 0, (xdev_device_utilization_t * out), (out))
+    X(device, utilization, OPTIONAL, DEV, 0, (xdev_device_utilization_t * out), (out))             \
+    /* torch 2.x's properties (uuid, PCI bus id, L2 size, MIG, bf16/tf32, arch): fill the          \
+     * fields that fit in ext->size (the core passes a zeroed struct of its own size). NULL:       \
+     * xdev_get_device_properties_ext is NOT_SUPPORTED naming the backend, and                     \
+     * XDEV_VISIBLE_DEVICES cannot select its devices by UUID. */                                  \
+    X(device, get_properties_ext, OPTIONAL, DEV, 9, (xdev_device_properties_ext_t * ext), (ext))   \
+    /* One reading (xdev/system.h: what, in which unit). A quantity the backend cannot read        \
+     * honestly is XDEV_ERROR_NOT_SUPPORTED with the reason, never a made-up number. NULL:         \
+     * every reading is NOT_SUPPORTED naming the backend. */                                       \
+    X(device, telemetry, OPTIONAL, DEV, 9, (xdev_telemetry_t what, uint64_t * value),              \
+      (what, value))                                                                               \
+    /* The code targets the backend's own device code was built for, space-separated in            \
+     * torch's names ("sm_80 sm_90 compute_90", "gfx90a gfx942"; a NUL-terminated text cut to      \
+     * len). NULL: xdev_get_arch_list is NOT_SUPPORTED naming the backend. */                      \
+    X(device, arch_list, OPTIONAL, HOST, 9, (char *buf, size_t len), (buf, len))
 
 /* ------------------------------------------------------------------ stream */
 #define XDEV_SLOTS_STREAM(X)                                                                       \
@@ -125,7 +139,25 @@
      * xdev_host_register takes the memory as it is (a backend whose copies need no pinning, as    \
      * the CPU's). */                                                                              \
     X(memory, host_register, OPTIONAL, HOST, 4, (void *ptr, size_t bytes), (ptr, bytes))           \
-    X(memory, host_unregister, OPTIONAL, HOST, 4, (void *ptr), (ptr))
+    X(memory, host_unregister, OPTIONAL, HOST, 4, (void *ptr), (ptr))                              \
+    /* Managed memory (group memory.managed; NULL: xdev_malloc_managed, xdev_mem_prefetch_async    \
+     * and xdev_mem_advise are NOT_SUPPORTED, naming the backend). malloc_managed: `bytes` (> 0)   \
+     * that the host and every device of the backend address (cudaMallocManaged); flags:           \
+     * XDEV_MEM_ATTACH_* of xdev/memory.h. free_managed: its release (the core has waited for the  \
+     * device). mem_prefetch: enqueue on `stream` of `dev` the migration of [ptr, ptr + bytes) to  \
+     * `target`'s memory, or to the host when target is NULL. mem_advise: advice                   \
+     * (xdev_mem_advice_t) for the range concerning `target` (NULL: the host), not stream-ordered; \
+     * dev is the allocation's device. The core has checked the range lies in one managed          \
+     * allocation of this backend. */                                                              \
+    X(memory, malloc_managed, OPTIONAL, DEV, 7, (size_t bytes, unsigned flags, void **out),        \
+      (bytes, flags, out))                                                                         \
+    X(memory, free_managed, OPTIONAL, DEV, 7, (void *ptr), (ptr))                                  \
+    X(memory, mem_prefetch, OPTIONAL, DEV, 7,                                                      \
+      (const void *ptr, size_t bytes, xdev_backend_device_t *target, void *stream),                \
+      (ptr, bytes, target, stream))                                                                \
+    X(memory, mem_advise, OPTIONAL, DEV, 7,                                                        \
+      (const void *ptr, size_t bytes, int advice, xdev_backend_device_t *target),                  \
+      (ptr, bytes, advice, target))
 
 /* ------------------------------------------------------------------- trace */
 /* Profiler markers (NVTX, roctx); msg is never NULL. NULL: markers are no-ops. */
@@ -305,7 +337,29 @@
       (desc, temp_bytes))                                                                          \
     /* out[i] = op over in[0 .. i] or [0 .. i-1] (xdev_prim_scan; in == out allowed). */           \
     X(prim, scan, OPTIONAL, DESC, 5, (const xdev_prim_desc_t *desc, size_t *temp_bytes),           \
-      (desc, temp_bytes))
+      (desc, temp_bytes))                                                                          \
+    /* Radix sort of keys, or of pairs when desc->values_in is set (xdev_prim_sort_keys/_pairs).   \
+     */                                                                                            \
+    X(prim, sort, OPTIONAL, DESC, 6, (const xdev_prim_desc_t *desc, size_t *temp_bytes),           \
+      (desc, temp_bytes))                                                                          \
+    /* Each segment sorted on its own (xdev_prim_segmented_sort). */                               \
+    X(prim, segmented_sort, OPTIONAL, DESC, 6, (const xdev_prim_desc_t *desc, size_t *temp_bytes), \
+      (desc, temp_bytes))                                                                          \
+    /* out[s] = op over segment s (xdev_prim_segmented_reduce). */                                 \
+    X(prim, segmented_reduce, OPTIONAL, DESC, 6,                                                   \
+      (const xdev_prim_desc_t *desc, size_t *temp_bytes), (desc, temp_bytes))                      \
+    /* Counts in even bins (xdev_prim_histogram_even). */                                          \
+    X(prim, histogram_even, OPTIONAL, DESC, 6, (const xdev_prim_desc_t *desc, size_t *temp_bytes), \
+      (desc, temp_bytes))                                                                          \
+    /* Compaction by flags (xdev_prim_select_flagged; xdev_prim_select_if runs on it too). */      \
+    X(prim, select_flagged, OPTIONAL, DESC, 6, (const xdev_prim_desc_t *desc, size_t *temp_bytes), \
+      (desc, temp_bytes))                                                                          \
+    /* First item of each run of equal items (xdev_prim_unique). */                                \
+    X(prim, unique, OPTIONAL, DESC, 6, (const xdev_prim_desc_t *desc, size_t *temp_bytes),         \
+      (desc, temp_bytes))                                                                          \
+    /* Runs and their lengths (xdev_prim_run_length_encode). */                                    \
+    X(prim, run_length_encode, OPTIONAL, DESC, 6,                                                  \
+      (const xdev_prim_desc_t *desc, size_t *temp_bytes), (desc, temp_bytes))
 
 /* Every table: T(table, list macro) in the order of xdev_backend_api_t. */
 #define XDEV_BACKEND_TABLES(T)                                                                     \
@@ -337,6 +391,7 @@
     G(memory, async, malloc_async, free_async)                                                     \
     G(memory, va, va_granularity, va_reserve, va_release, va_map, va_unmap)                        \
     G(memory, pin, host_register, host_unregister)                                                 \
+    G(memory, managed, malloc_managed, free_managed, mem_prefetch, mem_advise)                     \
     G(trace, range, range_push, range_pop)                                                         \
     G(fft, plan, plan_create, plan_destroy, exec)                                                  \
     G(comm, bracket, group_start, group_end)                                                       \

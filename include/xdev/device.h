@@ -21,8 +21,9 @@
  *   waits for both with one call).
  *
  * XDEV_VISIBLE_DEVICES selects and renumbers the accelerators (cuda, hip),
- * as CUDA_VISIBLE_DEVICES does; the CPU devices are always the
- * XDEV_CPU_DEVICES ones. */
+ * as CUDA_VISIBLE_DEVICES does - by index, by UUID ("GPU-" and a prefix of
+ * the UUID, as nvidia-smi -L shows it) or by MIG instance ("MIG-<uuid>");
+ * the CPU devices are always the XDEV_CPU_DEVICES ones. */
 #ifndef XDEV_DEVICE_H
 #define XDEV_DEVICE_H
 
@@ -158,6 +159,34 @@ typedef struct xdev_device_properties {
 
 XDEV_API XDEV_RESULT xdev_status_t xdev_get_device_properties(xdev_device_t device,
                                                               xdev_device_properties_t *props);
+
+/* Longest UUID text with its NUL ("MIG-GPU-<uuid>/<gi>/<ci>" fits). */
+#define XDEV_UUID_MAX 96
+
+/* What torch 2.x's device properties add to the ones above, in a struct of
+ * its own so that xdev_device_properties_t keeps its layout: it starts with
+ * its size, which the caller sets (sizeof(xdev_device_properties_ext_t) as
+ * the caller was built), and later versions only append fields - xdev
+ * writes what fits in `size` and leaves the rest of a longer struct alone. */
+typedef struct xdev_device_properties_ext {
+    size_t size;              /* set by the caller: sizeof(xdev_device_properties_ext_t) */
+    char uuid[XDEV_UUID_MAX]; /* "GPU-<8-4-4-4-12 hex>" (CUDA, nvidia-smi -L), "MIG-<...>" for
+                                 a MIG instance, "CPU-<...>" for a CPU device (stable: see
+                                 docs/semantics.md); HIP: "GPU-<16 hex>" as ROCm writes it */
+    char pci_bus_id[32];      /* "0000:3b:00.0" (domain:bus:device.function); "" for none */
+    size_t l2_cache_size;     /* bytes; 0 when the backend cannot say */
+    bool is_mig;              /* a MIG instance (CUDA with NVML), not a whole GPU */
+    bool bf16_supported;      /* bfloat16 arithmetic runs natively (torch.cuda.is_bf16_supported) */
+    bool tf32_supported;      /* TF32 tensor cores (torch.cuda.is_tf32_supported) */
+    char arch[32];            /* the device's code target: "sm_90", "gfx942", "x86_64" */
+} xdev_device_properties_ext_t;
+
+/* Fill *ext (ext->size set by the caller, at least offsetof the first field
+ * after size). A backend that cannot describe its devices this way (an
+ * optional slot: device.get_properties_ext) is XDEV_ERROR_NOT_SUPPORTED
+ * naming it. */
+XDEV_API XDEV_RESULT xdev_status_t
+xdev_get_device_properties_ext(xdev_device_t device, xdev_device_properties_ext_t *ext);
 
 /* Wait until all work on all streams of the device has finished. */
 XDEV_API XDEV_RESULT xdev_status_t xdev_device_synchronize(xdev_device_t device);

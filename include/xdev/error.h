@@ -62,6 +62,8 @@ typedef enum xdev_status {
     XDEV_ERROR_LAUNCH_FAILURE = 14,     /* a kernel faulted or trapped (reported at a sync) */
     XDEV_ERROR_COMPILE = 15,            /* kernel source or options the compiler refused */
     XDEV_ERROR_CAPTURE = 16,            /* not allowed while a stream captures (xdev/graph.h) */
+    XDEV_ERROR_SYNC_DEBUG = 17,         /* the call would wait for a device, and the sync debug
+                                           mode is error (xdev_set_sync_debug_mode) */
 } xdev_status_t;
 
 /* Short constant name of a status ("XDEV_ERROR_INVALID_VALUE"); never NULL. */

@@ -60,7 +60,9 @@ static inline xdev_scalar_t xdev_scalar_c128(double re, double im) {
  * convert it from f64 (a real value) or from i64 (an integer), except that
  * an integer outside an integer dtype's range is an error (a fill never
  * wraps silently), a complex value fills only c64/c128 and a real value
- * gives a complex element with imaginary part 0. */
+ * gives a complex element with imaginary part 0. A u64 fill takes integer
+ * values 0 .. 2^63 - 1 (the scalar is an int64_t) and real values saturate
+ * to that range. */
 XDEV_API XDEV_RESULT xdev_status_t xdev_fill_async(void *dst, xdev_dtype_t dtype,
                                                    xdev_scalar_t value, size_t count,
                                                    xdev_stream_t stream);

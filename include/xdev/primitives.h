@@ -13,9 +13,10 @@
  *   xdev_prim_segmented_sort    sort per segment
  *   xdev_prim_histogram_even    counts in even bins over [lower, upper)
  *   xdev_prim_select_flagged    compaction of the items whose flag is set
+ *   xdev_prim_select_if         compaction of the items that pass a predicate
  *   xdev_prim_unique, xdev_prim_run_length_encode   over sorted input
- * This header declares the ones implemented so far (reduce and scan); the
- * others come with the same rules:
+ * All of them follow the same rules (a backend may implement some: the
+ * others are XDEV_ERROR_NOT_SUPPORTED naming it and the primitive):
  * - stream-ordered like every op: the call checks its arguments, enqueues on
  *   `stream` (NULL: the current stream of the device of `out`, as torch runs
  *   an op on its tensors' device) and returns; results, counts included,
@@ -30,9 +31,10 @@
  * - a backend without the primitives is XDEV_ERROR_NOT_SUPPORTED naming the
  *   backend and the primitive; so is a dtype a primitive does not take.
  *
- * dtypes (xdev/dtype.h): f32, f64, f16, bf16, i32, i64. f16 and bf16
- * accumulate in f32 (as torch does) and round once to the dtype when
- * written; integers wrap (two's complement) on overflow.
+ * dtypes of reduce, scan and segmented reduce (xdev/dtype.h): f32, f64,
+ * f16, bf16, i32, i64, u32, u64. f16 and bf16 accumulate in f32 (as torch
+ * does) and round once to the dtype when written; integers wrap (two's
+ * complement) on overflow. The other primitives list their dtypes below.
  *
  * NaN and signed zeros, as torch: min and max propagate NaN (the result is
  * NaN when any element is NaN; scans: NaN from the first NaN on); argmin
@@ -76,6 +78,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "xdev/dtype.h"
 #include "xdev/error.h"
@@ -121,6 +124,159 @@ XDEV_API XDEV_RESULT xdev_status_t xdev_prim_reduce(const void *in, xdev_dtype_t
 XDEV_API XDEV_RESULT xdev_status_t xdev_prim_scan(const void *in, xdev_dtype_t dtype, size_t count,
                                                   xdev_prim_op_t op, unsigned flags, void *out,
                                                   xdev_stream_t stream);
+
+/* ------------------------------------------------------------------ sort
+ * Key dtypes: u8, u16, u32, u64, i8, i16, i32, i64, f16, bf16, f32, f64.
+ * The order is the key's total order: integers by value; floats
+ *   -inf < ... < -0 < +0 < ... < +inf < NaN,
+ * -0 before +0, every NaN (either sign, any payload) after +inf and equal
+ * to every other NaN (torch.sort: NaN last). Sorts are stable: keys equal
+ * in that order keep their input order. XDEV_PRIM_DESCENDING reverses the
+ * order, not the stability: NaN first, then +inf ... +0, -0 ... -inf, and
+ * equal keys still in input order (torch.sort(descending=True, stable=True)).
+ * Output keys are the input keys' bits, moved (a NaN's payload is kept).
+ *
+ * Bit range: the sort orders keys by bits [begin_bit, end_bit) of the
+ * key's order image, an unsigned integer of the key's width whose unsigned
+ * order is the order above (CUB's and rocPRIM's begin_bit/end_bit):
+ *   unsigned: the key; signed: the key with its sign bit flipped;
+ *   floats: NaN -> all ones; sign set -> ~bits; else bits | sign bit.
+ * Keys equal in those bits are equal (stable). begin_bit = end_bit = 0
+ * means every bit; otherwise 0 <= begin_bit < end_bit <= the key's bits
+ * (XDEV_ERROR_INVALID_VALUE naming the range). Sorting on fewer bits is
+ * faster where keys are known to fit them (e.g. bin numbers < 2^10).
+ *
+ * keys_out == keys_in (and values_out == values_in) sorts in place; any
+ * other overlap between the inputs and the outputs, or between the keys
+ * and the values, is refused. */
+#define XDEV_PRIM_DESCENDING (1u << 1) /* xdev_prim_sort_* flags */
+
+/* keys_out[0 .. count) = keys_in[0 .. count) sorted (torch.sort's values). */
+XDEV_API XDEV_RESULT xdev_status_t xdev_prim_sort_keys(const void *keys_in, xdev_dtype_t dtype,
+                                                       size_t count, unsigned flags,
+                                                       unsigned begin_bit, unsigned end_bit,
+                                                       void *keys_out, xdev_stream_t stream);
+
+/* The same, carrying a value of value_size bytes (1, 2, 4 or 8: any type,
+ * moved as bits) with each key: values_out[i] is the value that came with
+ * keys_out[i] (torch.sort's indices when values_in holds 0 .. count-1).
+ * values_in and values_out are aligned to value_size. */
+XDEV_API XDEV_RESULT xdev_status_t xdev_prim_sort_pairs(const void *keys_in, const void *values_in,
+                                                        xdev_dtype_t dtype, size_t value_size,
+                                                        size_t count, unsigned flags,
+                                                        unsigned begin_bit, unsigned end_bit,
+                                                        void *keys_out, void *values_out,
+                                                        xdev_stream_t stream);
+
+/* ------------------------------------------------------------- segmented
+ * Segments: `offsets` is device memory holding num_segments + 1 int64_t
+ * (checked against its allocation); segment s is [offsets[s],
+ * offsets[s + 1]) of the count items. Segments may be empty. The offsets
+ * are read on the device as the work runs, so xdev cannot check their
+ * values when the call is made: each bound is clamped to [0, count] and an
+ * end below its begin makes the segment empty, so malformed offsets never
+ * reach memory outside the buffers (the results are then the application's
+ * problem). Items before offsets[0] or from offsets[num_segments] on belong
+ * to no segment. num_segments = 0 does nothing (offsets may then be NULL). */
+
+/* out[s] = op over in[offsets[s] .. offsets[s + 1]) for s < num_segments
+ * (torch.segment_reduce with offsets; dtypes and ops of xdev_prim_reduce;
+ * out holds num_segments elements of dtype, or int64_t for ARGMIN/ARGMAX).
+ * An empty segment writes its op's identity, as torch.segment_reduce does
+ * without `initial`: SUM 0, PROD 1, MIN the dtype's largest value (+inf
+ * for floats), MAX its lowest (-inf); ARGMIN and ARGMAX write -1. ARGMIN
+ * and ARGMAX give the index within the segment (0 = offsets[s], as CUB's
+ * DeviceSegmentedReduce), with xdev_prim_reduce's rules for NaN and ties.
+ * Deterministic mode: each segment's floating-point sum is the one
+ * xdev_prim_reduce would give for that segment alone (the order above,
+ * with chunks counted from the segment's start). in and out may not
+ * overlap; count = 0 is allowed (every segment is empty). */
+XDEV_API XDEV_RESULT xdev_status_t xdev_prim_segmented_reduce(const void *in, xdev_dtype_t dtype,
+                                                              size_t count, const int64_t *offsets,
+                                                              size_t num_segments,
+                                                              xdev_prim_op_t op, void *out,
+                                                              xdev_stream_t stream);
+
+/* Each segment of keys_in sorted on its own, by the rules of
+ * xdev_prim_sort_keys (order, stability, flags, bit range, in place). With
+ * values_in and values_out non-NULL each key carries its value (value_size
+ * 1, 2, 4 or 8) as xdev_prim_sort_pairs; both NULL (value_size ignored)
+ * sorts keys only. Items of keys_out (values_out) in no segment are not
+ * written. */
+XDEV_API XDEV_RESULT xdev_status_t xdev_prim_segmented_sort(
+    const void *keys_in, const void *values_in, xdev_dtype_t dtype, size_t value_size, size_t count,
+    const int64_t *offsets, size_t num_segments, unsigned flags, unsigned begin_bit,
+    unsigned end_bit, void *keys_out, void *values_out, xdev_stream_t stream);
+
+/* ------------------------------------------------------------- histogram */
+
+/* counts[b] = the number of samples in bin b, for b < num_bins (counts is
+ * num_bins int64_t in device memory, overwritten: the call zeroes it
+ * first), with num_bins even bins over [lower, upper) (CUB's HistogramEven
+ * with num_levels = num_bins + 1; torch.histc's bins without its
+ * inclusive upper edge). Sample dtypes: u8, u16, u32, u64, i8, i16, i32,
+ * i64, f16, bf16, f32, f64. A sample x is converted to double (exact but
+ * for 64-bit integers past 2^53, rounded to nearest) and, when
+ * lower <= x < upper, counted in bin
+ *   b = min(num_bins - 1, floor(((x - lower) * num_bins) / (upper - lower)))
+ * evaluated in double exactly as written (the same bin on every backend);
+ * samples below lower, at or above upper, and NaN are counted nowhere.
+ * lower and upper are finite with lower < upper, 1 <= num_bins <= 2^31;
+ * count = 0 writes zero counts. samples and counts may not overlap. */
+XDEV_API XDEV_RESULT xdev_status_t xdev_prim_histogram_even(const void *samples, xdev_dtype_t dtype,
+                                                            size_t count, size_t num_bins,
+                                                            double lower, double upper,
+                                                            int64_t *counts, xdev_stream_t stream);
+
+/* ---------------------------------------------------------------- select
+ * Compactions write the items they keep to out[0 .. k), in input order,
+ * and k to *num_out (one int64_t in device memory, written even when k =
+ * 0); out must hold count items (the most a compaction can write), from
+ * which only the first k are written. in, out, num_out and flags may not
+ * overlap. count = 0 writes *num_out = 0. */
+
+/* Keep in[i] where flags[i] != 0 (torch.masked_select, CUB's
+ * DeviceSelect::Flagged). Items are item_size bytes (1, 2, 4 or 8: any
+ * type, moved as bits) aligned to item_size; flags is count uint8_t. */
+XDEV_API XDEV_RESULT xdev_status_t xdev_prim_select_flagged(const void *in, size_t item_size,
+                                                            const uint8_t *flags, size_t count,
+                                                            void *out, int64_t *num_out,
+                                                            xdev_stream_t stream);
+
+/* Keep in[i] where `predicate` is true (non-zero): one C expression over
+ * in0 (element i, of dtype), written like xdev_elementwise's (xdev/kernel.h:
+ * the same dialect, checks and compile cache), e.g. "in0 > 0.5f" or
+ * "(in0 & 1) == 0". dtype is f32, f64, i32 or i64 (xdev_elementwise's).
+ * The core runs the predicate with xdev_elementwise into a temporary flags
+ * buffer from the caching allocator, then xdev_prim_select_flagged's slot,
+ * so it needs a backend that compiles kernels (xdev_module_compile) and
+ * has select_flagged; a predicate the compiler refuses is
+ * XDEV_ERROR_COMPILE, no compiler XDEV_ERROR_NOT_SUPPORTED. */
+XDEV_API XDEV_RESULT xdev_status_t xdev_prim_select_if(const void *in, xdev_dtype_t dtype,
+                                                       size_t count, const char *predicate,
+                                                       void *out, int64_t *num_out,
+                                                       xdev_stream_t stream);
+
+/* Over sorted input (or any input: each run of equal consecutive items is
+ * one, as std::unique and torch.unique_consecutive). Equality is the
+ * dtype's ==: integers by value, floats by IEEE == (-0 and +0 are equal:
+ * the first of a run is kept; every NaN is a run of its own, as torch's).
+ * dtypes: those of the sort keys. */
+
+/* out[0 .. k) = the first item of each run of in[0 .. count), k to
+ * *num_out (CUB's DeviceSelect::Unique). */
+XDEV_API XDEV_RESULT xdev_status_t xdev_prim_unique(const void *in, xdev_dtype_t dtype,
+                                                    size_t count, void *out, int64_t *num_out,
+                                                    xdev_stream_t stream);
+
+/* unique_out[r] = the first item of run r, lengths[r] = its length (int64_t;
+ * unique_out and lengths hold count entries each), for r < k; k to
+ * *num_runs (CUB's DeviceRunLengthEncode::Encode; torch.unique_consecutive
+ * with return_counts). */
+XDEV_API XDEV_RESULT xdev_status_t xdev_prim_run_length_encode(const void *in, xdev_dtype_t dtype,
+                                                               size_t count, void *unique_out,
+                                                               int64_t *lengths, int64_t *num_runs,
+                                                               xdev_stream_t stream);
 
 /* Deterministic mode for the whole process (torch's
  * use_deterministic_algorithms): floating-point sums follow the fixed order

@@ -86,6 +86,35 @@ XDEV_API XDEV_RESULT xdev_status_t xdev_backend_get_info(xdev_device_type_t type
  * error state. */
 XDEV_API bool xdev_launch_blocking(void);
 
+/* Sync debug mode (torch.cuda.set_sync_debug_mode): flag every call that
+ * makes the host wait for a device - blocking copies (xdev_memcpy with
+ * device memory; an asynchronous device-to-host copy into pageable memory
+ * on an accelerator; a copy that first waits for a CPU device's stream),
+ * device, stream and event synchronizes (xdev_synchronize,
+ * xdev_device_synchronize, xdev_stream_synchronize, xdev_event_synchronize,
+ * destroying a stream with work queued), and an allocation that must wait
+ * for the device to free cached memory (the caching allocator's retry after
+ * out of memory). Stream-ordered calls (asynchronous copies, memset,
+ * launches, event records, stream waits, queries) are never flagged.
+ * - OFF: nothing (the default);
+ * - WARN: the first time each call site makes such a call, one line on
+ *   stderr: "xdev: sync debug: <call> waits for <device>, called from
+ *   /path/prog+0x1234 (main+0x56)" (the site named as the stream-order
+ *   sanitizer names it; addr2line names the line); the call then waits;
+ * - ERROR: the call fails with XDEV_ERROR_SYNC_DEBUG before it waits (and
+ *   changes nothing).
+ * XDEV_SYNC_DEBUG=off|warn|error sets the mode at initialisation (anything
+ * else: XDEV_ERROR_ENV); these calls change it for the whole process. */
+typedef enum xdev_sync_debug_mode {
+    XDEV_SYNC_DEBUG_OFF = 0,
+    XDEV_SYNC_DEBUG_WARN = 1,
+    XDEV_SYNC_DEBUG_ERROR = 2,
+} xdev_sync_debug_mode_t;
+
+/* A mode outside the enum is XDEV_ERROR_INVALID_VALUE. */
+XDEV_API XDEV_RESULT xdev_status_t xdev_set_sync_debug_mode(xdev_sync_debug_mode_t mode);
+XDEV_API XDEV_RESULT xdev_status_t xdev_get_sync_debug_mode(xdev_sync_debug_mode_t *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -29,6 +29,7 @@ static const struct {
     {XDEV_ERROR_LAUNCH_FAILURE, "XDEV_ERROR_LAUNCH_FAILURE"},
     {XDEV_ERROR_COMPILE, "XDEV_ERROR_COMPILE"},
     {XDEV_ERROR_CAPTURE, "XDEV_ERROR_CAPTURE"},
+    {XDEV_ERROR_SYNC_DEBUG, "XDEV_ERROR_SYNC_DEBUG"},
 };
 #define N_STATUSES (sizeof k_statuses / sizeof k_statuses[0])
 

@@ -8,6 +8,13 @@
 #                  suites on cuda and on cpu in one run (XT_REQUIRE_BACKENDS
 #                  =cpu,cuda: an unusable cuda fails instead of skipping)
 #   gpu            ctest -L gpu: the CUDA-only suites of tests/gpu
+#   parity         torch 2.x's torch.cuda (issue 49): xdev-info beside
+#                  nvidia-smi -q in the same run (tests/gpu/parity_check.py:
+#                  UUID, PCI bus id, temperature, power, SM clock, memory
+#                  used, bf16/tf32, MIG); the UUID path (CUDA_VISIBLE_DEVICES=
+#                  GPU-<uuid> and XDEV_VISIBLE_DEVICES=GPU-<prefix>, MIG-<...>
+#                  where nvidia-smi -L lists MIG instances); xdev-info --watch;
+#                  the sync debug mode warning on cuda
 #   sanitizer      compute-sanitizer memcheck and racecheck over tests/gpu,
 #                  copies, and a small GEMM + FFT run (test_blas, test_fft)
 #   sanitizer-multi  memcheck over the suites with cross-device tests (device,
@@ -73,7 +80,20 @@
 #                  conformance suites run with it on (reports counted: only
 #                  their deliberate races); sanitizer_bench (cost per call)
 # Optional (named explicitly): ctest (every entry but tests/gpu's). "bench" =
-# the three bench-runtime, bench-copy, bench-alloc.
+# the three bench-runtime, bench-copy, bench-alloc. "hip-nv" = the three:
+#   hip-nv-build   the HIP plugin for HIP's NVIDIA platform in its own build
+#                  ($XDEV_GPU_BUILD-hipnv: -DXDEV_HIP_PLATFORM_NVIDIA=ON,
+#                  -DXDEV_WERROR=ON; HIP's headers from .device-debs/hip/
+#                  through tests/gpu/hip_headers.sh prepare)
+#   hip-nv-conformance  ctest -L conformance-hip there: every conformance
+#                  entry with XDEV_BACKEND=hip (XT_REQUIRE_BACKENDS=hip: a
+#                  plugin that does not load or finds no GPU fails)
+#   hip-nv-sanitizer  compute-sanitizer memcheck over 14 of the HIP plugin's
+#                  suites, kernel_rtc included (XDEV_BACKEND=hip; API errors
+#                  not reported: the suites make some on purpose; every
+#                  memory access is checked)
+# The three fit one call each on a 600 s limit (the build dir is kept):
+#   XDEV_GPU_STEPS=hip-nv-build, then hip-nv-conformance, then hip-nv-sanitizer.
 #
 # On the device machine, from the repository root, with the Debian packages
 # of .device-debs (Check, OpenBLAS, FFTW) and the traces copied into .traces/:
@@ -94,12 +114,13 @@ OUT=${OUT:-/tmp/xdev-gpu}
 mkdir -p "$OUT"
 B=${XDEV_GPU_BUILD:-build-gpu}
 BUDGET=${XDEV_GPU_BUDGET_S:-530}
-DEFAULT_STEPS="build conformance heat torch-viz gpu sanitizer bench-runtime bench-copy bench-alloc bench-blas"
+DEFAULT_STEPS="build conformance parity heat torch-viz gpu sanitizer bench-runtime bench-copy bench-alloc bench-blas"
 DEFAULT_STEPS+=" bench-fft bench-kernel bench-barrier bench-graph bench-ops tf32 rng observe bench-trace"
 DEFAULT_STEPS+=" stream-sanitizer interop"
 STEPS=" ${XDEV_GPU_STEPS:-$DEFAULT_STEPS} "
 STEPS=${STEPS//,/ }
 [[ "$STEPS" == *" bench "* ]] && STEPS+=" bench-runtime bench-copy bench-alloc bench-comm "
+[[ "$STEPS" == *" hip-nv "* ]] && STEPS+=" hip-nv-build hip-nv-conformance hip-nv-sanitizer "
 JOBS=$(nproc)
 SUM=$OUT/summary.txt
 : >"$SUM"
@@ -171,6 +192,83 @@ if want build; then
         note "build: Release, XDEV_WERROR=OFF: ok (${SECONDS}s)"
     fi
 fi
+# ---------------------------------------------------------------- hip-nv
+# The HIP plugin's code on this GPU through HIP's NVIDIA platform (issue 48):
+# the hip* calls are HIP's wrappers over CUDA, so every HIP path of the
+# shared sources runs; what it cannot run is backends/hip/conformance.skip
+# plus nvidia.skip, each with its reason.
+HB=$B-hipnv
+HL=$OUT/hip-nv.log
+if want hip-nv-build; then
+    HIPINC=$(bash tests/gpu/hip_headers.sh prepare /tmp/xdev-hip 2>>"$HL")
+    if [ -z "$HIPINC" ]; then
+        note "hip-nv: HIP's headers not prepared (no .device-debs/hip/libamdhip64-dev_*.deb? hip-nv.log)"
+    else
+        gen=()
+        command -v ninja >/dev/null && gen=(-G Ninja)
+        if run_to "$HL" 200 cmake -S . -B "$HB" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DXDEV_WERROR=ON \
+            -DXDEV_HIP_PLATFORM_NVIDIA=ON -DXDEV_HIP_INCLUDE_DIR="$HIPINC" -DXDEV_BUILD_BENCH=OFF \
+            -DXDEV_BUILD_EXAMPLES=OFF "${nccl_flags[@]}" &&
+            run_to "$HL" 400 cmake --build "$HB" -j "$JOBS"; then
+            hv=$(awk '/define HIP_VERSION_(MAJOR|MINOR|PATCH) /{v = v (v ? "." : "") $3} END {print v}' \
+                "$HIPINC/hip/hip_version.h")
+            note "hip-nv build: HIP $hv headers ($HIPINC) on the NVIDIA platform, -DXDEV_WERROR=ON: ok (${SECONDS}s)"
+        else
+            note "hip-nv build FAILED; first errors:"
+            grep -m8 -E 'error:|Error' "$HL" | tee -a "$SUM"
+        fi
+    fi
+fi
+if want hip-nv-conformance || want hip-nv-sanitizer; then
+    [ -e "$HB/lib/libxdev-hip.so" ] || note "hip-nv: no $HB/lib/libxdev-hip.so (run the hip-nv-build step)"
+fi
+if want hip-nv-conformance && [ -e "$HB/lib/libxdev-hip.so" ]; then
+    HC=$OUT/hip-nv-conformance.log
+    XT_REQUIRE_BACKENDS=hip run_to "$HC" 400 ctest --test-dir "$HB" -L conformance-hip -V -j 4 \
+        --timeout 120
+    rows=$(grep -E "^ *[0-9]+/[0-9]+ Test +#[0-9]+: hip/" "$HC")
+    n=$(grep -c . <<<"$rows")
+    ok=$(grep -c ' Passed ' <<<"$rows")
+    skip=$(grep -c 'Skipped' <<<"$rows")
+    note "hip-nv conformance (XDEV_BACKEND=hip on HIP's NVIDIA platform): $n entries: $ok passed, $skip skipped, $((n - ok - skip)) failed"
+    grep -E '\((Failed|Timeout|SEGFAULT|Subprocess aborted|Not Run)\)' "$HC" | sed 's/^/  /' | tee -a "$SUM"
+    grep -E '^[[:space:]]*[0-9]+ - .*\(Skipped\)' "$HC" | sed 's/^/  skipped entry: /' | tee -a "$SUM"
+    grep -E '^[0-9]+: FAIL ' "$HC" | sed -E 's/^[0-9]+: //' | sort | uniq -c | cut -c1-300 | sed 's/^/  /' |
+        tee -a "$SUM"
+    grep -E '^[0-9]+: SKIP ' "$HC" | sed -E 's/^[0-9]+: //' | sort | uniq -c | sed 's/^/  /' | tee -a "$SUM"
+    # The first failing checks, for the failed entries.
+    grep -E '^[0-9]+: .*:[0-9]+:[EF]:' "$HC" | head -20 | cut -c1-300 | sed 's/^/  /' | tee -a "$SUM"
+fi
+if want hip-nv-sanitizer && [ -e "$HB/lib/libxdev-hip.so" ]; then
+    SAN=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+    HS=$OUT/hip-nv-sanitizer.log
+    note "hip-nv compute-sanitizer memcheck, XDEV_BACKEND=hip ($("$SAN" --version 2>&1 | grep -m1 -i version)):"
+    for spec in errors device:device stream event memory:memory ops rng:rng kernel kernel_rtc graph \
+        observe bounds primitives:prims alloc_threads; do
+        exe=test_${spec%%:*}
+        args=()
+        [[ "$spec" == *:* ]] && args=("${spec#*:}")
+        [ -x "$HB/tests/conformance/$exe" ] || { note "  memcheck $exe: not built"; continue; }
+        start=$(wc -l <"$HS" 2>/dev/null || echo 0)
+        run_to "$HS" 150 env XDEV_BACKEND=hip XT_CONFORMANCE=hip XT_REQUIRE_BACKENDS=hip XG_UNDER_SANITIZER=1 CK_FORK=no \
+            XDEV_TEST_SCALE=0.1 XT_SKIP_LIST="$HB/tests/conformance/hip-nvidia.skip" \
+            XDEV_CACHE_DIR=/tmp/xdev-hip-rtc-cache \
+            "$SAN" --tool memcheck --report-api-errors no --error-exitcode 99 \
+            "$HB/tests/conformance/$exe" "${args[@]}"
+        rc=$?
+        summary=$(tail -n +$((start + 1)) "$HS" | grep -E 'ERROR SUMMARY' | tail -1)
+        checks=$(tail -n +$((start + 1)) "$HS" | grep -E '^[0-9]+%: Checks' | tail -1)
+        note "  memcheck $exe: rc $rc, ${summary:-no summary}; ${checks:-no Check summary}"
+    done
+fi
+if [ -z "$(tr ' ' '\n' <<<"$STEPS" | grep -v -e '^hip-nv' -e '^$')" ]; then
+    note "total ${SECONDS}s (only the hip-nv steps)"
+    echo
+    echo "================ summary"
+    cat "$SUM"
+    exit 0
+fi
+
 ls "$B"/lib/libxdev-cuda.so >/dev/null 2>&1 || { note "no libxdev-cuda.so built"; cat "$SUM"; exit 1; }
 
 # ---------------------------------------------------------------- conformance
@@ -192,6 +290,47 @@ if want conformance; then
     grep -E '^[[:space:]]*[0-9]+ - .*\(Skipped\)' "$CL" | sed 's/^/  skipped entry: /' | tee -a "$SUM"
     grep -E '^[0-9]+: SKIP ' "$CL" | sed -E 's/^[0-9]+: //' | sort | uniq -c | sed 's/^/  /' |
         tee -a "$SUM"
+fi
+
+# ---------------------------------------------------------------- torch.cuda 2.x parity
+if want parity; then
+    PL=$OUT/parity.log
+    INFO=$B/tools/xdev-info
+    { echo "== nvidia-smi -q"; nvidia-smi -q; echo "== nvidia-smi -L"; nvidia-smi -L; } >"$OUT/nvidia-smi-q.txt" 2>&1
+    XDEV_BACKEND=cuda run_to "$PL" 30 "$INFO"
+    if run_to "$PL" 60 python3 tests/gpu/parity_check.py "$INFO"; then
+        note "parity: xdev-info beside nvidia-smi: every GPU agrees (UUID, PCI, readings, bf16/tf32, MIG)"
+    else
+        note "parity: xdev-info and nvidia-smi DISAGREE:"
+        grep -E 'MISMATCH|lists only' "$PL" | sed 's/^/  /' | tee -a "$SUM"
+    fi
+    # The UUID path: the last GPU by its full UUID through CUDA_VISIBLE_DEVICES (the driver),
+    # then by an 8-digit prefix through XDEV_VISIBLE_DEVICES (xdev), each the only cuda device.
+    uuid=$(nvidia-smi --query-gpu=uuid --format=csv,noheader | grep '^GPU-' | tail -1)
+    for how in "CUDA_VISIBLE_DEVICES=$uuid" "XDEV_VISIBLE_DEVICES=${uuid:0:12}"; do
+        out=$(env "$how" XDEV_BACKEND=cuda "$INFO" 2>&1)
+        echo "\$ $how xdev-info" >>"$PL"
+        echo "$out" >>"$PL"
+        if [ "$(grep -c '^  cuda:[0-9]' <<<"$out")" = 1 ] && grep -q "uuid $uuid" <<<"$out"; then
+            note "parity: $how: one cuda device, uuid $uuid: ok"
+        else
+            note "parity: $how: FAILED (see parity.log)"
+        fi
+    done
+    mig=$(nvidia-smi -L | grep -o 'MIG-[^)]*' | head -1)
+    if [ -n "$mig" ]; then
+        out=$(env XDEV_VISIBLE_DEVICES="$mig" CUDA_VISIBLE_DEVICES="$mig" XDEV_BACKEND=cuda "$INFO" 2>&1)
+        echo "$out" >>"$PL"
+        grep -q "MIG yes" <<<"$out" && note "parity: $mig: listed as a MIG instance: ok" ||
+            note "parity: $mig: FAILED (not listed as MIG; see parity.log)"
+    else
+        note "parity: no MIG instance on this machine (nvidia-smi -L): the MIG path not run"
+    fi
+    XDEV_BACKEND=cuda run_to "$PL" 20 "$INFO" --watch 1 --watch-count 3
+    nvidia-smi --query-gpu=index,temperature.gpu,power.draw,clocks.sm,memory.used --format=csv >>"$PL" 2>&1
+    XDEV_BACKEND=cuda XT_REQUIRE_BACKENDS=cuda run_to "$PL" 120 ctest --test-dir "$B" \
+        -R '^cuda/(sync_debug|device_ext|host_stats)' -V
+    note "parity: cuda/sync_debug, device_ext, host_stats: $(grep -E 'tests passed|tests failed' "$PL" | tail -1)"
 fi
 
 # ---------------------------------------------------------------- torch's memory viewer
@@ -402,7 +541,7 @@ if want bench-barrier; then
         note "bench-barrier on the host's $JOBS cores (goal: block form <= 2x OpenMP):"
         since "$m" | grep -vE '^(\$ |\[rc )' | sed 's/^/  /' | tee -a "$SUM"
         m=$(mark)
-        run_to "$BL" 120 "$B/bench/barrier_cpu_bench" --device cuda:0 --runs 3
+        run_to "$BL" 120 "$B/bench/barrier_cpu_bench" --device cuda:0 --runs 5
         note "bench-barrier on cuda:0 (goal: block form >= 0.98x the fiber form's speed):"
         since "$m" | grep -vE '^(\$ |\[rc )' | sed 's/^/  /' | tee -a "$SUM"
     else

@@ -11,7 +11,14 @@
 # builds a kernel file with the installed xdev_add_kernels() and runs it on the
 # CPU backend: the bundle must list both kernels with their parameter counts,
 # and a fatbin / HIP code object where the consumer's configure found nvcc /
-# hipcc. Exits 77 (skip) only when pkg-config is missing.
+# hipcc. Then the documentation's recipes as the installed pages write them (each the
+# fenced block after "<!-- install-test: MARKER -->"): docs/building.md's pkg-config
+# recipe builds and starts the README's quick start with no LD_LIBRARY_PATH, and
+# docs/kernels.md's Makefile builds a kernel program with the installed xdev-kernels
+# (CPU only: XDEV_KERNELS_FLAGS="--no-cuda --no-hip"; its path from xdev.pc's
+# xdev_kernels), which also must refuse bad input clearly; every relative link of the
+# installed Markdown pages must land on an installed file. Exits 77 (skip) only when
+# pkg-config is missing.
 set -eu
 build=$1 consumer=$2 work=$3 version=$4 extra_cflags=${5:-}
 
@@ -56,7 +63,8 @@ for p in "$build"/lib/libxdev-*.so; do
     [ -e "$p" ] || continue
     test -f "$libdir/xdev/$(basename "$p")" || fail "$(basename "$p") not installed in $libdir/xdev"
 done
-log=$(env -u XDEV_BACKEND -u XDEV_PLUGIN_PATH XDEV_LOG=1 LD_LIBRARY_PATH="$libdir" "$prefix/bin/xdev-info" 2>&1 >/dev/null) ||
+# cuda,cpu: the cuda plugin is tried even where auto passes over it (no NVIDIA driver).
+log=$(env -u XDEV_PLUGIN_PATH XDEV_BACKEND=cuda,cpu XDEV_LOG=1 LD_LIBRARY_PATH="$libdir" "$prefix/bin/xdev-info" 2>&1 >/dev/null) ||
     fail "installed xdev-info failed: $log"
 echo "$log" | grep -qxF "xdev: plugins are looked for in $libdir/xdev" ||
     fail "libxdev does not look for plugins in $libdir/xdev: $log"
@@ -134,4 +142,85 @@ $cc $extra_cflags "$consumer/main.c" -o "$work/pc-consumer" $flags ||
     fail "building the consumer with pkg-config flags failed"
 out=$(LD_LIBRARY_PATH="$libdir" "$work/pc-consumer") || fail "pkg-config consumer failed"
 check_output pkg-config "$out"
+
+# The documentation's recipes, run as the installed pages write them: the fenced block after
+# a line "<!-- install-test: MARKER -->". Their `cc` and `make` are the test's compiler with
+# the build's sanitizer flags (a `cc` first on PATH); nothing sets LD_LIBRARY_PATH.
+recipe() { # FILE MARKER
+    awk -v m="<!-- install-test: $2 -->" 'inb && /^```/ { exit } inb { print } found && /^```/ { inb = 1 } $0 == m { found = 1 }' "$1"
+}
+mkdir -p "$work/bin"
+printf '#!/bin/sh\nexec %s %s "$@"\n' "$cc" "$extra_cflags" > "$work/bin/cc"
+chmod +x "$work/bin/cc"
+# The README's quick start (the block the docs test runs) is the program the recipes build.
+awk '/^<!-- docs-test: run -->/ { next_block = 1; next } next_block && /^```c/ { inb = 1; next }
+     inb && /^```/ { exit } inb { print }' "$docdir/README.md" > "$work/quickstart.c"
+grep -q 'main(' "$work/quickstart.c" || fail "no quick start program found in the installed README.md"
+
+echo "== the pkg-config recipe of docs/building.md, as written"
+rdir=$work/recipe
+rm -rf "$rdir" && mkdir -p "$rdir"
+recipe "$docdir/docs/building.md" pkg-config | sed "s#/opt/xdev/lib/pkgconfig#$libdir/pkgconfig#" > "$rdir/recipe.sh"
+grep -q 'pkg-config' "$rdir/recipe.sh" || fail "docs/building.md has no pkg-config recipe marked '<!-- install-test: pkg-config -->'"
+cat "$rdir/recipe.sh"
+cp "$work/quickstart.c" "$rdir/app.c"
+out=$(cd "$rdir" && env -u LD_LIBRARY_PATH PATH="$work/bin:$PATH" sh -e recipe.sh 2>&1) ||
+    { echo "$out"; fail "the pkg-config recipe of docs/building.md failed as written"; }
+echo "$out"
+echo "$out" | grep -qx 'quickstart: C\[0\] = 128 on cpu:0 (ok)' || fail "the recipe's ./app did not print the quick start's result"
+out=$(cd "$rdir" && env -u LD_LIBRARY_PATH ./app 2>&1) || { echo "$out"; fail "the recipe's program does not start on its own"; }
+
+echo "== xdev-kernels (installed)"
+xk=$(pkg-config --variable=xdev_kernels xdev) || fail "pkg-config --variable=xdev_kernels xdev failed"
+test -x "$xk" || fail "xdev-kernels not installed at $xk (xdev.pc's xdev_kernels)"
+test "$(cd "$(dirname "$xk")" && pwd -P)" = "$(cd "$prefix/bin" && pwd -P)" ||
+    fail "xdev.pc: xdev_kernels is '$xk', not in $prefix/bin"
+"$xk" --help | grep -q '^usage: xdev-kernels --name NAME' || fail "xdev-kernels --help"
+kdir=$work/xk
+rm -rf "$kdir" && mkdir -p "$kdir"
+rc=0; msg=$("$xk" 2>&1) || rc=$?
+[ $rc -eq 2 ] && echo "$msg" | grep -q -- '--name NAME is required' || fail "xdev-kernels without arguments: exit $rc, '$msg'"
+rc=0; msg=$("$xk" --name 9x "$consumer/consumer_kernels.c" 2>&1) || rc=$?
+[ $rc -eq 2 ] && echo "$msg" | grep -q "is not a C identifier" || fail "xdev-kernels --name 9x: exit $rc, '$msg'"
+printf 'int not_a_kernel;\n' > "$kdir/empty.c"
+rc=0; msg=$(cd "$kdir" && "$xk" --name e --no-cuda --no-hip empty.c 2>&1) || rc=$?
+[ $rc -eq 1 ] && echo "$msg" | grep -q "empty.c declares no kernel" || fail "a file without kernels: exit $rc, '$msg'"
+cp "$consumer/consumer_kernels.c" "$kdir/a.c"
+cp "$consumer/consumer_kernels.c" "$kdir/b.c"
+rc=0; msg=$(cd "$kdir" && "$xk" --name d --no-cuda --no-hip a.c b.c 2>&1) || rc=$?
+[ $rc -eq 1 ] && echo "$msg" | grep -q "kernel 'consumer_.*' is declared in both a.c and b.c" ||
+    fail "a kernel in two files: exit $rc, '$msg'"
+printf 'XDEV_KERNEL(broken\n' > "$kdir/broken.c"
+rc=0; msg=$(cd "$kdir" && "$xk" --name b --no-cuda --no-hip broken.c 2>&1) || rc=$?
+[ $rc -eq 1 ] && echo "$msg" | grep -q "the host compile of broken.c failed" || fail "a file that does not compile: exit $rc, '$msg'"
+
+echo "== the Makefile of docs/kernels.md, as written (CPU only: XDEV_KERNELS_FLAGS)"
+mdir=$work/make
+rm -rf "$mdir" && mkdir -p "$mdir"
+recipe "$docdir/docs/kernels.md" makefile > "$mdir/Makefile"
+grep -q 'xdev_kernels' "$mdir/Makefile" || fail "docs/kernels.md has no Makefile marked '<!-- install-test: makefile -->'"
+cp "$consumer/consumer_kernels.c" "$mdir/my_kernels.c"
+sed 's/consumer_kernels/my_kernels/g' "$consumer/kernels_main.c" > "$mdir/app.c"
+if command -v make >/dev/null 2>&1; then
+    (cd "$mdir" && env -u LD_LIBRARY_PATH -u CC PATH="$work/bin:$PATH" make XDEV_KERNELS_FLAGS="--no-cuda --no-hip") ||
+        fail "the Makefile of docs/kernels.md failed as written"
+    out=$(cd "$mdir" && env -u LD_LIBRARY_PATH ./app) || { echo "$out"; fail "the Makefile's program failed"; }
+    echo "$out"
+    expect "bundle my_kernels: 2 kernels, 0 images"
+    expect "kernel consumer_axpy params 4"
+    expect "kernels ran: consumer_axpy consumer_sum (sum 6994)"
+else
+    echo "SKIP: no make here: the Makefile of docs/kernels.md is not built"
+fi
+
+echo "== every relative link of the installed documentation"
+broken=""
+for md in $(find "$docdir" -name '*.md' | sort); do
+    for target in $(grep -o '](\([^) ]*\))' "$md" | sed 's/^](//; s/)$//'); do
+        case $target in http://* | https://* | mailto:* | '#'*) continue ;; esac
+        path=${target%%#*}
+        [ -e "$(dirname "$md")/$path" ] || broken="$broken ${md#"$docdir"/}->$target"
+    done
+done
+[ -z "$broken" ] || fail "installed docs link to files that are not installed:$broken"
 echo "PASS"

@@ -6,7 +6,8 @@ JSON), for tests/observe/observe.sh browser.
   check_memviz.py bands SNAPSHOT.json       the number of allocations the active memory
                                             timeline draws as bands (all devices)
   check_memviz.py summaries SNAPSHOT.json   the number of devices with a summary table
-  check_memviz.py stretch SNAPSHOT.json     "A-B": ms from the first history entry, the
+  check_memviz.py stretch SNAPSHOT.json     "A-B": ms from the first history entry of any
+                                            device (the page's one time base), the
                                             stretch where the first device makes its last
                                             three quarters of allocations (for a zoomed-in
                                             screenshot)
@@ -57,11 +58,13 @@ def bands(snap):
 
 
 def stretch(snap):
+    # the page's one time base: the first entry any device recorded
+    firsts = [t["entries"][0]["time_ns"] for t in snap.get("device_traces", []) if t.get("entries")]
     for t in snap.get("device_traces", []):
         es = t.get("entries", [])
         if not es:
             continue
-        base = es[0]["time_ns"]
+        base = min(firsts)
         allocs = [e["time_ns"] - base for e in es if e.get("action") == "alloc"]
         if not allocs:
             continue

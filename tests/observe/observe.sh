@@ -24,6 +24,11 @@
 #                                        trace-zoomed.png); pages of JSON with wrong-typed
 #                                        segments, blocks or trace args show their error,
 #                                        no script error
+#   observe.sh timebase BIN_DIR OUT_DIR  the memory view of two devices whose histories
+#                                        cover different stretches (cpu:0 for 7 s, cpu:1
+#                                        for 10 us inside them) draws both on one time
+#                                        axis: the same "of <total> ms", cpu:1's
+#                                        out-of-memory event at its place in cpu:0's run
 # Exit 0 pass, 1 fail, 77 skipped (the reason is printed).
 set -uo pipefail
 mode=$1 bin=$2 out=$3
@@ -91,6 +96,37 @@ env)
                     $msg == *"XDEV_ERROR_ENV"*"XDEV_TRACE_FILE=/nonexistent-dir/t.json"* ]] ||
     fail "a bad XDEV_TRACE_FILE: '$msg'"
   echo "observe.sh env: OK"
+  ;;
+timebase)
+  chrome=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)
+  if [ -z "$chrome" ]; then
+    echo "observe.sh timebase: SKIP: no chromium here (cmake/install-deps.sh installs Debian's)"
+    exit 77
+  fi
+  # cpu:0 allocates at 1 s and frees at 8 s; cpu:1 allocates and frees within 10 us at 5 s.
+  entry() { printf '{"action":"%s","addr":%d,"size":4096,"stream":0,"time_ns":%s}' "$@"; }
+  seg() { printf '{"device":"%s","address":%d,"total_size":8192,"stream":0,"blocks":[{"address":%d,"size":8192,"state":"inactive"}]}' "$1" "$2" "$2"; }
+  printf '{"segments":[%s,%s],"device_traces":[{"device":"cpu:0","entries":[%s,%s]},{"device":"cpu:1","entries":[%s,%s]}]}' \
+    "$(seg cpu:0 4096)" "$(seg cpu:1 65536)" \
+    "$(entry alloc 4096 1000000000)" "$(entry free_completed 4096 8000000000)" \
+    "$(entry alloc 65536 5000000000)" "$(entry oom 0 5000005000),$(entry free_completed 65536 5000010000)" > "$out/two.json"
+  "$bin/tools/xdev-memviz" "$out/two.json" -o "$out/two.html" > /dev/null || fail "xdev-memviz two.json"
+  profile=$(mktemp -d)
+  trap 'rm -rf "$profile"' EXIT
+  timeout 120 "$chrome" --headless --no-sandbox --disable-gpu --user-data-dir="$profile" \
+    --window-size=1400,1900 --dump-dom "file://$out/two.html" > "$out/dom.html" 2> "$out/chromium.log" ||
+    fail "chromium --dump-dom $out/two.html (see $out/chromium.log)"
+  grep -q 'data-state="ready"' "$out/dom.html" || fail "the page did not finish drawing"
+  totals=$(grep -o 'showing [0-9.]*-[0-9.]* ms of [0-9.]* ms' "$out/dom.html")
+  echo "observe.sh timebase: $(tr '\n' ';' <<< "$totals")"
+  [ "$(wc -l <<< "$totals")" -eq 2 ] || fail "expected a time axis for each of the two devices: '$totals'"
+  [ "$(sort -u <<< "$totals" | wc -l)" -eq 1 ] ||
+    fail "the devices are drawn on different time axes: $(tr '\n' ';' <<< "$totals")"
+  # cpu:1's out-of-memory event is listed at 4000.005 ms from the first entry of any device,
+  # not at 0.005 ms from its own first.
+  grep -q '<td class="num">4000.005 ms</td>' "$out/dom.html" ||
+    fail "cpu:1's out-of-memory event is not at 4000.005 ms on the shared axis"
+  echo "observe.sh timebase: OK"
   ;;
 browser)
   chrome=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)
@@ -205,6 +241,9 @@ browser)
   grep -q '<details class="fold">' "$out/dom.html" && ! grep -q '<details class="fold" open' "$out/dom.html" ||
     fail "the allocator summary is not folded"
   grep -q '>Active memory timeline<' "$out/dom.html" || fail "no active memory timeline"
+  # The pinned host cache's statistics (the snapshot's host_stats): a section of five rows.
+  grep -q '>pinned host memory<' "$out/dom.html" && grep -q 'data-host-stats="5"' "$out/dom.html" ||
+    fail "the memory view shows no pinned host memory statistics"
   load "$page" 1000,1900 "$out/memory_view-1000.png" "data-segments=\"$segments\"" "${bands[@]}"
   load "$page#t=$stretch" 1400,1100 "$out/memory_view-zoomed.png" 'data-timeline-zoomed="1"'
   # Named streams are shown by name wherever a stream is: the segment legend, the tables.

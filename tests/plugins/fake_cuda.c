@@ -18,6 +18,7 @@
  *                      capture_end, not launch or destroy): refused at load,
  *                      naming the missing slots (XDEV_SLOT_GROUPS). */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -120,6 +121,21 @@ static xdev_status_t dev_get_properties(xdev_backend_device_t *dev,
     return XDEV_SUCCESS;
 }
 
+/* UUIDs with a common prefix ("GPU-fa4ec0da" names both: ambiguous), so
+ * that XDEV_VISIBLE_DEVICES' UUID entries are tested without a GPU. */
+static xdev_status_t dev_get_properties_ext(xdev_backend_device_t *dev,
+                                            xdev_device_properties_ext_t *ext) {
+    if (!valid_device(dev->index)) return fail(XDEV_ERROR_INVALID_DEVICE, "bad device");
+    snprintf(ext->uuid, sizeof ext->uuid, "GPU-fa4ec0da-%d%d%d%d-4000-8000-00000000000%d",
+             dev->index + 1, dev->index + 1, dev->index + 1, dev->index + 1, dev->index);
+    snprintf(ext->pci_bus_id, sizeof ext->pci_bus_id, "0000:%02x:00.0", 0x3b + dev->index);
+    ext->l2_cache_size = (size_t)50 << 20;
+    ext->bf16_supported = true;
+    ext->tf32_supported = true;
+    snprintf(ext->arch, sizeof ext->arch, "sm_90");
+    return XDEV_SUCCESS;
+}
+
 static xdev_status_t dev_synchronize(xdev_backend_device_t *dev) {
     return valid_device(dev->index) ? XDEV_SUCCESS : fail(XDEV_ERROR_INVALID_DEVICE, "bad device");
 }
@@ -143,6 +159,7 @@ static const xdev_device_vtable_t g_device = {
     .synchronize = dev_synchronize,
     .can_access_peer = dev_can_access_peer,
     .enable_peer_access = dev_enable_peer_access,
+    .get_properties_ext = dev_get_properties_ext,
 };
 
 /* ------------------------------------------------------------ stream */

@@ -158,13 +158,16 @@ XDEV_CVT_FN size_t xdev_cvt_size(int dt) {
     switch (dt) {
     case XDEV_DTYPE_F64:
     case XDEV_DTYPE_I64:
+    case XDEV_DTYPE_U64:
         return 8;
     case XDEV_DTYPE_F32:
     case XDEV_DTYPE_I32:
+    case XDEV_DTYPE_U32:
         return 4;
     case XDEV_DTYPE_F16:
     case XDEV_DTYPE_BF16:
     case XDEV_DTYPE_I16:
+    case XDEV_DTYPE_U16:
         return 2;
     default:
         return 1;
@@ -173,7 +176,8 @@ XDEV_CVT_FN size_t xdev_cvt_size(int dt) {
 
 XDEV_CVT_FN int xdev_cvt_is_int(int dt) {
     return dt == XDEV_DTYPE_I8 || dt == XDEV_DTYPE_I16 || dt == XDEV_DTYPE_I32 ||
-           dt == XDEV_DTYPE_I64 || dt == XDEV_DTYPE_U8;
+           dt == XDEV_DTYPE_I64 || dt == XDEV_DTYPE_U8 || dt == XDEV_DTYPE_U16 ||
+           dt == XDEV_DTYPE_U32 || dt == XDEV_DTYPE_U64;
 }
 
 /* A float element of dtype dt (f16, bf16, f32, f64) as f64 bits. */
@@ -216,7 +220,17 @@ XDEV_CVT_FN int64_t xdev_cvt_load_int(const void *p, int dt) {
         memcpy(&v, p, 1);
         return v;
     }
-    default: {
+    case XDEV_DTYPE_U16: {
+        uint16_t v;
+        memcpy(&v, p, 2);
+        return v;
+    }
+    case XDEV_DTYPE_U32: {
+        uint32_t v;
+        memcpy(&v, p, 4);
+        return v;
+    }
+    default: { /* i64; u64 as its bits (values past 2^63 - 1 read negative) */
         int64_t v;
         memcpy(&v, p, 8);
         return v;
@@ -263,6 +277,21 @@ XDEV_CVT_FN void xdev_cvt_store_from_f64(void *p, int dt, uint64_t b) {
         memcpy(p, &v, 1);
         return;
     }
+    case XDEV_DTYPE_U16: {
+        uint16_t v = (uint16_t)xdev_cvt_f64_to_int(b, -1.0, 65536.0, 0, UINT16_MAX);
+        memcpy(p, &v, 2);
+        return;
+    }
+    case XDEV_DTYPE_U32: {
+        uint32_t v = (uint32_t)xdev_cvt_f64_to_int(b, -1.0, 4294967296.0, 0, UINT32_MAX);
+        memcpy(p, &v, 4);
+        return;
+    }
+    case XDEV_DTYPE_U64: { /* saturates at 2^63 - 1 (no conversion takes u64: fills only) */
+        uint64_t v = (uint64_t)xdev_cvt_f64_to_int(b, -1.0, 9223372036854775808.0, 0, INT64_MAX);
+        memcpy(p, &v, 8);
+        return;
+    }
     default: { /* i64; -2^63 - 1 rounds to -2^63 in f64, the next double below is -2^63 - 2048 */
         int64_t v = xdev_cvt_f64_to_int(b, -9223372036854777856.0, 9223372036854775808.0, INT64_MIN,
                                         INT64_MAX);
@@ -300,12 +329,14 @@ XDEV_CVT_FN void xdev_cvt_store_from_int(void *p, int dt, int64_t v) {
         memcpy(p, &b, 1);
         return;
     }
-    case XDEV_DTYPE_I16: {
+    case XDEV_DTYPE_I16:
+    case XDEV_DTYPE_U16: {
         uint16_t b = (uint16_t)(uint64_t)v;
         memcpy(p, &b, 2);
         return;
     }
-    case XDEV_DTYPE_I32: {
+    case XDEV_DTYPE_I32:
+    case XDEV_DTYPE_U32: {
         uint32_t b = (uint32_t)(uint64_t)v;
         memcpy(p, &b, 4);
         return;
