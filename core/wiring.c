@@ -59,6 +59,9 @@ __attribute__((constructor)) static void xdev_wire(void) {
      * through which the enqueue path, runtime's stream ordering, alloc/,
      * interop/ and comm/ reach it. */
     xdev_stream_sanitizer_wire();
+    /* observe/: XDEV_SHADOW and its settings (a settings step), its slots put
+     * in front of each backend's as it loads, and its enqueue observer. */
+    xdev_shadow_wire();
     /* backends/: the CPU backend, then the shipped plugins by name (cuda,
      * hip; loaded on first use). */
     xdev_cpu_backend_wire();

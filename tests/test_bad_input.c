@@ -605,6 +605,16 @@ START_TEST(oom_observer_bad_args) {
 }
 END_TEST
 
+/* Shadow execution's calls (xdev/shadow.h), with the shadow off. */
+START_TEST(shadow_bad_args) {
+    XT_ERR(VAL, xdev_shadow_report_get(0, NULL), "'out'");
+    xdev_shadow_report_t r;
+    XT_ERR(XDEV_ERROR_NOT_FOUND, xdev_shadow_report_get(UINT64_MAX, &r), "not kept");
+    XT_OK(xdev_shadow_set_handler(NULL, (void *)1)); /* NULL: back to stderr */
+    XT_OK(xdev_shadow_clear());
+}
+END_TEST
+
 /* ------------------------------------------------------------ copies and memset across devices */
 
 START_TEST(memory_cross_device_stream) {
@@ -653,6 +663,7 @@ int main(int argc, char **argv) {
     tcase_add_test(t, parity_bad_args);
     tcase_add_test(t, managed_bad_args);
     tcase_add_test(t, oom_observer_bad_args);
+    tcase_add_test(t, shadow_bad_args);
     tcase_add_test(t, memory_cross_device_stream);
     suite_add_tcase(s, t);
     return xt_run(srunner_create(s), "bad_input", argc, argv);

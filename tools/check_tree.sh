@@ -146,6 +146,10 @@ CORE_PUBLIC_CALLS = {
     ('core/math/prim_select.c', 'xdev_dtype_name'): 'dtype name in a message; pure lookup',
     ('core/math/prim_select.c', 'xdev_dtype_size'): 'element size; pure lookup',
     ('core/math/rng.c', 'xdev_dtype_name'): 'dtype name in a message; pure lookup',
+    ('core/observe/shadow_slots.c', 'xdev_dtype_name'): 'dtype name in a report; pure lookup',
+    ('core/observe/shadow_slots.c', 'xdev_dtype_size'): 'element size; pure lookup',
+    ('core/observe/shadow_compute.c', 'xdev_dtype_name'): 'dtype name in a report; pure lookup',
+    ('core/observe/shadow_compute.c', 'xdev_dtype_size'): 'element size; pure lookup',
     # device type names (xdev/device.h): a backend-table lookup, no error state.
     ('core/math/rng.c', 'xdev_device_type_name'): "the generator's device in a message",
     ('core/comm/rendezvous.c', 'xdev_device_type_name'): 'device types in messages; pure lookup',

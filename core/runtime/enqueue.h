@@ -25,13 +25,15 @@
  *                      XDEV_ENQUEUE_WAIT_LATER: the caller calls it once its
  *                      own locks are released
  *
- * A new observer of every op (a shadow mode) is added in step 5, here, and
- * nowhere else. Untraced, unsanitized and unobserved, the path costs what
- * the hand-written sequence did: xdev_enqueue is inline and its callbacks
- * are known at the call site, so the compiler calls them directly; steps 2,
- * 4 and 5 are one relaxed load and a branch each. The sanitizer sits above
- * runtime/ (observe/stream_sanitizer.c): step 5 reaches it through its
- * probes (runtime/sanitizer_probe.h), as the tracer's through its own. */
+ * A new observer of every op is added in step 5, here, and nowhere else:
+ * shadow execution (observe/shadow.c, XDEV_SHADOW=cpu) is one, registered
+ * with xdev_enqueue_observer_add when it is on; it replays there what the
+ * op's backend calls recorded and compares the op's written operands. Untraced, unsanitized and
+ * unobserved, the path costs what the hand-written sequence did: xdev_enqueue is inline and its
+ * callbacks are known at the call site, so the compiler calls them directly; steps 2, 4 and 5 are
+ * one relaxed load and a branch each. The sanitizer sits above runtime/
+ * (observe/stream_sanitizer.c): step 5 reaches it through its probes (runtime/sanitizer_probe.h),
+ * as the tracer's through its own. */
 #ifndef XDEV_CORE_ENQUEUE_H
 #define XDEV_CORE_ENQUEUE_H
 

@@ -13,6 +13,8 @@ static xdev_init_hook_t g_init[XDEV_INIT_PHASES][XDEV_MAX_HOOKS];
 static int g_init_count[XDEV_INIT_PHASES];
 static xdev_thread_exit_hook_t g_exit[XDEV_MAX_HOOKS];
 static int g_exit_count;
+static xdev_backend_loaded_hook_t g_loaded[XDEV_MAX_HOOKS];
+static int g_loaded_count;
 static bool g_overflow; /* a hook found no room: initialisation says so */
 
 void xdev_hook_init_add(xdev_init_phase_t phase, xdev_init_hook_t fn) {
@@ -29,6 +31,19 @@ void xdev_hook_thread_exit_add(xdev_thread_exit_hook_t fn) {
         return;
     }
     g_exit[g_exit_count++] = fn;
+}
+
+void xdev_hook_backend_loaded_add(xdev_backend_loaded_hook_t fn) {
+    if (g_loaded_count == XDEV_MAX_HOOKS) {
+        g_overflow = true;
+        return;
+    }
+    g_loaded[g_loaded_count++] = fn;
+}
+
+void xdev_hooks_run_backend_loaded(struct xdev_backend *be) {
+    for (int i = 0; i < g_loaded_count; i++)
+        g_loaded[i](be);
 }
 
 xdev_status_t xdev_hooks_run_init(xdev_init_phase_t phase) {

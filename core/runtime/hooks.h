@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* hooks.h - how the folders above runtime/ take part in what runtime does
  * without runtime calling up into them (core/README.md; tools/check_tree.sh,
- * rule core-layers): steps of initialisation, and a thread's exit. Each part
+ * rule core-layers): steps of initialisation, a backend's load, and a
+ * thread's exit. Each part
  * above runtime/ that takes part registers its hooks in its
  * xdev_<part>_wire(), declared below; core/wiring.c, the one list of what
  * libxdev starts, calls them in order when libxdev loads, before any xdev
@@ -40,14 +41,26 @@ typedef void (*xdev_thread_exit_hook_t)(void);
 /* Hooks of each kind (per phase); one more fails initialisation. */
 #define XDEV_MAX_HOOKS 8
 
+/* Runs once per backend as it loads, after its devices opened and before
+ * any call can reach it (registry.c, load_locked, under the backend's
+ * lock): the one moment a part above runtime/ may put its own slots in
+ * front of the backend's (observe/shadow.c: XDEV_SHADOW). It may replace
+ * tables in be->api_copy; it must not load another backend. */
+struct xdev_backend;
+typedef void (*xdev_backend_loaded_hook_t)(struct xdev_backend *be);
+
 /* Register, from a part's xdev_<part>_wire() (not thread-safe: core/wiring.c
  * calls them while libxdev loads). Steps of one phase, and exit hooks, run
  * in the order core/wiring.c wires their parts. */
 void xdev_hook_init_add(xdev_init_phase_t phase, xdev_init_hook_t fn);
 void xdev_hook_thread_exit_add(xdev_thread_exit_hook_t fn);
+void xdev_hook_backend_loaded_add(xdev_backend_loaded_hook_t fn);
 
 /* registry.c: the steps of `phase`, up to the first failure (its status). */
 xdev_status_t xdev_hooks_run_init(xdev_init_phase_t phase);
+
+/* registry.c: every backend-loaded hook, in order. */
+void xdev_hooks_run_backend_loaded(struct xdev_backend *be);
 
 /* thread_state.c: every exit hook, on the exiting thread. */
 void xdev_hooks_run_thread_exit(void);
@@ -63,5 +76,6 @@ void xdev_graph_wire(void);            /* graph/graph.c */
 void xdev_tracer_wire(void);           /* observe/tracer.c */
 void xdev_oom_snapshot_wire(void);     /* observe/oom_snapshot.c */
 void xdev_stream_sanitizer_wire(void); /* observe/stream_sanitizer.c */
+void xdev_shadow_wire(void);           /* observe/shadow.c */
 
 #endif

@@ -136,6 +136,7 @@ static void load_locked(xdev_backend_t *be) {
     memset(&be->api_copy, 0, sizeof be->api_copy);
     memcpy(&be->api_copy, api, api->size < sizeof be->api_copy ? api->size : sizeof be->api_copy);
     be->api = &be->api_copy;
+    xdev_hooks_run_backend_loaded(be); /* XDEV_SHADOW's slots go in front (observe/shadow.c) */
     atomic_store_explicit(&be->state, XDEV_BACKEND_LOADED, memory_order_release);
     atomic_store_explicit(&xdev_core_loaded[be->type], be, memory_order_release);
 }

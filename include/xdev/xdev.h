@@ -55,6 +55,7 @@
 #include "xdev/communicator.h"
 #include "xdev/trace.h"
 #include "xdev/sanitizer.h"
+#include "xdev/shadow.h"
 #include "xdev/ipc.h"
 #include "xdev/system.h"
 #include "xdev/blas.h"

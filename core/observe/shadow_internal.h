@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* shadow_internal.h - the two halves of shadow execution (xdev/shadow.h):
+ *
+ * shadow_slots.c  the slots put in front of each backend's table when it
+ *                 loads (runtime/hooks.h, backend-loaded hook): a device
+ *                 allocation gets its mirror; a stream-ordered backend call
+ *                 (copy, memset, fill, conversion, add, random fill, BLAS,
+ *                 kernel launch) runs, then is recorded, with its arguments
+ *                 copied, on the calling thread's pending list; and the
+ *                 replay of those records on the mirrors with the CPU
+ *                 backend's own slots.
+ * shadow.c        the settings, the enqueue observer (runtime/enqueue.h,
+ *                 step 5: the op's pending records replayed, its written
+ *                 operands compared) and the reports.
+ *
+ * Why the slots and not each call: the backend call is where an op's
+ * arguments are typed the same for every op of a kind, whoever made it; the
+ * shadow replays exactly what the backend was asked to do, and a call added
+ * later is shadowed when it reaches a shadowed slot. Why step 5 for the
+ * rest: there the op is whole (one per call however many slots it used), it
+ * succeeded, its call site and written operands are known, and a capture's
+ * records (which run at the graph's replay) can be dropped. */
+#ifndef XDEV_CORE_SHADOW_INTERNAL_H
+#define XDEV_CORE_SHADOW_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "runtime/registry.h"
+#include "xdev/dtype.h"
+#include "xdev/shadow.h"
+
+typedef enum {
+    SH_COPY,
+    SH_MEMSET,
+    SH_FILL,
+    SH_CONVERT,
+    SH_ADD,
+    SH_RNG,
+    SH_GEMM,
+    SH_VEC,
+    SH_LAUNCH,
+    SH_FFT,
+    SH_REDUCE,
+    SH_SCAN,
+} sh_kind_t;
+
+/* One backend call to replay. Pointers are the real device's; the replay
+ * translates them to mirrors. */
+typedef struct sh_rec {
+    sh_kind_t kind;
+    char detail[192]; /* what the op did, for reports */
+    size_t elem;      /* bytes per element compared */
+    xdev_dtype_t dtype;
+    bool tolerant;          /* floating BLAS results: within the tolerance */
+    const char *unmirrored; /* set when it cannot be replayed (why) */
+    /* A host output (a copy to the host, a BLAS result on the host): the
+     * replay writes scratch instead, compared with host_dst in step 5. */
+    void *host_dst;
+    void *scratch;
+    size_t scratch_n;
+    union {
+        xdev_copy_desc_t copy;
+        struct {
+            void *dst;
+            int value;
+            size_t n;
+        } memset;
+        struct {
+            void *dst;
+            unsigned char pattern[16];
+            size_t size, count;
+        } fill;
+        struct {
+            void *dst;
+            xdev_dtype_t dd;
+            const void *src;
+            xdev_dtype_t sd;
+            size_t count;
+        } convert;
+        struct {
+            void *dst;
+            const void *src;
+            xdev_dtype_t dtype;
+            size_t count;
+        } add;
+        xdev_rng_fill_desc_t rng;
+        xdev_blas_gemm_desc_t gemm;
+        struct {
+            xdev_blas_routine_t routine;
+            xdev_blas_vec_desc_t d;
+        } vec;
+        struct {
+            xdev_launch_desc_t d;
+            void *shadow_fn;     /* the host build's function, NULL: none */
+            unsigned char *heap; /* the argument bytes, copied */
+        } launch;
+        struct {
+            xdev_fft_exec_desc_t d;
+            void *plan;          /* the shadow device's plan, NULL: none */
+            size_t work_size;    /* its work bytes */
+            struct sh_plan *ref; /* keeps the plan (shadow_compute.c) */
+        } fft;
+        xdev_prim_desc_t prim;
+    } u;
+} sh_rec_t;
+
+/* Records one thread can hold between its op's backend calls and step 5. */
+#define SH_PENDING 8
+
+typedef struct sh_pending {
+    int n;
+    bool overflow;
+    sh_rec_t recs[SH_PENDING];
+} sh_pending_t;
+
+/* The calling thread's pending records. */
+sh_pending_t *xdev_shadow_pending(void);
+/* Free what the records hold and empty the list. */
+void xdev_shadow_pending_clear(sh_pending_t *p);
+
+/* One mirrored allocation: [base, base + size) of a backend's device. */
+typedef struct sh_mirror {
+    uintptr_t base;
+    size_t size;
+    unsigned char *mirror;
+    xdev_device_type_t type;
+    xdev_backend_device_t *ctx;
+    bool host_memory; /* the host reads the device's bytes directly */
+    /* COMPARE=sync: written since the last comparison, and by what. */
+    bool dirty;
+    const void *last_stream; /* the writer's stream (xdev_stream_t) */
+    char last_op[64], last_detail[192], last_site[256];
+} sh_mirror_t;
+
+/* g_lock of shadow_slots.c guards the mirrors and the replays. */
+void xdev_shadow_lock(void);
+void xdev_shadow_unlock(void);
+/* The mirror holding p (lock held), or NULL. */
+sh_mirror_t *xdev_shadow_find(const void *p);
+/* Call fn on every mirror (lock held). */
+void xdev_shadow_each(void (*fn)(sh_mirror_t *m, void *user), void *user);
+
+/* Replay the thread's records on the mirrors, in order (lock held); a
+ * record that could not be replayed gets its reason in unmirrored. */
+void xdev_shadow_replay(sh_pending_t *p);
+
+/* The device's bytes [p, p + n) of mirror m into out (lock held; the work
+ * writing them has finished). False when the backend failed. */
+bool xdev_shadow_read_device(const sh_mirror_t *m, const void *p, size_t n, void *out);
+
+/* Wait for a stream of the real device (its native handle). */
+void xdev_shadow_wait_stream(xdev_device_record_t *rec, void *native);
+
+/* shadow_slots.c's helpers for shadow_compute.c. */
+/* The backend's own table (before the shadow's slots) of a device context. */
+const xdev_backend_api_t *xdev_shadow_orig(const xdev_backend_device_t *ctx);
+/* A new record on the thread's list, or NULL (the op is then reported as
+ * not mirrored). */
+sh_rec_t *xdev_shadow_pend(sh_kind_t kind, size_t elem, xdev_dtype_t dtype);
+/* The mirror of device pointer p (lock held), or NULL. */
+void *xdev_shadow_to_mirror(const void *p);
+/* The shadow device: the CPU backend's own table, its device, the
+ * shadow's stream (lock held; false without a CPU backend). */
+bool xdev_shadow_device(const xdev_backend_api_t **api, xdev_backend_device_t **dev, void **stream);
+
+/* shadow_compute.c: kernels, FFT and the primitives. Replay one of their
+ * records on the shadow device (lock held); put their slots in front of
+ * api's (the backend of type t loading). */
+xdev_status_t xdev_shadow_replay_compute(sh_rec_t *r, const xdev_backend_api_t *c,
+                                         xdev_backend_device_t *dv, void *s);
+void xdev_shadow_install_compute(xdev_backend_api_t *api, int t);
+/* What a record holds of shadow_compute.c's (a plan's reference), released
+ * (lock not held). */
+void xdev_shadow_record_release(sh_rec_t *r);
+
+/* In a shadow slot before the backend call: the refusal of
+ * XDEV_SHADOW_ACTION=stop after a difference. */
+#define SH_STOPPED_CHECK()                                                                         \
+    do {                                                                                           \
+        if (atomic_load_explicit(&xdev_shadow_stopped, memory_order_acquire))                      \
+            return xdev_shadow_stop_status();                                                      \
+    } while (0)
+
+/* An event recorded now on a real stream (lock held; NULL on failure),
+ * and whether the stream has reached it (waiting for it when wait); once
+ * reached the event is gone. */
+void *xdev_shadow_mark(xdev_device_record_t *rec, void *native);
+bool xdev_shadow_mark_reached(xdev_device_record_t *rec, void *ev, bool wait);
+
+/* Settings (shadow.c). */
+extern bool xdev_shadow_on;
+extern _Atomic bool xdev_shadow_stopped;
+/* The refusal while stopped (sets the thread's message). */
+xdev_status_t xdev_shadow_stop_status(void);
+
+/* Put the shadow's slots in front of be's (the backend-loaded hook). */
+void xdev_shadow_backend_loaded(xdev_backend_t *be);
+
+#endif

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* shadow_kernels.c - kernels of the shadow execution's tests
+ * (tests/test_shadow.c), built for the host, CUDA and HIP by
+ * xdev_add_kernels. `off_by_one` carries an injected fault in its device
+ * build only (XDEV_KERNEL_DEVICE_COMPILE): it leaves the last element
+ * unwritten on a GPU, which XDEV_SHADOW=cpu must name. On the CPU both builds
+ * are the host build, so there the fault does not exist. */
+#include <xdev/kernel_lang.h>
+
+XDEV_KERNEL(off_by_one, XDEV_PARAM(int, n), XDEV_PTR(int, out)) {
+    long i = xdev_global_id(0);
+#if XDEV_KERNEL_DEVICE_COMPILE
+    if (i < n - 1) out[i] = (int)i * 3 + 1; /* the injected fault: one short */
+#else
+    if (i < n) out[i] = (int)i * 3 + 1;
+#endif
+}
+
+XDEV_KERNEL(iota3, XDEV_PARAM(int, n), XDEV_PTR(int, out)) {
+    long i = xdev_global_id(0);
+    if (i < n) out[i] = (int)i * 3 + 1;
+}

@@ -1,0 +1,332 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_shadow.c - shadow execution (xdev/shadow.h), one scenario per ctest
+ * entry (argv[1]), each in the environment its entry sets:
+ *   clean        XDEV_SHADOW=cpu on the CPU: copies in every direction,
+ *                memset, fill, conversion, random fills, axpy, GEMM, a
+ *                kernel, xdev_elementwise (compiled at run time): every op
+ *                replayed, no report
+ *   short_memset XDEV_BACKEND=faultynull (the backend template with a
+ *                memset one byte short, tests/plugins/faulty_template.c):
+ *                the memset is named, with its call site in this file, the
+ *                last byte and both values
+ *   gemm_lda     the same plugin's GEMM, which ignores lda: a padded A is
+ *                named with its shape, the first element and both values
+ *   stop         the same with XDEV_SHADOW_ACTION=stop: the next call fails
+ *                with XDEV_ERROR_BACKEND quoting the report until
+ *                xdev_shadow_clear
+ *   sync         the same with XDEV_SHADOW_COMPARE=sync: found at the copy
+ *                to the host, naming the memset as the buffer's last writer
+ *   kernel_gpu   a kernel whose device build alone is off by one (cuda, hip;
+ *                skipped on the CPU, where both builds are the host build)
+ *   not_mirrored a graph replay (not mirrored) is reported once, as such, and
+ *                the mirrors take its outputs
+ *   off          no XDEV_SHADOW: off, no report; bad arguments refused
+ *   bad          a malformed XDEV_SHADOW* value (argv[2] names it) fails
+ *                xdev_init with XDEV_ERROR_ENV naming the variable */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shadow_kernels.h"
+#include "xdev/xdev.h"
+#include "xt.h"
+
+enum { N = 1000 };
+
+static int differences(void) {
+    int d = 0;
+    uint64_t n = xdev_shadow_report_count();
+    for (uint64_t i = 0; i < n && i < XDEV_SHADOW_KEPT; i++) {
+        xdev_shadow_report_t r;
+        XT_OK(xdev_shadow_report_get(i, &r));
+        if (r.kind == XDEV_SHADOW_DIFFERENCE) {
+            fprintf(stderr, "unexpected difference:\n%s", r.text);
+            d++;
+        }
+    }
+    return d;
+}
+
+/* Each op of the representative set, checked against host results too. */
+START_TEST(clean) {
+    ck_assert_msg(xdev_shadow_enabled(), "XDEV_SHADOW=cpu did not turn shadow execution on");
+    xdev_stream_t s = xt_new_stream(0);
+    float *x, *y, *h = malloc(N * sizeof(float));
+    int *k;
+    ck_assert_ptr_nonnull(h);
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&x, N * sizeof(float)));
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&y, N * sizeof(float)));
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&k, N * sizeof(int)));
+    for (int i = 0; i < N; i++)
+        h[i] = (float)i;
+    XT_OK(xdev_memcpy_async(x, h, N * sizeof(float), s)); /* HtoD */
+    XT_OK(xdev_memcpy_async(y, x, N * sizeof(float), s)); /* DtoD */
+    XT_OK(xdev_memset_async(k, 0x5a, N * sizeof(int), s));
+    XT_OK(xdev_fill_async(k, XDEV_DTYPE_I32, xdev_scalar_i64(7), N / 2, s));
+    XT_OK(xdev_convert_async(k, XDEV_DTYPE_I32, x, XDEV_DTYPE_F32, N, s));
+    XT_OK(xdev_axpy(XDEV_DTYPE_F32, N, 0.5, x, 1, y, 1, s));
+    XT_OK(xdev_gemm(XDEV_DTYPE_F32, XDEV_BLAS_OP_N, XDEV_BLAS_OP_T, 20, 20, 20, 1.0, x, 20, x, 20,
+                    0.5, y, 20, s));
+    XT_OK(xdev_rng_uniform(NULL, XDEV_DTYPE_F32, x, N, s));
+    XT_OK(xdev_rng_normal(NULL, XDEV_DTYPE_F32, x, N, 0.0, 1.0, s));
+    xdev_module_t m;
+    XT_OK(xdev_module_load(xt_dev(0), shadow_kernels_bundle(), &m));
+    xdev_kernel_t iota;
+    XT_OK(xdev_module_get_kernel(m, "iota3", &iota));
+    int n = N;
+    xdev_arg_t args[] = {{&n, sizeof n}, {&k, sizeof k}};
+    xdev_launch_config_t cfg = {.grid = {4, 1, 1}, .block = {256, 1, 1}, .stream = s};
+    XT_OK(xdev_launch_kernel(iota, &cfg, args, 2));
+    const void *in[2] = {x, y};
+    xdev_status_t st = xdev_elementwise("in0 + in1", XDEV_DTYPE_F32, 2, in, x, N, s);
+    if (st == XDEV_ERROR_COMPILE || st == XDEV_ERROR_NOT_SUPPORTED)
+        xt_skip("clean (elementwise)", "no kernel compiler here: %s", xdev_last_error());
+    else
+        XT_OK(st);
+    XT_OK(xdev_memcpy_async(h, y, N * sizeof(float), s)); /* DtoH */
+    int hk[N];
+    XT_OK(xdev_memcpy_async(hk, k, sizeof hk, s));
+    XT_OK(xdev_stream_synchronize(s));
+    for (int i = 0; i < N; i++)
+        ck_assert_int_eq(hk[i], i * 3 + 1);
+    ck_assert_int_eq(differences(), 0);
+    /* Everything above was replayed: nothing reported as not mirrored. */
+    ck_assert_uint_eq(xdev_shadow_report_count(), 0);
+    XT_OK(xdev_module_unload(m));
+    XT_OK(xdev_free(x));
+    XT_OK(xdev_free(y));
+    XT_OK(xdev_free(k));
+    XT_OK(xdev_stream_destroy(s));
+    free(h);
+}
+END_TEST
+
+/* The faulty plugin's memset: one report, naming it. Returns its text. */
+static void expect_short_memset(xdev_shadow_report_t *r, unsigned char *dev, size_t bytes) {
+    ck_assert_msg(xdev_shadow_report_count() >= 1, "the short memset was not reported");
+    XT_OK(xdev_shadow_report_get(0, r));
+    fprintf(stderr, "the report:\n%s", r->text);
+    ck_assert_int_eq(r->kind, XDEV_SHADOW_DIFFERENCE);
+    ck_assert_str_eq(r->op, "memset");
+    ck_assert_msg(strstr(r->detail, "memset of 4096 bytes to 0xab") != NULL, "detail: %s",
+                  r->detail);
+    ck_assert_msg(strstr(r->call_site, "test_shadow") != NULL, "call site: %s", r->call_site);
+    ck_assert_ptr_eq(r->buffer, dev);
+    ck_assert_uint_eq(r->element, bytes - 1);
+    ck_assert_uint_eq(r->differing, 1);
+    ck_assert_uint_eq(r->shadow_bits, 0xab);
+    ck_assert_uint_eq(r->device_bits, 0x11);
+}
+
+static unsigned char *prepare(size_t bytes) {
+    unsigned char *dev;
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&dev, bytes));
+    XT_OK(xdev_memset_async(dev, 0x11, bytes, NULL)); /* the last byte stays what it was */
+    XT_OK(xdev_synchronize());
+    XT_OK(xdev_shadow_clear()); /* that memset's own report */
+    unsigned char h[4096];
+    memset(h, 0x11, sizeof h);
+    XT_OK(xdev_memcpy(dev, h, bytes)); /* now all 0x11 on both */
+    ck_assert_uint_eq(xdev_shadow_report_count(), 0);
+    return dev;
+}
+
+START_TEST(short_memset) {
+    const size_t bytes = 4096;
+    unsigned char *dev = prepare(bytes);
+    XT_OK(xdev_memset_async(dev, 0xab, bytes, NULL)); /* the faulty op */
+    XT_OK(xdev_synchronize());
+    xdev_shadow_report_t r;
+    expect_short_memset(&r, dev, bytes);
+    ck_assert_uint_eq(xdev_shadow_report_count(), 1);
+    /* One fault, one report: the next ops compare from the device's bytes. */
+    unsigned char h[4096];
+    XT_OK(xdev_memcpy(h, dev, bytes));
+    ck_assert_uint_eq(xdev_shadow_report_count(), 1);
+    XT_OK(xdev_free(dev));
+}
+END_TEST
+
+START_TEST(stop) {
+    const size_t bytes = 4096;
+    unsigned char *dev = prepare(bytes);
+    XT_OK(xdev_memset_async(dev, 0xab, bytes, NULL));
+    xdev_shadow_report_t r;
+    expect_short_memset(&r, dev, bytes);
+    XT_ERR(XDEV_ERROR_BACKEND, xdev_memset_async(dev, 0, bytes, NULL), "XDEV_SHADOW_ACTION=stop");
+    ck_assert_msg(strstr(xdev_last_error(), "memset (memset of 4096 bytes") != NULL,
+                  "the refusal does not quote the report: %s", xdev_last_error());
+    XT_OK(xdev_shadow_clear());
+    XT_OK(xdev_memset_async(dev, 0x11, 1, NULL));
+    XT_OK(xdev_synchronize());
+    XT_OK(xdev_free(dev));
+}
+END_TEST
+
+START_TEST(sync_compare) {
+    const size_t bytes = 4096;
+    unsigned char *dev = prepare(bytes);
+    XT_OK(xdev_memset_async(dev, 0xab, bytes, NULL));
+    ck_assert_uint_eq(xdev_shadow_report_count(), 0); /* not compared yet */
+    unsigned char h[4096];
+    XT_OK(xdev_memcpy(h, dev, bytes));
+    xdev_shadow_report_t r;
+    expect_short_memset(&r, dev, bytes);
+    ck_assert_msg(strstr(r.text, "last written by memset") != NULL, "%s", r.text);
+    XT_OK(xdev_free(dev));
+}
+END_TEST
+
+START_TEST(gemm_lda) {
+    enum { M = 8, NN = 4, K = 5, LDA = 12 };
+    float ha[LDA * K], hb[K * NN], hc[M * NN];
+    for (int i = 0; i < LDA * K; i++)
+        ha[i] = (float)(i + 1);
+    for (int i = 0; i < K * NN; i++)
+        hb[i] = 1.0f;
+    memset(hc, 0, sizeof hc);
+    float *a, *b, *c;
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&a, sizeof ha));
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&b, sizeof hb));
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&c, sizeof hc));
+    XT_OK(xdev_memcpy(a, ha, sizeof ha));
+    XT_OK(xdev_memcpy(b, hb, sizeof hb));
+    XT_OK(xdev_memcpy(c, hc, sizeof hc));
+    ck_assert_uint_eq(xdev_shadow_report_count(), 0);
+    XT_OK(xdev_gemm(XDEV_DTYPE_F32, XDEV_BLAS_OP_N, XDEV_BLAS_OP_N, M, NN, K, 1.0, a, LDA, b, K,
+                    0.0, c, M, NULL));
+    XT_OK(xdev_synchronize());
+    ck_assert_uint_eq(xdev_shadow_report_count(), 1);
+    xdev_shadow_report_t r;
+    XT_OK(xdev_shadow_report_get(0, &r));
+    fprintf(stderr, "the report:\n%s", r.text);
+    ck_assert_int_eq(r.kind, XDEV_SHADOW_DIFFERENCE);
+    ck_assert_str_eq(r.op, "GEMM");
+    ck_assert_msg(strstr(r.detail, "gemm f32 NN m=8 n=4 k=5 lda=12 ldb=5 ldc=8 batch=1") != NULL,
+                  "detail: %s", r.detail);
+    ck_assert_msg(strstr(r.call_site, "test_shadow") != NULL, "call site: %s", r.call_site);
+    ck_assert_ptr_eq(r.buffer, c);
+    ck_assert_uint_eq(r.element, 0);
+    ck_assert_uint_eq(r.element_size, 4);
+    float dev, cpu;
+    memcpy(&dev, &r.device_bits, 4);
+    memcpy(&cpu, &r.shadow_bits, 4);
+    ck_assert_float_eq(dev, 85.0f);  /* A read with lda = m: 1 + 9 + 17 + 25 + 33 */
+    ck_assert_float_eq(cpu, 125.0f); /* with lda = 12: 1 + 13 + 25 + 37 + 49 */
+    XT_OK(xdev_free(a));
+    XT_OK(xdev_free(b));
+    XT_OK(xdev_free(c));
+}
+END_TEST
+
+START_TEST(kernel_gpu) {
+    if (xt_host_addressable())
+        XT_SKIP("on a backend whose kernels are the host build (%s) the device build's fault "
+                "does not exist; this runs on cuda and hip",
+                xt_type_name());
+    int *out;
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&out, N * sizeof(int)));
+    XT_OK(xdev_memset_async(out, 0, N * sizeof(int), NULL));
+    xdev_module_t m;
+    XT_OK(xdev_module_load(xt_dev(0), shadow_kernels_bundle(), &m));
+    xdev_kernel_t f;
+    XT_OK(xdev_module_get_kernel(m, "off_by_one", &f));
+    int n = N;
+    xdev_arg_t args[] = {{&n, sizeof n}, {&out, sizeof out}};
+    xdev_launch_config_t cfg = {.grid = {4, 1, 1}, .block = {256, 1, 1}, .stream = NULL};
+    XT_OK(xdev_launch_kernel(f, &cfg, args, 2));
+    XT_OK(xdev_synchronize());
+    ck_assert_uint_ge(xdev_shadow_report_count(), 1);
+    xdev_shadow_report_t r;
+    XT_OK(xdev_shadow_report_get(0, &r));
+    fprintf(stderr, "the report:\n%s", r.text);
+    if (r.kind == XDEV_SHADOW_NOT_MIRRORED)
+        XT_SKIP("the shadow cannot run this GPU module's host build yet: %s", r.text);
+    ck_assert_int_eq(r.kind, XDEV_SHADOW_DIFFERENCE);
+    ck_assert_msg(strstr(r.detail, "kernel off_by_one grid (4,1,1) block (256,1,1)") != NULL, "%s",
+                  r.detail);
+    ck_assert_msg(strstr(r.call_site, "test_shadow") != NULL, "%s", r.call_site);
+    ck_assert_uint_eq(r.element, N - 1);
+    ck_assert_uint_eq(r.differing, 1);
+    XT_OK(xdev_module_unload(m));
+    XT_OK(xdev_free(out));
+}
+END_TEST
+
+/* A graph replay is not mirrored: reported once (twice replayed), its
+ * outputs copied into the mirrors, so later ops compare clean. */
+START_TEST(not_mirrored) {
+    xdev_stream_t s = xt_new_stream(0);
+    int *k;
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&k, N * sizeof(int)));
+    xdev_graph_t g;
+    XT_OK(xdev_graph_create(&g));
+    XT_OK(xdev_graph_capture_begin(g, s, XDEV_CAPTURE_GLOBAL, NULL));
+    XT_OK(xdev_memset_async(k, 0x3c, N * sizeof(int), s));
+    XT_OK(xdev_graph_capture_end(g));
+    ck_assert_uint_eq(xdev_shadow_report_count(), 0); /* recorded, not run */
+    XT_OK(xdev_graph_replay(g, s));
+    XT_OK(xdev_graph_replay(g, s));
+    XT_OK(xdev_stream_synchronize(s));
+    ck_assert_uint_eq(xdev_shadow_report_count(), 1);
+    xdev_shadow_report_t r;
+    XT_OK(xdev_shadow_report_get(0, &r));
+    fprintf(stderr, "the report:\n%s", r.text);
+    ck_assert_int_eq(r.kind, XDEV_SHADOW_NOT_MIRRORED);
+    ck_assert_msg(strstr(r.text, "graph replay") != NULL, "%s", r.text);
+    ck_assert_msg(strstr(r.call_site, "test_shadow") != NULL, "%s", r.call_site);
+    int h[N];
+    XT_OK(xdev_memcpy(h, k, sizeof h)); /* the mirror took the replay's bytes */
+    ck_assert_uint_eq(xdev_shadow_report_count(), 1);
+    ck_assert_int_eq(h[N - 1], 0x3c3c3c3c);
+    XT_OK(xdev_graph_destroy(g));
+    XT_OK(xdev_free(k));
+    XT_OK(xdev_stream_destroy(s));
+}
+END_TEST
+
+START_TEST(off) {
+    ck_assert(!xdev_shadow_enabled());
+    float *x;
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&x, 64));
+    XT_OK(xdev_memset_async(x, 1, 64, NULL));
+    XT_OK(xdev_synchronize());
+    ck_assert_uint_eq(xdev_shadow_report_count(), 0);
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_shadow_report_get(0, NULL), "'out'");
+    xdev_shadow_report_t r;
+    XT_ERR(XDEV_ERROR_NOT_FOUND, xdev_shadow_report_get(0, &r), "report 0 is not kept");
+    XT_OK(xdev_shadow_set_handler(NULL, NULL));
+    XT_OK(xdev_shadow_clear());
+    XT_OK(xdev_free(x));
+}
+END_TEST
+
+static const char *g_bad_var;
+
+START_TEST(bad) {
+    xdev_status_t st = xdev_init();
+    ck_assert_int_eq(st, XDEV_ERROR_ENV);
+    ck_assert_msg(strstr(xdev_last_error(), g_bad_var) != NULL, "message: %s", xdev_last_error());
+    ck_assert(!xdev_shadow_enabled());
+}
+END_TEST
+
+int main(int argc, char **argv) {
+    const char *which = argc > 1 ? argv[1] : "clean";
+    g_bad_var = argc > 2 ? argv[2] : "XDEV_SHADOW";
+    Suite *su = suite_create("shadow");
+    TCase *tc = tcase_create(which);
+    tcase_set_timeout(tc, 120);
+    if (strcmp(which, "clean") == 0) tcase_add_test(tc, clean);
+    if (strcmp(which, "short_memset") == 0) tcase_add_test(tc, short_memset);
+    if (strcmp(which, "stop") == 0) tcase_add_test(tc, stop);
+    if (strcmp(which, "gemm_lda") == 0) tcase_add_test(tc, gemm_lda);
+    if (strcmp(which, "sync") == 0) tcase_add_test(tc, sync_compare);
+    if (strcmp(which, "kernel_gpu") == 0) tcase_add_test(tc, kernel_gpu);
+    if (strcmp(which, "not_mirrored") == 0) tcase_add_test(tc, not_mirrored);
+    if (strcmp(which, "off") == 0) tcase_add_test(tc, off);
+    if (strcmp(which, "bad") == 0) tcase_add_test(tc, bad);
+    suite_add_tcase(su, tc);
+    char *args[] = {argv[0], "shadow"};
+    return xt_run(srunner_create(su), "shadow", 2, args);
+}
