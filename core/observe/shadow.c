@@ -480,6 +480,7 @@ static bool defer(const xdev_enqueue_t *q, const xdev_op_use_t *uses, int n, con
 static void shadow_observe(const xdev_enqueue_t *q, const xdev_op_use_t *uses, int n, void *user) {
     (void)user;
     sh_pending_t *p = xdev_shadow_pending();
+    if (p == NULL) return; /* no host memory for this thread's records: nothing to replay */
     if (atomic_load_explicit(&q->stream->capture, memory_order_acquire) != NULL) {
         xdev_shadow_pending_clear(p); /* recorded, not run: they run at the replay */
         return;

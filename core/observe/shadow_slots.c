@@ -264,10 +264,37 @@ void *xdev_shadow_to_mirror(const void *p) {
 
 /* ------------------------------------------------------------ pending */
 
-static _Thread_local sh_pending_t t_pending;
+/* On the heap (made at a thread's first op under the shadow, freed at its
+ * exit): SH_PENDING records would be ~3 KiB of every thread's static TLS,
+ * which dlopen (Python's ctypes) cannot always find (ctest tls.*). */
+static _Thread_local sh_pending_t *t_pending;
+static pthread_key_t g_pending_key;
+static pthread_once_t g_pending_once = PTHREAD_ONCE_INIT;
+static int g_pending_key_ok;
+
+static void drop_pending(void *v) {
+    sh_pending_t *p = v;
+    if (t_pending == p) t_pending = NULL;
+    xdev_shadow_pending_clear(p);
+    free(p);
+}
+
+static void make_pending_key(void) {
+    g_pending_key_ok = pthread_key_create(&g_pending_key, drop_pending) == 0;
+}
 
 sh_pending_t *xdev_shadow_pending(void) {
-    return &t_pending;
+    if (t_pending != NULL) return t_pending;
+    pthread_once(&g_pending_once, make_pending_key);
+    if (!g_pending_key_ok) return NULL;
+    sh_pending_t *p = calloc(1, sizeof *p);
+    if (p == NULL) return NULL;
+    if (pthread_setspecific(g_pending_key, p) != 0) {
+        free(p);
+        return NULL;
+    }
+    t_pending = p;
+    return p;
 }
 
 void xdev_shadow_pending_clear(sh_pending_t *p) {
@@ -282,7 +309,8 @@ void xdev_shadow_pending_clear(sh_pending_t *p) {
 }
 
 sh_rec_t *xdev_shadow_pend(sh_kind_t kind, size_t elem, xdev_dtype_t dtype) {
-    sh_pending_t *p = &t_pending;
+    sh_pending_t *p = xdev_shadow_pending();
+    if (p == NULL) return NULL; /* no host memory: the op is reported as not mirrored */
     if (p->n == SH_PENDING) {
         p->overflow = true;
         return NULL;
