@@ -425,7 +425,10 @@ END_TEST
 
 /* A block freed on s1 comes back on s2 only if its segment went back to the
  * backend and came again in between (a legal coincidence of addresses);
- * otherwise a cached block crossed streams. Told apart through the stats. */
+ * otherwise a cached block crossed streams. Told apart through the stats.
+ * Run under torch's growth policy (ctest sets trim_before_grow:false): xdev's
+ * default may adopt an idle stream's wholly free segment for another stream,
+ * which test_alloc_policy.c's adoption tests check (never a busy stream's). */
 static void cross_stream_once(int dev, int iter) {
     xdev_stream_t s1 = xt_new_stream(dev), s2 = xt_new_stream(dev);
     void *a = NULL, *b = NULL;
