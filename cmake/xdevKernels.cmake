@@ -306,7 +306,8 @@ endfunction()
 
 # --offload-arch flags for the `archs` hipcc accepts: each is tried once per
 # hipcc on a one-line kernel (cached), since ROCm versions differ in the
-# targets they know (Debian's 5.2 refuses gfx942 and gfx1100).
+# targets they know (Debian's 5.2 refuses gfx942 and gfx1100: its clang 15
+# does not know gfx942, and has no device library for gfx1100).
 function(_xdev_kernels_hip_flags who hipcc archs out_flags out_desc)
   string(MD5 key "${hipcc}")
   set(probe "${CMAKE_BINARY_DIR}/CMakeFiles/xdev_kernels_probe.hip")

@@ -50,6 +50,9 @@ __attribute__((constructor)) static void xdev_wire(void) {
     /* observe/: the tracer's probes; XDEV_TRACE_FILE (a step once the
      * backends are selected). */
     xdev_tracer_wire();
+    /* observe/: XDEV_OOM_SNAPSHOT (a settings step), written from the
+     * allocator's out-of-memory observer. */
+    xdev_oom_snapshot_wire();
     /* observe/: the stream-order sanitizer's probes (runtime/sanitizer_probe.h),
      * through which the enqueue path, runtime's stream ordering, alloc/,
      * interop/ and comm/ reach it. */

@@ -58,6 +58,8 @@ static const char *kind_name(xdev_memory_kind_t kind) {
         return "device";
     case XDEV_MEMORY_PINNED_HOST:
         return "page-locked host";
+    case XDEV_MEMORY_MANAGED:
+        return "managed";
     }
     return "?";
 }

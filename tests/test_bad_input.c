@@ -40,6 +40,12 @@ static xdev_status_t c_malloc_device(xdev_device_t d) {
     ck_assert_msg(st == XDEV_SUCCESS || p == NULL, "failed xdev_malloc_device left *ptr = %p", p);
     return st;
 }
+static xdev_status_t c_malloc_managed(xdev_device_t d) {
+    void *p = (void *)&p;
+    xdev_status_t st = xdev_malloc_managed(d, &p, 64, 0);
+    ck_assert_msg(st == XDEV_SUCCESS || p == NULL, "failed xdev_malloc_managed left *ptr = %p", p);
+    return st;
+}
 static xdev_status_t c_stream_create(xdev_device_t d) {
     xdev_stream_t s;
     return xdev_stream_create(d, XDEV_STREAM_PRIORITY_NORMAL, &s);
@@ -128,6 +134,7 @@ typedef struct device_call {
 
 static const device_call_t device_calls[] = {
     {"xdev_malloc_device", c_malloc_device},
+    {"xdev_malloc_managed", c_malloc_managed},
     {"xdev_stream_create", c_stream_create},
     {"xdev_stream_default", c_stream_default},
     {"xdev_stream_current", c_stream_current},
@@ -496,6 +503,62 @@ START_TEST(allocator_bad_args) {
 }
 END_TEST
 
+/* Managed memory (xdev/memory.h) and the out-of-memory observers
+ * (xdev/allocator.h): arguments, foreign and non-managed pointers, ranges,
+ * locations, advice. */
+START_TEST(managed_bad_args) {
+    xdev_device_t d = xdev_cpu(1);
+    void *p = (void *)1;
+    XT_ERR(VAL, xdev_malloc_managed(d, NULL, 64, 0), "ptr");
+    XT_ERR(VAL, xdev_malloc_managed(d, &p, 64, 3), "flags 0x3");
+    ck_assert_ptr_null(p);
+    char *m = NULL;
+    XT_OK(xdev_malloc_managed(d, (void **)&m, 256, XDEV_MEM_ATTACH_HOST));
+    void *dev = NULL;
+    XT_OK(xdev_malloc_device(d, &dev, 256));
+    char host[16];
+    XT_ERR(VAL, xdev_mem_prefetch_async(NULL, 1, XDEV_HOST, NULL), "ptr");
+    XT_ERR(VAL, xdev_mem_prefetch_async(host, 1, XDEV_HOST, NULL), "not managed memory");
+    XT_ERR(VAL, xdev_mem_prefetch_async(dev, 1, 1, NULL), "not managed memory");
+    XT_ERR(VAL, xdev_mem_prefetch_async(m, 257, 1, NULL), "run past the end");
+    XT_ERR(VAL, xdev_mem_prefetch_async(m + 256, 1, 1, NULL), "run past the end|not managed");
+    XT_ERR(VAL, xdev_mem_prefetch_async(m, 1, 2, NULL), "location 2", "below 2");
+    XT_ERR(VAL, xdev_mem_prefetch_async(m, 1, INT32_MIN, NULL), "location");
+    xdev_stream_t s0;
+    XT_OK(xdev_stream_create(xdev_cpu(0), XDEV_STREAM_PRIORITY_NORMAL, &s0));
+    XT_OK(xdev_mem_prefetch_async(m, 256, 0, s0)); /* another device's stream of its backend */
+    XT_OK(xdev_stream_destroy(s0));
+    XT_ERR(XDEV_ERROR_INVALID_HANDLE, xdev_mem_prefetch_async(m, 1, 1, s0), "stream");
+    XT_ERR(VAL, xdev_mem_advise(NULL, 1, XDEV_MEM_ADVISE_SET_READ_MOSTLY, 1), "ptr");
+    XT_ERR(VAL, xdev_mem_advise(host, 1, XDEV_MEM_ADVISE_SET_READ_MOSTLY, 1), "not managed");
+    XT_ERR(VAL, xdev_mem_advise(m, 300, XDEV_MEM_ADVISE_SET_READ_MOSTLY, 1), "run past the end");
+    XT_ERR(VAL, xdev_mem_advise(m, 1, XDEV_MEM_ADVISE_SET_PREFERRED_LOCATION, 5), "location 5");
+    XT_ERR(VAL, xdev_mem_advise(m, 1, (xdev_mem_advice_t)-1, 1), "advice -1");
+    XT_ERR(VAL, xdev_mem_advise(m, 1, (xdev_mem_advice_t)99, 1), "advice 99");
+    XT_ERR(VAL, xdev_host_free(m), "");
+    XT_OK(xdev_free(m));
+    XT_ERR(VAL, xdev_mem_advise(m, 1, XDEV_MEM_ADVISE_SET_READ_MOSTLY, 1), "not managed");
+    XT_OK(xdev_free(dev));
+}
+END_TEST
+
+static void oom_noop(const xdev_oom_info_t *info, void *user) {
+    (void)info;
+    (void)user;
+}
+
+START_TEST(oom_observer_bad_args) {
+    XT_ERR(VAL, xdev_memory_add_oom_observer(NULL, NULL), "fn");
+    XT_ERR(VAL, xdev_memory_remove_oom_observer(NULL, NULL), "fn");
+    XT_ERR(VAL, xdev_memory_remove_oom_observer(oom_noop, NULL), "no out-of-memory observer");
+    XT_OK(xdev_memory_add_oom_observer(oom_noop, NULL));
+    XT_ERR(VAL, xdev_memory_add_oom_observer(oom_noop, NULL), "already registered");
+    XT_OK(xdev_memory_add_oom_observer(oom_noop, (void *)1)); /* another user: another observer */
+    XT_OK(xdev_memory_remove_oom_observer(oom_noop, NULL));
+    XT_OK(xdev_memory_remove_oom_observer(oom_noop, (void *)1));
+}
+END_TEST
+
 /* ------------------------------------------------------------ copies and memset across devices */
 
 START_TEST(memory_cross_device_stream) {
@@ -541,6 +604,8 @@ int main(int argc, char **argv) {
     tcase_add_test(t, memory_wrong_free_kind);
     tcase_add_test(t, memory_copy_lengths_overflow);
     tcase_add_test(t, allocator_bad_args);
+    tcase_add_test(t, managed_bad_args);
+    tcase_add_test(t, oom_observer_bad_args);
     tcase_add_test(t, memory_cross_device_stream);
     suite_add_tcase(s, t);
     return xt_run(srunner_create(s), "bad_input", argc, argv);

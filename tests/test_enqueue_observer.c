@@ -59,10 +59,10 @@ static void forget(void) {
 
 static const char *kind_name(xdev_op_kind_t k) {
     static const char *const names[XDEV_OP_KINDS] = {
-        "copy",          "memset",       "fill",        "convert",    "kernel",
-        "elementwise",   "graph replay", "blas",        "fft",        "rng",
-        "host function", "event record", "stream wait", "reduce_add", "reduce",
-        "scan",          "collective",   "sort",        "histogram",  "select"};
+        "copy",         "memset",     "fill",    "convert", "kernel",        "elementwise",
+        "graph replay", "blas",       "fft",     "rng",     "host function", "event record",
+        "stream wait",  "reduce_add", "reduce",  "scan",    "collective",    "sort",
+        "histogram",    "select",     "prefetch"};
     return (unsigned)k < XDEV_OP_KINDS ? names[k] : "?";
 }
 
@@ -174,6 +174,8 @@ START_TEST(ops_blas_fft_rng) {
               (xdev_op_use_t[]){W(y, sizeof(float)), R(x, b)}, 2);
     XT_OK(xdev_prim_scan(x, XDEV_DTYPE_F32, N, XDEV_PRIM_SUM, 0, y, s));
     expect_op("xdev_prim_scan", XDEV_OP_SCAN, s, (xdev_op_use_t[]){W(y, b), R(x, b)}, 2);
+    XT_OK(xdev_prim_sort_keys(x, XDEV_DTYPE_F32, N, XDEV_PRIM_DESCENDING, 0, 0, y, s));
+    expect_op("xdev_prim_sort_keys", XDEV_OP_SORT, s, (xdev_op_use_t[]){W(y, b), R(x, b)}, 2);
 }
 END_TEST
 

@@ -9,7 +9,9 @@
  *   register  the skeleton built as "hip" replaces the shipped hip plugin
  *             factory (XDEV_BACKEND_REPLACE) before initialisation: it loads,
  *             built in, 1 device; a new name gets type 3;
- *             late, malformed and duplicate registrations are refused
+ *             late, malformed and duplicate registrations are refused;
+ *             without memory.managed slots, xdev_malloc_managed is
+ *             NOT_SUPPORTED naming the backend
  *   half_group a backend registered in process whose table sets half of a
  *             slot group (memory.malloc_async without free_async) is
  *             refused when it loads, naming the group and the missing slot */
@@ -168,6 +170,12 @@ START_TEST(register_in_process) {
     int count = -1;
     XT_OK(xdev_device_count(XDEV_DEVICE_HIP, &count));
     ck_assert_int_eq(count, 1);
+    /* no memory.managed slots: managed memory is refused, naming the backend */
+    void *m = (void *)1;
+    XT_ERR(XDEV_ERROR_NOT_SUPPORTED,
+           xdev_malloc_managed((xdev_device_t){XDEV_DEVICE_HIP, 0}, &m, 64, 0),
+           "xdev_malloc_managed", "the hip backend has no managed memory", "malloc_managed");
+    ck_assert_ptr_null(m);
 }
 END_TEST
 

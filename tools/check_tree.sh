@@ -176,6 +176,7 @@ CORE_PUBLIC_CALLS = {
     ('core/math/rng_generator.c', 'xdev_last_error'): "quotes a state's decode message",
     ('core/alloc/caching_allocator.c', 'xdev_last_error'): "keeps the backend's OOM message",
     ('core/alloc/device_allocator.c', 'xdev_last_error'): "quotes a direct free's failed wait",
+    ('core/alloc/managed.c', 'xdev_last_error'): "quotes a managed free's failed wait",
     ('core/alloc/host_allocator.c', 'xdev_last_status'): 'the status live_block just set, '
         'raised after unlocking',
     ('core/runtime/plugin_loader.c', 'xdev_last_error'): "a plugin's load failure into its reason",

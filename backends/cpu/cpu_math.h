@@ -13,5 +13,14 @@ extern const xdev_fft_vtable_t xdev_cpu_fft_vtable;
 extern const xdev_rng_vtable_t xdev_cpu_rng_vtable;   /* cpu_rng.c */
 extern const xdev_ops_vtable_t xdev_cpu_ops_vtable;   /* cpu_ops.c */
 extern const xdev_prim_vtable_t xdev_cpu_prim_vtable; /* cpu_primitives.c */
+/* The prim table's sort slots (cpu_prim_sort.c). */
+xdev_status_t xdev_cpu_prim_sort(const xdev_prim_desc_t *d, size_t *temp_bytes);
+xdev_status_t xdev_cpu_prim_segmented_sort(const xdev_prim_desc_t *d, size_t *temp_bytes);
+
+/* cpu_prim_select.c: the prim slots of histogram and the compactions. */
+xdev_status_t xdev_cpu_prim_histogram_even(const xdev_prim_desc_t *d, size_t *temp_bytes);
+xdev_status_t xdev_cpu_prim_select_flagged(const xdev_prim_desc_t *d, size_t *temp_bytes);
+xdev_status_t xdev_cpu_prim_unique(const xdev_prim_desc_t *d, size_t *temp_bytes);
+xdev_status_t xdev_cpu_prim_run_length_encode(const xdev_prim_desc_t *d, size_t *temp_bytes);
 
 #endif

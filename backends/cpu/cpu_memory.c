@@ -185,6 +185,51 @@ static xdev_status_t memory_mem_get_info(xdev_cpu_device_t *dev, size_t *free_by
     return XDEV_SUCCESS;
 }
 
+/* ---------------------------------------------------------------- managed memory
+ * The host and the CPU device address the same memory, so managed memory is
+ * plain host memory, outside the device's capacity (as CUDA's may exceed the
+ * device's). A prefetch has nothing to move and advice nothing to change:
+ * both check what the core cannot (the stream) and succeed; a prefetch
+ * orders nothing, since it changes nothing a later op could see. */
+static xdev_status_t managed_malloc(xdev_cpu_device_t *dev, size_t bytes, unsigned flags,
+                                    void **out) {
+    (void)flags;
+    void *p = NULL;
+    if (posix_memalign(&p, XDEV_CPU_ALIGNMENT, bytes) != 0)
+        return xdev_cpu_error(XDEV_ERROR_OUT_OF_MEMORY,
+                              "cpu:%d out of memory: tried to allocate %zu bytes of managed "
+                              "memory; the host could not provide them",
+                              dev->index, bytes);
+    *out = p;
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t managed_free(xdev_cpu_device_t *dev, void *ptr) {
+    (void)dev;
+    free(ptr);
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t managed_prefetch(xdev_cpu_device_t *dev, const void *ptr, size_t bytes,
+                                      xdev_cpu_device_t *target, void *stream) {
+    (void)ptr;
+    (void)bytes;
+    (void)target;
+    xdev_cpu_stream_t *s;
+    return xdev_cpu_stream_resolve(dev->index, stream, &s);
+}
+
+static xdev_status_t managed_advise(xdev_cpu_device_t *dev, const void *ptr, size_t bytes,
+                                    int advice, xdev_cpu_device_t *target) {
+    (void)dev;
+    (void)ptr;
+    (void)bytes;
+    (void)target;
+    if (advice < 1 || advice > 6)
+        return xdev_cpu_error(XDEV_ERROR_INVALID_VALUE, "cpu: advice %d is unknown", advice);
+    return XDEV_SUCCESS;
+}
+
 /* ---------------------------------------------------------------- virtual memory
  * Expandable segments on the CPU backend: an address-space reservation
  * (PROT_NONE, MAP_NORESERVE: no memory behind it), committed in chunks by
@@ -263,4 +308,8 @@ const xdev_memory_vtable_t xdev_cpu_memory_vtable = {
     .va_release = va_release,
     .va_map = va_map,
     .va_unmap = va_unmap,
+    .malloc_managed = managed_malloc,
+    .free_managed = managed_free,
+    .mem_prefetch = managed_prefetch,
+    .mem_advise = managed_advise,
 };

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* backends/cpu/cpu_primitives.c - the CPU backend's parallel primitives
- * (the prim table: reduce and scan), enqueued on the stream like every other
- * job and run on the device's worker pool (cpu_parallel.c).
+ * (the prim table: reduce, scan and segmented reduce; histogram and the
+ * compactions are cpu_prim_select.c's, the sorts cpu_prim_sort.c's),
+ * enqueued on the stream like every other job and run on the device's
+ * worker pool (cpu_parallel.c).
  *
  * Every floating-point sum follows the fixed order of xdev/primitives.h,
  * always: chunks of XDEV_PRIM_CHUNK elements, 32 lanes per chunk (vector
@@ -42,7 +44,9 @@ typedef struct prim_job {
     const void *in;
     void *out;
     size_t count, chunks;
-    partial_t *part; /* the core's temporary storage: `chunks` partials */
+    partial_t *part;        /* the core's temporary storage: `chunks` partials */
+    const int64_t *offsets; /* segmented reduce: num_segments + 1 bounds */
+    size_t num_segments;
 } prim_job_t;
 
 /* ------------------------------------------------------------ the types
@@ -270,6 +274,156 @@ static void reduce_job(void *arg) {
     if (arg_op) ST_I64(j->out, 0, r.idx);
 }
 
+/* ------------------------------------------------------------ segmented reduce */
+
+/* The chunk partials of one segment combined as they come, in the tree of
+ * step 3 (rounds of pairs, an odd last one carried over): that tree is the
+ * aligned power-of-two blocks of the chunks, each block's halves combined
+ * left with right, and the blocks left at the end combined from the right.
+ * So a stack of blocks (at most 64) gives the same result, bit for bit, as
+ * combine_*() over an array of every partial - without that array, whose
+ * size the offsets (read only as the work runs) cannot bound. */
+typedef struct seg_stack {
+    partial_t p[64];
+    unsigned level[64]; /* a block of 2^level chunks */
+    int n;
+} seg_stack_t;
+
+static partial_t combine2(xdev_dtype_t t, int op, partial_t a, partial_t b) {
+    partial_t pair[2] = {a, b};
+    switch (t) {
+    case XDEV_DTYPE_F32:
+    case XDEV_DTYPE_F16:
+    case XDEV_DTYPE_BF16:
+        return combine_f(pair, 2, op);
+    case XDEV_DTYPE_F64:
+        return combine_d(pair, 2, op);
+    case XDEV_DTYPE_I32:
+        return combine_u32(pair, 2, op);
+    case XDEV_DTYPE_I64:
+        return combine_u64(pair, 2, op);
+    case XDEV_DTYPE_U32:
+        return combine_uu32(pair, 2, op);
+    default:
+        return combine_uu64(pair, 2, op);
+    }
+}
+
+static void seg_push(seg_stack_t *s, xdev_dtype_t t, int op, partial_t p) {
+    unsigned level = 0;
+    while (s->n > 0 && s->level[s->n - 1] == level) {
+        p = combine2(t, op, s->p[--s->n], p);
+        level++;
+    }
+    s->p[s->n] = p;
+    s->level[s->n++] = level;
+}
+
+/* Segment [sb, se) of j->in: its partial (chunk partials in the reduce's
+ * order, chunks counted from sb); se > sb. */
+static partial_t segment_partial(const prim_job_t *j, size_t sb, size_t se) {
+    const bool prod = j->op == XDEV_PRIM_PROD;
+    const bool max = j->op == XDEV_PRIM_MAX || j->op == XDEV_PRIM_ARGMAX;
+    const bool ext = j->op != XDEV_PRIM_SUM && !prod;
+    seg_stack_t s;
+    s.n = 0;
+    for (size_t b = sb; b < se; b += CH) {
+        size_t e = se - b > CH ? b + CH : se;
+        partial_t pv, *p = &pv;
+        memset(p, 0, sizeof *p);
+        switch (j->dtype) {
+            REDUCE_CASE(XDEV_DTYPE_F32, f32, f)
+            REDUCE_CASE(XDEV_DTYPE_F16, f16, f)
+            REDUCE_CASE(XDEV_DTYPE_BF16, bf16, f)
+            REDUCE_CASE(XDEV_DTYPE_F64, f64, d)
+            REDUCE_CASE(XDEV_DTYPE_I32, i32, u32)
+            REDUCE_CASE(XDEV_DTYPE_I64, i64, u64)
+            REDUCE_CASE(XDEV_DTYPE_U32, u32, u32)
+            REDUCE_CASE(XDEV_DTYPE_U64, u64, u64)
+        default:
+            break;
+        }
+        seg_push(&s, j->dtype, j->op, pv);
+    }
+    partial_t r = s.p[--s.n];
+    while (s.n > 0)
+        r = combine2(j->dtype, j->op, s.p[--s.n], r);
+    return r;
+}
+
+/* out[i] of the job's dtype from an accumulated value, or the identity of
+ * an empty segment (SUM 0, PROD 1, MIN the largest value, MAX the lowest). */
+static void seg_store(const prim_job_t *j, size_t i, const partial_t *r) {
+    const int op = j->op;
+    const bool mx = op == XDEV_PRIM_MAX, mn = op == XDEV_PRIM_MIN;
+    void *o = j->out;
+    switch (j->dtype) {
+    case XDEV_DTYPE_F32:
+        ST_F32(o, i, r ? r->v.f : mn ? INFINITY : mx ? -INFINITY : op == XDEV_PRIM_PROD);
+        break;
+    case XDEV_DTYPE_F16:
+        ST_F16(o, i, r ? r->v.f : mn ? INFINITY : mx ? -INFINITY : op == XDEV_PRIM_PROD);
+        break;
+    case XDEV_DTYPE_BF16:
+        ST_BF16(o, i, r ? r->v.f : mn ? INFINITY : mx ? -INFINITY : op == XDEV_PRIM_PROD);
+        break;
+    case XDEV_DTYPE_F64:
+        ST_F64(o, i, r ? r->v.d : mn ? INFINITY : mx ? -INFINITY : op == XDEV_PRIM_PROD);
+        break;
+    case XDEV_DTYPE_I32:
+        ST_I32(o, i,
+               r    ? (int32_t)r->v.u32
+               : mn ? INT32_MAX
+               : mx ? INT32_MIN
+                    : op == XDEV_PRIM_PROD);
+        break;
+    case XDEV_DTYPE_I64:
+        ST_I64(o, i,
+               r    ? (int64_t)r->v.u64
+               : mn ? INT64_MAX
+               : mx ? INT64_MIN
+                    : op == XDEV_PRIM_PROD);
+        break;
+    case XDEV_DTYPE_U32:
+        ST_U32(o, i, r ? r->v.u32 : mn ? UINT32_MAX : mx ? 0u : op == XDEV_PRIM_PROD);
+        break;
+    case XDEV_DTYPE_U64:
+        ST_U64(o, i, r ? r->v.u64 : mn ? UINT64_MAX : mx ? 0u : op == XDEV_PRIM_PROD);
+        break;
+    default:
+        break;
+    }
+}
+
+/* Pool body: segments [s0, s1), bounds clamped to [0, count]. */
+static void segments_run(void *arg, size_t s0, size_t s1) {
+    const prim_job_t *j = arg;
+    const bool arg_op = j->op == XDEV_PRIM_ARGMIN || j->op == XDEV_PRIM_ARGMAX;
+    const int64_t n = (int64_t)j->count;
+    for (size_t s = s0; s < s1; s++) {
+        int64_t b = j->offsets[s], e = j->offsets[s + 1];
+        b = b < 0 ? 0 : b > n ? n : b;
+        e = e < b ? b : e > n ? n : e;
+        if (e == b) {
+            if (arg_op)
+                ST_I64(j->out, s, -1);
+            else
+                seg_store(j, s, NULL);
+            continue;
+        }
+        partial_t r = segment_partial(j, (size_t)b, (size_t)e);
+        if (arg_op)
+            ST_I64(j->out, s, r.idx - b);
+        else
+            seg_store(j, s, &r);
+    }
+}
+
+static void segmented_job(void *arg) {
+    prim_job_t *j = arg;
+    xdev_cpu_parallel_for(j->device, j->num_segments, 1, segments_run, j);
+}
+
 /* ------------------------------------------------------------ scan */
 
 static void scan_totals(void *arg, size_t c0, size_t c1) {
@@ -440,6 +594,35 @@ static xdev_status_t prim_submit(const xdev_prim_desc_t *d, size_t *temp_bytes, 
     return st;
 }
 
+/* The size query (none needed: one word, since a NULL temp means the
+ * query) or the enqueue of a segmented reduce. */
+static xdev_status_t prim_segmented_reduce(const xdev_prim_desc_t *d, size_t *temp_bytes) {
+    xdev_cpu_device_t *dev = d->device;
+    if (!supported(d->dtype))
+        return xdev_cpu_error(XDEV_ERROR_NOT_SUPPORTED, "cpu: segmented reduce of dtype %d",
+                              (int)d->dtype);
+    if (d->temp == NULL) {
+        *temp_bytes = sizeof(partial_t);
+        return XDEV_SUCCESS;
+    }
+    if (d->num_segments == 0) return XDEV_SUCCESS;
+    prim_job_t *j = calloc(1, sizeof *j);
+    if (j == NULL)
+        return xdev_cpu_error(XDEV_ERROR_OUT_OF_MEMORY,
+                              "cpu:%d no host memory for a segmented reduce", dev->index);
+    j->device = dev->index;
+    j->op = d->op;
+    j->dtype = d->dtype;
+    j->in = d->in;
+    j->out = d->out;
+    j->count = d->count;
+    j->offsets = d->offsets;
+    j->num_segments = d->num_segments;
+    xdev_status_t st = xdev_cpu_stream_enqueue_job(dev->index, d->stream, segmented_job, free, j);
+    if (st != XDEV_SUCCESS) free(j);
+    return st;
+}
+
 static xdev_status_t prim_reduce(const xdev_prim_desc_t *d, size_t *temp_bytes) {
     return prim_submit(d, temp_bytes, false);
 }
@@ -452,4 +635,11 @@ const xdev_prim_vtable_t xdev_cpu_prim_vtable = {
     .size = sizeof(xdev_prim_vtable_t),
     .reduce = prim_reduce,
     .scan = prim_scan,
+    .sort = xdev_cpu_prim_sort,
+    .segmented_sort = xdev_cpu_prim_segmented_sort,
+    .segmented_reduce = prim_segmented_reduce,
+    .histogram_even = xdev_cpu_prim_histogram_even,
+    .select_flagged = xdev_cpu_prim_select_flagged,
+    .unique = xdev_cpu_prim_unique,
+    .run_length_encode = xdev_cpu_prim_run_length_encode,
 };

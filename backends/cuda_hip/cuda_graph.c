@@ -170,7 +170,7 @@ xdev_status_t xc_capture_workspace(xc_device_t *dev, void *stream, void **mem, s
     *bytes = 0;
     if (stream == NULL || stream == (void *)XC_STREAM_LEGACY)
         return XDEV_SUCCESS; /* never captures */
-    enum cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    xc_capture_status_t status = cudaStreamCaptureStatusNone;
     unsigned long long id = 0;
     cudaError_t err = xc_vendor_capture_info((cudaStream_t)stream, &status, &id);
     if (err != cudaSuccess)
@@ -215,13 +215,13 @@ xdev_status_t xc_capture_workspace(xc_device_t *dev, void *stream, void **mem, s
  * graph, which no capture records (it is launched only by graph_launch,
  * which the core refuses on a capturing stream). The capture still under
  * way records exactly what it did before. */
-static enum cudaStreamCaptureMode relax_begin(void) {
-    enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+static xc_capture_mode_t relax_begin(void) {
+    xc_capture_mode_t mode = cudaStreamCaptureModeRelaxed;
     (void)cudaThreadExchangeStreamCaptureMode(&mode);
     return mode;
 }
 
-static void relax_end(enum cudaStreamCaptureMode mode) {
+static void relax_end(xc_capture_mode_t mode) {
     (void)cudaThreadExchangeStreamCaptureMode(&mode);
 }
 
@@ -257,9 +257,9 @@ static xdev_status_t graph_capture_begin(xc_device_t *dev, void *stream, int mod
                         "which cannot be captured; capture on a stream made with "
                         "xdev_stream_create (as torch.cuda.graph captures on a side stream)",
                         device);
-    static const enum cudaStreamCaptureMode modes[] = {cudaStreamCaptureModeGlobal,
-                                                       cudaStreamCaptureModeThreadLocal,
-                                                       cudaStreamCaptureModeRelaxed};
+    static const xc_capture_mode_t modes[] = {cudaStreamCaptureModeGlobal,
+                                              cudaStreamCaptureModeThreadLocal,
+                                              cudaStreamCaptureModeRelaxed};
     xc_capture_t *c = calloc(1, sizeof *c);
     if (c == NULL)
         return xc_error(XDEV_ERROR_OUT_OF_MEMORY, XC_NAME ": no host memory for a capture");
@@ -278,7 +278,7 @@ static xdev_status_t graph_capture_begin(xc_device_t *dev, void *stream, int mod
                         XC_STR(cudaStreamBeginCapture) "(%s mode) on device %d", g_mode_names[mode],
                         device);
     } else {
-        enum cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+        xc_capture_status_t status = cudaStreamCaptureStatusNone;
         err = xc_vendor_capture_info((cudaStream_t)stream, &status, &c->id);
         if (err != cudaSuccess) {
             st = graph_fail(XDEV_SUCCESS, err, "the capture was abandoned",
@@ -332,7 +332,7 @@ static xdev_status_t graph_capture_end(xc_device_t *dev, void *stream, void **gr
     xc_guard_t g;
     xdev_status_t st = xc_guard_begin(&g, device);
     if (st != XDEV_SUCCESS) return st;
-    enum cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    xc_capture_status_t status = cudaStreamCaptureStatusNone;
     unsigned long long id = 0;
     bool known = xc_vendor_capture_info((cudaStream_t)stream, &status, &id) == cudaSuccess &&
                  status != cudaStreamCaptureStatusNone;
@@ -365,7 +365,7 @@ static xdev_status_t graph_capture_end(xc_device_t *dev, void *stream, void **gr
     /* This thread's capture has ended, but another thread's global capture
      * would make instantiation (an unsafe call to the runtime) fail and
      * invalidate that capture: relaxed meanwhile (see relax_begin). */
-    enum cudaStreamCaptureMode mode = relax_begin();
+    xc_capture_mode_t mode = relax_begin();
     err = cudaGraphInstantiateWithFlags(&exec, captured, 0);
     (void)cudaGraphDestroy(captured); /* the executable graph keeps what it needs */
     relax_end(mode);
@@ -409,7 +409,7 @@ static xdev_status_t graph_destroy(xc_device_t *dev, void *graph) {
     xc_guard_t g;
     xdev_status_t st = xc_guard_begin(&g, dev->index);
     if (st == XDEV_SUCCESS) {
-        enum cudaStreamCaptureMode mode = relax_begin(); /* beside another capture */
+        xc_capture_mode_t mode = relax_begin(); /* beside another capture */
         cudaError_t err = cudaGraphExecDestroy(gr->exec);
         relax_end(mode);
         if (err != cudaSuccess)

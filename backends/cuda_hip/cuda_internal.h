@@ -145,7 +145,7 @@ bool xc_capture_error(cudaError_t err);
  * but a graph's pool needs new memory during its capture (torch's allocator
  * does the same). The core refuses such allocations outside a pool itself. */
 static inline cudaError_t xc_malloc_any_mode(void **out, size_t bytes) {
-    enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    xc_capture_mode_t mode = cudaStreamCaptureModeRelaxed;
     (void)cudaThreadExchangeStreamCaptureMode(&mode);
     cudaError_t err = cudaMalloc(out, bytes);
     (void)cudaThreadExchangeStreamCaptureMode(&mode);

@@ -392,7 +392,7 @@ static void device_signature(CUmodule m, const char *name, xdev_kernel_attribute
         (void)cudaGetLastError(); /* HIP records the miss as the thread's last error */
         return;
     }
-    enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    xc_capture_mode_t mode = cudaStreamCaptureModeRelaxed;
     (void)cudaThreadExchangeStreamCaptureMode(&mode);
     CUresult r = XK(cuMemcpyDtoH)(words, p, bytes);
     (void)cudaThreadExchangeStreamCaptureMode(&mode);

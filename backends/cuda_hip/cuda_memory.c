@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "cuda_internal.h"
+#include "xdev/memory.h"
 
 static xdev_status_t memory_malloc(xc_device_t *dev, size_t bytes, void **out) {
     int device = dev->index;
@@ -204,6 +205,57 @@ static xdev_status_t memory_free_async(xc_device_t *dev, void *ptr, void *stream
                : xc_fail(err, XC_STR(cudaFreeAsync) "(%p) on device %d", ptr, device);
 }
 
+/* ---------------------------------------------------------------- managed memory
+ * cudaMallocManaged / hipMallocManaged; freed with cudaFree (the core has
+ * waited for the device); prefetch and advice through the vendor's
+ * signature (vendor/xc_vendor.h). */
+static xdev_status_t memory_malloc_managed(xc_device_t *dev, size_t bytes, unsigned flags,
+                                           void **out) {
+    int device = dev->index;
+    xc_guard_t g;
+    xdev_status_t st = xc_guard_begin(&g, device);
+    if (st != XDEV_SUCCESS) return st;
+    unsigned attach = flags == XDEV_MEM_ATTACH_HOST ? cudaMemAttachHost : cudaMemAttachGlobal;
+    cudaError_t err = cudaMallocManaged(out, bytes, attach);
+    xc_guard_end(&g);
+    if (err != cudaSuccess) {
+        *out = NULL;
+        return xc_fail(err, XC_STR(cudaMallocManaged) "(%zu bytes) on device %d", bytes, device);
+    }
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t memory_mem_prefetch(xc_device_t *dev, const void *ptr, size_t bytes,
+                                         xc_device_t *target, void *stream) {
+    int device = dev->index;
+    xc_guard_t g;
+    xdev_status_t st = xc_guard_begin(&g, device);
+    if (st != XDEV_SUCCESS) return st;
+    int to = target != NULL ? target->index : -1;
+    cudaError_t err = xc_vendor_mem_prefetch(ptr, bytes, to, (cudaStream_t)stream);
+    xc_guard_end(&g);
+    if (err == cudaSuccess) return XDEV_SUCCESS;
+    char where[32] = "the host";
+    if (to >= 0) snprintf(where, sizeof where, "device %d", to);
+    return xc_fail(err, XC_PREFETCH_CALL "(%p, %zu bytes, to %s) on device %d", ptr, bytes, where,
+                   device);
+}
+
+static xdev_status_t memory_mem_advise(xc_device_t *dev, const void *ptr, size_t bytes, int advice,
+                                       xc_device_t *target) {
+    int device = dev->index;
+    xc_guard_t g;
+    xdev_status_t st = xc_guard_begin(&g, device);
+    if (st != XDEV_SUCCESS) return st;
+    int to = target != NULL ? target->index : -1;
+    cudaError_t err = xc_vendor_mem_advise(ptr, bytes, advice, to);
+    xc_guard_end(&g);
+    return err == cudaSuccess
+               ? XDEV_SUCCESS
+               : xc_fail(err, XC_ADVISE_CALL "(%p, %zu bytes, advice %d, location %d)", ptr, bytes,
+                         advice, to);
+}
+
 const xdev_memory_vtable_t xc_memory_vtable = {
     .size = sizeof(xdev_memory_vtable_t),
     .malloc = memory_malloc,
@@ -224,4 +276,8 @@ const xdev_memory_vtable_t xc_memory_vtable = {
     .va_map = xc_va_map,
     .va_unmap = xc_va_unmap,
 #endif
+    .malloc_managed = memory_malloc_managed,
+    .free_managed = memory_free,
+    .mem_prefetch = memory_mem_prefetch,
+    .mem_advise = memory_mem_advise,
 };

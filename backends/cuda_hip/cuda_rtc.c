@@ -15,7 +15,9 @@
  * format, the options naming the target) is the vendor section. The part
  * that takes the target as a string ("sm_90", "gfx90a:xnack-") rather than
  * from a device, xc_rtc_target_for and xc_rtc_compile_for, runs without a
- * GPU, so it can be tried where only the toolkit is. */
+ * GPU, so it can be tried where only the toolkit is. On HIP's NVIDIA
+ * platform (XC_RTC_LINKED) hiprtc is inline wrappers over NVRTC, which the
+ * plugin links: nothing is searched for, and the image is PTX. */
 #include <dlfcn.h>
 #include <glob.h>
 #include <limits.h>
@@ -67,6 +69,7 @@ static const char *const rtc_fixed_dirs[] = {"/usr/local/cuda/lib64"};
 #define XC_RTC_CODE_SIZE hiprtcGetCodeSize
 #define XC_RTC_CODE hiprtcGetCode
 
+#if !XC_RTC_LINKED
 /* ROCm 6 and later ship hiprtc as its own library; before, it was part of
  * libamdhip64 (tried last, as the runtime this plugin already loaded). */
 static const char *const rtc_sonames[] = {"libhiprtc.so.7", "libhiprtc.so.6", "libhiprtc.so"};
@@ -75,6 +78,7 @@ static const char *const rtc_home_vars[] = {"ROCM_PATH"};
 #define RTC_HOME_SUB "lib"
 static const char *const rtc_fixed_dirs[] = {"/opt/rocm/lib"};
 #define RTC_WHEELS 0
+#endif
 #endif
 
 /* The library, opened once (rtc_load). */
@@ -104,6 +108,7 @@ static struct {
 #endif
 } g_rtc = {.once = PTHREAD_ONCE_INIT};
 
+#if !XC_RTC_LINKED
 /* ------------------------------------------------------------ finding the library */
 
 /* Where the search went, for the message when it finds nothing (on the
@@ -342,6 +347,7 @@ static bool rtc_find(rtc_search_t *s) {
 #endif
     return false;
 }
+#endif /* !XC_RTC_LINKED */
 
 #ifndef XC_VENDOR_HIP
 /* NVRTC opens libnvrtc-builtins.so.<major>.<minor> by name when it
@@ -361,6 +367,26 @@ static void preload_builtins(void) {
 }
 #endif
 
+#if XC_RTC_LINKED
+/* hiprtc's calls (hip_vendor.h names them for NVRTC's), linked. */
+static void rtc_load(void) {
+    g_rtc.version = nvrtcVersion;
+    g_rtc.error_string = nvrtcGetErrorString;
+    g_rtc.create = nvrtcCreateProgram;
+    g_rtc.compile = nvrtcCompileProgram;
+    g_rtc.destroy = nvrtcDestroyProgram;
+    g_rtc.log_size = nvrtcGetProgramLogSize;
+    g_rtc.log = nvrtcGetProgramLog;
+    g_rtc.code_size = XC_RTC_CODE_SIZE;
+    g_rtc.code = XC_RTC_CODE;
+    snprintf(g_rtc.path, sizeof g_rtc.path, "NVRTC, linked (hiprtc on HIP's NVIDIA platform)");
+    nvrtcResult r = g_rtc.version(&g_rtc.major, &g_rtc.minor);
+    g_rtc.status = r == NVRTC_SUCCESS ? XDEV_SUCCESS : XDEV_ERROR_BACKEND;
+    if (r != NVRTC_SUCCESS)
+        snprintf(g_rtc.why, sizeof g_rtc.why, "%.200s: " XC_STR(nvrtcVersion) " failed: %.900s",
+                 g_rtc.path, g_rtc.error_string(r));
+}
+#else
 /* Open the library and find its calls (once per process). */
 static void rtc_load(void) {
     rtc_search_t *s = calloc(1, sizeof *s);
@@ -382,7 +408,8 @@ static void rtc_load(void) {
         size_t offset;
         bool required;
     } syms[] = {
-#define SYM(call, field, required) {XC_STR(call), offsetof(__typeof__(g_rtc), field), required}
+#define SYM(call, field, required)                                                                 \
+    { XC_STR(call), offsetof(__typeof__(g_rtc), field), required }
         SYM(nvrtcVersion, version, true),
         SYM(nvrtcGetErrorString, error_string, true),
         SYM(nvrtcCreateProgram, create, true),
@@ -432,6 +459,7 @@ static void rtc_load(void) {
 #endif
     g_rtc.status = XDEV_SUCCESS;
 }
+#endif /* XC_RTC_LINKED */
 
 static xdev_status_t rtc_ready(void) {
     pthread_once(&g_rtc.once, rtc_load);
@@ -543,6 +571,20 @@ static xdev_status_t rtc_device_arch(int device, char *arch, size_t len) {
     return XDEV_SUCCESS;
 }
 #else
+#if XC_RTC_LINKED
+/* PTX for "sm_90" (compute_90): hiprtcGetCode is nvrtcGetPTX there. */
+static xdev_status_t rtc_plan(const char *arch, rtc_plan_t *plan) {
+    const char *cc = arch + 3;
+    if (strncmp(arch, "sm_", 3) != 0 || cc[0] < '1' || cc[0] > '9' || strlen(cc) > 4 ||
+        strspn(cc, "0123456789") != strlen(cc))
+        return xc_error(XDEV_ERROR_INVALID_VALUE,
+                        "'%s' is not a CUDA architecture (sm_<major><minor>, e.g. sm_90)", arch);
+    plan->format = XDEV_IMAGE_PTX;
+    snprintf(plan->option, sizeof plan->option, "--gpu-architecture=compute_%s", cc);
+    snprintf(plan->what, sizeof plan->what, "compute_%s PTX", cc);
+    return XDEV_SUCCESS;
+}
+#else
 /* A code object for the device's target id ("gfx90a:sramecc+:xnack-"). */
 static xdev_status_t rtc_plan(const char *arch, rtc_plan_t *plan) {
     if (arch[0] == '\0' || strchr(arch, ' ') != NULL)
@@ -553,6 +595,7 @@ static xdev_status_t rtc_plan(const char *arch, rtc_plan_t *plan) {
     snprintf(plan->what, sizeof plan->what, "%s code object", arch);
     return XDEV_SUCCESS;
 }
+#endif
 
 /* hiprtc's version alone has not told ROCm releases apart: the runtime's
  * version goes into the line too. */
@@ -571,8 +614,13 @@ static xdev_status_t rtc_target_line(const char *arch, char *id, size_t len) {
 
 static xdev_status_t rtc_device_arch(int device, char *arch, size_t len) {
     hipDeviceProp_t p;
+    memset(&p, 0, sizeof p);
     XC_CALL(hipGetDeviceProperties(&p, device), "hipGetDeviceProperties(%d)", device);
+#if XC_RTC_LINKED
+    snprintf(arch, len, "sm_%d%d", p.major, p.minor); /* no gcnArchName there */
+#else
     snprintf(arch, len, "%.*s", (int)strnlen(p.gcnArchName, sizeof p.gcnArchName), p.gcnArchName);
+#endif
     return XDEV_SUCCESS;
 }
 #endif /* vendor section */

@@ -167,7 +167,7 @@ static xdev_status_t buffer_free(stage_ctx_t *ctx, int i) {
 
 /* Queue one chunk's DMA and mark its buffer busy until it is done. */
 static xdev_status_t dma(stage_ctx_t *ctx, int i, void *dst, const void *src, size_t n,
-                         enum cudaMemcpyKind kind, cudaStream_t s) {
+                         xc_copy_kind_t kind, cudaStream_t s) {
     XC_CALL(cudaMemcpyAsync(dst, src, n, kind, s),
             XC_STR(cudaMemcpyAsync) "(%zu-byte staged chunk, %s)", n,
             kind == cudaMemcpyHostToDevice ? "host to device" : "device to host");
@@ -233,7 +233,7 @@ xdev_status_t xc_staged_copy(const xdev_copy_desc_t *c, int device, cudaStream_t
     pthread_mutex_unlock(&ctx->lock);
     if (staged) return st;
     /* Staging could not be set up: the driver's own pageable path. */
-    enum cudaMemcpyKind kind =
+    xc_copy_kind_t kind =
         c->kind == XDEV_COPY_HOST_TO_DEVICE ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
     XC_CALL(cudaMemcpyAsync(c->dst, c->src, c->bytes, kind, stream),
             XC_STR(cudaMemcpyAsync) "(%zu bytes, pageable) on device %d", c->bytes, device);

@@ -112,6 +112,9 @@ void xdev_alloc_each_segment(xdev_device_allocator_t *primary, xdev_segment_fn f
             fn(ctx, da, b->addr, b->size,
                b->size <= XDEV_SMALL_SIZE ? XDEV_POOL_SMALL : XDEV_POOL_LARGE,
                b->stream ? b->stream->native : NULL, b, NULL);
+        for (const xdev_block_t *b = da->managed_blocks; b != NULL; b = b->next)
+            fn(ctx, da, b->addr, b->size, XDEV_SEGMENT_MANAGED,
+               b->stream ? b->stream->native : NULL, b, NULL);
     }
     xdev_alloc_unlock_all(arenas, n);
 }

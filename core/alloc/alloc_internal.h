@@ -51,6 +51,8 @@
 #define XDEV_BIN_COUNT (XDEV_BIN_LEVELS * XDEV_BIN_SUB)
 
 enum { XDEV_POOL_SMALL = 0, XDEV_POOL_LARGE = 1, XDEV_POOL_KINDS = 2 };
+/* The pool kind xdev_alloc_each_segment gives a managed allocation's segment. */
+#define XDEV_SEGMENT_MANAGED 2
 
 typedef enum {
     XDEV_BLOCK_FREE = 0,         /* cached, in a bin */
@@ -76,6 +78,7 @@ typedef struct xdev_block {
     xdev_stream_t stream;                   /* stream it was allocated on */
     int bin;                                /* bin index while free, else -1 */
     uint8_t state;
+    bool managed; /* from xdev_malloc_managed (managed.c): its own allocation, any mode */
     int pending_events;
     int n_used_streams;
     xdev_stream_t used_streams[XDEV_BLOCK_INLINE_STREAMS];
@@ -187,10 +190,11 @@ typedef struct xdev_device_allocator {
     /* This arena's allocated/reserved bytes as last traced, so the stream
      * tracer's counters can add up the device without taking other locks. */
     _Atomic int64_t traced_allocated, traced_reserved;
-    xdev_block_t *spare_blocks;  /* recycled block structs */
-    xdev_ptrtab_t live;          /* active blocks by address */
-    xdev_block_t *direct_blocks; /* live blocks of the non-caching modes (prev/next) */
-    bool used;                   /* an allocation happened: the allocator can no longer change */
+    xdev_block_t *spare_blocks;   /* recycled block structs */
+    xdev_ptrtab_t live;           /* active blocks by address */
+    xdev_block_t *direct_blocks;  /* live blocks of the non-caching modes (prev/next) */
+    xdev_block_t *managed_blocks; /* primary only: live managed allocations (prev/next) */
+    bool used;                    /* an allocation happened: the allocator can no longer change */
 } xdev_device_allocator_t;
 
 /* The allocator of a device (its primary arena), created on first use. */
@@ -358,6 +362,12 @@ static inline void xdev_stat_update(xdev_stat_t stat[3], int pool_kind, int64_t 
 /* An async copy on `stream` uses ptr: if it is a pinned block, it must not be
  * reused after xdev_host_free until the stream has passed the copy. */
 void xdev_host_record_use(const void *ptr, xdev_stream_t stream);
+
+/* --- managed memory (managed.c) --- */
+/* xdev_free of a managed allocation: `b`, taken out of the live table of
+ * `da` (its primary, locked), is given back once the device has passed its
+ * work; the lock is released. A failed wait puts it back (still live). */
+xdev_status_t xdev_managed_free_taken(xdev_device_allocator_t *da, xdev_block_t *b);
 
 /* --- history (alloc_history.c) --- */
 /* Append to the history ring when recording (and feed the stream tracer

@@ -23,7 +23,8 @@ static xdev_block_t *device_block(xdev_device_allocator_t *da, uintptr_t ptr, bo
         return NULL;
     }
     if (e.owner != da) return NULL; /* released and reused by another arena meanwhile */
-    if (e.origin == XDEV_PTR_DIRECT) return xdev_ptrtab_find(&da->live, e.base);
+    if (e.origin == XDEV_PTR_DIRECT || e.origin == XDEV_PTR_MANAGED)
+        return xdev_ptrtab_find(&da->live, e.base);
     const xdev_segment_t *seg = e.data;
     for (b = seg->first; b != NULL; b = b->next)
         if (ptr >= b->addr && ptr - b->addr < b->size)
@@ -81,6 +82,7 @@ xdev_status_t xdev_live_lookup(const void *ptr, const char *arg, xdev_live_ref_t
     case XDEV_PTR_SEGMENT:
     case XDEV_PTR_EXPANDABLE:
     case XDEV_PTR_DIRECT:
+    case XDEV_PTR_MANAGED:
         break;
     }
     xdev_device_allocator_t *da = xdev_alloc_owner(e);

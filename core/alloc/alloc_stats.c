@@ -116,6 +116,14 @@ xdev_status_t xdev_memory_stats_items(const xdev_memory_stats_t *stats,
         PUT("oversize_segments.%s", g_fields[f]);
         VAL(field(&stats->oversize_segments, f));
     }
+    for (int f = 0; f < 4; f++) {
+        PUT("managed_allocation.%s", g_fields[f]);
+        VAL(field(&stats->managed_allocation, f));
+    }
+    for (int f = 0; f < 4; f++) {
+        PUT("managed_bytes.%s", g_fields[f]);
+        VAL(field(&stats->managed_bytes, f));
+    }
 #undef PUT
 #undef VAL
     *count = n;
@@ -166,6 +174,8 @@ static void for_each_stat(xdev_memory_stats_t *s, void (*fn)(xdev_stat_t *)) {
     }
     fn(&s->oversize_allocations);
     fn(&s->oversize_segments);
+    fn(&s->managed_allocation);
+    fn(&s->managed_bytes);
 }
 
 static void add_stat(xdev_stat_t *out, const xdev_stat_t *in) {
@@ -184,6 +194,8 @@ void xdev_alloc_stats_add(xdev_memory_stats_t *out, const xdev_memory_stats_t *i
     }
     add_stat(&out->oversize_allocations, &in->oversize_allocations);
     add_stat(&out->oversize_segments, &in->oversize_segments);
+    add_stat(&out->managed_allocation, &in->managed_allocation);
+    add_stat(&out->managed_bytes, &in->managed_bytes);
     out->num_alloc_retries += in->num_alloc_retries;
     out->num_ooms += in->num_ooms;
     out->num_sync_all_streams += in->num_sync_all_streams;
@@ -301,6 +313,10 @@ void xdev_alloc_summary_write(xdev_strbuf_t *sb, const xdev_device_allocator_t *
     summary_rows(sb, "Non-releasable allocs", s->inactive_split, false, abbreviated);
     summary_rows(sb, "Oversize allocations", &s->oversize_allocations, false, true);
     summary_rows(sb, "Oversize segments", &s->oversize_segments, false, true);
+    if (s->managed_allocation.current != 0 || s->managed_allocation.allocated != 0) {
+        summary_rows(sb, "Managed memory", &s->managed_bytes, true, true);
+        summary_rows(sb, "Managed allocations", &s->managed_allocation, false, true);
+    }
     xdev_strbuf_printf(sb, "|%s|\n", rule);
 }
 

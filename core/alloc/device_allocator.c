@@ -12,6 +12,7 @@
 
 #include "runtime/sanitizer_probe.h"
 #include "alloc/alloc_internal.h"
+#include "alloc/alloc_oom.h"
 #include "alloc/dlpack_exports.h"
 #include "base/env.h"
 #include "alloc/mempool.h"
@@ -233,6 +234,8 @@ xdev_block_t *xdev_alloc_find_block(xdev_device_allocator_t *da, uintptr_t addr,
     if (seg_out) *seg_out = NULL;
     for (xdev_block_t *b = da->direct_blocks; b != NULL; b = b->next) /* non-caching modes */
         if (addr >= b->addr && addr < b->addr + b->size) return b;
+    for (xdev_block_t *b = da->managed_blocks; b != NULL; b = b->next) /* managed.c */
+        if (addr >= b->addr && addr < b->addr + b->size) return b;
     return NULL;
 }
 
@@ -263,11 +266,7 @@ static xdev_status_t direct_malloc(xdev_device_allocator_t *da, size_t size, xde
     size_t reserved = (size_t)da->stats.reserved_bytes[XDEV_STAT_ALL].current;
     if (da->limit != SIZE_MAX && (reserved > da->limit || size > da->limit - reserved)) {
         da->stats.num_ooms++;
-        return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY,
-                         "%s:%d out of memory: tried to allocate %zu bytes, but the memory "
-                         "fraction %.3g allows at most %zu reserved bytes and %lld are in use",
-                         da->be->name, da->index, size, da->fraction, da->limit,
-                         (long long)da->stats.reserved_bytes[XDEV_STAT_ALL].current);
+        return xdev_caching_oom_error(da, size, XDEV_SUCCESS, "");
     }
     xdev_block_t *b = calloc(1, sizeof *b);
     if (b == NULL) return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for a block");
@@ -284,8 +283,15 @@ static xdev_status_t direct_malloc(xdev_device_allocator_t *da, size_t size, xde
     }
     if (st != XDEV_SUCCESS) {
         free(b);
-        if (st == XDEV_ERROR_OUT_OF_MEMORY) da->stats.num_ooms++;
-        return st;
+        if (st != XDEV_ERROR_OUT_OF_MEMORY) return st;
+        da->stats.num_ooms++;
+        char backend_msg[512]; /* an application's allocator cannot set xdev's message */
+        snprintf(backend_msg, sizeof backend_msg, "%s",
+                 da->mode == XDEV_ALLOC_MODE_PLUGGABLE
+                     ? "the allocator installed with xdev_set_allocator returned "
+                       "XDEV_ERROR_OUT_OF_MEMORY"
+                     : xdev_last_error());
+        return xdev_caching_oom_error(da, size, st, backend_msg);
     }
     b->addr = (uintptr_t)p;
     b->size = size;
@@ -413,10 +419,12 @@ xdev_status_t xdev_alloc_malloc_on(xdev_stream_t stream, size_t size, void **ptr
         xdev_spin_lock(&da->lock);
         da->stats.num_ooms++;
         xdev_spin_unlock(&da->lock);
-        return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY,
-                         "%s:%d out of memory: tried to allocate %zu bytes, more than any device "
-                         "holds (xdev refuses requests over %zu bytes)",
-                         stream->be->name, stream->device.index, size, XDEV_MAX_ALLOC_SIZE);
+        st = XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY,
+                       "%s:%d out of memory: tried to allocate %zu bytes, more than any device "
+                       "holds (xdev refuses requests over %zu bytes)",
+                       stream->be->name, stream->device.index, size, XDEV_MAX_ALLOC_SIZE);
+        xdev_alloc_oom_notify(da->primary, size);
+        return st;
     }
     xdev_block_t *b = NULL;
     bool contended = !xdev_spin_trylock(&da->lock);
@@ -432,6 +440,7 @@ xdev_status_t xdev_alloc_malloc_on(xdev_stream_t stream, size_t size, void **ptr
     } else {
         st = direct_malloc(da, size, stream, &b);
     }
+    bool oom = st == XDEV_ERROR_OUT_OF_MEMORY; /* the allocator's, not the tracking's below */
     xdev_block_t *undo = NULL; /* a direct allocation to give back after unlocking */
     if (st == XDEV_SUCCESS && !xdev_ptrtab_insert(&da->live, b)) {
         if (da->mode == XDEV_ALLOC_MODE_CACHING) {
@@ -444,6 +453,7 @@ xdev_status_t xdev_alloc_malloc_on(xdev_stream_t stream, size_t size, void **ptr
     }
     xdev_spin_unlock(&da->lock);
     if (undo != NULL) (void)direct_release(da, undo); /* never used: no wait needed */
+    if (XDEV_UNLIKELY(oom)) xdev_alloc_oom_notify(da->primary, size); /* no lock held */
     if (contended && caching && ts->arena == 0 && g_cfg.thread_arenas > 1 &&
         ++ts->contended >= XDEV_ARENA_MOVE_AFTER)
         ts->arena = choose_arena();
@@ -570,7 +580,8 @@ static void sanitize_free(const void *ptr) {
     xdev_spin_lock(&da->lock);
     xdev_block_t *b = xdev_ptrtab_find(&da->live, (uintptr_t)ptr);
     xdev_stream_t owner = b != NULL ? b->stream : NULL;
-    bool check = da->mode != XDEV_ALLOC_MODE_DIRECT; /* direct: the device is synchronized */
+    /* direct and managed: the device is synchronized before the memory goes */
+    bool check = da->mode != XDEV_ALLOC_MODE_DIRECT && (b == NULL || !b->managed);
     xdev_spin_unlock(&da->lock);
     if (owner != NULL) xdev_san_free(ptr, owner, check);
 }
@@ -585,6 +596,7 @@ xdev_status_t xdev_alloc_free(void *ptr) {
     xdev_block_t *b = NULL;
     xdev_device_allocator_t *da = take_live((uintptr_t)ptr, &b); /* locked */
     if (da == NULL) return explain_bad_free(ptr);
+    if (XDEV_UNLIKELY(b->managed)) return xdev_managed_free_taken(da, b); /* unlocks */
     if (da->mode == XDEV_ALLOC_MODE_CACHING) {
         if (XDEV_UNLIKELY(atomic_load_explicit(&xdev_captures_active, memory_order_relaxed) != 0) &&
             xdev_mempool_keep_for_captures(da, b)) {

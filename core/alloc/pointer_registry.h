@@ -19,6 +19,7 @@ typedef enum xdev_ptr_origin {
     XDEV_PTR_IPC = 3,        /* another process's memory opened by IPC: data = the mapping */
     XDEV_PTR_EXPANDABLE = 4, /* expandable segment's address range: data = xdev_segment_t */
     XDEV_PTR_FOREIGN = 5,    /* memory another library allocated, registered (foreign.c) */
+    XDEV_PTR_MANAGED = 6,    /* one managed allocation (managed.c): kind DEVICE, data = NULL */
 } xdev_ptr_origin_t;
 
 typedef struct xdev_ptr_entry {
@@ -29,7 +30,7 @@ typedef struct xdev_ptr_entry {
     int index;  /* logical device (DEVICE kind) */
     void *data; /* owner's record (see xdev_ptr_origin_t) */
     xdev_ptr_origin_t origin;
-    void *owner; /* SEGMENT, DIRECT: the allocator arena that holds the range */
+    void *owner; /* SEGMENT, DIRECT, MANAGED: the allocator arena that holds the range */
 } xdev_ptr_entry_t;
 
 /* Record an allocation; XDEV_ERROR_OUT_OF_MEMORY if the table cannot grow. */

@@ -121,6 +121,12 @@ xdev_status_t xdev_ipc_get_mem_handle(const void *ptr, xdev_ipc_mem_handle_t *ou
                              "xdev_memory_register, or a DLPack import): share it with that "
                              "library's own IPC",
                              ptr);
+    if (e.origin == XDEV_PTR_MANAGED)
+        return XDEV_API_FAIL(XDEV_ERROR_NOT_SUPPORTED,
+                             "pointer %p is managed memory (xdev_malloc_managed), which cannot be "
+                             "shared with another process (cudaIpcGetMemHandle refuses it); "
+                             "allocate memory to share with xdev_malloc",
+                             ptr);
     if (e.origin == XDEV_PTR_EXPANDABLE)
         return XDEV_API_FAIL(XDEV_ERROR_NOT_SUPPORTED,
                              "pointer %p is in an expandable segment (XDEV_ALLOC_CONF="

@@ -37,7 +37,7 @@ xdev_status_t xdev_pointer_get_info(const void *ptr, xdev_pointer_info_t *out) {
         out->device = (xdev_device_t){XDEV_DEVICE_CPU, -1};
         return XDEV_SUCCESS;
     }
-    out->kind = ref.e.kind;
+    out->kind = ref.e.origin == XDEV_PTR_MANAGED ? XDEV_MEMORY_MANAGED : ref.e.kind;
     out->device = (xdev_device_t){ref.e.be->type, ref.e.index};
     out->base = (void *)ref.base;
     out->size = ref.size;

@@ -26,6 +26,12 @@ const char *xdev_block_state_name(int state) {
     }
 }
 
+const char *xdev_segment_type_name(int pool_kind) {
+    return pool_kind == XDEV_SEGMENT_MANAGED ? "managed"
+           : pool_kind == XDEV_POOL_SMALL    ? "small"
+                                             : "large";
+}
+
 /* ,"tag":"..." when there is one. */
 static void tag_json(xdev_strbuf_t *sb, const char *tag) {
     if (tag == NULL) return;
@@ -73,9 +79,9 @@ static void segment_json(void *arg, const xdev_device_allocator_t *da, uintptr_t
                        "\"allocated_size\":%zu,\"active_size\":%zu,\"requested_size\":%zu,"
                        "\"is_expandable\":%s,\"pool\":%llu,\"blocks\":[",
                        c->first_seg ? "" : ",", da->be->name, da->index, da->arena,
-                       (unsigned long long)base, size, stream,
-                       pool_kind == XDEV_POOL_SMALL ? "small" : "large", allocated, active,
-                       requested, seg != NULL && seg->expandable ? "true" : "false",
+                       (unsigned long long)base, size, stream, xdev_segment_type_name(pool_kind),
+                       allocated, active, requested,
+                       seg != NULL && seg->expandable ? "true" : "false",
                        (unsigned long long)(seg != NULL ? seg->pool->mempool : 0));
     bool fb = true;
     for (const xdev_block_t *b = first; b != NULL; b = single ? NULL : b->next) {

@@ -77,7 +77,7 @@ static void segment_pickle(void *ctx, const xdev_device_allocator_t *da, uintptr
     xdev_pickle_str(sb, "stream");
     xdev_pickle_uint(sb, (uint64_t)(uintptr_t)stream);
     xdev_pickle_str(sb, "segment_type");
-    xdev_pickle_str(sb, pool_kind == XDEV_POOL_SMALL ? "small" : "large");
+    xdev_pickle_str(sb, xdev_segment_type_name(pool_kind));
     xdev_pickle_str(sb, "segment_pool_id"); /* (0, the memory pool's id) as torch's graph pools */
     xdev_pickle_int(sb, 0);
     xdev_pickle_int(sb, seg != NULL ? (int64_t)seg->pool->mempool : 0);
@@ -115,7 +115,7 @@ static void trace_pickle(xdev_strbuf_t *sb, const xdev_device_allocator_t *da) {
 }
 
 /* The pickle of the snapshot of `type`'s devices (unprefixed messages). */
-static xdev_status_t snapshot_torch(xdev_device_type_t type, void **data, size_t *size) {
+xdev_status_t xdev_alloc_snapshot_torch(xdev_device_type_t type, void **data, size_t *size) {
     *data = NULL;
     *size = 0;
     if ((unsigned)type >= XDEV_MAX_DEVICE_TYPES)
@@ -170,7 +170,7 @@ static xdev_status_t snapshot_torch(xdev_device_type_t type, void **data, size_t
 xdev_status_t xdev_memory_snapshot_torch(xdev_device_type_t type, void **data, size_t *size) {
     XDEV_REQUIRE_ARG(data);
     XDEV_REQUIRE_ARG(size);
-    XDEV_CHECK(snapshot_torch(type, data, size));
+    XDEV_CHECK(xdev_alloc_snapshot_torch(type, data, size));
     return XDEV_SUCCESS;
 }
 
@@ -178,7 +178,7 @@ xdev_status_t xdev_memory_snapshot_torch_write(xdev_device_type_t type, const ch
     XDEV_REQUIRE_ARG(path);
     void *data = NULL;
     size_t size = 0;
-    XDEV_CHECK(snapshot_torch(type, &data, &size));
+    XDEV_CHECK(xdev_alloc_snapshot_torch(type, &data, &size));
     xdev_status_t st = xdev_write_file(path, data, size);
     free(data);
     XDEV_CHECK(st);

@@ -13,8 +13,8 @@
 
 extern const char xdev_memviz_page[];
 
-/* The page of a snapshot's JSON, messages unprefixed. */
-static xdev_status_t viz_html(const char *json, size_t len, char **html, size_t *html_len) {
+/* The page of a snapshot's JSON, messages unprefixed (alloc_snapshot.h). */
+xdev_status_t xdev_memviz_html_of(const char *json, size_t len, char **html, size_t *html_len) {
     return xdev_page_with_json(xdev_memviz_page, "@XDEV_SNAPSHOT@", json, len, "segments",
                                "an xdev memory snapshot (as xdev_memory_snapshot writes)", html,
                                html_len);
@@ -26,7 +26,7 @@ xdev_status_t xdev_memory_viz_html(const char *snapshot_json, size_t len, char *
     XDEV_REQUIRE_ARG(html);
     *html = NULL;
     if (html_len != NULL) *html_len = 0;
-    XDEV_CHECK(viz_html(snapshot_json, len, html, html_len));
+    XDEV_CHECK(xdev_memviz_html_of(snapshot_json, len, html, html_len));
     return XDEV_SUCCESS;
 }
 
@@ -36,7 +36,7 @@ xdev_status_t xdev_memory_viz_write(const char *path) {
     XDEV_CHECK(xdev_alloc_snapshot_json(&json));
     char *html = NULL;
     size_t n = 0;
-    xdev_status_t st = viz_html(json, strlen(json), &html, &n);
+    xdev_status_t st = xdev_memviz_html_of(json, strlen(json), &html, &n);
     free(json);
     XDEV_CHECK(st);
     st = xdev_write_file(path, html, n);

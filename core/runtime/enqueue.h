@@ -65,6 +65,7 @@ typedef enum xdev_op_kind {
     XDEV_OP_SORT,       /* xdev_prim_sort_keys/_pairs, xdev_prim_segmented_sort */
     XDEV_OP_HISTOGRAM,  /* xdev_prim_histogram_even */
     XDEV_OP_SELECT,     /* xdev_prim_select_*, _unique, _run_length_encode */
+    XDEV_OP_PREFETCH,   /* xdev_mem_prefetch_async (managed memory) */
     XDEV_OP_KINDS
 } xdev_op_kind_t;
 

@@ -61,6 +61,7 @@ void xdev_compile_wire(void);          /* kernel/compile.c */
 void xdev_kcache_wire(void);           /* kernel/kernel_cache.c */
 void xdev_graph_wire(void);            /* graph/graph.c */
 void xdev_tracer_wire(void);           /* observe/tracer.c */
+void xdev_oom_snapshot_wire(void);     /* observe/oom_snapshot.c */
 void xdev_stream_sanitizer_wire(void); /* observe/stream_sanitizer.c */
 
 #endif

@@ -81,12 +81,17 @@ typedef struct xdev_memory_stats {
     int64_t max_split_size;                       /* bytes; -1 = no limit */
     xdev_stat_t oversize_allocations;             /* allocations >= max_split_size */
     xdev_stat_t oversize_segments;
+    /* Managed memory (xdev_malloc_managed), apart from the figures above:
+     * live allocations and their bytes (as requested: each is the backend's
+     * own allocation). */
+    xdev_stat_t managed_allocation;
+    xdev_stat_t managed_bytes;
 } xdev_memory_stats_t;
 
 XDEV_API XDEV_RESULT xdev_status_t xdev_memory_stats(xdev_device_t device,
                                                      xdev_memory_stats_t *out);
 
-/* Key/value view with torch's key names, in this order (122 keys):
+/* Key/value view with torch's key names, in this order (130 keys):
  *
  *   <metric>.<pool>.<field>   for each metric, pool and field:
  *     metric: allocation, segment, active, inactive_split, allocated_bytes,
@@ -97,6 +102,7 @@ XDEV_API XDEV_RESULT xdev_status_t xdev_memory_stats(xdev_device_t device,
  *   num_alloc_retries, num_ooms, num_sync_all_streams, num_device_alloc,
  *   num_device_free, max_split_size (bytes; -1 = no limit)
  *   oversize_allocations.<field>, oversize_segments.<field>
+ *   managed_allocation.<field>, managed_bytes.<field>   (!) xdev's: managed memory
  *
  * The count of allocations is "allocation.*", torch's real key (what
  * torch.cuda.memory_stats() returns and memory_summary() reads). Some of
@@ -188,6 +194,41 @@ typedef struct xdev_allocator {
  * XDEV_ERROR_INVALID_VALUE once the device has allocated memory. */
 XDEV_API XDEV_RESULT xdev_status_t xdev_set_allocator(xdev_device_t device,
                                                       const xdev_allocator_t *allocator);
+
+/* What an out-of-memory observer is told about one failed device allocation
+ * (torch's _cuda_attach_out_of_memory_observer gets device, request, device
+ * total and free; this has those and the allocator's picture). Valid during
+ * the call only. */
+typedef struct xdev_oom_info {
+    xdev_device_t device;
+    size_t requested;                 /* bytes asked for */
+    size_t device_free;               /* the device's free memory (xdev_mem_get_info; 0 unknown) */
+    size_t device_total;              /* its capacity (0 unknown) */
+    size_t reserved_unused;           /* reserved by xdev's cache but unallocated */
+    size_t largest_free_block;        /* the largest free cached block (fragmentation) */
+    size_t limit;                     /* the memory-fraction cap in bytes, SIZE_MAX when none */
+    const xdev_memory_stats_t *stats; /* the device's statistics after the failure */
+    const char *message;              /* the failing call's message (without its prefix) */
+} xdev_oom_info_t;
+
+typedef void (*xdev_oom_observer_t)(const xdev_oom_info_t *info, void *user);
+
+/* Call `fn(info, user)` whenever a device allocation (xdev_malloc*,
+ * xdev_malloc_managed, and the allocations xdev makes for its own work
+ * areas) fails for lack of memory:
+ * once per failed call, on the failing thread, after the allocator's own
+ * retry (cache released) failed and before the call returns, with no
+ * allocator lock held, so the observer may allocate and free (to drop a
+ * cache of its own, or write a snapshot: xdev_memory_snapshot_torch_write).
+ * The failing call's status and message are kept whatever the observer does.
+ * An allocation that fails inside an observer calls no observer again. At
+ * most 8 observers; the same (fn, user) twice is XDEV_ERROR_INVALID_VALUE. */
+XDEV_API XDEV_RESULT xdev_status_t xdev_memory_add_oom_observer(xdev_oom_observer_t fn, void *user);
+/* Remove (fn, user); XDEV_ERROR_INVALID_VALUE when it is not registered.
+ * Returns once no other thread is inside that observer (from inside an
+ * observer it does not wait). */
+XDEV_API XDEV_RESULT xdev_status_t xdev_memory_remove_oom_observer(xdev_oom_observer_t fn,
+                                                                   void *user);
 
 /* Pinned host memory cache (xdev_host_alloc / xdev_host_free). */
 typedef struct xdev_host_memory_stats {

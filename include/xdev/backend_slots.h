@@ -125,7 +125,25 @@
      * xdev_host_register takes the memory as it is (a backend whose copies need no pinning, as    \
      * the CPU's). */                                                                              \
     X(memory, host_register, OPTIONAL, HOST, 4, (void *ptr, size_t bytes), (ptr, bytes))           \
-    X(memory, host_unregister, OPTIONAL, HOST, 4, (void *ptr), (ptr))
+    X(memory, host_unregister, OPTIONAL, HOST, 4, (void *ptr), (ptr))                              \
+    /* Managed memory (group memory.managed; NULL: xdev_malloc_managed, xdev_mem_prefetch_async    \
+     * and xdev_mem_advise are NOT_SUPPORTED, naming the backend). malloc_managed: `bytes` (> 0)   \
+     * that the host and every device of the backend address (cudaMallocManaged); flags:           \
+     * XDEV_MEM_ATTACH_* of xdev/memory.h. free_managed: its release (the core has waited for the  \
+     * device). mem_prefetch: enqueue on `stream` of `dev` the migration of [ptr, ptr + bytes) to  \
+     * `target`'s memory, or to the host when target is NULL. mem_advise: advice                   \
+     * (xdev_mem_advice_t) for the range concerning `target` (NULL: the host), not stream-ordered; \
+     * dev is the allocation's device. The core has checked the range lies in one managed          \
+     * allocation of this backend. */                                                              \
+    X(memory, malloc_managed, OPTIONAL, DEV, 7, (size_t bytes, unsigned flags, void **out),        \
+      (bytes, flags, out))                                                                         \
+    X(memory, free_managed, OPTIONAL, DEV, 7, (void *ptr), (ptr))                                  \
+    X(memory, mem_prefetch, OPTIONAL, DEV, 7,                                                      \
+      (const void *ptr, size_t bytes, xdev_backend_device_t *target, void *stream),                \
+      (ptr, bytes, target, stream))                                                                \
+    X(memory, mem_advise, OPTIONAL, DEV, 7,                                                        \
+      (const void *ptr, size_t bytes, int advice, xdev_backend_device_t *target),                  \
+      (ptr, bytes, advice, target))
 
 /* ------------------------------------------------------------------- trace */
 /* Profiler markers (NVTX, roctx); msg is never NULL. NULL: markers are no-ops. */
@@ -359,6 +377,7 @@
     G(memory, async, malloc_async, free_async)                                                     \
     G(memory, va, va_granularity, va_reserve, va_release, va_map, va_unmap)                        \
     G(memory, pin, host_register, host_unregister)                                                 \
+    G(memory, managed, malloc_managed, free_managed, mem_prefetch, mem_advise)                     \
     G(trace, range, range_push, range_pop)                                                         \
     G(fft, plan, plan_create, plan_destroy, exec)                                                  \
     G(comm, bracket, group_start, group_end)                                                       \

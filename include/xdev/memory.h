@@ -50,6 +50,7 @@ typedef enum xdev_memory_kind {
     XDEV_MEMORY_HOST = 0,        /* not allocated by xdev: pageable host memory */
     XDEV_MEMORY_DEVICE = 1,      /* from xdev_malloc* */
     XDEV_MEMORY_PINNED_HOST = 2, /* from xdev_host_alloc */
+    XDEV_MEMORY_MANAGED = 3,     /* from xdev_malloc_managed: the host and the devices address it */
 } xdev_memory_kind_t;
 
 /* What xdev_pointer_get_info reports for a pointer anywhere inside a live
@@ -104,6 +105,70 @@ XDEV_API XDEV_RESULT xdev_status_t xdev_memcpy_async(void *dst, const void *src,
 /* Enqueue setting n bytes of device memory to (unsigned char)value. */
 XDEV_API XDEV_RESULT xdev_status_t xdev_memset_async(void *dst, int value, size_t n,
                                                      xdev_stream_t stream);
+
+/* ------------------------------------------------------------ managed memory
+ * Memory that the host and the devices of one backend all address
+ * (cudaMallocManaged, hipMallocManaged; on the CPU device plain host
+ * memory): the host reads and writes it directly, kernels and every xdev
+ * call take it like device memory of the device it was allocated on (copies,
+ * memset, element-wise, BLAS...; xdev_device_of names that device), and the
+ * driver moves its pages where they are used. It is not from the caching
+ * allocator: each allocation is the backend's own, counted apart in the
+ * statistics ("managed_*" of xdev_memory_stats_t), not capped by the memory
+ * fraction, shown as its own segment ("segment_type": "managed") in the
+ * snapshots and the memory view, and XDEV_MEMORY_MANAGED in
+ * xdev_pointer_get_info. Free it with xdev_free, which first waits for the
+ * device (as cudaFree does; from a host function of the device it fails and
+ * the allocation stays live). IPC refuses it. A backend without managed
+ * memory (its memory.managed slots) answers XDEV_ERROR_NOT_SUPPORTED,
+ * naming the backend. */
+
+/* The host as a location of xdev_mem_prefetch_async and xdev_mem_advise
+ * (where a device index is expected; -1 here never means "the current
+ * device"). */
+#define XDEV_HOST (-1)
+
+/* xdev_malloc_managed flags (cudaMemAttachGlobal / cudaMemAttachHost):
+ * GLOBAL (also 0): any stream of any device may use it; HOST: at first only
+ * the host (the driver may keep it there until the device uses it). */
+#define XDEV_MEM_ATTACH_GLOBAL 1u
+#define XDEV_MEM_ATTACH_HOST 2u
+
+/* Allocate `size` bytes of managed memory on `device` (index -1 = the
+ * current device of that type). Size 0 gives NULL. */
+XDEV_API XDEV_RESULT xdev_status_t xdev_malloc_managed(xdev_device_t device, void **ptr,
+                                                       size_t size, unsigned flags);
+
+/* Enqueue on `stream` the migration of [ptr, ptr + bytes) of one managed
+ * allocation to device `location` (an index of the allocation's device
+ * type) or to the host (XDEV_HOST): later work on the stream finds it there
+ * (cudaMemPrefetchAsync). NULL stream: the current stream of the
+ * allocation's device; a stream of another backend is
+ * XDEV_ERROR_CROSS_DEVICE. bytes 0 is a no-op (after the checks). A pointer
+ * that is not managed memory, a range past the allocation's end or a
+ * location that is no device is XDEV_ERROR_INVALID_VALUE. On the CPU device
+ * it checks its input and orders nothing else (the memory is where it is). */
+XDEV_API XDEV_RESULT xdev_status_t xdev_mem_prefetch_async(const void *ptr, size_t bytes,
+                                                           int location, xdev_stream_t stream);
+
+/* Advice for a range of managed memory (cudaMemoryAdvise's values). */
+typedef enum xdev_mem_advice {
+    XDEV_MEM_ADVISE_SET_READ_MOSTLY = 1, /* copies may be kept where it is read */
+    XDEV_MEM_ADVISE_UNSET_READ_MOSTLY = 2,
+    XDEV_MEM_ADVISE_SET_PREFERRED_LOCATION = 3, /* keep its pages at `location` */
+    XDEV_MEM_ADVISE_UNSET_PREFERRED_LOCATION = 4,
+    XDEV_MEM_ADVISE_SET_ACCESSED_BY = 5, /* `location` maps it, to avoid faults */
+    XDEV_MEM_ADVISE_UNSET_ACCESSED_BY = 6,
+} xdev_mem_advice_t;
+
+/* Give `advice` for [ptr, ptr + bytes) of one managed allocation, about
+ * `location` (a device index of its type, or XDEV_HOST; checked for every
+ * advice, used by the location and accessed-by ones). Not stream-ordered:
+ * it applies from now on (cudaMemAdvise). Checks as xdev_mem_prefetch_async;
+ * an advice outside the enum is XDEV_ERROR_INVALID_VALUE. The CPU device
+ * checks and ignores it. */
+XDEV_API XDEV_RESULT xdev_status_t xdev_mem_advise(const void *ptr, size_t bytes,
+                                                   xdev_mem_advice_t advice, int location);
 
 /* Free and total memory of a device in bytes (cudaMemGetInfo). */
 XDEV_API XDEV_RESULT xdev_status_t xdev_mem_get_info(xdev_device_t device, size_t *free_bytes,

@@ -37,7 +37,8 @@ extern "C" {
  *     "stream": "0x55d0c0",               (!) the native stream as a "%p"
  *                                         string ("(nil)" for a NULL native
  *                                         handle); torch: an integer
- *     "segment_type": "small" | "large",
+ *     "segment_type": "small" | "large"
+                   | "managed",            (!) one xdev_malloc_managed allocation
  *     "allocated_size": n, "active_size": n, "requested_size": n,
  *     "is_expandable": false,             true: an expandable segment, whose
  *                                         total_size is what is mapped now

@@ -33,7 +33,7 @@ def main():
         for key in ("address", "total_size", "allocated_size", "active_size", "requested_size", "stream"):
             if not isinstance(s[key], int) or s[key] < 0:
                 fail("segment %s is not a non-negative int: %r" % (key, s[key]))
-        if s["segment_type"] not in ("small", "large"):
+        if s["segment_type"] not in ("small", "large", "managed"):  # managed: xdev_malloc_managed
             fail("segment_type %r" % s["segment_type"])
         if s["segment_pool_id"] != (0, 0) or s["is_expandable"] is not False or s["frames"] != []:
             fail("segment_pool_id / is_expandable / frames: %r" % (s,))

@@ -198,6 +198,33 @@ static xdev_status_t foreign_memset(ctx_t *c, int over) {
     return st;
 }
 
+/* Managed memory of its own (1024 bytes, sentinel-filled by the host):
+ * prefetch and advice measured against it. */
+static xdev_status_t managed_row(ctx_t *c, int over, bool advise) {
+    unsigned char *m = NULL;
+    xdev_status_t st = xdev_malloc_managed(xt_dev(0), (void **)&m, 1024, 0);
+    if (st == XDEV_ERROR_NOT_SUPPORTED) {
+        c->skip = "the backend has no managed memory";
+        return st;
+    }
+    XT_OK(st);
+    memset(m, SENTINEL, 1024);
+    size_t n = over ? 1025 : 1024;
+    st = keep(c, advise ? xdev_mem_advise(m, n, XDEV_MEM_ADVISE_SET_READ_MOSTLY, xt_dev(0).index)
+                        : xdev_mem_prefetch_async(m, n, xt_dev(0).index, NULL));
+    XT_OK(xdev_device_synchronize(xt_dev(0)));
+    for (size_t k = 0; k < 1024; k++)
+        ck_assert_msg(m[k] == SENTINEL, "managed_row: byte %zu changed", k);
+    XT_OK(xdev_free(m));
+    return st;
+}
+static xdev_status_t managed_prefetch(ctx_t *c, int over) {
+    return managed_row(c, over, false);
+}
+static xdev_status_t managed_advise(ctx_t *c, int over) {
+    return managed_row(c, over, true);
+}
+
 /* send/recv: the over-length side fails alone; the exact pair meets in a group. */
 static xdev_status_t p2p(ctx_t *c, int over, bool send_over) {
     if (over)
@@ -285,6 +312,9 @@ static const row_t g_rows[] = {
     {"memset_async/n", "xdev_memset_async", "dst", B(0), B(1024), 0, memset_n},
     {"memcpy/pinned_src", "xdev_memcpy", "src", B(0), B(4096), 0, memcpy_pinned_src},
     {"memset_async/registered_memory", "xdev_memset_async", "dst", B(0), B(512), 0, foreign_memset},
+    {"mem_prefetch_async/bytes", "xdev_mem_prefetch_async", "ptr", B(0), B(512), 0,
+     managed_prefetch},
+    {"mem_advise/bytes", "xdev_mem_advise", "ptr", B(0), B(512), 0, managed_advise},
     {"comm_broadcast/dst", "xdev_comm_broadcast", "dsts[0]", B(0, 1), B(1024, 512), 0,
      comm_broadcast},
     {"comm_broadcast_coalesced/dst", "xdev_comm_broadcast_coalesced", "dsts[0]", B(0, 1),

@@ -89,6 +89,61 @@ START_TEST(fill_every_dtype) {
 }
 END_TEST
 
+/* A fill larger than the host's last-level cache (the CPU device writes
+ * those with streaming stores, around an unaligned head and tail): every
+ * element, from a start that is not 16-byte aligned, and nothing outside.
+ * Sized from the cache the library reads (sysfs), at most 320 MiB; not in
+ * the sanitizer builds (size). */
+START_TEST(fill_past_the_cache) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    XT_SKIP("a fill larger than the last-level cache: too large for a sanitizer build");
+#else
+    size_t llc = 32u << 20;
+    FILE *f = fopen("/sys/devices/system/cpu/cpu0/cache/index3/size", "r");
+    if (f != NULL) {
+        unsigned long v = 0;
+        char unit = 0;
+        if (fscanf(f, "%lu%c", &v, &unit) >= 1)
+            llc = (size_t)v << (unit == 'K' ? 10 : unit == 'M' ? 20 : 0);
+        fclose(f);
+    }
+    if (llc > (256u << 20)) XT_SKIP("the last-level cache is larger than 256 MiB");
+    const size_t bytes = llc + (1u << 20) + 64;
+    unsigned char *d = dalloc(0, bytes);
+    unsigned char *host = malloc(bytes);
+    ck_assert_ptr_nonnull(host);
+    const struct {
+        xdev_dtype_t dt;
+        size_t offset; /* bytes from the allocation's start: 16-byte misaligned */
+    } cases[] = {
+        {XDEV_DTYPE_F16, 6}, {XDEV_DTYPE_F32, 4}, {XDEV_DTYPE_F64, 8}, {XDEV_DTYPE_C128, 16}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const size_t es = xdev_dtype_size(cases[c].dt);
+        const size_t n = (bytes - cases[c].offset - 48) / es;
+        XT_OK(xdev_memset_async(d, 0xab, bytes, NULL));
+        XT_OK(xdev_fill_async(d + cases[c].offset, cases[c].dt, xdev_scalar_f64(3.0), n, NULL));
+        readback(host, d, bytes);
+        unsigned char want[16];
+        XT_OK(xdev_memset_async(d, 0, 16, NULL));
+        XT_OK(xdev_fill_async(d, cases[c].dt, xdev_scalar_f64(3.0), 1, NULL));
+        readback(want, d, es);
+        for (size_t i = 0; i < cases[c].offset; i++)
+            ck_assert_msg(host[i] == 0xab, "%s fill wrote before its start",
+                          xdev_dtype_name(cases[c].dt));
+        for (size_t e = 0; e < n; e++)
+            if (memcmp(host + cases[c].offset + e * es, want, es) != 0)
+                ck_abort_msg("%s fill of %zu elements: element %zu differs",
+                             xdev_dtype_name(cases[c].dt), n, e);
+        for (size_t i = cases[c].offset + n * es; i < bytes; i++)
+            ck_assert_msg(host[i] == 0xab, "%s fill wrote past its end (byte %zu)",
+                          xdev_dtype_name(cases[c].dt), i);
+    }
+    free(host);
+    XT_OK(xdev_free(d));
+#endif
+}
+END_TEST
+
 START_TEST(fill_is_stream_ordered) {
     /* A fill after a copy on one stream sees the copy done; a convert after
      * the fill sees the fill, all without a synchronize in between. */
@@ -412,6 +467,7 @@ int main(int argc, char **argv) {
     tcase_add_checked_fixture(tc, setup, NULL);
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, fill_every_dtype);
+    tcase_add_test(tc, fill_past_the_cache);
     tcase_add_test(tc, fill_is_stream_ordered);
     tcase_add_test(tc, fill_bad_input);
     suite_add_tcase(s, tc);

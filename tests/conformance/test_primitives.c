@@ -49,7 +49,7 @@ static bool have_prims(const char *test) {
     xdev_status_t st = xdev_prim_reduce(NULL, XDEV_DTYPE_F32, 0, XDEV_PRIM_SUM, out, NULL);
     if (st == XDEV_ERROR_NOT_SUPPORTED) {
         ck_assert_msg(xt_icontains(xdev_last_error(), xt_type_name()) &&
-                          xt_icontains(xdev_last_error(), "primitives") &&
+                          xt_icontains(xdev_last_error(), "primitive") &&
                           xt_icontains(xdev_last_error(), "reduce"),
                       "the refusal names neither the backend nor the primitive: %s",
                       xdev_last_error());

@@ -3,7 +3,9 @@
  * PyTorch's memory viewer reads. Allocates, frees and records history on the
  * backend under test, then has Python's pickle load the bytes and check the
  * structure (check_torch_snapshot.py; skipped, with the reason, where no
- * Python 3 was found at configure time). XT_KEEP_SNAPSHOT=<path> keeps the
+ * Python 3 was found at configure time); a managed allocation among them
+ * (segment_type "managed") where the backend has managed memory.
+ * XT_KEEP_SNAPSHOT=<path> keeps the
  * file (tests/gpu/run.sh hands it to torch.cuda._memory_viz). Conformance:
  * XDEV_BACKEND=<backend under test>. */
 #include <stdio.h>
@@ -28,6 +30,12 @@ START_TEST(pickle_loads_in_python) {
         XT_OK(xdev_malloc_device(xt_dev(0), &p[i], sizes[i]));
     XT_OK(xdev_free(p[1]));
     XT_OK(xdev_free(p[4]));
+    /* a managed allocation, its own "managed" segment (where the backend has managed memory) */
+    void *managed = NULL;
+    if (xdev_malloc_managed(xt_dev(0), &managed, 8192, 0) != XDEV_SUCCESS) {
+        managed = NULL;
+        xdev_clear_error();
+    }
     size_t size = 0;
     unsigned char *data = take(&size);
     ck_assert_uint_gt(size, 16);
@@ -60,6 +68,7 @@ START_TEST(pickle_loads_in_python) {
     ck_assert_msg(rc == 0, "%s failed (%d)", cmd, rc);
     for (int i = 0; i < 6; i++)
         if (i != 1 && i != 4) XT_OK(xdev_free(p[i]));
+    if (managed != NULL) XT_OK(xdev_free(managed));
 }
 END_TEST
 

@@ -80,7 +80,20 @@
 #                  conformance suites run with it on (reports counted: only
 #                  their deliberate races); sanitizer_bench (cost per call)
 # Optional (named explicitly): ctest (every entry but tests/gpu's). "bench" =
-# the three bench-runtime, bench-copy, bench-alloc.
+# the three bench-runtime, bench-copy, bench-alloc. "hip-nv" = the three:
+#   hip-nv-build   the HIP plugin for HIP's NVIDIA platform in its own build
+#                  ($XDEV_GPU_BUILD-hipnv: -DXDEV_HIP_PLATFORM_NVIDIA=ON,
+#                  -DXDEV_WERROR=ON; HIP's headers from .device-debs/hip/
+#                  through tests/gpu/hip_headers.sh prepare)
+#   hip-nv-conformance  ctest -L conformance-hip there: every conformance
+#                  entry with XDEV_BACKEND=hip (XT_REQUIRE_BACKENDS=hip: a
+#                  plugin that does not load or finds no GPU fails)
+#   hip-nv-sanitizer  compute-sanitizer memcheck over 14 of the HIP plugin's
+#                  suites, kernel_rtc included (XDEV_BACKEND=hip; API errors
+#                  not reported: the suites make some on purpose; every
+#                  memory access is checked)
+# The three fit one call each on a 600 s limit (the build dir is kept):
+#   XDEV_GPU_STEPS=hip-nv-build, then hip-nv-conformance, then hip-nv-sanitizer.
 #
 # On the device machine, from the repository root, with the Debian packages
 # of .device-debs (Check, OpenBLAS, FFTW) and the traces copied into .traces/:
@@ -108,6 +121,7 @@ DEFAULT_STEPS+=" stream-sanitizer interop"
 STEPS=" ${XDEV_GPU_STEPS:-$DEFAULT_STEPS} "
 STEPS=${STEPS//,/ }
 [[ "$STEPS" == *" bench "* ]] && STEPS+=" bench-runtime bench-copy bench-alloc bench-comm "
+[[ "$STEPS" == *" hip-nv "* ]] && STEPS+=" hip-nv-build hip-nv-conformance hip-nv-sanitizer "
 JOBS=$(nproc)
 SUM=$OUT/summary.txt
 : >"$SUM"
@@ -179,6 +193,83 @@ if want build; then
         note "build: Release, XDEV_WERROR=OFF: ok (${SECONDS}s)"
     fi
 fi
+# ---------------------------------------------------------------- hip-nv
+# The HIP plugin's code on this GPU through HIP's NVIDIA platform (issue 48):
+# the hip* calls are HIP's wrappers over CUDA, so every HIP path of the
+# shared sources runs; what it cannot run is backends/hip/conformance.skip
+# plus nvidia.skip, each with its reason.
+HB=$B-hipnv
+HL=$OUT/hip-nv.log
+if want hip-nv-build; then
+    HIPINC=$(bash tests/gpu/hip_headers.sh prepare /tmp/xdev-hip 2>>"$HL")
+    if [ -z "$HIPINC" ]; then
+        note "hip-nv: HIP's headers not prepared (no .device-debs/hip/libamdhip64-dev_*.deb? hip-nv.log)"
+    else
+        gen=()
+        command -v ninja >/dev/null && gen=(-G Ninja)
+        if run_to "$HL" 200 cmake -S . -B "$HB" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DXDEV_WERROR=ON \
+            -DXDEV_HIP_PLATFORM_NVIDIA=ON -DXDEV_HIP_INCLUDE_DIR="$HIPINC" -DXDEV_BUILD_BENCH=OFF \
+            -DXDEV_BUILD_EXAMPLES=OFF "${nccl_flags[@]}" &&
+            run_to "$HL" 400 cmake --build "$HB" -j "$JOBS"; then
+            hv=$(awk '/define HIP_VERSION_(MAJOR|MINOR|PATCH) /{v = v (v ? "." : "") $3} END {print v}' \
+                "$HIPINC/hip/hip_version.h")
+            note "hip-nv build: HIP $hv headers ($HIPINC) on the NVIDIA platform, -DXDEV_WERROR=ON: ok (${SECONDS}s)"
+        else
+            note "hip-nv build FAILED; first errors:"
+            grep -m8 -E 'error:|Error' "$HL" | tee -a "$SUM"
+        fi
+    fi
+fi
+if want hip-nv-conformance || want hip-nv-sanitizer; then
+    [ -e "$HB/lib/libxdev-hip.so" ] || note "hip-nv: no $HB/lib/libxdev-hip.so (run the hip-nv-build step)"
+fi
+if want hip-nv-conformance && [ -e "$HB/lib/libxdev-hip.so" ]; then
+    HC=$OUT/hip-nv-conformance.log
+    XT_REQUIRE_BACKENDS=hip run_to "$HC" 400 ctest --test-dir "$HB" -L conformance-hip -V -j 4 \
+        --timeout 120
+    rows=$(grep -E "^ *[0-9]+/[0-9]+ Test +#[0-9]+: hip/" "$HC")
+    n=$(grep -c . <<<"$rows")
+    ok=$(grep -c ' Passed ' <<<"$rows")
+    skip=$(grep -c 'Skipped' <<<"$rows")
+    note "hip-nv conformance (XDEV_BACKEND=hip on HIP's NVIDIA platform): $n entries: $ok passed, $skip skipped, $((n - ok - skip)) failed"
+    grep -E '\((Failed|Timeout|SEGFAULT|Subprocess aborted|Not Run)\)' "$HC" | sed 's/^/  /' | tee -a "$SUM"
+    grep -E '^[[:space:]]*[0-9]+ - .*\(Skipped\)' "$HC" | sed 's/^/  skipped entry: /' | tee -a "$SUM"
+    grep -E '^[0-9]+: FAIL ' "$HC" | sed -E 's/^[0-9]+: //' | sort | uniq -c | cut -c1-300 | sed 's/^/  /' |
+        tee -a "$SUM"
+    grep -E '^[0-9]+: SKIP ' "$HC" | sed -E 's/^[0-9]+: //' | sort | uniq -c | sed 's/^/  /' | tee -a "$SUM"
+    # The first failing checks, for the failed entries.
+    grep -E '^[0-9]+: .*:[0-9]+:[EF]:' "$HC" | head -20 | cut -c1-300 | sed 's/^/  /' | tee -a "$SUM"
+fi
+if want hip-nv-sanitizer && [ -e "$HB/lib/libxdev-hip.so" ]; then
+    SAN=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+    HS=$OUT/hip-nv-sanitizer.log
+    note "hip-nv compute-sanitizer memcheck, XDEV_BACKEND=hip ($("$SAN" --version 2>&1 | grep -m1 -i version)):"
+    for spec in errors device:device stream event memory:memory ops rng:rng kernel kernel_rtc graph \
+        observe bounds primitives:prims alloc_threads; do
+        exe=test_${spec%%:*}
+        args=()
+        [[ "$spec" == *:* ]] && args=("${spec#*:}")
+        [ -x "$HB/tests/conformance/$exe" ] || { note "  memcheck $exe: not built"; continue; }
+        start=$(wc -l <"$HS" 2>/dev/null || echo 0)
+        run_to "$HS" 150 env XDEV_BACKEND=hip XT_CONFORMANCE=hip XT_REQUIRE_BACKENDS=hip XG_UNDER_SANITIZER=1 CK_FORK=no \
+            XDEV_TEST_SCALE=0.1 XT_SKIP_LIST="$HB/tests/conformance/hip-nvidia.skip" \
+            XDEV_CACHE_DIR=/tmp/xdev-hip-rtc-cache \
+            "$SAN" --tool memcheck --report-api-errors no --error-exitcode 99 \
+            "$HB/tests/conformance/$exe" "${args[@]}"
+        rc=$?
+        summary=$(tail -n +$((start + 1)) "$HS" | grep -E 'ERROR SUMMARY' | tail -1)
+        checks=$(tail -n +$((start + 1)) "$HS" | grep -E '^[0-9]+%: Checks' | tail -1)
+        note "  memcheck $exe: rc $rc, ${summary:-no summary}; ${checks:-no Check summary}"
+    done
+fi
+if [ -z "$(tr ' ' '\n' <<<"$STEPS" | grep -v -e '^hip-nv' -e '^$')" ]; then
+    note "total ${SECONDS}s (only the hip-nv steps)"
+    echo
+    echo "================ summary"
+    cat "$SUM"
+    exit 0
+fi
+
 ls "$B"/lib/libxdev-cuda.so >/dev/null 2>&1 || { note "no libxdev-cuda.so built"; cat "$SUM"; exit 1; }
 
 # ---------------------------------------------------------------- conformance
@@ -410,7 +501,7 @@ if want bench-barrier; then
         note "bench-barrier on the host's $JOBS cores (goal: block form <= 2x OpenMP):"
         since "$m" | grep -vE '^(\$ |\[rc )' | sed 's/^/  /' | tee -a "$SUM"
         m=$(mark)
-        run_to "$BL" 120 "$B/bench/barrier_cpu_bench" --device cuda:0 --runs 3
+        run_to "$BL" 120 "$B/bench/barrier_cpu_bench" --device cuda:0 --runs 5
         note "bench-barrier on cuda:0 (goal: block form >= 0.98x the fiber form's speed):"
         since "$m" | grep -vE '^(\$ |\[rc )' | sed 's/^/  /' | tee -a "$SUM"
     else

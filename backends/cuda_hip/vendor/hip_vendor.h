@@ -7,20 +7,30 @@
  * goes here: where HIP differs in meaning (host functions, capture info,
  * the BLAS workspace, kernel images, the device's code target). Checked
  * against HIP 5.2.3 (Debian 12's libamdhip64-dev). Plain C sources include
- * it with the C compiler (-D__HIP_PLATFORM_AMD__); device code with hipcc. */
+ * it with the C compiler (-D__HIP_PLATFORM_AMD__); device code with hipcc.
+ * HIP's NVIDIA platform (-D__HIP_PLATFORM_NVIDIA__, backends/hip/nvidia.cmake:
+ * hip* calls are inline wrappers over CUDA, device code compiled by nvcc)
+ * differs where marked __HIP_PLATFORM_NVIDIA__: the CUDA headers are
+ * included there, so names CUDA defines as macros are left alone, and the
+ * calls HIP 5.2 offers only to C++ or not at all go to CUDA directly. */
 #ifndef XDEV_HIP_VENDOR_H
 #define XDEV_HIP_VENDOR_H
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-#if defined(__HIPCC__)
-#include <hip/hip_runtime.h> /* device code: launches, threadIdx */
+#if defined(__HIPCC__) || defined(__CUDACC__) /* hipcc; nvcc on HIP's NVIDIA platform */
+#include <hip/hip_runtime.h>                  /* device code: launches, threadIdx */
 #else
 #include <hip/hip_runtime_api.h>
 #endif
 
 /* ------------------------------------------------------------ types and constants */
+typedef hipStreamCaptureMode xc_capture_mode_t;
+typedef hipStreamCaptureStatus xc_capture_status_t;
+typedef hipMemcpyKind xc_copy_kind_t;
+
 #define cudaError_t hipError_t
 #define cudaStream_t hipStream_t
 #define cudaEvent_t hipEvent_t
@@ -58,6 +68,10 @@
 #define cudaErrorCapturedEvent hipErrorCapturedEvent
 #define cudaErrorStreamCaptureWrongThread hipErrorStreamCaptureWrongThread
 
+/* Flags the CUDA headers define as macros of the same value: HIP's NVIDIA
+ * platform includes them (its hip* flags are those macros), so there the
+ * CUDA name stays as it is (mapping it to the hip name would loop back). */
+#if !defined(__HIP_PLATFORM_NVIDIA__)
 #define cudaStreamNonBlocking hipStreamNonBlocking
 #define cudaStreamPerThread hipStreamPerThread
 #define cudaEventDefault hipEventDefault
@@ -67,7 +81,10 @@
 #define cudaHostAllocPortable hipHostMallocPortable
 #define cudaHostRegisterPortable hipHostRegisterPortable
 #define cudaIpcMemLazyEnablePeerAccess hipIpcMemLazyEnablePeerAccess
+#endif
+#if !defined(__HIP_PLATFORM_NVIDIA__) /* HIP 5.2 names no pool attribute there: CUDA's stays */
 #define cudaMemPoolAttrReleaseThreshold hipMemPoolAttrReleaseThreshold
+#endif
 #define cudaDevAttrMultiProcessorCount hipDeviceAttributeMultiprocessorCount
 #define cudaDeviceAttr hipDeviceAttribute_t
 #define cudaDevAttrMaxThreadsPerBlock hipDeviceAttributeMaxThreadsPerBlock
@@ -129,6 +146,7 @@
 #define cudaStreamQuery hipStreamQuery
 #define cudaStreamSynchronize hipStreamSynchronize
 #define cudaStreamWaitEvent hipStreamWaitEvent
+#if !defined(__HIP_PLATFORM_NVIDIA__)
 #define cudaStreamBeginCapture hipStreamBeginCapture
 #define cudaThreadExchangeStreamCaptureMode hipThreadExchangeStreamCaptureMode
 #define cudaStreamEndCapture hipStreamEndCapture
@@ -137,6 +155,58 @@
 #define cudaGraphLaunch hipGraphLaunch
 #define cudaGraphExecDestroy hipGraphExecDestroy
 #define cudaGraphDestroy hipGraphDestroy
+#else
+/* HIP's NVIDIA platform (HIP 5.2) has these only for nvcc-compiled C++
+ * (its header's __CUDACC__ part, which also uses what CUDA 13 removed) and
+ * no hipThreadExchangeStreamCaptureMode at all: the shared sources' capture
+ * calls go to CUDA's own there, whose types hip's are (hipStream_t is
+ * cudaStream_t, hipGraph_t cudaGraph_t, ...), through HIP's error mapping
+ * (a message names xc_nv_<the CUDA call>). */
+static inline hipError_t xc_nv_cudaStreamBeginCapture(hipStream_t s, hipStreamCaptureMode mode) {
+    return hipCUDAErrorTohipError(cudaStreamBeginCapture(s, mode));
+}
+static inline hipError_t xc_nv_cudaThreadExchangeStreamCaptureMode(hipStreamCaptureMode *mode) {
+    return hipCUDAErrorTohipError(cudaThreadExchangeStreamCaptureMode(mode));
+}
+static inline hipError_t xc_nv_cudaStreamEndCapture(hipStream_t s, hipGraph_t *graph) {
+    return hipCUDAErrorTohipError(cudaStreamEndCapture(s, graph));
+}
+static inline hipError_t xc_nv_cudaStreamIsCapturing(hipStream_t s,
+                                                     hipStreamCaptureStatus *status) {
+    return hipCUDAErrorTohipError(cudaStreamIsCapturing(s, status));
+}
+static inline hipError_t xc_nv_cudaGraphInstantiateWithFlags(hipGraphExec_t *exec, hipGraph_t graph,
+                                                             unsigned long long flags) {
+    return hipCUDAErrorTohipError(cudaGraphInstantiateWithFlags(exec, graph, flags));
+}
+static inline hipError_t xc_nv_cudaGraphLaunch(hipGraphExec_t exec, hipStream_t s) {
+    return hipCUDAErrorTohipError(cudaGraphLaunch(exec, s));
+}
+static inline hipError_t xc_nv_cudaGraphExecDestroy(hipGraphExec_t exec) {
+    return hipCUDAErrorTohipError(cudaGraphExecDestroy(exec));
+}
+static inline hipError_t xc_nv_cudaGraphDestroy(hipGraph_t graph) {
+    return hipCUDAErrorTohipError(cudaGraphDestroy(graph));
+}
+static inline hipError_t xc_nv_cudaStreamGetCaptureInfo(hipStream_t s,
+                                                        hipStreamCaptureStatus *status,
+                                                        unsigned long long *id) {
+#if CUDART_VERSION >= 13000
+    return hipCUDAErrorTohipError(cudaStreamGetCaptureInfo(s, status, id, NULL, NULL, NULL, NULL));
+#else
+    return hipCUDAErrorTohipError(cudaStreamGetCaptureInfo(s, status, id));
+#endif
+}
+#define cudaStreamBeginCapture xc_nv_cudaStreamBeginCapture
+#define cudaThreadExchangeStreamCaptureMode xc_nv_cudaThreadExchangeStreamCaptureMode
+#define cudaStreamEndCapture xc_nv_cudaStreamEndCapture
+#define cudaStreamIsCapturing xc_nv_cudaStreamIsCapturing
+#define cudaGraphInstantiateWithFlags xc_nv_cudaGraphInstantiateWithFlags
+#define cudaGraphLaunch xc_nv_cudaGraphLaunch
+#define cudaGraphExecDestroy xc_nv_cudaGraphExecDestroy
+#define cudaGraphDestroy xc_nv_cudaGraphDestroy
+#define hipStreamGetCaptureInfo xc_nv_cudaStreamGetCaptureInfo
+#endif
 
 #define cudaEventCreateWithFlags hipEventCreateWithFlags
 #define cudaEventDestroy hipEventDestroy
@@ -157,6 +227,11 @@
 #define cudaMemcpyPeerAsync hipMemcpyPeerAsync
 #define cudaMemsetAsync hipMemsetAsync
 #define cudaPointerGetAttributes hipPointerGetAttributes
+#define cudaMallocManaged hipMallocManaged
+#if !defined(__HIP_PLATFORM_NVIDIA__) /* macros of CUDA's own headers there */
+#define cudaMemAttachGlobal hipMemAttachGlobal
+#define cudaMemAttachHost hipMemAttachHost
+#endif
 #define cudaMallocAsync hipMallocAsync
 #define cudaMallocFromPoolAsync hipMallocFromPoolAsync
 #define cudaFreeAsync hipFreeAsync
@@ -173,13 +248,23 @@
 #define cuModuleGetFunction hipModuleGetFunction
 #define cuFuncGetAttribute hipFuncGetAttribute
 #define cuLaunchKernel hipModuleLaunchKernel
+/* cuda.h (HIP's NVIDIA platform includes it) maps these two to their _v2. */
+#undef cuModuleGetGlobal
+#undef cuMemcpyDtoH
 #define cuModuleGetGlobal hipModuleGetGlobal
 #define cuMemcpyDtoH hipMemcpyDtoH
 #define CUdeviceptr hipDeviceptr_t
 
 /* NVRTC's names for hiprtc's (cuda_rtc.c), where its header is: hiprtc is
- * opened at run time (libhiprtc, or libamdhip64 itself before ROCm 6). */
+ * opened at run time (libhiprtc, or libamdhip64 itself before ROCm 6). On
+ * HIP's NVIDIA platform hiprtc is inline wrappers over NVRTC
+ * (hip/nvidia_detail/nvidia_hiprtc.h, which includes nvrtc.h: included here,
+ * before the names are mapped), which the plugin links (XC_RTC_LINKED). */
 #if defined(__has_include)
+#if defined(__HIP_PLATFORM_NVIDIA__) && __has_include(<hip/hiprtc.h>)
+#include <hip/hiprtc.h>
+#define XC_RTC_LINKED 1
+#endif
 #if __has_include(<hip/hiprtc.h>)
 #define XC_HAVE_RTC 1
 #define nvrtcResult hiprtcResult
@@ -202,11 +287,19 @@
 #define XC_NAME "hip"
 #define XC_DEVICE_TYPE XDEV_DEVICE_HIP
 /* for the messages of an init that finds no usable GPU (cuda_backend.c) */
+#if defined(__HIP_PLATFORM_NVIDIA__)
+#define XC_DRIVER_NAME "NVIDIA (HIP's NVIDIA platform, over CUDA)"
+#else
 #define XC_DRIVER_NAME "AMD GPU (amdgpu)"
+#endif
 #define XC_RUNTIME_NAME "HIP"
 #define XC_RUNTIME_MAJOR HIP_VERSION_MAJOR
 #define XC_RUNTIME_MINOR HIP_VERSION_MINOR
+#if defined(__HIP_PLATFORM_NVIDIA__)
+#define XC_VISIBLE_VAR "CUDA_VISIBLE_DEVICES"
+#else
 #define XC_VISIBLE_VAR "HIP_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES"
+#endif
 #define XC_SMI_TOOL "rocm-smi"
 #define XC_ENV(suffix) "XDEV_HIP_" suffix
 /* ROCm's libraries under the CUDA libraries' names (built where found). */
@@ -224,6 +317,16 @@
  * means "the current device's". */
 #define XC_STREAM_LEGACY ((hipStream_t)0)
 
+#if defined(__HIP_PLATFORM_NVIDIA__)
+/* HIP 5.2's NVIDIA platform has no hipLaunchHostFunc, and its
+ * hipStreamAddCallback is cudaStreamAddCallback, which a stream capture
+ * refuses (and the trampoline below, freed after its first run, could not
+ * be replayed): CUDA's own call, as CUDA's plugin makes it. */
+#define XC_HOST_FUNC_CALL "cudaLaunchHostFunc"
+static inline hipError_t xc_vendor_launch_host_func(hipStream_t s, void (*fn)(void *), void *arg) {
+    return hipCUDAErrorTohipError(cudaLaunchHostFunc(s, fn, arg));
+}
+#else
 /* HIP 5.2 declares hipLaunchHostFunc but libamdhip64 does not export it:
  * the function runs from a stream callback instead, through a small
  * trampoline freed when it has run. */
@@ -252,6 +355,7 @@ static inline hipError_t xc_vendor_launch_host_func(hipStream_t s, void (*fn)(vo
     if (err != hipSuccess) free(call);
     return err;
 }
+#endif
 
 /* hipStreamGetCaptureInfo keeps CUDA 12's three arguments (cuda_graph.c). */
 #define XC_CAPTURE_INFO_CALL "hipStreamGetCaptureInfo"
@@ -266,22 +370,37 @@ static inline size_t xc_vendor_blas_workspace_bytes(int device) {
     return (size_t)32 << 20;
 }
 
+#if defined(__HIP_PLATFORM_NVIDIA__)
+/* On HIP's NVIDIA platform hipModuleLoadData is cuModuleLoadData: it takes
+ * what the CUDA plugin takes (PTX, cubin, fatbin), never AMD code objects. */
+#define XC_IMAGE_TAKES(format)                                                                     \
+    ((format) == XDEV_IMAGE_PTX || (format) == XDEV_IMAGE_CUBIN || (format) == XDEV_IMAGE_FATBIN)
+#define XC_IMAGE_KINDS "PTX, cubin and fatbin images (HIP's NVIDIA platform)"
+#else
 /* Kernel images hipModuleLoadData takes: code objects and offload bundles. */
 #define XC_IMAGE_TAKES(format) ((format) == XDEV_IMAGE_HIP_CODE)
 #define XC_IMAGE_KINDS "HIP code objects (hipcc --genco)"
+#endif
 
-/* "gfx90a:sramecc+:xnack-": the code a device runs, for messages. */
+/* "gfx90a:sramecc+:xnack-": the code a device runs, for messages; "sm_90"
+ * on HIP's NVIDIA platform, whose hipGetDeviceProperties leaves gcnArchName
+ * unwritten (it was read from an uninitialised struct there). */
 static inline void xc_vendor_arch_name(int device, char *buf, size_t len) {
     hipDeviceProp_t p;
+    memset(&p, 0, sizeof p);
     if (hipGetDeviceProperties(&p, device) != hipSuccess) {
         (void)hipGetLastError();
         snprintf(buf, len, "this device");
         return;
     }
+#if defined(__HIP_PLATFORM_NVIDIA__)
+    snprintf(buf, len, "sm_%d%d", p.major, p.minor);
+#else
     size_t n = strnlen(p.gcnArchName, sizeof p.gcnArchName); /* a copy, cut to fit */
     if (n >= len) n = len - 1;
     memcpy(buf, p.gcnArchName, n);
     buf[n] = '\0';
+#endif
 }
 
 /* HIP answers hipErrorInvalidValue for host memory it does not know
@@ -295,6 +414,18 @@ static inline bool xc_vendor_host_is_pageable(const void *host) {
         return true;
     }
     return false;
+}
+
+/* Managed memory's prefetch and advice to device `device` or (negative)
+ * the host (xc_vendor.h). */
+#define XC_PREFETCH_CALL "hipMemPrefetchAsync"
+#define XC_ADVISE_CALL "hipMemAdvise"
+static inline hipError_t xc_vendor_mem_prefetch(const void *p, size_t n, int device,
+                                                hipStream_t s) {
+    return hipMemPrefetchAsync(p, n, device < 0 ? hipCpuDeviceId : device, s);
+}
+static inline hipError_t xc_vendor_mem_advise(const void *p, size_t n, int advice, int device) {
+    return hipMemAdvise(p, n, (hipMemoryAdvise)advice, device < 0 ? hipCpuDeviceId : device);
 }
 
 #endif

@@ -36,12 +36,22 @@
  *   XC_HAVE_RTC               the run-time compiler's header is there (nvrtc.h,
  *                             hip/hiprtc.h), so cuda_rtc.c builds the
  *                             compile slots; the library itself is opened at
- *                             run time (NVRTC's names, mapped to hiprtc's)
+ *                             run time (NVRTC's names, mapped to hiprtc's);
+ *                             XC_RTC_LINKED: linked instead (HIP's NVIDIA
+ *                             platform, where hiprtc wraps NVRTC inline)
  *   xc_vendor_capture_info    is a stream capturing, and the capture's id
  *                             (cudaStreamGetCaptureInfo, whose arguments
  *                             CUDA 13 changed), XC_CAPTURE_INFO_CALL its name
+ *   xc_vendor_mem_prefetch, xc_vendor_mem_advise  managed memory's prefetch and
+ *                             advice to a device or the host (CUDA 13 takes a
+ *                             cudaMemLocation, CUDA 12 and HIP a device index)
  *   xc_vendor_blas_workspace_bytes  the BLAS workspace a capture gives each
  *                             stream (cublasSetWorkspace's recommended size)
+ *   xc_capture_mode_t, xc_capture_status_t, xc_copy_kind_t  the capture mode,
+ *                             capture status and copy direction types: C
+ *                             names CUDA's as `enum cudaX`, HIP's are
+ *                             typedefs (on HIP's NVIDIA platform of CUDA's
+ *                             enums, so `enum hipX` names no type there)
  * and the optional parts each vendor has or lacks (NVML vs rocm-smi, NVTX vs
  * roctx, cuBLAS/cuFFT vs hipBLAS/hipFFT) are chosen by the build
  * (backends/cuda/CMakeLists.txt, backends/hip/CMakeLists.txt). */
@@ -61,6 +71,10 @@
 #else
 #include <cuda_runtime_api.h>
 #endif
+
+typedef enum cudaStreamCaptureMode xc_capture_mode_t;
+typedef enum cudaStreamCaptureStatus xc_capture_status_t;
+typedef enum cudaMemcpyKind xc_copy_kind_t;
 
 #define XC_NAME "cuda"
 /* for the messages of an init that finds no usable GPU (cuda_backend.c) */
@@ -108,13 +122,39 @@ static inline bool xc_vendor_host_is_pageable(const void *host) {
  * streams forked into a capture share it): cuda_graph.c. CUDA 13 gave
  * cudaStreamGetCaptureInfo the arguments of the former _v3. */
 #define XC_CAPTURE_INFO_CALL "cudaStreamGetCaptureInfo"
-static inline cudaError_t xc_vendor_capture_info(cudaStream_t s,
-                                                 enum cudaStreamCaptureStatus *status,
+static inline cudaError_t xc_vendor_capture_info(cudaStream_t s, xc_capture_status_t *status,
                                                  unsigned long long *id) {
 #if CUDART_VERSION >= 13000
     return cudaStreamGetCaptureInfo(s, status, id, NULL, NULL, NULL, NULL);
 #else
     return cudaStreamGetCaptureInfo(s, status, id);
+#endif
+}
+
+/* Managed memory's prefetch and advice (cuda_memory.c) to device `device` or,
+ * when it is negative, the host: CUDA 13 takes a cudaMemLocation (and the
+ * prefetch flags) where CUDA 12 took a device index, cudaCpuDeviceId for the
+ * host. */
+#define XC_PREFETCH_CALL "cudaMemPrefetchAsync"
+#define XC_ADVISE_CALL "cudaMemAdvise"
+static inline cudaError_t xc_vendor_mem_prefetch(const void *p, size_t n, int device,
+                                                 cudaStream_t s) {
+#if CUDART_VERSION >= 13000
+    struct cudaMemLocation loc = {device < 0 ? cudaMemLocationTypeHost : cudaMemLocationTypeDevice,
+                                  device < 0 ? 0 : device};
+    return cudaMemPrefetchAsync(p, n, loc, 0, s);
+#else
+    return cudaMemPrefetchAsync(p, n, device < 0 ? cudaCpuDeviceId : device, s);
+#endif
+}
+static inline cudaError_t xc_vendor_mem_advise(const void *p, size_t n, int advice, int device) {
+#if CUDART_VERSION >= 13000
+    struct cudaMemLocation loc = {device < 0 ? cudaMemLocationTypeHost : cudaMemLocationTypeDevice,
+                                  device < 0 ? 0 : device};
+    return cudaMemAdvise(p, n, (enum cudaMemoryAdvise)advice, loc);
+#else
+    return cudaMemAdvise(p, n, (enum cudaMemoryAdvise)advice,
+                         device < 0 ? cudaCpuDeviceId : device);
 #endif
 }
 
@@ -161,6 +201,9 @@ static inline void xc_vendor_arch_name(int device, char *buf, size_t len) {
 #endif
 #ifndef XC_HAVE_RTC
 #define XC_HAVE_RTC 0
+#endif
+#ifndef XC_RTC_LINKED
+#define XC_RTC_LINKED 0
 #endif
 
 /* "cudaMalloc" on CUDA, "hipMalloc" on HIP: the name of the call a message
