@@ -342,8 +342,11 @@ static int parent(void) {
                 double sp = x > 0 ? c / x : 0, dr = x > 0 ? d / x : 0;
                 printf("| %-6s | 2^%-2d | %8.1f | %8.1f | %17.3fx | %-13s | %16.1f | %16.3fx | "
                        "%-22s |\n",
-                       op_names[op], k, c * 1e-3, x * 1e-3, sp, c > 0 ? verdict(sp >= 0.95) : "-",
-                       d * 1e-3, dr, op == OP_REDUCE ? verdict(dr <= 1.25) : "(shown)");
+                       op_names[op], k, c * 1e-3, x * 1e-3, sp,
+                       c > 0 && x > 0 ? verdict(sp >= 0.95) : "-", d * 1e-3, dr,
+                       op != OP_REDUCE  ? "(shown)"
+                       : d > 0 && x > 0 ? verdict(dr <= 1.25)
+                                        : "-");
             }
         printf("\ndeterministic f32 sum bits (the CPU's run of this program prints the same):");
         for (int k = g.min_log2; k <= g.max_log2; k++)
@@ -352,8 +355,8 @@ static int parent(void) {
     } else {
         ok = run_side(S_XDEV, &r[S_XDEV]);
         printf("bytes = read + written (reduce 4n, scan 8n, copy 8n); %d threads\n\n", g.threads);
-        printf("| op     | n    | GB/s    | copy GB/s | / copy's | goal          |\n");
-        printf("|--------|------|--------:|----------:|---------:|---------------|\n");
+        printf("| op     | n    | GB/s    | copy GB/s | / copy's | goal            |\n");
+        printf("|--------|------|--------:|----------:|---------:|-----------------|\n");
         for (int op = OP_REDUCE; op <= OP_SCAN; op++)
             for (int k = g.min_log2; k <= g.max_log2; k++) {
                 double n = (double)((size_t)1 << k), ns = r[S_XDEV].ns[op][k];

@@ -7,6 +7,7 @@
  * real cuda/hip plugin is installed skip (exit 77) when one is. */
 #include <dlfcn.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -402,6 +403,46 @@ START_TEST(cuda_real) {
 }
 END_TEST
 
+/* The real plugins' prim tables (issue 44), read from each plugin's own
+ * table without a device: CUDA sets every slot of the table it was built
+ * with (backends/cuda_hip/cuda_prim*.cu), HIP has none (no rocPRIM headers
+ * where it is built: backends/cuda_hip/README.md). */
+static const xdev_prim_vtable_t *real_prim_table(const char *name, void **handle) {
+    char where[4096];
+    ck_assert_msg(xt_plugin_installed(name, where, sizeof where), "no libxdev-%s.so", name);
+    *handle = dlopen(where, RTLD_NOW | RTLD_LOCAL);
+    ck_assert_msg(*handle != NULL, "dlopen %s: %s", where, dlerror());
+    xdev_backend_entry_fn entry = (xdev_backend_entry_fn)dlsym(*handle, XDEV_BACKEND_ENTRY_SYMBOL);
+    ck_assert_msg(entry != NULL, "%s has no %s", where, XDEV_BACKEND_ENTRY_SYMBOL);
+    const xdev_backend_api_t *api = entry();
+    ck_assert_msg(api != NULL && api->size >= offsetof(xdev_backend_api_t, prim) + sizeof api->prim,
+                  "%s: a table older than the prim slot", where);
+    return api->prim;
+}
+
+START_TEST(cuda_prim_table) {
+    void *h = NULL;
+    const xdev_prim_vtable_t *prim = real_prim_table("cuda", &h);
+    ck_assert_msg(prim != NULL, "libxdev-cuda.so has no prim table (xdev_prim_* would be "
+                                "XDEV_ERROR_NOT_SUPPORTED on every CUDA device)");
+    ck_assert_uint_eq(prim->size, sizeof(xdev_prim_vtable_t));
+#define XT_PRIM_SLOT_SET(table, slot, ...)                                                         \
+    ck_assert_msg(prim->slot != NULL, "libxdev-cuda.so: prim." #slot " is NULL");
+    XDEV_SLOTS_PRIM(XT_PRIM_SLOT_SET)
+#undef XT_PRIM_SLOT_SET
+    dlclose(h);
+}
+END_TEST
+
+START_TEST(hip_prim_table) {
+    void *h = NULL;
+    ck_assert_msg(real_prim_table("hip", &h) == NULL,
+                  "libxdev-hip.so has a prim table: update backends/cuda_hip/README.md and this "
+                  "test");
+    dlclose(h);
+}
+END_TEST
+
 START_TEST(hip_missing) {
     expect_init_fails(XDEV_ERROR_BACKEND_UNAVAILABLE, "hip", "libxdev-hip.so");
 }
@@ -729,6 +770,8 @@ int main(int argc, char **argv) {
         {"list_nodevice", list_nodevice, false, false},
         {"cuda_missing", cuda_missing, true, false},
         {"cuda_real", cuda_real, false, false},
+        {"cuda_prim_table", cuda_prim_table, false, false},
+        {"hip_prim_table", hip_prim_table, false, false},
         {"hip_missing", hip_missing, false, true},
         {"hip_real", hip_real, false, false},
         {"hip_auto", hip_auto, false, false},
@@ -748,7 +791,8 @@ int main(int argc, char **argv) {
         {"auto_no_gpu", auto_no_gpu, false, false},
     };
     const size_t n = sizeof scenarios / sizeof scenarios[0];
-    if (argc >= 2 && strcmp(argv[1], "cuda_real") == 0) {
+    if (argc >= 2 &&
+        (strcmp(argv[1], "cuda_real") == 0 || strcmp(argv[1], "cuda_prim_table") == 0)) {
         char where[4096];
         if (!xt_plugin_installed("cuda", where, sizeof where)) {
             printf("SKIP cuda_real: no real libxdev-cuda.so was built (no CUDA toolkit)\n");
