@@ -8,7 +8,7 @@
 #include "base/strbuf.h"
 
 /* Frames worth keeping to find the caller past libxdev's own frames. */
-#define XDEV_CALL_SITE_FRAMES 10
+#define XDEV_CALL_SITE_FRAMES 16
 
 /* This thread's stack, innermost first, into frames[0 .. cap); the count
  * (0 where the C library has no backtrace). */
