@@ -430,7 +430,8 @@ START_TEST(cuda_prim_table) {
     ck_assert_msg(prim->slot != NULL, "libxdev-cuda.so: prim." #slot " is NULL");
     XDEV_SLOTS_PRIM(XT_PRIM_SLOT_SET)
 #undef XT_PRIM_SLOT_SET
-    dlclose(h);
+    /* Kept loaded: its C++ runtime (CUB) is not unloaded, as at exit. */
+    (void)h;
 }
 END_TEST
 
@@ -439,7 +440,7 @@ START_TEST(hip_prim_table) {
     ck_assert_msg(real_prim_table("hip", &h) == NULL,
                   "libxdev-hip.so has a prim table: update backends/cuda_hip/README.md and this "
                   "test");
-    dlclose(h);
+    (void)h; /* kept loaded, as above */
 }
 END_TEST
 
