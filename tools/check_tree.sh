@@ -114,6 +114,8 @@ CORE_INCLUDE_EXCEPTIONS = {
         "the enqueue path's test: its observer hook is exported for this suite only",
     ('tests/test_error_format.c', 'base/error_internal.h'):
         'white-box test of the error formatter fed its own message',
+    ('tests/test_thread_heap.c', 'base/thread_heap.h'):
+        'white-box test of the per-thread heap blocks (thread exit, fork), linked in directly',
     ('tests/test_utf8_writers.c', 'base/json_check.h'):
         'white-box test of the writers on text that is not UTF-8: the JSON check',
     ('tests/test_utf8_writers.c', 'observe/pickle.h'):

@@ -7,8 +7,8 @@
  * cuda_ipc.c, cuda_blas.c (cuBLAS) and cuda_fft.c (+ cuda_fft_scale.cu;
  * cuFFT), cuda_nccl.c (NCCL), cuda_kernel.c (modules and launches),
  * cuda_graph.c (stream capture and replay), device code in cuda_rng.cu,
- * cuda_ops.cu and cuda_prim.cu (parallel primitives over CUB);
- * each plugin's own files in its folder: cuda_nvml.c and cuda_vmm.c
+ * cuda_ops.cu and cuda_prim.cu (parallel primitives over CUB), cuda_vmm.c
+ * (virtual memory); each plugin's own files in its folder: cuda_nvml.c
  * (backends/cuda), hip_smi.c (backends/hip).
  *
  * The CUDA runtime is linked statically, so the plugin needs only the driver
@@ -19,6 +19,7 @@
 #include <dlfcn.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "cuda_internal.h"
 
@@ -87,6 +88,28 @@ xdev_status_t xc_guard_begin(xc_guard_t *guard, int device) {
 void xc_guard_end(const xc_guard_t *guard) {
     if (guard->switched) (void)cudaSetDevice(guard->previous);
 }
+
+#if !defined(XC_VENDOR_HIP)
+void *xc_driver_entry(const char *name, unsigned version) {
+    void *fn = NULL;
+    enum cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+    cudaError_t err = cudaGetDriverEntryPointByVersion(name, &fn, version, cudaEnableDefault, &q);
+    if (err != cudaSuccess || q != cudaDriverEntryPointSuccess) {
+        (void)cudaGetLastError();
+        return NULL;
+    }
+    return fn;
+}
+
+const char *xc_driver_lookup(const xc_driver_sym_t *syms, size_t n, void *table) {
+    for (size_t i = 0; i < n; i++) {
+        void *fn = xc_driver_entry(syms[i].name, 12000);
+        if (fn == NULL) return syms[i].name;
+        memcpy((char *)table + syms[i].offset, &fn, sizeof fn);
+    }
+    return NULL;
+}
+#endif
 
 /* What to do when the runtime cannot count the devices: the two common
  * causes and the way out, after the error's name, in place of the

@@ -95,6 +95,21 @@ xdev_status_t xc_fail(cudaError_t err, const char *what, ...) __attribute__((for
         if (xc_err_ != cudaSuccess) return xc_fail(xc_err_, __VA_ARGS__);                          \
     } while (0)
 
+#if !defined(XC_VENDOR_HIP)
+/* The CUDA plugin links only the static runtime: the driver's own calls
+ * (modules, cuda_kernel.c; virtual memory, cuda_vmm.c) are found at run time
+ * through cudaGetDriverEntryPointByVersion. xc_driver_entry: one call as of
+ * the driver API `version` (12000 for 12.0), NULL where the driver lacks it.
+ * xc_driver_lookup: each of syms (as of 12.0) into `table` at its offset;
+ * the name of the first the driver lacks (the rest left unset), or NULL. */
+typedef struct xc_driver_sym {
+    const char *name;
+    size_t offset;
+} xc_driver_sym_t;
+void *xc_driver_entry(const char *name, unsigned version);
+const char *xc_driver_lookup(const xc_driver_sym_t *syms, size_t n, void *table);
+#endif
+
 /* The caller's CUDA device, switched to `device` until xc_guard_end. */
 typedef struct xc_guard {
     int previous;
@@ -165,7 +180,7 @@ xdev_status_t xc_hostcopy_check_env(void);
 bool xc_env_int(const char *v, long lo, long hi, long *out);
 
 #if XC_HAVE_VMM
-/* Virtual memory slots (backends/cuda/cuda_vmm.c), and the note that
+/* Virtual memory slots (cuda_vmm.c), and the note that
  * `device` enabled peer access to `peer`'s memory (new mappings on peer
  * include it). */
 xdev_status_t xc_va_granularity(xc_device_t *dev, size_t *out);

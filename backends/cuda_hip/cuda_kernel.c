@@ -62,41 +62,24 @@ static struct {
 /* A driver call through its pointer. */
 #define XK(call) g_drv.call
 
-static void *entry_point(const char *name, unsigned version) {
-    void *fn = NULL;
-    enum cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
-    cudaError_t err = cudaGetDriverEntryPointByVersion(name, &fn, version, cudaEnableDefault, &q);
-    if (err != cudaSuccess || q != cudaDriverEntryPointSuccess) {
-        (void)cudaGetLastError();
-        return NULL;
-    }
-    return fn;
-}
-
 static void lookup(void) {
-    static const struct {
-        const char *name;
-        size_t offset;
-    } required[] = {
+    static const xc_driver_sym_t required[] = {
 #define SYM(name) {#name, offsetof(__typeof__(g_drv), name)}
         SYM(cuModuleLoadDataEx), SYM(cuModuleUnload),   SYM(cuModuleGetFunction),
         SYM(cuFuncGetAttribute), SYM(cuLaunchKernel),   SYM(cuCtxGetCurrent),
         SYM(cuGetErrorName),     SYM(cuGetErrorString),
 #undef SYM
     };
-    for (size_t i = 0; i < sizeof required / sizeof required[0]; i++) {
-        void *fn = entry_point(required[i].name, 12000);
-        if (fn == NULL) {
-            snprintf(g_drv.missing, sizeof g_drv.missing, "%s", required[i].name);
-            return;
-        }
-        memcpy((char *)&g_drv + required[i].offset, &fn, sizeof fn);
+    const char *missing = xc_driver_lookup(required, sizeof required / sizeof required[0], &g_drv);
+    if (missing != NULL) {
+        snprintf(g_drv.missing, sizeof g_drv.missing, "%s", missing);
+        return;
     }
-    void *fn = entry_point("cuFuncGetParamInfo", 12040);
+    void *fn = xc_driver_entry("cuFuncGetParamInfo", 12040);
     memcpy(&g_drv.cuFuncGetParamInfo, &fn, sizeof fn);
-    fn = entry_point("cuModuleGetGlobal", 12000);
+    fn = xc_driver_entry("cuModuleGetGlobal", 12000);
     memcpy(&g_drv.cuModuleGetGlobal, &fn, sizeof fn);
-    fn = entry_point("cuMemcpyDtoH", 12000);
+    fn = xc_driver_entry("cuMemcpyDtoH", 12000);
     memcpy(&g_drv.cuMemcpyDtoH, &fn, sizeof fn);
 }
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/error_internal.h"
+#include "base/thread_heap.h"
 #include "base/utf8.h"
 #include "alloc/alloc_internal.h"
 
@@ -29,33 +30,12 @@ typedef struct tag_stack {
     const char *roots[TAG_DEPTH_MAX];
     int depth;
 } tag_stack_t;
-static _Thread_local tag_stack_t *tls_tags;
-static pthread_key_t g_tags_key;
-static pthread_once_t g_tags_once = PTHREAD_ONCE_INIT;
-static int g_tags_key_ok;
-
-static void drop_tags(void *t) {
-    if (tls_tags == t) tls_tags = NULL;
-    free(t);
-}
-
-static void make_tags_key(void) {
-    g_tags_key_ok = pthread_key_create(&g_tags_key, drop_tags) == 0;
-}
+static xdev_thread_heap_t g_tags = XDEV_THREAD_HEAP_INIT(sizeof(tag_stack_t), NULL);
+static _Thread_local void *tls_tags; /* this thread's tag_stack_t, NULL before its first push */
 
 /* The thread's stack, made on first use; NULL without memory. */
 static tag_stack_t *tags_for_push(void) {
-    if (tls_tags != NULL) return tls_tags;
-    pthread_once(&g_tags_once, make_tags_key);
-    if (!g_tags_key_ok) return NULL;
-    tag_stack_t *t = calloc(1, sizeof *t);
-    if (t == NULL) return NULL;
-    if (pthread_setspecific(g_tags_key, t) != 0) {
-        free(t);
-        return NULL;
-    }
-    tls_tags = t;
-    return t;
+    return xdev_thread_heap_get(&g_tags, &tls_tags);
 }
 
 /* Open-addressing set of interned paths (the table never shrinks). */

@@ -18,50 +18,28 @@
  * first and copied over the message only when complete. */
 #include "base/error_internal.h"
 
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
+
+#include "base/thread_heap.h"
 
 #define XDEV_MESSAGE_MAX 2048
 _Static_assert(sizeof(((xdev_error_state_t *)0)->message) == XDEV_MESSAGE_MAX,
                "xdev_error_state_t holds a whole message");
 
 /* The message (XDEV_MESSAGE_MAX bytes) then the scratch for formatting the
- * next one (as many), or NULL before the first failure. */
-static _Thread_local char *tls_buffer;
+ * next one (as many): this thread's block of g_buffers, or NULL before the
+ * first failure. */
+static xdev_thread_heap_t g_buffers = XDEV_THREAD_HEAP_INIT(2 * XDEV_MESSAGE_MAX, NULL);
+static _Thread_local void *tls_buffer;
 static _Thread_local xdev_status_t tls_status;
-static pthread_key_t g_key;
-static pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
-static int g_key_ok;
 static const char g_no_buffer[] = "xdev: no memory for this thread's error message";
-
-/* Thread exit: free the buffer, and forget it, for a failure reported by a
- * later destructor on this thread makes a new one. */
-static void drop_buffer(void *b) {
-    if (tls_buffer == b) tls_buffer = NULL;
-    free(b);
-}
-
-static void make_key(void) {
-    g_key_ok = pthread_key_create(&g_key, drop_buffer) == 0;
-}
 
 /* The thread's message buffer for writing: made on first use. NULL when
  * there is no memory for it (the caller then keeps only the status). */
 static char *message_buffer(void) {
-    if (tls_buffer != NULL) return tls_buffer;
-    pthread_once(&g_key_once, make_key);
-    if (!g_key_ok) return NULL;
-    char *b = calloc(2, XDEV_MESSAGE_MAX);
-    if (b == NULL) return NULL;
-    if (pthread_setspecific(g_key, b) != 0) {
-        free(b);
-        return NULL;
-    }
-    tls_buffer = b;
-    return b;
+    return xdev_thread_heap_get(&g_buffers, &tls_buffer);
 }
 
 /* The message for reading: "" before any failure on this thread. */
@@ -121,7 +99,8 @@ xdev_status_t xdev_last_status(void) {
 }
 
 void xdev_clear_error(void) {
-    if (tls_buffer != NULL) tls_buffer[0] = '\0';
+    char *b = tls_buffer;
+    if (b != NULL) b[0] = '\0';
     tls_status = XDEV_SUCCESS;
 }
 

@@ -7,43 +7,22 @@
  * once per xdev_module_compile that reached its cache lookup. */
 #include <stdio.h>
 #include <string.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
 
 #include "base/error_internal.h"
+#include "base/thread_heap.h"
 #include "kernel/kernel_internal.h"
 #include "runtime/trace_probe.h"
 
 /* The thread's last compile, on the heap (made at its first compile, freed
  * at its exit): libxdev's static TLS stays small (ctest tls.static_size). */
-static _Thread_local xdev_compile_info_t *tls_last;
-static pthread_key_t g_last_key;
-static pthread_once_t g_last_once = PTHREAD_ONCE_INIT;
-static int g_last_key_ok;
-
-static void drop_last(void *p) {
-    if (tls_last == p) tls_last = NULL;
-    free(p);
-}
-
-static void make_last_key(void) {
-    g_last_key_ok = pthread_key_create(&g_last_key, drop_last) == 0;
-}
+static xdev_thread_heap_t g_last = XDEV_THREAD_HEAP_INIT(sizeof(xdev_compile_info_t), NULL);
+static _Thread_local void *tls_last; /* this thread's xdev_compile_info_t, or NULL */
 
 /* NULL without memory: the compile then goes unrecorded (reads as none). */
 static xdev_compile_info_t *last_for_write(void) {
-    if (tls_last != NULL) return tls_last;
-    pthread_once(&g_last_once, make_last_key);
-    if (!g_last_key_ok) return NULL;
-    xdev_compile_info_t *p = calloc(1, sizeof *p);
-    if (p == NULL) return NULL;
-    if (pthread_setspecific(g_last_key, p) != 0) {
-        free(p);
-        return NULL;
-    }
-    tls_last = p;
-    return p;
+    return xdev_thread_heap_get(&g_last, &tls_last);
 }
 
 uint64_t xdev_kcompile_now(void) {
@@ -53,9 +32,10 @@ uint64_t xdev_kcompile_now(void) {
 }
 
 void xdev_kcompile_forget(void) {
-    if (tls_last == NULL) return; /* nothing recorded yet: reads as none */
-    memset(tls_last, 0, sizeof *tls_last);
-    tls_last->size = sizeof *tls_last;
+    xdev_compile_info_t *last = tls_last;
+    if (last == NULL) return; /* nothing recorded yet: reads as none */
+    memset(last, 0, sizeof *last);
+    last->size = sizeof *last;
 }
 
 static const char *cache_word(xdev_compile_cache_t c) {
@@ -117,8 +97,9 @@ xdev_status_t xdev_compile_last_info(xdev_compile_info_t *info) {
                              "info->size is %zu, not sizeof(xdev_compile_info_t) (%zu)", info->size,
                              sizeof *info);
     size_t size = info->size;
-    if (tls_last != NULL)
-        *info = *tls_last;
+    const xdev_compile_info_t *last = tls_last;
+    if (last != NULL)
+        *info = *last;
     else
         memset(info, 0, sizeof *info); /* no compile on this thread yet */
     info->size = size;

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "base/error_internal.h"
+#include "base/thread_heap.h"
 #include "observe/shadow_internal.h"
 #include "xdev/event.h"
 
@@ -267,34 +268,14 @@ void *xdev_shadow_to_mirror(const void *p) {
 /* On the heap (made at a thread's first op under the shadow, freed at its
  * exit): SH_PENDING records would be ~3 KiB of every thread's static TLS,
  * which dlopen (Python's ctypes) cannot always find (ctest tls.*). */
-static _Thread_local sh_pending_t *t_pending;
-static pthread_key_t g_pending_key;
-static pthread_once_t g_pending_once = PTHREAD_ONCE_INIT;
-static int g_pending_key_ok;
-
-static void drop_pending(void *v) {
-    sh_pending_t *p = v;
-    if (t_pending == p) t_pending = NULL;
+static void drop_pending(void *p) {
     xdev_shadow_pending_clear(p);
-    free(p);
 }
-
-static void make_pending_key(void) {
-    g_pending_key_ok = pthread_key_create(&g_pending_key, drop_pending) == 0;
-}
+static xdev_thread_heap_t g_pending = XDEV_THREAD_HEAP_INIT(sizeof(sh_pending_t), drop_pending);
+static _Thread_local void *t_pending; /* this thread's sh_pending_t, or NULL */
 
 sh_pending_t *xdev_shadow_pending(void) {
-    if (t_pending != NULL) return t_pending;
-    pthread_once(&g_pending_once, make_pending_key);
-    if (!g_pending_key_ok) return NULL;
-    sh_pending_t *p = calloc(1, sizeof *p);
-    if (p == NULL) return NULL;
-    if (pthread_setspecific(g_pending_key, p) != 0) {
-        free(p);
-        return NULL;
-    }
-    t_pending = p;
-    return p;
+    return xdev_thread_heap_get(&g_pending, &t_pending);
 }
 
 void xdev_shadow_pending_clear(sh_pending_t *p) {

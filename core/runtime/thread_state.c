@@ -5,15 +5,16 @@
 #include "runtime/thread_state.h"
 
 #include <pthread.h>
-#include <stdlib.h>
 
+#include "base/thread_heap.h"
 #include "runtime/hooks.h"
 
 _Thread_local xdev_thread_state_t *xdev_tls_state __attribute__((tls_model("initial-exec")));
 
-static pthread_key_t g_key;
-static pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
-static xdev_thread_state_t g_emergency; /* only if calloc fails */
+static void release(void *p);
+/* Every thread's block (xdev_tls_state is not cleared at exit: slot NULL). */
+static xdev_thread_heap_t g_blocks = XDEV_THREAD_HEAP_INIT(sizeof(xdev_thread_state_t), release);
+static xdev_thread_state_t g_emergency; /* only if no block can be had */
 static pthread_mutex_t g_list_lock = PTHREAD_MUTEX_INITIALIZER;
 static xdev_thread_state_t *g_list; /* every thread's block (the emergency one once) */
 
@@ -27,9 +28,9 @@ static void list_add(xdev_thread_state_t *t) {
     pthread_mutex_unlock(&g_list_lock);
 }
 
+/* Thread exit, before thread_heap.c frees the block. */
 static void release(void *p) {
     xdev_thread_state_t *t = p;
-    if (t == &g_emergency) return;
     xdev_hooks_run_thread_exit(); /* on the exiting thread: its TLS is still readable */
     pthread_mutex_lock(&g_list_lock);
     if (t->list_prev)
@@ -38,7 +39,6 @@ static void release(void *p) {
         g_list = t->list_next;
     if (t->list_next) t->list_next->list_prev = t->list_prev;
     pthread_mutex_unlock(&g_list_lock);
-    free(t);
 }
 
 bool xdev_thread_hazard_held(const void *p) {
@@ -62,18 +62,12 @@ void xdev_thread_hazard_clear(const void *p) {
             atomic_store_explicit(&t->hazard[i], NULL, memory_order_seq_cst);
 }
 
-static void make_key(void) {
-    (void)pthread_key_create(&g_key, release);
-}
-
 xdev_thread_state_t *xdev_thread_state_slow(void) {
-    pthread_once(&g_key_once, make_key);
-    xdev_thread_state_t *t = calloc(1, sizeof *t);
+    xdev_thread_state_t *t = xdev_thread_heap_get(&g_blocks, NULL);
     if (t == NULL) {
         t = &g_emergency;
         t->shared = true;
-    } else
-        (void)pthread_setspecific(g_key, t);
+    }
     list_add(t);
     xdev_tls_state = t;
     return t;

@@ -254,6 +254,25 @@ static inline hipError_t xc_nv_cudaStreamGetCaptureInfo(hipStream_t s,
 #define cuModuleGetGlobal hipModuleGetGlobal
 #define cuMemcpyDtoH hipMemcpyDtoH
 #define CUdeviceptr hipDeviceptr_t
+/* CUDA's driver API for virtual memory (cuda_vmm.c): the runtime's twins,
+ * declared since HIP 5.2; HIP's NVIDIA platform wraps none (XC_HAVE_VMM). */
+#if !defined(__HIP_PLATFORM_NVIDIA__)
+#define CUmemAllocationProp hipMemAllocationProp
+#define CUmemAccessDesc hipMemAccessDesc
+#define CUmemGenericAllocationHandle hipMemGenericAllocationHandle_t
+#define CU_MEM_ALLOCATION_TYPE_PINNED hipMemAllocationTypePinned
+#define CU_MEM_LOCATION_TYPE_DEVICE hipMemLocationTypeDevice
+#define CU_MEM_ACCESS_FLAGS_PROT_READWRITE hipMemAccessFlagsProtReadWrite
+#define CU_MEM_ALLOC_GRANULARITY_RECOMMENDED hipMemAllocationGranularityRecommended
+#define cuMemGetAllocationGranularity hipMemGetAllocationGranularity
+#define cuMemAddressReserve hipMemAddressReserve
+#define cuMemAddressFree hipMemAddressFree
+#define cuMemCreate hipMemCreate
+#define cuMemMap hipMemMap
+#define cuMemSetAccess hipMemSetAccess
+#define cuMemUnmap hipMemUnmap
+#define cuMemRelease hipMemRelease
+#endif
 
 /* NVRTC's names for hiprtc's (cuda_rtc.c), where its header is: hiprtc is
  * opened at run time (libhiprtc, or libamdhip64 itself before ROCm 6). On
@@ -285,8 +304,8 @@ static inline hipError_t xc_nv_cudaStreamGetCaptureInfo(hipStream_t s,
 
 /* ------------------------------------------------------------ what differs in meaning */
 #define XC_NAME "hip"
-/* virtual memory slots: backends/hip/hip_vmm.c, over the runtime's hipMem*
- * calls; HIP 5.2's NVIDIA platform has no hipMem* wrappers, so none there */
+/* virtual memory slots (cuda_vmm.c) over the runtime's hipMem* calls; HIP
+ * 5.2's NVIDIA platform has no hipMem* wrappers, so none there */
 #if !defined(__HIP_PLATFORM_NVIDIA__)
 #define XC_HAVE_VMM 1
 #endif

@@ -24,9 +24,8 @@
  *   XC_CCL, XC_CCL_*          the collective library under the comm table
  *                             (NCCL / RCCL: its header, file, env variable)
  *   XC_HAVE_VMM               virtual memory slots for expandable segments
- *                             and sleep/wake (backends/cuda/cuda_vmm.c,
- *                             CUDA's driver API; backends/hip/hip_vmm.c,
- *                             HIP's runtime calls)
+ *                             and sleep/wake (cuda_vmm.c: CUDA's driver
+ *                             API, HIP's runtime calls under its names)
  *   XC_IMAGE_TAKES(format), XC_IMAGE_KINDS  the kernel images the module
  *                             loader takes (cuda_kernel.c: PTX, cubin and
  *                             fatbin on CUDA, code objects on HIP) and how a
