@@ -405,18 +405,26 @@ static void sweep_one(sh_mirror_t *m, void *user) {
 
 /* ------------------------------------------------------------ step 5 */
 
-/* The operands of a collective that was not replayed, to copy into the
+/* The outputs of a collective that was not replayed, to copy into the
  * mirrors once its stream passes it. A collective's ranks meet on their
  * streams, and the next rank is enqueued after this one's step 5 (a group,
- * one thread): waiting here would wait for a rank not yet enqueued. The copy
- * is made when a later op finds the mark reached, or before a later op that
- * uses the bytes runs (lock held). */
+ * one thread): waiting here would wait for a rank not yet enqueued. So the
+ * bytes are taken in stream order instead: a copy into staging memory is
+ * enqueued right behind the collective (xdev_shadow_stage), then a mark;
+ * once a later op finds the mark reached, or before a later op that uses
+ * the bytes is replayed, the staging is copied into the mirror (lock held).
+ * Reading the device's bytes then instead raced with a later collective on
+ * the same buffer, which another rank's thread runs (ThreadSanitizer saw it
+ * in cpu/communicator.shadow); the staging copy is the collective's output
+ * exactly, whatever runs after it. */
 #define SH_DEFERRED 64
 typedef struct {
     xdev_device_record_t *rec;
     void *mark;
     const void *p;
     size_t n;
+    void *staging;     /* the bytes, taken in stream order; NULL: read the device's */
+    sh_mirror_t where; /* the staging's device (type, context, host_memory) */
 } deferred_t;
 static deferred_t g_deferred[SH_DEFERRED];
 static int g_ndeferred;
@@ -433,6 +441,19 @@ static bool overlaps_any(const void *p, size_t n, const xdev_op_use_t *uses, int
     return false;
 }
 
+/* A deferred collective's output into its mirror (its mark reached; lock
+ * held): from the staging, or the device's bytes where there is none. */
+static void apply_deferred(const deferred_t *e) {
+    sh_mirror_t *m;
+    size_t len;
+    bool mirrored = clip(e->p, e->n, &m, &len);
+    if (e->staging != NULL)
+        xdev_shadow_unstage(&e->where, e->staging,
+                            mirrored && len == e->n ? xdev_shadow_to_mirror(e->p) : NULL, e->n);
+    else if (mirrored)
+        resync(m, e->p, len);
+}
+
 /* Copy into the mirrors what the deferred collectives wrote whose stream
  * passed them; move those whose bytes this op uses into out (their marks to
  * be waited for without the lock: the collective may wait for a rank whose
@@ -440,15 +461,12 @@ static bool overlaps_any(const void *p, size_t n, const xdev_op_use_t *uses, int
 static int settle(const xdev_op_use_t *uses, int n, deferred_t *out) {
     int kept = 0, moved = 0;
     for (int i = 0; i < g_ndeferred; i++) {
-        sh_mirror_t *m;
-        size_t len;
-        if (overlaps_any(g_deferred[i].p, g_deferred[i].n, uses, n)) {
+        if (overlaps_any(g_deferred[i].p, g_deferred[i].n, uses, n))
             out[moved++] = g_deferred[i];
-        } else if (xdev_shadow_mark_reached(g_deferred[i].rec, g_deferred[i].mark, false)) {
-            if (clip(g_deferred[i].p, g_deferred[i].n, &m, &len)) resync(m, g_deferred[i].p, len);
-        } else {
+        else if (xdev_shadow_mark_reached(g_deferred[i].rec, g_deferred[i].mark, false))
+            apply_deferred(&g_deferred[i]);
+        else
             g_deferred[kept++] = g_deferred[i];
-        }
     }
     g_ndeferred = kept;
     return moved;
@@ -461,21 +479,32 @@ static bool defer_range(const xdev_enqueue_t *q, const void *p, size_t n) {
     size_t len;
     if (!clip(p, n, &m, &len)) return true;
     if (g_ndeferred == SH_DEFERRED) return false;
+    sh_mirror_t where = {.type = m->type, .ctx = m->ctx, .host_memory = m->host_memory};
+    void *staging = xdev_shadow_stage(q->stream->rec, q->stream->native, m, p, len);
     void *mark = xdev_shadow_mark(q->stream->rec, q->stream->native);
-    if (mark == NULL) return false;
-    g_deferred[g_ndeferred++] = (deferred_t){q->stream->rec, mark, p, len};
+    if (mark == NULL) {
+        /* The staging copy may be queued: it is freed once the stream passed it. */
+        if (staging != NULL) xdev_shadow_wait_stream(q->stream->rec, q->stream->native);
+        xdev_shadow_unstage(&where, staging, NULL, 0);
+        return false;
+    }
+    g_deferred[g_ndeferred++] = (deferred_t){q->stream->rec, mark, p, len, staging, where};
     return true;
 }
 
-/* Defer the copy of a collective's operands, and of earlier collectives'
- * it waited for (wait[0..nwait)); false when that is not possible (the
- * caller then waits). */
+/* Defer the copy of a collective's outputs (what it writes: what it reads
+ * is in the mirrors already), and of earlier collectives' it waited for
+ * that had no staging (wait[0..nwait)); false when that is not possible
+ * (the caller then waits). */
 static bool defer(const xdev_enqueue_t *q, const xdev_op_use_t *uses, int n, const deferred_t *wait,
                   int nwait) {
-    if (g_ndeferred + n + nwait > SH_DEFERRED) return false;
+    int writes = 0;
+    for (int i = 0; i < n; i++)
+        writes += uses[i].mode == XDEV_OP_WRITE;
+    if (g_ndeferred + writes + nwait > SH_DEFERRED) return false;
     bool ok = true;
     for (int i = 0; i < n && ok; i++)
-        ok = defer_range(q, uses[i].p, uses[i].n);
+        if (uses[i].mode == XDEV_OP_WRITE) ok = defer_range(q, uses[i].p, uses[i].n);
     for (int i = 0; i < nwait && ok; i++)
         ok = defer_range(q, wait[i].p, wait[i].n);
     return ok;
@@ -513,9 +542,19 @@ static void shadow_observe(const xdev_enqueue_t *q, const xdev_op_use_t *uses, i
     for (int i = 0; i < nwait; i++)
         (void)xdev_shadow_mark_reached(wait_for[i].rec, wait_for[i].mark, true);
     xdev_shadow_lock();
-    /* This op uses what such a collective wrote: the mirrors take the
-     * device's bytes once this op finished too (it is running already: a
-     * copy into them now would race with it), and it is not replayed. */
+    /* This op uses what such a collective wrote: its staged bytes reach the
+     * mirrors first, and the op is replayed on them. Without a staging, the
+     * mirrors take the device's bytes once this op finished too (it is
+     * running already: a copy into them now would race with it), and it is
+     * not replayed. */
+    int unstaged = 0;
+    for (int i = 0; i < nwait; i++) {
+        if (wait_for[i].staging != NULL)
+            apply_deferred(&wait_for[i]);
+        else
+            wait_for[unstaged++] = wait_for[i];
+    }
+    nwait = unstaged;
     if (nwait > 0 && why == NULL)
         why = "it uses the output of a collective, which the shadow does not replay";
     /* Operands of unknown extent (a kernel's pointers: to the allocation's

@@ -189,6 +189,14 @@ void xdev_shadow_record_release(sh_rec_t *r);
 void *xdev_shadow_mark(xdev_device_record_t *rec, void *native);
 bool xdev_shadow_mark_reached(xdev_device_record_t *rec, void *ev, bool wait);
 
+/* A copy of [p, p + n) of mirror m's device enqueued on a real stream now,
+ * into staging memory (lock held; NULL when it cannot be made); and, once
+ * the stream passed it, the staging read into out (NULL: not read) and
+ * freed. */
+void *xdev_shadow_stage(xdev_device_record_t *rec, void *native, const sh_mirror_t *m,
+                        const void *p, size_t n);
+void xdev_shadow_unstage(const sh_mirror_t *m, void *staging, void *out, size_t n);
+
 /* Settings (shadow.c). */
 extern bool xdev_shadow_on;
 extern _Atomic bool xdev_shadow_stopped;

@@ -193,6 +193,69 @@ bool xdev_shadow_mark_reached(xdev_device_record_t *rec, void *ev, bool wait) {
     return st != XDEV_ERROR_NOT_READY;
 }
 
+/* A collective's output taken in stream order: a copy of [p, p + n) (in m)
+ * enqueued now on the real stream `native`, right behind the collective,
+ * into staging memory nothing else writes (host memory where the host
+ * addresses the device's, else a device allocation of m's device, made on
+ * that stream). Reading the device's bytes once the stream passed the
+ * collective would race with a later collective already queued on it,
+ * which another rank's thread may run (the CPU's host engine: the last rank
+ * to arrive writes every rank's output). NULL when it cannot be made (lock
+ * held). */
+void *xdev_shadow_stage(xdev_device_record_t *rec, void *native, const sh_mirror_t *m,
+                        const void *p, size_t n) {
+    if (rec->ctx != m->ctx || n == 0) return NULL;
+    const xdev_backend_api_t *o = &g_orig[m->type];
+    xdev_error_state_t saved;
+    xdev_core_error_save(&saved);
+    void *st = NULL;
+    bool ok;
+    if (m->host_memory)
+        ok = posix_memalign(&st, 64, n) == 0;
+    else if (XDEV_BACKEND_SLOT(o->memory, malloc_async) != NULL)
+        ok = o->memory->malloc_async(m->ctx, n, native, &st) == XDEV_SUCCESS;
+    else
+        ok = o->memory->malloc(m->ctx, n, &st) == XDEV_SUCCESS;
+    if (ok && st != NULL) {
+        xdev_copy_desc_t d = {.size = sizeof d,
+                              .dst = st,
+                              .src = p,
+                              .bytes = n,
+                              .kind = m->host_memory ? XDEV_COPY_DEVICE_TO_HOST
+                                                     : XDEV_COPY_DEVICE_TO_DEVICE,
+                              .src_device = m->ctx,
+                              .dst_device = m->host_memory ? NULL : m->ctx};
+        if (o->memory->memcpy_async(m->ctx, &d, native) != XDEV_SUCCESS) {
+            xdev_shadow_unstage(m, st, NULL, 0);
+            st = NULL;
+        }
+    } else {
+        st = NULL;
+    }
+    xdev_core_error_restore(&saved);
+    return st;
+}
+
+void xdev_shadow_unstage(const sh_mirror_t *m, void *staging, void *out, size_t n) {
+    if (staging == NULL) return;
+    if (m->host_memory) {
+        if (out != NULL) memcpy(out, staging, n);
+        free(staging);
+        return;
+    }
+    if (out != NULL) (void)xdev_shadow_read_device(m, staging, n, out);
+    const xdev_backend_api_t *o = &g_orig[m->type];
+    void *s = read_stream(o, m->ctx);
+    xdev_error_state_t saved;
+    xdev_core_error_save(&saved);
+    /* On the shadow's own stream: a free that synchronizes the device could
+     * wait for a collective whose other ranks are not enqueued yet. */
+    if (s == NULL || XDEV_BACKEND_SLOT(o->memory, free_async) == NULL ||
+        o->memory->free_async(m->ctx, staging, s) != XDEV_SUCCESS)
+        (void)o->memory->free(m->ctx, staging);
+    xdev_core_error_restore(&saved);
+}
+
 /* Through an event: a stream's synchronize would take the asynchronous
  * error it reports once (a kernel's fault), which is the application's. */
 void xdev_shadow_wait_stream(xdev_device_record_t *rec, void *native) {
