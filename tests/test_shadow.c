@@ -18,8 +18,14 @@
  *                to the host, naming the memset as the buffer's last writer
  *   kernel_gpu   a kernel whose device build alone is off by one (cuda, hip;
  *                skipped on the CPU, where both builds are the host build)
- *   not_mirrored a graph replay (not mirrored) is reported once, as such, and
- *                the mirrors take its outputs
+ *   not_mirrored a graph replay whose capture holds an op the shadow does not
+ *                replay (a histogram) is reported once, as such, and the
+ *                mirrors take its outputs
+ *   graph_short_memset the faulty plugin's memset captured in a graph: named
+ *                at the replay with its capture call site
+ *   graph_clean  XDEV_SHADOW=cpu on the CPU: a graph of copies, memset, fill,
+ *                axpy, a kernel and a conversion replayed three times, each
+ *                op replayed on the mirrors, no report
  *   off          no XDEV_SHADOW: off, no report; bad arguments refused
  *   bad          a malformed XDEV_SHADOW* value (argv[2] names it) fails
  *                xdev_init with XDEV_ERROR_ENV naming the variable */
@@ -253,15 +259,21 @@ START_TEST(kernel_gpu) {
 }
 END_TEST
 
-/* A graph replay is not mirrored: reported once (twice replayed), its
- * outputs copied into the mirrors, so later ops compare clean. */
+/* A graph whose capture holds an op the shadow does not replay (a
+ * histogram): its replay is reported once (twice replayed), its outputs
+ * copied into the mirrors, so later ops compare clean. */
 START_TEST(not_mirrored) {
     xdev_stream_t s = xt_new_stream(0);
     int *k;
+    int64_t *counts;
     XT_OK(xdev_malloc_device(xt_dev(0), (void **)&k, N * sizeof(int)));
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&counts, 4 * sizeof(int64_t)));
+    XT_OK(xdev_memset_async(k, 0, N * sizeof(int), s));
+    XT_OK(xdev_stream_synchronize(s));
     xdev_graph_t g;
     XT_OK(xdev_graph_create(&g));
     XT_OK(xdev_graph_capture_begin(g, s, XDEV_CAPTURE_GLOBAL, NULL));
+    XT_OK(xdev_prim_histogram_even(k, XDEV_DTYPE_I32, N, 4, 0.0, 4.0, counts, s));
     XT_OK(xdev_memset_async(k, 0x3c, N * sizeof(int), s));
     XT_OK(xdev_graph_capture_end(g));
     ck_assert_uint_eq(xdev_shadow_report_count(), 0); /* recorded, not run */
@@ -273,7 +285,9 @@ START_TEST(not_mirrored) {
     XT_OK(xdev_shadow_report_get(0, &r));
     fprintf(stderr, "the report:\n%s", r.text);
     ck_assert_int_eq(r.kind, XDEV_SHADOW_NOT_MIRRORED);
-    ck_assert_msg(strstr(r.text, "graph replay") != NULL, "%s", r.text);
+    ck_assert_msg(strstr(r.text, "graph_replay") != NULL &&
+                      strstr(r.text, "its capture holds an op the shadow cannot replay") != NULL,
+                  "%s", r.text);
     ck_assert_msg(strstr(r.call_site, "test_shadow") != NULL, "%s", r.call_site);
     int h[N];
     XT_OK(xdev_memcpy(h, k, sizeof h)); /* the mirror took the replay's bytes */
@@ -281,7 +295,93 @@ START_TEST(not_mirrored) {
     ck_assert_int_eq(h[N - 1], 0x3c3c3c3c);
     XT_OK(xdev_graph_destroy(g));
     XT_OK(xdev_free(k));
+    XT_OK(xdev_free(counts));
     XT_OK(xdev_stream_destroy(s));
+}
+END_TEST
+
+/* The faulty plugin's memset captured in a graph (with a copy of its
+ * buffer after it): named at the replay, with its capture call site. */
+START_TEST(graph_short_memset) {
+    const size_t bytes = 4096;
+    unsigned char *dev = prepare(bytes), *dev2;
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&dev2, bytes));
+    xdev_stream_t s = xt_new_stream(0);
+    xdev_graph_t g;
+    XT_OK(xdev_graph_create(&g));
+    XT_OK(xdev_graph_capture_begin(g, s, XDEV_CAPTURE_GLOBAL, NULL));
+    XT_OK(xdev_memset_async(dev, 0xab, bytes, s)); /* the faulty op */
+    XT_OK(xdev_memcpy_async(dev2, dev, bytes, s));
+    XT_OK(xdev_graph_capture_end(g));
+    ck_assert_uint_eq(xdev_shadow_report_count(), 0); /* recorded, not run */
+    XT_OK(xdev_graph_replay(g, s));
+    XT_OK(xdev_stream_synchronize(s));
+    xdev_shadow_report_t r;
+    expect_short_memset(&r, dev, bytes);
+    ck_assert_msg(strstr(r.detail, "captured in graph") != NULL, "detail: %s", r.detail);
+    /* One report for the one fault: the copy of the short buffer is not named. */
+    ck_assert_uint_eq(xdev_shadow_report_count(), 1);
+    XT_OK(xdev_graph_destroy(g));
+    XT_OK(xdev_free(dev2));
+    XT_OK(xdev_free(dev));
+    XT_OK(xdev_stream_destroy(s));
+}
+END_TEST
+
+/* The CPU shadowing itself over a graph of several ops, replayed three
+ * times with new input each time: every op replayed, nothing reported. */
+START_TEST(graph_clean) {
+    xdev_stream_t s = xt_new_stream(0);
+    float *x, *y, *h = malloc(N * sizeof(float));
+    int *k;
+    ck_assert_ptr_nonnull(h);
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&x, N * sizeof(float)));
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&y, N * sizeof(float)));
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&k, N * sizeof(int)));
+    xdev_module_t m;
+    XT_OK(xdev_module_load(xt_dev(0), shadow_kernels_bundle(), &m));
+    xdev_kernel_t iota;
+    XT_OK(xdev_module_get_kernel(m, "iota3", &iota));
+    int n = N;
+    xdev_arg_t args[] = {{&n, sizeof n}, {&k, sizeof k}};
+    xdev_launch_config_t cfg = {.grid = {4, 1, 1}, .block = {256, 1, 1}, .stream = s};
+    XT_OK(xdev_memset_async(x, 0, N * sizeof(float), s));
+    XT_OK(xdev_stream_synchronize(s));
+    xdev_graph_t g;
+    XT_OK(xdev_graph_create(&g));
+    XT_OK(xdev_graph_capture_begin(g, s, XDEV_CAPTURE_GLOBAL, NULL));
+    XT_OK(xdev_memcpy_async(y, x, N * sizeof(float), s)); /* DtoD */
+    XT_OK(xdev_memset_async(k, 0x5a, N * sizeof(int), s));
+    XT_OK(xdev_fill_async(k, XDEV_DTYPE_I32, xdev_scalar_i64(7), N / 2, s));
+    XT_OK(xdev_axpy(XDEV_DTYPE_F32, N, 0.5, x, 1, y, 1, s));
+    XT_OK(xdev_launch_kernel(iota, &cfg, args, 2));
+    XT_OK(xdev_convert_async(x, XDEV_DTYPE_F32, k, XDEV_DTYPE_I32, N / 2, s));
+    XT_OK(xdev_graph_capture_end(g));
+    ck_assert_uint_eq(xdev_shadow_report_count(), 0);
+    for (int rep = 0; rep < 3; rep++) {
+        for (int i = 0; i < N; i++)
+            h[i] = (float)(i + rep);
+        XT_OK(xdev_memcpy_async(x, h, N * sizeof(float), s)); /* new input, HtoD */
+        XT_OK(xdev_graph_replay(g, s));
+        XT_OK(xdev_memcpy_async(h, y, N * sizeof(float), s)); /* DtoH */
+        XT_OK(xdev_stream_synchronize(s));
+        for (int i = 0; i < N; i++)
+            ck_assert_float_eq(h[i], 1.5f * (float)(i + rep));
+    }
+    int hk[N];
+    XT_OK(xdev_memcpy(hk, k, sizeof hk));
+    for (int i = 0; i < N; i++)
+        ck_assert_int_eq(hk[i], i * 3 + 1);
+    ck_assert_int_eq(differences(), 0);
+    /* Every captured op was replayed: nothing reported as not mirrored. */
+    ck_assert_uint_eq(xdev_shadow_report_count(), 0);
+    XT_OK(xdev_graph_destroy(g));
+    XT_OK(xdev_module_unload(m));
+    XT_OK(xdev_free(x));
+    XT_OK(xdev_free(y));
+    XT_OK(xdev_free(k));
+    XT_OK(xdev_stream_destroy(s));
+    free(h);
 }
 END_TEST
 
@@ -324,6 +424,8 @@ int main(int argc, char **argv) {
     if (strcmp(which, "sync") == 0) tcase_add_test(tc, sync_compare);
     if (strcmp(which, "kernel_gpu") == 0) tcase_add_test(tc, kernel_gpu);
     if (strcmp(which, "not_mirrored") == 0) tcase_add_test(tc, not_mirrored);
+    if (strcmp(which, "graph_short_memset") == 0) tcase_add_test(tc, graph_short_memset);
+    if (strcmp(which, "graph_clean") == 0) tcase_add_test(tc, graph_clean);
     if (strcmp(which, "off") == 0) tcase_add_test(tc, off);
     if (strcmp(which, "bad") == 0) tcase_add_test(tc, bad);
     suite_add_tcase(su, tc);
