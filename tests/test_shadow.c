@@ -26,6 +26,10 @@
  *   graph_clean  XDEV_SHADOW=cpu on the CPU: a graph of copies, memset, fill,
  *                axpy, a kernel and a conversion replayed three times, each
  *                op replayed on the mirrors, no report
+ *   foreign_short_memset the faulty plugin's memset on registered memory
+ *                (xdev_memory_register): named, as on xdev's own memory
+ *   foreign_clean XDEV_SHADOW=cpu on the CPU: registered memory and a DLPack
+ *                import, mirrored at import, their ops replayed, no report
  *   off          no XDEV_SHADOW: off, no report; bad arguments refused
  *   bad          a malformed XDEV_SHADOW* value (argv[2] names it) fails
  *                xdev_init with XDEV_ERROR_ENV naming the variable */
@@ -385,6 +389,83 @@ START_TEST(graph_clean) {
 }
 END_TEST
 
+/* Memory another library allocated: registered, then written by the
+ * faulty plugin's memset - named, as for xdev's own memory. */
+START_TEST(foreign_short_memset) {
+    const size_t bytes = 4096;
+    unsigned char *p = aligned_alloc(64, bytes);
+    ck_assert_ptr_nonnull(p);
+    memset(p, 0x11, bytes); /* the bytes the mirror takes at registration */
+    XT_OK(xdev_memory_register(xt_dev(0), p, bytes, NULL, NULL, NULL));
+    XT_OK(xdev_memset_async(p, 0xab, bytes, NULL)); /* the faulty op */
+    XT_OK(xdev_synchronize());
+    xdev_shadow_report_t r;
+    expect_short_memset(&r, p, bytes);
+    XT_OK(xdev_memory_unregister(p));
+    free(p);
+}
+END_TEST
+
+typedef struct {
+    DLManagedTensorVersioned m;
+    int64_t shape[1];
+    int deleted;
+} tensor_t;
+
+static void tensor_deleter(DLManagedTensorVersioned *self) {
+    ((tensor_t *)self->manager_ctx)->deleted++;
+}
+
+/* The CPU shadowing itself over registered memory and a DLPack import:
+ * each mirrored from its bytes at import, every op on them replayed. */
+START_TEST(foreign_clean) {
+    xdev_stream_t s = xt_new_stream(0);
+    unsigned char *p = aligned_alloc(64, 4096);
+    float *y = aligned_alloc(64, N * sizeof(float)), *x, *h = malloc(N * sizeof(float));
+    ck_assert(p != NULL && y != NULL && h != NULL);
+    for (int i = 0; i < 4096; i++)
+        p[i] = (unsigned char)i;
+    for (int i = 0; i < N; i++)
+        y[i] = (float)i;
+    XT_OK(xdev_memory_register(xt_dev(0), p, 4096, s, NULL, NULL));
+    tensor_t t = {.shape = {N}};
+    t.m = (DLManagedTensorVersioned){.version = {1, 0},
+                                     .manager_ctx = &t,
+                                     .deleter = tensor_deleter,
+                                     .dl_tensor = {.data = y,
+                                                   .device = {kDLCPU, 0},
+                                                   .ndim = 1,
+                                                   .dtype = {kDLFloat, 32, 1},
+                                                   .shape = t.shape}};
+    xdev_tensor_view_t v;
+    XT_OK(xdev_dlpack_import(&t.m, XDEV_DLPACK_CONTIGUOUS | XDEV_DLPACK_WRITABLE, s, &v));
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&x, N * sizeof(float)));
+    XT_OK(xdev_memcpy_async(x, p, N * sizeof(float) < 4096 ? N * sizeof(float) : 4096, s));
+    XT_OK(xdev_memset_async(p + 100, 0x77, 200, s));
+    XT_OK(xdev_fill_async(x, XDEV_DTYPE_F32, xdev_scalar_f64(2.0), N, s));
+    XT_OK(xdev_axpy(XDEV_DTYPE_F32, N, 0.5, x, 1, v.data, 1, s)); /* y += 0.5 x */
+    XT_OK(xdev_memcpy_async(h, v.data, N * sizeof(float), s));
+    unsigned char hp[4096];
+    XT_OK(xdev_memcpy_async(hp, p, sizeof hp, s));
+    XT_OK(xdev_stream_synchronize(s));
+    for (int i = 0; i < N; i++)
+        ck_assert_float_eq(h[i], (float)i + 1.0f);
+    ck_assert_uint_eq(hp[100], 0x77);
+    ck_assert_uint_eq(hp[300], (unsigned char)300);
+    ck_assert_int_eq(differences(), 0);
+    /* Every op was replayed: nothing reported as not mirrored. */
+    ck_assert_uint_eq(xdev_shadow_report_count(), 0);
+    XT_OK(xdev_memory_unregister(v.base));
+    ck_assert_int_eq(t.deleted, 1);
+    XT_OK(xdev_memory_unregister(p));
+    XT_OK(xdev_free(x));
+    XT_OK(xdev_stream_destroy(s));
+    free(p);
+    free(y);
+    free(h);
+}
+END_TEST
+
 START_TEST(off) {
     ck_assert(!xdev_shadow_enabled());
     float *x;
@@ -426,6 +507,8 @@ int main(int argc, char **argv) {
     if (strcmp(which, "not_mirrored") == 0) tcase_add_test(tc, not_mirrored);
     if (strcmp(which, "graph_short_memset") == 0) tcase_add_test(tc, graph_short_memset);
     if (strcmp(which, "graph_clean") == 0) tcase_add_test(tc, graph_clean);
+    if (strcmp(which, "foreign_short_memset") == 0) tcase_add_test(tc, foreign_short_memset);
+    if (strcmp(which, "foreign_clean") == 0) tcase_add_test(tc, foreign_clean);
     if (strcmp(which, "off") == 0) tcase_add_test(tc, off);
     if (strcmp(which, "bad") == 0) tcase_add_test(tc, bad);
     suite_add_tcase(su, tc);

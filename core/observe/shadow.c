@@ -730,4 +730,5 @@ static xdev_status_t start(void) {
 void xdev_shadow_wire(void) {
     xdev_hook_init_add(XDEV_INIT_SETTINGS, start);
     xdev_hook_backend_loaded_add(xdev_shadow_backend_loaded);
+    xdev_hook_foreign_add(xdev_shadow_foreign);
 }

@@ -239,6 +239,10 @@ extern _Atomic bool xdev_shadow_stopped;
 /* The refusal while stopped (sets the thread's message). */
 xdev_status_t xdev_shadow_stop_status(void);
 
+/* Foreign memory registered (added) or given back (runtime/hooks.h). */
+void xdev_shadow_foreign(xdev_device_record_t *rec, void *ptr, size_t bytes,
+                         struct xdev_stream *stream, bool added);
+
 /* Put the shadow's slots in front of be's (the backend-loaded hook). */
 void xdev_shadow_backend_loaded(xdev_backend_t *be);
 

@@ -19,6 +19,7 @@
 
 #include "base/error_internal.h"
 #include "observe/shadow_internal.h"
+#include "runtime/stream_internal.h"
 #include "xdev/event.h"
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -318,6 +319,23 @@ static void mirror_drop(const void *p) {
             break;
         }
     pthread_mutex_unlock(&g_lock);
+}
+
+/* Device memory xdev did not allocate (registered, or a DLPack import;
+ * runtime/hooks.h): mirrored from its bytes once the registration's stream
+ * reached what was queued on it (the producer's work ordered before it), so
+ * that later ops on it are replayed and compared; dropped when given back.
+ * What is written there behind xdev's back afterwards the mirror cannot
+ * see. */
+void xdev_shadow_foreign(xdev_device_record_t *rec, void *ptr, size_t bytes, xdev_stream_t stream,
+                         bool added) {
+    if (!xdev_shadow_on) return;
+    if (!added) {
+        mirror_drop(ptr);
+        return;
+    }
+    if (stream != NULL) xdev_shadow_wait_stream(rec, stream->native);
+    mirror_add(rec->ctx, ptr, bytes);
 }
 
 void *xdev_shadow_to_mirror(const void *p) {
