@@ -421,7 +421,7 @@ static void tensor_deleter(DLManagedTensorVersioned *self) {
 START_TEST(foreign_clean) {
     xdev_stream_t s = xt_new_stream(0);
     unsigned char *p = aligned_alloc(64, 4096);
-    float *y = aligned_alloc(64, N * sizeof(float)), *x, *h = malloc(N * sizeof(float));
+    float *y = aligned_alloc(64, 4096), *x, *h = malloc(N * sizeof(float));
     ck_assert(p != NULL && y != NULL && h != NULL);
     for (int i = 0; i < 4096; i++)
         p[i] = (unsigned char)i;

@@ -105,7 +105,7 @@ void xdev_shadow_graph_record(const xdev_enqueue_t *q, const xdev_op_use_t *uses
         why = p->recs[i].unmirrored;
     sh_gop_t op = {.nuses = n < XDEV_OP_MAX_USES ? n : XDEV_OP_MAX_USES};
     snprintf(op.name, sizeof op.name, "%s", q->name);
-    memcpy(op.uses, uses, (size_t)op.nuses * sizeof uses[0]);
+    if (op.nuses > 0) memcpy(op.uses, uses, (size_t)op.nuses * sizeof uses[0]);
     op.nframes = xdev_call_site_capture(op.frames, XDEV_CALL_SITE_FRAMES);
     if (why == NULL && !nothing) {
         op.recs = malloc((size_t)p->n * sizeof *op.recs);
