@@ -30,6 +30,8 @@
  *                (xdev_memory_register): named, as on xdev's own memory
  *   foreign_clean XDEV_SHADOW=cpu on the CPU: registered memory and a DLPack
  *                import, mirrored at import, their ops replayed, no report
+ *   vec_names    an axpy and a scal on expandable segments (not mirrored):
+ *                each report's detail names its routine
  *   off          no XDEV_SHADOW: off, no report; bad arguments refused
  *   bad          a malformed XDEV_SHADOW* value (argv[2] names it) fails
  *                xdev_init with XDEV_ERROR_ENV naming the variable */
@@ -466,6 +468,30 @@ START_TEST(foreign_clean) {
 }
 END_TEST
 
+/* A BLAS vector routine's report names the routine it ran: on expandable
+ * segments (XDEV_ALLOC_CONF=expandable_segments:true, not mirrored) an
+ * axpy and a scal are each reported as not mirrored, with their details. */
+START_TEST(vec_names) {
+    float *x, *y;
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&x, N * sizeof(float)));
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&y, N * sizeof(float)));
+    XT_OK(xdev_axpy(XDEV_DTYPE_F32, N, 0.5, x, 1, y, 1, NULL));
+    XT_OK(xdev_scal(XDEV_DTYPE_F32, N, 2.0, y, 1, NULL));
+    XT_OK(xdev_synchronize());
+    bool axpy = false, scal = false;
+    for (uint64_t i = 0; i < xdev_shadow_report_count() && i < XDEV_SHADOW_KEPT; i++) {
+        xdev_shadow_report_t r;
+        XT_OK(xdev_shadow_report_get(i, &r));
+        fprintf(stderr, "%s", r.text);
+        if (strcmp(r.op, "axpy") == 0) axpy = strncmp(r.detail, "axpy f32 n=1000", 15) == 0;
+        if (strcmp(r.op, "scal") == 0) scal = strncmp(r.detail, "scal f32 n=1000", 15) == 0;
+    }
+    ck_assert_msg(axpy && scal, "the axpy and the scal are not named by their details");
+    XT_OK(xdev_free(x));
+    XT_OK(xdev_free(y));
+}
+END_TEST
+
 START_TEST(off) {
     ck_assert(!xdev_shadow_enabled());
     float *x;
@@ -509,6 +535,7 @@ int main(int argc, char **argv) {
     if (strcmp(which, "graph_clean") == 0) tcase_add_test(tc, graph_clean);
     if (strcmp(which, "foreign_short_memset") == 0) tcase_add_test(tc, foreign_short_memset);
     if (strcmp(which, "foreign_clean") == 0) tcase_add_test(tc, foreign_clean);
+    if (strcmp(which, "vec_names") == 0) tcase_add_test(tc, vec_names);
     if (strcmp(which, "off") == 0) tcase_add_test(tc, off);
     if (strcmp(which, "bad") == 0) tcase_add_test(tc, bad);
     suite_add_tcase(su, tc);

@@ -552,7 +552,8 @@ static xdev_status_t w_gemm(const xdev_blas_gemm_desc_t *d) {
 static xdev_status_t vec_slot(xdev_blas_routine_t routine, const xdev_blas_vec_desc_t *d) {
     SH_STOPPED_CHECK();
     const xdev_blas_vtable_t *b = xdev_shadow_orig(d->device)->blas;
-    static const char *const names[] = {"axpy", "dot", "nrm2", "scal"};
+    /* indexed by xdev_blas_routine_t: GEMM is 0 */
+    static const char *const names[] = {"gemm", "axpy", "dot", "nrm2", "scal"};
     xdev_status_t st = routine == XDEV_BLAS_AXPY   ? b->axpy(d)
                        : routine == XDEV_BLAS_DOT  ? b->dot(d)
                        : routine == XDEV_BLAS_NRM2 ? b->nrm2(d)
@@ -566,7 +567,7 @@ static xdev_status_t vec_slot(xdev_blas_routine_t routine, const xdev_blas_vec_d
         memcpy(&r->u.vec.d, d, d->size < sizeof r->u.vec.d ? d->size : sizeof r->u.vec.d);
         r->tolerant = is_float(d->dtype);
         snprintf(r->detail, sizeof r->detail, "%s %s n=%lld incx=%lld incy=%lld",
-                 (unsigned)routine < 4 ? names[routine] : "?", xdev_dtype_name(d->dtype),
+                 (unsigned)routine < 5 ? names[routine] : "?", xdev_dtype_name(d->dtype),
                  (long long)d->n, (long long)d->incx, (long long)d->incy);
     }
     return st;
