@@ -24,7 +24,8 @@
  *   graph_short_memset the faulty plugin's memset captured in a graph: named
  *                at the replay with its capture call site
  *   graph_clean  XDEV_SHADOW=cpu on the CPU: a graph of copies, memset, fill,
- *                axpy, a kernel and a conversion replayed three times, each
+ *                axpy, a kernel, a conversion and a random fill replayed
+ *                three times (new numbers each time), each
  *                op replayed on the mirrors, no report
  *   foreign_short_memset the faulty plugin's memset on registered memory
  *                (xdev_memory_register): named, as on xdev's own memory
@@ -344,6 +345,9 @@ START_TEST(graph_clean) {
     XT_OK(xdev_malloc_device(xt_dev(0), (void **)&x, N * sizeof(float)));
     XT_OK(xdev_malloc_device(xt_dev(0), (void **)&y, N * sizeof(float)));
     XT_OK(xdev_malloc_device(xt_dev(0), (void **)&k, N * sizeof(int)));
+    float *rnd, *hr = malloc(N * sizeof(float));
+    ck_assert_ptr_nonnull(hr);
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&rnd, N * sizeof(float)));
     xdev_module_t m;
     XT_OK(xdev_module_load(xt_dev(0), shadow_kernels_bundle(), &m));
     xdev_kernel_t iota;
@@ -362,6 +366,7 @@ START_TEST(graph_clean) {
     XT_OK(xdev_axpy(XDEV_DTYPE_F32, N, 0.5, x, 1, y, 1, s));
     XT_OK(xdev_launch_kernel(iota, &cfg, args, 2));
     XT_OK(xdev_convert_async(x, XDEV_DTYPE_F32, k, XDEV_DTYPE_I32, N / 2, s));
+    XT_OK(xdev_rng_uniform(NULL, XDEV_DTYPE_F32, rnd, N, s)); /* new numbers each replay */
     XT_OK(xdev_graph_capture_end(g));
     ck_assert_uint_eq(xdev_shadow_report_count(), 0);
     for (int rep = 0; rep < 3; rep++) {
@@ -370,7 +375,10 @@ START_TEST(graph_clean) {
         XT_OK(xdev_memcpy_async(x, h, N * sizeof(float), s)); /* new input, HtoD */
         XT_OK(xdev_graph_replay(g, s));
         XT_OK(xdev_memcpy_async(h, y, N * sizeof(float), s)); /* DtoH */
+        float first = hr[0];
+        XT_OK(xdev_memcpy_async(hr, rnd, N * sizeof(float), s)); /* the replay's numbers */
         XT_OK(xdev_stream_synchronize(s));
+        if (rep > 0) ck_assert_float_ne(hr[0], first);
         for (int i = 0; i < N; i++)
             ck_assert_float_eq(h[i], 1.5f * (float)(i + rep));
     }
@@ -386,8 +394,10 @@ START_TEST(graph_clean) {
     XT_OK(xdev_free(x));
     XT_OK(xdev_free(y));
     XT_OK(xdev_free(k));
+    XT_OK(xdev_free(rnd));
     XT_OK(xdev_stream_destroy(s));
     free(h);
+    free(hr);
 }
 END_TEST
 

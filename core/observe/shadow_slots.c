@@ -665,8 +665,10 @@ static void replay_one(sh_rec_t *r) {
         xdev_rng_fill_desc_t d = r->u.rng;
         d.out = xdev_shadow_to_mirror(d.out);
         SH_NEED(d.out);
-        if (d.philox_state != NULL && xdev_shadow_to_mirror(d.philox_state) != NULL)
+        if (d.philox_state != NULL) { /* a captured fill's cell: device memory, mirrored */
             d.philox_state = xdev_shadow_to_mirror(d.philox_state);
+            SH_NEED(d.philox_state);
+        }
         d.device = dv;
         d.stream = s;
         st = c->rng->fill(&d);
