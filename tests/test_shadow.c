@@ -18,8 +18,21 @@
  *                to the host, naming the memset as the buffer's last writer
  *   kernel_gpu   a kernel whose device build alone is off by one (cuda, hip;
  *                skipped on the CPU, where both builds are the host build)
- *   not_mirrored a graph replay (not mirrored) is reported once, as such, and
- *                the mirrors take its outputs
+ *   not_mirrored a graph replay whose capture holds an op the shadow does not
+ *                replay (a histogram) is reported once, as such, and the
+ *                mirrors take its outputs
+ *   graph_short_memset the faulty plugin's memset captured in a graph: named
+ *                at the replay with its capture call site
+ *   graph_clean  XDEV_SHADOW=cpu on the CPU: a graph of copies, memset, fill,
+ *                axpy, a kernel, a conversion and a random fill replayed
+ *                three times (new numbers each time), each
+ *                op replayed on the mirrors, no report
+ *   foreign_short_memset the faulty plugin's memset on registered memory
+ *                (xdev_memory_register): named, as on xdev's own memory
+ *   foreign_clean XDEV_SHADOW=cpu on the CPU: registered memory and a DLPack
+ *                import, mirrored at import, their ops replayed, no report
+ *   vec_names    an axpy and a scal on expandable segments (not mirrored):
+ *                each report's detail names its routine
  *   off          no XDEV_SHADOW: off, no report; bad arguments refused
  *   bad          a malformed XDEV_SHADOW* value (argv[2] names it) fails
  *                xdev_init with XDEV_ERROR_ENV naming the variable */
@@ -253,15 +266,21 @@ START_TEST(kernel_gpu) {
 }
 END_TEST
 
-/* A graph replay is not mirrored: reported once (twice replayed), its
- * outputs copied into the mirrors, so later ops compare clean. */
+/* A graph whose capture holds an op the shadow does not replay (a
+ * histogram): its replay is reported once (twice replayed), its outputs
+ * copied into the mirrors, so later ops compare clean. */
 START_TEST(not_mirrored) {
     xdev_stream_t s = xt_new_stream(0);
     int *k;
+    int64_t *counts;
     XT_OK(xdev_malloc_device(xt_dev(0), (void **)&k, N * sizeof(int)));
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&counts, 4 * sizeof(int64_t)));
+    XT_OK(xdev_memset_async(k, 0, N * sizeof(int), s));
+    XT_OK(xdev_stream_synchronize(s));
     xdev_graph_t g;
     XT_OK(xdev_graph_create(&g));
     XT_OK(xdev_graph_capture_begin(g, s, XDEV_CAPTURE_GLOBAL, NULL));
+    XT_OK(xdev_prim_histogram_even(k, XDEV_DTYPE_I32, N, 4, 0.0, 4.0, counts, s));
     XT_OK(xdev_memset_async(k, 0x3c, N * sizeof(int), s));
     XT_OK(xdev_graph_capture_end(g));
     ck_assert_uint_eq(xdev_shadow_report_count(), 0); /* recorded, not run */
@@ -273,7 +292,9 @@ START_TEST(not_mirrored) {
     XT_OK(xdev_shadow_report_get(0, &r));
     fprintf(stderr, "the report:\n%s", r.text);
     ck_assert_int_eq(r.kind, XDEV_SHADOW_NOT_MIRRORED);
-    ck_assert_msg(strstr(r.text, "graph replay") != NULL, "%s", r.text);
+    ck_assert_msg(strstr(r.text, "graph_replay") != NULL &&
+                      strstr(r.text, "its capture holds an op the shadow cannot replay") != NULL,
+                  "%s", r.text);
     ck_assert_msg(strstr(r.call_site, "test_shadow") != NULL, "%s", r.call_site);
     int h[N];
     XT_OK(xdev_memcpy(h, k, sizeof h)); /* the mirror took the replay's bytes */
@@ -281,7 +302,203 @@ START_TEST(not_mirrored) {
     ck_assert_int_eq(h[N - 1], 0x3c3c3c3c);
     XT_OK(xdev_graph_destroy(g));
     XT_OK(xdev_free(k));
+    XT_OK(xdev_free(counts));
     XT_OK(xdev_stream_destroy(s));
+}
+END_TEST
+
+/* The faulty plugin's memset captured in a graph (with a copy of its
+ * buffer after it): named at the replay, with its capture call site. */
+START_TEST(graph_short_memset) {
+    const size_t bytes = 4096;
+    unsigned char *dev = prepare(bytes), *dev2;
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&dev2, bytes));
+    xdev_stream_t s = xt_new_stream(0);
+    xdev_graph_t g;
+    XT_OK(xdev_graph_create(&g));
+    XT_OK(xdev_graph_capture_begin(g, s, XDEV_CAPTURE_GLOBAL, NULL));
+    XT_OK(xdev_memset_async(dev, 0xab, bytes, s)); /* the faulty op */
+    XT_OK(xdev_memcpy_async(dev2, dev, bytes, s));
+    XT_OK(xdev_graph_capture_end(g));
+    ck_assert_uint_eq(xdev_shadow_report_count(), 0); /* recorded, not run */
+    XT_OK(xdev_graph_replay(g, s));
+    XT_OK(xdev_stream_synchronize(s));
+    xdev_shadow_report_t r;
+    expect_short_memset(&r, dev, bytes);
+    ck_assert_msg(strstr(r.detail, "captured in graph") != NULL, "detail: %s", r.detail);
+    /* One report for the one fault: the copy of the short buffer is not named. */
+    ck_assert_uint_eq(xdev_shadow_report_count(), 1);
+    XT_OK(xdev_graph_destroy(g));
+    XT_OK(xdev_free(dev2));
+    XT_OK(xdev_free(dev));
+    XT_OK(xdev_stream_destroy(s));
+}
+END_TEST
+
+/* The CPU shadowing itself over a graph of several ops, replayed three
+ * times with new input each time: every op replayed, nothing reported. */
+START_TEST(graph_clean) {
+    xdev_stream_t s = xt_new_stream(0);
+    float *x, *y, *h = malloc(N * sizeof(float));
+    int *k;
+    ck_assert_ptr_nonnull(h);
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&x, N * sizeof(float)));
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&y, N * sizeof(float)));
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&k, N * sizeof(int)));
+    float *rnd, *hr = malloc(N * sizeof(float));
+    ck_assert_ptr_nonnull(hr);
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&rnd, N * sizeof(float)));
+    xdev_module_t m;
+    XT_OK(xdev_module_load(xt_dev(0), shadow_kernels_bundle(), &m));
+    xdev_kernel_t iota;
+    XT_OK(xdev_module_get_kernel(m, "iota3", &iota));
+    int n = N;
+    xdev_arg_t args[] = {{&n, sizeof n}, {&k, sizeof k}};
+    xdev_launch_config_t cfg = {.grid = {4, 1, 1}, .block = {256, 1, 1}, .stream = s};
+    XT_OK(xdev_memset_async(x, 0, N * sizeof(float), s));
+    XT_OK(xdev_stream_synchronize(s));
+    xdev_graph_t g;
+    XT_OK(xdev_graph_create(&g));
+    XT_OK(xdev_graph_capture_begin(g, s, XDEV_CAPTURE_GLOBAL, NULL));
+    XT_OK(xdev_memcpy_async(y, x, N * sizeof(float), s)); /* DtoD */
+    XT_OK(xdev_memset_async(k, 0x5a, N * sizeof(int), s));
+    XT_OK(xdev_fill_async(k, XDEV_DTYPE_I32, xdev_scalar_i64(7), N / 2, s));
+    XT_OK(xdev_axpy(XDEV_DTYPE_F32, N, 0.5, x, 1, y, 1, s));
+    XT_OK(xdev_launch_kernel(iota, &cfg, args, 2));
+    XT_OK(xdev_convert_async(x, XDEV_DTYPE_F32, k, XDEV_DTYPE_I32, N / 2, s));
+    XT_OK(xdev_rng_uniform(NULL, XDEV_DTYPE_F32, rnd, N, s)); /* new numbers each replay */
+    XT_OK(xdev_graph_capture_end(g));
+    ck_assert_uint_eq(xdev_shadow_report_count(), 0);
+    for (int rep = 0; rep < 3; rep++) {
+        for (int i = 0; i < N; i++)
+            h[i] = (float)(i + rep);
+        XT_OK(xdev_memcpy_async(x, h, N * sizeof(float), s)); /* new input, HtoD */
+        XT_OK(xdev_graph_replay(g, s));
+        XT_OK(xdev_memcpy_async(h, y, N * sizeof(float), s)); /* DtoH */
+        float first = hr[0];
+        XT_OK(xdev_memcpy_async(hr, rnd, N * sizeof(float), s)); /* the replay's numbers */
+        XT_OK(xdev_stream_synchronize(s));
+        if (rep > 0) ck_assert_float_ne(hr[0], first);
+        for (int i = 0; i < N; i++)
+            ck_assert_float_eq(h[i], 1.5f * (float)(i + rep));
+    }
+    int hk[N];
+    XT_OK(xdev_memcpy(hk, k, sizeof hk));
+    for (int i = 0; i < N; i++)
+        ck_assert_int_eq(hk[i], i * 3 + 1);
+    ck_assert_int_eq(differences(), 0);
+    /* Every captured op was replayed: nothing reported as not mirrored. */
+    ck_assert_uint_eq(xdev_shadow_report_count(), 0);
+    XT_OK(xdev_graph_destroy(g));
+    XT_OK(xdev_module_unload(m));
+    XT_OK(xdev_free(x));
+    XT_OK(xdev_free(y));
+    XT_OK(xdev_free(k));
+    XT_OK(xdev_free(rnd));
+    XT_OK(xdev_stream_destroy(s));
+    free(h);
+    free(hr);
+}
+END_TEST
+
+/* Memory another library allocated: registered, then written by the
+ * faulty plugin's memset - named, as for xdev's own memory. */
+START_TEST(foreign_short_memset) {
+    const size_t bytes = 4096;
+    unsigned char *p = aligned_alloc(64, bytes);
+    ck_assert_ptr_nonnull(p);
+    memset(p, 0x11, bytes); /* the bytes the mirror takes at registration */
+    XT_OK(xdev_memory_register(xt_dev(0), p, bytes, NULL, NULL, NULL));
+    XT_OK(xdev_memset_async(p, 0xab, bytes, NULL)); /* the faulty op */
+    XT_OK(xdev_synchronize());
+    xdev_shadow_report_t r;
+    expect_short_memset(&r, p, bytes);
+    XT_OK(xdev_memory_unregister(p));
+    free(p);
+}
+END_TEST
+
+typedef struct {
+    DLManagedTensorVersioned m;
+    int64_t shape[1];
+    int deleted;
+} tensor_t;
+
+static void tensor_deleter(DLManagedTensorVersioned *self) {
+    ((tensor_t *)self->manager_ctx)->deleted++;
+}
+
+/* The CPU shadowing itself over registered memory and a DLPack import:
+ * each mirrored from its bytes at import, every op on them replayed. */
+START_TEST(foreign_clean) {
+    xdev_stream_t s = xt_new_stream(0);
+    unsigned char *p = aligned_alloc(64, 4096);
+    float *y = aligned_alloc(64, 4096), *x, *h = malloc(N * sizeof(float));
+    ck_assert(p != NULL && y != NULL && h != NULL);
+    for (int i = 0; i < 4096; i++)
+        p[i] = (unsigned char)i;
+    for (int i = 0; i < N; i++)
+        y[i] = (float)i;
+    XT_OK(xdev_memory_register(xt_dev(0), p, 4096, s, NULL, NULL));
+    tensor_t t = {.shape = {N}};
+    t.m = (DLManagedTensorVersioned){.version = {1, 0},
+                                     .manager_ctx = &t,
+                                     .deleter = tensor_deleter,
+                                     .dl_tensor = {.data = y,
+                                                   .device = {kDLCPU, 0},
+                                                   .ndim = 1,
+                                                   .dtype = {kDLFloat, 32, 1},
+                                                   .shape = t.shape}};
+    xdev_tensor_view_t v;
+    XT_OK(xdev_dlpack_import(&t.m, XDEV_DLPACK_CONTIGUOUS | XDEV_DLPACK_WRITABLE, s, &v));
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&x, N * sizeof(float)));
+    XT_OK(xdev_memcpy_async(x, p, N * sizeof(float) < 4096 ? N * sizeof(float) : 4096, s));
+    XT_OK(xdev_memset_async(p + 100, 0x77, 200, s));
+    XT_OK(xdev_fill_async(x, XDEV_DTYPE_F32, xdev_scalar_f64(2.0), N, s));
+    XT_OK(xdev_axpy(XDEV_DTYPE_F32, N, 0.5, x, 1, v.data, 1, s)); /* y += 0.5 x */
+    XT_OK(xdev_memcpy_async(h, v.data, N * sizeof(float), s));
+    unsigned char hp[4096];
+    XT_OK(xdev_memcpy_async(hp, p, sizeof hp, s));
+    XT_OK(xdev_stream_synchronize(s));
+    for (int i = 0; i < N; i++)
+        ck_assert_float_eq(h[i], (float)i + 1.0f);
+    ck_assert_uint_eq(hp[100], 0x77);
+    ck_assert_uint_eq(hp[300], (unsigned char)300);
+    ck_assert_int_eq(differences(), 0);
+    /* Every op was replayed: nothing reported as not mirrored. */
+    ck_assert_uint_eq(xdev_shadow_report_count(), 0);
+    XT_OK(xdev_memory_unregister(v.base));
+    ck_assert_int_eq(t.deleted, 1);
+    XT_OK(xdev_memory_unregister(p));
+    XT_OK(xdev_free(x));
+    XT_OK(xdev_stream_destroy(s));
+    free(p);
+    free(y);
+    free(h);
+}
+END_TEST
+
+/* A BLAS vector routine's report names the routine it ran: on expandable
+ * segments (XDEV_ALLOC_CONF=expandable_segments:true, not mirrored) an
+ * axpy and a scal are each reported as not mirrored, with their details. */
+START_TEST(vec_names) {
+    float *x, *y;
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&x, N * sizeof(float)));
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&y, N * sizeof(float)));
+    XT_OK(xdev_axpy(XDEV_DTYPE_F32, N, 0.5, x, 1, y, 1, NULL));
+    XT_OK(xdev_scal(XDEV_DTYPE_F32, N, 2.0, y, 1, NULL));
+    XT_OK(xdev_synchronize());
+    bool axpy = false, scal = false;
+    for (uint64_t i = 0; i < xdev_shadow_report_count() && i < XDEV_SHADOW_KEPT; i++) {
+        xdev_shadow_report_t r;
+        XT_OK(xdev_shadow_report_get(i, &r));
+        fprintf(stderr, "%s", r.text);
+        if (strcmp(r.op, "axpy") == 0) axpy = strncmp(r.detail, "axpy f32 n=1000", 15) == 0;
+        if (strcmp(r.op, "scal") == 0) scal = strncmp(r.detail, "scal f32 n=1000", 15) == 0;
+    }
+    ck_assert_msg(axpy && scal, "the axpy and the scal are not named by their details");
+    XT_OK(xdev_free(x));
+    XT_OK(xdev_free(y));
 }
 END_TEST
 
@@ -324,6 +541,11 @@ int main(int argc, char **argv) {
     if (strcmp(which, "sync") == 0) tcase_add_test(tc, sync_compare);
     if (strcmp(which, "kernel_gpu") == 0) tcase_add_test(tc, kernel_gpu);
     if (strcmp(which, "not_mirrored") == 0) tcase_add_test(tc, not_mirrored);
+    if (strcmp(which, "graph_short_memset") == 0) tcase_add_test(tc, graph_short_memset);
+    if (strcmp(which, "graph_clean") == 0) tcase_add_test(tc, graph_clean);
+    if (strcmp(which, "foreign_short_memset") == 0) tcase_add_test(tc, foreign_short_memset);
+    if (strcmp(which, "foreign_clean") == 0) tcase_add_test(tc, foreign_clean);
+    if (strcmp(which, "vec_names") == 0) tcase_add_test(tc, vec_names);
     if (strcmp(which, "off") == 0) tcase_add_test(tc, off);
     if (strcmp(which, "bad") == 0) tcase_add_test(tc, bad);
     suite_add_tcase(su, tc);

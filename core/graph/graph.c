@@ -434,6 +434,13 @@ xdev_status_t xdev_graph_pool(xdev_graph_t g, xdev_mempool_t *out) {
     return XDEV_SUCCESS;
 }
 
+/* The serial of the capture g holds, 0 if none (an observer's, from the
+ * replay's step 5: g->lock held by the replay). */
+uint64_t xdev_graph_capture_serial(const void *graph) {
+    const struct xdev_graph *g = graph;
+    return g->state == GRAPH_READY && g->cap != NULL ? g->cap->serial : 0;
+}
+
 xdev_status_t xdev_graph_id(xdev_graph_t g, uint64_t *out) {
     XDEV_REQUIRE_ARG(out);
     XDEV_CHECK(graph_check(g));

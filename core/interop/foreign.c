@@ -24,6 +24,7 @@
 #include "runtime/sanitizer_probe.h"
 #include "runtime/device_record.h"
 #include "runtime/dispatch.h"
+#include "runtime/hooks.h"
 #include "runtime/stream_internal.h"
 #include "runtime/stream_order.h"
 #include "xdev/interop.h"
@@ -168,13 +169,17 @@ xdev_status_t xdev_foreign_register(xdev_device_record_t *rec, void *ptr, size_t
         }
     }
     f->serial = ++g_serial;
+    bool own_range = false;
     if (st == XDEV_SUCCESS && token != NULL && xdev_own_memory(rec, ptr, bytes)) {
         f->next = g_aliases; /* xdev's own: its allocation is the range */
         g_aliases = f;
     } else if (st == XDEV_SUCCESS) {
         st = insert_locked(f);
+        own_range = st == XDEV_SUCCESS;
     }
     if (st == XDEV_SUCCESS && token != NULL) g_tokens[g_ntokens++] = token;
+    /* Under g_lock: the range cannot be given back before its hooks ran. */
+    if (own_range) xdev_hooks_run_foreign(rec, ptr, bytes, stream, true);
     pthread_mutex_unlock(&g_lock);
     if (st != XDEV_SUCCESS) free(f);
     return st;
@@ -267,7 +272,12 @@ xdev_status_t xdev_memory_unregister(void *ptr) {
                            "meanwhile",
                            ptr);
         if (st == XDEV_SUCCESS && serial != 0 && waited == f->nstreams) { /* all waited for */
+            bool alias = false;
+            for (xdev_foreign_t *a = g_aliases; a != NULL && !alias; a = a->next)
+                alias = a == f;
             bool mine = forget_locked(f);
+            if (mine && !alias)
+                xdev_hooks_run_foreign(f->rec, (void *)f->base, f->bytes, NULL, false);
             pthread_mutex_unlock(&g_lock);
             if (!mine)
                 return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,

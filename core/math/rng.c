@@ -54,6 +54,25 @@ static xdev_status_t fill_captured(xdev_capture_t *cap, xdev_generator_t gen,
     return xdev_be_rng_fill(tgt->rec, d);
 }
 
+/* A captured fill as the enqueue path sees it: through it like every op,
+ * so that its observers see it (shadow execution keeps it for the graph's
+ * replays); no span and no XDEV_LAUNCH_BLOCKING wait, as before. */
+typedef struct {
+    xdev_capture_t *cap;
+    xdev_generator_t gen;
+    xdev_rng_fill_desc_t *d;
+    size_t n;
+    unsigned words;
+    const xdev_exec_target_t *tgt;
+} captured_op_t;
+
+static xdev_status_t captured_call(xdev_enqueue_t *q) {
+    const captured_op_t *o = q->ctx;
+    xdev_status_t st = fill_captured(o->cap, o->gen, o->d, o->n, o->words, o->tgt);
+    q->cancel = st != XDEV_SUCCESS;
+    return st;
+}
+
 /* One fill as the enqueue path (runtime/enqueue.h) sees it. */
 typedef struct {
     xdev_generator_t gen;
@@ -124,9 +143,23 @@ static xdev_status_t fill_run(xdev_generator_t gen, xdev_rng_fill_desc_t *d, siz
                          xdev_device_type_name(gen->device.type), gen->device.index, tgt.be->name,
                          tgt.index, tgt.be->name, tgt.index);
     xdev_capture_t *cap = atomic_load_explicit(&tgt.stream->capture, memory_order_acquire);
-    if (XDEV_UNLIKELY(cap != NULL)) return fill_captured(cap, gen, d, n, words, &tgt);
-    fill_op_t o = {gen, d, n, words};
     xdev_op_use_t use;
+    if (XDEV_UNLIKELY(cap != NULL)) {
+        captured_op_t co = {cap, gen, d, n, words, &tgt};
+        xdev_enqueue_t cq = {
+            .kind = XDEV_OP_RNG,
+            .name = what,
+            .stream = tgt.stream,
+            .rec = tgt.rec,
+            .ctx = &co,
+            .flags = XDEV_ENQUEUE_NO_SPAN | XDEV_ENQUEUE_WAIT_LATER,
+            .uses = &use,
+            .nuses = xdev_operands_uses(&op, 1, 1, &use),
+            .call = captured_call,
+        };
+        return xdev_enqueue(&cq);
+    }
+    fill_op_t o = {gen, d, n, words};
     xdev_enqueue_t q = {
         .kind = XDEV_OP_RNG,
         .name = what,

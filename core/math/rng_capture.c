@@ -22,6 +22,7 @@
 #include "runtime/capture.h"
 #include "runtime/device_record.h"
 #include "runtime/dispatch.h"
+#include "runtime/enqueue.h"
 #include "runtime/stream_internal.h"
 
 #define CELL_BYTES (4 * sizeof(uint64_t))
@@ -72,6 +73,15 @@ xdev_status_t xdev_rng_capture_reserve(xdev_capture_t *cap, xdev_generator_t gen
     return XDEV_SUCCESS;
 }
 
+/* The cell's advance at the graph's end (q->ctx the cell). */
+static xdev_status_t advance_call(xdev_enqueue_t *q) {
+    uint64_t *cell = q->ctx;
+    xdev_status_t st =
+        xdev_be_ops_add(q->stream->rec, &cell[1], &cell[2], XDEV_DTYPE_I64, 1, q->stream->native);
+    q->cancel = st != XDEV_SUCCESS;
+    return st;
+}
+
 xdev_status_t xdev_rng_capture_finish(xdev_capture_t *cap) {
     xdev_stream_t s = cap->origin;
     for (int i = 0; i < cap->nrng; i++) {
@@ -79,8 +89,21 @@ xdev_status_t xdev_rng_capture_finish(xdev_capture_t *cap) {
          * this one left the cell, so steady replays write nothing */
         cap->rng[i].total = (cap->rng[i].total + 3) & ~(uint64_t)3;
         uint64_t *cell = cap->rng[i].cell;
-        xdev_status_t st =
-            xdev_be_ops_add(s->rec, &cell[1], &cell[2], XDEV_DTYPE_I64, 1, s->native);
+        /* Recorded through the enqueue path like every op (its observers
+         * see it: shadow execution replays it with the graph); no span and
+         * no XDEV_LAUNCH_BLOCKING wait, as a capture's own work. */
+        const xdev_op_use_t uses[2] = {{&cell[2], sizeof cell[2], XDEV_OP_READ},
+                                       {&cell[1], sizeof cell[1], XDEV_OP_WRITE}};
+        xdev_enqueue_t q = {.kind = XDEV_OP_RNG,
+                            .name = "rng_capture_advance",
+                            .stream = s,
+                            .rec = s->rec,
+                            .ctx = cell,
+                            .flags = XDEV_ENQUEUE_NO_SPAN | XDEV_ENQUEUE_WAIT_LATER,
+                            .uses = uses,
+                            .nuses = 2,
+                            .call = advance_call};
+        xdev_status_t st = xdev_enqueue(&q);
         if (st != XDEV_SUCCESS) return st;
     }
     return XDEV_SUCCESS;

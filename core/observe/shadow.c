@@ -152,8 +152,8 @@ static void finish_text(xdev_shadow_report_t *r, xdev_strbuf_t *b) {
 }
 
 /* "cannot be mirrored", once per call and reason. */
-static void report_unmirrored(const xdev_enqueue_t *q, const char *detail, const char *why,
-                              void *const *frames, int nframes) {
+void xdev_shadow_report_unmirrored(const xdev_enqueue_t *q, const char *detail, const char *why,
+                                   void *const *frames, int nframes) {
     char key[160];
     snprintf(key, sizeof key, "%s|%s", q->name, why);
     pthread_mutex_lock(&g_report_lock);
@@ -311,15 +311,12 @@ static void report_difference(const xdev_enqueue_t *q, const sh_mirror_t *writer
 
 /* The device's bytes of [p, p + n) (in m) against the mirror's; a
  * difference is reported and the mirror takes the device's bytes. */
-typedef struct {
-    size_t lo, hi;
-} span_t;
 
 /* The element-aligned span of mirror bytes [sh, sh + n) that differ from
  * before (lock held, right after the replay: other threads' replays may
  * change the mirror outside it once the lock is released). */
-static span_t written_span(const unsigned char *sh, const unsigned char *before, size_t n,
-                           const sh_rec_t *how) {
+span_t xdev_shadow_written_span(const unsigned char *sh, const unsigned char *before, size_t n,
+                                const sh_rec_t *how) {
     span_t sp = {0, n};
     while (sp.lo < n && sh[sp.lo] == before[sp.lo])
         sp.lo++;
@@ -335,9 +332,10 @@ static span_t written_span(const unsigned char *sh, const unsigned char *before,
 
 /* before (or NULL): the mirror's bytes before the replay, of which only
  * span was written. */
-static bool check_range(const xdev_enqueue_t *q, sh_mirror_t *m, const void *p, size_t n,
-                        const sh_rec_t *how, const unsigned char *before, const span_t *span,
-                        const char *detail, bool last_writer, void *const *frames, int nframes) {
+bool xdev_shadow_check_range(const xdev_enqueue_t *q, sh_mirror_t *m, const void *p, size_t n,
+                             const sh_rec_t *how, const unsigned char *before, const span_t *span,
+                             const char *detail, bool last_writer, void *const *frames,
+                             int nframes) {
     if (before != NULL) { /* only the span the replay wrote: the rest may be another stream's */
         if (span->lo >= span->hi) return false;
         p = (const unsigned char *)p + span->lo;
@@ -365,7 +363,7 @@ static bool check_range(const xdev_enqueue_t *q, sh_mirror_t *m, const void *p, 
 }
 
 /* [p, p + n) clipped to its mirror; false when p is not mirrored. */
-static bool clip(const void *p, size_t n, sh_mirror_t **m, size_t *len) {
+bool xdev_shadow_clip(const void *p, size_t n, sh_mirror_t **m, size_t *len) {
     *m = xdev_shadow_find(p);
     if (*m == NULL) return false;
     size_t off = (uintptr_t)p - (*m)->base;
@@ -374,7 +372,7 @@ static bool clip(const void *p, size_t n, sh_mirror_t **m, size_t *len) {
 }
 
 /* Copy the device's bytes into the mirror (an op that was not replayed). */
-static void resync(sh_mirror_t *m, const void *p, size_t n) {
+void xdev_shadow_resync(sh_mirror_t *m, const void *p, size_t n) {
     (void)xdev_shadow_read_device(m, p, n, m->mirror + ((uintptr_t)p - m->base));
 }
 
@@ -391,7 +389,7 @@ typedef struct {
 static void sweep_one(sh_mirror_t *m, void *user) {
     sweep_t *s = user;
     if (s->all) {
-        if (m->type == s->q->stream->rec->be->type) resync(m, (void *)m->base, m->size);
+        if (m->type == s->q->stream->rec->be->type) xdev_shadow_resync(m, (void *)m->base, m->size);
         return;
     }
     /* Only what this stream wrote, or the copy reads: other streams' work
@@ -399,29 +397,46 @@ static void sweep_one(sh_mirror_t *m, void *user) {
      * ordered it, when it is the buffer the copy reads). */
     if (!m->dirty || (m->last_stream != s->q->stream && m != s->source)) return;
     m->dirty = false;
-    s->found |= check_range(s->q, m, (void *)m->base, m->size, NULL, NULL, NULL, s->detail, true,
-                            s->frames, s->nframes);
+    s->found |= xdev_shadow_check_range(s->q, m, (void *)m->base, m->size, NULL, NULL, NULL,
+                                        s->detail, true, s->frames, s->nframes);
+}
+
+/* A record's host output (a copy to the host, a BLAS result) against the
+ * replay's scratch; true when it differed (reported, lock held). */
+bool xdev_shadow_check_host(const xdev_enqueue_t *q, const sh_rec_t *r, void *const *frames,
+                            int nframes) {
+    diff_t d;
+    if (r->host_dst == NULL || !compare(r->host_dst, r->scratch, r->scratch_n, r, NULL, &d))
+        return false;
+    report_difference(q, NULL, r->detail, r->host_dst, NULL, r->scratch_n, r, &d, frames, nframes);
+    return true;
 }
 
 /* ------------------------------------------------------------ step 5 */
 
-/* The operands of a collective that was not replayed, to copy into the
+/* The outputs of a collective that was not replayed, to copy into the
  * mirrors once its stream passes it. A collective's ranks meet on their
  * streams, and the next rank is enqueued after this one's step 5 (a group,
- * one thread): waiting here would wait for a rank not yet enqueued. The copy
- * is made when a later op finds the mark reached, or before a later op that
- * uses the bytes runs (lock held). */
+ * one thread): waiting here would wait for a rank not yet enqueued. So the
+ * bytes are taken in stream order instead: a copy into staging memory is
+ * enqueued right behind the collective (xdev_shadow_stage), then a mark;
+ * once a later op finds the mark reached, or before a later op that uses
+ * the bytes is replayed, the staging is copied into the mirror (lock held).
+ * Reading the device's bytes then instead raced with a later collective on
+ * the same buffer, which another rank's thread runs (ThreadSanitizer saw it
+ * in cpu/communicator.shadow); the staging copy is the collective's output
+ * exactly, whatever runs after it. */
 #define SH_DEFERRED 64
 typedef struct {
     xdev_device_record_t *rec;
     void *mark;
     const void *p;
     size_t n;
+    void *staging;     /* the bytes, taken in stream order; NULL: read the device's */
+    sh_mirror_t where; /* the staging's device (type, context, host_memory) */
 } deferred_t;
 static deferred_t g_deferred[SH_DEFERRED];
 static int g_ndeferred;
-static bool clip(const void *p, size_t n, sh_mirror_t **m, size_t *len);
-static void resync(sh_mirror_t *m, const void *p, size_t n);
 
 static bool overlaps_any(const void *p, size_t n, const xdev_op_use_t *uses, int nuses) {
     uintptr_t lo = (uintptr_t)p, hi = lo + n;
@@ -433,6 +448,19 @@ static bool overlaps_any(const void *p, size_t n, const xdev_op_use_t *uses, int
     return false;
 }
 
+/* A deferred collective's output into its mirror (its mark reached; lock
+ * held): from the staging, or the device's bytes where there is none. */
+static void apply_deferred(const deferred_t *e) {
+    sh_mirror_t *m;
+    size_t len;
+    bool mirrored = xdev_shadow_clip(e->p, e->n, &m, &len);
+    if (e->staging != NULL)
+        xdev_shadow_unstage(&e->where, e->staging,
+                            mirrored && len == e->n ? xdev_shadow_to_mirror(e->p) : NULL, e->n);
+    else if (mirrored)
+        xdev_shadow_resync(m, e->p, len);
+}
+
 /* Copy into the mirrors what the deferred collectives wrote whose stream
  * passed them; move those whose bytes this op uses into out (their marks to
  * be waited for without the lock: the collective may wait for a rank whose
@@ -440,15 +468,12 @@ static bool overlaps_any(const void *p, size_t n, const xdev_op_use_t *uses, int
 static int settle(const xdev_op_use_t *uses, int n, deferred_t *out) {
     int kept = 0, moved = 0;
     for (int i = 0; i < g_ndeferred; i++) {
-        sh_mirror_t *m;
-        size_t len;
-        if (overlaps_any(g_deferred[i].p, g_deferred[i].n, uses, n)) {
+        if (overlaps_any(g_deferred[i].p, g_deferred[i].n, uses, n))
             out[moved++] = g_deferred[i];
-        } else if (xdev_shadow_mark_reached(g_deferred[i].rec, g_deferred[i].mark, false)) {
-            if (clip(g_deferred[i].p, g_deferred[i].n, &m, &len)) resync(m, g_deferred[i].p, len);
-        } else {
+        else if (xdev_shadow_mark_reached(g_deferred[i].rec, g_deferred[i].mark, false))
+            apply_deferred(&g_deferred[i]);
+        else
             g_deferred[kept++] = g_deferred[i];
-        }
     }
     g_ndeferred = kept;
     return moved;
@@ -459,23 +484,34 @@ static int settle(const xdev_op_use_t *uses, int n, deferred_t *out) {
 static bool defer_range(const xdev_enqueue_t *q, const void *p, size_t n) {
     sh_mirror_t *m;
     size_t len;
-    if (!clip(p, n, &m, &len)) return true;
+    if (!xdev_shadow_clip(p, n, &m, &len)) return true;
     if (g_ndeferred == SH_DEFERRED) return false;
+    sh_mirror_t where = {.type = m->type, .ctx = m->ctx, .host_memory = m->host_memory};
+    void *staging = xdev_shadow_stage(q->stream->rec, q->stream->native, m, p, len);
     void *mark = xdev_shadow_mark(q->stream->rec, q->stream->native);
-    if (mark == NULL) return false;
-    g_deferred[g_ndeferred++] = (deferred_t){q->stream->rec, mark, p, len};
+    if (mark == NULL) {
+        /* The staging copy may be queued: it is freed once the stream passed it. */
+        if (staging != NULL) xdev_shadow_wait_stream(q->stream->rec, q->stream->native);
+        xdev_shadow_unstage(&where, staging, NULL, 0);
+        return false;
+    }
+    g_deferred[g_ndeferred++] = (deferred_t){q->stream->rec, mark, p, len, staging, where};
     return true;
 }
 
-/* Defer the copy of a collective's operands, and of earlier collectives'
- * it waited for (wait[0..nwait)); false when that is not possible (the
- * caller then waits). */
+/* Defer the copy of a collective's outputs (what it writes: what it reads
+ * is in the mirrors already), and of earlier collectives' it waited for
+ * that had no staging (wait[0..nwait)); false when that is not possible
+ * (the caller then waits). */
 static bool defer(const xdev_enqueue_t *q, const xdev_op_use_t *uses, int n, const deferred_t *wait,
                   int nwait) {
-    if (g_ndeferred + n + nwait > SH_DEFERRED) return false;
+    int writes = 0;
+    for (int i = 0; i < n; i++)
+        writes += uses[i].mode == XDEV_OP_WRITE;
+    if (g_ndeferred + writes + nwait > SH_DEFERRED) return false;
     bool ok = true;
     for (int i = 0; i < n && ok; i++)
-        ok = defer_range(q, uses[i].p, uses[i].n);
+        if (uses[i].mode == XDEV_OP_WRITE) ok = defer_range(q, uses[i].p, uses[i].n);
     for (int i = 0; i < nwait && ok; i++)
         ok = defer_range(q, wait[i].p, wait[i].n);
     return ok;
@@ -486,7 +522,7 @@ static void shadow_observe(const xdev_enqueue_t *q, const xdev_op_use_t *uses, i
     sh_pending_t *p = xdev_shadow_pending();
     if (p == NULL) return; /* no host memory for this thread's records: nothing to replay */
     if (atomic_load_explicit(&q->stream->capture, memory_order_acquire) != NULL) {
-        xdev_shadow_pending_clear(p); /* recorded, not run: they run at the replay */
+        xdev_shadow_graph_record(q, uses, n, p); /* recorded, not run: replayed with the graph */
         return;
     }
     bool writes = false;
@@ -499,10 +535,9 @@ static void shadow_observe(const xdev_enqueue_t *q, const xdev_op_use_t *uses, i
     const sh_rec_t *how = p->n > 0 ? &p->recs[p->n - 1] : NULL;
     const char *detail = how != NULL ? how->detail : q->name;
     const char *why = p->overflow ? "more backend calls than the shadow keeps for one operation"
-                      : replay    ? "a graph replay runs work recorded at capture, which the "
-                                    "shadow does not replay"
-                      : p->n == 0 ? "the shadow does not replay this operation's backend call"
-                                  : NULL;
+                      : p->n == 0 && !replay
+                          ? "the shadow does not replay this operation's backend call"
+                          : NULL;
     /* The collectives this op depends on reach the mirrors first; the
      * waits (for them, for the op) are made without the lock. */
     deferred_t wait_for[SH_DEFERRED];
@@ -513,11 +548,33 @@ static void shadow_observe(const xdev_enqueue_t *q, const xdev_op_use_t *uses, i
     for (int i = 0; i < nwait; i++)
         (void)xdev_shadow_mark_reached(wait_for[i].rec, wait_for[i].mark, true);
     xdev_shadow_lock();
-    /* This op uses what such a collective wrote: the mirrors take the
-     * device's bytes once this op finished too (it is running already: a
-     * copy into them now would race with it), and it is not replayed. */
+    /* This op uses what such a collective wrote: its staged bytes reach the
+     * mirrors first, and the op is replayed on them. Without a staging, the
+     * mirrors take the device's bytes once this op finished too (it is
+     * running already: a copy into them now would race with it), and it is
+     * not replayed. */
+    int unstaged = 0;
+    for (int i = 0; i < nwait; i++) {
+        if (wait_for[i].staging != NULL)
+            apply_deferred(&wait_for[i]);
+        else
+            wait_for[unstaged++] = wait_for[i];
+    }
+    nwait = unstaged;
     if (nwait > 0 && why == NULL)
         why = "it uses the output of a collective, which the shadow does not replay";
+    char graph_why[256];
+    if (replay && why == NULL) { /* the captured ops, replayed op by op (shadow_graph.c) */
+        const char *gwhy = NULL;
+        if (xdev_shadow_graph_replay(q, p, frames, nframes, &gwhy)) {
+            xdev_shadow_unlock();
+            xdev_shadow_pending_clear(p);
+            return;
+        }
+        /* copied: the graph's records may be dropped once the lock is released */
+        snprintf(graph_why, sizeof graph_why, "%s", gwhy != NULL ? gwhy : "?");
+        why = graph_why;
+    }
     /* Operands of unknown extent (a kernel's pointers: to the allocation's
      * end): the mirror's bytes before the replay, so that only what the
      * replay wrote is compared (COMPARE=op). */
@@ -526,7 +583,7 @@ static void shadow_observe(const xdev_enqueue_t *q, const xdev_op_use_t *uses, i
         sh_mirror_t *m;
         size_t len;
         if (uses[i].mode == XDEV_OP_WRITE && uses[i].n == SIZE_MAX &&
-            clip(uses[i].p, uses[i].n, &m, &len) && (before[i] = malloc(len)) != NULL)
+            xdev_shadow_clip(uses[i].p, uses[i].n, &m, &len) && (before[i] = malloc(len)) != NULL)
             memcpy(before[i], m->mirror + ((uintptr_t)uses[i].p - m->base), len);
     }
     if (nwait == 0) xdev_shadow_replay(p);
@@ -534,9 +591,9 @@ static void shadow_observe(const xdev_enqueue_t *q, const xdev_op_use_t *uses, i
     for (int i = 0; i < n; i++) {
         sh_mirror_t *m;
         size_t len;
-        if (before[i] != NULL && clip(uses[i].p, uses[i].n, &m, &len))
-            span[i] =
-                written_span(m->mirror + ((uintptr_t)uses[i].p - m->base), before[i], len, how);
+        if (before[i] != NULL && xdev_shadow_clip(uses[i].p, uses[i].n, &m, &len))
+            span[i] = xdev_shadow_written_span(m->mirror + ((uintptr_t)uses[i].p - m->base),
+                                               before[i], len, how);
     }
     for (int i = 0; i < p->n && why == NULL; i++)
         why = p->recs[i].unmirrored;
@@ -558,13 +615,15 @@ static void shadow_observe(const xdev_enqueue_t *q, const xdev_op_use_t *uses, i
         for (int i = 0; i < n; i++) {
             sh_mirror_t *m;
             size_t len;
-            if (clip(uses[i].p, uses[i].n, &m, &len)) /* reads too: a c2r FFT writes its input */
-                resync(m, uses[i].p, len);
+            if (xdev_shadow_clip(uses[i].p, uses[i].n, &m,
+                                 &len)) /* reads too: a c2r FFT writes its input */
+                xdev_shadow_resync(m, uses[i].p, len);
         }
         for (int i = 0; i < nwait; i++) {
             sh_mirror_t *m;
             size_t len;
-            if (clip(wait_for[i].p, wait_for[i].n, &m, &len)) resync(m, wait_for[i].p, len);
+            if (xdev_shadow_clip(wait_for[i].p, wait_for[i].n, &m, &len))
+                xdev_shadow_resync(m, wait_for[i].p, len);
         }
     } else if (g_compare_sync) {
         xdev_strbuf_t site = {0};
@@ -572,7 +631,8 @@ static void shadow_observe(const xdev_enqueue_t *q, const xdev_op_use_t *uses, i
         for (int i = 0; i < n; i++) {
             sh_mirror_t *m;
             size_t len;
-            if (uses[i].mode != XDEV_OP_WRITE || !clip(uses[i].p, uses[i].n, &m, &len)) continue;
+            if (uses[i].mode != XDEV_OP_WRITE || !xdev_shadow_clip(uses[i].p, uses[i].n, &m, &len))
+                continue;
             m->dirty = true;
             m->last_stream = q->stream;
             snprintf(m->last_op, sizeof m->last_op, "%s", q->name);
@@ -595,24 +655,20 @@ static void shadow_observe(const xdev_enqueue_t *q, const xdev_op_use_t *uses, i
         for (int i = 0; i < n && !found; i++) {
             sh_mirror_t *m;
             size_t len;
-            if (uses[i].mode == XDEV_OP_WRITE && clip(uses[i].p, uses[i].n, &m, &len))
-                found = check_range(q, m, uses[i].p, len, how, before[i], &span[i], detail, false,
-                                    frames, nframes);
+            if (uses[i].mode == XDEV_OP_WRITE && xdev_shadow_clip(uses[i].p, uses[i].n, &m, &len))
+                found = xdev_shadow_check_range(q, m, uses[i].p, len, how, before[i], &span[i],
+                                                detail, false, frames, nframes);
         }
     }
     /* Host outputs (copies to the host, BLAS results) against the replay's. */
     for (int i = 0; i < p->n && why == NULL && host_checked; i++) {
-        const sh_rec_t *r = &p->recs[i];
-        diff_t d;
-        if (r->host_dst != NULL && compare(r->host_dst, r->scratch, r->scratch_n, r, NULL, &d))
-            report_difference(q, NULL, r->detail, r->host_dst, NULL, r->scratch_n, r, &d, frames,
-                              nframes);
+        (void)xdev_shadow_check_host(q, &p->recs[i], frames, nframes);
     }
     xdev_shadow_unlock();
     for (int i = 0; i < n; i++)
         free(before[i]);
     xdev_shadow_pending_clear(p);
-    if (why != NULL) report_unmirrored(q, detail, why, frames, nframes);
+    if (why != NULL) xdev_shadow_report_unmirrored(q, detail, why, frames, nframes);
 }
 
 /* ------------------------------------------------------------ public */
@@ -674,4 +730,5 @@ static xdev_status_t start(void) {
 void xdev_shadow_wire(void) {
     xdev_hook_init_add(XDEV_INIT_SETTINGS, start);
     xdev_hook_backend_loaded_add(xdev_shadow_backend_loaded);
+    xdev_hook_foreign_add(xdev_shadow_foreign);
 }

@@ -27,6 +27,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "runtime/enqueue.h"
 #include "runtime/registry.h"
 #include "xdev/dtype.h"
 #include "xdev/shadow.h"
@@ -189,11 +190,58 @@ void xdev_shadow_record_release(sh_rec_t *r);
 void *xdev_shadow_mark(xdev_device_record_t *rec, void *native);
 bool xdev_shadow_mark_reached(xdev_device_record_t *rec, void *ev, bool wait);
 
+/* A copy of [p, p + n) of mirror m's device enqueued on a real stream now,
+ * into staging memory (lock held; NULL when it cannot be made); and, once
+ * the stream passed it, the staging read into out (NULL: not read) and
+ * freed. */
+void *xdev_shadow_stage(xdev_device_record_t *rec, void *native, const sh_mirror_t *m,
+                        const void *p, size_t n);
+void xdev_shadow_unstage(const sh_mirror_t *m, void *staging, void *out, size_t n);
+
+/* shadow.c's comparisons, for shadow_graph.c (lock held). */
+typedef struct {
+    size_t lo, hi;
+} span_t;
+/* [p, p + n) clipped to its mirror; false when p is not mirrored. */
+bool xdev_shadow_clip(const void *p, size_t n, sh_mirror_t **m, size_t *len);
+/* The device's bytes of [p, p + n) copied into the mirror. */
+void xdev_shadow_resync(sh_mirror_t *m, const void *p, size_t n);
+/* The element-aligned span of mirror bytes that differ from before. */
+span_t xdev_shadow_written_span(const unsigned char *sh, const unsigned char *before, size_t n,
+                                const sh_rec_t *how);
+/* Compare the device's [p, p + n) with m's mirror (only span of it when
+ * before is set), report a difference as q's (its name, detail, the call
+ * site frames), and let the mirror take the device's bytes; true when they
+ * differed. */
+bool xdev_shadow_check_range(const xdev_enqueue_t *q, sh_mirror_t *m, const void *p, size_t n,
+                             const sh_rec_t *how, const unsigned char *before, const span_t *span,
+                             const char *detail, bool last_writer, void *const *frames,
+                             int nframes);
+bool xdev_shadow_check_host(const xdev_enqueue_t *q, const sh_rec_t *r, void *const *frames,
+                            int nframes);
+/* "not mirrored", once per call and reason. */
+void xdev_shadow_report_unmirrored(const xdev_enqueue_t *q, const char *detail, const char *why,
+                                   void *const *frames, int nframes);
+
+/* shadow_graph.c: a capture's ops (their records, operands and call sites)
+ * kept for its graph, taking p's records (lock not held); and a replay of
+ * that graph replayed on the mirrors op by op and compared (lock held; it
+ * waits for the stream without it). False when the graph's ops cannot be
+ * replayed: *why says why (the caller copies its outputs). */
+void xdev_shadow_graph_record(const xdev_enqueue_t *q, const xdev_op_use_t *uses, int n,
+                              sh_pending_t *p);
+bool xdev_shadow_graph_replay(const xdev_enqueue_t *q, sh_pending_t *p, void *const *frames,
+                              int nframes, const char **why);
+
 /* Settings (shadow.c). */
 extern bool xdev_shadow_on;
 extern _Atomic bool xdev_shadow_stopped;
 /* The refusal while stopped (sets the thread's message). */
 xdev_status_t xdev_shadow_stop_status(void);
+
+/* Foreign memory registered (added) or given back (runtime/hooks.h). */
+void xdev_shadow_foreign(xdev_device_record_t *rec, void *ptr, size_t bytes,
+                         struct xdev_stream *stream, bool added);
 
 /* Put the shadow's slots in front of be's (the backend-loaded hook). */
 void xdev_shadow_backend_loaded(xdev_backend_t *be);

@@ -20,6 +20,7 @@
 #include "base/error_internal.h"
 #include "base/thread_heap.h"
 #include "observe/shadow_internal.h"
+#include "runtime/stream_internal.h"
 #include "xdev/event.h"
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -194,6 +195,69 @@ bool xdev_shadow_mark_reached(xdev_device_record_t *rec, void *ev, bool wait) {
     return st != XDEV_ERROR_NOT_READY;
 }
 
+/* A collective's output taken in stream order: a copy of [p, p + n) (in m)
+ * enqueued now on the real stream `native`, right behind the collective,
+ * into staging memory nothing else writes (host memory where the host
+ * addresses the device's, else a device allocation of m's device, made on
+ * that stream). Reading the device's bytes once the stream passed the
+ * collective would race with a later collective already queued on it,
+ * which another rank's thread may run (the CPU's host engine: the last rank
+ * to arrive writes every rank's output). NULL when it cannot be made (lock
+ * held). */
+void *xdev_shadow_stage(xdev_device_record_t *rec, void *native, const sh_mirror_t *m,
+                        const void *p, size_t n) {
+    if (rec->ctx != m->ctx || n == 0) return NULL;
+    const xdev_backend_api_t *o = &g_orig[m->type];
+    xdev_error_state_t saved;
+    xdev_core_error_save(&saved);
+    void *st = NULL;
+    bool ok;
+    if (m->host_memory)
+        ok = posix_memalign(&st, 64, n) == 0;
+    else if (XDEV_BACKEND_SLOT(o->memory, malloc_async) != NULL)
+        ok = o->memory->malloc_async(m->ctx, n, native, &st) == XDEV_SUCCESS;
+    else
+        ok = o->memory->malloc(m->ctx, n, &st) == XDEV_SUCCESS;
+    if (ok && st != NULL) {
+        xdev_copy_desc_t d = {.size = sizeof d,
+                              .dst = st,
+                              .src = p,
+                              .bytes = n,
+                              .kind = m->host_memory ? XDEV_COPY_DEVICE_TO_HOST
+                                                     : XDEV_COPY_DEVICE_TO_DEVICE,
+                              .src_device = m->ctx,
+                              .dst_device = m->host_memory ? NULL : m->ctx};
+        if (o->memory->memcpy_async(m->ctx, &d, native) != XDEV_SUCCESS) {
+            xdev_shadow_unstage(m, st, NULL, 0);
+            st = NULL;
+        }
+    } else {
+        st = NULL;
+    }
+    xdev_core_error_restore(&saved);
+    return st;
+}
+
+void xdev_shadow_unstage(const sh_mirror_t *m, void *staging, void *out, size_t n) {
+    if (staging == NULL) return;
+    if (m->host_memory) {
+        if (out != NULL) memcpy(out, staging, n);
+        free(staging);
+        return;
+    }
+    if (out != NULL) (void)xdev_shadow_read_device(m, staging, n, out);
+    const xdev_backend_api_t *o = &g_orig[m->type];
+    void *s = read_stream(o, m->ctx);
+    xdev_error_state_t saved;
+    xdev_core_error_save(&saved);
+    /* On the shadow's own stream: a free that synchronizes the device could
+     * wait for a collective whose other ranks are not enqueued yet. */
+    if (s == NULL || XDEV_BACKEND_SLOT(o->memory, free_async) == NULL ||
+        o->memory->free_async(m->ctx, staging, s) != XDEV_SUCCESS)
+        (void)o->memory->free(m->ctx, staging);
+    xdev_core_error_restore(&saved);
+}
+
 /* Through an event: a stream's synchronize would take the asynchronous
  * error it reports once (a kernel's fault), which is the application's. */
 void xdev_shadow_wait_stream(xdev_device_record_t *rec, void *native) {
@@ -256,6 +320,23 @@ static void mirror_drop(const void *p) {
             break;
         }
     pthread_mutex_unlock(&g_lock);
+}
+
+/* Device memory xdev did not allocate (registered, or a DLPack import;
+ * runtime/hooks.h): mirrored from its bytes once the registration's stream
+ * reached what was queued on it (the producer's work ordered before it), so
+ * that later ops on it are replayed and compared; dropped when given back.
+ * What is written there behind xdev's back afterwards the mirror cannot
+ * see. */
+void xdev_shadow_foreign(xdev_device_record_t *rec, void *ptr, size_t bytes, xdev_stream_t stream,
+                         bool added) {
+    if (!xdev_shadow_on) return;
+    if (!added) {
+        mirror_drop(ptr);
+        return;
+    }
+    if (stream != NULL) xdev_shadow_wait_stream(rec, stream->native);
+    mirror_add(rec->ctx, ptr, bytes);
 }
 
 void *xdev_shadow_to_mirror(const void *p) {
@@ -452,7 +533,8 @@ static xdev_status_t w_gemm(const xdev_blas_gemm_desc_t *d) {
 static xdev_status_t vec_slot(xdev_blas_routine_t routine, const xdev_blas_vec_desc_t *d) {
     SH_STOPPED_CHECK();
     const xdev_blas_vtable_t *b = xdev_shadow_orig(d->device)->blas;
-    static const char *const names[] = {"axpy", "dot", "nrm2", "scal"};
+    /* indexed by xdev_blas_routine_t: GEMM is 0 */
+    static const char *const names[] = {"gemm", "axpy", "dot", "nrm2", "scal"};
     xdev_status_t st = routine == XDEV_BLAS_AXPY   ? b->axpy(d)
                        : routine == XDEV_BLAS_DOT  ? b->dot(d)
                        : routine == XDEV_BLAS_NRM2 ? b->nrm2(d)
@@ -466,7 +548,7 @@ static xdev_status_t vec_slot(xdev_blas_routine_t routine, const xdev_blas_vec_d
         memcpy(&r->u.vec.d, d, d->size < sizeof r->u.vec.d ? d->size : sizeof r->u.vec.d);
         r->tolerant = is_float(d->dtype);
         snprintf(r->detail, sizeof r->detail, "%s %s n=%lld incx=%lld incy=%lld",
-                 (unsigned)routine < 4 ? names[routine] : "?", xdev_dtype_name(d->dtype),
+                 (unsigned)routine < 5 ? names[routine] : "?", xdev_dtype_name(d->dtype),
                  (long long)d->n, (long long)d->incx, (long long)d->incy);
     }
     return st;
@@ -564,8 +646,10 @@ static void replay_one(sh_rec_t *r) {
         xdev_rng_fill_desc_t d = r->u.rng;
         d.out = xdev_shadow_to_mirror(d.out);
         SH_NEED(d.out);
-        if (d.philox_state != NULL && xdev_shadow_to_mirror(d.philox_state) != NULL)
+        if (d.philox_state != NULL) { /* a captured fill's cell: device memory, mirrored */
             d.philox_state = xdev_shadow_to_mirror(d.philox_state);
+            SH_NEED(d.philox_state);
+        }
         d.device = dv;
         d.stream = s;
         st = c->rng->fill(&d);

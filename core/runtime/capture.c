@@ -20,6 +20,8 @@ static const char *mode_name(int mode) {
 }
 
 xdev_status_t xdev_capture_start(xdev_capture_t *c, xdev_stream_t origin) {
+    static _Atomic uint64_t serials;
+    c->serial = atomic_fetch_add(&serials, 1) + 1;
     pthread_mutex_init(&c->lock, NULL);
     c->origin = origin;
     c->thread = pthread_self();

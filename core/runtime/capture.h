@@ -34,8 +34,9 @@ typedef struct xdev_capture_rng {
 } xdev_capture_rng_t;
 
 typedef struct xdev_capture {
-    uint64_t id; /* the graph's */
-    void *owner; /* the graph (graph/graph.c), for the thread-exit hook */
+    uint64_t id;     /* the graph's */
+    uint64_t serial; /* this capture's, unique in the process (observers tell captures apart) */
+    void *owner;     /* the graph (graph/graph.c), for the thread-exit hook */
     xdev_device_record_t *rec;
     struct xdev_stream *origin;
     int mode; /* xdev_capture_mode_t */
@@ -53,6 +54,10 @@ typedef struct xdev_capture {
     bool active;
     struct xdev_capture *next; /* the list of captures under way */
 } xdev_capture_t;
+
+/* The serial of the capture graph q->ctx holds (XDEV_OP_GRAPH_REPLAY's step
+ * 5, the graph locked by its replay), 0 if none (graph/graph.c). */
+uint64_t xdev_graph_capture_serial(const void *graph);
 
 /* Captures under way in the process (any device). */
 extern _Atomic int xdev_captures_active;

@@ -15,6 +15,8 @@ static xdev_thread_exit_hook_t g_exit[XDEV_MAX_HOOKS];
 static int g_exit_count;
 static xdev_backend_loaded_hook_t g_loaded[XDEV_MAX_HOOKS];
 static int g_loaded_count;
+static xdev_foreign_hook_t g_foreign[XDEV_MAX_HOOKS];
+static int g_foreign_count;
 static bool g_overflow; /* a hook found no room: initialisation says so */
 
 void xdev_hook_init_add(xdev_init_phase_t phase, xdev_init_hook_t fn) {
@@ -39,6 +41,20 @@ void xdev_hook_backend_loaded_add(xdev_backend_loaded_hook_t fn) {
         return;
     }
     g_loaded[g_loaded_count++] = fn;
+}
+
+void xdev_hook_foreign_add(xdev_foreign_hook_t fn) {
+    if (g_foreign_count == XDEV_MAX_HOOKS) {
+        g_overflow = true;
+        return;
+    }
+    g_foreign[g_foreign_count++] = fn;
+}
+
+void xdev_hooks_run_foreign(struct xdev_device_record *rec, void *ptr, size_t bytes,
+                            struct xdev_stream *stream, bool added) {
+    for (int i = 0; i < g_foreign_count; i++)
+        g_foreign[i](rec, ptr, bytes, stream, added);
 }
 
 void xdev_hooks_run_backend_loaded(struct xdev_backend *be) {

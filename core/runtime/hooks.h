@@ -13,6 +13,9 @@
 #ifndef XDEV_CORE_HOOKS_H
 #define XDEV_CORE_HOOKS_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 #include "xdev/error.h"
 
 /* When an initialisation step runs (registry.c, init_once), in this order. */
@@ -49,18 +52,34 @@ typedef void (*xdev_thread_exit_hook_t)(void);
 struct xdev_backend;
 typedef void (*xdev_backend_loaded_hook_t)(struct xdev_backend *be);
 
+/* Runs when device memory xdev did not allocate gets a range of its own
+ * (interop/foreign.c: xdev_memory_register, a DLPack import), once the
+ * range is registered, with the registration's stream (the bytes are the
+ * producer's once that stream reached what was queued on it); and when it
+ * is given back (stream NULL, added false), after the work on its streams
+ * and before the owner's release: observe/shadow.c mirrors it meanwhile. */
+struct xdev_device_record;
+struct xdev_stream;
+typedef void (*xdev_foreign_hook_t)(struct xdev_device_record *rec, void *ptr, size_t bytes,
+                                    struct xdev_stream *stream, bool added);
+
 /* Register, from a part's xdev_<part>_wire() (not thread-safe: core/wiring.c
  * calls them while libxdev loads). Steps of one phase, and exit hooks, run
  * in the order core/wiring.c wires their parts. */
 void xdev_hook_init_add(xdev_init_phase_t phase, xdev_init_hook_t fn);
 void xdev_hook_thread_exit_add(xdev_thread_exit_hook_t fn);
 void xdev_hook_backend_loaded_add(xdev_backend_loaded_hook_t fn);
+void xdev_hook_foreign_add(xdev_foreign_hook_t fn);
 
 /* registry.c: the steps of `phase`, up to the first failure (its status). */
 xdev_status_t xdev_hooks_run_init(xdev_init_phase_t phase);
 
 /* registry.c: every backend-loaded hook, in order. */
 void xdev_hooks_run_backend_loaded(struct xdev_backend *be);
+
+/* interop/foreign.c: every foreign-memory hook, in order. */
+void xdev_hooks_run_foreign(struct xdev_device_record *rec, void *ptr, size_t bytes,
+                            struct xdev_stream *stream, bool added);
 
 /* thread_state.c: every exit hook, on the exiting thread. */
 void xdev_hooks_run_thread_exit(void);

@@ -7,6 +7,10 @@
  *   gemm    (f32, no transposes, one matrix; a slot the template does not
  *           have) reads A with a leading dimension of m, whatever lda the
  *           caller gave: right for packed matrices, wrong for a padded one
+ *   graph   (a group the template does not have) records the copies and
+ *           memsets enqueued on a capturing stream and replays them: a
+ *           captured memset is the short one, so a graph replay holds a
+ *           fault the shadow must name with the memset's capture call site
  * The template is included unchanged; its entry point is renamed and this
  * file's hands out a copy of its table with the faulty slots. */
 #define xdev_backend_entry null_template_entry
@@ -18,6 +22,119 @@ static xdev_status_t short_memset(xdev_backend_device_t *dev, void *dst, int val
                                   void *stream) {
     return null_memory_memset_async(dev, dst, value, bytes > 1 ? bytes - 1 : bytes, stream);
 }
+
+/* ------------------------------------------------------------ graphs */
+/* One capture at a time (the tests need no more): the capturing stream and
+ * the tasks recorded on it; a graph is the list, replayed task by task. */
+typedef struct {
+    size_t n, cap;
+    task_t *tasks;
+} faulty_graph_t;
+static pthread_mutex_t g_capture_m = PTHREAD_MUTEX_INITIALIZER;
+static void *g_capturing;
+static faulty_graph_t *g_recording;
+
+/* Record t when `stream` captures; true when recorded (or failed: *st). */
+static bool faulty_record(void *stream, task_t t, xdev_status_t *st) {
+    pthread_mutex_lock(&g_capture_m);
+    bool rec = stream == g_capturing && g_recording != NULL;
+    *st = XDEV_SUCCESS;
+    if (rec) {
+        faulty_graph_t *g = g_recording;
+        if (g->n == g->cap) {
+            size_t cap = g->cap ? 2 * g->cap : 8;
+            task_t *r = realloc(g->tasks, cap * sizeof *r);
+            if (r == NULL)
+                *st = xdev_support_fail(g_host, XDEV_ERROR_OUT_OF_MEMORY, "no host memory");
+            else {
+                g->tasks = r;
+                g->cap = cap;
+            }
+        }
+        if (*st == XDEV_SUCCESS) g->tasks[g->n++] = t;
+    }
+    pthread_mutex_unlock(&g_capture_m);
+    return rec;
+}
+
+static xdev_status_t faulty_memcpy(xdev_backend_device_t *dev, const xdev_copy_desc_t *copy,
+                                   void *stream) {
+    xdev_status_t st;
+    if (copy->bytes != 0 &&
+        faulty_record(
+            stream,
+            (task_t){.kind = T_COPY, .dst = copy->dst, .src = copy->src, .bytes = copy->bytes},
+            &st))
+        return st;
+    return null_memory_memcpy_async(dev, copy, stream);
+}
+
+static xdev_status_t faulty_capture_begin(xdev_backend_device_t *dev, void *stream, int mode) {
+    (void)dev;
+    (void)mode;
+    faulty_graph_t *g = calloc(1, sizeof *g);
+    if (g == NULL) return xdev_support_fail(g_host, XDEV_ERROR_OUT_OF_MEMORY, "no host memory");
+    pthread_mutex_lock(&g_capture_m);
+    bool busy = g_capturing != NULL;
+    if (!busy) {
+        g_capturing = stream;
+        g_recording = g;
+    }
+    pthread_mutex_unlock(&g_capture_m);
+    if (busy) {
+        free(g);
+        return xdev_support_fail(g_host, XDEV_ERROR_NOT_SUPPORTED,
+                                 "faultynull captures one stream at a time");
+    }
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t faulty_capture_end(xdev_backend_device_t *dev, void *stream, void **graph) {
+    (void)dev;
+    pthread_mutex_lock(&g_capture_m);
+    faulty_graph_t *g = stream == g_capturing ? g_recording : NULL;
+    if (g != NULL) g_capturing = g_recording = NULL;
+    pthread_mutex_unlock(&g_capture_m);
+    if (g == NULL)
+        return xdev_support_fail(g_host, XDEV_ERROR_INVALID_VALUE, "this stream is not capturing");
+    *graph = g;
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t faulty_launch(xdev_backend_device_t *dev, void *graph, void *stream) {
+    faulty_graph_t *g = graph;
+    xdev_status_t st = XDEV_SUCCESS;
+    for (size_t i = 0; i < g->n && st == XDEV_SUCCESS; i++)
+        st = g->tasks[i].kind == T_SET
+                 ? short_memset(dev, g->tasks[i].dst, g->tasks[i].value, g->tasks[i].bytes, stream)
+                 : enqueue(stream, g->tasks[i]);
+    return st;
+}
+
+static xdev_status_t faulty_graph_destroy(xdev_backend_device_t *dev, void *graph) {
+    (void)dev;
+    faulty_graph_t *g = graph;
+    free(g->tasks);
+    free(g);
+    return XDEV_SUCCESS;
+}
+
+/* The memset slot: recorded whole while capturing (the replay runs the short one). */
+static xdev_status_t faulty_memset(xdev_backend_device_t *dev, void *dst, int value, size_t bytes,
+                                   void *stream) {
+    xdev_status_t st;
+    if (bytes != 0 &&
+        faulty_record(stream, (task_t){.kind = T_SET, .dst = dst, .value = value, .bytes = bytes},
+                      &st))
+        return st;
+    return short_memset(dev, dst, value, bytes, stream);
+}
+
+static xdev_graph_vtable_t g_faulty_graph = {.size = sizeof g_faulty_graph,
+                                             .capture_begin = faulty_capture_begin,
+                                             .capture_end = faulty_capture_end,
+                                             .launch = faulty_launch,
+                                             .destroy = faulty_graph_destroy};
 
 /* The GEMM, run on the stream by a host function with its own copy of the
  * descriptor: C = alpha * A * B + beta * C, column-major. */
@@ -66,9 +183,11 @@ static xdev_backend_api_t g_faulty_api;
 XDEV_API const xdev_backend_api_t *xdev_backend_entry(void);
 const xdev_backend_api_t *xdev_backend_entry(void) {
     g_faulty_memory = g_memory;
-    g_faulty_memory.memset_async = short_memset;
+    g_faulty_memory.memset_async = faulty_memset;
+    g_faulty_memory.memcpy_async = faulty_memcpy;
     g_faulty_api = *null_template_entry();
     g_faulty_api.memory = &g_faulty_memory;
     g_faulty_api.blas = &g_faulty_blas;
+    g_faulty_api.graph = &g_faulty_graph;
     return &g_faulty_api;
 }
