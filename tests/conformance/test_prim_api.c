@@ -7,6 +7,7 @@
  * refusing it by name; and reduce and scan over the unsigned dtypes (u32,
  * u64) against exact host arithmetic. The sorts' results are
  * test_prim_sort.c's. Conformance: XDEV_BACKEND=<backend>. */
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -187,6 +188,9 @@ START_TEST(histogram_select_bad_input) {
     XT_ERR(VAL, xdev_prim_histogram_even(a, F32, 4, 4, 1, 1, cnt, NULL), "lower");
     XT_ERR(VAL, xdev_prim_histogram_even(a, F32, 4, 4, 0, INFINITY, cnt, NULL), "finite");
     XT_ERR(VAL, xdev_prim_histogram_even(a, F32, 4, 4, NAN, 1, cnt, NULL), "finite");
+    /* finite bounds whose width overflows: every bin would be floor(inf / inf) = NaN */
+    XT_ERR(VAL, xdev_prim_histogram_even(a, F32, 4, 4, -DBL_MAX, DBL_MAX, cnt, NULL),
+           "upper - lower");
     XT_ERR(XDEV_ERROR_NOT_SUPPORTED,
            xdev_prim_histogram_even(a, XDEV_DTYPE_C128, 4, 4, 0, 1, cnt, NULL), "c128");
     XT_ERR(VAL, xdev_prim_histogram_even(a, F32, 4, 4, 0, 1, (int64_t *)(b + 1), NULL), "aligned");
