@@ -231,6 +231,96 @@ START_TEST(histogram_select_bad_input) {
 }
 END_TEST
 
+/* Every primitive k (0 .. NPRIM) called over 8 items: `in` read, `out`
+ * written, the rest from s (offsets all 0: empty segments). */
+enum { NPRIM = 11 };
+static const char *const k_prim_names[NPRIM] = {
+    "xdev_prim_reduce",           "xdev_prim_scan",
+    "xdev_prim_sort_keys",        "xdev_prim_sort_pairs",
+    "xdev_prim_segmented_sort",   "xdev_prim_segmented_reduce",
+    "xdev_prim_histogram_even",   "xdev_prim_select_flagged",
+    "xdev_prim_select_if",        "xdev_prim_unique",
+    "xdev_prim_run_length_encode"};
+/* The names their messages give `in` and `out`. */
+static const char *const k_in_names[NPRIM] = {"'in'",      "'in'", "'keys_in'", "'keys_in'",
+                                              "'keys_in'", "'in'", "'samples'", "'in'",
+                                              "'in'",      "'in'", "'in'"};
+static const char *const k_out_names[NPRIM] = {"'out'",      "'out'", "'keys_out'",  "'keys_out'",
+                                               "'keys_out'", "'out'", "'counts'",    "'out'",
+                                               "'out'",      "'out'", "'unique_out'"};
+static xdev_status_t call_prim(int k, const bufs_t *s, const void *in, void *out,
+                               xdev_stream_t st) {
+    char *v = (char *)s->off; /* values: 1024 bytes in, 1024 out */
+    switch (k) {
+    case 0:
+        return xdev_prim_reduce(in, F32, 8, XDEV_PRIM_SUM, out, st);
+    case 1:
+        return xdev_prim_scan(in, F32, 8, XDEV_PRIM_SUM, 0, out, st);
+    case 2:
+        return xdev_prim_sort_keys(in, U32, 8, 0, 0, 0, out, st);
+    case 3:
+        return xdev_prim_sort_pairs(in, v, U32, 4, 8, 0, 0, 0, out, v + 1024, st);
+    case 4:
+        return xdev_prim_segmented_sort(in, NULL, U32, 0, 8, s->off, 2, 0, 0, 0, out, NULL, st);
+    case 5:
+        return xdev_prim_segmented_reduce(in, F32, 8, s->off, 2, XDEV_PRIM_SUM, out, st);
+    case 6:
+        return xdev_prim_histogram_even(in, F32, 8, 4, 0, 1, out, st);
+    case 7:
+        return xdev_prim_select_flagged(in, 4, s->flags, 8, out, s->n1, st);
+    case 8:
+        return xdev_prim_select_if(in, F32, 8, "in0 > 0", out, s->n1, st);
+    case 9:
+        return xdev_prim_unique(in, U32, 8, out, s->n1, st);
+    default:
+        return xdev_prim_run_length_encode(in, U32, 8, out, s->off, s->n1, st);
+    }
+}
+
+/* Each primitive refuses, before it enqueues anything, a destroyed
+ * stream, pageable host memory, pinned host memory, memory already freed,
+ * and (two devices) an operand or a stream of another device - the bad
+ * input of issue 44 beyond extents and overlaps. */
+START_TEST(every_primitive_refuses_bad_operands) {
+    bufs_t s = make_bufs();
+    xdev_stream_t dead;
+    XT_OK(xdev_stream_create(xt_dev(0), XDEV_STREAM_PRIORITY_NORMAL, &dead));
+    XT_OK(xdev_stream_destroy(dead));
+    static uint32_t host[N];
+    void *pinned = NULL;
+    xdev_status_t pst = xdev_host_alloc(&pinned, N * 4);
+    if (pst != XDEV_ERROR_NOT_SUPPORTED) XT_OK(pst);
+    void *freed = dalloc(N * 4);
+    XT_OK(xdev_free(freed));
+    void *other = NULL; /* on device 1, peer access not enabled */
+    xdev_stream_t other_stream = NULL;
+    if (xt_device_count() >= 2) {
+        XT_OK(xdev_malloc_device(xt_dev(1), &other, N * 4));
+        XT_OK(xdev_stream_create(xt_dev(1), XDEV_STREAM_PRIORITY_NORMAL, &other_stream));
+    }
+    for (int k = 0; k < NPRIM; k++) {
+        const char *name = k_prim_names[k];
+        XT_ERR(XDEV_ERROR_INVALID_HANDLE, call_prim(k, &s, s.a, s.b, dead), name, "destroyed");
+        XT_ERR(VAL, call_prim(k, &s, host, s.b, NULL), name, k_in_names[k], "host memory");
+        if (pinned != NULL)
+            XT_ERR(VAL, call_prim(k, &s, pinned, s.b, NULL), name, k_in_names[k], "pinned");
+        XT_ERR(VAL, call_prim(k, &s, s.a, freed, NULL), name, k_out_names[k]);
+        if (other != NULL) {
+            XT_ERR(XDEV_ERROR_CROSS_DEVICE, call_prim(k, &s, other, s.b, NULL), name,
+                   k_in_names[k]);
+            XT_ERR(XDEV_ERROR_CROSS_DEVICE, call_prim(k, &s, s.a, s.b, other_stream), name,
+                   "stream");
+        }
+    }
+    untouched(s.b, N * 4, "out");
+    untouched(s.n1, 8, "num_out");
+    if (pinned != NULL) XT_OK(xdev_host_free(pinned));
+    if (other != NULL) XT_OK(xdev_free(other));
+    if (other_stream != NULL) XT_OK(xdev_stream_destroy(other_stream));
+    free_bufs(&s);
+}
+END_TEST
+
 /* A primitive the backend lacks is refused naming the backend and the
  * primitive; one it has runs (count 0: only the count is written). */
 START_TEST(missing_primitive_named) {
@@ -407,6 +497,7 @@ int main(int argc, char **argv) {
     tcase_add_test(tc, sort_bad_input);
     tcase_add_test(tc, segmented_reduce_bad_input);
     tcase_add_test(tc, histogram_select_bad_input);
+    tcase_add_test(tc, every_primitive_refuses_bad_operands);
     tcase_add_test(tc, missing_primitive_named);
     tcase_add_test(tc, reduce_scan_unsigned);
     tcase_add_test(tc, unsigned_dtypes);
