@@ -13,7 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "xt.h"
+#define PT_RNG_SEED 0x9e3779b97f4a7c15ull
+#include "prim_test.h"
 
 #define VAL XDEV_ERROR_INVALID_VALUE
 #define F32 XDEV_DTYPE_F32
@@ -23,20 +24,6 @@ static void setup(void) {
     xt_reset_state();
 }
 
-static void *dalloc(size_t bytes) {
-    void *p = NULL;
-    XT_OK(xdev_malloc_device(xt_dev(0), &p, bytes ? bytes : 1));
-    return p;
-}
-
-static void upload(void *d, const void *h, size_t bytes) {
-    if (bytes) XT_OK(xdev_memcpy(d, h, bytes));
-}
-static void download(void *h, const void *d, size_t bytes) {
-    XT_OK(xdev_device_synchronize(xt_dev(0)));
-    if (bytes) XT_OK(xdev_memcpy(h, d, bytes));
-}
-
 /* Every byte of d[0 .. bytes) still 0x5a: nothing was written. */
 static void untouched(const void *d, size_t bytes, const char *what) {
     unsigned char *h = malloc(bytes);
@@ -44,14 +31,6 @@ static void untouched(const void *d, size_t bytes, const char *what) {
     for (size_t i = 0; i < bytes; i++)
         if (h[i] != 0x5a) ck_abort_msg("byte %zu of %s was written by a refused call", i, what);
     free(h);
-}
-
-static uint64_t g_rng = 0x9e3779b97f4a7c15ull;
-static uint64_t rnd(void) {
-    g_rng ^= g_rng << 13;
-    g_rng ^= g_rng >> 7;
-    g_rng ^= g_rng << 17;
-    return g_rng;
 }
 
 /* ------------------------------------------------------------ bad input */

@@ -14,46 +14,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "xt.h"
+#include "prim_test.h"
 
 static void setup(void) {
     xt_reset_state();
 }
 
-static void *dalloc(size_t bytes) {
-    void *p = NULL;
-    XT_OK(xdev_malloc_device(xt_dev(0), &p, bytes ? bytes : 1));
-    return p;
-}
-
-static void upload(void *d, const void *h, size_t bytes) {
-    if (bytes) XT_OK(xdev_memcpy(d, h, bytes));
-}
-
-static void download(void *h, const void *d, size_t bytes) {
-    XT_OK(xdev_device_synchronize(xt_dev(0)));
-    if (bytes) XT_OK(xdev_memcpy(h, d, bytes));
-}
-
-static uint64_t g_rng = 0x2545f4914f6cdd1dull;
-static uint64_t rnd(void) {
-    g_rng ^= g_rng << 13;
-    g_rng ^= g_rng >> 7;
-    g_rng ^= g_rng << 17;
-    return g_rng;
-}
-
 /* st is the first call of a primitive: true to go on; a refusal
  * (NOT_SUPPORTED) must name the backend, and the test is then skipped. */
 static bool have(const char *test, xdev_status_t st) {
-    if (st != XDEV_ERROR_NOT_SUPPORTED) {
-        XT_OK(st);
-        return true;
-    }
-    ck_assert_msg(xt_icontains(xdev_last_error(), xt_type_name()),
-                  "the refusal does not name the backend: %s", xdev_last_error());
-    xt_skip(test, "%s", xdev_last_error());
-    return false;
+    return pt_have(test, st, NULL, "lacks the primitive");
 }
 
 /* Sizes that cross the CPU's chunks (65536 items) and none. */

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "xdev/support/half.h"
-#include "xt.h"
+#include "prim_test.h"
 
 #define NKEY 12
 static const xdev_dtype_t k_keys[NKEY] = {XDEV_DTYPE_U8,   XDEV_DTYPE_U16, XDEV_DTYPE_U32,
@@ -29,34 +29,6 @@ static void setup(void) {
     xt_reset_state();
 }
 
-static void *dalloc(size_t bytes) {
-    void *p = NULL;
-    XT_OK(xdev_malloc_device(xt_dev(0), &p, bytes ? bytes : 1));
-    return p;
-}
-
-static void upload(void *d, const void *h, size_t bytes) {
-    if (bytes) XT_OK(xdev_memcpy(d, h, bytes));
-}
-static void download(void *h, const void *d, size_t bytes) {
-    XT_OK(xdev_device_synchronize(xt_dev(0)));
-    if (bytes) XT_OK(xdev_memcpy(h, d, bytes));
-}
-
-static uint64_t g_rng = 0x2545f4914f6cdd1dull;
-static uint64_t rnd(void) {
-    g_rng ^= g_rng << 13;
-    g_rng ^= g_rng >> 7;
-    g_rng ^= g_rng << 17;
-    return g_rng;
-}
-
-static size_t max_log2(void) {
-    const char *e = getenv("XT_PRIM_MAX_LOG2");
-    if (e != NULL && atoi(e) > 0) return (size_t)atoi(e);
-    return xt_scale() >= 1.0 ? 20 : 17;
-}
-
 /* The backend sorts, or the test is skipped after checking that the
  * refusal names the backend and the primitive. */
 static bool have_sort(const char *test) {
@@ -65,16 +37,7 @@ static bool have_sort(const char *test) {
     if (st == XDEV_SUCCESS) XT_OK(xdev_device_synchronize(xt_dev(0)));
     XT_OK(xdev_free(a));
     XT_OK(xdev_free(b));
-    if (st == XDEV_ERROR_NOT_SUPPORTED) {
-        ck_assert_msg(xt_icontains(xdev_last_error(), xt_type_name()) &&
-                          xt_icontains(xdev_last_error(), "sort"),
-                      "the refusal names neither the backend nor the primitive: %s",
-                      xdev_last_error());
-        xt_skip(test, "the %s backend does not sort: %s", xt_type_name(), xdev_last_error());
-        return false;
-    }
-    XT_OK(st);
-    return true;
+    return pt_have(test, st, "primitive sort", "does not sort");
 }
 #define NEED_SORT()                                                                                \
     do {                                                                                           \
