@@ -33,7 +33,8 @@ static const size_t k_sizes[] = {0, 1, 2, 31, 1000, 65535, 65536, 65537, 200003}
 /* ------------------------------------------------------------ segmented reduce */
 
 /* num_segments + 1 offsets over n items: random lengths (a third empty),
- * then a few malformed bounds (below 0, past n, an end before its begin). */
+ * then a few malformed bounds (below 0, past n, an end before its begin,
+ * then out of order: a last segment overlapping the others). */
 static size_t make_offsets(int64_t *off, size_t max_segments, size_t n, bool malformed) {
     size_t s = 0;
     int64_t at = 0;
@@ -43,10 +44,11 @@ static size_t make_offsets(int64_t *off, size_t max_segments, size_t n, bool mal
         at = at + len > (int64_t)n ? (int64_t)n : at + len;
         off[++s] = at;
     }
-    if (malformed && s + 3 < max_segments) {
+    if (malformed && s + 4 < max_segments) {
         off[++s] = (int64_t)n + 50; /* past the end: clamped to n */
         off[++s] = 3;               /* before its begin: empty */
         off[++s] = -7;              /* below 0: clamped to 0, empty */
+        off[++s] = (int64_t)n / 2; /* [0, n/2): a window over the earlier segments, read as given */
     }
     return s;
 }
@@ -82,6 +84,8 @@ START_TEST(segmented_reduce_results) {
             xt_store(t, h, i, (double)((int64_t)(rnd() % 2001) - 1000));
         if (t == XDEV_DTYPE_F32 || t == XDEV_DTYPE_F64) xt_store(t, h, n / 2, NAN);
         size_t ns = make_offsets(off, maxseg, n, true);
+        ck_assert_msg(off[ns] == (int64_t)n / 2, "%zu segments: no room for the malformed ones",
+                      ns);
         for (size_t s = 0; s < ns; s++) {
             int64_t b = off[s] < 0 ? 0 : off[s] > (int64_t)n ? (int64_t)n : off[s];
             int64_t e = off[s + 1] < b ? b : off[s + 1] > (int64_t)n ? (int64_t)n : off[s + 1];
