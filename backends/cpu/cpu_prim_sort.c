@@ -17,9 +17,15 @@
  * copied out.
  * Segments: small ones sorted whole by one pool thread each (insertion
  * sort up to 32 items, else a serial radix sort), large ones one after the
- * other by the parallel sort. Every pool body writes only its own tile or
- * segment, so running a body again (the pool's fallback) gives the same
- * bytes, and the job is never changed by running (a graph replays it). */
+ * other by the parallel sort. The stream's worker reads the offsets once
+ * into the temporaries, clamped to [0, count] and each segment's begin to
+ * the furthest end before it (xdev/primitives.h), so segments never
+ * overlap and no two threads sort one item (a radix pass racing another
+ * would scatter by counts that no longer hold, past its segment), however
+ * the offsets change while it runs. Every pool body writes only its own
+ * tile or segment, so running a body again (the pool's fallback) gives the
+ * same bytes, and the job is never changed by running (a graph replays
+ * it). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -354,6 +360,7 @@ typedef struct sort_job {
     const int64_t *offsets; /* segmented: num_segments + 1 */
     size_t num_segments;
     size_t *hist;
+    size_t *bounds; /* segmented: 2 per segment, the clamped [lo, hi) (temporaries) */
 } sort_job_t;
 
 /* Segment s clamped to [0, count] (an end below its begin: empty). */
@@ -378,18 +385,33 @@ static void sort_job(void *arg) {
 static void small_segments(void *arg, size_t s0, size_t s1) {
     const sort_job_t *j = arg;
     for (size_t s = s0; s < s1; s++) {
+        size_t lo = j->bounds[2 * s], hi = j->bounds[2 * s + 1];
+        if (hi - lo <= SERIAL_MAX) serial_range(&j->k, &j->b, lo, hi);
+    }
+}
+
+/* Read the offsets once into j->bounds: each segment clamped, and begun
+ * no earlier than the furthest end before it (an overlap is cut off the
+ * later segment), so the segments are apart. */
+static void read_bounds(const sort_job_t *j) {
+    size_t end = 0;
+    for (size_t s = 0; s < j->num_segments; s++) {
         size_t lo, hi;
         segment(j, s, &lo, &hi);
-        if (hi - lo <= SERIAL_MAX) serial_range(&j->k, &j->b, lo, hi);
+        if (lo < end) lo = end;
+        if (hi < lo) hi = lo;
+        j->bounds[2 * s] = lo;
+        j->bounds[2 * s + 1] = hi;
+        end = hi;
     }
 }
 
 static void segmented_job(void *arg) {
     const sort_job_t *j = arg;
+    read_bounds(j);
     xdev_cpu_parallel_for(j->device, j->num_segments, 1, small_segments, (void *)j);
     for (size_t s = 0; s < j->num_segments; s++) { /* then the large ones, each on the pool */
-        size_t lo, hi;
-        segment(j, s, &lo, &hi);
+        size_t lo = j->bounds[2 * s], hi = j->bounds[2 * s + 1];
         if (hi - lo > SERIAL_MAX) radix_range(j->device, &j->k, &j->b, lo, hi, j->hist);
     }
 }
@@ -408,7 +430,9 @@ static xdev_status_t sort_submit(const xdev_prim_desc_t *d, size_t *temp_bytes, 
     const size_t vs = d->values_in != NULL ? d->value_size : 0;
     const size_t n = d->count, tiles = (n + TILE - 1) / TILE;
     const size_t kbytes = ALIGN64(n * k.width), vbytes = ALIGN64(n * vs);
-    const size_t need = kbytes + vbytes + tiles * 256 * sizeof(size_t);
+    const size_t hbytes = tiles * 256 * sizeof(size_t);
+    const size_t need =
+        kbytes + vbytes + hbytes + (segmented ? 2 * d->num_segments : 0) * sizeof(size_t);
     if (d->temp == NULL) {
         *temp_bytes = need;
         return XDEV_SUCCESS;
@@ -429,6 +453,7 @@ static xdev_status_t sort_submit(const xdev_prim_desc_t *d, size_t *temp_bytes, 
     j->offsets = segmented ? d->offsets : NULL;
     j->num_segments = segmented ? d->num_segments : 0;
     j->hist = (size_t *)(void *)(t + kbytes + vbytes);
+    j->bounds = segmented ? (size_t *)(void *)(t + kbytes + vbytes + hbytes) : NULL;
     xdev_status_t st = xdev_cpu_stream_enqueue_job(dev->index, d->stream,
                                                    segmented ? segmented_job : sort_job, free, j);
     if (st != XDEV_SUCCESS) free(j);

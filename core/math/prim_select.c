@@ -48,6 +48,13 @@ static xdev_status_t histogram_run(const void *samples, xdev_dtype_t dtype, size
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
                          "the range [lower = %g, upper = %g): both finite, lower < upper", lower,
                          upper);
+    /* Finite bounds can still be DBL_MAX apart and more: the width would be
+     * inf and every bin floor(inf / inf) = NaN, which no integer holds. */
+    if (!isfinite(upper - lower))
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                         "the range [lower = %g, upper = %g): upper - lower overflows a double "
+                         "(the bins are computed from that width); narrow the range",
+                         lower, upper);
     const size_t es = xdev_dtype_size(dtype);
     xdev_operand_t ops[2] = {{"counts", counts, 0}, {"samples", samples, 0}};
     const size_t align[2] = {sizeof(int64_t), es};

@@ -176,8 +176,15 @@ XDEV_API XDEV_RESULT xdev_status_t xdev_prim_sort_pairs(const void *keys_in, con
  * values when the call is made: each bound is clamped to [0, count] and an
  * end below its begin makes the segment empty, so malformed offsets never
  * reach memory outside the buffers (the results are then the application's
- * problem). Items before offsets[0] or from offsets[num_segments] on belong
- * to no segment. num_segments = 0 does nothing (offsets may then be NULL). */
+ * problem). Offsets out of order make segments overlap: a segmented reduce
+ * reads each segment as its clamped bounds say (overlapping windows are
+ * fine), while a segmented sort, which writes its segments, also begins
+ * each segment no earlier than the furthest end of the segments before it
+ * (segment s is [max(b_s, e_0, .., e_{s-1}), e_s), with b and e the
+ * clamped bounds), so no item is in two segments (the CPU backend does;
+ * the CUDA backend does not yet - docs/bounds.md). Items before offsets[0]
+ * or from offsets[num_segments] on belong to no segment. num_segments = 0
+ * does nothing (offsets may then be NULL). */
 
 /* out[s] = op over in[offsets[s] .. offsets[s + 1]) for s < num_segments
  * (torch.segment_reduce with offsets; dtypes and ops of xdev_prim_reduce;
@@ -221,7 +228,8 @@ XDEV_API XDEV_RESULT xdev_status_t xdev_prim_segmented_sort(
  *   b = min(num_bins - 1, floor(((x - lower) * num_bins) / (upper - lower)))
  * evaluated in double exactly as written (the same bin on every backend);
  * samples below lower, at or above upper, and NaN are counted nowhere.
- * lower and upper are finite with lower < upper, 1 <= num_bins <= 2^31;
+ * lower and upper are finite with lower < upper and a finite upper - lower
+ * (XDEV_ERROR_INVALID_VALUE otherwise), 1 <= num_bins <= 2^31;
  * count = 0 writes zero counts. samples and counts may not overlap. */
 XDEV_API XDEV_RESULT xdev_status_t xdev_prim_histogram_even(const void *samples, xdev_dtype_t dtype,
                                                             size_t count, size_t num_bins,

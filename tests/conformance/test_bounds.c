@@ -20,7 +20,7 @@
 
 #include "xt.h"
 
-#define MAXB 4        /* operands per row */
+#define MAXB 5        /* operands per row */
 #define GUARD 512     /* bytes of the guard allocation after each operand */
 #define SENTINEL 0x5a /* every operand and guard byte before the call */
 #define F32 XDEV_DTYPE_F32
@@ -244,6 +244,90 @@ static xdev_status_t recv_count(ctx_t *c, int over) {
     return p2p(c, over, false);
 }
 
+/* The parallel primitives (xdev/primitives.h). Operands hold the sentinel:
+ * as offsets (0x5a5a... past any count) every segment is empty, as flags
+ * every item is kept; the exact calls still write inside their outputs. */
+#define U32 XDEV_DTYPE_U32
+static xdev_status_t prim_reduce_in(ctx_t *c, int over) { /* in holds 256 floats */
+    return xdev_prim_reduce(c->b[1], F32, over ? 257 : 256, XDEV_PRIM_SUM, c->b[0], NULL);
+}
+static xdev_status_t prim_reduce_argmax(ctx_t *c, int over) { /* out: 4 bytes, an index is 8 */
+    return xdev_prim_reduce(c->b[1], F32, 256, over ? XDEV_PRIM_ARGMAX : XDEV_PRIM_MAX, c->b[0],
+                            NULL);
+}
+static xdev_status_t prim_scan_out(ctx_t *c, int over) { /* out holds 256 floats */
+    return xdev_prim_scan(c->b[1], F32, over ? 257 : 256, XDEV_PRIM_SUM, 0, c->b[0], NULL);
+}
+static xdev_status_t prim_scan_in(ctx_t *c, int over) { /* in holds 256 floats */
+    return xdev_prim_scan(c->b[1], F32, over ? 257 : 256, XDEV_PRIM_MAX, XDEV_PRIM_EXCLUSIVE,
+                          c->b[0], NULL);
+}
+static xdev_status_t prim_sort_keys_out(ctx_t *c, int over) { /* keys_out holds 256 u32 */
+    return xdev_prim_sort_keys(c->b[1], U32, over ? 257 : 256, 0, 0, 0, c->b[0], NULL);
+}
+static xdev_status_t prim_sort_pairs_values_in(ctx_t *c, int over) { /* values_in: 256 u32 */
+    return xdev_prim_sort_pairs(c->b[2], c->b[3], U32, 4, over ? 257 : 256, 0, 0, 0, c->b[0],
+                                c->b[1], NULL);
+}
+static xdev_status_t prim_sort_pairs_values_out(ctx_t *c, int over) { /* values_out: 256 u64 */
+    return xdev_prim_sort_pairs(c->b[2], c->b[3], U32, 8, over ? 257 : 256, XDEV_PRIM_DESCENDING, 0,
+                                0, c->b[0], c->b[1], NULL);
+}
+static xdev_status_t prim_segsort_offsets(ctx_t *c, int over) { /* offsets: 5 (4 segments) */
+    return xdev_prim_segmented_sort(c->b[1], NULL, U32, 0, 256, c->b[2], over ? 5 : 4, 0, 0, 0,
+                                    c->b[0], NULL, NULL);
+}
+static xdev_status_t prim_segsort_values_out(ctx_t *c, int over) { /* values_out: 256 u32 */
+    return xdev_prim_segmented_sort(c->b[2], c->b[3], U32, 4, over ? 257 : 256, c->b[4], 4, 0, 0, 0,
+                                    c->b[0], c->b[1], NULL);
+}
+static xdev_status_t prim_segreduce_out(ctx_t *c, int over) { /* out: 4 floats; offsets: 6 */
+    return xdev_prim_segmented_reduce(c->b[2], F32, 256, c->b[1], over ? 5 : 4, XDEV_PRIM_SUM,
+                                      c->b[0], NULL);
+}
+static xdev_status_t prim_segreduce_offsets(ctx_t *c, int over) { /* offsets: 5 (4 segments) */
+    return xdev_prim_segmented_reduce(c->b[2], F32, 256, c->b[1], over ? 5 : 4, XDEV_PRIM_MIN,
+                                      c->b[0], NULL);
+}
+static xdev_status_t prim_segreduce_in(ctx_t *c, int over) { /* in holds 256 floats */
+    return xdev_prim_segmented_reduce(c->b[2], F32, over ? 257 : 256, c->b[1], 4, XDEV_PRIM_ARGMAX,
+                                      c->b[0], NULL);
+}
+static xdev_status_t prim_histogram_counts(ctx_t *c, int over) { /* counts: 16 bins */
+    return xdev_prim_histogram_even(c->b[1], F32, 256, over ? 17 : 16, 0.0, 1.0, c->b[0], NULL);
+}
+static xdev_status_t prim_histogram_samples(ctx_t *c, int over) { /* samples: 256 floats */
+    return xdev_prim_histogram_even(c->b[1], F32, over ? 257 : 256, 16, 0.0, 1.0, c->b[0], NULL);
+}
+static xdev_status_t prim_select_flags(ctx_t *c, int over) { /* flags: 256 */
+    return xdev_prim_select_flagged(c->b[2], 4, c->b[3], over ? 257 : 256, c->b[1], c->b[0], NULL);
+}
+/* num_out 4 bytes before its allocation's end (20 bytes; aligned): room
+ * for an int32, not for the int64 count; the exact call leaves it 12. */
+static xdev_status_t prim_select_num_out(ctx_t *c, int over) {
+    return xdev_prim_select_flagged(c->b[2], 4, c->b[3], 256, c->b[1],
+                                    (int64_t *)((char *)c->b[0] + (over ? 16 : 8)), NULL);
+}
+static xdev_status_t prim_select_if_out(ctx_t *c, int over) { /* out holds 256 floats */
+    return xdev_prim_select_if(c->b[2], F32, over ? 257 : 256, "in0 > 0.5f", c->b[1], c->b[0],
+                               NULL);
+}
+static xdev_status_t prim_unique_out(ctx_t *c, int over) { /* out holds 256 u32 */
+    return xdev_prim_unique(c->b[2], U32, over ? 257 : 256, c->b[1], c->b[0], NULL);
+}
+static xdev_status_t prim_unique_num_out(ctx_t *c, int over) {
+    return xdev_prim_unique(c->b[2], U32, 256, c->b[1],
+                            (int64_t *)((char *)c->b[0] + (over ? 16 : 8)), NULL);
+}
+static xdev_status_t prim_rle_lengths(ctx_t *c, int over) { /* lengths: 256 int64 */
+    return xdev_prim_run_length_encode(c->b[3], U32, over ? 257 : 256, c->b[1], c->b[2], c->b[0],
+                                       NULL);
+}
+static xdev_status_t prim_rle_num_runs(ctx_t *c, int over) {
+    return xdev_prim_run_length_encode(c->b[3], U32, 256, c->b[1], c->b[2],
+                                       (int64_t *)((char *)c->b[0] + (over ? 16 : 8)), NULL);
+}
+
 /* Graphs: the call made while a stream of device 0 captures is refused at
  * capture (nothing is recorded to write later); the exact one replays. */
 static xdev_status_t captured(ctx_t *c, int over, row_fn call) {
@@ -282,6 +366,12 @@ static xdev_status_t graph_elementwise(ctx_t *c, int over) {
 }
 static xdev_status_t graph_memset(ctx_t *c, int over) {
     return captured(c, over, memset_n);
+}
+static xdev_status_t graph_prim_scan(ctx_t *c, int over) {
+    return captured(c, over, prim_scan_out);
+}
+static xdev_status_t graph_prim_segsort(ctx_t *c, int over) {
+    return captured(c, over, prim_segsort_offsets);
 }
 
 #define B(...)                                                                                     \
@@ -337,6 +427,47 @@ static const row_t g_rows[] = {
     {"graph/elementwise", "xdev_elementwise", "out", B(0), B(4096, 16384, 16384), 0,
      graph_elementwise},
     {"graph/memset_async", "xdev_memset_async", "dst", B(0), B(1024), 0, graph_memset},
+    {"prim_reduce/count_past_in", "xdev_prim_reduce", "'in'", B(0), B(4, 1024), 0, prim_reduce_in},
+    {"prim_reduce/argmax_out", "xdev_prim_reduce", "'out'", B(0), B(4, 1024), 0,
+     prim_reduce_argmax},
+    {"prim_scan/count_past_out", "xdev_prim_scan", "'out'", B(0), B(1024, 2048), 0, prim_scan_out},
+    {"prim_scan/count_past_in", "xdev_prim_scan", "'in'", B(0), B(2048, 1024), 0, prim_scan_in},
+    {"prim_sort_keys/keys_out", "xdev_prim_sort_keys", "'keys_out'", B(0), B(1024, 2048), 0,
+     prim_sort_keys_out},
+    {"prim_sort_pairs/values_in", "xdev_prim_sort_pairs", "'values_in'", B(0),
+     B(2048, 2048, 2048, 1024), 0, prim_sort_pairs_values_in},
+    {"prim_sort_pairs/values_out", "xdev_prim_sort_pairs", "'values_out'", B(0),
+     B(2048, 2048, 2048, 4096), 0, prim_sort_pairs_values_out},
+    {"prim_segmented_sort/offsets", "xdev_prim_segmented_sort", "'offsets'", B(0),
+     B(1024, 1024, 40), 0, prim_segsort_offsets},
+    {"prim_segmented_sort/values_out", "xdev_prim_segmented_sort", "'values_out'", B(0),
+     B(2048, 1024, 2048, 2048, 40), 0, prim_segsort_values_out},
+    {"prim_segmented_reduce/out", "xdev_prim_segmented_reduce", "'out'", B(0), B(16, 48, 1024), 0,
+     prim_segreduce_out},
+    {"prim_segmented_reduce/offsets", "xdev_prim_segmented_reduce", "'offsets'", B(0),
+     B(64, 40, 1024), 0, prim_segreduce_offsets},
+    {"prim_segmented_reduce/in", "xdev_prim_segmented_reduce", "'in'", B(0), B(64, 40, 1024), 0,
+     prim_segreduce_in},
+    {"prim_histogram_even/counts", "xdev_prim_histogram_even", "'counts'", B(0), B(128, 1024), 0,
+     prim_histogram_counts},
+    {"prim_histogram_even/samples", "xdev_prim_histogram_even", "'samples'", B(0), B(128, 1024), 0,
+     prim_histogram_samples},
+    {"prim_select_flagged/flags", "xdev_prim_select_flagged", "'flags'", B(0),
+     B(8, 2048, 2048, 256), 0, prim_select_flags},
+    {"prim_select_flagged/num_out", "xdev_prim_select_flagged", "'num_out'", B(0),
+     B(20, 1024, 1024, 256), 0, prim_select_num_out},
+    {"prim_select_if/out", "xdev_prim_select_if", "'out'", B(0), B(8, 1024, 2048), 0,
+     prim_select_if_out},
+    {"prim_unique/out", "xdev_prim_unique", "'out'", B(0), B(8, 1024, 2048), 0, prim_unique_out},
+    {"prim_unique/num_out", "xdev_prim_unique", "'num_out'", B(0), B(20, 1024, 1024), 0,
+     prim_unique_num_out},
+    {"prim_run_length_encode/lengths", "xdev_prim_run_length_encode", "'lengths'", B(0),
+     B(8, 2048, 2048, 2048), 0, prim_rle_lengths},
+    {"prim_run_length_encode/num_runs", "xdev_prim_run_length_encode", "'num_runs'", B(0),
+     B(20, 1024, 2048, 1024), 0, prim_rle_num_runs},
+    {"graph/prim_scan", "xdev_prim_scan", "'out'", B(0), B(1024, 2048), 0, graph_prim_scan},
+    {"graph/prim_segmented_sort", "xdev_prim_segmented_sort", "'offsets'", B(0), B(1024, 1024, 40),
+     0, graph_prim_segsort},
 };
 #define NROWS ((int)(sizeof g_rows / sizeof g_rows[0]))
 

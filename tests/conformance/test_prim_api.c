@@ -7,12 +7,14 @@
  * refusing it by name; and reduce and scan over the unsigned dtypes (u32,
  * u64) against exact host arithmetic. The sorts' results are
  * test_prim_sort.c's. Conformance: XDEV_BACKEND=<backend>. */
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "xt.h"
+#define PT_RNG_SEED 0x9e3779b97f4a7c15ull
+#include "prim_test.h"
 
 #define VAL XDEV_ERROR_INVALID_VALUE
 #define F32 XDEV_DTYPE_F32
@@ -22,20 +24,6 @@ static void setup(void) {
     xt_reset_state();
 }
 
-static void *dalloc(size_t bytes) {
-    void *p = NULL;
-    XT_OK(xdev_malloc_device(xt_dev(0), &p, bytes ? bytes : 1));
-    return p;
-}
-
-static void upload(void *d, const void *h, size_t bytes) {
-    if (bytes) XT_OK(xdev_memcpy(d, h, bytes));
-}
-static void download(void *h, const void *d, size_t bytes) {
-    XT_OK(xdev_device_synchronize(xt_dev(0)));
-    if (bytes) XT_OK(xdev_memcpy(h, d, bytes));
-}
-
 /* Every byte of d[0 .. bytes) still 0x5a: nothing was written. */
 static void untouched(const void *d, size_t bytes, const char *what) {
     unsigned char *h = malloc(bytes);
@@ -43,14 +31,6 @@ static void untouched(const void *d, size_t bytes, const char *what) {
     for (size_t i = 0; i < bytes; i++)
         if (h[i] != 0x5a) ck_abort_msg("byte %zu of %s was written by a refused call", i, what);
     free(h);
-}
-
-static uint64_t g_rng = 0x9e3779b97f4a7c15ull;
-static uint64_t rnd(void) {
-    g_rng ^= g_rng << 13;
-    g_rng ^= g_rng >> 7;
-    g_rng ^= g_rng << 17;
-    return g_rng;
 }
 
 /* ------------------------------------------------------------ bad input */
@@ -187,6 +167,9 @@ START_TEST(histogram_select_bad_input) {
     XT_ERR(VAL, xdev_prim_histogram_even(a, F32, 4, 4, 1, 1, cnt, NULL), "lower");
     XT_ERR(VAL, xdev_prim_histogram_even(a, F32, 4, 4, 0, INFINITY, cnt, NULL), "finite");
     XT_ERR(VAL, xdev_prim_histogram_even(a, F32, 4, 4, NAN, 1, cnt, NULL), "finite");
+    /* finite bounds whose width overflows: every bin would be floor(inf / inf) = NaN */
+    XT_ERR(VAL, xdev_prim_histogram_even(a, F32, 4, 4, -DBL_MAX, DBL_MAX, cnt, NULL),
+           "upper - lower");
     XT_ERR(XDEV_ERROR_NOT_SUPPORTED,
            xdev_prim_histogram_even(a, XDEV_DTYPE_C128, 4, 4, 0, 1, cnt, NULL), "c128");
     XT_ERR(VAL, xdev_prim_histogram_even(a, F32, 4, 4, 0, 1, (int64_t *)(b + 1), NULL), "aligned");
@@ -223,6 +206,96 @@ START_TEST(histogram_select_bad_input) {
     XT_ERR(VAL, xdev_prim_run_length_encode(a, U32, 8, b, (int64_t *)(a + 2), n1, NULL), "overlap");
     untouched(b, N * 4, "b");
     untouched(n1, 8, "num_out");
+    free_bufs(&s);
+}
+END_TEST
+
+/* Every primitive k (0 .. NPRIM) called over 8 items: `in` read, `out`
+ * written, the rest from s (offsets all 0: empty segments). */
+enum { NPRIM = 11 };
+static const char *const k_prim_names[NPRIM] = {
+    "xdev_prim_reduce",           "xdev_prim_scan",
+    "xdev_prim_sort_keys",        "xdev_prim_sort_pairs",
+    "xdev_prim_segmented_sort",   "xdev_prim_segmented_reduce",
+    "xdev_prim_histogram_even",   "xdev_prim_select_flagged",
+    "xdev_prim_select_if",        "xdev_prim_unique",
+    "xdev_prim_run_length_encode"};
+/* The names their messages give `in` and `out`. */
+static const char *const k_in_names[NPRIM] = {"'in'",      "'in'", "'keys_in'", "'keys_in'",
+                                              "'keys_in'", "'in'", "'samples'", "'in'",
+                                              "'in'",      "'in'", "'in'"};
+static const char *const k_out_names[NPRIM] = {"'out'",      "'out'", "'keys_out'",  "'keys_out'",
+                                               "'keys_out'", "'out'", "'counts'",    "'out'",
+                                               "'out'",      "'out'", "'unique_out'"};
+static xdev_status_t call_prim(int k, const bufs_t *s, const void *in, void *out,
+                               xdev_stream_t st) {
+    char *v = (char *)s->off; /* values: 1024 bytes in, 1024 out */
+    switch (k) {
+    case 0:
+        return xdev_prim_reduce(in, F32, 8, XDEV_PRIM_SUM, out, st);
+    case 1:
+        return xdev_prim_scan(in, F32, 8, XDEV_PRIM_SUM, 0, out, st);
+    case 2:
+        return xdev_prim_sort_keys(in, U32, 8, 0, 0, 0, out, st);
+    case 3:
+        return xdev_prim_sort_pairs(in, v, U32, 4, 8, 0, 0, 0, out, v + 1024, st);
+    case 4:
+        return xdev_prim_segmented_sort(in, NULL, U32, 0, 8, s->off, 2, 0, 0, 0, out, NULL, st);
+    case 5:
+        return xdev_prim_segmented_reduce(in, F32, 8, s->off, 2, XDEV_PRIM_SUM, out, st);
+    case 6:
+        return xdev_prim_histogram_even(in, F32, 8, 4, 0, 1, out, st);
+    case 7:
+        return xdev_prim_select_flagged(in, 4, s->flags, 8, out, s->n1, st);
+    case 8:
+        return xdev_prim_select_if(in, F32, 8, "in0 > 0", out, s->n1, st);
+    case 9:
+        return xdev_prim_unique(in, U32, 8, out, s->n1, st);
+    default:
+        return xdev_prim_run_length_encode(in, U32, 8, out, s->off, s->n1, st);
+    }
+}
+
+/* Each primitive refuses, before it enqueues anything, a destroyed
+ * stream, pageable host memory, pinned host memory, memory already freed,
+ * and (two devices) an operand or a stream of another device - the bad
+ * input of issue 44 beyond extents and overlaps. */
+START_TEST(every_primitive_refuses_bad_operands) {
+    bufs_t s = make_bufs();
+    xdev_stream_t dead;
+    XT_OK(xdev_stream_create(xt_dev(0), XDEV_STREAM_PRIORITY_NORMAL, &dead));
+    XT_OK(xdev_stream_destroy(dead));
+    static uint32_t host[N];
+    void *pinned = NULL;
+    xdev_status_t pst = xdev_host_alloc(&pinned, N * 4);
+    if (pst != XDEV_ERROR_NOT_SUPPORTED) XT_OK(pst);
+    void *freed = dalloc(N * 4);
+    XT_OK(xdev_free(freed));
+    void *other = NULL; /* on device 1, peer access not enabled */
+    xdev_stream_t other_stream = NULL;
+    if (xt_device_count() >= 2) {
+        XT_OK(xdev_malloc_device(xt_dev(1), &other, N * 4));
+        XT_OK(xdev_stream_create(xt_dev(1), XDEV_STREAM_PRIORITY_NORMAL, &other_stream));
+    }
+    for (int k = 0; k < NPRIM; k++) {
+        const char *name = k_prim_names[k];
+        XT_ERR(XDEV_ERROR_INVALID_HANDLE, call_prim(k, &s, s.a, s.b, dead), name, "destroyed");
+        XT_ERR(VAL, call_prim(k, &s, host, s.b, NULL), name, k_in_names[k], "host memory");
+        if (pinned != NULL)
+            XT_ERR(VAL, call_prim(k, &s, pinned, s.b, NULL), name, k_in_names[k], "pinned");
+        XT_ERR(VAL, call_prim(k, &s, s.a, freed, NULL), name, k_out_names[k]);
+        if (other != NULL) {
+            XT_ERR(XDEV_ERROR_CROSS_DEVICE, call_prim(k, &s, other, s.b, NULL), name,
+                   k_in_names[k]);
+            XT_ERR(XDEV_ERROR_CROSS_DEVICE, call_prim(k, &s, s.a, s.b, other_stream), name,
+                   "stream");
+        }
+    }
+    untouched(s.b, N * 4, "out");
+    untouched(s.n1, 8, "num_out");
+    if (pinned != NULL) XT_OK(xdev_host_free(pinned));
+    if (other != NULL) XT_OK(xdev_free(other));
+    if (other_stream != NULL) XT_OK(xdev_stream_destroy(other_stream));
     free_bufs(&s);
 }
 END_TEST
@@ -403,6 +476,7 @@ int main(int argc, char **argv) {
     tcase_add_test(tc, sort_bad_input);
     tcase_add_test(tc, segmented_reduce_bad_input);
     tcase_add_test(tc, histogram_select_bad_input);
+    tcase_add_test(tc, every_primitive_refuses_bad_operands);
     tcase_add_test(tc, missing_primitive_named);
     tcase_add_test(tc, reduce_scan_unsigned);
     tcase_add_test(tc, unsigned_dtypes);

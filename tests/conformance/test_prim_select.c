@@ -14,46 +14,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "xt.h"
+#include "prim_test.h"
 
 static void setup(void) {
     xt_reset_state();
 }
 
-static void *dalloc(size_t bytes) {
-    void *p = NULL;
-    XT_OK(xdev_malloc_device(xt_dev(0), &p, bytes ? bytes : 1));
-    return p;
-}
-
-static void upload(void *d, const void *h, size_t bytes) {
-    if (bytes) XT_OK(xdev_memcpy(d, h, bytes));
-}
-
-static void download(void *h, const void *d, size_t bytes) {
-    XT_OK(xdev_device_synchronize(xt_dev(0)));
-    if (bytes) XT_OK(xdev_memcpy(h, d, bytes));
-}
-
-static uint64_t g_rng = 0x2545f4914f6cdd1dull;
-static uint64_t rnd(void) {
-    g_rng ^= g_rng << 13;
-    g_rng ^= g_rng >> 7;
-    g_rng ^= g_rng << 17;
-    return g_rng;
-}
-
 /* st is the first call of a primitive: true to go on; a refusal
  * (NOT_SUPPORTED) must name the backend, and the test is then skipped. */
 static bool have(const char *test, xdev_status_t st) {
-    if (st != XDEV_ERROR_NOT_SUPPORTED) {
-        XT_OK(st);
-        return true;
-    }
-    ck_assert_msg(xt_icontains(xdev_last_error(), xt_type_name()),
-                  "the refusal does not name the backend: %s", xdev_last_error());
-    xt_skip(test, "%s", xdev_last_error());
-    return false;
+    return pt_have(test, st, NULL, "lacks the primitive");
 }
 
 /* Sizes that cross the CPU's chunks (65536 items) and none. */
@@ -63,7 +33,8 @@ static const size_t k_sizes[] = {0, 1, 2, 31, 1000, 65535, 65536, 65537, 200003}
 /* ------------------------------------------------------------ segmented reduce */
 
 /* num_segments + 1 offsets over n items: random lengths (a third empty),
- * then a few malformed bounds (below 0, past n, an end before its begin). */
+ * then a few malformed bounds (below 0, past n, an end before its begin,
+ * then out of order: a last segment overlapping the others). */
 static size_t make_offsets(int64_t *off, size_t max_segments, size_t n, bool malformed) {
     size_t s = 0;
     int64_t at = 0;
@@ -73,10 +44,11 @@ static size_t make_offsets(int64_t *off, size_t max_segments, size_t n, bool mal
         at = at + len > (int64_t)n ? (int64_t)n : at + len;
         off[++s] = at;
     }
-    if (malformed && s + 3 < max_segments) {
+    if (malformed && s + 4 < max_segments) {
         off[++s] = (int64_t)n + 50; /* past the end: clamped to n */
         off[++s] = 3;               /* before its begin: empty */
         off[++s] = -7;              /* below 0: clamped to 0, empty */
+        off[++s] = (int64_t)n / 2; /* [0, n/2): a window over the earlier segments, read as given */
     }
     return s;
 }
@@ -112,6 +84,8 @@ START_TEST(segmented_reduce_results) {
             xt_store(t, h, i, (double)((int64_t)(rnd() % 2001) - 1000));
         if (t == XDEV_DTYPE_F32 || t == XDEV_DTYPE_F64) xt_store(t, h, n / 2, NAN);
         size_t ns = make_offsets(off, maxseg, n, true);
+        ck_assert_msg(off[ns] == (int64_t)n / 2, "%zu segments: no room for the malformed ones",
+                      ns);
         for (size_t s = 0; s < ns; s++) {
             int64_t b = off[s] < 0 ? 0 : off[s] > (int64_t)n ? (int64_t)n : off[s];
             int64_t e = off[s + 1] < b ? b : off[s + 1] > (int64_t)n ? (int64_t)n : off[s + 1];

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "xdev/support/half.h"
-#include "xt.h"
+#include "prim_test.h"
 
 #define NKEY 12
 static const xdev_dtype_t k_keys[NKEY] = {XDEV_DTYPE_U8,   XDEV_DTYPE_U16, XDEV_DTYPE_U32,
@@ -29,34 +29,6 @@ static void setup(void) {
     xt_reset_state();
 }
 
-static void *dalloc(size_t bytes) {
-    void *p = NULL;
-    XT_OK(xdev_malloc_device(xt_dev(0), &p, bytes ? bytes : 1));
-    return p;
-}
-
-static void upload(void *d, const void *h, size_t bytes) {
-    if (bytes) XT_OK(xdev_memcpy(d, h, bytes));
-}
-static void download(void *h, const void *d, size_t bytes) {
-    XT_OK(xdev_device_synchronize(xt_dev(0)));
-    if (bytes) XT_OK(xdev_memcpy(h, d, bytes));
-}
-
-static uint64_t g_rng = 0x2545f4914f6cdd1dull;
-static uint64_t rnd(void) {
-    g_rng ^= g_rng << 13;
-    g_rng ^= g_rng >> 7;
-    g_rng ^= g_rng << 17;
-    return g_rng;
-}
-
-static size_t max_log2(void) {
-    const char *e = getenv("XT_PRIM_MAX_LOG2");
-    if (e != NULL && atoi(e) > 0) return (size_t)atoi(e);
-    return xt_scale() >= 1.0 ? 20 : 17;
-}
-
 /* The backend sorts, or the test is skipped after checking that the
  * refusal names the backend and the primitive. */
 static bool have_sort(const char *test) {
@@ -65,16 +37,7 @@ static bool have_sort(const char *test) {
     if (st == XDEV_SUCCESS) XT_OK(xdev_device_synchronize(xt_dev(0)));
     XT_OK(xdev_free(a));
     XT_OK(xdev_free(b));
-    if (st == XDEV_ERROR_NOT_SUPPORTED) {
-        ck_assert_msg(xt_icontains(xdev_last_error(), xt_type_name()) &&
-                          xt_icontains(xdev_last_error(), "sort"),
-                      "the refusal names neither the backend nor the primitive: %s",
-                      xdev_last_error());
-        xt_skip(test, "the %s backend does not sort: %s", xt_type_name(), xdev_last_error());
-        return false;
-    }
-    XT_OK(st);
-    return true;
+    return pt_have(test, st, "primitive sort", "does not sort");
 }
 #define NEED_SORT()                                                                                \
     do {                                                                                           \
@@ -379,6 +342,21 @@ START_TEST(sort_bit_range) {
 }
 END_TEST
 
+/* Segment s of a segmented sort (xdev/primitives.h): its bounds clamped
+ * to [0, n], its begin to the furthest end before it; *end carries that
+ * end from segment to segment (0 before the first). */
+static void sort_segment(const int64_t *off, size_t s, size_t n, int64_t *end, int64_t *lo,
+                         int64_t *hi) {
+    int64_t b = off[s], e = off[s + 1], c = (int64_t)n;
+    b = b < 0 ? 0 : b > c ? c : b;
+    e = e < b ? b : e > c ? c : e;
+    b = b < *end ? *end : b;
+    e = e < b ? b : e;
+    *end = e;
+    *lo = b;
+    *hi = e;
+}
+
 /* Segments: empty ones, small, above the serial limit, clamped bounds;
  * items in no segment are not written. */
 static void segmented_case(xdev_dtype_t t, size_t vs, bool desc, const int64_t *off, size_t nseg,
@@ -405,10 +383,10 @@ static void segmented_case(xdev_dtype_t t, size_t vs, bool desc, const int64_t *
     download(got, dko, n * w);
     download(gotv, dvo, n * (vs ? vs : 1));
     char *covered = calloc(n + 1, 1);
+    int64_t end = 0;
     for (size_t s = 0; s < nseg; s++) {
-        int64_t b = off[s], e = off[s + 1], c = (int64_t)n;
-        b = b < 0 ? 0 : b > c ? c : b;
-        e = e < b ? b : e > c ? c : e;
+        int64_t b, e;
+        sort_segment(off, s, n, &end, &b, &e);
         reference(t, hk, (size_t)b, (size_t)e, desc, 0, 0, perm);
         for (size_t i = (size_t)b; i < (size_t)e; i++) {
             covered[i] = 1;
@@ -459,6 +437,84 @@ START_TEST(segmented_sort_segments) {
     void *d = dalloc(8);
     XT_OK(xdev_prim_segmented_sort(d, NULL, XDEV_DTYPE_U32, 0, 0, NULL, 0, 0, 0, 0, d, NULL, NULL));
     XT_OK(xdev_free(d));
+}
+END_TEST
+
+/* Offsets out of order make segments overlap; a segmented sort begins
+ * each segment at the furthest end before it (xdev/primitives.h), so no
+ * two workers sort one item (TSan), every item stays inside its buffers,
+ * and the result is the model's - out of place and in place, keys and
+ * pairs. {0, n, 0, n, ...}: every even segment [0, n) (then cut to
+ * nothing) and every odd one empty; {0, 2n/3, n/3, n}: [0, 2n/3), empty,
+ * [n/3, n) cut to [2n/3, n). n is past the insertion sort: the radix
+ * passes ping-pong through the temporaries, where a pass racing another
+ * scatters past its segment. CPU only: a GPU backend's library may sort
+ * overlapping segments concurrently (docs/bounds.md). */
+START_TEST(segmented_sort_overlapping_segments) {
+    XT_REQUIRE_CPU();
+    NEED_SORT();
+    enum { NS = 64 };
+    const size_t n = 3000;
+    int64_t off[2][NS + 1];
+    for (size_t s = 0; s <= NS; s++)
+        off[0][s] = s % 2 ? (int64_t)n : 0;
+    const int64_t cut[4] = {0, 2 * (int64_t)n / 3, (int64_t)n / 3, (int64_t)n};
+    memcpy(off[1], cut, sizeof cut);
+    const size_t nseg[2] = {NS, 3};
+    uint32_t *h = malloc(n * 4), *want = malloc(n * 4), *wantv = malloc(n * 4);
+    uint32_t *got = malloc(n * 4), *gotv = malloc(n * 4), *iota = malloc(n * 4);
+    size_t *perm = malloc(n * sizeof *perm);
+    for (size_t i = 0; i < n; i++) {
+        h[i] = (uint32_t)rnd();
+        iota[i] = (uint32_t)i;
+    }
+    uint32_t *dk = dalloc(n * 4), *dko = dalloc(n * 4), *dv = dalloc(n * 4), *dvo = dalloc(n * 4);
+    int64_t *doff = dalloc(sizeof off[0]);
+    for (int o = 0; o < 2; o++) {
+        int64_t end = 0; /* the model: every item is in at most one segment */
+        for (size_t s = 0; s < nseg[o]; s++) {
+            int64_t b, e;
+            sort_segment(off[o], s, n, &end, &b, &e);
+            reference(XDEV_DTYPE_U32, h, (size_t)b, (size_t)e, false, 0, 0, perm);
+            for (int64_t i = b; i < e; i++) {
+                want[i] = h[perm[i - b]];
+                wantv[i] = (uint32_t)perm[i - b];
+            }
+        }
+        ck_assert_int_eq(end, (int64_t)n); /* both patterns cover every item */
+        upload(doff, off[o], (nseg[o] + 1) * 8);
+        for (int rep = 0; rep < xt_iters(8, 2); rep++)
+            for (int mode = 0; mode < 4; mode++) { /* bit 0: in place; bit 1: pairs */
+                const bool in_place = mode & 1, pairs = mode & 2;
+                upload(dk, h, n * 4);
+                upload(dv, iota, n * 4);
+                uint32_t *ko = in_place ? dk : dko, *vo = in_place ? dv : dvo;
+                XT_OK(xdev_prim_segmented_sort(dk, pairs ? dv : NULL, XDEV_DTYPE_U32, 4, n, doff,
+                                               nseg[o], 0, 0, 0, ko, pairs ? vo : NULL, NULL));
+                download(got, ko, n * 4);
+                download(gotv, vo, n * 4);
+                for (size_t i = 0; i < n; i++) {
+                    if (got[i] != want[i])
+                        ck_abort_msg("offsets %d rep %d mode %d: key %zu is 0x%08x, want 0x%08x", o,
+                                     rep, mode, i, got[i], want[i]);
+                    if (pairs && gotv[i] != wantv[i])
+                        ck_abort_msg("offsets %d rep %d mode %d: value %zu is %u, want %u", o, rep,
+                                     mode, i, gotv[i], wantv[i]);
+                }
+            }
+    }
+    free(h);
+    free(want);
+    free(wantv);
+    free(got);
+    free(gotv);
+    free(iota);
+    free(perm);
+    XT_OK(xdev_free(dk));
+    XT_OK(xdev_free(dko));
+    XT_OK(xdev_free(dv));
+    XT_OK(xdev_free(dvo));
+    XT_OK(xdev_free(doff));
 }
 END_TEST
 
@@ -539,6 +595,7 @@ int main(int argc, char **argv) {
     tcase_add_test(tc, sort_nan_inf_zero);
     tcase_add_test(tc, sort_bit_range);
     tcase_add_test(tc, segmented_sort_segments);
+    tcase_add_test(tc, segmented_sort_overlapping_segments);
     tcase_add_test(tc, capture_and_replay);
     suite_add_tcase(s, tc);
     return xt_run(srunner_create(s), "prim_sort", argc, argv);

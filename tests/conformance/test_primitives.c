@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "xdev/support/half.h"
-#include "xt.h"
+#include "prim_test.h"
 
 #define CH XDEV_PRIM_CHUNK
 #define NDT 6
@@ -28,38 +28,13 @@ static void setup(void) {
     XT_OK(xdev_set_deterministic(false));
 }
 
-static void *dalloc(size_t bytes) {
-    void *p = NULL;
-    XT_OK(xdev_malloc_device(xt_dev(0), &p, bytes ? bytes : 1));
-    return p;
-}
-
-static uint64_t g_rng = 0x2545f4914f6cdd1dull;
-static uint64_t rnd(void) {
-    g_rng ^= g_rng << 13;
-    g_rng ^= g_rng >> 7;
-    g_rng ^= g_rng << 17;
-    return g_rng;
-}
-
 /* The backend has the primitives, or the test is skipped after checking
  * that the refusal names the backend and the primitive. */
 static bool have_prims(const char *test) {
     void *out = dalloc(8);
     xdev_status_t st = xdev_prim_reduce(NULL, XDEV_DTYPE_F32, 0, XDEV_PRIM_SUM, out, NULL);
-    if (st == XDEV_ERROR_NOT_SUPPORTED) {
-        ck_assert_msg(xt_icontains(xdev_last_error(), xt_type_name()) &&
-                          xt_icontains(xdev_last_error(), "primitive") &&
-                          xt_icontains(xdev_last_error(), "reduce"),
-                      "the refusal names neither the backend nor the primitive: %s",
-                      xdev_last_error());
-        xt_skip(test, "the %s backend has no prim table: %s", xt_type_name(), xdev_last_error());
-        XT_OK(xdev_free(out));
-        return false;
-    }
-    XT_OK(st);
     XT_OK(xdev_free(out));
-    return true;
+    return pt_have(test, st, "primitive reduce", "has no prim table");
 }
 #define NEED_PRIMS()                                                                               \
     do {                                                                                           \
@@ -191,12 +166,6 @@ static void fill_random(xdev_dtype_t t, void *h, size_t n, bool for_prod) {
     }
 }
 
-static size_t max_log2(void) {
-    const char *e = getenv("XT_PRIM_MAX_LOG2");
-    if (e != NULL && atoi(e) > 0) return (size_t)atoi(e);
-    return xt_scale() >= 1.0 ? 20 : 17;
-}
-
 /* 0, 1, 2, odd sizes, 2^k - 1, 2^k, 2^k + 1 and chunk edges, up to 2^16, or
  * (big) 2^max: the deterministic runs take the big sizes, the others (the
  * same code on the CPU; a vendor library's on a GPU) stop at 2^16 to keep
@@ -213,14 +182,6 @@ static size_t sizes(size_t *out, bool big) {
     out[n++] = (size_t)1 << top;
     out[n++] = ((size_t)1 << top) + 1; /* the largest last: callers size buffers by it */
     return n;
-}
-
-static void upload(void *d, const void *h, size_t bytes) {
-    if (bytes) XT_OK(xdev_memcpy(d, h, bytes));
-}
-static void download(void *h, const void *d, size_t bytes) {
-    XT_OK(xdev_device_synchronize(xt_dev(0)));
-    if (bytes) XT_OK(xdev_memcpy(h, d, bytes));
 }
 
 /* A float result against the model: bit for bit when `exact`, else within
