@@ -5,6 +5,8 @@
 #                                           xdev, xdev deterministic, CUB called directly
 #   build/bench/prim_bench --device cpu:0    reduce and scan bytes/s vs the same run's copy;
 #                                           sort of 2^26 u32 vs __gnu_parallel::sort
+#                                           (--dtype f32|f64|i32|i64, --exclusive 1: the
+#                                           other sums issue 44 names)
 # The anchors are sides of the same program (bench/prim_anchor.h): the CUB one
 # (bench/gpu/prim_cub_anchor.cu) where the CUDA plugin and nvcc are, the
 # __gnu_parallel::sort one (bench/prim_sort_anchor.cpp) where C++ and OpenMP

@@ -10,10 +10,11 @@
  *   shown: several times, as xdev/primitives.h says).
  * On the CPU (--device cpu:0): reduce and scan bytes per second against the
  *   same run's device-to-device copy (xdev_memcpy_async; bytes = read +
- *   written: reduce 4n, scan 8n, copy 8n); goals reduce >= 0.8x, scan >=
- *   0.6x. Then, where the CPU backend sorts, xdev_prim_sort_keys of 2^26
- *   u32 against __gnu_parallel::sort (bench/prim_sort_anchor.cpp) on the
- *   same cores (XDEV_CPU_THREADS = OMP_NUM_THREADS = --threads); goal >= 1x.
+ *   written: reduce 4n, scan 8n, copy 8n for f32); goals reduce >= 0.8x,
+ *   scan >= 0.6x; --dtype f64|i32|i64 and --exclusive 1 measure the other
+ *   sums (issue 44: f32, f64, i32 and i64, inclusive and exclusive). Then, where the CPU backend
+ * sorts, xdev_prim_sort_keys of 2^26 u32 against __gnu_parallel::sort (bench/prim_sort_anchor.cpp)
+ * on the same cores (XDEV_CPU_THREADS = OMP_NUM_THREADS = --threads); goal >= 1x.
  *
  * Every side is a fresh process (bench_side.h) run --runs times; each times
  * the same data (made from the index alone: the same on every device) with
@@ -25,7 +26,8 @@
  * (the comparison would be empty: "ANCHOR MISSING" is printed).
  *
  *   prim_bench [--device cpu:0|cuda:0] [--min-log2 K] [--max-log2 K] [--reps R]
- *              [--runs K] [--threads T] [--sort-log2 K] */
+ *              [--runs K] [--threads T] [--sort-log2 K] [--dtype f32|f64|i32|i64]
+ *              [--exclusive 0|1] */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, posix_spawn */
 
 #include <stdbool.h>
@@ -51,7 +53,25 @@ static const char *const side_names[NSIDES] = {"xdev", "det", "cub", "gnu"};
 static struct {
     char device[32];
     int min_log2, max_log2, reps, runs, threads, sort_log2;
-} g = {.device = "cpu:0", .min_log2 = 24, .max_log2 = 28, .reps = 10, .runs = 3, .sort_log2 = 26};
+    char dtype[8]; /* the CPU's reduce, scan and copy: f32, f64, i32 or i64 */
+    int exclusive; /* the CPU's scan: 1 = exclusive */
+} g = {.device = "cpu:0",
+       .min_log2 = 24,
+       .max_log2 = 28,
+       .reps = 10,
+       .runs = 3,
+       .sort_log2 = 26,
+       .dtype = "f32"};
+
+static xdev_dtype_t bench_dtype(void) {
+    return strcmp(g.dtype, "f64") == 0   ? XDEV_DTYPE_F64
+           : strcmp(g.dtype, "i32") == 0 ? XDEV_DTYPE_I32
+           : strcmp(g.dtype, "i64") == 0 ? XDEV_DTYPE_I64
+                                         : XDEV_DTYPE_F32;
+}
+static size_t esize(void) {
+    return xdev_dtype_size(bench_dtype());
+}
 
 static bool on_cpu(void) {
     return strncmp(g.device, "cpu", 3) == 0;
@@ -73,6 +93,25 @@ static float *make_f32(size_t n) {
     }
     for (size_t i = 0; i < n; i++)
         h[i] = (float)((double)(mix(i) % 2000001u) / 1e6 - 1.0);
+    return h;
+}
+
+/* The input of --dtype: make_f32's values, converted (integers: in
+ * [-1000000, 1000000]). */
+static void *make_input(size_t n) {
+    float *f = make_f32(n);
+    if (bench_dtype() == XDEV_DTYPE_F32) return f;
+    void *h = malloc(n * 8);
+    if (h == NULL) {
+        fprintf(stderr, PROG ": no host memory for %zu elements\n", n);
+        exit(1);
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (bench_dtype() == XDEV_DTYPE_F64) ((double *)h)[i] = f[i];
+        if (bench_dtype() == XDEV_DTYPE_I32) ((int32_t *)h)[i] = (int32_t)(f[i] * 1e6f);
+        if (bench_dtype() == XDEV_DTYPE_I64) ((int64_t *)h)[i] = (int64_t)(f[i] * 1e6f);
+    }
+    free(f);
     return h;
 }
 
@@ -114,11 +153,12 @@ static int x_call(void *p) {
     xctx_t *c = p;
     xdev_status_t st = XDEV_SUCCESS;
     if (c->op == OP_REDUCE)
-        st = xdev_prim_reduce(c->in, XDEV_DTYPE_F32, c->n, XDEV_PRIM_SUM, c->out, c->s);
+        st = xdev_prim_reduce(c->in, bench_dtype(), c->n, XDEV_PRIM_SUM, c->out, c->s);
     else if (c->op == OP_SCAN)
-        st = xdev_prim_scan(c->in, XDEV_DTYPE_F32, c->n, XDEV_PRIM_SUM, 0, c->out, c->s);
+        st = xdev_prim_scan(c->in, bench_dtype(), c->n, XDEV_PRIM_SUM,
+                            g.exclusive ? XDEV_PRIM_EXCLUSIVE : 0u, c->out, c->s);
     else if (c->op == OP_COPY)
-        st = xdev_memcpy_async(c->out, c->in, c->n * sizeof(float), c->s);
+        st = xdev_memcpy_async(c->out, c->in, c->n * esize(), c->s);
     else
         st = xdev_prim_sort_keys(c->in, XDEV_DTYPE_U32, c->n, 0, 0, 0, c->out, c->s);
     if (st != XDEV_SUCCESS)
@@ -177,16 +217,16 @@ static void side_xdev(bool det) {
     CHECK(xdev_stream_create(dev, XDEV_STREAM_PRIORITY_NORMAL, &c.s));
     for (int k = g.min_log2; k <= g.max_log2; k++) {
         c.n = (size_t)1 << k;
-        float *h = make_f32(c.n);
-        CHECK(xdev_malloc_device(dev, &c.in, c.n * 4));
-        CHECK(xdev_malloc_device(dev, &c.out, c.n * 4));
-        CHECK(xdev_memcpy(c.in, h, c.n * 4));
+        void *h = make_input(c.n);
+        CHECK(xdev_malloc_device(dev, &c.in, c.n * esize()));
+        CHECK(xdev_malloc_device(dev, &c.out, c.n * esize()));
+        CHECK(xdev_memcpy(c.in, h, c.n * esize()));
         free(h);
         for (c.op = OP_REDUCE; c.op <= (on_cpu() && !det ? OP_COPY : OP_SCAN); c.op++) {
             timed_t t = {x_call, x_sync, NULL, &c, on_cpu() ? 3 : 10};
             double ns = time_best(&t);
             float sum = 0;
-            if (c.op == OP_REDUCE) {
+            if (c.op == OP_REDUCE && bench_dtype() == XDEV_DTYPE_F32) {
                 CHECK(xdev_prim_reduce(c.in, XDEV_DTYPE_F32, c.n, XDEV_PRIM_SUM, c.out, c.s));
                 CHECK(xdev_stream_synchronize(c.s));
                 CHECK(xdev_memcpy(&sum, c.out, 4));
@@ -298,13 +338,15 @@ static bool run_side(int side, results_t *r) {
     snprintf(a[1], 16, "%d", g.max_log2);
     snprintf(a[2], 16, "%d", g.reps);
     snprintf(a[3], 16, "%d", g.sort_log2);
+    snprintf(a[4], 16, "%d", g.exclusive);
     snprintf(tb, sizeof tb, "XDEV_CPU_THREADS=%d", g.threads);
     snprintf(ob, sizeof ob, "OMP_NUM_THREADS=%d", g.threads);
-    char *argv[] = {PROG,       "--side",     (char *)side_names[side],
-                    "--device", g.device,     "--min-log2",
-                    a[0],       "--max-log2", a[1],
-                    "--reps",   a[2],         "--sort-log2",
-                    a[3],       NULL};
+    char *argv[] = {PROG,          "--side",     (char *)side_names[side],
+                    "--device",    g.device,     "--min-log2",
+                    a[0],          "--max-log2", a[1],
+                    "--reps",      a[2],         "--sort-log2",
+                    a[3],          "--dtype",    g.dtype,
+                    "--exclusive", a[4],         NULL};
     const char *over[] = {tb, ob, NULL};
     char **envp = bench_env_with(over);
     memset(r, 0, sizeof *r);
@@ -354,15 +396,18 @@ static int parent(void) {
         printf("\n");
     } else {
         ok = run_side(S_XDEV, &r[S_XDEV]);
-        printf("bytes = read + written (reduce 4n, scan 8n, copy 8n); %d threads\n\n", g.threads);
+        printf("%s %s; bytes = read + written (e = %zu bytes an element: reduce e n, scan 2e n, "
+               "copy 2e n); %d threads\n\n",
+               g.dtype, g.exclusive ? "exclusive" : "inclusive", esize(), g.threads);
         printf("| op     | n    | GB/s    | copy GB/s | / copy's | goal            |\n");
         printf("|--------|------|--------:|----------:|---------:|-----------------|\n");
         for (int op = OP_REDUCE; op <= OP_SCAN; op++)
             for (int k = g.min_log2; k <= g.max_log2; k++) {
                 double n = (double)((size_t)1 << k), ns = r[S_XDEV].ns[op][k];
                 double cp = r[S_XDEV].ns[OP_COPY][k];
-                double gbs = ns > 0 ? (op == OP_REDUCE ? 4 : 8) * n / ns : 0;
-                double cgbs = cp > 0 ? 8 * n / cp : 0, q = cgbs > 0 ? gbs / cgbs : 0;
+                double e = (double)esize();
+                double gbs = ns > 0 ? (op == OP_REDUCE ? e : 2 * e) * n / ns : 0;
+                double cgbs = cp > 0 ? 2 * e * n / cp : 0, q = cgbs > 0 ? gbs / cgbs : 0;
                 double goal = op == OP_REDUCE ? 0.8 : 0.6;
                 printf("| %-6s | 2^%-2d | %7.2f | %9.2f | %7.3fx | >= %.1fx %-6s |\n", op_names[op],
                        k, gbs, cgbs, q, goal, verdict(q >= goal));
@@ -416,6 +461,10 @@ int main(int argc, char **argv) {
             g.runs = atoi(v);
         else if (strcmp(a, "--threads") == 0)
             g.threads = atoi(v);
+        else if (strcmp(a, "--dtype") == 0)
+            snprintf(g.dtype, sizeof g.dtype, "%s", v);
+        else if (strcmp(a, "--exclusive") == 0)
+            g.exclusive = atoi(v);
         else if (strcmp(a, "--sort-log2") == 0)
             g.sort_log2 = atoi(v);
         else {
@@ -424,8 +473,13 @@ int main(int argc, char **argv) {
         }
     }
     if (g.min_log2 < 1 || g.max_log2 < g.min_log2 || g.max_log2 > MAXLOG || g.reps < 1 ||
-        g.runs < 1 || g.threads < 1 || g.sort_log2 < 1 || g.sort_log2 > MAXLOG) {
-        fprintf(stderr, PROG ": 1 <= --min-log2 <= --max-log2 <= %d; counts >= 1\n", MAXLOG);
+        g.runs < 1 || g.threads < 1 || g.sort_log2 < 1 || g.sort_log2 > MAXLOG ||
+        (strcmp(g.dtype, "f32") != 0 && strcmp(g.dtype, "f64") != 0 &&
+         strcmp(g.dtype, "i32") != 0 && strcmp(g.dtype, "i64") != 0)) {
+        fprintf(stderr,
+                PROG ": 1 <= --min-log2 <= --max-log2 <= %d; counts >= 1; --dtype f32, f64, i32 "
+                     "or i64\n",
+                MAXLOG);
         return 2;
     }
     if (side == NULL) return parent();

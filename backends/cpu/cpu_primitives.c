@@ -16,152 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu_internal.h"
 #include "cpu_math.h"
-#include "xdev/primitives.h"
-#include "xdev/support/half.h"
+#include "cpu_prim_impl.h"
 
-#define CH ((size_t)XDEV_PRIM_CHUNK)
-#define LANES XDEV_PRIM_LANES
 #define GRAIN 4 /* chunks per claim at least: 16 Ki elements */
-
-/* One chunk's result: a value (of the accumulation type) and an index. */
-typedef struct partial {
-    union {
-        float f;
-        double d;
-        uint32_t u32;
-        uint64_t u64;
-    } v;
-    int64_t idx;
-} partial_t;
-
-typedef struct prim_job {
-    int device;
-    int op;
-    bool exclusive;
-    xdev_dtype_t dtype;
-    const void *in;
-    void *out;
-    size_t count, chunks;
-    partial_t *part;        /* the core's temporary storage: `chunks` partials */
-    const int64_t *offsets; /* segmented reduce: num_segments + 1 bounds */
-    size_t num_segments;
-} prim_job_t;
-
-/* ------------------------------------------------------------ the types
- * TYPE(SUF, ACC, SUM, LOAD, STORE, ISNAN, Z, ONE, LO, HI, LT) makes the
- * kernels of one dtype: ACC the accumulation type, SUM the type + and *
- * run in (unsigned for integers: they wrap), Z the exact identity of +
- * (-0.0 for floats), LO/HI the lowest and largest values (the identities
- * of max and min), LT a strict less-than. */
-
-/* NaN-propagating min and max that keep `a` on ties (a comes first). */
-#define PICK_MIN(ISNAN, LT, a, b) (ISNAN(a) ? (a) : ISNAN(b) ? (b) : LT(b, a) ? (b) : (a))
-#define PICK_MAX(ISNAN, LT, a, b) (ISNAN(a) ? (a) : ISNAN(b) ? (b) : LT(a, b) ? (b) : (a))
-
-#define NO_NAN(x) 0
-#define F_NAN(x) ((x) != (x))
-#define LESS(a, b) ((a) < (b))
-
-#define TYPE(SUF, ACC, SUM, FIELD, LOAD, STORE, ISNAN, Z, ONE, LO, HI)                             \
-    static inline ACC load_##SUF(const void *in, size_t i) {                                       \
-        return LOAD(in, i);                                                                        \
-    }                                                                                              \
-    /* Steps 1 and 2 of the reduce order: 32 lanes, then the shuffle-down tree. */                 \
-    static ACC chunk_sum_##SUF(const void *in, size_t b, size_t e, bool prod) {                    \
-        SUM acc[LANES];                                                                            \
-        for (int l = 0; l < LANES; l++)                                                            \
-            acc[l] = prod ? (SUM)(ONE) : (SUM)(Z);                                                 \
-        size_t full = b + (e - b) / LANES * LANES, i = b;                                          \
-        if (prod) {                                                                                \
-            for (; i < full; i += LANES)                                                           \
-                for (int l = 0; l < LANES; l++)                                                    \
-                    acc[l] = acc[l] * (SUM)load_##SUF(in, i + l);                                  \
-            for (int l = 0; i + l < e; l++)                                                        \
-                acc[l] = acc[l] * (SUM)load_##SUF(in, i + l);                                      \
-            for (int w = LANES / 2; w > 0; w /= 2)                                                 \
-                for (int l = 0; l < w; l++)                                                        \
-                    acc[l] = acc[l] * acc[l + w];                                                  \
-        } else {                                                                                   \
-            for (; i < full; i += LANES)                                                           \
-                for (int l = 0; l < LANES; l++)                                                    \
-                    acc[l] = acc[l] + (SUM)load_##SUF(in, i + l);                                  \
-            for (int l = 0; i + l < e; l++)                                                        \
-                acc[l] = acc[l] + (SUM)load_##SUF(in, i + l);                                      \
-            for (int w = LANES / 2; w > 0; w /= 2)                                                 \
-                for (int l = 0; l < w; l++)                                                        \
-                    acc[l] = acc[l] + acc[l + w];                                                  \
-        }                                                                                          \
-        return (ACC)acc[0];                                                                        \
-    }                                                                                              \
-    /* The first extremum of [b, e) (NaN first). */                                                \
-    static partial_t chunk_ext_##SUF(const void *in, size_t b, size_t e, bool max) {               \
-        ACC best = load_##SUF(in, b);                                                              \
-        size_t at = b;                                                                             \
-        for (size_t i = b + 1; i < e && !ISNAN(best); i++) {                                       \
-            ACC v = load_##SUF(in, i);                                                             \
-            if (ISNAN(v) || (max ? LESS(best, v) : LESS(v, best))) best = v, at = i;               \
-        }                                                                                          \
-        partial_t p;                                                                               \
-        p.v.FIELD = best;                                                                          \
-        p.idx = (int64_t)at;                                                                       \
-        return p;                                                                                  \
-    }                                                                                              \
-    static ACC op_##SUF(int op, ACC a, ACC b) {                                                    \
-        if (op == XDEV_PRIM_SUM) return (ACC)((SUM)a + (SUM)b);                                    \
-        if (op == XDEV_PRIM_MIN) return PICK_MIN(ISNAN, LESS, a, b);                               \
-        return PICK_MAX(ISNAN, LESS, a, b);                                                        \
-    }                                                                                              \
-    static ACC identity_##SUF(int op) {                                                            \
-        return op == XDEV_PRIM_SUM ? (ACC)(Z) : op == XDEV_PRIM_MIN ? (ACC)(HI) : (ACC)(LO);       \
-    }                                                                                              \
-    /* Scan step 1: the chunk's total, left to right from the identity. */                         \
-    static ACC chunk_total_##SUF(const void *in, size_t b, size_t e, int op) {                     \
-        ACC r = identity_##SUF(op);                                                                \
-        for (size_t i = b; i < e; i++)                                                             \
-            r = op_##SUF(op, r, load_##SUF(in, i));                                                \
-        return r;                                                                                  \
-    }                                                                                              \
-    /* Scan step 3: the chunk's outputs from its offset (reads before it writes: in place). */     \
-    static void chunk_scan_##SUF(const prim_job_t *j, size_t b, size_t e, ACC r) {                 \
-        for (size_t i = b; i < e; i++) {                                                           \
-            ACC v = load_##SUF(j->in, i);                                                          \
-            if (j->exclusive) {                                                                    \
-                STORE(j->out, i, i == 0 && j->op == XDEV_PRIM_SUM ? (ACC)0 : r);                   \
-                r = op_##SUF(j->op, r, v);                                                         \
-            } else {                                                                               \
-                r = op_##SUF(j->op, r, v);                                                         \
-                STORE(j->out, i, r);                                                               \
-            }                                                                                      \
-        }                                                                                          \
-    }
-
-#define LD_F32(p, i) (((const float *)(p))[i])
-#define LD_F64(p, i) (((const double *)(p))[i])
-#define LD_F16(p, i) xdev_f16_to_f32(((const uint16_t *)(p))[i])
-#define LD_BF16(p, i) xdev_bf16_to_f32(((const uint16_t *)(p))[i])
-#define LD_I32(p, i) (((const int32_t *)(p))[i])
-#define LD_I64(p, i) (((const int64_t *)(p))[i])
-#define ST_F32(p, i, v) (((float *)(p))[i] = (v))
-#define ST_F64(p, i, v) (((double *)(p))[i] = (v))
-#define ST_F16(p, i, v) (((uint16_t *)(p))[i] = xdev_f32_to_f16(v))
-#define ST_BF16(p, i, v) (((uint16_t *)(p))[i] = xdev_f32_to_bf16(v))
-#define ST_I32(p, i, v) (((int32_t *)(p))[i] = (v))
-#define ST_I64(p, i, v) (((int64_t *)(p))[i] = (v))
-#define LD_U32(p, i) (((const uint32_t *)(p))[i])
-#define LD_U64(p, i) (((const uint64_t *)(p))[i])
-#define ST_U32(p, i, v) (((uint32_t *)(p))[i] = (v))
-#define ST_U64(p, i, v) (((uint64_t *)(p))[i] = (v))
-
-TYPE(f32, float, float, f, LD_F32, ST_F32, F_NAN, -0.0f, 1.0f, -INFINITY, INFINITY)
-TYPE(f16, float, float, f, LD_F16, ST_F16, F_NAN, -0.0f, 1.0f, -INFINITY, INFINITY)
-TYPE(bf16, float, float, f, LD_BF16, ST_BF16, F_NAN, -0.0f, 1.0f, -INFINITY, INFINITY)
-TYPE(f64, double, double, d, LD_F64, ST_F64, F_NAN, -0.0, 1.0, -INFINITY, INFINITY)
-TYPE(i32, int32_t, uint32_t, u32, LD_I32, ST_I32, NO_NAN, 0, 1, INT32_MIN, INT32_MAX)
-TYPE(i64, int64_t, uint64_t, u64, LD_I64, ST_I64, NO_NAN, 0, 1, INT64_MIN, INT64_MAX)
-TYPE(u32, uint32_t, uint32_t, u32, LD_U32, ST_U32, NO_NAN, 0, 1, 0, UINT32_MAX)
-TYPE(u64, uint64_t, uint64_t, u64, LD_U64, ST_U64, NO_NAN, 0, 1, 0, UINT64_MAX)
 
 /* ------------------------------------------------------------ reduce */
 
@@ -424,133 +282,6 @@ static void segmented_job(void *arg) {
     xdev_cpu_parallel_for(j->device, j->num_segments, 1, segments_run, j);
 }
 
-/* ------------------------------------------------------------ scan */
-
-static void scan_totals(void *arg, size_t c0, size_t c1) {
-    const prim_job_t *j = arg;
-    for (size_t c = c0; c < c1; c++) {
-        size_t b = c * CH, e = b + CH < j->count ? b + CH : j->count;
-        partial_t *p = &j->part[c];
-        switch (j->dtype) {
-        case XDEV_DTYPE_F32:
-            p->v.f = chunk_total_f32(j->in, b, e, j->op);
-            break;
-        case XDEV_DTYPE_F16:
-            p->v.f = chunk_total_f16(j->in, b, e, j->op);
-            break;
-        case XDEV_DTYPE_BF16:
-            p->v.f = chunk_total_bf16(j->in, b, e, j->op);
-            break;
-        case XDEV_DTYPE_F64:
-            p->v.d = chunk_total_f64(j->in, b, e, j->op);
-            break;
-        case XDEV_DTYPE_I32:
-            p->v.u32 = (uint32_t)chunk_total_i32(j->in, b, e, j->op);
-            break;
-        case XDEV_DTYPE_I64:
-            p->v.u64 = (uint64_t)chunk_total_i64(j->in, b, e, j->op);
-            break;
-        case XDEV_DTYPE_U32:
-            p->v.u32 = chunk_total_u32(j->in, b, e, j->op);
-            break;
-        case XDEV_DTYPE_U64:
-            p->v.u64 = chunk_total_u64(j->in, b, e, j->op);
-            break;
-        default:
-            break;
-        }
-    }
-}
-
-static void scan_outputs(void *arg, size_t c0, size_t c1) {
-    const prim_job_t *j = arg;
-    for (size_t c = c0; c < c1; c++) {
-        size_t b = c * CH, e = b + CH < j->count ? b + CH : j->count;
-        const partial_t *p = &j->part[c];
-        switch (j->dtype) {
-        case XDEV_DTYPE_F32:
-            chunk_scan_f32(j, b, e, p->v.f);
-            break;
-        case XDEV_DTYPE_F16:
-            chunk_scan_f16(j, b, e, p->v.f);
-            break;
-        case XDEV_DTYPE_BF16:
-            chunk_scan_bf16(j, b, e, p->v.f);
-            break;
-        case XDEV_DTYPE_F64:
-            chunk_scan_f64(j, b, e, p->v.d);
-            break;
-        case XDEV_DTYPE_I32:
-            chunk_scan_i32(j, b, e, (int32_t)p->v.u32);
-            break;
-        case XDEV_DTYPE_I64:
-            chunk_scan_i64(j, b, e, (int64_t)p->v.u64);
-            break;
-        case XDEV_DTYPE_U32:
-            chunk_scan_u32(j, b, e, p->v.u32);
-            break;
-        case XDEV_DTYPE_U64:
-            chunk_scan_u64(j, b, e, p->v.u64);
-            break;
-        default:
-            break;
-        }
-    }
-}
-
-/* Step 2: the chunk totals become the chunk offsets, left to right. */
-static void scan_offsets(prim_job_t *j) {
-    partial_t *p = j->part;
-    partial_t o;
-    memset(&o, 0, sizeof o);
-    for (size_t c = 0; c < j->chunks; c++) {
-        partial_t t = p[c];
-        switch (j->dtype) {
-        case XDEV_DTYPE_F32:
-        case XDEV_DTYPE_F16:
-        case XDEV_DTYPE_BF16:
-            if (c == 0) o.v.f = identity_f32(j->op);
-            p[c] = o;
-            o.v.f = op_f32(j->op, o.v.f, t.v.f);
-            break;
-        case XDEV_DTYPE_F64:
-            if (c == 0) o.v.d = identity_f64(j->op);
-            p[c] = o;
-            o.v.d = op_f64(j->op, o.v.d, t.v.d);
-            break;
-        case XDEV_DTYPE_I32:
-            if (c == 0) o.v.u32 = (uint32_t)identity_i32(j->op);
-            p[c] = o;
-            o.v.u32 = (uint32_t)op_i32(j->op, (int32_t)o.v.u32, (int32_t)t.v.u32);
-            break;
-        case XDEV_DTYPE_U32:
-            if (c == 0) o.v.u32 = identity_u32(j->op);
-            p[c] = o;
-            o.v.u32 = op_u32(j->op, o.v.u32, t.v.u32);
-            break;
-        case XDEV_DTYPE_U64:
-            if (c == 0) o.v.u64 = identity_u64(j->op);
-            p[c] = o;
-            o.v.u64 = op_u64(j->op, o.v.u64, t.v.u64);
-            break;
-        default:
-            if (c == 0) o.v.u64 = (uint64_t)identity_i64(j->op);
-            p[c] = o;
-            o.v.u64 = (uint64_t)op_i64(j->op, (int64_t)o.v.u64, (int64_t)t.v.u64);
-            break;
-        }
-    }
-}
-
-static void scan_job(void *arg) {
-    prim_job_t *j = arg;
-    /* (The job is immutable: a captured graph runs it again.) One chunk needs
-     * no totals: its offset is the identity. */
-    if (j->chunks > 1) xdev_cpu_parallel_for(j->device, j->chunks, GRAIN, scan_totals, j);
-    scan_offsets(j);
-    xdev_cpu_parallel_for(j->device, j->chunks, GRAIN, scan_outputs, j);
-}
-
 /* ------------------------------------------------------------ the table */
 
 static bool supported(xdev_dtype_t t) {
@@ -583,13 +314,15 @@ static xdev_status_t prim_submit(const xdev_prim_desc_t *d, size_t *temp_bytes, 
     j->op = d->op;
     j->exclusive = (d->flags & XDEV_PRIM_EXCLUSIVE) != 0;
     j->dtype = d->dtype;
+    j->any_order = d->dtype == XDEV_DTYPE_I32 || d->dtype == XDEV_DTYPE_I64 ||
+                   d->dtype == XDEV_DTYPE_U32 || d->dtype == XDEV_DTYPE_U64;
     j->in = d->in;
     j->out = d->out;
     j->count = d->count;
     j->chunks = chunks;
     j->part = d->temp;
-    xdev_status_t st =
-        xdev_cpu_stream_enqueue_job(dev->index, d->stream, scan ? scan_job : reduce_job, free, j);
+    xdev_status_t st = xdev_cpu_stream_enqueue_job(
+        dev->index, d->stream, scan ? xdev_cpu_prim_scan_job : reduce_job, free, j);
     if (st != XDEV_SUCCESS) free(j);
     return st;
 }

@@ -1,0 +1,337 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* backends/cpu/cpu_prim_scan.c - the CPU backend's scan (xdev_prim_scan):
+ * sums, min and max over the device's worker pool, floating sums in the
+ * fixed order of xdev/primitives.h (so the bits equal a GPU's deterministic
+ * mode for any thread count), as one pass over memory. */
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "cpu_clock.h"
+#include "cpu_prim_impl.h"
+
+/* ------------------------------------------------------------ scan
+ * A chained scan over tiles of TILE chunks, claimed in order by the pool's
+ * threads from one counter. A tile's thread sums its chunks (step 1: TILE
+ * sequential sums side by side, independent chains whose additions
+ * overlap), waits for the carry out of the tile before it (the offset of
+ * its first chunk), turns its totals into offsets left to right (step 2)
+ * and passes its own carry on, then writes its outputs (step 3) from the
+ * tile it just read, still in the core's cache: the input crosses memory
+ * once, as in a copy (the two-pass form read it twice, one dependent add
+ * per element per thread). Every value is the one the fixed order gives
+ * (the same additions in the same order), for any thread count. The wait
+ * cannot deadlock: the tile before was claimed earlier by a body that is
+ * running and waits only on the tile before it. */
+
+#define TILE 8 /* chunks per tile: 32 Ki elements, 128-256 KiB of input */
+
+typedef struct scan_slot {
+    partial_t tot[TILE]; /* its chunks' totals (state >= 1) */
+    partial_t carry;     /* the offset after the tile (state 2) */
+    atomic_uint state;   /* 0: nothing yet; 1: tot; 2: tot and carry */
+} scan_slot_t;
+
+typedef struct scan_run {
+    const prim_job_t *j;
+    size_t tiles;
+    atomic_size_t next; /* first tile not yet claimed */
+    scan_slot_t *slot;  /* one per tile */
+} scan_run_t;
+
+/* The TILE chunks of a tile run side by side, chunk k SKEW elements behind
+ * chunk k - 1: chunks are 16 or 32 KiB apart, so element i of every chunk
+ * would fall in the same L1 set (and alias in the 4 KiB store/load check);
+ * skewed, each stream has its own set. STEP(k, x) does element x of chunk k
+ * (in order within each chunk, as the fixed order needs). */
+#define SKEW 16
+#define SKEWED(b, STEP, SUF, SUM, ACC, PUT)                                                        \
+    do {                                                                                           \
+        for (size_t it = 0; it < (TILE - 1) * SKEW; it++)                                          \
+            for (size_t k = 0; k < TILE; k++)                                                      \
+                if (k * SKEW <= it) STEP(k, (b) + k * CH + it - k * SKEW, SUF, SUM, ACC, PUT);     \
+        for (size_t it = (TILE - 1) * SKEW; it < CH; it++)                                         \
+            for (size_t k = 0; k < TILE; k++)                                                      \
+                STEP(k, (b) + k * CH + it - k * SKEW, SUF, SUM, ACC, PUT);                         \
+        for (size_t it = CH; it < CH + (TILE - 1) * SKEW; it++)                                    \
+            for (size_t k = 0; k < TILE; k++)                                                      \
+                if (it - k * SKEW < CH) STEP(k, (b) + k * CH + it - k * SKEW, SUF, SUM, ACC, PUT); \
+    } while (0)
+#define SUM_STEP(k, x, SUF, SUM, ACC, PUT) r[k] = r[k] + (SUM)load_##SUF(in, x)
+#define OP_STEP(k, x, SUF, SUM, ACC, PUT) r[k] = op_##SUF(op, r[k], load_##SUF(in, x))
+#define INCL_STEP(k, x, SUF, SUM, ACC, PUT)                                                        \
+    do {                                                                                           \
+        r[k] = r[k] + (SUM)load_##SUF(in, x);                                                      \
+        PUT(out, x, (ACC)r[k]);                                                                    \
+    } while (0)
+#define EXCL_STEP(k, x, SUF, SUM, ACC, PUT)                                                        \
+    do {                                                                                           \
+        SUM v_ = (SUM)load_##SUF(in, x);                                                           \
+        PUT(out, x, (ACC)r[k]);                                                                    \
+        r[k] = r[k] + v_;                                                                          \
+    } while (0)
+
+/* Steps 1 and 3 of one full tile, chunks [c0, c0 + TILE), per dtype. Step 1
+ * leaves each chunk's total in part[c]; step 3 reads its offset there. */
+#define TILE_FNS(SUF, ACC, SUM, FIELD, LOAD, STORE)                                                \
+    static void tile_totals_##SUF(const prim_job_t *j, size_t c0, partial_t *tot) {                \
+        const size_t b = c0 * CH;                                                                  \
+        const void *in = j->in;                                                                    \
+        if (j->op == XDEV_PRIM_SUM) {                                                              \
+            SUM r[TILE];                                                                           \
+            for (int k = 0; k < TILE; k++)                                                         \
+                r[k] = (SUM)identity_##SUF(XDEV_PRIM_SUM);                                         \
+            SKEWED(b, SUM_STEP, SUF, SUM, ACC, -);                                                 \
+            for (int k = 0; k < TILE; k++)                                                         \
+                tot[k].v.FIELD = r[k];                                                             \
+        } else {                                                                                   \
+            const int op = j->op;                                                                  \
+            ACC r[TILE];                                                                           \
+            for (int k = 0; k < TILE; k++)                                                         \
+                r[k] = identity_##SUF(op);                                                         \
+            SKEWED(b, OP_STEP, SUF, SUM, ACC, -);                                                  \
+            for (int k = 0; k < TILE; k++)                                                         \
+                tot[k].v.FIELD = (SUM)r[k];                                                        \
+        }                                                                                          \
+    }                                                                                              \
+    /* (Each element is read before it is written: in place works.) */                             \
+    static void tile_outputs_##SUF(const prim_job_t *j, size_t c0) {                               \
+        const size_t b = c0 * CH;                                                                  \
+        const void *in = j->in;                                                                    \
+        void *out = j->out;                                                                        \
+        if (j->op != XDEV_PRIM_SUM) {                                                              \
+            for (int k = 0; k < TILE; k++)                                                         \
+                chunk_scan_##SUF(j, b + k * CH, b + (k + 1) * CH,                                  \
+                                 (ACC)(SUM)j->part[c0 + k].v.FIELD);                               \
+            return;                                                                                \
+        }                                                                                          \
+        SUM r[TILE];                                                                               \
+        for (int k = 0; k < TILE; k++)                                                             \
+            r[k] = (SUM)j->part[c0 + k].v.FIELD;                                                   \
+        if (j->exclusive)                                                                          \
+            SKEWED(b, EXCL_STEP, SUF, SUM, ACC, STORE);                                            \
+        else                                                                                       \
+            SKEWED(b, INCL_STEP, SUF, SUM, ACC, STORE);                                            \
+        if (j->exclusive && c0 == 0) STORE(out, 0, (ACC)0); /* +0, not the identity -0 */          \
+    }
+
+TILE_FNS(f32, float, float, f, LD_F32, ST_F32)
+TILE_FNS(f16, float, float, f, LD_F16, ST_F16)
+TILE_FNS(bf16, float, float, f, LD_BF16, ST_BF16)
+TILE_FNS(f64, double, double, d, LD_F64, ST_F64)
+TILE_FNS(i32, int32_t, uint32_t, u32, LD_I32, ST_I32)
+TILE_FNS(i64, int64_t, uint64_t, u64, LD_I64, ST_I64)
+TILE_FNS(u32, uint32_t, uint32_t, u32, LD_U32, ST_U32)
+TILE_FNS(u64, uint64_t, uint64_t, u64, LD_U64, ST_U64)
+
+#define SCAN_DTYPES(X)                                                                             \
+    X(XDEV_DTYPE_F32, f32, float, float, f)                                                        \
+    X(XDEV_DTYPE_F16, f16, float, float, f)                                                        \
+    X(XDEV_DTYPE_BF16, bf16, float, float, f)                                                      \
+    X(XDEV_DTYPE_F64, f64, double, double, d)                                                      \
+    X(XDEV_DTYPE_I32, i32, int32_t, uint32_t, u32)                                                 \
+    X(XDEV_DTYPE_I64, i64, int64_t, uint64_t, u64)                                                 \
+    X(XDEV_DTYPE_U32, u32, uint32_t, uint32_t, u32)                                                \
+    X(XDEV_DTYPE_U64, u64, uint64_t, uint64_t, u64)
+
+/* Step 1 of chunks [c0, c1): their totals into tot[0 .. c1 - c0). */
+static void scan_totals(const prim_job_t *j, size_t c0, size_t c1, partial_t *tot) {
+    bool full = c1 - c0 == TILE && c1 * CH <= j->count;
+    if (j->op == XDEV_PRIM_SUM && j->any_order) { /* the reduce's vector lanes */
+        for (size_t c = c0; c < c1; c++) {
+            size_t b = c * CH, e = b + CH < j->count ? b + CH : j->count;
+            switch (j->dtype) {
+#define LANES_CASE(DT, SUF, ACC, SUM, FIELD)                                                       \
+    case DT:                                                                                       \
+        tot[c - c0].v.FIELD = (SUM)chunk_sum_##SUF(j->in, b, e, false);                            \
+        break;
+                SCAN_DTYPES(LANES_CASE)
+            default:
+                break;
+            }
+        }
+        return;
+    }
+    switch (j->dtype) {
+#define TOTALS_CASE(DT, SUF, ACC, SUM, FIELD)                                                      \
+    case DT:                                                                                       \
+        if (full)                                                                                  \
+            tile_totals_##SUF(j, c0, tot);                                                         \
+        else                                                                                       \
+            for (size_t c = c0; c < c1; c++) {                                                     \
+                size_t e = (c + 1) * CH < j->count ? (c + 1) * CH : j->count;                      \
+                tot[c - c0].v.FIELD = (SUM)chunk_total_##SUF(j->in, c * CH, e, j->op);             \
+            }                                                                                      \
+        break;
+        SCAN_DTYPES(TOTALS_CASE)
+    default:
+        break;
+    }
+}
+
+/* Step 2 over n chunks: *o (the offset of the first) and their totals give
+ * each one's offset (into off[], unless NULL); *o ends as the offset after
+ * the last. */
+static void scan_offsets(const prim_job_t *j, size_t n, const partial_t *tot, partial_t *off,
+                         partial_t *o) {
+    switch (j->dtype) {
+#define OFFSETS_CASE(DT, SUF, ACC, SUM, FIELD)                                                     \
+    case DT:                                                                                       \
+        for (size_t c = 0; c < n; c++) {                                                           \
+            if (off != NULL) off[c] = *o;                                                          \
+            o->v.FIELD = (SUM)op_##SUF(j->op, (ACC)o->v.FIELD, (ACC)tot[c].v.FIELD);               \
+        }                                                                                          \
+        break;
+        SCAN_DTYPES(OFFSETS_CASE)
+    default:
+        break;
+    }
+}
+
+/* Step 3 of chunks [c0, c1) from their offsets in part[]. */
+static void scan_outputs(const prim_job_t *j, size_t c0, size_t c1) {
+    bool full = c1 - c0 == TILE && c1 * CH <= j->count;
+    switch (j->dtype) {
+#define OUTPUTS_CASE(DT, SUF, ACC, SUM, FIELD)                                                     \
+    case DT:                                                                                       \
+        if (full)                                                                                  \
+            tile_outputs_##SUF(j, c0);                                                             \
+        else                                                                                       \
+            for (size_t c = c0; c < c1; c++) {                                                     \
+                size_t e = (c + 1) * CH < j->count ? (c + 1) * CH : j->count;                      \
+                chunk_scan_##SUF(j, c *CH, e, (ACC)j->part[c].v.FIELD);                            \
+            }                                                                                      \
+        break;
+        SCAN_DTYPES(OUTPUTS_CASE)
+    default:
+        break;
+    }
+}
+
+/* The offset of chunk 0: the op's identity. */
+static partial_t scan_identity(const prim_job_t *j) {
+    partial_t o;
+    memset(&o, 0, sizeof o);
+    switch (j->dtype) {
+#define IDENTITY_CASE(DT, SUF, ACC, SUM, FIELD)                                                    \
+    case DT:                                                                                       \
+        o.v.FIELD = (SUM)identity_##SUF(j->op);                                                    \
+        break;
+        SCAN_DTYPES(IDENTITY_CASE)
+    default:
+        break;
+    }
+    return o;
+}
+
+/* Tile p's state once it is not 0, or 0 after about patience_ns (-1: wait)
+ * (pause-spins, then yields: on a busy machine its thread may get the core). */
+#define SCAN_HELP_NS 100000 /* a tile's totals take 10-30 us; a time slice, milliseconds */
+static unsigned scan_state(scan_slot_t *s, bool until_carry, int64_t patience_ns) {
+    int64_t start = 0;
+    for (unsigned i = 0;; i++) {
+        unsigned st = atomic_load_explicit(&s->state, memory_order_acquire);
+        if (st == 2 || (st == 1 && !until_carry)) return st;
+        if (i < 64) {
+#if defined(__x86_64__) || defined(__i386__)
+            __builtin_ia32_pause();
+#endif
+            continue;
+        }
+        if (start == 0) start = xdev_cpu_now_ns();
+        if (patience_ns >= 0 && xdev_cpu_now_ns() - start > patience_ns) return st;
+        sched_yield();
+    }
+}
+
+/* The carry into tile t (t > 0): the nearest tile before it whose carry is
+ * out, then the totals of the tiles between, in order - the same additions
+ * as a strict chain, so the same bits. A tile whose totals are not out yet
+ * (its thread may be descheduled on a busy machine) has them computed here
+ * from its input instead of waited for, except in place (its thread may be
+ * about to overwrite that input). At most LOOKBACK tiles back; then wait. */
+#define LOOKBACK 8
+static partial_t scan_carry_in(const prim_job_t *j, scan_slot_t *slot, size_t t) {
+    partial_t own[LOOKBACK][TILE]; /* totals computed here */
+    const partial_t *tot[LOOKBACK];
+    const bool may_help = j->in != j->out;
+    size_t n = 0, p = t;
+    partial_t o;
+    for (;;) {
+        if (p == 0) {
+            o = scan_identity(j);
+            break;
+        }
+        scan_slot_t *s = &slot[--p];
+        unsigned st = n == LOOKBACK ? scan_state(s, true, -1)
+                                    : scan_state(s, false, may_help ? SCAN_HELP_NS : -1);
+        if (st == 2) {
+            o = s->carry;
+            break;
+        }
+        if (st == 1) {
+            tot[n++] = s->tot;
+        } else {
+            scan_totals(j, p * TILE, (p + 1) * TILE, own[n]); /* p < t: a full tile */
+            tot[n] = own[n];
+            n++;
+        }
+    }
+    while (n > 0) /* tot[n - 1] is the tile right after the carry's */
+        scan_offsets(j, TILE, tot[--n], NULL, &o);
+    return o;
+}
+
+/* Tile t, the carry into it in *o (from the tiles before it when slot is
+ * set: they run on other threads) and out of it. */
+static void scan_tile(const prim_job_t *j, size_t t, partial_t *o, scan_slot_t *slot) {
+    size_t c0 = t * TILE, c1 = c0 + TILE < j->chunks ? c0 + TILE : j->chunks;
+    partial_t own[TILE], *tot = slot != NULL ? slot[t].tot : own;
+    if (j->chunks > 1) { /* one chunk needs no total */
+        scan_totals(j, c0, c1, tot);
+        if (slot != NULL) atomic_store_explicit(&slot[t].state, 1u, memory_order_release);
+    }
+    if (slot != NULL) *o = t == 0 ? scan_identity(j) : scan_carry_in(j, slot, t);
+    if (j->chunks > 1)
+        scan_offsets(j, c1 - c0, tot, &j->part[c0], o);
+    else
+        j->part[0] = *o; /* its offset: the identity */
+    if (slot != NULL) {
+        slot[t].carry = *o;
+        atomic_store_explicit(&slot[t].state, 2u, memory_order_release);
+    }
+    scan_outputs(j, c0, c1);
+}
+
+/* Pool body: claim tiles in order until none is left. */
+static void scan_claim(void *arg, size_t w0, size_t w1) {
+    scan_run_t *r = arg;
+    (void)w0;
+    (void)w1;
+    for (;;) {
+        size_t t = atomic_fetch_add(&r->next, 1);
+        if (t >= r->tiles) break;
+        partial_t o;
+        scan_tile(r->j, t, &o, r->slot);
+    }
+}
+
+void xdev_cpu_prim_scan_job(void *arg) {
+    const prim_job_t *j = arg; /* (immutable: a captured graph runs it again) */
+    size_t tiles = (j->chunks + TILE - 1) / TILE;
+    size_t workers = (size_t)(xdev_cpu_state.threads > 0 ? xdev_cpu_state.threads : 1);
+    scan_run_t r = {.j = j, .tiles = tiles};
+    atomic_init(&r.next, 0);
+    if (workers > tiles) workers = tiles;
+    r.slot = workers > 1 ? calloc(tiles, sizeof *r.slot) : NULL;
+    if (r.slot == NULL) { /* one thread (or no memory for the slots): in order, here */
+        partial_t o = scan_identity(j);
+        for (size_t t = 0; t < tiles; t++)
+            scan_tile(j, t, &o, NULL);
+        return;
+    }
+    for (size_t t = 0; t < tiles; t++)
+        atomic_init(&r.slot[t].state, 0u);
+    xdev_cpu_parallel_for(j->device, workers, 1, scan_claim, &r);
+    free(r.slot);
+}
