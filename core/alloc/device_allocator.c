@@ -696,13 +696,25 @@ xdev_status_t xdev_set_per_process_memory_fraction(double fraction, xdev_device_
     return XDEV_SUCCESS;
 }
 
-xdev_status_t xdev_set_allocator(xdev_device_t device, const xdev_allocator_t *allocator) {
-    if (allocator != NULL &&
-        (allocator->size < offsetof(xdev_allocator_t, free) + sizeof allocator->free ||
-         allocator->malloc == NULL || allocator->free == NULL))
+/* An application's allocator, as xdev keeps it: `size` says how much of the
+ * struct the caller's header had (an older one ends before empty_cache), so
+ * what is past it reads as NULL. One rule for xdev_set_allocator and memory
+ * pools. */
+xdev_status_t xdev_allocator_accept(const xdev_allocator_t *in, xdev_allocator_t *out) {
+    if (in->size < offsetof(xdev_allocator_t, free) + sizeof in->free || in->malloc == NULL ||
+        in->free == NULL)
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
                              "the allocator needs size = sizeof(xdev_allocator_t) and both malloc "
                              "and free");
+    memset(out, 0, sizeof *out);
+    memcpy(out, in, in->size < sizeof *out ? in->size : sizeof *out);
+    out->size = sizeof *out;
+    return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_set_allocator(xdev_device_t device, const xdev_allocator_t *allocator) {
+    xdev_allocator_t accepted;
+    if (allocator != NULL) XDEV_CHECK(xdev_allocator_accept(allocator, &accepted));
     xdev_device_record_t *rec;
     XDEV_CHECK(xdev_device_lookup(device, &rec));
     xdev_device_allocator_t *da;
@@ -715,9 +727,7 @@ xdev_status_t xdev_set_allocator(xdev_device_t device, const xdev_allocator_t *a
                        "first allocation",
                        rec->be->name, rec->id.index);
     } else if (allocator != NULL) {
-        memset(&da->pluggable, 0, sizeof da->pluggable);
-        memcpy(&da->pluggable, allocator,
-               allocator->size < sizeof da->pluggable ? allocator->size : sizeof da->pluggable);
+        da->pluggable = accepted;
         da->mode = XDEV_ALLOC_MODE_PLUGGABLE;
     } else {
         da->mode = da->default_mode;

@@ -281,14 +281,11 @@ xdev_status_t xdev_mempool_create(xdev_device_t device, const xdev_allocator_t *
                                   xdev_mempool_t *out) {
     XDEV_REQUIRE_ARG(out);
     *out = NULL;
-    if (allocator != NULL && (allocator->size < sizeof(xdev_allocator_t) ||
-                              allocator->malloc == NULL || allocator->free == NULL))
-        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
-                             "the allocator needs size = sizeof(xdev_allocator_t) and both malloc "
-                             "and free");
+    xdev_allocator_t accepted;
+    if (allocator != NULL) XDEV_CHECK(xdev_allocator_accept(allocator, &accepted));
     xdev_device_record_t *rec;
     XDEV_CHECK(xdev_device_lookup(device, &rec));
-    XDEV_CHECK(xdev_mempool_new(rec, allocator, out));
+    XDEV_CHECK(xdev_mempool_new(rec, allocator != NULL ? &accepted : NULL, out));
     return XDEV_SUCCESS;
 }
 

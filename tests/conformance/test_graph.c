@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -860,6 +861,14 @@ START_TEST(bad_input) {
     XT_ERR(XDEV_ERROR_INVALID_DEVICE, xdev_mempool_create(xt_dev(99), NULL, &p), "99");
     xdev_allocator_t half = {sizeof half, NULL, custom_malloc, NULL, NULL};
     XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_mempool_create(xt_dev(0), &half, &p), "free");
+    /* an older header's struct (no empty_cache) is taken, as xdev_set_allocator takes it;
+     * one that ends inside free is not */
+    xdev_allocator_t older = {offsetof(xdev_allocator_t, empty_cache), NULL, custom_malloc,
+                              custom_free, NULL};
+    XT_OK(xdev_mempool_create(xt_dev(0), &older, &p));
+    XT_OK(xdev_mempool_destroy(p));
+    older.size = offsetof(xdev_allocator_t, free);
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_mempool_create(xt_dev(0), &older, &p), "size");
     XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_mempool_use_begin(NULL), "NULL");
     XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_mempool_use_end(NULL), "no xdev_mempool_use_begin");
     xdev_mempool_t p2;

@@ -30,8 +30,8 @@ endfunction()
 
 set(core ${PROJECT_SOURCE_DIR}/core)
 xdev_add_fuzzer(alloc_conf 20 256 ${core}/alloc/alloc_config.c)
-xdev_add_fuzzer(env 10 128 ${core}/base/env.c ${core}/base/error.c)
+xdev_add_fuzzer(env 10 128 ${core}/base/env.c ${core}/base/error.c ${core}/base/thread_heap.c)
 # Device names come from the registered backends (backend_table.c); the
 # fuzzer registers cpu, cuda and hip itself, as libxdev does at load.
 xdev_add_fuzzer(device_name 10 128 ${core}/runtime/device_name.c
-  ${core}/runtime/backend_table.c ${core}/base/error.c)
+  ${core}/runtime/backend_table.c ${core}/base/error.c ${core}/base/thread_heap.c)
