@@ -14,6 +14,7 @@ packages=(
   clang libclang-rt-dev                # libFuzzer target (CI)
   clang-format python3                 # tools/check_tree.sh (CI step "structure")
   hipcc libamdhip64-dev rocm-device-libs librocm-smi-dev  # HIP plugin (libxdev-hip.so)
+  librocprim-dev                       # HIP plugin's prim table (rocPRIM headers; XDEV_HIP_PRIMITIVES)
   chromium                             # tests/observe: the memory view in a real browser
   openmpi-bin libopenmpi-dev           # mpirun for the tests; MPI for the mpi transport (transports/mpi)
   python3-numpy                        # tests: DLPack with NumPy (interop.numpy)

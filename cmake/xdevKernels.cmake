@@ -307,10 +307,14 @@ endfunction()
 # --offload-arch flags for the `archs` hipcc accepts: each is tried once per
 # hipcc on a one-line kernel (cached), since ROCm versions differ in the
 # targets they know (Debian's 5.2 refuses gfx942 and gfx1100: its clang 15
-# does not know gfx942, and has no device library for gfx1100).
+# does not know gfx942, and has no device library for gfx1100). hipcc's
+# clang leaves an empty <name>-XXXXXX directory in TMPDIR after each
+# compilation: the probes and the build rules give it one under the build
+# tree, removed after the call.
 function(_xdev_kernels_hip_flags who hipcc archs out_flags out_desc)
   string(MD5 key "${hipcc}")
   set(probe "${CMAKE_BINARY_DIR}/CMakeFiles/xdev_kernels_probe.hip")
+  set(probe_tmp "${CMAKE_BINARY_DIR}/CMakeFiles/xdev_kernels_probe.tmp")
   set(flags "")
   set(kept "")
   set(dropped "")
@@ -323,9 +327,12 @@ function(_xdev_kernels_hip_flags who hipcc archs out_flags out_desc)
       if(NOT EXISTS "${probe}")
         file(WRITE "${probe}" "#include <hip/hip_runtime.h>\nextern \"C\" __global__ void k(int *p) { *p = 1; }\n")
       endif()
-      execute_process(COMMAND "${hipcc}" --genco -x hip --offload-arch=${arch} "${probe}"
+      file(MAKE_DIRECTORY "${probe_tmp}")
+      execute_process(COMMAND "${CMAKE_COMMAND}" -E env "TMPDIR=${probe_tmp}"
+          "${hipcc}" --genco -x hip --offload-arch=${arch} "${probe}"
           -o "${CMAKE_BINARY_DIR}/CMakeFiles/xdev_kernels_probe.co"
         RESULT_VARIABLE rc OUTPUT_QUIET ERROR_QUIET)
+      file(REMOVE_RECURSE "${probe_tmp}")
       if(rc EQUAL 0)
         set(ok ON)
       else()
@@ -536,11 +543,14 @@ function(xdev_add_kernels target)
         set(bin "${dir}/${i}_${stem}.hipco")
         set(format HIP_CODE)
         set(what "${fname}: hipcc ${hip_desc}")
-        set(cmd "${XDEV_HIPCC}" --genco -x hip -std=c++17 -O3 ${hip_flags} ${hip_werror}
-          ${XDEV_KERNELS_HIPCC_FLAGS})
+        set(cmd "${CMAKE_COMMAND}" -E env "TMPDIR=${bin}.tmp" "${XDEV_HIPCC}" --genco -x hip
+          -std=c++17 -O3 ${hip_flags} ${hip_werror} ${XDEV_KERNELS_HIPCC_FLAGS})
       endif()
+      # <bin>.tmp: hipcc's TMPDIR (_xdev_kernels_hip_flags), made before, removed after
       add_custom_command(OUTPUT "${bin}"
+        COMMAND "${CMAKE_COMMAND}" -E make_directory "${bin}.tmp"
         COMMAND ${cmd} ${dev_flags} -MD -MF "${bin}.d" -MT "${bin}" -o "${bin}" "${src}"
+        COMMAND "${CMAKE_COMMAND}" -E rm -rf "${bin}.tmp"
         DEPENDS "${src}" DEPFILE "${bin}.d"
         COMMENT "${who}: ${what}" COMMAND_EXPAND_LISTS VERBATIM)
       set(inc "${dir}/${i}_${stem}.${tc}.inc")

@@ -405,8 +405,9 @@ END_TEST
 
 /* The real plugins' prim tables (issue 44), read from each plugin's own
  * table without a device: CUDA sets every slot of the table it was built
- * with (backends/cuda_hip/cuda_prim*.cu), HIP has none (no rocPRIM headers
- * where it is built: backends/cuda_hip/README.md). */
+ * with (backends/cuda_hip/cuda_prim*.cu over CUB); HIP too where it was
+ * built with rocPRIM (the same sources over vendor/hip_prim.h), which CMake
+ * says in XT_HIP_PRIM (1: built with the table, 0: without it). */
 static const xdev_prim_vtable_t *real_prim_table(const char *name, void **handle) {
     char where[4096];
     ck_assert_msg(xt_plugin_installed(name, where, sizeof where), "no libxdev-%s.so", name);
@@ -420,26 +421,44 @@ static const xdev_prim_vtable_t *real_prim_table(const char *name, void **handle
     return api->prim;
 }
 
-START_TEST(cuda_prim_table) {
+/* Every slot of plugin `name`'s prim table is set. */
+static void expect_full_prim_table(const char *name) {
     void *h = NULL;
-    const xdev_prim_vtable_t *prim = real_prim_table("cuda", &h);
-    ck_assert_msg(prim != NULL, "libxdev-cuda.so has no prim table (xdev_prim_* would be "
-                                "XDEV_ERROR_NOT_SUPPORTED on every CUDA device)");
+    const xdev_prim_vtable_t *prim = real_prim_table(name, &h);
+    ck_assert_msg(prim != NULL,
+                  "libxdev-%s.so has no prim table (xdev_prim_* would be "
+                  "XDEV_ERROR_NOT_SUPPORTED on every %s device)",
+                  name, name);
     ck_assert_uint_eq(prim->size, sizeof(xdev_prim_vtable_t));
 #define XT_PRIM_SLOT_SET(table, slot, ...)                                                         \
-    ck_assert_msg(prim->slot != NULL, "libxdev-cuda.so: prim." #slot " is NULL");
+    ck_assert_msg(prim->slot != NULL, "libxdev-%s.so: prim." #slot " is NULL", name);
     XDEV_SLOTS_PRIM(XT_PRIM_SLOT_SET)
 #undef XT_PRIM_SLOT_SET
-    /* Kept loaded: its C++ runtime (CUB) is not unloaded, as at exit. */
+    /* Kept loaded: its C++ runtime (CUB, rocPRIM) is not unloaded, as at exit. */
     (void)h;
+}
+
+START_TEST(cuda_prim_table) {
+    expect_full_prim_table("cuda");
 }
 END_TEST
 
 START_TEST(hip_prim_table) {
+    const char *built = getenv("XT_HIP_PRIM");
+    ck_assert_msg(built != NULL && (strcmp(built, "0") == 0 || strcmp(built, "1") == 0),
+                  "XT_HIP_PRIM is '%s': tests/CMakeLists.txt says 1 (the HIP plugin was built "
+                  "with rocPRIM) or 0",
+                  built ? built : "(unset)");
+    if (strcmp(built, "1") == 0) {
+        expect_full_prim_table("hip");
+        printf("hip_prim_table: libxdev-hip.so has every prim slot (rocPRIM)\n");
+        return;
+    }
     void *h = NULL;
     ck_assert_msg(real_prim_table("hip", &h) == NULL,
-                  "libxdev-hip.so has a prim table: update backends/cuda_hip/README.md and this "
-                  "test");
+                  "libxdev-hip.so has a prim table, but CMake built it without rocPRIM "
+                  "(XDEV_HIP_PRIMITIVES=OFF, or no rocprim/rocprim.hpp)");
+    printf("hip_prim_table: libxdev-hip.so has no prim table (built without rocPRIM)\n");
     (void)h; /* kept loaded, as above */
 }
 END_TEST

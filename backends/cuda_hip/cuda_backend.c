@@ -7,8 +7,8 @@
  * cuda_ipc.c, cuda_blas.c (cuBLAS) and cuda_fft.c (+ cuda_fft_scale.cu;
  * cuFFT), cuda_nccl.c (NCCL), cuda_kernel.c (modules and launches),
  * cuda_graph.c (stream capture and replay), device code in cuda_rng.cu,
- * cuda_ops.cu and cuda_prim.cu (parallel primitives over CUB), cuda_vmm.c
- * (virtual memory); each plugin's own files in its folder: cuda_nvml.c
+ * cuda_ops.cu and cuda_prim.cu (parallel primitives over CUB, rocPRIM on HIP),
+ * cuda_vmm.c (virtual memory); each plugin's own files in its folder: cuda_nvml.c
  * (backends/cuda), hip_smi.c (backends/hip).
  *
  * The CUDA runtime is linked statically, so the plugin needs only the driver
@@ -238,7 +238,7 @@ static const xdev_backend_api_t xc_api = {
 #endif
     .kernel = &xc_kernel_vtable,
     .graph = &xc_graph_vtable,
-#ifdef XC_HAVE_PRIM /* cuda_prim.cu: CUB (the HIP plugin has none yet) */
+#ifdef XC_HAVE_PRIM /* cuda_prim.cu: CUB, or rocPRIM (HIP: vendor/hip_prim.h) */
     .prim = &xc_prim_vtable,
 #endif
 };

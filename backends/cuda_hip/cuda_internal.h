@@ -216,8 +216,8 @@ extern const xdev_blas_vtable_t xc_blas_vtable;
 extern const xdev_fft_vtable_t xc_fft_vtable;
 extern const xdev_rng_vtable_t xc_rng_vtable; /* cuda_rng.cu */
 extern const xdev_ops_vtable_t xc_ops_vtable; /* cuda_ops.cu */
-/* Parallel primitives (cuda_prim.cu over CUB; XC_HAVE_PRIM: the CUDA plugin
- * built with nvcc - the HIP plugin has none yet, README.md says why). */
+/* Parallel primitives (cuda_prim.cu over CUB, or over rocPRIM in the HIP
+ * plugin; XC_HAVE_PRIM: built, with nvcc or with hipcc and rocPRIM). */
 extern const xdev_prim_vtable_t xc_prim_vtable;
 /* Multiply the output of an exec of the plan `d` by `scale` on `stream`
  * (cuda_fft_scale.cu, XC_HAVE_KERNELS). */

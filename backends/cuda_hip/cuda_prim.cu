@@ -4,7 +4,8 @@
  * (cub::DeviceReduce, cub::DeviceScan: the toolkit's own, the fastest there
  * is), and the deterministic order of xdev/primitives.h in kernels of this
  * file (cuda_prim_det.cuh) when XDEV_PRIM_FLAG_DETERMINISTIC asks for it.
- * nvcc only: the HIP plugin has no prim table yet (README.md says why).
+ * The HIP plugin compiles the same text with hipcc over rocPRIM:
+ * vendor/hip_prim.h maps the CUB and Thrust names used here to rocPRIM's.
  *
  * What CUB runs here, by op:
  * - sum, prod: DeviceReduce::Sum / Reduce on the raw pointers (f32, f64;
@@ -30,11 +31,15 @@
 extern "C" {
 #include "cuda_internal.h"
 }
+#if defined(XC_VENDOR_HIP)
+#include "vendor/hip_prim.h" /* CUB's and Thrust's names over rocPRIM */
+#else
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
 #include <thrust/iterator/transform_output_iterator.h>
+#endif
 
 #include "cuda_prim_det.cuh"
 #include "xdev/primitives.h"
@@ -324,7 +329,7 @@ __attribute__((unused)) xdev_status_t prim_segmented_sort(const xdev_prim_desc_t
 
 } // namespace
 
-#if !defined(__CUDA_ARCH__)
+#if !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)
 extern "C" const xdev_prim_vtable_t xc_prim_vtable = {sizeof(xdev_prim_vtable_t),
                                                       prim_reduce,
                                                       prim_scan,

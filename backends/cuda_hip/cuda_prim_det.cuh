@@ -26,8 +26,14 @@
 #ifndef XDEV_CUDA_PRIM_DET_CUH
 #define XDEV_CUDA_PRIM_DET_CUH
 
-#include <cuda/std/limits>
 #include <stdint.h>
+
+#if defined(XC_VENDOR_HIP)
+#include "vendor/hip_prim.h" /* cuda::std::numeric_limits over std's; XC_PRIM_LIB */
+#else
+#include <cuda/std/limits>
+#define XC_PRIM_LIB "CUB" /* the library under the table, for messages */
+#endif
 
 #include "xdev/backend.h"
 #include "xdev/primitives.h"
@@ -151,7 +157,7 @@ __global__ void __launch_bounds__(kWarps * 32)
             s = op_rn<PROD>(s, dt<DT>::load(in[i]));
 #pragma unroll
         for (unsigned wd = 16; wd > 0; wd >>= 1)
-            s = op_rn<PROD>(s, __shfl_down_sync(0xffffffffu, s, wd));
+            s = op_rn<PROD>(s, XC_SHFL_DOWN32(s, wd));
         if (lane == 0) ws[w] = s;
     }
     __syncthreads();
@@ -219,12 +225,12 @@ __global__ void __launch_bounds__(32)
     A r = A(-0.0);
     for (size_t off = 0; off < kChunk && c0 * kChunk + off < n; off += kCols) {
         stage<DT>(tile, in, n, m, c0, off);
-        __syncwarp();
+        XC_SYNCWARP();
         const size_t base = mine * kChunk + off;
         if (mine < m)
             for (unsigned k = 0; k < kCols && base + k < n; k++)
                 r = add_rn(r, tile[threadIdx.x][k]);
-        __syncwarp();
+        XC_SYNCWARP();
     }
     if (mine < m) tot[mine] = r;
 }
@@ -279,7 +285,7 @@ __global__ void __launch_bounds__(32)
     A r = offs != nullptr && mine < m ? offs[mine] : A(-0.0);
     for (size_t off = 0; off < kChunk && c0 * kChunk + off < n; off += kCols) {
         stage<DT>(tile, in, n, m, c0, off);
-        __syncwarp();
+        XC_SYNCWARP();
         const size_t base = mine * kChunk + off;
         if (mine < m)
             for (unsigned k = 0; k < kCols && base + k < n; k++) {
@@ -292,13 +298,13 @@ __global__ void __launch_bounds__(32)
                     tile[lane][k] = r;
                 }
             }
-        __syncwarp();
+        XC_SYNCWARP();
 #pragma unroll 8
         for (unsigned row = 0; row < kRows; row++) {
             const size_t i = (c0 + row) * kChunk + off + lane;
             if (c0 + row < m && i < n) out[i] = dt<DT>::store(tile[row][lane]);
         }
-        __syncwarp();
+        XC_SYNCWARP();
     }
 }
 

@@ -32,12 +32,16 @@
 extern "C" {
 #include "cuda_internal.h"
 }
+#if defined(XC_VENDOR_HIP)
+#include "vendor/hip_prim.h" /* CUB's and Thrust's names over rocPRIM */
+#else
 #include <cub/device/device_run_length_encode.cuh>
 #include <cub/device/device_segmented_reduce.cuh>
 #include <cub/device/device_select.cuh>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
 #include <thrust/iterator/transform_output_iterator.h>
+#endif
 
 #include "cuda_prim_det.cuh"
 
@@ -178,7 +182,7 @@ __global__ void __launch_bounds__(kWarps * 32)
                     acc = op_rn<PROD>(acc, dt<DT>::load(in[i]));
 #pragma unroll
                 for (unsigned wd = 16; wd > 0; wd >>= 1)
-                    acc = op_rn<PROD>(acc, __shfl_down_sync(0xffffffffu, acc, wd));
+                    acc = op_rn<PROD>(acc, XC_SHFL_DOWN32(acc, wd));
                 if (lane == 0) ws[w] = acc;
             }
             __syncthreads();
@@ -536,9 +540,20 @@ xdev_status_t slot(int k, const xdev_prim_desc_t *d, size_t *temp_bytes) {
                         (int)d->dtype);
     if (k == K_RLE && d->count > 0x7fffffffull)
         return xc_error(XDEV_ERROR_NOT_SUPPORTED,
-                        "%s: run_length_encode of %zu items: CUB's DeviceRunLengthEncode counts "
+                        "%s: run_length_encode of %zu items: %s's run-length encode counts "
                         "in int (at most 2^31 - 1 items)",
-                        XC_NAME, d->count);
+                        XC_NAME, d->count, XC_PRIM_LIB);
+#if defined(XC_PRIM_MAX_ITEMS) /* rocPRIM: select and unique count items in unsigned int */
+    if ((k == K_SELECT || k == K_UNIQUE) && d->count > XC_PRIM_MAX_ITEMS)
+        return xc_error(XDEV_ERROR_NOT_SUPPORTED,
+                        "%s: %s of %zu items: %s counts them in unsigned int (at most 2^32 - 1)",
+                        XC_NAME, what, d->count, XC_PRIM_LIB);
+    if (k == K_SEG_REDUCE && d->num_segments > XC_PRIM_MAX_ITEMS)
+        return xc_error(XDEV_ERROR_NOT_SUPPORTED,
+                        "%s: segmented_reduce of %zu segments: %s counts them in unsigned int "
+                        "(at most 2^32 - 1)",
+                        XC_NAME, d->num_segments, XC_PRIM_LIB);
+#endif
     xc_guard_t g;
     xdev_status_t st = xc_guard_begin(&g, dev->index);
     if (st != XDEV_SUCCESS) return st;

@@ -30,10 +30,14 @@
 extern "C" {
 #include "cuda_internal.h"
 }
+#if defined(XC_VENDOR_HIP)
+#include "vendor/hip_prim.h" /* CUB's and Thrust's names over rocPRIM */
+#else
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_segmented_radix_sort.cuh>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
+#endif
 
 #include "cuda_prim_det.cuh"
 
@@ -299,9 +303,9 @@ xdev_status_t sort_slot(const xdev_prim_desc_t *d, size_t *temp_bytes, bool segm
                         XC_NAME, what, d->count);
     if (segmented && (d->count > 0x7fffffffull || d->num_segments > 0x7fffffffull))
         return xc_error(XDEV_ERROR_NOT_SUPPORTED,
-                        "%s: segmented_sort of %zu items in %zu segments: CUB's segmented radix "
+                        "%s: segmented_sort of %zu items in %zu segments: %s's segmented radix "
                         "sort counts in int (at most 2^31 - 1 of each)",
-                        XC_NAME, d->count, d->num_segments);
+                        XC_NAME, d->count, d->num_segments, XC_PRIM_LIB);
     xc_guard_t g;
     xdev_status_t st = xc_guard_begin(&g, dev->index);
     if (st != XDEV_SUCCESS) return st;

@@ -340,6 +340,18 @@ static inline hipError_t xc_nv_cudaStreamGetCaptureInfo(hipStream_t s,
  * (it synchronises with the device's blocking streams), and like CUDA's it
  * means "the current device's". */
 #define XC_STREAM_LEGACY ((hipStream_t)0)
+/* Device code of the prim table (cuda_prim_det.cuh, xc_vendor.h): its
+ * "warps" are 32-lane groups; an AMD wavefront is 64 lanes, so the shuffle
+ * stays within 32 (width 32; HIP 5.2 has no *_sync shuffles), and a block
+ * of one 32-lane warp synchronises with __syncthreads (HIP 5.2 has no
+ * __syncwarp). HIP's NVIDIA platform: CUDA's own. */
+#if defined(__HIP_PLATFORM_NVIDIA__)
+#define XC_SHFL_DOWN32(v, d) __shfl_down_sync(0xffffffffu, (v), (d))
+#define XC_SYNCWARP() __syncwarp()
+#else
+#define XC_SHFL_DOWN32(v, d) __shfl_down((v), (d), 32)
+#define XC_SYNCWARP() __syncthreads()
+#endif
 
 #if defined(__HIP_PLATFORM_NVIDIA__)
 /* HIP 5.2's NVIDIA platform has no hipLaunchHostFunc, and its

@@ -46,6 +46,13 @@
  *                             cudaMemLocation, CUDA 12 and HIP a device index)
  *   xc_vendor_blas_workspace_bytes  the BLAS workspace a capture gives each
  *                             stream (cublasSetWorkspace's recommended size)
+ *   XC_SHFL_DOWN32(v, d), XC_SYNCWARP()  device code of the prim table
+ *                             (cuda_prim_det.cuh): a shuffle down within a
+ *                             32-lane group (CUDA's warp; half of AMD's
+ *                             64-lane wavefront, so HIP's __shfl_down gets
+ *                             width 32), and the barrier of a block that is
+ *                             one 32-lane warp (__syncwarp; HIP 5.2 has
+ *                             none: __syncthreads, the block being that warp)
  *   xc_capture_mode_t, xc_capture_status_t, xc_copy_kind_t  the capture mode,
  *                             capture status and copy direction types: C
  *                             names CUDA's as `enum cudaX`, HIP's are
@@ -96,6 +103,9 @@ typedef enum cudaMemcpyKind xc_copy_kind_t;
 #define XC_DEVICE_TYPE XDEV_DEVICE_CUDA
 #define XC_ENV(suffix) "XDEV_CUDA_" suffix
 #define XC_STREAM_LEGACY cudaStreamLegacy
+/* device code (the prim table's deterministic kernels): all 32 lanes take part */
+#define XC_SHFL_DOWN32(v, d) __shfl_down_sync(0xffffffffu, (v), (d))
+#define XC_SYNCWARP() __syncwarp()
 
 #define XC_HOST_FUNC_CALL "cudaLaunchHostFunc"
 static inline cudaError_t xc_vendor_launch_host_func(cudaStream_t s, void (*fn)(void *),
