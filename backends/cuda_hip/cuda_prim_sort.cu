@@ -34,6 +34,7 @@ extern "C" {
 #include "vendor/hip_prim.h" /* CUB's and Thrust's names over rocPRIM */
 #else
 #include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
 #include <cub/device/device_segmented_radix_sort.cuh>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
@@ -127,6 +128,29 @@ struct seg_end {
     }
 };
 
+/* The running maximum of the segments' ends: segment s ends at the
+ * furthest end of segments 0..s (xdev/primitives.h's rule). */
+struct max_int {
+    __host__ __device__ int operator()(int a, int b) const {
+        return a < b ? b : a;
+    }
+};
+
+/* Segment s begins no earlier than the furthest end before it (ends[s - 1])
+ * and no later than its own end, so no item is in two segments (CUB sorts
+ * segments side by side: two would race over a shared item). */
+__global__ void seg_begins_kernel(const int64_t *off, long long count, const int *ends, int *begins,
+                                  int ns) {
+    const int stride = (int)(gridDim.x * blockDim.x);
+    for (int s = (int)(blockIdx.x * blockDim.x + threadIdx.x); s < ns; s += stride) {
+        int b = seg_begin{off, count}(s);
+        const int lo = s > 0 ? ends[s - 1] : 0;
+        if (b < lo) b = lo;
+        if (b > ends[s]) b = ends[s];
+        begins[s] = b;
+    }
+}
+
 constexpr unsigned kThreads = 256;
 
 unsigned grid_of(size_t n) {
@@ -138,11 +162,26 @@ size_t up(size_t x) {
     return (x + 255) / 256 * 256;
 }
 
+/* The segments' bounds as CUB sorts them, read once from the offsets into
+ * begins/ends (the temporaries): clamped to [0, count], each begun at the
+ * furthest end before it. t NULL: the scan's temporary size in tb. */
+cudaError_t seg_bounds(void *t, size_t &tb, const xdev_prim_desc_t *d, int *begins, int *ends,
+                       cudaStream_t s) {
+    const int ns = (int)d->num_segments;
+    auto ei = thrust::make_transform_iterator(thrust::counting_iterator<int>(0),
+                                              seg_end{d->offsets, (long long)d->count});
+    cudaError_t err = cub::DeviceScan::InclusiveScan(t, tb, ei, ends, max_int{}, ns, s);
+    if (t == nullptr || err != cudaSuccess) return err;
+    seg_begins_kernel<<<grid_of((size_t)ns), kThreads, 0, s>>>(d->offsets, (long long)d->count,
+                                                               ends, begins, ns);
+    return cudaGetLastError();
+}
+
 /* One CUB radix sort of unsigned keys K with values V (void: keys only),
- * whole or segmented. */
+ * whole or segmented (sb/se: the bounds seg_bounds wrote). */
 template <typename K, typename V>
 cudaError_t cub_sort(void *t, size_t &tb, const K *ki, K *ko, const V *vi, V *vo,
-                     const xdev_prim_desc_t *d, cudaStream_t s) {
+                     const xdev_prim_desc_t *d, const int *sb, const int *se, cudaStream_t s) {
     const int b = (int)d->begin_bit, e = (int)d->end_bit;
     if (d->offsets == nullptr) {
         if constexpr (std::is_void<V>::value)
@@ -150,15 +189,11 @@ cudaError_t cub_sort(void *t, size_t &tb, const K *ki, K *ko, const V *vi, V *vo
         else
             return cub::DeviceRadixSort::SortPairs(t, tb, ki, ko, vi, vo, d->count, b, e, s);
     }
-    auto bi = thrust::make_transform_iterator(thrust::counting_iterator<int>(0),
-                                              seg_begin{d->offsets, (long long)d->count});
-    auto ei = thrust::make_transform_iterator(thrust::counting_iterator<int>(0),
-                                              seg_end{d->offsets, (long long)d->count});
     const int n = (int)d->count, ns = (int)d->num_segments;
     if constexpr (std::is_void<V>::value)
-        return cub::DeviceSegmentedRadixSort::SortKeys(t, tb, ki, ko, n, ns, bi, ei, b, e, s);
+        return cub::DeviceSegmentedRadixSort::SortKeys(t, tb, ki, ko, n, ns, sb, se, b, e, s);
     else
-        return cub::DeviceSegmentedRadixSort::SortPairs(t, tb, ki, ko, vi, vo, n, ns, bi, ei, b, e,
+        return cub::DeviceSegmentedRadixSort::SortPairs(t, tb, ki, ko, vi, vo, n, ns, sb, se, b, e,
                                                         s);
 }
 
@@ -224,6 +259,16 @@ cudaError_t sort_dt(const xdev_prim_desc_t *d, void *temp, size_t bytes, size_t 
             idx_out = static_cast<unsigned *>(L.take(n * 4));
         }
     }
+    int *sb = nullptr, *se = nullptr;
+    void *bt = nullptr;
+    size_t bb = 0;
+    if (seg) { /* the segments' bounds, read once, and their scan's temporaries */
+        sb = static_cast<int *>(L.take(d->num_segments * 4));
+        se = static_cast<int *>(L.take(d->num_segments * 4));
+        cudaError_t qe = seg_bounds(nullptr, bb, d, nullptr, nullptr, s);
+        if (qe != cudaSuccess) return qe;
+        bt = L.take(bb);
+    }
     void *ct = L.base != nullptr ? L.base + L.off : nullptr;
     size_t cb = L.base != nullptr ? bytes - L.off : 0;
     cudaError_t err = cudaSuccess;
@@ -237,20 +282,23 @@ cudaError_t sort_dt(const xdev_prim_desc_t *d, void *temp, size_t bytes, size_t 
                 <<<grid_of(n), kThreads, 0, s>>>(static_cast<const U *>(src), img, idx, n, desc);
             err = cudaGetLastError();
         }
+        if (err == cudaSuccess && seg) err = seg_bounds(bt, bb, d, sb, se, s);
         if (err == cudaSuccess && seg && idx_out != nullptr)
             err = cudaMemsetAsync(idx_out, 0xff, n * 4, s);
         if (err != cudaSuccess) return err;
     }
     U *kout = static_cast<U *>(d->out);
     if (direct && !pairs)
-        err = cub_sort<U, void>(ct, cb, static_cast<const U *>(src), kout, nullptr, nullptr, d, s);
+        err = cub_sort<U, void>(ct, cb, static_cast<const U *>(src), kout, nullptr, nullptr, d, sb,
+                                se, s);
     else if (direct)
-        err = cub_sort<U, U>(ct, cb, static_cast<const U *>(src), kout,
-                             static_cast<const U *>(vsrc), static_cast<U *>(d->values_out), d, s);
+        err =
+            cub_sort<U, U>(ct, cb, static_cast<const U *>(src), kout, static_cast<const U *>(vsrc),
+                           static_cast<U *>(d->values_out), d, sb, se, s);
     else if (!pairs) /* the images carry the keys' own bits */
-        err = cub_sort<U, U>(ct, cb, img, img_out, static_cast<const U *>(src), kout, d, s);
+        err = cub_sort<U, U>(ct, cb, img, img_out, static_cast<const U *>(src), kout, d, sb, se, s);
     else
-        err = cub_sort<U, unsigned>(ct, cb, img, img_out, idx, idx_out, d, s);
+        err = cub_sort<U, unsigned>(ct, cb, img, img_out, idx, idx_out, d, sb, se, s);
     if (L.base == nullptr) {
         *need = L.off + cb;
         return err;

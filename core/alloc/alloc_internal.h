@@ -224,8 +224,9 @@ typedef struct xdev_device_allocator {
 /* The allocator of a device (its primary arena), created on first use. */
 xdev_status_t xdev_alloc_get(xdev_backend_t *be, int index, xdev_device_allocator_t **out);
 /* Validates an application's allocator and copies it, zero past its `size`
- * (an older header's struct) (device_allocator.c). */
-xdev_status_t xdev_allocator_accept(const xdev_allocator_t *in, xdev_allocator_t *out);
+ * (an older header's struct); a refusal names `call` (device_allocator.c). */
+xdev_status_t xdev_allocator_accept(const char *call, const xdev_allocator_t *in,
+                                    xdev_allocator_t *out);
 
 /* The arenas of a device created so far, primary first; returns how many. */
 int xdev_alloc_arenas(xdev_device_allocator_t *primary, xdev_device_allocator_t **out);

@@ -700,12 +700,14 @@ xdev_status_t xdev_set_per_process_memory_fraction(double fraction, xdev_device_
  * struct the caller's header had (an older one ends before empty_cache), so
  * what is past it reads as NULL. One rule for xdev_set_allocator and memory
  * pools. */
-xdev_status_t xdev_allocator_accept(const xdev_allocator_t *in, xdev_allocator_t *out) {
+xdev_status_t xdev_allocator_accept(const char *call, const xdev_allocator_t *in,
+                                    xdev_allocator_t *out) {
     if (in->size < offsetof(xdev_allocator_t, free) + sizeof in->free || in->malloc == NULL ||
         in->free == NULL)
-        return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
-                             "the allocator needs size = sizeof(xdev_allocator_t) and both malloc "
-                             "and free");
+        return xdev_core_blame(XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                                         "the allocator needs size = sizeof(xdev_allocator_t) "
+                                         "and both malloc and free"),
+                               call);
     memset(out, 0, sizeof *out);
     memcpy(out, in, in->size < sizeof *out ? in->size : sizeof *out);
     out->size = sizeof *out;
@@ -714,7 +716,7 @@ xdev_status_t xdev_allocator_accept(const xdev_allocator_t *in, xdev_allocator_t
 
 xdev_status_t xdev_set_allocator(xdev_device_t device, const xdev_allocator_t *allocator) {
     xdev_allocator_t accepted;
-    if (allocator != NULL) XDEV_CHECK(xdev_allocator_accept(allocator, &accepted));
+    if (allocator != NULL) XDEV_CHECK(xdev_allocator_accept(__func__, allocator, &accepted));
     xdev_device_record_t *rec;
     XDEV_CHECK(xdev_device_lookup(device, &rec));
     xdev_device_allocator_t *da;

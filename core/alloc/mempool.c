@@ -282,7 +282,7 @@ xdev_status_t xdev_mempool_create(xdev_device_t device, const xdev_allocator_t *
     XDEV_REQUIRE_ARG(out);
     *out = NULL;
     xdev_allocator_t accepted;
-    if (allocator != NULL) XDEV_CHECK(xdev_allocator_accept(allocator, &accepted));
+    if (allocator != NULL) XDEV_CHECK(xdev_allocator_accept(__func__, allocator, &accepted));
     xdev_device_record_t *rec;
     XDEV_CHECK(xdev_device_lookup(device, &rec));
     XDEV_CHECK(xdev_mempool_new(rec, allocator != NULL ? &accepted : NULL, out));

@@ -181,8 +181,8 @@ XDEV_API XDEV_RESULT xdev_status_t xdev_prim_sort_pairs(const void *keys_in, con
  * fine), while a segmented sort, which writes its segments, also begins
  * each segment no earlier than the furthest end of the segments before it
  * (segment s is [max(b_s, e_0, .., e_{s-1}), e_s), with b and e the
- * clamped bounds), so no item is in two segments (the CPU backend does;
- * the CUDA backend does not yet - docs/bounds.md). Items before offsets[0]
+ * clamped bounds), so no item is in two segments (every shipped backend
+ * reads the bounds once into its temporaries: docs/bounds.md). Items before offsets[0]
  * or from offsets[num_segments] on belong to no segment. num_segments = 0
  * does nothing (offsets may then be NULL). */
 
