@@ -5,7 +5,7 @@
  *                 loads (runtime/hooks.h, backend-loaded hook): a device
  *                 allocation gets its mirror; a stream-ordered backend call
  *                 (copy, memset, fill, conversion, add, random fill, BLAS,
- *                 kernel launch) runs, then is recorded, with its arguments
+ *                 FFT, primitive, kernel launch) runs, then is recorded, with its arguments
  *                 copied, on the calling thread's pending list; and the
  *                 replay of those records on the mirrors with the CPU
  *                 backend's own slots.
