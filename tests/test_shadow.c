@@ -37,7 +37,9 @@
  *                segmented sort and reduce, histogram, select_flagged,
  *                select_if, unique, run-length encode, reduce, scan) replayed
  *                and compared, no report; a compaction's unused tail is not
- *                compared
+ *                compared (also with XDEV_SHADOW_COMPARE=sync: the device's
+ *                temporaries reach the mirrors, a later kernel's unbounded
+ *                pointer does not find them stale)
  *   histogram_last_bin the faulty plugin's histogram, which drops its last
  *                bin's count: named with the bin and both counts
  *   off          no XDEV_SHADOW: off, no report; bad arguments refused

@@ -602,10 +602,14 @@ static void shadow_observe(const xdev_enqueue_t *q, const xdev_op_use_t *uses, i
         to_host |= p->recs[i].host_dst != NULL;
     bool deferred =
         why != NULL && q->kind == XDEV_OP_COLLECTIVE && defer(q, uses, n, wait_for, nwait);
-    /* A compaction's outputs end at the count it wrote on the device: they
-     * are compared now, at either setting (the rest is unspecified). */
-    bool counted = how != NULL && SH_IS_PRIM(how->kind) && how->u.prim.num_out != NULL;
-    if (!deferred && (why != NULL || !g_compare_sync || to_host || counted)) {
+    /* A primitive is compared now at either setting: a compaction's outputs
+     * end at the count it wrote on the device (the rest is unspecified),
+     * and the device's temporaries, which the replay does not write (it has
+     * its own), reach the mirror once the op finished - else COMPARE=sync
+     * compared them whole when a kernel's unbounded pointer later marked
+     * their allocation written. */
+    bool at_op = how != NULL && SH_IS_PRIM(how->kind) && why == NULL;
+    if (!deferred && (why != NULL || !g_compare_sync || to_host || at_op)) {
         xdev_shadow_unlock();
         xdev_shadow_wait_stream(q->stream->rec, q->stream->native);
         xdev_shadow_lock();
@@ -628,7 +632,7 @@ static void shadow_observe(const xdev_enqueue_t *q, const xdev_op_use_t *uses, i
             if (xdev_shadow_clip(wait_for[i].p, wait_for[i].n, &m, &len))
                 xdev_shadow_resync(m, wait_for[i].p, len);
         }
-    } else if (g_compare_sync && !counted) {
+    } else if (g_compare_sync && !at_op) {
         xdev_strbuf_t site = {0};
         xdev_call_site_describe(&site, frames, nframes);
         for (int i = 0; i < n; i++) {
@@ -676,6 +680,12 @@ static void shadow_observe(const xdev_enqueue_t *q, const xdev_op_use_t *uses, i
             found = xdev_shadow_check_range(q, m, uses[i].p, len, hw, before[i], &span[i], detail,
                                             false, frames, nframes);
         }
+    }
+    if (at_op && g_compare_sync && how->u.prim.temp != NULL) {
+        sh_mirror_t *m;
+        size_t len;
+        if (xdev_shadow_clip(how->u.prim.temp, how->u.prim.temp_bytes, &m, &len))
+            xdev_shadow_resync(m, how->u.prim.temp, len);
     }
     /* Host outputs (copies to the host, BLAS results) against the replay's. */
     for (int i = 0; i < p->n && why == NULL && host_checked; i++) {

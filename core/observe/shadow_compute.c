@@ -365,8 +365,8 @@ static xdev_status_t prim_slot(sh_kind_t k, const xdev_prim_desc_t *d, size_t *t
     if (r == NULL) return st;
     memcpy(&r->u.prim, d, d->size < sizeof r->u.prim ? d->size : sizeof r->u.prim);
     r->u.prim.size = sizeof r->u.prim; /* the fields past d->size stay zero */
-    r->u.prim.temp = NULL;             /* the backend's: the replay has its own */
-    r->u.prim.temp_bytes = 0;
+    /* temp stays the device's (step 5's COMPARE=sync copies it into the
+     * mirror); the replay has temporaries of its own. */
     /* Floating sums and products within the tolerance: their order of
      * additions is the backend's. Bitwise: integers, min and max (exact in
      * any order), the arg ops, and deterministic mode (one order everywhere,
