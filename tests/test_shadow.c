@@ -19,7 +19,7 @@
  *   kernel_gpu   a kernel whose device build alone is off by one (cuda, hip;
  *                skipped on the CPU, where both builds are the host build)
  *   not_mirrored a graph replay whose capture holds an op the shadow does not
- *                replay (a histogram) is reported once, as such, and the
+ *                replay (a histogram of managed memory) is reported once, as such, and the
  *                mirrors take its outputs
  *   graph_short_memset the faulty plugin's memset captured in a graph: named
  *                at the replay with its capture call site
@@ -33,6 +33,15 @@
  *                import, mirrored at import, their ops replayed, no report
  *   vec_names    an axpy and a scal on expandable segments (not mirrored):
  *                each report's detail names its routine
+ *   prims_clean  XDEV_SHADOW=cpu on the CPU: every primitive (sorts,
+ *                segmented sort and reduce, histogram, select_flagged,
+ *                select_if, unique, run-length encode, reduce, scan) replayed
+ *                and compared, no report; a compaction's unused tail is not
+ *                compared (also with XDEV_SHADOW_COMPARE=sync: the device's
+ *                temporaries reach the mirrors, a later kernel's unbounded
+ *                pointer does not find them stale)
+ *   histogram_last_bin the faulty plugin's histogram, which drops its last
+ *                bin's count: named with the bin and both counts
  *   off          no XDEV_SHADOW: off, no report; bad arguments refused
  *   bad          a malformed XDEV_SHADOW* value (argv[2] names it) fails
  *                xdev_init with XDEV_ERROR_ENV naming the variable */
@@ -267,20 +276,24 @@ START_TEST(kernel_gpu) {
 END_TEST
 
 /* A graph whose capture holds an op the shadow does not replay (a
- * histogram): its replay is reported once (twice replayed), its outputs
- * copied into the mirrors, so later ops compare clean. */
+ * histogram of managed memory, which has no mirror): its replay is
+ * reported once (twice replayed), its outputs copied into the mirrors, so
+ * later ops compare clean. */
 START_TEST(not_mirrored) {
     xdev_stream_t s = xt_new_stream(0);
     int *k;
     int64_t *counts;
     XT_OK(xdev_malloc_device(xt_dev(0), (void **)&k, N * sizeof(int)));
     XT_OK(xdev_malloc_device(xt_dev(0), (void **)&counts, 4 * sizeof(int64_t)));
+    int *samples;
+    XT_OK(xdev_malloc_managed(xt_dev(0), (void **)&samples, N * sizeof(int), 0));
+    memset(samples, 0, N * sizeof(int)); /* the host writes managed memory */
     XT_OK(xdev_memset_async(k, 0, N * sizeof(int), s));
     XT_OK(xdev_stream_synchronize(s));
     xdev_graph_t g;
     XT_OK(xdev_graph_create(&g));
     XT_OK(xdev_graph_capture_begin(g, s, XDEV_CAPTURE_GLOBAL, NULL));
-    XT_OK(xdev_prim_histogram_even(k, XDEV_DTYPE_I32, N, 4, 0.0, 4.0, counts, s));
+    XT_OK(xdev_prim_histogram_even(samples, XDEV_DTYPE_I32, N, 4, 0.0, 4.0, counts, s));
     XT_OK(xdev_memset_async(k, 0x3c, N * sizeof(int), s));
     XT_OK(xdev_graph_capture_end(g));
     ck_assert_uint_eq(xdev_shadow_report_count(), 0); /* recorded, not run */
@@ -293,7 +306,8 @@ START_TEST(not_mirrored) {
     fprintf(stderr, "the report:\n%s", r.text);
     ck_assert_int_eq(r.kind, XDEV_SHADOW_NOT_MIRRORED);
     ck_assert_msg(strstr(r.text, "graph_replay") != NULL &&
-                      strstr(r.text, "its capture holds an op the shadow cannot replay") != NULL,
+                      strstr(r.text, "an operand is outside the mirrored device allocations") !=
+                          NULL,
                   "%s", r.text);
     ck_assert_msg(strstr(r.call_site, "test_shadow") != NULL, "%s", r.call_site);
     int h[N];
@@ -303,6 +317,7 @@ START_TEST(not_mirrored) {
     XT_OK(xdev_graph_destroy(g));
     XT_OK(xdev_free(k));
     XT_OK(xdev_free(counts));
+    XT_OK(xdev_free(samples));
     XT_OK(xdev_stream_destroy(s));
 }
 END_TEST
@@ -502,6 +517,125 @@ START_TEST(vec_names) {
 }
 END_TEST
 
+/* Every primitive on the CPU shadowing itself: replayed and compared, no
+ * report of any kind (each was "not mirrored" before), in both modes of
+ * the floating sums. A compaction's items past its count are not
+ * compared: the device's tail is made to differ from the mirror's first
+ * (the CPU's device memory is the host's), and neither the compaction nor
+ * a later copy of the whole buffer reports it. */
+START_TEST(prims_clean) {
+    enum { P = 5000, SEGS = 7 };
+    xdev_stream_t s = xt_new_stream(0);
+    float *x, *y;
+    int32_t *k, *ko, *v, *vo;
+    int64_t *off, *cnt, *num, *len;
+    uint8_t *fl;
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&x, P * sizeof(float)));
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&y, P * sizeof(float)));
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&k, P * sizeof(int32_t)));
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&ko, P * sizeof(int32_t)));
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&v, P * sizeof(int32_t)));
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&vo, P * sizeof(int32_t)));
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&off, (SEGS + 1) * sizeof(int64_t)));
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&cnt, 16 * sizeof(int64_t)));
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&num, sizeof(int64_t)));
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&len, P * sizeof(int64_t)));
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&fl, P));
+    static float hx[P];
+    static int32_t hk[P];
+    static uint8_t hf[P];
+    for (int i = 0; i < P; i++) {
+        hx[i] = (float)((i * 7919) % 1000) / 7.0f - 50.0f;
+        hk[i] = (i * 7919) % 97 - 40; /* repeats: a stable sort's order shows */
+        hf[i] = (uint8_t)(i % 3 == 0);
+    }
+    int64_t ho[SEGS + 1] = {0, 10, 10, 700, 2000, 1500, 4000, P}; /* empty, overlapping */
+    XT_OK(xdev_memcpy_async(x, hx, sizeof hx, s));
+    XT_OK(xdev_memcpy_async(k, hk, sizeof hk, s));
+    XT_OK(xdev_memcpy_async(fl, hf, sizeof hf, s));
+    XT_OK(xdev_memcpy_async(off, ho, sizeof ho, s));
+    XT_OK(xdev_convert_async(v, XDEV_DTYPE_I32, k, XDEV_DTYPE_I32, P, s));
+    for (int det = 0; det < 2; det++) {
+        XT_OK(xdev_set_deterministic(det == 1));
+        XT_OK(xdev_prim_reduce(x, XDEV_DTYPE_F32, P, XDEV_PRIM_SUM, y, s));
+        XT_OK(xdev_prim_reduce(k, XDEV_DTYPE_I32, P, XDEV_PRIM_ARGMAX, cnt, s));
+        XT_OK(xdev_prim_scan(x, XDEV_DTYPE_F32, P, XDEV_PRIM_SUM, 0, y, s));
+        XT_OK(xdev_prim_segmented_reduce(x, XDEV_DTYPE_F32, P, off, SEGS, XDEV_PRIM_SUM, y, s));
+        XT_OK(xdev_prim_segmented_reduce(x, XDEV_DTYPE_F32, P, off, SEGS, XDEV_PRIM_MIN, y, s));
+        XT_OK(
+            xdev_prim_segmented_reduce(k, XDEV_DTYPE_I32, P, off, SEGS, XDEV_PRIM_ARGMIN, cnt, s));
+    }
+    XT_OK(xdev_set_deterministic(false));
+    XT_OK(xdev_prim_sort_keys(x, XDEV_DTYPE_F32, P, XDEV_PRIM_DESCENDING, 0, 0, y, s));
+    XT_OK(xdev_prim_sort_pairs(k, v, XDEV_DTYPE_I32, 4, P, 0, 3, 20, ko, vo, s));
+    XT_OK(xdev_prim_segmented_sort(k, v, XDEV_DTYPE_I32, 4, P, off, SEGS, 0, 0, 0, ko, vo, s));
+    XT_OK(xdev_prim_segmented_sort(x, NULL, XDEV_DTYPE_F32, 0, P, off, SEGS, 0, 0, 0, y, NULL, s));
+    XT_OK(xdev_prim_histogram_even(x, XDEV_DTYPE_F32, P, 16, -40.0, 40.0, cnt, s));
+    XT_OK(xdev_stream_synchronize(s));
+    /* The compactions' tails: the device's differ from the mirrors'. */
+    memset(ko, 0x77, P * sizeof(int32_t));
+    memset(len, 0x77, P * sizeof(int64_t));
+    XT_OK(xdev_prim_select_flagged(k, 4, fl, P, ko, num, s));
+    XT_OK(xdev_prim_select_if(x, XDEV_DTYPE_F32, P, "in0 > 10.0f", y, num, s));
+    XT_OK(xdev_prim_sort_keys(k, XDEV_DTYPE_I32, P, 0, 0, 0, v, s));
+    XT_OK(xdev_prim_unique(v, XDEV_DTYPE_I32, P, ko, num, s));
+    XT_OK(xdev_prim_run_length_encode(v, XDEV_DTYPE_I32, P, ko, len, num, s));
+    int64_t runs = 0;
+    XT_OK(xdev_memcpy_async(&runs, num, sizeof runs, s));
+    XT_OK(xdev_memcpy_async(hk, ko, sizeof hk, s)); /* the whole buffer, tail included */
+    XT_OK(xdev_stream_synchronize(s));
+    ck_assert_int_eq(runs, 97);
+    ck_assert_int_eq(hk[0], -40);
+    ck_assert_uint_eq(hk[P - 1], 0x77777777u); /* select_flagged kept P / 3 */
+    for (uint64_t i = 0; i < xdev_shadow_report_count() && i < XDEV_SHADOW_KEPT; i++) {
+        xdev_shadow_report_t r;
+        XT_OK(xdev_shadow_report_get(i, &r));
+        fprintf(stderr, "unexpected report:\n%s", r.text);
+    }
+    ck_assert_uint_eq(xdev_shadow_report_count(), 0);
+    void *bufs[] = {x, y, k, ko, v, vo, off, cnt, num, len, fl};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        XT_OK(xdev_free(bufs[i]));
+    XT_OK(xdev_stream_destroy(s));
+}
+END_TEST
+
+/* The faulty plugin's histogram never counts its last bin: named, with its
+ * call site, the last bin and both counts. */
+START_TEST(histogram_last_bin) {
+    enum { P = 1000, BINS = 8 };
+    int32_t h[P];
+    for (int i = 0; i < P; i++)
+        h[i] = i % 80; /* 10 per value, 100 per bin */
+    int32_t *x;
+    int64_t *counts, zero[BINS] = {0};
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&x, sizeof h));
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&counts, sizeof zero));
+    XT_OK(xdev_memcpy(x, h, sizeof h));
+    XT_OK(xdev_memcpy(counts, zero, sizeof zero));
+    ck_assert_uint_eq(xdev_shadow_report_count(), 0);
+    XT_OK(xdev_prim_histogram_even(x, XDEV_DTYPE_I32, P, BINS, 0.0, 80.0, counts, NULL));
+    XT_OK(xdev_synchronize());
+    ck_assert_uint_eq(xdev_shadow_report_count(), 1);
+    xdev_shadow_report_t r;
+    XT_OK(xdev_shadow_report_get(0, &r));
+    fprintf(stderr, "the report:\n%s", r.text);
+    ck_assert_int_eq(r.kind, XDEV_SHADOW_DIFFERENCE);
+    ck_assert_str_eq(r.op, "histogram_even");
+    ck_assert_msg(strstr(r.detail, "histogram_even of 1000 i32 samples, 8 bins") != NULL,
+                  "detail: %s", r.detail);
+    ck_assert_msg(strstr(r.call_site, "test_shadow") != NULL, "call site: %s", r.call_site);
+    ck_assert_ptr_eq(r.buffer, counts);
+    ck_assert_uint_eq(r.element, BINS - 1);
+    ck_assert_uint_eq(r.element_size, 8);
+    ck_assert_uint_eq(r.differing, 1);
+    ck_assert_uint_eq(r.device_bits, 0);
+    ck_assert_uint_eq(r.shadow_bits, 120); /* 70 .. 79, 12 times */
+    XT_OK(xdev_free(x));
+    XT_OK(xdev_free(counts));
+}
+END_TEST
+
 START_TEST(off) {
     ck_assert(!xdev_shadow_enabled());
     float *x;
@@ -546,6 +680,8 @@ int main(int argc, char **argv) {
     if (strcmp(which, "foreign_short_memset") == 0) tcase_add_test(tc, foreign_short_memset);
     if (strcmp(which, "foreign_clean") == 0) tcase_add_test(tc, foreign_clean);
     if (strcmp(which, "vec_names") == 0) tcase_add_test(tc, vec_names);
+    if (strcmp(which, "prims_clean") == 0) tcase_add_test(tc, prims_clean);
+    if (strcmp(which, "histogram_last_bin") == 0) tcase_add_test(tc, histogram_last_bin);
     if (strcmp(which, "off") == 0) tcase_add_test(tc, off);
     if (strcmp(which, "bad") == 0) tcase_add_test(tc, bad);
     suite_add_tcase(su, tc);

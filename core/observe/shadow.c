@@ -602,7 +602,14 @@ static void shadow_observe(const xdev_enqueue_t *q, const xdev_op_use_t *uses, i
         to_host |= p->recs[i].host_dst != NULL;
     bool deferred =
         why != NULL && q->kind == XDEV_OP_COLLECTIVE && defer(q, uses, n, wait_for, nwait);
-    if (!deferred && (why != NULL || !g_compare_sync || to_host)) {
+    /* A primitive is compared now at either setting: a compaction's outputs
+     * end at the count it wrote on the device (the rest is unspecified),
+     * and the device's temporaries, which the replay does not write (it has
+     * its own), reach the mirror once the op finished - else COMPARE=sync
+     * compared them whole when a kernel's unbounded pointer later marked
+     * their allocation written. */
+    bool at_op = how != NULL && SH_IS_PRIM(how->kind) && why == NULL;
+    if (!deferred && (why != NULL || !g_compare_sync || to_host || at_op)) {
         xdev_shadow_unlock();
         xdev_shadow_wait_stream(q->stream->rec, q->stream->native);
         xdev_shadow_lock();
@@ -625,7 +632,7 @@ static void shadow_observe(const xdev_enqueue_t *q, const xdev_op_use_t *uses, i
             if (xdev_shadow_clip(wait_for[i].p, wait_for[i].n, &m, &len))
                 xdev_shadow_resync(m, wait_for[i].p, len);
         }
-    } else if (g_compare_sync) {
+    } else if (g_compare_sync && !at_op) {
         xdev_strbuf_t site = {0};
         xdev_call_site_describe(&site, frames, nframes);
         for (int i = 0; i < n; i++) {
@@ -652,13 +659,33 @@ static void shadow_observe(const xdev_enqueue_t *q, const xdev_op_use_t *uses, i
         }
     } else {
         bool found = false;
-        for (int i = 0; i < n && !found; i++) {
+        for (int i = 0; i < n; i++) {
             sh_mirror_t *m;
             size_t len;
-            if (uses[i].mode == XDEV_OP_WRITE && xdev_shadow_clip(uses[i].p, uses[i].n, &m, &len))
-                found = xdev_shadow_check_range(q, m, uses[i].p, len, how, before[i], &span[i],
-                                                detail, false, frames, nframes);
+            if (uses[i].mode != XDEV_OP_WRITE || !xdev_shadow_clip(uses[i].p, uses[i].n, &m, &len))
+                continue;
+            if (found) { /* one report per op: its other outputs are the device's too */
+                if (before[i] == NULL) xdev_shadow_resync(m, uses[i].p, len);
+                continue;
+            }
+            /* A primitive's operand: its element size, and a compaction's
+             * outputs only up to the count (its first operand, compared). */
+            sh_rec_t h;
+            const sh_rec_t *hw = how;
+            if (how != NULL && SH_IS_PRIM(how->kind)) {
+                len = xdev_shadow_prim_written(how, m, uses[i].p, len, &h);
+                hw = &h;
+                if (len == 0) continue;
+            }
+            found = xdev_shadow_check_range(q, m, uses[i].p, len, hw, before[i], &span[i], detail,
+                                            false, frames, nframes);
         }
+    }
+    if (at_op && g_compare_sync && how->u.prim.temp != NULL) {
+        sh_mirror_t *m;
+        size_t len;
+        if (xdev_shadow_clip(how->u.prim.temp, how->u.prim.temp_bytes, &m, &len))
+            xdev_shadow_resync(m, how->u.prim.temp, len);
     }
     /* Host outputs (copies to the host, BLAS results) against the replay's. */
     for (int i = 0; i < p->n && why == NULL && host_checked; i++) {

@@ -271,31 +271,189 @@ static xdev_status_t w_fft_exec(const xdev_fft_exec_desc_t *d) {
 
 /* ------------------------------------------------------------ primitives */
 
-static xdev_status_t prim_slot(bool scan, const xdev_prim_desc_t *d, size_t *temp_bytes) {
-    const xdev_prim_vtable_t *p = xdev_shadow_orig(d->device)->prim;
-    if (d->temp == NULL) /* the size query: no work */
-        return scan ? p->scan(d, temp_bytes) : p->reduce(d, temp_bytes);
-    SH_STOPPED_CHECK();
-    xdev_status_t st = scan ? p->scan(d, temp_bytes) : p->reduce(d, temp_bytes);
-    bool arg = !scan && (d->op == XDEV_PRIM_ARGMIN || d->op == XDEV_PRIM_ARGMAX);
-    bool f = !arg && ((XDEV_DTYPE_FLOAT_MASK >> d->dtype) & 1u);
-    size_t es = arg ? 8 : xdev_dtype_size(d->dtype);
-    sh_rec_t *r = st == XDEV_SUCCESS
-                      ? xdev_shadow_pend(scan ? SH_SCAN : SH_REDUCE, es <= 8 ? es : 8, d->dtype)
-                      : NULL;
-    if (r != NULL) {
-        memcpy(&r->u.prim, d, d->size < sizeof r->u.prim ? d->size : sizeof r->u.prim);
-        r->tolerant = f; /* floating sums: the order of the additions is the backend's */
-        snprintf(r->detail, sizeof r->detail, "%s op %d of %zu %s elements",
-                 scan ? "scan" : "reduce", d->op, d->count, xdev_dtype_name(d->dtype));
+typedef xdev_status_t (*sh_prim_fn)(const xdev_prim_desc_t *d, size_t *temp_bytes);
+
+/* The slot of table p that runs a primitive record of kind k (NULL: none). */
+static sh_prim_fn prim_fn(const xdev_prim_vtable_t *p, sh_kind_t k) {
+    if (p == NULL) return NULL;
+    switch (k) {
+    case SH_REDUCE:
+        return XDEV_BACKEND_SLOT(p, reduce);
+    case SH_SCAN:
+        return XDEV_BACKEND_SLOT(p, scan);
+    case SH_SORT:
+        return XDEV_BACKEND_SLOT(p, sort);
+    case SH_SEGMENTED_SORT:
+        return XDEV_BACKEND_SLOT(p, segmented_sort);
+    case SH_SEGMENTED_REDUCE:
+        return XDEV_BACKEND_SLOT(p, segmented_reduce);
+    case SH_HISTOGRAM:
+        return XDEV_BACKEND_SLOT(p, histogram_even);
+    case SH_SELECT:
+        return XDEV_BACKEND_SLOT(p, select_flagged);
+    case SH_UNIQUE:
+        return XDEV_BACKEND_SLOT(p, unique);
+    case SH_RLE:
+        return XDEV_BACKEND_SLOT(p, run_length_encode);
+    default:
+        return NULL;
     }
+}
+
+static const char *const k_prim_ops[] = {"sum", "prod", "min", "max", "argmin", "argmax"};
+static const char *prim_op_name(int op) {
+    return op >= 0 && op < 6 ? k_prim_ops[op] : "?";
+}
+
+/* What the record's report says the call did. */
+static void prim_detail(sh_rec_t *r, const xdev_prim_desc_t *d) {
+    const char *dt = xdev_dtype_name(d->dtype) != NULL ? xdev_dtype_name(d->dtype) : "?";
+    const char *det = (d->flags & XDEV_PRIM_FLAG_DETERMINISTIC) ? ", deterministic" : "";
+    const char *desc = (d->flags & XDEV_PRIM_DESCENDING) ? ", descending" : "";
+    char vals[48] = "";
+    if (d->values_in != NULL) snprintf(vals, sizeof vals, " with %zu-byte values", d->value_size);
+    switch (r->kind) {
+    case SH_REDUCE:
+    case SH_SCAN:
+        snprintf(r->detail, sizeof r->detail, "%s op %d (%s) of %zu %s elements%s",
+                 r->kind == SH_SCAN ? "scan" : "reduce", d->op, prim_op_name(d->op), d->count, dt,
+                 det);
+        break;
+    case SH_SEGMENTED_REDUCE:
+        snprintf(r->detail, sizeof r->detail,
+                 "segmented_reduce op %d (%s) of %zu %s elements in %zu segments%s", d->op,
+                 prim_op_name(d->op), d->count, dt, d->num_segments, det);
+        break;
+    case SH_SORT:
+    case SH_SEGMENTED_SORT:
+        snprintf(r->detail, sizeof r->detail, "%s of %zu %s keys%s, bits [%u, %u)%s",
+                 r->kind == SH_SORT ? "sort" : "segmented_sort", d->count, dt, vals, d->begin_bit,
+                 d->end_bit, desc);
+        if (r->kind == SH_SEGMENTED_SORT) {
+            size_t l = strlen(r->detail);
+            snprintf(r->detail + l, sizeof r->detail - l, ", %zu segments", d->num_segments);
+        }
+        break;
+    case SH_HISTOGRAM:
+        snprintf(r->detail, sizeof r->detail,
+                 "histogram_even of %zu %s samples, %zu bins over [%g, %g)", d->count, dt,
+                 d->num_bins, d->lower, d->upper);
+        break;
+    case SH_SELECT:
+        snprintf(r->detail, sizeof r->detail, "%s of %zu %zu-byte items",
+                 d->flag_size > 1 ? "select_if's compaction" : "select_flagged", d->count,
+                 xdev_dtype_size(d->dtype));
+        break;
+    default:
+        snprintf(r->detail, sizeof r->detail, "%s of %zu %s items",
+                 r->kind == SH_UNIQUE ? "unique" : "run_length_encode", d->count, dt);
+        break;
+    }
+}
+
+/* A primitive: run, then recorded with its descriptor (every operand is
+ * device memory the replay finds a mirror of; the rest are values). */
+static xdev_status_t prim_slot(sh_kind_t k, const xdev_prim_desc_t *d, size_t *temp_bytes) {
+    sh_prim_fn fn = prim_fn(xdev_shadow_orig(d->device)->prim, k);
+    if (d->temp == NULL) return fn(d, temp_bytes); /* the size query: no work */
+    SH_STOPPED_CHECK();
+    xdev_status_t st = fn(d, temp_bytes);
+    bool red = k == SH_REDUCE || k == SH_SEGMENTED_REDUCE;
+    bool arg = red && (d->op == XDEV_PRIM_ARGMIN || d->op == XDEV_PRIM_ARGMAX);
+    size_t es = k == SH_HISTOGRAM || arg ? 8 : xdev_dtype_size(d->dtype);
+    sh_rec_t *r = st == XDEV_SUCCESS ? xdev_shadow_pend(k, es <= 8 ? es : 8, d->dtype) : NULL;
+    if (r == NULL) return st;
+    memcpy(&r->u.prim, d, d->size < sizeof r->u.prim ? d->size : sizeof r->u.prim);
+    r->u.prim.size = sizeof r->u.prim; /* the fields past d->size stay zero */
+    /* temp stays the device's (step 5's COMPARE=sync copies it into the
+     * mirror); the replay has temporaries of its own. */
+    /* Floating sums and products within the tolerance: their order of
+     * additions is the backend's. Bitwise: integers, min and max (exact in
+     * any order), the arg ops, and deterministic mode (one order everywhere,
+     * xdev/primitives.h); sorts, histograms and compactions move or count. */
+    bool sum = d->op == XDEV_PRIM_SUM || (k != SH_SCAN && d->op == XDEV_PRIM_PROD);
+    r->tolerant = (red || k == SH_SCAN) && sum && ((XDEV_DTYPE_FLOAT_MASK >> d->dtype) & 1u) &&
+                  !(d->flags & XDEV_PRIM_FLAG_DETERMINISTIC);
+    prim_detail(r, d);
     return st;
 }
-static xdev_status_t w_reduce(const xdev_prim_desc_t *d, size_t *temp_bytes) {
-    return prim_slot(false, d, temp_bytes);
+
+#define SH_PRIM_WRAPPER(name, kind)                                                                \
+    static xdev_status_t w_##name(const xdev_prim_desc_t *d, size_t *temp_bytes) {                 \
+        return prim_slot(kind, d, temp_bytes);                                                     \
+    }
+SH_PRIM_WRAPPER(reduce, SH_REDUCE)
+SH_PRIM_WRAPPER(scan, SH_SCAN)
+SH_PRIM_WRAPPER(sort, SH_SORT)
+SH_PRIM_WRAPPER(segmented_sort, SH_SEGMENTED_SORT)
+SH_PRIM_WRAPPER(segmented_reduce, SH_SEGMENTED_REDUCE)
+SH_PRIM_WRAPPER(histogram_even, SH_HISTOGRAM)
+SH_PRIM_WRAPPER(select_flagged, SH_SELECT)
+SH_PRIM_WRAPPER(unique, SH_UNIQUE)
+SH_PRIM_WRAPPER(run_length_encode, SH_RLE)
+
+/* Replay a primitive on the mirrors with the CPU's slot of the same name
+ * and temporaries of its own (lock held). */
+static xdev_status_t replay_prim(sh_rec_t *r, const xdev_backend_api_t *c,
+                                 xdev_backend_device_t *dv, void *s) {
+    sh_prim_fn fn = prim_fn(c->prim, r->kind);
+    if (fn == NULL) return XDEV_ERROR_NOT_SUPPORTED;
+    xdev_prim_desc_t d = r->u.prim;
+    /* Every operand a mirror's: NULL stays NULL (an operand the call has not). */
+    const void **ops[] = {&d.in,
+                          (const void **)&d.out,
+                          &d.values_in,
+                          (const void **)&d.values_out,
+                          (const void **)&d.offsets,
+                          &d.select_flags,
+                          (const void **)&d.num_out};
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+        if (*ops[i] == NULL) continue;
+        if ((*ops[i] = xdev_shadow_to_mirror(*ops[i])) == NULL) {
+            r->unmirrored = "an operand is outside the mirrored device allocations";
+            return XDEV_SUCCESS;
+        }
+    }
+    d.device = dv;
+    d.stream = s;
+    d.temp = NULL;
+    size_t tb = 0;
+    xdev_status_t st = fn(&d, &tb);
+    if (st != XDEV_SUCCESS) return st;
+    d.temp = malloc(tb ? tb : 1);
+    d.temp_bytes = tb;
+    if (d.temp == NULL) return XDEV_ERROR_OUT_OF_MEMORY;
+    st = fn(&d, &tb);
+    if (st == XDEV_SUCCESS) st = c->stream->synchronize(dv, s); /* before the temp is freed */
+    free(d.temp);
+    return st;
 }
-static xdev_status_t w_scan(const xdev_prim_desc_t *d, size_t *temp_bytes) {
-    return prim_slot(true, d, temp_bytes);
+
+size_t xdev_shadow_prim_written(const sh_rec_t *how, sh_mirror_t *m, const void *p, size_t len,
+                                sh_rec_t *h) {
+    *h = *how;
+    if (!SH_IS_PRIM(how->kind)) return len;
+    const xdev_prim_desc_t *d = &how->u.prim;
+    bool counted = how->kind == SH_SELECT || how->kind == SH_UNIQUE || how->kind == SH_RLE;
+    bool bounded = false;
+    if (p == d->num_out) {
+        h->elem = sizeof(int64_t);
+    } else if (d->values_out != NULL && p == d->values_out) {
+        h->elem = how->kind == SH_RLE ? sizeof(int64_t) : d->value_size;
+        bounded = counted;
+    } else if (p == d->out) {
+        bounded = counted;
+    }
+    if (!bounded || d->num_out == NULL) return len;
+    const void *kp = xdev_shadow_to_mirror(d->num_out);
+    if (kp == NULL) return len;
+    int64_t k;
+    memcpy(&k, kp, sizeof k);
+    size_t keep = k <= 0 ? 0 : (uint64_t)k > d->count ? d->count : (size_t)k;
+    size_t bytes = keep > len / (h->elem ? h->elem : 1) ? len : keep * h->elem;
+    /* The unspecified tail: the mirror takes the device's, uncompared. */
+    if (bytes < len) xdev_shadow_resync(m, (const unsigned char *)p + bytes, len - bytes);
+    return bytes;
 }
 
 /* ------------------------------------------------------------ replay */
@@ -336,31 +494,15 @@ xdev_status_t xdev_shadow_replay_compute(sh_rec_t *r, const xdev_backend_api_t *
         return st;
     }
     case SH_REDUCE:
-    case SH_SCAN: {
-        bool scan = r->kind == SH_SCAN;
-        if (XDEV_BACKEND_SLOT(c->prim, reduce) == NULL) return XDEV_ERROR_NOT_SUPPORTED;
-        xdev_prim_desc_t d = r->u.prim;
-        d.in = d.count ? xdev_shadow_to_mirror(d.in) : NULL;
-        void *out = xdev_shadow_to_mirror(d.out);
-        if ((d.count && d.in == NULL) || out == NULL) {
-            r->unmirrored = "an operand is outside the mirrored device allocations";
-            return XDEV_SUCCESS;
-        }
-        d.out = out;
-        d.device = dv;
-        d.stream = s;
-        d.temp = NULL;
-        size_t tb = 0;
-        xdev_status_t st = scan ? c->prim->scan(&d, &tb) : c->prim->reduce(&d, &tb);
-        if (st != XDEV_SUCCESS) return st;
-        d.temp = malloc(tb ? tb : 1);
-        d.temp_bytes = tb;
-        if (d.temp == NULL) return XDEV_ERROR_OUT_OF_MEMORY;
-        st = scan ? c->prim->scan(&d, &tb) : c->prim->reduce(&d, &tb);
-        if (st == XDEV_SUCCESS) st = c->stream->synchronize(dv, s);
-        free(d.temp);
-        return st;
-    }
+    case SH_SCAN:
+    case SH_SORT:
+    case SH_SEGMENTED_SORT:
+    case SH_SEGMENTED_REDUCE:
+    case SH_HISTOGRAM:
+    case SH_SELECT:
+    case SH_UNIQUE:
+    case SH_RLE:
+        return replay_prim(r, c, dv, s);
     default:
         return XDEV_ERROR_INTERNAL;
     }
@@ -396,11 +538,18 @@ void xdev_shadow_install_compute(xdev_backend_api_t *api, int t) {
         SH_WRAP(g_wfft[t], f, exec, w_fft_exec);
         api->fft = &g_wfft[t];
     }
-    if (api->prim != NULL && XDEV_BACKEND_SLOT(api->prim, reduce) != NULL) {
+    if (api->prim != NULL) { /* a backend may have any of the primitives */
         const xdev_prim_vtable_t *p = api->prim;
         SH_COPY_TABLE(g_wprim[t], p);
         SH_WRAP(g_wprim[t], p, reduce, w_reduce);
         SH_WRAP(g_wprim[t], p, scan, w_scan);
+        SH_WRAP(g_wprim[t], p, sort, w_sort);
+        SH_WRAP(g_wprim[t], p, segmented_sort, w_segmented_sort);
+        SH_WRAP(g_wprim[t], p, segmented_reduce, w_segmented_reduce);
+        SH_WRAP(g_wprim[t], p, histogram_even, w_histogram_even);
+        SH_WRAP(g_wprim[t], p, select_flagged, w_select_flagged);
+        SH_WRAP(g_wprim[t], p, unique, w_unique);
+        SH_WRAP(g_wprim[t], p, run_length_encode, w_run_length_encode);
         api->prim = &g_wprim[t];
     }
 }

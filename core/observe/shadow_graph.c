@@ -259,11 +259,20 @@ bool xdev_shadow_graph_replay(const xdev_enqueue_t *q, sh_pending_t *p, void *co
                 len = spans[i][u].hi - spans[i][u].lo;
             }
             if (len == 0) continue;
-            if (found)
+            if (found) {
                 xdev_shadow_resync(m, (const void *)a, len);
-            else if (!written_later(c, i, a, len, spans))
-                found = xdev_shadow_check_range(&fq, m, (const void *)a, len, how, NULL, NULL,
-                                                detail, false, op->frames, op->nframes);
+            } else if (!written_later(c, i, a, len, spans)) {
+                /* a primitive's operand: its element size and count (shadow.c) */
+                sh_rec_t h;
+                const sh_rec_t *hw = how;
+                if (how != NULL && SH_IS_PRIM(how->kind)) {
+                    len = xdev_shadow_prim_written(how, m, (const void *)a, len, &h);
+                    hw = &h;
+                }
+                if (len != 0)
+                    found = xdev_shadow_check_range(&fq, m, (const void *)a, len, hw, NULL, NULL,
+                                                    detail, false, op->frames, op->nframes);
+            }
         }
         for (int r = 0; r < op->nrecs && !found && scratch[i] != NULL; r++)
             found = xdev_shadow_check_host(&fq, &scratch[i][r], op->frames, op->nframes);

@@ -5,7 +5,7 @@
  *                 loads (runtime/hooks.h, backend-loaded hook): a device
  *                 allocation gets its mirror; a stream-ordered backend call
  *                 (copy, memset, fill, conversion, add, random fill, BLAS,
- *                 kernel launch) runs, then is recorded, with its arguments
+ *                 FFT, primitive, kernel launch) runs, then is recorded, with its arguments
  *                 copied, on the calling thread's pending list; and the
  *                 replay of those records on the mirrors with the CPU
  *                 backend's own slots.
@@ -45,7 +45,19 @@ typedef enum {
     SH_FFT,
     SH_REDUCE,
     SH_SCAN,
+    /* the other primitives (xdev/primitives.h): u.prim, replayed through
+     * the CPU backend's slot of the same name */
+    SH_SORT,
+    SH_SEGMENTED_SORT,
+    SH_SEGMENTED_REDUCE,
+    SH_HISTOGRAM,
+    SH_SELECT, /* select_flagged (select_if runs on it) */
+    SH_UNIQUE,
+    SH_RLE,
 } sh_kind_t;
+
+/* A primitive's record (SH_REDUCE .. SH_RLE). */
+#define SH_IS_PRIM(k) ((k) >= SH_REDUCE && (k) <= SH_RLE)
 
 /* One backend call to replay. Pointers are the real device's; the replay
  * translates them to mirrors. */
@@ -175,6 +187,14 @@ void xdev_shadow_install_compute(xdev_backend_api_t *api, int t);
 /* What a record holds of shadow_compute.c's (a plan's reference), released
  * (lock not held). */
 void xdev_shadow_record_release(sh_rec_t *r);
+/* A primitive's written operand [p, p + len) in mirror m, before it is
+ * compared (lock held, the op finished): h becomes how with the operand's
+ * element size, and the bytes to compare are returned. The outputs of a
+ * compaction end at the count the device wrote (compared before them: the
+ * first operand, which the mirror then holds); past it they are
+ * unspecified, not compared, and the mirror takes the device's bytes. */
+size_t xdev_shadow_prim_written(const sh_rec_t *how, sh_mirror_t *m, const void *p, size_t len,
+                                sh_rec_t *h);
 
 /* In a shadow slot before the backend call: the refusal of
  * XDEV_SHADOW_ACTION=stop after a difference. */

@@ -694,6 +694,13 @@ static void replay_one(sh_rec_t *r) {
     case SH_FFT:
     case SH_REDUCE:
     case SH_SCAN:
+    case SH_SORT:
+    case SH_SEGMENTED_SORT:
+    case SH_SEGMENTED_REDUCE:
+    case SH_HISTOGRAM:
+    case SH_SELECT:
+    case SH_UNIQUE:
+    case SH_RLE:
         if (r->unmirrored != NULL) return;
         st = xdev_shadow_replay_compute(r, c, dv, s);
         break;

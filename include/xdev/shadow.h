@@ -32,9 +32,12 @@
  *       stream-ordered call fails with XDEV_ERROR_BACKEND, its message
  *       quoting the report, until xdev_shadow_clear
  *   XDEV_SHADOW_TOLERANCE=<relative>  for floating results of BLAS and FFT
- *       (default per dtype: f64 1e-12, f32 and c64 1e-5, f16 and bf16 1e-2);
- *       everything else (copies, memsets, fills, conversions, random fills,
- *       kernels) is compared bit for bit.
+ *       and the floating sums and products of the primitives outside
+ *       deterministic mode (default per dtype: f64 1e-12, f32 and c64 1e-5,
+ *       f16 and bf16 1e-2); everything else (copies, memsets, fills,
+ *       conversions, random fills, kernels, sorts, histograms, compactions,
+ *       integer and min/max results) is compared bit for bit; a compaction's
+ *       outputs only below the count it wrote.
  *
  * What cannot be mirrored (a kernel whose module has no host build, an
  * operation whose backend call the shadow does not replay, a graph replay,

@@ -11,6 +11,9 @@
  *           memsets enqueued on a capturing stream and replays them: a
  *           captured memset is the short one, so a graph replay holds a
  *           fault the shadow must name with the memset's capture call site
+ *   histogram_even (i32 samples; a prim table the template does not have)
+ *           never counts the last bin: its count stays 0 (an off-by-one in
+ *           the bin loop's bound, as a hand-written kernel can have)
  * The template is included unchanged; its entry point is renamed and this
  * file's hands out a copy of its table with the faulty slots. */
 #define xdev_backend_entry null_template_entry
@@ -175,9 +178,46 @@ static xdev_status_t faulty_query_dtypes(xdev_backend_device_t *dev, xdev_blas_r
     return XDEV_SUCCESS;
 }
 
+/* ------------------------------------------------------------ histogram */
+/* The histogram, run on the stream by a host function with its own copy of
+ * the descriptor: xdev/primitives.h's bins, but the last one is dropped. */
+static void histogram_task(void *user) {
+    xdev_prim_desc_t *d = user;
+    const int32_t *x = d->in;
+    int64_t *counts = d->out;
+    memset(counts, 0, d->num_bins * sizeof *counts);
+    for (size_t i = 0; i < d->count; i++) {
+        double v = (double)x[i];
+        if (!(v >= d->lower && v < d->upper)) continue;
+        /* >= 0: truncation is the floor */
+        double b = ((v - d->lower) * (double)d->num_bins) / (d->upper - d->lower);
+        size_t bin = b >= (double)(d->num_bins - 1) ? d->num_bins - 1 : (size_t)b;
+        if (bin < d->num_bins - 1) counts[bin]++; /* the injected fault: the last bin is lost */
+    }
+    free(d);
+}
+
+static xdev_status_t faulty_histogram(const xdev_prim_desc_t *desc, size_t *temp_bytes) {
+    if (desc->dtype != XDEV_DTYPE_I32)
+        return xdev_support_fail(g_host, XDEV_ERROR_NOT_SUPPORTED,
+                                 "faultynull's histogram_even takes i32 samples");
+    if (desc->temp == NULL) { /* the size query: one word, so that temp NULL means it */
+        *temp_bytes = sizeof(int64_t);
+        return XDEV_SUCCESS;
+    }
+    xdev_prim_desc_t *d = malloc(sizeof *d);
+    if (d == NULL) return xdev_support_fail(g_host, XDEV_ERROR_OUT_OF_MEMORY, "no host memory");
+    *d = *desc;
+    xdev_status_t st = null_stream_launch_host_func(desc->device, desc->stream, histogram_task, d);
+    if (st != XDEV_SUCCESS) free(d);
+    return st;
+}
+
 static xdev_memory_vtable_t g_faulty_memory;
 static const xdev_blas_vtable_t g_faulty_blas = {
     .size = sizeof g_faulty_blas, .query_dtypes = faulty_query_dtypes, .gemm = faulty_gemm};
+static const xdev_prim_vtable_t g_faulty_prim = {.size = sizeof g_faulty_prim,
+                                                 .histogram_even = faulty_histogram};
 static xdev_backend_api_t g_faulty_api;
 
 XDEV_API const xdev_backend_api_t *xdev_backend_entry(void);
@@ -189,5 +229,6 @@ const xdev_backend_api_t *xdev_backend_entry(void) {
     g_faulty_api.memory = &g_faulty_memory;
     g_faulty_api.blas = &g_faulty_blas;
     g_faulty_api.graph = &g_faulty_graph;
+    g_faulty_api.prim = &g_faulty_prim;
     return &g_faulty_api;
 }
