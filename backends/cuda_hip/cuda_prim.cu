@@ -62,6 +62,10 @@ const char *dtype_name(int t) {
 
 /* ------------------------------------------------------------ functors */
 
+/* Those cuda_prim_more.cu uses too (to_acc, add_op, the extremum pairs
+ * ext_t / ext_load / ext_pick) are cuda_prim_ops.cuh's; these are this
+ * file's alone. */
+
 /* The scans' min and max: NaN from the first NaN on, the left operand on
  * ties (the CPU's PICK_MIN / PICK_MAX). */
 template <bool MAX> struct scan_pick {
