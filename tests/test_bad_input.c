@@ -111,6 +111,14 @@ static xdev_status_t c_fft_cache_size(xdev_device_t d) {
 static xdev_status_t c_fft_cache_set(xdev_device_t d) {
     return xdev_fft_plan_cache_set_max_size(d, 8);
 }
+static xdev_status_t c_fft_cache_max_size(xdev_device_t d) {
+    int64_t n;
+    return xdev_fft_plan_cache_max_size(d, &n);
+}
+static xdev_status_t c_fft_cache_stats(xdev_device_t d) {
+    xdev_fft_plan_cache_stats_t s;
+    return xdev_fft_plan_cache_stats(d, &s);
+}
 static xdev_status_t c_blas_supports(xdev_device_t d) {
     bool b;
     return xdev_blas_supports(d, XDEV_BLAS_GEMM, F32, &b);
@@ -163,6 +171,9 @@ static const device_call_t device_calls[] = {
     {"xdev_fft_plan_cache_size", c_fft_cache_size},
     {"xdev_fft_plan_cache_set_max_size", c_fft_cache_set},
     {"xdev_fft_plan_cache_clear", xdev_fft_plan_cache_clear},
+    {"xdev_fft_plan_cache_max_size", c_fft_cache_max_size},
+    {"xdev_fft_plan_cache_stats", c_fft_cache_stats},
+    {"xdev_fft_plan_cache_reset_stats", xdev_fft_plan_cache_reset_stats},
     {"xdev_blas_supports", c_blas_supports},
     {"xdev_device_can_access_peer", c_can_access_peer},
     {"xdev_device_enable_peer_access", c_enable_peer},

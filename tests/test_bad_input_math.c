@@ -135,6 +135,29 @@ START_TEST(fft_bad_args) {
 }
 END_TEST
 
+/* The plan cache's getters share one locked read (fft_plan_cache.c): a bad
+ * device's message is still the public call's name, then the device's own
+ * text, with no internal function's name between them. */
+static void expect_named_once(xdev_status_t got, const char *call) {
+    char want[128];
+    snprintf(want, sizeof want, "%s: cpu:99: ", call);
+    ck_assert_int_eq(got, XDEV_ERROR_INVALID_DEVICE);
+    ck_assert_msg(strncmp(xdev_last_error(), want, strlen(want)) == 0,
+                  "%s's message does not begin \"%s\": \"%s\"", call, want, xdev_last_error());
+}
+
+START_TEST(fft_cache_bad_device_named_once) {
+    int64_t n;
+    xdev_fft_plan_cache_stats_t st;
+    expect_named_once(xdev_fft_plan_cache_max_size(xdev_cpu(99), &n),
+                      "xdev_fft_plan_cache_max_size");
+    expect_named_once(xdev_fft_plan_cache_size(xdev_cpu(99), &n), "xdev_fft_plan_cache_size");
+    expect_named_once(xdev_fft_plan_cache_stats(xdev_cpu(99), &st), "xdev_fft_plan_cache_stats");
+    expect_named_once(xdev_fft_plan_cache_reset_stats(xdev_cpu(99)),
+                      "xdev_fft_plan_cache_reset_stats");
+}
+END_TEST
+
 START_TEST(fft_size_overflow) { /* dims x batch past size_t: refused, no huge plan */
     void *in = dev_alloc(0, 4096), *out = dev_alloc(0, 4096);
     int64_t n2[2] = {INT64_C(1) << 40, INT64_C(1) << 40};
@@ -307,6 +330,7 @@ int main(int argc, char **argv) {
     tcase_add_test(t, blas_size_overflow);
     tcase_add_test(t, blas_cross_device);
     tcase_add_test(t, fft_bad_args);
+    tcase_add_test(t, fft_cache_bad_device_named_once);
     tcase_add_test(t, fft_size_overflow);
     tcase_add_test(t, fft_cross_device);
     tcase_add_test(t, rng_bad_args);

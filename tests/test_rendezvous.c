@@ -396,6 +396,58 @@ static int dial(int port) {
     return fd;
 }
 
+/* A group of three beside a stranger: rank 0 starts, then the stranger's
+ * process (strangers_main, flood_main) with the port rank 0 listens on; it
+ * reports through `to` and goes once `from` closes. Ranks 1 and 2 start
+ * when the test has read what it waits for (stranger_join). */
+typedef struct beside {
+    spawn_t sp;
+    int fds[3];
+    pid_t pids[3], stranger;
+    int to, from; /* the test's ends of the stranger's pipes */
+} beside_t;
+
+static void stranger_start(beside_t *b, void (*stranger)(int port, int to, int from)) {
+    ports();
+    int port = atoi(strchr(g_port, '=') + 1);
+    b->sp = (spawn_t){{"RANK=%d", "WORLD_SIZE=3", "MASTER_ADDR=127.0.0.1", g_port_minus1,
+                       "XDEV_COMM_TIMEOUT=20", NULL},
+                      3};
+    b->pids[0] = start_rank(0, &b->sp, &b->fds[0]);
+    int to[2], from[2];
+    ck_assert_int_eq(pipe(to), 0);
+    ck_assert_int_eq(pipe(from), 0);
+    fflush(NULL);
+    b->stranger = fork();
+    ck_assert_int_ge(b->stranger, 0);
+    if (b->stranger == 0) {
+        close(to[0]);
+        close(from[1]);
+        stranger(port, to[1], from[0]);
+    }
+    close(to[1]);
+    close(from[0]);
+    b->to = to[0];
+    b->from = from[1];
+}
+
+/* Ranks 1 and 2 start, the stranger still there; every rank's outcome in
+ * o, then the stranger may go. Returns how long ranks 1 and 2 took to join
+ * (ms, their start to the last outcome). */
+static double stranger_join(beside_t *b, outcome_t o[3]) {
+    double t_ranks = xt_now_ms();
+    for (int r = 1; r < 3; r++)
+        b->pids[r] = start_rank(r, &b->sp, &b->fds[r]);
+    for (int r = 0; r < 3; r++)
+        collect(r, b->fds[r], b->pids[r], &o[r]);
+    double ms = xt_now_ms() - t_ranks;
+    close(b->from);
+    close(b->to);
+    int status = 0;
+    waitpid(b->stranger, &status, 0);
+    return ms;
+}
+
 /* What the strangers' process reports. */
 typedef struct strangers {
     int silent;    /* silent connections made (N_SILENT) */
@@ -460,40 +512,12 @@ static void strangers_main(int port, int to, int from) {
  * and 2 start, the strangers still connected. The group forms at once: no
  * stranger holds up the ranks. */
 START_TEST(strangers_on_the_port) {
-    ports();
-    int port = atoi(strchr(g_port, '=') + 1);
-    spawn_t sp = {{"RANK=%d", "WORLD_SIZE=3", "MASTER_ADDR=127.0.0.1", g_port_minus1,
-                   "XDEV_COMM_TIMEOUT=20", NULL},
-                  3};
-    int fds[3];
-    pid_t pids[3];
-    pids[0] = start_rank(0, &sp, &fds[0]);
-    int to[2], from[2];
-    ck_assert_int_eq(pipe(to), 0);
-    ck_assert_int_eq(pipe(from), 0);
-    fflush(NULL);
-    pid_t spid = fork();
-    ck_assert_int_ge(spid, 0);
-    if (spid == 0) {
-        close(to[0]);
-        close(from[1]);
-        strangers_main(port, to[1], from[0]);
-    }
-    close(to[1]);
-    close(from[0]);
+    beside_t b;
+    stranger_start(&b, strangers_main);
     strangers_t st = {0};
-    ck_assert_int_eq(read(to[0], &st, sizeof st), (ssize_t)sizeof st);
-    double t_ranks = xt_now_ms();
-    for (int r = 1; r < 3; r++)
-        pids[r] = start_rank(r, &sp, &fds[r]);
+    ck_assert_int_eq(read(b.to, &st, sizeof st), (ssize_t)sizeof st);
     outcome_t o[3];
-    for (int r = 0; r < 3; r++)
-        collect(r, fds[r], pids[r], &o[r]);
-    double ms = xt_now_ms() - t_ranks;
-    close(from[1]); /* the strangers may go */
-    close(to[0]);
-    int status = 0;
-    waitpid(spid, &status, 0);
+    double ms = stranger_join(&b, o);
     expect_group(o, 3);
     printf("strangers_on_the_port: %d silent clients, %d junk writers; the endless one cut off "
            "after %.0f ms; ranks 1 and 2 joined in %.0f ms\n",
@@ -562,40 +586,12 @@ static void flood_main(int port, int to, int from) {
  * behind the flood (and a rank dropped before its hello was read connects
  * again). */
 START_TEST(flood_of_silent_connections) {
-    ports();
-    int port = atoi(strchr(g_port, '=') + 1);
-    spawn_t sp = {{"RANK=%d", "WORLD_SIZE=3", "MASTER_ADDR=127.0.0.1", g_port_minus1,
-                   "XDEV_COMM_TIMEOUT=20", NULL},
-                  3};
-    int fds[3];
-    pid_t pids[3];
-    pids[0] = start_rank(0, &sp, &fds[0]);
-    int to[2], from[2];
-    ck_assert_int_eq(pipe(to), 0);
-    ck_assert_int_eq(pipe(from), 0);
-    fflush(NULL);
-    pid_t fpid = fork();
-    ck_assert_int_ge(fpid, 0);
-    if (fpid == 0) {
-        close(to[0]);
-        close(from[1]);
-        flood_main(port, to[1], from[0]);
-    }
-    close(to[1]);
-    close(from[0]);
+    beside_t b;
+    stranger_start(&b, flood_main);
     char c = 0;
-    ck_assert_int_eq(read(to[0], &c, 1), 1);
-    double t_ranks = xt_now_ms();
-    for (int r = 1; r < 3; r++)
-        pids[r] = start_rank(r, &sp, &fds[r]);
+    ck_assert_int_eq(read(b.to, &c, 1), 1);
     outcome_t o[3];
-    for (int r = 0; r < 3; r++)
-        collect(r, fds[r], pids[r], &o[r]);
-    double ms = xt_now_ms() - t_ranks;
-    close(from[1]);
-    close(to[0]);
-    int status = 0;
-    waitpid(fpid, &status, 0);
+    double ms = stranger_join(&b, o);
     expect_group(o, 3);
     printf("flood_of_silent_connections: ranks 1 and 2 joined in %.0f ms past %d silent "
            "connections and more coming\n",

@@ -42,6 +42,7 @@ extern "C" {
 #endif
 
 #include "cuda_prim_det.cuh"
+#include "cuda_prim_ops.cuh"
 #include "xdev/primitives.h"
 
 namespace {
@@ -61,28 +62,9 @@ const char *dtype_name(int t) {
 
 /* ------------------------------------------------------------ functors */
 
-/* raw element -> the accumulation type, and back (rounded once). */
-template <int DT> struct to_acc {
-    __host__ __device__ typename dt<DT>::acc operator()(typename dt<DT>::raw v) const {
-        return dt<DT>::load(v);
-    }
-};
-template <int DT> struct from_acc {
-    __host__ __device__ typename dt<DT>::raw operator()(typename dt<DT>::acc v) const {
-        return dt<DT>::store(v);
-    }
-};
-
-struct add_op {
-    template <typename T> __host__ __device__ T operator()(const T &a, const T &b) const {
-        return a + b;
-    }
-};
-struct mul_op {
-    template <typename T> __host__ __device__ T operator()(const T &a, const T &b) const {
-        return a * b;
-    }
-};
+/* Those cuda_prim_more.cu uses too (to_acc, add_op, the extremum pairs
+ * ext_t / ext_load / ext_pick) are cuda_prim_ops.cuh's; these are this
+ * file's alone. */
 
 /* The scans' min and max: NaN from the first NaN on, the left operand on
  * ties (the CPU's PICK_MIN / PICK_MAX). */
@@ -91,35 +73,6 @@ template <bool MAX> struct scan_pick {
         if (a != a) return a;
         if (b != b) return b;
         return (MAX ? a < b : b < a) ? b : a;
-    }
-};
-
-/* (value, index) of the extremum reduce. */
-template <typename A> struct alignas(16) ext_t {
-    A v;
-    long long i;
-};
-
-/* Element i as a pair (a counting iterator's index through this). */
-template <int DT> struct ext_load {
-    const typename dt<DT>::raw *in;
-    __host__ __device__ ext_t<typename dt<DT>::acc> operator()(long long i) const {
-        return {dt<DT>::load(in[i]), i};
-    }
-};
-
-/* The better of two pairs: NaN first, then the extremum, then the lower
- * index; -0 == +0. A total order: commutative and associative. */
-template <bool MAX> struct ext_pick {
-    template <typename P> __host__ __device__ P operator()(const P &a, const P &b) const {
-        const bool an = a.v != a.v, bn = b.v != b.v;
-        if (an || bn) {
-            if (an && bn) return a.i <= b.i ? a : b;
-            return an ? a : b;
-        }
-        if (a.v < b.v) return MAX ? b : a;
-        if (b.v < a.v) return MAX ? a : b;
-        return a.i <= b.i ? a : b;
     }
 };
 

@@ -5,14 +5,15 @@
  *
  * - segmented_reduce: cub::DeviceSegmentedReduce over the clamped bounds
  *   (each bound into [0, count], an end below its begin empty), with
- *   cuda_prim.cu's operators: sums and products on the raw types (f16/bf16
- *   through f32), extrema as (value, index) pairs into the temporaries and
- *   a kernel that writes each segment's index relative to its start (-1
- *   when empty) or its element (the identity when empty). Deterministic
- *   floating sums and products: a block per segment runs the order of
- *   xdev/primitives.h from the segment's start (chunks a warp each, 8 at a
- *   time in rounds of pairs, then those level-3 nodes merged as a binary
- *   counter and folded from the right: the same tree as the rounds).
+ *   cuda_prim.cu's operators (cuda_prim_ops.cuh): sums and products on
+ *   the raw types (f16/bf16 through f32), extrema as (value, index) pairs
+ *   into the temporaries and a kernel that writes each segment's index
+ *   relative to its start (-1 when empty) or its element (the identity
+ *   when empty). Deterministic floating sums and products: a block per
+ *   segment runs the order of xdev/primitives.h from the segment's start
+ *   (chunks a warp each, 8 at a time in rounds of pairs, then those
+ *   level-3 nodes merged as a binary counter and folded from the right:
+ *   the same tree as the rounds).
  * - histogram_even: a kernel of its own, not CUB's HistogramEven, whose bin
  *   arithmetic (a precomputed scale) is not the header's formula
  *   b = min(nb - 1, floor(((x - lower) * nb) / (upper - lower))) in double:
@@ -44,6 +45,7 @@ extern "C" {
 #endif
 
 #include "cuda_prim_det.cuh"
+#include "cuda_prim_ops.cuh"
 
 namespace xc_prim {
 namespace {
@@ -88,50 +90,6 @@ struct seg_e {
 };
 
 /* ------------------------------------------------------- segmented reduce */
-
-template <int DT> struct to_acc {
-    __host__ __device__ typename dt<DT>::acc operator()(typename dt<DT>::raw v) const {
-        return dt<DT>::load(v);
-    }
-};
-template <int DT> struct from_acc {
-    __host__ __device__ typename dt<DT>::raw operator()(typename dt<DT>::acc v) const {
-        return dt<DT>::store(v);
-    }
-};
-struct add_op {
-    template <typename T> __host__ __device__ T operator()(const T &a, const T &b) const {
-        return a + b;
-    }
-};
-struct mul_op {
-    template <typename T> __host__ __device__ T operator()(const T &a, const T &b) const {
-        return a * b;
-    }
-};
-template <typename A> struct alignas(16) ext_t {
-    A v;
-    long long i;
-};
-template <int DT> struct ext_load {
-    const typename dt<DT>::raw *in;
-    __host__ __device__ ext_t<typename dt<DT>::acc> operator()(long long i) const {
-        return {dt<DT>::load(in[i]), i};
-    }
-};
-/* NaN first, then the extremum, then the lower index (cuda_prim.cu's). */
-template <bool MAX> struct ext_pick {
-    template <typename P> __host__ __device__ P operator()(const P &a, const P &b) const {
-        const bool an = a.v != a.v, bn = b.v != b.v;
-        if (an || bn) {
-            if (an && bn) return a.i <= b.i ? a : b;
-            return an ? a : b;
-        }
-        if (a.v < b.v) return MAX ? b : a;
-        if (b.v < a.v) return MAX ? a : b;
-        return a.i <= b.i ? a : b;
-    }
-};
 
 /* f16/bf16 segment sums: each f32 result rounded once. */
 template <int DT>

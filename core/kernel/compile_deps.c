@@ -138,21 +138,48 @@ static stamp_t stamp_of(const struct stat *st) {
                      (unsigned long long)st->st_dev, ns_of(st->st_mtim), ns_of(st->st_ctim)};
 }
 
+/* The files a compile read, each path beside its content hash: what the
+ * manifest lists and the image key hashes. The lookup and the store both
+ * build one, a pair at a time. */
+typedef struct {
+    char **paths;
+    char (*hashes)[XDEV_KCACHE_KEY_LEN];
+    int n, cap;
+} dep_list_t;
+
+/* Room for pair n: both lists grow together (false, no host memory: the
+ * lists stay as they were, still freed by dep_list_free). */
+static bool dep_list_room(dep_list_t *d) {
+    if (d->n < d->cap) return true;
+    int cap = d->cap > 0 ? 2 * d->cap : 64;
+    char **p2 = realloc(d->paths, (size_t)cap * sizeof *d->paths);
+    if (p2 != NULL) d->paths = p2;
+    char(*h2)[XDEV_KCACHE_KEY_LEN] = realloc(d->hashes, (size_t)cap * sizeof *d->hashes);
+    if (h2 != NULL) d->hashes = h2;
+    if (p2 == NULL || h2 == NULL) return false;
+    d->cap = cap;
+    return true;
+}
+
+static void dep_list_free(dep_list_t *d) {
+    free(d->paths);
+    free(d->hashes);
+}
+
 /* The image key: base, then each (path, content hash), in the manifest's order. */
-static void image_key(const char *base, char **paths, char (*hashes)[XDEV_KCACHE_KEY_LEN], int n,
-                      char out[XDEV_KCACHE_KEY_LEN]) {
-    const char **parts = malloc(((size_t)n * 2 + 2) * sizeof *parts);
+static void image_key(const char *base, const dep_list_t *d, char out[XDEV_KCACHE_KEY_LEN]) {
+    const char **parts = malloc(((size_t)d->n * 2 + 2) * sizeof *parts);
     if (parts == NULL) { /* no key can be made: one no entry will ever have */
         out[0] = '\0';
         return;
     }
     parts[0] = "xdev image key from the files read, v1";
     parts[1] = base;
-    for (int i = 0; i < n; i++) {
-        parts[2 + 2 * i] = paths[i];
-        parts[3 + 2 * i] = hashes[i];
+    for (int i = 0; i < d->n; i++) {
+        parts[2 + 2 * i] = d->paths[i];
+        parts[3 + 2 * i] = d->hashes[i];
     }
-    xdev_kcache_key(parts, NULL, 2 * n + 2, out);
+    xdev_kcache_key(parts, NULL, 2 * d->n + 2, out);
     free(parts);
 }
 
@@ -168,9 +195,7 @@ bool xdev_kdeps_image_key(const char *base_key, char out[XDEV_KCACHE_KEY_LEN]) {
     }
     text[size] = '\0';
     bool ok = strncmp(text, MANIFEST_MAGIC, strlen(MANIFEST_MAGIC)) == 0;
-    int n = 0, cap = 0;
-    char **paths = NULL;
-    char(*hashes)[XDEV_KCACHE_KEY_LEN] = NULL;
+    dep_list_t d = {0};
     for (char *line = text + strlen(MANIFEST_MAGIC); ok && *line != '\0';) {
         char *end = strchr(line, '\n');
         if (end == NULL) {
@@ -187,34 +212,26 @@ bool xdev_kdeps_image_key(const char *base_key, char out[XDEV_KCACHE_KEY_LEN]) {
             ok = false;
             break;
         }
-        if (n == cap) {
-            cap = cap > 0 ? 2 * cap : 64;
-            char **p2 = realloc(paths, (size_t)cap * sizeof *paths);
-            if (p2 != NULL) paths = p2;
-            char(*h2)[XDEV_KCACHE_KEY_LEN] = realloc(hashes, (size_t)cap * sizeof *hashes);
-            if (h2 != NULL) hashes = h2;
-            if (p2 == NULL || h2 == NULL) {
-                ok = false;
-                break;
-            }
+        if (!dep_list_room(&d)) {
+            ok = false;
+            break;
         }
-        paths[n] = line + at;
+        d.paths[d.n] = line + at;
         struct stat st;
-        if (stat(paths[n], &st) != 0 || !S_ISREG(st.st_mode)) {
+        if (stat(d.paths[d.n], &st) != 0 || !S_ISREG(st.st_mode)) {
             ok = false; /* gone: the compile would read something else */
             break;
         }
         stamp_t now = stamp_of(&st);
         if (memcmp(&now, &want, sizeof now) == 0)
-            memcpy(hashes[n], hex, sizeof hex);
-        else if (!hash_file(paths[n], hashes[n], NULL))
+            memcpy(d.hashes[d.n], hex, sizeof hex);
+        else if (!hash_file(d.paths[d.n], d.hashes[d.n], NULL))
             ok = false;
-        n++;
+        d.n++;
         line = end + 1;
     }
-    if (ok) image_key(base_key, paths, hashes, n, out);
-    free(paths);
-    free(hashes);
+    if (ok) image_key(base_key, &d, out);
+    dep_list_free(&d);
     free(text);
     return ok && out[0] != '\0';
 }
@@ -224,30 +241,21 @@ xdev_status_t xdev_kdeps_store(const char *base_key, const char *deps, const str
     out[0] = '\0';
     xdev_strbuf_t sb = {0};
     xdev_strbuf_printf(&sb, "%s", MANIFEST_MAGIC);
-    int n = 0, cap = 0;
-    char **paths = NULL;
-    char(*hashes)[XDEV_KCACHE_KEY_LEN] = NULL;
+    dep_list_t d = {0};
     char *list = strdup(deps);
     xdev_status_t st = list != NULL ? XDEV_SUCCESS : XDEV_ERROR_OUT_OF_MEMORY;
     if (list == NULL) snprintf(why, why_len, "no host memory for the list of files read");
     for (char *p = list, *save = NULL; st == XDEV_SUCCESS; p = NULL) {
         char *path = strtok_r(p, "\n", &save);
         if (path == NULL) break;
-        if (n == cap) {
-            cap = cap > 0 ? 2 * cap : 64;
-            char **p2 = realloc(paths, (size_t)cap * sizeof *paths);
-            if (p2 != NULL) paths = p2;
-            char(*h2)[XDEV_KCACHE_KEY_LEN] = realloc(hashes, (size_t)cap * sizeof *hashes);
-            if (h2 != NULL) hashes = h2;
-            if (p2 == NULL || h2 == NULL) {
-                st = XDEV_ERROR_OUT_OF_MEMORY;
-                snprintf(why, why_len, "no host memory for the list of files read");
-                break;
-            }
+        if (!dep_list_room(&d)) {
+            st = XDEV_ERROR_OUT_OF_MEMORY;
+            snprintf(why, why_len, "no host memory for the list of files read");
+            break;
         }
         struct stat sb1, sb2;
-        if (stat(path, &sb1) != 0 || !S_ISREG(sb1.st_mode) || !hash_file(path, hashes[n], NULL) ||
-            stat(path, &sb2) != 0) {
+        if (stat(path, &sb1) != 0 || !S_ISREG(sb1.st_mode) ||
+            !hash_file(path, d.hashes[d.n], NULL) || stat(path, &sb2) != 0) {
             st = XDEV_ERROR_NOT_FOUND;
             snprintf(why, why_len, "'%s', which the compiler read, cannot be read now", path);
             break;
@@ -263,22 +271,21 @@ xdev_status_t xdev_kdeps_store(const char *base_key, const char *deps, const str
                      path);
             break;
         }
-        paths[n] = path;
-        xdev_strbuf_printf(&sb, "%s %llu %lld %lld %llu %llu %s\n", hashes[n], s1.size, s1.mtime,
-                           s1.ctime, s1.ino, s1.dev, path);
-        n++;
+        d.paths[d.n] = path;
+        xdev_strbuf_printf(&sb, "%s %llu %lld %lld %llu %llu %s\n", d.hashes[d.n], s1.size,
+                           s1.mtime, s1.ctime, s1.ino, s1.dev, path);
+        d.n++;
     }
     if (st == XDEV_SUCCESS && sb.failed) {
         st = XDEV_ERROR_OUT_OF_MEMORY;
         snprintf(why, why_len, "no host memory for the list of files read");
     }
     if (st == XDEV_SUCCESS) {
-        image_key(base_key, paths, hashes, n, out);
+        image_key(base_key, &d, out);
         st = xdev_kcache_put(base_key, sb.buf, strlen(sb.buf), why, why_len);
         if (out[0] == '\0' && st == XDEV_SUCCESS) st = XDEV_ERROR_OUT_OF_MEMORY;
     }
-    free(paths);
-    free(hashes);
+    dep_list_free(&d);
     free(list);
     free(sb.buf);
     if (st != XDEV_SUCCESS) out[0] = '\0';

@@ -252,13 +252,27 @@ static xdev_status_t cache_for(xdev_device_t device, xdev_fft_cache_t **out) {
     return xdev_fft_cache_get(rec->be, rec->id.index, out);
 }
 
+/* device's cache figures, read under its lock at one moment: what every
+ * getter below answers from. */
+static xdev_status_t read_stats(xdev_device_t device, xdev_fft_plan_cache_stats_t *out) {
+    xdev_fft_cache_t *c;
+    xdev_status_t st = cache_for(device, &c); /* the caller's XDEV_CHECK names it */
+    if (st != XDEV_SUCCESS) return st;
+    pthread_mutex_lock(&c->lock);
+    out->size = c->size;
+    out->max_size = c->max_size;
+    out->hits = c->hits;
+    out->misses = c->misses;
+    out->evictions = c->evictions;
+    pthread_mutex_unlock(&c->lock);
+    return XDEV_SUCCESS;
+}
+
 xdev_status_t xdev_fft_plan_cache_max_size(xdev_device_t device, int64_t *out) {
     XDEV_REQUIRE_ARG(out);
-    xdev_fft_cache_t *c;
-    XDEV_CHECK(cache_for(device, &c));
-    pthread_mutex_lock(&c->lock);
-    *out = c->max_size;
-    pthread_mutex_unlock(&c->lock);
+    xdev_fft_plan_cache_stats_t s;
+    XDEV_CHECK(read_stats(device, &s));
+    *out = s.max_size;
     return XDEV_SUCCESS;
 }
 
@@ -279,11 +293,9 @@ xdev_status_t xdev_fft_plan_cache_set_max_size(xdev_device_t device, int64_t max
 
 xdev_status_t xdev_fft_plan_cache_size(xdev_device_t device, int64_t *out) {
     XDEV_REQUIRE_ARG(out);
-    xdev_fft_cache_t *c;
-    XDEV_CHECK(cache_for(device, &c));
-    pthread_mutex_lock(&c->lock);
-    *out = c->size;
-    pthread_mutex_unlock(&c->lock);
+    xdev_fft_plan_cache_stats_t s;
+    XDEV_CHECK(read_stats(device, &s));
+    *out = s.size;
     return XDEV_SUCCESS;
 }
 
@@ -299,15 +311,7 @@ xdev_status_t xdev_fft_plan_cache_clear(xdev_device_t device) {
 
 xdev_status_t xdev_fft_plan_cache_stats(xdev_device_t device, xdev_fft_plan_cache_stats_t *out) {
     XDEV_REQUIRE_ARG(out);
-    xdev_fft_cache_t *c;
-    XDEV_CHECK(cache_for(device, &c));
-    pthread_mutex_lock(&c->lock);
-    out->size = c->size;
-    out->max_size = c->max_size;
-    out->hits = c->hits;
-    out->misses = c->misses;
-    out->evictions = c->evictions;
-    pthread_mutex_unlock(&c->lock);
+    XDEV_CHECK(read_stats(device, out));
     return XDEV_SUCCESS;
 }
 
