@@ -71,6 +71,224 @@ typedef struct scan_run {
         r[k] = r[k] + v_;                                                                          \
     } while (0)
 
+/* ------------------------------------------------------------ vector lanes
+ * Full tiles of sums where the CPU has AVX2 (asked once at run time): lane
+ * k of a register is chunk k's running sum, so each lane does exactly the
+ * additions of the SKEWED walk above, in the same order (a vector add
+ * rounds each lane as the scalar add does): the same bits. A block of W
+ * consecutive elements of each chunk is loaded (one row per chunk),
+ * transposed in registers (column m: element m of every chunk), summed
+ * column by column, transposed back and stored: one vector store per W
+ * outputs of a chunk instead of W scalar stores. Chunk k runs k * SKEW
+ * elements ahead of chunk 0 (the L1 sets, as above); its first k * SKEW and
+ * last (TILE - 1 - k) * SKEW elements, which the ramp leaves out, are done
+ * one by one before and after. 32-bit lanes: 8 chunks in one register,
+ * blocks of 8; 64-bit lanes: chunks 0-3 and 4-7 in two, blocks of 4. */
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define SCAN_VEC 1
+#define AVX2_INLINE static inline __attribute__((target("avx2"), always_inline))
+
+enum { V_TOTALS, V_INCL, V_EXCL };
+#define V_LEN (CH - (TILE - 1) * SKEW) /* elements of each chunk in the vector walk */
+
+/* 8 x 8 of 32-bit values: r[k] lane m <-> r[m] lane k. */
+AVX2_INLINE void tr8x8(__m256 *r) {
+    __m256 t[8], s[8];
+    for (int i = 0; i < 8; i += 2) {
+        t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (int i = 0; i < 8; i += 4) {
+        s[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+        s[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
+        s[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+        s[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+    }
+    for (int i = 0; i < 4; i++) {
+        r[i] = _mm256_permute2f128_ps(s[i], s[i + 4], 0x20);
+        r[i + 4] = _mm256_permute2f128_ps(s[i], s[i + 4], 0x31);
+    }
+}
+
+/* 4 x 4 of 64-bit values. */
+AVX2_INLINE void tr4x4(__m256d *r) {
+    __m256d t0 = _mm256_unpacklo_pd(r[0], r[1]), t1 = _mm256_unpackhi_pd(r[0], r[1]);
+    __m256d t2 = _mm256_unpacklo_pd(r[2], r[3]), t3 = _mm256_unpackhi_pd(r[2], r[3]);
+    r[0] = _mm256_permute2f128_pd(t0, t2, 0x20);
+    r[1] = _mm256_permute2f128_pd(t1, t3, 0x20);
+    r[2] = _mm256_permute2f128_pd(t0, t2, 0x31);
+    r[3] = _mm256_permute2f128_pd(t1, t3, 0x31);
+}
+
+AVX2_INLINE __m256 add_f32x8(__m256 a, __m256 b) {
+    return _mm256_add_ps(a, b);
+}
+AVX2_INLINE __m256 add_u32x8(__m256 a, __m256 b) {
+    return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(a), _mm256_castps_si256(b)));
+}
+AVX2_INLINE __m256d add_f64x4(__m256d a, __m256d b) {
+    return _mm256_add_pd(a, b);
+}
+AVX2_INLINE __m256d add_u64x4(__m256d a, __m256d b) {
+    return _mm256_castsi256_pd(_mm256_add_epi64(_mm256_castpd_si256(a), _mm256_castpd_si256(b)));
+}
+
+/* Column m of a block into the running sums acc (and, but for V_TOTALS,
+ * the column's outputs into v[m]). */
+#define V_COLUMNS(V, ADD, acc, v, W, mode)                                                         \
+    for (int c_ = 0; c_ < (W); c_++) {                                                             \
+        V t_ = (v)[c_];                                                                            \
+        if ((mode) == V_INCL) {                                                                    \
+            (acc) = ADD((acc), t_);                                                                \
+            (v)[c_] = (acc);                                                                       \
+        } else {                                                                                   \
+            if ((mode) == V_EXCL) (v)[c_] = (acc);                                                 \
+            (acc) = ADD((acc), t_);                                                                \
+        }                                                                                          \
+    }
+
+/* The part of chunk k's [lo, hi) one element at a time (ramps), r[k] its sum. */
+#define V_SCALAR(E, x, y, r, k, lo, hi, mode)                                                      \
+    for (size_t i_ = (lo); i_ < (hi); i_++) {                                                      \
+        E v_ = (x)[(k)*CH + i_];                                                                   \
+        if ((mode) == V_EXCL) (y)[(k)*CH + i_] = (r)[k];                                           \
+        (r)[k] = (E)((r)[k] + v_);                                                                 \
+        if ((mode) == V_INCL) (y)[(k)*CH + i_] = (r)[k];                                           \
+    }
+
+/* One tile of 32-bit lanes (E: float or uint32_t) from x (its first chunk)
+ * into y (unless V_TOTALS); r[k] in: chunk k's offset (0 or -0 for
+ * totals); out: its sum. */
+#define V_TILE32(NAME, E, ADD)                                                                     \
+    AVX2_INLINE void NAME##_body(const E *x, E *y, E *r, int mode) {                               \
+        for (int k = 0; k < TILE; k++)                                                             \
+            V_SCALAR(E, x, y, r, k, (size_t)0, (size_t)k *SKEW, mode);                             \
+        __m256 acc = _mm256_loadu_ps((const float *)r);                                            \
+        for (size_t p = 0; p < V_LEN; p += 8) {                                                    \
+            __m256 v[8];                                                                           \
+            for (int k = 0; k < 8; k++)                                                            \
+                v[k] = _mm256_loadu_ps((const float *)(x + k * (CH + SKEW) + p));                  \
+            tr8x8(v);                                                                              \
+            V_COLUMNS(__m256, ADD, acc, v, 8, mode);                                               \
+            if (mode == V_TOTALS) continue;                                                        \
+            tr8x8(v);                                                                              \
+            for (int k = 0; k < 8; k++)                                                            \
+                _mm256_storeu_ps((float *)(y + k * (CH + SKEW) + p), v[k]);                        \
+        }                                                                                          \
+        _mm256_storeu_ps((float *)r, acc);                                                         \
+        for (int k = 0; k < TILE; k++)                                                             \
+            V_SCALAR(E, x, y, r, k, (size_t)k *SKEW + V_LEN, CH, mode);                            \
+    }                                                                                              \
+    __attribute__((target("avx2"))) static void NAME(const E *x, E *y, E *r, int mode) {           \
+        if (mode == V_TOTALS)                                                                      \
+            NAME##_body(x, y, r, V_TOTALS);                                                        \
+        else if (mode == V_INCL)                                                                   \
+            NAME##_body(x, y, r, V_INCL);                                                          \
+        else                                                                                       \
+            NAME##_body(x, y, r, V_EXCL);                                                          \
+    }
+
+/* The same with 64-bit lanes: chunks 0-3 in lo, 4-7 in hi. */
+#define V_TILE64(NAME, E, ADD)                                                                     \
+    AVX2_INLINE void NAME##_body(const E *x, E *y, E *r, int mode) {                               \
+        for (int k = 0; k < TILE; k++)                                                             \
+            V_SCALAR(E, x, y, r, k, (size_t)0, (size_t)k *SKEW, mode);                             \
+        __m256d lo = _mm256_loadu_pd((const double *)r);                                           \
+        __m256d hi = _mm256_loadu_pd((const double *)(r + 4));                                     \
+        for (size_t p = 0; p < V_LEN; p += 4) {                                                    \
+            __m256d a[4], b[4];                                                                    \
+            for (int k = 0; k < 4; k++) {                                                          \
+                a[k] = _mm256_loadu_pd((const double *)(x + k * (CH + SKEW) + p));                 \
+                b[k] = _mm256_loadu_pd((const double *)(x + (k + 4) * (CH + SKEW) + p));           \
+            }                                                                                      \
+            tr4x4(a);                                                                              \
+            tr4x4(b);                                                                              \
+            for (int m = 0; m < 4; m++) { /* the two groups' chains interleaved */                 \
+                V_COLUMNS(__m256d, ADD, lo, a + m, 1, mode);                                       \
+                V_COLUMNS(__m256d, ADD, hi, b + m, 1, mode);                                       \
+            }                                                                                      \
+            if (mode == V_TOTALS) continue;                                                        \
+            tr4x4(a);                                                                              \
+            tr4x4(b);                                                                              \
+            for (int k = 0; k < 4; k++) {                                                          \
+                _mm256_storeu_pd((double *)(y + k * (CH + SKEW) + p), a[k]);                       \
+                _mm256_storeu_pd((double *)(y + (k + 4) * (CH + SKEW) + p), b[k]);                 \
+            }                                                                                      \
+        }                                                                                          \
+        _mm256_storeu_pd((double *)r, lo);                                                         \
+        _mm256_storeu_pd((double *)(r + 4), hi);                                                   \
+        for (int k = 0; k < TILE; k++)                                                             \
+            V_SCALAR(E, x, y, r, k, (size_t)k *SKEW + V_LEN, CH, mode);                            \
+    }                                                                                              \
+    __attribute__((target("avx2"))) static void NAME(const E *x, E *y, E *r, int mode) {           \
+        if (mode == V_TOTALS)                                                                      \
+            NAME##_body(x, y, r, V_TOTALS);                                                        \
+        else if (mode == V_INCL)                                                                   \
+            NAME##_body(x, y, r, V_INCL);                                                          \
+        else                                                                                       \
+            NAME##_body(x, y, r, V_EXCL);                                                          \
+    }
+
+V_TILE32(vtile_f32, float, add_f32x8)
+V_TILE32(vtile_u32, uint32_t, add_u32x8)
+V_TILE64(vtile_f64, double, add_f64x4)
+V_TILE64(vtile_u64, uint64_t, add_u64x4)
+
+/* Whether this CPU runs the vector tiles (asked once). */
+static bool scan_vec_ok(void) {
+    static atomic_int known; /* 0: not asked; 1: no; 2: yes */
+    int k = atomic_load_explicit(&known, memory_order_relaxed);
+    if (k == 0) {
+        __builtin_cpu_init();
+        k = __builtin_cpu_supports("avx2") ? 2 : 1;
+        atomic_store_explicit(&known, k, memory_order_relaxed);
+    }
+    return k == 2;
+}
+
+/* A full tile's sums (op SUM) in vector lanes, chunks [c0, c0 + TILE):
+ * mode V_TOTALS leaves chunk k's total in tot[k]; otherwise the outputs
+ * from the offsets in j->part. False where this CPU or dtype has no such
+ * path (the scalar walk then runs). */
+static bool scan_vec_tile(const prim_job_t *j, size_t c0, partial_t *tot, int mode) {
+    if (!scan_vec_ok()) return false;
+    const size_t b = c0 * CH;
+    union {
+        float f[TILE];
+        double d[TILE];
+        uint32_t u32[TILE];
+        uint64_t u64[TILE];
+    } r;
+    switch (j->dtype) {
+#define V_CASE(DT, FIELD, E, FN)                                                                   \
+    case DT:                                                                                       \
+        for (int k = 0; k < TILE; k++)                                                             \
+            r.FIELD[k] =                                                                           \
+                mode == V_TOTALS ? (E)identity_##FN(XDEV_PRIM_SUM) : (E)j->part[c0 + k].v.FIELD;   \
+        vtile_##FN((const E *)j->in + b, (E *)j->out + b, r.FIELD, mode);                          \
+        if (mode == V_TOTALS)                                                                      \
+            for (int k = 0; k < TILE; k++)                                                         \
+                tot[k].v.FIELD = r.FIELD[k];                                                       \
+        return true;
+        V_CASE(XDEV_DTYPE_F32, f, float, f32)
+        V_CASE(XDEV_DTYPE_F64, d, double, f64)
+        V_CASE(XDEV_DTYPE_I32, u32, uint32_t, u32)
+        V_CASE(XDEV_DTYPE_U32, u32, uint32_t, u32)
+        V_CASE(XDEV_DTYPE_I64, u64, uint64_t, u64)
+        V_CASE(XDEV_DTYPE_U64, u64, uint64_t, u64)
+    default:
+        return false;
+    }
+}
+#else
+enum { V_TOTALS, V_INCL, V_EXCL };
+static bool scan_vec_tile(const prim_job_t *j, size_t c0, partial_t *tot, int mode) {
+    (void)j, (void)c0, (void)tot, (void)mode;
+    return false;
+}
+#endif
+
 /* Steps 1 and 3 of one full tile, chunks [c0, c0 + TILE), per dtype. Step 1
  * leaves each chunk's total in part[c]; step 3 reads its offset there. */
 #define TILE_FNS(SUF, ACC, SUM, FIELD, LOAD, STORE)                                                \
@@ -78,6 +296,7 @@ typedef struct scan_run {
         const size_t b = c0 * CH;                                                                  \
         const void *in = j->in;                                                                    \
         if (j->op == XDEV_PRIM_SUM) {                                                              \
+            if (scan_vec_tile(j, c0, tot, V_TOTALS)) return;                                       \
             SUM r[TILE];                                                                           \
             for (int k = 0; k < TILE; k++)                                                         \
                 r[k] = (SUM)identity_##SUF(XDEV_PRIM_SUM);                                         \
@@ -105,13 +324,15 @@ typedef struct scan_run {
                                  (ACC)(SUM)j->part[c0 + k].v.FIELD);                               \
             return;                                                                                \
         }                                                                                          \
-        SUM r[TILE];                                                                               \
-        for (int k = 0; k < TILE; k++)                                                             \
-            r[k] = (SUM)j->part[c0 + k].v.FIELD;                                                   \
-        if (j->exclusive)                                                                          \
-            SKEWED(b, EXCL_STEP, SUF, SUM, ACC, STORE);                                            \
-        else                                                                                       \
-            SKEWED(b, INCL_STEP, SUF, SUM, ACC, STORE);                                            \
+        if (!scan_vec_tile(j, c0, NULL, j->exclusive ? V_EXCL : V_INCL)) {                         \
+            SUM r[TILE];                                                                           \
+            for (int k = 0; k < TILE; k++)                                                         \
+                r[k] = (SUM)j->part[c0 + k].v.FIELD;                                               \
+            if (j->exclusive)                                                                      \
+                SKEWED(b, EXCL_STEP, SUF, SUM, ACC, STORE);                                        \
+            else                                                                                   \
+                SKEWED(b, INCL_STEP, SUF, SUM, ACC, STORE);                                        \
+        }                                                                                          \
         if (j->exclusive && c0 == 0) STORE(out, 0, (ACC)0); /* +0, not the identity -0 */          \
     }
 
