@@ -90,6 +90,7 @@ typedef struct scan_run {
 #define AVX2_INLINE static inline __attribute__((target("avx2"), always_inline))
 
 enum { V_TOTALS, V_INCL, V_EXCL };
+#define V_PUT(T, a, v) (nt ? _mm256_stream_##T(a, v) : _mm256_storeu_##T(a, v))
 #define V_LEN (CH - (TILE - 1) * SKEW) /* elements of each chunk in the vector walk */
 
 /* 8 x 8 of 32-bit values: r[k] lane m <-> r[m] lane k. */
@@ -161,73 +162,107 @@ AVX2_INLINE __m256d add_u64x4(__m256d a, __m256d b) {
  * into y (unless V_TOTALS); r[k] in: chunk k's offset (0 or -0 for
  * totals); out: its sum. */
 #define V_TILE32(NAME, E, ADD)                                                                     \
-    AVX2_INLINE void NAME##_body(const E *x, E *y, E *r, int mode) {                               \
-        for (int k = 0; k < TILE; k++)                                                             \
+    AVX2_INLINE void NAME##_body(const E *x, E *y, E *r, int mode, bool nt, const E *x2, E *r2,    \
+                                 bool two) {                                                       \
+        for (int k = 0; k < TILE; k++) {                                                           \
             V_SCALAR(E, x, y, r, k, (size_t)0, (size_t)k *SKEW, mode);                             \
-        __m256 acc = _mm256_loadu_ps((const float *)r);                                            \
+            if (two) V_SCALAR(E, x2, y, r2, k, (size_t)0, (size_t)k *SKEW, V_TOTALS);              \
+        }                                                                                          \
+        __m256 acc = _mm256_loadu_ps((const float *)r), acc2 = acc;                                \
+        if (two) acc2 = _mm256_loadu_ps((const float *)r2);                                        \
         for (size_t p = 0; p < V_LEN; p += 8) {                                                    \
-            __m256 v[8];                                                                           \
+            __m256 v[8], w[8];                                                                     \
             for (int k = 0; k < 8; k++)                                                            \
                 v[k] = _mm256_loadu_ps((const float *)(x + k * (CH + SKEW) + p));                  \
             tr8x8(v);                                                                              \
-            V_COLUMNS(__m256, ADD, acc, v, 8, mode);                                               \
+            if (two) {                                                                             \
+                for (int k = 0; k < 8; k++)                                                        \
+                    w[k] = _mm256_loadu_ps((const float *)(x2 + k * (CH + SKEW) + p));             \
+                tr8x8(w);                                                                          \
+                for (int m = 0; m < 8; m++) { /* the two chains interleaved */                     \
+                    V_COLUMNS(__m256, ADD, acc, v + m, 1, mode);                                   \
+                    V_COLUMNS(__m256, ADD, acc2, w + m, 1, V_TOTALS);                              \
+                }                                                                                  \
+            } else {                                                                               \
+                V_COLUMNS(__m256, ADD, acc, v, 8, mode);                                           \
+            }                                                                                      \
             if (mode == V_TOTALS) continue;                                                        \
             tr8x8(v);                                                                              \
             for (int k = 0; k < 8; k++)                                                            \
-                _mm256_storeu_ps((float *)(y + k * (CH + SKEW) + p), v[k]);                        \
+                V_PUT(ps, (float *)(y + k * (CH + SKEW) + p), v[k]);                               \
         }                                                                                          \
         _mm256_storeu_ps((float *)r, acc);                                                         \
-        for (int k = 0; k < TILE; k++)                                                             \
+        if (two) _mm256_storeu_ps((float *)r2, acc2);                                              \
+        for (int k = 0; k < TILE; k++) {                                                           \
             V_SCALAR(E, x, y, r, k, (size_t)k *SKEW + V_LEN, CH, mode);                            \
+            if (two) V_SCALAR(E, x2, y, r2, k, (size_t)k *SKEW + V_LEN, CH, V_TOTALS);             \
+        }                                                                                          \
     }                                                                                              \
-    __attribute__((target("avx2"))) static void NAME(const E *x, E *y, E *r, int mode) {           \
-        if (mode == V_TOTALS)                                                                      \
-            NAME##_body(x, y, r, V_TOTALS);                                                        \
-        else if (mode == V_INCL)                                                                   \
-            NAME##_body(x, y, r, V_INCL);                                                          \
-        else                                                                                       \
-            NAME##_body(x, y, r, V_EXCL);                                                          \
-    }
+    V_DISPATCH(NAME, E)
 
-/* The same with 64-bit lanes: chunks 0-3 in lo, 4-7 in hi. */
+/* The same with 64-bit lanes: chunks 0-3 in one register, 4-7 in another. */
 #define V_TILE64(NAME, E, ADD)                                                                     \
-    AVX2_INLINE void NAME##_body(const E *x, E *y, E *r, int mode) {                               \
-        for (int k = 0; k < TILE; k++)                                                             \
+    AVX2_INLINE void NAME##_body(const E *x, E *y, E *r, int mode, bool nt, const E *x2, E *r2,    \
+                                 bool two) {                                                       \
+        for (int k = 0; k < TILE; k++) {                                                           \
             V_SCALAR(E, x, y, r, k, (size_t)0, (size_t)k *SKEW, mode);                             \
-        __m256d lo = _mm256_loadu_pd((const double *)r);                                           \
-        __m256d hi = _mm256_loadu_pd((const double *)(r + 4));                                     \
+            if (two) V_SCALAR(E, x2, y, r2, k, (size_t)0, (size_t)k *SKEW, V_TOTALS);              \
+        }                                                                                          \
+        __m256d acc[2], acc2[2];                                                                   \
+        for (int g = 0; g < 2; g++) {                                                              \
+            acc[g] = acc2[g] = _mm256_loadu_pd((const double *)(r + 4 * g));                       \
+            if (two) acc2[g] = _mm256_loadu_pd((const double *)(r2 + 4 * g));                      \
+        }                                                                                          \
         for (size_t p = 0; p < V_LEN; p += 4) {                                                    \
-            __m256d a[4], b[4];                                                                    \
-            for (int k = 0; k < 4; k++) {                                                          \
-                a[k] = _mm256_loadu_pd((const double *)(x + k * (CH + SKEW) + p));                 \
-                b[k] = _mm256_loadu_pd((const double *)(x + (k + 4) * (CH + SKEW) + p));           \
+            __m256d a[2][4], b[2][4];                                                              \
+            for (int g = 0; g < 2; g++) {                                                          \
+                for (int k = 0; k < 4; k++)                                                        \
+                    a[g][k] =                                                                      \
+                        _mm256_loadu_pd((const double *)(x + (k + 4 * g) * (CH + SKEW) + p));      \
+                tr4x4(a[g]);                                                                       \
+                if (!two) continue;                                                                \
+                for (int k = 0; k < 4; k++)                                                        \
+                    b[g][k] =                                                                      \
+                        _mm256_loadu_pd((const double *)(x2 + (k + 4 * g) * (CH + SKEW) + p));     \
+                tr4x4(b[g]);                                                                       \
             }                                                                                      \
-            tr4x4(a);                                                                              \
-            tr4x4(b);                                                                              \
-            for (int m = 0; m < 4; m++) { /* the two groups' chains interleaved */                 \
-                V_COLUMNS(__m256d, ADD, lo, a + m, 1, mode);                                       \
-                V_COLUMNS(__m256d, ADD, hi, b + m, 1, mode);                                       \
-            }                                                                                      \
+            for (int m = 0; m < 4; m++) /* the independent chains interleaved */                   \
+                for (int g = 0; g < 2; g++) {                                                      \
+                    V_COLUMNS(__m256d, ADD, acc[g], a[g] + m, 1, mode);                            \
+                    if (two) V_COLUMNS(__m256d, ADD, acc2[g], b[g] + m, 1, V_TOTALS);              \
+                }                                                                                  \
             if (mode == V_TOTALS) continue;                                                        \
-            tr4x4(a);                                                                              \
-            tr4x4(b);                                                                              \
-            for (int k = 0; k < 4; k++) {                                                          \
-                _mm256_storeu_pd((double *)(y + k * (CH + SKEW) + p), a[k]);                       \
-                _mm256_storeu_pd((double *)(y + (k + 4) * (CH + SKEW) + p), b[k]);                 \
+            for (int g = 0; g < 2; g++) {                                                          \
+                tr4x4(a[g]);                                                                       \
+                for (int k = 0; k < 4; k++)                                                        \
+                    V_PUT(pd, (double *)(y + (k + 4 * g) * (CH + SKEW) + p), a[g][k]);             \
             }                                                                                      \
         }                                                                                          \
-        _mm256_storeu_pd((double *)r, lo);                                                         \
-        _mm256_storeu_pd((double *)(r + 4), hi);                                                   \
-        for (int k = 0; k < TILE; k++)                                                             \
+        for (int g = 0; g < 2; g++) {                                                              \
+            _mm256_storeu_pd((double *)(r + 4 * g), acc[g]);                                       \
+            if (two) _mm256_storeu_pd((double *)(r2 + 4 * g), acc2[g]);                            \
+        }                                                                                          \
+        for (int k = 0; k < TILE; k++) {                                                           \
             V_SCALAR(E, x, y, r, k, (size_t)k *SKEW + V_LEN, CH, mode);                            \
+            if (two) V_SCALAR(E, x2, y, r2, k, (size_t)k *SKEW + V_LEN, CH, V_TOTALS);             \
+        }                                                                                          \
     }                                                                                              \
-    __attribute__((target("avx2"))) static void NAME(const E *x, E *y, E *r, int mode) {           \
+    V_DISPATCH(NAME, E)
+
+/* NAME: the body with mode and `two` constant (x2 NULL: one tile). */
+#define V_DISPATCH(NAME, E)                                                                        \
+    __attribute__((target("avx2"))) static void NAME(const E *x, E *y, E *r, int mode, bool nt,    \
+                                                     const E *x2, E *r2) {                         \
         if (mode == V_TOTALS)                                                                      \
-            NAME##_body(x, y, r, V_TOTALS);                                                        \
+            NAME##_body(x, y, r, V_TOTALS, nt, x2, r2, false);                                     \
+        else if (mode == V_INCL && x2 != NULL)                                                     \
+            NAME##_body(x, y, r, V_INCL, nt, x2, r2, true);                                        \
         else if (mode == V_INCL)                                                                   \
-            NAME##_body(x, y, r, V_INCL);                                                          \
+            NAME##_body(x, y, r, V_INCL, nt, x2, r2, false);                                       \
+        else if (x2 != NULL)                                                                       \
+            NAME##_body(x, y, r, V_EXCL, nt, x2, r2, true);                                        \
         else                                                                                       \
-            NAME##_body(x, y, r, V_EXCL);                                                          \
+            NAME##_body(x, y, r, V_EXCL, nt, x2, r2, false);                                       \
     }
 
 V_TILE32(vtile_f32, float, add_f32x8)
@@ -247,29 +282,44 @@ static bool scan_vec_ok(void) {
     return k == 2;
 }
 
+/* Output bytes from which the vector tiles store past the cache (as a
+ * large copy's memcpy does): more than a core's share of a last-level cache.
+ * A store that misses the cache first reads its line: the output would
+ * cross memory twice. */
+#define SCAN_STREAM_BYTES ((size_t)8 << 20)
+
 /* A full tile's sums (op SUM) in vector lanes, chunks [c0, c0 + TILE):
  * mode V_TOTALS leaves chunk k's total in tot[k]; otherwise the outputs
- * from the offsets in j->part. False where this CPU or dtype has no such
- * path (the scalar walk then runs). */
-static bool scan_vec_tile(const prim_job_t *j, size_t c0, partial_t *tot, int mode) {
+ * from the offsets in j->part, and where c2 != SIZE_MAX the totals of the
+ * full tile at chunk c2 into tot side by side (two independent chains, and
+ * the next tile's input comes in while this one's outputs go out). False
+ * where this CPU or dtype has no such path (the scalar walk then runs). */
+static bool scan_vec_tile(const prim_job_t *j, size_t c0, partial_t *tot, int mode, size_t c2) {
     if (!scan_vec_ok()) return false;
-    const size_t b = c0 * CH;
+    const size_t b = c0 * CH, b2 = c2 * CH;
+    const bool nt = mode != V_TOTALS && ((uintptr_t)j->out & 31) == 0 &&
+                    j->count * xdev_dtype_size(j->dtype) >= SCAN_STREAM_BYTES;
+    const bool two = mode != V_TOTALS && c2 != SIZE_MAX;
     union {
         float f[TILE];
         double d[TILE];
         uint32_t u32[TILE];
         uint64_t u64[TILE];
-    } r;
+    } r, r2;
     switch (j->dtype) {
 #define V_CASE(DT, FIELD, E, FN)                                                                   \
     case DT:                                                                                       \
-        for (int k = 0; k < TILE; k++)                                                             \
+        for (int k = 0; k < TILE; k++) {                                                           \
             r.FIELD[k] =                                                                           \
                 mode == V_TOTALS ? (E)identity_##FN(XDEV_PRIM_SUM) : (E)j->part[c0 + k].v.FIELD;   \
-        vtile_##FN((const E *)j->in + b, (E *)j->out + b, r.FIELD, mode);                          \
-        if (mode == V_TOTALS)                                                                      \
-            for (int k = 0; k < TILE; k++)                                                         \
-                tot[k].v.FIELD = r.FIELD[k];                                                       \
+            r2.FIELD[k] = (E)identity_##FN(XDEV_PRIM_SUM);                                         \
+        }                                                                                          \
+        vtile_##FN((const E *)j->in + b, (E *)j->out + b, r.FIELD, mode, nt,                       \
+                   two ? (const E *)j->in + b2 : NULL, r2.FIELD);                                  \
+        if (nt) _mm_sfence();                                                                      \
+        if (mode == V_EXCL && c0 == 0) ((E *)j->out)[0] = (E)0; /* +0, not the identity -0 */      \
+        for (int k = 0; k < TILE && (mode == V_TOTALS || two); k++)                                \
+            tot[k].v.FIELD = mode == V_TOTALS ? r.FIELD[k] : r2.FIELD[k];                          \
         return true;
         V_CASE(XDEV_DTYPE_F32, f, float, f32)
         V_CASE(XDEV_DTYPE_F64, d, double, f64)
@@ -283,8 +333,8 @@ static bool scan_vec_tile(const prim_job_t *j, size_t c0, partial_t *tot, int mo
 }
 #else
 enum { V_TOTALS, V_INCL, V_EXCL };
-static bool scan_vec_tile(const prim_job_t *j, size_t c0, partial_t *tot, int mode) {
-    (void)j, (void)c0, (void)tot, (void)mode;
+static bool scan_vec_tile(const prim_job_t *j, size_t c0, partial_t *tot, int mode, size_t c2) {
+    (void)j, (void)c0, (void)tot, (void)mode, (void)c2;
     return false;
 }
 #endif
@@ -296,7 +346,7 @@ static bool scan_vec_tile(const prim_job_t *j, size_t c0, partial_t *tot, int mo
         const size_t b = c0 * CH;                                                                  \
         const void *in = j->in;                                                                    \
         if (j->op == XDEV_PRIM_SUM) {                                                              \
-            if (scan_vec_tile(j, c0, tot, V_TOTALS)) return;                                       \
+            if (scan_vec_tile(j, c0, tot, V_TOTALS, SIZE_MAX)) return;                             \
             SUM r[TILE];                                                                           \
             for (int k = 0; k < TILE; k++)                                                         \
                 r[k] = (SUM)identity_##SUF(XDEV_PRIM_SUM);                                         \
@@ -324,7 +374,7 @@ static bool scan_vec_tile(const prim_job_t *j, size_t c0, partial_t *tot, int mo
                                  (ACC)(SUM)j->part[c0 + k].v.FIELD);                               \
             return;                                                                                \
         }                                                                                          \
-        if (!scan_vec_tile(j, c0, NULL, j->exclusive ? V_EXCL : V_INCL)) {                         \
+        if (!scan_vec_tile(j, c0, NULL, j->exclusive ? V_EXCL : V_INCL, SIZE_MAX)) {               \
             SUM r[TILE];                                                                           \
             for (int k = 0; k < TILE; k++)                                                         \
                 r[k] = (SUM)j->part[c0 + k].v.FIELD;                                               \
@@ -503,15 +553,24 @@ static partial_t scan_carry_in(const prim_job_t *j, scan_slot_t *slot, size_t t)
     return o;
 }
 
-/* Tile t, the carry into it in *o (from the tiles before it when slot is
- * set: they run on other threads) and out of it. */
-static void scan_tile(const prim_job_t *j, size_t t, partial_t *o, scan_slot_t *slot) {
-    size_t c0 = t * TILE, c1 = c0 + TILE < j->chunks ? c0 + TILE : j->chunks;
-    partial_t own[TILE], *tot = slot != NULL ? slot[t].tot : own;
-    if (j->chunks > 1) { /* one chunk needs no total */
-        scan_totals(j, c0, c1, tot);
-        if (slot != NULL) atomic_store_explicit(&slot[t].state, 1u, memory_order_release);
-    }
+/* A tile's chunks [*c0, *c1). */
+static void tile_chunks(const prim_job_t *j, size_t t, size_t *c0, size_t *c1) {
+    *c0 = t * TILE;
+    *c1 = *c0 + TILE < j->chunks ? *c0 + TILE : j->chunks;
+}
+
+/* Whether tile t is TILE whole chunks. */
+static bool tile_full(const prim_job_t *j, size_t t) {
+    return (t + 1) * TILE <= j->chunks && (t + 1) * TILE * CH <= j->count;
+}
+
+/* Step 2 of tile t (its totals in tot): the carry into it in *o (from the
+ * tiles before it when slot is set: they run on other threads), its chunks'
+ * offsets into part[], and the carry out of it into *o (published). */
+static void tile_carry(const prim_job_t *j, size_t t, partial_t *o, scan_slot_t *slot,
+                       const partial_t *tot) {
+    size_t c0, c1;
+    tile_chunks(j, t, &c0, &c1);
     if (slot != NULL) *o = t == 0 ? scan_identity(j) : scan_carry_in(j, slot, t);
     if (j->chunks > 1)
         scan_offsets(j, c1 - c0, tot, &j->part[c0], o);
@@ -521,19 +580,54 @@ static void scan_tile(const prim_job_t *j, size_t t, partial_t *o, scan_slot_t *
         slot[t].carry = *o;
         atomic_store_explicit(&slot[t].state, 2u, memory_order_release);
     }
-    scan_outputs(j, c0, c1);
 }
 
-/* Pool body: claim tiles in order until none is left. */
+/* Step 3 of tile t, then step 1 of tile t2 (SIZE_MAX: none) into tot2
+ * (published) - side by side in vector lanes where both are full tiles of
+ * sums. */
+static void tile_outputs_then_totals(const prim_job_t *j, size_t t, size_t t2, scan_slot_t *slot,
+                                     partial_t *tot2) {
+    size_t c0, c1;
+    tile_chunks(j, t, &c0, &c1);
+    bool fused = t2 != SIZE_MAX && j->op == XDEV_PRIM_SUM && tile_full(j, t) && tile_full(j, t2) &&
+                 scan_vec_tile(j, c0, tot2, j->exclusive ? V_EXCL : V_INCL, t2 * TILE);
+    if (!fused) scan_outputs(j, c0, c1);
+    if (t2 == SIZE_MAX) return;
+    if (!fused && j->chunks > 1) { /* one chunk needs no total */
+        size_t d0, d1;
+        tile_chunks(j, t2, &d0, &d1);
+        scan_totals(j, d0, d1, tot2);
+    }
+    if (slot != NULL) atomic_store_explicit(&slot[t2].state, 1u, memory_order_release);
+}
+
+/* Pool body (or the one thread's loop when r->slot is NULL): claim tiles in
+ * order until none is left. A claimed tile's totals are taken while the
+ * tile before it on this thread writes its outputs. */
 static void scan_claim(void *arg, size_t w0, size_t w1) {
     scan_run_t *r = arg;
+    const prim_job_t *j = r->j;
+    partial_t own[2][TILE], o = scan_identity(j); /* (o: the carry, one thread) */
     (void)w0;
     (void)w1;
+    size_t t = atomic_fetch_add(&r->next, 1);
+    if (t >= r->tiles) return;
+    partial_t *tot = r->slot != NULL ? r->slot[t].tot : own[t & 1];
+    if (j->chunks > 1) {
+        size_t c0, c1;
+        tile_chunks(j, t, &c0, &c1);
+        scan_totals(j, c0, c1, tot);
+    }
+    if (r->slot != NULL) atomic_store_explicit(&r->slot[t].state, 1u, memory_order_release);
     for (;;) {
-        size_t t = atomic_fetch_add(&r->next, 1);
-        if (t >= r->tiles) break;
-        partial_t o;
-        scan_tile(r->j, t, &o, r->slot);
+        tile_carry(j, t, &o, r->slot, tot);
+        size_t t2 = atomic_fetch_add(&r->next, 1);
+        if (t2 >= r->tiles) t2 = SIZE_MAX;
+        partial_t *tot2 = t2 == SIZE_MAX ? NULL : r->slot != NULL ? r->slot[t2].tot : own[t2 & 1];
+        tile_outputs_then_totals(j, t, t2, r->slot, tot2);
+        if (t2 == SIZE_MAX) break;
+        t = t2;
+        tot = tot2;
     }
 }
 
@@ -546,9 +640,7 @@ void xdev_cpu_prim_scan_job(void *arg) {
     if (workers > tiles) workers = tiles;
     r.slot = workers > 1 ? calloc(tiles, sizeof *r.slot) : NULL;
     if (r.slot == NULL) { /* one thread (or no memory for the slots): in order, here */
-        partial_t o = scan_identity(j);
-        for (size_t t = 0; t < tiles; t++)
-            scan_tile(j, t, &o, NULL);
+        scan_claim(&r, 0, 0);
         return;
     }
     for (size_t t = 0; t < tiles; t++)
