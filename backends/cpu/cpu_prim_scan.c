@@ -22,7 +22,11 @@
  * per element per thread). Every value is the one the fixed order gives
  * (the same additions in the same order), for any thread count. The wait
  * cannot deadlock: the tile before was claimed earlier by a body that is
- * running and waits only on the tile before it. */
+ * running and waits only on the tile before it. A thread claims its next
+ * tile once its carry is out and takes that tile's totals while it writes
+ * this one's outputs (scan_claim: in vector lanes, two independent chains,
+ * the next input coming from memory while this output goes out); between
+ * the two it waits on nothing, so the argument holds. */
 
 #define TILE 8 /* chunks per tile: 32 Ki elements, 128-256 KiB of input */
 
