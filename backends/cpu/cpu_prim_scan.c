@@ -83,11 +83,13 @@ typedef struct scan_run {
  * consecutive elements of each chunk is loaded (one row per chunk),
  * transposed in registers (column m: element m of every chunk), summed
  * column by column, transposed back and stored: one vector store per W
- * outputs of a chunk instead of W scalar stores. Chunk k runs k * SKEW
- * elements ahead of chunk 0 (the L1 sets, as above); its first k * SKEW and
- * last (TILE - 1 - k) * SKEW elements, which the ramp leaves out, are done
- * one by one before and after. 32-bit lanes: 8 chunks in one register,
- * blocks of 8; 64-bit lanes: chunks 0-3 and 4-7 in two, blocks of 4. */
+ * outputs of a chunk instead of W scalar stores. The chunks run level, not
+ * skewed: rows stay aligned and nothing is left for scalar ramps (skewed by
+ * SKEW, with the ramps one element at a time, f32 moved 0.57x of a copy's
+ * bytes on the 2-core VM; level, 0.77x - a 32-byte row load spans fewer
+ * lines than the scalar walk's streams, so the L1 sets hold). 32-bit lanes:
+ * 8 chunks in one register, blocks of 8; 64-bit lanes: chunks 0-3 and 4-7
+ * in two, blocks of 4. */
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #define SCAN_VEC 1
@@ -95,7 +97,6 @@ typedef struct scan_run {
 
 enum { V_TOTALS, V_INCL, V_EXCL };
 #define V_PUT(T, a, v) (nt ? _mm256_stream_##T(a, v) : _mm256_storeu_##T(a, v))
-#define V_LEN (CH - (TILE - 1) * SKEW) /* elements of each chunk in the vector walk */
 
 /* 8 x 8 of 32-bit values: r[k] lane m <-> r[m] lane k. */
 AVX2_INLINE void tr8x8(__m256 *r) {
@@ -153,35 +154,22 @@ AVX2_INLINE __m256d add_u64x4(__m256d a, __m256d b) {
         }                                                                                          \
     }
 
-/* The part of chunk k's [lo, hi) one element at a time (ramps), r[k] its sum. */
-#define V_SCALAR(E, x, y, r, k, lo, hi, mode)                                                      \
-    for (size_t i_ = (lo); i_ < (hi); i_++) {                                                      \
-        E v_ = (x)[(k)*CH + i_];                                                                   \
-        if ((mode) == V_EXCL) (y)[(k)*CH + i_] = (r)[k];                                           \
-        (r)[k] = (E)((r)[k] + v_);                                                                 \
-        if ((mode) == V_INCL) (y)[(k)*CH + i_] = (r)[k];                                           \
-    }
-
 /* One tile of 32-bit lanes (E: float or uint32_t) from x (its first chunk)
  * into y (unless V_TOTALS); r[k] in: chunk k's offset (0 or -0 for
  * totals); out: its sum. */
 #define V_TILE32(NAME, E, ADD)                                                                     \
     AVX2_INLINE void NAME##_body(const E *x, E *y, E *r, int mode, bool nt, const E *x2, E *r2,    \
                                  bool two) {                                                       \
-        for (int k = 0; k < TILE; k++) {                                                           \
-            V_SCALAR(E, x, y, r, k, (size_t)0, (size_t)k *SKEW, mode);                             \
-            if (two) V_SCALAR(E, x2, y, r2, k, (size_t)0, (size_t)k *SKEW, V_TOTALS);              \
-        }                                                                                          \
         __m256 acc = _mm256_loadu_ps((const float *)r), acc2 = acc;                                \
         if (two) acc2 = _mm256_loadu_ps((const float *)r2);                                        \
-        for (size_t p = 0; p < V_LEN; p += 8) {                                                    \
+        for (size_t p = 0; p < CH; p += 8) {                                                       \
             __m256 v[8], w[8];                                                                     \
             for (int k = 0; k < 8; k++)                                                            \
-                v[k] = _mm256_loadu_ps((const float *)(x + k * (CH + SKEW) + p));                  \
+                v[k] = _mm256_loadu_ps((const float *)(x + k * CH + p));                           \
             tr8x8(v);                                                                              \
             if (two) {                                                                             \
                 for (int k = 0; k < 8; k++)                                                        \
-                    w[k] = _mm256_loadu_ps((const float *)(x2 + k * (CH + SKEW) + p));             \
+                    w[k] = _mm256_loadu_ps((const float *)(x2 + k * CH + p));                      \
                 tr8x8(w);                                                                          \
                 for (int m = 0; m < 8; m++) { /* the two chains interleaved */                     \
                     V_COLUMNS(__m256, ADD, acc, v + m, 1, mode);                                   \
@@ -193,14 +181,10 @@ AVX2_INLINE __m256d add_u64x4(__m256d a, __m256d b) {
             if (mode == V_TOTALS) continue;                                                        \
             tr8x8(v);                                                                              \
             for (int k = 0; k < 8; k++)                                                            \
-                V_PUT(ps, (float *)(y + k * (CH + SKEW) + p), v[k]);                               \
+                V_PUT(ps, (float *)(y + k * CH + p), v[k]);                                        \
         }                                                                                          \
         _mm256_storeu_ps((float *)r, acc);                                                         \
         if (two) _mm256_storeu_ps((float *)r2, acc2);                                              \
-        for (int k = 0; k < TILE; k++) {                                                           \
-            V_SCALAR(E, x, y, r, k, (size_t)k *SKEW + V_LEN, CH, mode);                            \
-            if (two) V_SCALAR(E, x2, y, r2, k, (size_t)k *SKEW + V_LEN, CH, V_TOTALS);             \
-        }                                                                                          \
     }                                                                                              \
     V_DISPATCH(NAME, E)
 
@@ -208,26 +192,20 @@ AVX2_INLINE __m256d add_u64x4(__m256d a, __m256d b) {
 #define V_TILE64(NAME, E, ADD)                                                                     \
     AVX2_INLINE void NAME##_body(const E *x, E *y, E *r, int mode, bool nt, const E *x2, E *r2,    \
                                  bool two) {                                                       \
-        for (int k = 0; k < TILE; k++) {                                                           \
-            V_SCALAR(E, x, y, r, k, (size_t)0, (size_t)k *SKEW, mode);                             \
-            if (two) V_SCALAR(E, x2, y, r2, k, (size_t)0, (size_t)k *SKEW, V_TOTALS);              \
-        }                                                                                          \
         __m256d acc[2], acc2[2];                                                                   \
         for (int g = 0; g < 2; g++) {                                                              \
             acc[g] = acc2[g] = _mm256_loadu_pd((const double *)(r + 4 * g));                       \
             if (two) acc2[g] = _mm256_loadu_pd((const double *)(r2 + 4 * g));                      \
         }                                                                                          \
-        for (size_t p = 0; p < V_LEN; p += 4) {                                                    \
+        for (size_t p = 0; p < CH; p += 4) {                                                       \
             __m256d a[2][4], b[2][4];                                                              \
             for (int g = 0; g < 2; g++) {                                                          \
                 for (int k = 0; k < 4; k++)                                                        \
-                    a[g][k] =                                                                      \
-                        _mm256_loadu_pd((const double *)(x + (k + 4 * g) * (CH + SKEW) + p));      \
+                    a[g][k] = _mm256_loadu_pd((const double *)(x + (k + 4 * g) * CH + p));         \
                 tr4x4(a[g]);                                                                       \
                 if (!two) continue;                                                                \
                 for (int k = 0; k < 4; k++)                                                        \
-                    b[g][k] =                                                                      \
-                        _mm256_loadu_pd((const double *)(x2 + (k + 4 * g) * (CH + SKEW) + p));     \
+                    b[g][k] = _mm256_loadu_pd((const double *)(x2 + (k + 4 * g) * CH + p));        \
                 tr4x4(b[g]);                                                                       \
             }                                                                                      \
             for (int m = 0; m < 4; m++) /* the independent chains interleaved */                   \
@@ -239,16 +217,12 @@ AVX2_INLINE __m256d add_u64x4(__m256d a, __m256d b) {
             for (int g = 0; g < 2; g++) {                                                          \
                 tr4x4(a[g]);                                                                       \
                 for (int k = 0; k < 4; k++)                                                        \
-                    V_PUT(pd, (double *)(y + (k + 4 * g) * (CH + SKEW) + p), a[g][k]);             \
+                    V_PUT(pd, (double *)(y + (k + 4 * g) * CH + p), a[g][k]);                      \
             }                                                                                      \
         }                                                                                          \
         for (int g = 0; g < 2; g++) {                                                              \
             _mm256_storeu_pd((double *)(r + 4 * g), acc[g]);                                       \
             if (two) _mm256_storeu_pd((double *)(r2 + 4 * g), acc2[g]);                            \
-        }                                                                                          \
-        for (int k = 0; k < TILE; k++) {                                                           \
-            V_SCALAR(E, x, y, r, k, (size_t)k *SKEW + V_LEN, CH, mode);                            \
-            if (two) V_SCALAR(E, x2, y, r2, k, (size_t)k *SKEW + V_LEN, CH, V_TOTALS);             \
         }                                                                                          \
     }                                                                                              \
     V_DISPATCH(NAME, E)
