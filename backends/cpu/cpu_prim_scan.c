@@ -86,8 +86,8 @@ typedef struct scan_run {
  * outputs of a chunk instead of W scalar stores. The chunks run level, not
  * skewed: rows stay aligned and nothing is left for scalar ramps (skewed by
  * SKEW, with the ramps one element at a time, f32 moved 0.57x of a copy's
- * bytes on the 2-core VM; level, 0.77x - a 32-byte row load spans fewer
- * lines than the scalar walk's streams, so the L1 sets hold). 32-bit lanes:
+ * bytes on the 2-core VM; level, 0.77x: the set conflicts the skew avoids
+ * for the scalar walk cost less here than the ramps did). 32-bit lanes:
  * 8 chunks in one register, blocks of 8; 64-bit lanes: chunks 0-3 and 4-7
  * in two, blocks of 4. */
 #if defined(__x86_64__) || defined(__i386__)
