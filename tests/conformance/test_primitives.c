@@ -547,6 +547,45 @@ START_TEST(capture_and_replay) {
 }
 END_TEST
 
+/* Deterministic sums of 32-bit types long enough (outputs of 8 MiB and
+ * more) that the CPU stores them past the cache, inclusive and exclusive,
+ * in place too, a partial tile at the end: bit for bit the model (the
+ * cpu/prims sizes stop at 4 MiB of f32). */
+START_TEST(scan_streamed) {
+    NEED_PRIMS();
+    XT_OK(xdev_set_deterministic(true));
+    const size_t n = ((size_t)1 << 21) + 3 * CH + 5;
+    const xdev_dtype_t ts[2] = {XDEV_DTYPE_F32, XDEV_DTYPE_I32};
+    unsigned char *h = malloc(n * 4), *got = malloc(n * 4);
+    double *want = malloc(n * sizeof *want);
+    void *din = dalloc(n * 4), *dout = dalloc(n * 4);
+    for (int ti = 0; ti < 2; ti++)
+        for (int excl = 0; excl < 2; excl++)
+            for (int in_place = 0; in_place < 2; in_place++) {
+                xdev_dtype_t t = ts[ti];
+                void *o = in_place ? din : dout;
+                fill_random(t, h, n, false);
+                upload(din, h, n * 4);
+                XT_OK(xdev_prim_scan(din, t, n, XDEV_PRIM_SUM, excl ? XDEV_PRIM_EXCLUSIVE : 0, o,
+                                     NULL));
+                download(got, o, n * 4);
+                model_scan(t, h, n, XDEV_PRIM_SUM, excl, want);
+                for (size_t i = 0; i < n; i++) {
+                    unsigned char w[8];
+                    xt_store(t, w, 0, want[i]);
+                    if (memcmp(got + i * 4, w, 4) != 0)
+                        ck_abort_msg("%s excl %d in place %d [%zu]: %g, the model gives %g",
+                                     xdev_dtype_name(t), excl, in_place, i, ld(t, got, i), want[i]);
+                }
+            }
+    free(h);
+    free(got);
+    free(want);
+    XT_OK(xdev_free(din));
+    XT_OK(xdev_free(dout));
+}
+END_TEST
+
 /* ------------------------------------------------------------ threads */
 
 /* A large f32 sum and scan (so the pool splits them) in deterministic mode:
@@ -594,6 +633,7 @@ int main(int argc, char **argv) {
     tcase_add_test(tc, scan_every_dtype_and_size);
     tcase_add_test(tc, scan_deterministic_bits);
     tcase_add_test(tc, scan_in_place);
+    tcase_add_test(tc, scan_streamed);
     tcase_add_test(tc, bad_input);
     tcase_add_test(tc, deterministic_switch);
     tcase_add_test(tc, capture_and_replay);
