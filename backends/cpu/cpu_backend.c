@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "cpu/cpu_internal.h"
@@ -116,6 +117,22 @@ static const char *plain_getenv(const char *name) {
     return getenv(name);
 }
 
+/* XDEV_CPU_SCAN_ISA: auto (default; vector lanes where the CPU has AVX2) or
+ * baseline (the scalar walk: a diagnostic, so the tests cover both paths of
+ * cpu_prim_scan.c on any machine; both give the same bits). */
+static xdev_status_t parse_scan_isa(const char *v, bool *scalar) {
+    *scalar = false;
+    if (v == NULL || v[0] == '\0' || strcmp(v, "auto") == 0) return XDEV_SUCCESS;
+    if (strcmp(v, "baseline") == 0) {
+        *scalar = true;
+        return XDEV_SUCCESS;
+    }
+    return xdev_cpu_error(XDEV_ERROR_ENV,
+                          "XDEV_CPU_SCAN_ISA='%s' is not a code path (expected auto or baseline; "
+                          "unset or empty means auto)",
+                          v);
+}
+
 static xdev_status_t cpu_init(const xdev_host_services_t *host) {
     if (xdev_cpu_state.initialized) return XDEV_SUCCESS;
     if (host == NULL) return XDEV_ERROR_INVALID_VALUE;
@@ -136,6 +153,8 @@ static xdev_status_t cpu_init(const xdev_host_services_t *host) {
     st = xdev_cpu_parse_memory(mem, ram, &capacity);
     if (st != XDEV_SUCCESS) return st;
     st = xdev_cpu_kernel_config(get_env, count, xdev_cpu_online_cores());
+    if (st != XDEV_SUCCESS) return st;
+    st = parse_scan_isa(get_env("XDEV_CPU_SCAN_ISA"), &xdev_cpu_state.scan_scalar);
     if (st != XDEV_SUCCESS) return st;
 
     xdev_cpu_device_t *devices = calloc((size_t)count, sizeof *devices);

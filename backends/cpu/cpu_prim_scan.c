@@ -248,9 +248,11 @@ V_TILE32(vtile_u32, uint32_t, add_u32x8)
 V_TILE64(vtile_f64, double, add_f64x4)
 V_TILE64(vtile_u64, uint64_t, add_u64x4)
 
-/* Whether this CPU runs the vector tiles (asked once). */
+/* Whether this CPU runs the vector tiles (asked once; never with
+ * XDEV_CPU_SCAN_ISA=baseline). */
 static bool scan_vec_ok(void) {
     static atomic_int known; /* 0: not asked; 1: no; 2: yes */
+    if (xdev_cpu_state.scan_scalar) return false;
     int k = atomic_load_explicit(&known, memory_order_relaxed);
     if (k == 0) {
         __builtin_cpu_init();
