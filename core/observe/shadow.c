@@ -608,7 +608,7 @@ static void shadow_observe(const xdev_enqueue_t *q, const xdev_op_use_t *uses, i
      * its own), reach the mirror once the op finished - else COMPARE=sync
      * compared them whole when a kernel's unbounded pointer later marked
      * their allocation written. */
-    bool at_op = how != NULL && SH_IS_PRIM(how->kind) && why == NULL;
+    bool at_op = how != NULL && sh_kind_is_prim(how->kind) && why == NULL;
     if (!deferred && (why != NULL || !g_compare_sync || to_host || at_op)) {
         xdev_shadow_unlock();
         xdev_shadow_wait_stream(q->stream->rec, q->stream->native);
@@ -672,7 +672,7 @@ static void shadow_observe(const xdev_enqueue_t *q, const xdev_op_use_t *uses, i
              * outputs only up to the count (its first operand, compared). */
             sh_rec_t h;
             const sh_rec_t *hw = how;
-            if (how != NULL && SH_IS_PRIM(how->kind)) {
+            if (how != NULL && sh_kind_is_prim(how->kind)) {
                 len = xdev_shadow_prim_written(how, m, uses[i].p, len, &h);
                 hw = &h;
                 if (len == 0) continue;

@@ -432,7 +432,7 @@ static xdev_status_t replay_prim(sh_rec_t *r, const xdev_backend_api_t *c,
 size_t xdev_shadow_prim_written(const sh_rec_t *how, sh_mirror_t *m, const void *p, size_t len,
                                 sh_rec_t *h) {
     *h = *how;
-    if (!SH_IS_PRIM(how->kind)) return len;
+    if (!sh_kind_is_prim(how->kind)) return len;
     const xdev_prim_desc_t *d = &how->u.prim;
     bool counted = how->kind == SH_SELECT || how->kind == SH_UNIQUE || how->kind == SH_RLE;
     bool bounded = false;
@@ -493,17 +493,8 @@ xdev_status_t xdev_shadow_replay_compute(sh_rec_t *r, const xdev_backend_api_t *
         free(d.work);
         return st;
     }
-    case SH_REDUCE:
-    case SH_SCAN:
-    case SH_SORT:
-    case SH_SEGMENTED_SORT:
-    case SH_SEGMENTED_REDUCE:
-    case SH_HISTOGRAM:
-    case SH_SELECT:
-    case SH_UNIQUE:
-    case SH_RLE:
-        return replay_prim(r, c, dv, s);
     default:
+        if (sh_kind_is_prim(r->kind)) return replay_prim(r, c, dv, s);
         return XDEV_ERROR_INTERNAL;
     }
 }

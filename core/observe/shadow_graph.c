@@ -265,7 +265,7 @@ bool xdev_shadow_graph_replay(const xdev_enqueue_t *q, sh_pending_t *p, void *co
                 /* a primitive's operand: its element size and count (shadow.c) */
                 sh_rec_t h;
                 const sh_rec_t *hw = how;
-                if (how != NULL && SH_IS_PRIM(how->kind)) {
+                if (how != NULL && sh_kind_is_prim(how->kind)) {
                     len = xdev_shadow_prim_written(how, m, (const void *)a, len, &h);
                     hw = &h;
                 }

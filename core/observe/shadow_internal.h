@@ -43,10 +43,13 @@ typedef enum {
     SH_VEC,
     SH_LAUNCH,
     SH_FFT,
+    /* The primitives (xdev/primitives.h): u.prim, replayed through the CPU
+     * backend's slot of the same name. They stay one run at the end, from
+     * SH_REDUCE to SH_KIND_END: sh_kind_is_prim is that range, so a new
+     * primitive goes after SH_RLE and a new kind of any other sort before
+     * SH_REDUCE. */
     SH_REDUCE,
     SH_SCAN,
-    /* the other primitives (xdev/primitives.h): u.prim, replayed through
-     * the CPU backend's slot of the same name */
     SH_SORT,
     SH_SEGMENTED_SORT,
     SH_SEGMENTED_REDUCE,
@@ -54,10 +57,20 @@ typedef enum {
     SH_SELECT, /* select_flagged (select_if runs on it) */
     SH_UNIQUE,
     SH_RLE,
+    SH_KIND_END /* not a kind: one past the last primitive */
 } sh_kind_t;
 
-/* A primitive's record (SH_REDUCE .. SH_RLE). */
-#define SH_IS_PRIM(k) ((k) >= SH_REDUCE && (k) <= SH_RLE)
+/* Nine primitives: a new one needs its slot in prim_fn, its detail in
+ * prim_detail and its wrapper (shadow_compute.c); then bump this. */
+_Static_assert(SH_KIND_END - SH_REDUCE == 9, "a primitive kind was added or removed");
+
+/* A primitive's record: the one test of that. The replay's dispatch
+ * (shadow_compute.c, handed by shadow_slots.c's replay step every kind it
+ * does not replay itself) and the reports (shadow.c, shadow_graph.c) ask
+ * it, so there is no list of the primitives to miss one in. */
+static inline bool sh_kind_is_prim(sh_kind_t kind) {
+    return kind >= SH_REDUCE && kind < SH_KIND_END;
+}
 
 /* One backend call to replay. Pointers are the real device's; the replay
  * translates them to mirrors. */

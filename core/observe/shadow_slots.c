@@ -692,15 +692,7 @@ static void replay_one(sh_rec_t *r) {
     }
     case SH_LAUNCH:
     case SH_FFT:
-    case SH_REDUCE:
-    case SH_SCAN:
-    case SH_SORT:
-    case SH_SEGMENTED_SORT:
-    case SH_SEGMENTED_REDUCE:
-    case SH_HISTOGRAM:
-    case SH_SELECT:
-    case SH_UNIQUE:
-    case SH_RLE:
+    default: /* the primitives: shadow_compute.c's dispatch tells them (sh_kind_is_prim) */
         if (r->unmirrored != NULL) return;
         st = xdev_shadow_replay_compute(r, c, dv, s);
         break;
