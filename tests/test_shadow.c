@@ -55,17 +55,42 @@
 
 enum { N = 1000 };
 
-static int differences(void) {
+/* What the clean scenarios end with: each kept report printed, then no
+ * difference and nothing reported as not mirrored (every op replayed). */
+static void expect_no_report(void) {
     int d = 0;
     uint64_t n = xdev_shadow_report_count();
     for (uint64_t i = 0; i < n && i < XDEV_SHADOW_KEPT; i++) {
         xdev_shadow_report_t r;
         XT_OK(xdev_shadow_report_get(i, &r));
-        if (r.kind == XDEV_SHADOW_DIFFERENCE) {
-            fprintf(stderr, "unexpected difference:\n%s", r.text);
-            d++;
-        }
+        fprintf(stderr, "unexpected report:\n%s", r.text);
+        d += r.kind == XDEV_SHADOW_DIFFERENCE;
     }
+    ck_assert_int_eq(d, 0);
+    ck_assert_uint_eq(n, 0);
+}
+
+/* The first report, printed (the scenarios with a fault look at it). */
+static void first_report(xdev_shadow_report_t *r) {
+    XT_OK(xdev_shadow_report_get(0, r));
+    fprintf(stderr, "the report:\n%s", r->text);
+}
+
+/* The first report is a difference in op, its detail holding detail, called
+ * from this file. */
+static void expect_difference(xdev_shadow_report_t *r, const char *op, const char *detail) {
+    first_report(r);
+    ck_assert_int_eq(r->kind, XDEV_SHADOW_DIFFERENCE);
+    ck_assert_str_eq(r->op, op);
+    ck_assert_msg(strstr(r->detail, detail) != NULL, "detail: %s", r->detail);
+    ck_assert_msg(strstr(r->call_site, "test_shadow") != NULL, "call site: %s", r->call_site);
+}
+
+/* A device buffer holding the host's bytes h. */
+static void *upload(const void *h, size_t bytes) {
+    void *d;
+    XT_OK(xdev_malloc_device(xt_dev(0), &d, bytes));
+    XT_OK(xdev_memcpy(d, h, bytes));
     return d;
 }
 
@@ -111,9 +136,7 @@ START_TEST(clean) {
     XT_OK(xdev_stream_synchronize(s));
     for (int i = 0; i < N; i++)
         ck_assert_int_eq(hk[i], i * 3 + 1);
-    ck_assert_int_eq(differences(), 0);
-    /* Everything above was replayed: nothing reported as not mirrored. */
-    ck_assert_uint_eq(xdev_shadow_report_count(), 0);
+    expect_no_report(); /* everything above was replayed */
     XT_OK(xdev_module_unload(m));
     XT_OK(xdev_free(x));
     XT_OK(xdev_free(y));
@@ -126,13 +149,7 @@ END_TEST
 /* The faulty plugin's memset: one report, naming it. Returns its text. */
 static void expect_short_memset(xdev_shadow_report_t *r, unsigned char *dev, size_t bytes) {
     ck_assert_msg(xdev_shadow_report_count() >= 1, "the short memset was not reported");
-    XT_OK(xdev_shadow_report_get(0, r));
-    fprintf(stderr, "the report:\n%s", r->text);
-    ck_assert_int_eq(r->kind, XDEV_SHADOW_DIFFERENCE);
-    ck_assert_str_eq(r->op, "memset");
-    ck_assert_msg(strstr(r->detail, "memset of 4096 bytes to 0xab") != NULL, "detail: %s",
-                  r->detail);
-    ck_assert_msg(strstr(r->call_site, "test_shadow") != NULL, "call site: %s", r->call_site);
+    expect_difference(r, "memset", "memset of 4096 bytes to 0xab");
     ck_assert_ptr_eq(r->buffer, dev);
     ck_assert_uint_eq(r->element, bytes - 1);
     ck_assert_uint_eq(r->differing, 1);
@@ -207,26 +224,14 @@ START_TEST(gemm_lda) {
     for (int i = 0; i < K * NN; i++)
         hb[i] = 1.0f;
     memset(hc, 0, sizeof hc);
-    float *a, *b, *c;
-    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&a, sizeof ha));
-    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&b, sizeof hb));
-    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&c, sizeof hc));
-    XT_OK(xdev_memcpy(a, ha, sizeof ha));
-    XT_OK(xdev_memcpy(b, hb, sizeof hb));
-    XT_OK(xdev_memcpy(c, hc, sizeof hc));
+    float *a = upload(ha, sizeof ha), *b = upload(hb, sizeof hb), *c = upload(hc, sizeof hc);
     ck_assert_uint_eq(xdev_shadow_report_count(), 0);
     XT_OK(xdev_gemm(XDEV_DTYPE_F32, XDEV_BLAS_OP_N, XDEV_BLAS_OP_N, M, NN, K, 1.0, a, LDA, b, K,
                     0.0, c, M, NULL));
     XT_OK(xdev_synchronize());
     ck_assert_uint_eq(xdev_shadow_report_count(), 1);
     xdev_shadow_report_t r;
-    XT_OK(xdev_shadow_report_get(0, &r));
-    fprintf(stderr, "the report:\n%s", r.text);
-    ck_assert_int_eq(r.kind, XDEV_SHADOW_DIFFERENCE);
-    ck_assert_str_eq(r.op, "GEMM");
-    ck_assert_msg(strstr(r.detail, "gemm f32 NN m=8 n=4 k=5 lda=12 ldb=5 ldc=8 batch=1") != NULL,
-                  "detail: %s", r.detail);
-    ck_assert_msg(strstr(r.call_site, "test_shadow") != NULL, "call site: %s", r.call_site);
+    expect_difference(&r, "GEMM", "gemm f32 NN m=8 n=4 k=5 lda=12 ldb=5 ldc=8 batch=1");
     ck_assert_ptr_eq(r.buffer, c);
     ck_assert_uint_eq(r.element, 0);
     ck_assert_uint_eq(r.element_size, 4);
@@ -260,8 +265,7 @@ START_TEST(kernel_gpu) {
     XT_OK(xdev_synchronize());
     ck_assert_uint_ge(xdev_shadow_report_count(), 1);
     xdev_shadow_report_t r;
-    XT_OK(xdev_shadow_report_get(0, &r));
-    fprintf(stderr, "the report:\n%s", r.text);
+    first_report(&r);
     if (r.kind == XDEV_SHADOW_NOT_MIRRORED)
         XT_SKIP("the shadow cannot run this GPU module's host build yet: %s", r.text);
     ck_assert_int_eq(r.kind, XDEV_SHADOW_DIFFERENCE);
@@ -302,8 +306,7 @@ START_TEST(not_mirrored) {
     XT_OK(xdev_stream_synchronize(s));
     ck_assert_uint_eq(xdev_shadow_report_count(), 1);
     xdev_shadow_report_t r;
-    XT_OK(xdev_shadow_report_get(0, &r));
-    fprintf(stderr, "the report:\n%s", r.text);
+    first_report(&r);
     ck_assert_int_eq(r.kind, XDEV_SHADOW_NOT_MIRRORED);
     ck_assert_msg(strstr(r.text, "graph_replay") != NULL &&
                       strstr(r.text, "an operand is outside the mirrored device allocations") !=
@@ -401,9 +404,7 @@ START_TEST(graph_clean) {
     XT_OK(xdev_memcpy(hk, k, sizeof hk));
     for (int i = 0; i < N; i++)
         ck_assert_int_eq(hk[i], i * 3 + 1);
-    ck_assert_int_eq(differences(), 0);
-    /* Every captured op was replayed: nothing reported as not mirrored. */
-    ck_assert_uint_eq(xdev_shadow_report_count(), 0);
+    expect_no_report(); /* every captured op was replayed */
     XT_OK(xdev_graph_destroy(g));
     XT_OK(xdev_module_unload(m));
     XT_OK(xdev_free(x));
@@ -479,9 +480,7 @@ START_TEST(foreign_clean) {
         ck_assert_float_eq(h[i], (float)i + 1.0f);
     ck_assert_uint_eq(hp[100], 0x77);
     ck_assert_uint_eq(hp[300], (unsigned char)300);
-    ck_assert_int_eq(differences(), 0);
-    /* Every op was replayed: nothing reported as not mirrored. */
-    ck_assert_uint_eq(xdev_shadow_report_count(), 0);
+    expect_no_report(); /* every op was replayed */
     XT_OK(xdev_memory_unregister(v.base));
     ck_assert_int_eq(t.deleted, 1);
     XT_OK(xdev_memory_unregister(p));
@@ -587,12 +586,7 @@ START_TEST(prims_clean) {
     ck_assert_int_eq(runs, 97);
     ck_assert_int_eq(hk[0], -40);
     ck_assert_uint_eq(hk[P - 1], 0x77777777u); /* select_flagged kept P / 3 */
-    for (uint64_t i = 0; i < xdev_shadow_report_count() && i < XDEV_SHADOW_KEPT; i++) {
-        xdev_shadow_report_t r;
-        XT_OK(xdev_shadow_report_get(i, &r));
-        fprintf(stderr, "unexpected report:\n%s", r.text);
-    }
-    ck_assert_uint_eq(xdev_shadow_report_count(), 0);
+    expect_no_report();
     void *bufs[] = {x, y, k, ko, v, vo, off, cnt, num, len, fl};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         XT_OK(xdev_free(bufs[i]));
@@ -607,24 +601,15 @@ START_TEST(histogram_last_bin) {
     int32_t h[P];
     for (int i = 0; i < P; i++)
         h[i] = i % 80; /* 10 per value, 100 per bin */
-    int32_t *x;
-    int64_t *counts, zero[BINS] = {0};
-    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&x, sizeof h));
-    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&counts, sizeof zero));
-    XT_OK(xdev_memcpy(x, h, sizeof h));
-    XT_OK(xdev_memcpy(counts, zero, sizeof zero));
+    int64_t zero[BINS] = {0};
+    int32_t *x = upload(h, sizeof h);
+    int64_t *counts = upload(zero, sizeof zero);
     ck_assert_uint_eq(xdev_shadow_report_count(), 0);
     XT_OK(xdev_prim_histogram_even(x, XDEV_DTYPE_I32, P, BINS, 0.0, 80.0, counts, NULL));
     XT_OK(xdev_synchronize());
     ck_assert_uint_eq(xdev_shadow_report_count(), 1);
     xdev_shadow_report_t r;
-    XT_OK(xdev_shadow_report_get(0, &r));
-    fprintf(stderr, "the report:\n%s", r.text);
-    ck_assert_int_eq(r.kind, XDEV_SHADOW_DIFFERENCE);
-    ck_assert_str_eq(r.op, "histogram_even");
-    ck_assert_msg(strstr(r.detail, "histogram_even of 1000 i32 samples, 8 bins") != NULL,
-                  "detail: %s", r.detail);
-    ck_assert_msg(strstr(r.call_site, "test_shadow") != NULL, "call site: %s", r.call_site);
+    expect_difference(&r, "histogram_even", "histogram_even of 1000 i32 samples, 8 bins");
     ck_assert_ptr_eq(r.buffer, counts);
     ck_assert_uint_eq(r.element, BINS - 1);
     ck_assert_uint_eq(r.element_size, 8);
