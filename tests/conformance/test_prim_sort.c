@@ -357,6 +357,23 @@ static void sort_segment(const int64_t *off, size_t s, size_t n, int64_t *end, i
     *hi = e;
 }
 
+/* The model of a segmented sort of n keys (dtype t) over nseg segments at
+ * off, each cut as sort_segment says: src[i] is the input item that
+ * position i holds after the sort, SIZE_MAX where i is in no segment (not
+ * written). Returns the last segment's end. */
+static int64_t segmented_model(xdev_dtype_t t, const void *keys, size_t n, const int64_t *off,
+                               size_t nseg, bool desc, size_t *src) {
+    for (size_t i = 0; i < n; i++)
+        src[i] = SIZE_MAX;
+    int64_t end = 0;
+    for (size_t s = 0; s < nseg; s++) {
+        int64_t b, e;
+        sort_segment(off, s, n, &end, &b, &e);
+        reference(t, keys, (size_t)b, (size_t)e, desc, 0, 0, src + b);
+    }
+    return end;
+}
+
 /* Segments: empty ones, small, above the serial limit, clamped bounds;
  * items in no segment are not written. */
 static void segmented_case(xdev_dtype_t t, size_t vs, bool desc, const int64_t *off, size_t nseg,
@@ -382,29 +399,20 @@ static void segmented_case(xdev_dtype_t t, size_t vs, bool desc, const int64_t *
                                    NULL));
     download(got, dko, n * w);
     download(gotv, dvo, n * (vs ? vs : 1));
-    char *covered = calloc(n + 1, 1);
-    int64_t end = 0;
-    for (size_t s = 0; s < nseg; s++) {
-        int64_t b, e;
-        sort_segment(off, s, n, &end, &b, &e);
-        reference(t, hk, (size_t)b, (size_t)e, desc, 0, 0, perm);
-        for (size_t i = (size_t)b; i < (size_t)e; i++) {
-            covered[i] = 1;
-            size_t p = perm[i - (size_t)b];
-            if (memcmp(got + i * w, hk + p * w, w) != 0)
-                ck_abort_msg("%s segment %zu [%lld, %lld) desc=%d: key %zu is not input %zu's",
-                             xdev_dtype_name(t), s, (long long)b, (long long)e, desc, i, p);
-            if (vs && memcmp(gotv + i * vs, hv + p * vs, vs) != 0)
-                ck_abort_msg("%s segment %zu: value %zu is not input %zu's", xdev_dtype_name(t), s,
-                             i, p);
-        }
-    }
-    for (size_t i = 0; i < n; i++)
-        if (!covered[i])
+    segmented_model(t, hk, n, off, nseg, desc, perm);
+    for (size_t i = 0; i < n; i++) {
+        size_t p = perm[i];
+        if (p == SIZE_MAX) {
             for (size_t k = 0; k < w; k++)
                 if ((unsigned char)got[i * w + k] != 0xa5)
                     ck_abort_msg("key %zu is in no segment but was written", i);
-    free(covered);
+            continue;
+        }
+        if (memcmp(got + i * w, hk + p * w, w) != 0)
+            ck_abort_msg("%s desc=%d: key %zu is not input %zu's", xdev_dtype_name(t), desc, i, p);
+        if (vs && memcmp(gotv + i * vs, hv + p * vs, vs) != 0)
+            ck_abort_msg("%s: value %zu is not input %zu's", xdev_dtype_name(t), i, p);
+    }
     free(hk);
     free(got);
     free(hv);
@@ -470,17 +478,14 @@ START_TEST(segmented_sort_overlapping_segments) {
     uint32_t *dk = dalloc(n * 4), *dko = dalloc(n * 4), *dv = dalloc(n * 4), *dvo = dalloc(n * 4);
     int64_t *doff = dalloc(sizeof off[0]);
     for (int o = 0; o < 2; o++) {
-        int64_t end = 0; /* the model: every item is in at most one segment */
-        for (size_t s = 0; s < nseg[o]; s++) {
-            int64_t b, e;
-            sort_segment(off[o], s, n, &end, &b, &e);
-            reference(XDEV_DTYPE_U32, h, (size_t)b, (size_t)e, false, 0, 0, perm);
-            for (int64_t i = b; i < e; i++) {
-                want[i] = h[perm[i - b]];
-                wantv[i] = (uint32_t)perm[i - b];
-            }
-        }
+        /* the model: every item is in at most one segment */
+        int64_t end = segmented_model(XDEV_DTYPE_U32, h, n, off[o], nseg[o], false, perm);
         ck_assert_int_eq(end, (int64_t)n); /* both patterns cover every item */
+        for (size_t i = 0; i < n; i++) {
+            ck_assert_uint_lt(perm[i], n);
+            want[i] = h[perm[i]];
+            wantv[i] = (uint32_t)perm[i];
+        }
         upload(doff, off[o], (nseg[o] + 1) * 8);
         for (int rep = 0; rep < xt_iters(8, 2); rep++)
             for (int mode = 0; mode < 4; mode++) { /* bit 0: in place; bit 1: pairs */
