@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/error_internal.h"
+#include "xt_check_run.h"
 
 START_TEST(argument_is_the_current_message) {
     xdev_core_fail(XDEV_ERROR_IO, "cannot open '%s' for writing: %s", "/tmp", "Is a directory");
@@ -94,9 +95,5 @@ int main(void) {
     tcase_add_test(tc, vendor_text_same_as_name_said_once);
     tcase_add_test(tc, blame_after_self_format);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? 0 : 1;
+    return xt_check_run(s);
 }

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "base/thread_heap.h"
+#include "xt_check_run.h"
 
 typedef struct block {
     char bytes[1000];
@@ -138,9 +139,5 @@ int main(void) {
     tcase_add_test(tc, later_destructor_gets_a_fresh_block);
     tcase_add_test(tc, forked_child_keeps_its_block);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? 0 : 1;
+    return xt_check_run(s);
 }

@@ -17,6 +17,7 @@
 #include "base/strbuf.h"
 #include "base/utf8.h"
 #include "observe/pickle.h"
+#include "xt_check_run.h"
 
 #define R "\xef\xbf\xbd" /* U+FFFD */
 
@@ -156,9 +157,5 @@ int main(void) {
     tcase_add_test(tc, json_check_wants_utf8);
     tcase_add_test(tc, copy_cuts_at_a_character);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? 0 : 1;
+    return xt_check_run(s);
 }
