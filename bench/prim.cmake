@@ -11,7 +11,7 @@
 # (bench/gpu/prim_cub_anchor.cu) where the CUDA plugin and nvcc are, the
 # __gnu_parallel::sort one (bench/prim_sort_anchor.cpp) where C++ and OpenMP
 # are; a side not built makes the program print ANCHOR MISSING and exit 3.
-add_executable(prim_bench prim_bench.c)
+add_executable(prim_bench prim_bench.c prim_bench_gpu.c)
 target_link_libraries(prim_bench PRIVATE xdev::xdev)
 xdev_target_warnings(prim_bench)
 
