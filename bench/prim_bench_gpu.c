@@ -340,8 +340,8 @@ static bool near(double got, double want, double abs) {
     return fabs(got - want) <= 1e-5 * abs + 1e-4;
 }
 
-/* Output of the compactions: count k, items out[0 .. k) of `item` bytes;
- * keep(i) says which input items are kept. Returns the bad count or index. */
+/* The host's reference of the compactions: whether input item i is kept
+ * (select_flagged, select_if) or begins a run (unique, rle). */
 typedef bool (*keep_fn)(const hdata_t *h, size_t i);
 static bool keep_flagged(const hdata_t *h, size_t i) {
     return h->flags[i] != 0;
@@ -548,7 +548,10 @@ void gpu_side(const char *side) {
         }
         free_data(&h);
     }
-    if (!cub) CHECK(xdev_stream_destroy(X.s));
+    if (!cub) { /* select_if's predicate kernel too: nothing left for a leak checker */
+        CHECK(xdev_stream_destroy(X.s));
+        CHECK(xdev_elementwise_cache_clear());
+    }
 }
 
 /* =============================================================== parent */
