@@ -25,8 +25,9 @@
  *
  * Every side is a fresh process (bench_side.h) run --runs times; each times
  * the same data (made from the index alone: the same on every device) with
- * the same loop: one warm-up call, then --reps batches of calls ended by a
- * synchronize, the best batch's time per call. The deterministic sums' bits
+ * the same loop: one warm-up batch (on the GPU after one untimed trial
+ * call), then --reps batches of calls ended by a synchronize, the best
+ * batch's time per call. The deterministic sums' bits
  * are printed per size: a CPU run and a GPU run of this program on the same
  * sizes must print the same ones (issue 44: CPU == GPU bit for bit).
  * Exit status: 0; 1 when a side failed (or, on the GPU, an output was
@@ -36,9 +37,10 @@
  *   prim_bench [--device cpu:0|cuda:0] [--min-log2 K] [--max-log2 K] [--reps R]
  *              [--runs K] [--threads T] [--sort-log2 K] [--dtype f32|f64|i32|i64]
  *              [--exclusive 0|1] [--prims reduce,scan,sort_keys,sort_pairs,seg_reduce,
- *              seg_sort,histogram,select_flagged,select_if,unique,rle|all]
- * (--prims: the GPU run; the CPU run times its reduce, scan and sort as it
- * always did; --dtype and --exclusive: the CPU run) */
+ *              seg_sort,histogram,select_flagged,select_if,unique,rle|all] [--check 0|1]
+ * (--prims and --check: the GPU run, --check 0 skipping the output checks;
+ * the CPU run times its reduce, scan and sort as it always did; --dtype and
+ * --exclusive: the CPU run) */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, posix_spawn */
 
 #include <stdbool.h>
