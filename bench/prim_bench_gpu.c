@@ -10,8 +10,8 @@
  *   sort_keys         u32 keys mix(i), every bit, ascending
  *   sort_pairs        the same keys carrying u32 values i
  *   seg_reduce        f32 sum per segment, seg_sort u32 keys per segment:
- *                     segments of 800 .. 1200 items (about n / 1000 of them,
- *                     int64 offsets, the same on both sides)
+ *                     n / 1000 segments of 800 .. 1200 items (the last one
+ *                     1000 .. 2200; int64 offsets, the same on both sides)
  *   histogram         f32 samples, 256 even bins over [-1, 1), int64 counts
  *   select_flagged    u32 items, u8 flags (about half set), int64 count
  *   select_if         f32 items where "in0 > 0.5f" (about a quarter)
