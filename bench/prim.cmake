@@ -4,7 +4,7 @@
 #   build/bench/prim_bench --device cuda:0   every primitive (reduce, scan, sorts, segmented
 #                                           reduce and sort, histogram, selects, unique, rle;
 #                                           --prims LIST for some), 2^24 .. 2^28: xdev vs CUB
-#                                           called directly (reduce and scan also xdev
+#                                           called directly (the f32 sums also xdev
 #                                           deterministic), outputs checked
 #                                           (bench/prim_bench_gpu.c)
 #   build/bench/prim_bench --device cpu:0    reduce and scan bytes/s vs the same run's copy;

@@ -8,20 +8,19 @@
  *   segmented f32 sum and segmented sort of u32 keys (segments of about
  *   1000 items), histogram of f32 samples in 256 even bins, select flagged,
  *   select if, unique and run-length encode - against CUB called directly
- *   on the same data (bench/gpu/prim_cub_anchor.cu); the reduce and scan
- *   also in deterministic mode. Goals: xdev >= 0.95x CUB's speed, the
- *   deterministic reduce <= 1.25x the ordinary one's time (the scan's is
- *   shown: several times, as xdev/primitives.h says). --prims LIST times a
- *   subset. Each side checks its outputs against the host's reference once
- *   per size (the first process), and xdev's and CUB's exact outputs must
- *   be the same bits: a difference prints a FAILED line.
- * On the CPU (--device cpu:0): reduce and scan bytes per second against the
- *   same run's device-to-device copy (xdev_memcpy_async; bytes = read +
- *   written: reduce 4n, scan 8n, copy 8n for f32); goals reduce >= 0.8x,
- *   scan >= 0.6x; --dtype f64|i32|i64 and --exclusive 1 measure the other
- *   sums (issue 44: f32, f64, i32 and i64, inclusive and exclusive). Then, where the CPU backend
- * sorts, xdev_prim_sort_keys of 2^26 u32 against __gnu_parallel::sort (bench/prim_sort_anchor.cpp)
- * on the same cores (XDEV_CPU_THREADS = OMP_NUM_THREADS = --threads); goal >= 1x.
+ *   on the same data (bench/gpu/prim_cub_anchor.cu); the f32 sums (reduce,
+ *   scan, segmented reduce) also in deterministic mode. Goals: xdev >=
+ *   0.95x CUB's speed, the deterministic reduce <= 1.25x the ordinary one's
+ *   time (the scan's and the segmented reduce's are shown: the scan's
+ *   several times, as xdev/primitives.h says). --prims LIST times a subset. Each side checks its
+ * outputs against the host's reference once per size (the first process), and xdev's and CUB's
+ * exact outputs must be the same bits: a difference prints a FAILED line. On the CPU (--device
+ * cpu:0): reduce and scan bytes per second against the same run's device-to-device copy
+ * (xdev_memcpy_async; bytes = read + written: reduce 4n, scan 8n, copy 8n for f32); goals reduce >=
+ * 0.8x, scan >= 0.6x; --dtype f64|i32|i64 and --exclusive 1 measure the other sums (issue 44: f32,
+ * f64, i32 and i64, inclusive and exclusive). Then, where the CPU backend sorts,
+ * xdev_prim_sort_keys of 2^26 u32 against __gnu_parallel::sort (bench/prim_sort_anchor.cpp) on the
+ * same cores (XDEV_CPU_THREADS = OMP_NUM_THREADS = --threads); goal >= 1x.
  *
  * Every side is a fresh process (bench_side.h) run --runs times; each times
  * the same data (made from the index alone: the same on every device) with

@@ -17,7 +17,7 @@
  *   select_if         f32 items where "in0 > 0.5f" (about a quarter)
  *   unique, rle       sorted u32 with runs of about 8 (int64 lengths, count)
  * Three sides, each a fresh process run --runs times: xdev, xdev in
- * deterministic mode (reduce and scan only: the modes differ nowhere else),
+ * deterministic mode (the f32 sums only: the modes differ nowhere else),
  * and CUB. Each side times a primitive with prim_bench.h's one loop (10
  * calls a batch, ended by a synchronize; one warm-up batch; the best of
  * --reps), its inputs copied in and its outputs allocated (CUB: its
@@ -49,11 +49,16 @@ static const char *const prim_names[PRIM_COUNT] = {
     "reduce",    "scan",           "sort_keys", "sort_pairs", "seg_reduce", "seg_sort",
     "histogram", "select_flagged", "select_if", "unique",     "rle"};
 
-/* The primitives whose result is defined bit for bit (the others are f32
- * sums in an order CUB picks): xdev and CUB must agree exactly. */
-static bool exact(int p) {
-    return p != PRIM_REDUCE && p != PRIM_SCAN && p != PRIM_SEG_REDUCE;
+/* The f32 sums: their order is CUB's choice, and deterministic mode (the
+ * det side) changes it; every other result is defined bit for bit, and
+ * xdev's and CUB's must be the same. */
+static bool float_sum(int p) {
+    return p == PRIM_REDUCE || p == PRIM_SCAN || p == PRIM_SEG_REDUCE;
 }
+static bool exact(int p) {
+    return !float_sum(p);
+}
+#define FLOAT_SUMS ((1u << PRIM_REDUCE) | (1u << PRIM_SCAN) | (1u << PRIM_SEG_REDUCE))
 
 #define SEG_ITEMS 1000
 #define HIST_BINS 256
@@ -528,7 +533,7 @@ void gpu_side(const char *side) {
         CHECK(xdev_set_deterministic(det));
         CHECK(xdev_stream_create(X.dev, XDEV_STREAM_PRIORITY_NORMAL, &X.s));
     }
-    const unsigned m = det ? opt.prims & ((1u << PRIM_REDUCE) | (1u << PRIM_SCAN)) : opt.prims;
+    const unsigned m = det ? opt.prims & FLOAT_SUMS : opt.prims;
     for (int k = opt.min_log2; k <= opt.max_log2; k++) {
         hdata_t h;
         make_data(&h, (size_t)1 << k, m);
@@ -626,7 +631,7 @@ int gpu_parent(void) {
     static gres_t rx, rd, rc;
     bool ok = true, missing = false;
     const double t0 = now_s();
-    const bool det = wants(opt.prims, PRIM_REDUCE) || wants(opt.prims, PRIM_SCAN);
+    const bool det = (opt.prims & FLOAT_SUMS) != 0;
     printf("%s: %s, 2^%d .. 2^%d items, best of %d processes x %d batches of %d calls (each "
            "side a fresh process)\n\n",
            PROG, opt.device, opt.min_log2, opt.max_log2, opt.runs, opt.reps, CALLS);
@@ -653,7 +658,7 @@ int gpu_parent(void) {
             const bool both = rx.checked[p][k] && rc.checked[p][k];
             const bool bad = rx.bad[p][k] || rc.bad[p][k] || rd.bad[p][k];
             const bool same = both && rx.digest[p][k] == rc.digest[p][k];
-            const bool ran = x > 0 && c > 0 && (d > 0 || !det || p > PRIM_SCAN);
+            const bool ran = x > 0 && c > 0 && (d > 0 || !float_sum(p));
             const char *outs = bad && !ran ? "call failed"
                                : bad       ? "WRONG"
                                : !both     ? "-"
@@ -661,17 +666,16 @@ int gpu_parent(void) {
                                : exact(p)  ? "DIFFER"
                                            : "float order";
             if (bad || (both && !same && exact(p))) ok = false;
-            char dus[32] = "-", drs[32] = "-"; /* the deterministic side: reduce and scan */
+            char dus[32] = "-", drs[32] = "-"; /* the deterministic side: the f32 sums */
             if (d > 0) snprintf(dus, sizeof dus, "%.1f", d * 1e-3);
             if (d > 0 && x > 0) snprintf(drs, sizeof drs, "%.3fx", dr);
             printf("| %-14s | 2^%-2d | %9.1f | %9.1f | %12.3f | %11.3f | %17.3fx | %-13s | %-11s "
                    "| %16s | %17s | %-22s |\n",
                    prim_names[p], k, x * 1e-3, c * 1e-3, x > 0 ? n / x : 0, c > 0 ? n / c : 0, sp,
                    c > 0 && x > 0 ? verdict(sp >= 0.95) : "-", outs, dus, drs,
-                   p == PRIM_SCAN     ? "(shown)"
-                   : p != PRIM_REDUCE ? "-"
-                   : d > 0 && x > 0   ? verdict(dr <= 1.25)
-                                      : "-");
+                   p != PRIM_REDUCE ? (float_sum(p) ? "(shown)" : "-")
+                   : d > 0 && x > 0 ? verdict(dr <= 1.25)
+                                    : "-");
         }
     }
     for (int p = 0; p < PRIM_COUNT; p++)
