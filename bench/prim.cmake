@@ -1,8 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
 # Parallel-primitives benchmark (included from bench/CMakeLists.txt; run by
 # tests/gpu/run.sh's bench-prim step, or by hand):
-#   build/bench/prim_bench --device cuda:0   f32 sum reduce and scan, 2^24 .. 2^28:
-#                                           xdev, xdev deterministic, CUB called directly
+#   build/bench/prim_bench --device cuda:0   every primitive (reduce, scan, sorts, segmented
+#                                           reduce and sort, histogram, selects, unique, rle;
+#                                           --prims LIST for some), 2^24 .. 2^28: xdev vs CUB
+#                                           called directly (the f32 sums also xdev
+#                                           deterministic), outputs checked
+#                                           (bench/prim_bench_gpu.c)
 #   build/bench/prim_bench --device cpu:0    reduce and scan bytes/s vs the same run's copy;
 #                                           sort of 2^26 u32 vs __gnu_parallel::sort
 #                                           (--dtype f32|f64|i32|i64, --exclusive 1: the
@@ -11,7 +15,7 @@
 # (bench/gpu/prim_cub_anchor.cu) where the CUDA plugin and nvcc are, the
 # __gnu_parallel::sort one (bench/prim_sort_anchor.cpp) where C++ and OpenMP
 # are; a side not built makes the program print ANCHOR MISSING and exit 3.
-add_executable(prim_bench prim_bench.c)
+add_executable(prim_bench prim_bench.c prim_bench_gpu.c)
 target_link_libraries(prim_bench PRIVATE xdev::xdev)
 xdev_target_warnings(prim_bench)
 

@@ -2,32 +2,44 @@
 /* bench/prim_bench.c - the parallel primitives (xdev/primitives.h) against
  * their anchors, issue 44's goals:
  *
- * On a GPU (--device cuda:0): f32 sum reduce and inclusive scan at
- *   2^min-log2 .. 2^max-log2 elements (default 2^24 .. 2^28), three sides:
- *   xdev (CUB inside), xdev in deterministic mode, and CUB called directly
- *   (bench/gpu/prim_cub_anchor.cu). Goals: xdev >= 0.95x CUB's speed, the
- *   deterministic reduce <= 1.25x the ordinary one's time (the scan's is
- *   shown: several times, as xdev/primitives.h says).
- * On the CPU (--device cpu:0): reduce and scan bytes per second against the
- *   same run's device-to-device copy (xdev_memcpy_async; bytes = read +
- *   written: reduce 4n, scan 8n, copy 8n for f32); goals reduce >= 0.8x,
- *   scan >= 0.6x; --dtype f64|i32|i64 and --exclusive 1 measure the other
- *   sums (issue 44: f32, f64, i32 and i64, inclusive and exclusive). Then, where the CPU backend
- * sorts, xdev_prim_sort_keys of 2^26 u32 against __gnu_parallel::sort (bench/prim_sort_anchor.cpp)
- * on the same cores (XDEV_CPU_THREADS = OMP_NUM_THREADS = --threads); goal >= 1x.
+ * On a GPU (--device cuda:0; bench/prim_bench_gpu.c): every primitive at
+ *   2^min-log2 .. 2^max-log2 elements (default 2^24 .. 2^28) - f32 sum
+ *   reduce and inclusive scan, sort of u32 keys and of u32 key/value pairs,
+ *   segmented f32 sum and segmented sort of u32 keys (segments of about
+ *   1000 items), histogram of f32 samples in 256 even bins, select flagged,
+ *   select if, unique and run-length encode - against CUB called directly
+ *   on the same data (bench/gpu/prim_cub_anchor.cu); the f32 sums (reduce,
+ *   scan, segmented reduce) also in deterministic mode. Goals: xdev >=
+ *   0.95x CUB's speed, the deterministic reduce <= 1.25x the ordinary one's
+ *   time (the scan's and the segmented reduce's are shown: the scan's
+ *   several times, as xdev/primitives.h says). --prims LIST times a subset. Each side checks its
+ * outputs against the host's reference once per size (the first process), and xdev's and CUB's
+ * exact outputs must be the same bits: a difference prints a FAILED line. On the CPU (--device
+ * cpu:0): reduce and scan bytes per second against the same run's device-to-device copy
+ * (xdev_memcpy_async; bytes = read + written: reduce 4n, scan 8n, copy 8n for f32); goals reduce >=
+ * 0.8x, scan >= 0.6x; --dtype f64|i32|i64 and --exclusive 1 measure the other sums (issue 44: f32,
+ * f64, i32 and i64, inclusive and exclusive). Then, where the CPU backend sorts,
+ * xdev_prim_sort_keys of 2^26 u32 against __gnu_parallel::sort (bench/prim_sort_anchor.cpp) on the
+ * same cores (XDEV_CPU_THREADS = OMP_NUM_THREADS = --threads); goal >= 1x.
  *
  * Every side is a fresh process (bench_side.h) run --runs times; each times
  * the same data (made from the index alone: the same on every device) with
- * the same loop: one warm-up call, then --reps batches of calls ended by a
- * synchronize, the best batch's time per call. The deterministic sums' bits
+ * the same loop: one warm-up batch (on the GPU after one untimed trial
+ * call), then --reps batches of calls ended by a synchronize, the best
+ * batch's time per call. The deterministic sums' bits
  * are printed per size: a CPU run and a GPU run of this program on the same
  * sizes must print the same ones (issue 44: CPU == GPU bit for bit).
- * Exit status: 0; 1 when a side failed; 3 when an anchor side is not built
- * (the comparison would be empty: "ANCHOR MISSING" is printed).
+ * Exit status: 0; 1 when a side failed (or, on the GPU, an output was
+ * wrong); 3 when an anchor side is not built (the comparison would be
+ * empty: "ANCHOR MISSING" is printed).
  *
  *   prim_bench [--device cpu:0|cuda:0] [--min-log2 K] [--max-log2 K] [--reps R]
  *              [--runs K] [--threads T] [--sort-log2 K] [--dtype f32|f64|i32|i64]
- *              [--exclusive 0|1] */
+ *              [--exclusive 0|1] [--prims reduce,scan,sort_keys,sort_pairs,seg_reduce,
+ *              seg_sort,histogram,select_flagged,select_if,unique,rle|all] [--check 0|1]
+ * (--prims and --check: the GPU run, --check 0 skipping the output checks;
+ * the CPU run times its reduce, scan and sort as it always did; --dtype and
+ * --exclusive: the CPU run) */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, posix_spawn */
 
 #include <stdbool.h>
@@ -40,52 +52,40 @@
 #include "bench_side.h"
 #include "bench_util.h"
 #include "prim_anchor.h"
+#include "prim_bench.h"
 #include "xdev/primitives.h"
 #include "xdev/xdev.h"
 
-#define PROG "prim_bench"
-#define MAXLOG 34
 enum { OP_REDUCE, OP_SCAN, OP_COPY, OP_SORT, NOPS };
 static const char *const op_names[NOPS] = {"reduce", "scan", "copy", "sort"};
 enum { S_XDEV, S_DET, S_CUB, S_GNU, NSIDES };
 static const char *const side_names[NSIDES] = {"xdev", "det", "cub", "gnu"};
 
-static struct {
-    char device[32];
-    int min_log2, max_log2, reps, runs, threads, sort_log2;
-    char dtype[8]; /* the CPU's reduce, scan and copy: f32, f64, i32 or i64 */
-    int exclusive; /* the CPU's scan: 1 = exclusive */
-} g = {.device = "cpu:0",
-       .min_log2 = 24,
-       .max_log2 = 28,
-       .reps = 10,
-       .runs = 3,
-       .sort_log2 = 26,
-       .dtype = "f32"};
+struct prim_opts opt = {.device = "cpu:0",
+                        .min_log2 = 24,
+                        .max_log2 = 28,
+                        .reps = 10,
+                        .runs = 3,
+                        .sort_log2 = 26,
+                        .dtype = "f32",
+                        .prims = (1u << PRIM_COUNT) - 1,
+                        .check = 1};
 
 static xdev_dtype_t bench_dtype(void) {
-    return strcmp(g.dtype, "f64") == 0   ? XDEV_DTYPE_F64
-           : strcmp(g.dtype, "i32") == 0 ? XDEV_DTYPE_I32
-           : strcmp(g.dtype, "i64") == 0 ? XDEV_DTYPE_I64
-                                         : XDEV_DTYPE_F32;
+    return strcmp(opt.dtype, "f64") == 0   ? XDEV_DTYPE_F64
+           : strcmp(opt.dtype, "i32") == 0 ? XDEV_DTYPE_I32
+           : strcmp(opt.dtype, "i64") == 0 ? XDEV_DTYPE_I64
+                                           : XDEV_DTYPE_F32;
 }
 static size_t esize(void) {
     return xdev_dtype_size(bench_dtype());
 }
 
 static bool on_cpu(void) {
-    return strncmp(g.device, "cpu", 3) == 0;
+    return strncmp(opt.device, "cpu", 3) == 0;
 }
 
-static uint64_t mix(uint64_t x) { /* splitmix64's finaliser */
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
-
-/* Element i of the f32 input: in [-1, 1), from i alone. */
-static float *make_f32(size_t n) {
+float *make_f32(size_t n) {
     float *h = malloc(n * sizeof *h);
     if (h == NULL) {
         fprintf(stderr, PROG ": no host memory for %zu floats\n", n);
@@ -117,20 +117,10 @@ static void *make_input(size_t n) {
 
 /* ================================================================ sides */
 
-/* The one timing loop of every side: call() `calls` times then sync(),
- * after prep() (untimed; may be NULL); one warm-up batch; the best of
- * g.reps batches, in ns per call. */
-typedef struct timed {
-    int (*call)(void *ctx);
-    int (*sync)(void *ctx);
-    int (*prep)(void *ctx);
-    void *ctx;
-    int calls;
-} timed_t;
-
-static double time_best(const timed_t *t) {
+/* The one timing loop (prim_bench.h). */
+double time_best(const timed_t *t) {
     double best = 1e300;
-    for (int r = -1; r < g.reps; r++) {
+    for (int r = -1; r < opt.reps; r++) {
         if (t->prep != NULL && t->prep(t->ctx) != 0) exit(1);
         double t0 = now_ns();
         for (int k = 0; k < t->calls; k++)
@@ -156,7 +146,7 @@ static int x_call(void *p) {
         st = xdev_prim_reduce(c->in, bench_dtype(), c->n, XDEV_PRIM_SUM, c->out, c->s);
     else if (c->op == OP_SCAN)
         st = xdev_prim_scan(c->in, bench_dtype(), c->n, XDEV_PRIM_SUM,
-                            g.exclusive ? XDEV_PRIM_EXCLUSIVE : 0u, c->out, c->s);
+                            opt.exclusive ? XDEV_PRIM_EXCLUSIVE : 0u, c->out, c->s);
     else if (c->op == OP_COPY)
         st = xdev_memcpy_async(c->out, c->in, c->n * esize(), c->s);
     else
@@ -171,14 +161,6 @@ static int x_sync(void *p) {
     xdev_status_t st = xdev_stream_synchronize(c->s);
     if (st != XDEV_SUCCESS) fprintf(stderr, PROG ": synchronize: %s\n", xdev_last_error());
     return st != XDEV_SUCCESS;
-}
-
-static int cub_call(void *p) {
-    return *(int *)p == OP_REDUCE ? prim_cub_reduce() : prim_cub_scan();
-}
-static int cub_sync(void *p) {
-    (void)p;
-    return prim_cub_sync();
 }
 
 typedef struct gctx {
@@ -200,22 +182,16 @@ static int no_sync(void *p) {
     return 0;
 }
 
-static uint32_t f32_bits(float f) {
-    uint32_t b;
-    memcpy(&b, &f, 4);
-    return b;
-}
-
 /* An xdev side: every size of reduce and scan (and copy on the CPU), then
  * the sort where the backend has one. */
 static void side_xdev(bool det) {
     xdev_device_t dev;
     CHECK(xdev_init());
-    CHECK(xdev_device_parse(g.device, &dev));
+    CHECK(xdev_device_parse(opt.device, &dev));
     CHECK(xdev_set_deterministic(det));
     xctx_t c = {0};
     CHECK(xdev_stream_create(dev, XDEV_STREAM_PRIORITY_NORMAL, &c.s));
-    for (int k = g.min_log2; k <= g.max_log2; k++) {
+    for (int k = opt.min_log2; k <= opt.max_log2; k++) {
         c.n = (size_t)1 << k;
         void *h = make_input(c.n);
         CHECK(xdev_malloc_device(dev, &c.in, c.n * esize()));
@@ -237,7 +213,7 @@ static void side_xdev(bool det) {
         CHECK(xdev_free(c.out));
     }
     if (on_cpu() && !det) { /* sort of u32 keys, where the backend has it */
-        c.n = (size_t)1 << g.sort_log2;
+        c.n = (size_t)1 << opt.sort_log2;
         CHECK(xdev_malloc_device(dev, &c.in, c.n * 4));
         CHECK(xdev_malloc_device(dev, &c.out, c.n * 4));
         uint32_t *keys = malloc(c.n * 4);
@@ -253,7 +229,7 @@ static void side_xdev(bool det) {
             CHECK(st);
             c.op = OP_SORT;
             timed_t t = {x_call, x_sync, NULL, &c, 1};
-            printf("@sort %d %.1f 0\n", g.sort_log2, time_best(&t));
+            printf("@sort %d %.1f 0\n", opt.sort_log2, time_best(&t));
         }
         CHECK(xdev_free(c.in));
         CHECK(xdev_free(c.out));
@@ -261,33 +237,9 @@ static void side_xdev(bool det) {
     CHECK(xdev_stream_destroy(c.s));
 }
 
-static void side_cub(void) {
-#ifdef PRIM_BENCH_CUB
-    for (int k = g.min_log2; k <= g.max_log2; k++) {
-        size_t n = (size_t)1 << k;
-        float *h = make_f32(n);
-        if (prim_cub_setup(h, n) != 0) exit(1);
-        free(h);
-        for (int op = OP_REDUCE; op <= OP_SCAN; op++) {
-            timed_t t = {cub_call, cub_sync, NULL, &op, 10};
-            double ns = time_best(&t);
-            float sum = 0;
-            if (op == OP_REDUCE && (prim_cub_reduce() || prim_cub_sync() || prim_cub_result(&sum)))
-                exit(1);
-            printf("@%s %d %.1f %08x\n", op_names[op], k, ns, f32_bits(sum));
-        }
-        prim_cub_teardown();
-    }
-#else
-    (void)cub_call;
-    (void)cub_sync;
-    printf("@missing\n");
-#endif
-}
-
 static void side_gnu(void) {
 #ifdef PRIM_BENCH_GNU_SORT
-    gctx_t c = {.n = (size_t)1 << g.sort_log2};
+    gctx_t c = {.n = (size_t)1 << opt.sort_log2};
     uint32_t *keys = malloc(c.n * 4);
     c.work = malloc(c.n * 4);
     if (keys == NULL || c.work == NULL) {
@@ -298,7 +250,7 @@ static void side_gnu(void) {
         keys[i] = (uint32_t)mix(i);
     c.keys = keys;
     timed_t t = {gnu_call, no_sync, gnu_prep, &c, 1};
-    printf("@sort %d %.1f 0\n", g.sort_log2, time_best(&t));
+    printf("@sort %d %.1f 0\n", opt.sort_log2, time_best(&t));
     free(keys);
     free(c.work);
 #else
@@ -334,104 +286,75 @@ static void on_line(void *ctx, const char *line) {
 
 static bool run_side(int side, results_t *r) {
     char a[5][16], tb[48], ob[48];
-    snprintf(a[0], 16, "%d", g.min_log2);
-    snprintf(a[1], 16, "%d", g.max_log2);
-    snprintf(a[2], 16, "%d", g.reps);
-    snprintf(a[3], 16, "%d", g.sort_log2);
-    snprintf(a[4], 16, "%d", g.exclusive);
-    snprintf(tb, sizeof tb, "XDEV_CPU_THREADS=%d", g.threads);
-    snprintf(ob, sizeof ob, "OMP_NUM_THREADS=%d", g.threads);
+    snprintf(a[0], 16, "%d", opt.min_log2);
+    snprintf(a[1], 16, "%d", opt.max_log2);
+    snprintf(a[2], 16, "%d", opt.reps);
+    snprintf(a[3], 16, "%d", opt.sort_log2);
+    snprintf(a[4], 16, "%d", opt.exclusive);
+    snprintf(tb, sizeof tb, "XDEV_CPU_THREADS=%d", opt.threads);
+    snprintf(ob, sizeof ob, "OMP_NUM_THREADS=%d", opt.threads);
     char *argv[] = {PROG,          "--side",     (char *)side_names[side],
-                    "--device",    g.device,     "--min-log2",
+                    "--device",    opt.device,   "--min-log2",
                     a[0],          "--max-log2", a[1],
                     "--reps",      a[2],         "--sort-log2",
-                    a[3],          "--dtype",    g.dtype,
+                    a[3],          "--dtype",    opt.dtype,
                     "--exclusive", a[4],         NULL};
     const char *over[] = {tb, ob, NULL};
     char **envp = bench_env_with(over);
     memset(r, 0, sizeof *r);
     bool ok = true;
-    for (int i = 0; i < g.runs && ok && !r->missing; i++)
+    for (int i = 0; i < opt.runs && ok && !r->missing; i++)
         ok = bench_run_side(PROG, "/proc/self/exe", side_names[side], argv, envp, on_line, r);
     free(envp);
     return ok;
 }
 
-static const char *verdict(bool ok) {
+const char *verdict(bool ok) {
     return ok ? "met" : "NOT MET";
 }
 
+/* The CPU run's parent (the GPU's: gpu_parent, prim_bench_gpu.c). */
 static int parent(void) {
     static results_t r[NSIDES];
     bool ok = true, missing = false;
-    printf("%s: %s, 2^%d .. 2^%d f32, best of %d processes x %d batches%s\n\n", PROG, g.device,
-           g.min_log2, g.max_log2, g.runs, g.reps,
-           on_cpu() ? "" : " of 10 calls (each side a fresh process)");
-    if (!on_cpu()) {
-        for (int s = S_XDEV; s <= S_CUB; s++)
-            ok = run_side(s, &r[s]) && ok;
-        if (r[S_CUB].missing) {
-            printf("ANCHOR MISSING: the CUB side (bench/gpu/prim_cub_anchor.cu) is not built\n");
+    if (!on_cpu()) return gpu_parent();
+    printf("%s: %s, 2^%d .. 2^%d f32, best of %d processes x %d batches\n\n", PROG, opt.device,
+           opt.min_log2, opt.max_log2, opt.runs, opt.reps);
+    ok = run_side(S_XDEV, &r[S_XDEV]);
+    printf("%s %s; bytes = read + written (e = %zu bytes an element: reduce e n, scan 2e n, "
+           "copy 2e n); %d threads\n\n",
+           opt.dtype, opt.exclusive ? "exclusive" : "inclusive", esize(), opt.threads);
+    printf("| op     | n    | GB/s    | copy GB/s | / copy's | goal            |\n");
+    printf("|--------|------|--------:|----------:|---------:|-----------------|\n");
+    for (int op = OP_REDUCE; op <= OP_SCAN; op++)
+        for (int k = opt.min_log2; k <= opt.max_log2; k++) {
+            double n = (double)((size_t)1 << k), ns = r[S_XDEV].ns[op][k];
+            double cp = r[S_XDEV].ns[OP_COPY][k];
+            double e = (double)esize();
+            double gbs = ns > 0 ? (op == OP_REDUCE ? e : 2 * e) * n / ns : 0;
+            double cgbs = cp > 0 ? 2 * e * n / cp : 0, q = cgbs > 0 ? gbs / cgbs : 0;
+            double goal = op == OP_REDUCE ? 0.8 : 0.6;
+            printf("| %-6s | 2^%-2d | %7.2f | %9.2f | %7.3fx | >= %.1fx %-6s |\n", op_names[op], k,
+                   gbs, cgbs, q, goal, verdict(q >= goal));
+        }
+    printf("\nf32 sum bits (the CPU always sums in the deterministic order):");
+    for (int k = opt.min_log2; k <= opt.max_log2; k++)
+        printf(" 2^%d:%s", k, r[S_XDEV].bits[k]);
+    printf("\n\n");
+    if (r[S_XDEV].nosort) {
+        printf("sort of 2^%d u32: the CPU backend has no sort yet: not compared\n", opt.sort_log2);
+    } else {
+        ok = run_side(S_GNU, &r[S_GNU]) && ok;
+        if (r[S_GNU].missing) {
+            printf("ANCHOR MISSING: __gnu_parallel::sort (bench/prim_sort_anchor.cpp: no C++ "
+                   "or OpenMP) is not built\n");
             missing = true;
         }
-        printf("| op     | n    | CUB us   | xdev us  | xdev speed / CUB's | goal >= 0.95x | "
-               "deterministic us | det time / xdev's | goal (reduce) <= 1.25x |\n");
-        printf("|--------|------|---------:|---------:|-------------------:|---------------|"
-               "-----------------:|------------------:|------------------------|\n");
-        for (int op = OP_REDUCE; op <= OP_SCAN; op++)
-            for (int k = g.min_log2; k <= g.max_log2; k++) {
-                double c = r[S_CUB].ns[op][k], x = r[S_XDEV].ns[op][k], d = r[S_DET].ns[op][k];
-                double sp = x > 0 ? c / x : 0, dr = x > 0 ? d / x : 0;
-                printf("| %-6s | 2^%-2d | %8.1f | %8.1f | %17.3fx | %-13s | %16.1f | %16.3fx | "
-                       "%-22s |\n",
-                       op_names[op], k, c * 1e-3, x * 1e-3, sp,
-                       c > 0 && x > 0 ? verdict(sp >= 0.95) : "-", d * 1e-3, dr,
-                       op != OP_REDUCE  ? "(shown)"
-                       : d > 0 && x > 0 ? verdict(dr <= 1.25)
-                                        : "-");
-            }
-        printf("\ndeterministic f32 sum bits (the CPU's run of this program prints the same):");
-        for (int k = g.min_log2; k <= g.max_log2; k++)
-            printf(" 2^%d:%s", k, r[S_DET].bits[k]);
-        printf("\n");
-    } else {
-        ok = run_side(S_XDEV, &r[S_XDEV]);
-        printf("%s %s; bytes = read + written (e = %zu bytes an element: reduce e n, scan 2e n, "
-               "copy 2e n); %d threads\n\n",
-               g.dtype, g.exclusive ? "exclusive" : "inclusive", esize(), g.threads);
-        printf("| op     | n    | GB/s    | copy GB/s | / copy's | goal            |\n");
-        printf("|--------|------|--------:|----------:|---------:|-----------------|\n");
-        for (int op = OP_REDUCE; op <= OP_SCAN; op++)
-            for (int k = g.min_log2; k <= g.max_log2; k++) {
-                double n = (double)((size_t)1 << k), ns = r[S_XDEV].ns[op][k];
-                double cp = r[S_XDEV].ns[OP_COPY][k];
-                double e = (double)esize();
-                double gbs = ns > 0 ? (op == OP_REDUCE ? e : 2 * e) * n / ns : 0;
-                double cgbs = cp > 0 ? 2 * e * n / cp : 0, q = cgbs > 0 ? gbs / cgbs : 0;
-                double goal = op == OP_REDUCE ? 0.8 : 0.6;
-                printf("| %-6s | 2^%-2d | %7.2f | %9.2f | %7.3fx | >= %.1fx %-6s |\n", op_names[op],
-                       k, gbs, cgbs, q, goal, verdict(q >= goal));
-            }
-        printf("\nf32 sum bits (the CPU always sums in the deterministic order):");
-        for (int k = g.min_log2; k <= g.max_log2; k++)
-            printf(" 2^%d:%s", k, r[S_XDEV].bits[k]);
-        printf("\n\n");
-        if (r[S_XDEV].nosort) {
-            printf("sort of 2^%d u32: the CPU backend has no sort yet: not compared\n",
-                   g.sort_log2);
-        } else {
-            ok = run_side(S_GNU, &r[S_GNU]) && ok;
-            if (r[S_GNU].missing) {
-                printf("ANCHOR MISSING: __gnu_parallel::sort (bench/prim_sort_anchor.cpp: no C++ "
-                       "or OpenMP) is not built\n");
-                missing = true;
-            }
-            double x = r[S_XDEV].ns[OP_SORT][g.sort_log2], a = r[S_GNU].ns[OP_SORT][g.sort_log2];
-            printf("| sort 2^%d u32 | xdev %.1f ms | __gnu_parallel::sort %.1f ms | speed %.3fx | "
-                   "goal >= 1x %s |\n",
-                   g.sort_log2, x * 1e-6, a * 1e-6, x > 0 ? a / x : 0,
-                   a > 0 ? verdict(x > 0 && a / x >= 1) : "-");
-        }
+        double x = r[S_XDEV].ns[OP_SORT][opt.sort_log2], a = r[S_GNU].ns[OP_SORT][opt.sort_log2];
+        printf("| sort 2^%d u32 | xdev %.1f ms | __gnu_parallel::sort %.1f ms | speed %.3fx | "
+               "goal >= 1x %s |\n",
+               opt.sort_log2, x * 1e-6, a * 1e-6, x > 0 ? a / x : 0,
+               a > 0 ? verdict(x > 0 && a / x >= 1) : "-");
     }
     if (!ok) printf("a side FAILED (its message is above)\n");
     return !ok ? 1 : missing ? 3 : 0;
@@ -439,7 +362,7 @@ static int parent(void) {
 
 int main(int argc, char **argv) {
     const char *side = NULL;
-    g.threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    opt.threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (v == NULL) {
@@ -450,32 +373,36 @@ int main(int argc, char **argv) {
         if (strcmp(a, "--side") == 0)
             side = v;
         else if (strcmp(a, "--device") == 0)
-            snprintf(g.device, sizeof g.device, "%s", v);
+            snprintf(opt.device, sizeof opt.device, "%s", v);
         else if (strcmp(a, "--min-log2") == 0)
-            g.min_log2 = atoi(v);
+            opt.min_log2 = atoi(v);
         else if (strcmp(a, "--max-log2") == 0)
-            g.max_log2 = atoi(v);
+            opt.max_log2 = atoi(v);
         else if (strcmp(a, "--reps") == 0)
-            g.reps = atoi(v);
+            opt.reps = atoi(v);
         else if (strcmp(a, "--runs") == 0)
-            g.runs = atoi(v);
+            opt.runs = atoi(v);
         else if (strcmp(a, "--threads") == 0)
-            g.threads = atoi(v);
+            opt.threads = atoi(v);
         else if (strcmp(a, "--dtype") == 0)
-            snprintf(g.dtype, sizeof g.dtype, "%s", v);
+            snprintf(opt.dtype, sizeof opt.dtype, "%s", v);
         else if (strcmp(a, "--exclusive") == 0)
-            g.exclusive = atoi(v);
+            opt.exclusive = atoi(v);
         else if (strcmp(a, "--sort-log2") == 0)
-            g.sort_log2 = atoi(v);
+            opt.sort_log2 = atoi(v);
+        else if (strcmp(a, "--prims") == 0) {
+            if (!prim_parse_list(v, &opt.prims)) return 2;
+        } else if (strcmp(a, "--check") == 0)
+            opt.check = atoi(v);
         else {
             fprintf(stderr, PROG ": unknown option %s\n", a);
             return 2;
         }
     }
-    if (g.min_log2 < 1 || g.max_log2 < g.min_log2 || g.max_log2 > MAXLOG || g.reps < 1 ||
-        g.runs < 1 || g.threads < 1 || g.sort_log2 < 1 || g.sort_log2 > MAXLOG ||
-        (strcmp(g.dtype, "f32") != 0 && strcmp(g.dtype, "f64") != 0 &&
-         strcmp(g.dtype, "i32") != 0 && strcmp(g.dtype, "i64") != 0)) {
+    if (opt.min_log2 < 1 || opt.max_log2 < opt.min_log2 || opt.max_log2 > MAXLOG || opt.reps < 1 ||
+        opt.runs < 1 || opt.threads < 1 || opt.sort_log2 < 1 || opt.sort_log2 > MAXLOG ||
+        (strcmp(opt.dtype, "f32") != 0 && strcmp(opt.dtype, "f64") != 0 &&
+         strcmp(opt.dtype, "i32") != 0 && strcmp(opt.dtype, "i64") != 0)) {
         fprintf(stderr,
                 PROG ": 1 <= --min-log2 <= --max-log2 <= %d; counts >= 1; --dtype f32, f64, i32 "
                      "or i64\n",
@@ -483,10 +410,11 @@ int main(int argc, char **argv) {
         return 2;
     }
     if (side == NULL) return parent();
-    if (strcmp(side, "xdev") == 0 || strcmp(side, "det") == 0)
+    if ((strcmp(side, "xdev") == 0 || strcmp(side, "det") == 0 || strcmp(side, "cub") == 0) &&
+        !on_cpu())
+        gpu_side(side);
+    else if (strcmp(side, "xdev") == 0 || strcmp(side, "det") == 0)
         side_xdev(strcmp(side, "det") == 0);
-    else if (strcmp(side, "cub") == 0)
-        side_cub();
     else if (strcmp(side, "gnu") == 0)
         side_gnu();
     else {
