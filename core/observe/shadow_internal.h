@@ -154,6 +154,10 @@ typedef struct sh_mirror {
     xdev_device_type_t type;
     xdev_backend_device_t *ctx;
     bool host_memory; /* the host reads the device's bytes directly */
+    /* Made while a capture was under way: its bytes are read before the next
+     * operation outside any capture (a read during one, a blocking copy,
+     * would invalidate the capture on CUDA). */
+    bool unread;
     /* COMPARE=sync: written since the last comparison, and by what. */
     bool dirty;
     const void *last_stream; /* the writer's stream (xdev_stream_t) */
@@ -215,7 +219,13 @@ size_t xdev_shadow_prim_written(const sh_rec_t *how, sh_mirror_t *m, const void 
     do {                                                                                           \
         if (atomic_load_explicit(&xdev_shadow_stopped, memory_order_acquire))                      \
             return xdev_shadow_stop_status();                                                      \
+        xdev_shadow_read_unread();                                                                 \
     } while (0)
+
+/* The mirrors made during a capture take the device's bytes, once no
+ * capture is under way (each wrapped call starts with it: before its op
+ * writes them). */
+void xdev_shadow_read_unread(void);
 
 /* An event recorded now on a real stream (lock held; NULL on failure),
  * and whether the stream has reached it (waiting for it when wait); once

@@ -20,10 +20,12 @@
 #include "base/error_internal.h"
 #include "base/thread_heap.h"
 #include "observe/shadow_internal.h"
+#include "runtime/capture.h"
 #include "runtime/stream_internal.h"
 #include "xdev/event.h"
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic size_t g_nunread; /* mirrors made during a capture, not read yet */
 
 void xdev_shadow_lock(void) {
     pthread_mutex_lock(&g_lock);
@@ -41,6 +43,7 @@ static xdev_memory_vtable_t g_wmem[XDEV_MAX_DEVICE_TYPES];
 static xdev_ops_vtable_t g_wops[XDEV_MAX_DEVICE_TYPES];
 static xdev_rng_vtable_t g_wrng[XDEV_MAX_DEVICE_TYPES];
 static xdev_blas_vtable_t g_wblas[XDEV_MAX_DEVICE_TYPES];
+static xdev_graph_vtable_t g_wgraph[XDEV_MAX_DEVICE_TYPES];
 
 /* Device contexts to their backend's type (DEV slots get only the context). */
 #define SH_MAX_CTX 256
@@ -282,13 +285,18 @@ static void mirror_add(xdev_backend_device_t *ctx, void *p, size_t size) {
     if (t < 0 || p == NULL || size == 0) return;
     void *m = NULL;
     if (posix_memalign(&m, 4096, size) != 0) return;
+    /* During a capture (a graph's pool grows) the read waits for a copy,
+     * which would invalidate a CUDA capture: the bytes are read later. */
+    bool later =
+        !host_memory && atomic_load_explicit(&xdev_captures_active, memory_order_acquire) > 0;
     sh_mirror_t e = {.base = (uintptr_t)p,
                      .size = size,
                      .mirror = m,
                      .type = (xdev_device_type_t)t,
                      .ctx = ctx,
-                     .host_memory = host_memory};
-    if (!xdev_shadow_read_device(&e, p, size, m)) memset(m, 0, size);
+                     .host_memory = host_memory,
+                     .unread = later};
+    if (later || !xdev_shadow_read_device(&e, p, size, m)) memset(m, 0, size);
     pthread_mutex_lock(&g_lock);
     if (g_nmirrors == g_capmirrors) {
         size_t cap = g_capmirrors ? 2 * g_capmirrors : 64;
@@ -307,6 +315,23 @@ static void mirror_add(xdev_backend_device_t *ctx, void *p, size_t size) {
     memmove(&g_mirrors[i + 1], &g_mirrors[i], (g_nmirrors - i) * sizeof e);
     g_mirrors[i] = e;
     g_nmirrors++;
+    if (later) atomic_fetch_add_explicit(&g_nunread, 1, memory_order_release);
+    pthread_mutex_unlock(&g_lock);
+}
+
+void xdev_shadow_read_unread(void) {
+    if (atomic_load_explicit(&g_nunread, memory_order_acquire) == 0 ||
+        atomic_load_explicit(&xdev_captures_active, memory_order_acquire) > 0)
+        return;
+    pthread_mutex_lock(&g_lock);
+    for (size_t i = 0; i < g_nmirrors; i++) {
+        sh_mirror_t *e = &g_mirrors[i];
+        if (!e->unread) continue;
+        if (!xdev_shadow_read_device(e, (void *)e->base, e->size, e->mirror))
+            memset(e->mirror, 0, e->size);
+        e->unread = false;
+        atomic_fetch_sub_explicit(&g_nunread, 1, memory_order_release);
+    }
     pthread_mutex_unlock(&g_lock);
 }
 
@@ -314,6 +339,7 @@ static void mirror_drop(const void *p) {
     pthread_mutex_lock(&g_lock);
     for (size_t i = 0; i < g_nmirrors; i++)
         if (g_mirrors[i].base == (uintptr_t)p) {
+            if (g_mirrors[i].unread) atomic_fetch_sub_explicit(&g_nunread, 1, memory_order_release);
             free(g_mirrors[i].mirror);
             memmove(&g_mirrors[i], &g_mirrors[i + 1], (g_nmirrors - i - 1) * sizeof g_mirrors[0]);
             g_nmirrors--;
@@ -408,6 +434,14 @@ static xdev_status_t w_malloc_async(xdev_backend_device_t *dev, size_t bytes, vo
 static xdev_status_t w_free_async(xdev_backend_device_t *dev, void *ptr, void *stream) {
     mirror_drop(ptr);
     return xdev_shadow_orig(dev)->memory->free_async(dev, ptr, stream);
+}
+
+/* A replay: what its capture allocated is read first (SH_STOPPED_CHECK),
+ * before the graph writes it; the replay itself is observed by the shadow
+ * as one operation (shadow_graph.c). */
+static xdev_status_t w_graph_launch(xdev_backend_device_t *dev, void *graph, void *stream) {
+    SH_STOPPED_CHECK();
+    return xdev_shadow_orig(dev)->graph->launch(dev, graph, stream);
 }
 
 static const char *copy_kind(xdev_copy_kind_t k) {
@@ -775,6 +809,11 @@ void xdev_shadow_backend_loaded(xdev_backend_t *be) {
         SH_WRAP(g_wblas[t], b, nrm2, w_nrm2);
         SH_WRAP(g_wblas[t], b, scal, w_scal);
         api->blas = &g_wblas[t];
+    }
+    if (api->graph != NULL) {
+        SH_COPY_TABLE(g_wgraph[t], api->graph);
+        SH_WRAP(g_wgraph[t], api->graph, launch, w_graph_launch);
+        api->graph = &g_wgraph[t];
     }
     xdev_shadow_install_compute(api, t);
 }

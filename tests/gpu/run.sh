@@ -61,13 +61,23 @@
 #                  but off, and on (XDEV_TRACE_FILE), twice, interleaved
 #   bench-ops      ops_bench: typed fills / conversions vs memset / copy on
 #                  cuda (and on cpu), bit identity of every conversion pair
-#   bench-prim     prim_bench (issue 44): f32 sum reduce and scan at 2^24 ..
-#                  2^28 on cuda:0, xdev vs xdev deterministic vs CUB called
-#                  directly; then the CPU backend on the host's cores: reduce
-#                  and scan bytes/s vs the same run's copy, sort of 2^26 u32
-#                  vs __gnu_parallel::sort (each side a fresh process; the
+#   bench-prim     prim_bench (issue 44): every primitive (reduce, scan, sort
+#                  keys and pairs, segmented reduce and sort, histogram, select
+#                  flagged and if, unique, run-length encode) at 2^24 .. 2^28
+#                  on cuda:0, xdev vs CUB called directly (outputs checked,
+#                  xdev deterministic for the f32 sums); then the CPU backend
+#                  on the host's cores: reduce and scan bytes/s vs the same
+#                  run's copy for f32, f64, i32 and i64, sort of 2^26 u32 vs
+#                  __gnu_parallel::sort (each side a fresh process; the
 #                  tables in bench-prim.log; an anchor side that did not build
 #                  or run fails the script)
+#   scan-scaling   the CPU backend's f32 scan and reduce at 1, 2, 4, 8 and
+#                  all of the host's threads, vector lanes and the scalar walk
+#                  (XDEV_CPU_SCAN_ISA=baseline): where the scan stops scaling
+#   managed        managed_bench on cuda:0: a kernel over prefetched managed
+#                  memory vs device memory (issue 46: >= 0.95x)
+#   bench-shadow   shadow_bench on cuda:0: us per call with the shadow off,
+#                  XDEV_SHADOW=cpu and XDEV_SHADOW_COMPARE=sync (issue 45)
 #   tf32           tf32_bench: the seed's 10240^2 TF32 on/off experiment
 #   rng            build/bench/rng_bench and bench/gpu/rng_torch.py, if present
 #   rendezvous     torchrun starts one rank per GPU of tests/rendezvous_rank
@@ -132,7 +142,7 @@ B=${XDEV_GPU_BUILD:-build-gpu}
 BUDGET=${XDEV_GPU_BUDGET_S:-530}
 DEFAULT_STEPS="build conformance parity heat torch-viz gpu sanitizer bench-runtime bench-copy bench-alloc bench-blas"
 DEFAULT_STEPS+=" bench-fft bench-kernel bench-barrier bench-graph bench-ops bench-prim tf32 rng observe bench-trace"
-DEFAULT_STEPS+=" stream-sanitizer interop sleep-wake python"
+DEFAULT_STEPS+=" stream-sanitizer interop sleep-wake managed bench-shadow scan-scaling python"
 STEPS=" ${XDEV_GPU_STEPS:-$DEFAULT_STEPS} "
 STEPS=${STEPS//,/ }
 [[ "$STEPS" == *" bench "* ]] && STEPS+=" bench-runtime bench-copy bench-alloc bench-comm "
@@ -195,8 +205,15 @@ fi
 if want build; then
     gen=()
     command -v ninja >/dev/null && gen=(-G Ninja)
+    # Device code for this machine's GPUs only (XDEV_GPU_ARCHS, default: what nvidia-smi says,
+    # e.g. 90 on an H200): nvcc compiling CUB for three targets took most of the build's 6 min.
+    ARCHS=${XDEV_GPU_ARCHS:-$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null |
+        tr -d '. ' | sort -u | paste -sd';')}
+    arch_flags=()
+    [ -n "$ARCHS" ] && arch_flags=(-DCMAKE_CUDA_ARCHITECTURES="$ARCHS" -DXDEV_KERNELS_CUDA_ARCHS="$ARCHS")
+    note "build: device code for sm_${ARCHS:-default}"
     if run_to "$OUT/build.log" 200 cmake -S . -B "$B" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release \
-        -DXDEV_WERROR=ON "${nccl_flags[@]}" && run_to "$OUT/build.log" 240 cmake --build "$B" -j "$JOBS"; then
+        -DXDEV_WERROR=ON -DXDEV_BUILD_HIP=OFF "${arch_flags[@]}" "${nccl_flags[@]}" && run_to "$OUT/build.log" 240 cmake --build "$B" -j "$JOBS"; then
         note "build: Release, -DXDEV_WERROR=ON: ok (${SECONDS}s)"
     else
         note "build: Release -DXDEV_WERROR=ON FAILED; first errors:"
@@ -606,6 +623,46 @@ if want observe; then
     note "$(grep '^memviz_bench' "$OUT/tests.log" | tail -1)"
     rm -f /tmp/xdev-big.html /tmp/xdev-big.json
 fi
+if want scan-scaling && [ -x "$B/bench/prim_bench" ]; then
+    PL=$OUT/scan-scaling.log
+    note "scan-scaling (cpu:0 f32, 2^24 and 2^26; GB/s of reduce and scan, and the copy's):"
+    for isa in auto baseline; do
+        for t in 1 2 4 8 "$JOBS"; do
+            pm=$(wc -l <"$PL" 2>/dev/null || echo 0)
+            XDEV_CPU_SCAN_ISA=$isa run_to "$PL" 60 "$B/bench/prim_bench" --device cpu:0 --threads "$t" \
+                --min-log2 24 --max-log2 26 --runs 1 --reps 5 --sort-log2 16
+            tail -n +$((pm + 1)) "$PL" | grep -E '^\| (reduce|scan) ' | awk -v t="$t" -v i="$isa" \
+                -F'|' '{printf "  %-8s threads %2d %s %s GB/s (copy %s)\n", i, t, $2 $3, $4, $5}' | tee -a "$SUM"
+        done
+    done
+fi
+if want managed; then
+    if [ -x "$B/bench/managed_bench" ]; then
+        note "managed (issue 46: a kernel over prefetched managed memory >= 0.95x of device memory):"
+        m=$(mark)
+        XDEV_BACKEND=cuda run_to "$BL" 120 "$B/bench/managed_bench" --mb 1024
+        since "$m" | grep -vE '^(\$ |\[rc )' | sed 's/^/  /' | tee -a "$SUM"
+    else
+        note "managed: $B/bench/managed_bench not built: not run"
+    fi
+fi
+if want bench-shadow; then
+    if [ -x "$B/bench/shadow_bench" ]; then
+        note "bench-shadow (us per call on cuda:0: the shadow off, XDEV_SHADOW=cpu, COMPARE=sync):"
+        for how in off op sync; do
+            m=$(mark)
+            case $how in
+            off) XDEV_BACKEND=cuda run_to "$BL" 60 "$B/bench/shadow_bench" ;;
+            op) XDEV_BACKEND=cuda XDEV_SHADOW=cpu run_to "$BL" 120 "$B/bench/shadow_bench" ;;
+            sync) XDEV_BACKEND=cuda XDEV_SHADOW=cpu XDEV_SHADOW_COMPARE=sync run_to "$BL" 120 \
+                "$B/bench/shadow_bench" ;;
+            esac
+            since "$m" | grep -vE '^(\$ |\[rc )' | sed 's/^/  /' | tee -a "$SUM"
+        done
+    else
+        note "bench-shadow: $B/bench/shadow_bench not built: not run"
+    fi
+fi
 if want sleep-wake; then
     GIB=${XDEV_SLEEP_GIB:-40}
     if [ -x "$B/bench/sleep_wake_bench" ]; then
@@ -665,9 +722,15 @@ if want bench-prim; then
     if [ -x "$B/bench/prim_bench" ]; then
         note "bench-prim (goals: cuda xdev >= 0.95x CUB, deterministic reduce <= 1.25x; cpu reduce"
         note "  >= 0.8x and scan >= 0.6x the copy's bytes/s, sort >= 1x __gnu_parallel::sort):"
-        for dev in cuda:0 cpu:0; do
+        for spec in cuda:0 cpu:0 cpu:0:f64 cpu:0:i32 cpu:0:i64; do
+            dev=${spec%:*}
+            args=()
+            case $spec in
+            cpu:0:*) dev=cpu:0 args=(--dtype "${spec##*:}" --sort-log2 16) ;;
+            *) dev=$spec ;;
+            esac
             pm=$(wc -l <"$PL" 2>/dev/null || echo 0)
-            run_to "$PL" 300 "$B/bench/prim_bench" --device "$dev" --threads "$JOBS"
+            run_to "$PL" 420 "$B/bench/prim_bench" --device "$dev" --threads "$JOBS" "${args[@]}"
             rc=$?
             tail -n +$((pm + 1)) "$PL" | grep -E '^\| |ANCHOR|bits|FAILED|not compared|not on' |
                 sed "s/^/  $dev /" | tee -a "$SUM"
