@@ -233,7 +233,7 @@ static bool compare(const unsigned char *dev, const unsigned char *sh, size_t n,
     size_t elem = how != NULL && how->elem != 0 && how->elem <= 8 ? how->elem : 1;
     if (n % elem != 0) elem = 1;
     bool tol = how != NULL && how->tolerant && elem >= 2;
-    double eps = tol ? default_tolerance(how->dtype) : 0;
+    double eps = tol ? default_tolerance(how->dtype) * fmax(how->tol_scale, 1) : 0;
     memset(d, 0, sizeof *d);
     d->elements = n / elem;
     if (!tol && memcmp(dev, sh, n) == 0) return false;
@@ -316,7 +316,7 @@ static void report_difference(const xdev_enqueue_t *q, const sh_mirror_t *writer
                            " (%.9g and %.9g, relative tolerance %g of the larger or of the "
                            "results' largest magnitude)",
                            value_of(a, 0, elem, how->dtype), value_of(c, 0, elem, how->dtype),
-                           default_tolerance(how->dtype));
+                           default_tolerance(how->dtype) * fmax(how->tol_scale, 1));
     }
     xdev_strbuf_printf(&b, "; %zu of %zu elements differ\n", d->differing, d->elements);
     finish_text(&r, &b);

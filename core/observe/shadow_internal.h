@@ -80,6 +80,7 @@ typedef struct sh_rec {
     size_t elem;      /* bytes per element compared */
     xdev_dtype_t dtype;
     bool tolerant;          /* floating BLAS results: within the tolerance */
+    double tol_scale;       /* the tolerance times this (> 1: a long reduction's) */
     const char *unmirrored; /* set when it cannot be replayed (why) */
     /* A host output (a copy to the host, a BLAS result on the host): the
      * replay writes scratch instead, compared with host_dst in step 5. */
