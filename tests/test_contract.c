@@ -173,7 +173,12 @@ static const env_case_t k_env_cases[] = {
     {"XDEV_CPU_DEVICES", "65", VIA_INIT, "XDEV_BACKEND", "cpu", {"1..64"}},
     {"XDEV_CPU_MEMORY", "lots", VIA_INIT, "XDEV_BACKEND", "cpu", {"positive", "K, M, G or T"}},
     {"XDEV_CPU_RNG_ISA", "avx9", VIA_RNG, "XDEV_BACKEND", "cpu", {"auto", "baseline", "empty"}},
-    {"XDEV_CPU_SCAN_ISA", "avx9", VIA_INIT, "XDEV_BACKEND", "cpu", {"auto", "baseline", "empty"}},
+    {"XDEV_CPU_SCAN_ISA",
+     "avx9",
+     VIA_INIT,
+     "XDEV_BACKEND",
+     "cpu",
+     {"auto", "baseline", "avx2", "empty"}},
 };
 
 /* In a forked child: set the variable, make the call that reads it, write

@@ -117,19 +117,20 @@ static const char *plain_getenv(const char *name) {
     return getenv(name);
 }
 
-/* XDEV_CPU_SCAN_ISA: auto (default; vector lanes where the CPU has AVX2) or
- * baseline (the scalar walk: a diagnostic, so the tests cover both paths of
- * cpu_prim_scan.c on any machine; both give the same bits). */
-static xdev_status_t parse_scan_isa(const char *v, bool *scalar) {
-    *scalar = false;
+/* XDEV_CPU_SCAN_ISA: auto (default; cpu_prim_scan.c picks), baseline (the
+ * scalar walk) or avx2 (vector lanes wherever the CPU has AVX2): diagnostics,
+ * so the tests cover both paths of cpu_prim_scan.c on any machine; both give
+ * the same bits. */
+static xdev_status_t parse_scan_isa(const char *v, int *isa) {
+    *isa = 0;
     if (v == NULL || v[0] == '\0' || strcmp(v, "auto") == 0) return XDEV_SUCCESS;
-    if (strcmp(v, "baseline") == 0) {
-        *scalar = true;
+    if (strcmp(v, "baseline") == 0 || strcmp(v, "avx2") == 0) {
+        *isa = v[0] == 'b' ? 1 : 2;
         return XDEV_SUCCESS;
     }
     return xdev_cpu_error(XDEV_ERROR_ENV,
-                          "XDEV_CPU_SCAN_ISA='%s' is not a code path (expected auto or baseline; "
-                          "unset or empty means auto)",
+                          "XDEV_CPU_SCAN_ISA='%s' is not a code path (expected auto, baseline or "
+                          "avx2; unset or empty means auto)",
                           v);
 }
 
@@ -154,7 +155,7 @@ static xdev_status_t cpu_init(const xdev_host_services_t *host) {
     if (st != XDEV_SUCCESS) return st;
     st = xdev_cpu_kernel_config(get_env, count, xdev_cpu_online_cores());
     if (st != XDEV_SUCCESS) return st;
-    st = parse_scan_isa(get_env("XDEV_CPU_SCAN_ISA"), &xdev_cpu_state.scan_scalar);
+    st = parse_scan_isa(get_env("XDEV_CPU_SCAN_ISA"), &xdev_cpu_state.scan_isa);
     if (st != XDEV_SUCCESS) return st;
 
     xdev_cpu_device_t *devices = calloc((size_t)count, sizeof *devices);
