@@ -16,6 +16,8 @@
  *                xdev_shadow_clear
  *   sync         the same with XDEV_SHADOW_COMPARE=sync: found at the copy
  *                to the host, naming the memset as the buffer's last writer
+ *   kernel_difference  a kernel whose outputs differ on any backend (it
+ *                writes its own address) is reported
  *   kernel_gpu   a kernel whose device build alone is off by one (cuda, hip;
  *                skipped on the CPU, where both builds are the host build)
  *   not_mirrored a graph replay whose capture holds an op the shadow does not
@@ -280,6 +282,38 @@ START_TEST(kernel_gpu) {
     ck_assert_msg(strstr(r.call_site, "test_shadow") != NULL, "%s", r.call_site);
     ck_assert_uint_eq(r.element, N - 1);
     ck_assert_uint_eq(r.differing, 1);
+    XT_OK(xdev_module_unload(m));
+    XT_OK(xdev_free(out));
+}
+END_TEST
+
+/* A kernel's outputs are compared (its pointer's extent unknown: the bytes
+ * its replay wrote): own_address writes where it writes, which the mirror
+ * is not, so elements 0 and 1 differ and the rest agree, on any backend. */
+START_TEST(kernel_difference) {
+    int *out;
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&out, N * sizeof(int)));
+    XT_OK(xdev_memset_async(out, 0, N * sizeof(int), NULL));
+    xdev_module_t m;
+    XT_OK(xdev_module_load(xt_dev(0), shadow_kernels_bundle(), &m));
+    xdev_kernel_t f;
+    XT_OK(xdev_module_get_kernel(m, "own_address", &f));
+    int n = N;
+    xdev_arg_t args[] = {{&n, sizeof n}, {&out, sizeof out}};
+    xdev_launch_config_t cfg = {.grid = {4, 1, 1}, .block = {256, 1, 1}, .stream = NULL};
+    XT_OK(xdev_launch_kernel(f, &cfg, args, 2));
+    XT_OK(xdev_synchronize());
+    ck_assert_uint_eq(xdev_shadow_report_count(), 1);
+    xdev_shadow_report_t r;
+    XT_OK(xdev_shadow_report_get(0, &r));
+    fprintf(stderr, "the report:\n%s", r.text);
+    ck_assert_int_eq(r.kind, XDEV_SHADOW_DIFFERENCE);
+    ck_assert_msg(strstr(r.detail, "kernel own_address grid (4,1,1) block (256,1,1)") != NULL, "%s",
+                  r.detail);
+    ck_assert_uint_le(r.element, 1);
+    ck_assert_uint_ge(r.differing, 1);
+    ck_assert_uint_le(r.differing, 2);
+    ck_assert_uint_eq(r.elements, N); /* the replay wrote all of them */
     XT_OK(xdev_module_unload(m));
     XT_OK(xdev_free(out));
 }
@@ -665,6 +699,7 @@ int main(int argc, char **argv) {
     if (strcmp(which, "gemm_lda") == 0) tcase_add_test(tc, gemm_lda);
     if (strcmp(which, "sync") == 0) tcase_add_test(tc, sync_compare);
     if (strcmp(which, "kernel_gpu") == 0) tcase_add_test(tc, kernel_gpu);
+    if (strcmp(which, "kernel_difference") == 0) tcase_add_test(tc, kernel_difference);
     if (strcmp(which, "not_mirrored") == 0) tcase_add_test(tc, not_mirrored);
     if (strcmp(which, "graph_short_memset") == 0) tcase_add_test(tc, graph_short_memset);
     if (strcmp(which, "graph_clean") == 0) tcase_add_test(tc, graph_clean);

@@ -249,8 +249,9 @@ static bool compare(const unsigned char *dev, const unsigned char *sh, size_t n,
         double b = fabs(value_of(sh, i, elem, how->dtype));
         if (isfinite(b) && b > scale) scale = b;
     }
+    size_t total = d->elements;
     if (before != NULL) d->elements = 0; /* counted below: those the replay wrote */
-    for (size_t i = 0; i < d->elements; i++) {
+    for (size_t i = 0; i < total; i++) {
         bool differ;
         if (before != NULL && memcmp(before + i * elem, sh + i * elem, elem) == 0) continue;
         if (tol) {

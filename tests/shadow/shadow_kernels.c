@@ -20,3 +20,13 @@ XDEV_KERNEL(iota3, XDEV_PARAM(int, n), XDEV_PTR(int, out)) {
     long i = xdev_global_id(0);
     if (i < n) out[i] = (int)i * 3 + 1;
 }
+
+/* Writes its own output pointer's address (low and high halves, then the
+ * index): the device's allocation and the shadow's mirror are different
+ * memory, so the replay's bytes always differ from the device's - on every
+ * backend, with one build. */
+XDEV_KERNEL(own_address, XDEV_PARAM(int, n), XDEV_PTR(int, out)) {
+    long i = xdev_global_id(0);
+    unsigned long long a = (unsigned long long)out;
+    if (i < n) out[i] = i == 0 ? (int)(a & 0xffffffffu) : i == 1 ? (int)(a >> 32) : (int)i;
+}
