@@ -85,15 +85,19 @@ static void expect_op(const char *call, xdev_op_kind_t kind, xdev_stream_t s,
     ck_assert_msg(e.nuses == n, "%s: %d operands seen, expected %d", call, e.nuses, n);
     for (int i = 0; i < n; i++)
         ck_assert_msg(e.uses[i].p == want[i].p && e.uses[i].n == want[i].n &&
-                          e.uses[i].mode == want[i].mode,
-                      "%s: operand %d seen as {%p, %zu, %s}, expected {%p, %zu, %s}", call, i,
-                      e.uses[i].p, e.uses[i].n, e.uses[i].mode == XDEV_OP_WRITE ? "write" : "read",
-                      want[i].p, want[i].n, want[i].mode == XDEV_OP_WRITE ? "write" : "read");
+                          e.uses[i].mode == want[i].mode && e.uses[i].fp == want[i].fp,
+                      "%s: operand %d seen as {%p, %zu, %s, fp %d}, expected {%p, %zu, %s, fp %d}",
+                      call, i, e.uses[i].p, e.uses[i].n,
+                      e.uses[i].mode == XDEV_OP_WRITE ? "write" : "read", e.uses[i].fp, want[i].p,
+                      want[i].n, want[i].mode == XDEV_OP_WRITE ? "write" : "read", want[i].fp);
     forget();
 }
 
-#define R(p, n) ((xdev_op_use_t){(p), (n), XDEV_OP_READ})
-#define W(p, n) ((xdev_op_use_t){(p), (n), XDEV_OP_WRITE})
+#define R(p, n) ((xdev_op_use_t){(p), (n), XDEV_OP_READ, 0})
+#define W(p, n) ((xdev_op_use_t){(p), (n), XDEV_OP_WRITE, 0})
+/* a kernel's pointer to float (const or not): its elements are f32 */
+#define RF(p, n) ((xdev_op_use_t){(p), (n), XDEV_OP_READ, 4})
+#define WF(p, n) ((xdev_op_use_t){(p), (n), XDEV_OP_WRITE, 4})
 
 /* ------------------------------------------------------------ the calls */
 
@@ -193,7 +197,7 @@ START_TEST(kernels_and_graphs) {
     XT_OK(xdev_launch_kernel(saxpy, &cfg, args, 4));
     /* pointer arguments: from the pointer to the allocation's end */
     expect_op("xdev_launch_kernel", XDEV_OP_KERNEL, s,
-              (xdev_op_use_t[]){R(x, SIZE_MAX), W(y, SIZE_MAX)}, 2);
+              (xdev_op_use_t[]){RF(x, SIZE_MAX), WF(y, SIZE_MAX)}, 2);
     const void *in[2] = {x, y};
     xdev_status_t st = xdev_elementwise("in0 + in1", XDEV_DTYPE_F32, 2, in, y, N, s);
     if (st == XDEV_ERROR_COMPILE || st == XDEV_ERROR_NOT_SUPPORTED) {

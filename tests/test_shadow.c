@@ -18,6 +18,8 @@
  *                to the host, naming the memset as the buffer's last writer
  *   kernel_difference  a kernel whose outputs differ on any backend (it
  *                writes its own address) is reported
+ *   kernel_float_tolerance  a kernel's double outputs that differ in the
+ *                last bits are not reported
  *   kernel_gpu   a kernel whose device build alone is off by one (cuda, hip;
  *                skipped on the CPU, where both builds are the host build)
  *   not_mirrored a graph replay whose capture holds an op the shadow does not
@@ -47,6 +49,7 @@
  *   off          no XDEV_SHADOW: off, no report; bad arguments refused
  *   bad          a malformed XDEV_SHADOW* value (argv[2] names it) fails
  *                xdev_init with XDEV_ERROR_ENV naming the variable */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -314,6 +317,32 @@ START_TEST(kernel_difference) {
     ck_assert_uint_ge(r.differing, 1);
     ck_assert_uint_le(r.differing, 2);
     ck_assert_uint_eq(r.elements, N); /* the replay wrote all of them */
+    XT_OK(xdev_module_unload(m));
+    XT_OK(xdev_free(out));
+}
+END_TEST
+
+/* A kernel's double outputs are compared as doubles within the tolerance:
+ * near_one's bytes differ between the device and the mirror (its result
+ * depends on where it writes) by less than 1e-12 of the value, so nothing
+ * is reported (bit for bit, all of them would be). */
+START_TEST(kernel_float_tolerance) {
+    double *out;
+    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&out, N * sizeof(double)));
+    XT_OK(xdev_memset_async(out, 0, N * sizeof(double), NULL));
+    xdev_module_t m;
+    XT_OK(xdev_module_load(xt_dev(0), shadow_kernels_bundle(), &m));
+    xdev_kernel_t f;
+    XT_OK(xdev_module_get_kernel(m, "near_one", &f));
+    int n = N;
+    xdev_arg_t args[] = {{&n, sizeof n}, {&out, sizeof out}};
+    xdev_launch_config_t cfg = {.grid = {4, 1, 1}, .block = {256, 1, 1}, .stream = NULL};
+    XT_OK(xdev_launch_kernel(f, &cfg, args, 2));
+    XT_OK(xdev_synchronize());
+    double h = 0;
+    XT_OK(xdev_memcpy(&h, out, sizeof h));
+    ck_assert(h != 1.0 && fabs(h - 1.0) < 1e-12); /* not 1, and near it */
+    expect_no_report();
     XT_OK(xdev_module_unload(m));
     XT_OK(xdev_free(out));
 }
@@ -700,6 +729,7 @@ int main(int argc, char **argv) {
     if (strcmp(which, "sync") == 0) tcase_add_test(tc, sync_compare);
     if (strcmp(which, "kernel_gpu") == 0) tcase_add_test(tc, kernel_gpu);
     if (strcmp(which, "kernel_difference") == 0) tcase_add_test(tc, kernel_difference);
+    if (strcmp(which, "kernel_float_tolerance") == 0) tcase_add_test(tc, kernel_float_tolerance);
     if (strcmp(which, "not_mirrored") == 0) tcase_add_test(tc, not_mirrored);
     if (strcmp(which, "graph_short_memset") == 0) tcase_add_test(tc, graph_short_memset);
     if (strcmp(which, "graph_clean") == 0) tcase_add_test(tc, graph_clean);

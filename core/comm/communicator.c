@@ -165,12 +165,13 @@ static int task_uses(const xdev_enqueue_t *q, xdev_op_use_t *out, int cap) {
     if (cap < 2) return 0;
     if (t->p2p) {
         out[0] = (xdev_op_use_t){t->is_send ? t->send : t->recv, bytes,
-                                 t->is_send ? XDEV_OP_READ : XDEV_OP_WRITE};
+                                 t->is_send ? XDEV_OP_READ : XDEV_OP_WRITE, 0};
         return 1;
     }
     out[0] =
-        (xdev_op_use_t){t->send, t->kind == K_REDUCE_SCATTER ? bytes * n : bytes, XDEV_OP_READ};
-    out[1] = (xdev_op_use_t){t->recv, t->kind == K_ALL_GATHER ? bytes * n : bytes, XDEV_OP_WRITE};
+        (xdev_op_use_t){t->send, t->kind == K_REDUCE_SCATTER ? bytes * n : bytes, XDEV_OP_READ, 0};
+    out[1] =
+        (xdev_op_use_t){t->recv, t->kind == K_ALL_GATHER ? bytes * n : bytes, XDEV_OP_WRITE, 0};
     return 2;
 }
 

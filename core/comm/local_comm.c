@@ -251,7 +251,7 @@ static xdev_status_t add_on(xdev_device_record_t *drec, xdev_stream_t ds, void *
                             const void *src, xdev_dtype_t dtype, size_t count) {
     add_op_t o = {dst, src, dtype, count};
     size_t bytes = count * xdev_dtype_size(dtype);
-    const xdev_op_use_t uses[2] = {{src, bytes, XDEV_OP_READ}, {dst, bytes, XDEV_OP_WRITE}};
+    const xdev_op_use_t uses[2] = {{src, bytes, XDEV_OP_READ, 0}, {dst, bytes, XDEV_OP_WRITE, 0}};
     xdev_enqueue_t q = {
         .kind = XDEV_OP_REDUCE_ADD,
         .name = "xdev_comm_reduce_add",

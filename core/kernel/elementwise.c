@@ -240,8 +240,8 @@ xdev_status_t xdev_elementwise(const char *expression, xdev_dtype_t dtype, int n
     size_t bytes = count * elem_size(dtype);
     xdev_op_use_t uses[EW_MAX_INPUTS + 1];
     for (int i = 0; i < ninputs; i++)
-        uses[i] = (xdev_op_use_t){inputs[i], bytes, XDEV_OP_READ};
-    uses[ninputs] = (xdev_op_use_t){out, bytes, XDEV_OP_WRITE};
+        uses[i] = (xdev_op_use_t){inputs[i], bytes, XDEV_OP_READ, 0};
+    uses[ninputs] = (xdev_op_use_t){out, bytes, XDEV_OP_WRITE, 0};
     const xdev_launch_as_t as = {XDEV_OP_ELEMENTWISE, "xdev_elementwise", uses, ninputs + 1};
     xdev_status_t st = xdev_core_launch_kernel(k, &cfg, args, ninputs + 2, &as);
     /* the launch's failure names the launch, as when this called xdev_launch_kernel */

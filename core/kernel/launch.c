@@ -199,7 +199,10 @@ static int launch_uses(const xdev_enqueue_t *q, xdev_op_use_t *out, int cap) {
         void *p;
         memcpy(&p, o->args[i].value, sizeof p);
         out[n++] = (xdev_op_use_t){p, SIZE_MAX,
-                                   (kind & XDEV_KPARAM_READONLY) ? XDEV_OP_READ : XDEV_OP_WRITE};
+                                   (kind & XDEV_KPARAM_READONLY) ? XDEV_OP_READ : XDEV_OP_WRITE,
+                                   (kind & XDEV_KPARAM_FLOAT)    ? 4
+                                   : (kind & XDEV_KPARAM_DOUBLE) ? 8
+                                                                 : 0};
     }
     return n;
 }

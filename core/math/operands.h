@@ -41,8 +41,8 @@ xdev_status_t xdev_operands_resolve(const xdev_operand_t *ops, int count, xdev_s
 static inline int xdev_operands_uses(const xdev_operand_t *ops, int count, int written,
                                      xdev_op_use_t *out) {
     for (int i = 0; i < count; i++)
-        out[i] =
-            (xdev_op_use_t){ops[i].ptr, ops[i].bytes, i < written ? XDEV_OP_WRITE : XDEV_OP_READ};
+        out[i] = (xdev_op_use_t){ops[i].ptr, ops[i].bytes,
+                                 i < written ? XDEV_OP_WRITE : XDEV_OP_READ, 0};
     return count;
 }
 

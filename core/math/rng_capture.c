@@ -92,8 +92,8 @@ xdev_status_t xdev_rng_capture_finish(xdev_capture_t *cap) {
         /* Recorded through the enqueue path like every op (its observers
          * see it: shadow execution replays it with the graph); no span and
          * no XDEV_LAUNCH_BLOCKING wait, as a capture's own work. */
-        const xdev_op_use_t uses[2] = {{&cell[2], sizeof cell[2], XDEV_OP_READ},
-                                       {&cell[1], sizeof cell[1], XDEV_OP_WRITE}};
+        const xdev_op_use_t uses[2] = {{&cell[2], sizeof cell[2], XDEV_OP_READ, 0},
+                                       {&cell[1], sizeof cell[1], XDEV_OP_WRITE, 0}};
         xdev_enqueue_t q = {.kind = XDEV_OP_RNG,
                             .name = "rng_capture_advance",
                             .stream = s,

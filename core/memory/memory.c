@@ -252,8 +252,8 @@ static void copy_trace_args(xdev_enqueue_t *q) {
 static int copy_uses(const xdev_enqueue_t *q, xdev_op_use_t *out, int cap) {
     const copy_plan_t *p = q->ctx;
     (void)cap; /* >= 2 */
-    out[0] = (xdev_op_use_t){p->desc.src, p->desc.bytes, XDEV_OP_READ};
-    out[1] = (xdev_op_use_t){p->desc.dst, p->desc.bytes, XDEV_OP_WRITE};
+    out[0] = (xdev_op_use_t){p->desc.src, p->desc.bytes, XDEV_OP_READ, 0};
+    out[1] = (xdev_op_use_t){p->desc.dst, p->desc.bytes, XDEV_OP_WRITE, 0};
     return 2;
 }
 
@@ -415,7 +415,7 @@ xdev_status_t xdev_memset_async(void *dst, int value, size_t n, xdev_stream_t st
                                  d.e.index, stream->be->name, stream->device.index);
     }
     memset_args_t a = {dst, value, n};
-    const xdev_op_use_t use = {dst, n, XDEV_OP_WRITE};
+    const xdev_op_use_t use = {dst, n, XDEV_OP_WRITE, 0};
     xdev_enqueue_t q = {
         .kind = XDEV_OP_MEMSET,
         .name = "memset",

@@ -345,6 +345,16 @@ span_t xdev_shadow_written_span(const unsigned char *sh, const unsigned char *be
     return sp;
 }
 
+const sh_rec_t *xdev_shadow_use_rec(const sh_rec_t *how, const xdev_op_use_t *u, sh_rec_t *tmp) {
+    if (how == NULL || u->fp == 0) return how;
+    *tmp = *how;
+    tmp->tolerant = true;
+    tmp->elem = u->fp;
+    tmp->dtype = u->fp == 8 ? XDEV_DTYPE_F64 : XDEV_DTYPE_F32;
+    tmp->tol_scale = 1;
+    return tmp;
+}
+
 /* before (or NULL): the mirror's bytes before the replay, of which only
  * span was written. */
 bool xdev_shadow_check_range(const xdev_enqueue_t *q, sh_mirror_t *m, const void *p, size_t n,
@@ -606,9 +616,11 @@ static void shadow_observe(const xdev_enqueue_t *q, const xdev_op_use_t *uses, i
     for (int i = 0; i < n; i++) {
         sh_mirror_t *m;
         size_t len;
+        sh_rec_t tmp;
         if (before[i] != NULL && xdev_shadow_clip(uses[i].p, uses[i].n, &m, &len))
-            span[i] = xdev_shadow_written_span(m->mirror + ((uintptr_t)uses[i].p - m->base),
-                                               before[i], len, how);
+            span[i] =
+                xdev_shadow_written_span(m->mirror + ((uintptr_t)uses[i].p - m->base), before[i],
+                                         len, xdev_shadow_use_rec(how, &uses[i], &tmp));
     }
     for (int i = 0; i < p->n && why == NULL; i++)
         why = p->recs[i].unmirrored;
@@ -686,7 +698,7 @@ static void shadow_observe(const xdev_enqueue_t *q, const xdev_op_use_t *uses, i
             /* A primitive's operand: its element size, and a compaction's
              * outputs only up to the count (its first operand, compared). */
             sh_rec_t h;
-            const sh_rec_t *hw = how;
+            const sh_rec_t *hw = xdev_shadow_use_rec(how, &uses[i], &h);
             if (how != NULL && sh_kind_is_prim(how->kind)) {
                 len = xdev_shadow_prim_written(how, m, uses[i].p, len, &h);
                 hw = &h;

@@ -225,10 +225,12 @@ bool xdev_shadow_graph_replay(const xdev_enqueue_t *q, sh_pending_t *p, void *co
         for (int u = 0; u < op->nuses; u++) {
             sh_mirror_t *m;
             size_t len;
+            sh_rec_t as_fp;
             if (before[u] != NULL && xdev_shadow_clip(op->uses[u].p, op->uses[u].n, &m, &len))
                 spans[i][u] = xdev_shadow_written_span(
                     m->mirror + ((uintptr_t)op->uses[u].p - m->base), before[u], len,
-                    op->nrecs > 0 ? &op->recs[op->nrecs - 1] : NULL);
+                    xdev_shadow_use_rec(op->nrecs > 0 ? &op->recs[op->nrecs - 1] : NULL,
+                                        &op->uses[u], &as_fp));
             free(before[u]);
         }
         for (int r = 0; r < tmp.n && *why == NULL; r++)
@@ -264,7 +266,7 @@ bool xdev_shadow_graph_replay(const xdev_enqueue_t *q, sh_pending_t *p, void *co
             } else if (!written_later(c, i, a, len, spans)) {
                 /* a primitive's operand: its element size and count (shadow.c) */
                 sh_rec_t h;
-                const sh_rec_t *hw = how;
+                const sh_rec_t *hw = xdev_shadow_use_rec(how, w, &h);
                 if (how != NULL && sh_kind_is_prim(how->kind)) {
                     len = xdev_shadow_prim_written(how, m, (const void *)a, len, &h);
                     hw = &h;

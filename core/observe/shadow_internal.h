@@ -223,6 +223,11 @@ size_t xdev_shadow_prim_written(const sh_rec_t *how, sh_mirror_t *m, const void 
         xdev_shadow_read_unread();                                                                 \
     } while (0)
 
+/* How operand u of the op `how` recorded is compared: how itself, or for
+ * a kernel's pointer to float or double (u->fp) a copy in *tmp comparing
+ * its elements as that dtype within the tolerance. */
+const sh_rec_t *xdev_shadow_use_rec(const sh_rec_t *how, const xdev_op_use_t *u, sh_rec_t *tmp);
+
 /* The mirrors made during a capture take the device's bytes, once no
  * capture is under way (each wrapped call starts with it: before its op
  * writes them). */

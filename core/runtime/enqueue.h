@@ -40,6 +40,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "runtime/stream_internal.h"
 #include "runtime/stream_order.h"
@@ -79,6 +80,7 @@ typedef struct xdev_op_use {
     const void *p;
     size_t n;
     xdev_op_access_t mode;
+    uint8_t fp; /* 4 or 8: floats or doubles (a kernel's float or double pointer); 0: unknown */
 } xdev_op_use_t;
 
 /* At most this many operands per op (a kernel's pointer parameters fit). */

@@ -71,7 +71,7 @@ static inline void xdev_san_uses(xdev_stream_t s, const xdev_san_use_t *uses, in
 static inline void xdev_san_access(xdev_stream_t s, const void *p, size_t n, xdev_san_mode_t mode,
                                    const char *op) {
     if (xdev_sanitizing()) {
-        xdev_san_use_t u = {p, n, mode};
+        xdev_san_use_t u = {p, n, mode, 0};
         xdev_san_uses_slow(s, &u, 1, op);
     }
 }

@@ -27,7 +27,7 @@ extern "C" {
 /* Most parameters a kernel takes (the dialect's limit, and the launch API's). */
 #define XDEV_KERNEL_MAX_PARAMS 24
 
-/* xdev_kernel_sig_t.param_kinds: XDEV_KPARAM_VALUE, _POINTER, _READONLY */
+/* xdev_kernel_sig_t.param_kinds: XDEV_KPARAM_VALUE, _POINTER, _READONLY, _FLOAT, _DOUBLE */
 #include "xdev/support/kernel_sig.h"
 
 /* xdev_kernel_sig_t.flags */

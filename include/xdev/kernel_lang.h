@@ -143,10 +143,26 @@ template <class T> struct xdev__is_const {
 template <class T> struct xdev__is_const<const T> {
     enum { value = 1 };
 };
+template <class T> struct xdev__fp_kind {
+    enum { value = 0 };
+};
+template <> struct xdev__fp_kind<float> {
+    enum { value = XDEV_KPARAM_FLOAT };
+};
+template <> struct xdev__fp_kind<const float> {
+    enum { value = XDEV_KPARAM_FLOAT };
+};
+template <> struct xdev__fp_kind<double> {
+    enum { value = XDEV_KPARAM_DOUBLE };
+};
+template <> struct xdev__fp_kind<const double> {
+    enum { value = XDEV_KPARAM_DOUBLE };
+};
 #define XDEV__DSIG_V(i, t, n) (unsigned)sizeof(t),
 #define XDEV__DSIG_P(i, t, n)                                                                      \
     ((unsigned)sizeof(t *) |                                                                       \
-     ((XDEV_KPARAM_POINTER | (xdev__is_const<t>::value ? XDEV_KPARAM_READONLY : 0u))               \
+     ((XDEV_KPARAM_POINTER | (xdev__is_const<t>::value ? XDEV_KPARAM_READONLY : 0u) |              \
+       (unsigned)xdev__fp_kind<t>::value)                                                          \
       << XDEV_KERNEL_SIG_KIND_SHIFT)),
 #define XDEV__DSIG_N(i, t, n)
 #define XDEV__DSIG(i, tup) XDEV__PICK(XDEV__DSIG_, i, tup)
@@ -286,7 +302,10 @@ XDEV_DEVICE uint64_t xdev_atomic_cas_u64(uint64_t *p, uint64_t expected, uint64_
 #else /* pointee const: t * and const t * are then one type */
 #define XDEV__KIND_P(i, t, n)                                                                      \
     (uint8_t)(XDEV_KPARAM_POINTER |                                                                \
-              (__builtin_types_compatible_p(t *, const t *) ? XDEV_KPARAM_READONLY : 0u)),
+              (__builtin_types_compatible_p(t *, const t *) ? XDEV_KPARAM_READONLY : 0u) |         \
+              (__builtin_types_compatible_p(t, float)    ? XDEV_KPARAM_FLOAT                       \
+               : __builtin_types_compatible_p(t, double) ? XDEV_KPARAM_DOUBLE                      \
+                                                         : 0u)),
 #endif
 #define XDEV__KIND_N(i, t, n)
 #define XDEV__KIND(i, tup) XDEV__PICK(XDEV__KIND_, i, tup)

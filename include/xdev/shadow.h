@@ -36,8 +36,10 @@
  *       deterministic mode (default per dtype: f64 1e-12, f32 and c64 1e-5,
  *       f16 and bf16 1e-2), of the larger of the two values or of the
  *       largest magnitude among the op's results, times log2(count) for
- *       the primitives' reductions and scans; everything else (copies, memsets, fills,
- *       conversions, random fills, kernels, sorts, histograms, compactions,
+ *       the primitives' reductions and scans, and what a kernel writes
+ *       through a float or double pointer; everything else (copies, memsets,
+ *       fills, conversions, random fills, other kernel outputs, sorts,
+ *       histograms, compactions,
  *       integer and min/max results) is compared bit for bit; a compaction's
  *       outputs only below the count it wrote.
  *

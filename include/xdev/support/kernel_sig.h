@@ -20,6 +20,13 @@
  * T, x)): the stream-order sanitizer counts the kernel as only reading it.
  * Kernel attributes (xdev_kernel_get_attributes) report POINTER alone. */
 #define XDEV_KPARAM_READONLY 2u
+/* Or'ed into a POINTER whose pointee is float (FLOAT) or double (DOUBLE),
+ * const or not: shadow execution compares what the kernel wrote there
+ * within its floating tolerance (a GPU compiler contracts a * b + c into one
+ * rounding where the host build rounds twice). Older signatures lack them:
+ * their outputs are compared bit for bit. */
+#define XDEV_KPARAM_FLOAT 4u
+#define XDEV_KPARAM_DOUBLE 8u
 
 #define XDEV_KERNEL_SIG_PREFIX "xdev_sig__"
 #define XDEV_KERNEL_SIG_MAGIC 0x31677378u /* "xsg1" */
