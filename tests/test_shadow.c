@@ -251,23 +251,32 @@ START_TEST(gemm_lda) {
 }
 END_TEST
 
-START_TEST(kernel_gpu) {
-    if (xt_host_addressable())
-        XT_SKIP("on a backend whose kernels are the host build (%s) the device build's fault "
-                "does not exist; this runs on cuda and hip",
-                xt_type_name());
-    int *out;
-    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&out, N * sizeof(int)));
-    XT_OK(xdev_memset_async(out, 0, N * sizeof(int), NULL));
+/* A new allocation of N elements of elem bytes, zeroed, written by kernel
+ * `name` of shadow_kernels.c (its parameters: n, out) over 4 blocks of 256,
+ * synchronized; the module is unloaded. */
+static void *run_shadow_kernel(const char *name, size_t elem) {
+    void *out;
+    XT_OK(xdev_malloc_device(xt_dev(0), &out, N * elem));
+    XT_OK(xdev_memset_async(out, 0, N * elem, NULL));
     xdev_module_t m;
     XT_OK(xdev_module_load(xt_dev(0), shadow_kernels_bundle(), &m));
     xdev_kernel_t f;
-    XT_OK(xdev_module_get_kernel(m, "off_by_one", &f));
+    XT_OK(xdev_module_get_kernel(m, name, &f));
     int n = N;
     xdev_arg_t args[] = {{&n, sizeof n}, {&out, sizeof out}};
     xdev_launch_config_t cfg = {.grid = {4, 1, 1}, .block = {256, 1, 1}, .stream = NULL};
     XT_OK(xdev_launch_kernel(f, &cfg, args, 2));
     XT_OK(xdev_synchronize());
+    XT_OK(xdev_module_unload(m));
+    return out;
+}
+
+START_TEST(kernel_gpu) {
+    if (xt_host_addressable())
+        XT_SKIP("on a backend whose kernels are the host build (%s) the device build's fault "
+                "does not exist; this runs on cuda and hip",
+                xt_type_name());
+    int *out = run_shadow_kernel("off_by_one", sizeof(int));
     int last = -1;
     XT_OK(xdev_memcpy(&last, out + N - 1, sizeof last));
     /* which side missed it: the GPU build without its fault, or the shadow */
@@ -285,7 +294,6 @@ START_TEST(kernel_gpu) {
     ck_assert_msg(strstr(r.call_site, "test_shadow") != NULL, "%s", r.call_site);
     ck_assert_uint_eq(r.element, N - 1);
     ck_assert_uint_eq(r.differing, 1);
-    XT_OK(xdev_module_unload(m));
     XT_OK(xdev_free(out));
 }
 END_TEST
@@ -294,18 +302,7 @@ END_TEST
  * its replay wrote): own_address writes where it writes, which the mirror
  * is not, so elements 0 and 1 differ and the rest agree, on any backend. */
 START_TEST(kernel_difference) {
-    int *out;
-    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&out, N * sizeof(int)));
-    XT_OK(xdev_memset_async(out, 0, N * sizeof(int), NULL));
-    xdev_module_t m;
-    XT_OK(xdev_module_load(xt_dev(0), shadow_kernels_bundle(), &m));
-    xdev_kernel_t f;
-    XT_OK(xdev_module_get_kernel(m, "own_address", &f));
-    int n = N;
-    xdev_arg_t args[] = {{&n, sizeof n}, {&out, sizeof out}};
-    xdev_launch_config_t cfg = {.grid = {4, 1, 1}, .block = {256, 1, 1}, .stream = NULL};
-    XT_OK(xdev_launch_kernel(f, &cfg, args, 2));
-    XT_OK(xdev_synchronize());
+    int *out = run_shadow_kernel("own_address", sizeof(int));
     ck_assert_uint_eq(xdev_shadow_report_count(), 1);
     xdev_shadow_report_t r;
     XT_OK(xdev_shadow_report_get(0, &r));
@@ -317,7 +314,6 @@ START_TEST(kernel_difference) {
     ck_assert_uint_ge(r.differing, 1);
     ck_assert_uint_le(r.differing, 2);
     ck_assert_uint_eq(r.elements, N); /* the replay wrote all of them */
-    XT_OK(xdev_module_unload(m));
     XT_OK(xdev_free(out));
 }
 END_TEST
@@ -327,23 +323,11 @@ END_TEST
  * depends on where it writes) by less than 1e-12 of the value, so nothing
  * is reported (bit for bit, all of them would be). */
 START_TEST(kernel_float_tolerance) {
-    double *out;
-    XT_OK(xdev_malloc_device(xt_dev(0), (void **)&out, N * sizeof(double)));
-    XT_OK(xdev_memset_async(out, 0, N * sizeof(double), NULL));
-    xdev_module_t m;
-    XT_OK(xdev_module_load(xt_dev(0), shadow_kernels_bundle(), &m));
-    xdev_kernel_t f;
-    XT_OK(xdev_module_get_kernel(m, "near_one", &f));
-    int n = N;
-    xdev_arg_t args[] = {{&n, sizeof n}, {&out, sizeof out}};
-    xdev_launch_config_t cfg = {.grid = {4, 1, 1}, .block = {256, 1, 1}, .stream = NULL};
-    XT_OK(xdev_launch_kernel(f, &cfg, args, 2));
-    XT_OK(xdev_synchronize());
+    double *out = run_shadow_kernel("near_one", sizeof(double));
     double h = 0;
     XT_OK(xdev_memcpy(&h, out, sizeof h));
     ck_assert(h != 1.0 && fabs(h - 1.0) < 1e-12); /* not 1, and near it */
     expect_no_report();
-    XT_OK(xdev_module_unload(m));
     XT_OK(xdev_free(out));
 }
 END_TEST
