@@ -20,6 +20,8 @@
  *                writes its own address) is reported
  *   kernel_float_tolerance  a kernel's double outputs that differ in the
  *                last bits are not reported
+ *   kernel_unset_shared  a GPU kernel reading shared memory it never wrote
+ *                (cuda, hip)
  *   kernel_gpu   a kernel whose device build alone is off by one (cuda, hip;
  *                skipped on the CPU, where both builds are the host build)
  *   not_mirrored a graph replay whose capture holds an op the shadow does not
@@ -294,6 +296,26 @@ START_TEST(kernel_gpu) {
     ck_assert_msg(strstr(r.call_site, "test_shadow") != NULL, "%s", r.call_site);
     ck_assert_uint_eq(r.element, N - 1);
     ck_assert_uint_eq(r.differing, 1);
+    XT_OK(xdev_free(out));
+}
+END_TEST
+
+/* A GPU kernel that reads shared memory it never wrote (its device build
+ * skips slot 7 of each block's tile): element 7 is the first difference. */
+START_TEST(kernel_unset_shared) {
+    if (xt_host_addressable())
+        XT_SKIP("on a backend whose kernels are the host build (%s) the device build's fault "
+                "does not exist; this runs on cuda and hip",
+                xt_type_name());
+    int *out = run_shadow_kernel("unset_shared", sizeof(int));
+    ck_assert_uint_ge(xdev_shadow_report_count(), 1);
+    xdev_shadow_report_t r;
+    first_report(&r);
+    ck_assert_int_eq(r.kind, XDEV_SHADOW_DIFFERENCE);
+    ck_assert_msg(strstr(r.detail, "kernel unset_shared grid (4,1,1) block (256,1,1)") != NULL,
+                  "%s", r.detail);
+    ck_assert_msg(strstr(r.call_site, "test_shadow") != NULL, "%s", r.call_site);
+    ck_assert_uint_eq(r.element, 7);
     XT_OK(xdev_free(out));
 }
 END_TEST
@@ -713,6 +735,7 @@ int main(int argc, char **argv) {
     if (strcmp(which, "sync") == 0) tcase_add_test(tc, sync_compare);
     if (strcmp(which, "kernel_gpu") == 0) tcase_add_test(tc, kernel_gpu);
     if (strcmp(which, "kernel_difference") == 0) tcase_add_test(tc, kernel_difference);
+    if (strcmp(which, "kernel_unset_shared") == 0) tcase_add_test(tc, kernel_unset_shared);
     if (strcmp(which, "kernel_float_tolerance") == 0) tcase_add_test(tc, kernel_float_tolerance);
     if (strcmp(which, "not_mirrored") == 0) tcase_add_test(tc, not_mirrored);
     if (strcmp(which, "graph_short_memset") == 0) tcase_add_test(tc, graph_short_memset);

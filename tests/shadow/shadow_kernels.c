@@ -39,3 +39,23 @@ XDEV_KERNEL(near_one, XDEV_PARAM(int, n), XDEV_PTR(double, out)) {
     unsigned long long a = (unsigned long long)out % 1000003ull;
     if (i < n) out[i] = 1.0 + (double)(a + 1) * 1e-19;
 }
+
+/* Each work-item reads the shared slot its block wrote for it; the device
+ * build leaves slot 7 unwritten (the injected fault: uninitialised shared
+ * memory read on a GPU), which XDEV_SHADOW=cpu must name. */
+XDEV_KERNEL_BLOCK(unset_shared, XDEV_PARAM(int, n), XDEV_PTR(int, out)) {
+    XDEV_SHARED(int, tile, 256);
+    XDEV_FOR_ITEMS {
+        int t = (int)xdev_local_id(0);
+#if XDEV_KERNEL_DEVICE_COMPILE
+        if (t != 7) tile[t] = t + 1;
+#else
+        tile[t] = t + 1;
+#endif
+    }
+    xdev_block_sync();
+    XDEV_FOR_ITEMS {
+        long i = xdev_global_id(0);
+        if (i < n) out[i] = tile[xdev_local_id(0)];
+    }
+}
