@@ -379,6 +379,15 @@ START_TEST(slot_macro_respects_size) {
     ck_assert(!XDEV_BACKEND_HAS_SLOT(none, malloc));
     ck_assert_ptr_null(XDEV_BACKEND_SLOT(none, malloc));
 
+    /* A prim table of a backend built before 3.9 ends at run_length_encode:
+     * no select_compare (select_if then compiles its predicate). */
+    xdev_prim_vtable_t p;
+    memset(&p, 0xff, sizeof p); /* what lies past a short table is not read */
+    p.size = offsetof(xdev_prim_vtable_t, select_compare);
+    ck_assert(XDEV_BACKEND_HAS_SLOT(&p, run_length_encode));
+    ck_assert(!XDEV_BACKEND_HAS_SLOT(&p, select_compare));
+    ck_assert_ptr_null(XDEV_BACKEND_SLOT(&p, select_compare));
+
     /* Works on the API struct too (optional tables at its end). */
     xdev_backend_api_t api;
     memset(&api, 0, sizeof api);
