@@ -4,9 +4,11 @@
  * op, empty and malformed segments, the deterministic sum equal to
  * xdev_prim_reduce's over the segment alone), histogram (edges, NaN, +-inf,
  * 64-bit samples), select_flagged (every item size, flags of any non-zero
- * value), select_if, unique and run-length encode (runs across the CPU's
- * chunks, -0/+0 and NaN), against a host model; and a compaction captured
- * in a graph and replayed. A backend without a primitive skips the test
+ * value), select_if (comparisons with a literal - the select_compare slot -
+ * as C compares them, on every dtype, NaN included; compiled predicates; on
+ * the CPU without a compiler), unique and run-length encode (runs across
+ * the CPU's chunks, -0/+0 and NaN), against a host model; and compactions
+ * captured in a graph and replayed. A backend without a primitive skips the test
  * that needs it with the backend's refusal. Conformance:
  * XDEV_BACKEND=<backend>. */
 #include <math.h>
@@ -640,9 +642,9 @@ START_TEST(capture_and_replay) {
     XT_OK(xdev_stream_create(xt_dev(0), XDEV_STREAM_PRIORITY_NORMAL, &s));
     int32_t *h = malloc(n * 4), *got = malloc(n * 4);
     uint8_t *fl = malloc(n);
-    int32_t *din = dalloc(n * 4), *dout = dalloc(n * 4);
+    int32_t *din = dalloc(n * 4), *dout = dalloc(n * 4), *dout2 = dalloc(n * 4);
     uint8_t *dfl = dalloc(n);
-    int64_t *dnum = dalloc(8), *dc = dalloc(10 * 8);
+    int64_t *dnum = dalloc(8), *dc = dalloc(10 * 8), *dnum2 = dalloc(8);
     xdev_graph_t g;
     XT_OK(xdev_graph_create(&g));
     xdev_status_t st = xdev_graph_capture_begin(g, s, XDEV_CAPTURE_GLOBAL, NULL);
@@ -653,11 +655,13 @@ START_TEST(capture_and_replay) {
         st = xdev_prim_select_flagged(din, 4, dfl, n, dout, dnum, s);
         if (st == XDEV_SUCCESS)
             st = xdev_prim_histogram_even(din, XDEV_DTYPE_I32, n, 10, 0, 1000, dc, s);
+        if (st == XDEV_SUCCESS) /* select_compare where the backend has it */
+            st = xdev_prim_select_if(din, XDEV_DTYPE_I32, n, "in0 >= 500", dout2, dnum2, s);
         xdev_status_t end = xdev_graph_capture_end(g);
         if (have(__func__, st)) {
             XT_OK(end);
             for (int rep = 0; rep < 3; rep++) {
-                int64_t k = 0, wc[10] = {0}, gc[10], num;
+                int64_t k = 0, wc[10] = {0}, gc[10], num, num2;
                 for (size_t i = 0; i < n; i++) {
                     h[i] = (int32_t)(rnd() % 1000);
                     fl[i] = (uint8_t)(rnd() % (size_t)(rep + 2) == 0);
@@ -679,6 +683,13 @@ START_TEST(capture_and_replay) {
                 for (size_t i = 0, j = 0; i < n; i++)
                     if (fl[i] && got[j++] != h[i])
                         ck_abort_msg("replay %d: kept item %zu differs", rep, j - 1);
+                XT_OK(xdev_memcpy(&num2, dnum2, 8));
+                ck_assert_msg(num2 == wc[5] + wc[6] + wc[7] + wc[8] + wc[9],
+                              "replay %d: select_if kept %lld", rep, (long long)num2);
+                XT_OK(xdev_memcpy(got, dout2, (size_t)num2 * 4));
+                for (size_t i = 0, j = 0; i < n; i++)
+                    if (h[i] >= 500 && got[j++] != h[i])
+                        ck_abort_msg("replay %d: select_if's item %zu differs", rep, j - 1);
             }
         }
     }
@@ -692,6 +703,8 @@ START_TEST(capture_and_replay) {
     XT_OK(xdev_free(dfl));
     XT_OK(xdev_free(dnum));
     XT_OK(xdev_free(dc));
+    XT_OK(xdev_free(dout2));
+    XT_OK(xdev_free(dnum2));
 }
 END_TEST
 
