@@ -423,7 +423,9 @@ typedef struct xdev_graph_vtable {
  *     of C in that type (IEEE: a NaN compares false but for !=). The core
  *     sends compare_dtype F32 (compare_value holds a float exactly) or F64
  *     for F32 items, F64 for F64 items, I64 (compare_ivalue) for I32 and I64
- *     items; kept items are moved to out in input order, as select_flagged.
+ *     items (a backend refuses another pair with NOT_SUPPORTED: the core
+ *     does not fall back then); kept items are moved to out in input order,
+ *     count 0 (in, out NULL) writes *num_out = 0, as select_flagged.
  * Counts (num_out) are written on the device, in stream order. */
 #define XDEV_PRIM_FLAG_DETERMINISTIC (1u << 16)
 
