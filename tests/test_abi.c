@@ -28,7 +28,7 @@
 
 START_TEST(version_and_symbol) {
     ck_assert_uint_eq(XDEV_BACKEND_ABI_MAJOR, 3);
-    ck_assert_uint_eq(XDEV_BACKEND_ABI_MINOR, 8); /* bump with every appended slot */
+    ck_assert_uint_eq(XDEV_BACKEND_ABI_MINOR, 9); /* bump with every appended slot */
     ck_assert_str_eq(XDEV_BACKEND_ENTRY_SYMBOL, "xdev_backend_entry");
     ck_assert_uint_eq(sizeof(size_t), P); /* the pins below count in pointer units */
 }
@@ -211,7 +211,17 @@ START_TEST(backend_api_layout) {
     ck_assert_uint_eq(offsetof(xdev_prim_desc_t, num_bins), 152);
     ck_assert_uint_eq(offsetof(xdev_prim_desc_t, lower), 160);
     ck_assert_uint_eq(offsetof(xdev_prim_desc_t, upper), 168);
-    SIZE_IS(xdev_prim_desc_t, 176);
+    /* 3.9: select_compare's comparison, appended */
+    ck_assert_uint_eq(offsetof(xdev_prim_desc_t, compare_op), 176);
+    ck_assert_uint_eq(offsetof(xdev_prim_desc_t, compare_dtype), 180);
+    ck_assert_uint_eq(offsetof(xdev_prim_desc_t, compare_value), 184);
+    ck_assert_uint_eq(offsetof(xdev_prim_desc_t, compare_ivalue), 192);
+    SIZE_IS(xdev_prim_desc_t, 200);
+    /* the prim table: ten slots after its size, select_compare (3.9) last */
+    ck_assert_uint_eq(offsetof(xdev_prim_vtable_t, select_compare), 10 * P);
+    SIZE_IS(xdev_prim_vtable_t, 11 * P);
+    ck_assert_int_eq(XDEV_PRIM_CMP_LT, 0);
+    ck_assert_int_eq(XDEV_PRIM_CMP_NE, 5);
     ck_assert_int_eq(XDEV_PRIM_DESCENDING, 2);
     /* dtypes are values on the wire of every slot: appended only */
     ck_assert_int_eq(XDEV_DTYPE_U8, 10);
@@ -368,6 +378,15 @@ START_TEST(slot_macro_respects_size) {
     const xdev_memory_vtable_t *none = NULL;
     ck_assert(!XDEV_BACKEND_HAS_SLOT(none, malloc));
     ck_assert_ptr_null(XDEV_BACKEND_SLOT(none, malloc));
+
+    /* A prim table of a backend built before 3.9 ends at run_length_encode:
+     * no select_compare (select_if then compiles its predicate). */
+    xdev_prim_vtable_t p;
+    memset(&p, 0xff, sizeof p); /* what lies past a short table is not read */
+    p.size = offsetof(xdev_prim_vtable_t, select_compare);
+    ck_assert(XDEV_BACKEND_HAS_SLOT(&p, run_length_encode));
+    ck_assert(!XDEV_BACKEND_HAS_SLOT(&p, select_compare));
+    ck_assert_ptr_null(XDEV_BACKEND_SLOT(&p, select_compare));
 
     /* Works on the API struct too (optional tables at its end). */
     xdev_backend_api_t api;

@@ -41,7 +41,8 @@
  *                each report's detail names its routine
  *   prims_clean  XDEV_SHADOW=cpu on the CPU: every primitive (sorts,
  *                segmented sort and reduce, histogram, select_flagged,
- *                select_if, unique, run-length encode, reduce, scan) replayed
+ *                select_if compared and compiled, unique, run-length encode,
+ *                reduce, scan) replayed
  *                and compared, no report; a compaction's unused tail is not
  *                compared (also with XDEV_SHADOW_COMPARE=sync: the device's
  *                temporaries reach the mirrors, a later kernel's unbounded
@@ -649,8 +650,11 @@ START_TEST(prims_clean) {
     /* The compactions' tails: the device's differ from the mirrors'. */
     memset(ko, 0x77, P * sizeof(int32_t));
     memset(len, 0x77, P * sizeof(int64_t));
+    memset(y, 0x77, P * sizeof(float));
     XT_OK(xdev_prim_select_flagged(k, 4, fl, P, ko, num, s));
+    /* select_compare (a comparison: no flags), then a compiled predicate */
     XT_OK(xdev_prim_select_if(x, XDEV_DTYPE_F32, P, "in0 > 10.0f", y, num, s));
+    XT_OK(xdev_prim_select_if(x, XDEV_DTYPE_F32, P, "in0 > 10.0f && in0 < 30", y, num, s));
     XT_OK(xdev_prim_sort_keys(k, XDEV_DTYPE_I32, P, 0, 0, 0, v, s));
     XT_OK(xdev_prim_unique(v, XDEV_DTYPE_I32, P, ko, num, s));
     XT_OK(xdev_prim_run_length_encode(v, XDEV_DTYPE_I32, P, ko, len, num, s));

@@ -20,6 +20,7 @@ xdev_status_t xdev_cpu_prim_segmented_sort(const xdev_prim_desc_t *d, size_t *te
 /* cpu_prim_select.c: the prim slots of histogram and the compactions. */
 xdev_status_t xdev_cpu_prim_histogram_even(const xdev_prim_desc_t *d, size_t *temp_bytes);
 xdev_status_t xdev_cpu_prim_select_flagged(const xdev_prim_desc_t *d, size_t *temp_bytes);
+xdev_status_t xdev_cpu_prim_select_compare(const xdev_prim_desc_t *d, size_t *temp_bytes);
 xdev_status_t xdev_cpu_prim_unique(const xdev_prim_desc_t *d, size_t *temp_bytes);
 xdev_status_t xdev_cpu_prim_run_length_encode(const xdev_prim_desc_t *d, size_t *temp_bytes);
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* backends/cpu/cpu_prim_select.c - the CPU backend's histogram, compaction
- * (select_flagged; select_if runs on it), unique and run-length encode
+ * (select_flagged; select_compare, select_if's `in0 OP literal` without
+ * flags), unique and run-length encode
  * (xdev/primitives.h), enqueued on the stream and run on the device's worker
  * pool.
  *
@@ -25,7 +26,7 @@
 #define HIST_PART ((size_t)1 << 16)        /* samples per part of the histogram at least */
 #define HIST_ROWS_BYTES ((size_t)64 << 20) /* the histogram's rows: at most this much */
 
-typedef enum sel_kind { SEL_FLAGGED, SEL_UNIQUE, SEL_RLE, SEL_HISTOGRAM } sel_kind_t;
+typedef enum sel_kind { SEL_FLAGGED, SEL_COMPARE, SEL_UNIQUE, SEL_RLE, SEL_HISTOGRAM } sel_kind_t;
 
 typedef struct sel_job {
     int device;
@@ -37,6 +38,11 @@ typedef struct sel_job {
     size_t count, chunks;
     const unsigned char *flags; /* select_flagged */
     size_t flag_size;
+    int cmp_op;             /* select_compare: xdev_prim_compare_op_t */
+    xdev_dtype_t cmp_dtype; /*   compared in F32, F64 or I64 */
+    float cmp_f;
+    double cmp_d;
+    int64_t cmp_i;
     int64_t *lengths; /* run_length_encode */
     int64_t *num_out;
     int64_t *part; /* temporary: a count (then an offset) per chunk, or the histogram's rows */
@@ -97,9 +103,42 @@ static bool item_equal(xdev_dtype_t t, const unsigned char *p, size_t i, size_t 
     }
 }
 
+/* a OP b, C's comparison in the operands' type (IEEE for floating ones:
+ * a NaN compares false but for !=). */
+#define SEL_CMP(op, a, b)                                                                          \
+    ((op) == XDEV_PRIM_CMP_LT   ? (a) < (b)                                                        \
+     : (op) == XDEV_PRIM_CMP_LE ? (a) <= (b)                                                       \
+     : (op) == XDEV_PRIM_CMP_GT ? (a) > (b)                                                        \
+     : (op) == XDEV_PRIM_CMP_GE ? (a) >= (b)                                                       \
+     : (op) == XDEV_PRIM_CMP_EQ ? (a) == (b)                                                       \
+                                : (a) != (b))
+
+/* select_compare: item i converted to the compare type (as C converts it)
+ * against the value; the slot checked the pair of types. */
+static bool compare_kept(const sel_job_t *j, size_t i) {
+    const void *p = j->in;
+    switch (j->cmp_dtype) {
+    case XDEV_DTYPE_F32:
+        return SEL_CMP(j->cmp_op, ((const float *)p)[i], j->cmp_f);
+    case XDEV_DTYPE_F64: {
+        double x = j->dtype == XDEV_DTYPE_F32   ? ((const float *)p)[i]
+                   : j->dtype == XDEV_DTYPE_F64 ? ((const double *)p)[i]
+                   : j->dtype == XDEV_DTYPE_I32 ? ((const int32_t *)p)[i]
+                                                : (double)((const int64_t *)p)[i];
+        return SEL_CMP(j->cmp_op, x, j->cmp_d);
+    }
+    default: {
+        int64_t x = j->dtype == XDEV_DTYPE_I32 ? ((const int32_t *)p)[i] : ((const int64_t *)p)[i];
+        return SEL_CMP(j->cmp_op, x, j->cmp_i);
+    }
+    }
+}
+
 /* Is item i kept? */
 static bool kept(const sel_job_t *j, size_t i) {
     switch (j->kind) {
+    case SEL_COMPARE:
+        return compare_kept(j, i);
     case SEL_FLAGGED: {
         const unsigned char *f = j->flags + i * j->flag_size;
         for (size_t b = 0; b < j->flag_size; b++)
@@ -250,6 +289,33 @@ xdev_status_t xdev_cpu_prim_select_flagged(const xdev_prim_desc_t *d, size_t *te
                               d->flag_size);
     j.flags = d->select_flags;
     j.flag_size = d->flag_size;
+    return submit(d, temp_bytes, &j, j.chunks, compact_job);
+}
+
+xdev_status_t xdev_cpu_prim_select_compare(const xdev_prim_desc_t *d, size_t *temp_bytes) {
+    const xdev_dtype_t t = d->dtype, c = d->compare_dtype;
+    const bool items =
+        t == XDEV_DTYPE_F32 || t == XDEV_DTYPE_F64 || t == XDEV_DTYPE_I32 || t == XDEV_DTYPE_I64;
+    const bool ints = t == XDEV_DTYPE_I32 || t == XDEV_DTYPE_I64;
+    /* float: f32 items; double: any of the four; int64: integer items */
+    const bool pair = c == XDEV_DTYPE_F64 || (c == XDEV_DTYPE_F32 && t == XDEV_DTYPE_F32) ||
+                      (c == XDEV_DTYPE_I64 && ints);
+    if (d->size < offsetof(xdev_prim_desc_t, compare_ivalue) + sizeof d->compare_ivalue)
+        return xdev_cpu_error(XDEV_ERROR_INVALID_VALUE,
+                              "cpu: select_compare from a core older than ABI 3.9 (desc size %zu)",
+                              d->size);
+    if (!items || !pair)
+        return xdev_cpu_error(XDEV_ERROR_NOT_SUPPORTED,
+                              "cpu: select_compare of dtype %d items compared as dtype %d", (int)t,
+                              (int)c);
+    if (d->compare_op < XDEV_PRIM_CMP_LT || d->compare_op > XDEV_PRIM_CMP_NE)
+        return xdev_cpu_error(XDEV_ERROR_INVALID_VALUE, "cpu: select_compare op %d", d->compare_op);
+    sel_job_t j = compaction(d, SEL_COMPARE);
+    j.cmp_op = d->compare_op;
+    j.cmp_dtype = c;
+    j.cmp_f = (float)d->compare_value; /* exact: the core sends a float's value */
+    j.cmp_d = d->compare_value;
+    j.cmp_i = d->compare_ivalue;
     return submit(d, temp_bytes, &j, j.chunks, compact_job);
 }
 

@@ -375,4 +375,5 @@ const xdev_prim_vtable_t xdev_cpu_prim_vtable = {
     .select_flagged = xdev_cpu_prim_select_flagged,
     .unique = xdev_cpu_prim_unique,
     .run_length_encode = xdev_cpu_prim_run_length_encode,
+    .select_compare = xdev_cpu_prim_select_compare,
 };

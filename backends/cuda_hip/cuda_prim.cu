@@ -292,5 +292,6 @@ extern "C" const xdev_prim_vtable_t xc_prim_vtable = {sizeof(xdev_prim_vtable_t)
                                                       histogram_slot,
                                                       select_flagged_slot,
                                                       unique_slot,
-                                                      run_length_encode_slot};
+                                                      run_length_encode_slot,
+                                                      select_compare_slot};
 #endif

@@ -396,6 +396,7 @@ xdev_status_t histogram_slot(const xdev_prim_desc_t *d, size_t *temp_bytes);
 xdev_status_t select_flagged_slot(const xdev_prim_desc_t *d, size_t *temp_bytes);
 xdev_status_t unique_slot(const xdev_prim_desc_t *d, size_t *temp_bytes);
 xdev_status_t run_length_encode_slot(const xdev_prim_desc_t *d, size_t *temp_bytes);
+xdev_status_t select_compare_slot(const xdev_prim_desc_t *d, size_t *temp_bytes);
 
 } // namespace xc_prim
 

@@ -22,6 +22,10 @@
  *   8192 bins), then 64-bit atomics.
  * - select_flagged: cub::DeviceSelect::Flagged on the items as unsigned
  *   bits; flags wider than a byte are first made bytes (any bit set: kept).
+ * - select_compare: cub::DeviceSelect::If with a functor holding the op and
+ *   the value in the compare type (the item converted as C converts it),
+ *   one instantiation per pair the core sends: f32 in float or double, f64
+ *   in double, i32 and i64 in int64. No flags, no compile.
  * - unique, run_length_encode: cub::DeviceSelect::Unique and
  *   cub::DeviceRunLengthEncode::Encode with ==: integers as unsigned bits,
  *   f32/f64 as themselves (IEEE ==: -0 == +0, NaN a run of its own), f16 and
@@ -397,6 +401,68 @@ cudaError_t select_flagged(const xdev_prim_desc_t *d, void *temp, size_t bytes, 
     }
 }
 
+/* ------------------------------------------------------ select_compare */
+
+/* Keep an item when (C)item OP v: C's comparison in the compare type C
+ * (IEEE for float and double: a NaN compares false but for !=). */
+template <typename T, typename C> struct compare_pred {
+    int op;
+    C v;
+    __host__ __device__ bool operator()(const T &item) const {
+        const C x = static_cast<C>(item);
+        switch (op) {
+        case XDEV_PRIM_CMP_LT:
+            return x < v;
+        case XDEV_PRIM_CMP_LE:
+            return x <= v;
+        case XDEV_PRIM_CMP_GT:
+            return x > v;
+        case XDEV_PRIM_CMP_GE:
+            return x >= v;
+        case XDEV_PRIM_CMP_EQ:
+            return x == v;
+        default:
+            return x != v;
+        }
+    }
+};
+
+template <typename T, typename C>
+cudaError_t compare_t(const xdev_prim_desc_t *d, C v, void *temp, size_t bytes, size_t *need,
+                      cudaStream_t s) {
+    size_t cb = temp != nullptr ? bytes : 0;
+    const compare_pred<T, C> pred{d->compare_op, v};
+    cudaError_t err =
+        cub::DeviceSelect::If(temp, cb, static_cast<const T *>(d->in), static_cast<T *>(d->out),
+                              d->num_out, (int64_t)d->count, pred, s);
+    if (temp == nullptr) *need = cb;
+    return err;
+}
+
+/* The item and compare types the slot takes (compare_ok said yes). */
+cudaError_t select_compare(const xdev_prim_desc_t *d, void *temp, size_t bytes, size_t *need,
+                           cudaStream_t s) {
+    const xdev_dtype_t t = d->dtype, c = d->compare_dtype;
+    if (t == XDEV_DTYPE_F32 && c == XDEV_DTYPE_F32)
+        return compare_t<float, float>(d, (float)d->compare_value, temp, bytes, need, s);
+    if (t == XDEV_DTYPE_F32)
+        return compare_t<float, double>(d, d->compare_value, temp, bytes, need, s);
+    if (t == XDEV_DTYPE_F64)
+        return compare_t<double, double>(d, d->compare_value, temp, bytes, need, s);
+    if (t == XDEV_DTYPE_I32)
+        return compare_t<int32_t, long long>(d, (long long)d->compare_ivalue, temp, bytes, need, s);
+    return compare_t<long long, long long>(d, (long long)d->compare_ivalue, temp, bytes, need, s);
+}
+
+/* The pairs the core sends (include/xdev/backend.h): f32 items compared in
+ * float or double, f64 in double, i32 and i64 in int64. */
+bool compare_ok(const xdev_prim_desc_t *d) {
+    const xdev_dtype_t t = d->dtype, c = d->compare_dtype;
+    return (t == XDEV_DTYPE_F32 && (c == XDEV_DTYPE_F32 || c == XDEV_DTYPE_F64)) ||
+           (t == XDEV_DTYPE_F64 && c == XDEV_DTYPE_F64) ||
+           ((t == XDEV_DTYPE_I32 || t == XDEV_DTYPE_I64) && c == XDEV_DTYPE_I64);
+}
+
 /* ------------------------------------------------------ unique, encode */
 
 /* T: the type compared (unsigned bits, float, double); H: f16/bf16 through f32. */
@@ -464,9 +530,9 @@ cudaError_t runs(const xdev_prim_desc_t *d, bool rle, void *temp, size_t bytes, 
 
 /* ------------------------------------------------------------------ slots */
 
-enum kind { K_SEG_REDUCE, K_HIST, K_SELECT, K_UNIQUE, K_RLE };
-const char *const kind_names[] = {"segmented_reduce", "histogram_even", "select_flagged", "unique",
-                                  "run_length_encode"};
+enum kind { K_SEG_REDUCE, K_HIST, K_SELECT, K_UNIQUE, K_RLE, K_COMPARE };
+const char *const kind_names[] = {"segmented_reduce", "histogram_even",    "select_flagged",
+                                  "unique",           "run_length_encode", "select_compare"};
 
 typedef cudaError_t (*seg_fn)(const xdev_prim_desc_t *, void *, size_t, size_t *, cudaStream_t);
 
@@ -496,13 +562,24 @@ xdev_status_t slot(int k, const xdev_prim_desc_t *d, size_t *temp_bytes) {
     if (k == K_SEG_REDUCE && seg == nullptr)
         return xc_error(XDEV_ERROR_NOT_SUPPORTED, "%s: %s of dtype %d", XC_NAME, what,
                         (int)d->dtype);
+    if (k == K_COMPARE && d->size < offsetof(xdev_prim_desc_t, compare_ivalue) + 8)
+        return xc_error(XDEV_ERROR_INVALID_VALUE,
+                        "%s: select_compare from a core older than ABI 3.9 (desc size %zu)",
+                        XC_NAME, d->size);
+    if (k == K_COMPARE && !compare_ok(d))
+        return xc_error(XDEV_ERROR_NOT_SUPPORTED,
+                        "%s: select_compare of dtype %d items compared as dtype %d", XC_NAME,
+                        (int)d->dtype, (int)d->compare_dtype);
+    if (k == K_COMPARE && (d->compare_op < XDEV_PRIM_CMP_LT || d->compare_op > XDEV_PRIM_CMP_NE))
+        return xc_error(XDEV_ERROR_INVALID_VALUE, "%s: select_compare op %d", XC_NAME,
+                        d->compare_op);
     if (k == K_RLE && d->count > 0x7fffffffull)
         return xc_error(XDEV_ERROR_NOT_SUPPORTED,
                         "%s: run_length_encode of %zu items: %s's run-length encode counts "
                         "in int (at most 2^31 - 1 items)",
                         XC_NAME, d->count, XC_PRIM_LIB);
 #if defined(XC_PRIM_MAX_ITEMS) /* rocPRIM: select and unique count items in unsigned int */
-    if ((k == K_SELECT || k == K_UNIQUE) && d->count > XC_PRIM_MAX_ITEMS)
+    if ((k == K_SELECT || k == K_COMPARE || k == K_UNIQUE) && d->count > XC_PRIM_MAX_ITEMS)
         return xc_error(XDEV_ERROR_NOT_SUPPORTED,
                         "%s: %s of %zu items: %s counts them in unsigned int (at most 2^32 - 1)",
                         XC_NAME, what, d->count, XC_PRIM_LIB);
@@ -526,6 +603,8 @@ xdev_status_t slot(int k, const xdev_prim_desc_t *d, size_t *temp_bytes) {
         err = seg(d, d->temp, d->temp_bytes, &need, s);
     } else if (k == K_SELECT) {
         err = select_flagged(d, d->temp, d->temp_bytes, &need, s);
+    } else if (k == K_COMPARE) {
+        err = select_compare(d, d->temp, d->temp_bytes, &need, s);
     } else {
         err = runs(d, k == K_RLE, d->temp, d->temp_bytes, &need, s);
     }
@@ -546,6 +625,9 @@ xdev_status_t histogram_slot(const xdev_prim_desc_t *d, size_t *temp_bytes) {
 }
 xdev_status_t select_flagged_slot(const xdev_prim_desc_t *d, size_t *temp_bytes) {
     return slot(K_SELECT, d, temp_bytes);
+}
+xdev_status_t select_compare_slot(const xdev_prim_desc_t *d, size_t *temp_bytes) {
+    return slot(K_COMPARE, d, temp_bytes);
 }
 xdev_status_t unique_slot(const xdev_prim_desc_t *d, size_t *temp_bytes) {
     return slot(K_UNIQUE, d, temp_bytes);

@@ -21,8 +21,8 @@
  *                   make CUB's bins exactly xdev's and the host's)
  *   select_flagged  DeviceSelect::Flagged (u32 items, u8 flags) = xdev's
  *   select_if       DeviceSelect::If with x > 0.5f (xdev: the predicate
- *                   "in0 > 0.5f" through xdev_elementwise into flags, then
- *                   Flagged)
+ *                   "in0 > 0.5f" read as a comparison, the select_compare
+ *                   slot: If with {op, value} = xdev's, ABI 3.9)
  *   unique          DeviceSelect::Unique (u32)                  = xdev's
  *   rle             DeviceRunLengthEncode::Encode (u32, int64 lengths) = xdev's
  * Counts of selected items are int64 in device memory, as xdev's. */

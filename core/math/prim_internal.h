@@ -26,6 +26,7 @@ typedef enum xdev_prim_kind {
     XDEV_PRIM_K_SELECT_FLAGGED,
     XDEV_PRIM_K_UNIQUE,
     XDEV_PRIM_K_RUN_LENGTH_ENCODE,
+    XDEV_PRIM_K_SELECT_COMPARE, /* select_if's `in0 OP literal` (ABI 3.9) */
 } xdev_prim_kind_t;
 
 /* XDEV_DETERMINISTIC loaded (a malformed value is every primitive's error). */

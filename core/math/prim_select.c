@@ -4,9 +4,11 @@
  * xdev_prim_select_if, xdev_prim_unique and xdev_prim_run_length_encode.
  * Checks (dtype, sizes, the histogram's range, every operand against its
  * allocation, alignment, overlaps), then the prim table through the one
- * enqueue path (xdev_prim_enqueue, math/prim_internal.h). select_if needs
- * no slot of its own: its predicate runs through xdev_elementwise into a
- * temporary flags buffer, which the select_flagged slot then reads. */
+ * enqueue path (xdev_prim_enqueue, math/prim_internal.h). select_if: a
+ * predicate `in0 OP literal` (math/prim_compare.h) runs as the backend's
+ * select_compare slot where it has one (ABI 3.9: no compile, no flags);
+ * every other predicate runs through xdev_elementwise into a temporary
+ * flags buffer, which the select_flagged slot then reads. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,6 +17,7 @@
 #include "alloc/alloc_internal.h"
 #include "base/error_internal.h"
 #include "math/operands.h"
+#include "math/prim_compare.h"
 #include "math/prim_internal.h"
 #include "runtime/dispatch.h"
 #include "runtime/stream_internal.h"
@@ -189,6 +192,23 @@ static xdev_status_t select_if_run(const void *in, xdev_dtype_t dtype, size_t co
     const int n = count > 0 ? 3 : 1, nw = count > 0 ? 2 : 1;
     xdev_exec_target_t t;
     if ((st = resolve(ops, align, n, nw, stream, "select_if", &t)) != XDEV_SUCCESS) return st;
+    /* One comparison with a literal: compared in place, with the compiled
+     * expression's C semantics (the reader refuses what it is not sure of). */
+    xdev_prim_compare_t cmp;
+    if (XDEV_HAS(t.be, prim, select_compare) && xdev_prim_compare_parse(predicate, dtype, &cmp)) {
+        xdev_prim_desc_t d = {.size = sizeof d,
+                              .flags = xdev_prim_mode_flags(),
+                              .dtype = dtype,
+                              .in = count > 0 ? in : NULL,
+                              .out = count > 0 ? out : NULL,
+                              .count = count,
+                              .num_out = num_out,
+                              .compare_op = cmp.op,
+                              .compare_dtype = cmp.type,
+                              .compare_value = cmp.value,
+                              .compare_ivalue = cmp.ivalue};
+        return xdev_prim_enqueue(XDEV_PRIM_K_SELECT_COMPARE, "select_if", &d, &t, ops, n, nw);
+    }
     /* Before the compile: a backend without the slot fails the same way
      * whatever the predicate. */
     if (!XDEV_HAS(t.be, prim, select_flagged))

@@ -180,6 +180,8 @@ static bool has_slot(xdev_prim_kind_t kind, const xdev_backend_t *be) {
         return XDEV_HAS(be, prim, unique);
     case XDEV_PRIM_K_RUN_LENGTH_ENCODE:
         return XDEV_HAS(be, prim, run_length_encode);
+    case XDEV_PRIM_K_SELECT_COMPARE:
+        return XDEV_HAS(be, prim, select_compare);
     }
     return false;
 }
@@ -205,6 +207,8 @@ static xdev_status_t call_slot(xdev_prim_kind_t kind, xdev_device_record_t *rec,
         return xdev_be_prim_unique(rec, d, temp_bytes);
     case XDEV_PRIM_K_RUN_LENGTH_ENCODE:
         return xdev_be_prim_run_length_encode(rec, d, temp_bytes);
+    case XDEV_PRIM_K_SELECT_COMPARE:
+        return xdev_be_prim_select_compare(rec, d, temp_bytes);
     }
     return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "primitive kind %d", (int)kind);
 }
@@ -220,6 +224,7 @@ static xdev_op_kind_t op_kind(xdev_prim_kind_t kind) {
     case XDEV_PRIM_K_HISTOGRAM_EVEN:
         return XDEV_OP_HISTOGRAM;
     case XDEV_PRIM_K_SELECT_FLAGGED:
+    case XDEV_PRIM_K_SELECT_COMPARE:
     case XDEV_PRIM_K_UNIQUE:
     case XDEV_PRIM_K_RUN_LENGTH_ENCODE:
         return XDEV_OP_SELECT;

@@ -296,6 +296,8 @@ static sh_prim_fn prim_fn(const xdev_prim_vtable_t *p, sh_kind_t k) {
         return XDEV_BACKEND_SLOT(p, unique);
     case SH_RLE:
         return XDEV_BACKEND_SLOT(p, run_length_encode);
+    case SH_SELECT_COMPARE:
+        return XDEV_BACKEND_SLOT(p, select_compare);
     default:
         return NULL;
     }
@@ -345,6 +347,21 @@ static void prim_detail(sh_rec_t *r, const xdev_prim_desc_t *d) {
                  d->flag_size > 1 ? "select_if's compaction" : "select_flagged", d->count,
                  xdev_dtype_size(d->dtype));
         break;
+    case SH_SELECT_COMPARE: {
+        static const char *const ops[] = {"<", "<=", ">", ">=", "==", "!="};
+        const char *op = d->compare_op >= 0 && d->compare_op < 6 ? ops[d->compare_op] : "?";
+        const char *ct =
+            xdev_dtype_name(d->compare_dtype) != NULL ? xdev_dtype_name(d->compare_dtype) : "?";
+        if (d->compare_dtype == XDEV_DTYPE_I64)
+            snprintf(r->detail, sizeof r->detail,
+                     "select_if (compare) of %zu %s items: in0 %s %lld in %s", d->count, dt, op,
+                     (long long)d->compare_ivalue, ct);
+        else
+            snprintf(r->detail, sizeof r->detail,
+                     "select_if (compare) of %zu %s items: in0 %s %.17g in %s", d->count, dt, op,
+                     d->compare_value, ct);
+        break;
+    }
     default:
         snprintf(r->detail, sizeof r->detail, "%s of %zu %s items",
                  r->kind == SH_UNIQUE ? "unique" : "run_length_encode", d->count, dt);
@@ -396,6 +413,7 @@ SH_PRIM_WRAPPER(histogram_even, SH_HISTOGRAM)
 SH_PRIM_WRAPPER(select_flagged, SH_SELECT)
 SH_PRIM_WRAPPER(unique, SH_UNIQUE)
 SH_PRIM_WRAPPER(run_length_encode, SH_RLE)
+SH_PRIM_WRAPPER(select_compare, SH_SELECT_COMPARE)
 
 /* Replay a primitive on the mirrors with the CPU's slot of the same name
  * and temporaries of its own (lock held). */
@@ -439,7 +457,8 @@ size_t xdev_shadow_prim_written(const sh_rec_t *how, sh_mirror_t *m, const void 
     *h = *how;
     if (!sh_kind_is_prim(how->kind)) return len;
     const xdev_prim_desc_t *d = &how->u.prim;
-    bool counted = how->kind == SH_SELECT || how->kind == SH_UNIQUE || how->kind == SH_RLE;
+    bool counted = how->kind == SH_SELECT || how->kind == SH_SELECT_COMPARE ||
+                   how->kind == SH_UNIQUE || how->kind == SH_RLE;
     bool bounded = false;
     if (p == d->num_out) {
         h->elem = sizeof(int64_t);
@@ -546,6 +565,7 @@ void xdev_shadow_install_compute(xdev_backend_api_t *api, int t) {
         SH_WRAP(g_wprim[t], p, select_flagged, w_select_flagged);
         SH_WRAP(g_wprim[t], p, unique, w_unique);
         SH_WRAP(g_wprim[t], p, run_length_encode, w_run_length_encode);
+        SH_WRAP(g_wprim[t], p, select_compare, w_select_compare);
         api->prim = &g_wprim[t];
     }
 }

@@ -57,12 +57,14 @@ typedef enum {
     SH_SELECT, /* select_flagged (select_if runs on it) */
     SH_UNIQUE,
     SH_RLE,
-    SH_KIND_END /* not a kind: one past the last primitive */
+    SH_SELECT_COMPARE, /* select_if's `in0 OP literal` (ABI 3.9) */
+    SH_KIND_END        /* not a kind: one past the last primitive */
 } sh_kind_t;
 
-/* Nine primitives: a new one needs its slot in prim_fn, its detail in
- * prim_detail and its wrapper (shadow_compute.c); then bump this. */
-_Static_assert(SH_KIND_END - SH_REDUCE == 9, "a primitive kind was added or removed");
+/* Ten primitives: a new one needs its slot in prim_fn, its detail in
+ * prim_detail and its wrapper (shadow_compute.c), and a compaction its
+ * place in xdev_shadow_prim_written's counted ones; then bump this. */
+_Static_assert(SH_KIND_END - SH_REDUCE == 10, "a primitive kind was added or removed");
 
 /* A primitive's record: the one test of that. The replay's dispatch
  * (shadow_compute.c, handed by shadow_slots.c's replay step every kind it

@@ -59,7 +59,7 @@ extern "C" {
 
 #define XDEV_BACKEND_ABI_MAJOR 3u
 /* The history of the ABI is in CHANGELOG.md. */
-#define XDEV_BACKEND_ABI_MINOR 8u
+#define XDEV_BACKEND_ABI_MINOR 9u
 #define XDEV_BACKEND_ENTRY_SYMBOL "xdev_backend_entry"
 
 /* True when `table` (which starts with its size) is long enough to hold `slot`. */
@@ -391,7 +391,9 @@ typedef struct xdev_graph_vtable {
 /* ---------------------------------------------------------------- prim (ABI 3.5)
  * One primitive call (xdev/primitives.h), checked by the core: one
  * descriptor for every prim slot, fields only ever appended (those after
- * `stream` since ABI 3.6; `size` says which the core filled). flags:
+ * `stream` since ABI 3.6, the compare_ fields since 3.9; `size` says which
+ * the core filled: a core of 3.9 or later calls select_compare only with
+ * them). flags:
  * XDEV_PRIM_EXCLUSIVE (scan), XDEV_PRIM_DESCENDING (sorts) and
  * XDEV_PRIM_FLAG_DETERMINISTIC (floating sums follow the fixed order that
  * xdev/primitives.h defines: the same bits on every backend). What each
@@ -415,8 +417,27 @@ typedef struct xdev_graph_vtable {
  *   unique: dtype, in, count, out, num_out.
  *   run_length_encode: dtype, in, count, out (unique items), values_out
  *     (the int64_t run lengths), num_out (the run count).
+ *   select_compare (ABI 3.9): dtype F32, F64, I32 or I64, in, count, out,
+ *     num_out, compare_op, compare_dtype, compare_value / compare_ivalue:
+ *     item i is kept when (compare_dtype)in[i] OP the value, the comparison
+ *     of C in that type (IEEE: a NaN compares false but for !=). The core
+ *     sends compare_dtype F32 (compare_value holds a float exactly) or F64
+ *     for F32 items, F64 for F64 items, I64 (compare_ivalue) for I32 and I64
+ *     items (a backend refuses another pair with NOT_SUPPORTED: the core
+ *     does not fall back then); kept items are moved to out in input order,
+ *     count 0 (in, out NULL) writes *num_out = 0, as select_flagged.
  * Counts (num_out) are written on the device, in stream order. */
 #define XDEV_PRIM_FLAG_DETERMINISTIC (1u << 16)
+
+/* select_compare's comparison (ABI 3.9): item OP value. */
+typedef enum xdev_prim_compare_op {
+    XDEV_PRIM_CMP_LT,
+    XDEV_PRIM_CMP_LE,
+    XDEV_PRIM_CMP_GT,
+    XDEV_PRIM_CMP_GE,
+    XDEV_PRIM_CMP_EQ,
+    XDEV_PRIM_CMP_NE,
+} xdev_prim_compare_op_t;
 
 typedef struct xdev_prim_desc {
     size_t size; /* sizeof(xdev_prim_desc_t) */
@@ -443,6 +464,11 @@ typedef struct xdev_prim_desc {
     int64_t *num_out;         /* select, unique, run_length_encode: the count written */
     size_t num_bins;          /* histogram_even */
     double lower, upper;
+    /* Since ABI 3.9. */
+    int compare_op;             /* select_compare: xdev_prim_compare_op_t */
+    xdev_dtype_t compare_dtype; /*   the type compared in: F32, F64 or I64 */
+    double compare_value;       /*   F32 (a float's exact value) and F64 */
+    int64_t compare_ivalue;     /*   I64 */
 } xdev_prim_desc_t;
 
 typedef struct xdev_prim_vtable {

@@ -359,7 +359,11 @@
       (desc, temp_bytes))                                                                          \
     /* Runs and their lengths (xdev_prim_run_length_encode). */                                    \
     X(prim, run_length_encode, OPTIONAL, DESC, 6,                                                  \
-      (const xdev_prim_desc_t *desc, size_t *temp_bytes), (desc, temp_bytes))
+      (const xdev_prim_desc_t *desc, size_t *temp_bytes), (desc, temp_bytes))                      \
+    /* Compaction by a comparison with a constant, no flags (xdev_prim_select_if with a            \
+     * predicate `in0 OP literal`: the core falls back to select_flagged without it). */           \
+    X(prim, select_compare, OPTIONAL, DESC, 9, (const xdev_prim_desc_t *desc, size_t *temp_bytes), \
+      (desc, temp_bytes))
 
 /* Every table: T(table, list macro) in the order of xdev_backend_api_t. */
 #define XDEV_BACKEND_TABLES(T)                                                                     \

@@ -255,10 +255,18 @@ XDEV_API XDEV_RESULT xdev_status_t xdev_prim_select_flagged(const void *in, size
  * in0 (element i, of dtype), written like xdev_elementwise's (xdev/kernel.h:
  * the same dialect, checks and compile cache), e.g. "in0 > 0.5f" or
  * "(in0 & 1) == 0". dtype is f32, f64, i32 or i64 (xdev_elementwise's).
- * The core runs the predicate with xdev_elementwise into a temporary flags
- * buffer from the caching allocator, then xdev_prim_select_flagged's slot,
- * so it needs a backend that compiles kernels (xdev_module_compile) and
- * has select_flagged; a predicate the compiler refuses is
+ * One comparison of in0 with a decimal literal - `in0 OP lit` or `lit OP
+ * in0`, OP one of < <= > >= == !=, lit an integer (optional unary minus,
+ * no suffix) or, for f32 and f64 items, a floating literal with or without
+ * the f suffix, e.g. "in0 > 0.5f", "-3 <= in0" - needs no compile where
+ * the backend has the select_compare slot (CPU, CUDA, HIP): the items are
+ * compared in place, as C compares them (an f32 item against 0.1 in
+ * double, against 0.1f in float; NaN compares false but for !=). Every
+ * other predicate (and hex, octal or suffixed integers, integer items
+ * against a floating literal) runs with xdev_elementwise into a temporary
+ * flags buffer from the caching allocator, then xdev_prim_select_flagged's
+ * slot, so it needs a backend that compiles kernels (xdev_module_compile)
+ * and has select_flagged; a predicate the compiler refuses is
  * XDEV_ERROR_COMPILE, no compiler XDEV_ERROR_NOT_SUPPORTED. */
 XDEV_API XDEV_RESULT xdev_status_t xdev_prim_select_if(const void *in, xdev_dtype_t dtype,
                                                        size_t count, const char *predicate,

@@ -4,15 +4,18 @@
  * op, empty and malformed segments, the deterministic sum equal to
  * xdev_prim_reduce's over the segment alone), histogram (edges, NaN, +-inf,
  * 64-bit samples), select_flagged (every item size, flags of any non-zero
- * value), select_if, unique and run-length encode (runs across the CPU's
- * chunks, -0/+0 and NaN), against a host model; and a compaction captured
- * in a graph and replayed. A backend without a primitive skips the test
+ * value), select_if (comparisons with a literal - the select_compare slot -
+ * as C compares them, on every dtype, NaN included; compiled predicates; on
+ * the CPU without a compiler), unique and run-length encode (runs across
+ * the CPU's chunks, -0/+0 and NaN), against a host model; and compactions
+ * captured in a graph and replayed. A backend without a primitive skips the test
  * that needs it with the backend's refusal. Conformance:
  * XDEV_BACKEND=<backend>. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "prim_test.h"
 
@@ -331,6 +334,228 @@ START_TEST(select_if_results) {
 }
 END_TEST
 
+/* select_if's predicates `in0 OP literal` (the select_compare slot where a
+ * backend has it: no compile) and some that are compiled, each against a
+ * host model that is the very same C expression (the predicate string is
+ * the model's stringized). The items hold what tells the comparison types
+ * apart: 0.1f is > 0.1 in double but not > 0.1f in float, the int literal
+ * 2^24 + 1 is 2^24 in float, 2^53 + 1 is 2^53 in double; and NaN, +-inf,
+ * -0, the integer extremes. */
+typedef struct si_case {
+    xdev_dtype_t dtype;
+    const char *predicate;
+    bool (*model)(const void *item);
+} si_case_t;
+
+// clang-format off
+#define SELECT_IF_CASES(X)                                                                         \
+    X(0, F32, float, in0 > 0.5f)                                                                   \
+    X(1, F32, float, in0 > 0.1)                                                                    \
+    X(2, F32, float, in0 > 0.1f)                                                                   \
+    X(3, F32, float, 0.1 < in0)                                                                    \
+    X(4, F32, float, in0 <= 0.1f)                                                                  \
+    X(5, F32, float, in0 == 0.1)                                                                   \
+    X(6, F32, float, in0 == 0.1f)                                                                  \
+    X(7, F32, float, in0 != 0.1f)                                                                  \
+    X(8, F32, float, in0 != 1e-3)                                                                  \
+    X(9, F32, float, in0>=-3)                                                                      \
+    X(10, F32, float, -3 >= in0)                                                                   \
+    X(11, F32, float, in0 < 16777217)                                                              \
+    X(12, F32, float, in0 >= -0.0f)                                                                \
+    X(13, F32, float, ( in0 > 1 ))                                                                 \
+    X(14, F32, float, in0 > 0.5f && in0 < 0.75f)                                                   \
+    X(15, F32, float, in0 * in0 > 1)                                                               \
+    X(16, F32, float, in0 > 0x1p-1)                                                                \
+    X(17, F64, double, in0 > 0.1f)                                                                 \
+    X(18, F64, double, in0 > 0.1)                                                                  \
+    X(19, F64, double, in0 < -2.5)                                                                 \
+    X(20, F64, double, in0 == 9007199254740993)                                                    \
+    X(21, F64, double, 1e-3 >= in0)                                                                \
+    X(22, F64, double, in0 != 0)                                                                   \
+    X(23, I32, int32_t, in0 >= -3)                                                                 \
+    X(24, I32, int32_t, in0 < 3000000000)                                                          \
+    X(25, I32, int32_t, in0 > -2147483648)                                                         \
+    X(26, I32, int32_t, 7 == in0)                                                                  \
+    X(27, I32, int32_t, in0 != 0)                                                                  \
+    X(28, I32, int32_t, in0 > 0.5)                                                                 \
+    X(29, I32, int32_t, (in0 & 1) == 0)                                                            \
+    X(30, I64, int64_t, in0 >= -9223372036854775807)                                               \
+    X(31, I64, int64_t, in0 < 9223372036854775807)                                                 \
+    X(32, I64, int64_t, in0 > 4294967296)                                                          \
+    X(33, I64, int64_t, -1 == in0)                                                                 \
+    X(34, I64, int64_t, in0 % 3 == 1)
+// clang-format on
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wtype-limits" /* in0 < 3000000000 of an int: always true */
+#define SI_MODEL(id, DT, T, E)                                                                     \
+    static bool si_model_##id(const void *p) {                                                     \
+        T in0;                                                                                     \
+        memcpy(&in0, p, sizeof in0);                                                               \
+        return (E);                                                                                \
+    }
+SELECT_IF_CASES(SI_MODEL)
+#pragma GCC diagnostic pop
+#define SI_ROW(id, DT, T, E) {XDEV_DTYPE_##DT, #E, si_model_##id},
+static const si_case_t k_si_cases[] = {SELECT_IF_CASES(SI_ROW)};
+
+/* n items of dtype t: every fifth one of the telling values, the rest
+ * random (random bits for the floats: NaNs and infinities among them). */
+static void si_items(xdev_dtype_t t, void *h, size_t n) {
+    static const float f[] = {0.1f,     0x1.99999ap-4f, 0x1.999998p-4f, 0.5f,        0.75f,
+                              -3.0f,    -0x1.7ffffep1f, 16777216.0f,    16777218.0f, 1e-3f,
+                              1.0f,     0.0f,           -0.0f,          NAN,         -NAN,
+                              INFINITY, -INFINITY,      1.0f + 0x1p-23f};
+    static const double d[] = {0.1,
+                               (double)0.1f,
+                               0x1.999999999999bp-4,
+                               -2.5,
+                               -0x1.3ffffffffffffp1,
+                               0x1p53,
+                               0x1p53 + 2,
+                               1e-3,
+                               0.0,
+                               -0.0,
+                               NAN,
+                               INFINITY,
+                               -INFINITY};
+    static const int32_t i[] = {INT32_MIN, INT32_MAX, -4, -3, -2, 0, 6, 7, 8};
+    static const int64_t l[] = {
+        INT64_MIN, INT64_MAX, INT64_MAX - 1, -INT64_MAX, 4294967296, 4294967297, -1, 0};
+    for (size_t k = 0; k < n; k++) {
+        bool tell = k % 5 == 0;
+        uint64_t r = rnd();
+        switch (t) {
+        case XDEV_DTYPE_F32: {
+            float v;
+            uint32_t bits = (uint32_t)r;
+            if (tell)
+                v = f[r % (sizeof f / sizeof f[0])];
+            else if (k % 5 == 1)
+                memcpy(&v, &bits, 4);
+            else
+                v = (float)((int64_t)(r % 8001) - 4000) / 1000.0f;
+            ((float *)h)[k] = v;
+            break;
+        }
+        case XDEV_DTYPE_F64: {
+            double v;
+            if (tell)
+                v = d[r % (sizeof d / sizeof d[0])];
+            else if (k % 5 == 1)
+                memcpy(&v, &r, 8);
+            else
+                v = (double)((int64_t)(r % 8001) - 4000) / 1000.0;
+            ((double *)h)[k] = v;
+            break;
+        }
+        case XDEV_DTYPE_I32:
+            ((int32_t *)h)[k] = tell ? i[r % (sizeof i / sizeof i[0])]
+                                     : (k % 5 == 1 ? (int32_t)(uint32_t)r : (int32_t)(r % 21) - 10);
+            break;
+        default:
+            ((int64_t *)h)[k] = tell ? l[r % (sizeof l / sizeof l[0])]
+                                     : (k % 5 == 1 ? (int64_t)r : (int64_t)(r % 21) - 10);
+            break;
+        }
+    }
+}
+
+/* One case over n items: the kept items, bit for bit and in order, and
+ * their count, the model's. `first`: a refusal skips the test (false). */
+static bool si_check(const char *test, const si_case_t *c, size_t n, bool first) {
+    const size_t es = xdev_dtype_size(c->dtype);
+    unsigned char *h = malloc(n * es + 1), *got = malloc(n * es + 1);
+    si_items(c->dtype, h, n);
+    void *din = dalloc(n * es), *dout = dalloc(n * es);
+    int64_t *dnum = dalloc(8);
+    upload(din, h, n * es);
+    XT_OK(xdev_memset_async(dnum, 0x77, 8, NULL));
+    xdev_status_t st = xdev_prim_select_if(din, c->dtype, n, c->predicate, dout, dnum, NULL);
+    bool go = !first || have(test, st);
+    ck_assert_msg(!go || st == XDEV_SUCCESS, "select_if '%s' (%s, %zu items): %s", c->predicate,
+                  xdev_dtype_name(c->dtype), n, xdev_last_error());
+    int64_t num = 0;
+    if (go) {
+        download(&num, dnum, 8);
+        ck_assert_msg(num >= 0 && (size_t)num <= n, "'%s': num_out %lld", c->predicate,
+                      (long long)num);
+        download(got, dout, (size_t)num * es);
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++) { /* (no passing assertion per item: each is a write) */
+            if (!c->model(h + i * es)) continue;
+            if ((int64_t)k >= num)
+                ck_abort_msg("'%s' (%s): kept %lld items, fewer than the model", c->predicate,
+                             xdev_dtype_name(c->dtype), (long long)num);
+            if (memcmp(got + k * es, h + i * es, es) != 0)
+                ck_abort_msg("'%s' (%s): kept item %zu is not item %zu", c->predicate,
+                             xdev_dtype_name(c->dtype), k, i);
+            k++;
+        }
+        ck_assert_msg((int64_t)k == num, "'%s' (%s, %zu items): kept %lld items, the model %zu",
+                      c->predicate, xdev_dtype_name(c->dtype), n, (long long)num, k);
+    }
+    free(h);
+    free(got);
+    XT_OK(xdev_free(din));
+    XT_OK(xdev_free(dout));
+    XT_OK(xdev_free(dnum));
+    return go;
+}
+
+START_TEST(select_if_compare_forms) {
+    static const size_t sizes[] = {0, 1, 37, 70003};
+    for (size_t c = 0; c < sizeof k_si_cases / sizeof k_si_cases[0]; c++)
+        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+            if (!si_check(__func__, &k_si_cases[c], sizes[s], c == 0 && s == 0)) return;
+    XT_OK(xdev_elementwise_cache_clear());
+}
+END_TEST
+
+/* On the CPU the comparisons need no host compiler (XDEV_CC pointing at
+ * none): "in0 > 0.5f" runs, a predicate that must be compiled is refused as
+ * before (one of this process, not in any cache). */
+START_TEST(select_if_compare_without_compiler) {
+    if (xt_type() != XDEV_DEVICE_CPU)
+        XT_SKIP("needs the CPU backend (its compiler hidden through XDEV_CC)");
+    const size_t n = 1000;
+    float h[1000], got[1000];
+    for (size_t i = 0; i < n; i++)
+        h[i] = (float)i / (float)n;
+    float *din = dalloc(n * 4), *dout = dalloc(n * 4);
+    int64_t *dnum = dalloc(8);
+    upload(din, h, n * 4);
+    const char *was = getenv("XDEV_CC");
+    char *saved = was != NULL ? strdup(was) : NULL;
+    ck_assert_int_eq(setenv("XDEV_CC", "/nonexistent/cc", 1), 0);
+    XT_OK(xdev_elementwise_cache_clear());
+    xdev_status_t st = xdev_prim_select_if(din, XDEV_DTYPE_F32, n, "in0 > 0.5f", dout, dnum, NULL);
+    char why[512];
+    snprintf(why, sizeof why, "%s", st != XDEV_SUCCESS ? xdev_last_error() : "");
+    char pred[64];
+    snprintf(pred, sizeof pred, "in0 * in0 > %ld", (long)getpid() + 1000000L);
+    xdev_status_t compiled = xdev_prim_select_if(din, XDEV_DTYPE_F32, n, pred, dout, dnum, NULL);
+    if (saved != NULL) {
+        ck_assert_int_eq(setenv("XDEV_CC", saved, 1), 0);
+        free(saved);
+    } else {
+        ck_assert_int_eq(unsetenv("XDEV_CC"), 0);
+    }
+    ck_assert_msg(st == XDEV_SUCCESS, "\"in0 > 0.5f\" without a compiler: %s", why);
+    ck_assert_msg(compiled == XDEV_ERROR_NOT_SUPPORTED || compiled == XDEV_ERROR_COMPILE,
+                  "'%s' without a compiler: status %d", pred, (int)compiled);
+    int64_t num;
+    download(&num, dnum, 8);
+    ck_assert_int_eq(num, 499); /* 501/1000 .. 999/1000 */
+    download(got, dout, (size_t)num * 4);
+    for (int64_t k = 0; k < num; k++)
+        ck_assert(got[k] == h[501 + k]);
+    XT_OK(xdev_free(din));
+    XT_OK(xdev_free(dout));
+    XT_OK(xdev_free(dnum));
+}
+END_TEST
+
 /* unique and run-length encode of i32 runs (one run spans several of the
  * CPU's chunks) and of f32 with -0/+0 and NaNs. */
 static void check_runs(const char *test, xdev_dtype_t t, const void *h, size_t n) {
@@ -417,9 +642,9 @@ START_TEST(capture_and_replay) {
     XT_OK(xdev_stream_create(xt_dev(0), XDEV_STREAM_PRIORITY_NORMAL, &s));
     int32_t *h = malloc(n * 4), *got = malloc(n * 4);
     uint8_t *fl = malloc(n);
-    int32_t *din = dalloc(n * 4), *dout = dalloc(n * 4);
+    int32_t *din = dalloc(n * 4), *dout = dalloc(n * 4), *dout2 = dalloc(n * 4);
     uint8_t *dfl = dalloc(n);
-    int64_t *dnum = dalloc(8), *dc = dalloc(10 * 8);
+    int64_t *dnum = dalloc(8), *dc = dalloc(10 * 8), *dnum2 = dalloc(8);
     xdev_graph_t g;
     XT_OK(xdev_graph_create(&g));
     xdev_status_t st = xdev_graph_capture_begin(g, s, XDEV_CAPTURE_GLOBAL, NULL);
@@ -430,11 +655,13 @@ START_TEST(capture_and_replay) {
         st = xdev_prim_select_flagged(din, 4, dfl, n, dout, dnum, s);
         if (st == XDEV_SUCCESS)
             st = xdev_prim_histogram_even(din, XDEV_DTYPE_I32, n, 10, 0, 1000, dc, s);
+        if (st == XDEV_SUCCESS) /* select_compare where the backend has it */
+            st = xdev_prim_select_if(din, XDEV_DTYPE_I32, n, "in0 >= 500", dout2, dnum2, s);
         xdev_status_t end = xdev_graph_capture_end(g);
         if (have(__func__, st)) {
             XT_OK(end);
             for (int rep = 0; rep < 3; rep++) {
-                int64_t k = 0, wc[10] = {0}, gc[10], num;
+                int64_t k = 0, wc[10] = {0}, gc[10], num, num2;
                 for (size_t i = 0; i < n; i++) {
                     h[i] = (int32_t)(rnd() % 1000);
                     fl[i] = (uint8_t)(rnd() % (size_t)(rep + 2) == 0);
@@ -456,6 +683,13 @@ START_TEST(capture_and_replay) {
                 for (size_t i = 0, j = 0; i < n; i++)
                     if (fl[i] && got[j++] != h[i])
                         ck_abort_msg("replay %d: kept item %zu differs", rep, j - 1);
+                XT_OK(xdev_memcpy(&num2, dnum2, 8));
+                ck_assert_msg(num2 == wc[5] + wc[6] + wc[7] + wc[8] + wc[9],
+                              "replay %d: select_if kept %lld", rep, (long long)num2);
+                XT_OK(xdev_memcpy(got, dout2, (size_t)num2 * 4));
+                for (size_t i = 0, j = 0; i < n; i++)
+                    if (h[i] >= 500 && got[j++] != h[i])
+                        ck_abort_msg("replay %d: select_if's item %zu differs", rep, j - 1);
             }
         }
     }
@@ -469,6 +703,8 @@ START_TEST(capture_and_replay) {
     XT_OK(xdev_free(dfl));
     XT_OK(xdev_free(dnum));
     XT_OK(xdev_free(dc));
+    XT_OK(xdev_free(dout2));
+    XT_OK(xdev_free(dnum2));
 }
 END_TEST
 
@@ -482,6 +718,8 @@ int main(int argc, char **argv) {
     tcase_add_test(tc, histogram_results);
     tcase_add_test(tc, select_flagged_results);
     tcase_add_test(tc, select_if_results);
+    tcase_add_test(tc, select_if_compare_forms);
+    tcase_add_test(tc, select_if_compare_without_compiler);
     tcase_add_test(tc, unique_and_rle_results);
     tcase_add_test(tc, capture_and_replay);
     suite_add_tcase(s, tc);

@@ -13,7 +13,8 @@
  *   cub::DeviceRadixSort::SortKeys, SortPairs -> rocprim::radix_sort_keys, _pairs
  *   cub::DeviceSegmentedRadixSort::...      -> rocprim::segmented_radix_sort_keys, _pairs
  *   cub::DeviceSegmentedReduce::Reduce      -> rocprim::segmented_reduce
- *   cub::DeviceSelect::Flagged, Unique      -> rocprim::select (flags), rocprim::unique
+ *   cub::DeviceSelect::Flagged, If, Unique  -> rocprim::select (flags; a predicate),
+ *                                              rocprim::unique
  *   cub::DeviceRunLengthEncode::Encode      -> rocprim::run_length_encode
  *   thrust::counting_iterator, make_transform_iterator -> rocPRIM's own;
  *   thrust::make_transform_output_iterator  -> xc_transform_output below
@@ -226,6 +227,10 @@ struct DeviceSelect {
     static hipError_t Flagged(void *t, size_t &b, I in, F flags, O out, C count, N n,
                               hipStream_t s) {
         return ::rocprim::select(t, b, in, flags, out, count, (size_t)n, s);
+    }
+    template <typename I, typename O, typename C, typename N, typename P>
+    static hipError_t If(void *t, size_t &b, I in, O out, C count, N n, P pred, hipStream_t s) {
+        return ::rocprim::select(t, b, in, out, count, (size_t)n, pred, s);
     }
     template <typename I, typename O, typename C, typename N>
     static hipError_t Unique(void *t, size_t &b, I in, O out, C count, N n, hipStream_t s) {
