@@ -178,20 +178,21 @@ static void fill_streamed(const fill_t *f) {
 
 /* ---- AMD CPUs
  * Measured 2026-11-29 on the 2-core AMD EPYC VM (sysfs: 1 MiB L2, 32 MiB
- * L3), one thread filling one buffer again and again, GB/s:
+ * L3), GB/s of one thread filling one buffer again and again (256 MiB: two
+ * threads, a half each; a standalone program, best of 11):
  *
- *   buffer           2 KiB  4-512 KiB  1-8 MiB  256 MiB (2 threads)
- *   memset             269    153-176  134-177  ~43
- *   rep stosq          154    153-176  134-178  ~43 (same as memset)
- *   AVX2 32 B stores   273    264-275  120-157
- *   SSE2 loop (-O3)     83      46-68    68-70
- *   8 KiB + copies       -    121-137       49
- *   16 B streamed        -      43-62       42  ~43
+ *   buffer           2 KiB  4-512 KiB  1-8 MiB  256 MiB
+ *   memset             269    153-176  134-177     42
+ *   rep stosq          154    153-176  134-178     44
+ *   AVX2 32 B stores   273    264-275  120-157      -
+ *   SSE2 loop (-O3)     83      46-68    68-70     16
+ *   8 KiB + copies       -    121-137       49      -
+ *   16 B streamed        -      43-62       42     42
  *
- * glibc's memset is `rep stosb` from 2 KiB up here (stosq matches it to
- * the digit at every size): the CPU writes such a string's lines without
+ * glibc's memset is `rep stosb` above 2 KiB here (stosq matches it to the
+ * digit from 4 KiB to 8 MiB): the CPU writes such a string's lines without
  * reading them first, in the caches and past them, which no ordinary store
- * does (the loop moves half of memset's bytes from the L3's sizes up). In
+ * does (the loop moves half of memset's bytes or less from L3 sizes up). In
  * the L1 and L2 caches, though, AVX2 stores beat it by 1.5x. So: AVX2
  * stores while each thread's share fits in half its L2; above, `rep stosq`
  * for elements up to 8 bytes, AVX2 stores up to the L3's size for 16-byte
@@ -257,8 +258,9 @@ static bool fill_amd(const fill_t *f, size_t total) {
 #if defined(__x86_64__)
     const int kind = amd_kind();
     if (kind == 0) return false;
+    /* each byte equal to the next: every byte alike (any u8, 0, -1), so
+     * memset_async's very stores */
     if (memcmp(f->pattern, f->pattern + 1, f->size - 1) == 0) {
-        /* every byte alike (any u8, 0, -1): memset_async's very stores */
         memset(f->dst, f->pattern[0], f->count * f->size);
         return true;
     }

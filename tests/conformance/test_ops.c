@@ -145,8 +145,9 @@ START_TEST(fill_sizes_and_starts) {
 END_TEST
 
 /* A fill larger than the host's last-level cache (the CPU device writes
- * those with streaming stores, around an unaligned head and tail): every
- * element, from a start that is not 16-byte aligned, and nothing outside.
+ * those with streaming stores, or on AMD CPUs string stores, around an
+ * unaligned head and tail): every element, from a start that is not
+ * 16-byte aligned, and nothing outside.
  * Sized from the cache the library reads (sysfs), at most 320 MiB; not in
  * the sanitizer builds (size). */
 START_TEST(fill_past_the_cache) {
