@@ -194,7 +194,7 @@ static void fill_streamed(const fill_t *f) {
  * reading them first, in the caches and past them, which no ordinary store
  * does (the loop moves half of memset's bytes or less from L3 sizes up). In
  * the L1 and L2 caches, though, AVX2 stores beat it by 1.5x. So: AVX2
- * stores while each thread's share fits in half its L2; above, `rep stosq`
+ * stores while the fill fits in half an L2; above, `rep stosq`
  * for elements up to 8 bytes, AVX2 stores up to the L3's size for 16-byte
  * ones (a string store takes 8 bytes at most) and streaming past it. Other
  * CPUs keep the loop and its copies (unmeasured there; on a 16-core Xeon
@@ -264,8 +264,11 @@ static bool fill_amd(const fill_t *f, size_t total) {
         memset(f->dst, f->pattern[0], f->count * f->size);
         return true;
     }
-    const size_t threads = xdev_cpu_state.threads > 1 ? (size_t)xdev_cpu_state.threads : 1;
-    const bool in_l2 = total / threads <= l2_bytes() / 2;
+    /* the whole fill, not a thread's share: a fill split over threads
+     * writes chunks another core wrote last time, and an ordinary store
+     * first reads such a line from that core (1 MiB on 2 threads, ops_bench:
+     * AVX2 stores 0.88-0.97x of memset, rep stosq 0.99-1.01x) */
+    const bool in_l2 = total <= l2_bytes() / 2;
     if (kind == 2 && (in_l2 || (f->size == 16 && total <= llc_bytes()))) {
         fill_avx2(f);
         return true;

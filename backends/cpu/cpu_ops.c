@@ -490,14 +490,20 @@ static void fill_range(void *arg, size_t begin, size_t end) {
                        j->pattern_size, end - begin, j->count * j->pattern_size);
 }
 
-/* A fill's chunks are 256 KiB at least, as memset_async's (cpu_queue.c): at
- * 1 MiB, ops_bench on the 2-core AMD VM, chunks of 32768 elements (8 of
- * f32) ran at 0.80-0.91x of memset, 256 KiB ones (4) at 0.90-1.04x. */
+/* A fill is cut as memset_async is (cpu_queue.c): below 1 MiB it runs on
+ * the stream's worker alone, above in chunks of 256 KiB at least (at 1 MiB,
+ * ops_bench on the 2-core AMD VM: 32768-element chunks, 8 of f32, ran at
+ * 0.80-0.91x of memset, 256 KiB ones at 0.90-1.04x). */
+#define FILL_PARALLEL_BYTES ((size_t)1 << 20)
 #define FILL_GRAIN_BYTES ((size_t)256 << 10)
 
 static void fill_job(void *arg) {
     const ops_job_t *j = arg;
-    xdev_cpu_parallel_for(j->device, j->count, FILL_GRAIN_BYTES / j->pattern_size, fill_range, arg);
+    if (j->count * j->pattern_size < FILL_PARALLEL_BYTES)
+        fill_range(arg, 0, j->count);
+    else
+        xdev_cpu_parallel_for(j->device, j->count, FILL_GRAIN_BYTES / j->pattern_size, fill_range,
+                              arg);
 }
 
 static void convert_job(void *arg) {
