@@ -17,6 +17,11 @@ extern const xdev_prim_vtable_t xdev_cpu_prim_vtable; /* cpu_primitives.c */
 xdev_status_t xdev_cpu_prim_sort(const xdev_prim_desc_t *d, size_t *temp_bytes);
 xdev_status_t xdev_cpu_prim_segmented_sort(const xdev_prim_desc_t *d, size_t *temp_bytes);
 
+/* cpu_fill.c: count elements at dst of the pattern (size bytes: 1, 2, 4, 8
+ * or 16), part of a fill of `total` bytes in all (which picks the stores). */
+void xdev_cpu_fill_part(void *dst, const unsigned char *pattern, size_t size, size_t count,
+                        size_t total);
+
 /* cpu_prim_select.c: the prim slots of histogram and the compactions. */
 xdev_status_t xdev_cpu_prim_histogram_even(const xdev_prim_desc_t *d, size_t *temp_bytes);
 xdev_status_t xdev_cpu_prim_select_flagged(const xdev_prim_desc_t *d, size_t *temp_bytes);

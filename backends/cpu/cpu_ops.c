@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* backends/cpu/cpu_ops.c - the CPU backend's typed fills and conversions (the
  * ops table), run on the stream's worker in stream order like every other
- * enqueued job.
+ * enqueued job; a fill's stores are cpu_fill.c's.
  *
  * Every conversion gives the bits of xdev/support/convert.h's xdev_cvt_convert1,
  * the definition the GPU kernels compile too. The common pairs run as plain
@@ -10,11 +10,8 @@
  * flush-to-zero; checked per job, as a program may have changed it); every
  * other pair, and any pair under a changed control word, runs element by
  * element through xdev_cvt_convert1. */
-#include <pthread.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <unistd.h>
 #include <string.h>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -35,141 +32,6 @@ typedef struct ops_job {
     size_t pattern_size;
     unsigned char pattern[16];
 } ops_job_t;
-
-/* ------------------------------------------------------------ fill */
-
-/* Elements [0, n) of the pattern, written by a loop. */
-static void fill_loop(ops_job_t *j, size_t n) {
-    switch (j->pattern_size) {
-    case 1:
-        memset(j->dst, j->pattern[0], n);
-        break;
-    case 2: {
-        uint16_t v, *d = j->dst;
-        memcpy(&v, j->pattern, 2);
-        for (size_t i = 0; i < n; i++)
-            d[i] = v;
-        break;
-    }
-    case 4: {
-        uint32_t v, *d = j->dst;
-        memcpy(&v, j->pattern, 4);
-        for (size_t i = 0; i < n; i++)
-            d[i] = v;
-        break;
-    }
-    case 8: {
-        uint64_t v, *d = j->dst;
-        memcpy(&v, j->pattern, 8);
-        for (size_t i = 0; i < n; i++)
-            d[i] = v;
-        break;
-    }
-    default: { /* 16: a complex double */
-        uint64_t lo, hi, *d = j->dst;
-        memcpy(&lo, j->pattern, 8);
-        memcpy(&hi, j->pattern + 8, 8);
-        for (size_t i = 0; i < n; i++) {
-            d[2 * i] = lo;
-            d[2 * i + 1] = hi;
-        }
-        break;
-    }
-    }
-}
-
-/* A loop for the first FILL_CHUNK bytes, then copies of them (memcpy runs at
- * store bandwidth; the chunk stays in the L1 cache). */
-#define FILL_CHUNK 8192
-static void fill_body(ops_job_t *j) {
-    const size_t total = j->count * j->pattern_size;
-    if (j->pattern_size == 1 || total <= 2 * FILL_CHUNK) {
-        fill_loop(j, j->count);
-    } else {
-        fill_loop(j, FILL_CHUNK / j->pattern_size);
-        unsigned char *d = j->dst;
-        size_t done = FILL_CHUNK;
-        while (done < total) {
-            size_t n = total - done < FILL_CHUNK ? total - done : FILL_CHUNK;
-            memcpy(d + done, d, n);
-            done += n;
-        }
-    }
-}
-
-/* The last-level cache's size: a fill larger than it leaves nothing useful
- * in the cache, so its stores may bypass it (see fill_streamed). Read once
- * from sysfs (what the kernel was told; sysconf's figure is CPUID's, which
- * on a VM can name the host's cache), else sysconf, else 32 MiB. */
-static size_t g_llc_bytes;
-static pthread_once_t g_llc_once = PTHREAD_ONCE_INIT;
-
-static void llc_load(void) {
-    size_t bytes = 0;
-    FILE *f = fopen("/sys/devices/system/cpu/cpu0/cache/index3/size", "r");
-    if (f != NULL) {
-        unsigned long v = 0;
-        char unit = 0;
-        if (fscanf(f, "%lu%c", &v, &unit) >= 1)
-            bytes = (size_t)v << (unit == 'K' ? 10 : unit == 'M' ? 20 : 0);
-        fclose(f);
-    }
-#ifdef _SC_LEVEL3_CACHE_SIZE
-    if (bytes == 0) {
-        long v = sysconf(_SC_LEVEL3_CACHE_SIZE);
-        if (v > 0) bytes = (size_t)v;
-    }
-#endif
-    g_llc_bytes = bytes != 0 ? bytes : (size_t)32 << 20;
-}
-
-static size_t llc_bytes(void) {
-    pthread_once(&g_llc_once, llc_load);
-    return g_llc_bytes;
-}
-
-/* sub's fill with streaming stores, which write whole lines without reading
- * them first: an ordinary store that misses the cache reads its line, so a
- * fill larger than the cache moved its bytes twice (on a 2-core AMD EPYC VM
- * the f32 fill ran at 0.65x of memset, which streams at that size; on a
- * 16-core Xeon with 300 MiB of L3 an ordinary fill of 256 MiB beat memset,
- * hence the test against the cache's size). False: the element does not
- * divide 16 bytes or dst is not aligned to it; the caller fills normally. */
-static bool fill_streamed(ops_job_t *sub) {
-#if defined(__x86_64__)
-    const size_t es = sub->pattern_size;
-    uintptr_t a = (uintptr_t)sub->dst;
-    if (16 % es != 0 || a % es != 0) return false;
-    size_t head = ((16 - (a & 15)) & 15) / es;
-    if (head > sub->count) head = sub->count;
-    ops_job_t part = *sub;
-    part.count = head;
-    fill_loop(&part, head);
-    unsigned char pat[16];
-    for (size_t k = 0; k < 16; k += es)
-        memcpy(pat + k, sub->pattern, es);
-    const __m128i v = _mm_loadu_si128((const __m128i *)(const void *)pat);
-    unsigned char *d = (unsigned char *)sub->dst + head * es;
-    const size_t bytes = (sub->count - head) * es;
-    size_t k = 0;
-    for (; k + 64 <= bytes; k += 64) {
-        _mm_stream_si128((__m128i *)(void *)(d + k), v);
-        _mm_stream_si128((__m128i *)(void *)(d + k + 16), v);
-        _mm_stream_si128((__m128i *)(void *)(d + k + 32), v);
-        _mm_stream_si128((__m128i *)(void *)(d + k + 48), v);
-    }
-    for (; k + 16 <= bytes; k += 16)
-        _mm_stream_si128((__m128i *)(void *)(d + k), v);
-    part.dst = d + k;
-    part.count = (bytes - k) / es;
-    fill_loop(&part, part.count);
-    _mm_sfence(); /* the streamed stores before the job reports done */
-    return true;
-#else
-    (void)sub;
-    return false;
-#endif
-}
 
 /* ------------------------------------------------------------ convert */
 
@@ -600,7 +462,7 @@ static void convert_streamed(ops_job_t *sub, size_t ds, size_t ss) {
 static void ops_range_run(void *arg, size_t begin, size_t end) {
     const ops_range_t *r = arg;
     ops_job_t sub = *r->j;
-    size_t ds = r->j->pattern_size != 0 ? r->j->pattern_size : xdev_dtype_size(r->j->dst_dtype);
+    size_t ds = xdev_dtype_size(r->j->dst_dtype);
     size_t ss = r->j->src != NULL ? xdev_dtype_size(r->j->src_dtype) : 0;
     sub.dst = (unsigned char *)r->j->dst + begin * ds;
     if (r->j->src != NULL) sub.src = (const unsigned char *)r->j->src + begin * ss;
@@ -608,9 +470,6 @@ static void ops_range_run(void *arg, size_t begin, size_t end) {
     if (r->body == convert_body && sub.dst != sub.src && sub.dst_dtype != sub.src_dtype &&
         ds >= ss && r->j->count * ds >= OPS_STREAM_BYTES && ((uintptr_t)sub.dst & 15) == 0)
         convert_streamed(&sub, ds, ss);
-    else if (r->body == fill_body && ds > 1 && r->j->count * ds > llc_bytes() &&
-             fill_streamed(&sub))
-        return;
     else
         r->body(&sub);
 }
@@ -623,8 +482,28 @@ static void run_parallel(ops_job_t *j, void (*body)(ops_job_t *j)) {
     xdev_cpu_parallel_for(j->device, j->count, OPS_GRAIN, ops_range_run, &r);
 }
 
+/* A fill's elements [begin, end) (cpu_fill.c picks the stores by the whole
+ * fill's size). */
+static void fill_range(void *arg, size_t begin, size_t end) {
+    const ops_job_t *j = arg;
+    xdev_cpu_fill_part((unsigned char *)j->dst + begin * j->pattern_size, j->pattern,
+                       j->pattern_size, end - begin, j->count * j->pattern_size);
+}
+
+/* A fill is cut as memset_async is (cpu_queue.c): below 1 MiB it runs on
+ * the stream's worker alone, above in chunks of 256 KiB at least (at 1 MiB,
+ * ops_bench on the 2-core AMD VM: 32768-element chunks, 8 of f32, ran at
+ * 0.80-0.91x of memset, 256 KiB ones at 0.90-1.04x). */
+#define FILL_PARALLEL_BYTES ((size_t)1 << 20)
+#define FILL_GRAIN_BYTES ((size_t)256 << 10)
+
 static void fill_job(void *arg) {
-    run_parallel(arg, fill_body);
+    const ops_job_t *j = arg;
+    if (j->count * j->pattern_size < FILL_PARALLEL_BYTES)
+        fill_range(arg, 0, j->count);
+    else
+        xdev_cpu_parallel_for(j->device, j->count, FILL_GRAIN_BYTES / j->pattern_size, fill_range,
+                              arg);
 }
 
 static void convert_job(void *arg) {

@@ -89,9 +89,65 @@ START_TEST(fill_every_dtype) {
 }
 END_TEST
 
+/* Fills of every size class the CPU device writes differently (a loop, a
+ * string store, 32-byte vector stores, memset for a pattern of one byte
+ * repeated: a few elements, about 2 KiB, 300 KiB, 3 MiB), from every start
+ * modulo 32 bytes, with a pattern of distinct bytes and one of equal bytes:
+ * every element, and nothing outside. */
+START_TEST(fill_sizes_and_starts) {
+    const size_t counts_bytes[] = {40, 2056, 300 * 1024 + 24, (3u << 20) + 40};
+    const size_t max_bytes = (3u << 20) + 40 + 64 + 32 + 16;
+    unsigned char *d = dalloc(0, max_bytes);
+    unsigned char *host = malloc(max_bytes);
+    ck_assert_ptr_nonnull(host);
+    const struct {
+        xdev_dtype_t dt;
+        xdev_scalar_t v;
+    } cases[] = {
+        {XDEV_DTYPE_F16, xdev_scalar_f64(0.1)},  {XDEV_DTYPE_F32, xdev_scalar_f64(1.0)},
+        {XDEV_DTYPE_F64, xdev_scalar_f64(-2.5)}, {XDEV_DTYPE_C128, xdev_scalar_c128(1.0, -3.0)},
+        {XDEV_DTYPE_I16, xdev_scalar_i64(-1)},   {XDEV_DTYPE_F32, xdev_scalar_f64(0.0)},
+        {XDEV_DTYPE_U8, xdev_scalar_i64(7)},     {XDEV_DTYPE_C64, xdev_scalar_c128(2.0, 0.5)},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const size_t es = xdev_dtype_size(cases[c].dt);
+        unsigned char want[16];
+        XT_OK(xdev_fill_async(d, cases[c].dt, cases[c].v, 1, NULL));
+        readback(want, d, es);
+        for (size_t b = 0; b < sizeof counts_bytes / sizeof counts_bytes[0]; b++) {
+            const size_t n = counts_bytes[b] / es;
+            const bool largest = b + 1 == sizeof counts_bytes / sizeof counts_bytes[0];
+            /* start `skew` bytes past a 64-byte boundary: every multiple of the
+             * element below 32, or (the largest size: time) 0, es and 32 - es */
+            for (size_t skew = 0; skew < 32; skew += es) {
+                if (largest && skew != 0 && skew != es && skew != 32 - es) continue;
+                const size_t off = 64 + skew;
+                const size_t span = off + n * es + 16;
+                XT_OK(xdev_memset_async(d, 0xab, span, NULL));
+                XT_OK(xdev_fill_async(d + off, cases[c].dt, cases[c].v, n, NULL));
+                readback(host, d, span);
+                for (size_t i = 0; i < off; i++)
+                    ck_assert_msg(host[i] == 0xab, "%s fill of %zu at +%zu wrote before its start",
+                                  xdev_dtype_name(cases[c].dt), n, off);
+                for (size_t e = 0; e < n; e++)
+                    if (memcmp(host + off + e * es, want, es) != 0)
+                        ck_abort_msg("%s fill (case %zu) of %zu at +%zu: element %zu differs",
+                                     xdev_dtype_name(cases[c].dt), c, n, off, e);
+                for (size_t i = off + n * es; i < span; i++)
+                    ck_assert_msg(host[i] == 0xab, "%s fill of %zu at +%zu wrote past its end",
+                                  xdev_dtype_name(cases[c].dt), n, off);
+            }
+        }
+    }
+    free(host);
+    XT_OK(xdev_free(d));
+}
+END_TEST
+
 /* A fill larger than the host's last-level cache (the CPU device writes
- * those with streaming stores, around an unaligned head and tail): every
- * element, from a start that is not 16-byte aligned, and nothing outside.
+ * those with streaming stores, or on AMD CPUs string stores, around an
+ * unaligned head and tail): every element, from a start that is not
+ * 16-byte aligned, and nothing outside.
  * Sized from the cache the library reads (sysfs), at most 320 MiB; not in
  * the sanitizer builds (size). */
 START_TEST(fill_past_the_cache) {
@@ -467,6 +523,7 @@ int main(int argc, char **argv) {
     tcase_add_checked_fixture(tc, setup, NULL);
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, fill_every_dtype);
+    tcase_add_test(tc, fill_sizes_and_starts);
     tcase_add_test(tc, fill_past_the_cache);
     tcase_add_test(tc, fill_is_stream_ordered);
     tcase_add_test(tc, fill_bad_input);
