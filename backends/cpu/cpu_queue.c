@@ -66,7 +66,18 @@ xdev_cpu_stream_t *xdev_cpu_stream_new(int device, int priority, bool is_default
     atomic_init(&s->sync_waiters, 0);
     atomic_init(&s->discard, false);
     atomic_init(&s->wake_at, UINT64_MAX);
-    int rc = pthread_mutex_init(&s->mu, NULL);
+    /* Adaptive: the lock is held for a few stores at a time (an enqueue,
+     * the worker taking the list), so a thread that finds it taken spins a
+     * little before sleeping on it. A worker polls `enqueued`, which the
+     * producer bumps just before unlocking: with a plain mutex, the worker
+     * that saw it at once slept in the futex and needed a wake-up (issue 50). */
+    pthread_mutexattr_t attr;
+    int rc = pthread_mutexattr_init(&attr);
+    if (rc == 0) {
+        (void)pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP);
+        rc = pthread_mutex_init(&s->mu, &attr);
+        pthread_mutexattr_destroy(&attr);
+    }
     if (rc == 0) {
         rc = pthread_cond_init(&s->work_cv, NULL);
         if (rc == 0) {
