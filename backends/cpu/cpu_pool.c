@@ -55,6 +55,20 @@
 #define XDEV_CPU_POOL_CLAIMS 16
 /* Launches one pool runs at once (from as many streams); more run alone. */
 #define XDEV_CPU_POOL_POSTS 16
+/* A kernel launch whose whole grid ran within this on one thread last time
+ * runs on its stream worker alone: waking the pool and waiting for it to
+ * leave costs about as much (issue 50: 64 empty blocks took 13 us on the
+ * pool of 16 cores). */
+#define XDEV_CPU_POOL_INLINE_NS 2000
+/* A kernel whose cost is not known yet tries that with this many blocks at
+ * most (more cannot fit in the time, at a few ns a block). */
+#define XDEV_CPU_POOL_TRY_BLOCKS 256
+/* A kernel found too dear for that is tried again at this launch of it
+ * (it may have become cheaper: its arguments changed). */
+#define XDEV_CPU_POOL_RETRY 255
+/* Kernels whose last cost per block the pool remembers (a direct-mapped
+ * table; a collision only loses or mixes an estimate). */
+#define XDEV_CPU_POOL_COSTS 64
 
 enum { SLOT_IDLE = 0, SLOT_RUNNING = 1, SLOT_ENDED = 2 };
 
@@ -73,6 +87,7 @@ struct xdev_cpu_pool {
     pthread_mutex_t mu;
     _Atomic(xdev_cpu_launch_t *) posted[XDEV_CPU_POOL_POSTS]; /* launches to help, or NULL */
     atomic_int running; /* slots in SLOT_RUNNING; changed under mu, read without it */
+    _Atomic uint64_t cost[XDEV_CPU_POOL_COSTS]; /* tag << 32 | ns a block, by kernel */
     pool_slot_t *slots;
     _Atomic uint32_t epoch; /* futex word: bumped by each launch and by stop */
     atomic_int sleepers;    /* workers in (or going into) the epoch futex */
@@ -153,6 +168,76 @@ static void claim_and_run(xdev_cpu_pool_t *p, xdev_cpu_launch_t *l, xdev_cpu_exe
         uint64_t e = l->total - b > l->chunk ? b + l->chunk : l->total;
         xdev_cpu_exec_blocks(ex, l, b, e);
     }
+}
+
+/* ------------------------------------------------------- small launches */
+
+/* The kernel's cell in the pool's cost table, and its tag there. A cell
+ * is tag << 32 | launches left before a retry << 24 | ns a block (what its
+ * last run alone measured, at most 2^24 - 1). */
+static _Atomic uint64_t *cost_cell(xdev_cpu_pool_t *p, const void *sig, uint64_t *tag) {
+    uint64_t h = (uint64_t)(uintptr_t)sig * 0x9E3779B97F4A7C15ull;
+    *tag = (h >> 32) | 1u; /* 32 bits, never 0: an empty cell matches no kernel */
+    return &p->cost[(h >> 24) % XDEV_CPU_POOL_COSTS];
+}
+
+#define COST_NS_MAX 0xffffffu
+
+/* Whether to run `l` alone: when its kernel's last run alone says the
+ * whole grid fits in XDEV_CPU_POOL_INLINE_NS; when its cost is not known
+ * yet, or at every XDEV_CPU_POOL_RETRY-th launch of one that was too dear
+ * (it may be cheaper now), a try if the grid is small. A try that runs
+ * out of that time hands the rest to the pool. Only runs alone measure:
+ * the pool's threads, sharing the launch, slow each other's blocks. */
+static bool run_here(xdev_cpu_pool_t *p, const xdev_cpu_launch_t *l) {
+    if (l->total > XDEV_CPU_POOL_TRY_BLOCKS) return false;
+    uint64_t tag;
+    _Atomic uint64_t *cell = cost_cell(p, l->sig, &tag);
+    uint64_t v = atomic_load_explicit(cell, memory_order_relaxed);
+    if (v >> 32 != tag) return true; /* not known: try */
+    if ((v & COST_NS_MAX) * l->total <= XDEV_CPU_POOL_INLINE_NS) return true;
+    uint64_t left = v >> 24 & 0xffu;
+    /* Racy with other streams' launches of the kernel: a count lost or
+     * repeated only moves a retry. */
+    atomic_store_explicit(cell, left != 0 ? v - ((uint64_t)1 << 24) : v | (uint64_t)0xff << 24,
+                          memory_order_relaxed);
+    return left == 0;
+}
+
+/* Note what a run alone measured: `ns` for `blocks` blocks (the latest
+ * run decides: a wrong guess costs at most one try's time). */
+static void note_cost(xdev_cpu_pool_t *p, const xdev_cpu_launch_t *l, int64_t ns, uint64_t blocks) {
+    if (blocks == 0 || ns < 0) return;
+    uint64_t tag, per = ((uint64_t)ns + blocks - 1) / blocks;
+    if (per > COST_NS_MAX) per = COST_NS_MAX;
+    atomic_store_explicit(cost_cell(p, l->sig, &tag),
+                          tag << 32 | (uint64_t)XDEV_CPU_POOL_RETRY << 24 | per,
+                          memory_order_relaxed);
+}
+
+/* Run `l` on the calling thread in steps of 1, 2, 4, ... blocks; true when
+ * it is over (every block ran, or a fault). Once XDEV_CPU_POOL_INLINE_NS
+ * have passed with blocks left (the kernel is dearer than it was, or the
+ * thread was preempted) false: the caller hands the rest to the pool. */
+static bool run_alone(xdev_cpu_pool_t *p, xdev_cpu_launch_t *l, xdev_cpu_exec_t *ex) {
+    int64_t start = xdev_cpu_now_ns(), now = start;
+    for (uint64_t step = 1;; step *= 2) {
+        if (atomic_load_explicit(&l->fault, memory_order_relaxed) != 0 ||
+            atomic_load_explicit(&p->stopping, memory_order_relaxed))
+            return true;
+        uint64_t b = atomic_load_explicit(&l->next_block, memory_order_relaxed);
+        if (b >= l->total) break;
+        uint64_t e = l->total - b > step ? b + step : l->total;
+        atomic_store_explicit(&l->next_block, e, memory_order_relaxed); /* not posted yet */
+        xdev_cpu_exec_blocks(ex, l, b, e);
+        now = xdev_cpu_now_ns();
+        if (e < l->total && now - start > XDEV_CPU_POOL_INLINE_NS) {
+            note_cost(p, l, now - start, e);
+            return false;
+        }
+    }
+    note_cost(p, l, now - start, l->total);
+    return true;
 }
 
 /* Leave the launch: clear the hazard, then wake the stream worker if it
@@ -304,15 +389,14 @@ void xdev_cpu_pool_run(xdev_cpu_pool_t *p, xdev_cpu_launch_t *l) {
     l->chunk = l->total / claims != 0 ? l->total / claims : 1;
     int helpers = p->nworkers;
     if ((uint64_t)helpers > l->total - 1) helpers = (int)(l->total - 1);
-    if (helpers == 0) {
-        /* One block (or no workers): the caller runs it. Publishing it
-         * would bump the epoch, and every worker still polling it would
-         * take the pool's mutex to find nothing to claim while the caller
-         * waited for them to leave: most of a one-block launch's 4 us on
-         * 16 cores (issue 50). */
+    if (helpers == 0) { /* one block, or no workers: the caller runs it */
         claim_and_run(p, l, ex);
         return;
     }
+    /* A kernel's launch (not the backend's own loops, which split by size
+     * already) that ran fast alone last time runs here unless it turns out
+     * dear. */
+    if (l->stream != NULL && run_here(p, l) && run_alone(p, l, ex)) return;
 
     int posted = -1;
     for (int i = 0; i < XDEV_CPU_POOL_POSTS && posted < 0; i++) {
@@ -336,10 +420,10 @@ void xdev_cpu_pool_run(xdev_cpu_pool_t *p, xdev_cpu_launch_t *l) {
     /* No worker can enter now; wait for those inside (each ends its chunk,
      * or stops early after a fault). */
     atomic_store(&p->posted[posted], NULL);
-    int64_t start = 0;
+    int64_t spun = 0;
     int from = 0;
     for (unsigned i = 0; inside(p, l, &from); i++) {
-        if (spin_step(i, &start)) continue;
+        if (spin_step(i, &spun)) continue;
         uint32_t seen = atomic_load(&p->done);
         atomic_fetch_add(&p->done_waiters, 1);
         if (inside(p, l, &from)) (void)futex_wait(&p->done, seen, NULL);
