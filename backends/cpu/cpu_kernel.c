@@ -7,7 +7,8 @@
  * pointers, what xdev_add_kernels generates); a function is a signature.
  * A launch copies its argument bytes and enqueues one host-function op; the
  * op runs the grid on the device's pool (cpu_pool.c) - or, for a single
- * block or a one-thread device, on the stream worker alone - and when a
+ * block, a one-thread device or a small grid of a kernel that ran fast
+ * alone, on the stream worker alone - and when a
  * kernel faulted (xdev_trap(), a barrier in a kernel not declared
  * XDEV_KERNEL_SYNC, shared memory over the limit, a divergent barrier, or a
  * SIGSEGV/SIGBUS/SIGFPE/SIGILL of the kernel's code, caught by

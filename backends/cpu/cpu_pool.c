@@ -3,7 +3,7 @@
  *
  * xdev_cpu_state.threads threads run a device's launches: the stream worker
  * that runs the launch op and threads - 1 pool workers, started on the
- * first launch that has more than one block. A launch is posted in one of
+ * first launch posted to them. A launch is posted in one of
  * the pool's XDEV_CPU_POOL_POSTS slots (an atomic pointer each) and its
  * blocks are claimed in chunks from an atomic counter (about 16 claims per
  * thread and launch, so a grid of tiny blocks does not pay one atomic per
@@ -21,6 +21,10 @@
  * launch. Either the worker sees the slot cleared (and never touches the
  * launch) or the stream worker sees the hazard (and waits): the launch's
  * memory, the stream's or a stack's, is never read after it is freed.
+ *
+ * A small grid of a kernel that ran fast alone is not posted at all: the
+ * stream worker runs it (see run_here), since waking the workers and
+ * waiting for them to leave would cost more than the blocks.
  *
  * Idle workers poll the pool's `epoch` (bumped by every launch) for
  * XDEV_CPU_POOL_SPIN_NS, then sleep on it (futex); a launch wakes as many

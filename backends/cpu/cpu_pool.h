@@ -8,7 +8,9 @@
  * A launch is one host-function op on its stream. When the stream's worker
  * runs it, the grid's blocks are handed out in chunks from an atomic
  * counter to the device's pool workers and to the stream worker itself,
- * which waits until every block ran (so the stream stays in order). Each
+ * which waits until every block ran (so the stream stays in order); a
+ * small grid of a kernel that ran fast alone runs on the stream worker
+ * only (cpu_pool.c says when). Each
  * thread runs its blocks through its own executor: the block's shared
  * memory and, for kernels declared XDEV_KERNEL_SYNC, one fiber per
  * work-item. */

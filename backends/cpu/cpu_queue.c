@@ -11,7 +11,8 @@
  * The worker only touches idle_cv when a synchronize is waiting
  * (sync_waiters > 0) and its target is reached (wake_at), and producers only signal work_cv when
  * the worker sleeps, so an enqueue is a lock, a few stores and an unlock. A worker out of work, and
- * a synchronize, poll for XDEV_CPU_SPIN_NS before sleeping.
+ * a synchronize, poll for XDEV_CPU_SPIN_NS before sleeping (yielding from the start when the
+ * thread they wait for last polled on the same CPU).
  *
  * A worker asleep for XDEV_CPU_IDLE_RETIRE_MS retires (its thread ends; the
  * next enqueue joins it and starts another: one thread creation per idle
