@@ -433,7 +433,11 @@ xdev_status_t xdev_cpu_stream_wait_for(xdev_cpu_stream_t *s, uint64_t target) {
                               "would wait for itself); wait after it returns, from another "
                               "thread or a later call",
                               s->device);
-    if (spin_until(&s->completed, false, target, &s->sync_cpu, &s->worker_cpu)) return XDEV_SUCCESS;
+    bool done = spin_until(&s->completed, false, target, &s->sync_cpu, &s->worker_cpu);
+    /* No synchronize polls now: an idle worker on this CPU pauses before
+     * yielding again (a producer that only enqueues is not waiting on it). */
+    atomic_store_explicit(&s->sync_cpu, -1, memory_order_relaxed);
+    if (done) return XDEV_SUCCESS;
     pthread_mutex_lock(&s->mu);
     atomic_fetch_add(&s->sync_waiters, 1);
     for (;;) {
