@@ -91,7 +91,7 @@ struct xdev_cpu_pool {
     pthread_mutex_t mu;
     _Atomic(xdev_cpu_launch_t *) posted[XDEV_CPU_POOL_POSTS]; /* launches to help, or NULL */
     atomic_int running; /* slots in SLOT_RUNNING; changed under mu, read without it */
-    _Atomic uint64_t cost[XDEV_CPU_POOL_COSTS]; /* tag << 32 | ns a block, by kernel */
+    _Atomic uint64_t cost[XDEV_CPU_POOL_COSTS]; /* by kernel: see cost_cell */
     pool_slot_t *slots;
     _Atomic uint32_t epoch; /* futex word: bumped by each launch and by stop */
     atomic_int sleepers;    /* workers in (or going into) the epoch futex */
