@@ -125,6 +125,10 @@ struct xdev_cpu_stream {
     _Atomic uint64_t completed;
     atomic_int sync_waiters;  /* threads in idle_cv; the worker signals only then */
     _Atomic uint64_t wake_at; /* smallest `completed` a sleeping waiter needs (else max) */
+    /* The CPUs the worker last polled on and a synchronize polls on (-1:
+     * none): a poll on the CPU of the thread it waits for yields at once
+     * (cpu_queue.c). */
+    atomic_int worker_cpu, sync_cpu;
 
     /* The device's list of live streams, under the device mutex. */
     xdev_cpu_stream_t *prev, *next;

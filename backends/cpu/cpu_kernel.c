@@ -7,7 +7,8 @@
  * pointers, what xdev_add_kernels generates); a function is a signature.
  * A launch copies its argument bytes and enqueues one host-function op; the
  * op runs the grid on the device's pool (cpu_pool.c) - or, for a single
- * block or a one-thread device, on the stream worker alone - and when a
+ * block, a one-thread device or a small grid of a kernel that ran fast
+ * alone, on the stream worker alone - and when a
  * kernel faulted (xdev_trap(), a barrier in a kernel not declared
  * XDEV_KERNEL_SYNC, shared memory over the limit, a divergent barrier, or a
  * SIGSEGV/SIGBUS/SIGFPE/SIGILL of the kernel's code, caught by
@@ -277,7 +278,6 @@ static xdev_status_t kernel_get_function(xdev_cpu_device_t *dev, void *module, c
 static void run_launch(void *arg) {
     xdev_cpu_launch_t *l = arg;
     atomic_store_explicit(&l->next_block, 0, memory_order_relaxed);
-    atomic_store_explicit(&l->refs, 0, memory_order_relaxed);
     atomic_store_explicit(&l->fault, 0, memory_order_relaxed);
     l->fault_cap = 0;
     memset(l->fault_block, 0, sizeof l->fault_block);
@@ -335,13 +335,11 @@ static xdev_status_t kernel_launch(xdev_cpu_device_t *dev, const xdev_launch_des
     l->total = total;
     l->chunk = total;
     atomic_init(&l->next_block, 0);
-    atomic_init(&l->refs, 0);
     atomic_init(&l->fault, 0);
     l->fault_cap = 0;
     l->fault_signo = l->fault_sicode = 0;
     l->fault_addr = NULL;
     memset(l->fault_block, 0, sizeof l->fault_block);
-    l->prev = l->next = NULL;
     size_t off = 0;
     for (int i = 0; i < desc->nargs; i++) {
         l->args[i] = l->bytes + off;

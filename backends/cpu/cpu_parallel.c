@@ -58,7 +58,6 @@ void xdev_cpu_parallel_for(int device, size_t n, size_t grain, xdev_cpu_range_fn
     l.total = chunks;
     l.chunk = 1;
     atomic_init(&l.next_block, 0);
-    atomic_init(&l.refs, 0);
     atomic_init(&l.fault, 0);
     l.args[0] = &job;
     xdev_cpu_pool_run(pool, &l);

@@ -3,14 +3,28 @@
  *
  * xdev_cpu_state.threads threads run a device's launches: the stream worker
  * that runs the launch op and threads - 1 pool workers, started on the
- * first launch that has more than one block. A launch is put on the pool's
- * list and its blocks are claimed in chunks from an atomic counter (about
- * 16 claims per thread and launch, so a grid of tiny blocks does not pay one
- * atomic per block); every worker takes any launch with blocks left, so
- * launches from several streams share the pool. The stream worker claims
- * too, then takes its launch off the list and waits until no worker is
- * inside it: the launch is done when its op returns, and the stream stays
- * in order.
+ * first launch posted to them. A launch is posted in one of
+ * the pool's XDEV_CPU_POOL_POSTS slots (an atomic pointer each) and its
+ * blocks are claimed in chunks from an atomic counter (about 16 claims per
+ * thread and launch, so a grid of tiny blocks does not pay one atomic per
+ * block); every worker takes any posted launch with blocks left, so
+ * launches from several streams share the pool (with every slot taken, a
+ * launch runs on its stream worker alone). The stream worker claims too,
+ * then clears its slot and waits until no worker is inside the launch: the
+ * launch is done when its op returns, and the stream stays in order.
+ *
+ * No lock on that path (issue 50: fifteen workers woken together queued on
+ * the pool's mutex to find the launch, and the stream worker queued behind
+ * them to take it off the list). A worker entering a launch publishes it as
+ * its hazard pointer, then checks that the slot still holds it; the stream
+ * worker clears the slot, then waits until no worker's hazard is the
+ * launch. Either the worker sees the slot cleared (and never touches the
+ * launch) or the stream worker sees the hazard (and waits): the launch's
+ * memory, the stream's or a stack's, is never read after it is freed.
+ *
+ * A small grid of a kernel that ran fast alone is not posted at all: the
+ * stream worker runs it (see run_here), since waking the workers and
+ * waiting for them to leave would cost more than the blocks.
  *
  * Idle workers poll the pool's `epoch` (bumped by every launch) for
  * XDEV_CPU_POOL_SPIN_NS, then sleep on it (futex); a launch wakes as many
@@ -43,10 +57,28 @@
 #define XDEV_CPU_POOL_EXIT_WAIT_S 5
 /* Claims per thread and launch. */
 #define XDEV_CPU_POOL_CLAIMS 16
+/* Launches one pool runs at once (from as many streams); more run alone. */
+#define XDEV_CPU_POOL_POSTS 16
+/* A kernel launch whose whole grid ran within this on one thread last time
+ * runs on its stream worker alone: waking the pool and waiting for it to
+ * leave costs about as much (issue 50: 64 empty blocks took 13 us on the
+ * pool of 16 cores). */
+#define XDEV_CPU_POOL_INLINE_NS 2000
+/* A kernel whose cost is not known yet tries that with this many blocks at
+ * most (more cannot fit in the time, at a few ns a block). */
+#define XDEV_CPU_POOL_TRY_BLOCKS 256
+/* A kernel found too dear for that is tried again at this launch of it
+ * (it may have become cheaper: its arguments changed). */
+#define XDEV_CPU_POOL_RETRY 255
+/* Kernels whose last cost per block the pool remembers (a direct-mapped
+ * table; a collision only loses or mixes an estimate). */
+#define XDEV_CPU_POOL_COSTS 64
 
 enum { SLOT_IDLE = 0, SLOT_RUNNING = 1, SLOT_ENDED = 2 };
 
+/* A worker. Its own cache line: the hazard is written at each launch. */
 typedef struct pool_slot {
+    _Alignas(64) _Atomic(xdev_cpu_launch_t *) hazard; /* the launch it is inside, or NULL */
     xdev_cpu_pool_t *pool;
     int index;
     int state; /* SLOT_*, under the pool's mutex */
@@ -57,12 +89,13 @@ struct xdev_cpu_pool {
     int device;
     int nworkers; /* threads - 1 */
     pthread_mutex_t mu;
-    xdev_cpu_launch_t *launches; /* with blocks to claim, under mu */
-    int running;                 /* slots in SLOT_RUNNING, under mu */
+    _Atomic(xdev_cpu_launch_t *) posted[XDEV_CPU_POOL_POSTS]; /* launches to help, or NULL */
+    atomic_int running; /* slots in SLOT_RUNNING; changed under mu, read without it */
+    _Atomic uint64_t cost[XDEV_CPU_POOL_COSTS]; /* by kernel: see cost_cell */
     pool_slot_t *slots;
     _Atomic uint32_t epoch; /* futex word: bumped by each launch and by stop */
     atomic_int sleepers;    /* workers in (or going into) the epoch futex */
-    _Atomic uint32_t done;  /* futex word: bumped when a worker leaves a launch last */
+    _Atomic uint32_t done;  /* futex word: bumped when a worker leaves while one waits */
     atomic_int done_waiters;
     _Atomic bool stopping;
 };
@@ -131,6 +164,9 @@ static void claim_and_run(xdev_cpu_pool_t *p, xdev_cpu_launch_t *l, xdev_cpu_exe
         if (atomic_load_explicit(&l->fault, memory_order_relaxed) != 0 ||
             atomic_load_explicit(&p->stopping, memory_order_relaxed))
             return;
+        /* Look before claiming: a claim past the end is one more atomic add
+         * on the launch's most contended line (every thread ends so). */
+        if (atomic_load_explicit(&l->next_block, memory_order_relaxed) >= l->total) return;
         uint64_t b = atomic_fetch_add_explicit(&l->next_block, l->chunk, memory_order_relaxed);
         if (b >= l->total) return;
         uint64_t e = l->total - b > l->chunk ? b + l->chunk : l->total;
@@ -138,31 +174,121 @@ static void claim_and_run(xdev_cpu_pool_t *p, xdev_cpu_launch_t *l, xdev_cpu_exe
     }
 }
 
-/* A launch with blocks to claim, with a reference taken (under the lock, so
- * that once its owner unlinks it no worker can enter it any more). */
-static xdev_cpu_launch_t *pick(xdev_cpu_pool_t *p) {
-    xdev_cpu_launch_t *found = NULL;
-    pthread_mutex_lock(&p->mu);
-    for (xdev_cpu_launch_t *l = atomic_load(&p->stopping) ? NULL : p->launches; l != NULL;
-         l = l->next) {
-        if (atomic_load_explicit(&l->next_block, memory_order_relaxed) < l->total &&
-            atomic_load_explicit(&l->fault, memory_order_relaxed) == 0) {
-            atomic_fetch_add_explicit(&l->refs, 1, memory_order_relaxed);
-            found = l;
-            break;
-        }
-    }
-    pthread_mutex_unlock(&p->mu);
-    return found;
+/* ------------------------------------------------------- small launches */
+
+/* The kernel's cell in the pool's cost table, and its tag there. A cell
+ * is tag << 32 | launches left before a retry << 24 | ns a block (what its
+ * last run alone measured, at most 2^24 - 1). */
+static _Atomic uint64_t *cost_cell(xdev_cpu_pool_t *p, const void *sig, uint64_t *tag) {
+    uint64_t h = (uint64_t)(uintptr_t)sig * 0x9E3779B97F4A7C15ull;
+    *tag = (h >> 32) | 1u; /* 32 bits, never 0: an empty cell matches no kernel */
+    return &p->cost[(h >> 24) % XDEV_CPU_POOL_COSTS];
 }
 
-/* Drop the worker's reference. The last one out bumps `done` (the pool's
- * word, not the launch's: the owner may free the launch as soon as refs is
- * 0) and wakes the owner if it sleeps. */
-static void leave(xdev_cpu_pool_t *p, xdev_cpu_launch_t *l) {
-    if (atomic_fetch_sub(&l->refs, 1) != 1) return;
-    atomic_fetch_add(&p->done, 1);
-    if (atomic_load(&p->done_waiters) > 0) futex_wake(&p->done, INT_MAX);
+#define COST_NS_MAX 0xffffffu
+
+/* Whether to run `l` alone: when its kernel's last run alone says the
+ * whole grid fits in XDEV_CPU_POOL_INLINE_NS; when its cost is not known
+ * yet, or at every XDEV_CPU_POOL_RETRY-th launch of one that was too dear
+ * (it may be cheaper now), a try if the grid is small. A try that runs
+ * out of that time hands the rest to the pool. Only runs alone measure:
+ * the pool's threads, sharing the launch, slow each other's blocks. */
+static bool run_here(xdev_cpu_pool_t *p, const xdev_cpu_launch_t *l) {
+    if (l->total > XDEV_CPU_POOL_TRY_BLOCKS) return false;
+    uint64_t tag;
+    _Atomic uint64_t *cell = cost_cell(p, l->sig, &tag);
+    uint64_t v = atomic_load_explicit(cell, memory_order_relaxed);
+    if (v >> 32 != tag) return true; /* not known: try */
+    if ((v & COST_NS_MAX) * l->total <= XDEV_CPU_POOL_INLINE_NS) return true;
+    uint64_t left = v >> 24 & 0xffu;
+    /* Racy with other streams' launches of the kernel: a count lost or
+     * repeated only moves a retry. */
+    atomic_store_explicit(cell, left != 0 ? v - ((uint64_t)1 << 24) : v | (uint64_t)0xff << 24,
+                          memory_order_relaxed);
+    return left == 0;
+}
+
+/* Note what a run alone measured: `ns` for `blocks` blocks (the latest
+ * run decides: a wrong guess costs at most one try's time). */
+static void note_cost(xdev_cpu_pool_t *p, const xdev_cpu_launch_t *l, int64_t ns, uint64_t blocks) {
+    if (blocks == 0 || ns < 0) return;
+    uint64_t tag, per = ((uint64_t)ns + blocks - 1) / blocks;
+    if (per > COST_NS_MAX) per = COST_NS_MAX;
+    atomic_store_explicit(cost_cell(p, l->sig, &tag),
+                          tag << 32 | (uint64_t)XDEV_CPU_POOL_RETRY << 24 | per,
+                          memory_order_relaxed);
+}
+
+/* Run `l` on the calling thread in steps of 1, 2, 4, ... blocks; true when
+ * it is over (every block ran, or a fault). Once XDEV_CPU_POOL_INLINE_NS
+ * have passed with blocks left (the kernel is dearer than it was, or the
+ * thread was preempted) false: the caller hands the rest to the pool. */
+static bool run_alone(xdev_cpu_pool_t *p, xdev_cpu_launch_t *l, xdev_cpu_exec_t *ex) {
+    int64_t start = xdev_cpu_now_ns(), now = start;
+    for (uint64_t step = 1;; step *= 2) {
+        if (atomic_load_explicit(&l->fault, memory_order_relaxed) != 0 ||
+            atomic_load_explicit(&p->stopping, memory_order_relaxed))
+            return true;
+        uint64_t b = atomic_load_explicit(&l->next_block, memory_order_relaxed);
+        if (b >= l->total) break;
+        uint64_t e = l->total - b > step ? b + step : l->total;
+        atomic_store_explicit(&l->next_block, e, memory_order_relaxed); /* not posted yet */
+        xdev_cpu_exec_blocks(ex, l, b, e);
+        now = xdev_cpu_now_ns();
+        if (e < l->total && now - start > XDEV_CPU_POOL_INLINE_NS) {
+            note_cost(p, l, now - start, e);
+            return false;
+        }
+    }
+    note_cost(p, l, now - start, l->total);
+    return true;
+}
+
+/* Leave the launch: clear the hazard, then wake the stream worker if it
+ * sleeps waiting for workers to leave (seq_cst both: it either sees the
+ * hazard cleared or counts as a waiter here). */
+static void leave(xdev_cpu_pool_t *p, pool_slot_t *slot) {
+    atomic_store(&slot->hazard, NULL);
+    if (atomic_load(&p->done_waiters) > 0) {
+        atomic_fetch_add(&p->done, 1);
+        futex_wake(&p->done, INT_MAX);
+    }
+}
+
+/* A posted launch with blocks to claim, published as the worker's hazard
+ * (seq_cst, then the slot is read again: see the top of the file). The
+ * scan starts at the worker's own index, so that launches of several
+ * streams each get workers. */
+static xdev_cpu_launch_t *pick(xdev_cpu_pool_t *p, pool_slot_t *slot) {
+    if (atomic_load_explicit(&p->stopping, memory_order_relaxed)) return NULL;
+    for (int k = 0; k < XDEV_CPU_POOL_POSTS; k++) {
+        int i = (slot->index + k) % XDEV_CPU_POOL_POSTS;
+        xdev_cpu_launch_t *l = atomic_load(&p->posted[i]);
+        if (l == NULL) continue;
+        atomic_store(&slot->hazard, l);
+        if (atomic_load(&p->posted[i]) == l &&
+            atomic_load_explicit(&l->next_block, memory_order_relaxed) < l->total &&
+            atomic_load_explicit(&l->fault, memory_order_relaxed) == 0)
+            return l;
+        leave(p, slot); /* its stream worker may already wait on this hazard */
+    }
+    return NULL;
+}
+
+/* True while a worker from slots [*from, nworkers) is inside `l`; *from
+ * advances past those that are not (once the launch's slot is cleared, a
+ * worker that has left cannot enter it again). */
+static bool inside(xdev_cpu_pool_t *p, const xdev_cpu_launch_t *l, int *from) {
+    for (; *from < p->nworkers; ++*from)
+        if (atomic_load(&p->slots[*from].hazard) == l) return true;
+    return false;
+}
+
+/* Any launch posted (a retiring worker's last look). */
+static bool any_posted(xdev_cpu_pool_t *p) {
+    for (int i = 0; i < XDEV_CPU_POOL_POSTS; i++)
+        if (atomic_load(&p->posted[i]) != NULL) return true;
+    return false;
 }
 
 /* ----------------------------------------------------------------- workers */
@@ -177,20 +303,24 @@ static void *worker_main(void *arg) {
     xdev_cpu_exec_t *ex = xdev_cpu_exec_self(); /* NULL (no memory): retire at once */
     for (;;) {
         uint32_t seen = atomic_load(&p->epoch);
-        xdev_cpu_launch_t *l = ex != NULL ? pick(p) : NULL;
+        xdev_cpu_launch_t *l = ex != NULL ? pick(p, slot) : NULL;
         if (l != NULL) {
             claim_and_run(p, l, ex);
-            leave(p, l);
+            leave(p, slot);
             continue;
         }
         if (ex != NULL && wait_epoch(p, seen) && !atomic_load(&p->stopping)) continue;
-        /* Idle too long, stopping, or no executor: end unless a launch came. */
+        /* Idle too long, stopping, or no executor: end unless a launch came.
+         * `running` drops before the last look (seq_cst): a launch posted
+         * meanwhile is seen here, or its poster sees the drop and restarts
+         * this slot (ensure_workers, under the mutex we hold). */
         pthread_mutex_lock(&p->mu);
-        bool work = p->launches != NULL && ex != NULL && !atomic_load(&p->stopping);
-        if (!work) {
+        atomic_fetch_sub(&p->running, 1);
+        bool work = ex != NULL && !atomic_load(&p->stopping) && any_posted(p);
+        if (work)
+            atomic_fetch_add(&p->running, 1);
+        else
             slot->state = SLOT_ENDED;
-            p->running--;
-        }
         pthread_mutex_unlock(&p->mu);
         if (!work) break;
     }
@@ -206,7 +336,7 @@ static int start_thread(pool_slot_t *slot) {
  * is joined first; it has left its loop). A thread that cannot be created
  * is not an error: the launch runs on the threads there are. */
 static void ensure_workers(xdev_cpu_pool_t *p) {
-    if (p->running == p->nworkers || atomic_load(&p->stopping)) return;
+    if (atomic_load(&p->running) == p->nworkers || atomic_load(&p->stopping)) return;
     for (int i = 0; i < p->nworkers; i++) {
         pool_slot_t *slot = &p->slots[i];
         if (slot->state == SLOT_RUNNING) continue;
@@ -214,7 +344,7 @@ static void ensure_workers(xdev_cpu_pool_t *p) {
         slot->state = SLOT_IDLE;
         if (start_thread(slot) != 0) break;
         slot->state = SLOT_RUNNING;
-        p->running++;
+        atomic_fetch_add(&p->running, 1);
     }
 }
 
@@ -226,7 +356,9 @@ xdev_cpu_pool_t *xdev_cpu_pool_get(xdev_cpu_device_t *d) {
     if (p == NULL) {
         int nworkers = xdev_cpu_state.threads > 1 ? xdev_cpu_state.threads - 1 : 0;
         p = calloc(1, sizeof *p);
-        pool_slot_t *slots = calloc(nworkers > 0 ? (size_t)nworkers : 1, sizeof *slots);
+        size_t slot_bytes = (nworkers > 0 ? (size_t)nworkers : 1) * sizeof(pool_slot_t);
+        pool_slot_t *slots = aligned_alloc(_Alignof(pool_slot_t), slot_bytes);
+        if (slots != NULL) memset(slots, 0, slot_bytes);
         if (p == NULL || slots == NULL || pthread_mutex_init(&p->mu, NULL) != 0) {
             free(p);
             free(slots);
@@ -261,43 +393,44 @@ void xdev_cpu_pool_run(xdev_cpu_pool_t *p, xdev_cpu_launch_t *l) {
     l->chunk = l->total / claims != 0 ? l->total / claims : 1;
     int helpers = p->nworkers;
     if ((uint64_t)helpers > l->total - 1) helpers = (int)(l->total - 1);
-    if (helpers == 0) {
-        /* One block (or no workers): the caller runs it. Publishing it
-         * would bump the epoch, and every worker still polling it would
-         * take the pool's mutex to find nothing to claim while the caller
-         * waited for them to leave: most of a one-block launch's 4 us on
-         * 16 cores (issue 50). */
+    if (helpers == 0) { /* one block, or no workers: the caller runs it */
         claim_and_run(p, l, ex);
         return;
     }
+    /* A kernel's launch (not the backend's own loops, which split by size
+     * already) that ran fast alone last time runs here unless it turns out
+     * dear. */
+    if (l->stream != NULL && run_here(p, l) && run_alone(p, l, ex)) return;
 
-    pthread_mutex_lock(&p->mu);
-    ensure_workers(p);
-    l->prev = NULL;
-    l->next = p->launches;
-    if (p->launches != NULL) p->launches->prev = l;
-    p->launches = l;
-    pthread_mutex_unlock(&p->mu);
+    int posted = -1;
+    for (int i = 0; i < XDEV_CPU_POOL_POSTS && posted < 0; i++) {
+        xdev_cpu_launch_t *none = NULL;
+        if (atomic_compare_exchange_strong(&p->posted[i], &none, l)) posted = i;
+    }
+    if (posted < 0) { /* every slot taken: the pool is busy with other streams' launches */
+        claim_and_run(p, l, ex);
+        return;
+    }
+    if (atomic_load(&p->running) != p->nworkers) {
+        pthread_mutex_lock(&p->mu);
+        ensure_workers(p);
+        pthread_mutex_unlock(&p->mu);
+    }
     atomic_fetch_add(&p->epoch, 1);
-    if (helpers > 0 && atomic_load(&p->sleepers) > 0) futex_wake(&p->epoch, helpers);
+    if (atomic_load(&p->sleepers) > 0) futex_wake(&p->epoch, helpers);
 
     claim_and_run(p, l, ex);
 
-    pthread_mutex_lock(&p->mu);
-    if (l->prev != NULL)
-        l->prev->next = l->next;
-    else
-        p->launches = l->next;
-    if (l->next != NULL) l->next->prev = l->prev;
-    pthread_mutex_unlock(&p->mu);
     /* No worker can enter now; wait for those inside (each ends its chunk,
      * or stops early after a fault). */
-    int64_t start = 0;
-    for (unsigned i = 0; atomic_load(&l->refs) != 0; i++) {
-        if (spin_step(i, &start)) continue;
+    atomic_store(&p->posted[posted], NULL);
+    int64_t spun = 0;
+    int from = 0;
+    for (unsigned i = 0; inside(p, l, &from); i++) {
+        if (spin_step(i, &spun)) continue;
         uint32_t seen = atomic_load(&p->done);
         atomic_fetch_add(&p->done_waiters, 1);
-        if (atomic_load(&l->refs) != 0) (void)futex_wait(&p->done, seen, NULL);
+        if (inside(p, l, &from)) (void)futex_wait(&p->done, seen, NULL);
         atomic_fetch_sub(&p->done_waiters, 1);
     }
 }

@@ -8,7 +8,9 @@
  * A launch is one host-function op on its stream. When the stream's worker
  * runs it, the grid's blocks are handed out in chunks from an atomic
  * counter to the device's pool workers and to the stream worker itself,
- * which waits until every block ran (so the stream stays in order). Each
+ * which waits until every block ran (so the stream stays in order); a
+ * small grid of a kernel that ran fast alone runs on the stream worker
+ * only (cpu_pool.c says when). Each
  * thread runs its blocks through its own executor: the block's shared
  * memory and, for kernels declared XDEV_KERNEL_SYNC, one fiber per
  * work-item. */
@@ -37,18 +39,16 @@ typedef struct xdev_cpu_launch {
     xdev_cpu_stream_t *stream;
     int grid[3];
     int block[3];
-    int items;                           /* block[0] * block[1] * block[2] */
-    size_t dynamic_shared;               /* bytes per block */
-    uint64_t total;                      /* blocks in the grid */
-    uint64_t chunk;                      /* blocks per claim */
-    _Atomic uint64_t next_block;         /* first block not yet claimed (linear, x fastest) */
-    atomic_int refs;                     /* pool workers inside the launch */
-    atomic_int fault;                    /* first fault code, 0 = none */
-    int fault_block[3];                  /* written by the thread whose code won */
-    size_t fault_cap;                    /* its static shared capacity */
-    int fault_signo, fault_sicode;       /* XDEV_CPU_KFAULT_SIGNAL: the signal */
-    void *fault_addr;                    /* and its si_addr */
-    struct xdev_cpu_launch *prev, *next; /* the pool's running launches, under its mutex */
+    int items;                     /* block[0] * block[1] * block[2] */
+    size_t dynamic_shared;         /* bytes per block */
+    uint64_t total;                /* blocks in the grid */
+    uint64_t chunk;                /* blocks per claim */
+    _Atomic uint64_t next_block;   /* first block not yet claimed (linear, x fastest) */
+    atomic_int fault;              /* first fault code, 0 = none */
+    int fault_block[3];            /* written by the thread whose code won */
+    size_t fault_cap;              /* its static shared capacity */
+    int fault_signo, fault_sicode; /* XDEV_CPU_KFAULT_SIGNAL: the signal */
+    void *fault_addr;              /* and its si_addr */
     void *args[XDEV_KERNEL_MAX_PARAMS];
     _Alignas(16) unsigned char bytes[];
 } xdev_cpu_launch_t;

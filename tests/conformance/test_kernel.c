@@ -4,9 +4,9 @@
  * every toolchain by xdev_add_kernels, on the backend under test: saxpy; a
  * block reduction with shared memory and barriers; dynamic shared memory;
  * every atomic; a 2-D stencil; 3-D ids; every argument type; f16/bf16
- * rounding; many threads launching; stream order; traps; bad input, with
- * nothing enqueued. Conformance: XDEV_BACKEND=<backend> (cpu:
- * XDEV_CPU_DEVICES=2). */
+ * rounding; many threads launching (more streams than the CPU pool posts
+ * launches); stream order; traps; bad input, with nothing enqueued. Conformance:
+ * XDEV_BACKEND=<backend> (cpu: XDEV_CPU_DEVICES=2). */
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -496,20 +496,32 @@ static void *worker_main(void *arg) {
     return NULL;
 }
 
-START_TEST(many_threads_launching) {
+/* `threads` threads, each launching saxpy `iters` times on its own stream. */
+static void launch_from_threads(int threads, int iters) {
     xdev_module_t m = load(0);
-    enum { THREADS = 8 };
-    worker_t w[THREADS];
+    worker_t w[32];
+    ck_assert_int_le(threads, 32);
     atomic_int failures = 0;
-    for (int i = 0; i < THREADS; i++) {
-        w[i] = (worker_t){
-            .k = kernel(m, "saxpy"), .id = i, .iters = xt_iters(100, 10), .failures = &failures};
+    for (int i = 0; i < threads; i++) {
+        w[i] = (worker_t){.k = kernel(m, "saxpy"), .id = i, .iters = iters, .failures = &failures};
         ck_assert_int_eq(pthread_create(&w[i].thread, NULL, worker_main, &w[i]), 0);
     }
-    for (int i = 0; i < THREADS; i++)
+    for (int i = 0; i < threads; i++)
         pthread_join(w[i].thread, NULL);
     ck_assert_int_eq(atomic_load(&failures), 0);
     XT_OK(xdev_module_unload(m));
+}
+
+START_TEST(many_threads_launching) {
+    launch_from_threads(8, xt_iters(100, 10));
+}
+END_TEST
+
+/* More streams launching at once than the CPU pool posts launches (16):
+ * the launches past that run on their stream workers alone, the others on
+ * the pool, every result right (kernel.cpu_pool runs it with a pool). */
+START_TEST(more_streams_than_pool_posts) {
+    launch_from_threads(24, xt_iters(40, 5));
 }
 END_TEST
 
@@ -768,6 +780,7 @@ int main(int argc, char **argv) {
     tcase_add_test(tc, host_library_image);
     tcase_add_test(tc, stream_order);
     tcase_add_test(tc, many_threads_launching);
+    tcase_add_test(tc, more_streams_than_pool_posts);
     tcase_add_test(tc, traced);
     tcase_add_test(tc, bad_input);
     tcase_add_test(tc, freed_after_launch);

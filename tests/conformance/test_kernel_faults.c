@@ -108,14 +108,14 @@ static void expect_stream_works(xdev_module_t m, xdev_stream_t s, int *d, int n,
     free(h);
 }
 
-/* A wild write by block 5 of 64 in kernel `name` of module m. */
-static void wild_write_case(xdev_module_t m, const char *name, unsigned block, int item) {
+/* A wild write by block `bad` of `grid` in kernel `name` of module m. */
+static void wild_write_in_grid(xdev_module_t m, const char *name, unsigned grid, unsigned block,
+                               int item, int bad) {
     xdev_kernel_t k = kernel(m, name);
-    int n = 64 * (int)block;
+    int n = (int)grid * (int)block;
     int *out = dalloc((size_t)n * sizeof(int));
     xdev_stream_t s = xt_new_stream(0);
-    xdev_launch_config_t c = cfg1(64, block, s);
-    int bad = 5;
+    xdev_launch_config_t c = cfg1(grid, block, s);
     long off = WILD_OFFSET;
     XT_OK(XDEV_LAUNCH(k, &c, bad, off, out)); /* enqueued fine: the fault comes later */
     const void *addr = out + (long)bad * block + item + off;
@@ -124,6 +124,12 @@ static void wild_write_case(xdev_module_t m, const char *name, unsigned block, i
     XT_OK(xdev_device_synchronize(xt_dev(0))); /* the device is fine too */
     XT_OK(xdev_stream_destroy(s));
     XT_OK(xdev_free(out));
+}
+
+/* A wild write by block 5 of 64 (on the CPU a grid this small runs on the
+ * stream's own thread once its kernel is known to be cheap). */
+static void wild_write_case(xdev_module_t m, const char *name, unsigned block, int item) {
+    wild_write_in_grid(m, name, 64, block, item, 5);
 }
 
 /* ------------------------------------------------------ signal faults */
@@ -153,6 +159,19 @@ START_TEST(wild_write_in_block_form) {
     xdev_module_t m = load();
     wild_write_case(m, "wild_write_block", 32, 3);
     wild_write_case(m, "wild_write_block", 32, 3);
+    XT_OK(xdev_module_unload(m));
+}
+END_TEST
+
+/* A grid too large to run on one thread (the CPU posts it to its pool, so
+ * with XDEV_CPU_THREADS > 1 the faulting block may be a pool worker's):
+ * each form, reported the same. */
+START_TEST(wild_write_on_the_pool) {
+    XT_REQUIRE_CPU();
+    xdev_module_t m = load();
+    wild_write_in_grid(m, "wild_write", 1024, 32, 0, 1000);
+    wild_write_in_grid(m, "wild_write_sync", 1024, 32, 3, 700);
+    wild_write_in_grid(m, "wild_write_block", 1024, 32, 3, 900);
     XT_OK(xdev_module_unload(m));
 }
 END_TEST
@@ -700,6 +719,7 @@ int main(int argc, char **argv) {
     tcase_add_test(tc, wild_write_aot);
     tcase_add_test(tc, wild_write_on_fiber);
     tcase_add_test(tc, wild_write_in_block_form);
+    tcase_add_test(tc, wild_write_on_the_pool);
     tcase_add_test(tc, wild_write_host_library);
     tcase_add_test(tc, faults_in_compiled_kernel);
     tcase_add_test(tc, other_streams_keep_working);
