@@ -12,7 +12,8 @@
  * chunks): the first pins the host copies (the pinned host cache keeps
  * them), so it is reported apart; the goal is judged on the best of the
  * others. After each wake the first and last bytes of every chunk are
- * checked. Device: --device (default cuda:0 when the cuda backend is
+ * checked. A last DISCARD cycle times the mapping alone (its wake copies
+ * nothing). Device: --device (default cuda:0 when the cuda backend is
  * usable, else cpu:0); expandable segments are turned on here
  * (XDEV_ALLOC_CONF) unless the environment sets the variable.
  *
@@ -152,6 +153,18 @@ int main(int argc, char **argv) {
         if (sl > best_sleep) best_sleep = sl;
         if (wk > best_wake) best_wake = wk;
         if (free_asleep < free_asleep_min) free_asleep_min = free_asleep;
+    }
+    /* One DISCARD cycle: its wake only maps (no copy), which says how much
+     * of KEEP's wake time the mapping alone would take. */
+    {
+        double t0 = now_s();
+        CHECK(xdev_memory_sleep(dev, NULL, XDEV_MEMORY_SLEEP_DISCARD));
+        double t1 = now_s();
+        CHECK(xdev_memory_wake(dev, NULL));
+        double t2 = now_s();
+        printf("  discard cycle: sleep %.3f s (unmap only, %.2f GB/s), wake %.3f s (map only, "
+               "%.2f GB/s)\n",
+               t1 - t0, gbps(total, t1 - t0), t2 - t1, gbps(total, t2 - t1));
     }
     double back = (double)free_asleep_min / (double)free0;
     printf("  free memory: %.2f GiB before the allocations, %.2f GiB allocated, %.2f GiB "

@@ -215,7 +215,12 @@ xdev_status_t xc_va_map(xc_device_t *dev, void *addr, size_t bytes) {
             break;
         }
         done += unit;
-        r = XV(cuMemSetAccess)(va_at(addr, done - unit), unit, access, n_access);
+    }
+    /* One access call for the whole range, not one per unit: setting access
+     * is the costly step of a mapping (the device's page tables), and a
+     * range over several mappings is allowed. */
+    if (r == CUDA_SUCCESS) {
+        r = XV(cuMemSetAccess)(va_at(addr, 0), bytes, access, n_access);
         if (r != CUDA_SUCCESS) what = XC_STR(cuMemSetAccess);
     }
     if (r != CUDA_SUCCESS) (void)unmap_units(addr, done, unit);

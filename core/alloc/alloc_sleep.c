@@ -221,8 +221,9 @@ static void free_copy(sleeper_t *s) {
 
 /* Sleep and wake work a segment a piece at a time, so that the backend's
  * unmapping (sleep) or mapping (wake) of one piece overlaps the copy of the
- * next: on CUDA each 2 MiB unit is its own cuMemCreate + cuMemMap +
- * cuMemSetAccess, which for tens of GiB costs about what copying them does.
+ * next: on CUDA each 2 MiB unit is its own cuMemCreate + cuMemMap (and a
+ * piece one cuMemSetAccess), which for tens of GiB costs about what copying
+ * them does.
  * A piece is a whole number of mapping units. */
 #define PIECE ((size_t)32 << 20)
 
