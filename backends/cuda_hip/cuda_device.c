@@ -116,6 +116,12 @@ static xdev_status_t fill_ext(int device, xdev_device_properties_ext_t *e) {
         snprintf(e->uuid, sizeof e->uuid, "GPU-%.16s", (const char *)u.bytes);
     else
         format_uuid((const unsigned char *)u.bytes, e->uuid, sizeof e->uuid);
+#if defined(__HIP_PLATFORM_NVIDIA__)
+    /* the platform leaves gcnArchName empty: the compute capability */
+    snprintf(e->arch, sizeof e->arch, "sm_%d%d", p.major, p.minor);
+    e->bf16_supported = p.major >= 8;
+    e->tf32_supported = p.major >= 8;
+#else
     char arch[sizeof p.gcnArchName];
     snprintf(arch, sizeof arch, "%s", p.gcnArchName);
     arch[strcspn(arch, ":")] = '\0'; /* "gfx90a:sramecc+:xnack-" */
@@ -124,6 +130,7 @@ static xdev_status_t fill_ext(int device, xdev_device_properties_ext_t *e) {
     for (int i = 0; bf16[i] != NULL; i++)
         if (strncmp(arch, bf16[i], strlen(bf16[i])) == 0) e->bf16_supported = true;
     e->tf32_supported = strncmp(arch, "gfx94", 5) == 0 || strncmp(arch, "gfx95", 5) == 0;
+#endif
 #else
     format_uuid((const unsigned char *)p.uuid.bytes, e->uuid, sizeof e->uuid);
     if (xc_smi_is_mig(e->uuid + 4)) {

@@ -186,11 +186,30 @@ static bool drv_is_fault(CUresult r) {
            r == hipErrorLaunchTimeOut;
 }
 
+#if defined(__HIP_PLATFORM_NVIDIA__)
+/* On HIP's NVIDIA platform the module calls are CUDA's driver calls, which
+ * act on the thread's current context, not on the runtime's device: a
+ * thread that made no runtime call needing one has none (the H200 run:
+ * hipModuleLoadDataEx answered "invalid device context"). So make the
+ * device's primary context current, as the CUDA branch does. */
+static xdev_status_t bind_context(int device) {
+    hipCtx_t ctx = NULL;
+    if (hipCtxGetCurrent(&ctx) == hipSuccess && ctx != NULL) return XDEV_SUCCESS;
+    XC_CALL(cudaSetDevice(device), XC_STR(cudaSetDevice) "(%d)", device);
+    if (hipCtxGetCurrent(&ctx) != hipSuccess || ctx == NULL)
+        return xc_error(XDEV_ERROR_BACKEND,
+                        "no context is current after hipSetDevice(%d) (the device's "
+                        "primary context, on HIP's NVIDIA platform)",
+                        device);
+    return XDEV_SUCCESS;
+}
+#else
 /* HIP's module calls act on the current device: the guard is enough. */
 static xdev_status_t bind_context(int device) {
     (void)device;
     return XDEV_SUCCESS;
 }
+#endif
 
 static void note_loaded_context(int device) {
     (void)device;

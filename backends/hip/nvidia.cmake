@@ -52,6 +52,8 @@ if(CMAKE_CUDA_COMPILER)
   set_target_properties(xdev-hip PROPERTIES CUDA_ARCHITECTURES "${CMAKE_CUDA_ARCHITECTURES}"
     LINKER_LANGUAGE C)
   target_compile_definitions(xdev-hip PRIVATE XC_HAVE_KERNELS=1)
+  include(${XC_SRC}/arch_list.cmake)
+  xc_define_arch_list(xdev-hip)
 else()
   message(STATUS "xdev: no CUDA compiler: the HIP plugin (NVIDIA platform) has no random fills")
 endif()
