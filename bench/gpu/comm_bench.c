@@ -18,7 +18,10 @@
  *             device restored. Same buffers, same current streams (each
  *             device's default), 8 B - 2 MiB: what xdev adds to the NCCL
  *             calls, without Python (bench/gpu/comm_torch.py has the Python
- *             comparison with torch itself).
+ *             comparison with torch itself). A third column times the same
+ *             broadcast through an init_all group's public calls
+ *             (xdev_group_start, xdev_broadcast per rank, xdev_group_end):
+ *             checked and watched per rank, as the cached group was before.
  *
  *   XDEV_BACKEND=cuda XDEV_NCCL_PATH=.../libnccl.so.2 comm_bench [--max-mb N]
  *       [--op all_reduce|broadcast|all] (default all)
@@ -119,6 +122,19 @@ static void bcast_xdev(size_t bytes) {
     CHECK(xdev_comm_broadcast(bsrc, bytes, bdst + 1, n - 1));
 }
 
+/* The same broadcast through the public communicator calls of an init_all
+ * group (xc): a registry hold, the full checks and the watchdog's event
+ * record per rank - what xdev_comm_broadcast's cached group paid per rank
+ * before it skipped them. */
+static void bcast_group(size_t bytes) {
+    CHECK(xdev_group_start());
+    for (int r = 0; r < n; r++) {
+        void *b = r == 0 ? bsrc : bdst[r];
+        CHECK(xdev_broadcast(xc[r], b, b, bytes, XDEV_DTYPE_U8, 0, NULL));
+    }
+    CHECK(xdev_group_end());
+}
+
 /* torch.cuda.comm.broadcast(src, out=[...]) by hand: nccl::broadcast's calls. */
 static void bcast_nccl(size_t bytes) {
     int prev = 0;
@@ -171,19 +187,22 @@ static void broadcast_table(void) {
     }
     printf("comm_bench: broadcast, device 0 to %d other(s), current streams; time per broadcast "
            "(us): xdev_comm_broadcast vs ncclGroupStart + ncclBroadcast per device + "
-           "ncclGroupEnd\n",
+           "ncclGroupEnd; 'watched group': xdev_group_start + xdev_broadcast per rank of an "
+           "init_all group + xdev_group_end\n",
            n - 1);
-    printf("| bytes | xdev us | NCCL us | xdev - NCCL us | ratio (NCCL time / xdev) |\n");
-    printf("|---:|---:|---:|---:|---:|\n");
+    printf("| bytes | xdev us | NCCL us | xdev - NCCL us | ratio (NCCL time / xdev) | watched "
+           "group us |\n");
+    printf("|---:|---:|---:|---:|---:|---:|\n");
     for (size_t bytes = 8; bytes <= max_bytes; bytes *= 4) {
-        double tx[3], tn[3];
+        double tx[3], tn[3], tg[3];
         for (int k = 0; k < 3; k++) { /* alternate, median of 3 */
             tx[k] = time_bcast(bcast_xdev, bytes, 500);
             tn[k] = time_bcast(bcast_nccl, bytes, 500);
+            tg[k] = time_bcast(bcast_group, bytes, 500);
         }
-        double x = median(tx, 3), y = median(tn, 3);
-        printf("| %zu | %.2f | %.2f | %.2f | %.3f |\n", bytes, x / 1e3, y / 1e3, (x - y) / 1e3,
-               y / x);
+        double x = median(tx, 3), y = median(tn, 3), g = median(tg, 3);
+        printf("| %zu | %.2f | %.2f | %.2f | %.3f | %.2f |\n", bytes, x / 1e3, y / 1e3,
+               (x - y) / 1e3, y / x, g / 1e3);
     }
     for (int r = 1; r < n; r++)
         CHECK(xdev_free(bdst[r]));
