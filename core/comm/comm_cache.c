@@ -60,6 +60,7 @@ static entry_t *make(xdev_device_record_t *const *recs, int n) {
     xdev_core_error_save(&saved);
     e->usable = xdev_communicator_init_all(e->comms, n, devs) == XDEV_SUCCESS;
     xdev_core_error_restore(&saved);
+    if (e->usable) xdev_communicator_mark_cached(e->comms, n); /* before anyone uses it */
     e->next = g_entries;
     g_entries = e;
     return e;
@@ -75,12 +76,8 @@ bool xdev_comm_cache_get(xdev_device_record_t *const *recs, int n, xdev_communic
     pthread_mutex_unlock(&g_lock);
     if (e == NULL) return false;
     pthread_mutex_lock(&g_use);
-    if (e->usable) { /* a group NCCL reports broken is dropped, not reused */
-        xdev_error_state_t saved;
-        xdev_core_error_save(&saved);
-        if (xdev_communicator_check(e->comms[0]) != XDEV_SUCCESS) e->usable = false;
-        xdev_core_error_restore(&saved);
-    }
+    /* a group NCCL reports broken is dropped, not reused */
+    if (e->usable && !xdev_comm_cached_usable(e->comms[0])) e->usable = false;
     if (!e->usable) {
         pthread_mutex_unlock(&g_use);
         return false;

@@ -74,6 +74,24 @@ xdev_status_t xdev_comm_buffer_device(const void *p, size_t n, const char *arg, 
 bool xdev_comm_cache_get(xdev_device_record_t *const *recs, int n, xdev_communicator_t **comms);
 void xdev_comm_cache_put(xdev_communicator_t *comms, bool failed);
 
+/* comms[0..n), just made by xdev_communicator_init_all, become a cached
+ * group's (communicator.c): unwatched, their calls unchecked (below). */
+void xdev_communicator_mark_cached(xdev_communicator_t *comms, int n);
+/* Whether cached rank c may be used: its group has no error, and the
+ * backend reports none for it (the watchdog does not look at it). Leaves
+ * the thread's error state as it was. */
+bool xdev_comm_cached_usable(xdev_communicator_t c);
+/* Rank c's part of a broadcast (kind XDEV_COLL_BROADCAST) or sum
+ * (XDEV_COLL_REDUCE) of the cached group c belongs to, onto its device's
+ * current stream through the enqueue path (observers and the sanitizer see
+ * it). What xdev_broadcast/xdev_reduce check (the handle, the dtype, the
+ * root, each buffer on the rank's device with count elements, the overlap)
+ * the caller has made sure of: torch.cuda.comm's functions check their
+ * buffers and order the group's ranks by those buffers' devices. */
+xdev_status_t xdev_comm_cached_collective(xdev_communicator_t c, xdev_collective_kind_t kind,
+                                          const void *send, void *recv, size_t count,
+                                          xdev_dtype_t dtype, int root);
+
 /* A communicator around a backend rank `native` (rank of nranks, on rec;
  * be its backend) or, for host-memory backends, a group `xg` of transport
  * xp (be NULL): the only rank of its group in this process; registered as

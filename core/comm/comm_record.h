@@ -60,6 +60,12 @@ struct xdev_communicator {
     void *xg;                   /* and this rank's group in it, else NULL */
     struct xdev_communicator *live_next; /* the registry of live communicators */
     int users;                           /* calls holding it (under the registry's lock) */
+    /* A rank of a group torch.cuda.comm's functions keep (comm_cache.c): all
+     * its ranks live in this process, are issued together by one group call
+     * and are never handed out or destroyed. Not watched (watchdog.c: no
+     * peer can miss its part), and its collectives come checked by their
+     * caller (xdev_comm_cached_collective). Set once, before first use. */
+    bool cached;
     /* The watchdog's view of a backend rank (watchdog.c, under its lock):
      * events recorded after its last XDEV_WD_RING collectives, with when each
      * was enqueued (0: finished), and since when an enqueue has been under

@@ -198,7 +198,8 @@ static xdev_status_t submit_call(xdev_enqueue_t *q) {
     xdev_stream_t stream = q->stream;
     xdev_status_t st;
     if (c->native != NULL) { /* NCCL records into graphs */
-        bool watched = xdev_comm_watch_begin(c, stream);
+        /* a cached group's ranks are issued together by one group call: none can miss it */
+        bool watched = !c->cached && xdev_comm_watch_begin(c, stream);
         st = submit_native(proto, stream);
         if (watched) xdev_comm_watch_end(c, stream, task_name(proto), st == XDEV_SUCCESS);
         if (st != XDEV_SUCCESS) st = group_reason(c->g, st);
@@ -303,6 +304,45 @@ static xdev_status_t p2p(xdev_communicator_t comm, bool is_send, const void *sen
     if (st == XDEV_SUCCESS) st = submit(&t, stream);
     unhold(comm);
     return st;
+}
+
+/* torch.cuda.comm's collectives through a cached group (comm_internal.h):
+ * no hold (the cache never destroys its groups) and no second check of
+ * what the caller checked; the enqueue path as every collective. */
+xdev_status_t xdev_comm_cached_collective(xdev_communicator_t c, xdev_collective_kind_t kind,
+                                          const void *send, void *recv, size_t count,
+                                          xdev_dtype_t dtype, int root) {
+    task_t t = {c,
+                false,
+                kind == XDEV_COLL_REDUCE ? K_REDUCE : K_BROADCAST,
+                send,
+                recv,
+                count,
+                dtype,
+                XDEV_REDUCE_SUM,
+                root,
+                0,
+                false};
+    return submit(&t, NULL);
+}
+
+void xdev_communicator_mark_cached(xdev_communicator_t *comms, int n) {
+    for (int i = 0; i < n; i++)
+        comms[i]->cached = true;
+}
+
+bool xdev_comm_cached_usable(xdev_communicator_t c) {
+    group_t *g = c->g;
+    pthread_mutex_lock(&g->m);
+    bool ok = g->async_status == XDEV_SUCCESS && !g->aborted;
+    pthread_mutex_unlock(&g->m);
+    if (ok && c->native != NULL && XDEV_HAS(g->be, comm, async_error)) {
+        xdev_error_state_t saved;
+        xdev_core_error_save(&saved);
+        ok = xdev_be_comm_async_error(g->be, c->native) == XDEV_SUCCESS;
+        xdev_core_error_restore(&saved);
+    }
+    return ok;
 }
 
 xdev_status_t xdev_send(xdev_communicator_t comm, const void *sendbuf, size_t count,

@@ -101,9 +101,9 @@ static bool broadcast_by_comm(xdev_device_record_t *const *recs, int m, const vo
     if (m < 2 || m > XDEV_MAX_DEVICES || !xdev_comm_cache_get(recs, m, &comms)) return false;
     xdev_status_t s = xdev_group_start();
     if (s == XDEV_SUCCESS) {
-        for (int i = 0; i < m && s == XDEV_SUCCESS; i++)
-            s = xdev_broadcast(comms[i], i == 0 ? src : NULL, bufs[i], bytes, XDEV_DTYPE_U8, 0,
-                               NULL);
+        for (int i = 0; i < m && s == XDEV_SUCCESS; i++) /* the buffers are checked */
+            s = xdev_comm_cached_collective(comms[i], XDEV_COLL_BROADCAST, i == 0 ? src : NULL,
+                                            bufs[i], bytes, XDEV_DTYPE_U8, 0);
         xdev_status_t end = xdev_group_end();
         if (s == XDEV_SUCCESS) s = end;
     }
@@ -272,9 +272,9 @@ static xdev_status_t reduce_by_comm(xdev_communicator_t *comms, const void *cons
                                     void *dst, size_t count, xdev_dtype_t dtype, int root) {
     xdev_status_t st = xdev_group_start();
     if (st != XDEV_SUCCESS) return st;
-    for (int i = 0; i < n && st == XDEV_SUCCESS; i++)
-        st = xdev_reduce(comms[i], srcs[i], i == root ? dst : NULL, count, dtype, XDEV_REDUCE_SUM,
-                         root, NULL);
+    for (int i = 0; i < n && st == XDEV_SUCCESS; i++) /* the buffers are checked */
+        st = xdev_comm_cached_collective(comms[i], XDEV_COLL_REDUCE, srcs[i],
+                                         i == root ? dst : NULL, count, dtype, root);
     xdev_status_t end = xdev_group_end();
     return st != XDEV_SUCCESS ? st : end;
 }

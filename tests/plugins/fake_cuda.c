@@ -16,8 +16,17 @@
  *                      (the core's IPC paths, tested without a GPU).
  *   FAKE_HALF_GROUP    a graph table with half of its group (capture_begin and
  *                      capture_end, not launch or destroy): refused at load,
- *                      naming the missing slots (XDEV_SLOT_GROUPS). */
+ *                      naming the missing slots (XDEV_SLOT_GROUPS).
+ *   FAKE_COMM          a comm table (communicators, as NCCL's): ranks of one
+ *                      process whose broadcast copies the root's bytes into
+ *                      each rank's recvbuf (the root's part first: the ranks
+ *                      of a group are enqueued in order, root 0 first), so the
+ *                      core's native-communicator paths (the cached groups of
+ *                      torch.cuda.comm, the watchdog) run without a GPU; it
+ *                      counts event records and collectives for the test
+ *                      (fake_cuda_counts, exported). */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -241,8 +250,17 @@ static xdev_status_t ev_destroy(xdev_backend_device_t *dev, void *event) {
     return XDEV_SUCCESS;
 }
 
+#if defined(FAKE_COMM)
+/* What tests/test_comm_cached.c reads (dlsym): event records and collectives so far. */
+__attribute__((visibility("default"))) _Atomic long fake_cuda_counts[2];
+#define COUNT(i) atomic_fetch_add(&fake_cuda_counts[i], 1)
+#else
+#define COUNT(i) ((void)0)
+#endif
+
 static xdev_status_t ev_record(xdev_backend_device_t *dev, void *event, void *stream) {
     fake_event_t *e = event;
+    COUNT(0);
     e->recorded = 1;
     e->ms = now_ms();
     return XDEV_SUCCESS;
@@ -469,6 +487,73 @@ static const xdev_graph_vtable_t g_graph = {
 };
 #endif
 
+#if defined(FAKE_COMM)
+/* ------------------------------------------------------------ comm
+ * A rank is its device; a broadcast's root leaves its send buffer for the
+ * other ranks (enqueued after it in the same thread) to copy from. */
+typedef struct fake_rank {
+    unsigned magic;
+    int device;
+} fake_rank_t;
+static _Thread_local const void *tls_root_send;
+
+static xdev_status_t comm_init_all(xdev_backend_device_t *const *devs, int n, void **comms) {
+    for (int i = 0; i < n; i++) {
+        fake_rank_t *k = calloc(1, sizeof *k);
+        if (k == NULL) return fail(XDEV_ERROR_OUT_OF_MEMORY, "rank allocation failed");
+        k->magic = FAKE_MAGIC;
+        k->device = devs[i]->index;
+        comms[i] = k;
+    }
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t comm_destroy(void *comm) {
+    fake_rank_t *k = comm;
+    if (k == NULL || k->magic != FAKE_MAGIC) return fail(XDEV_ERROR_INVALID_HANDLE, "bad rank");
+    k->magic = 0;
+    free(k);
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t comm_abort(void *comm) {
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t comm_async_error(void *comm) {
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t comm_collective(void *comm, const xdev_collective_desc_t *d, void *stream) {
+    fake_rank_t *k = comm;
+    if (k == NULL || k->magic != FAKE_MAGIC) return fail(XDEV_ERROR_INVALID_HANDLE, "bad rank");
+    if (d->kind != XDEV_COLL_BROADCAST)
+        return fail(XDEV_ERROR_NOT_SUPPORTED, "the fake communicators only broadcast");
+    /* the ranks' part in order, root first: its bytes are the ones to copy */
+    size_t bytes = d->count * (d->dtype == XDEV_DTYPE_U8 ? 1 : 4);
+    if (d->send != NULL) tls_root_send = d->send;
+    if (tls_root_send == NULL) return fail(XDEV_ERROR_INVALID_VALUE, "the root comes first");
+    if (bytes > 0 && d->recv != tls_root_send) memmove(d->recv, tls_root_send, bytes);
+    COUNT(1);
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t comm_group(void) {
+    return XDEV_SUCCESS;
+}
+
+static const xdev_comm_vtable_t g_comm = {
+    .size = sizeof(xdev_comm_vtable_t),
+    .init_all = comm_init_all,
+    .destroy = comm_destroy,
+    .abort = comm_abort,
+    .async_error = comm_async_error,
+    .collective = comm_collective,
+    .group_start = comm_group,
+    .group_end = comm_group,
+};
+#endif
+
 /* ------------------------------------------------------------ entry */
 static const xdev_backend_api_t g_api = {
 #if defined(FAKE_OLD_MINOR)
@@ -490,6 +575,9 @@ static const xdev_backend_api_t g_api = {
 #endif
 #if defined(FAKE_HALF_GROUP)
     .graph = &g_graph,
+#endif
+#if defined(FAKE_COMM)
+    .comm = &g_comm,
 #endif
 };
 
