@@ -25,7 +25,9 @@
 #   bench-copy     copy_bench: pinned/pageable H2D/D2H vs raw cudaMemcpy
 #   capture        bench/traces/capture.py: multi-stream allocation traces from
 #                  PyTorch workloads into bench/traces/ (and $OUT/traces)
-#   bench-comm     comm_bench: all_reduce over the GPUs, xdev vs NCCL by hand
+#   bench-comm     comm_bench: all_reduce over the GPUs, xdev vs NCCL by hand;
+#                  broadcast, xdev_comm_broadcast vs NCCL by hand as
+#                  torch.cuda.comm issues it
 #   bench-comm-torch  bench/gpu/comm_torch.py: xdev vs torch.cuda.comm and
 #                  torch.distributed (NCCL) through one Python harness
 #   bench-alloc    alloc_bench vs c10's hot pair and churn; every trace
@@ -118,8 +120,8 @@
 #                  suites, kernel_rtc included (XDEV_BACKEND=hip; API errors
 #                  not reported: the suites make some on purpose; every
 #                  memory access is checked)
-# The three fit one call each on a 600 s limit (the build dir is kept):
-#   XDEV_GPU_STEPS=hip-nv-build, then hip-nv-conformance, then hip-nv-sanitizer.
+# The three fit one call (about 350 s on the H200: the build 221-232 s):
+#   XDEV_GPU_STEPS=hip-nv bash tests/gpu/run.sh
 #
 # On the device machine, from the repository root, with the Debian packages
 # of .device-debs (Check, OpenBLAS, FFTW) and the traces copied into .traces/:
