@@ -430,8 +430,14 @@ fi
 if want bench-copy; then
     note "bench-copy:"
     m=$(mark)
-    run_to "$BL" 120 "$B/bench/gpu/copy_bench" --sizes-mb 4,64,512 --reps 30
+    run_to "$BL" 120 "$B/bench/gpu/copy_bench" --sizes-mb 1,2,4,8,64,512 --reps 30
     since "$m" | grep -E '^\| (pinned|pageable)' | sed 's/^/  /' | tee -a "$SUM"
+    # the small pageable sizes again with the staging off (the driver's own
+    # copy: what xdev did below 16 MiB before), for the threshold's choice
+    m=$(mark)
+    XDEV_CUDA_STAGING=0 run_to "$BL" 60 "$B/bench/gpu/copy_bench" --sizes-mb 1,2,4,8 --reps 30 \
+        --pageable-only
+    since "$m" | grep -E '^\| pageable' | sed 's/^/  staging=0 /' | tee -a "$SUM"
     for t in 1 2 8; do
         m=$(mark)
         XDEV_CUDA_COPY_THREADS=$t run_to "$BL" 40 "$B/bench/gpu/copy_bench" --sizes-mb 256 \
