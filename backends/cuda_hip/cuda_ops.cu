@@ -40,6 +40,20 @@ template <typename T> __global__ void fill_kernel(T *dst, T value, size_t n) {
         dst[i] = value;
 }
 
+/* A fill of 1-8-byte elements as 16-byte stores: dst16[0, n16) gets the
+ * pattern repeated to 16 bytes, then the first ntail threads write the
+ * elements after it one by one (4-byte stores ran at 0.88x of memset on the
+ * H200, as 8-byte ones did for c128). dst16 is 16-byte aligned. */
+template <typename T>
+__global__ void fill_wide_kernel(pair16 *dst16, size_t n16, pair16 v16, T *tail, T v,
+                                 size_t ntail) {
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    const size_t tid = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    for (size_t i = tid; i < n16; i += stride)
+        dst16[i] = v16;
+    if (tid < ntail) tail[tid] = v;
+}
+
 /* The unsigned integer type of a dtype's element (loads and stores of whole
  * elements: the core checked the alignment). */
 template <int T> struct bits { using type = unsigned short; };
@@ -107,6 +121,15 @@ template <typename T>
 cudaError_t launch_fill(void *dst, const void *pattern, size_t n, unsigned grid, cudaStream_t s) {
     T v;
     memcpy(&v, pattern, sizeof v);
+    if (sizeof(T) < 16 && (uintptr_t)dst % 16 == 0) {
+        pair16 v16;
+        for (size_t k = 0; k < 16; k += sizeof v)
+            memcpy(reinterpret_cast<char *>(&v16) + k, &v, sizeof v);
+        const size_t n16 = n * sizeof v / 16, done = n16 * 16 / sizeof v;
+        fill_wide_kernel<T><<<grid, kThreads, 0, s>>>(static_cast<pair16 *>(dst), n16, v16,
+                                                      static_cast<T *>(dst) + done, v, n - done);
+        return cudaGetLastError();
+    }
     fill_kernel<T><<<grid, kThreads, 0, s>>>(static_cast<T *>(dst), v, n);
     return cudaGetLastError();
 }
