@@ -72,7 +72,9 @@
 #                  run's copy for f32, f64, i32 and i64, sort of 2^26 u32 vs
 #                  __gnu_parallel::sort (each side a fresh process; the
 #                  tables in bench-prim.log; an anchor side that did not build
-#                  or run fails the script)
+#                  or run fails the script). XDEV_GPU_PRIM_SPECS (e.g.
+#                  "cuda:0") and XDEV_GPU_PRIM_ARGS (e.g. "--prims select_if")
+#                  narrow it
 #   scan-scaling   the CPU backend's f32 scan and reduce at 1, 2, 4, 8 and
 #                  all of the host's threads, vector lanes and the scalar walk
 #                  (XDEV_CPU_SCAN_ISA=baseline): where the scan stops scaling
@@ -730,7 +732,10 @@ if want bench-prim; then
     if [ -x "$B/bench/prim_bench" ]; then
         note "bench-prim (goals: cuda xdev >= 0.95x CUB, deterministic reduce <= 1.25x; cpu reduce"
         note "  >= 0.8x and scan >= 0.6x the copy's bytes/s, sort >= 1x __gnu_parallel::sort):"
-        for spec in cuda:0 cpu:0 cpu:0:f64 cpu:0:i32 cpu:0:i64; do
+        # XDEV_GPU_PRIM_SPECS narrows the devices, XDEV_GPU_PRIM_ARGS adds
+        # prim_bench options (e.g. "--prims select_if") to every run
+        read -r -a extra <<<"${XDEV_GPU_PRIM_ARGS:-}"
+        for spec in ${XDEV_GPU_PRIM_SPECS:-cuda:0 cpu:0 cpu:0:f64 cpu:0:i32 cpu:0:i64}; do
             dev=${spec%:*}
             args=()
             case $spec in
@@ -738,7 +743,8 @@ if want bench-prim; then
             *) dev=$spec ;;
             esac
             pm=$(wc -l <"$PL" 2>/dev/null || echo 0)
-            run_to "$PL" 420 "$B/bench/prim_bench" --device "$dev" --threads "$JOBS" "${args[@]}"
+            run_to "$PL" 420 "$B/bench/prim_bench" --device "$dev" --threads "$JOBS" "${args[@]}" \
+                "${extra[@]}"
             rc=$?
             tail -n +$((pm + 1)) "$PL" | grep -E '^\| |ANCHOR|bits|FAILED|not compared|not on' |
                 sed "s/^/  $dev /" | tee -a "$SUM"
