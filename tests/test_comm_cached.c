@@ -36,16 +36,7 @@
 #include "xdev/communicator.h"
 #include "xdev/xdev.h"
 
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);               \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
-#define OK(call) CHECK((call) == XDEV_SUCCESS, "%s", xdev_last_error())
+#include "common/xt_die.h"
 
 #define N 4096
 

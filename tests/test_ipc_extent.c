@@ -35,16 +35,8 @@
 
 static const char *g_who = "parent";
 
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s: %s:%d: check failed: %s: ", g_who, __FILE__, __LINE__, #cond);    \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
-#define OK(call) CHECK((call) == XDEV_SUCCESS, "%s", xdev_last_error())
+#define XT_DIE_WHO g_who
+#include "common/xt_die.h"
 /* call must be INVALID_VALUE with a message holding every needle. */
 #define REFUSED(call, ...)                                                                         \
     do {                                                                                           \

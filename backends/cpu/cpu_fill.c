@@ -255,6 +255,14 @@ __attribute__((target("avx2"))) static void fill_avx2(const fill_t *f) {
         _mm256_store_si256((__m256i *)(void *)(d + k), v);
     fill_span(f, head + k / f->size, (bytes - k) / f->size);
 }
+
+/* f as memset when each byte of the pattern equals the next (any u8, 0,
+ * -1): memset_async's very stores. False: a pattern of several bytes. */
+static bool fill_one_byte(const fill_t *f) {
+    if (memcmp(f->pattern, f->pattern + 1, f->size - 1) != 0) return false;
+    memset(f->dst, f->pattern[0], f->count * f->size);
+    return true;
+}
 #endif
 
 /* ---- Intel CPUs
@@ -266,10 +274,7 @@ __attribute__((target("avx2"))) static void fill_avx2(const fill_t *f) {
 static bool fill_intel(const fill_t *f, size_t total) {
 #if defined(__x86_64__)
     if (f->size > 8 || total <= l2_bytes() / 2 || total > llc_bytes()) return false;
-    if (memcmp(f->pattern, f->pattern + 1, f->size - 1) == 0)
-        memset(f->dst, f->pattern[0], f->count * f->size); /* every byte alike */
-    else
-        fill_stosq(f);
+    if (!fill_one_byte(f)) fill_stosq(f);
     return true;
 #else
     (void)f, (void)total;
@@ -285,12 +290,7 @@ static bool fill_vendor(const fill_t *f, size_t total) {
     const int kind = cpu_kind();
     if (kind == CPU_INTEL) return fill_intel(f, total);
     if (kind == CPU_OTHER) return false;
-    /* each byte equal to the next: every byte alike (any u8, 0, -1), so
-     * memset_async's very stores */
-    if (memcmp(f->pattern, f->pattern + 1, f->size - 1) == 0) {
-        memset(f->dst, f->pattern[0], f->count * f->size);
-        return true;
-    }
+    if (fill_one_byte(f)) return true;
     /* the whole fill, not a thread's share: a fill split over threads
      * writes chunks another core wrote last time, and an ordinary store
      * first reads such a line from that core (1 MiB on 2 threads, ops_bench:

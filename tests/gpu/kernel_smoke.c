@@ -21,16 +21,7 @@
 
 #include "xdev/xdev.h"
 
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);               \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
-#define OK(call) CHECK((call) == XDEV_SUCCESS, "%s", xdev_last_error())
+#include "../common/xt_die.h"
 
 /* xk_axpy(u64 n, f32 a, f32 *x, f32 *y): y[i] = a * x[i] + y[i] for i < n.
  * xk_rev(f32 *p): reverses each block's slice of p through static shared

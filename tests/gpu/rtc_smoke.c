@@ -26,16 +26,8 @@
 #include "xdev/backend.h"
 #include "xdev/support/half.h"
 
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);               \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
 #define OK(call) CHECK((call) == XDEV_SUCCESS, "%s", g_msg)
+#include "../common/xt_die.h"
 
 /* ------------------------------------------------------------ host services */
 static _Thread_local char g_msg[2048];

@@ -31,16 +31,8 @@
 
 static const char *g_who = "parent";
 
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s: %s:%d: check failed: %s: ", g_who, __FILE__, __LINE__, #cond);    \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
-#define OK(call) CHECK((call) == XDEV_SUCCESS, "%s", xdev_last_error())
+#define XT_DIE_WHO g_who
+#include "../common/xt_die.h"
 
 static void expect_words(const uint32_t *p, size_t n, uint32_t v) {
     for (size_t i = 0; i < n; i++)
