@@ -385,7 +385,8 @@ typedef char (*xdev__form_block_t)[2];
  * shape); the separator xdev_block_sync() does nothing between regions,
  * since a region's loop ends when every work-item has run it (the context's
  * in_region, set while a region runs, makes one inside a region a fault).
- * A private is an array with a slot per work-item.
+ * A private is an array with a slot per work-item; a shared array is a
+ * local of the body (see XDEV_SHARED).
  * `item` runs the whole block as work-item (0,0,0) and nothing as the
  * others, which is what a fiber executor would need. */
 #define XDEV_KERNEL_BLOCK(name, ...)                                                               \
