@@ -52,11 +52,20 @@ XDEV_KERNEL_SYNC(block_sum_fiber, XDEV_PARAM(int, n), XDEV_PTR(const int, x),
     if (t == 0) out[xdev_group_id(0)] = part[0];
 }
 
-/* Reverse each block's slice through dynamic shared memory (block form). */
+/* Reverse each block's slice through dynamic shared memory (block form),
+ * staged in a static array first: on the CPU that one is a local of the
+ * block's body, the dynamic one the block's memory; neither may clobber
+ * the other. */
 XDEV_KERNEL_BLOCK(block_reverse, XDEV_PTR(const int, x), XDEV_PTR(int, y)) {
+    XDEV_SHARED(int, stage, 1024);
     XDEV_DYNAMIC_SHARED(int, tile);
     XDEV_FOR_ITEMS {
-        tile[xdev_local_id(0)] = x[xdev_global_id(0)];
+        stage[xdev_local_id(0)] = x[xdev_global_id(0)];
+    }
+    xdev_block_sync();
+    XDEV_FOR_ITEMS {
+        tile[xdev_local_id(0)] = stage[xdev_local_id(0)];
+        stage[xdev_local_id(0)] = -1;
     }
     xdev_block_sync();
     XDEV_FOR_ITEMS {
