@@ -297,8 +297,18 @@ static bool scan_vec_ok(void) {
 /* Output bytes from which the vector tiles store past the cache (as a
  * large copy's memcpy does): more than a core's share of a last-level cache.
  * A store that misses the cache first reads its line: the output would
- * cross memory twice. */
+ * cross memory twice. On the 2-core AMD VM streaming pays even where input
+ * and output fit its 32 MiB L3 (2^21-2^22 f32, 1 thread: 0.145-0.154
+ * against 0.199-0.228 ns an element with the bound at the L3's size). On a
+ * CPU whose L3 holds the output (the 16-core Xeon's 300 MiB at 2^24-2^25
+ * f32), streaming sends to memory what a copy leaves in the cache: a
+ * suspect for the lanes' slowness there, to test by building with
+ * -DXDEV_CPU_SCAN_STREAM_BYTES=SIZE_MAX (never stream). */
+#ifdef XDEV_CPU_SCAN_STREAM_BYTES
+#define SCAN_STREAM_BYTES ((size_t)(XDEV_CPU_SCAN_STREAM_BYTES))
+#else
 #define SCAN_STREAM_BYTES ((size_t)8 << 20)
+#endif
 
 /* A full tile's sums (op SUM) in vector lanes, chunks [c0, c0 + TILE):
  * mode V_TOTALS leaves chunk k's total in tot[k]; otherwise the outputs
