@@ -63,7 +63,8 @@ typedef struct scan_run {
                 if (it - k * SKEW < CH) STEP(k, (b) + k * CH + it - k * SKEW, SUF, SUM, ACC, PUT); \
     } while (0)
 #define SUM_STEP(k, x, SUF, SUM, ACC, PUT) r[k] = r[k] + (SUM)load_##SUF(in, x)
-#define OP_STEP(k, x, SUF, SUM, ACC, PUT) r[k] = op_##SUF(op, r[k], load_##SUF(in, x))
+#define MIN_STEP(k, x, SUF, SUM, ACC, PUT) r[k] = op_##SUF(XDEV_PRIM_MIN, r[k], load_##SUF(in, x))
+#define MAX_STEP(k, x, SUF, SUM, ACC, PUT) r[k] = op_##SUF(XDEV_PRIM_MAX, r[k], load_##SUF(in, x))
 #define INCL_STEP(k, x, SUF, SUM, ACC, PUT)                                                        \
     do {                                                                                           \
         r[k] = r[k] + (SUM)load_##SUF(in, x);                                                      \
@@ -75,6 +76,19 @@ typedef struct scan_run {
         PUT(out, x, (ACC)r[k]);                                                                    \
         r[k] = r[k] + v_;                                                                          \
     } while (0)
+/* Min and max outputs (op constant, so each step is a compare and a pick
+ * with no test of the op). */
+#define EXT_STEP(k, x, SUF, ACC, PUT, OP, EXCL)                                                    \
+    do {                                                                                           \
+        ACC v_ = load_##SUF(in, x);                                                                \
+        if (EXCL) PUT(out, x, r[k]);                                                               \
+        r[k] = op_##SUF(OP, r[k], v_);                                                             \
+        if (!(EXCL)) PUT(out, x, r[k]);                                                            \
+    } while (0)
+#define MIN_INCL_STEP(k, x, SUF, SUM, ACC, PUT) EXT_STEP(k, x, SUF, ACC, PUT, XDEV_PRIM_MIN, 0)
+#define MIN_EXCL_STEP(k, x, SUF, SUM, ACC, PUT) EXT_STEP(k, x, SUF, ACC, PUT, XDEV_PRIM_MIN, 1)
+#define MAX_INCL_STEP(k, x, SUF, SUM, ACC, PUT) EXT_STEP(k, x, SUF, ACC, PUT, XDEV_PRIM_MAX, 0)
+#define MAX_EXCL_STEP(k, x, SUF, SUM, ACC, PUT) EXT_STEP(k, x, SUF, ACC, PUT, XDEV_PRIM_MAX, 1)
 /* Step 3 of chunk k of a tile and step 1 of chunk k of the tile d2
  * elements on (totals in s[]), side by side: 16 independent chains instead
  * of 8 (a floating add's latency, 4 cycles on older Intel cores, hides
@@ -380,7 +394,10 @@ static bool scan_vec_tile(const prim_job_t *j, size_t c0, partial_t *tot, int mo
             ACC r[TILE];                                                                           \
             for (int k = 0; k < TILE; k++)                                                         \
                 r[k] = identity_##SUF(op);                                                         \
-            SKEWED(b, OP_STEP, SUF, SUM, ACC, -);                                                  \
+            if (op == XDEV_PRIM_MIN)                                                               \
+                SKEWED(b, MIN_STEP, SUF, SUM, ACC, -);                                             \
+            else                                                                                   \
+                SKEWED(b, MAX_STEP, SUF, SUM, ACC, -);                                             \
             for (int k = 0; k < TILE; k++)                                                         \
                 tot[k].v.FIELD = (SUM)r[k];                                                        \
         }                                                                                          \
@@ -390,10 +407,18 @@ static bool scan_vec_tile(const prim_job_t *j, size_t c0, partial_t *tot, int mo
         const size_t b = c0 * CH;                                                                  \
         const void *in = j->in;                                                                    \
         void *out = j->out;                                                                        \
-        if (j->op != XDEV_PRIM_SUM) {                                                              \
+        if (j->op != XDEV_PRIM_SUM) { /* the 8 chunks side by side, as the sums */                 \
+            ACC r[TILE];                                                                           \
             for (int k = 0; k < TILE; k++)                                                         \
-                chunk_scan_##SUF(j, b + k * CH, b + (k + 1) * CH,                                  \
-                                 (ACC)(SUM)j->part[c0 + k].v.FIELD);                               \
+                r[k] = (ACC)(SUM)j->part[c0 + k].v.FIELD;                                          \
+            if (j->op == XDEV_PRIM_MIN && j->exclusive)                                            \
+                SKEWED(b, MIN_EXCL_STEP, SUF, SUM, ACC, STORE);                                    \
+            else if (j->op == XDEV_PRIM_MIN)                                                       \
+                SKEWED(b, MIN_INCL_STEP, SUF, SUM, ACC, STORE);                                    \
+            else if (j->exclusive)                                                                 \
+                SKEWED(b, MAX_EXCL_STEP, SUF, SUM, ACC, STORE);                                    \
+            else                                                                                   \
+                SKEWED(b, MAX_INCL_STEP, SUF, SUM, ACC, STORE);                                    \
             return;                                                                                \
         }                                                                                          \
         if (!scan_vec_tile(j, c0, NULL, j->exclusive ? V_EXCL : V_INCL, SIZE_MAX)) {               \
