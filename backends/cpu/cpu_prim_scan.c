@@ -24,9 +24,10 @@
  * cannot deadlock: the tile before was claimed earlier by a body that is
  * running and waits only on the tile before it. A thread claims its next
  * tile once its carry is out and takes that tile's totals while it writes
- * this one's outputs (scan_claim: in vector lanes, two independent chains,
- * the next input coming from memory while this output goes out); between
- * the two it waits on nothing, so the argument holds. */
+ * this one's outputs (scan_claim: one walk over both tiles, in vector lanes
+ * or, for f32/f64 sums, in the scalar walk - 16 independent chains instead
+ * of 8, the next input coming from memory while this output goes out);
+ * between the two it waits on nothing, so the argument holds. */
 
 #define TILE 8 /* chunks per tile: 32 Ki elements, 128-256 KiB of input */
 
@@ -62,7 +63,8 @@ typedef struct scan_run {
                 if (it - k * SKEW < CH) STEP(k, (b) + k * CH + it - k * SKEW, SUF, SUM, ACC, PUT); \
     } while (0)
 #define SUM_STEP(k, x, SUF, SUM, ACC, PUT) r[k] = r[k] + (SUM)load_##SUF(in, x)
-#define OP_STEP(k, x, SUF, SUM, ACC, PUT) r[k] = op_##SUF(op, r[k], load_##SUF(in, x))
+#define MIN_STEP(k, x, SUF, SUM, ACC, PUT) r[k] = op_##SUF(XDEV_PRIM_MIN, r[k], load_##SUF(in, x))
+#define MAX_STEP(k, x, SUF, SUM, ACC, PUT) r[k] = op_##SUF(XDEV_PRIM_MAX, r[k], load_##SUF(in, x))
 #define INCL_STEP(k, x, SUF, SUM, ACC, PUT)                                                        \
     do {                                                                                           \
         r[k] = r[k] + (SUM)load_##SUF(in, x);                                                      \
@@ -73,6 +75,43 @@ typedef struct scan_run {
         SUM v_ = (SUM)load_##SUF(in, x);                                                           \
         PUT(out, x, (ACC)r[k]);                                                                    \
         r[k] = r[k] + v_;                                                                          \
+    } while (0)
+/* Min and max outputs (op constant, so each step is a compare and a pick
+ * with no test of the op). */
+#define EXT_STEP(k, x, SUF, ACC, PUT, OP, EXCL)                                                    \
+    do {                                                                                           \
+        ACC v_ = load_##SUF(in, x);                                                                \
+        if (EXCL) PUT(out, x, r[k]);                                                               \
+        r[k] = op_##SUF(OP, r[k], v_);                                                             \
+        if (!(EXCL)) PUT(out, x, r[k]);                                                            \
+    } while (0)
+#define MIN_INCL_STEP(k, x, SUF, SUM, ACC, PUT) EXT_STEP(k, x, SUF, ACC, PUT, XDEV_PRIM_MIN, 0)
+#define MIN_EXCL_STEP(k, x, SUF, SUM, ACC, PUT) EXT_STEP(k, x, SUF, ACC, PUT, XDEV_PRIM_MIN, 1)
+#define MAX_INCL_STEP(k, x, SUF, SUM, ACC, PUT) EXT_STEP(k, x, SUF, ACC, PUT, XDEV_PRIM_MAX, 0)
+#define MAX_EXCL_STEP(k, x, SUF, SUM, ACC, PUT) EXT_STEP(k, x, SUF, ACC, PUT, XDEV_PRIM_MAX, 1)
+/* Step 3 of chunk k of a tile and step 1 of chunk k of the tile d2
+ * elements on (totals in s[]), side by side: 16 independent chains instead
+ * of 8 (a floating add's latency, 4 cycles on older Intel cores, hides
+ * behind the other chains), and the next tile's input is read while this
+ * one's outputs are written. Each chain still adds in its chunk's order:
+ * the same bits. The next tile's element is loaded before this one's
+ * output is stored (a later load whose address matches an earlier store's
+ * low 12 bits waits on Intel: tiles are 2^17 bytes apart). Measured on the
+ * 2-core AMD VM, 1 thread, f32: 1.06x at 2^20 (cache), 1.1x at 2^24; the
+ * walk is then bound by its two scalar adds per element (without the
+ * stores it ran only 8% faster), not by their latency. */
+#define FUSED_INCL_STEP(k, x, SUF, SUM, ACC, PUT)                                                  \
+    do {                                                                                           \
+        SUM w_ = (SUM)load_##SUF(in, (x) + d2), v_ = (SUM)load_##SUF(in, x);                       \
+        s[k] = s[k] + w_;                                                                          \
+        r[k] = r[k] + v_;                                                                          \
+        PUT(out, x, (ACC)r[k]);                                                                    \
+    } while (0)
+#define FUSED_EXCL_STEP(k, x, SUF, SUM, ACC, PUT)                                                  \
+    do {                                                                                           \
+        s[k] = s[k] + (SUM)load_##SUF(in, (x) + d2);                                               \
+        PUT(out, x, (ACC)r[k]);                                                                    \
+        r[k] = r[k] + (SUM)load_##SUF(in, x); /* after the store: not in place */                  \
     } while (0)
 
 /* ------------------------------------------------------------ vector lanes
@@ -271,8 +310,18 @@ static bool scan_vec_ok(void) {
 /* Output bytes from which the vector tiles store past the cache (as a
  * large copy's memcpy does): more than a core's share of a last-level cache.
  * A store that misses the cache first reads its line: the output would
- * cross memory twice. */
+ * cross memory twice. On the 2-core AMD VM streaming pays even where input
+ * and output fit its 32 MiB L3 (2^21-2^22 f32, 1 thread: 0.145-0.154
+ * against 0.199-0.228 ns an element with the bound at the L3's size). On a
+ * CPU whose L3 holds the output (the 16-core Xeon's 300 MiB at 2^24-2^25
+ * f32), streaming sends to memory what a copy leaves in the cache: a
+ * suspect for the lanes' slowness there, to test by building with
+ * -DXDEV_CPU_SCAN_STREAM_BYTES=SIZE_MAX (never stream). */
+#ifdef XDEV_CPU_SCAN_STREAM_BYTES
+#define SCAN_STREAM_BYTES ((size_t)(XDEV_CPU_SCAN_STREAM_BYTES))
+#else
 #define SCAN_STREAM_BYTES ((size_t)8 << 20)
+#endif
 
 /* A full tile's sums (op SUM) in vector lanes, chunks [c0, c0 + TILE):
  * mode V_TOTALS leaves chunk k's total in tot[k]; otherwise the outputs
@@ -344,7 +393,10 @@ static bool scan_vec_tile(const prim_job_t *j, size_t c0, partial_t *tot, int mo
             ACC r[TILE];                                                                           \
             for (int k = 0; k < TILE; k++)                                                         \
                 r[k] = identity_##SUF(op);                                                         \
-            SKEWED(b, OP_STEP, SUF, SUM, ACC, -);                                                  \
+            if (op == XDEV_PRIM_MIN)                                                               \
+                SKEWED(b, MIN_STEP, SUF, SUM, ACC, -);                                             \
+            else                                                                                   \
+                SKEWED(b, MAX_STEP, SUF, SUM, ACC, -);                                             \
             for (int k = 0; k < TILE; k++)                                                         \
                 tot[k].v.FIELD = (SUM)r[k];                                                        \
         }                                                                                          \
@@ -354,10 +406,18 @@ static bool scan_vec_tile(const prim_job_t *j, size_t c0, partial_t *tot, int mo
         const size_t b = c0 * CH;                                                                  \
         const void *in = j->in;                                                                    \
         void *out = j->out;                                                                        \
-        if (j->op != XDEV_PRIM_SUM) {                                                              \
+        if (j->op != XDEV_PRIM_SUM) { /* the 8 chunks side by side, as the sums */                 \
+            ACC r[TILE];                                                                           \
             for (int k = 0; k < TILE; k++)                                                         \
-                chunk_scan_##SUF(j, b + k * CH, b + (k + 1) * CH,                                  \
-                                 (ACC)(SUM)j->part[c0 + k].v.FIELD);                               \
+                r[k] = (ACC)(SUM)j->part[c0 + k].v.FIELD;                                          \
+            if (j->op == XDEV_PRIM_MIN && j->exclusive)                                            \
+                SKEWED(b, MIN_EXCL_STEP, SUF, SUM, ACC, STORE);                                    \
+            else if (j->op == XDEV_PRIM_MIN)                                                       \
+                SKEWED(b, MIN_INCL_STEP, SUF, SUM, ACC, STORE);                                    \
+            else if (j->exclusive)                                                                 \
+                SKEWED(b, MAX_EXCL_STEP, SUF, SUM, ACC, STORE);                                    \
+            else                                                                                   \
+                SKEWED(b, MAX_INCL_STEP, SUF, SUM, ACC, STORE);                                    \
             return;                                                                                \
         }                                                                                          \
         if (!scan_vec_tile(j, c0, NULL, j->exclusive ? V_EXCL : V_INCL, SIZE_MAX)) {               \
@@ -372,6 +432,28 @@ static bool scan_vec_tile(const prim_job_t *j, size_t c0, partial_t *tot, int mo
         if (j->exclusive && c0 == 0) STORE(out, 0, (ACC)0); /* +0, not the identity -0 */          \
     }
 
+#define FUSED_FNS(SUF, ACC, SUM, FIELD, STORE)                                                     \
+    /* Step 3 of the full tile at chunk c0 and step 1 of the full tile at                          \
+     * chunk c2 (> c0) into tot2, in one scalar walk (sums whose step 1 is                         \
+     * not in the reduce's lanes). */                                                              \
+    static void tile_fused_##SUF(const prim_job_t *j, size_t c0, size_t c2, partial_t *tot2) {     \
+        const size_t b = c0 * CH, d2 = (c2 - c0) * CH;                                             \
+        const void *in = j->in;                                                                    \
+        void *out = j->out;                                                                        \
+        SUM r[TILE], s[TILE];                                                                      \
+        for (int k = 0; k < TILE; k++) {                                                           \
+            r[k] = (SUM)j->part[c0 + k].v.FIELD;                                                   \
+            s[k] = (SUM)identity_##SUF(XDEV_PRIM_SUM);                                             \
+        }                                                                                          \
+        if (j->exclusive)                                                                          \
+            SKEWED(b, FUSED_EXCL_STEP, SUF, SUM, ACC, STORE);                                      \
+        else                                                                                       \
+            SKEWED(b, FUSED_INCL_STEP, SUF, SUM, ACC, STORE);                                      \
+        for (int k = 0; k < TILE; k++)                                                             \
+            tot2[k].v.FIELD = s[k];                                                                \
+        if (j->exclusive && c0 == 0) STORE(out, 0, (ACC)0); /* +0, not the identity -0 */          \
+    }
+
 TILE_FNS(f32, float, float, f, LD_F32, ST_F32)
 TILE_FNS(f16, float, float, f, LD_F16, ST_F16)
 TILE_FNS(bf16, float, float, f, LD_BF16, ST_BF16)
@@ -380,6 +462,8 @@ TILE_FNS(i32, int32_t, uint32_t, u32, LD_I32, ST_I32)
 TILE_FNS(i64, int64_t, uint64_t, u64, LD_I64, ST_I64)
 TILE_FNS(u32, uint32_t, uint32_t, u32, LD_U32, ST_U32)
 TILE_FNS(u64, uint64_t, uint64_t, u64, LD_U64, ST_U64)
+FUSED_FNS(f32, float, float, f, ST_F32)
+FUSED_FNS(f64, double, double, d, ST_F64)
 
 #define SCAN_DTYPES(X)                                                                             \
     X(XDEV_DTYPE_F32, f32, float, float, f)                                                        \
@@ -462,6 +546,27 @@ static void scan_outputs(const prim_job_t *j, size_t c0, size_t c1) {
         SCAN_DTYPES(OUTPUTS_CASE)
     default:
         break;
+    }
+}
+
+/* Step 3 of the full tile at chunk c0 and step 1 of the full tile at chunk
+ * c2 side by side in the scalar walk (op SUM); false where step 1 runs in
+ * the reduce's lanes (integers: exact in any order), for f16/bf16 (their
+ * conversions, not the adds, bound them) and for an exclusive scan in place
+ * (the fused exclusive step reads an element after writing its output: it
+ * needs no register for the element, where 16 chains leave none free - with
+ * one, exclusive f32 ran 1.35x slower than the separate walks). */
+static bool scan_fused_scalar(const prim_job_t *j, size_t c0, size_t c2, partial_t *tot2) {
+    if (j->any_order || (j->exclusive && j->in == j->out)) return false;
+    switch (j->dtype) {
+    case XDEV_DTYPE_F32:
+        tile_fused_f32(j, c0, c2, tot2);
+        return true;
+    case XDEV_DTYPE_F64:
+        tile_fused_f64(j, c0, c2, tot2);
+        return true;
+    default:
+        return false;
     }
 }
 
@@ -576,7 +681,8 @@ static void tile_outputs_then_totals(const prim_job_t *j, size_t t, size_t t2, s
     size_t c0, c1;
     tile_chunks(j, t, &c0, &c1);
     bool fused = t2 != SIZE_MAX && j->op == XDEV_PRIM_SUM && tile_full(j, t) && tile_full(j, t2) &&
-                 scan_vec_tile(j, c0, tot2, j->exclusive ? V_EXCL : V_INCL, t2 * TILE);
+                 (scan_vec_tile(j, c0, tot2, j->exclusive ? V_EXCL : V_INCL, t2 * TILE) ||
+                  scan_fused_scalar(j, c0, t2 * TILE, tot2));
     if (!fused) scan_outputs(j, c0, c1);
     if (t2 == SIZE_MAX) return;
     if (!fused && j->chunks > 1) { /* one chunk needs no total */
