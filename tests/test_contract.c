@@ -178,7 +178,7 @@ static const env_case_t k_env_cases[] = {
      VIA_INIT,
      "XDEV_BACKEND",
      "cpu",
-     {"auto", "baseline", "avx2", "empty"}},
+     {"auto", "baseline", "avx2-cached", "empty"}},
 };
 
 /* In a forked child: set the variable, make the call that reads it, write

@@ -251,8 +251,9 @@ typedef struct xdev_cpu_state {
     int cores;
     int threads;         /* threads running a device's kernels (XDEV_CPU_THREADS) */
     size_t shared_limit; /* shared bytes per block (48 KiB) */
-    int scan_isa;   /* XDEV_CPU_SCAN_ISA: 0 auto, 1 baseline (no vector lanes), 2 avx2 (lanes) */
-    char name[256]; /* "CPU (<model>)" */
+    int scan_isa;        /* XDEV_CPU_SCAN_ISA: 0 auto, 1 baseline (no vector lanes), 2 avx2 (lanes),
+                            3 avx2-cached (lanes, outputs never streamed) */
+    char name[256];      /* "CPU (<model>)" */
     xdev_cpu_device_t *devices;
 } xdev_cpu_state_t;
 

@@ -288,8 +288,8 @@ V_TILE64(vtile_f64, double, add_f64x4)
 V_TILE64(vtile_u64, uint64_t, add_u64x4)
 
 /* Whether this CPU runs the vector tiles (asked once): where it has AVX2
- * and is an AMD one, or XDEV_CPU_SCAN_ISA=avx2 asks for them (never with
- * baseline). Measured 2026-11-29, f32 2^24..2^26, prim_bench: on the 2-core
+ * and is an AMD one, or XDEV_CPU_SCAN_ISA=avx2 or avx2-cached asks for them
+ * (never with baseline). Measured 2026-11-29, f32 2^24..2^26, prim_bench: on the 2-core
  * AMD EPYC VM the lanes moved 1.0-1.2x of a copy's bytes against the scalar
  * walk's 0.4-0.7x; on the GPU machine's 16-core Intel Xeon they were
  * 1.5-2.4x slower than the scalar walk at every thread count (1 thread:
@@ -304,7 +304,7 @@ static bool scan_vec_ok(void) {
         k = !__builtin_cpu_supports("avx2") ? 1 : __builtin_cpu_is("amd") ? 3 : 2;
         atomic_store_explicit(&known, k, memory_order_relaxed);
     }
-    return k == 3 || (k == 2 && xdev_cpu_state.scan_isa == 2);
+    return k == 3 || (k == 2 && xdev_cpu_state.scan_isa >= 2);
 }
 
 /* Output bytes from which the vector tiles store past the cache (as a
@@ -315,8 +315,9 @@ static bool scan_vec_ok(void) {
  * against 0.199-0.228 ns an element with the bound at the L3's size). On a
  * CPU whose L3 holds the output (the 16-core Xeon's 300 MiB at 2^24-2^25
  * f32), streaming sends to memory what a copy leaves in the cache: a
- * suspect for the lanes' slowness there, to test by building with
- * -DXDEV_CPU_SCAN_STREAM_BYTES=SIZE_MAX (never stream). */
+ * suspect for the lanes' slowness there, to test with
+ * XDEV_CPU_SCAN_ISA=avx2-cached (the lanes, never streaming) or by
+ * building with -DXDEV_CPU_SCAN_STREAM_BYTES=SIZE_MAX. */
 #ifdef XDEV_CPU_SCAN_STREAM_BYTES
 #define SCAN_STREAM_BYTES ((size_t)(XDEV_CPU_SCAN_STREAM_BYTES))
 #else
@@ -333,7 +334,8 @@ static bool scan_vec_tile(const prim_job_t *j, size_t c0, partial_t *tot, int mo
     if (!scan_vec_ok()) return false;
     const size_t b = c0 * CH, b2 = c2 * CH;
     const bool nt = mode != V_TOTALS && ((uintptr_t)j->out & 31) == 0 &&
-                    j->count * xdev_dtype_size(j->dtype) >= SCAN_STREAM_BYTES;
+                    j->count * xdev_dtype_size(j->dtype) >= SCAN_STREAM_BYTES &&
+                    xdev_cpu_state.scan_isa != 3;
     const bool two = mode != V_TOTALS && c2 != SIZE_MAX;
     union {
         float f[TILE];

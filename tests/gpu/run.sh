@@ -76,8 +76,10 @@
 #                  "cuda:0") and XDEV_GPU_PRIM_ARGS (e.g. "--prims select_if")
 #                  narrow it
 #   scan-scaling   the CPU backend's f32 scan and reduce at 1, 2, 4, 8 and
-#                  all of the host's threads, vector lanes and the scalar walk
-#                  (XDEV_CPU_SCAN_ISA=baseline): where the scan stops scaling
+#                  all of the host's threads, for each XDEV_CPU_SCAN_ISA (auto,
+#                  the scalar walk, the vector lanes, the lanes never
+#                  streaming): where the scan stops scaling, which path pays
+#                  (XDEV_GPU_SCAN_ISAS, XDEV_GPU_SCAN_THREADS narrow it)
 #   managed        managed_bench on cuda:0: a kernel over prefetched managed
 #                  memory vs device memory (issue 46: >= 0.95x)
 #   bench-shadow   shadow_bench on cuda:0: us per call with the shadow off,
@@ -636,8 +638,9 @@ fi
 if want scan-scaling && [ -x "$B/bench/prim_bench" ]; then
     PL=$OUT/scan-scaling.log
     note "scan-scaling (cpu:0 f32, 2^24 and 2^26; GB/s of reduce and scan, and the copy's):"
-    for isa in auto baseline; do
-        for t in 1 2 4 8 "$JOBS"; do
+    # XDEV_GPU_SCAN_ISAS and XDEV_GPU_SCAN_THREADS narrow the runs
+    for isa in ${XDEV_GPU_SCAN_ISAS:-auto baseline avx2 avx2-cached}; do
+        for t in ${XDEV_GPU_SCAN_THREADS:-1 2 4 8 $JOBS}; do
             pm=$(wc -l <"$PL" 2>/dev/null || echo 0)
             XDEV_CPU_SCAN_ISA=$isa run_to "$PL" 60 "$B/bench/prim_bench" --device cpu:0 --threads "$t" \
                 --min-log2 24 --max-log2 26 --runs 1 --reps 5 --sort-log2 16
