@@ -171,6 +171,11 @@ typedef struct xdev_device_allocator {
      * live" (alloc_lookup.c) holds while the count is unchanged. */
     _Atomic uint64_t frees;
     xdev_block_t *stash; /* the last freed block, not yet binned (caching_allocator.c) */
+    /* The stash's free is not in the statistics yet: its figures go in when
+     * the stash is binned (xdev_caching_stash_flush, which every reader of
+     * the statistics calls first) or, folded with the allocation that takes
+     * it back, as one hot pair (caching_allocator.c). */
+    bool stash_uncounted;
     /* Bins insertions and removals in this arena so far, and the stash that
      * stash_is_best (caching_allocator.c) last found best with that count:
      * while nothing entered or left any bin, the answer holds. */
@@ -221,8 +226,20 @@ typedef struct xdev_device_allocator {
     bool used;                    /* an allocation happened: the allocator can no longer change */
 } xdev_device_allocator_t;
 
-/* The allocator of a device (its primary arena), created on first use. */
-xdev_status_t xdev_alloc_get(xdev_backend_t *be, int index, xdev_device_allocator_t **out);
+/* The allocator of a device (its primary arena), created on first use:
+ * inline, every allocation asks; the first ask per device is
+ * xdev_alloc_create's. */
+extern _Atomic(struct xdev_device_allocator *) xdev_alloc_g_allocs[XDEV_MAX_DEVICE_TYPES]
+                                                                  [XDEV_MAX_DEVICES];
+xdev_status_t xdev_alloc_create(xdev_backend_t *be, int index, struct xdev_device_allocator **out);
+static inline xdev_status_t xdev_alloc_get(xdev_backend_t *be, int index,
+                                           struct xdev_device_allocator **out) {
+    struct xdev_device_allocator *da =
+        atomic_load_explicit(&xdev_alloc_g_allocs[be->type][index], memory_order_acquire);
+    if (__builtin_expect(da == NULL, 0)) return xdev_alloc_create(be, index, out);
+    *out = da;
+    return XDEV_SUCCESS;
+}
 /* Validates an application's allocator and copies it, zero past its `size`
  * (an older header's struct); a refusal names `call` (device_allocator.c). */
 xdev_status_t xdev_allocator_accept(const char *call, const xdev_allocator_t *in,
@@ -248,8 +265,16 @@ xdev_device_allocator_t *xdev_alloc_owner(const struct xdev_ptr_entry *e);
 xdev_status_t xdev_alloc_malloc_on(xdev_stream_t stream, size_t size, void **ptr);
 xdev_status_t xdev_alloc_free(void *ptr);
 
-/* The settings loaded at init. */
-const xdev_alloc_config_t *xdev_alloc_settings(void);
+/* The settings loaded at init (device_allocator.c; written only by the
+ * initialisation step, before any allocation): inline, the hot pair reads
+ * them several times. */
+extern xdev_alloc_config_t xdev_alloc_g_cfg;
+static inline const xdev_alloc_config_t *xdev_alloc_settings(void) {
+    return &xdev_alloc_g_cfg;
+}
+/* No roundup_power2_divisions anywhere: sizes round to 512 bytes (set
+ * with the settings). */
+extern bool xdev_alloc_g_round_plain;
 
 /* Find the block containing addr on a device (lock held): NULL if none. */
 xdev_block_t *xdev_alloc_find_block(xdev_device_allocator_t *da, uintptr_t addr,
@@ -271,8 +296,16 @@ typedef void (*xdev_segment_fn)(void *ctx, const xdev_device_allocator_t *da, ui
                                 size_t size, int pool_kind, const void *stream,
                                 const xdev_block_t *first, const xdev_segment_t *seg);
 void xdev_alloc_each_segment(xdev_device_allocator_t *primary, xdev_segment_fn fn, void *ctx);
-/* This thread's tag path for new allocations (alloc_tag.c), or NULL. */
-const char *xdev_alloc_tag_current(void);
+/* This thread's tag path for new allocations (alloc_tag.c), or NULL:
+ * inline, every allocation asks; until some thread pushes a tag it is one
+ * relaxed load and a predictable branch (no TLS lookup). */
+extern atomic_bool xdev_alloc_tags_used;
+const char *xdev_alloc_tag_current_tls(void);
+static inline const char *xdev_alloc_tag_current(void) {
+    return __builtin_expect(atomic_load_explicit(&xdev_alloc_tags_used, memory_order_relaxed), 0)
+               ? xdev_alloc_tag_current_tls()
+               : NULL;
+}
 /* The first component of this thread's tag path ("a" of "a/b"), interned,
  * or NULL (alloc_tag.c). */
 const char *xdev_alloc_tag_root_current(void);
@@ -309,10 +342,53 @@ xdev_block_t *xdev_bins_best_fit(xdev_bins_t *bins, size_t size, size_t max_spli
 bool xdev_bins_fit_before(const xdev_bins_t *bins, size_t size, size_t limit, uintptr_t addr,
                           const xdev_block_t *skip);
 
-/* --- live-block table (alloc_ptrmap.c); the device lock must be held --- */
-bool xdev_ptrtab_insert(xdev_ptrtab_t *t, xdev_block_t *b); /* false: no memory */
-xdev_block_t *xdev_ptrtab_remove(xdev_ptrtab_t *t, uintptr_t addr);
-xdev_block_t *xdev_ptrtab_find(xdev_ptrtab_t *t, uintptr_t addr);
+/* --- live-block table (alloc_ptrmap.c); the device lock must be held ---
+ * Inline: every malloc inserts and every free removes. */
+void xdev_ptrtab_grow(xdev_ptrtab_t *t); /* doubles it; unchanged without memory */
+
+static inline size_t xdev_ptrtab_slot(const xdev_ptrtab_t *t, uintptr_t addr) {
+    uint64_t x = (uint64_t)addr >> 9; /* blocks are 512-byte aligned */
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    return (size_t)x & t->mask;
+}
+
+/* false: no memory for the table */
+static inline bool xdev_ptrtab_insert(xdev_ptrtab_t *t, xdev_block_t *b) {
+    if (__builtin_expect(t->buckets == NULL || t->count > t->mask, 0)) {
+        xdev_ptrtab_grow(t);
+        if (t->buckets == NULL) return false;
+    }
+    size_t j = xdev_ptrtab_slot(t, b->addr);
+    b->hash_next = t->buckets[j];
+    t->buckets[j] = b;
+    t->count++;
+    return true;
+}
+
+static inline xdev_block_t **xdev_ptrtab_link(xdev_ptrtab_t *t, uintptr_t addr) {
+    if (t->buckets == NULL) return NULL;
+    xdev_block_t **link = &t->buckets[xdev_ptrtab_slot(t, addr)];
+    while (*link != NULL && (*link)->addr != addr)
+        link = &(*link)->hash_next;
+    return *link != NULL ? link : NULL;
+}
+
+static inline xdev_block_t *xdev_ptrtab_remove(xdev_ptrtab_t *t, uintptr_t addr) {
+    xdev_block_t **link = xdev_ptrtab_link(t, addr);
+    if (link == NULL) return NULL;
+    xdev_block_t *b = *link;
+    *link = b->hash_next;
+    b->hash_next = NULL;
+    t->count--;
+    return b;
+}
+
+static inline xdev_block_t *xdev_ptrtab_find(xdev_ptrtab_t *t, uintptr_t addr) {
+    xdev_block_t **link = xdev_ptrtab_link(t, addr);
+    return link != NULL ? *link : NULL;
+}
 
 /* --- caching allocator (caching_allocator.c); called with da->lock held --- */
 struct xdev_mempool;

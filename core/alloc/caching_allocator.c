@@ -43,6 +43,8 @@ static int floor_log2(size_t v) {
 /* torch's round_size with optional power-of-two divisions. */
 static size_t round_size(size_t size) {
     if (size < XDEV_MIN_BLOCK) return XDEV_MIN_BLOCK;
+    if (xdev_alloc_g_round_plain) /* no divisions set (the default): 512-byte steps */
+        return (size + XDEV_MIN_BLOCK - 1) & ~(XDEV_MIN_BLOCK - 1);
     int interval = floor_log2(size) - 20;
     if (interval < 0) interval = 0;
     if (interval >= XDEV_ROUNDUP_INTERVALS) interval = XDEV_ROUNDUP_INTERVALS - 1;
@@ -608,7 +610,8 @@ static bool stash_is_best(xdev_device_allocator_t *da, const xdev_block_t *b) {
 }
 
 static void activate(xdev_device_allocator_t *da, xdev_block_t *b, size_t size,
-                     xdev_stream_t stream);
+                     xdev_stream_t stream, bool counted);
+static void count_hot_pair(xdev_device_allocator_t *da, const xdev_block_t *b, size_t size);
 
 /* Whether the hot pair's history entries go anywhere (the history ring or
  * the stream tracer): the same two relaxed loads xdev_alloc_history_record
@@ -623,16 +626,22 @@ xdev_status_t xdev_caching_malloc(xdev_device_allocator_t *da, size_t size, xdev
     if (da->pending_head != NULL) process_events(da);
     size_t rsize = round_size(size);
     xdev_block_t *b = da->stash;
+    bool counted = false;
     if (b != NULL && b->size == rsize && b->pool->stream == stream &&
         b->pool->mempool == (mp != NULL ? mp->id : 0) && b->pool->tag == pool_tag() &&
         b->pool->asleep == 0 && stash_is_best(da, b)) {
-        da->stash = NULL; /* the hot pair: the block just freed */
+        da->stash = NULL;          /* the hot pair: the block just freed */
+        if (da->stash_uncounted) { /* its free and this allocation as one */
+            da->stash_uncounted = false;
+            count_hot_pair(da, b, size);
+            counted = true;
+        }
     } else {
         xdev_caching_stash_flush(da);
         xdev_status_t st = take_block(da, rsize, size, stream, mp, &b);
         if (st != XDEV_SUCCESS) return st;
     }
-    activate(da, b, size, stream);
+    activate(da, b, size, stream, counted);
     *out = b;
     return XDEV_SUCCESS;
 }
@@ -674,19 +683,61 @@ static xdev_status_t take_block(xdev_device_allocator_t *da, size_t rsize, size_
     return XDEV_SUCCESS;
 }
 
-/* Hand a free block to the user. */
-static void activate(xdev_device_allocator_t *da, xdev_block_t *b, size_t size,
-                     xdev_stream_t stream) {
+/* The statistics of an allocation of block b (`size` requested). */
+static void count_alloc(xdev_device_allocator_t *da, const xdev_block_t *b, size_t size) {
     int k = b->segment->pool_kind;
-    b->state = XDEV_BLOCK_ACTIVE;
-    b->stream = stream;
-    b->requested = size;
-    b->n_used_streams = 0;
     xdev_stat_update(da->stats.allocation, k, 1);
     xdev_stat_update(da->stats.allocated_bytes, k, (int64_t)b->size);
     xdev_stat_update(da->stats.requested_bytes, k, (int64_t)size);
     xdev_stat_update(da->stats.active, k, 1);
     xdev_stat_update(da->stats.active_bytes, k, (int64_t)b->size);
+}
+
+/* The statistics of the free of block b (active, requested b->requested),
+ * but oversize_allocations, which the free counts at once. */
+static void count_free(xdev_device_allocator_t *da, const xdev_block_t *b) {
+    int k = b->segment->pool_kind;
+    xdev_stat_update(da->stats.allocation, k, -1);
+    xdev_stat_update(da->stats.allocated_bytes, k, -(int64_t)b->size);
+    xdev_stat_update(da->stats.requested_bytes, k, -(int64_t)b->requested);
+    xdev_stat_update(da->stats.active, k, -1);
+    xdev_stat_update(da->stats.active_bytes, k, -(int64_t)b->size);
+}
+
+/* add to a stat's allocated and freed totals, current unchanged */
+static inline void stat_pass(xdev_stat_t stat[3], int k, int64_t amount) {
+    stat[XDEV_STAT_ALL].allocated += amount;
+    stat[XDEV_STAT_ALL].freed += amount;
+    stat[k].allocated += amount;
+    stat[k].freed += amount;
+}
+
+/* The stash's uncounted free and its allocation again (`size` requested)
+ * as one step: what count_free then count_alloc would leave. Each figure's
+ * current value comes back to where it was before the free (a value it
+ * already had: no new peak), but requested bytes, which moves by the
+ * difference of the two requests (a peak where it grows); the allocated
+ * and freed totals each grow by the block. */
+static void count_hot_pair(xdev_device_allocator_t *da, const xdev_block_t *b, size_t size) {
+    int k = b->segment->pool_kind == XDEV_POOL_LARGE ? XDEV_STAT_LARGE_POOL : XDEV_STAT_SMALL_POOL;
+    int64_t bytes = (int64_t)b->size;
+    stat_pass(da->stats.allocation, k, 1);
+    stat_pass(da->stats.allocated_bytes, k, bytes);
+    stat_pass(da->stats.active, k, 1);
+    stat_pass(da->stats.active_bytes, k, bytes);
+    xdev_stat_update(da->stats.requested_bytes, b->segment->pool_kind, -(int64_t)b->requested);
+    xdev_stat_update(da->stats.requested_bytes, b->segment->pool_kind, (int64_t)size);
+}
+
+/* Hand a free block to the user; `counted`: its statistics are done
+ * (count_hot_pair). */
+static void activate(xdev_device_allocator_t *da, xdev_block_t *b, size_t size,
+                     xdev_stream_t stream, bool counted) {
+    if (!counted) count_alloc(da, b, size);
+    b->state = XDEV_BLOCK_ACTIVE;
+    b->stream = stream;
+    b->requested = size;
+    b->n_used_streams = 0;
     if (b->size >= max_split()) xdev_stat_add(&da->stats.oversize_allocations, 1);
     b->tag = xdev_alloc_tag_current();
     if (history_on(da))
@@ -732,10 +783,15 @@ void xdev_caching_stash_flush(xdev_device_allocator_t *da) {
     xdev_block_t *b = da->stash;
     if (b == NULL) return;
     da->stash = NULL;
+    if (da->stash_uncounted) {
+        da->stash_uncounted = false;
+        count_free(da, b);
+    }
     bin_block(da, b);
 }
 
-/* An active (or pending) block stops counting as active. */
+/* An active (or pending) block stops counting as active (its other
+ * statistics are xdev_caching_free's). */
 static void retire(xdev_device_allocator_t *da, xdev_block_t *b) {
     int k = b->segment->pool_kind;
     xdev_stat_update(da->stats.active, k, -1);
@@ -759,18 +815,30 @@ static xdev_stream_t used_stream(const xdev_block_t *b, int i) {
 }
 
 void xdev_caching_free(xdev_device_allocator_t *da, xdev_block_t *b) {
-    int k = b->segment->pool_kind;
-    xdev_stat_update(da->stats.allocation, k, -1);
-    xdev_stat_update(da->stats.allocated_bytes, k, -(int64_t)b->size);
-    xdev_stat_update(da->stats.requested_bytes, k, -(int64_t)b->requested);
     if (b->size >= max_split()) xdev_stat_add(&da->stats.oversize_allocations, -1);
     int n = b->n_used_streams;
     if (n == 0 && b->pending_events == 0) { /* the common case: into the stash */
         xdev_caching_stash_flush(da);
-        retire(da, b);
+        if (XDEV_UNLIKELY(history_on(da))) {
+            /* the history and the tracer's counters see each free as it
+             * happens: counted now */
+            count_free(da, b);
+            da->stash = b;
+            b->state = XDEV_BLOCK_FREE;
+            xdev_alloc_history_record(da, XDEV_MEMORY_HISTORY_FREE_COMPLETED, b->addr, b->size,
+                                      b->pool->native, b->tag);
+            return;
+        }
+        b->state = XDEV_BLOCK_FREE;
         da->stash = b;
+        da->stash_uncounted = true; /* counted when binned, or with the next allocation */
         return;
     }
+    xdev_caching_stash_flush(da); /* the history below sees every earlier free counted */
+    int k = b->segment->pool_kind;
+    xdev_stat_update(da->stats.allocation, k, -1);
+    xdev_stat_update(da->stats.allocated_bytes, k, -(int64_t)b->size);
+    xdev_stat_update(da->stats.requested_bytes, k, -(int64_t)b->requested);
     /* Streams that used the block: it becomes reusable after their work so far. */
     b->n_used_streams = 0;
     for (int i = 0; i < n; i++) {
