@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "alloc/alloc_config.h"
+#include "runtime/trace_probe.h"
 #include "runtime/registry.h"
 #include "base/spin_lock.h"
 #include "xdev/allocator.h"
@@ -176,6 +177,13 @@ typedef struct xdev_device_allocator {
      * the statistics calls first) or, folded with the allocation that takes
      * it back, as one hot pair (caching_allocator.c). */
     bool stash_uncounted;
+    /* Hot pairs since the totals were last brought up to date, per pool
+     * kind: how many, their blocks' bytes and their requests' bytes (when
+     * a pair's two requests were the same size). They only add to the
+     * allocated and freed totals of allocation, allocated_bytes, active,
+     * active_bytes and requested_bytes ("all" and the pool), which
+     * xdev_caching_stash_flush does before any reader looks. */
+    int64_t hot_pairs[XDEV_POOL_KINDS], hot_bytes[XDEV_POOL_KINDS], hot_requested[XDEV_POOL_KINDS];
     /* Bins insertions and removals in this arena so far, and the stash that
      * stash_is_best (caching_allocator.c) last found best with that count:
      * while nothing entered or left any bin, the answer holds. */
@@ -296,6 +304,9 @@ typedef void (*xdev_segment_fn)(void *ctx, const xdev_device_allocator_t *da, ui
                                 size_t size, int pool_kind, const void *stream,
                                 const xdev_block_t *first, const xdev_segment_t *seg);
 void xdev_alloc_each_segment(xdev_device_allocator_t *primary, xdev_segment_fn fn, void *ctx);
+void xdev_alloc_history_record(struct xdev_device_allocator *da,
+                               xdev_memory_history_action_t action, uintptr_t addr, size_t size,
+                               const void *stream, const char *tag);
 /* This thread's tag path for new allocations (alloc_tag.c), or NULL:
  * inline, every allocation asks; until some thread pushes a tag it is one
  * relaxed load and a predictable branch (no TLS lookup). */
@@ -431,8 +442,9 @@ void xdev_caching_segment_add(xdev_device_allocator_t *da, xdev_segment_t *seg, 
 void xdev_caching_segment_unlink(xdev_device_allocator_t *da, xdev_segment_t *seg);
 
 /* Put the arena's stash (the last freed block, kept out of the bins for
- * the hot alloc/free pair) into the bins: every reader of the arena's
- * blocks or statistics calls this first (lock held). */
+ * the hot alloc/free pair) into the bins, its free counted, and the hot
+ * pairs' totals into the statistics: every reader of the arena's blocks or
+ * statistics calls this first (lock held). */
 void xdev_caching_stash_flush(xdev_device_allocator_t *da);
 
 /* --- expandable segments (expandable.c); lock held --- */
@@ -480,6 +492,122 @@ static inline void xdev_stat_update(xdev_stat_t stat[3], int pool_kind, int64_t 
     xdev_stat_add(&stat[XDEV_STAT_ALL], amount);
     xdev_stat_add(&stat[pool_kind == XDEV_POOL_LARGE ? XDEV_STAT_LARGE_POOL : XDEV_STAT_SMALL_POOL],
                   amount);
+}
+
+/* --- the hot pair, inline (the rest: caching_allocator.c; lock held) ---
+ * A framework frees a tensor and allocates one of the same size on the
+ * same stream right after: the block just freed waits in the arena's stash
+ * (caching_allocator.c), and the pair then costs a few loads and stores,
+ * inlined into xdev_malloc and xdev_free. Anything else goes to
+ * xdev_caching_malloc / xdev_caching_free, which do the same when the
+ * conditions below hold and everything else otherwise. */
+
+/* torch's round_size: 512-byte steps, or power-of-two divisions where set. */
+size_t xdev_caching_round_divided(size_t size);
+static inline size_t xdev_caching_round(size_t size) {
+    if (size < XDEV_MIN_BLOCK) return XDEV_MIN_BLOCK;
+    if (__builtin_expect(xdev_alloc_g_round_plain, 1))
+        return (size + XDEV_MIN_BLOCK - 1) & ~(XDEV_MIN_BLOCK - 1);
+    return xdev_caching_round_divided(size);
+}
+
+/* The tag a new allocation's pool is keyed by (see pool_tag in
+ * caching_allocator.c): with expandable segments the thread's top-level
+ * tag, else none. */
+static inline const char *xdev_caching_pool_tag(void) {
+    return xdev_alloc_g_cfg.expandable_segments ? xdev_alloc_tag_root_current() : NULL;
+}
+
+/* Whether history entries go anywhere (the history ring or the stream
+ * tracer): the two relaxed loads xdev_alloc_history_record starts with. */
+static inline bool xdev_caching_history_on(const xdev_device_allocator_t *da) {
+    return __builtin_expect(xdev_tracer_active(), 0) ||
+           atomic_load_explicit(&da->primary->recording, memory_order_relaxed);
+}
+
+/* Would the allocator without a stash hand out the stash b for a request
+ * of its size (caching_allocator.c says when)? The answer depends on the
+ * block's size and neighbours and on the bins; each of those changes only
+ * with a bin insertion or removal in the arena (a split or merge, a block
+ * taken or freed), so an answer found for this block with no bin change
+ * since still holds: the warm hot pair skips the search. */
+bool xdev_caching_stash_is_best_slow(xdev_device_allocator_t *da, const xdev_block_t *b);
+static inline bool xdev_caching_stash_is_best(xdev_device_allocator_t *da, const xdev_block_t *b) {
+    if (da->stash_checked == b && da->stash_checked_at == da->bins_changes) return true;
+    return xdev_caching_stash_is_best_slow(da, b);
+}
+
+/* add to a stat's allocated and freed totals ("all" and pool k), current
+ * unchanged */
+static inline void xdev_stat_pass(xdev_stat_t stat[3], int k, int64_t amount) {
+    stat[XDEV_STAT_ALL].allocated += amount;
+    stat[XDEV_STAT_ALL].freed += amount;
+    stat[k].allocated += amount;
+    stat[k].freed += amount;
+}
+
+/* The stash's uncounted free and its allocation again (`size` requested)
+ * as one step: what counting the free then the allocation would leave.
+ * Each figure's current value comes back to where it was before the free
+ * (a value it already had: no new peak), but requested bytes, which moves
+ * by the difference of the two requests (a peak where it grows); the
+ * allocated and freed totals each grow by the block. */
+static inline void xdev_caching_count_hot_pair(xdev_device_allocator_t *da, const xdev_block_t *b,
+                                               size_t size) {
+    int kind = b->segment->pool_kind;
+    da->hot_pairs[kind]++; /* the totals, added up later (hot_pairs above) */
+    da->hot_bytes[kind] += (int64_t)b->size;
+    if (size == b->requested) {
+        da->hot_requested[kind] += (int64_t)size;
+    } else {
+        xdev_stat_update(da->stats.requested_bytes, kind, -(int64_t)b->requested);
+        xdev_stat_update(da->stats.requested_bytes, kind, (int64_t)size);
+    }
+}
+
+/* The arena's stash, handed out for a request of `size` bytes on `stream`
+ * from memory pool `mempool` (0: the device's cache) when it is what the
+ * allocator would hand out and its free is not counted yet (else NULL:
+ * xdev_caching_malloc decides). */
+static inline xdev_block_t *xdev_caching_malloc_hot(xdev_device_allocator_t *da, size_t size,
+                                                    xdev_stream_t stream, uint64_t mempool) {
+    xdev_block_t *b = da->stash;
+    if (b == NULL || !da->stash_uncounted || da->pending_head != NULL ||
+        b->size != xdev_caching_round(size))
+        return NULL;
+    const xdev_stream_pool_t *pool = b->pool;
+    if (pool->stream != stream || pool->mempool != mempool || pool->asleep != 0 ||
+        pool->tag != xdev_caching_pool_tag() || !xdev_caching_stash_is_best(da, b))
+        return NULL;
+    da->stash = NULL;
+    da->stash_uncounted = false;
+    xdev_caching_count_hot_pair(da, b, size);
+    b->state = XDEV_BLOCK_ACTIVE;
+    b->stream = stream;
+    b->requested = size;
+    b->n_used_streams = 0;
+    if (b->size >= xdev_alloc_g_cfg.max_split_size)
+        xdev_stat_add(&da->stats.oversize_allocations, 1);
+    b->tag = xdev_alloc_tag_current();
+    if (xdev_caching_history_on(da))
+        xdev_alloc_history_record(da, XDEV_MEMORY_HISTORY_ALLOC, b->addr, b->size, pool->native,
+                                  b->tag);
+    return b;
+}
+
+/* Free active block b into the stash, its free counted later, when the
+ * stash is empty, no stream but its own used b and no history is kept;
+ * false otherwise (xdev_caching_free decides). */
+static inline bool xdev_caching_free_hot(xdev_device_allocator_t *da, xdev_block_t *b) {
+    if (da->stash != NULL || b->n_used_streams != 0 || b->pending_events != 0 ||
+        xdev_caching_history_on(da))
+        return false;
+    if (b->size >= xdev_alloc_g_cfg.max_split_size)
+        xdev_stat_add(&da->stats.oversize_allocations, -1);
+    b->state = XDEV_BLOCK_FREE;
+    da->stash = b;
+    da->stash_uncounted = true; /* counted when binned, or with the next allocation */
+    return true;
 }
 
 /* --- pinned host cache (host_allocator.c) --- */

@@ -40,11 +40,11 @@ static int floor_log2(size_t v) {
     return 63 - __builtin_clzll((unsigned long long)v);
 }
 
-/* torch's round_size with optional power-of-two divisions. */
-static size_t round_size(size_t size) {
-    if (size < XDEV_MIN_BLOCK) return XDEV_MIN_BLOCK;
-    if (xdev_alloc_g_round_plain) /* no divisions set (the default): 512-byte steps */
-        return (size + XDEV_MIN_BLOCK - 1) & ~(XDEV_MIN_BLOCK - 1);
+#define round_size xdev_caching_round
+
+/* torch's round_size with power-of-two divisions (xdev_caching_round's
+ * path when some are set). */
+size_t xdev_caching_round_divided(size_t size) {
     int interval = floor_log2(size) - 20;
     if (interval < 0) interval = 0;
     if (interval >= XDEV_ROUNDUP_INTERVALS) interval = XDEV_ROUNDUP_INTERVALS - 1;
@@ -589,13 +589,7 @@ static xdev_status_t take_block(xdev_device_allocator_t *da, size_t rsize, size_
  * unless the bins hold a smaller block, or one as small at a lower address.
  * A free block before it would move the start: no. max_split_size set: no
  * (its rules are not repeated here). */
-static bool stash_is_best(xdev_device_allocator_t *da, const xdev_block_t *b) {
-    /* The answer depends on the block's size and neighbours and on the
-     * bins; each of those changes only with a bin insertion or removal in
-     * the arena (a split or merge, a block taken or freed), so an answer
-     * found for this block with no bin change since still holds: the warm
-     * hot pair skips the search. */
-    if (da->stash_checked == b && da->stash_checked_at == da->bins_changes) return true;
+bool xdev_caching_stash_is_best_slow(xdev_device_allocator_t *da, const xdev_block_t *b) {
     if (max_split() != SIZE_MAX || (b->prev && b->prev->state == XDEV_BLOCK_FREE)) return false;
     size_t merged = b->size + (b->next && b->next->state == XDEV_BLOCK_FREE ? b->next->size : 0);
     if (merged != b->size && !should_split_size(b->segment->pool_kind, merged, b->size))
@@ -611,15 +605,9 @@ static bool stash_is_best(xdev_device_allocator_t *da, const xdev_block_t *b) {
 
 static void activate(xdev_device_allocator_t *da, xdev_block_t *b, size_t size,
                      xdev_stream_t stream, bool counted);
-static void count_hot_pair(xdev_device_allocator_t *da, const xdev_block_t *b, size_t size);
 
-/* Whether the hot pair's history entries go anywhere (the history ring or
- * the stream tracer): the same two relaxed loads xdev_alloc_history_record
- * starts with, without the call while neither is on. */
-static inline bool history_on(const xdev_device_allocator_t *da) {
-    return XDEV_UNLIKELY(xdev_tracer_active()) ||
-           atomic_load_explicit(&da->primary->recording, memory_order_relaxed);
-}
+#define history_on xdev_caching_history_on
+#define stash_is_best xdev_caching_stash_is_best
 
 xdev_status_t xdev_caching_malloc(xdev_device_allocator_t *da, size_t size, xdev_stream_t stream,
                                   struct xdev_mempool *mp, xdev_block_t **out) {
@@ -633,7 +621,7 @@ xdev_status_t xdev_caching_malloc(xdev_device_allocator_t *da, size_t size, xdev
         da->stash = NULL;          /* the hot pair: the block just freed */
         if (da->stash_uncounted) { /* its free and this allocation as one */
             da->stash_uncounted = false;
-            count_hot_pair(da, b, size);
+            xdev_caching_count_hot_pair(da, b, size);
             counted = true;
         }
     } else {
@@ -704,31 +692,6 @@ static void count_free(xdev_device_allocator_t *da, const xdev_block_t *b) {
     xdev_stat_update(da->stats.active_bytes, k, -(int64_t)b->size);
 }
 
-/* add to a stat's allocated and freed totals, current unchanged */
-static inline void stat_pass(xdev_stat_t stat[3], int k, int64_t amount) {
-    stat[XDEV_STAT_ALL].allocated += amount;
-    stat[XDEV_STAT_ALL].freed += amount;
-    stat[k].allocated += amount;
-    stat[k].freed += amount;
-}
-
-/* The stash's uncounted free and its allocation again (`size` requested)
- * as one step: what count_free then count_alloc would leave. Each figure's
- * current value comes back to where it was before the free (a value it
- * already had: no new peak), but requested bytes, which moves by the
- * difference of the two requests (a peak where it grows); the allocated
- * and freed totals each grow by the block. */
-static void count_hot_pair(xdev_device_allocator_t *da, const xdev_block_t *b, size_t size) {
-    int k = b->segment->pool_kind == XDEV_POOL_LARGE ? XDEV_STAT_LARGE_POOL : XDEV_STAT_SMALL_POOL;
-    int64_t bytes = (int64_t)b->size;
-    stat_pass(da->stats.allocation, k, 1);
-    stat_pass(da->stats.allocated_bytes, k, bytes);
-    stat_pass(da->stats.active, k, 1);
-    stat_pass(da->stats.active_bytes, k, bytes);
-    xdev_stat_update(da->stats.requested_bytes, b->segment->pool_kind, -(int64_t)b->requested);
-    xdev_stat_update(da->stats.requested_bytes, b->segment->pool_kind, (int64_t)size);
-}
-
 /* Hand a free block to the user; `counted`: its statistics are done
  * (count_hot_pair). */
 static void activate(xdev_device_allocator_t *da, xdev_block_t *b, size_t size,
@@ -779,7 +742,21 @@ static void bin_block(xdev_device_allocator_t *da, xdev_block_t *b) {
  * statistics, snapshots, releases and merges find the state they would
  * without it. Only which of two equally good blocks a request gets can
  * differ (the stash, where best fit might take another of the same size). */
+/* The hot pairs' totals (alloc_internal.h, hot_pairs) into the statistics. */
+static void fold_hot_pairs(xdev_device_allocator_t *da) {
+    for (int kind = 0; kind < XDEV_POOL_KINDS; kind++) {
+        int k = kind == XDEV_POOL_LARGE ? XDEV_STAT_LARGE_POOL : XDEV_STAT_SMALL_POOL;
+        xdev_stat_pass(da->stats.allocation, k, da->hot_pairs[kind]);
+        xdev_stat_pass(da->stats.active, k, da->hot_pairs[kind]);
+        xdev_stat_pass(da->stats.allocated_bytes, k, da->hot_bytes[kind]);
+        xdev_stat_pass(da->stats.active_bytes, k, da->hot_bytes[kind]);
+        xdev_stat_pass(da->stats.requested_bytes, k, da->hot_requested[kind]);
+        da->hot_pairs[kind] = da->hot_bytes[kind] = da->hot_requested[kind] = 0;
+    }
+}
+
 void xdev_caching_stash_flush(xdev_device_allocator_t *da) {
+    if ((da->hot_pairs[0] | da->hot_pairs[1]) != 0) fold_hot_pairs(da);
     xdev_block_t *b = da->stash;
     if (b == NULL) return;
     da->stash = NULL;

@@ -429,7 +429,8 @@ xdev_status_t xdev_alloc_malloc_on(xdev_stream_t stream, size_t size, void **ptr
     if (caching) {
         if (da->arena == 0 && !atomic_load_explicit(&da->arenas_ok, memory_order_relaxed))
             atomic_store_explicit(&da->arenas_ok, true, memory_order_release);
-        st = xdev_caching_malloc(da, size, stream, mp, &b);
+        b = xdev_caching_malloc_hot(da, size, stream, mp != NULL ? mp->id : 0);
+        st = b != NULL ? XDEV_SUCCESS : xdev_caching_malloc(da, size, stream, mp, &b);
     } else if (mp != NULL) {
         st = xdev_mempool_supported(da->rec); /* a scope opened before the mode changed */
     } else {
@@ -600,7 +601,7 @@ xdev_status_t xdev_alloc_free(void *ptr) {
             xdev_spin_unlock(&da->lock);
             return XDEV_SUCCESS;
         }
-        xdev_caching_free(da, b);
+        if (!xdev_caching_free_hot(da, b)) xdev_caching_free(da, b);
         xdev_spin_unlock(&da->lock);
         return XDEV_SUCCESS;
     }
