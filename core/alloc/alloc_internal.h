@@ -494,6 +494,30 @@ static inline void xdev_stat_update(xdev_stat_t stat[3], int pool_kind, int64_t 
                   amount);
 }
 
+/* xdev_stat_update for an amount known to be >= 0 (an allocation's) and
+ * for one known to be taken off (a free's): the same figures, without the
+ * sign test. */
+static inline void xdev_stat_inc(xdev_stat_t stat[3], int pool_kind, int64_t amount) {
+    xdev_stat_t *s[2] = {
+        &stat[XDEV_STAT_ALL],
+        &stat[pool_kind == XDEV_POOL_LARGE ? XDEV_STAT_LARGE_POOL : XDEV_STAT_SMALL_POOL]};
+    for (int i = 0; i < 2; i++) {
+        s[i]->current += amount;
+        s[i]->allocated += amount;
+        if (s[i]->current > s[i]->peak) s[i]->peak = s[i]->current;
+    }
+}
+
+static inline void xdev_stat_dec(xdev_stat_t stat[3], int pool_kind, int64_t amount) {
+    xdev_stat_t *s[2] = {
+        &stat[XDEV_STAT_ALL],
+        &stat[pool_kind == XDEV_POOL_LARGE ? XDEV_STAT_LARGE_POOL : XDEV_STAT_SMALL_POOL]};
+    for (int i = 0; i < 2; i++) {
+        s[i]->current -= amount;
+        s[i]->freed += amount;
+    }
+}
+
 /* --- the hot pair, inline (the rest: caching_allocator.c; lock held) ---
  * A framework frees a tensor and allocates one of the same size on the
  * same stream right after: the block just freed waits in the arena's stash

@@ -98,8 +98,8 @@ void xdev_caching_bins_add(xdev_device_allocator_t *da, xdev_block_t *b) {
     da->bins_changes++;
     xdev_bins_insert(&b->pool->bins[kind], b);
     if (is_split(b)) {
-        xdev_stat_update(da->stats.inactive_split, kind, 1);
-        xdev_stat_update(da->stats.inactive_split_bytes, kind, (int64_t)b->size);
+        xdev_stat_inc(da->stats.inactive_split, kind, 1);
+        xdev_stat_inc(da->stats.inactive_split_bytes, kind, (int64_t)b->size);
     }
 }
 
@@ -108,8 +108,8 @@ void xdev_caching_bins_del(xdev_device_allocator_t *da, xdev_block_t *b) {
     da->bins_changes++;
     xdev_bins_remove(&b->pool->bins[kind], b);
     if (is_split(b)) {
-        xdev_stat_update(da->stats.inactive_split, kind, -1);
-        xdev_stat_update(da->stats.inactive_split_bytes, kind, -(int64_t)b->size);
+        xdev_stat_dec(da->stats.inactive_split, kind, 1);
+        xdev_stat_dec(da->stats.inactive_split_bytes, kind, (int64_t)b->size);
     }
 }
 
@@ -674,22 +674,22 @@ static xdev_status_t take_block(xdev_device_allocator_t *da, size_t rsize, size_
 /* The statistics of an allocation of block b (`size` requested). */
 static void count_alloc(xdev_device_allocator_t *da, const xdev_block_t *b, size_t size) {
     int k = b->segment->pool_kind;
-    xdev_stat_update(da->stats.allocation, k, 1);
-    xdev_stat_update(da->stats.allocated_bytes, k, (int64_t)b->size);
-    xdev_stat_update(da->stats.requested_bytes, k, (int64_t)size);
-    xdev_stat_update(da->stats.active, k, 1);
-    xdev_stat_update(da->stats.active_bytes, k, (int64_t)b->size);
+    xdev_stat_inc(da->stats.allocation, k, 1);
+    xdev_stat_inc(da->stats.allocated_bytes, k, (int64_t)b->size);
+    xdev_stat_inc(da->stats.requested_bytes, k, (int64_t)size);
+    xdev_stat_inc(da->stats.active, k, 1);
+    xdev_stat_inc(da->stats.active_bytes, k, (int64_t)b->size);
 }
 
 /* The statistics of the free of block b (active, requested b->requested),
  * but oversize_allocations, which the free counts at once. */
 static void count_free(xdev_device_allocator_t *da, const xdev_block_t *b) {
     int k = b->segment->pool_kind;
-    xdev_stat_update(da->stats.allocation, k, -1);
-    xdev_stat_update(da->stats.allocated_bytes, k, -(int64_t)b->size);
-    xdev_stat_update(da->stats.requested_bytes, k, -(int64_t)b->requested);
-    xdev_stat_update(da->stats.active, k, -1);
-    xdev_stat_update(da->stats.active_bytes, k, -(int64_t)b->size);
+    xdev_stat_dec(da->stats.allocation, k, 1);
+    xdev_stat_dec(da->stats.allocated_bytes, k, (int64_t)b->size);
+    xdev_stat_dec(da->stats.requested_bytes, k, (int64_t)b->requested);
+    xdev_stat_dec(da->stats.active, k, 1);
+    xdev_stat_dec(da->stats.active_bytes, k, (int64_t)b->size);
 }
 
 /* Hand a free block to the user; `counted`: its statistics are done
