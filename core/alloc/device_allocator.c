@@ -427,10 +427,16 @@ xdev_status_t xdev_alloc_malloc_on(xdev_stream_t stream, size_t size, void **ptr
     da->used = true;
     bool caching = da->mode == XDEV_ALLOC_MODE_CACHING;
     if (caching) {
-        if (da->arena == 0 && !atomic_load_explicit(&da->arenas_ok, memory_order_relaxed))
-            atomic_store_explicit(&da->arenas_ok, true, memory_order_release);
+        /* the stash is a block this arena handed out before: arenas_ok is
+         * set already when the hot pair takes it */
         b = xdev_caching_malloc_hot(da, size, stream, mp != NULL ? mp->id : 0);
-        st = b != NULL ? XDEV_SUCCESS : xdev_caching_malloc(da, size, stream, mp, &b);
+        if (b != NULL) {
+            st = XDEV_SUCCESS;
+        } else {
+            if (da->arena == 0 && !atomic_load_explicit(&da->arenas_ok, memory_order_relaxed))
+                atomic_store_explicit(&da->arenas_ok, true, memory_order_release);
+            st = xdev_caching_malloc(da, size, stream, mp, &b);
+        }
     } else if (mp != NULL) {
         st = xdev_mempool_supported(da->rec); /* a scope opened before the mode changed */
     } else {
