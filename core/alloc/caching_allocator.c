@@ -65,10 +65,6 @@ static size_t segment_size(size_t size) {
     return (size + XDEV_ROUND_LARGE - 1) / XDEV_ROUND_LARGE * XDEV_ROUND_LARGE;
 }
 
-static bool is_split(const xdev_block_t *b) {
-    return b->prev != NULL || b->next != NULL;
-}
-
 /* Block structs are recycled per device (a split on the hot path then costs
  * no malloc). */
 xdev_block_t *xdev_caching_block_new(xdev_device_allocator_t *da) {
@@ -90,27 +86,6 @@ void xdev_caching_block_delete(xdev_device_allocator_t *da, xdev_block_t *b) {
     b->more_used_streams = NULL;
     b->bin_next = da->spare_blocks;
     da->spare_blocks = b;
-}
-
-/* Bins with the inactive_split statistics kept alongside. */
-void xdev_caching_bins_add(xdev_device_allocator_t *da, xdev_block_t *b) {
-    int kind = b->segment->pool_kind;
-    da->bins_changes++;
-    xdev_bins_insert(&b->pool->bins[kind], b);
-    if (is_split(b)) {
-        xdev_stat_inc(da->stats.inactive_split, kind, 1);
-        xdev_stat_inc(da->stats.inactive_split_bytes, kind, (int64_t)b->size);
-    }
-}
-
-void xdev_caching_bins_del(xdev_device_allocator_t *da, xdev_block_t *b) {
-    int kind = b->segment->pool_kind;
-    da->bins_changes++;
-    xdev_bins_remove(&b->pool->bins[kind], b);
-    if (is_split(b)) {
-        xdev_stat_dec(da->stats.inactive_split, kind, 1);
-        xdev_stat_dec(da->stats.inactive_split_bytes, kind, (int64_t)b->size);
-    }
 }
 
 /* The tag a new allocation's pool is keyed by: with expandable segments
