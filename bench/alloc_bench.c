@@ -2,6 +2,7 @@
 /* alloc_bench - cost of xdev's device allocator on the default backend.
  *
  *   alloc_bench [--threads N]
+ *   alloc_bench --hot SIZE ITERS
  *
  * 1. hot pair: xdev_malloc + xdev_free of one size, repeated (the cached
  *    path every framework op takes), ns per pair, median of 15 runs;
@@ -9,7 +10,10 @@
  *    step frees one at random and allocates a new one; ns per step;
  * 3. the same churn on N threads at once (default 8), ns per step overall,
  *    after one untimed warm-up round.
- * Select the backend with XDEV_BACKEND; compare with c10 on a GPU through
+ * --hot runs only ITERS hot pairs of SIZE bytes after one warm-up pair and
+ * prints nothing else: a short loop for instruction counts (perf stat,
+ * callgrind), where the fixed start-up cost is measured with ITERS 0 and
+ * subtracted. Select the backend with XDEV_BACKEND; compare with c10 on a GPU through
  * bench/c10 (see docs/performance.md). */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -88,8 +92,23 @@ static void *churn(void *argp) {
     return NULL;
 }
 
+/* --hot SIZE ITERS: the hot pair alone (see the top comment). */
+static int hot_only(size_t size, long iters) {
+    check(xdev_init(), "xdev_init");
+    void *p;
+    check(xdev_malloc(&p, size), "warm-up malloc");
+    check(xdev_free(p), "warm-up free");
+    for (long i = 0; i < iters; i++) {
+        xdev_malloc(&p, size);
+        xdev_free(p);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
     int threads = 8;
+    if (argc == 4 && strcmp(argv[1], "--hot") == 0)
+        return hot_only((size_t)strtoull(argv[2], NULL, 0), strtol(argv[3], NULL, 0));
     if (argc == 3 && strcmp(argv[1], "--threads") == 0) threads = atoi(argv[2]);
     if (threads < 1 || threads > 256) {
         fprintf(stderr, "usage: alloc_bench [--threads N]\n");

@@ -112,3 +112,26 @@ bool xdev_bins_fit_before(const xdev_bins_t *bins, size_t size, size_t limit, ui
         }
     return false;
 }
+
+/* Bins with the inactive_split statistics kept alongside (the caching
+ * allocator's insert and removal: here, so that the bin operations inline
+ * into them). A block with a neighbour is a split one. */
+void xdev_caching_bins_add(xdev_device_allocator_t *da, xdev_block_t *b) {
+    int kind = b->segment->pool_kind;
+    da->bins_changes++;
+    xdev_bins_insert(&b->pool->bins[kind], b);
+    if ((b->prev != NULL || b->next != NULL)) {
+        xdev_stat_inc(da->stats.inactive_split, kind, 1);
+        xdev_stat_inc(da->stats.inactive_split_bytes, kind, (int64_t)b->size);
+    }
+}
+
+void xdev_caching_bins_del(xdev_device_allocator_t *da, xdev_block_t *b) {
+    int kind = b->segment->pool_kind;
+    da->bins_changes++;
+    xdev_bins_remove(&b->pool->bins[kind], b);
+    if ((b->prev != NULL || b->next != NULL)) {
+        xdev_stat_dec(da->stats.inactive_split, kind, 1);
+        xdev_stat_dec(da->stats.inactive_split_bytes, kind, (int64_t)b->size);
+    }
+}

@@ -18,6 +18,7 @@
 static void feed_tracer(xdev_device_allocator_t *da, const char *action, uintptr_t addr,
                         size_t size, const void *stream, const char *tag) {
     int64_t allocated = da->stats.allocated_bytes[XDEV_STAT_ALL].current;
+    if (da->stash_uncounted) allocated -= (int64_t)da->stash->size; /* its free, not counted yet */
     int64_t reserved = da->stats.reserved_bytes[XDEV_STAT_ALL].current;
     atomic_store_explicit(&da->traced_allocated, allocated, memory_order_relaxed);
     atomic_store_explicit(&da->traced_reserved, reserved, memory_order_relaxed);

@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "alloc/alloc_config.h"
+#include "runtime/trace_probe.h"
 #include "runtime/registry.h"
 #include "base/spin_lock.h"
 #include "xdev/allocator.h"
@@ -171,6 +172,18 @@ typedef struct xdev_device_allocator {
      * live" (alloc_lookup.c) holds while the count is unchanged. */
     _Atomic uint64_t frees;
     xdev_block_t *stash; /* the last freed block, not yet binned (caching_allocator.c) */
+    /* The stash's free is not in the statistics yet: its figures go in when
+     * the stash is binned (xdev_caching_stash_flush, which every reader of
+     * the statistics calls first) or, folded with the allocation that takes
+     * it back, as one hot pair (caching_allocator.c). */
+    bool stash_uncounted;
+    /* Hot pairs since the totals were last brought up to date, per pool
+     * kind: how many, their blocks' bytes and their requests' bytes (when
+     * a pair's two requests were the same size). They only add to the
+     * allocated and freed totals of allocation, allocated_bytes, active,
+     * active_bytes and requested_bytes ("all" and the pool), which
+     * xdev_caching_stash_flush does before any reader looks. */
+    int64_t hot_pairs[XDEV_POOL_KINDS], hot_bytes[XDEV_POOL_KINDS], hot_requested[XDEV_POOL_KINDS];
     /* Bins insertions and removals in this arena so far, and the stash that
      * stash_is_best (caching_allocator.c) last found best with that count:
      * while nothing entered or left any bin, the answer holds. */
@@ -221,8 +234,20 @@ typedef struct xdev_device_allocator {
     bool used;                    /* an allocation happened: the allocator can no longer change */
 } xdev_device_allocator_t;
 
-/* The allocator of a device (its primary arena), created on first use. */
-xdev_status_t xdev_alloc_get(xdev_backend_t *be, int index, xdev_device_allocator_t **out);
+/* The allocator of a device (its primary arena), created on first use:
+ * inline, every allocation asks; the first ask per device is
+ * xdev_alloc_create's. */
+extern _Atomic(struct xdev_device_allocator *) xdev_alloc_g_allocs[XDEV_MAX_DEVICE_TYPES]
+                                                                  [XDEV_MAX_DEVICES];
+xdev_status_t xdev_alloc_create(xdev_backend_t *be, int index, struct xdev_device_allocator **out);
+static inline xdev_status_t xdev_alloc_get(xdev_backend_t *be, int index,
+                                           struct xdev_device_allocator **out) {
+    struct xdev_device_allocator *da =
+        atomic_load_explicit(&xdev_alloc_g_allocs[be->type][index], memory_order_acquire);
+    if (__builtin_expect(da == NULL, 0)) return xdev_alloc_create(be, index, out);
+    *out = da;
+    return XDEV_SUCCESS;
+}
 /* Validates an application's allocator and copies it, zero past its `size`
  * (an older header's struct); a refusal names `call` (device_allocator.c). */
 xdev_status_t xdev_allocator_accept(const char *call, const xdev_allocator_t *in,
@@ -248,8 +273,16 @@ xdev_device_allocator_t *xdev_alloc_owner(const struct xdev_ptr_entry *e);
 xdev_status_t xdev_alloc_malloc_on(xdev_stream_t stream, size_t size, void **ptr);
 xdev_status_t xdev_alloc_free(void *ptr);
 
-/* The settings loaded at init. */
-const xdev_alloc_config_t *xdev_alloc_settings(void);
+/* The settings loaded at init (device_allocator.c; written only by the
+ * initialisation step, before any allocation): inline, the hot pair reads
+ * them several times. */
+extern xdev_alloc_config_t xdev_alloc_g_cfg;
+static inline const xdev_alloc_config_t *xdev_alloc_settings(void) {
+    return &xdev_alloc_g_cfg;
+}
+/* No roundup_power2_divisions anywhere: sizes round to 512 bytes (set
+ * with the settings). */
+extern bool xdev_alloc_g_round_plain;
 
 /* Find the block containing addr on a device (lock held): NULL if none. */
 xdev_block_t *xdev_alloc_find_block(xdev_device_allocator_t *da, uintptr_t addr,
@@ -271,8 +304,19 @@ typedef void (*xdev_segment_fn)(void *ctx, const xdev_device_allocator_t *da, ui
                                 size_t size, int pool_kind, const void *stream,
                                 const xdev_block_t *first, const xdev_segment_t *seg);
 void xdev_alloc_each_segment(xdev_device_allocator_t *primary, xdev_segment_fn fn, void *ctx);
-/* This thread's tag path for new allocations (alloc_tag.c), or NULL. */
-const char *xdev_alloc_tag_current(void);
+void xdev_alloc_history_record(struct xdev_device_allocator *da,
+                               xdev_memory_history_action_t action, uintptr_t addr, size_t size,
+                               const void *stream, const char *tag);
+/* This thread's tag path for new allocations (alloc_tag.c), or NULL:
+ * inline, every allocation asks; until some thread pushes a tag it is one
+ * relaxed load and a predictable branch (no TLS lookup). */
+extern atomic_bool xdev_alloc_tags_used;
+const char *xdev_alloc_tag_current_tls(void);
+static inline const char *xdev_alloc_tag_current(void) {
+    return __builtin_expect(atomic_load_explicit(&xdev_alloc_tags_used, memory_order_relaxed), 0)
+               ? xdev_alloc_tag_current_tls()
+               : NULL;
+}
 /* The first component of this thread's tag path ("a" of "a/b"), interned,
  * or NULL (alloc_tag.c). */
 const char *xdev_alloc_tag_root_current(void);
@@ -309,10 +353,53 @@ xdev_block_t *xdev_bins_best_fit(xdev_bins_t *bins, size_t size, size_t max_spli
 bool xdev_bins_fit_before(const xdev_bins_t *bins, size_t size, size_t limit, uintptr_t addr,
                           const xdev_block_t *skip);
 
-/* --- live-block table (alloc_ptrmap.c); the device lock must be held --- */
-bool xdev_ptrtab_insert(xdev_ptrtab_t *t, xdev_block_t *b); /* false: no memory */
-xdev_block_t *xdev_ptrtab_remove(xdev_ptrtab_t *t, uintptr_t addr);
-xdev_block_t *xdev_ptrtab_find(xdev_ptrtab_t *t, uintptr_t addr);
+/* --- live-block table (alloc_ptrmap.c); the device lock must be held ---
+ * Inline: every malloc inserts and every free removes. */
+void xdev_ptrtab_grow(xdev_ptrtab_t *t); /* doubles it; unchanged without memory */
+
+static inline size_t xdev_ptrtab_slot(const xdev_ptrtab_t *t, uintptr_t addr) {
+    uint64_t x = (uint64_t)addr >> 9; /* blocks are 512-byte aligned */
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    return (size_t)x & t->mask;
+}
+
+/* false: no memory for the table */
+static inline bool xdev_ptrtab_insert(xdev_ptrtab_t *t, xdev_block_t *b) {
+    if (__builtin_expect(t->buckets == NULL || t->count > t->mask, 0)) {
+        xdev_ptrtab_grow(t);
+        if (t->buckets == NULL) return false;
+    }
+    size_t j = xdev_ptrtab_slot(t, b->addr);
+    b->hash_next = t->buckets[j];
+    t->buckets[j] = b;
+    t->count++;
+    return true;
+}
+
+static inline xdev_block_t **xdev_ptrtab_link(xdev_ptrtab_t *t, uintptr_t addr) {
+    if (t->buckets == NULL) return NULL;
+    xdev_block_t **link = &t->buckets[xdev_ptrtab_slot(t, addr)];
+    while (*link != NULL && (*link)->addr != addr)
+        link = &(*link)->hash_next;
+    return *link != NULL ? link : NULL;
+}
+
+static inline xdev_block_t *xdev_ptrtab_remove(xdev_ptrtab_t *t, uintptr_t addr) {
+    xdev_block_t **link = xdev_ptrtab_link(t, addr);
+    if (link == NULL) return NULL;
+    xdev_block_t *b = *link;
+    *link = b->hash_next;
+    b->hash_next = NULL;
+    t->count--;
+    return b;
+}
+
+static inline xdev_block_t *xdev_ptrtab_find(xdev_ptrtab_t *t, uintptr_t addr) {
+    xdev_block_t **link = xdev_ptrtab_link(t, addr);
+    return link != NULL ? *link : NULL;
+}
 
 /* --- caching allocator (caching_allocator.c); called with da->lock held --- */
 struct xdev_mempool;
@@ -355,8 +442,9 @@ void xdev_caching_segment_add(xdev_device_allocator_t *da, xdev_segment_t *seg, 
 void xdev_caching_segment_unlink(xdev_device_allocator_t *da, xdev_segment_t *seg);
 
 /* Put the arena's stash (the last freed block, kept out of the bins for
- * the hot alloc/free pair) into the bins: every reader of the arena's
- * blocks or statistics calls this first (lock held). */
+ * the hot alloc/free pair) into the bins, its free counted, and the hot
+ * pairs' totals into the statistics: every reader of the arena's blocks or
+ * statistics calls this first (lock held). */
 void xdev_caching_stash_flush(xdev_device_allocator_t *da);
 
 /* --- expandable segments (expandable.c); lock held --- */
@@ -404,6 +492,146 @@ static inline void xdev_stat_update(xdev_stat_t stat[3], int pool_kind, int64_t 
     xdev_stat_add(&stat[XDEV_STAT_ALL], amount);
     xdev_stat_add(&stat[pool_kind == XDEV_POOL_LARGE ? XDEV_STAT_LARGE_POOL : XDEV_STAT_SMALL_POOL],
                   amount);
+}
+
+/* xdev_stat_update for an amount known to be >= 0 (an allocation's) and
+ * for one known to be taken off (a free's): the same figures, without the
+ * sign test. */
+static inline void xdev_stat_inc(xdev_stat_t stat[3], int pool_kind, int64_t amount) {
+    xdev_stat_t *s[2] = {
+        &stat[XDEV_STAT_ALL],
+        &stat[pool_kind == XDEV_POOL_LARGE ? XDEV_STAT_LARGE_POOL : XDEV_STAT_SMALL_POOL]};
+    for (int i = 0; i < 2; i++) {
+        s[i]->current += amount;
+        s[i]->allocated += amount;
+        if (s[i]->current > s[i]->peak) s[i]->peak = s[i]->current;
+    }
+}
+
+static inline void xdev_stat_dec(xdev_stat_t stat[3], int pool_kind, int64_t amount) {
+    xdev_stat_t *s[2] = {
+        &stat[XDEV_STAT_ALL],
+        &stat[pool_kind == XDEV_POOL_LARGE ? XDEV_STAT_LARGE_POOL : XDEV_STAT_SMALL_POOL]};
+    for (int i = 0; i < 2; i++) {
+        s[i]->current -= amount;
+        s[i]->freed += amount;
+    }
+}
+
+/* --- the hot pair, inline (the rest: caching_allocator.c; lock held) ---
+ * A framework frees a tensor and allocates one of the same size on the
+ * same stream right after: the block just freed waits in the arena's stash
+ * (caching_allocator.c), and the pair then costs a few loads and stores,
+ * inlined into xdev_malloc and xdev_free. Anything else goes to
+ * xdev_caching_malloc / xdev_caching_free, which do the same when the
+ * conditions below hold and everything else otherwise. */
+
+/* torch's round_size: 512-byte steps, or power-of-two divisions where set. */
+size_t xdev_caching_round_divided(size_t size);
+static inline size_t xdev_caching_round(size_t size) {
+    if (size < XDEV_MIN_BLOCK) return XDEV_MIN_BLOCK;
+    if (__builtin_expect(xdev_alloc_g_round_plain, 1))
+        return (size + XDEV_MIN_BLOCK - 1) & ~(XDEV_MIN_BLOCK - 1);
+    return xdev_caching_round_divided(size);
+}
+
+/* The tag a new allocation's pool is keyed by (see pool_tag in
+ * caching_allocator.c): with expandable segments the thread's top-level
+ * tag, else none. */
+static inline const char *xdev_caching_pool_tag(void) {
+    return xdev_alloc_g_cfg.expandable_segments ? xdev_alloc_tag_root_current() : NULL;
+}
+
+/* Whether history entries go anywhere (the history ring or the stream
+ * tracer): the two relaxed loads xdev_alloc_history_record starts with. */
+static inline bool xdev_caching_history_on(const xdev_device_allocator_t *da) {
+    return __builtin_expect(xdev_tracer_active(), 0) ||
+           atomic_load_explicit(&da->primary->recording, memory_order_relaxed);
+}
+
+/* Would the allocator without a stash hand out the stash b for a request
+ * of its size (caching_allocator.c says when)? The answer depends on the
+ * block's size and neighbours and on the bins; each of those changes only
+ * with a bin insertion or removal in the arena (a split or merge, a block
+ * taken or freed), so an answer found for this block with no bin change
+ * since still holds: the warm hot pair skips the search. */
+bool xdev_caching_stash_is_best_slow(xdev_device_allocator_t *da, const xdev_block_t *b);
+static inline bool xdev_caching_stash_is_best(xdev_device_allocator_t *da, const xdev_block_t *b) {
+    if (da->stash_checked == b && da->stash_checked_at == da->bins_changes) return true;
+    return xdev_caching_stash_is_best_slow(da, b);
+}
+
+/* add to a stat's allocated and freed totals ("all" and pool k), current
+ * unchanged */
+static inline void xdev_stat_pass(xdev_stat_t stat[3], int k, int64_t amount) {
+    stat[XDEV_STAT_ALL].allocated += amount;
+    stat[XDEV_STAT_ALL].freed += amount;
+    stat[k].allocated += amount;
+    stat[k].freed += amount;
+}
+
+/* The stash's uncounted free and its allocation again (`size` requested)
+ * as one step: what counting the free then the allocation would leave.
+ * Each figure's current value comes back to where it was before the free
+ * (a value it already had: no new peak), but requested bytes, which moves
+ * by the difference of the two requests (a peak where it grows); the
+ * allocated and freed totals each grow by the block. */
+static inline void xdev_caching_count_hot_pair(xdev_device_allocator_t *da, const xdev_block_t *b,
+                                               size_t size) {
+    int kind = b->segment->pool_kind;
+    da->hot_pairs[kind]++; /* the totals, added up later (hot_pairs above) */
+    da->hot_bytes[kind] += (int64_t)b->size;
+    if (size == b->requested) {
+        da->hot_requested[kind] += (int64_t)size;
+    } else {
+        xdev_stat_update(da->stats.requested_bytes, kind, -(int64_t)b->requested);
+        xdev_stat_update(da->stats.requested_bytes, kind, (int64_t)size);
+    }
+}
+
+/* The arena's stash, handed out for a request of `size` bytes on `stream`
+ * from memory pool `mempool` (0: the device's cache) when it is what the
+ * allocator would hand out and its free is not counted yet (else NULL:
+ * xdev_caching_malloc decides). */
+static inline xdev_block_t *xdev_caching_malloc_hot(xdev_device_allocator_t *da, size_t size,
+                                                    xdev_stream_t stream, uint64_t mempool) {
+    xdev_block_t *b = da->stash;
+    if (b == NULL || !da->stash_uncounted || da->pending_head != NULL ||
+        b->size != xdev_caching_round(size))
+        return NULL;
+    const xdev_stream_pool_t *pool = b->pool;
+    if (pool->stream != stream || pool->mempool != mempool || pool->asleep != 0 ||
+        pool->tag != xdev_caching_pool_tag() || !xdev_caching_stash_is_best(da, b))
+        return NULL;
+    da->stash = NULL;
+    da->stash_uncounted = false;
+    xdev_caching_count_hot_pair(da, b, size);
+    b->state = XDEV_BLOCK_ACTIVE;
+    b->stream = stream;
+    b->requested = size;
+    b->n_used_streams = 0;
+    if (b->size >= xdev_alloc_g_cfg.max_split_size)
+        xdev_stat_add(&da->stats.oversize_allocations, 1);
+    b->tag = xdev_alloc_tag_current();
+    if (xdev_caching_history_on(da))
+        xdev_alloc_history_record(da, XDEV_MEMORY_HISTORY_ALLOC, b->addr, b->size, pool->native,
+                                  b->tag);
+    return b;
+}
+
+/* Free active block b into the stash, its free counted later, when the
+ * stash is empty, no stream but its own used b and no history is kept;
+ * false otherwise (xdev_caching_free decides). */
+static inline bool xdev_caching_free_hot(xdev_device_allocator_t *da, xdev_block_t *b) {
+    if (da->stash != NULL || b->n_used_streams != 0 || b->pending_events != 0 ||
+        xdev_caching_history_on(da))
+        return false;
+    if (b->size >= xdev_alloc_g_cfg.max_split_size)
+        xdev_stat_add(&da->stats.oversize_allocations, -1);
+    b->state = XDEV_BLOCK_FREE;
+    da->stash = b;
+    da->stash_uncounted = true; /* counted when binned, or with the next allocation */
+    return true;
 }
 
 /* --- pinned host cache (host_allocator.c) --- */

@@ -218,6 +218,7 @@ xdev_status_t xdev_reset_peak_memory_stats(xdev_device_t device) {
     int n = xdev_alloc_arenas(da, arenas);
     for (int i = 0; i < n; i++) {
         xdev_spin_lock(&arenas[i]->lock);
+        xdev_caching_stash_flush(arenas[i]); /* its free counted before the peaks reset */
         for_each_stat(&arenas[i]->stats, reset_peak);
         xdev_spin_unlock(&arenas[i]->lock);
     }
@@ -231,6 +232,7 @@ xdev_status_t xdev_reset_accumulated_memory_stats(xdev_device_t device) {
     for (int i = 0; i < n; i++) {
         xdev_memory_stats_t *s = &arenas[i]->stats;
         xdev_spin_lock(&arenas[i]->lock);
+        xdev_caching_stash_flush(arenas[i]); /* its free counted before the totals reset */
         for_each_stat(s, reset_accumulated);
         s->num_alloc_retries = 0;
         s->num_ooms = 0;

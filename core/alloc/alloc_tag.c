@@ -33,6 +33,12 @@ typedef struct tag_stack {
 static xdev_thread_heap_t g_tags = XDEV_THREAD_HEAP_INIT(sizeof(tag_stack_t), NULL);
 static _Thread_local void *tls_tags; /* this thread's tag_stack_t, NULL before its first push */
 
+/* Set (for good) by the first push of any thread, before that thread's
+ * stack exists: xdev_alloc_tag_current (alloc_internal.h) reads no TLS
+ * while it is false. Relaxed is enough: a thread that pushed reads its own
+ * store, and a thread that never pushed has no tag whatever it reads. */
+atomic_bool xdev_alloc_tags_used;
+
 /* The thread's stack, made on first use; NULL without memory. */
 static tag_stack_t *tags_for_push(void) {
     return xdev_thread_heap_get(&g_tags, &tls_tags);
@@ -86,7 +92,7 @@ static const char *intern_locked(const char *s) {
     return *at;
 }
 
-const char *xdev_alloc_tag_current(void) {
+const char *xdev_alloc_tag_current_tls(void) {
     const tag_stack_t *t = tls_tags;
     return t != NULL && t->depth > 0 ? t->stack[t->depth - 1] : NULL;
 }
@@ -115,6 +121,8 @@ xdev_status_t xdev_memory_tag_push(const char *tag) {
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
                              "the tag is not UTF-8: byte %zu (0x%02x) begins no character", bad,
                              (unsigned char)tag[bad]);
+    if (!atomic_load_explicit(&xdev_alloc_tags_used, memory_order_relaxed))
+        atomic_store_explicit(&xdev_alloc_tags_used, true, memory_order_relaxed);
     tag_stack_t *t = tags_for_push();
     if (t == NULL)
         return XDEV_API_FAIL(XDEV_ERROR_OUT_OF_MEMORY,

@@ -40,9 +40,11 @@ static int floor_log2(size_t v) {
     return 63 - __builtin_clzll((unsigned long long)v);
 }
 
-/* torch's round_size with optional power-of-two divisions. */
-static size_t round_size(size_t size) {
-    if (size < XDEV_MIN_BLOCK) return XDEV_MIN_BLOCK;
+#define round_size xdev_caching_round
+
+/* torch's round_size with power-of-two divisions (xdev_caching_round's
+ * path when some are set). */
+size_t xdev_caching_round_divided(size_t size) {
     int interval = floor_log2(size) - 20;
     if (interval < 0) interval = 0;
     if (interval >= XDEV_ROUNDUP_INTERVALS) interval = XDEV_ROUNDUP_INTERVALS - 1;
@@ -61,10 +63,6 @@ static size_t segment_size(size_t size) {
     if (size <= XDEV_SMALL_SIZE) return XDEV_SMALL_BUFFER;
     if (size < XDEV_MIN_LARGE_ALLOC) return XDEV_LARGE_BUFFER;
     return (size + XDEV_ROUND_LARGE - 1) / XDEV_ROUND_LARGE * XDEV_ROUND_LARGE;
-}
-
-static bool is_split(const xdev_block_t *b) {
-    return b->prev != NULL || b->next != NULL;
 }
 
 /* Block structs are recycled per device (a split on the hot path then costs
@@ -88,27 +86,6 @@ void xdev_caching_block_delete(xdev_device_allocator_t *da, xdev_block_t *b) {
     b->more_used_streams = NULL;
     b->bin_next = da->spare_blocks;
     da->spare_blocks = b;
-}
-
-/* Bins with the inactive_split statistics kept alongside. */
-void xdev_caching_bins_add(xdev_device_allocator_t *da, xdev_block_t *b) {
-    int kind = b->segment->pool_kind;
-    da->bins_changes++;
-    xdev_bins_insert(&b->pool->bins[kind], b);
-    if (is_split(b)) {
-        xdev_stat_update(da->stats.inactive_split, kind, 1);
-        xdev_stat_update(da->stats.inactive_split_bytes, kind, (int64_t)b->size);
-    }
-}
-
-void xdev_caching_bins_del(xdev_device_allocator_t *da, xdev_block_t *b) {
-    int kind = b->segment->pool_kind;
-    da->bins_changes++;
-    xdev_bins_remove(&b->pool->bins[kind], b);
-    if (is_split(b)) {
-        xdev_stat_update(da->stats.inactive_split, kind, -1);
-        xdev_stat_update(da->stats.inactive_split_bytes, kind, -(int64_t)b->size);
-    }
 }
 
 /* The tag a new allocation's pool is keyed by: with expandable segments
@@ -587,13 +564,7 @@ static xdev_status_t take_block(xdev_device_allocator_t *da, size_t rsize, size_
  * unless the bins hold a smaller block, or one as small at a lower address.
  * A free block before it would move the start: no. max_split_size set: no
  * (its rules are not repeated here). */
-static bool stash_is_best(xdev_device_allocator_t *da, const xdev_block_t *b) {
-    /* The answer depends on the block's size and neighbours and on the
-     * bins; each of those changes only with a bin insertion or removal in
-     * the arena (a split or merge, a block taken or freed), so an answer
-     * found for this block with no bin change since still holds: the warm
-     * hot pair skips the search. */
-    if (da->stash_checked == b && da->stash_checked_at == da->bins_changes) return true;
+bool xdev_caching_stash_is_best_slow(xdev_device_allocator_t *da, const xdev_block_t *b) {
     if (max_split() != SIZE_MAX || (b->prev && b->prev->state == XDEV_BLOCK_FREE)) return false;
     size_t merged = b->size + (b->next && b->next->state == XDEV_BLOCK_FREE ? b->next->size : 0);
     if (merged != b->size && !should_split_size(b->segment->pool_kind, merged, b->size))
@@ -608,31 +579,32 @@ static bool stash_is_best(xdev_device_allocator_t *da, const xdev_block_t *b) {
 }
 
 static void activate(xdev_device_allocator_t *da, xdev_block_t *b, size_t size,
-                     xdev_stream_t stream);
+                     xdev_stream_t stream, bool counted);
 
-/* Whether the hot pair's history entries go anywhere (the history ring or
- * the stream tracer): the same two relaxed loads xdev_alloc_history_record
- * starts with, without the call while neither is on. */
-static inline bool history_on(const xdev_device_allocator_t *da) {
-    return XDEV_UNLIKELY(xdev_tracer_active()) ||
-           atomic_load_explicit(&da->primary->recording, memory_order_relaxed);
-}
+#define history_on xdev_caching_history_on
+#define stash_is_best xdev_caching_stash_is_best
 
 xdev_status_t xdev_caching_malloc(xdev_device_allocator_t *da, size_t size, xdev_stream_t stream,
                                   struct xdev_mempool *mp, xdev_block_t **out) {
     if (da->pending_head != NULL) process_events(da);
     size_t rsize = round_size(size);
     xdev_block_t *b = da->stash;
+    bool counted = false;
     if (b != NULL && b->size == rsize && b->pool->stream == stream &&
         b->pool->mempool == (mp != NULL ? mp->id : 0) && b->pool->tag == pool_tag() &&
         b->pool->asleep == 0 && stash_is_best(da, b)) {
-        da->stash = NULL; /* the hot pair: the block just freed */
+        da->stash = NULL;          /* the hot pair: the block just freed */
+        if (da->stash_uncounted) { /* its free and this allocation as one */
+            da->stash_uncounted = false;
+            xdev_caching_count_hot_pair(da, b, size);
+            counted = true;
+        }
     } else {
         xdev_caching_stash_flush(da);
         xdev_status_t st = take_block(da, rsize, size, stream, mp, &b);
         if (st != XDEV_SUCCESS) return st;
     }
-    activate(da, b, size, stream);
+    activate(da, b, size, stream, counted);
     *out = b;
     return XDEV_SUCCESS;
 }
@@ -674,19 +646,36 @@ static xdev_status_t take_block(xdev_device_allocator_t *da, size_t rsize, size_
     return XDEV_SUCCESS;
 }
 
-/* Hand a free block to the user. */
-static void activate(xdev_device_allocator_t *da, xdev_block_t *b, size_t size,
-                     xdev_stream_t stream) {
+/* The statistics of an allocation of block b (`size` requested). */
+static void count_alloc(xdev_device_allocator_t *da, const xdev_block_t *b, size_t size) {
     int k = b->segment->pool_kind;
+    xdev_stat_inc(da->stats.allocation, k, 1);
+    xdev_stat_inc(da->stats.allocated_bytes, k, (int64_t)b->size);
+    xdev_stat_inc(da->stats.requested_bytes, k, (int64_t)size);
+    xdev_stat_inc(da->stats.active, k, 1);
+    xdev_stat_inc(da->stats.active_bytes, k, (int64_t)b->size);
+}
+
+/* The statistics of the free of block b (active, requested b->requested),
+ * but oversize_allocations, which the free counts at once. */
+static void count_free(xdev_device_allocator_t *da, const xdev_block_t *b) {
+    int k = b->segment->pool_kind;
+    xdev_stat_dec(da->stats.allocation, k, 1);
+    xdev_stat_dec(da->stats.allocated_bytes, k, (int64_t)b->size);
+    xdev_stat_dec(da->stats.requested_bytes, k, (int64_t)b->requested);
+    xdev_stat_dec(da->stats.active, k, 1);
+    xdev_stat_dec(da->stats.active_bytes, k, (int64_t)b->size);
+}
+
+/* Hand a free block to the user; `counted`: its statistics are done
+ * (count_hot_pair). */
+static void activate(xdev_device_allocator_t *da, xdev_block_t *b, size_t size,
+                     xdev_stream_t stream, bool counted) {
+    if (!counted) count_alloc(da, b, size);
     b->state = XDEV_BLOCK_ACTIVE;
     b->stream = stream;
     b->requested = size;
     b->n_used_streams = 0;
-    xdev_stat_update(da->stats.allocation, k, 1);
-    xdev_stat_update(da->stats.allocated_bytes, k, (int64_t)b->size);
-    xdev_stat_update(da->stats.requested_bytes, k, (int64_t)size);
-    xdev_stat_update(da->stats.active, k, 1);
-    xdev_stat_update(da->stats.active_bytes, k, (int64_t)b->size);
     if (b->size >= max_split()) xdev_stat_add(&da->stats.oversize_allocations, 1);
     b->tag = xdev_alloc_tag_current();
     if (history_on(da))
@@ -728,14 +717,33 @@ static void bin_block(xdev_device_allocator_t *da, xdev_block_t *b) {
  * statistics, snapshots, releases and merges find the state they would
  * without it. Only which of two equally good blocks a request gets can
  * differ (the stash, where best fit might take another of the same size). */
+/* The hot pairs' totals (alloc_internal.h, hot_pairs) into the statistics. */
+static void fold_hot_pairs(xdev_device_allocator_t *da) {
+    for (int kind = 0; kind < XDEV_POOL_KINDS; kind++) {
+        int k = kind == XDEV_POOL_LARGE ? XDEV_STAT_LARGE_POOL : XDEV_STAT_SMALL_POOL;
+        xdev_stat_pass(da->stats.allocation, k, da->hot_pairs[kind]);
+        xdev_stat_pass(da->stats.active, k, da->hot_pairs[kind]);
+        xdev_stat_pass(da->stats.allocated_bytes, k, da->hot_bytes[kind]);
+        xdev_stat_pass(da->stats.active_bytes, k, da->hot_bytes[kind]);
+        xdev_stat_pass(da->stats.requested_bytes, k, da->hot_requested[kind]);
+        da->hot_pairs[kind] = da->hot_bytes[kind] = da->hot_requested[kind] = 0;
+    }
+}
+
 void xdev_caching_stash_flush(xdev_device_allocator_t *da) {
+    if ((da->hot_pairs[0] | da->hot_pairs[1]) != 0) fold_hot_pairs(da);
     xdev_block_t *b = da->stash;
     if (b == NULL) return;
     da->stash = NULL;
+    if (da->stash_uncounted) {
+        da->stash_uncounted = false;
+        count_free(da, b);
+    }
     bin_block(da, b);
 }
 
-/* An active (or pending) block stops counting as active. */
+/* An active (or pending) block stops counting as active (its other
+ * statistics are xdev_caching_free's). */
 static void retire(xdev_device_allocator_t *da, xdev_block_t *b) {
     int k = b->segment->pool_kind;
     xdev_stat_update(da->stats.active, k, -1);
@@ -759,18 +767,30 @@ static xdev_stream_t used_stream(const xdev_block_t *b, int i) {
 }
 
 void xdev_caching_free(xdev_device_allocator_t *da, xdev_block_t *b) {
-    int k = b->segment->pool_kind;
-    xdev_stat_update(da->stats.allocation, k, -1);
-    xdev_stat_update(da->stats.allocated_bytes, k, -(int64_t)b->size);
-    xdev_stat_update(da->stats.requested_bytes, k, -(int64_t)b->requested);
     if (b->size >= max_split()) xdev_stat_add(&da->stats.oversize_allocations, -1);
     int n = b->n_used_streams;
     if (n == 0 && b->pending_events == 0) { /* the common case: into the stash */
         xdev_caching_stash_flush(da);
-        retire(da, b);
+        if (XDEV_UNLIKELY(history_on(da))) {
+            /* the history and the tracer's counters see each free as it
+             * happens: counted now */
+            count_free(da, b);
+            da->stash = b;
+            b->state = XDEV_BLOCK_FREE;
+            xdev_alloc_history_record(da, XDEV_MEMORY_HISTORY_FREE_COMPLETED, b->addr, b->size,
+                                      b->pool->native, b->tag);
+            return;
+        }
+        b->state = XDEV_BLOCK_FREE;
         da->stash = b;
+        da->stash_uncounted = true; /* counted when binned, or with the next allocation */
         return;
     }
+    xdev_caching_stash_flush(da); /* the history below sees every earlier free counted */
+    int k = b->segment->pool_kind;
+    xdev_stat_update(da->stats.allocation, k, -1);
+    xdev_stat_update(da->stats.allocated_bytes, k, -(int64_t)b->size);
+    xdev_stat_update(da->stats.requested_bytes, k, -(int64_t)b->requested);
     /* Streams that used the block: it becomes reusable after their work so far. */
     b->n_used_streams = 0;
     for (int i = 0; i < n; i++) {

@@ -26,32 +26,31 @@
 #include "runtime/stream_internal.h"
 #include "runtime/thread_state.h"
 
-static xdev_alloc_config_t g_cfg;
+xdev_alloc_config_t xdev_alloc_g_cfg; /* alloc_internal.h */
+bool xdev_alloc_g_round_plain = true;
 static bool g_no_caching;
 static pthread_mutex_t g_create_lock = PTHREAD_MUTEX_INITIALIZER;
-static _Atomic(xdev_device_allocator_t *) g_allocs[XDEV_MAX_DEVICE_TYPES][XDEV_MAX_DEVICES];
+_Atomic(xdev_device_allocator_t *) xdev_alloc_g_allocs[XDEV_MAX_DEVICE_TYPES][XDEV_MAX_DEVICES];
 
 /* Read XDEV_ALLOC_CONF and XDEV_NO_MEMORY_CACHING: an initialisation step
  * (runtime/hooks.h, registered below with thread_exit). */
 static xdev_status_t settings_load(void) {
     char err[512];
     const char *conf = xdev_env_get("XDEV_ALLOC_CONF");
-    if (!xdev_alloc_config_parse(conf, &g_cfg, err, sizeof err)) {
-        xdev_alloc_config_defaults(&g_cfg);
-        return XDEV_FAIL(XDEV_ERROR_ENV, "XDEV_ALLOC_CONF='%s': %s", conf, err);
-    }
+    bool ok = xdev_alloc_config_parse(conf, &xdev_alloc_g_cfg, err, sizeof err);
+    if (!ok) xdev_alloc_config_defaults(&xdev_alloc_g_cfg);
+    xdev_alloc_g_round_plain = true;
+    for (int i = 0; i < XDEV_ROUNDUP_INTERVALS; i++)
+        if (xdev_alloc_g_cfg.roundup_divisions[i] > 1) xdev_alloc_g_round_plain = false;
+    if (!ok) return XDEV_FAIL(XDEV_ERROR_ENV, "XDEV_ALLOC_CONF='%s': %s", conf, err);
     return xdev_env_bool("XDEV_NO_MEMORY_CACHING", false, &g_no_caching);
-}
-
-const xdev_alloc_config_t *xdev_alloc_settings(void) {
-    return &g_cfg;
 }
 
 int xdev_alloc_all(xdev_device_allocator_t **out, int cap) {
     int n = 0;
     for (int t = 0; t < XDEV_MAX_DEVICE_TYPES; t++)
         for (int i = 0; i < XDEV_MAX_DEVICES; i++) {
-            xdev_device_allocator_t *da = atomic_load(&g_allocs[t][i]);
+            xdev_device_allocator_t *da = atomic_load(&xdev_alloc_g_allocs[t][i]);
             if (da != NULL && n < cap) out[n++] = da;
         }
     return n;
@@ -66,14 +65,14 @@ static xdev_status_t create(xdev_backend_t *be, int index, xdev_device_allocator
     da->limit = SIZE_MAX;
     da->fraction = 1.0;
     da->stats.max_split_size =
-        g_cfg.max_split_size == SIZE_MAX ? -1 : (int64_t)g_cfg.max_split_size;
+        xdev_alloc_g_cfg.max_split_size == SIZE_MAX ? -1 : (int64_t)xdev_alloc_g_cfg.max_split_size;
     size_t free_b = 0;
     if (XDEV_HAS(be, memory, mem_get_info))
         (void)xdev_be_memory_mem_get_info(da->rec, &free_b, &da->total_memory);
     da->mode = XDEV_ALLOC_MODE_CACHING;
     if (g_no_caching)
         da->mode = XDEV_ALLOC_MODE_DIRECT;
-    else if (g_cfg.backend_async) {
+    else if (xdev_alloc_g_cfg.backend_async) {
         if (!XDEV_HAS(be, memory, malloc_async)) { /* the group memory.async, whole */
             free(da);
             return XDEV_FAIL(XDEV_ERROR_NOT_SUPPORTED,
@@ -82,7 +81,8 @@ static xdev_status_t create(xdev_backend_t *be, int index, xdev_device_allocator
                              be->name);
         }
         da->mode = XDEV_ALLOC_MODE_ASYNC;
-    } else if (g_cfg.expandable_segments && !XDEV_HAS(be, memory, va_map)) { /* memory.va */
+    } else if (xdev_alloc_g_cfg.expandable_segments &&
+               !XDEV_HAS(be, memory, va_map)) { /* memory.va */
         free(da);
         return XDEV_FAIL(XDEV_ERROR_NOT_SUPPORTED,
                          "XDEV_ALLOC_CONF=expandable_segments:true: the %s backend has no "
@@ -96,20 +96,16 @@ static xdev_status_t create(xdev_backend_t *be, int index, xdev_device_allocator
     return XDEV_SUCCESS;
 }
 
-xdev_status_t xdev_alloc_get(xdev_backend_t *be, int index, xdev_device_allocator_t **out) {
-    xdev_device_allocator_t *da =
-        atomic_load_explicit(&g_allocs[be->type][index], memory_order_acquire);
-    if (da != NULL) {
-        *out = da;
-        return XDEV_SUCCESS;
-    }
+/* xdev_alloc_get's first call for a device (alloc_internal.h). */
+xdev_status_t xdev_alloc_create(xdev_backend_t *be, int index, xdev_device_allocator_t **out) {
+    xdev_device_allocator_t *da;
     xdev_status_t st = XDEV_SUCCESS;
     pthread_mutex_lock(&g_create_lock);
-    da = atomic_load(&g_allocs[be->type][index]);
+    da = atomic_load(&xdev_alloc_g_allocs[be->type][index]);
     if (da == NULL) {
         st = create(be, index, &da);
         if (st == XDEV_SUCCESS)
-            atomic_store_explicit(&g_allocs[be->type][index], da, memory_order_release);
+            atomic_store_explicit(&xdev_alloc_g_allocs[be->type][index], da, memory_order_release);
     }
     pthread_mutex_unlock(&g_create_lock);
     *out = da;
@@ -144,7 +140,7 @@ static _Thread_local alloc_thread_t tls_alloc __attribute__((tls_model("initial-
  * thread_exit. */
 static int choose_arena(void) {
     (void)xdev_thread_state();
-    int best = 1, n = g_cfg.thread_arenas;
+    int best = 1, n = xdev_alloc_g_cfg.thread_arenas;
     for (int k = 2; k < n; k++)
         if (atomic_load(&g_arena_threads[k]) < atomic_load(&g_arena_threads[best])) best = k;
     atomic_fetch_add(&g_arena_threads[best], 1);
@@ -370,7 +366,6 @@ static xdev_status_t direct_release(xdev_device_allocator_t *da, xdev_block_t *b
  * from a host function of this device, which cannot wait for its own
  * stream), the free fails and the allocation stays live. */
 static xdev_status_t direct_wait_before_free(const void *ptr) {
-    if (!g_no_caching) return XDEV_SUCCESS; /* the hot path: no lookup */
     xdev_ptr_entry_t e;
     xdev_device_allocator_t *da;
     if (!xdev_ptr_lookup(ptr, &e) || e.origin != XDEV_PTR_DIRECT || e.base != (uintptr_t)ptr ||
@@ -432,9 +427,16 @@ xdev_status_t xdev_alloc_malloc_on(xdev_stream_t stream, size_t size, void **ptr
     da->used = true;
     bool caching = da->mode == XDEV_ALLOC_MODE_CACHING;
     if (caching) {
-        if (da->arena == 0 && !atomic_load_explicit(&da->arenas_ok, memory_order_relaxed))
-            atomic_store_explicit(&da->arenas_ok, true, memory_order_release);
-        st = xdev_caching_malloc(da, size, stream, mp, &b);
+        /* the stash is a block this arena handed out before: arenas_ok is
+         * set already when the hot pair takes it */
+        b = xdev_caching_malloc_hot(da, size, stream, mp != NULL ? mp->id : 0);
+        if (b != NULL) {
+            st = XDEV_SUCCESS;
+        } else {
+            if (da->arena == 0 && !atomic_load_explicit(&da->arenas_ok, memory_order_relaxed))
+                atomic_store_explicit(&da->arenas_ok, true, memory_order_release);
+            st = xdev_caching_malloc(da, size, stream, mp, &b);
+        }
     } else if (mp != NULL) {
         st = xdev_mempool_supported(da->rec); /* a scope opened before the mode changed */
     } else {
@@ -454,7 +456,7 @@ xdev_status_t xdev_alloc_malloc_on(xdev_stream_t stream, size_t size, void **ptr
     xdev_spin_unlock(&da->lock);
     if (undo != NULL) (void)direct_release(da, undo); /* never used: no wait needed */
     if (XDEV_UNLIKELY(oom)) xdev_alloc_oom_notify(da->primary, size); /* no lock held */
-    if (contended && caching && ts->arena == 0 && g_cfg.thread_arenas > 1 &&
+    if (contended && caching && ts->arena == 0 && xdev_alloc_g_cfg.thread_arenas > 1 &&
         ++ts->contended >= XDEV_ARENA_MOVE_AFTER)
         ts->arena = choose_arena();
     if (st != XDEV_SUCCESS) return st;
@@ -591,8 +593,10 @@ xdev_status_t xdev_alloc_free(void *ptr) {
         xdev_exports_check_free(ptr, XDEV_MEMORY_DEVICE); /* a DLPack consumer holds it: put off */
     if (held != 0) return held > 0 ? XDEV_SUCCESS : XDEV_ERROR_INVALID_VALUE;
     if (xdev_sanitizing()) sanitize_free(ptr);
-    xdev_status_t st = direct_wait_before_free(ptr);
-    if (st != XDEV_SUCCESS) return st;
+    if (XDEV_UNLIKELY(g_no_caching)) { /* the hot path: one branch, no call */
+        xdev_status_t st = direct_wait_before_free(ptr);
+        if (st != XDEV_SUCCESS) return st;
+    }
     xdev_block_t *b = NULL;
     xdev_device_allocator_t *da = take_live((uintptr_t)ptr, &b); /* locked */
     if (da == NULL) return explain_bad_free(ptr);
@@ -603,7 +607,7 @@ xdev_status_t xdev_alloc_free(void *ptr) {
             xdev_spin_unlock(&da->lock);
             return XDEV_SUCCESS;
         }
-        xdev_caching_free(da, b);
+        if (!xdev_caching_free_hot(da, b)) xdev_caching_free(da, b);
         xdev_spin_unlock(&da->lock);
         return XDEV_SUCCESS;
     }

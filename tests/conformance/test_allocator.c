@@ -476,6 +476,123 @@ START_TEST(stats_items_and_resets) {
 }
 END_TEST
 
+/* The hot pair (a free, then an allocation that takes the same block back)
+ * leaves every statistic as a free then an allocation counted one by one
+ * would: totals, current values, peaks, and the resets between them (the
+ * allocator counts the pair's free late, with the allocation or when the
+ * block is binned). */
+START_TEST(hot_pair_stats_exact) {
+    const int dev = xt_wrap(1);
+    xdev_device_t d = xt_dev(dev);
+    void *p = NULL;
+    XT_OK(xdev_malloc_device(d, &p, 4000)); /* 4096 bytes, small pool */
+    XT_OK(xdev_free(p));
+    /* the resets see the free: nothing allocated, no total left */
+    XT_OK(xdev_reset_accumulated_memory_stats(d));
+    XT_OK(xdev_reset_peak_memory_stats(d));
+    xdev_memory_stats_t s = xt_mem_stats(dev);
+    const int S = XDEV_STAT_SMALL_POOL, A = XDEV_STAT_ALL;
+    ck_assert_int_eq(s.allocation[A].current, 0);
+    ck_assert_int_eq(s.allocation[A].freed, 0);
+    ck_assert_int_eq(s.allocated_bytes[A].peak, 0);
+    ck_assert_int_eq(s.requested_bytes[S].peak, 0);
+    /* free then allocate again, with the reset between */
+    XT_OK(xdev_malloc_device(d, &p, 4000));
+    XT_OK(xdev_free(p));
+    XT_OK(xdev_reset_accumulated_memory_stats(d));
+    s = xt_mem_stats(dev);
+    ck_assert_int_eq(s.allocation[A].allocated, 0);
+    ck_assert_int_eq(s.allocation[A].freed, 0);
+    ck_assert_int_eq(s.allocated_bytes[S].freed, 0);
+    ck_assert_int_eq(s.requested_bytes[S].freed, 0);
+    /* three hot pairs, requests 4096, 3800, 4000: the same block each time */
+    void *q = NULL;
+    XT_OK(xdev_malloc_device(d, &q, 4096));
+    ck_assert_ptr_eq(q, p);
+    XT_OK(xdev_free(q));
+    XT_OK(xdev_malloc_device(d, &q, 3800));
+    ck_assert_ptr_eq(q, p);
+    s = xt_mem_stats(dev);
+    ck_assert_int_eq(s.allocation[A].allocated, 2);
+    ck_assert_int_eq(s.allocation[A].freed, 1);
+    ck_assert_int_eq(s.allocation[S].current, 1);
+    ck_assert_int_eq(s.active[S].current, 1);
+    ck_assert_int_eq(s.active_bytes[A].current, 4096);
+    ck_assert_int_eq(s.active_bytes[S].allocated, 2 * 4096);
+    ck_assert_int_eq(s.active_bytes[S].freed, 4096);
+    ck_assert_int_eq(s.allocated_bytes[A].current, 4096);
+    ck_assert_int_eq(s.allocated_bytes[A].peak, 4096);
+    ck_assert_int_eq(s.allocated_bytes[A].allocated, 2 * 4096);
+    ck_assert_int_eq(s.requested_bytes[S].current, 3800);
+    ck_assert_int_eq(s.requested_bytes[S].peak, 4096);
+    ck_assert_int_eq(s.requested_bytes[A].allocated, 4096 + 3800);
+    ck_assert_int_eq(s.requested_bytes[A].freed, 4096);
+    ck_assert_int_eq(s.inactive_split[S].current, 1); /* the rest of the segment */
+    XT_OK(xdev_free(q));
+    XT_OK(xdev_malloc_device(d, &q, 4000));
+    ck_assert_ptr_eq(q, p);
+    s = xt_mem_stats(dev);
+    ck_assert_int_eq(s.requested_bytes[S].current, 4000);
+    ck_assert_int_eq(s.requested_bytes[S].peak, 4096);
+    ck_assert_int_eq(s.requested_bytes[A].freed, 4096 + 3800);
+    ck_assert_int_eq(s.allocation[A].freed, 2);
+    /* the free left in the stash shows at once, peaks reset after it */
+    XT_OK(xdev_free(q));
+    s = xt_mem_stats(dev);
+    ck_assert_int_eq(s.allocation[A].current, 0);
+    ck_assert_int_eq(s.allocation[A].freed, 3);
+    ck_assert_int_eq(s.allocated_bytes[A].current, 0);
+    ck_assert_int_eq(s.requested_bytes[A].current, 0);
+    ck_assert_int_eq(s.active_bytes[S].freed, 3 * 4096);
+    XT_OK(xdev_malloc_device(d, &q, 4000));
+    XT_OK(xdev_free(q));
+    XT_OK(xdev_reset_peak_memory_stats(d));
+    s = xt_mem_stats(dev);
+    ck_assert_int_eq(s.allocated_bytes[A].peak, 0);
+    ck_assert_int_eq(s.active[S].peak, 0);
+}
+END_TEST
+
+static int count_of(const char *s, const char *what) {
+    int n = 0;
+    for (const char *at = strstr(s, what); at != NULL; at = strstr(at + 1, what))
+        n++;
+    return n;
+}
+
+/* History switched on between the free of a hot pair and its allocation:
+ * the allocation is recorded with its tag, the free after it too, and the
+ * statistics count both pairs' frees and allocations once. */
+START_TEST(hot_pair_history_switched_on) {
+    xdev_stream_t a = xt_new_stream(0);
+    xdev_memory_stats_t s0 = xt_mem_stats(0);
+    void *p = NULL, *q = NULL;
+    XT_OK(xdev_memory_tag_push("hotpair"));
+    XT_OK(xdev_malloc_stream(&p, 4096, a));
+    XT_OK(xdev_free(p)); /* into the stash, nothing recording */
+    XT_OK(xdev_memory_record_history(xt_dev(0), true, 64));
+    XT_OK(xdev_malloc_stream(&q, 4096, a));
+    ck_assert_ptr_eq(q, p);
+    XT_OK(xdev_free(q));
+    XT_OK(xdev_memory_tag_pop());
+    char *json = NULL;
+    XT_OK(xdev_memory_snapshot(&json));
+    ck_assert_msg(count_of(json, "\"action\":\"alloc\"") == 1, "%.600s", json);
+    ck_assert_msg(count_of(json, "\"action\":\"free_completed\"") == 1, "%.600s", json);
+    ck_assert_msg(strstr(json, "hotpair") != NULL, "tag missing: %.600s", json);
+    free(json);
+    XT_OK(xdev_memory_record_history(xt_dev(0), false, 0));
+    xdev_memory_stats_t s = xt_mem_stats(0);
+    const int A = XDEV_STAT_ALL;
+    ck_assert_int_eq(s.allocation[A].allocated - s0.allocation[A].allocated, 2);
+    ck_assert_int_eq(s.allocation[A].freed - s0.allocation[A].freed, 2);
+    ck_assert_int_eq(s.allocation[A].current, s0.allocation[A].current);
+    ck_assert_int_eq(s.requested_bytes[A].current, s0.requested_bytes[A].current);
+    ck_assert_int_eq(s.active_bytes[A].freed - s0.active_bytes[A].freed, 2 * 4096);
+    XT_OK(xdev_stream_destroy(a));
+}
+END_TEST
+
 START_TEST(summary_has_figures) {
     const int dev = xt_wrap(2);
     void *p = NULL;
@@ -820,6 +937,8 @@ int main(int argc, char **argv) {
     tcase_add_test(t, pluggable_allocator);
     tcase_add_test(t, stats_invariants_random);
     tcase_add_test(t, stats_items_and_resets);
+    tcase_add_test(t, hot_pair_stats_exact);
+    tcase_add_test(t, hot_pair_history_switched_on);
     tcase_add_test(t, summary_has_figures);
     tcase_add_test(t, snapshot_is_valid_json);
     suite_add_tcase(caching, t);
