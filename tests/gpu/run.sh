@@ -6,7 +6,8 @@
 #   build          Release build with -DXDEV_WERROR=ON (retried with OFF)
 #   conformance    ctest -L conformance in the same build: the backend-generic
 #                  suites on cuda and on cpu in one run (XT_REQUIRE_BACKENDS
-#                  =cpu,cuda: an unusable cuda fails instead of skipping)
+#                  =cpu,cuda: an unusable cuda fails instead of skipping;
+#                  XDEV_GPU_CONFORMANCE_REGEX narrows it, as ctest -R)
 #   gpu            ctest -L gpu: the CUDA-only suites of tests/gpu
 #   parity         torch 2.x's torch.cuda (issue 49): xdev-info beside
 #                  nvidia-smi -q in the same run (tests/gpu/parity_check.py:
@@ -43,6 +44,8 @@
 #                  STREAM triad GB/s), each side a fresh process; then
 #                  kernel_cpu_bench on this host's cores (XDEV_BACKEND=cpu):
 #                  kernels vs OpenMP loops, bandwidth, thread scaling
+#                  (XDEV_GPU_KERNEL_RTC=0 leaves out the run-time compile
+#                  benches, nvrtc_bench and kernel_rtc_bench)
 #   bench-barrier  barrier_cpu_bench: five barrier kernels in the block form,
 #                  the fiber form and OpenMP on this host's cores, then both
 #                  forms on cuda:0 (each side a fresh process)
@@ -315,8 +318,11 @@ ls "$B"/lib/libxdev-cuda.so >/dev/null 2>&1 || { note "no libxdev-cuda.so built"
 # by the one build: cpu/<entry> and cuda/<entry>.
 if want conformance; then
     CL=$OUT/conformance.log
-    XT_REQUIRE_BACKENDS=cpu,cuda run_to "$CL" 300 ctest --test-dir "$B" -L conformance -V -j 4 \
-        --timeout 120
+    # XDEV_GPU_CONFORMANCE_REGEX narrows the entries (ctest -R)
+    creg=()
+    [ -n "${XDEV_GPU_CONFORMANCE_REGEX:-}" ] && creg=(-R "$XDEV_GPU_CONFORMANCE_REGEX")
+    XT_REQUIRE_BACKENDS=cpu,cuda run_to "$CL" 300 ctest --test-dir "$B" -L conformance "${creg[@]}" \
+        -V -j 4 --timeout 120
     for be in cuda cpu; do
         rows=$(grep -E "^ *[0-9]+/[0-9]+ Test +#[0-9]+: $be/" "$CL")
         n=$(grep -c . <<<"$rows")
@@ -561,12 +567,13 @@ if want bench-kernel; then
     else
         anchor_missing "bench-kernel: kernel_launch_bench (cuLaunchKernel side) not built (no CUDA driver library or no nvcc)"
     fi
-    if [ -x "$B/bench/gpu/nvrtc_bench" ]; then
+    if [ -x "$B/bench/gpu/nvrtc_bench" ] && [ "${XDEV_GPU_KERNEL_RTC:-1}" = 1 ]; then
         m=$(mark)
         XDEV_BACKEND=cuda run_to "$BL" 120 "$B/bench/gpu/nvrtc_bench"
         since "$m" | grep -vE '^(\$ |\[rc )' | sed 's/^/  /' | tee -a "$SUM"
     fi
     for be in cuda cpu; do
+        [ "${XDEV_GPU_KERNEL_RTC:-1}" = 1 ] || break
         m=$(mark)
         XDEV_BACKEND=$be run_to "$BL" 120 "$B/bench/kernel_rtc_bench"
         since "$m" | grep -vE '^(\$ |\[rc )' | sed 's/^/  /' | tee -a "$SUM"
