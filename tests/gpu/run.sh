@@ -723,12 +723,16 @@ if want bench-trace; then
 fi
 if want bench-ops; then
     note "bench-ops (goal: >= 0.9x of memset / copy for 4-byte types at 256 MiB):"
-    for be in cuda cpu; do
+    # the CPU at 1, 16 and 256 MiB: a core's share in its L2, in the L3,
+    # past it (the fills choose their stores by size; XDEV_GPU_OPS_CPU_MB)
+    for run in cuda:256 ${XDEV_GPU_OPS_CPU_MB:-1 16 256}; do
+        be=cpu mb=$run
+        [ "${run%%:*}" = cuda ] && be=cuda mb=${run#cuda:}
         m=$(mark)
         check=4194304
         [ "$be" = cpu ] && check=0
-        XDEV_BACKEND=$be run_to "$BL" 120 "$B/bench/ops_bench" --mb 256 --reps 11 --check $check
-        since "$m" | grep -E '^\| |ops_bench on|bit identity|MISMATCH' | sed "s/^/  $be /" |
+        XDEV_BACKEND=$be run_to "$BL" 120 "$B/bench/ops_bench" --mb "$mb" --reps 11 --check $check
+        since "$m" | grep -E '^\| |ops_bench on|bit identity|MISMATCH' | sed "s/^/  $be ${mb}MiB /" |
             tee -a "$SUM"
     done
 fi
