@@ -22,8 +22,8 @@
  *   8192 bins), then 64-bit atomics.
  * - select_flagged: cub::DeviceSelect::Flagged on the items as unsigned
  *   bits; flags wider than a byte are first made bytes (any bit set: kept).
- * - select_compare: cub::DeviceSelect::If with a functor holding the op as an
- *   interval in the compare type (the item converted as C converts it),
+ * - select_compare: cub::DeviceSelect::If with a functor holding the op and
+ *   the value in the compare type (the item converted as C converts it),
  *   one instantiation per pair the core sends: f32 in float or double, f64
  *   in double, i32 and i64 in int64. No flags, no compile.
  * - unique, run_length_encode: cub::DeviceSelect::Unique and
@@ -31,8 +31,6 @@
  *   f32/f64 as themselves (IEEE ==: -0 == +0, NaN a run of its own), f16 and
  *   bf16 through f32 and back (exact, but that a signalling NaN comes back
  *   quiet). Encode counts in int: more than 2^31 - 1 items is refused. */
-#include <cmath>
-#include <limits>
 #include <stdint.h>
 
 #include "vendor/xc_vendor.h" /* the device runtime, outside extern "C" */
@@ -405,66 +403,35 @@ cudaError_t select_flagged(const xdev_prim_desc_t *d, void *temp, size_t bytes, 
 
 /* ------------------------------------------------------ select_compare */
 
-/* Keep an item when lo <= (C)item <= hi, or when it is not (negate): each
- * operator is one interval (compare_bounds), so the test is the same two
- * compares for all of them, without a switch per item (with a switch on
- * the op, "in0 > 0.5f" ran at 0.86-0.87x of CUB's If with the comparison
- * compiled in, on an H200). A NaN item is in no interval: false, but for !=. */
+/* Keep an item when (C)item OP v: C's comparison in the compare type C
+ * (IEEE for float and double: a NaN compares false but for !=). */
 template <typename T, typename C> struct compare_pred {
-    C lo, hi;
-    bool negate;
+    int op;
+    C v;
     __host__ __device__ bool operator()(const T &item) const {
         const C x = static_cast<C>(item);
-        return ((x >= lo) & (x <= hi)) != negate;
+        switch (op) {
+        case XDEV_PRIM_CMP_LT:
+            return x < v;
+        case XDEV_PRIM_CMP_LE:
+            return x <= v;
+        case XDEV_PRIM_CMP_GT:
+            return x > v;
+        case XDEV_PRIM_CMP_GE:
+            return x >= v;
+        case XDEV_PRIM_CMP_EQ:
+            return x == v;
+        default:
+            return x != v;
+        }
     }
 };
-
-/* C's `x OP v` as an interval [lo, hi] (negated for !=), exactly: for
- * floating C the strict comparisons move v one step (nextafter), so -0 and
- * +0, infinities and a NaN v give C's answers; an empty set is lo > hi. */
-template <typename C> void compare_bounds(int op, C v, C *lo, C *hi, bool *negate) {
-    const bool fp = !std::numeric_limits<C>::is_integer;
-    const C top = fp ? std::numeric_limits<C>::infinity() : std::numeric_limits<C>::max();
-    const C bottom = fp ? -top : std::numeric_limits<C>::lowest();
-    *negate = false;
-    *lo = bottom;
-    *hi = top;
-    switch (op) {
-    case XDEV_PRIM_CMP_LT:
-        if (v == bottom || v != v) { /* nothing is below the bottom, or below NaN */
-            *lo = top;
-            *hi = bottom;
-        } else {
-            *hi = fp ? std::nextafter(v, bottom) : (C)(v - 1);
-        }
-        break;
-    case XDEV_PRIM_CMP_LE:
-        *hi = v; /* a NaN v: x <= NaN is false, as C's */
-        break;
-    case XDEV_PRIM_CMP_GT:
-        if (v == top || v != v) {
-            *lo = top;
-            *hi = bottom;
-        } else {
-            *lo = fp ? std::nextafter(v, top) : (C)(v + 1);
-        }
-        break;
-    case XDEV_PRIM_CMP_GE:
-        *lo = v;
-        break;
-    default: /* EQ, NE */
-        *lo = *hi = v;
-        *negate = op != XDEV_PRIM_CMP_EQ;
-        break;
-    }
-}
 
 template <typename T, typename C>
 cudaError_t compare_t(const xdev_prim_desc_t *d, C v, void *temp, size_t bytes, size_t *need,
                       cudaStream_t s) {
     size_t cb = temp != nullptr ? bytes : 0;
-    compare_pred<T, C> pred;
-    compare_bounds<C>(d->compare_op, v, &pred.lo, &pred.hi, &pred.negate);
+    const compare_pred<T, C> pred{d->compare_op, v};
     cudaError_t err =
         cub::DeviceSelect::If(temp, cb, static_cast<const T *>(d->in), static_cast<T *>(d->out),
                               d->num_out, (int64_t)d->count, pred, s);
