@@ -20,11 +20,12 @@
  * Copies of a few MiB use smaller chunks (chunk_for) to keep the pipeline
  * full. Used where the host side is not pinned as far as the driver knows
  * (cudaPointerGetAttributes: unregistered) and the copy is large enough to
- * win: from STAGE_MIN bytes both ways (the driver's own path reaches 11-13
- * GB/s host to device at 4 MiB and 5-10 GB/s device to host; staged: 1.5-1.7x
- * device to host at 4 MiB, 2.2-3.5x host to device at 64-512 MiB; host to
- * device started at 16 MiB until the H200 run showed xdev's 4 MiB copy,
- * which also waits for the bytes to land, at 0.93x of cudaMemcpy). Tuning:
+ * win: host to device from STAGE_MIN_H2D (the driver's own path reaches
+ * 11-15 GB/s at 1-8 MiB; staged there it did no better on the H200: 12.1,
+ * 12.8, 12.3, 11.0 GB/s at 1, 2, 4, 8 MiB against 12.5, 13.6, 12.9, 14.6
+ * unstaged, same run; 3.1-3.7x at 64-512 MiB), device to host from
+ * STAGE_MIN_D2H (the driver's path is 5-10 GB/s; 1.6x at 4 MiB, 2.3x at
+ * 8 MiB). Tuning:
  * XDEV_CUDA_STAGE_CHUNK_KB (chunk size, default 4096), XDEV_CUDA_STAGING=0
  * (off: plain cudaMemcpyAsync), XDEV_CUDA_COPY_THREADS (cuda_hostcopy.c). */
 #include <stdint.h>
@@ -34,7 +35,8 @@
 
 #include "cuda_internal.h"
 
-#define STAGE_MIN ((size_t)1 << 20)
+#define STAGE_MIN_H2D ((size_t)16 << 20)
+#define STAGE_MIN_D2H ((size_t)1 << 20)
 #define STAGE_BUFS 4
 #define DEFAULT_CHUNK ((size_t)4 << 20)
 #define MIN_CHUNK ((size_t)256 << 10)
@@ -114,7 +116,8 @@ bool xc_staging_wanted(const xdev_copy_desc_t *c) {
         host = c->dst;
     else
         return false;
-    if (c->bytes < STAGE_MIN) return false;
+    if (c->bytes < (c->kind == XDEV_COPY_HOST_TO_DEVICE ? STAGE_MIN_H2D : STAGE_MIN_D2H))
+        return false;
     pthread_once(&g_once, read_config);
     if (!g_enabled) return false;
     /* Pinned or registered by someone else (torch, cudaHostRegister), or
