@@ -287,24 +287,39 @@ V_TILE32(vtile_u32, uint32_t, add_u32x8)
 V_TILE64(vtile_f64, double, add_f64x4)
 V_TILE64(vtile_u64, uint64_t, add_u64x4)
 
-/* Whether this CPU runs the vector tiles (asked once): where it has AVX2
- * and is an AMD one, or XDEV_CPU_SCAN_ISA=avx2 or avx2-cached asks for them
- * (never with baseline). Measured 2026-11-29, f32 2^24..2^26, prim_bench: on the 2-core
- * AMD EPYC VM the lanes moved 1.0-1.2x of a copy's bytes against the scalar
- * walk's 0.4-0.7x; on the GPU machine's 16-core Intel Xeon they were
- * 1.5-2.4x slower than the scalar walk at every thread count (1 thread:
- * 3.2-3.8 against 7.4-7.8 GB/s; its L1 has 12 ways for the 16 level streams
- * of a fused tile, 4 KiB apart modulo its sets). */
+/* Whether this CPU runs the vector tiles (asked once): wherever it has AVX2
+ * unless XDEV_CPU_SCAN_ISA=baseline. Measured 2026-11-29, f32 2^24..2^26,
+ * prim_bench: on the 2-core AMD EPYC VM the lanes moved 1.0-1.2x of a copy's
+ * bytes against the scalar walk's 0.4-0.7x; on the GPU machine's 16-core
+ * Intel Xeon (16 threads) the lanes that never stream (below) moved 148.7,
+ * 87.0 and 67.5 GB/s at 2^24, 2^25, 2^26, the scalar walk 106.1, 70.2 and
+ * 60.2, and the lanes streaming past the cache 17-21. */
 static bool scan_vec_ok(void) {
-    static atomic_int known; /* 0: not asked; 1: no; 2: AVX2; 3: AVX2 on AMD */
+    static atomic_int known; /* 0: not asked; 1: no AVX2; 2: AVX2 */
     if (xdev_cpu_state.scan_isa == 1) return false;
     int k = atomic_load_explicit(&known, memory_order_relaxed);
     if (k == 0) {
         __builtin_cpu_init();
-        k = !__builtin_cpu_supports("avx2") ? 1 : __builtin_cpu_is("amd") ? 3 : 2;
+        k = __builtin_cpu_supports("avx2") ? 2 : 1;
         atomic_store_explicit(&known, k, memory_order_relaxed);
     }
-    return k == 3 || (k == 2 && xdev_cpu_state.scan_isa >= 2);
+    return k == 2;
+}
+
+/* Whether the vector tiles may stream their outputs past the cache: on AMD
+ * CPUs under auto, and under XDEV_CPU_SCAN_ISA=avx2; never on others under
+ * auto (the Xeon above: 8x slower streaming) nor under avx2-cached. */
+static bool scan_stream_ok(void) {
+    static atomic_int known; /* 0: not asked; 1: no; 2: an AMD CPU */
+    if (xdev_cpu_state.scan_isa == 2) return true;
+    if (xdev_cpu_state.scan_isa != 0) return false;
+    int k = atomic_load_explicit(&known, memory_order_relaxed);
+    if (k == 0) {
+        __builtin_cpu_init();
+        k = __builtin_cpu_is("amd") ? 2 : 1;
+        atomic_store_explicit(&known, k, memory_order_relaxed);
+    }
+    return k == 2;
 }
 
 /* Output bytes from which the vector tiles store past the cache (as a
@@ -312,12 +327,9 @@ static bool scan_vec_ok(void) {
  * A store that misses the cache first reads its line: the output would
  * cross memory twice. On the 2-core AMD VM streaming pays even where input
  * and output fit its 32 MiB L3 (2^21-2^22 f32, 1 thread: 0.145-0.154
- * against 0.199-0.228 ns an element with the bound at the L3's size). On a
- * CPU whose L3 holds the output (the 16-core Xeon's 300 MiB at 2^24-2^25
- * f32), streaming sends to memory what a copy leaves in the cache: a
- * suspect for the lanes' slowness there, to test with
- * XDEV_CPU_SCAN_ISA=avx2-cached (the lanes, never streaming) or by
- * building with -DXDEV_CPU_SCAN_STREAM_BYTES=SIZE_MAX. */
+ * against 0.199-0.228 ns an element with the bound at the L3's size). On
+ * the 16-core Xeon streaming was what made the lanes slow (scan_stream_ok).
+ * -DXDEV_CPU_SCAN_STREAM_BYTES=N moves the bound at build time. */
 #ifdef XDEV_CPU_SCAN_STREAM_BYTES
 #define SCAN_STREAM_BYTES ((size_t)(XDEV_CPU_SCAN_STREAM_BYTES))
 #else
@@ -334,8 +346,7 @@ static bool scan_vec_tile(const prim_job_t *j, size_t c0, partial_t *tot, int mo
     if (!scan_vec_ok()) return false;
     const size_t b = c0 * CH, b2 = c2 * CH;
     const bool nt = mode != V_TOTALS && ((uintptr_t)j->out & 31) == 0 &&
-                    j->count * xdev_dtype_size(j->dtype) >= SCAN_STREAM_BYTES &&
-                    xdev_cpu_state.scan_isa != 3;
+                    j->count * xdev_dtype_size(j->dtype) >= SCAN_STREAM_BYTES && scan_stream_ok();
     const bool two = mode != V_TOTALS && c2 != SIZE_MAX;
     union {
         float f[TILE];
