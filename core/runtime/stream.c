@@ -29,11 +29,24 @@ xdev_handle_arena_t xdev_stream_arena = XDEV_HANDLE_ARENA_INIT("stream", STREAM_
  * (seq_cst), then scans every thread's hazards. Either the destroyer sees
  * the user's announcement, and the native queue goes to a graveyard freed
  * once nobody lists it, or the user sees `closing` and fails cleanly: a
- * native queue is never freed under a thread that is using it. */
+ * native queue is never freed under a thread that is using it.
+ *
+ * A thread that uses the same stream call after call (the common case) has
+ * announced it already: when the newest hazard is s, the seq_cst store (a
+ * full fence on x86, the dearest part of a record or a launch) is skipped.
+ * That is as safe as storing again: only this thread writes its hazards, so
+ * s has stayed announced since that store, which precedes this closing
+ * check in the seq_cst order; and the hazards kept are a superset of those a
+ * store would keep (the newest slot holds s either way). The emergency
+ * block that threads share when memory ran out (t->shared) always stores. */
 bool xdev_core_stream_acquire(xdev_stream_t s) {
     xdev_thread_state_t *t = xdev_thread_state();
-    unsigned i = t->hazard_next++ % XDEV_HAZARDS;
-    atomic_store_explicit(&t->hazard[i], (const void *)s, memory_order_seq_cst);
+    unsigned last = (t->hazard_next - 1) % XDEV_HAZARDS;
+    if (atomic_load_explicit(&t->hazard[last], memory_order_relaxed) != (const void *)s ||
+        t->shared) {
+        unsigned i = t->hazard_next++ % XDEV_HAZARDS;
+        atomic_store_explicit(&t->hazard[i], (const void *)s, memory_order_seq_cst);
+    }
     return xdev_handle_is_live(&xdev_stream_arena, s) &&
            !atomic_load_explicit(&s->closing, memory_order_seq_cst);
 }
