@@ -8,12 +8,6 @@
 #include "alloc/pointer_registry.h"
 #include "runtime/stream_internal.h"
 
-bool xdev_size_mul_add(size_t a, size_t b, size_t c, size_t *out) {
-    size_t p;
-    if (__builtin_mul_overflow(a, b, &p)) return false;
-    return !__builtin_add_overflow(p, c, out);
-}
-
 /* Look one operand up: a live device allocation of xdev, covering `bytes`
  * (one registry lookup, through the live-allocation lookup). */
 static xdev_status_t lookup(const xdev_operand_t *op, const char *what, xdev_ptr_entry_t *e) {
