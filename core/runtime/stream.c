@@ -38,18 +38,9 @@ xdev_handle_arena_t xdev_stream_arena = XDEV_HANDLE_ARENA_INIT("stream", STREAM_
  * s has stayed announced since that store, which precedes this closing
  * check in the seq_cst order; and the hazards kept are a superset of those a
  * store would keep (the newest slot holds s either way). The emergency
- * block that threads share when memory ran out (t->shared) always stores. */
-bool xdev_core_stream_acquire(xdev_stream_t s) {
-    xdev_thread_state_t *t = xdev_thread_state();
-    unsigned last = (t->hazard_next - 1) % XDEV_HAZARDS;
-    if (atomic_load_explicit(&t->hazard[last], memory_order_relaxed) != (const void *)s ||
-        t->shared) {
-        unsigned i = t->hazard_next++ % XDEV_HAZARDS;
-        atomic_store_explicit(&t->hazard[i], (const void *)s, memory_order_seq_cst);
-    }
-    return xdev_handle_is_live(&xdev_stream_arena, s) &&
-           !atomic_load_explicit(&s->closing, memory_order_seq_cst);
-}
+ * block that threads share when memory ran out (t->shared) always stores.
+ * (xdev_core_stream_acquire, which does this, is inline in
+ * stream_internal.h.) */
 
 /* Native queues of destroyed streams that a thread was still using. */
 typedef struct grave {
@@ -87,7 +78,7 @@ static void sweep_graves(void) {
     xdev_core_error_restore(&saved);
 }
 
-xdev_status_t xdev_stream_check(xdev_stream_t s, const char *arg) {
+xdev_status_t xdev_stream_check_slow(xdev_stream_t s, const char *arg) {
     xdev_status_t pst = xdev_process_check(); /* a forked child, or exiting */
     if (pst != XDEV_SUCCESS) return pst;
     if (s == NULL) return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "stream argument '%s' is NULL", arg);
