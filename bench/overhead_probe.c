@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* bench/overhead_probe.c - the five small calls whose host cost issue 50
  * measures on the H200 (event record, device guard, kernel launch with full
- * checks, graph replay, FFT exec with its plan cached), each in one
- * noinline loop, for counting instructions rather than timing: on a loaded
- * machine, a count is the one stable measure of xdev's own host code.
+ * checks, graph replay, FFT exec with its plan cached), each call in one
+ * noinline function, for counting instructions rather than timing: on a
+ * loaded machine, a count is the one stable measure of xdev's own host code.
  *
  *   overhead_probe OP ITERS     OP: record guard launch launch0 replay fft
  *
- * Run it under callgrind on the CPU or null backend, per thread, and read
- * the inclusive cost of probe_loop on the calling thread (the backend's
- * slots show as their own functions, so core's share is the difference):
+ * Run it under callgrind on the CPU backend (the kernel, graph and FFT ops
+ * need its optional slots), per thread, and read the calling thread's file
+ * (*-01): its total is ITERS calls of `one`; the backend's slot shows as
+ * its own function (callgrind_annotate --inclusive=yes), so core's share
+ * is the difference:
  *
  *   valgrind --tool=callgrind --separate-threads=yes \
  *            --toggle-collect=one build/bench/overhead_probe record 2000
