@@ -118,6 +118,8 @@ CORE_INCLUDE_EXCEPTIONS = {
         "the cached groups' test: their collectives still reach the enqueue path's observers",
     ('tests/test_error_format.c', 'base/error_internal.h'):
         'white-box test of the error formatter fed its own message',
+    ('tests/test_handle_arena.c', 'base/handle_arena.h'):
+        "white-box unit test of the handle arenas' slot and live checks (division-free), linked in directly",
     ('tests/test_thread_heap.c', 'base/thread_heap.h'):
         'white-box test of the per-thread heap blocks (thread exit, fork), linked in directly',
     ('tests/test_utf8_writers.c', 'base/json_check.h'):

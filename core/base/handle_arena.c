@@ -10,7 +10,24 @@
 #define ARENA_COMMIT_STEP ((size_t)64 << 10)
 #define ARENA_QUARANTINE 1024 /* freed slots kept unused before reuse */
 
+/* The divisibility constants of xdev_handle_is_slot (see handle_arena.h). */
+static void arena_slot_math(xdev_handle_arena_t *a) {
+    uint64_t odd = a->slot_size;
+    unsigned shift = 0;
+    while ((odd & 1) == 0) {
+        odd >>= 1;
+        shift++;
+    }
+    uint64_t inv = odd; /* Newton's iteration: 3, 6, 12, 24, 48, 96 correct bits */
+    for (int i = 0; i < 5; i++)
+        inv *= 2 - odd * inv;
+    a->slot_shift = shift;
+    a->slot_inv = inv;
+    a->slot_lim = UINT64_MAX / odd;
+}
+
 static bool arena_reserve(xdev_handle_arena_t *a) {
+    arena_slot_math(a); /* before base is published: readers load base first */
     void *p =
         mmap(NULL, ARENA_RESERVE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) return false;
@@ -93,19 +110,4 @@ void xdev_handle_free(xdev_handle_arena_t *a, void *obj) {
     /* If the ring cannot grow the slot is simply never reused. */
     (void)fifo_push(a, idx);
     pthread_mutex_unlock(&a->lock);
-}
-
-bool xdev_handle_is_slot(xdev_handle_arena_t *a, const void *obj) {
-    const char *p = obj;
-    const char *base = arena_base(a);
-    if (base == NULL || p < base) return false;
-    size_t off = (size_t)(p - base);
-    if (off >= atomic_load_explicit(&a->used, memory_order_acquire)) return false;
-    return off % a->slot_size == 0;
-}
-
-bool xdev_handle_is_live(xdev_handle_arena_t *a, const void *obj) {
-    if (!xdev_handle_is_slot(a, obj)) return false;
-    const xdev_handle_header_t *h = obj;
-    return atomic_load_explicit(&h->magic, memory_order_acquire) == a->magic;
 }

@@ -34,10 +34,18 @@ typedef struct xdev_handle_arena {
     size_t slot_size;
     pthread_mutex_t lock;
     _Atomic(uintptr_t) base; /* start of the reserved range (0 until first alloc) */
-    size_t reserved;         /* bytes reserved */
-    size_t committed;        /* bytes made read/write */
-    _Atomic size_t used;     /* bytes handed out at least once (slots below are valid to read) */
-    uint32_t *free_fifo;     /* ring of free slot indices */
+    /* slot_size = odd * 2^slot_shift; set before base is published. They let
+     * xdev_handle_is_slot test "a multiple of slot_size" without a division
+     * (a 64-bit divide costs more than the rest of the check): off is a
+     * multiple iff its low slot_shift bits are 0 and (off >> slot_shift) *
+     * slot_inv, modulo 2^64, is at most slot_lim (odd's inverse and
+     * UINT64_MAX / odd). */
+    unsigned slot_shift;
+    uint64_t slot_inv, slot_lim;
+    size_t reserved;     /* bytes reserved */
+    size_t committed;    /* bytes made read/write */
+    _Atomic size_t used; /* bytes handed out at least once (slots below are valid to read) */
+    uint32_t *free_fifo; /* ring of free slot indices */
     size_t fifo_cap, fifo_head, fifo_len;
 } xdev_handle_arena_t;
 
@@ -53,10 +61,23 @@ void *xdev_handle_alloc(xdev_handle_arena_t *arena);
 /* Mark dead and queue for reuse. */
 void xdev_handle_free(xdev_handle_arena_t *arena, void *obj);
 
-/* True when obj is a live handle of this arena. Lock-free. */
-bool xdev_handle_is_live(xdev_handle_arena_t *arena, const void *obj);
+/* True when obj points at a slot of this arena (live or not). Lock-free;
+ * inline, as every public call that takes a handle runs it. */
+static inline bool xdev_handle_is_slot(xdev_handle_arena_t *a, const void *obj) {
+    uintptr_t p = (uintptr_t)obj;
+    uintptr_t base = atomic_load_explicit(&a->base, memory_order_acquire);
+    if (base == 0 || p < base) return false;
+    uint64_t off = (uint64_t)(p - base);
+    if (off >= atomic_load_explicit(&a->used, memory_order_acquire)) return false;
+    if (off & ((UINT64_C(1) << a->slot_shift) - 1)) return false;
+    return (off >> a->slot_shift) * a->slot_inv <= a->slot_lim; /* off % slot_size == 0 */
+}
 
-/* True when obj points at a slot of this arena (live or not). */
-bool xdev_handle_is_slot(xdev_handle_arena_t *arena, const void *obj);
+/* True when obj is a live handle of this arena. Lock-free. */
+static inline bool xdev_handle_is_live(xdev_handle_arena_t *a, const void *obj) {
+    if (!xdev_handle_is_slot(a, obj)) return false;
+    const xdev_handle_header_t *h = obj;
+    return atomic_load_explicit(&h->magic, memory_order_acquire) == a->magic;
+}
 
 #endif

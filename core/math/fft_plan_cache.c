@@ -82,15 +82,23 @@ void xdev_fft_cache_unlock(xdev_fft_cache_t *c) {
     if (dead != NULL) destroy_dead(c, dead);
 }
 
-/* FNV-1a over the key's bytes. */
+/* The key's 64-bit words (it is all int64_t, no padding), each folded in
+ * with a multiply, then the high bits mixed down into the low ones that
+ * pick the bucket. Byte-wise FNV-1a over the 168 bytes cost ~1100
+ * instructions, a third of a cached exec's host time. */
 static uint64_t key_hash(const xdev_fft_key_t *k) {
+    _Static_assert(sizeof *k % sizeof(uint64_t) == 0, "the FFT key is whole 64-bit words");
+    uint64_t h = 0x9e3779b97f4a7c15ull;
     const unsigned char *p = (const unsigned char *)k;
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < sizeof *k; i++) {
-        h ^= p[i];
-        h *= 1099511628211ull;
+    for (size_t i = 0; i < sizeof *k; i += sizeof(uint64_t)) {
+        uint64_t w;
+        memcpy(&w, p + i, sizeof w);
+        h = (h ^ w) * 0xff51afd7ed558ccdull;
+        h ^= h >> 29;
     }
-    return h;
+    h ^= h >> 32;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    return h ^ (h >> 29);
 }
 
 static void list_unlink(xdev_fft_cache_t *c, fft_entry_t *e) {

@@ -3,24 +3,29 @@
  * operands through the pointer registry (see operands.h). */
 #include "math/operands.h"
 
+#include <stdio.h>
+
 #include "alloc/alloc_lookup.h"
 #include "base/error_internal.h"
 #include "alloc/pointer_registry.h"
 #include "runtime/stream_internal.h"
 
-bool xdev_size_mul_add(size_t a, size_t b, size_t c, size_t *out) {
-    size_t p;
-    if (__builtin_mul_overflow(a, b, &p)) return false;
-    return !__builtin_add_overflow(p, c, out);
+/* The operand's name, for a failed lookup's message. */
+static void operand_label(const void *ctx, char *buf, size_t len) {
+    snprintf(buf, len, "%s", ((const xdev_operand_t *)ctx)->name);
 }
 
-/* Look one operand up: a live device allocation of xdev, covering `bytes`
- * (one registry lookup, through the live-allocation lookup). */
+/* Look one operand up: a live device allocation of xdev, covering `bytes`.
+ * Through the per-thread cache of allocations found live, as kernel
+ * launches do (a BLAS or FFT call passes the same buffers again and again:
+ * a hit is a few loads while the arena has freed nothing, where the
+ * registry walk under its read lock cost ~300 instructions an operand). */
 static xdev_status_t lookup(const xdev_operand_t *op, const char *what, xdev_ptr_entry_t *e) {
     if (op->ptr == NULL)
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "argument '%s' is NULL", op->name);
     xdev_live_ref_t ref;
-    xdev_status_t st = xdev_live_lookup(op->ptr, op->name, &ref); /* refuses freed memory */
+    xdev_status_t st =
+        xdev_live_lookup_cached(op->ptr, operand_label, op, &ref); /* refuses freed */
     if (st != XDEV_SUCCESS) return st;
     if (!ref.known)
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,

@@ -46,7 +46,12 @@ static inline int xdev_operands_uses(const xdev_operand_t *ops, int count, int w
     return count;
 }
 
-/* a * b + c with overflow detection (sizes from user input). */
-bool xdev_size_mul_add(size_t a, size_t b, size_t c, size_t *out);
+/* a * b + c with overflow detection (sizes from user input). Inline: an
+ * FFT exec's layout checks call it a dozen times. */
+static inline bool xdev_size_mul_add(size_t a, size_t b, size_t c, size_t *out) {
+    size_t p;
+    if (__builtin_mul_overflow(a, b, &p)) return false;
+    return !__builtin_add_overflow(p, c, out);
+}
 
 #endif

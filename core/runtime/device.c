@@ -101,7 +101,24 @@ xdev_status_t xdev_device_resolve(xdev_device_t device, xdev_device_t *out) {
     return XDEV_SUCCESS;
 }
 
+/* The fast path of xdev_set_device and the guard: xdev_device_lookup's (an
+ * explicit index of a loaded backend proves the type registered, xdev
+ * initialised and the process not a forked child, whose fork handler
+ * clears the ready gate). Anything else - index -1, an unknown type, an
+ * index out of range - takes the checks in full, with their messages. */
+static inline bool loaded_index(xdev_device_t device) {
+    if (!__builtin_expect(atomic_load_explicit(&xdev_core_ready, memory_order_acquire) != 0, 1) ||
+        (unsigned)device.type >= XDEV_MAX_DEVICE_TYPES || device.index < 0)
+        return false;
+    xdev_backend_t *be = atomic_load_explicit(&xdev_core_loaded[device.type], memory_order_acquire);
+    return be != NULL && device.index < be->device_count;
+}
+
 xdev_status_t xdev_set_device(xdev_device_t device) {
+    if (__builtin_expect(loaded_index(device), 1)) {
+        xdev_thread_state()->current[device.type] = device.index;
+        return XDEV_SUCCESS;
+    }
     XDEV_CHECK(known_type(device.type));
     if (device.index < 0) return XDEV_SUCCESS; /* torch: a negative index is a no-op */
     xdev_device_record_t *rec;
@@ -113,6 +130,14 @@ xdev_status_t xdev_set_device(xdev_device_t device) {
 xdev_status_t xdev_device_guard_begin(xdev_device_guard_t *guard, xdev_device_t device) {
     XDEV_REQUIRE_ARG(guard);
     guard->active = false;
+    if (__builtin_expect(loaded_index(device), 1)) {
+        int *cur = &xdev_thread_state()->current[device.type];
+        guard->previous.type = device.type;
+        guard->previous.index = *cur;
+        guard->active = true;
+        *cur = device.index;
+        return XDEV_SUCCESS;
+    }
     XDEV_CHECK(known_type(device.type));
     if (device.index < 0) return XDEV_SUCCESS;
     xdev_device_record_t *rec;

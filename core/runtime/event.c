@@ -21,7 +21,7 @@
 
 xdev_handle_arena_t xdev_event_arena = XDEV_HANDLE_ARENA_INIT("event", EVENT_MAGIC, EVENT_SLOT);
 
-xdev_status_t xdev_event_check(xdev_event_t e, const char *arg) {
+xdev_status_t xdev_event_check_slow(xdev_event_t e, const char *arg) {
     xdev_status_t pst = xdev_process_check(); /* a forked child, or exiting */
     if (pst != XDEV_SUCCESS) return pst;
     if (e == NULL) return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "event argument '%s' is NULL", arg);

@@ -7,6 +7,7 @@
 #include <pthread.h>
 
 #include "base/handle_arena.h"
+#include "runtime/process.h"
 #include "runtime/registry.h"
 #include "xdev/event.h"
 
@@ -23,7 +24,17 @@ struct xdev_event {
 
 extern xdev_handle_arena_t xdev_event_arena;
 
-xdev_status_t xdev_event_check(xdev_event_t e, const char *arg);
+/* XDEV_ERROR_INVALID_HANDLE naming `arg` unless e is a live event (or the
+ * process's state refuses every call). Inline for a live event; the slow
+ * function says what is wrong. */
+xdev_status_t xdev_event_check_slow(xdev_event_t e, const char *arg);
+static inline xdev_status_t xdev_event_check(xdev_event_t e, const char *arg) {
+    if (__builtin_expect(atomic_load_explicit(&xdev_process_state, memory_order_relaxed) == 0 &&
+                             xdev_handle_is_live(&xdev_event_arena, e),
+                         1))
+        return XDEV_SUCCESS;
+    return xdev_event_check_slow(e, arg);
+}
 
 /* A new event handle with validated `flags` (no backend event yet); NULL
  * when the handle arena is out of memory. */

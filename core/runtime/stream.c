@@ -29,14 +29,18 @@ xdev_handle_arena_t xdev_stream_arena = XDEV_HANDLE_ARENA_INIT("stream", STREAM_
  * (seq_cst), then scans every thread's hazards. Either the destroyer sees
  * the user's announcement, and the native queue goes to a graveyard freed
  * once nobody lists it, or the user sees `closing` and fails cleanly: a
- * native queue is never freed under a thread that is using it. */
-bool xdev_core_stream_acquire(xdev_stream_t s) {
-    xdev_thread_state_t *t = xdev_thread_state();
-    unsigned i = t->hazard_next++ % XDEV_HAZARDS;
-    atomic_store_explicit(&t->hazard[i], (const void *)s, memory_order_seq_cst);
-    return xdev_handle_is_live(&xdev_stream_arena, s) &&
-           !atomic_load_explicit(&s->closing, memory_order_seq_cst);
-}
+ * native queue is never freed under a thread that is using it.
+ *
+ * A thread that uses the same stream call after call (the common case) has
+ * announced it already: when the newest hazard is s, the seq_cst store (a
+ * full fence on x86, the dearest part of a record or a launch) is skipped.
+ * That is as safe as storing again: only this thread writes its hazards, so
+ * s has stayed announced since that store, which precedes this closing
+ * check in the seq_cst order; and the hazards kept are a superset of those a
+ * store would keep (the newest slot holds s either way). The emergency
+ * block that threads share when memory ran out (t->shared) always stores.
+ * (xdev_core_stream_acquire, which does this, is inline in
+ * stream_internal.h.) */
 
 /* Native queues of destroyed streams that a thread was still using. */
 typedef struct grave {
@@ -74,7 +78,7 @@ static void sweep_graves(void) {
     xdev_core_error_restore(&saved);
 }
 
-xdev_status_t xdev_stream_check(xdev_stream_t s, const char *arg) {
+xdev_status_t xdev_stream_check_slow(xdev_stream_t s, const char *arg) {
     xdev_status_t pst = xdev_process_check(); /* a forked child, or exiting */
     if (pst != XDEV_SUCCESS) return pst;
     if (s == NULL) return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "stream argument '%s' is NULL", arg);

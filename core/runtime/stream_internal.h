@@ -4,6 +4,7 @@
 #define XDEV_CORE_STREAM_INTERNAL_H
 
 #include "base/handle_arena.h"
+#include "runtime/process.h"
 #include "runtime/registry.h"
 #include "runtime/thread_state.h"
 
@@ -24,15 +25,36 @@ struct xdev_stream {
 
 extern xdev_handle_arena_t xdev_stream_arena;
 
-/* XDEV_ERROR_INVALID_HANDLE naming `arg` unless s is a live stream. On
- * success s is also protected (xdev_core_stream_acquire). */
-xdev_status_t xdev_stream_check(xdev_stream_t s, const char *arg);
-
 /* Announce that this thread is about to use s (a hazard pointer), then
  * confirm s is live and not being destroyed. While announced, a concurrent
  * xdev_stream_destroy defers freeing the native queue, so the caller may use
- * s->native until its next few stream checks. False: s is dead, don't use. */
-bool xdev_core_stream_acquire(xdev_stream_t s);
+ * s->native until its next few stream checks. False: s is dead, don't use.
+ * Inline: every stream-ordered call runs it. The protocol, and why the
+ * seq_cst store is skipped when the newest hazard is s already, are in
+ * stream.c's opening comment. */
+static inline bool xdev_core_stream_acquire(xdev_stream_t s) {
+    xdev_thread_state_t *t = xdev_thread_state();
+    unsigned last = (t->hazard_next - 1) % XDEV_HAZARDS;
+    if (atomic_load_explicit(&t->hazard[last], memory_order_relaxed) != (const void *)s ||
+        t->shared) {
+        unsigned i = t->hazard_next++ % XDEV_HAZARDS;
+        atomic_store_explicit(&t->hazard[i], (const void *)s, memory_order_seq_cst);
+    }
+    return xdev_handle_is_live(&xdev_stream_arena, s) &&
+           !atomic_load_explicit(&s->closing, memory_order_seq_cst);
+}
+
+/* XDEV_ERROR_INVALID_HANDLE naming `arg` unless s is a live stream. On
+ * success s is also protected (xdev_core_stream_acquire). Inline for a live
+ * stream; the slow function says what is wrong. */
+xdev_status_t xdev_stream_check_slow(xdev_stream_t s, const char *arg);
+static inline xdev_status_t xdev_stream_check(xdev_stream_t s, const char *arg) {
+    if (__builtin_expect(
+            atomic_load_explicit(&xdev_process_state, memory_order_relaxed) == 0 && s != NULL, 1) &&
+        __builtin_expect(xdev_core_stream_acquire(s), 1))
+        return XDEV_SUCCESS;
+    return xdev_stream_check_slow(s, arg);
+}
 
 /* The default stream of a device. */
 xdev_status_t xdev_core_default_stream(xdev_device_record_t *rec, xdev_stream_t *out);
