@@ -9,6 +9,7 @@
 #include "base/error_internal.h"
 #include "comm/comm_record.h"
 #include "runtime/dispatch.h"
+#include "runtime/hooks.h"
 #include "runtime/registry.h"
 #include "xdev/communicator.h"
 
@@ -46,7 +47,10 @@ xdev_status_t xdev_group_end(void) {
                              "xdev_group_end without xdev_group_start on this thread");
     tls_group_depth--;
     xdev_status_t st = backends_group(false);
-    if (tls_group_depth == 0) xdev_comm_watch_flush(st == XDEV_SUCCESS); /* watchdog.c */
+    if (tls_group_depth == 0) {
+        xdev_comm_watch_flush(st == XDEV_SUCCESS); /* watchdog.c */
+        xdev_hooks_run_group_end();                /* the shadow's staging copies */
+    }
     XDEV_CHECK(st);
     return XDEV_SUCCESS;
 }

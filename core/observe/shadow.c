@@ -15,6 +15,7 @@
  * copied into the mirrors. With COMPARE=sync the written mirrors are only
  * marked, and compared when a copy brings device data to the host. */
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,7 @@
 #include "base/error_internal.h"
 #include "base/strbuf.h"
 #include "base/call_site.h"
+#include "comm/comm_record.h"
 #include "observe/shadow_internal.h"
 #include "runtime/device_record.h"
 #include "runtime/enqueue.h"
@@ -504,24 +506,85 @@ static int settle(const xdev_op_use_t *uses, int n, deferred_t *out) {
     return moved;
 }
 
-/* Defer the copy of [p, p + n) into its mirror until q's stream passes a
- * mark recorded now; false when there is no room or no mark. */
+/* The outputs of collectives enqueued inside a group (xdev_group_start ..
+ * end) on some thread: a backend may launch a group's collectives only at
+ * its end (NCCL does), so a staging copy enqueued now would run before the
+ * collective and take the bytes it has not written yet (the comm and
+ * communicator suites under XDEV_SHADOW=cpu on two H200s). They wait here,
+ * by thread, until that thread's group ends (group_ended). Lock held. */
+typedef struct {
+    pthread_t owner;
+    xdev_device_record_t *rec;
+    void *native;
+    const void *p;
+    size_t n;
+} grouped_t;
+static grouped_t g_grouped[SH_DEFERRED];
+static int g_ngrouped;
+
+/* Defer the copy of [p, p + n) (within mirror m) into its mirror until the
+ * stream `native` of rec passes a mark recorded now, the bytes staged
+ * behind what is queued on it; false when there is no room or no mark. */
+static bool defer_now(xdev_device_record_t *rec, void *native, sh_mirror_t *m, const void *p,
+                      size_t len) {
+    if (g_ndeferred == SH_DEFERRED) return false;
+    sh_mirror_t where = {.type = m->type, .ctx = m->ctx, .host_memory = m->host_memory};
+    void *staging = xdev_shadow_stage(rec, native, m, p, len);
+    void *mark = xdev_shadow_mark(rec, native);
+    if (mark == NULL) {
+        /* The staging copy may be queued: it is freed once the stream passed it. */
+        if (staging != NULL) xdev_shadow_wait_stream(rec, native);
+        xdev_shadow_unstage(&where, staging, NULL, 0);
+        return false;
+    }
+    g_deferred[g_ndeferred++] = (deferred_t){rec, mark, p, len, staging, where};
+    return true;
+}
+
+/* Defer the copy of [p, p + n) into its mirror until q's stream passes the
+ * collective (inside a group: until the group ends); false when there is
+ * no room or no mark. */
 static bool defer_range(const xdev_enqueue_t *q, const void *p, size_t n) {
     sh_mirror_t *m;
     size_t len;
     if (!xdev_shadow_clip(p, n, &m, &len)) return true;
-    if (g_ndeferred == SH_DEFERRED) return false;
-    sh_mirror_t where = {.type = m->type, .ctx = m->ctx, .host_memory = m->host_memory};
-    void *staging = xdev_shadow_stage(q->stream->rec, q->stream->native, m, p, len);
-    void *mark = xdev_shadow_mark(q->stream->rec, q->stream->native);
-    if (mark == NULL) {
-        /* The staging copy may be queued: it is freed once the stream passed it. */
-        if (staging != NULL) xdev_shadow_wait_stream(q->stream->rec, q->stream->native);
-        xdev_shadow_unstage(&where, staging, NULL, 0);
-        return false;
-    }
-    g_deferred[g_ndeferred++] = (deferred_t){q->stream->rec, mark, p, len, staging, where};
+    if (xdev_comm_group_depth() == 0)
+        return defer_now(q->stream->rec, q->stream->native, m, p, len);
+    if (g_ngrouped == SH_DEFERRED) return false;
+    g_grouped[g_ngrouped++] =
+        (grouped_t){pthread_self(), q->stream->rec, q->stream->native, p, len};
     return true;
+}
+
+/* This thread's group ended (runtime/hooks.h): its collectives are
+ * launched, so their outputs are staged behind them now; where that cannot
+ * be, the device's bytes once the stream passed them (no rank is left to
+ * enqueue: waiting is safe). */
+static void group_ended(void) {
+    if (!xdev_shadow_on) return;
+    const pthread_t me = pthread_self();
+    grouped_t mine[SH_DEFERRED];
+    int nmine = 0, kept = 0;
+    xdev_shadow_lock();
+    for (int i = 0; i < g_ngrouped; i++) {
+        if (pthread_equal(g_grouped[i].owner, me))
+            mine[nmine++] = g_grouped[i];
+        else
+            g_grouped[kept++] = g_grouped[i];
+    }
+    g_ngrouped = kept;
+    for (int i = 0; i < nmine; i++) {
+        sh_mirror_t *m;
+        size_t len;
+        if (!xdev_shadow_clip(mine[i].p, mine[i].n, &m, &len) ||
+            defer_now(mine[i].rec, mine[i].native, m, mine[i].p, len))
+            continue;
+        xdev_shadow_unlock();
+        xdev_shadow_wait_stream(mine[i].rec, mine[i].native);
+        xdev_shadow_lock();
+        if (xdev_shadow_clip(mine[i].p, mine[i].n, &m, &len)) xdev_shadow_resync(m, mine[i].p, len);
+    }
+    xdev_shadow_unlock();
 }
 
 /* Defer the copy of a collective's outputs (what it writes: what it reads
@@ -785,4 +848,5 @@ void xdev_shadow_wire(void) {
     xdev_hook_init_add(XDEV_INIT_SETTINGS, start);
     xdev_hook_backend_loaded_add(xdev_shadow_backend_loaded);
     xdev_hook_foreign_add(xdev_shadow_foreign);
+    xdev_hook_group_end_add(group_ended);
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* hooks.c - the hooks of the folders above runtime/ (hooks.h): registered
- * by core/wiring.c's list while libxdev loads, run by initialisation and by a
- * thread's exit. Registration happens before any xdev call can run, so the
+ * by core/wiring.c's list while libxdev loads, run by initialisation, a
+ * group's end and a thread's exit. Registration happens before any xdev call can run, so the
  * lists are read without a lock. */
 #include "runtime/hooks.h"
 
@@ -17,6 +17,8 @@ static xdev_backend_loaded_hook_t g_loaded[XDEV_MAX_HOOKS];
 static int g_loaded_count;
 static xdev_foreign_hook_t g_foreign[XDEV_MAX_HOOKS];
 static int g_foreign_count;
+static xdev_group_end_hook_t g_group_end[XDEV_MAX_HOOKS];
+static int g_group_end_count;
 static bool g_overflow; /* a hook found no room: initialisation says so */
 
 void xdev_hook_init_add(xdev_init_phase_t phase, xdev_init_hook_t fn) {
@@ -49,6 +51,19 @@ void xdev_hook_foreign_add(xdev_foreign_hook_t fn) {
         return;
     }
     g_foreign[g_foreign_count++] = fn;
+}
+
+void xdev_hook_group_end_add(xdev_group_end_hook_t fn) {
+    if (g_group_end_count == XDEV_MAX_HOOKS) {
+        g_overflow = true;
+        return;
+    }
+    g_group_end[g_group_end_count++] = fn;
+}
+
+void xdev_hooks_run_group_end(void) {
+    for (int i = 0; i < g_group_end_count; i++)
+        g_group_end[i]();
 }
 
 void xdev_hooks_run_foreign(struct xdev_device_record *rec, void *ptr, size_t bytes,

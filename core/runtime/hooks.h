@@ -63,6 +63,12 @@ struct xdev_stream;
 typedef void (*xdev_foreign_hook_t)(struct xdev_device_record *rec, void *ptr, size_t bytes,
                                     struct xdev_stream *stream, bool added);
 
+/* Runs on a thread whose outermost group of collectives ended
+ * (comm/comm_group.c, xdev_group_end, after the backends' group ends: NCCL
+ * launches a group's collectives there): observe/shadow.c takes the
+ * outputs of the group's collectives in stream order from then on. */
+typedef void (*xdev_group_end_hook_t)(void);
+
 /* Register, from a part's xdev_<part>_wire() (not thread-safe: core/wiring.c
  * calls them while libxdev loads). Steps of one phase, and exit hooks, run
  * in the order core/wiring.c wires their parts. */
@@ -70,6 +76,7 @@ void xdev_hook_init_add(xdev_init_phase_t phase, xdev_init_hook_t fn);
 void xdev_hook_thread_exit_add(xdev_thread_exit_hook_t fn);
 void xdev_hook_backend_loaded_add(xdev_backend_loaded_hook_t fn);
 void xdev_hook_foreign_add(xdev_foreign_hook_t fn);
+void xdev_hook_group_end_add(xdev_group_end_hook_t fn);
 
 /* registry.c: the steps of `phase`, up to the first failure (its status). */
 xdev_status_t xdev_hooks_run_init(xdev_init_phase_t phase);
@@ -80,6 +87,9 @@ void xdev_hooks_run_backend_loaded(struct xdev_backend *be);
 /* interop/foreign.c: every foreign-memory hook, in order. */
 void xdev_hooks_run_foreign(struct xdev_device_record *rec, void *ptr, size_t bytes,
                             struct xdev_stream *stream, bool added);
+
+/* comm/comm_group.c: every group-end hook, in order. */
+void xdev_hooks_run_group_end(void);
 
 /* thread_state.c: every exit hook, on the exiting thread. */
 void xdev_hooks_run_thread_exit(void);

@@ -20,7 +20,9 @@
  *   FAKE_COMM          a comm table (communicators, as NCCL's): ranks of one
  *                      process whose broadcast copies the root's bytes into
  *                      each rank's recvbuf (the root's part first: the ranks
- *                      of a group are enqueued in order, root 0 first), so the
+ *                      of a group are enqueued in order, root 0 first; inside
+ *                      a group the copies run at its end, as NCCL launches a
+ *                      group's collectives there), so the
  *                      core's native-communicator paths (the cached groups of
  *                      torch.cuda.comm, the watchdog) run without a GPU; it
  *                      counts event records and collectives for the test
@@ -496,6 +498,18 @@ typedef struct fake_rank {
     int device;
 } fake_rank_t;
 static _Thread_local const void *tls_root_send;
+/* As NCCL: inside a group a collective runs at the group's end (the
+ * outermost one), so a copy queued behind it on its stream before that
+ * end would read its output unwritten (what the shadow must not do). */
+#define FAKE_GROUP_MAX 64
+typedef struct {
+    void *dst;
+    const void *src;
+    size_t bytes;
+} fake_move_t;
+static _Thread_local int tls_group_depth;
+static _Thread_local fake_move_t tls_moves[FAKE_GROUP_MAX];
+static _Thread_local int tls_nmoves;
 
 static xdev_status_t comm_init_all(xdev_backend_device_t *const *devs, int n, void **comms) {
     for (int i = 0; i < n; i++) {
@@ -533,12 +547,29 @@ static xdev_status_t comm_collective(void *comm, const xdev_collective_desc_t *d
     size_t bytes = d->count * (d->dtype == XDEV_DTYPE_U8 ? 1 : 4);
     if (d->send != NULL) tls_root_send = d->send;
     if (tls_root_send == NULL) return fail(XDEV_ERROR_INVALID_VALUE, "the root comes first");
-    if (bytes > 0 && d->recv != tls_root_send) memmove(d->recv, tls_root_send, bytes);
+    if (bytes > 0 && d->recv != tls_root_send) {
+        if (tls_group_depth == 0)
+            memmove(d->recv, tls_root_send, bytes);
+        else if (tls_nmoves < FAKE_GROUP_MAX)
+            tls_moves[tls_nmoves++] = (fake_move_t){d->recv, tls_root_send, bytes};
+        else
+            return fail(XDEV_ERROR_NOT_SUPPORTED, "more than 64 collectives in a group");
+    }
     COUNT(1);
     return XDEV_SUCCESS;
 }
 
-static xdev_status_t comm_group(void) {
+static xdev_status_t comm_group_start(void) {
+    tls_group_depth++;
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t comm_group_end(void) {
+    if (tls_group_depth > 0 && --tls_group_depth == 0) {
+        for (int i = 0; i < tls_nmoves; i++)
+            memmove(tls_moves[i].dst, tls_moves[i].src, tls_moves[i].bytes);
+        tls_nmoves = 0;
+    }
     return XDEV_SUCCESS;
 }
 
@@ -549,8 +580,8 @@ static const xdev_comm_vtable_t g_comm = {
     .abort = comm_abort,
     .async_error = comm_async_error,
     .collective = comm_collective,
-    .group_start = comm_group,
-    .group_end = comm_group,
+    .group_start = comm_group_start,
+    .group_end = comm_group_end,
 };
 #endif
 
