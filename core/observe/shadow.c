@@ -2,7 +2,8 @@
 /* shadow.c - shadow execution (xdev/shadow.h): its settings, its step in the
  * enqueue path and its reports. The slots that record each backend call and
  * the replays are shadow_slots.c (shadow_internal.h says why the work is
- * split between the backend's table and step 5).
+ * split between the backend's table and step 5); the outputs of
+ * collectives, which are not replayed, shadow_collective.c.
  *
  * Step 5 (an enqueue observer, runtime/enqueue.h) for each op that
  * succeeded: a capture's records are dropped (they run when the graph is
@@ -25,7 +26,6 @@
 #include "base/error_internal.h"
 #include "base/strbuf.h"
 #include "base/call_site.h"
-#include "comm/comm_record.h"
 #include "observe/shadow_internal.h"
 #include "runtime/device_record.h"
 #include "runtime/enqueue.h"
@@ -441,170 +441,6 @@ bool xdev_shadow_check_host(const xdev_enqueue_t *q, const sh_rec_t *r, void *co
 
 /* ------------------------------------------------------------ step 5 */
 
-/* The outputs of a collective that was not replayed, to copy into the
- * mirrors once its stream passes it. A collective's ranks meet on their
- * streams, and the next rank is enqueued after this one's step 5 (a group,
- * one thread): waiting here would wait for a rank not yet enqueued. So the
- * bytes are taken in stream order instead: a copy into staging memory is
- * enqueued right behind the collective (xdev_shadow_stage), then a mark;
- * once a later op finds the mark reached, or before a later op that uses
- * the bytes is replayed, the staging is copied into the mirror (lock held).
- * Reading the device's bytes then instead raced with a later collective on
- * the same buffer, which another rank's thread runs (ThreadSanitizer saw it
- * in cpu/communicator.shadow); the staging copy is the collective's output
- * exactly, whatever runs after it. */
-#define SH_DEFERRED 64
-typedef struct {
-    xdev_device_record_t *rec;
-    void *mark;
-    const void *p;
-    size_t n;
-    void *staging;     /* the bytes, taken in stream order; NULL: read the device's */
-    sh_mirror_t where; /* the staging's device (type, context, host_memory) */
-} deferred_t;
-static deferred_t g_deferred[SH_DEFERRED];
-static int g_ndeferred;
-
-static bool overlaps_any(const void *p, size_t n, const xdev_op_use_t *uses, int nuses) {
-    uintptr_t lo = (uintptr_t)p, hi = lo + n;
-    for (int i = 0; i < nuses; i++) {
-        uintptr_t a = (uintptr_t)uses[i].p;
-        uintptr_t b = uses[i].n > UINTPTR_MAX - a ? UINTPTR_MAX : a + uses[i].n;
-        if (a < hi && lo < b) return true;
-    }
-    return false;
-}
-
-/* A deferred collective's output into its mirror (its mark reached; lock
- * held): from the staging, or the device's bytes where there is none. */
-static void apply_deferred(const deferred_t *e) {
-    sh_mirror_t *m;
-    size_t len;
-    bool mirrored = xdev_shadow_clip(e->p, e->n, &m, &len);
-    if (e->staging != NULL)
-        xdev_shadow_unstage(&e->where, e->staging,
-                            mirrored && len == e->n ? xdev_shadow_to_mirror(e->p) : NULL, e->n);
-    else if (mirrored)
-        xdev_shadow_resync(m, e->p, len);
-}
-
-/* Copy into the mirrors what the deferred collectives wrote whose stream
- * passed them; move those whose bytes this op uses into out (their marks to
- * be waited for without the lock: the collective may wait for a rank whose
- * thread waits for the lock). Returns how many were moved. */
-static int settle(const xdev_op_use_t *uses, int n, deferred_t *out) {
-    int kept = 0, moved = 0;
-    for (int i = 0; i < g_ndeferred; i++) {
-        if (overlaps_any(g_deferred[i].p, g_deferred[i].n, uses, n))
-            out[moved++] = g_deferred[i];
-        else if (xdev_shadow_mark_reached(g_deferred[i].rec, g_deferred[i].mark, false))
-            apply_deferred(&g_deferred[i]);
-        else
-            g_deferred[kept++] = g_deferred[i];
-    }
-    g_ndeferred = kept;
-    return moved;
-}
-
-/* The outputs of collectives enqueued inside a group (xdev_group_start ..
- * end) on some thread: a backend may launch a group's collectives only at
- * its end (NCCL does), so a staging copy enqueued now would run before the
- * collective and take the bytes it has not written yet (the comm and
- * communicator suites under XDEV_SHADOW=cpu on two H200s). They wait here,
- * by thread, until that thread's group ends (group_ended). Lock held. */
-typedef struct {
-    pthread_t owner;
-    xdev_device_record_t *rec;
-    void *native;
-    const void *p;
-    size_t n;
-} grouped_t;
-static grouped_t g_grouped[SH_DEFERRED];
-static int g_ngrouped;
-
-/* Defer the copy of [p, p + n) (within mirror m) into its mirror until the
- * stream `native` of rec passes a mark recorded now, the bytes staged
- * behind what is queued on it; false when there is no room or no mark. */
-static bool defer_now(xdev_device_record_t *rec, void *native, sh_mirror_t *m, const void *p,
-                      size_t len) {
-    if (g_ndeferred == SH_DEFERRED) return false;
-    sh_mirror_t where = {.type = m->type, .ctx = m->ctx, .host_memory = m->host_memory};
-    void *staging = xdev_shadow_stage(rec, native, m, p, len);
-    void *mark = xdev_shadow_mark(rec, native);
-    if (mark == NULL) {
-        /* The staging copy may be queued: it is freed once the stream passed it. */
-        if (staging != NULL) xdev_shadow_wait_stream(rec, native);
-        xdev_shadow_unstage(&where, staging, NULL, 0);
-        return false;
-    }
-    g_deferred[g_ndeferred++] = (deferred_t){rec, mark, p, len, staging, where};
-    return true;
-}
-
-/* Defer the copy of [p, p + n) into its mirror until q's stream passes the
- * collective (inside a group: until the group ends); false when there is
- * no room or no mark. */
-static bool defer_range(const xdev_enqueue_t *q, const void *p, size_t n) {
-    sh_mirror_t *m;
-    size_t len;
-    if (!xdev_shadow_clip(p, n, &m, &len)) return true;
-    if (xdev_comm_group_depth() == 0)
-        return defer_now(q->stream->rec, q->stream->native, m, p, len);
-    if (g_ngrouped == SH_DEFERRED) return false;
-    g_grouped[g_ngrouped++] =
-        (grouped_t){pthread_self(), q->stream->rec, q->stream->native, p, len};
-    return true;
-}
-
-/* This thread's group ended (runtime/hooks.h): its collectives are
- * launched, so their outputs are staged behind them now; where that cannot
- * be, the device's bytes once the stream passed them (no rank is left to
- * enqueue: waiting is safe). */
-static void group_ended(void) {
-    if (!xdev_shadow_on) return;
-    const pthread_t me = pthread_self();
-    grouped_t mine[SH_DEFERRED];
-    int nmine = 0, kept = 0;
-    xdev_shadow_lock();
-    for (int i = 0; i < g_ngrouped; i++) {
-        if (pthread_equal(g_grouped[i].owner, me))
-            mine[nmine++] = g_grouped[i];
-        else
-            g_grouped[kept++] = g_grouped[i];
-    }
-    g_ngrouped = kept;
-    for (int i = 0; i < nmine; i++) {
-        sh_mirror_t *m;
-        size_t len;
-        if (!xdev_shadow_clip(mine[i].p, mine[i].n, &m, &len) ||
-            defer_now(mine[i].rec, mine[i].native, m, mine[i].p, len))
-            continue;
-        xdev_shadow_unlock();
-        xdev_shadow_wait_stream(mine[i].rec, mine[i].native);
-        xdev_shadow_lock();
-        if (xdev_shadow_clip(mine[i].p, mine[i].n, &m, &len)) xdev_shadow_resync(m, mine[i].p, len);
-    }
-    xdev_shadow_unlock();
-}
-
-/* Defer the copy of a collective's outputs (what it writes: what it reads
- * is in the mirrors already), and of earlier collectives' it waited for
- * that had no staging (wait[0..nwait)); false when that is not possible
- * (the caller then waits). */
-static bool defer(const xdev_enqueue_t *q, const xdev_op_use_t *uses, int n, const deferred_t *wait,
-                  int nwait) {
-    int writes = 0;
-    for (int i = 0; i < n; i++)
-        writes += uses[i].mode == XDEV_OP_WRITE;
-    if (g_ndeferred + writes + nwait > SH_DEFERRED) return false;
-    bool ok = true;
-    for (int i = 0; i < n && ok; i++)
-        if (uses[i].mode == XDEV_OP_WRITE) ok = defer_range(q, uses[i].p, uses[i].n);
-    for (int i = 0; i < nwait && ok; i++)
-        ok = defer_range(q, wait[i].p, wait[i].n);
-    return ok;
-}
-
 static void shadow_observe(const xdev_enqueue_t *q, const xdev_op_use_t *uses, int n, void *user) {
     (void)user;
     sh_pending_t *p = xdev_shadow_pending();
@@ -628,10 +464,10 @@ static void shadow_observe(const xdev_enqueue_t *q, const xdev_op_use_t *uses, i
                           : NULL;
     /* The collectives this op depends on reach the mirrors first; the
      * waits (for them, for the op) are made without the lock. */
-    deferred_t wait_for[SH_DEFERRED];
+    sh_deferred_t wait_for[SH_DEFERRED];
     int nwait = 0;
     xdev_shadow_lock();
-    if (g_ndeferred > 0) nwait = settle(uses, n, wait_for);
+    nwait = xdev_shadow_settle(uses, n, wait_for);
     xdev_shadow_unlock();
     for (int i = 0; i < nwait; i++)
         (void)xdev_shadow_mark_reached(wait_for[i].rec, wait_for[i].mark, true);
@@ -644,7 +480,7 @@ static void shadow_observe(const xdev_enqueue_t *q, const xdev_op_use_t *uses, i
     int unstaged = 0;
     for (int i = 0; i < nwait; i++) {
         if (wait_for[i].staging != NULL)
-            apply_deferred(&wait_for[i]);
+            xdev_shadow_apply_deferred(&wait_for[i]);
         else
             wait_for[unstaged++] = wait_for[i];
     }
@@ -690,8 +526,8 @@ static void shadow_observe(const xdev_enqueue_t *q, const xdev_op_use_t *uses, i
     bool to_host = false, host_checked = !g_compare_sync;
     for (int i = 0; i < p->n; i++)
         to_host |= p->recs[i].host_dst != NULL;
-    bool deferred =
-        why != NULL && q->kind == XDEV_OP_COLLECTIVE && defer(q, uses, n, wait_for, nwait);
+    bool deferred = why != NULL && q->kind == XDEV_OP_COLLECTIVE &&
+                    xdev_shadow_defer(q, uses, n, wait_for, nwait);
     /* A primitive is compared now at either setting: a compaction's outputs
      * end at the count it wrote on the device (the rest is unspecified),
      * and the device's temporaries, which the replay does not write (it has
@@ -848,5 +684,5 @@ void xdev_shadow_wire(void) {
     xdev_hook_init_add(XDEV_INIT_SETTINGS, start);
     xdev_hook_backend_loaded_add(xdev_shadow_backend_loaded);
     xdev_hook_foreign_add(xdev_shadow_foreign);
-    xdev_hook_group_end_add(group_ended);
+    xdev_hook_group_end_add(xdev_shadow_group_ended);
 }

@@ -249,6 +249,29 @@ void *xdev_shadow_stage(xdev_device_record_t *rec, void *native, const sh_mirror
                         const void *p, size_t n);
 void xdev_shadow_unstage(const sh_mirror_t *m, void *staging, void *out, size_t n);
 
+/* shadow_collective.c: the outputs of a collective, which the shadow does
+ * not replay, taken into the mirrors in stream order (lock held). Deferred
+ * ranges whose stream passed them are applied, those this op uses (uses[0..
+ * n)) moved into out, to be waited for without the lock (returns how many);
+ * a moved range applied; a collective's written ranges (and those of the
+ * earlier ones it waited for that had no staging) deferred - false when
+ * there is no room (the caller then waits); and, on the hook of a group's
+ * end, the ranges its collectives wrote staged behind them. */
+#define SH_DEFERRED 64
+typedef struct {
+    xdev_device_record_t *rec;
+    void *mark;
+    const void *p;
+    size_t n;
+    void *staging;     /* the bytes, taken in stream order; NULL: read the device's */
+    sh_mirror_t where; /* the staging's device (type, context, host_memory) */
+} sh_deferred_t;
+int xdev_shadow_settle(const xdev_op_use_t *uses, int n, sh_deferred_t *out);
+void xdev_shadow_apply_deferred(const sh_deferred_t *e);
+bool xdev_shadow_defer(const xdev_enqueue_t *q, const xdev_op_use_t *uses, int n,
+                       const sh_deferred_t *wait, int nwait);
+void xdev_shadow_group_ended(void); /* takes the lock */
+
 /* shadow.c's comparisons, for shadow_graph.c (lock held). */
 typedef struct {
     size_t lo, hi;
