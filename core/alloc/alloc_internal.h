@@ -440,6 +440,23 @@ void xdev_caching_unreserve(xdev_device_allocator_t *da, size_t bytes);
 void xdev_caching_segment_add(xdev_device_allocator_t *da, xdev_segment_t *seg, uintptr_t base,
                               size_t size, int kind, struct xdev_stream_pool *pool);
 void xdev_caching_segment_unlink(xdev_device_allocator_t *da, xdev_segment_t *seg);
+/* caching_release.c (lock held): wholly free segments of pool kind `kind`
+ * (-1: both) of pool `only` (NULL: every pool) back to the backend up to `goal`
+ * bytes, only from idle streams when idle_only, only those free for
+ * min_age growths (the bytes released); every wholly free segment once the
+ * device passed its work; the garbage-collection threshold's release
+ * before `incoming` more bytes; xdev's trim before growing past the
+ * high-water mark. caching_allocator.c's poll of the record_stream events
+ * that hold blocks back, and its drop of the pools of destroyed streams. */
+size_t xdev_caching_release_free_segments(xdev_device_allocator_t *da, int kind,
+                                          const struct xdev_stream_pool *only, size_t goal,
+                                          bool idle_only, uint64_t min_age);
+size_t xdev_caching_release_all(xdev_device_allocator_t *da);
+void xdev_caching_garbage_collect(xdev_device_allocator_t *da, size_t incoming);
+void xdev_caching_trim_before_grow(xdev_device_allocator_t *da, int kind,
+                                   struct xdev_stream_pool *pool, size_t incoming);
+void xdev_caching_process_events(xdev_device_allocator_t *da);
+void xdev_caching_prune_dead_pools(xdev_device_allocator_t *da);
 
 /* Put the arena's stash (the last freed block, kept out of the bins for
  * the hot alloc/free pair) into the bins, its free counted, and the hot
