@@ -23,12 +23,15 @@
  *     collective (the watchdog's);
  *   - under XDEV_SHADOW=cpu (entry comm.cached_fake_cuda.shadow), no
  *     difference: the plugin runs a group's collectives at its end, as NCCL
- *     does, and the shadow takes their outputs after that end.
+ *     does, and the shadow takes their outputs after that end - also in a
+ *     group of more collectives than it stages at once, and after a thread
+ *     exited inside a group of its own.
  * `test_comm_cached bench N` instead runs N broadcasts of 8 bytes, for
  * instruction counts (callgrind --toggle-collect=xdev_comm_broadcast).
  * Run: XDEV_BACKEND=cuda XDEV_PLUGIN_PATH=<the comm plugin's directory>. */
 #define _GNU_SOURCE /* dlopen's RTLD_NOLOAD */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +55,28 @@ static void observe(const xdev_enqueue_t *q, const xdev_op_use_t *uses, int nuse
     (void)nuses;
     (void)user;
     if (q->kind == XDEV_OP_COLLECTIVE) g_observed++;
+}
+
+/* One broadcast of N bytes from src (cuda:0, in place) to dst (cuda:1)
+ * over a two-rank group, inside the caller's group. */
+static void broadcast_pair(xdev_communicator_t *comms, void *src, void *dst) {
+    OK(xdev_broadcast(comms[0], src, src, N, XDEV_DTYPE_U8, 0, NULL));
+    OK(xdev_broadcast(comms[1], NULL, dst, N, XDEV_DTYPE_U8, 0, NULL));
+}
+
+/* A thread that opens a group, enqueues 32 broadcasts and exits without
+ * ending it (their collectives never launch). */
+typedef struct {
+    xdev_communicator_t *comms;
+    void *src, *dst;
+} leaver_t;
+
+static void *leave_in_group(void *arg) {
+    leaver_t *lv = arg;
+    OK(xdev_group_start());
+    for (int i = 0; i < 32; i++)
+        broadcast_pair(lv->comms, lv->src, lv->dst);
+    return NULL;
 }
 
 static void counts(long *events, long *colls) {
@@ -150,6 +175,30 @@ int main(int argc, char **argv) {
           ev1 - ev0);
     OK(xdev_memcpy(back, dst, N));
     CHECK(memcmp(back, host, N) == 0, "the init_all group's broadcast did not deliver");
+    /* A group of more collectives than the shadow stages at once (64), the
+     * last into dst; and a thread that exits inside a group it opened. */
+    unsigned char *other;
+    OK(xdev_malloc_device(d1, (void **)&other, N));
+    OK(xdev_memset_async(dst, 0, N, NULL));
+    OK(xdev_group_start());
+    for (int i = 0; i < 40; i++)
+        broadcast_pair(comms, src, other);
+    broadcast_pair(comms, src, dst);
+    OK(xdev_group_end());
+    OK(xdev_memcpy(back, dst, N));
+    CHECK(memcmp(back, host, N) == 0, "a group of 41 broadcasts did not deliver the last");
+    pthread_t th;
+    leaver_t lv = {comms, src, other};
+    CHECK(pthread_create(&th, NULL, leave_in_group, &lv) == 0, "pthread_create");
+    CHECK(pthread_join(th, NULL) == 0, "pthread_join");
+    OK(xdev_memset_async(dst, 0, N, NULL));
+    OK(xdev_group_start());
+    broadcast_pair(comms, src, dst);
+    OK(xdev_group_end());
+    OK(xdev_memcpy(back, dst, N));
+    CHECK(memcmp(back, host, N) == 0,
+          "the broadcast after a thread left its group did not deliver");
+    OK(xdev_free(other));
     OK(xdev_communicator_destroy(comms[0]));
     OK(xdev_communicator_destroy(comms[1]));
     /* Under XDEV_SHADOW=cpu (the .shadow entry): a collective the shadow

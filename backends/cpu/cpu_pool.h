@@ -26,7 +26,7 @@
  * meet at xdev_block_sync(); cpu_internal.h has the other backend codes). */
 #define XDEV_CPU_KFAULT_BARRIER_REGION 102
 /* Shared memory per block (static + dynamic), as CUDA gives by default. */
-#define XDEV_CPU_DEFAULT_SHARED_BYTES (48u * 1024u)
+#define XDEV_CPU_DEFAULT_SHARED_BYTES XDEV_KERNEL_DEFAULT_SHARED_BYTES
 
 typedef struct xdev_cpu_pool xdev_cpu_pool_t;
 typedef struct xdev_cpu_exec xdev_cpu_exec_t;

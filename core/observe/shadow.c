@@ -685,4 +685,5 @@ void xdev_shadow_wire(void) {
     xdev_hook_backend_loaded_add(xdev_shadow_backend_loaded);
     xdev_hook_foreign_add(xdev_shadow_foreign);
     xdev_hook_group_end_add(xdev_shadow_group_ended);
+    xdev_hook_thread_exit_add(xdev_shadow_thread_exit);
 }

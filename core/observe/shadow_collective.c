@@ -5,6 +5,7 @@
  * them here; inside a group, until the group ends). */
 #include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "comm/comm_record.h"
 #include "observe/shadow_internal.h"
@@ -74,7 +75,8 @@ int xdev_shadow_settle(const xdev_op_use_t *uses, int n, sh_deferred_t *out) {
  * its end (NCCL does), so a staging copy enqueued now would run before the
  * collective and take the bytes it has not written yet (the comm and
  * communicator suites under XDEV_SHADOW=cpu on two H200s). They wait here,
- * by thread, until that thread's group ends (group_ended). Lock held. */
+ * by thread, until that thread's group ends (xdev_shadow_group_ended), or
+ * go when the thread exits inside it. Lock held. */
 typedef struct {
     pthread_t owner;
     xdev_device_record_t *rec;
@@ -82,8 +84,39 @@ typedef struct {
     const void *p;
     size_t n;
 } grouped_t;
-static grouped_t g_grouped[SH_DEFERRED];
-static int g_ngrouped;
+static grouped_t *g_grouped; /* grows: a group may hold any number of collectives */
+static int g_ngrouped, g_cgrouped;
+
+/* Room for one more grouped range (lock held); false without memory. */
+static bool grouped_room(void) {
+    if (g_ngrouped < g_cgrouped) return true;
+    int cap = g_cgrouped ? 2 * g_cgrouped : 64;
+    grouped_t *g = realloc(g_grouped, (size_t)cap * sizeof *g);
+    if (g == NULL) return false;
+    g_grouped = g;
+    g_cgrouped = cap;
+    return true;
+}
+
+/* This thread's ranges out of the list (lock held): into *out (malloc'd,
+ * NULL when none or without memory: then they are dropped, their mirrors
+ * left as they were); returns how many were taken. */
+static int take_mine(grouped_t **out) {
+    const pthread_t me = pthread_self();
+    int nmine = 0, kept = 0;
+    for (int i = 0; i < g_ngrouped; i++)
+        nmine += pthread_equal(g_grouped[i].owner, me) != 0;
+    *out = nmine > 0 ? malloc((size_t)nmine * sizeof **out) : NULL;
+    nmine = 0;
+    for (int i = 0; i < g_ngrouped; i++) {
+        if (!pthread_equal(g_grouped[i].owner, me))
+            g_grouped[kept++] = g_grouped[i];
+        else if (*out != NULL)
+            (*out)[nmine++] = g_grouped[i];
+    }
+    g_ngrouped = kept;
+    return nmine;
+}
 
 /* Defer the copy of [p, p + n) (within mirror m) into its mirror until the
  * stream `native` of rec passes a mark recorded now, the bytes staged
@@ -113,7 +146,8 @@ static bool defer_range(const xdev_enqueue_t *q, const void *p, size_t n) {
     if (!xdev_shadow_clip(p, n, &m, &len)) return true;
     if (xdev_comm_group_depth() == 0)
         return defer_now(q->stream->rec, q->stream->native, m, p, len);
-    if (g_ngrouped == SH_DEFERRED) return false;
+    if (!grouped_room()) return false;
+    (void)xdev_thread_state(); /* so that its exit hook runs (runtime/hooks.h) */
     g_grouped[g_ngrouped++] =
         (grouped_t){pthread_self(), q->stream->rec, q->stream->native, p, len};
     return true;
@@ -125,17 +159,9 @@ static bool defer_range(const xdev_enqueue_t *q, const void *p, size_t n) {
  * enqueue: waiting is safe). */
 void xdev_shadow_group_ended(void) {
     if (!xdev_shadow_on) return;
-    const pthread_t me = pthread_self();
-    grouped_t mine[SH_DEFERRED];
-    int nmine = 0, kept = 0;
+    grouped_t *mine;
     xdev_shadow_lock();
-    for (int i = 0; i < g_ngrouped; i++) {
-        if (pthread_equal(g_grouped[i].owner, me))
-            mine[nmine++] = g_grouped[i];
-        else
-            g_grouped[kept++] = g_grouped[i];
-    }
-    g_ngrouped = kept;
+    const int nmine = take_mine(&mine);
     for (int i = 0; i < nmine; i++) {
         sh_mirror_t *m;
         size_t len;
@@ -148,6 +174,18 @@ void xdev_shadow_group_ended(void) {
         if (xdev_shadow_clip(mine[i].p, mine[i].n, &m, &len)) xdev_shadow_resync(m, mine[i].p, len);
     }
     xdev_shadow_unlock();
+    free(mine);
+}
+
+/* A thread that exits inside a group (its collectives never launched):
+ * its ranges go, so that no later thread given the same id takes them. */
+void xdev_shadow_thread_exit(void) {
+    if (!xdev_shadow_on) return;
+    grouped_t *mine;
+    xdev_shadow_lock();
+    (void)take_mine(&mine);
+    xdev_shadow_unlock();
+    free(mine);
 }
 
 /* Defer the copy of a collective's outputs (what it writes: what it reads
@@ -159,7 +197,8 @@ bool xdev_shadow_defer(const xdev_enqueue_t *q, const xdev_op_use_t *uses, int n
     int writes = 0;
     for (int i = 0; i < n; i++)
         writes += uses[i].mode == XDEV_OP_WRITE;
-    if (g_ndeferred + writes + nwait > SH_DEFERRED) return false;
+    /* (inside a group the ranges wait in their own, growing list) */
+    if (xdev_comm_group_depth() == 0 && g_ndeferred + writes + nwait > SH_DEFERRED) return false;
     bool ok = true;
     for (int i = 0; i < n && ok; i++)
         if (uses[i].mode == XDEV_OP_WRITE) ok = defer_range(q, uses[i].p, uses[i].n);

@@ -271,6 +271,7 @@ void xdev_shadow_apply_deferred(const sh_deferred_t *e);
 bool xdev_shadow_defer(const xdev_enqueue_t *q, const xdev_op_use_t *uses, int n,
                        const sh_deferred_t *wait, int nwait);
 void xdev_shadow_group_ended(void); /* takes the lock */
+void xdev_shadow_thread_exit(void); /* a thread exiting inside a group; takes the lock */
 
 /* shadow.c's comparisons, for shadow_graph.c (lock held). */
 typedef struct {

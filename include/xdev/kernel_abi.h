@@ -38,6 +38,11 @@ extern "C" {
  * each XDEV_PRIVATE in an array of this many). */
 #define XDEV_KERNEL_MAX_BLOCK_ITEMS 1024
 
+/* Shared memory per block (static + dynamic) a host backend gives by
+ * default, as CUDA does; a block-form kernel's XDEV_SHARED arrays up to
+ * this size are locals of its body on the CPU (kernel_lang.h). */
+#define XDEV_KERNEL_DEFAULT_SHARED_BYTES (48u * 1024u)
+
 /* xdev_kctx_t.fault codes: why a host-run kernel stopped. */
 #define XDEV_KFAULT_TRAP 1    /* xdev_trap() */
 #define XDEV_KFAULT_BARRIER 2 /* xdev_barrier() in a kernel not declared XDEV_KERNEL_SYNC */

@@ -323,7 +323,7 @@ typedef char (*xdev__form_block_t)[2];
  * form, up to the CPU's default limit per block (a larger one cannot fit;
  * it stays a pointer into the block's memory, whose claim faults). */
 #define XDEV__SHARED_LOCAL(type, count)                                                            \
-    (sizeof *xfm_ == 2 && sizeof(type) * (size_t)(count) <= 48u * 1024u)
+    (sizeof *xfm_ == 2 && sizeof(type) * (size_t)(count) <= XDEV_KERNEL_DEFAULT_SHARED_BYTES)
 
 /* The signature table of kernel `name` (its block and item entry points
  * defined before): sizes and pointer-ness for launch checks. */
@@ -448,7 +448,8 @@ typedef char (*xdev__form_block_t)[2];
  * took 1.5x the OpenMP loop's time on one thread). The other forms share
  * the block's memory between work-items; their local is one unused slot. */
 #define XDEV_SHARED(type, name, count)                                                             \
-    type name##__xdev_local[XDEV__SHARED_LOCAL(type, count) ? (size_t)(count) : 1u];               \
+    type name##__xdev_local[XDEV__SHARED_LOCAL(type, count) ? (size_t)(count) : 1u]                \
+        __attribute__((aligned(64))); /* as the block's memory: a cast to a vector type holds */   \
     void *const name##__xdev_at =                                                                  \
         xdev_kctx_shared_at(xk_, xsu_, sizeof(type) * (size_t)(count), XDEV__ALIGNOF(type));       \
     type *const name = name##__xdev_at == NULL           ? (type *)0                               \

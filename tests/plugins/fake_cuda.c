@@ -501,7 +501,7 @@ static _Thread_local const void *tls_root_send;
 /* As NCCL: inside a group a collective runs at the group's end (the
  * outermost one), so a copy queued behind it on its stream before that
  * end would read its output unwritten (what the shadow must not do). */
-#define FAKE_GROUP_MAX 64
+#define FAKE_GROUP_MAX 256
 typedef struct {
     void *dst;
     const void *src;
@@ -553,7 +553,7 @@ static xdev_status_t comm_collective(void *comm, const xdev_collective_desc_t *d
         else if (tls_nmoves < FAKE_GROUP_MAX)
             tls_moves[tls_nmoves++] = (fake_move_t){d->recv, tls_root_send, bytes};
         else
-            return fail(XDEV_ERROR_NOT_SUPPORTED, "more than 64 collectives in a group");
+            return fail(XDEV_ERROR_NOT_SUPPORTED, "more than 256 collectives in a group");
     }
     COUNT(1);
     return XDEV_SUCCESS;
