@@ -62,6 +62,9 @@ __attribute__((constructor)) static void xdev_wire(void) {
     /* observe/: XDEV_SHADOW and its settings (a settings step), its slots put
      * in front of each backend's as it loads, and its enqueue observer. */
     xdev_shadow_wire();
+    /* comm/: a thread's pending watches (a group it left open) ended at its
+     * exit. */
+    xdev_comm_watchdog_wire();
     /* backends/: the CPU backend, then the shipped plugins by name (cuda,
      * hip; loaded on first use). */
     xdev_cpu_backend_wire();

@@ -25,6 +25,7 @@
 #include "comm/comm_internal.h"
 #include "comm/comm_record.h"
 #include "runtime/dispatch.h"
+#include "runtime/hooks.h"
 #include "runtime/stream_internal.h"
 #include "xdev/event.h"
 
@@ -231,7 +232,10 @@ static void end_locked(xdev_communicator_t c, xdev_stream_t s, const char *what,
 
 void xdev_comm_watch_end(xdev_communicator_t c, xdev_stream_t s, const char *what, bool ok) {
     if (ok && xdev_comm_group_depth() > 0) { /* enqueued at the group's end */
-        if (tls_pending == NULL) tls_pending = malloc(PENDING_MAX * sizeof *tls_pending);
+        if (tls_pending == NULL) {
+            tls_pending = malloc(PENDING_MAX * sizeof *tls_pending);
+            (void)xdev_thread_state(); /* so that thread_exit runs (runtime/hooks.h) */
+        }
         if (tls_pending != NULL) {
             tls_pending[tls_npending++] = (pending_t){c, s, what};
             return;
@@ -263,6 +267,17 @@ void xdev_comm_watch_flush(bool enqueued) {
     free(tls_pending);
     tls_pending = NULL;
     xdev_core_error_restore(&saved);
+}
+
+/* A thread that exits inside a group: its collectives were never enqueued
+ * (NCCL enqueues a group's at its end), so their watches end as such, and
+ * the list goes (LeakSanitizer saw it kept). */
+static void thread_exit(void) {
+    if (tls_pending != NULL || tls_npending > 0) xdev_comm_watch_flush(false);
+}
+
+void xdev_comm_watchdog_wire(void) {
+    xdev_hook_thread_exit_add(thread_exit);
 }
 
 void xdev_comm_watch_forget(xdev_communicator_t c) {

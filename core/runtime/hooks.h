@@ -106,5 +106,6 @@ void xdev_tracer_wire(void);           /* observe/tracer.c */
 void xdev_oom_snapshot_wire(void);     /* observe/oom_snapshot.c */
 void xdev_stream_sanitizer_wire(void); /* observe/stream_sanitizer.c */
 void xdev_shadow_wire(void);           /* observe/shadow.c */
+void xdev_comm_watchdog_wire(void);    /* comm/watchdog.c */
 
 #endif
