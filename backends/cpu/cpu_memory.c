@@ -312,4 +312,7 @@ const xdev_memory_vtable_t xdev_cpu_memory_vtable = {
     .free_managed = managed_free,
     .mem_prefetch = managed_prefetch,
     .mem_advise = managed_advise,
+    /* one mmap is one mapping either way: whole ranges map as units do */
+    .va_map_whole = va_map,
+    .va_unmap_whole = va_unmap,
 };

@@ -187,6 +187,8 @@ xdev_status_t xc_va_granularity(xc_device_t *dev, size_t *out);
 xdev_status_t xc_va_reserve(xc_device_t *dev, size_t bytes, void **base);
 xdev_status_t xc_va_release(xc_device_t *dev, void *base, size_t bytes);
 xdev_status_t xc_va_map(xc_device_t *dev, void *addr, size_t bytes);
+xdev_status_t xc_va_map_whole(xc_device_t *dev, void *addr, size_t bytes);
+xdev_status_t xc_va_unmap_whole(xc_device_t *dev, void *addr, size_t bytes);
 xdev_status_t xc_va_unmap(xc_device_t *dev, void *addr, size_t bytes);
 void xc_vmm_note_peer(int device, int peer);
 #endif

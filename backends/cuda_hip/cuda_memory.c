@@ -275,6 +275,8 @@ const xdev_memory_vtable_t xc_memory_vtable = {
     .va_release = xc_va_release,
     .va_map = xc_va_map,
     .va_unmap = xc_va_unmap,
+    .va_map_whole = xc_va_map_whole,
+    .va_unmap_whole = xc_va_unmap_whole,
 #endif
     .malloc_managed = memory_malloc_managed,
     .free_managed = memory_free,

@@ -109,6 +109,9 @@ typedef struct xdev_segment {
     uint8_t sleep_state;
     bool sleep_copy_pinned;
     void *sleep_copy;
+    /* Expandable: [base, base + whole_end) is mapped in whole pieces (a
+     * wake's memory.va_map_whole), unmapped only whole (segment_map.c). */
+    size_t whole_end;
 } xdev_segment_t;
 
 enum { XDEV_SEG_AWAKE = 0, XDEV_SEG_SLEEPING = 1, XDEV_SEG_ASLEEP = 2, XDEV_SEG_WAKING = 3 };
@@ -476,6 +479,24 @@ xdev_status_t xdev_expandable_grow(xdev_device_allocator_t *da, struct xdev_stre
  * when nothing is left), after waiting for the device with the lock
  * dropped; returns the bytes unmapped. */
 size_t xdev_expandable_shrink(xdev_device_allocator_t *da);
+
+/* --- a segment's mappings in whole pieces (segment_map.c); no lock needed:
+ * the callers own the range (asleep, waking, or cut off the segment) --- */
+/* The piece (bytes) sleep and wake work in, a whole number of units. */
+size_t xdev_segment_piece(xdev_device_record_t *rec);
+/* Can the backend map a piece as one mapping (memory.va_map_whole)? */
+bool xdev_segment_can_map_whole(xdev_device_record_t *rec);
+/* Where a cut of the segment's tail wanting to start at offset `off` (a
+ * unit boundary) may start: `off` past the whole region, else the next
+ * piece boundary (or whole_end). */
+size_t xdev_segment_cut_offset(const xdev_segment_t *seg, size_t piece, size_t off);
+/* Map / unmap [off, off + len) of the segment, each piece below whole_end
+ * as one mapping, the rest by units; a range cutting a piece is refused.
+ * A failed map leaves none of the range mapped. */
+xdev_status_t xdev_segment_map(xdev_device_record_t *rec, const xdev_segment_t *seg, size_t off,
+                               size_t len);
+xdev_status_t xdev_segment_unmap(xdev_device_record_t *rec, const xdev_segment_t *seg, size_t off,
+                                 size_t len);
 
 /* True when a stream pool's stream has no queued work (a query, never a
  * wait); false for a destroyed stream. */

@@ -219,18 +219,12 @@ static void free_copy(sleeper_t *s) {
     s->copy = NULL;
 }
 
-/* Sleep and wake work a segment a piece at a time, so that the backend's
- * unmapping (sleep) or mapping (wake) of one piece overlaps the copy of the
- * next: on CUDA each 2 MiB unit is its own cuMemCreate + cuMemMap (and a
- * piece one cuMemSetAccess), which for tens of GiB costs about what copying
- * them does.
- * A piece is a whole number of mapping units. */
-#define PIECE ((size_t)32 << 20)
-
+/* Sleep and wake work a segment a piece at a time (xdev_segment_piece), so
+ * that the backend's unmapping (sleep) or mapping (wake) of one piece
+ * overlaps the copy of the next; a woken piece is one mapping where the
+ * backend can (segment_map.c). */
 static size_t piece_bytes(job_t *j) {
-    size_t gran = 0;
-    if (xdev_be_memory_va_granularity(j->rec, &gran) != XDEV_SUCCESS || gran == 0) return PIECE;
-    return gran >= PIECE ? gran : PIECE / gran * gran;
+    return xdev_segment_piece(j->rec);
 }
 
 /* One piece's copy on `stream` through the enqueue path (not waited for). */
@@ -306,7 +300,7 @@ static xdev_status_t sleep_segments(job_t *j, bool keep) {
                 st = xdev_be_event_record(j->rec, ev[(pi + 1) & 1], stream->native);
         }
         if (st == XDEV_SUCCESS && keep) st = xdev_be_event_synchronize(j->rec, ev[pi & 1]);
-        if (st == XDEV_SUCCESS) st = xdev_be_memory_va_unmap(j->rec, (char *)s->base + off, len);
+        if (st == XDEV_SUCCESS) st = xdev_segment_unmap(j->rec, s->seg, off, len);
         if (st != XDEV_SUCCESS) break;
         unmapped[i] += len;
         s->done = unmapped[i] == s->size;
@@ -327,7 +321,7 @@ static xdev_status_t sleep_segments(job_t *j, bool keep) {
         xdev_error_state_t saved;
         xdev_core_error_save(&saved);
         sleeper_t *s = &j->list[i];
-        if (xdev_be_memory_va_map(j->rec, s->base, unmapped[i]) == XDEV_SUCCESS && keep &&
+        if (xdev_segment_map(j->rec, s->seg, 0, unmapped[i]) == XDEV_SUCCESS && keep &&
             copy_piece(j, stream, s, 0, unmapped[i], false) == XDEV_SUCCESS)
             (void)xdev_be_stream_synchronize(j->rec, stream->native);
         xdev_core_error_restore(&saved);
@@ -345,12 +339,16 @@ static xdev_status_t wake_segments(job_t *j) {
     xdev_status_t st = xdev_core_default_stream(j->rec, &stream);
     if (st != XDEV_SUCCESS) return st;
     const size_t piece = piece_bytes(j);
+    const bool whole = xdev_segment_can_map_whole(j->rec);
     for (int i = 0; i < j->n && st == XDEV_SUCCESS; i++) {
         sleeper_t *s = &j->list[i];
         size_t off = 0;
+        /* a piece one mapping (read under the arenas' locks only once the
+         * segment is awake again: settle_locked) */
+        s->seg->whole_end = whole ? s->size : 0;
         while (off < s->size && st == XDEV_SUCCESS) {
             size_t len = s->size - off < piece ? s->size - off : piece;
-            st = xdev_be_memory_va_map(j->rec, (char *)s->base + off, len);
+            st = xdev_segment_map(j->rec, s->seg, off, len);
             if (st == XDEV_ERROR_OUT_OF_MEMORY)
                 st = XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY,
                                "no device memory to map the %zu bytes at %p back (%d of %d "
@@ -365,7 +363,7 @@ static xdev_status_t wake_segments(job_t *j) {
             xdev_error_state_t saved;
             xdev_core_error_save(&saved);
             (void)xdev_be_stream_synchronize(j->rec, stream->native);
-            (void)xdev_be_memory_va_unmap(j->rec, s->base, off);
+            (void)xdev_segment_unmap(j->rec, s->seg, 0, off);
             xdev_core_error_restore(&saved);
         }
     }

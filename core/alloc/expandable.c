@@ -156,11 +156,14 @@ typedef struct cut {
 /* Detach the granularity-aligned part of a free last block: it leaves the
  * bins and the segment, so no allocation can take it while the lock is
  * dropped. False when there is nothing to cut. */
-static bool cut_tail(xdev_device_allocator_t *da, xdev_segment_t *seg, size_t gran, cut_t *c) {
+static bool cut_tail(xdev_device_allocator_t *da, xdev_segment_t *seg, size_t gran, size_t piece,
+                     cut_t *c) {
     xdev_block_t *tail = last_block(seg);
     if (tail == NULL || tail->state != XDEV_BLOCK_FREE) return false;
     uintptr_t end = seg->base + seg->size;
-    uintptr_t from = seg->base + align_up(tail->addr - seg->base, gran);
+    /* a unit boundary, or past a woken segment's pieces, which unmap whole */
+    uintptr_t from =
+        seg->base + xdev_segment_cut_offset(seg, piece, align_up(tail->addr - seg->base, gran));
     if (from >= end) return false;
     xdev_caching_bins_del(da, tail);
     if (from == tail->addr) {
@@ -182,6 +185,7 @@ static bool cut_tail(xdev_device_allocator_t *da, xdev_segment_t *seg, size_t gr
 /* Bookkeeping of an unmapped cut (lock held); a segment left empty goes. */
 static void finish_cut(xdev_device_allocator_t *da, const cut_t *c) {
     xdev_segment_t *seg = c->seg;
+    if (seg->whole_end > seg->size) seg->whole_end = seg->size; /* the cut ended at a piece */
     xdev_caching_unreserve(da, c->bytes);
     xdev_stat_update(da->stats.reserved_bytes, seg->pool_kind, -(int64_t)c->bytes);
     da->stats.num_device_free++;
@@ -200,12 +204,13 @@ size_t xdev_expandable_shrink(xdev_device_allocator_t *da) {
     for (xdev_segment_t *s = da->segments; s != NULL; s = s->next)
         cap += s->expandable && !s->shrinking && s->sleep_state == XDEV_SEG_AWAKE;
     if (cap == 0) return 0;
+    const size_t piece = xdev_segment_piece(da->rec);
     cut_t *cuts = calloc((size_t)cap, sizeof *cuts);
     if (cuts == NULL) return 0;
     for (xdev_segment_t *s = da->segments; s != NULL && n < cap; s = s->next) {
         if (s->pool->mempool != 0 && !s->pool->mempool_dead) continue; /* a live pool's */
         if (s->sleep_state != XDEV_SEG_AWAKE) continue; /* unmapped, or about to be */
-        if (s->expandable && !s->shrinking && cut_tail(da, s, gran, &cuts[n])) n++;
+        if (s->expandable && !s->shrinking && cut_tail(da, s, gran, piece, &cuts[n])) n++;
     }
     size_t released = 0;
     if (n > 0) {
@@ -215,8 +220,9 @@ size_t xdev_expandable_shrink(xdev_device_allocator_t *da) {
         xdev_spin_unlock(&da->lock);
         if (xdev_caching_sync_unlocked(da) == XDEV_SUCCESS)
             for (int i = 0; i < n; i++)
-                cuts[i].unmapped = xdev_be_memory_va_unmap(da->rec, (void *)cuts[i].addr,
-                                                           cuts[i].bytes) == XDEV_SUCCESS;
+                cuts[i].unmapped =
+                    xdev_segment_unmap(da->rec, cuts[i].seg, cuts[i].addr - cuts[i].seg->base,
+                                       cuts[i].bytes) == XDEV_SUCCESS;
         xdev_spin_lock(&da->lock);
         da->stats.num_sync_all_streams++;
         for (int i = 0; i < n; i++) {

@@ -136,6 +136,50 @@ START_TEST(keep_in_pieces) {
 }
 END_TEST
 
+/* A wake maps each 32 MiB piece as one backend mapping (memory.va_map_whole:
+ * on CUDA one cuMemCreate/cuMemMap/cuMemSetAccess a piece, not a unit),
+ * which unmaps only whole: empty_cache then releases a woken segment's free
+ * tail from the next piece boundary on, memory grown after the wake by
+ * units, and a second sleep and wake go piece by piece again. */
+START_TEST(woken_pieces_release_whole) {
+    void *a = tagged("pieces", 40 * MIB, 31), *b = tagged("pieces", 40 * MIB, 32);
+    ck_assert_ptr_eq(b, (char *)a + 40 * MIB); /* one segment: a at 0, b at 40 MiB */
+    XT_OK(xdev_memory_sleep(xt_dev(0), "pieces", XDEV_MEMORY_SLEEP_KEEP));
+    XT_OK(xdev_memory_wake(xt_dev(0), "pieces"));
+    XT_OK(xdev_free(b));
+    int64_t res = reserved();
+    XT_OK(xdev_empty_cache());
+    /* the free tail starts at 40 MiB, in the piece [32, 64): only [64, 80)
+     * can go (before whole pieces, 40 MiB went; a cut inside a piece is
+     * refused and nothing would) */
+    ck_assert_msg(res - reserved() == (int64_t)(16 * MIB), "released %lld MiB, not 16",
+                  (long long)((res - reserved()) / (int64_t)MIB));
+    ck_assert(holds(a, 40 * MIB, 31));
+    /* [40, 64) is still mapped and free: c takes [40, 60), d [60, 90), the
+     * segment growing by units to 90 MiB; freed, d's units past the piece
+     * boundary go */
+    void *c = tagged("pieces", 20 * MIB, 33), *d = tagged("pieces", 30 * MIB, 34);
+    ck_assert_ptr_eq(c, (char *)a + 40 * MIB);
+    ck_assert_ptr_eq(d, (char *)a + 60 * MIB);
+    ck_assert(holds(a, 40 * MIB, 31));
+    XT_OK(xdev_free(d));
+    res = reserved();
+    XT_OK(xdev_empty_cache());
+    ck_assert_msg(res - reserved() == (int64_t)(26 * MIB), "released %lld MiB, not 26",
+                  (long long)((res - reserved()) / (int64_t)MIB));
+    XT_OK(xdev_memory_sleep(xt_dev(0), "pieces", XDEV_MEMORY_SLEEP_KEEP));
+    XT_OK(xdev_memory_wake(xt_dev(0), "pieces"));
+    ck_assert(holds(a, 40 * MIB, 31));
+    ck_assert(holds(c, 20 * MIB, 33));
+    XT_OK(xdev_free(a));
+    XT_OK(xdev_free(c));
+    res = reserved();
+    XT_OK(xdev_empty_cache());
+    ck_assert_msg(res - reserved() == (int64_t)(64 * MIB), "released %lld MiB, not 64",
+                  (long long)((res - reserved()) / (int64_t)MIB));
+}
+END_TEST
+
 START_TEST(discard_comes_back_usable) {
     void *p = tagged("kv", BIG, 4);
     size_t before = free_mem();
@@ -497,6 +541,7 @@ int main(int argc, char **argv) {
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, keep_restores_contents_at_the_same_addresses);
     tcase_add_test(tc, keep_in_pieces);
+    tcase_add_test(tc, woken_pieces_release_whole);
     tcase_add_test(tc, discard_comes_back_usable);
     tcase_add_test(tc, use_of_sleeping_memory_fails);
     tcase_add_test(tc, kernel_launch_on_sleeping_memory_fails);
