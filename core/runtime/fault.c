@@ -33,9 +33,10 @@ long xdev_fault_inject_end(bool *fired) {
  * failure points. */
 static bool releases(const char *slot) {
     static const char *const list[] = {
-        "memory.free",     "memory.free_async",    "memory.host_free", "memory.va_release",
-        "memory.va_unmap", "event.destroy",        "stream.destroy",   "fft.plan_destroy",
-        "graph.destroy",   "kernel.module_unload", "comm.destroy",     "ipc.close_mem_handle"};
+        "memory.free",         "memory.free_async",     "memory.host_free",     "memory.va_release",
+        "memory.va_unmap",     "memory.va_unmap_whole", "event.destroy",        "stream.destroy",
+        "fft.plan_destroy",    "graph.destroy",         "kernel.module_unload", "comm.destroy",
+        "ipc.close_mem_handle"};
     for (size_t i = 0; i < sizeof list / sizeof list[0]; i++)
         if (strcmp(slot, list[i]) == 0) return true;
     return false;
@@ -51,8 +52,9 @@ bool xdev_fault_trip(const char *slot) {
 
 /* The slots whose real failure is running out of memory. */
 static bool allocates(const char *slot) {
-    static const char *const list[] = {"memory.malloc", "memory.host_alloc", "memory.malloc_async",
-                                       "memory.va_reserve", "memory.va_map"};
+    static const char *const list[] = {"memory.malloc",       "memory.host_alloc",
+                                       "memory.malloc_async", "memory.va_reserve",
+                                       "memory.va_map",       "memory.va_map_whole"};
     for (size_t i = 0; i < sizeof list / sizeof list[0]; i++)
         if (strcmp(slot, list[i]) == 0) return true;
     return false;
