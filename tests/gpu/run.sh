@@ -88,7 +88,8 @@
 #   bench-shadow   shadow_bench on cuda:0: us per call with the shadow off,
 #                  XDEV_SHADOW=cpu and XDEV_SHADOW_COMPARE=sync (issue 45)
 #   tf32           tf32_bench: the seed's 10240^2 TF32 on/off experiment
-#   rng            build/bench/rng_bench and bench/gpu/rng_torch.py, if present
+#   rng            build/bench/rng_bench and bench/gpu/rng_torch.py, if present;
+#                  rng_bench again with XDEV_BACKEND=cpu at 2^26 (fills / copy)
 #   rendezvous     torchrun starts one rank per GPU of tests/rendezvous_rank
 #                  (xdev_communicator_init_env on cuda, NCCL): sums checked,
 #                  all_reduce bus bandwidth; again with NCCL's network
@@ -783,6 +784,11 @@ if want rng; then
     if [ -x "$B/bench/rng_bench" ]; then
         m=$(mark)
         run_to "$BL" 90 "$B/bench/rng_bench"
+        since "$m" | sed 's/^/  /' | tail -n 30 | tee -a "$SUM"
+        # the CPU backend on this host's cores: each fill against the same
+        # run's device copy (issue 50 item 4: normal f32 >= 0.6x), 256 MiB
+        m=$(mark)
+        XDEV_BACKEND=cpu run_to "$BL" 120 "$B/bench/rng_bench" 67108864 5
         since "$m" | sed 's/^/  /' | tail -n 30 | tee -a "$SUM"
     else
         note "  $B/bench/rng_bench not built: not run"
