@@ -109,16 +109,18 @@ void xdev_spin_lock_slow(xdev_spin_lock_t *l) {
     atomic_fetch_add_explicit(&l->waiters, 1, memory_order_seq_cst);
     bool fenced = false;
     for (;;) {
+        /* Unlocks may wake a sleeper again. The exchange orders this before
+         * our look at the lock word: an unlock that saw `woken` set has its
+         * 0 visible to us. */
+        atomic_exchange_explicit(&l->woken, 0, memory_order_seq_cst);
         int expected = 0;
         if (atomic_compare_exchange_strong_explicit(&l->state, &expected, 1, memory_order_acquire,
                                                     memory_order_relaxed))
             break;
+        /* An unlock since the exchange found nobody asleep (we were not,
+         * yet) and left the flag at 2: its wake was ours, look again. */
+        if (atomic_load_explicit(&l->woken, memory_order_acquire) == 2) continue;
         bool timed_out = futex_wait(&l->state, 1, fenced ? LONG_SLEEP_NS : SHORT_SLEEP_NS) < 0;
-        /* Awake, whether a wake came our way or not (a thread woken can
-         * also see a timeout): unlocks may wake a sleeper again. The
-         * exchange orders this before our next look at the lock word, so
-         * that an unlock which saw `woken` set has its 0 visible to us. */
-        atomic_exchange_explicit(&l->woken, 0, memory_order_seq_cst);
         if (timed_out && !fenced) fenced = process_barrier();
     }
     atomic_fetch_sub_explicit(&l->waiters, 1, memory_order_relaxed);
@@ -135,20 +137,16 @@ static bool futex_wake(atomic_int *word) {
 }
 
 /* An unlock that saw sleepers: wake one, unless a wake is on its way
- * already (every unlock waking while the woken thread waits for a core
- * would make each one a system call: 600 000 of them in alloc_bench's
- * 8-thread churn). A wake that found nobody asleep (a sleeper between its
- * count and its sleep) takes the flag back, and wakes again if an unlock
- * let go of the lock meanwhile without waking (it saw the flag); the
- * sleepers' bounded sleeps cover what is left. */
+ * already (`woken` set; every unlock waking while the woken thread waits for
+ * a core would make each one a system call: 600 000 of them in alloc_bench's
+ * 8-thread churn). A wake that found nobody asleep (the sleepers are awake:
+ * between their count and their sleep, or back from a timeout) leaves 2: a
+ * sleeper that sees it before sleeping looks at the lock again, and every
+ * sleeper clears the flag before it looks. What is left (an unlock and a new
+ * holder's lock both between a sleeper's look at the flag and its sleep)
+ * costs that sleeper one bounded sleep. */
 void xdev_spin_wake(xdev_spin_lock_t *l) {
-    for (int round = 0; round < 2; round++) {
-        if (atomic_exchange_explicit(&l->woken, 1, memory_order_seq_cst) != 0) return;
-        if (futex_wake(&l->state)) return;
-        atomic_exchange_explicit(&l->woken, 0, memory_order_seq_cst);
-        if (atomic_load_explicit(&l->waiters, memory_order_relaxed) == 0 ||
-            atomic_load_explicit(&l->state, memory_order_relaxed) != 0)
-            return;
-    }
+    if (atomic_exchange_explicit(&l->woken, 1, memory_order_seq_cst) != 0) return;
+    if (!futex_wake(&l->state)) atomic_store_explicit(&l->woken, 2, memory_order_release);
 }
 #endif

@@ -47,7 +47,7 @@ static inline bool xdev_spin_trylock(xdev_spin_lock_t *l) {
 typedef struct xdev_spin_lock {
     atomic_int state;   /* 0 free, 1 held; zero-initialised storage is unlocked */
     atomic_int waiters; /* threads in the sleeping part of xdev_spin_lock_slow */
-    atomic_int woken;   /* a wake is on its way to a sleeper: unlocks send no other */
+    atomic_int woken;   /* 1: a wake is on its way, 2: one found nobody asleep (spin_lock.c) */
 } xdev_spin_lock_t;
 
 /* Contended paths (spin_lock.c). */
