@@ -9,7 +9,8 @@
  * barrier (a thread not running passes one when it is switched back in).
  * Take the holder H whose unlock W would wait for: H stores 0, then loads
  * `waiters`, in that order in its program. If H's barrier came before its
- * load, the load sees W's count, and H wakes a sleeper. If it came after
+ * load, the load sees W's count, and H wakes a sleeper (or leaves that to
+ * the wake already on its way: xdev_spin_wake). If it came after
  * the load, it came after the store too: the 0 is visible to W, whose
  * checks of the lock word all follow membarrier, so W takes the lock (or
  * sees a later holder's 1, and that holder's unlock is the same case
