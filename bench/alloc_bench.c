@@ -3,6 +3,7 @@
  *
  *   alloc_bench [--threads N]
  *   alloc_bench --hot SIZE ITERS
+ *   alloc_bench --threads-only N
  *
  * 1. hot pair: xdev_malloc + xdev_free of one size, repeated (the cached
  *    path every framework op takes), ns per pair, median of 15 runs;
@@ -13,10 +14,12 @@
  * --hot runs only ITERS hot pairs of SIZE bytes after one warm-up pair and
  * prints nothing else: a short loop for instruction counts (perf stat,
  * callgrind), where the fixed start-up cost is measured with ITERS 0 and
- * subtracted. Select the backend with XDEV_BACKEND; compare with c10 on a GPU through
- * bench/c10 (see docs/performance.md). */
+ * subtracted. --threads-only runs only part 3 (its CPU time from perf stat
+ * is then the contended churn's alone). Select the backend with XDEV_BACKEND; compare with c10 on a
+ * GPU through bench/c10 (see docs/performance.md). */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,21 +108,9 @@ static int hot_only(size_t size, long iters) {
     return 0;
 }
 
-int main(int argc, char **argv) {
-    int threads = 8;
-    if (argc == 4 && strcmp(argv[1], "--hot") == 0)
-        return hot_only((size_t)strtoull(argv[2], NULL, 0), strtol(argv[3], NULL, 0));
-    if (argc == 3 && strcmp(argv[1], "--threads") == 0) threads = atoi(argv[2]);
-    if (threads < 1 || threads > 256) {
-        fprintf(stderr, "usage: alloc_bench [--threads N]\n");
-        return 2;
-    }
-    check(xdev_init(), "xdev_init");
-    xdev_device_t dev;
-    check(xdev_get_device(&dev), "get_device");
-    char name[XDEV_DEVICE_NAME_MAX];
-    xdev_device_format(dev, name, sizeof name);
-    printf("alloc_bench on %s\n\nhot alloc+free pair (median of %d runs)\n", name, REPS);
+/* Parts 1 and 2: the hot pair at each size, one thread's churn. */
+static void single_thread(xdev_device_t dev) {
+    printf("\nhot alloc+free pair (median of %d runs)\n", REPS);
     static const size_t sizes[] = {512, 4096, 65536, 1 << 20, 8 << 20, 64 << 20};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
         printf("  %10zu B  %8.1f ns/pair\n", sizes[i], hot_pair(sizes[i], 200000));
@@ -132,7 +123,29 @@ int main(int argc, char **argv) {
     }
     printf("\nchurn, 64 live blocks 512 B-8 MiB, 1 thread: %8.1f ns/step (median)\n",
            median(t, REPS));
+}
 
+int main(int argc, char **argv) {
+    int threads = 8;
+    bool threads_only = false;
+    if (argc == 4 && strcmp(argv[1], "--hot") == 0)
+        return hot_only((size_t)strtoull(argv[2], NULL, 0), strtol(argv[3], NULL, 0));
+    if (argc == 3 && strcmp(argv[1], "--threads") == 0) threads = atoi(argv[2]);
+    if (argc == 3 && strcmp(argv[1], "--threads-only") == 0) {
+        threads = atoi(argv[2]);
+        threads_only = true;
+    }
+    if (threads < 1 || threads > 256) {
+        fprintf(stderr, "usage: alloc_bench [--threads N | --threads-only N | --hot SIZE ITERS]\n");
+        return 2;
+    }
+    check(xdev_init(), "xdev_init");
+    xdev_device_t dev;
+    check(xdev_get_device(&dev), "get_device");
+    char name[XDEV_DEVICE_NAME_MAX];
+    xdev_device_format(dev, name, sizeof name);
+    printf("alloc_bench on %s\n", name);
+    if (!threads_only) single_thread(dev);
     /* Multi-thread churn, warm: one untimed round with the same seeds first,
      * so the timed round measures the allocator, not segment growth (a
      * cudaMalloc costs ~0.1-1 ms). Backend calls of the timed round are

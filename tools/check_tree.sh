@@ -102,6 +102,8 @@ CORE_INCLUDE_EXCEPTIONS = {
         'what compile_deps.c uses, compiled into the same white-box test (the target links no core)',
     ('tests/test_alloc_config.c', 'alloc/alloc_config.h'):
         'white-box unit test of the XDEV_ALLOC_CONF parser, linked in directly',
+    ('tests/test_spin_lock.c', 'base/spin_lock.h'):
+        "white-box unit test of the device allocator's lock (sleepers, wakes), linked in directly",
     ('tests/test_prim_compare.c', 'math/prim_compare.h'):
         "white-box unit test of select_if's predicate reader (prim_compare.c), linked in directly",
     ('tests/fuzz/fuzz_alloc_conf.c', 'alloc/alloc_config.h'):
