@@ -80,4 +80,22 @@ static inline bool xdev_handle_is_live(xdev_handle_arena_t *a, const void *obj) 
     return atomic_load_explicit(&h->magic, memory_order_acquire) == a->magic;
 }
 
+/* xdev_handle_is_live for an arena whose magic and slot size the caller
+ * knows at compile time (the arena's own XDEV_HANDLE_ARENA_INIT values):
+ * the hot handle checks (events, streams) then test the slot's alignment
+ * with a mask or a multiply by a constant and compare the magic with an
+ * immediate, instead of loading slot_shift, slot_inv, slot_lim and magic
+ * from the arena on every call. Same answer as xdev_handle_is_live. */
+static inline __attribute__((always_inline)) bool
+xdev_handle_is_live_as(xdev_handle_arena_t *a, const void *obj, uint32_t magic, size_t slot_size) {
+    uintptr_t p = (uintptr_t)obj;
+    uintptr_t base = atomic_load_explicit(&a->base, memory_order_acquire);
+    if (base == 0 || p < base) return false;
+    uint64_t off = (uint64_t)(p - base);
+    if (off >= atomic_load_explicit(&a->used, memory_order_acquire) || off % slot_size != 0)
+        return false;
+    const xdev_handle_header_t *h = obj;
+    return atomic_load_explicit(&h->magic, memory_order_acquire) == magic;
+}
+
 #endif

@@ -9,6 +9,7 @@
 #include "runtime/enqueue.h"
 #include "base/error_internal.h"
 #include "alloc/alloc_internal.h"
+#include "base/thread_heap.h"
 #include "runtime/dispatch.h"
 #include "math/fft_plan_cache.h"
 #include "math/operands.h"
@@ -157,17 +158,82 @@ xdev_status_t xdev_fft_norm_scale(const xdev_fft_desc_t *desc, xdev_fft_directio
     return XDEV_SUCCESS;
 }
 
-/* With the cache locked: find or create the plan, allocate the work area
- * on the stream (freed by the caller after unlocking), enqueue. */
-static xdev_status_t exec_locked(xdev_fft_cache_t *c, const xdev_fft_key_t *key,
-                                 xdev_fft_exec_desc_t *x, const xdev_exec_target_t *tgt,
-                                 void **work) {
+/* A thread's last transform, so that the same one again (the same
+ * descriptor, on the same stream) skips the descriptor's validation and
+ * normalisation and the plan cache's key hash: the descriptor as read, the
+ * extents make_key computed from it (a function of it alone), the stream
+ * (slot and generation) of its key and where the cache had its plan. The
+ * plan is taken again only while the cache has dropped nothing since
+ * (xdev_fft_cache_acquire_again), so a clear, an eviction or a smaller
+ * max_size is seen at once. Written after a successful exec only. */
+typedef struct {
+    xdev_fft_desc_t desc; /* size 0: none yet */
+    size_t in_bytes, out_bytes;
+    xdev_stream_t stream;
+    uint32_t stream_generation;
+    xdev_fft_hit_t hit;
+} fft_memo_t;
+
+/* Per thread, on the heap (base/thread_heap.h: libxdev's static TLS stays
+ * small), reached through an initial-exec pointer: a pointer read, where a
+ * _Thread_local memo called __tls_get_addr (~40 instructions) each exec. */
+static xdev_thread_heap_t g_memo_heap = XDEV_THREAD_HEAP_INIT(sizeof(fft_memo_t), NULL);
+static _Thread_local void *tls_memo __attribute__((tls_model("initial-exec")));
+
+/* This thread's memo; NULL only when there was no memory for it (every
+ * exec then goes the whole way). */
+static fft_memo_t *memo_get(void) {
+    void *m = tls_memo;
+    return m != NULL ? m : xdev_thread_heap_get(&g_memo_heap, &tls_memo);
+}
+
+/* The caller's descriptor is the memo's: every field equal (not the
+ * padding after `rank`, which a caller's copy need not keep). */
+static bool memo_same_desc(const xdev_fft_desc_t *in, const fft_memo_t *m) {
+    const xdev_fft_desc_t *md = &m->desc;
+    return in->size == sizeof *in && md->size == sizeof *in && in->type == md->type &&
+           in->precision == md->precision && in->rank == md->rank &&
+           memcmp(in->n, md->n, sizeof *in - offsetof(xdev_fft_desc_t, n)) == 0;
+}
+
+/* One transform as the enqueue path (runtime/enqueue.h) sees it. */
+typedef struct {
+    xdev_fft_cache_t *c;
+    xdev_fft_key_t *key; /* filled by fft_key unless have_key */
+    bool have_key;
+    bool memo_hit; /* the memo's descriptor and stream: its plan may be taken again */
+    xdev_fft_hit_t hit;
+    xdev_fft_exec_desc_t *x;
+    const xdev_exec_target_t *tgt;
+    void *work; /* the work area exec_locked allocated */
+    const xdev_fft_desc_t *d;
+    xdev_fft_direction_t direction;
+} fft_op_t;
+
+/* With the cache locked: find or create the plan (the memo's again, or
+ * through the key), allocate the work area on the stream (freed by the
+ * caller after unlocking), enqueue. */
+static xdev_status_t exec_locked(fft_op_t *o) {
+    xdev_fft_exec_desc_t *x = o->x;
+    const xdev_exec_target_t *tgt = o->tgt;
     bool transient = false;
     size_t work_size = 0;
-    xdev_status_t st = xdev_fft_cache_acquire(c, key, &x->plan, &work_size, &transient);
-    if (st != XDEV_SUCCESS) return st;
+    xdev_status_t st = XDEV_SUCCESS;
+    if (!o->memo_hit || !xdev_fft_cache_acquire_again(o->c, &o->hit, &x->plan, &work_size)) {
+        if (!o->have_key) { /* the memo's descriptor: valid, its key made now */
+            size_t in_bytes, out_bytes;
+            st = make_key(o->d, o->key, &in_bytes, &out_bytes);
+            if (st != XDEV_SUCCESS) return st;
+            o->key->stream = (int64_t)(uintptr_t)tgt->stream;
+            o->key->stream_generation =
+                atomic_load_explicit(&tgt->stream->hdr.generation, memory_order_relaxed);
+            o->have_key = true;
+        }
+        st = xdev_fft_cache_acquire_hit(o->c, o->key, &x->plan, &work_size, &transient, &o->hit);
+        if (st != XDEV_SUCCESS) return st;
+    }
     if (work_size > 0) {
-        st = xdev_alloc_malloc_on(tgt->stream, work_size, work);
+        st = xdev_alloc_malloc_on(tgt->stream, work_size, &o->work);
         if (st != XDEV_SUCCESS) {
             char why[1024];
             snprintf(why, sizeof why, "%s", xdev_last_error());
@@ -176,7 +242,7 @@ static xdev_status_t exec_locked(xdev_fft_cache_t *c, const xdev_fft_key_t *key,
         }
     }
     if (st == XDEV_SUCCESS) {
-        x->work = *work;
+        x->work = o->work;
         x->work_size = work_size;
         st = xdev_be_fft_exec(tgt->rec, x);
     }
@@ -184,21 +250,10 @@ static xdev_status_t exec_locked(xdev_fft_cache_t *c, const xdev_fft_key_t *key,
     return st;
 }
 
-/* One transform as the enqueue path (runtime/enqueue.h) sees it. */
-typedef struct {
-    xdev_fft_cache_t *c;
-    const xdev_fft_key_t *key;
-    xdev_fft_exec_desc_t *x;
-    const xdev_exec_target_t *tgt;
-    void *work; /* the work area exec_locked allocated */
-    const xdev_fft_desc_t *d;
-    xdev_fft_direction_t direction;
-} fft_op_t;
-
 static xdev_status_t fft_call(xdev_enqueue_t *q) {
     fft_op_t *o = q->ctx;
     xdev_fft_cache_lock(o->c);
-    xdev_status_t st = exec_locked(o->c, o->key, o->x, o->tgt, &o->work);
+    xdev_status_t st = exec_locked(o);
     xdev_fft_cache_unlock(o->c);
     return st;
 }
@@ -226,26 +281,39 @@ xdev_status_t xdev_fft_exec(const xdev_fft_desc_t *desc, void *in, void *out,
                             xdev_fft_direction_t direction, xdev_fft_norm_t norm,
                             xdev_stream_t stream) {
     XDEV_CHECK(xdev_core_ensure_init());
+    fft_memo_t *m = memo_get();
     xdev_fft_desc_t d;
-    XDEV_CHECK(read_desc(desc, &d));
+    const xdev_fft_desc_t *dp; /* the descriptor (the caller's when it is the memo's) */
     xdev_fft_key_t key;
     size_t in_bytes, out_bytes;
-    XDEV_CHECK(make_key(&d, &key, &in_bytes, &out_bytes));
+    bool same = desc != NULL && m != NULL && memo_same_desc(desc, m);
+    if (same) { /* validated and measured before, with these very fields */
+        dp = desc;
+        in_bytes = m->in_bytes;
+        out_bytes = m->out_bytes;
+    } else {
+        XDEV_CHECK(read_desc(desc, &d));
+        XDEV_CHECK(make_key(&d, &key, &in_bytes, &out_bytes));
+        dp = &d;
+    }
     double scale;
-    XDEV_CHECK(scale_for(&d, direction, norm, &scale));
-    if (d.type == XDEV_FFT_R2C && direction != XDEV_FFT_FORWARD)
+    XDEV_CHECK(scale_for(dp, direction, norm, &scale));
+    if (dp->type == XDEV_FFT_R2C && direction != XDEV_FFT_FORWARD)
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
                              "an r2c transform is always XDEV_FFT_FORWARD (use c2r for the "
                              "inverse)");
-    if (d.type == XDEV_FFT_C2R && direction != XDEV_FFT_INVERSE)
+    if (dp->type == XDEV_FFT_C2R && direction != XDEV_FFT_INVERSE)
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
                              "a c2r transform is always XDEV_FFT_INVERSE (use r2c for the "
                              "forward)");
     xdev_operand_t ops[2] = {{"out", out, out_bytes}, {"in", in, in_bytes}};
     xdev_exec_target_t tgt;
     XDEV_CHECK(xdev_operands_resolve(ops, 2, stream, "FFT", &tgt));
-    key.stream = (int64_t)(uintptr_t)tgt.stream;
-    key.stream_generation = atomic_load_explicit(&tgt.stream->hdr.generation, memory_order_relaxed);
+    uint32_t sgen = atomic_load_explicit(&tgt.stream->hdr.generation, memory_order_relaxed);
+    if (!same) {
+        key.stream = (int64_t)(uintptr_t)tgt.stream;
+        key.stream_generation = sgen;
+    }
     uintptr_t i0 = (uintptr_t)in, o0 = (uintptr_t)out;
     if (in != out && i0 < o0 + out_bytes && o0 < i0 + in_bytes)
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
@@ -256,10 +324,10 @@ xdev_status_t xdev_fft_exec(const xdev_fft_desc_t *desc, void *in, void *out,
         return XDEV_API_FAIL(XDEV_ERROR_NOT_SUPPORTED,
                              "the %s backend does not implement FFT (%s, %s precision)",
                              tgt.be->name,
-                             d.type == XDEV_FFT_C2C   ? "c2c"
-                             : d.type == XDEV_FFT_R2C ? "r2c"
-                                                      : "c2r",
-                             d.precision == XDEV_FFT_F32 ? "f32" : "f64");
+                             dp->type == XDEV_FFT_C2C   ? "c2c"
+                             : dp->type == XDEV_FFT_R2C ? "r2c"
+                                                        : "c2r",
+                             dp->precision == XDEV_FFT_F32 ? "f32" : "f64");
     xdev_fft_cache_t *c;
     XDEV_CHECK(xdev_fft_cache_get(tgt.be, tgt.index, &c));
     xdev_fft_exec_desc_t x = {
@@ -271,21 +339,35 @@ xdev_status_t xdev_fft_exec(const xdev_fft_desc_t *desc, void *in, void *out,
         .device = tgt.rec->ctx,
         .stream = tgt.stream->native,
     };
-    fft_op_t o = {c, &key, &x, &tgt, NULL, &d, direction};
-    xdev_op_use_t uses[2];
-    xdev_enqueue_t q = {
-        .kind = XDEV_OP_FFT,
-        .name = "FFT",
-        .span = "fft",
-        .stream = tgt.stream,
-        .rec = tgt.rec,
-        .ctx = &o,
-        .uses = uses,
-        .nuses = xdev_operands_uses(ops, 2, 1, uses),
-        .call = fft_call,
-        .trace_args = fft_trace_args,
-        .finish = fft_finish,
+    fft_op_t o = {
+        .c = c,
+        .key = &key,
+        .have_key = !same,
+        .memo_hit = same && m->stream == tgt.stream && m->stream_generation == sgen,
+        .x = &x,
+        .tgt = &tgt,
+        .d = dp,
+        .direction = direction,
     };
+    xdev_op_use_t uses[2];
+    xdev_enqueue_t q;
+    xdev_enqueue_set(&q, XDEV_OP_FFT, "FFT", tgt.stream, &o, fft_call);
+    q.span = "fft";
+    q.rec = tgt.rec;
+    q.uses = uses;
+    q.nuses = xdev_operands_uses(ops, 2, 1, uses);
+    q.trace_args = fft_trace_args;
+    q.finish = fft_finish;
+    if (o.memo_hit) o.hit = m->hit;
     XDEV_CHECK(xdev_enqueue(&q));
+    if (m == NULL) return XDEV_SUCCESS;
+    if (!same) {
+        m->desc = d;
+        m->in_bytes = in_bytes;
+        m->out_bytes = out_bytes;
+    }
+    m->stream = tgt.stream;
+    m->stream_generation = sgen;
+    m->hit = o.hit;
     return XDEV_SUCCESS;
 }

@@ -33,6 +33,7 @@ struct xdev_fft_cache {
     fft_entry_t *newest, *oldest;
     int64_t size, max_size;
     int64_t hits, misses, evictions;
+    uint64_t drops;    /* entries dropped ever (xdev_fft_hit_t) */
     fft_entry_t *dead; /* dropped, destroyed by unlock after the lock is released */
 };
 
@@ -172,6 +173,7 @@ static void drop(xdev_fft_cache_t *c, fft_entry_t *e) {
     list_unlink(c, e);
     bucket_unlink(c, e);
     c->size--;
+    c->drops++;
     e->older = c->dead; /* the recency link is free now */
     c->dead = e;
 }
@@ -207,19 +209,29 @@ static xdev_status_t create_plan(xdev_fft_cache_t *c, const xdev_fft_key_t *k, v
     return xdev_be_fft_plan_create(c->rec, &d, plan, work_size);
 }
 
-xdev_status_t xdev_fft_cache_acquire(xdev_fft_cache_t *c, const xdev_fft_key_t *key, void **plan,
-                                     size_t *work_size, bool *transient) {
+/* A hit: the entry becomes the most recently used. */
+static void take(xdev_fft_cache_t *c, fft_entry_t *e, void **plan, size_t *work_size) {
+    c->hits++;
+    if (c->newest != e) {
+        list_unlink(c, e);
+        list_push_newest(c, e);
+    }
+    e->ran = true;
+    *plan = e->plan;
+    *work_size = e->work_size;
+}
+
+xdev_status_t xdev_fft_cache_acquire_hit(xdev_fft_cache_t *c, const xdev_fft_key_t *key,
+                                         void **plan, size_t *work_size, bool *transient,
+                                         xdev_fft_hit_t *hit) {
     uint64_t h = key_hash(key);
     *transient = false;
+    *hit = (xdev_fft_hit_t){c, NULL, c->drops};
     if (c->buckets != NULL) {
         for (fft_entry_t *e = c->buckets[h & (c->nbuckets - 1)]; e != NULL; e = e->chain) {
             if (e->hash != h || memcmp(&e->key, key, sizeof *key) != 0) continue;
-            c->hits++;
-            list_unlink(c, e);
-            list_push_newest(c, e);
-            e->ran = true;
-            *plan = e->plan;
-            *work_size = e->work_size;
+            take(c, e, plan, work_size);
+            hit->entry = e;
             return XDEV_SUCCESS;
         }
     }
@@ -248,7 +260,21 @@ xdev_status_t xdev_fft_cache_acquire(xdev_fft_cache_t *c, const xdev_fft_key_t *
     e->chain = c->buckets[h & (c->nbuckets - 1)];
     c->buckets[h & (c->nbuckets - 1)] = e;
     list_push_newest(c, e);
+    *hit = (xdev_fft_hit_t){c, e, c->drops}; /* after evict_to's drops */
     return XDEV_SUCCESS;
+}
+
+xdev_status_t xdev_fft_cache_acquire(xdev_fft_cache_t *c, const xdev_fft_key_t *key, void **plan,
+                                     size_t *work_size, bool *transient) {
+    xdev_fft_hit_t hit;
+    return xdev_fft_cache_acquire_hit(c, key, plan, work_size, transient, &hit);
+}
+
+bool xdev_fft_cache_acquire_again(xdev_fft_cache_t *c, const xdev_fft_hit_t *hit, void **plan,
+                                  size_t *work_size) {
+    if (hit->c != c || hit->entry == NULL || hit->drops != c->drops) return false;
+    take(c, hit->entry, plan, work_size);
+    return true;
 }
 
 /* ------------------------------------------------------------- public controls */

@@ -55,6 +55,30 @@ void xdev_fft_cache_unlock(xdev_fft_cache_t *c);
 xdev_status_t xdev_fft_cache_acquire(xdev_fft_cache_t *c, const xdev_fft_key_t *key, void **plan,
                                      size_t *work_size, bool *transient);
 
+/* Where a thread found its last plan: the entry and the cache's drop count
+ * then. While the count is unchanged the entry is still cached, under the
+ * same key (entries are freed only after they are dropped, and every drop
+ * counts), so a thread that runs the same transform again on the same
+ * stream may take it without hashing the key (xdev_fft_cache_acquire_again).
+ * Zeroed: none. */
+typedef struct xdev_fft_hit {
+    xdev_fft_cache_t *c;
+    void *entry;
+    uint64_t drops;
+} xdev_fft_hit_t;
+
+/* xdev_fft_cache_acquire that also records where the plan is (*hit; its
+ * entry NULL when the plan is transient). */
+xdev_status_t xdev_fft_cache_acquire_hit(xdev_fft_cache_t *c, const xdev_fft_key_t *key,
+                                         void **plan, size_t *work_size, bool *transient,
+                                         xdev_fft_hit_t *hit);
+
+/* With the lock held: true, with the plan of `hit` (a hit as
+ * xdev_fft_cache_acquire counts one: most recently used now), when its
+ * entry is still in c; false (nothing changed) when it may not be. */
+bool xdev_fft_cache_acquire_again(xdev_fft_cache_t *c, const xdev_fft_hit_t *hit, void **plan,
+                                  size_t *work_size);
+
 /* Give a plan back to the backend (no lock needed; the caller has waited
  * for the work that used it). */
 void xdev_fft_cache_destroy_plan(xdev_fft_cache_t *c, void *plan);

@@ -20,7 +20,8 @@ static void operand_label(const void *ctx, char *buf, size_t len) {
  * launches do (a BLAS or FFT call passes the same buffers again and again:
  * a hit is a few loads while the arena has freed nothing, where the
  * registry walk under its read lock cost ~300 instructions an operand). */
-static xdev_status_t lookup(const xdev_operand_t *op, const char *what, xdev_ptr_entry_t *e) {
+static xdev_status_t lookup(const xdev_operand_t *op, const char *what, xdev_backend_t **be,
+                            int *index) {
     if (op->ptr == NULL)
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "argument '%s' is NULL", op->name);
     xdev_live_ref_t ref;
@@ -32,8 +33,7 @@ static xdev_status_t lookup(const xdev_operand_t *op, const char *what, xdev_ptr
                          "'%s' (%p) is host memory that xdev did not allocate; %s needs device "
                          "memory from xdev_malloc (copy the data there with xdev_memcpy)",
                          op->name, op->ptr, what);
-    *e = ref.e;
-    if (e->kind != XDEV_MEMORY_DEVICE)
+    if (ref.e.kind != XDEV_MEMORY_DEVICE)
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
                          "'%s' (%p) is pinned host memory from xdev_host_alloc; %s needs device "
                          "memory from xdev_malloc",
@@ -45,31 +45,33 @@ static xdev_status_t lookup(const xdev_operand_t *op, const char *what, xdev_ptr
                          "allocation (%zu bytes at %p); check the sizes, leading dimensions, "
                          "strides and batch",
                          op->name, op->ptr, what, op->bytes, ref.size, (void *)ref.base);
+    *be = ref.e.be; /* only where it runs: copying the whole entry cost more than the checks */
+    *index = ref.e.index;
     return XDEV_SUCCESS;
 }
 
 xdev_status_t xdev_operands_resolve(const xdev_operand_t *ops, int count, xdev_stream_t stream,
                                     const char *what, xdev_exec_target_t *out) {
-    xdev_ptr_entry_t first = {0}; /* set by lookup on success (GCC -O3 cannot tell) */
-    xdev_status_t st = lookup(&ops[0], what, &first);
+    xdev_backend_t *be = NULL; /* set by lookup on success (GCC -O3 cannot tell) */
+    int index = 0;
+    xdev_status_t st = lookup(&ops[0], what, &be, &index);
     if (st != XDEV_SUCCESS) return st;
-    xdev_backend_t *be = first.be;
-    int index = first.index;
     for (int i = 1; i < count; i++) {
-        xdev_ptr_entry_t e = {0};
-        st = lookup(&ops[i], what, &e);
+        xdev_backend_t *ebe = NULL;
+        int eindex = 0;
+        st = lookup(&ops[i], what, &ebe, &eindex);
         if (st != XDEV_SUCCESS) return st;
-        if (e.be == be && e.index == index) continue;
-        bool peer = e.be == be && ((atomic_load(&be->devices[index].peer_enabled) >> e.index) & 1u);
+        if (ebe == be && eindex == index) continue;
+        bool peer = ebe == be && ((atomic_load(&be->devices[index].peer_enabled) >> eindex) & 1u);
         if (!peer)
             return XDEV_FAIL(XDEV_ERROR_CROSS_DEVICE,
                              "'%s' is on %s:%d but '%s' (which decides where the %s runs) is on "
                              "%s:%d; copy it to %s:%d%s",
-                             ops[i].name, e.be->name, e.index, ops[0].name, what, be->name, index,
+                             ops[i].name, ebe->name, eindex, ops[0].name, what, be->name, index,
                              be->name, index,
-                             e.be == be ? " or enable peer access with "
-                                          "xdev_device_enable_peer_access"
-                                        : "");
+                             ebe == be ? " or enable peer access with "
+                                         "xdev_device_enable_peer_access"
+                                       : "");
     }
     if (stream == NULL) {
         st = xdev_core_current_stream(&be->devices[index], &stream);

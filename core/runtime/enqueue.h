@@ -157,23 +157,65 @@ static inline bool xdev_enqueue_observing(void) {
                             0);
 }
 
+/* q as an initializer naming kind, name, stream, ctx and call would make
+ * it, every other field NULL, 0 or false (span_state is left: only the
+ * span's steps use it, after setting it), for hot calls (an event record):
+ * the compiler clears an initialized op's ~180 bytes with a block fill
+ * (rep stos), which costs more than the rest of a record's core path.
+ * Set further fields after it. The size check fails when a field is added:
+ * add it here too. */
+static inline void xdev_enqueue_set(xdev_enqueue_t *q, xdev_op_kind_t kind, const char *name,
+                                    xdev_stream_t stream, void *ctx,
+                                    xdev_status_t (*call)(xdev_enqueue_t *q)) {
+    _Static_assert(sizeof(void *) != 8 || sizeof(xdev_enqueue_t) == 128 + sizeof(xdev_trace_span_t),
+                   "xdev_enqueue_t changed: set its new field in xdev_enqueue_set");
+    q->kind = kind;
+    q->name = name;
+    q->span = NULL;
+    q->stream = stream;
+    q->rec = NULL;
+    q->ctx = ctx;
+    q->flags = 0;
+    q->uses = NULL;
+    q->nuses = 0;
+    q->get_uses = NULL;
+    q->capture = NULL;
+    q->call = call;
+    q->trace_args = NULL;
+    q->finish = NULL;
+    q->order = NULL;
+    q->cancel = false;
+    q->traced = false;
+}
+
 /* Run q's steps (above). The status is the first failure: the capture
  * check's, the call's (or finish's), or XDEV_LAUNCH_BLOCKING's wait. */
 static inline xdev_status_t xdev_enqueue(xdev_enqueue_t *q) {
-    if (q->capture != NULL) {
-        xdev_status_t cst = q->capture(q);
+    /* What the steps need, read before q's address goes to any callback or
+     * out-of-line step: the compiler then knows them from the caller's
+     * initializer, calls (or inlines) the callbacks directly and drops the
+     * tests of those left NULL, where reading them back after q escaped
+     * made every call indirect. Callbacks never change these fields. */
+    xdev_status_t (*capture)(xdev_enqueue_t *) = q->capture;
+    xdev_status_t (*call)(xdev_enqueue_t *) = q->call;
+    xdev_status_t (*finish)(xdev_enqueue_t *, xdev_status_t) = q->finish;
+    unsigned flags = q->flags;
+    xdev_stream_t stream = q->stream;
+    if (capture != NULL) {
+        xdev_status_t cst = capture(q);
         if (cst != XDEV_SUCCESS) return cst;
     }
     q->cancel = false;
-    q->traced = !(q->flags & XDEV_ENQUEUE_NO_SPAN) && xdev_tracer_active();
-    if (XDEV_UNLIKELY(q->traced)) xdev_enqueue_span_begin(q);
-    xdev_status_t st = q->call(q);
-    if (XDEV_UNLIKELY(q->traced)) xdev_enqueue_span_end(q);
-    if (q->finish != NULL) st = q->finish(q, st);
+    bool traced = !(flags & XDEV_ENQUEUE_NO_SPAN) && xdev_tracer_active();
+    q->traced = traced;
+    if (XDEV_UNLIKELY(traced)) xdev_enqueue_span_begin(q);
+    xdev_status_t st = call(q);
+    if (XDEV_UNLIKELY(traced)) xdev_enqueue_span_end(q);
+    if (finish != NULL) st = finish(q, st);
     if (st != XDEV_SUCCESS) return st;
     if (XDEV_UNLIKELY(xdev_enqueue_observing())) xdev_enqueue_observe(q);
-    if (q->flags & XDEV_ENQUEUE_WAIT_LATER) return XDEV_SUCCESS;
-    return xdev_core_after_enqueue(q->stream);
+    if (flags & XDEV_ENQUEUE_WAIT_LATER) return XDEV_SUCCESS;
+    return xdev_core_after_enqueue(stream);
 }
 
 #endif

@@ -15,11 +15,10 @@
 #include "runtime/stream_internal.h"
 #include "runtime/sync_debug.h"
 
-#define EVENT_MAGIC 0x4556544eu /* "EVTN" */
-#define EVENT_SLOT ((sizeof(struct xdev_event) + 63) / 64 * 64)
 #define EVENT_FLAGS_ALL (XDEV_EVENT_TIMING | XDEV_EVENT_BLOCKING_SYNC | XDEV_EVENT_INTERPROCESS)
 
-xdev_handle_arena_t xdev_event_arena = XDEV_HANDLE_ARENA_INIT("event", EVENT_MAGIC, EVENT_SLOT);
+xdev_handle_arena_t xdev_event_arena =
+    XDEV_HANDLE_ARENA_INIT("event", XDEV_EVENT_MAGIC, XDEV_EVENT_SLOT);
 
 xdev_status_t xdev_event_check_slow(xdev_event_t e, const char *arg) {
     xdev_status_t pst = xdev_process_check(); /* a forked child, or exiting */
@@ -68,47 +67,56 @@ xdev_status_t xdev_event_destroy(xdev_event_t event) {
     return XDEV_SUCCESS;
 }
 
-#define RETURN_IF(expr)                                                                            \
-    do {                                                                                           \
-        xdev_status_t st_ = (expr);                                                                \
-        if (st_ != XDEV_SUCCESS) return st_;                                                       \
-    } while (0)
+/* A record whose event is not bound to the stream's device yet (its first
+ * record: make the native event, under the event's lock, once) or is bound
+ * to another device (refused). Out of line: every later record on the
+ * event's device skips it. On success the lock is held for the backend's
+ * record (*locked); on failure the caller cancels the op. */
+static __attribute__((noinline)) xdev_status_t record_bind(xdev_event_t event,
+                                                           xdev_device_record_t *srec) {
+    pthread_mutex_lock(&event->lock);
+    xdev_device_record_t *erec = atomic_load_explicit(&event->rec, memory_order_relaxed);
+    xdev_status_t st = XDEV_SUCCESS;
+    if (erec == NULL) {
+        st = xdev_be_event_create(srec, event->flags, &event->native);
+        if (st == XDEV_SUCCESS) {
+            event->device = srec->id;
+            atomic_store_explicit(&event->rec, srec, memory_order_release);
+        }
+    } else if (erec != srec) {
+        st = XDEV_FAIL(XDEV_ERROR_CROSS_DEVICE,
+                       "the event belongs to " XDEV_REC_FMT " (its first record) and cannot "
+                       "be recorded on a stream of " XDEV_REC_FMT,
+                       XDEV_REC_ARGS(erec), XDEV_REC_ARGS(srec));
+    }
+    if (st != XDEV_SUCCESS) pthread_mutex_unlock(&event->lock);
+    return st;
+}
 
 /* The enqueue path's steps of a record (enqueue.h), q->ctx the event:
  * the backend's record on the stream's device (the backends' records are
  * thread-safe), the event's native one made by its first record, under its
- * lock, once; then the capture the record lands in. A failure before the
+ * lock, once (record_bind, which keeps the lock through the backend's
+ * record); then the capture the record lands in. A failure before the
  * backend's record enqueues nothing (its span is cancelled). */
-static xdev_status_t record_call(xdev_enqueue_t *q) {
+static inline __attribute__((always_inline)) xdev_status_t record_call(xdev_enqueue_t *q) {
     xdev_event_t event = q->ctx;
     xdev_stream_t stream = q->stream;
     xdev_device_record_t *srec = stream->rec;
-    xdev_status_t st = XDEV_SUCCESS;
-    xdev_device_record_t *erec = atomic_load_explicit(&event->rec, memory_order_acquire);
-    bool locked = __builtin_expect(erec != srec, 0);
-    if (locked) { /* the native event may not exist yet */
-        pthread_mutex_lock(&event->lock);
-        erec = atomic_load_explicit(&event->rec, memory_order_relaxed);
-        if (erec == NULL) {
-            st = xdev_be_event_create(srec, event->flags, &event->native);
-            if (st == XDEV_SUCCESS) {
-                event->device = srec->id;
-                atomic_store_explicit(&event->rec, srec, memory_order_release);
-            }
-        } else if (erec != srec) {
-            st = XDEV_FAIL(XDEV_ERROR_CROSS_DEVICE,
-                           "the event belongs to " XDEV_REC_FMT " (its first record) and cannot "
-                           "be recorded on a stream of " XDEV_REC_FMT,
-                           XDEV_REC_ARGS(erec), XDEV_REC_ARGS(srec));
+    bool locked = atomic_load_explicit(&event->rec, memory_order_acquire) != srec;
+    if (__builtin_expect(locked, 0)) {
+        xdev_status_t st = record_bind(event, srec);
+        if (st != XDEV_SUCCESS) {
+            q->cancel = true;
+            return st;
         }
-        q->cancel = st != XDEV_SUCCESS;
     }
-    if (st == XDEV_SUCCESS) st = xdev_be_event_record(srec, event->native, stream->native);
+    xdev_status_t st = xdev_be_event_record(srec, event->native, stream->native);
     if (st == XDEV_SUCCESS) {
         xdev_capture_t *cap = atomic_load_explicit(&stream->capture, memory_order_acquire);
         atomic_store_explicit(&event->capture_id, cap != NULL ? cap->id : 0, memory_order_relaxed);
     }
-    if (locked) pthread_mutex_unlock(&event->lock);
+    if (__builtin_expect(locked, 0)) pthread_mutex_unlock(&event->lock);
     return st;
 }
 
@@ -120,29 +128,31 @@ static void record_order(const xdev_enqueue_t *q) {
     xdev_order_on_event_record((xdev_event_t)q->ctx, q->stream);
 }
 
-xdev_status_t xdev_core_event_record(xdev_event_t event, xdev_stream_t stream) {
-    RETURN_IF(xdev_event_check(event, "event"));
-    if (stream == NULL) {
-        RETURN_IF(xdev_core_current_stream_default(&stream));
-    } else {
-        RETURN_IF(xdev_stream_check(stream, "stream"));
-    }
-    xdev_enqueue_t q = {
-        .kind = XDEV_OP_EVENT_RECORD,
-        .name = "event_record",
-        .stream = stream,
-        .ctx = event,
-        .call = record_call,
-        .trace_args = record_trace_args,
-        .order = record_order,
-    };
+/* The record itself, inline in both public ways to record (this file's
+ * xdev_event_record and xdev_core_event_record for stream.c). The op is
+ * set field by field (xdev_enqueue_set): an initializer would zero its
+ * ~180 bytes first, a block fill that cost more than the rest of the op. */
+static inline __attribute__((always_inline)) xdev_status_t event_record(xdev_event_t event,
+                                                                        xdev_stream_t stream) {
+    xdev_status_t st = xdev_event_check(event, "event");
+    if (st != XDEV_SUCCESS) return st;
+    st = stream == NULL ? xdev_core_current_stream_default(&stream)
+                        : xdev_stream_check(stream, "stream");
+    if (st != XDEV_SUCCESS) return st;
+    xdev_enqueue_t q;
+    xdev_enqueue_set(&q, XDEV_OP_EVENT_RECORD, "event_record", stream, event, record_call);
+    q.trace_args = record_trace_args;
+    q.order = record_order;
     return xdev_enqueue(&q);
 }
 
-#undef RETURN_IF
+xdev_status_t xdev_core_event_record(xdev_event_t event, xdev_stream_t stream) {
+    return event_record(event, stream);
+}
 
 xdev_status_t xdev_event_record(xdev_event_t event, xdev_stream_t stream) {
-    XDEV_CHECK(xdev_core_event_record(event, stream));
+    xdev_status_t st = event_record(event, stream);
+    if (__builtin_expect(st != XDEV_SUCCESS, 0)) return xdev_core_blame(st, __func__);
     return XDEV_SUCCESS;
 }
 

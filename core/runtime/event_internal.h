@@ -23,15 +23,18 @@ struct xdev_event {
 };
 
 extern xdev_handle_arena_t xdev_event_arena;
+#define XDEV_EVENT_MAGIC 0x4556544eu /* "EVTN" */
+#define XDEV_EVENT_SLOT ((sizeof(struct xdev_event) + 63) / 64 * 64)
 
 /* XDEV_ERROR_INVALID_HANDLE naming `arg` unless e is a live event (or the
  * process's state refuses every call). Inline for a live event; the slow
  * function says what is wrong. */
 xdev_status_t xdev_event_check_slow(xdev_event_t e, const char *arg);
 static inline xdev_status_t xdev_event_check(xdev_event_t e, const char *arg) {
-    if (__builtin_expect(atomic_load_explicit(&xdev_process_state, memory_order_relaxed) == 0 &&
-                             xdev_handle_is_live(&xdev_event_arena, e),
-                         1))
+    if (__builtin_expect(
+            atomic_load_explicit(&xdev_process_state, memory_order_relaxed) == 0 &&
+                xdev_handle_is_live_as(&xdev_event_arena, e, XDEV_EVENT_MAGIC, XDEV_EVENT_SLOT),
+            1))
         return XDEV_SUCCESS;
     return xdev_event_check_slow(e, arg);
 }

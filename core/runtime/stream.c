@@ -18,10 +18,8 @@
 #include "runtime/thread_state.h"
 #include "runtime/sync_debug.h"
 
-#define STREAM_MAGIC 0x5354524du /* "STRM" */
-#define STREAM_SLOT ((sizeof(struct xdev_stream) + 63) / 64 * 64)
-
-xdev_handle_arena_t xdev_stream_arena = XDEV_HANDLE_ARENA_INIT("stream", STREAM_MAGIC, STREAM_SLOT);
+xdev_handle_arena_t xdev_stream_arena =
+    XDEV_HANDLE_ARENA_INIT("stream", XDEV_STREAM_MAGIC, XDEV_STREAM_SLOT);
 
 /* Stream lifetime across threads. A thread that uses a stream announces it
  * first (a hazard pointer in its thread state, seq_cst) and then checks the
@@ -151,8 +149,7 @@ static void set_current(xdev_stream_t s) {
     ref->generation = atomic_load_explicit(&s->hdr.generation, memory_order_relaxed);
 }
 
-xdev_status_t xdev_core_after_enqueue(xdev_stream_t s) {
-    if (!xdev_core_launch_blocking) return XDEV_SUCCESS;
+xdev_status_t xdev_core_after_enqueue_slow(xdev_stream_t s) {
     xdev_status_t st = xdev_be_stream_synchronize(s->rec, s->native);
     if (st == XDEV_SUCCESS) xdev_order_on_host_waits_stream(s);
     return st;

@@ -24,15 +24,18 @@ struct xdev_stream {
 };
 
 extern xdev_handle_arena_t xdev_stream_arena;
+#define XDEV_STREAM_MAGIC 0x5354524du /* "STRM" */
+#define XDEV_STREAM_SLOT ((sizeof(struct xdev_stream) + 63) / 64 * 64)
 
 /* Announce that this thread is about to use s (a hazard pointer), then
  * confirm s is live and not being destroyed. While announced, a concurrent
  * xdev_stream_destroy defers freeing the native queue, so the caller may use
  * s->native until its next few stream checks. False: s is dead, don't use.
- * Inline: every stream-ordered call runs it. The protocol, and why the
+ * Inline (always: GCC would otherwise outline it where a file calls it
+ * often): every stream-ordered call runs it. The protocol, and why the
  * seq_cst store is skipped when the newest hazard is s already, are in
  * stream.c's opening comment. */
-static inline bool xdev_core_stream_acquire(xdev_stream_t s) {
+static inline __attribute__((always_inline)) bool xdev_core_stream_acquire(xdev_stream_t s) {
     xdev_thread_state_t *t = xdev_thread_state();
     unsigned last = (t->hazard_next - 1) % XDEV_HAZARDS;
     if (atomic_load_explicit(&t->hazard[last], memory_order_relaxed) != (const void *)s ||
@@ -40,7 +43,7 @@ static inline bool xdev_core_stream_acquire(xdev_stream_t s) {
         unsigned i = t->hazard_next++ % XDEV_HAZARDS;
         atomic_store_explicit(&t->hazard[i], (const void *)s, memory_order_seq_cst);
     }
-    return xdev_handle_is_live(&xdev_stream_arena, s) &&
+    return xdev_handle_is_live_as(&xdev_stream_arena, s, XDEV_STREAM_MAGIC, XDEV_STREAM_SLOT) &&
            !atomic_load_explicit(&s->closing, memory_order_seq_cst);
 }
 
@@ -48,7 +51,8 @@ static inline bool xdev_core_stream_acquire(xdev_stream_t s) {
  * success s is also protected (xdev_core_stream_acquire). Inline for a live
  * stream; the slow function says what is wrong. */
 xdev_status_t xdev_stream_check_slow(xdev_stream_t s, const char *arg);
-static inline xdev_status_t xdev_stream_check(xdev_stream_t s, const char *arg) {
+static inline __attribute__((always_inline)) xdev_status_t xdev_stream_check(xdev_stream_t s,
+                                                                             const char *arg) {
     if (__builtin_expect(
             atomic_load_explicit(&xdev_process_state, memory_order_relaxed) == 0 && s != NULL, 1) &&
         __builtin_expect(xdev_core_stream_acquire(s), 1))
@@ -83,8 +87,13 @@ static inline xdev_status_t xdev_core_current_stream(xdev_device_record_t *rec,
 xdev_status_t xdev_core_current_stream_default(xdev_stream_t *out);
 
 /* After enqueuing work on s: with XDEV_LAUNCH_BLOCKING, wait for it so that
- * errors surface at the call. */
-xdev_status_t xdev_core_after_enqueue(xdev_stream_t s);
+ * errors surface at the call. Inline: without it (the common case), one
+ * load and a branch on every enqueue. */
+xdev_status_t xdev_core_after_enqueue_slow(xdev_stream_t s);
+static inline xdev_status_t xdev_core_after_enqueue(xdev_stream_t s) {
+    if (__builtin_expect(!xdev_core_launch_blocking, 1)) return XDEV_SUCCESS;
+    return xdev_core_after_enqueue_slow(s);
+}
 
 /* xdev_stream_synchronize without the sync debug mode's check, unprefixed:
  * for waits inside a free that must happen whatever the mode (the

@@ -3,7 +3,8 @@
  * strides, distances and embeddings, in and out of place, forward and
  * inverse, every normalisation, against a naive double-precision DFT; bad
  * input; the per-device plan cache (hits, misses, LRU order, max_size,
- * clear, 0 = off, per-device independence, concurrent use).
+ * clear, 0 = off, per-device independence, concurrent use, the same
+ * transform repeated on one thread).
  *
  * Written against the default device type so every backend runs it.
  * Suite: fft (XDEV_CPU_DEVICES=2 for the per-device cases). */
@@ -544,6 +545,104 @@ START_TEST(plan_cache_per_device) {
 }
 END_TEST
 
+/* One c2c f32 exec of an impulse of height amp from x into y on s, then
+ * its flat spectrum checked (a stale plan of another size or a skipped
+ * exec shows). */
+static bool repeat_ok(const xdev_fft_desc_t *d, float *x, float *y, xdev_stream_t s, float amp) {
+    int64_t n = d->n[0];
+    float h[64] = {0};
+    h[0] = amp;
+    size_t bytes = (size_t)n * 2 * sizeof(float);
+    if (xdev_memcpy_async(x, h, bytes, s) != XDEV_SUCCESS ||
+        xdev_fft_exec(d, x, y, XDEV_FFT_FORWARD, XDEV_FFT_NORM_NONE, s) != XDEV_SUCCESS ||
+        xdev_memcpy_async(h, y, bytes, s) != XDEV_SUCCESS ||
+        xdev_stream_synchronize(s) != XDEV_SUCCESS) {
+        fprintf(stderr, "repeat_ok(n=%lld): %s\n", (long long)n, xdev_last_error());
+        return false;
+    }
+    for (int64_t i = 0; i < n; i++)
+        if (h[2 * i] != amp || h[2 * i + 1] != 0.0f) return false;
+    return true;
+}
+
+/* The same transform again and again on one thread (the per-thread memo of
+ * the last one, fft.c): every repeat is a hit; a clear, an eviction, a
+ * smaller max_size, another stream, a stream destroyed and made again, a
+ * changed or invalid descriptor and bad operands are each seen at once. */
+START_TEST(plan_cache_repeat) {
+    REQUIRE_FFT();
+    int64_t n = 16, m = 8;
+    xdev_fft_desc_t a = xdev_fft_desc_basic(C2C, XDEV_FFT_F32, 1, &n, 1);
+    xdev_fft_desc_t b = xdev_fft_desc_basic(C2C, XDEV_FFT_F32, 1, &m, 1);
+    float *x = dalloc(0, 64 * sizeof(float)), *y = dalloc(0, 64 * sizeof(float));
+    xdev_stream_t s, t;
+    XT_OK(xdev_stream_create(xt_dev(0), XDEV_STREAM_PRIORITY_NORMAL, &s));
+    XT_OK(xdev_stream_create(xt_dev(0), XDEV_STREAM_PRIORITY_NORMAL, &t));
+    for (int i = 0; i < 4; i++)
+        ck_assert(repeat_ok(&a, x, y, s, 1.0f + (float)i));
+    EXPECT_STATS(0, 1, 3, 1, 0);
+    XT_OK(xdev_fft_plan_cache_clear(xt_dev(0))); /* the memo's plan is gone */
+    ck_assert(repeat_ok(&a, x, y, s, 5.0f));
+    ck_assert(repeat_ok(&a, x, y, s, 6.0f));
+    EXPECT_STATS(0, 1, 4, 2, 0);
+    ck_assert(repeat_ok(&a, x, y, t, 7.0f)); /* another stream: its own plan */
+    ck_assert(repeat_ok(&a, x, y, s, 8.0f));
+    EXPECT_STATS(0, 2, 5, 3, 0);
+    /* Room for one: b evicts a, so a again is a miss (evicting b). */
+    XT_OK(xdev_fft_plan_cache_set_max_size(xt_dev(0), 1));
+    EXPECT_STATS(0, 1, 5, 3, 1);
+    ck_assert(repeat_ok(&a, x, y, s, 9.0f)); /* the plan that stayed */
+    ck_assert(repeat_ok(&b, x, y, s, 10.0f));
+    ck_assert(repeat_ok(&a, x, y, s, 11.0f));
+    ck_assert(repeat_ok(&a, x, y, s, 12.0f));
+    EXPECT_STATS(0, 1, 7, 5, 3);
+    /* 0: nothing cached, every repeat makes its plan. */
+    XT_OK(xdev_fft_plan_cache_set_max_size(xt_dev(0), 0));
+    ck_assert(repeat_ok(&a, x, y, s, 13.0f));
+    ck_assert(repeat_ok(&a, x, y, s, 14.0f));
+    EXPECT_STATS(0, 0, 7, 7, 4);
+    XT_OK(xdev_fft_plan_cache_set_max_size(xt_dev(0), 4096));
+    ck_assert(repeat_ok(&a, x, y, s, 15.0f));
+    /* A destroyed stream's slot made again is a new stream: a new plan. */
+    XT_OK(xdev_stream_destroy(s));
+    XT_OK(xdev_stream_create(xt_dev(0), XDEV_STREAM_PRIORITY_NORMAL, &s));
+    ck_assert(repeat_ok(&a, x, y, s, 16.0f));
+    ck_assert(repeat_ok(&a, x, y, s, 17.0f));
+    EXPECT_STATS(0, 2, 8, 9, 4);
+    /* The descriptor changed in place: checked again, whatever came before. */
+    a.n[0] = 0;
+    XT_ERR(XDEV_ERROR_INVALID_VALUE,
+           xdev_fft_exec(&a, x, y, XDEV_FFT_FORWARD, XDEV_FFT_NORM_NONE, s), "n[0] = 0");
+    a.n[0] = 16;
+    a.istride = -1;
+    XT_ERR(XDEV_ERROR_INVALID_VALUE,
+           xdev_fft_exec(&a, x, y, XDEV_FFT_FORWARD, XDEV_FFT_NORM_NONE, s), "negative");
+    a.istride = 0;
+    a.size = 8;
+    XT_ERR(XDEV_ERROR_INVALID_VALUE,
+           xdev_fft_exec(&a, x, y, XDEV_FFT_FORWARD, XDEV_FFT_NORM_NONE, s), "desc->size");
+    a.size = sizeof a;
+    /* The memo's descriptor with bad arguments: still refused. */
+    ck_assert(repeat_ok(&a, x, y, s, 18.0f));
+    XT_ERR(XDEV_ERROR_INVALID_VALUE,
+           xdev_fft_exec(&a, x, y, (xdev_fft_direction_t)3, XDEV_FFT_NORM_NONE, s), "direction");
+    XT_ERR(XDEV_ERROR_INVALID_VALUE,
+           xdev_fft_exec(&a, x, y + 60, XDEV_FFT_FORWARD, XDEV_FFT_NORM_NONE, s), "past the end");
+    XT_ERR(XDEV_ERROR_INVALID_VALUE,
+           xdev_fft_exec(&a, x, x + 8, XDEV_FFT_FORWARD, XDEV_FFT_NORM_NONE, s), "overlap");
+    float *z = dalloc(0, 32 * sizeof(float));
+    XT_OK(xdev_free(z));
+    XT_ERR(XDEV_ERROR_INVALID_VALUE,
+           xdev_fft_exec(&a, x, z, XDEV_FFT_FORWARD, XDEV_FFT_NORM_NONE, s), NULL);
+    ck_assert(repeat_ok(&a, x, y, s, 19.0f));
+    EXPECT_STATS(0, 2, 10, 9, 4);
+    XT_OK(xdev_stream_destroy(s));
+    XT_OK(xdev_stream_destroy(t));
+    XT_OK(xdev_free(x));
+    XT_OK(xdev_free(y));
+}
+END_TEST
+
 typedef struct worker {
     pthread_t thread;
     int id, iters;
@@ -645,6 +744,7 @@ int main(int argc, char **argv) {
     tcase_add_test(tc, normalisation);
     tcase_add_test(tc, bad_input);
     tcase_add_test(tc, plan_cache_lru);
+    tcase_add_test(tc, plan_cache_repeat);
     tcase_add_test(tc, plan_cache_per_device);
     tcase_add_test(tc, plan_cache_concurrent);
     tcase_add_test(tc, stream_ordered);
