@@ -303,9 +303,9 @@ static void isa_select(void) {
     const char *v = get_env ? get_env("XDEV_CPU_RNG_ISA") : getenv("XDEV_CPU_RNG_ISA");
     bool avx2 = false, avx512 = false;
 #ifdef HAVE_AVX2_PATH
-    __builtin_cpu_init();
-    avx2 = __builtin_cpu_supports("avx2");
-    avx512 = avx2 && __builtin_cpu_supports("avx512f");
+    const unsigned f = xdev_cpu_features();
+    avx2 = (f & XDEV_CPU_FEAT_AVX2) != 0;
+    avx512 = avx2 && (f & XDEV_CPU_FEAT_AVX512F) != 0;
 #endif
     bool is_auto = v == NULL || v[0] == '\0' || strcmp(v, "auto") == 0;
     g_fill = fill_baseline;
