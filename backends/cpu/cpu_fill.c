@@ -201,21 +201,16 @@ static void fill_streamed(const fill_t *f) {
  * and streaming past the L3. */
 
 /* The CPU's vendor as the fills choose by it: neither AMD nor Intel (or
- * not x86-64), AMD, AMD with AVX2, Intel, Intel with AVX2. Asked once. */
+ * not x86-64), AMD, AMD with AVX2, Intel, Intel with AVX2 (from the
+ * backend's one cached xdev_cpu_features()). */
 enum { CPU_OTHER, CPU_AMD, CPU_AMD_AVX2, CPU_INTEL, CPU_INTEL_AVX2 };
 static int cpu_kind(void) {
 #if defined(__x86_64__)
-    static atomic_int known; /* 0: not asked; else the answer + 1 */
-    int k = atomic_load_explicit(&known, memory_order_relaxed);
-    if (k == 0) {
-        __builtin_cpu_init();
-        const bool avx2 = __builtin_cpu_supports("avx2");
-        k = 1 + (__builtin_cpu_is("intel") ? (avx2 ? CPU_INTEL_AVX2 : CPU_INTEL)
-                 : __builtin_cpu_is("amd") ? (avx2 ? CPU_AMD_AVX2 : CPU_AMD)
-                                           : CPU_OTHER);
-        atomic_store_explicit(&known, k, memory_order_relaxed);
-    }
-    return k - 1;
+    const unsigned f = xdev_cpu_features();
+    const bool avx2 = (f & XDEV_CPU_FEAT_AVX2) != 0;
+    return (f & XDEV_CPU_FEAT_INTEL) ? (avx2 ? CPU_INTEL_AVX2 : CPU_INTEL)
+           : (f & XDEV_CPU_FEAT_AMD) ? (avx2 ? CPU_AMD_AVX2 : CPU_AMD)
+                                     : CPU_OTHER;
 #else
     return CPU_OTHER;
 #endif

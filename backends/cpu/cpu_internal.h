@@ -281,6 +281,15 @@ xdev_status_t xdev_cpu_parse_memory(const char *value, size_t fallback, size_t *
 void xdev_cpu_read_model_name(char *buf, size_t len);
 int xdev_cpu_online_cores(void);
 
+/* What the CPU has, as the backend's code paths choose by it: a mask of
+ * XDEV_CPU_FEAT_* bits, asked once (cpu_features.c) and safe from any thread.
+ * 0 off x86. */
+#define XDEV_CPU_FEAT_AVX2 (1u << 0)    /* AVX2 (the files' 32-byte vector paths) */
+#define XDEV_CPU_FEAT_AVX512F (1u << 1) /* AVX-512 Foundation */
+#define XDEV_CPU_FEAT_INTEL (1u << 2)   /* the vendor is Intel */
+#define XDEV_CPU_FEAT_AMD (1u << 3)     /* the vendor is AMD */
+unsigned xdev_cpu_features(void);
+
 /* Give a device block back (its bytes stop counting against the capacity).
  * `ptr` was checked when the free was requested. */
 void xdev_cpu_block_release(int device, void *ptr);

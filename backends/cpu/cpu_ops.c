@@ -224,25 +224,14 @@ __attribute__((target("avx,f16c"))) static void f64_to_f16_x4(const double *src,
         xdev_cvt_convert1(dst + i, (int)XDEV_DTYPE_F16, src + i, (int)XDEV_DTYPE_F64);
 }
 
-/* The CPU's vector extensions, asked once: bit 0 known, 1 AVX2 (with
- * F16C), 2 AVX-512F. A benign race: every thread finds the same answer. */
-static int isa_bits(void) {
-    static int known;
-    int k = __atomic_load_n(&known, __ATOMIC_RELAXED);
-    if (k == 0) {
-        k = 1 | (__builtin_cpu_supports("avx2") ? 2 : 0) |
-            (__builtin_cpu_supports("avx512f") ? 4 : 0);
-        __atomic_store_n(&known, k, __ATOMIC_RELAXED);
-    }
-    return k;
-}
-
+/* The CPU's vector extensions (the backend's one cached answer): AVX2
+ * stands for AVX2 with F16C, as on every CPU that has it. */
 static bool have_f16c(void) {
-    return (isa_bits() & 2) != 0;
+    return (xdev_cpu_features() & XDEV_CPU_FEAT_AVX2) != 0;
 }
 
 static bool have_avx512f(void) {
-    return (isa_bits() & 4) != 0;
+    return (xdev_cpu_features() & XDEV_CPU_FEAT_AVX512F) != 0;
 }
 #endif
 

@@ -295,31 +295,17 @@ V_TILE64(vtile_u64, uint64_t, add_u64x4)
  * 87.0 and 67.5 GB/s at 2^24, 2^25, 2^26, the scalar walk 106.1, 70.2 and
  * 60.2, and the lanes streaming past the cache 17-21. */
 static bool scan_vec_ok(void) {
-    static atomic_int known; /* 0: not asked; 1: no AVX2; 2: AVX2 */
     if (xdev_cpu_state.scan_isa == 1) return false;
-    int k = atomic_load_explicit(&known, memory_order_relaxed);
-    if (k == 0) {
-        __builtin_cpu_init();
-        k = __builtin_cpu_supports("avx2") ? 2 : 1;
-        atomic_store_explicit(&known, k, memory_order_relaxed);
-    }
-    return k == 2;
+    return (xdev_cpu_features() & XDEV_CPU_FEAT_AVX2) != 0;
 }
 
 /* Whether the vector tiles may stream their outputs past the cache: on AMD
  * CPUs under auto, and under XDEV_CPU_SCAN_ISA=avx2; never on others under
  * auto (the Xeon above: 8x slower streaming) nor under avx2-cached. */
 static bool scan_stream_ok(void) {
-    static atomic_int known; /* 0: not asked; 1: no; 2: an AMD CPU */
     if (xdev_cpu_state.scan_isa == 2) return true;
     if (xdev_cpu_state.scan_isa != 0) return false;
-    int k = atomic_load_explicit(&known, memory_order_relaxed);
-    if (k == 0) {
-        __builtin_cpu_init();
-        k = __builtin_cpu_is("amd") ? 2 : 1;
-        atomic_store_explicit(&known, k, memory_order_relaxed);
-    }
-    return k == 2;
+    return (xdev_cpu_features() & XDEV_CPU_FEAT_AMD) != 0;
 }
 
 /* Output bytes from which the vector tiles store past the cache (as a

@@ -7,13 +7,25 @@
  * position order), one converts them. The conversions are loops GCC
  * vectorises (xdev/support/philox.h's functions forced inline: no calls, no
  * branches); Philox itself is a plain loop GCC vectorises on the x86-64
- * baseline, and AVX2 intrinsics (8 blocks per register, no lane shuffles in
- * the rounds) where the CPU has AVX2, and the same 16 blocks at a time with
- * AVX-512, picked at run time. Every element
- * equals xdev_philox_element() of its block bit for bit: the conversions are the
- * shared ones, C11 mode forbids FMA contraction, and the tests compare both
- * variants with a scalar reference. XDEV_CPU_RNG_ISA=baseline|avx2|avx512
- * forces a variant (auto by default: the widest the CPU has). */
+ * baseline, and AVX2 intrinsics (8 blocks at a time, one per 64-bit lane:
+ * no lane shuffles in the rounds) where the CPU has AVX2, and the same 16
+ * blocks at a time with AVX-512, picked at run time. Normal f32 with vectors
+ * keeps the words by word instead (normal_chunk_avx2): the Box-Muller loop
+ * then reads and writes contiguous rows, and one transpose puts the values
+ * in position order, streamed straight to a large fill's output. Every
+ * element equals xdev_philox_element() of its block bit for bit: the
+ * conversions are the shared ones, C11 mode forbids FMA contraction, and the
+ * tests compare every variant with a scalar reference.
+ * XDEV_CPU_RNG_ISA=baseline|avx2|avx512 forces a variant (auto by default:
+ * the widest the CPU has).
+ *
+ * Measured 2026-11-29 (normal f32, 2^24 elements, one pool thread, the
+ * loaded 2-core AMD EPYC VM, medians of 5 alternated runs): AVX-512 2.08 ->
+ * 3.31 GB/s, AVX2 0.96 -> 1.20 GB/s with the 64-bit-lane rounds and the
+ * by-word normal path; per element the AVX-512 loops went from about 9.5
+ * instructions (Philox 4.9, Box-Muller 2.9, bounce-buffer streaming 1.5) to
+ * 5.3 (2.1, 2.6, 0.6), and callgrind counts the AVX2 path's from 17.4 to
+ * 14.3 (uniform f32: 11.5 to 8.2). */
 #define XDEV_PHILOX_FN static inline __attribute__((always_inline))
 #include "xdev/support/philox.h"
 
@@ -54,101 +66,237 @@ FILL_INLINE void chunk_words(uint64_t seed, uint64_t b0, uint32_t *restrict w) {
 }
 
 #ifdef HAVE_AVX2_PATH
+/* The vector generators keep each block in one 64-bit lane: vpmuludq
+ * multiplies the low 32 bits of every lane into a full 64-bit product, whose
+ * low half is the round's lo word as it stands (the high half rides along
+ * unread: vpmuludq never looks at it) and whose high half a 32-bit swap
+ * within the lane (vpshufd) brings down. A round is then 2 multiplies, 2
+ * swaps and the xors per register, against the 4 multiplies, shifts and
+ * blends of 32-bit lanes. Blocks b, b+2, b+4, ... go in one register, b+1,
+ * b+3, ... in another; at the end one blend per word interleaves them into
+ * 32-bit lanes in block order. */
 #define AVX2_INLINE static inline __attribute__((target("avx2"), always_inline))
 
-/* hi and lo halves of a * m in each 32-bit lane: even lanes from one
- * vpmuludq, odd lanes from another on the shifted input, merged by blends
- * (GCC's own vectorisation shuffles across lanes instead, 2x slower). */
-AVX2_INLINE void mulhilo8(__m256i a, __m256i m, __m256i *hi, __m256i *lo) {
-    __m256i even = _mm256_mul_epu32(a, m);
-    __m256i odd = _mm256_mul_epu32(_mm256_srli_epi64(a, 32), m);
-    *hi = _mm256_blend_epi32(_mm256_srli_epi64(even, 32), odd, 0xaa);
-    *lo = _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xaa);
-}
-
-/* chunk_words with AVX2: Philox4x32-10 (xdev_philox4x32_10's rounds) on 8
- * blocks at a time, then a 4x8 transpose into position order. */
-__attribute__((target("avx2"))) static inline void chunk_words_avx2(uint64_t seed, uint64_t b0,
-                                                                    uint32_t *restrict w) {
-    const __m256i m0 = _mm256_set1_epi32((int)XDEV_PHILOX_M0),
-                  m1 = _mm256_set1_epi32((int)XDEV_PHILOX_M1);
-    const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    for (uint32_t j = 0; j < CHUNK_BLOCKS; j += 8) {
-        uint64_t b = b0 + j; /* no carry into the high word below b0 + CHUNK_BLOCKS */
-        __m256i x0 = _mm256_add_epi32(_mm256_set1_epi32((int)(uint32_t)b), iota);
-        __m256i x1 = _mm256_set1_epi32((int)(uint32_t)(b >> 32));
-        __m256i x2 = _mm256_setzero_si256(), x3 = _mm256_setzero_si256();
-        uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
-        for (int r = 0; r < 10; r++) {
-            __m256i h0, l0, h1, l1;
-            mulhilo8(x0, m0, &h0, &l0);
-            mulhilo8(x2, m1, &h1, &l1);
-            x0 = _mm256_xor_si256(_mm256_xor_si256(h1, x1), _mm256_set1_epi32((int)k0));
-            x2 = _mm256_xor_si256(_mm256_xor_si256(h0, x3), _mm256_set1_epi32((int)k1));
-            x1 = l1;
-            x3 = l0;
-            k0 += XDEV_PHILOX_W0;
-            k1 += XDEV_PHILOX_W1;
-        }
-        /* lanes (128-bit halves): t0 = x0x1 of blocks 0,1 | 4,5; t1 = 2,3 | 6,7 */
-        __m256i t0 = _mm256_unpacklo_epi32(x0, x1), t1 = _mm256_unpackhi_epi32(x0, x1);
-        __m256i t2 = _mm256_unpacklo_epi32(x2, x3), t3 = _mm256_unpackhi_epi32(x2, x3);
-        __m256i u0 = _mm256_unpacklo_epi64(t0, t2), u1 = _mm256_unpackhi_epi64(t0, t2);
-        __m256i u2 = _mm256_unpacklo_epi64(t1, t3), u3 = _mm256_unpackhi_epi64(t1, t3);
-        _mm256_storeu_si256((__m256i *)(w + 4 * j), _mm256_permute2x128_si256(u0, u1, 0x20));
-        _mm256_storeu_si256((__m256i *)(w + 4 * j + 8), _mm256_permute2x128_si256(u2, u3, 0x20));
-        _mm256_storeu_si256((__m256i *)(w + 4 * j + 16), _mm256_permute2x128_si256(u0, u1, 0x31));
-        _mm256_storeu_si256((__m256i *)(w + 4 * j + 24), _mm256_permute2x128_si256(u2, u3, 0x31));
+/* The round keys of `seed` (key word 0 of round r at 2r, word 1 at 2r + 1),
+ * broadcast once per chunk: the unrolled rounds read them from memory. */
+AVX2_INLINE void round_keys8(uint64_t seed, __m256i keys[20]) {
+    uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
+    for (int r = 0; r < 10; r++) {
+        keys[2 * r] = _mm256_set1_epi32((int)k0);
+        keys[2 * r + 1] = _mm256_set1_epi32((int)k1);
+        k0 += XDEV_PHILOX_W0;
+        k1 += XDEV_PHILOX_W1;
     }
 }
-#endif
 
-#ifdef HAVE_AVX2_PATH
-/* The same with AVX-512: 16 blocks a round; the 4 x 16 words come out of
- * two unpack levels as one block per 128-bit lane (u0: blocks 0, 4, 8, 12;
- * u1: 1, 5, 9, 13; ...), each stored where its block's words go. */
+/* Philox4x32-10 (xdev_philox4x32_10's rounds) on blocks b .. b+7 (b's low
+ * word + 7 does not carry): x[k], lane m = word k of block b + m. */
+AVX2_INLINE void philox8_avx2(const __m256i keys[20], uint64_t b, __m256i x[4]) {
+    const __m256i m0 = _mm256_set1_epi32((int)XDEV_PHILOX_M0),
+                  m1 = _mm256_set1_epi32((int)XDEV_PHILOX_M1);
+    const __m256i lo = _mm256_set1_epi64x((long long)(uint32_t)b);
+    __m256i e0 = _mm256_add_epi64(lo, _mm256_setr_epi64x(0, 2, 4, 6)); /* even blocks */
+    __m256i o0 = _mm256_add_epi64(lo, _mm256_setr_epi64x(1, 3, 5, 7)); /* odd blocks */
+    __m256i e1 = _mm256_set1_epi32((int)(uint32_t)(b >> 32)), o1 = e1;
+    __m256i e2 = _mm256_setzero_si256(), e3 = e2, o2 = e2, o3 = e2;
+#pragma GCC unroll 10
+    for (int r = 0; r < 10; r++) {
+        const __m256i kk0 = keys[2 * r], kk1 = keys[2 * r + 1];
+        __m256i pe0 = _mm256_mul_epu32(e0, m0), pe2 = _mm256_mul_epu32(e2, m1);
+        __m256i po0 = _mm256_mul_epu32(o0, m0), po2 = _mm256_mul_epu32(o2, m1);
+        e0 = _mm256_xor_si256(_mm256_xor_si256(_mm256_shuffle_epi32(pe2, 0xb1), e1), kk0);
+        e2 = _mm256_xor_si256(_mm256_xor_si256(_mm256_shuffle_epi32(pe0, 0xb1), e3), kk1);
+        o0 = _mm256_xor_si256(_mm256_xor_si256(_mm256_shuffle_epi32(po2, 0xb1), o1), kk0);
+        o2 = _mm256_xor_si256(_mm256_xor_si256(_mm256_shuffle_epi32(po0, 0xb1), o3), kk1);
+        e1 = pe2;
+        e3 = pe0;
+        o1 = po2;
+        o3 = po0;
+    }
+    x[0] = _mm256_blend_epi32(e0, _mm256_shuffle_epi32(o0, 0xb1), 0xaa);
+    x[1] = _mm256_blend_epi32(e1, _mm256_shuffle_epi32(o1, 0xb1), 0xaa);
+    x[2] = _mm256_blend_epi32(e2, _mm256_shuffle_epi32(o2, 0xb1), 0xaa);
+    x[3] = _mm256_blend_epi32(e3, _mm256_shuffle_epi32(o3, 0xb1), 0xaa);
+}
+
+/* x[k] lane m = word (or element) k of block m, into position order at
+ * out[4m + k] (32 values): a 4x8 transpose, 4 stores (streamed past the
+ * cache when `stream`: out then 32-byte aligned). */
+AVX2_INLINE void transpose8_store(const __m256i x[4], void *out, bool stream) {
+    /* lanes (128-bit halves): t0 = x0x1 of blocks 0,1 | 4,5; t1 = 2,3 | 6,7 */
+    __m256i t0 = _mm256_unpacklo_epi32(x[0], x[1]), t1 = _mm256_unpackhi_epi32(x[0], x[1]);
+    __m256i t2 = _mm256_unpacklo_epi32(x[2], x[3]), t3 = _mm256_unpackhi_epi32(x[2], x[3]);
+    __m256i u0 = _mm256_unpacklo_epi64(t0, t2), u1 = _mm256_unpackhi_epi64(t0, t2);
+    __m256i u2 = _mm256_unpacklo_epi64(t1, t3), u3 = _mm256_unpackhi_epi64(t1, t3);
+    __m256i r[4] = {
+        _mm256_permute2x128_si256(u0, u1, 0x20), _mm256_permute2x128_si256(u2, u3, 0x20),
+        _mm256_permute2x128_si256(u0, u1, 0x31), _mm256_permute2x128_si256(u2, u3, 0x31)};
+    __m256i *o = out;
+    for (int q = 0; q < 4; q++) {
+        if (stream)
+            _mm256_stream_si256(o + q, r[q]);
+        else
+            _mm256_storeu_si256(o + q, r[q]);
+    }
+}
+
+/* chunk_words with AVX2: 8 blocks at a time, transposed into position order. */
+__attribute__((target("avx2"))) static inline void chunk_words_avx2(uint64_t seed, uint64_t b0,
+                                                                    uint32_t *restrict w) {
+    __m256i keys[20];
+    round_keys8(seed, keys);
+    for (uint32_t j = 0; j < CHUNK_BLOCKS; j += 8) {
+        __m256i x[4];
+        philox8_avx2(keys, b0 + j, x); /* no carry into the high word below b0 + CHUNK_BLOCKS */
+        transpose8_store(x, w + 4 * j, false);
+    }
+}
+
+/* The same with AVX-512: 16 blocks a round, 8 in each register. */
 #define AVX512_INLINE static inline __attribute__((target("avx512f"), always_inline))
 
-AVX512_INLINE void mulhilo16(__m512i a, __m512i m, __m512i *hi, __m512i *lo) {
-    __m512i even = _mm512_mul_epu32(a, m);
-    __m512i odd = _mm512_mul_epu32(_mm512_srli_epi64(a, 32), m);
-    *hi = _mm512_mask_blend_epi32(0xaaaa, _mm512_srli_epi64(even, 32), odd);
-    *lo = _mm512_mask_blend_epi32(0xaaaa, even, _mm512_slli_epi64(odd, 32));
+AVX512_INLINE void round_keys16(uint64_t seed, __m512i keys[20]) {
+    uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
+    for (int r = 0; r < 10; r++) {
+        keys[2 * r] = _mm512_set1_epi32((int)k0);
+        keys[2 * r + 1] = _mm512_set1_epi32((int)k1);
+        k0 += XDEV_PHILOX_W0;
+        k1 += XDEV_PHILOX_W1;
+    }
+}
+
+AVX512_INLINE void philox16_avx512(const __m512i keys[20], uint64_t b, __m512i x[4]) {
+    const __m512i m0 = _mm512_set1_epi32((int)XDEV_PHILOX_M0),
+                  m1 = _mm512_set1_epi32((int)XDEV_PHILOX_M1);
+    const __m512i lo = _mm512_set1_epi64((long long)(uint32_t)b);
+    __m512i e0 = _mm512_add_epi64(lo, _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14));
+    __m512i o0 = _mm512_add_epi64(lo, _mm512_setr_epi64(1, 3, 5, 7, 9, 11, 13, 15));
+    __m512i e1 = _mm512_set1_epi32((int)(uint32_t)(b >> 32)), o1 = e1;
+    __m512i e2 = _mm512_setzero_si512(), e3 = e2, o2 = e2, o3 = e2;
+#pragma GCC unroll 10
+    for (int r = 0; r < 10; r++) {
+        const __m512i kk0 = keys[2 * r], kk1 = keys[2 * r + 1];
+        __m512i pe0 = _mm512_mul_epu32(e0, m0), pe2 = _mm512_mul_epu32(e2, m1);
+        __m512i po0 = _mm512_mul_epu32(o0, m0), po2 = _mm512_mul_epu32(o2, m1);
+        /* 0x96: a ^ b ^ c */
+        e0 = _mm512_ternarylogic_epi32(_mm512_shuffle_epi32(pe2, _MM_PERM_CDAB), e1, kk0, 0x96);
+        e2 = _mm512_ternarylogic_epi32(_mm512_shuffle_epi32(pe0, _MM_PERM_CDAB), e3, kk1, 0x96);
+        o0 = _mm512_ternarylogic_epi32(_mm512_shuffle_epi32(po2, _MM_PERM_CDAB), o1, kk0, 0x96);
+        o2 = _mm512_ternarylogic_epi32(_mm512_shuffle_epi32(po0, _MM_PERM_CDAB), o3, kk1, 0x96);
+        e1 = pe2;
+        e3 = pe0;
+        o1 = po2;
+        o3 = po0;
+    }
+    x[0] = _mm512_mask_shuffle_epi32(e0, 0xaaaa, o0, _MM_PERM_CDAB);
+    x[1] = _mm512_mask_shuffle_epi32(e1, 0xaaaa, o1, _MM_PERM_CDAB);
+    x[2] = _mm512_mask_shuffle_epi32(e2, 0xaaaa, o2, _MM_PERM_CDAB);
+    x[3] = _mm512_mask_shuffle_epi32(e3, 0xaaaa, o3, _MM_PERM_CDAB);
+}
+
+/* x[k] lane m = value k of block m, into out[4m + k] (64 values): two unpack
+ * levels leave one block per 128-bit lane (u0: blocks 0, 4, 8, 12; u1: 1, 5,
+ * 9, 13; ...), two levels of 128-bit shuffles gather 4 consecutive blocks per
+ * register; 4 stores (streamed when `stream`: out then 64-byte aligned). */
+AVX512_INLINE void transpose16_store(const __m512i x[4], void *out, bool stream) {
+    __m512i t0 = _mm512_unpacklo_epi32(x[0], x[1]), t1 = _mm512_unpackhi_epi32(x[0], x[1]);
+    __m512i t2 = _mm512_unpacklo_epi32(x[2], x[3]), t3 = _mm512_unpackhi_epi32(x[2], x[3]);
+    __m512i u0 = _mm512_unpacklo_epi64(t0, t2), u1 = _mm512_unpackhi_epi64(t0, t2);
+    __m512i u2 = _mm512_unpacklo_epi64(t1, t3), u3 = _mm512_unpackhi_epi64(t1, t3);
+    /* v0 = u0.0 u0.1 u1.0 u1.1, v1 = u2.0 u2.1 u3.0 u3.1 (v2, v3: lanes 2, 3) */
+    __m512i v0 = _mm512_shuffle_i32x4(u0, u1, 0x44), v1 = _mm512_shuffle_i32x4(u2, u3, 0x44);
+    __m512i v2 = _mm512_shuffle_i32x4(u0, u1, 0xee), v3 = _mm512_shuffle_i32x4(u2, u3, 0xee);
+    __m512i r[4] = {_mm512_shuffle_i32x4(v0, v1, 0x88), _mm512_shuffle_i32x4(v0, v1, 0xdd),
+                    _mm512_shuffle_i32x4(v2, v3, 0x88), _mm512_shuffle_i32x4(v2, v3, 0xdd)};
+    __m512i *o = out;
+    for (int q = 0; q < 4; q++) {
+        if (stream)
+            _mm512_stream_si512(o + q, r[q]);
+        else
+            _mm512_storeu_si512(o + q, r[q]);
+    }
 }
 
 __attribute__((target("avx512f"))) static inline void chunk_words_avx512(uint64_t seed, uint64_t b0,
                                                                          uint32_t *restrict w) {
-    const __m512i m0 = _mm512_set1_epi32((int)XDEV_PHILOX_M0),
-                  m1 = _mm512_set1_epi32((int)XDEV_PHILOX_M1);
-    const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    __m512i keys[20];
+    round_keys16(seed, keys);
     for (uint32_t j = 0; j < CHUNK_BLOCKS; j += 16) {
-        uint64_t b = b0 + j; /* no carry into the high word below b0 + CHUNK_BLOCKS */
-        __m512i x0 = _mm512_add_epi32(_mm512_set1_epi32((int)(uint32_t)b), iota);
-        __m512i x1 = _mm512_set1_epi32((int)(uint32_t)(b >> 32));
-        __m512i x2 = _mm512_setzero_si512(), x3 = _mm512_setzero_si512();
-        uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
-        for (int r = 0; r < 10; r++) {
-            __m512i h0, l0, h1, l1;
-            mulhilo16(x0, m0, &h0, &l0);
-            mulhilo16(x2, m1, &h1, &l1);
-            x0 = _mm512_xor_si512(_mm512_xor_si512(h1, x1), _mm512_set1_epi32((int)k0));
-            x2 = _mm512_xor_si512(_mm512_xor_si512(h0, x3), _mm512_set1_epi32((int)k1));
-            x1 = l1;
-            x3 = l0;
-            k0 += XDEV_PHILOX_W0;
-            k1 += XDEV_PHILOX_W1;
-        }
-        __m512i t0 = _mm512_unpacklo_epi32(x0, x1), t1 = _mm512_unpackhi_epi32(x0, x1);
-        __m512i t2 = _mm512_unpacklo_epi32(x2, x3), t3 = _mm512_unpackhi_epi32(x2, x3);
-        __m512i u[4] = {_mm512_unpacklo_epi64(t0, t2), _mm512_unpackhi_epi64(t0, t2),
-                        _mm512_unpacklo_epi64(t1, t3), _mm512_unpackhi_epi64(t1, t3)};
-        uint32_t *out = w + 4 * j;
-        for (int q = 0; q < 4; q++) { /* u[q], lane k: block 4k + q */
-            _mm_storeu_si128((__m128i *)(out + 4 * q), _mm512_extracti32x4_epi32(u[q], 0));
-            _mm_storeu_si128((__m128i *)(out + 16 + 4 * q), _mm512_extracti32x4_epi32(u[q], 1));
-            _mm_storeu_si128((__m128i *)(out + 32 + 4 * q), _mm512_extracti32x4_epi32(u[q], 2));
-            _mm_storeu_si128((__m128i *)(out + 48 + 4 * q), _mm512_extracti32x4_epi32(u[q], 3));
-        }
+        __m512i x[4];
+        philox16_avx512(keys, b0 + j, x);
+        transpose16_store(x, w + 4 * j, false);
+    }
+}
+
+/* Normal f32 in block order: a[i], b[i] (i < 2 CHUNK_BLOCKS) are the pair
+ * (radius word, angle word) of pair i, z[i] and z[i + 2 CHUNK_BLOCKS] its two
+ * elements. Contiguous loads and stores, so the loop GCC vectorises has no
+ * lane shuffles (word 2j, 2j+1 of position order would need them). */
+FILL_INLINE void normal_pairs(const uint32_t *restrict a, const uint32_t *restrict b, float mean,
+                              float std, float *restrict z) {
+    for (uint32_t i = 0; i < 2 * CHUNK_BLOCKS; i++) {
+        float z0, z1;
+        xdev_philox_normal_f32_pair(a[i], b[i], &z0, &z1);
+        z[i] = xdev_philox_affine_f32(z0, mean, std);
+        z[i + 2 * CHUNK_BLOCKS] = xdev_philox_affine_f32(z1, mean, std);
+    }
+}
+
+/* Layout of a normal chunk's words and values, CHUNK_BLOCKS each row, so that
+ * normal_pairs reads rows A, B and writes rows Z0, Z1:
+ * A = word 0 of every block, then word 2; B = word 1, then word 3; so Z0 =
+ * element 0 of every block, then element 2; Z1 = element 1, then 3. */
+enum { ROW_W0 = 0, ROW_W2 = 1, ROW_W1 = 2, ROW_W3 = 3 };
+
+/* A chunk of normal f32 (blocks b0 .. b0 + CHUNK_BLOCKS - 1, b0 a multiple
+ * of CHUNK_BLOCKS) into out in position order, AVX2: Philox words stored by
+ * word (no transpose), converted in one vectorised loop, the values
+ * transposed into position order once. */
+__attribute__((target("avx2"))) static void
+normal_chunk_avx2(uint64_t seed, uint64_t b0, float mean, float std, void *out, bool stream) {
+    uint32_t w[4 * CHUNK_BLOCKS] __attribute__((aligned(64)));
+    float z[4 * CHUNK_BLOCKS] __attribute__((aligned(64)));
+    __m256i keys[20];
+    round_keys8(seed, keys);
+    for (uint32_t j = 0; j < CHUNK_BLOCKS; j += 8) {
+        __m256i x[4];
+        philox8_avx2(keys, b0 + j, x);
+        _mm256_store_si256((__m256i *)(w + ROW_W0 * CHUNK_BLOCKS + j), x[0]);
+        _mm256_store_si256((__m256i *)(w + ROW_W1 * CHUNK_BLOCKS + j), x[1]);
+        _mm256_store_si256((__m256i *)(w + ROW_W2 * CHUNK_BLOCKS + j), x[2]);
+        _mm256_store_si256((__m256i *)(w + ROW_W3 * CHUNK_BLOCKS + j), x[3]);
+    }
+    normal_pairs(w, w + 2 * CHUNK_BLOCKS, mean, std, z);
+    for (uint32_t j = 0; j < CHUNK_BLOCKS; j += 8) {
+        const __m256i x[4] = {_mm256_load_si256((const __m256i *)(z + ROW_W0 * CHUNK_BLOCKS + j)),
+                              _mm256_load_si256((const __m256i *)(z + ROW_W1 * CHUNK_BLOCKS + j)),
+                              _mm256_load_si256((const __m256i *)(z + ROW_W2 * CHUNK_BLOCKS + j)),
+                              _mm256_load_si256((const __m256i *)(z + ROW_W3 * CHUNK_BLOCKS + j))};
+        transpose8_store(x, (float *)out + 4 * j, stream);
+    }
+}
+
+__attribute__((target("avx512f"))) static void
+normal_chunk_avx512(uint64_t seed, uint64_t b0, float mean, float std, void *out, bool stream) {
+    uint32_t w[4 * CHUNK_BLOCKS] __attribute__((aligned(64)));
+    float z[4 * CHUNK_BLOCKS] __attribute__((aligned(64)));
+    __m512i keys[20];
+    round_keys16(seed, keys);
+    for (uint32_t j = 0; j < CHUNK_BLOCKS; j += 16) {
+        __m512i x[4];
+        philox16_avx512(keys, b0 + j, x);
+        _mm512_store_si512(w + ROW_W0 * CHUNK_BLOCKS + j, x[0]);
+        _mm512_store_si512(w + ROW_W1 * CHUNK_BLOCKS + j, x[1]);
+        _mm512_store_si512(w + ROW_W2 * CHUNK_BLOCKS + j, x[2]);
+        _mm512_store_si512(w + ROW_W3 * CHUNK_BLOCKS + j, x[3]);
+    }
+    normal_pairs(w, w + 2 * CHUNK_BLOCKS, mean, std, z);
+    for (uint32_t j = 0; j < CHUNK_BLOCKS; j += 16) {
+        const __m512i x[4] = {_mm512_load_si512(z + ROW_W0 * CHUNK_BLOCKS + j),
+                              _mm512_load_si512(z + ROW_W1 * CHUNK_BLOCKS + j),
+                              _mm512_load_si512(z + ROW_W2 * CHUNK_BLOCKS + j),
+                              _mm512_load_si512(z + ROW_W3 * CHUNK_BLOCKS + j)};
+        transpose16_store(x, (float *)out + 4 * j, stream);
     }
 }
 #endif
@@ -226,12 +374,25 @@ FILL_INLINE void stream_chunk(void *dst, const void *src) {
 #ifdef HAVE_AVX2_PATH
     const __m128i *s = src;
     __m128i *o = dst;
+#pragma GCC unroll 8 /* 4 stores a line: the loop's own count and branch were a third of it */
     for (unsigned i = 0; i < CHUNK_WORDS * 4 / 16; i++)
         _mm_stream_si128(o + i, _mm_load_si128(s + i));
 #else
     memcpy(dst, src, CHUNK_WORDS * 4);
 #endif
 }
+
+#ifdef HAVE_AVX2_PATH
+/* One whole chunk of normal f32 by the vector path (normal_chunk_*), into out
+ * (streamed when `stream`: out then aligned to the vector's size). */
+FILL_INLINE void normal_chunk(int isa, uint64_t seed, uint64_t b0, const xdev_philox_params_t *pr,
+                              void *out, bool stream) {
+    if (isa == ISA_AVX512)
+        normal_chunk_avx512(seed, b0, pr->mean_f, pr->std_f, out, stream);
+    else
+        normal_chunk_avx2(seed, b0, pr->mean_f, pr->std_f, out, stream);
+}
+#endif
 
 FILL_INLINE void fill_body(const xdev_rng_fill_desc_t *d, int isa, bool nt) {
     const unsigned wpe = xdev_philox_words_per_element((int)d->format);
@@ -242,8 +403,34 @@ FILL_INLINE void fill_body(const xdev_rng_fill_desc_t *d, int isa, bool nt) {
     uint64_t bounce[CHUNK_WORDS / 2] __attribute__((aligned(64)));       /* a chunk's output */
     const uint64_t first = d->offset, last = d->offset + d->count * wpe; /* word positions */
     unsigned char *out = d->out;
-    for (uint64_t c = first / CHUNK_WORDS * CHUNK_WORDS;; c += CHUNK_WORDS) {
 #ifdef HAVE_AVX2_PATH
+    /* normal f32 with vectors: its own chunk path (normal_chunk_avx2) */
+    const bool normal_vec =
+        isa != ISA_BASELINE && d->kind == XDEV_RNG_FILL_NORMAL && d->format == XDEV_RNG_FORMAT_F32;
+    const uintptr_t vec_mask = isa == ISA_AVX512 ? 63u : 31u; /* a streamed store's alignment */
+#endif
+    for (uint64_t c = first / CHUNK_WORDS * CHUNK_WORDS;; c += CHUNK_WORDS) {
+        bool ends_here = last - c <= CHUNK_WORDS;
+        uint64_t lo = c > first ? c : first, hi = ends_here ? last : c + CHUNK_WORDS;
+        unsigned char *dst = out + (lo - first) / wpe * esize;
+        const bool whole = lo == c && hi - c == CHUNK_WORDS;
+#ifdef HAVE_AVX2_PATH
+        if (normal_vec) {
+            if (whole && nt && ((uintptr_t)dst & vec_mask) == 0) {
+                normal_chunk(isa, d->seed, c / 4, &pr, dst, true);
+            } else if (whole && nt && ((uintptr_t)dst & 15) == 0) {
+                normal_chunk(isa, d->seed, c / 4, &pr, bounce, false);
+                stream_chunk(dst, bounce);
+            } else if (whole) {
+                normal_chunk(isa, d->seed, c / 4, &pr, dst, false);
+            } else {
+                normal_chunk(isa, d->seed, c / 4, &pr, bounce, false);
+                memcpy(dst, (unsigned char *)bounce + (lo - c) / wpe * esize,
+                       (hi - lo) / wpe * esize);
+            }
+            if (ends_here) break;
+            continue;
+        }
         if (isa == ISA_AVX512)
             chunk_words_avx512(d->seed, c / 4, w);
         else if (isa == ISA_AVX2)
@@ -251,13 +438,10 @@ FILL_INLINE void fill_body(const xdev_rng_fill_desc_t *d, int isa, bool nt) {
         else
 #endif
             chunk_words(d->seed, c / 4, w);
-        bool ends_here = last - c <= CHUNK_WORDS;
-        uint64_t lo = c > first ? c : first, hi = ends_here ? last : c + CHUNK_WORDS;
-        unsigned char *dst = out + (lo - first) / wpe * esize;
-        if (lo == c && hi - c == CHUNK_WORDS && nt && ((uintptr_t)dst & 15) == 0) {
+        if (whole && nt && ((uintptr_t)dst & 15) == 0) {
             chunk_convert(d, &pr, w, bounce);
             stream_chunk(dst, bounce);
-        } else if (lo == c && hi - c == CHUNK_WORDS) {
+        } else if (whole) {
             chunk_convert(d, &pr, w, dst);
         } else {
             chunk_convert(d, &pr, w, bounce);
@@ -303,9 +487,9 @@ static void isa_select(void) {
     const char *v = get_env ? get_env("XDEV_CPU_RNG_ISA") : getenv("XDEV_CPU_RNG_ISA");
     bool avx2 = false, avx512 = false;
 #ifdef HAVE_AVX2_PATH
-    __builtin_cpu_init();
-    avx2 = __builtin_cpu_supports("avx2");
-    avx512 = avx2 && __builtin_cpu_supports("avx512f");
+    const unsigned f = xdev_cpu_features();
+    avx2 = (f & XDEV_CPU_FEAT_AVX2) != 0;
+    avx512 = avx2 && (f & XDEV_CPU_FEAT_AVX512F) != 0;
 #endif
     bool is_auto = v == NULL || v[0] == '\0' || strcmp(v, "auto") == 0;
     g_fill = fill_baseline;
