@@ -364,16 +364,11 @@ static xdev_status_t replay_locked(xdev_graph_t g, xdev_stream_t stream) {
                          XDEV_REC_ARGS(stream->rec));
     xdev_status_t st = xdev_mempool_check_awake(g->pool, g->id); /* its pool slept with all */
     if (st != XDEV_SUCCESS) return st;
-    xdev_enqueue_t q = {
-        .kind = XDEV_OP_GRAPH_REPLAY,
-        .name = "graph_replay",
-        .stream = stream,
-        .ctx = g,
-        .flags = XDEV_ENQUEUE_WAIT_LATER, /* xdev_graph_replay waits, the graph unlocked */
-        .capture = replay_capture,
-        .call = replay_call,
-        .trace_args = replay_trace_args,
-    };
+    xdev_enqueue_t q; /* set field by field: an initializer clears it with rep stos */
+    xdev_enqueue_set(&q, XDEV_OP_GRAPH_REPLAY, "graph_replay", stream, g, replay_call);
+    q.flags = XDEV_ENQUEUE_WAIT_LATER; /* xdev_graph_replay waits, the graph unlocked */
+    q.capture = replay_capture;
+    q.trace_args = replay_trace_args;
     return xdev_enqueue(&q);
 }
 

@@ -258,16 +258,11 @@ static xdev_status_t launch(struct xdev_kernel *k, const xdev_launch_config_t *c
         .name = k->name,
     };
     launch_op_t o = {k, c, args, nargs, &d};
-    xdev_enqueue_t q = {
-        .kind = XDEV_OP_KERNEL,
-        .name = k->name,
-        .span = k->trace_name,
-        .stream = s,
-        .ctx = &o,
-        .get_uses = launch_uses,
-        .call = launch_call,
-        .trace_args = launch_trace_args,
-    };
+    xdev_enqueue_t q; /* set field by field: an initializer clears it with rep stos */
+    xdev_enqueue_set(&q, XDEV_OP_KERNEL, k->name, s, &o, launch_call);
+    q.span = k->trace_name;
+    q.get_uses = launch_uses;
+    q.trace_args = launch_trace_args;
     if (as != NULL) {
         q.kind = as->kind;
         q.name = as->name;
