@@ -336,6 +336,7 @@ static xdev_status_t kernel_launch(xdev_cpu_device_t *dev, const xdev_launch_des
     l->chunk = total;
     atomic_init(&l->next_block, 0);
     atomic_init(&l->fault, 0);
+    atomic_init(&l->seats, 0);
     l->fault_cap = 0;
     l->fault_signo = l->fault_sicode = 0;
     l->fault_addr = NULL;

@@ -44,6 +44,7 @@ typedef struct xdev_cpu_launch {
     uint64_t total;                /* blocks in the grid */
     uint64_t chunk;                /* blocks per claim */
     _Atomic uint64_t next_block;   /* first block not yet claimed (linear, x fastest) */
+    atomic_int seats;              /* pool workers that may still join (cpu_pool.c) */
     atomic_int fault;              /* first fault code, 0 = none */
     int fault_block[3];            /* written by the thread whose code won */
     size_t fault_cap;              /* its static shared capacity */
