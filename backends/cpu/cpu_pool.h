@@ -50,6 +50,7 @@ typedef struct xdev_cpu_launch {
     size_t fault_cap;              /* its static shared capacity */
     int fault_signo, fault_sicode; /* XDEV_CPU_KFAULT_SIGNAL: the signal */
     void *fault_addr;              /* and its si_addr */
+    size_t room;                   /* bytes[] has room for this many (cpu_kernel.c's records) */
     void *args[XDEV_KERNEL_MAX_PARAMS];
     _Alignas(16) unsigned char bytes[];
 } xdev_cpu_launch_t;
