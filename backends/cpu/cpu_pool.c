@@ -32,7 +32,7 @@
  *
  * Idle workers poll the pool's `epoch` (bumped by every launch) for
  * XDEV_CPU_POOL_SPIN_NS, then sleep on it (futex); a launch wakes as many
- * sleepers as it has seats. A worker asleep for
+ * sleepers as it has seats, as a tree (pass_wake). A worker asleep for
  * XDEV_CPU_POOL_RETIRE_MS ends (as stream workers do), so an idle process
  * keeps no thread: one whose main calls pthread_exit() still ends. At
  * process exit the workers stop claiming, finish the block they run and are
@@ -60,6 +60,8 @@
 #define XDEV_CPU_POOL_RETIRE_MS 1000
 /* How long process exit waits, in all, for the workers. */
 #define XDEV_CPU_POOL_EXIT_WAIT_S 5
+/* Sleepers a launcher, or a woken worker, wakes (pass_wake). */
+#define XDEV_CPU_POOL_WAKE_FANOUT 2
 /* Launches one pool runs at once (from as many streams); more run alone. */
 #define XDEV_CPU_POOL_POSTS 16
 /* Kernels whose last cost per block the pool remembers (a direct-mapped
@@ -87,6 +89,7 @@ struct xdev_cpu_pool {
     pool_slot_t *slots;
     _Atomic uint32_t epoch; /* futex word: bumped by each launch and by stop */
     atomic_int sleepers;    /* workers in (or going into) the epoch futex */
+    atomic_int wakes;       /* sleepers the latest launch still wants woken (see pass_wake) */
     _Atomic uint32_t done;  /* futex word: bumped when a worker leaves while one waits */
     atomic_int done_waiters;
     _Atomic bool stopping;
@@ -126,6 +129,26 @@ static bool spin_step(unsigned i, int64_t *start) {
     return (i & 7) != 0 || xdev_cpu_now_ns() - *start < XDEV_CPU_POOL_SPIN_NS;
 }
 
+/* Wake up to XDEV_CPU_POOL_WAKE_FANOUT of the sleepers the latest launch
+ * wants (its `wakes`). The launcher calls it, and so does each worker it
+ * wakes, before looking for work: a tree, so that the launcher's one
+ * futex call wakes two workers rather than fifteen one after another (each
+ * a few hundred ns of its time in the kernel while its own blocks wait),
+ * and the wake-ups spread over the woken workers' cores. The count is a
+ * hint shared by the streams' launches: a launch whose workers were not
+ * all woken still runs every block (its stream worker claims what is
+ * left). */
+static void pass_wake(xdev_cpu_pool_t *p) {
+    int want = atomic_load_explicit(&p->wakes, memory_order_relaxed);
+    while (want > 0) {
+        int n = want < XDEV_CPU_POOL_WAKE_FANOUT ? want : XDEV_CPU_POOL_WAKE_FANOUT;
+        if (atomic_compare_exchange_weak(&p->wakes, &want, want - n)) {
+            if (atomic_load(&p->sleepers) > 0) futex_wake(&p->epoch, n);
+            return;
+        }
+    }
+}
+
 /* Wait until the epoch differs from `seen` or the pool stops. False when
  * XDEV_CPU_POOL_RETIRE_MS passed asleep without either. */
 static bool wait_epoch(xdev_cpu_pool_t *p, uint32_t seen) {
@@ -144,6 +167,7 @@ static bool wait_epoch(xdev_cpu_pool_t *p, uint32_t seen) {
         woke = futex_wait(&p->epoch, seen, &rel);
     }
     atomic_fetch_sub(&p->sleepers, 1);
+    if (woke) pass_wake(p);
     return woke;
 }
 
@@ -413,8 +437,9 @@ void xdev_cpu_pool_run(xdev_cpu_pool_t *p, xdev_cpu_launch_t *l) {
         ensure_workers(p);
         pthread_mutex_unlock(&p->mu);
     }
+    atomic_store(&p->wakes, helpers);
     atomic_fetch_add(&p->epoch, 1);
-    if (atomic_load(&p->sleepers) > 0) futex_wake(&p->epoch, helpers);
+    if (atomic_load(&p->sleepers) > 0) pass_wake(p);
 
     claim_and_run(p, l, ex);
 
