@@ -22,6 +22,7 @@
  * shared evenly between the CPU devices). Shared memory per block is 48 KiB
  * (xdev_cpu_state.shared_limit; CUDA's default). */
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -294,6 +295,8 @@ static xdev_status_t kernel_get_function(xdev_cpu_device_t *dev, void *module, c
 #endif
 
 static _Alignas(64) _Atomic(xdev_cpu_launch_t *) launch_spares[LAUNCH_SPARES];
+/* What the launching thread writes fits the first line (cpu_pool.h). */
+_Static_assert(offsetof(xdev_cpu_launch_t, chunk) == 64, "a launch's fields moved lines");
 
 /* A record with room for `bytes` argument bytes, or NULL (no memory). */
 static xdev_cpu_launch_t *launch_new(size_t bytes) {
@@ -304,9 +307,10 @@ static xdev_cpu_launch_t *launch_new(size_t bytes) {
             if (l != NULL) return l;
         }
     }
-    xdev_cpu_launch_t *l =
-        malloc(sizeof *l + (bytes > LAUNCH_MIN_BYTES ? bytes : LAUNCH_MIN_BYTES));
-    if (l != NULL) l->room = bytes > LAUNCH_MIN_BYTES ? bytes : LAUNCH_MIN_BYTES;
+    size_t room = bytes > LAUNCH_MIN_BYTES ? bytes : LAUNCH_MIN_BYTES;
+    size_t size = (sizeof(xdev_cpu_launch_t) + room + 63) & ~(size_t)63;
+    xdev_cpu_launch_t *l = aligned_alloc(_Alignof(xdev_cpu_launch_t), size);
+    if (l != NULL) l->room = room;
     return l;
 }
 
@@ -329,10 +333,14 @@ static void launch_release(void *arg) {
  * the per-run state starts afresh). */
 static void run_launch(void *arg) {
     xdev_cpu_launch_t *l = arg;
+    l->chunk = l->total;
     atomic_store_explicit(&l->next_block, 0, memory_order_relaxed);
+    atomic_store_explicit(&l->seats, 0, memory_order_relaxed);
     atomic_store_explicit(&l->fault, 0, memory_order_relaxed);
     l->fault_cap = 0;
     memset(l->fault_block, 0, sizeof l->fault_block);
+    l->fault_signo = l->fault_sicode = 0;
+    l->fault_addr = NULL;
     xdev_cpu_pool_t *pool =
         atomic_load_explicit(&xdev_cpu_state.devices[l->device].pool, memory_order_acquire);
     if (pool != NULL && l->total > 1) {
@@ -384,15 +392,7 @@ static xdev_status_t kernel_launch(xdev_cpu_device_t *dev, const xdev_launch_des
     l->block[2] = (int)desc->block.z;
     l->items = l->block[0] * l->block[1] * l->block[2];
     l->dynamic_shared = desc->shared_bytes;
-    l->total = total;
-    l->chunk = total;
-    atomic_init(&l->next_block, 0);
-    atomic_init(&l->fault, 0);
-    atomic_init(&l->seats, 0);
-    l->fault_cap = 0;
-    l->fault_signo = l->fault_sicode = 0;
-    l->fault_addr = NULL;
-    memset(l->fault_block, 0, sizeof l->fault_block);
+    l->total = total; /* the run's state: run_launch */
     size_t off = 0;
     for (int i = 0; i < desc->nargs; i++) {
         l->args[i] = l->bytes + off;
