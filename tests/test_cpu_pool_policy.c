@@ -114,6 +114,11 @@ START_TEST(split_by_cost) {
     xdev_cpu_pool_split(64, 64, 0, 15, &chunk, &helpers);
     ck_assert_uint_eq(chunk, 1);
     ck_assert_int_eq(helpers, 15);
+    /* a large grid of a kernel measured cheap on small ones: its blocks may
+     * be dearer (other arguments), so the cost does not cut it */
+    xdev_cpu_pool_split(1024, 1024, 5, 15, &chunk, &helpers);
+    ck_assert_uint_eq(chunk, 4);
+    ck_assert_int_eq(helpers, 15);
     /* fewer blocks than workers */
     xdev_cpu_pool_split(3, 3, 0, 15, &chunk, &helpers);
     ck_assert_int_eq(helpers, 2);

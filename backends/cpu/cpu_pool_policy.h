@@ -83,7 +83,12 @@ static inline uint64_t xdev_cpu_cost_note(uint64_t v, uint64_t tag, int64_t ns, 
  * the caller and up to `nworkers` pool workers: *chunk blocks a claim and
  * *helpers workers (0: the caller runs the rest alone). `cost` is the
  * kernel's ns a block, 0 when not known (then about XDEV_CPU_POOL_CLAIMS
- * claims a thread). With a known cost a claim carries at least
+ * claims a thread). It counts only for grids of at most
+ * XDEV_CPU_POOL_TRY_BLOCKS, those whose launches measure it (a try this
+ * launch, or a dear one's last): a larger grid's blocks may cost more than
+ * a small grid's of the same kernel (its arguments differ; a grid-stride
+ * loop), and too few helpers would cost far more than the claims they
+ * save. With a known cost a claim carries at least
  * XDEV_CPU_POOL_CLAIM_NS and only as many workers join as there are claims
  * beyond the caller's first: a small grid of cheap blocks neither wakes
  * every worker nor has them queue on its counter's cache line one block at
@@ -92,7 +97,7 @@ static inline void xdev_cpu_pool_split(uint64_t total, uint64_t rest, uint64_t c
                                        uint64_t *chunk, int *helpers) {
     uint64_t claims = (uint64_t)(nworkers + 1) * XDEV_CPU_POOL_CLAIMS;
     uint64_t c = total / claims != 0 ? total / claims : 1;
-    if (cost != 0) {
+    if (cost != 0 && total <= XDEV_CPU_POOL_TRY_BLOCKS) {
         uint64_t worth = (XDEV_CPU_POOL_CLAIM_NS + cost - 1) / cost;
         if (worth > c) c = worth;
     }
