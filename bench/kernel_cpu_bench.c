@@ -13,7 +13,9 @@
  *       element) with XDEV_CPU_THREADS = 1, 2, 4, ..., the online cores, and
  *       the same loop with OMP_NUM_THREADS = the same counts: scaling.
  *   (e) the cost of an empty launch: enqueue only (batches, synchronize
- *       outside the timing) and enqueue + synchronize round trips; and of a
+ *       outside the timing) and enqueue + synchronize round trips (1, 64
+ *       and 4096 blocks; 4096 also after 200 us idle, when the pool's
+ *       workers sleep and the launch wakes them); and of a
  *       4-argument kernel with 2 pointers, with XDEV_LAUNCH_CHECKS=full and
  *       =basic (each a process), which shows what the pointer checks cost.
  *
@@ -382,6 +384,25 @@ static void settle(void *arg) {
     CHECK(xdev_stream_synchronize(((launch_ctx_t *)arg)->x->stream));
 }
 
+/* Launch + synchronize after the pool's workers went to sleep: each of
+ * `per` round trips a sample follows 200 us idle (past the workers' 30 us
+ * poll), which is not timed; ns per round trip, `reps` samples. */
+static bench_stats_t asleep_round_trips(launch_ctx_t *c, int per, int reps, double *v) {
+    const struct timespec idle = {0, 200000};
+    for (int r = -1; r < reps; r++) { /* r = -1: warm-up (workers started) */
+        double sum = 0;
+        for (int i = 0; i < per; i++) {
+            nanosleep(&idle, NULL);
+            double t0 = now_ns();
+            CHECK(xdev_launch_kernel(c->k, &c->cfg, NULL, 0));
+            CHECK(xdev_stream_synchronize(c->x->stream));
+            sum += now_ns() - t0;
+        }
+        if (r >= 0) v[r] = sum / per;
+    }
+    return bench_stats(v, reps);
+}
+
 static void side_launch(void) {
     xside_t x = xside_open();
     const int reps = 31;
@@ -404,6 +425,11 @@ static void side_launch(void) {
     c.ops = rt_ops;
     bench_row("kb_empty 64x1 (pool), enqueue + sync",
               bench_batches(b_launch_sync, NULL, &c, rt_ops, reps, v));
+    /* More blocks than a launch tries alone: always the pool's workers. */
+    c.cfg.grid.x = 4096;
+    bench_row("kb_empty 4096x1 (pool), enqueue + sync",
+              bench_batches(b_launch_sync, NULL, &c, rt_ops, reps, v));
+    bench_row("kb_empty 4096x1, sync, pool asleep", asleep_round_trips(&c, 20, reps, v));
     c.ops = ops;
     c.k = kernel(&x, "kb_saxpy");
     c.cfg.grid.x = 1;

@@ -59,6 +59,7 @@ void xdev_cpu_parallel_for(int device, size_t n, size_t grain, xdev_cpu_range_fn
     l.chunk = 1;
     atomic_init(&l.next_block, 0);
     atomic_init(&l.fault, 0);
+    atomic_init(&l.seats, 0);
     l.args[0] = &job;
     xdev_cpu_pool_run(pool, &l);
     if (atomic_load(&l.fault) != 0) fn(ctx, 0, n); /* no executor memory: do it here */

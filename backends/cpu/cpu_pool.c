@@ -7,9 +7,11 @@
  * the pool's XDEV_CPU_POOL_POSTS slots (an atomic pointer each) and its
  * blocks are claimed in chunks from an atomic counter (about 16 claims per
  * thread and launch, so a grid of tiny blocks does not pay one atomic per
- * block); every worker takes any posted launch with blocks left, so
- * launches from several streams share the pool (with every slot taken, a
- * launch runs on its stream worker alone). The stream worker claims too,
+ * block; with the kernel's cost known, a microsecond of work a claim at
+ * least, and only as many workers join as there are claims: its `seats`,
+ * cpu_pool_policy.h); every worker takes any posted launch with blocks and
+ * seats left, so launches from several streams share the pool (with every
+ * slot taken, a launch runs on its stream worker alone). The stream worker claims too,
  * then clears its slot and waits until no worker is inside the launch: the
  * launch is done when its op returns, and the stream stays in order.
  *
@@ -24,11 +26,13 @@
  *
  * A small grid of a kernel that ran fast alone is not posted at all: the
  * stream worker runs it (see run_here), since waking the workers and
- * waiting for them to leave would cost more than the blocks.
+ * waiting for them to leave would cost more than the blocks; one such run
+ * that took long (preempted) sends the next launch to the pool, not the
+ * next 255.
  *
  * Idle workers poll the pool's `epoch` (bumped by every launch) for
  * XDEV_CPU_POOL_SPIN_NS, then sleep on it (futex); a launch wakes as many
- * sleepers as it has blocks to spare. A worker asleep for
+ * sleepers as it has seats, as a tree (pass_wake). A worker asleep for
  * XDEV_CPU_POOL_RETIRE_MS ends (as stream workers do), so an idle process
  * keeps no thread: one whose main calls pthread_exit() still ends. At
  * process exit the workers stop claiming, finish the block they run and are
@@ -47,6 +51,7 @@
 
 #include "cpu/cpu_clock.h"
 #include "cpu/cpu_pool.h"
+#include "cpu/cpu_pool_policy.h"
 
 /* How long an idle worker, or a launch waiting for its last workers, polls
  * before sleeping: back-to-back launches then cost no futex wake-up. */
@@ -55,21 +60,10 @@
 #define XDEV_CPU_POOL_RETIRE_MS 1000
 /* How long process exit waits, in all, for the workers. */
 #define XDEV_CPU_POOL_EXIT_WAIT_S 5
-/* Claims per thread and launch. */
-#define XDEV_CPU_POOL_CLAIMS 16
+/* Sleepers a launcher, or a woken worker, wakes (pass_wake). */
+#define XDEV_CPU_POOL_WAKE_FANOUT 2
 /* Launches one pool runs at once (from as many streams); more run alone. */
 #define XDEV_CPU_POOL_POSTS 16
-/* A kernel launch whose whole grid ran within this on one thread last time
- * runs on its stream worker alone: waking the pool and waiting for it to
- * leave costs about as much (issue 50: 64 empty blocks took 13 us on the
- * pool of 16 cores). */
-#define XDEV_CPU_POOL_INLINE_NS 2000
-/* A kernel whose cost is not known yet tries that with this many blocks at
- * most (more cannot fit in the time, at a few ns a block). */
-#define XDEV_CPU_POOL_TRY_BLOCKS 256
-/* A kernel found too dear for that is tried again at this launch of it
- * (it may have become cheaper: its arguments changed). */
-#define XDEV_CPU_POOL_RETRY 255
 /* Kernels whose last cost per block the pool remembers (a direct-mapped
  * table; a collision only loses or mixes an estimate). */
 #define XDEV_CPU_POOL_COSTS 64
@@ -95,6 +89,7 @@ struct xdev_cpu_pool {
     pool_slot_t *slots;
     _Atomic uint32_t epoch; /* futex word: bumped by each launch and by stop */
     atomic_int sleepers;    /* workers in (or going into) the epoch futex */
+    atomic_int wakes;       /* sleepers the latest launch still wants woken (see pass_wake) */
     _Atomic uint32_t done;  /* futex word: bumped when a worker leaves while one waits */
     atomic_int done_waiters;
     _Atomic bool stopping;
@@ -134,6 +129,26 @@ static bool spin_step(unsigned i, int64_t *start) {
     return (i & 7) != 0 || xdev_cpu_now_ns() - *start < XDEV_CPU_POOL_SPIN_NS;
 }
 
+/* Wake up to XDEV_CPU_POOL_WAKE_FANOUT of the sleepers the latest launch
+ * wants (its `wakes`). The launcher calls it, and so does each worker it
+ * wakes, before looking for work: a tree, so that the launcher's one
+ * futex call wakes two workers rather than fifteen one after another (each
+ * a few hundred ns of its time in the kernel while its own blocks wait),
+ * and the wake-ups spread over the woken workers' cores. The count is a
+ * hint shared by the streams' launches: a launch whose workers were not
+ * all woken still runs every block (its stream worker claims what is
+ * left). */
+static void pass_wake(xdev_cpu_pool_t *p) {
+    int want = atomic_load_explicit(&p->wakes, memory_order_relaxed);
+    while (want > 0) {
+        int n = want < XDEV_CPU_POOL_WAKE_FANOUT ? want : XDEV_CPU_POOL_WAKE_FANOUT;
+        if (atomic_compare_exchange_weak(&p->wakes, &want, want - n)) {
+            if (atomic_load(&p->sleepers) > 0) futex_wake(&p->epoch, n);
+            return;
+        }
+    }
+}
+
 /* Wait until the epoch differs from `seen` or the pool stops. False when
  * XDEV_CPU_POOL_RETIRE_MS passed asleep without either. */
 static bool wait_epoch(xdev_cpu_pool_t *p, uint32_t seen) {
@@ -152,6 +167,7 @@ static bool wait_epoch(xdev_cpu_pool_t *p, uint32_t seen) {
         woke = futex_wait(&p->epoch, seen, &rel);
     }
     atomic_fetch_sub(&p->sleepers, 1);
+    if (woke) pass_wake(p);
     return woke;
 }
 
@@ -176,47 +192,35 @@ static void claim_and_run(xdev_cpu_pool_t *p, xdev_cpu_launch_t *l, xdev_cpu_exe
 
 /* ------------------------------------------------------- small launches */
 
-/* The kernel's cell in the pool's cost table, and its tag there. A cell
- * is tag << 32 | launches left before a retry << 24 | ns a block (what its
- * last run alone measured, at most 2^24 - 1). */
+/* The kernel's cell in the pool's cost table (cpu_pool_policy.h says what
+ * it holds), and its tag there. */
 static _Atomic uint64_t *cost_cell(xdev_cpu_pool_t *p, const void *sig, uint64_t *tag) {
     uint64_t h = (uint64_t)(uintptr_t)sig * 0x9E3779B97F4A7C15ull;
     *tag = (h >> 32) | 1u; /* 32 bits, never 0: an empty cell matches no kernel */
     return &p->cost[(h >> 24) % XDEV_CPU_POOL_COSTS];
 }
 
-#define COST_NS_MAX 0xffffffu
-
-/* Whether to run `l` alone: when its kernel's last run alone says the
- * whole grid fits in XDEV_CPU_POOL_INLINE_NS; when its cost is not known
- * yet, or at every XDEV_CPU_POOL_RETRY-th launch of one that was too dear
- * (it may be cheaper now), a try if the grid is small. A try that runs
- * out of that time hands the rest to the pool. Only runs alone measure:
- * the pool's threads, sharing the launch, slow each other's blocks. */
+/* Whether to run `l` alone (xdev_cpu_cost_run_here). A try that runs out
+ * of XDEV_CPU_POOL_INLINE_NS hands the rest to the pool. Only runs alone
+ * measure: the pool's threads, sharing the launch, slow each other's
+ * blocks. The cell is updated racily with other streams' launches of the
+ * kernel: a count lost or repeated only moves a retry. */
 static bool run_here(xdev_cpu_pool_t *p, const xdev_cpu_launch_t *l) {
-    if (l->total > XDEV_CPU_POOL_TRY_BLOCKS) return false;
+    uint64_t tag;
+    _Atomic uint64_t *cell = cost_cell(p, l->sig, &tag);
+    uint64_t v = atomic_load_explicit(cell, memory_order_relaxed), was = v;
+    bool here = xdev_cpu_cost_run_here(&v, tag, l->total);
+    if (v != was) atomic_store_explicit(cell, v, memory_order_relaxed);
+    return here;
+}
+
+/* Note what a run alone measured (xdev_cpu_cost_note). */
+static void note_cost(xdev_cpu_pool_t *p, const xdev_cpu_launch_t *l, int64_t ns, uint64_t blocks,
+                      bool over) {
     uint64_t tag;
     _Atomic uint64_t *cell = cost_cell(p, l->sig, &tag);
     uint64_t v = atomic_load_explicit(cell, memory_order_relaxed);
-    if (v >> 32 != tag) return true; /* not known: try */
-    if ((v & COST_NS_MAX) * l->total <= XDEV_CPU_POOL_INLINE_NS) return true;
-    uint64_t left = v >> 24 & 0xffu;
-    /* Racy with other streams' launches of the kernel: a count lost or
-     * repeated only moves a retry. */
-    atomic_store_explicit(cell, left != 0 ? v - ((uint64_t)1 << 24) : v | (uint64_t)0xff << 24,
-                          memory_order_relaxed);
-    return left == 0;
-}
-
-/* Note what a run alone measured: `ns` for `blocks` blocks (the latest
- * run decides: a wrong guess costs at most one try's time). */
-static void note_cost(xdev_cpu_pool_t *p, const xdev_cpu_launch_t *l, int64_t ns, uint64_t blocks) {
-    if (blocks == 0 || ns < 0) return;
-    uint64_t tag, per = ((uint64_t)ns + blocks - 1) / blocks;
-    if (per > COST_NS_MAX) per = COST_NS_MAX;
-    atomic_store_explicit(cost_cell(p, l->sig, &tag),
-                          tag << 32 | (uint64_t)XDEV_CPU_POOL_RETRY << 24 | per,
-                          memory_order_relaxed);
+    atomic_store_explicit(cell, xdev_cpu_cost_note(v, tag, ns, blocks, over), memory_order_relaxed);
 }
 
 /* Run `l` on the calling thread in steps of 1, 2, 4, ... blocks; true when
@@ -236,11 +240,11 @@ static bool run_alone(xdev_cpu_pool_t *p, xdev_cpu_launch_t *l, xdev_cpu_exec_t 
         xdev_cpu_exec_blocks(ex, l, b, e);
         now = xdev_cpu_now_ns();
         if (e < l->total && now - start > XDEV_CPU_POOL_INLINE_NS) {
-            note_cost(p, l, now - start, e);
+            note_cost(p, l, now - start, e, true);
             return false;
         }
     }
-    note_cost(p, l, now - start, l->total);
+    note_cost(p, l, now - start, l->total, false);
     return true;
 }
 
@@ -266,9 +270,13 @@ static xdev_cpu_launch_t *pick(xdev_cpu_pool_t *p, pool_slot_t *slot) {
         xdev_cpu_launch_t *l = atomic_load(&p->posted[i]);
         if (l == NULL) continue;
         atomic_store(&slot->hazard, l);
+        /* A seat: the launch wants that many workers (the first to come),
+         * the others need not touch its counter. */
         if (atomic_load(&p->posted[i]) == l &&
             atomic_load_explicit(&l->next_block, memory_order_relaxed) < l->total &&
-            atomic_load_explicit(&l->fault, memory_order_relaxed) == 0)
+            atomic_load_explicit(&l->fault, memory_order_relaxed) == 0 &&
+            atomic_load_explicit(&l->seats, memory_order_relaxed) > 0 &&
+            atomic_fetch_sub_explicit(&l->seats, 1, memory_order_relaxed) > 0)
             return l;
         leave(p, slot); /* its stream worker may already wait on this hazard */
     }
@@ -389,11 +397,8 @@ void xdev_cpu_pool_run(xdev_cpu_pool_t *p, xdev_cpu_launch_t *l) {
         xdev_cpu_launch_fail(l, XDEV_CPU_KFAULT_NOMEM, origin, 0);
         return;
     }
-    uint64_t claims = (uint64_t)(p->nworkers + 1) * XDEV_CPU_POOL_CLAIMS;
-    l->chunk = l->total / claims != 0 ? l->total / claims : 1;
-    int helpers = p->nworkers;
-    if ((uint64_t)helpers > l->total - 1) helpers = (int)(l->total - 1);
-    if (helpers == 0) { /* one block, or no workers: the caller runs it */
+    if (p->nworkers == 0 || l->total <= 1) { /* no workers, or one block: the caller runs it */
+        l->chunk = l->total;
         claim_and_run(p, l, ex);
         return;
     }
@@ -401,6 +406,22 @@ void xdev_cpu_pool_run(xdev_cpu_pool_t *p, xdev_cpu_launch_t *l) {
      * already) that ran fast alone last time runs here unless it turns out
      * dear. */
     if (l->stream != NULL && run_here(p, l) && run_alone(p, l, ex)) return;
+    /* The blocks left (a try may have run some), cut by the kernel's cost
+     * as its runs alone measured it. */
+    uint64_t rest = l->total - atomic_load_explicit(&l->next_block, memory_order_relaxed);
+    uint64_t cost = 0;
+    if (l->stream != NULL) {
+        uint64_t tag;
+        _Atomic uint64_t *cell = cost_cell(p, l->sig, &tag);
+        cost = xdev_cpu_cost_ns(atomic_load_explicit(cell, memory_order_relaxed), tag);
+    }
+    int helpers;
+    xdev_cpu_pool_split(l->total, rest, cost, p->nworkers, &l->chunk, &helpers);
+    if (helpers == 0) {
+        claim_and_run(p, l, ex);
+        return;
+    }
+    atomic_store_explicit(&l->seats, helpers, memory_order_relaxed); /* published by the post */
 
     int posted = -1;
     for (int i = 0; i < XDEV_CPU_POOL_POSTS && posted < 0; i++) {
@@ -416,8 +437,9 @@ void xdev_cpu_pool_run(xdev_cpu_pool_t *p, xdev_cpu_launch_t *l) {
         ensure_workers(p);
         pthread_mutex_unlock(&p->mu);
     }
+    atomic_store(&p->wakes, helpers);
     atomic_fetch_add(&p->epoch, 1);
-    if (atomic_load(&p->sleepers) > 0) futex_wake(&p->epoch, helpers);
+    if (atomic_load(&p->sleepers) > 0) pass_wake(p);
 
     claim_and_run(p, l, ex);
 

@@ -32,23 +32,30 @@ typedef struct xdev_cpu_pool xdev_cpu_pool_t;
 typedef struct xdev_cpu_exec xdev_cpu_exec_t;
 
 /* One launch, from its enqueue until its op has run. The argument bytes are
- * copied into `bytes` (16-aligned each); args[i] points at argument i. */
+ * copied into `bytes` (16-aligned each); args[i] points at argument i.
+ * The launching thread writes the first cache line and the arguments; the
+ * threads that run the launch write only the second (its run's state, set
+ * afresh by each run): a record reused by the same stream keeps that line
+ * in its worker's cache, and the launching thread never waits for it. */
 typedef struct xdev_cpu_launch {
     const xdev_kernel_sig_t *sig;
-    int device;
     xdev_cpu_stream_t *stream;
+    uint64_t total;        /* blocks in the grid */
+    size_t dynamic_shared; /* bytes per block */
     int grid[3];
     int block[3];
-    int items;                     /* block[0] * block[1] * block[2] */
-    size_t dynamic_shared;         /* bytes per block */
-    uint64_t total;                /* blocks in the grid */
-    uint64_t chunk;                /* blocks per claim */
+    int device;
+    int items; /* block[0] * block[1] * block[2] */
+    /* The run's state (the stream worker's run_launch sets it). */
+    _Alignas(64) uint64_t chunk;   /* blocks per claim */
     _Atomic uint64_t next_block;   /* first block not yet claimed (linear, x fastest) */
+    atomic_int seats;              /* pool workers that may still join (cpu_pool.c) */
     atomic_int fault;              /* first fault code, 0 = none */
     int fault_block[3];            /* written by the thread whose code won */
     size_t fault_cap;              /* its static shared capacity */
     int fault_signo, fault_sicode; /* XDEV_CPU_KFAULT_SIGNAL: the signal */
     void *fault_addr;              /* and its si_addr */
+    _Alignas(64) size_t room;      /* bytes[] has room for this many (cpu_kernel.c's records) */
     void *args[XDEV_KERNEL_MAX_PARAMS];
     _Alignas(16) unsigned char bytes[];
 } xdev_cpu_launch_t;
