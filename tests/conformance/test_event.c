@@ -2,8 +2,9 @@
 /* test_event.c - event flags, record/query/synchronize, device binding,
  * elapsed_time errors and real timing. Conformance: runs on the backend
  * XDEV_BACKEND selects (cpu: XDEV_CPU_DEVICES=4). */
-#include <stdlib.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "xt.h"
@@ -157,6 +158,57 @@ START_TEST(record_null_stream_uses_current) {
     XT_OK(xdev_event_destroy(e2));
     xt_reset_state();
     XT_OK(xdev_stream_destroy(s));
+    xt_gate_destroy(&gate);
+}
+END_TEST
+
+/* A record on a created stream of another device than the calling thread's
+ * current one: the backend records without making the stream's device
+ * current (cuda_event.c's fast path), on a thread that set device 0 and on
+ * one that never set any. The record must still land on that stream, after
+ * the work queued there, and a device-0 stream can wait for it. */
+typedef struct {
+    xdev_event_t e;
+    xdev_stream_t s;
+    xdev_status_t st;
+} other_record_t;
+
+static void *record_elsewhere(void *arg) {
+    other_record_t *r = arg;
+    r->st = xdev_event_record(r->e, r->s);
+    return NULL;
+}
+
+START_TEST(record_on_stream_of_other_device) {
+    XT_REQUIRE_DEVICES(2);
+    xdev_stream_t s1 = make_stream(1), s0 = make_stream(0);
+    xdev_event_t e = make_event(XDEV_EVENT_DEFAULT);
+    XT_OK(xdev_set_device(xt_dev(0)));
+    XT_OK(xdev_event_record(e, s1)); /* binds e to device 1 */
+    xt_gate_t gate;
+    xt_gate_init(&gate);
+    XT_OK(xdev_launch_host_func(s1, xt_gate_wait_fn, &gate));
+    XT_OK(xdev_event_record(e, s1)); /* bound: the record without a device switch */
+    ck_assert(xt_gate_wait_entered(&gate, 10000));
+    XT_STATUS(XDEV_ERROR_NOT_READY, xdev_event_query(e));
+    XT_OK(xdev_stream_wait_event(s0, e));
+    xt_gate_open(&gate);
+    XT_OK(xdev_event_synchronize(e));
+    XT_OK(xdev_stream_synchronize(s0));
+    /* a thread that never chose a device */
+    other_record_t r = {e, s1, XDEV_ERROR_INTERNAL};
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, record_elsewhere, &r), 0);
+    pthread_join(t, NULL);
+    XT_OK(r.st);
+    XT_OK(xdev_event_synchronize(e));
+    xdev_device_t d;
+    XT_OK(xdev_event_get_device(e, &d));
+    XT_DEV_EQ(d, xt_dev(1));
+    XT_OK(xdev_event_destroy(e));
+    xt_reset_state();
+    XT_OK(xdev_stream_destroy(s0));
+    XT_OK(xdev_stream_destroy(s1));
     xt_gate_destroy(&gate);
 }
 END_TEST
@@ -385,6 +437,7 @@ int main(int argc, char **argv) {
     tcase_add_test(tc, record_query_synchronize);
     tcase_add_test(tc, record_null_stream_uses_current);
     tcase_add_test(tc, event_bound_to_first_device);
+    tcase_add_test(tc, record_on_stream_of_other_device);
     tcase_add_test(tc, elapsed_time_errors);
     tcase_add_test(tc, timing_real_sleep);
     tcase_add_test(tc, timing_clock_taken_when_reached);
