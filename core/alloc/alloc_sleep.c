@@ -219,14 +219,6 @@ static void free_copy(sleeper_t *s) {
     s->copy = NULL;
 }
 
-/* Sleep and wake work a segment a piece at a time (xdev_segment_piece), so
- * that the backend's unmapping (sleep) or mapping (wake) of one piece
- * overlaps the copy of the next; a woken piece is one mapping where the
- * backend can (segment_map.c). */
-static size_t piece_bytes(job_t *j) {
-    return xdev_segment_piece(j->rec);
-}
-
 /* One piece's copy on `stream` through the enqueue path (not waited for). */
 typedef struct copy_ctx {
     xdev_copy_desc_t desc;
@@ -268,7 +260,9 @@ static xdev_status_t sleep_segments(job_t *j, bool keep) {
     xdev_stream_t stream;
     xdev_status_t st = xdev_core_default_stream(j->rec, &stream);
     if (st != XDEV_SUCCESS) return st;
-    const size_t piece = piece_bytes(j);
+    /* a piece at a time (xdev_segment_piece), so that the unmapping of one
+     * overlaps the copy of the next */
+    const size_t piece = xdev_segment_piece(j->rec);
     void *ev[2] = {NULL, NULL};
     for (int k = 0; keep && k < 2 && st == XDEV_SUCCESS; k++)
         st = xdev_be_event_create(j->rec, XDEV_EVENT_DEFAULT, &ev[k]);
@@ -338,7 +332,9 @@ static xdev_status_t wake_segments(job_t *j) {
     xdev_stream_t stream;
     xdev_status_t st = xdev_core_default_stream(j->rec, &stream);
     if (st != XDEV_SUCCESS) return st;
-    const size_t piece = piece_bytes(j);
+    /* a piece at a time, its copy queued behind its mapping; a woken piece
+     * is one mapping where the backend can (segment_map.c) */
+    const size_t piece = xdev_segment_piece(j->rec);
     const bool whole = xdev_segment_can_map_whole(j->rec);
     for (int i = 0; i < j->n && st == XDEV_SUCCESS; i++) {
         sleeper_t *s = &j->list[i];

@@ -37,56 +37,60 @@ size_t xdev_segment_cut_offset(const xdev_segment_t *seg, size_t piece, size_t o
     return up < seg->whole_end ? up : seg->whole_end;
 }
 
-/* The piece of the whole region that starts at `off`, or an error naming
- * the cut when `off` is not where one starts or the piece runs past `end`. */
-static xdev_status_t whole_piece(const xdev_segment_t *seg, size_t piece, size_t off, size_t end,
-                                 const char *what, size_t *len) {
-    size_t next = off / piece * piece + piece;
+/* The next mapping of [at, end): a whole piece where `at` lies below
+ * whole_end (an error naming the cut when `at` is not where one starts or
+ * the piece runs past `end`), else the unit-mapped rest, all of it. The
+ * piece size (a backend call) is asked only inside the whole region. */
+static xdev_status_t next_span(xdev_device_record_t *rec, const xdev_segment_t *seg, size_t at,
+                               size_t end, const char *what, size_t *len, bool *whole) {
+    *whole = at < seg->whole_end;
+    if (!*whole) {
+        *len = end - at;
+        return XDEV_SUCCESS;
+    }
+    const size_t piece = xdev_segment_piece(rec);
+    size_t next = at / piece * piece + piece;
     if (next > seg->whole_end) next = seg->whole_end;
-    if (off % piece != 0 || next > end)
+    if (at % piece != 0 || next > end)
         return XDEV_FAIL(XDEV_ERROR_INTERNAL,
                          "%s [%zu, %zu) of the segment at %p would cut its piece at offset %zu, "
                          "mapped whole",
-                         what, off, end, (void *)seg->base, off / piece * piece);
-    *len = next - off;
+                         what, at, end, (void *)seg->base, at / piece * piece);
+    *len = next - at;
     return XDEV_SUCCESS;
 }
 
 xdev_status_t xdev_segment_unmap(xdev_device_record_t *rec, const xdev_segment_t *seg, size_t off,
                                  size_t len) {
-    const size_t piece = xdev_segment_piece(rec), end = off + len;
+    const size_t end = off + len;
     xdev_status_t first = XDEV_SUCCESS;
-    size_t at = off;
-    while (at < end && at < seg->whole_end) {
-        size_t n = 0;
-        xdev_status_t st = whole_piece(seg, piece, at, end, "unmapping", &n);
+    for (size_t at = off, n = 0; at < end; at += n) {
+        bool whole;
+        xdev_status_t st = next_span(rec, seg, at, end, "unmapping", &n, &whole);
         if (st != XDEV_SUCCESS) return first != XDEV_SUCCESS ? first : st;
-        st = xdev_be_memory_va_unmap_whole(rec, (void *)(seg->base + at), n);
+        void *addr = (void *)(seg->base + at);
+        st = whole ? xdev_be_memory_va_unmap_whole(rec, addr, n)
+                   : xdev_be_memory_va_unmap(rec, addr, n);
         if (first == XDEV_SUCCESS) first = st; /* the rest still goes, as unit unmaps do */
-        at += n;
-    }
-    if (at < end) {
-        xdev_status_t st = xdev_be_memory_va_unmap(rec, (void *)(seg->base + at), end - at);
-        if (first == XDEV_SUCCESS) first = st;
     }
     return first;
 }
 
 xdev_status_t xdev_segment_map(xdev_device_record_t *rec, const xdev_segment_t *seg, size_t off,
                                size_t len) {
-    const size_t piece = xdev_segment_piece(rec), end = off + len;
+    const size_t end = off + len;
     xdev_status_t st = XDEV_SUCCESS;
     size_t at = off;
-    while (st == XDEV_SUCCESS && at < end && at < seg->whole_end) {
+    while (st == XDEV_SUCCESS && at < end) {
         size_t n = 0;
-        st = whole_piece(seg, piece, at, end, "mapping", &n);
-        if (st == XDEV_SUCCESS) st = xdev_be_memory_va_map_whole(rec, (void *)(seg->base + at), n);
+        bool whole;
+        st = next_span(rec, seg, at, end, "mapping", &n, &whole);
+        void *addr = (void *)(seg->base + at);
+        if (st == XDEV_SUCCESS)
+            st = whole ? xdev_be_memory_va_map_whole(rec, addr, n)
+                       : xdev_be_memory_va_map(rec, addr, n);
         if (st == XDEV_SUCCESS) at += n;
     }
-    if (st == XDEV_SUCCESS && at < end)
-        st = xdev_be_memory_va_map(rec, (void *)(seg->base + at), end - at);
-    else if (st == XDEV_SUCCESS)
-        return XDEV_SUCCESS;
     if (st != XDEV_SUCCESS && at > off) { /* none of the range stays mapped */
         xdev_error_state_t saved;
         xdev_core_error_save(&saved);
