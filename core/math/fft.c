@@ -196,12 +196,20 @@ static bool memo_same_desc(const xdev_fft_desc_t *in, const fft_memo_t *m) {
            memcmp(in->n, md->n, sizeof *in - offsetof(xdev_fft_desc_t, n)) == 0;
 }
 
+/* The stream part of a plan's key: its plans are the stream's (cuFFT binds
+ * a plan to one), and a destroyed stream's slot made again is a new stream. */
+static void key_set_stream(xdev_fft_key_t *key, xdev_stream_t stream, uint32_t generation) {
+    key->stream = (int64_t)(uintptr_t)stream;
+    key->stream_generation = generation;
+}
+
 /* One transform as the enqueue path (runtime/enqueue.h) sees it. */
 typedef struct {
     xdev_fft_cache_t *c;
-    xdev_fft_key_t *key; /* filled by fft_key unless have_key */
+    xdev_fft_key_t *key; /* filled by make_key unless have_key */
     bool have_key;
-    bool memo_hit; /* the memo's descriptor and stream: its plan may be taken again */
+    uint32_t stream_generation; /* tgt's stream's, read once by xdev_fft_exec */
+    bool memo_hit;              /* the memo's descriptor and stream: its plan may be taken again */
     xdev_fft_hit_t hit;
     xdev_fft_exec_desc_t *x;
     const xdev_exec_target_t *tgt;
@@ -224,9 +232,7 @@ static xdev_status_t exec_locked(fft_op_t *o) {
             size_t in_bytes, out_bytes;
             st = make_key(o->d, o->key, &in_bytes, &out_bytes);
             if (st != XDEV_SUCCESS) return st;
-            o->key->stream = (int64_t)(uintptr_t)tgt->stream;
-            o->key->stream_generation =
-                atomic_load_explicit(&tgt->stream->hdr.generation, memory_order_relaxed);
+            key_set_stream(o->key, tgt->stream, o->stream_generation);
             o->have_key = true;
         }
         st = xdev_fft_cache_acquire_hit(o->c, o->key, &x->plan, &work_size, &transient, &o->hit);
@@ -310,10 +316,7 @@ xdev_status_t xdev_fft_exec(const xdev_fft_desc_t *desc, void *in, void *out,
     xdev_exec_target_t tgt;
     XDEV_CHECK(xdev_operands_resolve(ops, 2, stream, "FFT", &tgt));
     uint32_t sgen = atomic_load_explicit(&tgt.stream->hdr.generation, memory_order_relaxed);
-    if (!same) {
-        key.stream = (int64_t)(uintptr_t)tgt.stream;
-        key.stream_generation = sgen;
-    }
+    if (!same) key_set_stream(&key, tgt.stream, sgen);
     uintptr_t i0 = (uintptr_t)in, o0 = (uintptr_t)out;
     if (in != out && i0 < o0 + out_bytes && o0 < i0 + in_bytes)
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
@@ -343,6 +346,7 @@ xdev_status_t xdev_fft_exec(const xdev_fft_desc_t *desc, void *in, void *out,
         .c = c,
         .key = &key,
         .have_key = !same,
+        .stream_generation = sgen,
         .memo_hit = same && m->stream == tgt.stream && m->stream_generation == sgen,
         .x = &x,
         .tgt = &tgt,
