@@ -47,6 +47,8 @@ __attribute__((constructor)) static void xdev_wire(void) {
     xdev_module_wire();
     xdev_compile_wire();
     xdev_kcache_wire();
+    /* math/: a destroyed stream's FFT plans destroyed with it. */
+    xdev_fft_cache_wire();
     /* graph/: captures a thread left open abandoned at its exit. */
     xdev_graph_wire();
     /* observe/: the tracer's probes; XDEV_TRACE_FILE (a step once the

@@ -11,6 +11,8 @@
 #include "base/error_internal.h"
 #include "runtime/device_record.h"
 #include "runtime/dispatch.h"
+#include "runtime/hooks.h"
+#include "runtime/stream_internal.h"
 
 typedef struct fft_entry {
     xdev_fft_key_t key;
@@ -33,8 +35,9 @@ struct xdev_fft_cache {
     fft_entry_t *newest, *oldest;
     int64_t size, max_size;
     int64_t hits, misses, evictions;
-    uint64_t drops;    /* entries dropped ever (xdev_fft_hit_t) */
-    fft_entry_t *dead; /* dropped, destroyed by unlock after the lock is released */
+    uint64_t drops;     /* entries dropped ever (xdev_fft_hit_t) */
+    fft_entry_t *dead;  /* dropped, destroyed by unlock after the lock is released */
+    fft_entry_t *limbo; /* dropped, whose wait failed: destroyed after the next wait that works */
 };
 
 static pthread_mutex_t g_create_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -153,28 +156,67 @@ void xdev_fft_cache_destroy_plan(xdev_fft_cache_t *c, void *plan) {
  * has to track them per exec (an event per exec costs ~0.4 us on a GPU):
  * destroy_dead waits for the device, not for the streams the plans ran on,
  * which another thread may have destroyed meanwhile. torch's eviction waits
- * the same way (cufftDestroy frees with cudaFree, which synchronizes). */
+ * the same way (cufftDestroy frees with cudaFree, which synchronizes). A
+ * wait that fails (from a host function of the device, or after a device
+ * fault) destroys nothing: the plans wait in limbo for the next wait that
+ * works, since destroying a plan whose kernels may still be queued would
+ * free memory they use. */
+static void destroy_list(xdev_fft_cache_t *c, fft_entry_t *list) {
+    for (fft_entry_t *e = list, *next; e != NULL; e = next) {
+        next = e->older;
+        xdev_fft_cache_destroy_plan(c, e->plan);
+        free(e);
+    }
+}
+
+/* Put a list of dropped entries in limbo (the lock not held). */
+static void park(xdev_fft_cache_t *c, fft_entry_t *list) {
+    pthread_mutex_lock(&c->lock);
+    while (list != NULL) {
+        fft_entry_t *e = list;
+        list = e->older;
+        e->older = c->limbo;
+        c->limbo = e;
+    }
+    pthread_mutex_unlock(&c->lock);
+}
+
+/* After a wait that worked: the plans in limbo can go too. */
+static void destroy_limbo(xdev_fft_cache_t *c) {
+    pthread_mutex_lock(&c->lock);
+    fft_entry_t *limbo = c->limbo;
+    c->limbo = NULL;
+    pthread_mutex_unlock(&c->lock);
+    destroy_list(c, limbo);
+}
+
 static void destroy_dead(xdev_fft_cache_t *c, fft_entry_t *dead) {
     bool ran = false;
     for (fft_entry_t *e = dead; e != NULL; e = e->older)
         ran |= e->ran;
     xdev_error_state_t saved; /* an eviction's failure is nobody's call's error */
     xdev_core_error_save(&saved);
-    if (ran) (void)xdev_be_device_synchronize(c->rec);
-    for (fft_entry_t *e = dead, *next; e != NULL; e = next) {
-        next = e->older;
-        xdev_fft_cache_destroy_plan(c, e->plan);
-        free(e);
+    if (ran && xdev_be_device_synchronize(c->rec) != XDEV_SUCCESS) {
+        park(c, dead);
+    } else {
+        destroy_list(c, dead);
+        if (ran) destroy_limbo(c);
     }
     xdev_core_error_restore(&saved);
 }
 
-static void drop(xdev_fft_cache_t *c, fft_entry_t *e) {
+/* Out of the table and the recency list; counted as a drop (the memo of
+ * xdev_fft_hit_t sees it). Its recency link is free for a list of the dead. */
+static void unlink_entry(xdev_fft_cache_t *c, fft_entry_t *e) {
     list_unlink(c, e);
     bucket_unlink(c, e);
     c->size--;
     c->drops++;
-    e->older = c->dead; /* the recency link is free now */
+}
+
+static void drop(xdev_fft_cache_t *c, fft_entry_t *e) {
+    unlink_entry(c, e);
+    e->older = c->dead;
     c->dead = e;
 }
 
@@ -356,4 +398,42 @@ xdev_status_t xdev_fft_plan_cache_reset_stats(xdev_device_t device) {
     c->hits = c->misses = c->evictions = 0;
     pthread_mutex_unlock(&c->lock);
     return XDEV_SUCCESS;
+}
+
+/* ------------------------------------------------------------- a stream's end */
+
+/* The stream-destroy hook: the plans bound to `stream` (any generation of
+ * its handle) leave the cache and are destroyed once the stream has done
+ * its work, while it still exists - cuFFT does not say what destroying a
+ * plan whose stream is gone does, and their keys can never match again. */
+static void forget_stream(xdev_stream_t stream) {
+    if ((unsigned)stream->be->type >= XDEV_MAX_DEVICE_TYPES ||
+        (unsigned)stream->device.index >= XDEV_MAX_DEVICES)
+        return;
+    xdev_fft_cache_t *c = atomic_load_explicit(&g_caches[stream->be->type][stream->device.index],
+                                               memory_order_acquire);
+    if (c == NULL) return; /* no FFT ever ran on the device */
+    int64_t key = (int64_t)(uintptr_t)stream;
+    fft_entry_t *mine = NULL;
+    pthread_mutex_lock(&c->lock);
+    for (fft_entry_t *e = c->newest, *next; e != NULL; e = next) {
+        next = e->older;
+        if (e->key.stream != key) continue;
+        unlink_entry(c, e);
+        e->older = mine;
+        mine = e;
+    }
+    xdev_fft_cache_unlock(c);
+    if (mine == NULL) return;
+    xdev_error_state_t saved; /* the destroy's caller gets no error from here */
+    xdev_core_error_save(&saved);
+    if (xdev_be_stream_synchronize(stream->rec, stream->native) != XDEV_SUCCESS)
+        park(c, mine);
+    else
+        destroy_list(c, mine);
+    xdev_core_error_restore(&saved);
+}
+
+void xdev_fft_cache_wire(void) {
+    xdev_hook_stream_destroy_add(forget_stream);
 }

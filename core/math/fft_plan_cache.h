@@ -7,7 +7,8 @@
  * left) so that equal layouts written differently share a plan. The cache's
  * mutex is held from lookup through the backend's exec call, as torch does:
  * a plan is never evicted while a thread is enqueuing it, and backends need
- * not make one plan safe for concurrent execs. */
+ * not make one plan safe for concurrent execs. A destroyed stream's plans
+ * leave with it (runtime's stream-destroy hook, xdev_fft_cache_wire). */
 #ifndef XDEV_CORE_FFT_PLAN_CACHE_H
 #define XDEV_CORE_FFT_PLAN_CACHE_H
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* hooks.c - the hooks of the folders above runtime/ (hooks.h): registered
  * by core/wiring.c's list while libxdev loads, run by initialisation, a
- * group's end and a thread's exit. Registration happens before any xdev call can run, so the
- * lists are read without a lock. */
+ * group's end, a stream's destruction and a thread's exit. Registration happens before any xdev
+ * call can run, so the lists are read without a lock. */
 #include "runtime/hooks.h"
 
 #include <stdbool.h>
@@ -19,6 +19,8 @@ static xdev_foreign_hook_t g_foreign[XDEV_MAX_HOOKS];
 static int g_foreign_count;
 static xdev_group_end_hook_t g_group_end[XDEV_MAX_HOOKS];
 static int g_group_end_count;
+static xdev_stream_destroy_hook_t g_stream_destroy[XDEV_MAX_HOOKS];
+static int g_stream_destroy_count;
 static bool g_overflow; /* a hook found no room: initialisation says so */
 
 void xdev_hook_init_add(xdev_init_phase_t phase, xdev_init_hook_t fn) {
@@ -59,6 +61,19 @@ void xdev_hook_group_end_add(xdev_group_end_hook_t fn) {
         return;
     }
     g_group_end[g_group_end_count++] = fn;
+}
+
+void xdev_hook_stream_destroy_add(xdev_stream_destroy_hook_t fn) {
+    if (g_stream_destroy_count == XDEV_MAX_HOOKS) {
+        g_overflow = true;
+        return;
+    }
+    g_stream_destroy[g_stream_destroy_count++] = fn;
+}
+
+void xdev_hooks_run_stream_destroy(struct xdev_stream *stream) {
+    for (int i = 0; i < g_stream_destroy_count; i++)
+        g_stream_destroy[i](stream);
 }
 
 void xdev_hooks_run_group_end(void) {

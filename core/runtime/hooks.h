@@ -68,6 +68,12 @@ typedef void (*xdev_foreign_hook_t)(struct xdev_device_record *rec, void *ptr, s
  * launches a group's collectives there): observe/shadow.c takes the
  * outputs of the group's collectives in stream order from then on. */
 typedef void (*xdev_group_end_hook_t)(void);
+/* Runs when a stream handle goes (runtime/stream.c, xdev_stream_destroy),
+ * after the work queued on it so far is done and before its native stream
+ * is destroyed, with nothing locked: math/fft_plan_cache.c destroys the
+ * plans bound to it while their stream still exists (their keys can never
+ * match again). */
+typedef void (*xdev_stream_destroy_hook_t)(struct xdev_stream *stream);
 
 /* Register, from a part's xdev_<part>_wire() (not thread-safe: core/wiring.c
  * calls them while libxdev loads). Steps of one phase, and exit hooks, run
@@ -77,6 +83,7 @@ void xdev_hook_thread_exit_add(xdev_thread_exit_hook_t fn);
 void xdev_hook_backend_loaded_add(xdev_backend_loaded_hook_t fn);
 void xdev_hook_foreign_add(xdev_foreign_hook_t fn);
 void xdev_hook_group_end_add(xdev_group_end_hook_t fn);
+void xdev_hook_stream_destroy_add(xdev_stream_destroy_hook_t fn);
 
 /* registry.c: the steps of `phase`, up to the first failure (its status). */
 xdev_status_t xdev_hooks_run_init(xdev_init_phase_t phase);
@@ -90,6 +97,8 @@ void xdev_hooks_run_foreign(struct xdev_device_record *rec, void *ptr, size_t by
 
 /* comm/comm_group.c: every group-end hook, in order. */
 void xdev_hooks_run_group_end(void);
+/* runtime/stream.c: every stream-destroy hook, in order. */
+void xdev_hooks_run_stream_destroy(struct xdev_stream *stream);
 
 /* thread_state.c: every exit hook, on the exiting thread. */
 void xdev_hooks_run_thread_exit(void);
@@ -102,6 +111,7 @@ void xdev_module_wire(void);           /* kernel/module.c */
 void xdev_compile_wire(void);          /* kernel/compile.c */
 void xdev_kcache_wire(void);           /* kernel/kernel_cache.c */
 void xdev_graph_wire(void);            /* graph/graph.c */
+void xdev_fft_cache_wire(void);        /* math/fft_plan_cache.c */
 void xdev_tracer_wire(void);           /* observe/tracer.c */
 void xdev_oom_snapshot_wire(void);     /* observe/oom_snapshot.c */
 void xdev_stream_sanitizer_wire(void); /* observe/stream_sanitizer.c */

@@ -11,6 +11,7 @@
 #include "runtime/event_internal.h"
 #include "runtime/process.h"
 #include "runtime/capture.h"
+#include "runtime/hooks.h"
 #include "runtime/stream_internal.h"
 #include "runtime/stream_names.h"
 #include "runtime/device_record.h"
@@ -229,6 +230,7 @@ xdev_status_t xdev_stream_destroy(xdev_stream_t stream) {
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_HANDLE,
                              "stream %p is already being destroyed by another thread",
                              (void *)stream);
+    xdev_hooks_run_stream_destroy(stream); /* while its native stream exists */
     xdev_thread_hazard_clear(stream);
     sweep_graves();
     if (stream->owned && xdev_thread_hazard_held(stream)) {
