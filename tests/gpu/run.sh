@@ -933,7 +933,10 @@ if want sanitizer; then
     # XDEV_BACKEND=cuda (sanitize); CK_FORK=no runs the tests in this process.
     sanitize memcheck "test_blas (GEMM every dtype, level 1)" env XDEV_TEST_SCALE=0.1 \
         "$B/tests/conformance/test_blas" blas
-    sanitize memcheck "test_fft (c2c/r2c/c2r, scaling, plan cache)" env XDEV_TEST_SCALE=0.1 \
+    # plan_cache_evict_in_host_func calls the runtime from a host function on purpose (CUDA
+    # answers cudaErrorNotPermitted, and the plan must then be kept): API errors are expected
+    SAN_ARGS="--report-api-errors no" sanitize memcheck \
+        "test_fft (c2c/r2c/c2r, scaling, plan cache)" env XDEV_TEST_SCALE=0.1 \
         "$B/tests/conformance/test_fft" fft
     sanitize memcheck "test_ops (fills, 36 conversion pairs)" "$B/tests/conformance/test_ops" ops
     sanitize memcheck "test_observe (tags, memory view, stream trace)" \
