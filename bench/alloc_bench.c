@@ -6,7 +6,9 @@
  *   alloc_bench --threads-only N
  *
  * 1. hot pair: xdev_malloc + xdev_free of one size, repeated (the cached
- *    path every framework op takes), ns per pair, median of 15 runs;
+ *    path every framework op takes), ns per pair, median of 15 runs after
+ *    one untimed round on each side (without it the first size timed was
+ *    xdev's slowest on the H200 host: 57 ns against 34-36 for the others);
  * 2. churn: 64 live blocks of random sizes 512 B - 8 MiB (log-uniform); each
  *    step frees one at random and allocates a new one; ns per step;
  * 3. the same churn on N threads at once (default 8), ns per step overall,
@@ -44,6 +46,10 @@ static double hot_pair(size_t size, int iters) {
     void *p;
     check(xdev_malloc(&p, size), "warm-up malloc");
     check(xdev_free(p), "warm-up free");
+    for (int i = 0; i < iters; i++) { /* one untimed round, as c10_alloc_bench's */
+        xdev_malloc(&p, size);
+        xdev_free(p);
+    }
     for (int r = 0; r < REPS; r++) {
         double t0 = now_ns();
         for (int i = 0; i < iters; i++) {
