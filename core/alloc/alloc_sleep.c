@@ -255,7 +255,9 @@ static xdev_status_t copy_piece(job_t *j, xdev_stream_t stream, const sleeper_t 
  * pieces each copied to the host first (the copy of piece k+1 runs while
  * piece k, whose copy an event says is done, is unmapped). A failure
  * leaves the segments done so far asleep; one half unmapped is mapped and
- * filled again (its unmapped prefix was copied). */
+ * filled again (its unmapped prefix was copied), to the byte: a piece
+ * unmapped in several calls of which a later one failed counts the front
+ * the earlier ones gave back. */
 static xdev_status_t sleep_segments(job_t *j, bool keep) {
     xdev_stream_t stream;
     xdev_status_t st = xdev_core_default_stream(j->rec, &stream);
@@ -294,9 +296,11 @@ static xdev_status_t sleep_segments(job_t *j, bool keep) {
                 st = xdev_be_event_record(j->rec, ev[(pi + 1) & 1], stream->native);
         }
         if (st == XDEV_SUCCESS && keep) st = xdev_be_event_synchronize(j->rec, ev[pi & 1]);
-        if (st == XDEV_SUCCESS) st = xdev_segment_unmap(j->rec, s->seg, off, len);
+        size_t gone = 0; /* on a failure, the piece's front that was unmapped */
+        if (st == XDEV_SUCCESS)
+            st = xdev_segment_unmap(j->rec, s->seg, off, len, XDEV_UNMAP_FRONT, &gone);
+        unmapped[i] += gone;
         if (st != XDEV_SUCCESS) break;
-        unmapped[i] += len;
         s->done = unmapped[i] == s->size;
         i = next_i;
         off = next_off;
@@ -359,7 +363,7 @@ static xdev_status_t wake_segments(job_t *j) {
             xdev_error_state_t saved;
             xdev_core_error_save(&saved);
             (void)xdev_be_stream_synchronize(j->rec, stream->native);
-            (void)xdev_segment_unmap(j->rec, s->seg, 0, off);
+            (void)xdev_segment_unmap(j->rec, s->seg, 0, off, XDEV_UNMAP_EVERY, NULL);
             xdev_core_error_restore(&saved);
         }
     }

@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_alloc_unmap_fault.c - an expandable segment's unmapping that fails
+ * part way (CPU backend, entry allocator.unmap_fault).
+ *
+ * Why: a range of a woken segment unmaps in several backend calls (one per
+ * whole piece, memory.va_unmap_whole, then the units grown after the wake),
+ * so a later call can fail after earlier ones gave their memory back. The
+ * allocator must then know exactly what is still mapped: memory it hands out
+ * must be usable, and its reserved bytes must move with the device's free
+ * memory. The fault injector does not fail releases (fault.c), so this suite
+ * fails the CPU backend's unmap itself: an mmap(PROT_NONE, MAP_FIXED) over
+ * part of a reservation, which this executable's mmap (the one libxdev
+ * calls) fails on its n-th call when armed. */
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "xt.h"
+
+#define MIB ((size_t)1 << 20)
+
+/* ------------------------------------------------------ the failing unmap */
+static _Atomic long g_fail_at; /* 0: unarmed */
+static _Atomic long g_unmaps;  /* unmap calls counted while armed */
+
+__attribute__((visibility("default"))) void *mmap(void *addr, size_t len, int prot, int flags,
+                                                  int fd, off_t off) {
+    static void *(*real)(void *, size_t, int, int, int, off_t);
+    if (real == NULL) *(void **)&real = dlsym(RTLD_NEXT, "mmap");
+    if (atomic_load(&g_fail_at) > 0 && prot == PROT_NONE && (flags & MAP_FIXED) &&
+        atomic_fetch_add(&g_unmaps, 1) + 1 == atomic_load(&g_fail_at)) {
+        errno = ENOMEM;
+        return MAP_FAILED;
+    }
+    return real(addr, len, prot, flags, fd, off);
+}
+
+/* Fail the n-th unmap from now on (0: none, and stop counting). */
+static void fail_unmap(long n) {
+    atomic_store(&g_unmaps, 0);
+    atomic_store(&g_fail_at, n);
+}
+
+/* ------------------------------------------------------------------ helpers */
+static void setup(void) {
+    xt_reset_state();
+    XT_OK(xdev_synchronize());
+    XT_OK(xdev_empty_cache());
+}
+
+static size_t free_mem(void) {
+    size_t f = 0, t = 0;
+    XT_OK(xdev_mem_get_info(xt_dev(0), &f, &t));
+    return f;
+}
+
+static int64_t reserved(void) {
+    return xt_mem_stats(0).reserved_bytes[XDEV_STAT_ALL].current;
+}
+
+static void *tagged(const char *tag, size_t n) {
+    XT_OK(xdev_memory_tag_push(tag));
+    void *p = NULL;
+    XT_OK(xdev_malloc(&p, n));
+    XT_OK(xdev_memory_tag_pop());
+    return p;
+}
+
+/* Fill n bytes at p with a pattern from seed (through the device). */
+static void fill(void *p, size_t n, unsigned seed) {
+    unsigned char *h = malloc(n);
+    for (size_t i = 0; i < n; i++)
+        h[i] = (unsigned char)(i * 31u + seed);
+    XT_OK(xdev_memcpy(p, h, n));
+    free(h);
+}
+
+static bool holds(const void *p, size_t n, unsigned seed) {
+    unsigned char *h = malloc(n);
+    XT_OK(xdev_memcpy(h, p, n));
+    size_t i = 0;
+    while (i < n && h[i] == (unsigned char)(i * 31u + seed))
+        i++;
+    free(h);
+    return i == n;
+}
+
+/* Every byte the allocator holds mapped and free in tag's segment (after
+ * `used` bytes in use at its start) is usable: allocated, written, read. */
+static void free_tail_usable(const char *tag, void *start, size_t used) {
+    size_t tail = (size_t)reserved() - used;
+    if (tail == 0) return;
+    void *p = tagged(tag, tail);
+    ck_assert_ptr_eq(p, (char *)start + used); /* the segment's free tail, nothing new */
+    fill(p, tail, 7);
+    ck_assert(holds(p, tail, 7));
+    XT_OK(xdev_free(p));
+}
+
+/* --------------------------------------------------------------------- tests */
+
+/* A woken segment of 100 MiB is pieces [0,32) [32,64) [64,96) [96,100) MiB,
+ * each one mapping. With [10, 100) free, empty_cache cuts [32, 100) and
+ * unmaps it in three calls; the second fails. What the allocator keeps must
+ * be mapped, and its reserved bytes must drop by what the device got back. */
+START_TEST(shrink_second_unmap_fails) {
+    void *a = tagged("cut", 10 * MIB), *b = tagged("cut", 90 * MIB);
+    ck_assert_ptr_eq(b, (char *)a + 10 * MIB);
+    fill(a, 10 * MIB, 1);
+    XT_OK(xdev_memory_sleep(xt_dev(0), "cut", XDEV_MEMORY_SLEEP_KEEP));
+    XT_OK(xdev_memory_wake(xt_dev(0), "cut"));
+    XT_OK(xdev_free(b));
+    ck_assert_int_eq(reserved(), (int64_t)(100 * MIB));
+    size_t free0 = free_mem();
+    xdev_status_t status0 = xdev_last_status();
+    fail_unmap(2);
+    XT_OK(xdev_empty_cache());
+    long calls = atomic_load(&g_unmaps);
+    fail_unmap(0);
+    ck_assert_msg(calls >= 2, "%ld unmap calls: the failure was not reached", calls);
+    /* a release that failed is kept, not an error of the call */
+    ck_assert_int_eq(xdev_last_status(), status0);
+    int64_t gone = (int64_t)(100 * MIB) - reserved();
+    ck_assert_msg((int64_t)(free_mem() - free0) == gone,
+                  "the device got %zu MiB back, the allocator released %lld MiB",
+                  (free_mem() - free0) / MIB, (long long)(gone / (int64_t)MIB));
+    ck_assert(holds(a, 10 * MIB, 1));
+    free_tail_usable("cut", a, 10 * MIB);
+    /* the rest goes at the next empty_cache, and the memory is still usable */
+    XT_OK(xdev_empty_cache());
+    ck_assert_int_eq(reserved(), (int64_t)(32 * MIB));
+    ck_assert_uint_eq(free_mem() - free0, 68 * MIB);
+    void *c = tagged("cut", 80 * MIB);
+    ck_assert_ptr_eq(c, b);
+    fill(c, 80 * MIB, 3);
+    ck_assert(holds(c, 80 * MIB, 3));
+    ck_assert(holds(a, 10 * MIB, 1));
+    XT_OK(xdev_free(a));
+    XT_OK(xdev_free(c));
+    XT_OK(xdev_empty_cache());
+    ck_assert_int_eq(reserved(), 0);
+}
+END_TEST
+
+/* A segment woken at 40 MiB (pieces [0,32) [32,40)) then grown by units to
+ * 60 MiB: sleep unmaps its second 32 MiB piece in two calls, [32,40) whole
+ * and [40,60) by units; the second fails. The sleep fails and the segment
+ * stays awake: all of it mapped again, with its contents. */
+START_TEST(sleep_second_call_of_a_piece_fails) {
+    void *a = tagged("half", 40 * MIB);
+    fill(a, 40 * MIB, 11);
+    XT_OK(xdev_memory_sleep(xt_dev(0), "half", XDEV_MEMORY_SLEEP_KEEP));
+    XT_OK(xdev_memory_wake(xt_dev(0), "half"));
+    void *c = tagged("half", 20 * MIB);
+    ck_assert_ptr_eq(c, (char *)a + 40 * MIB);
+    fill(c, 20 * MIB, 12);
+    size_t free0 = free_mem();
+    int64_t res0 = reserved();
+    fail_unmap(3); /* [0,32), [32,40), then [40,60) fails */
+    xdev_status_t st = xdev_memory_sleep(xt_dev(0), "half", XDEV_MEMORY_SLEEP_KEEP);
+    long calls = atomic_load(&g_unmaps);
+    fail_unmap(0);
+    ck_assert_msg(calls >= 3, "%ld unmap calls: the failure was not reached", calls);
+    ck_assert_msg(st != XDEV_SUCCESS, "the sleep succeeded although an unmap failed");
+    /* awake, wholly mapped, contents intact */
+    ck_assert_uint_eq(free_mem(), free0);
+    ck_assert_int_eq(reserved(), res0);
+    ck_assert(holds(a, 40 * MIB, 11));
+    ck_assert(holds(c, 20 * MIB, 12));
+    /* and it can sleep and wake again */
+    fill(a, 40 * MIB, 13);
+    fill(c, 20 * MIB, 14);
+    XT_OK(xdev_memory_sleep(xt_dev(0), "half", XDEV_MEMORY_SLEEP_KEEP));
+    XT_OK(xdev_memory_wake(xt_dev(0), "half"));
+    ck_assert(holds(a, 40 * MIB, 13));
+    ck_assert(holds(c, 20 * MIB, 14));
+    XT_OK(xdev_free(a));
+    XT_OK(xdev_free(c));
+    XT_OK(xdev_empty_cache());
+    ck_assert_int_eq(reserved(), 0);
+}
+END_TEST
+
+int main(int argc, char **argv) {
+    Suite *su = suite_create("alloc_unmap_fault");
+    TCase *tc = tcase_create("unmap_fault");
+    tcase_add_checked_fixture(tc, setup, NULL);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, shrink_second_unmap_fails);
+    tcase_add_test(tc, sleep_second_call_of_a_piece_fails);
+    suite_add_tcase(su, tc);
+    return xt_run(srunner_create(su), "alloc_unmap_fault", argc, argv);
+}
