@@ -10,7 +10,8 @@
  * memory. The fault injector does not fail releases (fault.c), so this suite
  * fails the CPU backend's unmap itself: an mmap(PROT_NONE, MAP_FIXED) over
  * part of a reservation, which this executable's mmap (the one libxdev
- * calls) fails on its n-th call when armed. */
+ * calls) fails on its n-th call when armed; and likewise its map (an
+ * mmap(PROT_READ | PROT_WRITE, MAP_FIXED)). */
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -23,16 +24,22 @@
 
 #define MIB ((size_t)1 << 20)
 
-/* ------------------------------------------------------ the failing unmap */
-static _Atomic long g_fail_at; /* 0: unarmed */
-static _Atomic long g_unmaps;  /* unmap calls counted while armed */
+/* ------------------------------------------- the failing unmap and map */
+static _Atomic long g_fail_at, g_fail_map_at; /* 0: unarmed */
+static _Atomic long g_unmaps, g_maps;         /* calls counted while armed */
+
+/* Is this call the armed n-th one of its kind? */
+static bool trips(_Atomic long *fail_at, _Atomic long *calls) {
+    return atomic_load(fail_at) > 0 && atomic_fetch_add(calls, 1) + 1 == atomic_load(fail_at);
+}
 
 __attribute__((visibility("default"))) void *mmap(void *addr, size_t len, int prot, int flags,
                                                   int fd, off_t off) {
     static void *(*real)(void *, size_t, int, int, int, off_t);
     if (real == NULL) *(void **)&real = dlsym(RTLD_NEXT, "mmap");
-    if (atomic_load(&g_fail_at) > 0 && prot == PROT_NONE && (flags & MAP_FIXED) &&
-        atomic_fetch_add(&g_unmaps, 1) + 1 == atomic_load(&g_fail_at)) {
+    bool fixed = (flags & MAP_FIXED) != 0;
+    if ((fixed && prot == PROT_NONE && trips(&g_fail_at, &g_unmaps)) ||
+        (fixed && prot == (PROT_READ | PROT_WRITE) && trips(&g_fail_map_at, &g_maps))) {
         errno = ENOMEM;
         return MAP_FAILED;
     }
@@ -43,6 +50,12 @@ __attribute__((visibility("default"))) void *mmap(void *addr, size_t len, int pr
 static void fail_unmap(long n) {
     atomic_store(&g_unmaps, 0);
     atomic_store(&g_fail_at, n);
+}
+
+/* The same for maps. */
+static void fail_map(long n) {
+    atomic_store(&g_maps, 0);
+    atomic_store(&g_fail_map_at, n);
 }
 
 /* ------------------------------------------------------------------ helpers */
@@ -185,6 +198,39 @@ START_TEST(sleep_second_call_of_a_piece_fails) {
 }
 END_TEST
 
+/* As above, and mapping the unmapped front back fails too: the segment
+ * cannot be wholly awake, so it goes wholly to sleep (the call still fails)
+ * and a wake brings it back with its contents. */
+START_TEST(sleep_rollback_map_fails) {
+    void *a = tagged("both", 40 * MIB);
+    fill(a, 40 * MIB, 21);
+    XT_OK(xdev_memory_sleep(xt_dev(0), "both", XDEV_MEMORY_SLEEP_KEEP));
+    XT_OK(xdev_memory_wake(xt_dev(0), "both"));
+    void *c = tagged("both", 20 * MIB);
+    fill(c, 20 * MIB, 22);
+    size_t free0 = free_mem();
+    fail_unmap(3);
+    fail_map(1);
+    xdev_status_t st = xdev_memory_sleep(xt_dev(0), "both", XDEV_MEMORY_SLEEP_KEEP);
+    long maps = atomic_load(&g_maps);
+    fail_unmap(0);
+    fail_map(0);
+    ck_assert_msg(maps >= 1, "the rollback mapped nothing");
+    ck_assert_msg(st != XDEV_SUCCESS, "the sleep succeeded although an unmap failed");
+    /* wholly asleep: the device has all of it back, and it is refused */
+    ck_assert_uint_eq(free_mem(), free0 + 60 * MIB);
+    ck_assert_int_eq(xdev_memset_async(a, 0, 16, NULL), XDEV_ERROR_INVALID_VALUE);
+    XT_OK(xdev_memory_wake(xt_dev(0), "both"));
+    ck_assert_uint_eq(free_mem(), free0);
+    ck_assert(holds(a, 40 * MIB, 21));
+    ck_assert(holds(c, 20 * MIB, 22));
+    XT_OK(xdev_free(a));
+    XT_OK(xdev_free(c));
+    XT_OK(xdev_empty_cache());
+    ck_assert_int_eq(reserved(), 0);
+}
+END_TEST
+
 int main(int argc, char **argv) {
     Suite *su = suite_create("alloc_unmap_fault");
     TCase *tc = tcase_create("unmap_fault");
@@ -192,6 +238,7 @@ int main(int argc, char **argv) {
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, shrink_second_unmap_fails);
     tcase_add_test(tc, sleep_second_call_of_a_piece_fails);
+    tcase_add_test(tc, sleep_rollback_map_fails);
     suite_add_tcase(su, tc);
     return xt_run(srunner_create(su), "alloc_unmap_fault", argc, argv);
 }
