@@ -5,11 +5,25 @@
  * sleep, membarrier, long sleep, the unlock's wake hand-over). The unlock
  * is a plain store without a fence; a lost wake-up shows as a run that
  * does not finish (ctest's timeout), a broken exclusion as a wrong count
- * (and a race under TSan). */
+ * (and a race under TSan). The same again with membarrier refused by a
+ * seccomp filter (EPERM: the bounded sleeps alone); built with
+ * XDEV_SPIN_NO_MEMBARRIER (entry spin_lock.no_membarrier) the filter kills
+ * the process on any membarrier call instead, so the test also shows that
+ * build never makes one. */
 #include <check.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
 #include <time.h>
+#if defined(__linux__)
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#endif
 
 #include "base/spin_lock.h"
 #include "xt_check_run.h"
@@ -43,7 +57,10 @@ static void *worker(void *arg) {
     return NULL;
 }
 
-START_TEST(exclusion_and_progress) {
+/* The workers on the lock, then the lock's state checked. */
+static void run_workers(void) {
+    g_count = 0;
+    atomic_store(&g_bad, 0);
     pthread_t th[THREADS];
     for (int t = 0; t < THREADS; t++)
         ck_assert_int_eq(pthread_create(&th[t], NULL, worker, (void *)(intptr_t)(t * 131)), 0);
@@ -59,6 +76,47 @@ START_TEST(exclusion_and_progress) {
     ck_assert_int_eq(atomic_load(&g_lock.waiters), 0);
 #endif
 }
+
+START_TEST(exclusion_and_progress) {
+    run_workers();
+}
+END_TEST
+
+/* Make membarrier return `action` (seccomp) for this process's threads
+ * from now on; false (reason printed) where that cannot be done. */
+static bool filter_membarrier(unsigned action) {
+#if defined(__linux__) && defined(SYS_membarrier) && defined(SECCOMP_MODE_FILTER)
+    struct sock_filter f[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_membarrier, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, action),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = {(unsigned short)(sizeof f / sizeof f[0]), f};
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
+        prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0)
+        return true;
+    printf("skipped: no seccomp filter here (%s)\n", strerror(errno));
+    return false;
+#else
+    (void)action;
+    printf("skipped: no membarrier or seccomp on this system\n");
+    return false;
+#endif
+}
+
+/* Without membarrier every sleep stays bounded: the lock still excludes
+ * and progresses. */
+START_TEST(membarrier_unavailable) {
+#if defined(XDEV_SPIN_NO_MEMBARRIER) && defined(__linux__)
+    const unsigned action = SECCOMP_RET_TRAP; /* SIGSYS: this build must never call it */
+#elif defined(__linux__)
+    const unsigned action = SECCOMP_RET_ERRNO | EPERM; /* refused, as a sandbox may */
+#else
+    const unsigned action = 0;
+#endif
+    if (filter_membarrier(action)) run_workers();
+}
 END_TEST
 
 int main(void) {
@@ -66,6 +124,7 @@ int main(void) {
     TCase *tc = tcase_create("spin_lock");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, exclusion_and_progress);
+    tcase_add_test(tc, membarrier_unavailable);
     suite_add_tcase(s, tc);
     return xt_check_run(s);
 }

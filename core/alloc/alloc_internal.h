@@ -491,12 +491,19 @@ bool xdev_segment_can_map_whole(xdev_device_record_t *rec);
  * piece boundary (or whole_end). */
 size_t xdev_segment_cut_offset(const xdev_segment_t *seg, size_t piece, size_t off);
 /* Map / unmap [off, off + len) of the segment, each piece below whole_end
- * as one mapping, the rest by units; a range cutting a piece is refused.
- * A failed map leaves none of the range mapped. */
+ * as one mapping, the rest by units; a range cutting a piece is refused
+ * before any call. A failed map leaves none of the range mapped. */
 xdev_status_t xdev_segment_map(xdev_device_record_t *rec, const xdev_segment_t *seg, size_t off,
                                size_t len);
+/* The order of an unmap's calls, and what a failing one ends. */
+typedef enum {
+    XDEV_UNMAP_FRONT, /* front to back; stops at a failure: *done bytes at the front are unmapped */
+    XDEV_UNMAP_BACK,  /* back to front; stops at a failure: *done bytes at the back are unmapped */
+    XDEV_UNMAP_EVERY  /* front to back, every call made (a rollback): *done bytes in all */
+} xdev_unmap_order_t;
+/* The first failure; done may be NULL. */
 xdev_status_t xdev_segment_unmap(xdev_device_record_t *rec, const xdev_segment_t *seg, size_t off,
-                                 size_t len);
+                                 size_t len, xdev_unmap_order_t order, size_t *done);
 
 /* True when a stream pool's stream has no queued work (a query, never a
  * wait); false for a destroyed stream. */

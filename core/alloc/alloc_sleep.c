@@ -251,11 +251,36 @@ static xdev_status_t copy_piece(job_t *j, xdev_stream_t stream, const sleeper_t 
     return xdev_enqueue(&q);
 }
 
+/* A segment whose sleep failed after its first `gone` bytes were unmapped
+ * (the copies waited for): those mapped back and, KEEP, filled again from
+ * the copy, so it is wholly awake; where they cannot be mapped, the rest is
+ * copied (KEEP) and unmapped too, so it is wholly asleep (s->done) and a
+ * wake brings it back. Either way no part of an awake segment is left
+ * unmapped (unless the second way fails as well). */
+static void settle_half_asleep(job_t *j, xdev_stream_t stream, sleeper_t *s, size_t gone,
+                               bool keep) {
+    if (xdev_segment_map(j->rec, s->seg, 0, gone) == XDEV_SUCCESS) {
+        if (keep && copy_piece(j, stream, s, 0, gone, false) == XDEV_SUCCESS)
+            (void)xdev_be_stream_synchronize(j->rec, stream->native);
+        return;
+    }
+    xdev_status_t st = XDEV_SUCCESS;
+    if (keep) {
+        st = copy_piece(j, stream, s, gone, s->size - gone, true);
+        if (st == XDEV_SUCCESS) st = xdev_be_stream_synchronize(j->rec, stream->native);
+    }
+    if (st == XDEV_SUCCESS)
+        st = xdev_segment_unmap(j->rec, s->seg, gone, s->size - gone, XDEV_UNMAP_FRONT, NULL);
+    s->done = st == XDEV_SUCCESS;
+}
+
 /* Sleep's work once the device is idle: every segment unmapped, KEEP's
  * pieces each copied to the host first (the copy of piece k+1 runs while
  * piece k, whose copy an event says is done, is unmapped). A failure
  * leaves the segments done so far asleep; one half unmapped is mapped and
- * filled again (its unmapped prefix was copied). */
+ * filled again (its unmapped prefix was copied), to the byte: a piece
+ * unmapped in several calls of which a later one failed counts the front
+ * the earlier ones gave back (settle_half_asleep). */
 static xdev_status_t sleep_segments(job_t *j, bool keep) {
     xdev_stream_t stream;
     xdev_status_t st = xdev_core_default_stream(j->rec, &stream);
@@ -294,9 +319,11 @@ static xdev_status_t sleep_segments(job_t *j, bool keep) {
                 st = xdev_be_event_record(j->rec, ev[(pi + 1) & 1], stream->native);
         }
         if (st == XDEV_SUCCESS && keep) st = xdev_be_event_synchronize(j->rec, ev[pi & 1]);
-        if (st == XDEV_SUCCESS) st = xdev_segment_unmap(j->rec, s->seg, off, len);
+        size_t gone = 0; /* on a failure, the piece's front that was unmapped */
+        if (st == XDEV_SUCCESS)
+            st = xdev_segment_unmap(j->rec, s->seg, off, len, XDEV_UNMAP_FRONT, &gone);
+        unmapped[i] += gone;
         if (st != XDEV_SUCCESS) break;
-        unmapped[i] += len;
         s->done = unmapped[i] == s->size;
         i = next_i;
         off = next_off;
@@ -311,13 +338,9 @@ static xdev_status_t sleep_segments(job_t *j, bool keep) {
         xdev_core_error_restore(&saved);
     }
     if (st != XDEV_SUCCESS && i < j->n && unmapped != NULL && unmapped[i] > 0) {
-        /* a segment half asleep: its unmapped prefix back, with the contents */
         xdev_error_state_t saved;
         xdev_core_error_save(&saved);
-        sleeper_t *s = &j->list[i];
-        if (xdev_segment_map(j->rec, s->seg, 0, unmapped[i]) == XDEV_SUCCESS && keep &&
-            copy_piece(j, stream, s, 0, unmapped[i], false) == XDEV_SUCCESS)
-            (void)xdev_be_stream_synchronize(j->rec, stream->native);
+        settle_half_asleep(j, stream, &j->list[i], unmapped[i], keep);
         xdev_core_error_restore(&saved);
     }
     free(unmapped);
@@ -359,7 +382,7 @@ static xdev_status_t wake_segments(job_t *j) {
             xdev_error_state_t saved;
             xdev_core_error_save(&saved);
             (void)xdev_be_stream_synchronize(j->rec, stream->native);
-            (void)xdev_segment_unmap(j->rec, s->seg, 0, off);
+            (void)xdev_segment_unmap(j->rec, s->seg, 0, off, XDEV_UNMAP_EVERY, NULL);
             xdev_core_error_restore(&saved);
         }
     }

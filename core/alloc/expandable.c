@@ -39,17 +39,20 @@ static xdev_block_t *last_block(const xdev_segment_t *seg) {
 }
 
 /* Append [addr, addr + bytes) to the segment's end: it joins a free last
- * block or becomes a new free block. */
+ * block or becomes a new free block (`spare` where not NULL, which cannot
+ * fail; a spare not needed is deleted). */
 static xdev_status_t extend_tail(xdev_device_allocator_t *da, xdev_segment_t *seg,
-                                 xdev_stream_pool_t *pool, uintptr_t addr, size_t bytes) {
+                                 xdev_stream_pool_t *pool, uintptr_t addr, size_t bytes,
+                                 xdev_block_t *spare) {
     xdev_block_t *tail = last_block(seg);
     if (tail != NULL && tail->state == XDEV_BLOCK_FREE) {
         xdev_caching_bins_del(da, tail);
         tail->size += bytes;
         xdev_caching_bins_add(da, tail);
+        if (spare != NULL) xdev_caching_block_delete(da, spare);
         return XDEV_SUCCESS;
     }
-    xdev_block_t *b = xdev_caching_block_new(da);
+    xdev_block_t *b = spare != NULL ? spare : xdev_caching_block_new(da);
     if (b == NULL) return XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no host memory for a block");
     b->addr = addr;
     b->size = bytes;
@@ -133,7 +136,7 @@ xdev_status_t xdev_expandable_grow(xdev_device_allocator_t *da, xdev_stream_pool
         st = xdev_be_memory_va_map(da->rec, (void *)end, need);
         if (st != XDEV_SUCCESS) xdev_caching_unreserve(da, need);
     }
-    if (st == XDEV_SUCCESS) st = extend_tail(da, seg, pool, end, need);
+    if (st == XDEV_SUCCESS) st = extend_tail(da, seg, pool, end, need, NULL);
     if (st != XDEV_SUCCESS) {
         if (created) destroy(da, seg);
         return st;
@@ -145,17 +148,22 @@ xdev_status_t xdev_expandable_grow(xdev_device_allocator_t *da, xdev_stream_pool
     return XDEV_SUCCESS;
 }
 
-/* A tail cut off a segment, waiting to be unmapped. */
+/* A tail cut off a segment, waiting to be unmapped. Its unmapping may give
+ * back only its back part (an unmap in several calls, a later one failing):
+ * the front part still mapped then becomes the segment's tail again, in
+ * `spare`, taken when the cut was made so that putting it back cannot fail. */
 typedef struct cut {
     xdev_segment_t *seg;
     uintptr_t addr;
     size_t bytes;
-    bool unmapped;
+    size_t unmapped; /* bytes at the cut's back */
+    xdev_block_t *spare;
 } cut_t;
 
 /* Detach the granularity-aligned part of a free last block: it leaves the
  * bins and the segment, so no allocation can take it while the lock is
- * dropped. False when there is nothing to cut. */
+ * dropped. False when there is nothing to cut (or no host memory for the
+ * spare block). */
 static bool cut_tail(xdev_device_allocator_t *da, xdev_segment_t *seg, size_t gran, size_t piece,
                      cut_t *c) {
     xdev_block_t *tail = last_block(seg);
@@ -165,6 +173,8 @@ static bool cut_tail(xdev_device_allocator_t *da, xdev_segment_t *seg, size_t gr
     uintptr_t from =
         seg->base + xdev_segment_cut_offset(seg, piece, align_up(tail->addr - seg->base, gran));
     if (from >= end) return false;
+    xdev_block_t *spare = NULL;
+    if (from != tail->addr && (spare = xdev_caching_block_new(da)) == NULL) return false;
     xdev_caching_bins_del(da, tail);
     if (from == tail->addr) {
         if (tail->prev)
@@ -172,26 +182,39 @@ static bool cut_tail(xdev_device_allocator_t *da, xdev_segment_t *seg, size_t gr
         else
             seg->first = NULL;
         xdev_caching_block_delete(da, tail);
+        spare = xdev_caching_block_new(da); /* the block just deleted: cannot fail */
     } else {
         tail->size = from - tail->addr;
         xdev_caching_bins_add(da, tail);
     }
     seg->size -= end - from;
     seg->shrinking = true;
-    *c = (cut_t){seg, from, end - from, false};
+    *c = (cut_t){seg, from, end - from, 0, spare};
     return true;
 }
 
-/* Bookkeeping of an unmapped cut (lock held); a segment left empty goes. */
-static void finish_cut(xdev_device_allocator_t *da, const cut_t *c) {
+/* Bookkeeping of the cut once unmapped (lock held): its still mapped front
+ * back on the segment's end, then the unmapped back given up; a segment
+ * left empty goes. Returns the bytes given up. */
+static size_t finish_cut(xdev_device_allocator_t *da, const cut_t *c) {
     xdev_segment_t *seg = c->seg;
+    const size_t kept = c->bytes - c->unmapped;
+    if (kept > 0) {
+        /* with a spare block this cannot fail */
+        (void)extend_tail(da, seg, seg->pool, c->addr, kept, c->spare);
+        seg->size += kept;
+    } else {
+        xdev_caching_block_delete(da, c->spare);
+    }
+    if (c->unmapped == 0) return 0;
     if (seg->whole_end > seg->size) seg->whole_end = seg->size; /* the cut ended at a piece */
-    xdev_caching_unreserve(da, c->bytes);
-    xdev_stat_update(da->stats.reserved_bytes, seg->pool_kind, -(int64_t)c->bytes);
+    xdev_caching_unreserve(da, c->unmapped);
+    xdev_stat_update(da->stats.reserved_bytes, seg->pool_kind, -(int64_t)c->unmapped);
     da->stats.num_device_free++;
-    xdev_alloc_history_record(da, XDEV_MEMORY_HISTORY_SEGMENT_FREE, c->addr, c->bytes,
+    xdev_alloc_history_record(da, XDEV_MEMORY_HISTORY_SEGMENT_FREE, c->addr + kept, c->unmapped,
                               seg->pool->native, NULL);
     if (seg->first == NULL) destroy(da, seg);
+    return c->unmapped;
 }
 
 size_t xdev_expandable_shrink(xdev_device_allocator_t *da) {
@@ -216,25 +239,24 @@ size_t xdev_expandable_shrink(xdev_device_allocator_t *da) {
     if (n > 0) {
         /* The work queued so far may still use the memory: wait for the
          * device without the lock (a host function may need it); a wait
-         * that fails (called from a host function) unmaps nothing. */
+         * that fails (called from a host function) unmaps nothing. Each
+         * cut unmaps from its back, so that what a failing call leaves
+         * mapped is its front, the segment's tail again; that memory stays
+         * cached (a release, like free(), does not fail the call) and the
+         * next shrink tries it again. */
         xdev_spin_unlock(&da->lock);
+        xdev_error_state_t saved;
+        xdev_core_error_save(&saved);
         if (xdev_caching_sync_unlocked(da) == XDEV_SUCCESS)
             for (int i = 0; i < n; i++)
-                cuts[i].unmapped =
-                    xdev_segment_unmap(da->rec, cuts[i].seg, cuts[i].addr - cuts[i].seg->base,
-                                       cuts[i].bytes) == XDEV_SUCCESS;
+                (void)xdev_segment_unmap(da->rec, cuts[i].seg, cuts[i].addr - cuts[i].seg->base,
+                                         cuts[i].bytes, XDEV_UNMAP_BACK, &cuts[i].unmapped);
+        xdev_core_error_restore(&saved);
         xdev_spin_lock(&da->lock);
         da->stats.num_sync_all_streams++;
         for (int i = 0; i < n; i++) {
-            cut_t *c = &cuts[i];
-            c->seg->shrinking = false;
-            if (c->unmapped) {
-                released += c->bytes;
-                finish_cut(da, c);
-            } else if (extend_tail(da, c->seg, c->seg->pool, c->addr, c->bytes) ==
-                       XDEV_SUCCESS) { /* still mapped: the tail again */
-                c->seg->size += c->bytes;
-            }
+            cuts[i].seg->shrinking = false;
+            released += finish_cut(da, &cuts[i]);
         }
     }
     free(cuts);

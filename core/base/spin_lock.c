@@ -21,8 +21,16 @@
  * few nanoseconds before the store drains), and a missed one costs that
  * long, never a hang. Only a sleeper still waiting after that calls
  * membarrier, once, and sleeps longer. Where membarrier is unavailable
- * (not Linux, too old a kernel, a seccomp filter), every sleep stays
- * short. */
+ * (not Linux, too old a kernel, a seccomp filter, or a build with
+ * XDEV_SPIN_NO_MEMBARRIER defined), every sleep stays short.
+ *
+ * No kernel header is needed for membarrier: <linux/membarrier.h> is
+ * missing from kernel headers before 4.3 and lacks the PRIVATE_EXPEDITED
+ * commands before 4.14 (an enum there, which #ifdef cannot see), so the
+ * two command numbers, fixed by the kernel's ABI, are defined here, and
+ * the call is made only where <sys/syscall.h> names the system call. A
+ * kernel without it refuses the call (ENOSYS, EINVAL), which is the
+ * unavailable case above. */
 #include "base/spin_lock.h"
 
 #if !defined(XDEV_DEVICE_LOCK_PTHREAD)
@@ -32,9 +40,19 @@
 #include <time.h>
 #if defined(__linux__)
 #include <linux/futex.h>
-#include <linux/membarrier.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#endif
+
+/* membarrier(2) is used where the system call has a number and the build
+ * does not rule it out (XDEV_SPIN_NO_MEMBARRIER: the bounded sleeps alone,
+ * for a sandbox that kills a process on an unknown system call instead of
+ * refusing it, and for the test of that path). */
+#if defined(__linux__) && defined(SYS_membarrier) && !defined(XDEV_SPIN_NO_MEMBARRIER)
+#define HAVE_MEMBARRIER 1
+/* The kernel's ABI (include/uapi/linux/membarrier.h, since Linux 4.14). */
+#define CMD_PRIVATE_EXPEDITED (1 << 3)
+#define CMD_REGISTER_PRIVATE_EXPEDITED (1 << 4)
 #endif
 
 /* Pauses before sleeping: ~1-2 us, a few critical sections. Longer spins
@@ -73,21 +91,22 @@ static int futex_wait(atomic_int *word, int value, long ns) {
 #endif
 }
 
+#if defined(HAVE_MEMBARRIER)
 /* 0: not tried yet; 1: membarrier(PRIVATE_EXPEDITED) registered; -1: unavailable. */
 static atomic_int g_membarrier;
+#endif
 
 /* Pass every running thread of the process through a full memory barrier:
  * false when the system cannot. Registered on the first contended lock
  * (registering twice at once is harmless). */
 static bool process_barrier(void) {
-#if defined(__linux__) && defined(SYS_membarrier)
+#if defined(HAVE_MEMBARRIER)
     int state = atomic_load_explicit(&g_membarrier, memory_order_acquire);
     if (state == 0) {
-        state =
-            syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0 ? 1 : -1;
+        state = syscall(SYS_membarrier, CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0 ? 1 : -1;
         atomic_store_explicit(&g_membarrier, state, memory_order_release);
     }
-    return state > 0 && syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0;
+    return state > 0 && syscall(SYS_membarrier, CMD_PRIVATE_EXPEDITED, 0, 0) == 0;
 #else
     return false;
 #endif
