@@ -257,12 +257,27 @@ xdev_status_t xc_va_unmap_whole(xc_device_t *dev, void *addr, size_t bytes) {
     return r == CUDA_SUCCESS ? XDEV_SUCCESS : vmm_fail(r, XC_STR(cuMemUnmap), bytes, dev->index);
 }
 
+/* Unit by unit; a failure leaves the range mapped, as the core counts it
+ * (core/alloc/segment_map.c: a failed call's range is still mapped, and it
+ * hands that memory out again): the units already unmapped are mapped back,
+ * with new memory - the core unmaps only memory it no longer uses or whose
+ * contents it has copied away. Where even that fails, the message says the
+ * range is left partly unmapped. */
 xdev_status_t xc_va_unmap(xc_device_t *dev, void *addr, size_t bytes) {
     size_t unit = 0;
     xdev_status_t st = xc_va_granularity(dev, &unit);
     if (st != XDEV_SUCCESS) return st;
-    CUresult r = unmap_units(addr, bytes, unit);
-    return r == CUDA_SUCCESS ? XDEV_SUCCESS : vmm_fail(r, XC_STR(cuMemUnmap), bytes, dev->index);
+    size_t done = 0;
+    CUresult r = CUDA_SUCCESS;
+    for (; done < bytes; done += unit)
+        if ((r = XV(cuMemUnmap)(va_at(addr, done), unit)) != CUDA_SUCCESS) break;
+    if (r == CUDA_SUCCESS) return XDEV_SUCCESS;
+    if (done > 0 && map_chunks(dev, addr, done, unit) != XDEV_SUCCESS)
+        return vmm_fail(r,
+                        XC_STR(cuMemUnmap) " (mapping back the units it had unmapped failed too: "
+                                           "the range is left partly unmapped)",
+                        bytes, dev->index);
+    return vmm_fail(r, XC_STR(cuMemUnmap), bytes, dev->index);
 }
 
 #endif /* XC_HAVE_VMM */

@@ -127,8 +127,9 @@
      * behind it. va_map: back [addr, addr + bytes) inside a reservation with new device           \
      * memory, readable and writable by the device and by the peers that enabled access to it      \
      * (a failure for lack of memory is XDEV_ERROR_OUT_OF_MEMORY). va_unmap: give that memory      \
-     * back (called only after the device has passed all work using it). va_release: the           \
-     * reservation, wholly unmapped. */                                                            \
+     * back (called only after the device has passed all work using it); a failure must leave the  \
+     * whole range mapped (the core hands it out again), its contents need not survive.            \
+     * va_release: the reservation, wholly unmapped. */                                            \
     X(memory, va_granularity, OPTIONAL, DEV, 0, (size_t * granularity), (granularity))             \
     X(memory, va_reserve, OPTIONAL, DEV, 0, (size_t bytes, void **base), (bytes, base))            \
     X(memory, va_release, OPTIONAL, DEV, 0, (void *base, size_t bytes), (base, bytes))             \
