@@ -258,9 +258,13 @@ static xdev_status_t copy_piece(job_t *j, xdev_stream_t stream, const sleeper_t 
  * wake brings it back. Either way no part of an awake segment is left
  * unmapped (unless the second way fails as well). */
 static void settle_half_asleep(job_t *j, xdev_stream_t stream, sleeper_t *s, size_t gone,
-                               bool keep) {
+                               size_t copied, bool keep) {
     if (xdev_segment_map(j->rec, s->seg, 0, gone) == XDEV_SUCCESS) {
-        if (keep && copy_piece(j, stream, s, 0, gone, false) == XDEV_SUCCESS)
+        /* up to the end of the piece whose unmap failed, when its copy is
+         * done: a failed unmap leaves its range mapped, but not necessarily
+         * with its contents (backend_slots.h, va_unmap) */
+        size_t back = copied > gone ? copied : gone;
+        if (keep && back > 0 && copy_piece(j, stream, s, 0, back, false) == XDEV_SUCCESS)
             (void)xdev_be_stream_synchronize(j->rec, stream->native);
         return;
     }
@@ -294,6 +298,7 @@ static xdev_status_t sleep_segments(job_t *j, bool keep) {
     /* the pieces in order: segment i, offset off */
     int i = 0, pi = 0;
     size_t off = 0, next_off = 0;
+    size_t copied = 0; /* where an unmap failed: the end of its piece (copied to the host) */
     int next_i = 0;
     size_t *unmapped = calloc((size_t)(j->n > 0 ? j->n : 1), sizeof *unmapped);
     if (unmapped == NULL && st == XDEV_SUCCESS)
@@ -320,8 +325,10 @@ static xdev_status_t sleep_segments(job_t *j, bool keep) {
         }
         if (st == XDEV_SUCCESS && keep) st = xdev_be_event_synchronize(j->rec, ev[pi & 1]);
         size_t gone = 0; /* on a failure, the piece's front that was unmapped */
-        if (st == XDEV_SUCCESS)
+        if (st == XDEV_SUCCESS) {
             st = xdev_segment_unmap(j->rec, s->seg, off, len, XDEV_UNMAP_FRONT, &gone);
+            if (st != XDEV_SUCCESS) copied = off + len; /* the piece's copy is done */
+        }
         unmapped[i] += gone;
         if (st != XDEV_SUCCESS) break;
         s->done = unmapped[i] == s->size;
@@ -337,10 +344,10 @@ static xdev_status_t sleep_segments(job_t *j, bool keep) {
             if (ev[k] != NULL) (void)xdev_be_event_destroy(j->rec, ev[k]);
         xdev_core_error_restore(&saved);
     }
-    if (st != XDEV_SUCCESS && i < j->n && unmapped != NULL && unmapped[i] > 0) {
+    if (st != XDEV_SUCCESS && i < j->n && unmapped != NULL && (unmapped[i] > 0 || copied > 0)) {
         xdev_error_state_t saved;
         xdev_core_error_save(&saved);
-        settle_half_asleep(j, stream, &j->list[i], unmapped[i], keep);
+        settle_half_asleep(j, stream, &j->list[i], unmapped[i], copied, keep);
         xdev_core_error_restore(&saved);
     }
     free(unmapped);
