@@ -227,7 +227,15 @@ static xdev_status_t exec_locked(fft_op_t *o) {
     bool transient = false;
     size_t work_size = 0;
     xdev_status_t st = XDEV_SUCCESS;
-    if (!o->memo_hit || !xdev_fft_cache_acquire_again(o->c, &o->hit, &x->plan, &work_size)) {
+    /* read under the cache's lock: a stream's destroy sets closing, then
+     * sweeps the stream's plans under this lock (fft_plan_cache.h) */
+    const unsigned how =
+        (atomic_load_explicit(&tgt->stream->closing, memory_order_seq_cst) ? XDEV_FFT_TAKE_NO_INSERT
+                                                                           : 0u) |
+        (atomic_load_explicit(&tgt->stream->capture, memory_order_acquire) != NULL
+             ? XDEV_FFT_TAKE_CAPTURED
+             : 0u);
+    if (!o->memo_hit || !xdev_fft_cache_acquire_again(o->c, &o->hit, how, &x->plan, &work_size)) {
         if (!o->have_key) { /* the memo's descriptor: valid, its key made now */
             size_t in_bytes, out_bytes;
             st = make_key(o->d, o->key, &in_bytes, &out_bytes);
@@ -235,7 +243,8 @@ static xdev_status_t exec_locked(fft_op_t *o) {
             key_set_stream(o->key, tgt->stream, o->stream_generation);
             o->have_key = true;
         }
-        st = xdev_fft_cache_acquire_hit(o->c, o->key, &x->plan, &work_size, &transient, &o->hit);
+        st = xdev_fft_cache_acquire_hit(o->c, o->key, how, &x->plan, &work_size, &transient,
+                                        &o->hit);
         if (st != XDEV_SUCCESS) return st;
     }
     if (work_size > 0) {

@@ -20,6 +20,7 @@ typedef struct fft_entry {
     void *plan;
     size_t work_size;
     bool ran;                        /* an exec was enqueued with the plan */
+    bool captured;                   /* an exec was captured: kept when its stream goes */
     struct fft_entry *newer, *older; /* recency list */
     struct fft_entry *chain;         /* hash bucket */
 } fft_entry_t;
@@ -252,8 +253,10 @@ static xdev_status_t create_plan(xdev_fft_cache_t *c, const xdev_fft_key_t *k, v
 }
 
 /* A hit: the entry becomes the most recently used. */
-static void take(xdev_fft_cache_t *c, fft_entry_t *e, void **plan, size_t *work_size) {
+static void take(xdev_fft_cache_t *c, fft_entry_t *e, unsigned how, void **plan,
+                 size_t *work_size) {
     c->hits++;
+    e->captured |= (how & XDEV_FFT_TAKE_CAPTURED) != 0;
     if (c->newest != e) {
         list_unlink(c, e);
         list_push_newest(c, e);
@@ -264,15 +267,15 @@ static void take(xdev_fft_cache_t *c, fft_entry_t *e, void **plan, size_t *work_
 }
 
 xdev_status_t xdev_fft_cache_acquire_hit(xdev_fft_cache_t *c, const xdev_fft_key_t *key,
-                                         void **plan, size_t *work_size, bool *transient,
-                                         xdev_fft_hit_t *hit) {
+                                         unsigned how, void **plan, size_t *work_size,
+                                         bool *transient, xdev_fft_hit_t *hit) {
     uint64_t h = key_hash(key);
     *transient = false;
     *hit = (xdev_fft_hit_t){c, NULL, c->drops};
     if (c->buckets != NULL) {
         for (fft_entry_t *e = c->buckets[h & (c->nbuckets - 1)]; e != NULL; e = e->chain) {
             if (e->hash != h || memcmp(&e->key, key, sizeof *key) != 0) continue;
-            take(c, e, plan, work_size);
+            take(c, e, how, plan, work_size);
             hit->entry = e;
             return XDEV_SUCCESS;
         }
@@ -280,8 +283,9 @@ xdev_status_t xdev_fft_cache_acquire_hit(xdev_fft_cache_t *c, const xdev_fft_key
     xdev_status_t st = create_plan(c, key, plan, work_size);
     if (st != XDEV_SUCCESS) return st;
     c->misses++;
-    fft_entry_t *e = c->max_size > 0 ? calloc(1, sizeof *e) : NULL;
-    if (e == NULL) { /* caching disabled (or no memory for the entry): use once */
+    fft_entry_t *e =
+        c->max_size > 0 && !(how & XDEV_FFT_TAKE_NO_INSERT) ? calloc(1, sizeof *e) : NULL;
+    if (e == NULL) { /* caching disabled, a closing stream, or no memory: use once */
         *transient = true;
         return XDEV_SUCCESS;
     }
@@ -290,6 +294,7 @@ xdev_status_t xdev_fft_cache_acquire_hit(xdev_fft_cache_t *c, const xdev_fft_key
     e->plan = *plan;
     e->work_size = *work_size;
     e->ran = true;
+    e->captured = (how & XDEV_FFT_TAKE_CAPTURED) != 0;
     evict_to(c, c->max_size - 1);
     c->size++;
     maybe_grow(c);
@@ -309,13 +314,13 @@ xdev_status_t xdev_fft_cache_acquire_hit(xdev_fft_cache_t *c, const xdev_fft_key
 xdev_status_t xdev_fft_cache_acquire(xdev_fft_cache_t *c, const xdev_fft_key_t *key, void **plan,
                                      size_t *work_size, bool *transient) {
     xdev_fft_hit_t hit;
-    return xdev_fft_cache_acquire_hit(c, key, plan, work_size, transient, &hit);
+    return xdev_fft_cache_acquire_hit(c, key, 0, plan, work_size, transient, &hit);
 }
 
-bool xdev_fft_cache_acquire_again(xdev_fft_cache_t *c, const xdev_fft_hit_t *hit, void **plan,
-                                  size_t *work_size) {
+bool xdev_fft_cache_acquire_again(xdev_fft_cache_t *c, const xdev_fft_hit_t *hit, unsigned how,
+                                  void **plan, size_t *work_size) {
     if (hit->c != c || hit->entry == NULL || hit->drops != c->drops) return false;
-    take(c, hit->entry, plan, work_size);
+    take(c, hit->entry, how, plan, work_size);
     return true;
 }
 
@@ -403,9 +408,17 @@ xdev_status_t xdev_fft_plan_cache_reset_stats(xdev_device_t device) {
 /* ------------------------------------------------------------- a stream's end */
 
 /* The stream-destroy hook: the plans bound to `stream` (any generation of
- * its handle) leave the cache and are destroyed once the stream has done
- * its work, while it still exists - cuFFT does not say what destroying a
- * plan whose stream is gone does, and their keys can never match again. */
+ * its handle) leave the cache - their keys can never match again, and cuFFT
+ * does not say what destroying a plan whose stream is gone does - except
+ * those a capture used (a graph's kernels run them, on any stream, until an
+ * eviction or a clear). A stream xdev owns was synchronized by its destroy,
+ * and its plans are destroyed now, while it still exists (after waiting for
+ * what another thread queued meanwhile). A wrapped stream belongs to its
+ * owner: nothing waits for it here (a wait could take a kernel fault that
+ * is the owner's to see, or block on the owner's work), so its plans go to
+ * limbo, destroyed after the next device wait that works. A plan taken
+ * after this sweep by a call already inside xdev_fft_exec is not cached
+ * (XDEV_FFT_TAKE_NO_INSERT: the stream is closing). */
 static void forget_stream(xdev_stream_t stream) {
     if ((unsigned)stream->be->type >= XDEV_MAX_DEVICE_TYPES ||
         (unsigned)stream->device.index >= XDEV_MAX_DEVICES)
@@ -418,13 +431,17 @@ static void forget_stream(xdev_stream_t stream) {
     pthread_mutex_lock(&c->lock);
     for (fft_entry_t *e = c->newest, *next; e != NULL; e = next) {
         next = e->older;
-        if (e->key.stream != key) continue;
+        if (e->key.stream != key || e->captured) continue;
         unlink_entry(c, e);
         e->older = mine;
         mine = e;
     }
     xdev_fft_cache_unlock(c);
     if (mine == NULL) return;
+    if (!stream->owned) {
+        park(c, mine);
+        return;
+    }
     xdev_error_state_t saved; /* the destroy's caller gets no error from here */
     xdev_core_error_save(&saved);
     if (xdev_be_stream_synchronize(stream->rec, stream->native) != XDEV_SUCCESS)

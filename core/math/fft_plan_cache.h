@@ -68,17 +68,29 @@ typedef struct xdev_fft_hit {
     uint64_t drops;
 } xdev_fft_hit_t;
 
+/* How the exec takes its plan (`how` below, bits). */
+enum {
+    /* its stream is being destroyed (closing): a miss is not cached but
+     * transient, since that stream's plans are being removed (the stream
+     * destroy hook) and one inserted now would outlive it */
+    XDEV_FFT_TAKE_NO_INSERT = 1u,
+    /* into a capture: the graph's kernels use the plan, so destroying the
+     * stream does not remove it (an eviction or a clear still may, as in
+     * torch) */
+    XDEV_FFT_TAKE_CAPTURED = 2u,
+};
+
 /* xdev_fft_cache_acquire that also records where the plan is (*hit; its
- * entry NULL when the plan is transient). */
+ * entry NULL when the plan is transient), taken as `how` says. */
 xdev_status_t xdev_fft_cache_acquire_hit(xdev_fft_cache_t *c, const xdev_fft_key_t *key,
-                                         void **plan, size_t *work_size, bool *transient,
-                                         xdev_fft_hit_t *hit);
+                                         unsigned how, void **plan, size_t *work_size,
+                                         bool *transient, xdev_fft_hit_t *hit);
 
 /* With the lock held: true, with the plan of `hit` (a hit as
  * xdev_fft_cache_acquire counts one: most recently used now), when its
  * entry is still in c; false (nothing changed) when it may not be. */
-bool xdev_fft_cache_acquire_again(xdev_fft_cache_t *c, const xdev_fft_hit_t *hit, void **plan,
-                                  size_t *work_size);
+bool xdev_fft_cache_acquire_again(xdev_fft_cache_t *c, const xdev_fft_hit_t *hit, unsigned how,
+                                  void **plan, size_t *work_size);
 
 /* Give a plan back to the backend (no lock needed; the caller has waited
  * for the work that used it). */

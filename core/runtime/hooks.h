@@ -69,10 +69,11 @@ typedef void (*xdev_foreign_hook_t)(struct xdev_device_record *rec, void *ptr, s
  * outputs of the group's collectives in stream order from then on. */
 typedef void (*xdev_group_end_hook_t)(void);
 /* Runs when a stream handle goes (runtime/stream.c, xdev_stream_destroy),
- * after the work queued on it so far is done and before its native stream
- * is destroyed, with nothing locked: math/fft_plan_cache.c destroys the
- * plans bound to it while their stream still exists (their keys can never
- * match again). */
+ * once it is closing (no new use begins) and before its native stream is
+ * destroyed, with nothing locked; a stream xdev owns has done its work by
+ * then, a wrapped one (xdev_stream_wrap_native) was not waited for.
+ * math/fft_plan_cache.c removes the FFT plans bound to it (their keys can
+ * never match again). */
 typedef void (*xdev_stream_destroy_hook_t)(struct xdev_stream *stream);
 
 /* Register, from a part's xdev_<part>_wire() (not thread-safe: core/wiring.c

@@ -400,10 +400,70 @@ START_TEST(plan_cache_evict_in_host_func) {
     xt_opener_join(&opener);
     xt_gate_destroy(&gate);
     xt_reset_state();
-    ck_assert(impulse_ok(0, 16, s)); /* a wait that works: the plan in limbo goes */
-    XT_OK(xdev_fft_plan_cache_clear(xt_dev(0)));
+    ck_assert(impulse_ok(0, 16, s));
+    XT_OK(xdev_fft_plan_cache_clear(xt_dev(0))); /* a wait that works: the plan in limbo goes */
     XT_OK(xdev_stream_destroy(s));
     XT_OK(xdev_stream_destroy(t));
+    XT_OK(xdev_free(x));
+    XT_OK(xdev_free(y));
+}
+END_TEST
+
+/* A plan a capture used stays when its stream is destroyed (the graph's
+ * kernels run it, on any stream): a replay on another stream still gives the
+ * spectrum. A wrapped stream's plans leave the cache without a wait for the
+ * wrapped stream (its owner's). */
+START_TEST(plan_cache_captured_and_wrapped) {
+    REQUIRE_FFT();
+    XT_OK(xdev_fft_plan_cache_set_max_size(xt_dev(0), 4096));
+    XT_OK(xdev_fft_plan_cache_clear(xt_dev(0)));
+    XT_OK(xdev_fft_plan_cache_reset_stats(xt_dev(0)));
+    int64_t n = 8;
+    xdev_fft_desc_t d = xdev_fft_desc_basic(C2C, XDEV_FFT_F32, 1, &n, 1);
+    float h[16] = {5.0f}, out[16];
+    float *x = dalloc(0, sizeof h), *y = dalloc(0, sizeof h);
+    XT_OK(xdev_memcpy(x, h, sizeof h));
+    xdev_stream_t s, r, w;
+    XT_OK(xdev_stream_create(xt_dev(0), XDEV_STREAM_PRIORITY_NORMAL, &s));
+    XT_OK(xdev_stream_create(xt_dev(0), XDEV_STREAM_PRIORITY_NORMAL, &r));
+    xdev_graph_t g;
+    XT_OK(xdev_graph_create(&g));
+    xdev_status_t st = xdev_graph_capture_begin(g, s, XDEV_CAPTURE_GLOBAL, NULL);
+    if (st == XDEV_ERROR_NOT_SUPPORTED) {
+        xt_skip(__func__, "%s", xdev_last_error());
+    } else {
+        XT_OK(st);
+        XT_OK(xdev_fft_exec(&d, x, y, XDEV_FFT_FORWARD, XDEV_FFT_NORM_NONE, s));
+        XT_OK(xdev_graph_capture_end(g));
+        EXPECT_STATS(0, 1, 0, 1, 0);
+        XT_OK(xdev_stream_destroy(s)); /* the captured plan stays */
+        EXPECT_STATS(0, 1, 0, 1, 0);
+        XT_OK(xdev_memset_async(y, 0, sizeof h, r));
+        XT_OK(xdev_graph_replay(g, r));
+        XT_OK(xdev_memcpy_async(out, y, sizeof out, r));
+        XT_OK(xdev_stream_synchronize(r));
+        for (int i = 0; i < 8; i++)
+            ck_assert_msg(out[2 * i] == 5.0f && out[2 * i + 1] == 0.0f, "bin %d: %g%+gi", i,
+                          (double)out[2 * i], (double)out[2 * i + 1]);
+        s = NULL;
+    }
+    XT_OK(xdev_graph_destroy(g));
+    /* A wrapped stream (r's native handle): its plan goes with the wrapper,
+     * and r, which owns the native stream, goes on. */
+    XT_OK(xdev_fft_plan_cache_clear(xt_dev(0)));
+    XT_OK(xdev_fft_plan_cache_reset_stats(xt_dev(0)));
+    void *native = NULL;
+    XT_OK(xdev_stream_native_handle(r, &native));
+    XT_OK(xdev_stream_wrap_native(xt_dev(0), native, &w));
+    XT_OK(xdev_fft_exec(&d, x, y, XDEV_FFT_FORWARD, XDEV_FFT_NORM_NONE, w));
+    XT_OK(xdev_stream_synchronize(w));
+    EXPECT_STATS(0, 1, 0, 1, 0);
+    XT_OK(xdev_stream_destroy(w));
+    EXPECT_STATS(0, 0, 0, 1, 0);
+    ck_assert(impulse_ok(0, 8, r));
+    XT_OK(xdev_fft_plan_cache_clear(xt_dev(0))); /* a wait that works: limbo goes too */
+    if (s != NULL) XT_OK(xdev_stream_destroy(s));
+    XT_OK(xdev_stream_destroy(r));
     XT_OK(xdev_free(x));
     XT_OK(xdev_free(y));
 }
@@ -417,4 +477,5 @@ void fft_cache_tests(TCase *tc) {
     tcase_add_test(tc, plan_cache_concurrent);
     tcase_add_test(tc, plan_cache_concurrent_kept_streams);
     tcase_add_test(tc, plan_cache_evict_in_host_func);
+    tcase_add_test(tc, plan_cache_captured_and_wrapped);
 }

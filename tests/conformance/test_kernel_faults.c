@@ -134,6 +134,39 @@ static void wild_write_case(xdev_module_t m, const char *name, unsigned block, i
 
 /* ------------------------------------------------------ signal faults */
 
+/* Destroying a wrapper (xdev_stream_wrap_native) of a stream whose FFT plan
+ * is cached does not wait for the wrapped stream: a kernel fault queued
+ * there is still the owner's to see (the FFT plan cache's stream-destroy
+ * hook once synchronized the native stream and took the fault). */
+START_TEST(wrapper_destroy_keeps_fault) {
+    XT_REQUIRE_CPU();
+    xdev_module_t m = load();
+    xdev_kernel_t k = kernel(m, "wild_write");
+    int *out = dalloc(64 * 32 * sizeof(int));
+    float *sig = dalloc(64);
+    xdev_stream_t s = xt_new_stream(0), w;
+    void *native = NULL;
+    XT_OK(xdev_stream_native_handle(s, &native));
+    XT_OK(xdev_stream_wrap_native(xt_dev(0), native, &w));
+    const int64_t n8 = 8;
+    xdev_fft_desc_t fd = xdev_fft_desc_basic(XDEV_FFT_C2C, XDEV_FFT_F32, 1, &n8, 1);
+    xdev_status_t st = xdev_fft_exec(&fd, sig, sig, XDEV_FFT_FORWARD, XDEV_FFT_NORM_NONE, w);
+    ck_assert_msg(st == XDEV_SUCCESS || st == XDEV_ERROR_NOT_SUPPORTED, "fft: %s",
+                  xdev_last_error());
+    XT_OK(xdev_stream_synchronize(s));
+    xdev_launch_config_t c = cfg1(64, 32, s);
+    long off = WILD_OFFSET;
+    int bad = 5;
+    XT_OK(XDEV_LAUNCH(k, &c, bad, off, out));
+    XT_OK(xdev_stream_destroy(w)); /* the wrapper only */
+    expect_fault(s, "wild_write", 5, "SIGSEGV", NULL);
+    XT_OK(xdev_stream_destroy(s));
+    XT_OK(xdev_free(out));
+    XT_OK(xdev_free(sig));
+    XT_OK(xdev_module_unload(m));
+}
+END_TEST
+
 START_TEST(wild_write_aot) {
     XT_REQUIRE_CPU();
     xdev_module_t m = load();
@@ -717,6 +750,7 @@ int main(int argc, char **argv) {
     tcase_add_checked_fixture(tc, setup, NULL);
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, wild_write_aot);
+    tcase_add_test(tc, wrapper_destroy_keeps_fault);
     tcase_add_test(tc, wild_write_on_fiber);
     tcase_add_test(tc, wild_write_in_block_form);
     tcase_add_test(tc, wild_write_on_the_pool);
