@@ -268,9 +268,12 @@ static void settle_half_asleep(job_t *j, xdev_stream_t stream, sleeper_t *s, siz
             (void)xdev_be_stream_synchronize(j->rec, stream->native);
         return;
     }
+    /* the host copy holds [0, copied) already; the device's [gone, copied)
+     * may be new memory now (a failed unmap need not keep contents) */
     xdev_status_t st = XDEV_SUCCESS;
-    if (keep) {
-        st = copy_piece(j, stream, s, gone, s->size - gone, true);
+    size_t from = copied > gone ? copied : gone;
+    if (keep && from < s->size) {
+        st = copy_piece(j, stream, s, from, s->size - from, true);
         if (st == XDEV_SUCCESS) st = xdev_be_stream_synchronize(j->rec, stream->native);
     }
     if (st == XDEV_SUCCESS)

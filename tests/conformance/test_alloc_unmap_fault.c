@@ -45,8 +45,16 @@ __attribute__((visibility("default"), no_sanitize("thread"))) void *
 mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off) {
     if (g_real_mmap == NULL) return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
     bool fixed = (flags & MAP_FIXED) != 0;
-    if ((fixed && prot == PROT_NONE && trips(&g_fail_at, &g_unmaps)) ||
-        (fixed && prot == (PROT_READ | PROT_WRITE) && trips(&g_fail_map_at, &g_maps))) {
+    if (fixed && prot == PROT_NONE && trips(&g_fail_at, &g_unmaps)) {
+        /* a failed unmap leaves its range mapped, but need not keep its
+         * contents (backend_slots.h, va_unmap; CUDA maps new memory back):
+         * the worst case, new zeroed memory */
+        (void)g_real_mmap(addr, len, PROT_READ | PROT_WRITE,
+                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+        errno = ENOMEM;
+        return MAP_FAILED;
+    }
+    if (fixed && prot == (PROT_READ | PROT_WRITE) && trips(&g_fail_map_at, &g_maps)) {
         errno = ENOMEM;
         return MAP_FAILED;
     }
