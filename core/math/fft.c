@@ -227,8 +227,13 @@ static xdev_status_t exec_locked(fft_op_t *o) {
     bool transient = false;
     size_t work_size = 0;
     xdev_status_t st = XDEV_SUCCESS;
-    /* read under the cache's lock: a stream's destroy sets closing, then
-     * sweeps the stream's plans under this lock (fft_plan_cache.h) */
+    /* fft_plans is set before closing is read, both seq_cst: a destroy that
+     * sets closing and then finds fft_plans unset (it skips the sweep) is
+     * ordered before this read, which then sees closing and caches nothing.
+     * closing is read under the cache's lock: a destroy that sees fft_plans
+     * sweeps under this lock after setting closing (fft_plan_cache.h). */
+    if (!atomic_load_explicit(&tgt->stream->fft_plans, memory_order_relaxed))
+        atomic_store_explicit(&tgt->stream->fft_plans, true, memory_order_seq_cst);
     const unsigned how =
         (atomic_load_explicit(&tgt->stream->closing, memory_order_seq_cst) ? XDEV_FFT_TAKE_NO_INSERT
                                                                            : 0u) |

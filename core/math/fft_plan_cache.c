@@ -420,6 +420,10 @@ xdev_status_t xdev_fft_plan_cache_reset_stats(xdev_device_t device) {
  * after this sweep by a call already inside xdev_fft_exec is not cached
  * (XDEV_FFT_TAKE_NO_INSERT: the stream is closing). */
 static void forget_stream(xdev_stream_t stream) {
+    /* a stream no FFT ran on: no lock, no walk (a destroy inside a host
+     * function must not wait for a lock an exec may hold while it waits
+     * for the device) */
+    if (!atomic_load_explicit(&stream->fft_plans, memory_order_seq_cst)) return;
     if ((unsigned)stream->be->type >= XDEV_MAX_DEVICE_TYPES ||
         (unsigned)stream->device.index >= XDEV_MAX_DEVICES)
         return;

@@ -21,6 +21,9 @@ struct xdev_stream {
     /* The capture it records into (runtime/capture.h), NULL when it runs its work. */
     _Atomic(struct xdev_capture *) capture;
     uint32_t order_id; /* the stream-order sanitizer's id, 0 until its first use (stream_order.c) */
+    /* math/fft.c: an FFT plan may be cached for it (set before its exec reads
+     * `closing`), so its destroy sweeps the plan cache only then */
+    _Atomic bool fft_plans;
 };
 
 extern xdev_handle_arena_t xdev_stream_arena;
