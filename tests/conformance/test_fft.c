@@ -416,6 +416,7 @@ int main(int argc, char **argv) {
     fft_cache_tests(tc);
     tcase_add_test(tc, stream_ordered);
     suite_add_tcase(s, tc);
+    fft_host_fn_tests(s);
     SRunner *sr = srunner_create(s);
     return xt_run(sr, "fft", argc, argv);
 }

@@ -476,6 +476,13 @@ void fft_cache_tests(TCase *tc) {
     tcase_add_test(tc, plan_cache_stream_destroy);
     tcase_add_test(tc, plan_cache_concurrent);
     tcase_add_test(tc, plan_cache_concurrent_kept_streams);
-    tcase_add_test(tc, plan_cache_evict_in_host_func);
     tcase_add_test(tc, plan_cache_captured_and_wrapped);
+}
+
+void fft_host_fn_tests(Suite *s) {
+    TCase *tc = tcase_create("fft_host_fn");
+    tcase_add_checked_fixture(tc, fft_setup, NULL);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, plan_cache_evict_in_host_func);
+    suite_add_tcase(s, tc);
 }

@@ -50,5 +50,10 @@ static inline bool fft_available(const char *test) {
 
 /* test_fft_cache.c: the plan cache's tests, added to the suite's case. */
 void fft_cache_tests(TCase *tc);
+/* test_fft_cache.c: the case "fft_host_fn" of suite s, the tests that call
+ * the runtime from a host function on purpose (CUDA answers those calls with
+ * cudaErrorNotPermitted, so compute-sanitizer runs it without reporting API
+ * errors: tests/gpu/run.sh). */
+void fft_host_fn_tests(Suite *s);
 
 #endif

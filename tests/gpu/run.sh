@@ -933,11 +933,12 @@ if want sanitizer; then
     # XDEV_BACKEND=cuda (sanitize); CK_FORK=no runs the tests in this process.
     sanitize memcheck "test_blas (GEMM every dtype, level 1)" env XDEV_TEST_SCALE=0.1 \
         "$B/tests/conformance/test_blas" blas
-    # plan_cache_evict_in_host_func calls the runtime from a host function on purpose (CUDA
-    # answers cudaErrorNotPermitted, and the plan must then be kept): API errors are expected
-    SAN_ARGS="--report-api-errors no" sanitize memcheck \
-        "test_fft (c2c/r2c/c2r, scaling, plan cache)" env XDEV_TEST_SCALE=0.1 \
-        "$B/tests/conformance/test_fft" fft
+    sanitize memcheck "test_fft (c2c/r2c/c2r, scaling, plan cache)" env XDEV_TEST_SCALE=0.1 \
+        "$B/tests/conformance/test_fft" fft fft
+    # case fft_host_fn calls the runtime from a host function on purpose (CUDA answers
+    # cudaErrorNotPermitted, and the plan must then be kept): API errors are expected there
+    SAN_ARGS="--report-api-errors no" sanitize memcheck "test_fft (an eviction in a host function)" \
+        "$B/tests/conformance/test_fft" fft fft_host_fn
     sanitize memcheck "test_ops (fills, 36 conversion pairs)" "$B/tests/conformance/test_ops" ops
     sanitize memcheck "test_observe (tags, memory view, stream trace)" \
         "$B/tests/conformance/test_observe" observe
