@@ -688,6 +688,16 @@ xdev_memory_stats_t xt_mem_stats(int dev) {
     return s;
 }
 
+size_t xt_mem_free(int dev) {
+    size_t f = 0, t = 0;
+    XT_OK(xdev_mem_get_info(xt_dev(dev), &f, &t));
+    return f;
+}
+
+int64_t xt_reserved(int dev) {
+    return xt_mem_stats(dev).reserved_bytes[XDEV_STAT_ALL].current;
+}
+
 xdev_stream_t xt_new_stream(int dev) {
     xdev_stream_t s = NULL;
     XT_OK(xdev_stream_create(xt_dev(dev), XDEV_STREAM_PRIORITY_NORMAL, &s));

@@ -223,6 +223,10 @@ bool xt_plugin_installed(const char *name, char *where, size_t len);
 
 /* Memory statistics of xt_dev(dev); a failure fails the test. */
 xdev_memory_stats_t xt_mem_stats(int dev);
+/* xt_dev(dev)'s free memory (xdev_mem_get_info), and its allocator's
+ * reserved bytes now (all pools); a failure fails the test. */
+size_t xt_mem_free(int dev);
+int64_t xt_reserved(int dev);
 
 /* A new normal-priority stream on xt_dev(dev); a failure fails the test. */
 xdev_stream_t xt_new_stream(int dev);

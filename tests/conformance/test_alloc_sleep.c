@@ -64,16 +64,6 @@ static bool holds(const void *p, size_t n, unsigned seed) {
     return i == n;
 }
 
-static size_t free_mem(void) {
-    size_t f = 0, t = 0;
-    XT_OK(xdev_mem_get_info(xt_dev(0), &f, &t));
-    return f;
-}
-
-static int64_t reserved(void) {
-    return xt_mem_stats(0).reserved_bytes[XDEV_STAT_ALL].current;
-}
-
 /* Lines of /proc/self/maps: the process's mappings (-1 where unreadable). */
 static long mappings(void) {
     FILE *f = fopen("/proc/self/maps", "r");
@@ -95,25 +85,25 @@ static long mappings(void) {
 START_TEST(keep_restores_contents_at_the_same_addresses) {
     void *big = tagged("weights", BIG, 1), *small = tagged("weights", SMALL, 2);
     void *other = tagged("cache", BIG, 3);
-    int64_t res = reserved();
-    size_t before = free_mem();
+    int64_t res = xt_reserved(0);
+    size_t before = xt_mem_free(0);
     XT_OK(xdev_memory_sleep(xt_dev(0), "weights", XDEV_MEMORY_SLEEP_KEEP));
-    size_t asleep = free_mem();
+    size_t asleep = xt_mem_free(0);
     /* the device got at least the tag's bytes back (the rest of the device
      * may move on a shared GPU: a lower bound only) */
     ck_assert_msg(asleep >= before + BIG + SMALL, "free %zu asleep, %zu before", asleep, before);
-    ck_assert_int_eq(reserved(), res); /* the allocator still counts it */
+    ck_assert_int_eq(xt_reserved(0), res); /* the allocator still counts it */
     /* what the application holds describes the same allocation */
     xdev_pointer_info_t info;
     XT_OK(xdev_pointer_get_info(big, &info));
     ck_assert_int_eq(info.kind, XDEV_MEMORY_DEVICE);
     ck_assert_ptr_eq(info.base, big);
     XT_OK(xdev_memory_wake(xt_dev(0), "weights"));
-    ck_assert_int_le(free_mem(), asleep - BIG);
+    ck_assert_int_le(xt_mem_free(0), asleep - BIG);
     ck_assert(holds(big, BIG, 1));
     ck_assert(holds(small, SMALL, 2));
     ck_assert(holds(other, BIG, 3));
-    ck_assert_int_eq(reserved(), res);
+    ck_assert_int_eq(xt_reserved(0), res);
     XT_OK(xdev_free(big));
     XT_OK(xdev_free(small));
     XT_OK(xdev_free(other));
@@ -125,9 +115,9 @@ END_TEST
 START_TEST(keep_in_pieces) {
     const size_t n = 80 * MIB + 2 * MIB;
     void *p = tagged("pieces", n, 21), *q = tagged("pieces/2", 3 * MIB, 22);
-    size_t before = free_mem();
+    size_t before = xt_mem_free(0);
     XT_OK(xdev_memory_sleep(xt_dev(0), "pieces", XDEV_MEMORY_SLEEP_KEEP));
-    ck_assert_uint_ge(free_mem(), before + n);
+    ck_assert_uint_ge(xt_mem_free(0), before + n);
     XT_OK(xdev_memory_wake(xt_dev(0), "pieces"));
     ck_assert(holds(p, n, 21));
     ck_assert(holds(q, 3 * MIB, 22));
@@ -147,13 +137,13 @@ START_TEST(woken_pieces_release_whole) {
     XT_OK(xdev_memory_sleep(xt_dev(0), "pieces", XDEV_MEMORY_SLEEP_KEEP));
     XT_OK(xdev_memory_wake(xt_dev(0), "pieces"));
     XT_OK(xdev_free(b));
-    int64_t res = reserved();
+    int64_t res = xt_reserved(0);
     XT_OK(xdev_empty_cache());
     /* the free tail starts at 40 MiB, in the piece [32, 64): only [64, 80)
      * can go (before whole pieces, 40 MiB went; a cut inside a piece is
      * refused and nothing would) */
-    ck_assert_msg(res - reserved() == (int64_t)(16 * MIB), "released %lld MiB, not 16",
-                  (long long)((res - reserved()) / (int64_t)MIB));
+    ck_assert_msg(res - xt_reserved(0) == (int64_t)(16 * MIB), "released %lld MiB, not 16",
+                  (long long)((res - xt_reserved(0)) / (int64_t)MIB));
     ck_assert(holds(a, 40 * MIB, 31));
     /* [40, 64) is still mapped and free: c takes [40, 60), d [60, 90), the
      * segment growing by units to 90 MiB; freed, d's units past the piece
@@ -163,28 +153,28 @@ START_TEST(woken_pieces_release_whole) {
     ck_assert_ptr_eq(d, (char *)a + 60 * MIB);
     ck_assert(holds(a, 40 * MIB, 31));
     XT_OK(xdev_free(d));
-    res = reserved();
+    res = xt_reserved(0);
     XT_OK(xdev_empty_cache());
-    ck_assert_msg(res - reserved() == (int64_t)(26 * MIB), "released %lld MiB, not 26",
-                  (long long)((res - reserved()) / (int64_t)MIB));
+    ck_assert_msg(res - xt_reserved(0) == (int64_t)(26 * MIB), "released %lld MiB, not 26",
+                  (long long)((res - xt_reserved(0)) / (int64_t)MIB));
     XT_OK(xdev_memory_sleep(xt_dev(0), "pieces", XDEV_MEMORY_SLEEP_KEEP));
     XT_OK(xdev_memory_wake(xt_dev(0), "pieces"));
     ck_assert(holds(a, 40 * MIB, 31));
     ck_assert(holds(c, 20 * MIB, 33));
     XT_OK(xdev_free(a));
     XT_OK(xdev_free(c));
-    res = reserved();
+    res = xt_reserved(0);
     XT_OK(xdev_empty_cache());
-    ck_assert_msg(res - reserved() == (int64_t)(64 * MIB), "released %lld MiB, not 64",
-                  (long long)((res - reserved()) / (int64_t)MIB));
+    ck_assert_msg(res - xt_reserved(0) == (int64_t)(64 * MIB), "released %lld MiB, not 64",
+                  (long long)((res - xt_reserved(0)) / (int64_t)MIB));
 }
 END_TEST
 
 START_TEST(discard_comes_back_usable) {
     void *p = tagged("kv", BIG, 4);
-    size_t before = free_mem();
+    size_t before = xt_mem_free(0);
     XT_OK(xdev_memory_sleep(xt_dev(0), "kv", XDEV_MEMORY_SLEEP_DISCARD));
-    ck_assert_uint_ge(free_mem(), before + BIG);
+    ck_assert_uint_ge(xt_mem_free(0), before + BIG);
     XT_OK(xdev_memory_wake(xt_dev(0), "kv"));
     /* the contents are undefined; the memory is the application's again */
     XT_OK(xdev_memset_async(p, 0x5a, BIG, NULL));
@@ -301,8 +291,8 @@ START_TEST(hundred_cycles_leave_no_growth) {
     void *p = tagged("cycle", BIG, 8), *q = tagged("cycle/inner", SMALL, 9);
     XT_OK(xdev_memory_sleep(xt_dev(0), "cycle", XDEV_MEMORY_SLEEP_KEEP));
     XT_OK(xdev_memory_wake(xt_dev(0), "cycle")); /* first cycle: lazily made state */
-    int64_t res = reserved(), maps = xt_mem_stats(0).num_device_alloc;
-    size_t awake = free_mem();
+    int64_t res = xt_reserved(0), maps = xt_mem_stats(0).num_device_alloc;
+    size_t awake = xt_mem_free(0);
     long lines = mappings();
     xdev_host_memory_stats_t hs0, hs1;
     XT_OK(xdev_host_memory_stats(&hs0));
@@ -312,12 +302,12 @@ START_TEST(hundred_cycles_leave_no_growth) {
                                 i % 2 ? XDEV_MEMORY_SLEEP_KEEP : XDEV_MEMORY_SLEEP_DISCARD));
         XT_OK(xdev_memory_wake(xt_dev(0), "cycle"));
     }
-    ck_assert_int_eq(reserved(), res);
+    ck_assert_int_eq(xt_reserved(0), res);
     ck_assert_int_eq(xt_mem_stats(0).num_device_alloc, maps);
     XT_OK(xdev_host_memory_stats(&hs1)); /* KEEP's pinned copies come from the cache */
     ck_assert_int_eq(hs1.reserved_bytes.current, hs0.reserved_bytes.current);
     if (xt_type() == XDEV_DEVICE_CPU) /* a GPU is shared: others may move its figure */
-        ck_assert_uint_eq(free_mem(), awake);
+        ck_assert_uint_eq(xt_mem_free(0), awake);
     if (lines >= 0) ck_assert_int_le(mappings(), lines + 4); /* the maps merge or split a little */
     fill(p, BIG, 8);                                         /* DISCARD cycles lost it */
     fill(q, SMALL, 9);

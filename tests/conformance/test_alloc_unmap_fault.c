@@ -80,16 +80,6 @@ static void setup(void) {
     XT_OK(xdev_empty_cache());
 }
 
-static size_t free_mem(void) {
-    size_t f = 0, t = 0;
-    XT_OK(xdev_mem_get_info(xt_dev(0), &f, &t));
-    return f;
-}
-
-static int64_t reserved(void) {
-    return xt_mem_stats(0).reserved_bytes[XDEV_STAT_ALL].current;
-}
-
 static void *tagged(const char *tag, size_t n) {
     XT_OK(xdev_memory_tag_push(tag));
     void *p = NULL;
@@ -130,7 +120,7 @@ static bool holds(const void *p, size_t n, unsigned seed) {
 /* Every byte the allocator holds mapped and free in tag's segment (after
  * `used` bytes in use at its start) is usable: allocated, written, read. */
 static void free_tail_usable(const char *tag, void *start, size_t used) {
-    size_t tail = (size_t)reserved() - used;
+    size_t tail = (size_t)xt_reserved(0) - used;
     if (tail == 0) return;
     void *p = tagged(tag, tail);
     ck_assert_ptr_eq(p, (char *)start + used); /* the segment's free tail, nothing new */
@@ -152,8 +142,8 @@ START_TEST(shrink_second_unmap_fails) {
     XT_OK(xdev_memory_sleep(xt_dev(0), "cut", XDEV_MEMORY_SLEEP_KEEP));
     XT_OK(xdev_memory_wake(xt_dev(0), "cut"));
     XT_OK(xdev_free(b));
-    ck_assert_int_eq(reserved(), (int64_t)(66 * MIB));
-    size_t free0 = free_mem();
+    ck_assert_int_eq(xt_reserved(0), (int64_t)(66 * MIB));
+    size_t free0 = xt_mem_free(0);
     xdev_status_t status0 = xdev_last_status();
     fail_unmap(2);
     XT_OK(xdev_empty_cache());
@@ -162,16 +152,16 @@ START_TEST(shrink_second_unmap_fails) {
     ck_assert_msg(calls >= 2, "%ld unmap calls: the failure was not reached", calls);
     /* a release that failed is kept, not an error of the call */
     ck_assert_int_eq(xdev_last_status(), status0);
-    int64_t gone = (int64_t)(66 * MIB) - reserved();
-    ck_assert_msg((int64_t)(free_mem() - free0) == gone,
+    int64_t gone = (int64_t)(66 * MIB) - xt_reserved(0);
+    ck_assert_msg((int64_t)(xt_mem_free(0) - free0) == gone,
                   "the device got %zu MiB back, the allocator released %lld MiB",
-                  (free_mem() - free0) / MIB, (long long)(gone / (int64_t)MIB));
+                  (xt_mem_free(0) - free0) / MIB, (long long)(gone / (int64_t)MIB));
     ck_assert(holds(a, 2 * MIB, 1));
     free_tail_usable("cut", a, 2 * MIB);
     /* the rest goes at the next empty_cache, and the memory is still usable */
     XT_OK(xdev_empty_cache());
-    ck_assert_int_eq(reserved(), (int64_t)(32 * MIB));
-    ck_assert_uint_eq(free_mem() - free0, 34 * MIB);
+    ck_assert_int_eq(xt_reserved(0), (int64_t)(32 * MIB));
+    ck_assert_uint_eq(xt_mem_free(0) - free0, 34 * MIB);
     void *c = tagged("cut", 40 * MIB);
     ck_assert_ptr_eq(c, b);
     fill(c, 40 * MIB, 3);
@@ -180,7 +170,7 @@ START_TEST(shrink_second_unmap_fails) {
     XT_OK(xdev_free(a));
     XT_OK(xdev_free(c));
     XT_OK(xdev_empty_cache());
-    ck_assert_int_eq(reserved(), 0);
+    ck_assert_int_eq(xt_reserved(0), 0);
 }
 END_TEST
 
@@ -203,8 +193,8 @@ static void *woken_then_grown(const char *tag, void **c, unsigned seed) {
  * contents. */
 START_TEST(sleep_second_call_of_a_piece_fails) {
     void *c = NULL, *a = woken_then_grown("half", &c, 11);
-    size_t free0 = free_mem();
-    int64_t res0 = reserved();
+    size_t free0 = xt_mem_free(0);
+    int64_t res0 = xt_reserved(0);
     fail_unmap(3);
     xdev_status_t st = xdev_memory_sleep(xt_dev(0), "half", XDEV_MEMORY_SLEEP_KEEP);
     long calls = atomic_load(&g_unmaps);
@@ -212,8 +202,8 @@ START_TEST(sleep_second_call_of_a_piece_fails) {
     ck_assert_msg(calls >= 3, "%ld unmap calls: the failure was not reached", calls);
     ck_assert_msg(st != XDEV_SUCCESS, "the sleep succeeded although an unmap failed");
     /* awake, wholly mapped, contents intact */
-    ck_assert_uint_eq(free_mem(), free0);
-    ck_assert_int_eq(reserved(), res0);
+    ck_assert_uint_eq(xt_mem_free(0), free0);
+    ck_assert_int_eq(xt_reserved(0), res0);
     ck_assert(holds(a, 34 * MIB, 11));
     ck_assert(holds(c, 2 * MIB, 12));
     /* and it can sleep and wake again */
@@ -224,7 +214,7 @@ START_TEST(sleep_second_call_of_a_piece_fails) {
     XT_OK(xdev_free(a));
     XT_OK(xdev_free(c));
     XT_OK(xdev_empty_cache());
-    ck_assert_int_eq(reserved(), 0);
+    ck_assert_int_eq(xt_reserved(0), 0);
 }
 END_TEST
 
@@ -233,7 +223,7 @@ END_TEST
  * and a wake brings it back with its contents. */
 START_TEST(sleep_rollback_map_fails) {
     void *c = NULL, *a = woken_then_grown("both", &c, 21);
-    size_t free0 = free_mem();
+    size_t free0 = xt_mem_free(0);
     fail_unmap(3);
     fail_map(1);
     xdev_status_t st = xdev_memory_sleep(xt_dev(0), "both", XDEV_MEMORY_SLEEP_KEEP);
@@ -243,16 +233,16 @@ START_TEST(sleep_rollback_map_fails) {
     ck_assert_msg(maps >= 1, "the rollback mapped nothing");
     ck_assert_msg(st != XDEV_SUCCESS, "the sleep succeeded although an unmap failed");
     /* wholly asleep: the device has all of it back, and it is refused */
-    ck_assert_uint_eq(free_mem(), free0 + 36 * MIB);
+    ck_assert_uint_eq(xt_mem_free(0), free0 + 36 * MIB);
     ck_assert_int_eq(xdev_memset_async(a, 0, 16, NULL), XDEV_ERROR_INVALID_VALUE);
     XT_OK(xdev_memory_wake(xt_dev(0), "both"));
-    ck_assert_uint_eq(free_mem(), free0);
+    ck_assert_uint_eq(xt_mem_free(0), free0);
     ck_assert(holds(a, 34 * MIB, 21));
     ck_assert(holds(c, 2 * MIB, 22));
     XT_OK(xdev_free(a));
     XT_OK(xdev_free(c));
     XT_OK(xdev_empty_cache());
-    ck_assert_int_eq(reserved(), 0);
+    ck_assert_int_eq(xt_reserved(0), 0);
 }
 END_TEST
 
