@@ -173,14 +173,18 @@ xdev_status_t xc_va_release(xc_device_t *dev, void *base, size_t bytes) {
                              : vmm_fail(r, XC_STR(cuMemAddressFree), bytes, dev->index);
 }
 
-/* Unmap `bytes` from addr, one granularity unit at a time (each unit is its
- * own mapping); the first failure. */
-static CUresult unmap_units(void *addr, size_t bytes, size_t unit) {
+/* Unmap `bytes` from addr, one mapping of `unit` bytes at a time; the first
+ * failure. A rollback (keep_going) tries every unit; otherwise the first
+ * failure stops it, and *done (where not NULL) is what was unmapped. */
+static CUresult unmap_units(void *addr, size_t bytes, size_t unit, bool keep_going, size_t *done) {
     CUresult first = CUDA_SUCCESS;
-    for (size_t off = 0; off < bytes; off += unit) {
+    size_t off = 0;
+    for (; off < bytes; off += unit) {
         CUresult r = XV(cuMemUnmap)(va_at(addr, off), unit);
         if (first == CUDA_SUCCESS) first = r;
+        if (r != CUDA_SUCCESS && !keep_going) break;
     }
+    if (done != NULL) *done = off;
     return first;
 }
 
@@ -229,7 +233,7 @@ static xdev_status_t map_chunks(xc_device_t *dev, void *addr, size_t bytes, size
         r = XV(cuMemSetAccess)(va_at(addr, 0), bytes, access, n_access);
         if (r != CUDA_SUCCESS) what = XC_STR(cuMemSetAccess);
     }
-    if (r != CUDA_SUCCESS) (void)unmap_units(addr, done, chunk);
+    if (r != CUDA_SUCCESS) (void)unmap_units(addr, done, chunk, true, NULL);
     xc_guard_end(&guard);
     return r == CUDA_SUCCESS ? XDEV_SUCCESS : vmm_fail(r, what, bytes, dev->index);
 }
@@ -268,9 +272,7 @@ xdev_status_t xc_va_unmap(xc_device_t *dev, void *addr, size_t bytes) {
     xdev_status_t st = xc_va_granularity(dev, &unit);
     if (st != XDEV_SUCCESS) return st;
     size_t done = 0;
-    CUresult r = CUDA_SUCCESS;
-    for (; done < bytes; done += unit)
-        if ((r = XV(cuMemUnmap)(va_at(addr, done), unit)) != CUDA_SUCCESS) break;
+    CUresult r = unmap_units(addr, bytes, unit, false, &done);
     if (r == CUDA_SUCCESS) return XDEV_SUCCESS;
     if (done > 0 && map_chunks(dev, addr, done, unit) != XDEV_SUCCESS)
         return vmm_fail(r,
