@@ -259,21 +259,20 @@ static xdev_status_t copy_piece(job_t *j, xdev_stream_t stream, const sleeper_t 
  * unmapped (unless the second way fails as well). */
 static void settle_half_asleep(job_t *j, xdev_stream_t stream, sleeper_t *s, size_t gone,
                                size_t copied, bool keep) {
+    /* the host copy's end: past the unmapped front, up to the end of the
+     * piece whose unmap failed when its copy is done - a failed unmap
+     * leaves its range mapped, but not necessarily with its contents
+     * (backend_slots.h, va_unmap) */
+    const size_t held = copied > gone ? copied : gone;
     if (xdev_segment_map(j->rec, s->seg, 0, gone) == XDEV_SUCCESS) {
-        /* up to the end of the piece whose unmap failed, when its copy is
-         * done: a failed unmap leaves its range mapped, but not necessarily
-         * with its contents (backend_slots.h, va_unmap) */
-        size_t back = copied > gone ? copied : gone;
-        if (keep && back > 0 && copy_piece(j, stream, s, 0, back, false) == XDEV_SUCCESS)
+        if (keep && held > 0 && copy_piece(j, stream, s, 0, held, false) == XDEV_SUCCESS)
             (void)xdev_be_stream_synchronize(j->rec, stream->native);
         return;
     }
-    /* the host copy holds [0, copied) already; the device's [gone, copied)
-     * may be new memory now (a failed unmap need not keep contents) */
+    /* the rest of the copy, not over what it holds already */
     xdev_status_t st = XDEV_SUCCESS;
-    size_t from = copied > gone ? copied : gone;
-    if (keep && from < s->size) {
-        st = copy_piece(j, stream, s, from, s->size - from, true);
+    if (keep && held < s->size) {
+        st = copy_piece(j, stream, s, held, s->size - held, true);
         if (st == XDEV_SUCCESS) st = xdev_be_stream_synchronize(j->rec, stream->native);
     }
     if (st == XDEV_SUCCESS)
