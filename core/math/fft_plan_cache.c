@@ -311,12 +311,6 @@ xdev_status_t xdev_fft_cache_acquire_hit(xdev_fft_cache_t *c, const xdev_fft_key
     return XDEV_SUCCESS;
 }
 
-xdev_status_t xdev_fft_cache_acquire(xdev_fft_cache_t *c, const xdev_fft_key_t *key, void **plan,
-                                     size_t *work_size, bool *transient) {
-    xdev_fft_hit_t hit;
-    return xdev_fft_cache_acquire_hit(c, key, 0, plan, work_size, transient, &hit);
-}
-
 bool xdev_fft_cache_acquire_again(xdev_fft_cache_t *c, const xdev_fft_hit_t *hit, unsigned how,
                                   void **plan, size_t *work_size) {
     if (hit->c != c || hit->entry == NULL || hit->drops != c->drops) return false;
@@ -424,9 +418,6 @@ static void forget_stream(xdev_stream_t stream) {
      * function must not wait for a lock an exec may hold while it waits
      * for the device) */
     if (!atomic_load_explicit(&stream->fft_plans, memory_order_seq_cst)) return;
-    if ((unsigned)stream->be->type >= XDEV_MAX_DEVICE_TYPES ||
-        (unsigned)stream->device.index >= XDEV_MAX_DEVICES)
-        return;
     xdev_fft_cache_t *c = atomic_load_explicit(&g_caches[stream->be->type][stream->device.index],
                                                memory_order_acquire);
     if (c == NULL) return; /* no FFT ever ran on the device */

@@ -46,16 +46,6 @@ void xdev_fft_cache_lock(xdev_fft_cache_t *c);
  * without the lock). */
 void xdev_fft_cache_unlock(xdev_fft_cache_t *c);
 
-/* With the lock held: the plan for `key` (about to be executed), from the
- * cache (a hit, now most recently used) or created by the backend (a miss,
- * inserted, evicting the least recently used plan beyond max_size). An
- * evicted plan is destroyed only after its device has finished the work
- * queued so far. With max_size 0 the new plan is not cached: *transient is
- * set and the caller synchronizes the exec's stream and destroys it with
- * xdev_fft_cache_destroy_plan after use. */
-xdev_status_t xdev_fft_cache_acquire(xdev_fft_cache_t *c, const xdev_fft_key_t *key, void **plan,
-                                     size_t *work_size, bool *transient);
-
 /* Where a thread found its last plan: the entry and the cache's drop count
  * then. While the count is unchanged the entry is still cached, under the
  * same key (entries are freed only after they are dropped, and every drop
@@ -80,14 +70,20 @@ enum {
     XDEV_FFT_TAKE_CAPTURED = 2u,
 };
 
-/* xdev_fft_cache_acquire that also records where the plan is (*hit; its
- * entry NULL when the plan is transient), taken as `how` says. */
+/* With the lock held: the plan for `key` (about to be executed), from the
+ * cache (a hit, now most recently used) or created by the backend (a miss,
+ * inserted, evicting the least recently used plan beyond max_size), taken
+ * as `how` says; *hit records where it is (its entry NULL when the plan is
+ * transient). An evicted plan is destroyed only after its device has
+ * finished the work queued so far. With max_size 0 (or NO_INSERT) the new
+ * plan is not cached: *transient is set and the caller synchronizes the
+ * exec's stream and destroys it with xdev_fft_cache_destroy_plan after use. */
 xdev_status_t xdev_fft_cache_acquire_hit(xdev_fft_cache_t *c, const xdev_fft_key_t *key,
                                          unsigned how, void **plan, size_t *work_size,
                                          bool *transient, xdev_fft_hit_t *hit);
 
 /* With the lock held: true, with the plan of `hit` (a hit as
- * xdev_fft_cache_acquire counts one: most recently used now), when its
+ * xdev_fft_cache_acquire_hit counts one: most recently used now), when its
  * entry is still in c; false (nothing changed) when it may not be. */
 bool xdev_fft_cache_acquire_again(xdev_fft_cache_t *c, const xdev_fft_hit_t *hit, unsigned how,
                                   void **plan, size_t *work_size);
