@@ -3,7 +3,8 @@
  * (backends/cpu/cpu_pool_policy.h, white-box, no timing): which small grids
  * run on their stream worker alone, how a run alone that took long is
  * retried, and how a grid posted to the pool is cut into claims and how
- * many workers join it (issue 50: launch latency on 16 cores). */
+ * many workers join it, and how long an idle worker polls (issue 50:
+ * launch latency on 16 cores). */
 #include <check.h>
 #include <stdint.h>
 
@@ -127,6 +128,31 @@ START_TEST(split_by_cost) {
 }
 END_TEST
 
+/* Issue 50 item 5: an idle worker polls long enough to bridge the gaps it
+ * has seen (twice the last), within its share of the work and the longest
+ * poll, and a gap no poll could bridge sends it back to the least. */
+START_TEST(idle_spin_follows_the_gaps) {
+    const int64_t min = 30000, ms = 1000000;
+    /* nothing known: the least */
+    ck_assert_int_eq(xdev_cpu_idle_spin_ns(min, 0, 0), min);
+    ck_assert_int_eq(xdev_cpu_idle_spin_ns(min, 0, 100 * ms), min);
+    /* a 10 ms kernel, then a 100 us gap: poll 200 us */
+    ck_assert_int_eq(xdev_cpu_idle_spin_ns(min, 100000, 10 * ms), 200000);
+    /* the gap shorter than the least: still the least */
+    ck_assert_int_eq(xdev_cpu_idle_spin_ns(min, 5000, 10 * ms), min);
+    /* little work: a quarter of it at most, never below the least */
+    ck_assert_int_eq(xdev_cpu_idle_spin_ns(min, 100000, 400000), 100000);
+    ck_assert_int_eq(xdev_cpu_idle_spin_ns(min, 100000, 20000), min);
+    /* gaps near the longest poll: the longest; beyond it: the least */
+    ck_assert_int_eq(xdev_cpu_idle_spin_ns(min, XDEV_CPU_IDLE_SPIN_MAX_NS - 1, 100 * ms),
+                     XDEV_CPU_IDLE_SPIN_MAX_NS);
+    ck_assert_int_eq(xdev_cpu_idle_spin_ns(min, XDEV_CPU_IDLE_SPIN_MAX_NS + 1, 100 * ms), min);
+    ck_assert_int_eq(xdev_cpu_idle_spin_ns(min, 900 * ms, 100 * ms), min);
+    /* the share caps the longest too */
+    ck_assert_int_eq(xdev_cpu_idle_spin_ns(min, ms, 4 * ms), ms);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("cpu_pool_policy");
     TCase *tc = tcase_create("cpu_pool_policy");
@@ -135,6 +161,7 @@ int main(void) {
     tcase_add_test(tc, one_slow_try_costs_one_launch);
     tcase_add_test(tc, dear_kernel_backs_off);
     tcase_add_test(tc, split_by_cost);
+    tcase_add_test(tc, idle_spin_follows_the_gaps);
     suite_add_tcase(s, tc);
     return xt_check_run(s);
 }

@@ -53,8 +53,10 @@
 #include "cpu/cpu_pool.h"
 #include "cpu/cpu_pool_policy.h"
 
-/* How long an idle worker, or a launch waiting for its last workers, polls
- * before sleeping: back-to-back launches then cost no futex wake-up. */
+/* How long a launch waiting for its last workers polls before sleeping, and
+ * the least an idle worker polls (cpu_pool_policy.h's
+ * xdev_cpu_idle_spin_ns adapts it): back-to-back launches then cost no
+ * futex wake-up. */
 #define XDEV_CPU_POOL_SPIN_NS 30000
 /* How long a worker sleeps without work before its thread ends. */
 #define XDEV_CPU_POOL_RETIRE_MS 1000
@@ -77,6 +79,8 @@ typedef struct pool_slot {
     int index;
     int state; /* SLOT_*, under the pool's mutex */
     pthread_t thread;
+    int64_t gap_ns;  /* its last idle spell (its own thread's: wait_epoch) */
+    int64_t busy_ns; /* its time in launches since that spell */
 } pool_slot_t;
 
 struct xdev_cpu_pool {
@@ -118,15 +122,15 @@ static void cpu_relax(void) {
 
 /* One step of a bounded poll: pause at first, then yield (so that on a busy
  * or small machine the thread we wait for gets the core). False once
- * XDEV_CPU_POOL_SPIN_NS have passed since *start (0: not started). */
-static bool spin_step(unsigned i, int64_t *start) {
+ * `limit` ns have passed since *start (0: not started). */
+static bool spin_step(unsigned i, int64_t *start, int64_t limit) {
     if (i < 64) {
         cpu_relax();
         return true;
     }
     if (*start == 0) *start = xdev_cpu_now_ns();
     sched_yield();
-    return (i & 7) != 0 || xdev_cpu_now_ns() - *start < XDEV_CPU_POOL_SPIN_NS;
+    return (i & 7) != 0 || xdev_cpu_now_ns() - *start < limit;
 }
 
 /* Wake up to XDEV_CPU_POOL_WAKE_FANOUT of the sleepers the latest launch
@@ -149,13 +153,21 @@ static void pass_wake(xdev_cpu_pool_t *p) {
     }
 }
 
-/* Wait until the epoch differs from `seen` or the pool stops. False when
+/* Wait until the epoch differs from `seen` or the pool stops, polling
+ * first for as long as xdev_cpu_idle_spin_ns says from the slot's last idle
+ * spell and work, which this spell's length then replaces. False when
  * XDEV_CPU_POOL_RETIRE_MS passed asleep without either. */
-static bool wait_epoch(xdev_cpu_pool_t *p, uint32_t seen) {
+static bool wait_epoch(xdev_cpu_pool_t *p, pool_slot_t *slot, uint32_t seen) {
+    const int64_t idle = xdev_cpu_now_ns();
+    const int64_t limit = xdev_cpu_idle_spin_ns(XDEV_CPU_POOL_SPIN_NS, slot->gap_ns, slot->busy_ns);
+    slot->busy_ns = 0;
     int64_t start = 0;
     for (unsigned i = 0;; i++) {
-        if (atomic_load(&p->epoch) != seen || atomic_load(&p->stopping)) return true;
-        if (!spin_step(i, &start)) break;
+        if (atomic_load(&p->epoch) != seen || atomic_load(&p->stopping)) {
+            slot->gap_ns = xdev_cpu_now_ns() - idle;
+            return true;
+        }
+        if (!spin_step(i, &start, limit)) break;
     }
     /* seq_cst: either the launch sees sleepers > 0 and wakes us, or we see
      * its new epoch here (and the futex sees it too). */
@@ -167,6 +179,7 @@ static bool wait_epoch(xdev_cpu_pool_t *p, uint32_t seen) {
         woke = futex_wait(&p->epoch, seen, &rel);
     }
     atomic_fetch_sub(&p->sleepers, 1);
+    slot->gap_ns = woke ? xdev_cpu_now_ns() - idle : 0;
     if (woke) pass_wake(p);
     return woke;
 }
@@ -313,11 +326,13 @@ static void *worker_main(void *arg) {
         uint32_t seen = atomic_load(&p->epoch);
         xdev_cpu_launch_t *l = ex != NULL ? pick(p, slot) : NULL;
         if (l != NULL) {
+            int64_t t0 = xdev_cpu_now_ns();
             claim_and_run(p, l, ex);
+            slot->busy_ns += xdev_cpu_now_ns() - t0; /* before leave: one write of the line */
             leave(p, slot);
             continue;
         }
-        if (ex != NULL && wait_epoch(p, seen) && !atomic_load(&p->stopping)) continue;
+        if (ex != NULL && wait_epoch(p, slot, seen) && !atomic_load(&p->stopping)) continue;
         /* Idle too long, stopping, or no executor: end unless a launch came.
          * `running` drops before the last look (seq_cst): a launch posted
          * meanwhile is seen here, or its poster sees the drop and restarts
@@ -449,7 +464,7 @@ void xdev_cpu_pool_run(xdev_cpu_pool_t *p, xdev_cpu_launch_t *l) {
     int64_t spun = 0;
     int from = 0;
     for (unsigned i = 0; inside(p, l, &from); i++) {
-        if (spin_step(i, &spun)) continue;
+        if (spin_step(i, &spun, XDEV_CPU_POOL_SPIN_NS)) continue;
         uint32_t seen = atomic_load(&p->done);
         atomic_fetch_add(&p->done_waiters, 1);
         if (inside(p, l, &from)) (void)futex_wait(&p->done, seen, NULL);

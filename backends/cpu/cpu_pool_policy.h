@@ -3,8 +3,9 @@
  * launch, as pure functions of numbers (cpu_pool.c applies them; a header
  * of its own so that tests/test_cpu_pool_policy.c can pin them without
  * timing anything): whether a small grid runs on its stream worker alone,
- * what a run alone teaches about the kernel's cost, and how a grid posted
- * to the pool is cut into claims and how many workers join it.
+ * what a run alone teaches about the kernel's cost, how a grid posted to
+ * the pool is cut into claims and how many workers join it, and how long an
+ * idle worker polls before it sleeps.
  *
  * A kernel's cost cell (one atomic word per kernel in the pool's table) is
  * tag << 32 | launches left before a retry << 24 | tries in a row that
@@ -106,6 +107,33 @@ static inline void xdev_cpu_pool_split(uint64_t total, uint64_t rest, uint64_t c
     if ((uint64_t)h > (chunks > 1 ? chunks - 1 : 0)) h = chunks > 1 ? (int)(chunks - 1) : 0;
     *chunk = c;
     *helpers = h;
+}
+
+/* The longest an idle pool or stream worker polls for its next work, and
+ * the share of its work since the last idle spell it may spend polling
+ * (1 / XDEV_CPU_IDLE_SPIN_SHARE). */
+#define XDEV_CPU_IDLE_SPIN_MAX_NS 2000000
+#define XDEV_CPU_IDLE_SPIN_SHARE 4
+
+/* How long a worker idle now polls before it sleeps: twice its last idle
+ * spell (`gap_ns`, from the end of its work to the next work; 0 when not
+ * known), so that a steady launch + synchronize loop finds it awake, but
+ * never more than XDEV_CPU_IDLE_SPIN_MAX_NS, nor more than
+ * 1/XDEV_CPU_IDLE_SPIN_SHARE of the work it did since its last spell
+ * (`busy_ns`): polling costs at most a quarter more CPU than the work. A
+ * spell longer than the longest poll teaches nothing a poll could bridge:
+ * back to `min_ns`. Never less than `min_ns`, the fixed poll that keeps
+ * back-to-back launches off the futex (issue 50 item 5: on a 16-core KVM
+ * guest a launch of a 10 ms kernel + synchronize paid the stream worker's
+ * and the pool's futex wake-ups after each gap, 5-10% of the run against
+ * OpenMP's spinning team). */
+static inline int64_t xdev_cpu_idle_spin_ns(int64_t min_ns, int64_t gap_ns, int64_t busy_ns) {
+    int64_t want = min_ns;
+    if (gap_ns > 0 && gap_ns <= XDEV_CPU_IDLE_SPIN_MAX_NS)
+        want = gap_ns > XDEV_CPU_IDLE_SPIN_MAX_NS / 2 ? XDEV_CPU_IDLE_SPIN_MAX_NS : 2 * gap_ns;
+    int64_t cap = busy_ns / XDEV_CPU_IDLE_SPIN_SHARE;
+    if (want > cap) want = cap;
+    return want > min_ns ? want : min_ns;
 }
 
 #endif

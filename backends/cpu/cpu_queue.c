@@ -10,9 +10,10 @@
  *
  * The worker only touches idle_cv when a synchronize is waiting
  * (sync_waiters > 0) and its target is reached (wake_at), and producers only signal work_cv when
- * the worker sleeps, so an enqueue is a lock, a few stores and an unlock. A worker out of work, and
- * a synchronize, poll for XDEV_CPU_SPIN_NS before sleeping (yielding from the start when the
- * thread they wait for last polled on the same CPU).
+ * the worker sleeps, so an enqueue is a lock, a few stores and an unlock. A synchronize polls for
+ * XDEV_CPU_SPIN_NS before sleeping, a worker out of work at least that long, longer when its last
+ * idle spell was short and its work long (xdev_cpu_idle_spin_ns); both yield from the start when
+ * the thread they wait for last polled on the same CPU.
  *
  * A worker asleep for XDEV_CPU_IDLE_RETIRE_MS retires (its thread ends; the
  * next enqueue joins it and starts another: one thread creation per idle
@@ -30,12 +31,13 @@
 
 #include "cpu/cpu_clock.h"
 #include "cpu/cpu_internal.h"
+#include "cpu/cpu_pool_policy.h"
 
 /* Recycled op nodes kept per stream; more are freed after they ran. */
 #define XDEV_CPU_FREE_OPS_MAX 4096u
 
-/* How long a worker that ran out of work, or a synchronize, polls before it
- * sleeps on its condvar. A futex wake-up costs tens of microseconds on some
+/* How long a synchronize polls before it sleeps on its condvar, and the
+ * least a worker that ran out of work polls. A futex wake-up costs tens of microseconds on some
  * (virtual) machines; polling this briefly keeps enqueue-then-synchronize
  * round trips in the microsecond range at the cost of a short busy wait. */
 #define XDEV_CPU_SPIN_NS 20000
@@ -105,7 +107,7 @@ static void cpu_relax(void) {
 }
 
 /* Poll `counter` until it differs from `value` (want_change) or reaches it
- * (!want_change), for at most XDEV_CPU_SPIN_NS. True when the condition
+ * (!want_change), for at most limit_ns. True when the condition
  * holds. After a few pause-spins it yields, so that on an oversubscribed or
  * single-core machine the thread it waits for gets the CPU. `mine` is where
  * the caller publishes its CPU; when `other` (the CPU the thread it waits
@@ -114,7 +116,7 @@ static void cpu_relax(void) {
  * us on the VM whenever the two threads shared a CPU, 0.4 us otherwise:
  * two rounds of 64 pauses). */
 static bool spin_until(_Atomic uint64_t *counter, bool want_change, uint64_t value,
-                       atomic_int *mine, const atomic_int *other) {
+                       atomic_int *mine, const atomic_int *other, int64_t limit_ns) {
     int64_t deadline = 0;
     int cpu = sched_getcpu();
     atomic_store_explicit(mine, cpu, memory_order_relaxed);
@@ -126,7 +128,7 @@ static bool spin_until(_Atomic uint64_t *counter, bool want_change, uint64_t val
             cpu_relax();
             continue;
         }
-        if (deadline == 0) deadline = xdev_cpu_now_ns() + XDEV_CPU_SPIN_NS;
+        if (deadline == 0) deadline = xdev_cpu_now_ns() + limit_ns;
         sched_yield();
         if ((i & 7) == 0 && xdev_cpu_now_ns() > deadline) return false;
     }
@@ -237,14 +239,20 @@ static void *worker_main(void *arg) {
     snprintf(name, sizeof name, "xdev-cpu%d", s->device);
     pthread_setname_np(pthread_self(), name);
 
-    uint64_t taken = 0; /* ops handed to this worker so far */
+    uint64_t taken = 0;        /* ops handed to this worker so far */
+    int64_t gap = 0, busy = 0; /* its last idle spell, its work since (the poll's length) */
     pthread_mutex_lock(&s->mu);
     for (;;) {
+        int64_t idle = 0;
         if (s->head == NULL && !s->stopping) {
-            /* Poll briefly before sleeping; producers see sleeping == false
-             * meanwhile and do not signal. */
+            /* Poll before sleeping (cpu_pool_policy.h's rule: long enough
+             * for a launch + synchronize loop's next op); producers see
+             * sleeping == false meanwhile and do not signal. */
             pthread_mutex_unlock(&s->mu);
-            spin_until(&s->enqueued, true, taken, &s->worker_cpu, &s->sync_cpu);
+            idle = xdev_cpu_now_ns();
+            int64_t limit = xdev_cpu_idle_spin_ns(XDEV_CPU_SPIN_NS, gap, busy);
+            busy = 0;
+            spin_until(&s->enqueued, true, taken, &s->worker_cpu, &s->sync_cpu, limit);
             pthread_mutex_lock(&s->mu);
         }
         struct timespec retire_at = deadline_in_ms(XDEV_CPU_IDLE_RETIRE_MS);
@@ -255,6 +263,8 @@ static void *worker_main(void *arg) {
             s->sleeping = false;
         }
         if (s->head == NULL) break; /* stopping, or idle too long: end this thread */
+        int64_t t0 = xdev_cpu_now_ns();
+        if (idle != 0) gap = t0 - idle;
         xdev_cpu_op_t *batch = s->head;
         s->head = s->tail = NULL;
         taken = atomic_load_explicit(&s->enqueued, memory_order_relaxed);
@@ -289,6 +299,7 @@ static void *worker_main(void *arg) {
             }
         }
 
+        busy += xdev_cpu_now_ns() - t0;
         pthread_mutex_lock(&s->mu);
         if (keep_tail != NULL) {
             keep_tail->next = s->free_ops;
@@ -433,7 +444,8 @@ xdev_status_t xdev_cpu_stream_wait_for(xdev_cpu_stream_t *s, uint64_t target) {
                               "would wait for itself); wait after it returns, from another "
                               "thread or a later call",
                               s->device);
-    bool done = spin_until(&s->completed, false, target, &s->sync_cpu, &s->worker_cpu);
+    bool done =
+        spin_until(&s->completed, false, target, &s->sync_cpu, &s->worker_cpu, XDEV_CPU_SPIN_NS);
     /* No synchronize polls now: an idle worker on this CPU pauses before
      * yielding again (a producer that only enqueues is not waiting on it). */
     atomic_store_explicit(&s->sync_cpu, -1, memory_order_relaxed);
