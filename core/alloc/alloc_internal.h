@@ -109,6 +109,9 @@ typedef struct xdev_segment {
     uint8_t sleep_state;
     bool sleep_copy_pinned;
     void *sleep_copy;
+    /* Asleep: bytes at its front still mapped, left by a failed wake whose
+     * unmapping failed too (0 otherwise); the next wake maps after them. */
+    size_t sleep_mapped;
     /* Expandable: [base, base + whole_end) is mapped in whole pieces (a
      * wake's memory.va_map_whole), unmapped only whole (segment_map.c). */
     size_t whole_end;

@@ -359,7 +359,8 @@ static xdev_status_t sleep_segments(job_t *j, bool keep) {
 /* Wake's work: every segment mapped again a piece at a time, KEEP's
  * contents copied back behind the mapping; the copies waited for. A
  * segment that cannot be mapped whole is unmapped again and stays asleep
- * (so do the ones after it). */
+ * (so do the ones after it); if that unmapping fails too, the front it
+ * leaves mapped is the segment's sleep_mapped, which the next wake keeps. */
 static xdev_status_t wake_segments(job_t *j) {
     xdev_stream_t stream;
     xdev_status_t st = xdev_core_default_stream(j->rec, &stream);
@@ -376,7 +377,7 @@ static xdev_status_t wake_segments(job_t *j) {
         s->seg->whole_end = whole ? s->size : 0;
         while (off < s->size && st == XDEV_SUCCESS) {
             size_t len = s->size - off < piece ? s->size - off : piece;
-            st = xdev_segment_map(j->rec, s->seg, off, len);
+            if (off >= s->seg->sleep_mapped) st = xdev_segment_map(j->rec, s->seg, off, len);
             if (st == XDEV_ERROR_OUT_OF_MEMORY)
                 st = XDEV_FAIL(XDEV_ERROR_OUT_OF_MEMORY,
                                "no device memory to map the %zu bytes at %p back (%d of %d "
@@ -387,11 +388,18 @@ static xdev_status_t wake_segments(job_t *j) {
             if (s->copy != NULL) st = copy_piece(j, stream, s, off - len, len, false);
         }
         s->done = st == XDEV_SUCCESS;
-        if (!s->done && off > 0) { /* the copies into it first, then its mapped part out */
+        if (s->done) s->seg->sleep_mapped = 0;
+        size_t mapped = off > s->seg->sleep_mapped ? off : s->seg->sleep_mapped;
+        if (!s->done && mapped > 0) { /* the copies into it first, then its mapped part out */
             xdev_error_state_t saved;
             xdev_core_error_save(&saved);
             (void)xdev_be_stream_synchronize(j->rec, stream->native);
-            (void)xdev_segment_unmap(j->rec, s->seg, 0, off, XDEV_UNMAP_EVERY, NULL);
+            /* from the back, stopping at a failure: what stays mapped is
+             * the front, which the next wake does not map again (a backend
+             * may refuse to map over a mapping, or count it twice) */
+            size_t gone = 0;
+            (void)xdev_segment_unmap(j->rec, s->seg, 0, mapped, XDEV_UNMAP_BACK, &gone);
+            s->seg->sleep_mapped = mapped - gone;
             xdev_core_error_restore(&saved);
         }
     }
