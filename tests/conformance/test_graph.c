@@ -603,6 +603,33 @@ START_TEST(replays_traced) {
 }
 END_TEST
 
+/* A graph of device 1 replayed on its stream while device 0 is current:
+ * the replay runs on the stream's device (the CUDA plugin launches on a
+ * created stream without making its device current, as every
+ * stream-ordered call does). */
+START_TEST(replay_with_other_device_current) {
+    if (!xt_has_devices(__func__, 2, "a replay while another device is current")) return;
+    XT_OK(xdev_set_device(xt_dev(0)));
+    xdev_stream_t s = new_stream(1);
+    void *d = NULL;
+    XT_OK(xdev_malloc_stream(&d, 4096, s));
+    xdev_graph_t g;
+    XT_OK(xdev_graph_create(&g));
+    XT_OK(xdev_graph_capture_begin(g, s, XDEV_CAPTURE_GLOBAL, NULL));
+    XT_OK(xdev_memset_async(d, 7, 4096, s));
+    XT_OK(xdev_graph_capture_end(g));
+    XT_OK(xdev_memset_async(d, 0, 4096, s));
+    XT_OK(xdev_graph_replay(g, s));
+    unsigned char h[4096];
+    fetch(h, d, sizeof h, s);
+    for (size_t i = 0; i < sizeof h; i++)
+        ck_assert_msg(h[i] == 7, "byte %zu is %u after the replay", i, h[i]);
+    XT_OK(xdev_graph_destroy(g));
+    XT_OK(xdev_free(d));
+    XT_OK(xdev_stream_destroy(s));
+}
+END_TEST
+
 /* -------------------------------------------------------------- bad input */
 
 START_TEST(bad_input) {
@@ -741,6 +768,7 @@ int main(int argc, char **argv) {
     tcase_add_test(tc, illegal_ops_invalidate);
     tcase_add_test(tc, capture_modes);
     tcase_add_test(tc, replays_traced);
+    tcase_add_test(tc, replay_with_other_device_current);
     tcase_add_test(tc, bad_input);
     tcase_add_test(tc, replay_races_destroy);
     graph_add_edge_tests(tc);
