@@ -121,8 +121,10 @@ void xdev_caching_bins_add(xdev_device_allocator_t *da, xdev_block_t *b) {
     da->bins_changes++;
     xdev_bins_insert(&b->pool->bins[kind], b);
     if ((b->prev != NULL || b->next != NULL)) {
-        xdev_stat_inc(da->stats.inactive_split, kind, 1);
-        xdev_stat_inc(da->stats.inactive_split_bytes, kind, (int64_t)b->size);
+        xdev_stat_up(da->stats.inactive_split, kind, 1);
+        xdev_stat_up(da->stats.inactive_split_bytes, kind, (int64_t)b->size);
+        da->split_in_due[kind].n++; /* the totals: xdev_caching_stash_flush's */
+        da->split_in_due[kind].bytes += (int64_t)b->size;
     }
 }
 
@@ -131,7 +133,9 @@ void xdev_caching_bins_del(xdev_device_allocator_t *da, xdev_block_t *b) {
     da->bins_changes++;
     xdev_bins_remove(&b->pool->bins[kind], b);
     if ((b->prev != NULL || b->next != NULL)) {
-        xdev_stat_dec(da->stats.inactive_split, kind, 1);
-        xdev_stat_dec(da->stats.inactive_split_bytes, kind, (int64_t)b->size);
+        xdev_stat_down(da->stats.inactive_split, kind, 1);
+        xdev_stat_down(da->stats.inactive_split_bytes, kind, (int64_t)b->size);
+        da->split_out_due[kind].n++;
+        da->split_out_due[kind].bytes += (int64_t)b->size;
     }
 }
