@@ -358,12 +358,7 @@ const xdev_memory_history_entry_t *xdev_alloc_history_entry(const xdev_device_al
                                                             size_t k);
 
 /* --- bins (alloc_bins.c) --- */
-int xdev_bin_index(size_t size);
-void xdev_bins_insert(xdev_bins_t *bins, xdev_block_t *b);
-void xdev_bins_remove(xdev_bins_t *bins, xdev_block_t *b);
-/* Smallest block >= size, lowest address among equals, obeying the
- * max_split_size rules; NULL if none. */
-xdev_block_t *xdev_bins_best_fit(xdev_bins_t *bins, size_t size, size_t max_split);
+/* Insertion, removal, best fit: inline, alloc_bins.h. */
 /* Is there a block other than `skip` of at least `size` bytes that comes
  * before (limit, addr) in best-fit order (smaller, or as large at a lower
  * address)? No max_split_size rules. */
