@@ -54,7 +54,7 @@ static inline void xdev_bins_insert(xdev_bins_t *bins, xdev_block_t *b) {
         prev->bin_next = b;
     else {
         bins->head[bin] = b;
-        xdev_bins_mark(bins, (unsigned)bin);
+        if (cur == NULL) xdev_bins_mark(bins, (unsigned)bin); /* the bin was empty */
     }
 }
 
