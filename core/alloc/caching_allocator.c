@@ -75,8 +75,10 @@ xdev_block_t *xdev_caching_block_new(xdev_device_allocator_t *da) {
 }
 
 void xdev_caching_block_delete(xdev_device_allocator_t *da, xdev_block_t *b) {
-    free(b->more_used_streams);
-    b->more_used_streams = NULL;
+    if (XDEV_UNLIKELY(b->more_used_streams != NULL)) { /* a merge deletes one: no call */
+        free(b->more_used_streams);
+        b->more_used_streams = NULL;
+    }
     b->bin_next = da->spare_blocks;
     da->spare_blocks = b;
 }
