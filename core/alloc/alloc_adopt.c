@@ -27,7 +27,7 @@ xdev_block_t *xdev_caching_adopt_segment(xdev_device_allocator_t *da, xdev_strea
                                          int kind, size_t rsize) {
     size_t max_split = xdev_alloc_settings()->max_split_size;
     if (pool->mempool != 0 || pool->has_custom || xdev_capture_on_device(da->rec)) return NULL;
-    xdev_caching_stash_flush(da);
+    xdev_caching_stash_bin(da);
     /* The best candidate by size first, then one query of its stream (a
      * backend call: cudaStreamQuery); a busy stream's segments are passed
      * over on the next round. */

@@ -172,6 +172,12 @@ typedef struct xdev_ptrtab {
 
 #define XDEV_TRACE_RING_DEFAULT 4096
 
+/* Totals owed to the statistics (xdev_device_allocator_t's alloc_due):
+ * blocks, their bytes, their requests' bytes. */
+typedef struct xdev_alloc_due {
+    int64_t n, bytes, requested;
+} xdev_alloc_due_t;
+
 typedef struct xdev_device_allocator {
     xdev_spin_lock_t lock; /* see spin_lock.h */
     /* Blocks freed so far (written under lock): a cached "this block is
@@ -190,6 +196,14 @@ typedef struct xdev_device_allocator {
      * active_bytes and requested_bytes ("all" and the pool), which
      * xdev_caching_stash_flush does before any reader looks. */
     int64_t hot_pairs[XDEV_POOL_KINDS], hot_bytes[XDEV_POOL_KINDS], hot_requested[XDEV_POOL_KINDS];
+    /* The allocated and freed totals of the caching mode's allocations and
+     * frees (allocation, active, their bytes, requested_bytes) and of bin
+     * insertions and removals (inactive_split and its bytes), per pool
+     * kind, not yet in the statistics: a block's allocation or free moves
+     * each figure's current value (and peak) at once and only adds here;
+     * xdev_caching_stash_flush adds them in before any reader looks. */
+    xdev_alloc_due_t alloc_due[XDEV_POOL_KINDS], free_due[XDEV_POOL_KINDS];
+    xdev_alloc_due_t split_in_due[XDEV_POOL_KINDS], split_out_due[XDEV_POOL_KINDS];
     /* Bins insertions and removals in this arena so far, and the stash that
      * stash_is_best (caching_allocator.c) last found best with that count:
      * while nothing entered or left any bin, the answer holds. */
@@ -347,12 +361,7 @@ const xdev_memory_history_entry_t *xdev_alloc_history_entry(const xdev_device_al
                                                             size_t k);
 
 /* --- bins (alloc_bins.c) --- */
-int xdev_bin_index(size_t size);
-void xdev_bins_insert(xdev_bins_t *bins, xdev_block_t *b);
-void xdev_bins_remove(xdev_bins_t *bins, xdev_block_t *b);
-/* Smallest block >= size, lowest address among equals, obeying the
- * max_split_size rules; NULL if none. */
-xdev_block_t *xdev_bins_best_fit(xdev_bins_t *bins, size_t size, size_t max_split);
+/* Insertion, removal, best fit: inline, alloc_bins.h. */
 /* Is there a block other than `skip` of at least `size` bytes that comes
  * before (limit, addr) in best-fit order (smaller, or as large at a lower
  * address)? No max_split_size rules. */
@@ -465,10 +474,14 @@ void xdev_caching_process_events(xdev_device_allocator_t *da);
 void xdev_caching_prune_dead_pools(xdev_device_allocator_t *da);
 
 /* Put the arena's stash (the last freed block, kept out of the bins for
- * the hot alloc/free pair) into the bins, its free counted, and the hot
- * pairs' totals into the statistics: every reader of the arena's blocks or
- * statistics calls this first (lock held). */
+ * the hot alloc/free pair) into the bins, its free counted, and the totals
+ * owed (hot_pairs, alloc_due) into the statistics: every reader of the
+ * arena's statistics calls this first (lock held). */
 void xdev_caching_stash_flush(xdev_device_allocator_t *da);
+/* The stash into the bins, its free counted, the statistics' owed totals
+ * (alloc_due) left owed: for the allocator's own walks of blocks and
+ * segments, which read no totals (lock held). */
+void xdev_caching_stash_bin(xdev_device_allocator_t *da);
 
 /* --- expandable segments (expandable.c); lock held --- */
 /* Make the pool's expandable segment of `kind` end in a free block of at
@@ -542,28 +555,24 @@ static inline void xdev_stat_update(xdev_stat_t stat[3], int pool_kind, int64_t 
                   amount);
 }
 
-/* xdev_stat_update for an amount known to be >= 0 (an allocation's) and
- * for one known to be taken off (a free's): the same figures, without the
- * sign test. */
-static inline void xdev_stat_inc(xdev_stat_t stat[3], int pool_kind, int64_t amount) {
-    xdev_stat_t *s[2] = {
-        &stat[XDEV_STAT_ALL],
-        &stat[pool_kind == XDEV_POOL_LARGE ? XDEV_STAT_LARGE_POOL : XDEV_STAT_SMALL_POOL]};
-    for (int i = 0; i < 2; i++) {
-        s[i]->current += amount;
-        s[i]->allocated += amount;
-        if (s[i]->current > s[i]->peak) s[i]->peak = s[i]->current;
-    }
+/* A stat's current value moved, "all" and pool kind `kind`, its allocated
+ * and freed totals left to the caller's deferred counters (alloc_due):
+ * xdev_stat_up for an amount >= 0 (peaks follow), xdev_stat_down for one
+ * taken off. */
+_Static_assert(XDEV_STAT_SMALL_POOL - XDEV_POOL_SMALL == XDEV_STAT_SMALL_POOL &&
+                   XDEV_STAT_SMALL_POOL - XDEV_POOL_LARGE == XDEV_STAT_LARGE_POOL,
+               "xdev_stat_up maps a pool kind to its stat index by subtraction");
+static inline void xdev_stat_up(xdev_stat_t stat[3], int kind, int64_t amount) {
+    xdev_stat_t *a = &stat[XDEV_STAT_ALL], *p = &stat[XDEV_STAT_SMALL_POOL - kind];
+    a->current += amount;
+    if (a->current > a->peak) a->peak = a->current;
+    p->current += amount;
+    if (p->current > p->peak) p->peak = p->current;
 }
 
-static inline void xdev_stat_dec(xdev_stat_t stat[3], int pool_kind, int64_t amount) {
-    xdev_stat_t *s[2] = {
-        &stat[XDEV_STAT_ALL],
-        &stat[pool_kind == XDEV_POOL_LARGE ? XDEV_STAT_LARGE_POOL : XDEV_STAT_SMALL_POOL]};
-    for (int i = 0; i < 2; i++) {
-        s[i]->current -= amount;
-        s[i]->freed += amount;
-    }
+static inline void xdev_stat_down(xdev_stat_t stat[3], int kind, int64_t amount) {
+    stat[XDEV_STAT_ALL].current -= amount;
+    stat[XDEV_STAT_SMALL_POOL - kind].current -= amount;
 }
 
 /* --- the hot pair, inline (the rest: caching_allocator.c; lock held) ---

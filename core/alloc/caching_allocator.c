@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "alloc/alloc_bins.h"
 #include "alloc/alloc_internal.h"
 #include "base/error_internal.h"
 #include "alloc/mempool.h"
@@ -65,21 +66,19 @@ static size_t segment_size(size_t size) {
  * no malloc). */
 xdev_block_t *xdev_caching_block_new(xdev_device_allocator_t *da) {
     xdev_block_t *b = da->spare_blocks;
-    if (b != NULL) {
+    if (b != NULL)
         da->spare_blocks = b->bin_next;
-        memset(b, 0, sizeof *b);
-    } else {
-        b = calloc(1, sizeof *b);
-        if (b == NULL) return NULL;
-    }
-    b->bin = -1;
-    b->owner = da;
+    else if ((b = malloc(sizeof *b)) == NULL)
+        return NULL;
+    *b = (xdev_block_t){.bin = -1, .owner = da}; /* stores, not a call to memset */
     return b;
 }
 
 void xdev_caching_block_delete(xdev_device_allocator_t *da, xdev_block_t *b) {
-    free(b->more_used_streams);
-    b->more_used_streams = NULL;
+    if (XDEV_UNLIKELY(b->more_used_streams != NULL)) { /* a merge deletes one: no call */
+        free(b->more_used_streams);
+        b->more_used_streams = NULL;
+    }
     b->bin_next = da->spare_blocks;
     da->spare_blocks = b;
 }
@@ -236,7 +235,7 @@ static xdev_status_t get_memory(xdev_device_allocator_t *da, xdev_stream_pool_t 
         if (st == XDEV_SUCCESS) {
             xdev_block_t *b = xdev_bins_best_fit(&pool->bins[kind], rsize, max_split());
             if (b != NULL) {
-                xdev_caching_bins_del(da, b);
+                xdev_caching_bins_del_fast(da, b);
                 *out = b;
                 return XDEV_SUCCESS;
             }
@@ -354,7 +353,7 @@ xdev_status_t xdev_caching_malloc(xdev_device_allocator_t *da, size_t size, xdev
             counted = true;
         }
     } else {
-        xdev_caching_stash_flush(da);
+        xdev_caching_stash_bin(da);
         xdev_status_t st = take_block(da, rsize, size, stream, mp, &b);
         if (st != XDEV_SUCCESS) return st;
     }
@@ -375,7 +374,7 @@ static xdev_status_t take_block(xdev_device_allocator_t *da, size_t rsize, size_
     if (pool->asleep != 0) return xdev_alloc_asleep_error(da, pool->tag, "an allocation", NULL);
     xdev_block_t *b = xdev_bins_best_fit(&pool->bins[kind], rsize, max_split());
     if (b != NULL) {
-        xdev_caching_bins_del(da, b);
+        xdev_caching_bins_del_fast(da, b);
     } else {
         xdev_status_t st = grow(da, pool, kind, rsize, size, stream, &b);
         if (st != XDEV_SUCCESS) return st;
@@ -393,32 +392,41 @@ static xdev_status_t take_block(xdev_device_allocator_t *da, size_t rsize, size_
             if (b->next) b->next->prev = rest;
             b->next = rest;
             b->size = rsize;
-            xdev_caching_bins_add(da, rest);
+            xdev_caching_bins_add_fast(da, rest);
         }
     }
     *out = b;
     return XDEV_SUCCESS;
 }
 
-/* The statistics of an allocation of block b (`size` requested). */
+/* The statistics of an allocation of block b (`size` requested): the
+ * current values now, the totals owed (alloc_due). */
 static void count_alloc(xdev_device_allocator_t *da, const xdev_block_t *b, size_t size) {
     int k = b->segment->pool_kind;
-    xdev_stat_inc(da->stats.allocation, k, 1);
-    xdev_stat_inc(da->stats.allocated_bytes, k, (int64_t)b->size);
-    xdev_stat_inc(da->stats.requested_bytes, k, (int64_t)size);
-    xdev_stat_inc(da->stats.active, k, 1);
-    xdev_stat_inc(da->stats.active_bytes, k, (int64_t)b->size);
+    xdev_stat_up(da->stats.allocation, k, 1);
+    xdev_stat_up(da->stats.allocated_bytes, k, (int64_t)b->size);
+    xdev_stat_up(da->stats.requested_bytes, k, (int64_t)size);
+    xdev_stat_up(da->stats.active, k, 1);
+    xdev_stat_up(da->stats.active_bytes, k, (int64_t)b->size);
+    xdev_alloc_due_t *d = &da->alloc_due[k];
+    d->n++;
+    d->bytes += (int64_t)b->size;
+    d->requested += (int64_t)size;
 }
 
 /* The statistics of the free of block b (active, requested b->requested),
  * but oversize_allocations, which the free counts at once. */
 static void count_free(xdev_device_allocator_t *da, const xdev_block_t *b) {
     int k = b->segment->pool_kind;
-    xdev_stat_dec(da->stats.allocation, k, 1);
-    xdev_stat_dec(da->stats.allocated_bytes, k, (int64_t)b->size);
-    xdev_stat_dec(da->stats.requested_bytes, k, (int64_t)b->requested);
-    xdev_stat_dec(da->stats.active, k, 1);
-    xdev_stat_dec(da->stats.active_bytes, k, (int64_t)b->size);
+    xdev_stat_down(da->stats.allocation, k, 1);
+    xdev_stat_down(da->stats.allocated_bytes, k, (int64_t)b->size);
+    xdev_stat_down(da->stats.requested_bytes, k, (int64_t)b->requested);
+    xdev_stat_down(da->stats.active, k, 1);
+    xdev_stat_down(da->stats.active_bytes, k, (int64_t)b->size);
+    xdev_alloc_due_t *d = &da->free_due[k];
+    d->n++;
+    d->bytes += (int64_t)b->size;
+    d->requested += (int64_t)b->requested;
 }
 
 /* Hand a free block to the user; `counted`: its statistics are done
@@ -438,8 +446,9 @@ static void activate(xdev_device_allocator_t *da, xdev_block_t *b, size_t size,
 }
 
 /* Merge `b` with a free neighbour `n` (which is removed). */
-static void merge(xdev_device_allocator_t *da, xdev_block_t *b, xdev_block_t *n) {
-    xdev_caching_bins_del(da, n);
+static inline __attribute__((always_inline)) void merge(xdev_device_allocator_t *da,
+                                                        xdev_block_t *b, xdev_block_t *n) {
+    xdev_caching_bins_del_fast(da, n);
     if (n == b->prev) {
         b->addr = n->addr;
         b->prev = n->prev;
@@ -460,7 +469,7 @@ static void bin_block(xdev_device_allocator_t *da, xdev_block_t *b) {
     if (b->prev && b->prev->state == XDEV_BLOCK_FREE) merge(da, b, b->prev);
     if (b->next && b->next->state == XDEV_BLOCK_FREE) merge(da, b, b->next);
     if (b->prev == NULL && b->next == NULL) b->segment->free_since = da->growths;
-    xdev_caching_bins_add(da, b);
+    xdev_caching_bins_add_fast(da, b);
 }
 
 /* The last freed block is kept out of the bins (the "stash"): a framework
@@ -471,21 +480,39 @@ static void bin_block(xdev_device_allocator_t *da, xdev_block_t *b) {
  * statistics, snapshots, releases and merges find the state they would
  * without it. Only which of two equally good blocks a request gets can
  * differ (the stash, where best fit might take another of the same size). */
-/* The hot pairs' totals (alloc_internal.h, hot_pairs) into the statistics. */
-static void fold_hot_pairs(xdev_device_allocator_t *da) {
+/* Add the totals owed (alloc_internal.h: hot_pairs, alloc_due) to a
+ * stat's "all" and pool k figures. */
+static void owe(xdev_stat_t stat[3], int k, int64_t allocated, int64_t freed) {
+    stat[XDEV_STAT_ALL].allocated += allocated;
+    stat[XDEV_STAT_ALL].freed += freed;
+    stat[k].allocated += allocated;
+    stat[k].freed += freed;
+}
+
+/* The hot pairs' and the deferred totals into the statistics. */
+static void fold_totals(xdev_device_allocator_t *da) {
     for (int kind = 0; kind < XDEV_POOL_KINDS; kind++) {
         int k = kind == XDEV_POOL_LARGE ? XDEV_STAT_LARGE_POOL : XDEV_STAT_SMALL_POOL;
-        xdev_stat_pass(da->stats.allocation, k, da->hot_pairs[kind]);
-        xdev_stat_pass(da->stats.active, k, da->hot_pairs[kind]);
-        xdev_stat_pass(da->stats.allocated_bytes, k, da->hot_bytes[kind]);
-        xdev_stat_pass(da->stats.active_bytes, k, da->hot_bytes[kind]);
-        xdev_stat_pass(da->stats.requested_bytes, k, da->hot_requested[kind]);
+        const xdev_alloc_due_t *a = &da->alloc_due[kind], *f = &da->free_due[kind];
+        const xdev_alloc_due_t *si = &da->split_in_due[kind], *so = &da->split_out_due[kind];
+        int64_t pairs = da->hot_pairs[kind], bytes = da->hot_bytes[kind];
+        owe(da->stats.allocation, k, pairs + a->n, pairs + f->n);
+        owe(da->stats.active, k, pairs + a->n, pairs + f->n);
+        owe(da->stats.allocated_bytes, k, bytes + a->bytes, bytes + f->bytes);
+        owe(da->stats.active_bytes, k, bytes + a->bytes, bytes + f->bytes);
+        owe(da->stats.requested_bytes, k, da->hot_requested[kind] + a->requested,
+            da->hot_requested[kind] + f->requested);
+        owe(da->stats.inactive_split, k, si->n, so->n);
+        owe(da->stats.inactive_split_bytes, k, si->bytes, so->bytes);
         da->hot_pairs[kind] = da->hot_bytes[kind] = da->hot_requested[kind] = 0;
+        memset(&da->alloc_due[kind], 0, sizeof da->alloc_due[kind]);
+        memset(&da->free_due[kind], 0, sizeof da->free_due[kind]);
+        memset(&da->split_in_due[kind], 0, sizeof da->split_in_due[kind]);
+        memset(&da->split_out_due[kind], 0, sizeof da->split_out_due[kind]);
     }
 }
 
-void xdev_caching_stash_flush(xdev_device_allocator_t *da) {
-    if ((da->hot_pairs[0] | da->hot_pairs[1]) != 0) fold_hot_pairs(da);
+void xdev_caching_stash_bin(xdev_device_allocator_t *da) {
     xdev_block_t *b = da->stash;
     if (b == NULL) return;
     da->stash = NULL;
@@ -494,6 +521,11 @@ void xdev_caching_stash_flush(xdev_device_allocator_t *da) {
         count_free(da, b);
     }
     bin_block(da, b);
+}
+
+void xdev_caching_stash_flush(xdev_device_allocator_t *da) {
+    xdev_caching_stash_bin(da);
+    fold_totals(da);
 }
 
 /* An active (or pending) block stops counting as active (its other
@@ -510,7 +542,7 @@ static void retire(xdev_device_allocator_t *da, xdev_block_t *b) {
 
 /* Make an active (or pending) block free and cached. */
 static void free_block(xdev_device_allocator_t *da, xdev_block_t *b) {
-    xdev_caching_stash_flush(da); /* before b is FREE: merges must not meet the stash */
+    xdev_caching_stash_bin(da); /* before b is FREE: merges must not meet the stash */
     retire(da, b);
     bin_block(da, b);
 }
@@ -524,7 +556,7 @@ void xdev_caching_free(xdev_device_allocator_t *da, xdev_block_t *b) {
     if (b->size >= max_split()) xdev_stat_add(&da->stats.oversize_allocations, -1);
     int n = b->n_used_streams;
     if (n == 0 && b->pending_events == 0) { /* the common case: into the stash */
-        xdev_caching_stash_flush(da);
+        xdev_caching_stash_bin(da);
         if (XDEV_UNLIKELY(history_on(da))) {
             /* the history and the tracer's counters see each free as it
              * happens: counted now */
@@ -540,7 +572,7 @@ void xdev_caching_free(xdev_device_allocator_t *da, xdev_block_t *b) {
         da->stash_uncounted = true; /* counted when binned, or with the next allocation */
         return;
     }
-    xdev_caching_stash_flush(da); /* the history below sees every earlier free counted */
+    xdev_caching_stash_bin(da); /* the history below sees every earlier free counted */
     int k = b->segment->pool_kind;
     xdev_stat_update(da->stats.allocation, k, -1);
     xdev_stat_update(da->stats.allocated_bytes, k, -(int64_t)b->size);

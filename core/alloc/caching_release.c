@@ -85,7 +85,7 @@ bool xdev_caching_pool_idle(const xdev_stream_pool_t *pool) {
 static void collect_free_segments(xdev_device_allocator_t *da, int kind,
                                   const xdev_stream_pool_t *only, size_t goal, bool idle_only,
                                   uint64_t min_age, release_list_t *list) {
-    xdev_caching_stash_flush(da);
+    xdev_caching_stash_bin(da);
     if (da->pending_head != NULL) xdev_caching_process_events(da);
     for (xdev_segment_t *seg = da->segments, *next; seg != NULL && list->bytes < goal; seg = next) {
         next = seg->next;

@@ -504,7 +504,8 @@ static xdev_device_allocator_t *take_live(uintptr_t ptr, xdev_block_t **out) {
 xdev_status_t xdev_malloc_stream(void **ptr, size_t size, xdev_stream_t stream) {
     XDEV_REQUIRE_ARG(ptr);
     *ptr = NULL;
-    XDEV_CHECK(resolve_stream(&stream));
+    /* resolve_stream's check, inline for the common explicit stream */
+    XDEV_CHECK(stream != NULL ? xdev_stream_check(stream, "stream") : resolve_stream(&stream));
     if (size == 0) return XDEV_SUCCESS;
     XDEV_CHECK(xdev_alloc_malloc_on(stream, size, ptr));
     return XDEV_SUCCESS;

@@ -112,7 +112,7 @@ xdev_status_t xdev_expandable_grow(xdev_device_allocator_t *da, xdev_stream_pool
     if (gran == 0 || (gran & (gran - 1)) != 0)
         return XDEV_FAIL(XDEV_ERROR_INTERNAL, "%s backend: mapping granularity %zu", da->be->name,
                          gran);
-    xdev_caching_stash_flush(da); /* the tail's state is read below */
+    xdev_caching_stash_bin(da); /* the tail's state is read below */
     xdev_segment_t *seg = pool->expandable[kind];
     if (seg != NULL && seg->shrinking) return XDEV_ERROR_NOT_READY; /* no message: not an error */
     bool created = false;

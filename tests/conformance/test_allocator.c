@@ -105,6 +105,66 @@ START_TEST(free_merges_at_once) {
 }
 END_TEST
 
+/* Best fit finds the next non-empty size bin through two bitmaps (a bit
+ * per bin, a bit per level) kept beside the bins: a bin's bit must be set
+ * exactly while it holds a block. Free blocks of 64, 128 and 256 KiB and a
+ * ~1.5 MiB tail, kept apart by live 4 KiB blocks, each in its own bin;
+ * every request must get the smallest that fits, with no new segment. A
+ * bit missing (or left set for an emptied bin) sends a request to a larger
+ * block or to the backend. */
+#define KIB ((size_t)1 << 10)
+START_TEST(best_fit_finds_each_bin) {
+    xdev_stream_t s = xt_new_stream(0); /* a fresh 2 MiB segment */
+    enum { N = 6 };
+    const size_t sizes[N] = {64 * KIB, 4 * KIB, 128 * KIB, 4 * KIB, 256 * KIB, 4 * KIB};
+    char *blk[N];
+    for (int i = 0; i < N; i++) {
+        XT_OK(xdev_malloc_stream((void **)&blk[i], sizes[i], s));
+        if (i > 0) ck_assert_ptr_eq(blk[i], blk[i - 1] + sizes[i - 1]);
+    }
+    char *tail = blk[N - 1] + sizes[N - 1];
+    XT_OK(xdev_free(blk[0]));
+    XT_OK(xdev_free(blk[2]));
+    XT_OK(xdev_free(blk[4]));
+    const int64_t reserved = xt_reserved(0);
+    /* request, the block best fit must hand out */
+    struct {
+        size_t size;
+        char *want;
+    } steps[] = {
+        {100 * KIB, blk[2]},            /* 128 KiB: the 64 KiB is too small */
+        {200 * KIB, blk[4]},            /* 256 KiB */
+        {64 * KIB, blk[0]},             /* exact fit */
+        {28 * KIB, blk[2] + 100 * KIB}, /* the 128 KiB block's rest */
+        {56 * KIB, blk[4] + 200 * KIB}, /* the 256 KiB block's rest */
+        {MIB, tail},                    /* only the tail (1588 KiB) fits */
+        {564 * KIB, tail + MIB},        /* the tail's rest, exactly */
+    };
+    enum { STEPS = sizeof steps / sizeof steps[0] };
+    void *got[STEPS];
+    for (int i = 0; i < STEPS; i++) {
+        XT_OK(xdev_malloc_stream(&got[i], steps[i].size, s));
+        ck_assert_msg(got[i] == (void *)steps[i].want,
+                      "request %d (%zu bytes) got %p, best fit is %p (segment at %p)", i,
+                      steps[i].size, got[i], (void *)steps[i].want, (void *)blk[0]);
+        ck_assert_int_eq(xt_reserved(0), reserved);
+    }
+    /* every bin emptied again (a bit left set would lead best fit to an
+     * empty bin): the next request comes from another segment */
+    void *more = NULL;
+    XT_OK(xdev_malloc_stream(&more, 4 * KIB, s));
+    ck_assert_msg((char *)more < blk[0] || (char *)more >= blk[0] + 2 * MIB,
+                  "%p inside the fully allocated segment at %p", more, (void *)blk[0]);
+    for (int i = 0; i < STEPS; i++)
+        XT_OK(xdev_free(got[i]));
+    XT_OK(xdev_free(more));
+    XT_OK(xdev_free(blk[1]));
+    XT_OK(xdev_free(blk[3]));
+    XT_OK(xdev_free(blk[5]));
+    XT_OK(xdev_stream_destroy(s));
+}
+END_TEST
+
 /* The hot pair hands back the block just freed only while torch's best fit
  * would (the stash): after a warm pair on X, a block as small at a lower
  * address (W) entering the bins makes the next request take W, as best fit
@@ -622,6 +682,7 @@ int main(int argc, char **argv) {
     TCase *t = tc("caching");
     tcase_add_test(t, rounding_and_pools);
     tcase_add_test(t, free_merges_at_once);
+    tcase_add_test(t, best_fit_finds_each_bin);
     tcase_add_test(t, hot_pair_rechecks_best_fit_after_bins_change);
     tcase_add_test(t, reuse_only_on_own_stream);
     tcase_add_test(t, record_stream_delays_reuse);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_allocator_stats.c - the caching allocator's statistics: invariants
- * over a random sequence against a model, the items and their resets, the
+ * over a random sequence against a model, the totals the allocator adds in
+ * late against counts kept by the test, the items and their resets, the
  * hot pair counted as a free and an allocation, memory history switched on
  * mid pair, the summary's figures and the snapshot's JSON. Part of
  * test_allocator (suite caching; test_allocator.c's main adds them), kept
@@ -101,6 +102,86 @@ START_TEST(stats_invariants_random) {
     end = xt_mem_stats(dev);
     ck_assert_int_eq(end.reserved_bytes[XDEV_STAT_ALL].current, 0);
     ck_assert_int_eq(end.inactive_split_bytes[XDEV_STAT_ALL].current, 0);
+    XT_OK(xdev_stream_destroy(s[0]));
+    XT_OK(xdev_stream_destroy(s[1]));
+}
+END_TEST
+
+/* The allocator adds the allocated/freed totals of its allocations, frees
+ * and bin changes to the statistics late (alloc_internal.h, alloc_due),
+ * when they are read: after every step of a random sequence (hot pairs,
+ * splits, merges, both pools, two streams) the counts of allocations and
+ * frees and the requested bytes must match what this test counted, and
+ * each figure's allocated - freed its current value's change, per pool. */
+START_TEST(stats_totals_exact) {
+    enum { SLOTS = 32, FIGS = 7 };
+    live_t live[SLOTS];
+    memset(live, 0, sizeof live);
+    const int dev = xt_wrap(1);
+    const xdev_device_t d = xt_dev(dev);
+    const int A = XDEV_STAT_ALL;
+    static const char *names[FIGS] = {"allocation",          "active",          "allocated_bytes",
+                                      "active_bytes",        "requested_bytes", "inactive_split",
+                                      "inactive_split_bytes"};
+    xdev_stream_t s[2] = {xt_new_stream(dev), xt_new_stream(dev)};
+    XT_OK(xdev_reset_accumulated_memory_stats(d));
+    xdev_memory_stats_t base = xt_mem_stats(dev);
+    int64_t mallocs = 0, frees = 0, req_in = 0, req_out = 0;
+    uint64_t seed = 7;
+    int steps = xt_iters(3000, 300);
+    for (int i = 0; i < steps; i++) {
+        seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+        int k = (int)((seed >> 33) % SLOTS);
+        if (live[k].p != NULL) {
+            XT_OK(xdev_free(live[k].p));
+            frees++;
+            req_out += (int64_t)live[k].req;
+            live[k].p = NULL;
+            if (i % 5 == 0) { /* the same size again at once: a hot pair */
+                XT_OK(xdev_malloc_stream(&live[k].p, live[k].req, s[k & 1]));
+                mallocs++;
+                req_in += (int64_t)live[k].req;
+            }
+        } else {
+            int l2 = 5 + (int)((seed >> 20) % 19); /* 32 B .. 8 MiB: both pools */
+            size_t sz = ((size_t)1 << l2) + (size_t)((seed >> 8) % ((size_t)1 << l2));
+            XT_OK(xdev_malloc_stream(&live[k].p, sz, s[k & 1]));
+            live[k].req = sz;
+            mallocs++;
+            req_in += (int64_t)sz;
+        }
+        xdev_memory_stats_t st = xt_mem_stats(dev);
+        const xdev_stat_t *fig[FIGS] = {
+            st.allocation,      st.active,         st.allocated_bytes,     st.active_bytes,
+            st.requested_bytes, st.inactive_split, st.inactive_split_bytes};
+        const xdev_stat_t *was[FIGS] = {
+            base.allocation,      base.active,         base.allocated_bytes,     base.active_bytes,
+            base.requested_bytes, base.inactive_split, base.inactive_split_bytes};
+        ck_assert_msg(st.allocation[A].allocated == mallocs && st.allocation[A].freed == frees &&
+                          st.active[A].allocated == mallocs && st.active[A].freed == frees,
+                      "step %d: allocation %lld/%lld and active %lld/%lld allocated/freed, "
+                      "expected %lld/%lld",
+                      i, (long long)st.allocation[A].allocated, (long long)st.allocation[A].freed,
+                      (long long)st.active[A].allocated, (long long)st.active[A].freed,
+                      (long long)mallocs, (long long)frees);
+        ck_assert_msg(
+            st.requested_bytes[A].allocated == req_in && st.requested_bytes[A].freed == req_out,
+            "step %d: requested_bytes %lld/%lld allocated/freed, expected %lld/%lld", i,
+            (long long)st.requested_bytes[A].allocated, (long long)st.requested_bytes[A].freed,
+            (long long)req_in, (long long)req_out);
+        ck_assert_int_eq(st.active_bytes[A].allocated, st.allocated_bytes[A].allocated);
+        ck_assert_int_eq(st.active_bytes[A].freed, st.allocated_bytes[A].freed);
+        for (int f = 0; f < FIGS; f++)
+            for (int p = 0; p < XDEV_STAT_POOLS; p++)
+                ck_assert_msg(
+                    fig[f][p].allocated - fig[f][p].freed == fig[f][p].current - was[f][p].current,
+                    "step %d: %s[%d]: allocated %lld - freed %lld != current %lld - "
+                    "%lld at the reset",
+                    i, names[f], p, (long long)fig[f][p].allocated, (long long)fig[f][p].freed,
+                    (long long)fig[f][p].current, (long long)was[f][p].current);
+    }
+    for (int j = 0; j < SLOTS; j++)
+        if (live[j].p) XT_OK(xdev_free(live[j].p));
     XT_OK(xdev_stream_destroy(s[0]));
     XT_OK(xdev_stream_destroy(s[1]));
 }
@@ -319,6 +400,7 @@ START_TEST(snapshot_is_valid_json) {
 END_TEST
 void allocator_stats_tests(TCase *t) {
     tcase_add_test(t, stats_invariants_random);
+    tcase_add_test(t, stats_totals_exact);
     tcase_add_test(t, stats_items_and_resets);
     tcase_add_test(t, hot_pair_stats_exact);
     tcase_add_test(t, hot_pair_history_switched_on);
