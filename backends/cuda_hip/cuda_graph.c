@@ -388,15 +388,15 @@ static xdev_status_t graph_capture_end(xc_device_t *dev, void *stream, void **gr
     return st;
 }
 
-/* On a created stream, which names its device, the runtime's call alone (no
- * cudaGetDevice, ~40 ns of the replay's host time on the H200 host: issue
- * 50 item 3); an implicit stream means the current device's, so `dev` is
- * made current around it (xc_stream_guard_begin, as every stream-ordered
- * call). */
+/* With the graph's device current, whatever the stream: unlike the other
+ * stream-ordered calls, cudaGraphLaunch is not documented to take the
+ * stream's device, and other projects found a multi-device launch needs it
+ * current (mlx had to add the same guard). graph.replay_with_other_device_current
+ * replays with another device current. */
 static xdev_status_t graph_launch(xc_device_t *dev, void *graph, void *stream) {
     const xc_graph_t *gr = graph;
     xc_guard_t g;
-    xdev_status_t st = xc_stream_guard_begin(&g, dev->index, stream);
+    xdev_status_t st = xc_guard_begin(&g, dev->index);
     if (st != XDEV_SUCCESS) return st;
     cudaError_t err = cudaGraphLaunch(gr->exec, (cudaStream_t)stream);
     if (err != cudaSuccess)
