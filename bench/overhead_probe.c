@@ -5,7 +5,10 @@
  * noinline function, for counting instructions rather than timing: on a
  * loaded machine, a count is the one stable measure of xdev's own host code.
  *
- *   overhead_probe OP ITERS     OP: record guard launch launch0 replay fft
+ *   overhead_probe OP ITERS     OP: record guard launch launch0 replay replayrng fft
+ *
+ * (replayrng: a graph of one kernel and one uniform fill from the default
+ * generator, so each replay also brings its random-number cell up to date.)
  *
  * Run it under callgrind on the CPU backend (the kernel, graph and FFT ops
  * need its optional slots), per thread, and read the calling thread's file
@@ -65,6 +68,7 @@ static void op_call(probe_t *p) {
         CHECK(xdev_launch_kernel(p->k, &p->cfg, NULL, 0));
         break;
     case 'r' + 'y': /* replay */
+    case 'r' + 'g': /* replayrng */
         CHECK(xdev_graph_replay(p->g, p->s));
         break;
     case 'f' + 't': /* fft */
@@ -93,7 +97,8 @@ __attribute__((noinline)) static void probe_loop(probe_t *p, long iters) {
 
 int main(int argc, char **argv) {
     if (argc != 3) {
-        fprintf(stderr, "usage: overhead_probe record|guard|launch|launch0|replay|fft ITERS\n");
+        fprintf(stderr,
+                "usage: overhead_probe record|guard|launch|launch0|replay|replayrng|fft ITERS\n");
         return 2;
     }
     probe_t p = {.op = argv[1], .code = argv[1][0] + argv[1][strlen(argv[1]) - 1]};
@@ -102,7 +107,8 @@ int main(int argc, char **argv) {
     CHECK(xdev_get_device(&p.dev));
     CHECK(xdev_stream_create(p.dev, XDEV_STREAM_PRIORITY_NORMAL, &p.s));
     CHECK(xdev_event_create(XDEV_EVENT_DEFAULT, &p.e));
-    bool kernels = strncmp(p.op, "launch", 6) == 0 || strcmp(p.op, "replay") == 0;
+    bool replay = strncmp(p.op, "replay", 6) == 0;
+    bool kernels = strncmp(p.op, "launch", 6) == 0 || replay;
     xdev_module_t mod = NULL;
     if (kernels) {
         CHECK(xdev_module_load(p.dev, bench_kernels_bundle(), &mod));
@@ -114,10 +120,12 @@ int main(int argc, char **argv) {
         CHECK(xdev_memset_async(p.x, 0, 256 * sizeof(float), p.s));
         CHECK(xdev_memset_async(p.y, 0, 256 * sizeof(float), p.s));
     }
-    if (strcmp(p.op, "replay") == 0) {
+    if (replay) {
         CHECK(xdev_graph_create(&p.g));
         CHECK(xdev_graph_capture_begin(p.g, p.s, XDEV_CAPTURE_GLOBAL, NULL));
         CHECK(xdev_launch_kernel(p.k, &p.cfg, NULL, 0));
+        if (strcmp(p.op, "replayrng") == 0)
+            CHECK(xdev_rng_uniform(NULL, XDEV_DTYPE_F32, p.x, 256, p.s));
         CHECK(xdev_graph_capture_end(p.g));
     }
     if (strcmp(p.op, "fft") == 0) {

@@ -59,6 +59,10 @@ struct xdev_kernel {
 
 extern xdev_handle_arena_t xdev_module_arena;
 extern xdev_handle_arena_t xdev_kernel_arena;
+/* The kernel arena's magic and slot size, for launch.c's inline handle
+ * check (xdev_handle_is_live_as). */
+#define XDEV_KERNEL_MAGIC 0x4b45524eu /* "KERN" */
+#define XDEV_KERNEL_SLOT ((sizeof(struct xdev_kernel) + 63) / 64 * 64)
 
 /* A new module for the device with nothing loaded yet (XDEV_ERROR_NOT_SUPPORTED
  * when its backend runs no kernels). */

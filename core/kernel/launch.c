@@ -22,7 +22,8 @@
 
 static const char *const k_axis[3] = {"x", "y", "z"};
 
-static xdev_status_t check_dims(const struct xdev_kernel *k, const xdev_launch_config_t *c) {
+static __attribute__((noinline, cold)) xdev_status_t
+check_dims_slow(const struct xdev_kernel *k, const xdev_launch_config_t *c) {
     const xdev_launch_limits_t *l = &k->module->limits;
     const unsigned g[3] = {c->grid.x, c->grid.y, c->grid.z};
     const unsigned b[3] = {c->block.x, c->block.y, c->block.z};
@@ -53,6 +54,22 @@ static xdev_status_t check_dims(const struct xdev_kernel *k, const xdev_launch_c
                          k->name, c->shared_bytes, k->attrs.static_shared_bytes,
                          k->module->be->name, k->module->device.index, l->max_shared_bytes);
     return XDEV_SUCCESS;
+}
+
+/* Grid, block and shared sizes within the device's limits: the common case
+ * in one pass without branches (for unsigned v, v - 1 < max is exactly
+ * 1 <= v <= max), check_dims_slow to name what is wrong. */
+static inline xdev_status_t check_dims(const struct xdev_kernel *k, const xdev_launch_config_t *c) {
+    const xdev_launch_limits_t *l = &k->module->limits;
+    unsigned b0 = c->block.x, b1 = c->block.y, b2 = c->block.z;
+    bool ok = (c->grid.x - 1u < l->max_grid[0]) & (c->grid.y - 1u < l->max_grid[1]) &
+              (c->grid.z - 1u < l->max_grid[2]) & (b0 - 1u < l->max_block[0]) &
+              (b1 - 1u < l->max_block[1]) & (b2 - 1u < l->max_block[2]);
+    size_t shared = c->shared_bytes + k->attrs.static_shared_bytes;
+    ok = ok & ((unsigned long long)b0 * b1 * b2 <= (unsigned long long)k->max_threads) &
+         (c->shared_bytes <= l->max_shared_bytes) & (shared <= l->max_shared_bytes);
+    if (__builtin_expect(ok, 1)) return XDEV_SUCCESS;
+    return check_dims_slow(k, c);
 }
 
 /* "argument 3 'y'" (or without the name when the signature is unknown). */
@@ -278,7 +295,8 @@ static xdev_status_t launch(struct xdev_kernel *k, const xdev_launch_config_t *c
 xdev_status_t xdev_core_launch_kernel(xdev_kernel_t k, const xdev_launch_config_t *config,
                                       const xdev_arg_t *args, int nargs,
                                       const xdev_launch_as_t *as) {
-    if (XDEV_UNLIKELY(k == NULL || !xdev_handle_is_live(&xdev_kernel_arena, k)))
+    if (XDEV_UNLIKELY(k == NULL || !xdev_handle_is_live_as(&xdev_kernel_arena, k, XDEV_KERNEL_MAGIC,
+                                                           XDEV_KERNEL_SLOT)))
         return XDEV_FAIL(XDEV_ERROR_INVALID_HANDLE,
                          k != NULL && xdev_handle_is_slot(&xdev_kernel_arena, k)
                              ? "kernel %p: its module was unloaded"
@@ -289,9 +307,12 @@ xdev_status_t xdev_core_launch_kernel(xdev_kernel_t k, const xdev_launch_config_
     atomic_fetch_add_explicit(&m->active, 1, memory_order_acq_rel);
     xdev_status_t st;
     /* Unload sets closing, then waits for `active` to drain: seen here, or
-     * the kernel handle is already dead (re-checked after the increment). */
+     * the kernel handle is already dead (re-checked after the increment:
+     * k is a slot of the arena, so its magic alone tells, as a free clears
+     * it). */
     if (XDEV_UNLIKELY(atomic_load_explicit(&m->closing, memory_order_acquire) ||
-                      !xdev_handle_is_live(&xdev_kernel_arena, k)))
+                      atomic_load_explicit(&k->hdr.magic, memory_order_acquire) !=
+                          XDEV_KERNEL_MAGIC))
         st = XDEV_FAIL(XDEV_ERROR_INVALID_HANDLE, "kernel '%s': its module is being unloaded",
                        k->name);
     else

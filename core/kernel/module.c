@@ -22,12 +22,11 @@
 #include "xdev/backend_support.h"
 
 #define MODULE_MAGIC 0x4d4f444cu /* "MODL" */
-#define KERNEL_MAGIC 0x4b45524eu /* "KERN" */
 #define MODULE_SLOT ((sizeof(struct xdev_module) + 63) / 64 * 64)
-#define KERNEL_SLOT ((sizeof(struct xdev_kernel) + 63) / 64 * 64)
 
 xdev_handle_arena_t xdev_module_arena = XDEV_HANDLE_ARENA_INIT("module", MODULE_MAGIC, MODULE_SLOT);
-xdev_handle_arena_t xdev_kernel_arena = XDEV_HANDLE_ARENA_INIT("kernel", KERNEL_MAGIC, KERNEL_SLOT);
+xdev_handle_arena_t xdev_kernel_arena =
+    XDEV_HANDLE_ARENA_INIT("kernel", XDEV_KERNEL_MAGIC, XDEV_KERNEL_SLOT);
 
 static bool g_check_pointers = true;
 

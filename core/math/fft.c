@@ -172,6 +172,11 @@ typedef struct {
     xdev_stream_t stream;
     uint32_t stream_generation;
     xdev_fft_hit_t hit;
+    /* scale_for's answer for this descriptor, direction and norm (both
+     * valid: a memo is written after a successful exec only) */
+    xdev_fft_direction_t direction;
+    xdev_fft_norm_t norm;
+    double scale;
 } fft_memo_t;
 
 /* Per thread, on the heap (base/thread_heap.h: libxdev's static TLS stays
@@ -317,7 +322,10 @@ xdev_status_t xdev_fft_exec(const xdev_fft_desc_t *desc, void *in, void *out,
         dp = &d;
     }
     double scale;
-    XDEV_CHECK(scale_for(dp, direction, norm, &scale));
+    if (same && m->direction == direction && m->norm == norm)
+        scale = m->scale; /* scale_for(dp, direction, norm) then, and dp is unchanged */
+    else
+        XDEV_CHECK(scale_for(dp, direction, norm, &scale));
     if (dp->type == XDEV_FFT_R2C && direction != XDEV_FFT_FORWARD)
         return XDEV_API_FAIL(XDEV_ERROR_INVALID_VALUE,
                              "an r2c transform is always XDEV_FFT_FORWARD (use c2r for the "
@@ -387,5 +395,8 @@ xdev_status_t xdev_fft_exec(const xdev_fft_desc_t *desc, void *in, void *out,
     m->stream = tgt.stream;
     m->stream_generation = sgen;
     m->hit = o.hit;
+    m->direction = direction;
+    m->norm = norm;
+    m->scale = scale;
     return XDEV_SUCCESS;
 }

@@ -5,7 +5,7 @@
  * One cache per (device type, logical device), created on first use. A key
  * holds everything that makes two plans differ, normalised (no defaults
  * left) so that equal layouts written differently share a plan. The cache's
- * mutex is held from lookup through the backend's exec call, as torch does:
+ * lock is held from lookup through the backend's exec call, as torch does:
  * a plan is never evicted while a thread is enqueuing it, and backends need
  * not make one plan safe for concurrent execs. A destroyed stream's plans
  * leave with it (runtime's stream-destroy hook, xdev_fft_cache_wire). */
@@ -38,8 +38,25 @@ typedef struct xdev_fft_key {
 
 typedef struct xdev_fft_cache xdev_fft_cache_t;
 
-/* The cache of a resolved device of `be`, created on first use. */
-xdev_status_t xdev_fft_cache_get(xdev_backend_t *be, int index, xdev_fft_cache_t **out);
+/* Each device's cache once made (read by xdev_fft_cache_get; written once
+ * per device, under fft_plan_cache.c's creation lock; never freed). */
+extern _Atomic(xdev_fft_cache_t *) xdev_fft_caches[XDEV_MAX_DEVICE_TYPES][XDEV_MAX_DEVICES];
+
+/* xdev_fft_cache_get's first call for a device: make its cache. */
+xdev_status_t xdev_fft_cache_create(xdev_backend_t *be, int index, xdev_fft_cache_t **out);
+
+/* The cache of a resolved device of `be`, created on first use. Inline: an
+ * exec's lookup is one load (a call cost ~25 instructions). */
+static inline xdev_status_t xdev_fft_cache_get(xdev_backend_t *be, int index,
+                                               xdev_fft_cache_t **out) {
+    xdev_fft_cache_t *c =
+        atomic_load_explicit(&xdev_fft_caches[be->type][index], memory_order_acquire);
+    if (__builtin_expect(c != NULL, 1)) {
+        *out = c;
+        return XDEV_SUCCESS;
+    }
+    return xdev_fft_cache_create(be, index, out);
+}
 
 void xdev_fft_cache_lock(xdev_fft_cache_t *c);
 /* Unlock, then destroy the plans evicted meanwhile (waiting for the device

@@ -4,6 +4,7 @@
  * the same transform repeated on one thread, a destroyed stream's plans,
  * concurrent use, and an eviction where the device cannot be waited for.
  * Part of test_fft (suite fft; test_fft.c's main adds them). */
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -157,24 +158,35 @@ START_TEST(plan_cache_per_device) {
 }
 END_TEST
 
-/* One c2c f32 exec of an impulse of height amp from x into y on s, then
- * its flat spectrum checked (a stale plan of another size or a skipped
- * exec shows). */
-static bool repeat_ok(const xdev_fft_desc_t *d, float *x, float *y, xdev_stream_t s, float amp) {
+/* An impulse of height amp through d (c2c f32) with direction dir and
+ * norm: a flat spectrum of height expect (within rounding). */
+static bool norm_ok(const xdev_fft_desc_t *d, float *x, float *y, xdev_stream_t s, float amp,
+                    xdev_fft_direction_t dir, xdev_fft_norm_t norm, float expect) {
     int64_t n = d->n[0];
     float h[64] = {0};
     h[0] = amp;
     size_t bytes = (size_t)n * 2 * sizeof(float);
     if (xdev_memcpy_async(x, h, bytes, s) != XDEV_SUCCESS ||
-        xdev_fft_exec(d, x, y, XDEV_FFT_FORWARD, XDEV_FFT_NORM_NONE, s) != XDEV_SUCCESS ||
+        xdev_fft_exec(d, x, y, dir, norm, s) != XDEV_SUCCESS ||
         xdev_memcpy_async(h, y, bytes, s) != XDEV_SUCCESS ||
         xdev_stream_synchronize(s) != XDEV_SUCCESS) {
-        fprintf(stderr, "repeat_ok(n=%lld): %s\n", (long long)n, xdev_last_error());
+        fprintf(stderr, "norm_ok: %s\n", xdev_last_error());
         return false;
     }
     for (int64_t i = 0; i < n; i++)
-        if (h[2 * i] != amp || h[2 * i + 1] != 0.0f) return false;
+        if (fabsf(h[2 * i] - expect) > 1e-5f * amp || fabsf(h[2 * i + 1]) > 1e-5f * amp) {
+            fprintf(stderr, "norm_ok(dir %d, norm %d): bin %lld is %g%+gi, not %g\n", (int)dir,
+                    (int)norm, (long long)i, h[2 * i], h[2 * i + 1], expect);
+            return false;
+        }
     return true;
+}
+
+/* One c2c f32 exec of an impulse of height amp from x into y on s, then
+ * its flat spectrum checked (a stale plan of another size or a skipped
+ * exec shows). */
+static bool repeat_ok(const xdev_fft_desc_t *d, float *x, float *y, xdev_stream_t s, float amp) {
+    return norm_ok(d, x, y, s, amp, XDEV_FFT_FORWARD, XDEV_FFT_NORM_NONE, amp);
 }
 
 /* The same transform again and again on one thread (the per-thread memo of
@@ -250,6 +262,35 @@ START_TEST(plan_cache_repeat) {
     EXPECT_STATS(0, 1, 10, 9, 4);
     XT_OK(xdev_stream_destroy(s));
     XT_OK(xdev_stream_destroy(t));
+    XT_OK(xdev_free(x));
+    XT_OK(xdev_free(y));
+}
+END_TEST
+
+/* The memo keeps the scale of its last direction and norm (fft.c): the
+ * same descriptor with another direction or norm must scale anew. */
+START_TEST(plan_cache_repeat_norm) {
+    REQUIRE_FFT();
+    int64_t n = 16;
+    xdev_fft_desc_t a = xdev_fft_desc_basic(C2C, XDEV_FFT_F32, 1, &n, 1);
+    float *x = dalloc(0, 64 * sizeof(float)), *y = dalloc(0, 64 * sizeof(float));
+    xdev_stream_t s;
+    XT_OK(xdev_stream_create(xt_dev(0), XDEV_STREAM_PRIORITY_NORMAL, &s));
+    const xdev_fft_direction_t F = XDEV_FFT_FORWARD, I = XDEV_FFT_INVERSE;
+    ck_assert(norm_ok(&a, x, y, s, 4.0f, F, XDEV_FFT_NORM_NONE, 4.0f));
+    ck_assert(norm_ok(&a, x, y, s, 4.0f, F, XDEV_FFT_NORM_NONE, 4.0f)); /* the memo's */
+    ck_assert(norm_ok(&a, x, y, s, 4.0f, F, XDEV_FFT_NORM_FORWARD, 0.25f));
+    ck_assert(norm_ok(&a, x, y, s, 4.0f, I, XDEV_FFT_NORM_FORWARD, 4.0f)); /* direction alone */
+    ck_assert(norm_ok(&a, x, y, s, 4.0f, I, XDEV_FFT_NORM_BACKWARD, 0.25f));
+    ck_assert(norm_ok(&a, x, y, s, 4.0f, I, XDEV_FFT_NORM_ORTHO, 1.0f));
+    ck_assert(norm_ok(&a, x, y, s, 4.0f, F, XDEV_FFT_NORM_ORTHO, 1.0f));
+    ck_assert(norm_ok(&a, x, y, s, 4.0f, F, XDEV_FFT_NORM_BACKWARD, 4.0f)); /* norm alone */
+    /* Another descriptor of the same direction and norm: its own n. */
+    int64_t m = 4;
+    xdev_fft_desc_t b = xdev_fft_desc_basic(C2C, XDEV_FFT_F32, 1, &m, 1);
+    ck_assert(norm_ok(&b, x, y, s, 4.0f, F, XDEV_FFT_NORM_FORWARD, 1.0f));
+    ck_assert(norm_ok(&a, x, y, s, 4.0f, F, XDEV_FFT_NORM_FORWARD, 0.25f));
+    XT_OK(xdev_stream_destroy(s));
     XT_OK(xdev_free(x));
     XT_OK(xdev_free(y));
 }
@@ -472,6 +513,7 @@ END_TEST
 void fft_cache_tests(TCase *tc) {
     tcase_add_test(tc, plan_cache_lru);
     tcase_add_test(tc, plan_cache_repeat);
+    tcase_add_test(tc, plan_cache_repeat_norm);
     tcase_add_test(tc, plan_cache_per_device);
     tcase_add_test(tc, plan_cache_stream_destroy);
     tcase_add_test(tc, plan_cache_concurrent);

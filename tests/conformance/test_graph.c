@@ -751,6 +751,53 @@ START_TEST(replay_races_destroy) {
 }
 END_TEST
 
+/* Several threads replay one graph at once, each on its own stream: the
+ * graph's lock (a spin lock that sleeps once spinning fails) is contended
+ * on every call, and every replay must run (ASan/TSan watch the rest). */
+typedef struct {
+    xdev_graph_t g;
+    xdev_stream_t s;
+    int ok;
+} replayer_t;
+
+static void *replay_many(void *arg) {
+    replayer_t *r = arg;
+    for (int i = 0; i < 200; i++)
+        if (xdev_graph_replay(r->g, r->s) == XDEV_SUCCESS) r->ok++;
+    return NULL;
+}
+
+START_TEST(replay_concurrent) {
+    enum { THREADS = 4 };
+    float *d = dalloc(1024);
+    xdev_stream_t cs = new_stream(0);
+    xdev_graph_t g;
+    XT_OK(xdev_graph_create(&g));
+    XT_OK(xdev_graph_capture_begin(g, cs, XDEV_CAPTURE_RELAXED, NULL));
+    XT_OK(xdev_memset_async(d, 3, 1024, cs));
+    XT_OK(xdev_graph_capture_end(g));
+    replayer_t r[THREADS];
+    pthread_t t[THREADS];
+    for (int i = 0; i < THREADS; i++) {
+        r[i] = (replayer_t){g, new_stream(0), 0};
+        ck_assert_int_eq(pthread_create(&t[i], NULL, replay_many, &r[i]), 0);
+    }
+    for (int i = 0; i < THREADS; i++) {
+        pthread_join(t[i], NULL);
+        ck_assert_int_eq(r[i].ok, 200);
+        XT_OK(xdev_stream_synchronize(r[i].s));
+        XT_OK(xdev_stream_destroy(r[i].s));
+    }
+    unsigned char h[1024];
+    XT_OK(xdev_memcpy(h, d, sizeof h));
+    for (int i = 0; i < 1024; i++)
+        ck_assert_int_eq(h[i], 3);
+    XT_OK(xdev_graph_destroy(g));
+    XT_OK(xdev_stream_destroy(cs));
+    XT_OK(xdev_free(d));
+}
+END_TEST
+
 void graph_add_edge_tests(TCase *tc); /* test_graph_edges.c */
 
 int main(int argc, char **argv) {
@@ -771,6 +818,7 @@ int main(int argc, char **argv) {
     tcase_add_test(tc, replay_with_other_device_current);
     tcase_add_test(tc, bad_input);
     tcase_add_test(tc, replay_races_destroy);
+    tcase_add_test(tc, replay_concurrent);
     graph_add_edge_tests(tc);
     suite_add_tcase(s, tc);
     return xt_run(srunner_create(s), "graph", argc, argv);
