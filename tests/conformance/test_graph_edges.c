@@ -5,7 +5,9 @@
  * back (an empty one, one joined only into another fork), two threads
  * ending their global captures side by side (issue 52: CUDA's
  * instantiation is an unsafe call while another global capture is under
- * way), and a replay whose backend launch fails. */
+ * way), a replay whose backend launch fails, and replays from several
+ * threads (racing a destroy, four at once) or with another device
+ * current. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -13,7 +15,7 @@
 #include <string.h>
 
 #include "conformance_kernels.h"
-#include "xt.h"
+#include "test_graph_common.h"
 
 /* The fault injector (core/runtime/fault.h): exported for tests, in no public header. */
 void xdev_fault_inject_begin(long fail_at);
@@ -374,6 +376,129 @@ START_TEST(replay_launch_fails) {
 }
 END_TEST
 
+/* A graph of device 1 replayed on its stream while device 0 is current:
+ * the replay runs on the stream's device (the CUDA plugin launches on a
+ * created stream without making its device current, as every
+ * stream-ordered call does). */
+START_TEST(replay_with_other_device_current) {
+    if (!xt_has_devices(__func__, 2, "a replay while another device is current")) return;
+    XT_OK(xdev_set_device(xt_dev(0)));
+    xdev_stream_t s = new_stream(1);
+    void *d = NULL;
+    XT_OK(xdev_malloc_stream(&d, 4096, s));
+    xdev_graph_t g;
+    XT_OK(xdev_graph_create(&g));
+    XT_OK(xdev_graph_capture_begin(g, s, XDEV_CAPTURE_GLOBAL, NULL));
+    XT_OK(xdev_memset_async(d, 7, 4096, s));
+    XT_OK(xdev_graph_capture_end(g));
+    XT_OK(xdev_memset_async(d, 0, 4096, s));
+    XT_OK(xdev_graph_replay(g, s));
+    unsigned char h[4096];
+    fetch(h, d, sizeof h, s);
+    for (size_t i = 0; i < sizeof h; i++)
+        ck_assert_msg(h[i] == 7, "byte %zu is %u after the replay", i, h[i]);
+    XT_OK(xdev_graph_destroy(g));
+    XT_OK(xdev_free(d));
+    XT_OK(xdev_stream_destroy(s));
+}
+END_TEST
+
+/* A replay racing a destroy: every replay either runs or fails cleanly. */
+typedef struct racer {
+    xdev_graph_t g;
+    xdev_stream_t s;
+    atomic_int ok, failed;
+    atomic_bool stop;
+} racer_t;
+
+static void *replay_loop(void *arg) {
+    racer_t *r = arg;
+    while (!atomic_load(&r->stop)) {
+        xdev_status_t st = xdev_graph_replay(r->g, r->s);
+        if (st == XDEV_SUCCESS) {
+            atomic_fetch_add(&r->ok, 1);
+        } else {
+            ck_assert_msg(st == XDEV_ERROR_INVALID_HANDLE, "replay during destroy: %s \"%s\"",
+                          xdev_status_string(st), xdev_last_error());
+            atomic_fetch_add(&r->failed, 1);
+            break;
+        }
+    }
+    return NULL;
+}
+
+START_TEST(replay_races_destroy) {
+    float *d = dev_alloc(1024);
+    racer_t r = {0};
+    r.s = new_stream(0);
+    xdev_stream_t cs = new_stream(0);
+    XT_OK(xdev_graph_create(&r.g));
+    XT_OK(xdev_graph_capture_begin(r.g, cs, XDEV_CAPTURE_RELAXED, NULL));
+    XT_OK(xdev_memset_async(d, 2, 1024, cs));
+    XT_OK(xdev_graph_capture_end(r.g));
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, replay_loop, &r), 0);
+    while (atomic_load(&r.ok) < 20)
+        xt_sleep_ms(1);
+    XT_OK(xdev_graph_destroy(r.g));
+    xt_sleep_ms(5);
+    atomic_store(&r.stop, true);
+    pthread_join(t, NULL);
+    ck_assert_int_eq(atomic_load(&r.failed), 1);
+    XT_OK(xdev_stream_synchronize(r.s));
+    XT_OK(xdev_stream_destroy(r.s));
+    XT_OK(xdev_stream_destroy(cs));
+    XT_OK(xdev_free(d));
+}
+END_TEST
+
+/* Several threads replay one graph at once, each on its own stream: the
+ * graph's lock (a spin lock that sleeps once spinning fails) is contended
+ * on every call, and every replay must run (ASan/TSan watch the rest). */
+typedef struct {
+    xdev_graph_t g;
+    xdev_stream_t s;
+    int ok;
+} replayer_t;
+
+static void *replay_many(void *arg) {
+    replayer_t *r = arg;
+    for (int i = 0; i < 200; i++)
+        if (xdev_graph_replay(r->g, r->s) == XDEV_SUCCESS) r->ok++;
+    return NULL;
+}
+
+START_TEST(replay_concurrent) {
+    enum { THREADS = 4 };
+    float *d = dev_alloc(1024);
+    xdev_stream_t cs = new_stream(0);
+    xdev_graph_t g;
+    XT_OK(xdev_graph_create(&g));
+    XT_OK(xdev_graph_capture_begin(g, cs, XDEV_CAPTURE_RELAXED, NULL));
+    XT_OK(xdev_memset_async(d, 3, 1024, cs));
+    XT_OK(xdev_graph_capture_end(g));
+    replayer_t r[THREADS];
+    pthread_t t[THREADS];
+    for (int i = 0; i < THREADS; i++) {
+        r[i] = (replayer_t){g, new_stream(0), 0};
+        ck_assert_int_eq(pthread_create(&t[i], NULL, replay_many, &r[i]), 0);
+    }
+    for (int i = 0; i < THREADS; i++) {
+        pthread_join(t[i], NULL);
+        ck_assert_int_eq(r[i].ok, 200);
+        XT_OK(xdev_stream_synchronize(r[i].s));
+        XT_OK(xdev_stream_destroy(r[i].s));
+    }
+    unsigned char h[1024];
+    XT_OK(xdev_memcpy(h, d, sizeof h));
+    for (int i = 0; i < 1024; i++)
+        ck_assert_int_eq(h[i], 3);
+    XT_OK(xdev_graph_destroy(g));
+    XT_OK(xdev_stream_destroy(cs));
+    XT_OK(xdev_free(d));
+}
+END_TEST
+
 void graph_add_edge_tests(TCase *tc);
 void graph_add_edge_tests(TCase *tc) {
     tcase_add_test(tc, capture_thread_exits);
@@ -381,4 +506,7 @@ void graph_add_edge_tests(TCase *tc) {
     tcase_add_test(tc, unjoined_fork_shapes);
     tcase_add_test(tc, global_captures_end_side_by_side);
     tcase_add_test(tc, replay_launch_fails);
+    tcase_add_test(tc, replay_with_other_device_current);
+    tcase_add_test(tc, replay_races_destroy);
+    tcase_add_test(tc, replay_concurrent);
 }
