@@ -158,6 +158,7 @@ CORE_PUBLIC_CALLS = {
     ('core/math/rng.c', 'xdev_dtype_name'): 'dtype name in a message; pure lookup',
     ('core/observe/shadow_slots.c', 'xdev_dtype_name'): 'dtype name in a report; pure lookup',
     ('core/observe/shadow_slots.c', 'xdev_dtype_size'): 'element size; pure lookup',
+    ('core/observe/shadow_replay.c', 'xdev_dtype_size'): 'element size; pure lookup',
     ('core/observe/shadow_compute.c', 'xdev_dtype_name'): 'dtype name in a report; pure lookup',
     ('core/observe/shadow_compute.c', 'xdev_dtype_size'): 'element size; pure lookup',
     # device type names (xdev/device.h): a backend-table lookup, no error state.

@@ -22,7 +22,7 @@
  *
  * A switch is a few instructions on x86-64 and aarch64 (the callee-saved
  * registers, the stack pointer and the floating-point control registers;
- * see "switching" below), so a barrier costs about work-items x 9-17 ns
+ * cpu_fiber_switch.c), so a barrier costs about work-items x 9-17 ns
  * (bench/barrier_cpu_bench measures it: 8.6-16.7 ns on the dev VM).
  * Elsewhere, in code built for shadow stacks, or with
  * -DXDEV_CPU_FIBER_UCONTEXT (CMake option XDEV_CPU_FIBER_UCONTEXT=ON; CI
@@ -47,25 +47,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "cpu/cpu_fiber_switch.h"
 #include "cpu/cpu_pool.h"
-
-/* The register switch where it is written; ucontext elsewhere. Code built
- * for hardware shadow stacks (x86 CET's -fcf-protection=return/full, arm64
- * GCS) gets ucontext too: a return onto another stack would fault where a
- * shadow stack is on, and glibc's swapcontext switches those. */
-#if defined(__CET__)
-#define XDEV_CPU_SHADOW_STACK (__CET__ & 2)
-#elif defined(__ARM_FEATURE_GCS_DEFAULT)
-#define XDEV_CPU_SHADOW_STACK 1
-#else
-#define XDEV_CPU_SHADOW_STACK 0
-#endif
-#if !defined(XDEV_CPU_FIBER_UCONTEXT) && !XDEV_CPU_SHADOW_STACK && defined(__ELF__) &&             \
-    defined(__LP64__) && (defined(__x86_64__) || defined(__aarch64__))
-#define XDEV_CPU_FIBER_ASM 1
-#else
-#include <ucontext.h>
-#endif
 
 #if defined(__SANITIZE_ADDRESS__)
 #define XDEV_CPU_ASAN 1
@@ -99,187 +82,10 @@
 /* Fibers are mapped in groups (each group one mapping); at most this many. */
 #define XDEV_CPU_FIBER_GROUPS 16
 
-/* ----------------------------------------------------------------- switching */
-
-#ifdef XDEV_CPU_FIBER_ASM
-/* A suspended fiber (or the thread's own context) is its stack pointer: the
- * rest of its state lies on its stack, pushed by xdev_cpu_fiber_jump. */
-typedef struct fiber_ctx {
-    void *sp;
-} fiber_ctx_t;
-
-/* Pushes the callee-saved state on the running stack, stores the stack
- * pointer in *save, moves to stack `sp` and pops what was pushed there: the
- * caller resumes once something jumps back to *save. Caller-saved registers
- * need no saving (the compiler assumes a call clobbers them), and the signal
- * mask is the thread's, not the fiber's, so no system call. */
-__attribute__((visibility("hidden"))) void xdev_cpu_fiber_jump(void **save, void *sp);
-/* Where a new fiber's first jump returns to: calls entry(arg), which never
- * returns, with the two taken from the callee-saved registers ctx_make set. */
-__attribute__((visibility("hidden"))) void xdev_cpu_fiber_start(void);
-
-#if defined(__x86_64__)
-/* System V x86-64: rbx, rbp, r12-r15, rsp, and the control bits of MXCSR
- * and of the x87 control word (callee-saved by the ABI). The frame, from
- * the saved sp up: MXCSR (4 bytes), x87 CW (2), pad (2), r15, r14, r13,
- * r12, rbx, rbp, return address: 64 bytes. */
-__asm__(".text\n"
-        ".globl xdev_cpu_fiber_jump\n"
-        ".hidden xdev_cpu_fiber_jump\n"
-        ".type xdev_cpu_fiber_jump, @function\n"
-        ".p2align 4\n"
-        "xdev_cpu_fiber_jump:\n"
-        "    pushq %rbp\n"
-        "    pushq %rbx\n"
-        "    pushq %r12\n"
-        "    pushq %r13\n"
-        "    pushq %r14\n"
-        "    pushq %r15\n"
-        "    subq $8, %rsp\n"
-        "    stmxcsr (%rsp)\n"
-        "    fnstcw 4(%rsp)\n"
-        "    movq %rsp, (%rdi)\n"
-        "    movq %rsi, %rsp\n"
-        "    ldmxcsr (%rsp)\n"
-        "    fldcw 4(%rsp)\n"
-        "    addq $8, %rsp\n"
-        "    popq %r15\n"
-        "    popq %r14\n"
-        "    popq %r13\n"
-        "    popq %r12\n"
-        "    popq %rbx\n"
-        "    popq %rbp\n"
-        "    ret\n"
-        ".size xdev_cpu_fiber_jump, .-xdev_cpu_fiber_jump\n"
-        /* Entered by the ret above with rsp 16-aligned; rip undefined ends
-         * a debugger's backtrace here. */
-        ".globl xdev_cpu_fiber_start\n"
-        ".hidden xdev_cpu_fiber_start\n"
-        ".type xdev_cpu_fiber_start, @function\n"
-        ".p2align 4\n"
-        "xdev_cpu_fiber_start:\n"
-        "    .cfi_startproc\n"
-        "    .cfi_undefined rip\n"
-        "    movq %r12, %rdi\n"
-        "    callq *%r13\n"
-        "    ud2\n"
-        "    .cfi_endproc\n"
-        ".size xdev_cpu_fiber_start, .-xdev_cpu_fiber_start\n");
-#define FIBER_FRAME_BYTES 64
-#elif defined(__aarch64__)
-/* AAPCS64: x19-x28, x29 (frame pointer), x30 (return address), sp, d8-d15
- * (the low halves of v8-v15) and FPCR. The frame, from the saved sp up:
- * x19..x30 (96 bytes), d8..d15 (64), FPCR (8), pad (8): 176 bytes. FPCR
- * is written only when the two differ (a write can stall the pipeline on
- * some cores). The hint is BTI c, a no-op without branch protection. */
-__asm__(".text\n"
-        ".globl xdev_cpu_fiber_jump\n"
-        ".hidden xdev_cpu_fiber_jump\n"
-        ".type xdev_cpu_fiber_jump, %function\n"
-        ".p2align 4\n"
-        "xdev_cpu_fiber_jump:\n"
-        "    hint #34\n"
-        "    sub sp, sp, #176\n"
-        "    stp x19, x20, [sp, #0]\n"
-        "    stp x21, x22, [sp, #16]\n"
-        "    stp x23, x24, [sp, #32]\n"
-        "    stp x25, x26, [sp, #48]\n"
-        "    stp x27, x28, [sp, #64]\n"
-        "    stp x29, x30, [sp, #80]\n"
-        "    stp d8, d9, [sp, #96]\n"
-        "    stp d10, d11, [sp, #112]\n"
-        "    stp d12, d13, [sp, #128]\n"
-        "    stp d14, d15, [sp, #144]\n"
-        "    mrs x9, fpcr\n"
-        "    str x9, [sp, #160]\n"
-        "    mov x9, sp\n"
-        "    str x9, [x0]\n"
-        "    mov sp, x1\n"
-        "    ldp x19, x20, [sp, #0]\n"
-        "    ldp x21, x22, [sp, #16]\n"
-        "    ldp x23, x24, [sp, #32]\n"
-        "    ldp x25, x26, [sp, #48]\n"
-        "    ldp x27, x28, [sp, #64]\n"
-        "    ldp x29, x30, [sp, #80]\n"
-        "    ldp d8, d9, [sp, #96]\n"
-        "    ldp d10, d11, [sp, #112]\n"
-        "    ldp d12, d13, [sp, #128]\n"
-        "    ldp d14, d15, [sp, #144]\n"
-        "    ldr x10, [sp, #160]\n"
-        "    cmp x9, x10\n"
-        "    b.eq 1f\n"
-        "    msr fpcr, x10\n"
-        "1:  add sp, sp, #176\n"
-        "    ret\n"
-        ".size xdev_cpu_fiber_jump, .-xdev_cpu_fiber_jump\n"
-        ".globl xdev_cpu_fiber_start\n"
-        ".hidden xdev_cpu_fiber_start\n"
-        ".type xdev_cpu_fiber_start, %function\n"
-        ".p2align 4\n"
-        "xdev_cpu_fiber_start:\n"
-        "    .cfi_startproc\n"
-        "    .cfi_undefined x30\n"
-        "    mov x0, x19\n"
-        "    blr x20\n"
-        "    brk #0\n"
-        "    .cfi_endproc\n"
-        ".size xdev_cpu_fiber_start, .-xdev_cpu_fiber_start\n");
-#define FIBER_FRAME_BYTES 176
-#endif
-
-/* Set `c` so that the first jump to it calls entry(arg) on the stack
- * [lo, lo + size): at its top, a frame as xdev_cpu_fiber_jump leaves one, returning to
- * xdev_cpu_fiber_start, with zero frame-pointer and return-address words so
- * that stack walks (ASan's, a debugger's) stop there, and the calling
- * thread's floating-point control registers. */
-static void ctx_make(fiber_ctx_t *c, unsigned char *lo, size_t size, void (*entry)(int), int arg) {
-    uintptr_t top = ((uintptr_t)lo + size) & ~(uintptr_t)15;
-    uint64_t *f = (uint64_t *)(top - 16 - FIBER_FRAME_BYTES);
-    memset(f, 0, 16 + FIBER_FRAME_BYTES);
-#if defined(__x86_64__)
-    uint32_t mxcsr;
-    uint16_t fcw;
-    __asm__ volatile("stmxcsr %0\n\tfnstcw %1" : "=m"(mxcsr), "=m"(fcw));
-    f[0] = mxcsr | (uint64_t)fcw << 32;
-    f[3] = (uintptr_t)entry;        /* r13 */
-    f[4] = (uint64_t)(unsigned)arg; /* r12 */
-    f[7] = (uintptr_t)xdev_cpu_fiber_start;
-#else
-    uint64_t fpcr;
-    __asm__ volatile("mrs %0, fpcr" : "=r"(fpcr));
-    f[0] = (uint64_t)(unsigned)arg;          /* x19 */
-    f[1] = (uintptr_t)entry;                 /* x20 */
-    f[11] = (uintptr_t)xdev_cpu_fiber_start; /* x30 */
-    f[20] = fpcr;
-#endif
-    c->sp = f;
-}
-
-static inline void ctx_jump(fiber_ctx_t *from, fiber_ctx_t *to) {
-    xdev_cpu_fiber_jump(&from->sp, to->sp);
-}
-#else /* ucontext */
-typedef struct fiber_ctx {
-    ucontext_t uc;
-} fiber_ctx_t;
-
-static void ctx_make(fiber_ctx_t *c, unsigned char *lo, size_t size, void (*entry)(int), int arg) {
-    getcontext(&c->uc);
-    c->uc.uc_stack.ss_sp = lo;
-    c->uc.uc_stack.ss_size = size;
-    c->uc.uc_link = NULL; /* entry never returns */
-    makecontext(&c->uc, (void (*)(void))entry, 1, arg);
-}
-
-static inline void ctx_jump(fiber_ctx_t *from, fiber_ctx_t *to) {
-    swapcontext(&from->uc, &to->uc);
-}
-#endif
-
 /* ------------------------------------------------------------------ state */
 
 typedef struct fiber {
-    fiber_ctx_t ctx;
+    xdev_cpu_fiber_ctx_t ctx;
     unsigned char *stack; /* lowest usable byte (the guard page is below) */
     bool made;            /* ctx holds the fiber's loop, ready to take a work-item */
     bool in_item;         /* suspended inside a work-item (at a barrier) */
@@ -305,11 +111,11 @@ struct xdev_cpu_exec {
         fiber_t *array;
     } groups[XDEV_CPU_FIBER_GROUPS];
     int ngroups;
-    fiber_ctx_t main_ctx; /* the thread's own context while fibers run */
-    int n;                /* work-items of the running block */
-    int arrived;          /* of them, waiting at the barrier */
-    int finished;         /* of them, returned */
-    int cur;              /* the one whose fiber has control */
+    xdev_cpu_fiber_ctx_t main_ctx; /* the thread's own context while fibers run */
+    int n;                         /* work-items of the running block */
+    int arrived;                   /* of them, waiting at the barrier */
+    int finished;                  /* of them, returned */
+    int cur;                       /* the one whose fiber has control */
 #ifdef XDEV_CPU_ASAN
     void *main_fake_stack;
     const void *main_bottom;
@@ -526,8 +332,8 @@ static void exec_altstack(xdev_cpu_exec_t *ex) {
 /* Switch from `from` to `to` (NULL: the thread's own context), telling the
  * sanitizers. Returns when something switches back to `from`. */
 static void fiber_switch(xdev_cpu_exec_t *ex, fiber_t *from, fiber_t *to) {
-    fiber_ctx_t *from_ctx = from != NULL ? &from->ctx : &ex->main_ctx;
-    fiber_ctx_t *to_ctx = to != NULL ? &to->ctx : &ex->main_ctx;
+    xdev_cpu_fiber_ctx_t *from_ctx = from != NULL ? &from->ctx : &ex->main_ctx;
+    xdev_cpu_fiber_ctx_t *to_ctx = to != NULL ? &to->ctx : &ex->main_ctx;
 #ifdef XDEV_CPU_ASAN
     void **fake = from != NULL ? &from->fake_stack : &ex->main_fake_stack;
     if (to != NULL)
@@ -539,7 +345,7 @@ static void fiber_switch(xdev_cpu_exec_t *ex, fiber_t *from, fiber_t *to) {
     __tsan_switch_to_fiber(to != NULL ? to->tsan : ex->main_tsan, 0);
 #endif
     ex->on_fibers = to != NULL;
-    ctx_jump(from_ctx, to_ctx);
+    xdev_cpu_fiber_ctx_jump(from_ctx, to_ctx);
 #ifdef XDEV_CPU_ASAN
     __sanitizer_finish_switch_fiber(*fake, NULL, NULL);
 #endif
@@ -631,7 +437,7 @@ static void fiber_make(xdev_cpu_exec_t *ex, int i) {
     f->tsan = __tsan_create_fiber(0);
 #endif
     size_t color = (size_t)(i * 5 % 64) * 64;
-    ctx_make(&f->ctx, f->stack, XDEV_CPU_FIBER_STACK - color, fiber_main, i);
+    xdev_cpu_fiber_ctx_make(&f->ctx, f->stack, XDEV_CPU_FIBER_STACK - color, fiber_main, i);
     f->made = true;
     f->in_item = false;
 }

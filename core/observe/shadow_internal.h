@@ -6,9 +6,9 @@
  *                 allocation gets its mirror; a stream-ordered backend call
  *                 (copy, memset, fill, conversion, add, random fill, BLAS,
  *                 FFT, primitive, kernel launch) runs, then is recorded, with its arguments
- *                 copied, on the calling thread's pending list; and the
- *                 replay of those records on the mirrors with the CPU
- *                 backend's own slots.
+ *                 copied, on the calling thread's pending list.
+ * shadow_replay.c that pending list, and the replay of its records on the
+ *                 mirrors with the CPU backend's own slots.
  * shadow.c        the settings, the enqueue observer (runtime/enqueue.h,
  *                 step 5: the op's pending records replayed, its written
  *                 operands compared) and the reports.
@@ -67,7 +67,7 @@ typedef enum {
 _Static_assert(SH_KIND_END - SH_REDUCE == 10, "a primitive kind was added or removed");
 
 /* A primitive's record: the one test of that. The replay's dispatch
- * (shadow_compute.c, handed by shadow_slots.c's replay step every kind it
+ * (shadow_compute.c, handed by shadow_replay.c's replay step every kind it
  * does not replay itself) and the reports (shadow.c, shadow_graph.c) ask
  * it, so there is no list of the primitives to miss one in. */
 static inline bool sh_kind_is_prim(sh_kind_t kind) {
@@ -144,7 +144,7 @@ typedef struct sh_pending {
     sh_rec_t recs[SH_PENDING];
 } sh_pending_t;
 
-/* The calling thread's pending records. */
+/* The calling thread's pending records (shadow_replay.c). */
 sh_pending_t *xdev_shadow_pending(void);
 /* Free what the records hold and empty the list. */
 void xdev_shadow_pending_clear(sh_pending_t *p);
@@ -176,7 +176,8 @@ sh_mirror_t *xdev_shadow_find(const void *p);
 void xdev_shadow_each(void (*fn)(sh_mirror_t *m, void *user), void *user);
 
 /* Replay the thread's records on the mirrors, in order (lock held); a
- * record that could not be replayed gets its reason in unmirrored. */
+ * record that could not be replayed gets its reason in unmirrored
+ * (shadow_replay.c). */
 void xdev_shadow_replay(sh_pending_t *p);
 
 /* The device's bytes [p, p + n) of mirror m into out (lock held; the work
@@ -186,7 +187,8 @@ bool xdev_shadow_read_device(const sh_mirror_t *m, const void *p, size_t n, void
 /* Wait for a stream of the real device (its native handle). */
 void xdev_shadow_wait_stream(xdev_device_record_t *rec, void *native);
 
-/* shadow_slots.c's helpers for shadow_compute.c. */
+/* shadow_slots.c's helpers for shadow_compute.c (xdev_shadow_pend:
+ * shadow_replay.c's). */
 /* The backend's own table (before the shadow's slots) of a device context. */
 const xdev_backend_api_t *xdev_shadow_orig(const xdev_backend_device_t *ctx);
 /* A new record on the thread's list, or NULL (the op is then reported as
