@@ -16,47 +16,43 @@
 
 /* ------------------------------------------------------------- defaults */
 
+/* Zeroed: every lock unlocked, every generator not yet initialised. */
 static xdev_rng_gen_t g_defaults[XDEV_MAX_DEVICE_TYPES][XDEV_MAX_DEVICES];
-static pthread_once_t g_defaults_once = PTHREAD_ONCE_INIT;
 
-/* manual_seed_all: epoch 0 = never called. */
+/* manual_seed_all: epoch 0 = never called. The seed and the epoch change
+ * together under the lock; the epoch alone is read without it, to learn
+ * whether a default generator must take the lock and adopt the seed. */
 static pthread_mutex_t g_all_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint64_t g_all_epoch;
+static _Atomic uint64_t g_all_epoch;
 static uint64_t g_all_seed;
 
-static void defaults_init(void) {
-    for (int t = 0; t < XDEV_MAX_DEVICE_TYPES; t++)
-        for (int i = 0; i < XDEV_MAX_DEVICES; i++)
-            pthread_mutex_init(&g_defaults[t][i].lock, NULL);
-}
-
 xdev_rng_gen_t *xdev_rng_default_lock(xdev_device_type_t type, int index) {
-    pthread_once(&g_defaults_once, defaults_init);
     xdev_rng_gen_t *g = &g_defaults[type][index];
-    pthread_mutex_lock(&g->lock);
+    xdev_spin_lock(&g->lock);
     if (!g->ready) {
         g->seed = XDEV_RNG_DEFAULT_SEED;
         g->offset = 0;
         g->epoch = 0;
         g->ready = true;
     }
-    pthread_mutex_lock(&g_all_lock);
-    if (g_all_epoch > g->epoch) {
+    /* acquire: a later epoch is read with the seed stored before it */
+    if (atomic_load_explicit(&g_all_epoch, memory_order_acquire) > g->epoch) {
+        pthread_mutex_lock(&g_all_lock);
         g->seed = g_all_seed;
         g->offset = 0;
-        g->epoch = g_all_epoch;
+        g->epoch = atomic_load_explicit(&g_all_epoch, memory_order_relaxed);
+        pthread_mutex_unlock(&g_all_lock);
     }
-    pthread_mutex_unlock(&g_all_lock);
     return g;
 }
 
 xdev_rng_gen_t *xdev_rng_generator_lock(xdev_generator_t g) {
-    pthread_mutex_lock(&g->gen.lock);
+    xdev_spin_lock(&g->gen.lock);
     return &g->gen;
 }
 
 void xdev_rng_unlock(xdev_rng_gen_t *g) {
-    pthread_mutex_unlock(&g->lock);
+    xdev_spin_unlock(&g->lock);
 }
 
 /* The default generator of `device` (index -1: current), locked. */
@@ -118,7 +114,7 @@ xdev_status_t xdev_manual_seed_all(uint64_t seed) {
     XDEV_CHECK(xdev_process_check()); /* takes a lock: not in a forked child */
     pthread_mutex_lock(&g_all_lock);
     g_all_seed = seed;
-    g_all_epoch++;
+    atomic_fetch_add_explicit(&g_all_epoch, 1, memory_order_release);
     pthread_mutex_unlock(&g_all_lock);
     return XDEV_SUCCESS;
 }
@@ -321,7 +317,7 @@ xdev_status_t xdev_generator_create(xdev_device_t device, uint64_t seed, xdev_ge
     if (g == NULL)
         return XDEV_API_FAIL(XDEV_ERROR_OUT_OF_MEMORY, "no memory for a generator handle");
     g->device = rec->id;
-    pthread_mutex_init(&g->gen.lock, NULL);
+    memset(&g->gen.lock, 0, sizeof g->gen.lock); /* unlocked; the slot may be reused */
     g->gen.seed = seed;
     g->gen.offset = 0;
     g->gen.ready = true;
@@ -331,7 +327,6 @@ xdev_status_t xdev_generator_create(xdev_device_t device, uint64_t seed, xdev_ge
 
 xdev_status_t xdev_generator_destroy(xdev_generator_t gen) {
     XDEV_CHECK(xdev_generator_check(gen, "gen"));
-    pthread_mutex_destroy(&gen->gen.lock);
     xdev_handle_free(&g_gen_arena, gen);
     return XDEV_SUCCESS;
 }

@@ -2,12 +2,16 @@
 /* rng_internal.h - generator state shared by the seeding API
  * (rng_generator.c) and the fills (rng.c).
  *
- * A generator is a seed and an offset under a mutex. Default generators live
- * in a static table, one per (device type, logical index), initialised at
- * first use; manual_seed_all bumps a global epoch that each default
- * generator adopts the next time it is locked, so the call also covers
- * devices of backends that load later. Lock order: a generator's lock, then
- * the global seed-all lock. */
+ * A generator is a seed and an offset under a lock (the allocator's spin
+ * lock: every random fill and every graph replay with a random-number cell
+ * takes it, and a pthread mutex pair cost ~50 instructions more; zeroed
+ * storage is an unlocked lock). Default generators live in a static table,
+ * one per (device type, logical index), initialised at first use;
+ * manual_seed_all bumps a global epoch that each default generator adopts
+ * the next time it is locked, so the call also covers devices of backends
+ * that load later (the epoch is read without the seed-all lock, which is
+ * taken only when it moved). Lock order: a generator's lock, then the
+ * global seed-all lock. */
 #ifndef XDEV_CORE_RNG_INTERNAL_H
 #define XDEV_CORE_RNG_INTERNAL_H
 
@@ -16,11 +20,12 @@
 #include <stdint.h>
 
 #include "base/handle_arena.h"
+#include "base/spin_lock.h"
 #include "runtime/registry.h"
 #include "xdev/rng.h"
 
 typedef struct xdev_rng_gen {
-    pthread_mutex_t lock;
+    xdev_spin_lock_t lock;
     uint64_t seed;
     uint64_t offset; /* word position of the next fill */
     uint64_t epoch;  /* default generators: the manual_seed_all epoch applied */
