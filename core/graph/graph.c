@@ -33,7 +33,11 @@
 #include "runtime/enqueue.h"
 #include "xdev/graph.h"
 
-enum { GRAPH_EMPTY = 0, GRAPH_CAPTURING = 1, GRAPH_READY = 2 };
+/* RESETTING: a reset waits for the device without the graph's lock (a host
+ * function on one of its streams may use the graph meanwhile: it is
+ * refused, where it used to wait for the lock, which the reset held while
+ * it waited for that host function). */
+enum { GRAPH_EMPTY = 0, GRAPH_CAPTURING = 1, GRAPH_READY = 2, GRAPH_RESETTING = 3 };
 
 struct xdev_graph {
     xdev_handle_header_t hdr;
@@ -175,8 +179,13 @@ void xdev_graph_wire(void) {
     xdev_hook_thread_exit_add(thread_exit);
 }
 
-/* Reset a READY graph (lock held): wait for its replays, free it. */
+/* Reset a READY graph (lock held on entry and return, dropped while the
+ * device is waited for): wait for its replays, free it. */
 static xdev_status_t reset_locked(xdev_graph_t g) {
+    if (g->state == GRAPH_RESETTING)
+        return XDEV_FAIL(XDEV_ERROR_NOT_READY,
+                         "graph %llu is being reset or destroyed by another thread: try again",
+                         (unsigned long long)g->id);
     if (g->state == GRAPH_CAPTURING)
         return XDEV_FAIL(XDEV_ERROR_CAPTURE,
                          "graph %llu is capturing: end the capture (capture_end) first",
@@ -190,8 +199,15 @@ static xdev_status_t reset_locked(xdev_graph_t g) {
                        "resetting or destroying graph %llu waits for " XDEV_REC_FMT
                        ", on which another capture is under way: wait for its capture_end",
                        (unsigned long long)g->id, XDEV_REC_ARGS(g->rec));
-    if (st == XDEV_SUCCESS) st = xdev_be_device_synchronize(g->rec);
     if (st != XDEV_SUCCESS) return st;
+    g->state = GRAPH_RESETTING; /* no replay enqueues it from now on */
+    xdev_spin_unlock(&g->lock);
+    st = xdev_be_device_synchronize(g->rec);
+    xdev_spin_lock(&g->lock);
+    if (st != XDEV_SUCCESS) {
+        g->state = GRAPH_READY; /* kept whole: replays may still run it */
+        return st;
+    }
     (void)xdev_be_graph_destroy(g->rec, g->native);
     drop_capture(g);
     return XDEV_SUCCESS;
@@ -215,8 +231,11 @@ static xdev_status_t begin_locked(xdev_graph_t g, xdev_stream_t stream, xdev_cap
                                   xdev_mempool_t pool) {
     if (g->state != GRAPH_EMPTY)
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
-                         g->state == GRAPH_CAPTURING
-                             ? "graph %llu is already capturing (capture begun twice)"
+                         g->state == GRAPH_CAPTURING ? "graph %llu is already capturing (capture "
+                                                       "begun twice)"
+                         : g->state == GRAPH_RESETTING
+                             ? "graph %llu is being reset by another thread: capture into it "
+                               "once that returns"
                              : "graph %llu already holds a capture: reset it first",
                          (unsigned long long)g->id);
     xdev_device_record_t *rec = stream->rec;
@@ -383,8 +402,11 @@ static void replay_trace_args(xdev_enqueue_t *q) {
 static xdev_status_t replay_locked(xdev_graph_t g, xdev_stream_t stream) {
     if (g->state != GRAPH_READY)
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
-                         g->state == GRAPH_CAPTURING
-                             ? "graph %llu is still capturing: end the capture first"
+                         g->state == GRAPH_CAPTURING ? "graph %llu is still capturing: end the "
+                                                       "capture first"
+                         : g->state == GRAPH_RESETTING
+                             ? "graph %llu is being reset or destroyed (by another thread, which "
+                               "waits for the device)"
                              : "graph %llu holds nothing to replay (never captured, or reset: its "
                                "pool was released)",
                          (unsigned long long)g->id);

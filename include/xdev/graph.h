@@ -132,7 +132,10 @@ XDEV_API XDEV_RESULT xdev_status_t xdev_graph_capture_end(xdev_graph_t g);
 XDEV_API XDEV_RESULT xdev_status_t xdev_graph_replay(xdev_graph_t g, xdev_stream_t stream);
 
 /* Wait for g's pending replays, then free what was captured and release its
- * pool reference; g is empty again (torch's reset()). */
+ * pool reference; g is empty again (torch's reset()). While it waits, other
+ * threads and host functions may use g: a replay or a capture into it is
+ * refused (XDEV_ERROR_INVALID_VALUE, "being reset"), another reset gets
+ * XDEV_ERROR_NOT_READY. A failed wait leaves g as it was. */
 XDEV_API XDEV_RESULT xdev_status_t xdev_graph_reset(xdev_graph_t g);
 
 /* Reset, then free the handle. */

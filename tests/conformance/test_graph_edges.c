@@ -499,6 +499,53 @@ START_TEST(replay_concurrent) {
 }
 END_TEST
 
+/* A reset waits for the device; a host function queued before it uses the
+ * graph (the header lets a CPU host function call any xdev function). The
+ * reset used to hold the graph's lock while it waited for that host
+ * function, which waited for the lock: both hung. Now the host function's
+ * replay is refused with a message and the reset completes. */
+typedef struct reset_race {
+    xdev_graph_t g;
+    xdev_stream_t s;
+    atomic_int go;
+    xdev_status_t replay;
+    char message[256];
+} reset_race_t;
+
+static void replay_from_host(void *arg) {
+    reset_race_t *r = arg;
+    while (!atomic_load(&r->go))
+        xt_sleep_ms(1);
+    xt_sleep_ms(50); /* the reset is waiting for this function by now */
+    r->replay = xdev_graph_replay(r->g, r->s);
+    snprintf(r->message, sizeof r->message, "%s", xdev_last_error());
+}
+
+START_TEST(reset_while_host_function_replays) {
+    if (xt_type() != XDEV_DEVICE_CPU)
+        XT_SKIP("only a CPU host function may call xdev (CUDA refuses runtime calls in one)");
+    void *d = dev_alloc(4096);
+    xdev_stream_t cs = stream_new(), s1 = stream_new();
+    reset_race_t r = {.s = stream_new(), .replay = XDEV_SUCCESS};
+    XT_OK(xdev_graph_create(&r.g));
+    XT_OK(xdev_graph_capture_begin(r.g, cs, XDEV_CAPTURE_RELAXED, NULL));
+    XT_OK(xdev_memset_async(d, 1, 4096, cs));
+    XT_OK(xdev_graph_capture_end(r.g));
+    XT_OK(xdev_launch_host_func(s1, replay_from_host, &r));
+    atomic_store(&r.go, 1);
+    XT_OK(xdev_graph_reset(r.g));
+    XT_OK(xdev_stream_synchronize(s1));
+    ck_assert_int_eq(r.replay, XDEV_ERROR_INVALID_VALUE);
+    ck_assert_msg(strstr(r.message, "being reset") != NULL, "the replay said: %s", r.message);
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_graph_replay(r.g, r.s), "nothing to replay");
+    XT_OK(xdev_graph_destroy(r.g));
+    XT_OK(xdev_stream_destroy(r.s));
+    XT_OK(xdev_stream_destroy(s1));
+    XT_OK(xdev_stream_destroy(cs));
+    XT_OK(xdev_free(d));
+}
+END_TEST
+
 void graph_add_edge_tests(TCase *tc);
 void graph_add_edge_tests(TCase *tc) {
     tcase_add_test(tc, capture_thread_exits);
@@ -509,4 +556,5 @@ void graph_add_edge_tests(TCase *tc) {
     tcase_add_test(tc, replay_with_other_device_current);
     tcase_add_test(tc, replay_races_destroy);
     tcase_add_test(tc, replay_concurrent);
+    tcase_add_test(tc, reset_while_host_function_replays);
 }
