@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* spin_lock.h - the device allocator's lock: spin briefly, then sleep.
+/* spin_lock.h - the device allocator's lock (also graphs', FFT plan caches' and
+ * random generators'): spin briefly, then sleep.
  *
  * Every malloc and free holds it for ~100 ns. A pthread mutex sends a
  * contended waiter straight to the kernel, and the wake-up costs
