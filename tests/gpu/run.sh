@@ -174,6 +174,26 @@ anchor_missing() {
     ANCHORS_MISSING+=("$*")
 }
 left() { echo $((BUDGET - SECONDS)); }
+# The core the pinned benchmarks run on (every side of a comparison the same): the fourth CPU
+# of GPU 0's local_cpulist in sysfs (core 3 where that cannot be read, and on a host whose
+# GPU 0 is local to CPUs 0-N), so that a host of several NUMA nodes measures host time near
+# the GPU rather than wherever core 3 lies.
+cpu_list_expand() { # "0-3,8" -> one CPU a line
+    local IFS=, r
+    for r in $1; do
+        if [[ $r == *-* ]]; then seq "${r%-*}" "${r#*-}"; else echo "$r"; fi
+    done
+}
+gpu0_cpulist() {
+    local bus
+    bus=$(nvidia-smi --query-gpu=pci.bus_id --format=csv,noheader -i 0 2>/dev/null | head -1)
+    bus=$(tr 'A-F' 'a-f' <<<"${bus: -12}") # 00000000:19:00.0 -> 0000:19:00.0
+    cat "/sys/bus/pci/devices/$bus/local_cpulist" 2>/dev/null
+}
+GPU0_CPUS=$(gpu0_cpulist)
+PIN_CPU=$(cpu_list_expand "$GPU0_CPUS" 2>/dev/null | sed -n 4p)
+[ -n "$PIN_CPU" ] || PIN_CPU=$(cpu_list_expand "$GPU0_CPUS" 2>/dev/null | sed -n 1p)
+[[ "$PIN_CPU" =~ ^[0-9]+$ ]] && [ "$PIN_CPU" -lt "$(nproc)" ] || PIN_CPU=3
 want() { [[ "$STEPS" == *" $1 "* ]]; }
 # run_to LOG SECONDS CMD...: run with a time limit, appending to LOG; returns the status.
 run_to() {
@@ -202,6 +222,7 @@ run_to() {
 } >"$OUT/build.log" 2>&1
 note "GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1)"
 note "steps:$(echo "$STEPS" | tr -s ' ' ' ')"
+note "pinned benchmarks run on core $PIN_CPU (GPU 0's local CPUs: ${GPU0_CPUS:-unknown})"
 
 # NCCL for the CUDA plugin's communicators: nccl.h for the build where the
 # toolkit has none, libnccl.so.2 at run time (XDEV_NCCL_PATH) - PyTorch's

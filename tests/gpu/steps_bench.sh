@@ -16,7 +16,7 @@ if want bench-runtime; then
     note "bench-runtime (XDEV_BACKEND=cuda; full tables in bench.log):"
     # Both sides pinned to the same core (a migration mid-batch is noise, not cost).
     pin=()
-    command -v taskset >/dev/null && pin=(taskset -c 3)
+    command -v taskset >/dev/null && pin=(taskset -c "$PIN_CPU")
     for round in 1 2; do # twice, interleaved: the spread between rounds is the noise
         m=$(mark)
         run_to "$BL" 60 "${pin[@]}" "$B/bench/runtime_bench"
@@ -100,7 +100,7 @@ if want bench-alloc; then
         # pinned to one core, the median of 15 warm passes, the median of 3
         # interleaved processes: a pass of the shortest trace lasts ~0.1 ms,
         # and single unpinned runs moved by 2x
-        run_to "$BL" 500 taskset -c 3 python3 bench/replay_compare.py --warm-runs 15 --repeat 3 \
+        run_to "$BL" 500 taskset -c "$PIN_CPU" python3 bench/replay_compare.py --warm-runs 15 --repeat 3 \
             --xdev "$B/bench/alloc_replay" --async "${c10[@]}" "${TR[@]}"
         since "$m" | grep -vE '^(\$|\[rc)' | sed 's/^/  /' | tee -a "$SUM"
     else
@@ -154,7 +154,7 @@ if want bench-kernel; then
     if [ -x "$B/bench/gpu/kernel_launch_bench" ]; then
         # Every side pinned to the same core, as bench-runtime's.
         pin=()
-        command -v taskset >/dev/null && pin=(taskset -c 3)
+        command -v taskset >/dev/null && pin=(taskset -c "$PIN_CPU")
         m=$(mark)
         run_to "$BL" 120 "${pin[@]}" "$B/bench/gpu/kernel_launch_bench"
         since "$m" | grep -vE '^(\$ |\[rc )' | sed 's/^/  /' | tee -a "$SUM"
@@ -200,7 +200,7 @@ if want bench-graph; then
     # The cuda sides pinned to one core, as bench-kernel's; the cpu run is not
     # (its stream worker and kernel threads need the other cores).
     pin=()
-    command -v taskset >/dev/null && pin=(taskset -c 3)
+    command -v taskset >/dev/null && pin=(taskset -c "$PIN_CPU")
     if [ -x "$B/bench/gpu/graph_raw_bench" ]; then
         m=$(mark)
         XDEV_BACKEND=cuda run_to "$BL" 150 "${pin[@]}" "$B/bench/gpu/graph_raw_bench" \
@@ -299,7 +299,7 @@ if want bench-trace; then
         -DXDEV_BUILD_TESTS=OFF -DXDEV_BUILD_EXAMPLES=OFF &&
         run_to "$BL" 200 cmake --build "$NT" -j "$JOBS" --target runtime_bench xdev-cuda
     pin=()
-    command -v taskset >/dev/null && pin=(taskset -c 3)
+    command -v taskset >/dev/null && pin=(taskset -c "$PIN_CPU")
     for round in 1 2; do
         for side in notracer off on; do
             m=$(mark)
