@@ -34,12 +34,6 @@ static void set_now(void *d, int v, size_t n) {
     XT_OK(xdev_device_synchronize(xt_dev(0)));
 }
 
-static xdev_stream_t stream_new(void) {
-    xdev_stream_t s = NULL;
-    XT_OK(xdev_stream_create(xt_dev(0), XDEV_STREAM_PRIORITY_NORMAL, &s));
-    return s;
-}
-
 /* ------------------------------------------- a thread exits mid-capture */
 
 typedef struct capturer {
@@ -69,7 +63,7 @@ START_TEST(capture_thread_exits) {
                                          XDEV_CAPTURE_RELAXED};
     for (int i = 0; i < 3; i++) {
         set_now(d, 0, 256);
-        xdev_stream_t s = stream_new();
+        xdev_stream_t s = new_stream(0);
         capturer_t c = {.s = s, .mode = modes[i], .d = d};
         XT_OK(xdev_graph_create(&c.g));
         pthread_t t;
@@ -110,7 +104,7 @@ START_TEST(capture_thread_exits) {
         XT_OK(xdev_stream_destroy(s));
     }
     /* A graph destroyed after its capture was abandoned, without capture_end. */
-    xdev_stream_t s = stream_new();
+    xdev_stream_t s = new_stream(0);
     capturer_t c = {.s = s, .mode = XDEV_CAPTURE_GLOBAL, .d = d};
     XT_OK(xdev_graph_create(&c.g));
     pthread_t t;
@@ -177,7 +171,7 @@ END_TEST
  * join, on every backend as on CUDA (the H200 ends such a capture). */
 START_TEST(unjoined_fork_shapes) {
     unsigned char *y = dev_alloc(256), *z = dev_alloc(256);
-    xdev_stream_t s1 = stream_new(), s2 = stream_new(), s3 = stream_new();
+    xdev_stream_t s1 = new_stream(0), s2 = new_stream(0), s3 = new_stream(0);
     xdev_event_t e0, e1, e2;
     XT_OK(xdev_event_create(XDEV_EVENT_DEFAULT, &e0));
     XT_OK(xdev_event_create(XDEV_EVENT_DEFAULT, &e1));
@@ -296,7 +290,7 @@ START_TEST(global_captures_end_side_by_side) {
     twin_t tw[2];
     pthread_t th[2];
     for (int i = 0; i < 2; i++) {
-        tw[i] = (twin_t){.index = i, .k = k, .s = stream_new(), .x = x, .bar = &bar};
+        tw[i] = (twin_t){.index = i, .k = k, .s = new_stream(0), .x = x, .bar = &bar};
         tw[i].y = dev_alloc(bytes);
         set_now(tw[i].y, 0, bytes);
         XT_OK(xdev_graph_create(&tw[i].g));
@@ -342,7 +336,7 @@ END_TEST
  * so, and the graph replays again afterwards. */
 START_TEST(replay_launch_fails) {
     unsigned char *d = dev_alloc(256);
-    xdev_stream_t s = stream_new();
+    xdev_stream_t s = new_stream(0);
     xdev_graph_t g;
     XT_OK(xdev_graph_create(&g));
     XT_OK(xdev_graph_capture_begin(g, s, XDEV_CAPTURE_GLOBAL, NULL));
@@ -525,8 +519,8 @@ START_TEST(reset_while_host_function_replays) {
     if (xt_type() != XDEV_DEVICE_CPU)
         XT_SKIP("only a CPU host function may call xdev (CUDA refuses runtime calls in one)");
     void *d = dev_alloc(4096);
-    xdev_stream_t cs = stream_new(), s1 = stream_new();
-    reset_race_t r = {.s = stream_new(), .replay = XDEV_SUCCESS};
+    xdev_stream_t cs = new_stream(0), s1 = new_stream(0);
+    reset_race_t r = {.s = new_stream(0), .replay = XDEV_SUCCESS};
     XT_OK(xdev_graph_create(&r.g));
     XT_OK(xdev_graph_capture_begin(r.g, cs, XDEV_CAPTURE_RELAXED, NULL));
     XT_OK(xdev_memset_async(d, 1, 4096, cs));
