@@ -2,8 +2,9 @@
 /* bench/replay_harness.h - the one allocation-trace replay harness. Every
  * allocator compared (xdev's policies, cudaMallocAsync through xdev's
  * backend:async, PyTorch's c10 from C++) is driven by this same code: the
- * same trace reader, the same dense stream mapping, the same address map,
- * the same loop and clock; an allocator only supplies the calls below.
+ * same trace reader, the same dense stream mapping, the same slots (trace
+ * addresses resolved once, at load), the same loop and clock; an allocator
+ * only supplies the calls below.
  * Header-only, C11 and C++ alike (bench/alloc_replay.c and
  * bench/gpu/c10_alloc_bench.cpp include it); bench/replay_compare.py runs
  * each allocator x trace in a fresh process and prints the comparison.
@@ -29,9 +30,18 @@
 
 #define REPLAY_MAX_STREAMS 64
 
+#define REPLAY_NONE UINT32_MAX
+
+/* An event with its trace address resolved at load (replay_resolve): the
+ * pass indexes an array of live pointers by `obj`, with no address map in
+ * the timed loop. */
 typedef struct replay_event {
-    uint64_t addr;
+    uint64_t addr; /* the trace's (read at load; not used by the pass) */
     size_t size;
+    uint32_t obj;    /* the slot this alloc fills or this free empties; REPLAY_NONE: a free
+                        of an address never allocated (traces start mid-run), skipped */
+    uint32_t old;    /* an alloc at a live address: that block's slot, released after the
+                        allocation (REPLAY_NONE: none) */
     uint32_t stream; /* dense index; 0 = the default stream */
     uint8_t is_free;
 } replay_event_t;
@@ -39,6 +49,7 @@ typedef struct replay_event {
 typedef struct replay_trace {
     replay_event_t *ev;
     size_t n, cap;
+    uint32_t nslots;                        /* the most blocks live at once (slots) */
     uint32_t nstreams;                      /* distinct streams, the default included */
     int64_t stream_ids[REPLAY_MAX_STREAMS]; /* the file's value of each index */
     const char *name;                       /* base name of the file */
@@ -73,6 +84,75 @@ typedef struct replay_result {
     long long last_calls;                 /* backend calls of the last warm pass */
     long long retries;
 } replay_result_t;
+
+/* A good spread for trace addresses (512-byte aligned, blocks of one
+ * segment a power of two apart): the multiply's high bits. */
+static inline size_t replay_hash(uint64_t addr, unsigned bits) {
+    return (size_t)(((addr >> 9) * 0x9E3779B97F4A7C15ULL) >> (64 - bits));
+}
+
+/* Give each event its slot: allocs take a free slot (the lowest freed last
+ * first), frees find the slot their address holds. Done once at load, with
+ * an address map outside the timed passes: the map used to run inside them,
+ * and its probes (a multiplicative hash masked to its low bits, so
+ * addresses a power of two apart shared a chain) cost ~800 instructions per
+ * event on gpt2_train, twice the allocator's own. 0, or -1 without memory. */
+static inline int replay_resolve(replay_trace_t *t) {
+    unsigned bits = 4;
+    while (((size_t)1 << bits) < t->n * 2 + 16)
+        bits++;
+    size_t cap = (size_t)1 << bits, mask = cap - 1;
+    uint64_t *keys = (uint64_t *)calloc(cap, sizeof *keys); /* 0 = empty */
+    uint32_t *vals = (uint32_t *)calloc(cap, sizeof *vals);
+    uint32_t *spare = (uint32_t *)malloc((t->n + 1) * sizeof *spare); /* freed slots, a stack */
+    if (keys == NULL || vals == NULL || spare == NULL) {
+        free(keys);
+        free(vals);
+        free(spare);
+        return -1;
+    }
+    size_t nspare = 0;
+    uint32_t nslots = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        replay_event_t *e = &t->ev[i];
+        uint64_t k = e->addr + 1; /* address 0 is a key too */
+        size_t at = replay_hash(k, bits);
+        while (keys[at] != 0 && keys[at] != k)
+            at = (at + 1) & mask;
+        uint32_t held = keys[at] != 0 ? vals[at] : REPLAY_NONE;
+        e->obj = e->old = REPLAY_NONE;
+        if (e->is_free) {
+            e->obj = held;
+        } else {
+            e->obj = nspare > 0 ? spare[--nspare] : nslots++;
+            e->old = held;
+        }
+        if (held != REPLAY_NONE) spare[nspare++] = held;
+        if (!e->is_free) {
+            keys[at] = k;
+            vals[at] = e->obj;
+            continue;
+        }
+        if (held == REPLAY_NONE) continue;
+        /* remove k: backward-shift the chain after it */
+        keys[at] = 0;
+        for (size_t j = (at + 1) & mask; keys[j] != 0; j = (j + 1) & mask) {
+            size_t home = replay_hash(keys[j], bits);
+            /* j's key may move to the hole when its home is not in (at, j] */
+            if (((j - home) & mask) >= ((j - at) & mask)) {
+                keys[at] = keys[j];
+                vals[at] = vals[j];
+                keys[j] = 0;
+                at = j;
+            }
+        }
+    }
+    t->nslots = nslots;
+    free(keys);
+    free(vals);
+    free(spare);
+    return 0;
+}
 
 /* Load path into t; 0, or -1 with the reason (file:line) in err. */
 static inline int replay_load(const char *path, replay_trace_t *t, char *err, size_t errlen) {
@@ -188,67 +268,43 @@ static inline int replay_load(const char *path, replay_trace_t *t, char *err, si
         snprintf(err, errlen, "%s: no events", path);
         rc = -1;
     }
+    if (rc == 0 && (t->n >= REPLAY_NONE || replay_resolve(t) != 0)) {
+        snprintf(err, errlen, "%s: out of host memory", path);
+        rc = -1;
+    }
     if (rc != 0) free(t->ev);
     return rc;
 }
 
-/* trace address -> live pointer: open addressing, backward-shift delete. */
-typedef struct replay_map {
-    uint64_t *keys; /* 0 = empty (no trace allocates at address 0) */
-    void **vals;
-    size_t mask;
-} replay_map_t;
-
-static inline size_t replay_slot(const replay_map_t *m, uint64_t k) {
-    size_t i = (size_t)((k >> 9) * 0x9E3779B97F4A7C15ULL) & m->mask;
-    while (m->keys[i] != 0 && m->keys[i] != k)
-        i = (i + 1) & m->mask;
-    return i;
-}
-
-static inline void replay_put(replay_map_t *m, uint64_t k, void *v) {
-    size_t i = replay_slot(m, k);
-    m->keys[i] = k;
-    m->vals[i] = v;
-}
-
-static inline void *replay_take(replay_map_t *m, uint64_t k) {
-    size_t i = replay_slot(m, k);
-    if (m->keys[i] == 0) return NULL;
-    void *v = m->vals[i];
-    m->keys[i] = 0;
-    for (size_t j = (i + 1) & m->mask; m->keys[j] != 0; j = (j + 1) & m->mask) {
-        uint64_t kk = m->keys[j];
-        void *vv = m->vals[j];
-        m->keys[j] = 0;
-        replay_put(m, kk, vv);
-    }
-    return v;
-}
-
-/* One pass; ns per event, or a negative value when an allocation failed.
- * Leaves nothing allocated. */
+/* One pass over the slots (replay_resolve); ns per event, or a negative
+ * value when an allocation failed. Leaves nothing allocated: what is live at
+ * the end is released in slot order, untimed. */
 static inline double replay_pass(const replay_allocator_t *a, const replay_trace_t *t,
-                                 replay_map_t *m) {
+                                 void **live) {
     double t0 = now_ns();
     for (size_t i = 0; i < t->n; i++) {
         const replay_event_t *e = &t->ev[i];
         if (e->is_free) {
-            void *p = replay_take(m, e->addr);
+            if (e->obj == REPLAY_NONE) continue;
+            void *p = live[e->obj];
+            live[e->obj] = NULL;
             if (p != NULL) a->release(a->ctx, p);
         } else {
             void *p = a->alloc(a->ctx, e->size, e->stream);
             if (p == NULL && e->size > 0) return -1.0;
-            void *old = replay_take(m, e->addr);
-            if (old != NULL) a->release(a->ctx, old);
-            if (p != NULL) replay_put(m, e->addr, p);
+            if (e->old != REPLAY_NONE) {
+                void *old = live[e->old];
+                live[e->old] = NULL;
+                if (old != NULL) a->release(a->ctx, old);
+            }
+            live[e->obj] = p;
         }
     }
     double t1 = now_ns();
-    for (size_t i = 0; i <= m->mask; i++)
-        if (m->keys[i] != 0) {
-            a->release(a->ctx, m->vals[i]);
-            m->keys[i] = 0;
+    for (uint32_t i = 0; i < t->nslots; i++)
+        if (live[i] != NULL) {
+            a->release(a->ctx, live[i]);
+            live[i] = NULL;
         }
     return (t1 - t0) / (double)t->n;
 }
@@ -261,29 +317,25 @@ static inline int replay_run(const replay_allocator_t *a, const replay_trace_t *
         snprintf(err, errlen, "%s: cannot make %u streams", a->name, t->nstreams);
         return -1;
     }
-    replay_map_t m;
-    size_t cap = 16;
-    while (cap < t->n * 2 + 16)
-        cap <<= 1;
-    m.keys = (uint64_t *)calloc(cap, sizeof *m.keys);
-    m.vals = (void **)calloc(cap, sizeof *m.vals);
-    m.mask = cap - 1;
+    void **live = (void **)calloc((size_t)t->nslots + 1, sizeof *live);
     double *warm = (double *)calloc((size_t)warm_runs, sizeof *warm);
-    if (m.keys == NULL || m.vals == NULL || warm == NULL) {
+    if (live == NULL || warm == NULL) {
+        free(live);
+        free(warm);
         snprintf(err, errlen, "out of host memory");
         return -1;
     }
     a->reset(a->ctx);
     replay_counters_t c0, c1, c2, before_last;
     a->counters(a->ctx, &c0);
-    r->cold_ns = replay_pass(a, t, &m);
+    r->cold_ns = replay_pass(a, t, live);
     a->counters(a->ctx, &c1);
     before_last = c1;
     int rc = 0;
     r->grew_pass = 0;
     for (int i = 0; i < warm_runs && rc == 0 && r->cold_ns >= 0; i++) {
         if (i == warm_runs - 1) a->counters(a->ctx, &before_last);
-        if ((warm[i] = replay_pass(a, t, &m)) < 0) rc = -1;
+        if ((warm[i] = replay_pass(a, t, live)) < 0) rc = -1;
         replay_counters_t after;
         a->counters(a->ctx, &after);
         if (r->grew_pass == 0 && after.reserved_peak > c1.reserved_peak) r->grew_pass = i + 1;
@@ -304,8 +356,7 @@ static inline int replay_run(const replay_allocator_t *a, const replay_trace_t *
         r->retries = (long long)(c2.retries - c0.retries);
     }
     free(warm);
-    free(m.keys);
-    free(m.vals);
+    free(live);
     return rc;
 }
 

@@ -9,7 +9,7 @@
 // Built by tests/gpu/run.sh against the GPU machine's torch (torch/include,
 // torch/lib: libc10_cuda, libc10), not by CMake: CI has no PyTorch. The
 // clock and the median are bench_util.h's, and the replay loop, trace reader
-// and address map replay_harness.h's, as on xdev's side.
+// and slots (addresses resolved at load) replay_harness.h's, as on xdev's side.
 #include "../replay_harness.h" // bench_util.h, and the replay harness both sides share
 #undef CHECK                   // xdev's call check; c10's logging header defines its own CHECK
 
