@@ -7,6 +7,9 @@ carries from one trace to the next), all driven by the one harness (bench/replay
   replay_compare.py --xdev build/bench/alloc_replay [--c10 c10_alloc_bench] [--async]
                     [--warm-runs N] [--repeat R] TRACE.csv[.gz]...
 
+With --repeat R each allocator x trace runs R times, interleaved with the others, and each
+round starts with the next allocator in turn; warm and cold ns are the medians.
+
 Allocators: xdev's default policy, xdev with trim_before_grow:false (torch's growth), xdev
 with expandable_segments:true, with --async xdev's backend:async (cudaMallocAsync on CUDA), with --c10 PyTorch's c10 caching
 allocator (and c10 with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True). Prints per trace: streams, warm and cold ns per event, peak allocated and reserved,
@@ -84,8 +87,12 @@ def main():
           f"{'last pass':>9} {'retries':>7}")
     for tr in a.traces:
         runs = {name: [] for name, _, _ in sides}
-        for _ in range(max(1, a.repeat)):  # interleaved, so a slow spell hits every side
-            for name, cmd, env in sides:
+        # interleaved, so a slow spell hits every side; each repeat starts one side later, so
+        # no side always runs first after a trace change (on the H200 host the side run first
+        # was the slower of xdev's two policies on every trace, with the same code path)
+        for rep in range(max(1, a.repeat)):
+            k = rep % len(sides)
+            for name, cmd, env in sides[k:] + sides[:k]:
                 r = run(cmd + [tr], env)
                 if r is None:
                     failed = True

@@ -97,10 +97,12 @@ if want bench-alloc; then
         m=$(mark)
         c10=()
         [ -n "$C10" ] && c10=(--c10 "$C10")
-        # pinned to one core, the median of 15 warm passes, the median of 3
-        # interleaved processes: a pass of the shortest trace lasts ~0.1 ms,
+        # pinned to one core, the median of 15 warm passes, the median of
+        # XDEV_GPU_REPLAY_REPEAT (5) interleaved processes, each round started
+        # by the next allocator: a pass of the shortest trace lasts ~0.1 ms,
         # and single unpinned runs moved by 2x
-        run_to "$BL" 500 taskset -c "$PIN_CPU" python3 bench/replay_compare.py --warm-runs 15 --repeat 3 \
+        run_to "$BL" 500 taskset -c "$PIN_CPU" python3 bench/replay_compare.py --warm-runs 15 \
+            --repeat "${XDEV_GPU_REPLAY_REPEAT:-5}" \
             --xdev "$B/bench/alloc_replay" --async "${c10[@]}" "${TR[@]}"
         since "$m" | grep -vE '^(\$|\[rc)' | sed 's/^/  /' | tee -a "$SUM"
     else
@@ -134,7 +136,10 @@ if want bench-blas; then
 fi
 if want bench-fft; then
     m=$(mark)
-    run_to "$BL" 120 "$B/bench/gpu/fft_overhead_bench"
+    # pinned, as the other host-time comparisons
+    pin=()
+    command -v taskset >/dev/null && pin=(taskset -c "$PIN_CPU")
+    run_to "$BL" 120 "${pin[@]}" "$B/bench/gpu/fft_overhead_bench"
     note "bench-fft (goal: overhead <= 1000 ns):"
     since "$m" | grep -E '^(fft_overhead|plan cache|\| )' | sed 's/^/  /' | tee -a "$SUM"
 fi
@@ -203,8 +208,10 @@ if want bench-graph; then
     command -v taskset >/dev/null && pin=(taskset -c "$PIN_CPU")
     if [ -x "$B/bench/gpu/graph_raw_bench" ]; then
         m=$(mark)
-        XDEV_BACKEND=cuda run_to "$BL" 150 "${pin[@]}" "$B/bench/gpu/graph_raw_bench" \
-            --xdev "$B/bench/graph_bench"
+        # 4 rounds: the raw graph's own median moved 2.1-5.5 us between the two
+        # rounds of one run (H200 host, 2026-11-30)
+        XDEV_BACKEND=cuda run_to "$BL" 200 "${pin[@]}" "$B/bench/gpu/graph_raw_bench" \
+            --xdev "$B/bench/graph_bench" --rounds 4
         since "$m" | grep -vE '^(\$ |\[rc )' | sed 's/^/  /' | tee -a "$SUM"
     elif [ -x "$B/bench/graph_bench" ]; then
         anchor_missing "bench-graph: graph_raw_bench (raw CUDA graphs side) not built (no CUDA driver library, cuBLAS or nvcc)"
