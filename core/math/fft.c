@@ -162,7 +162,8 @@ xdev_status_t xdev_fft_norm_scale(const xdev_fft_desc_t *desc, xdev_fft_directio
  * descriptor, on the same stream) skips the descriptor's validation and
  * normalisation and the plan cache's key hash: the descriptor as read, the
  * extents make_key computed from it (a function of it alone), the stream
- * (slot and generation) of its key and where the cache had its plan. The
+ * (slot and generation) of its key, where the cache had its plan and that
+ * plan's work size (allocated before the cache's lock next time). The
  * plan is taken again only while the cache has dropped nothing since
  * (xdev_fft_cache_acquire_again), so a clear, an eviction or a smaller
  * max_size is seen at once. Written after a successful exec only. */
@@ -172,6 +173,7 @@ typedef struct {
     xdev_stream_t stream;
     uint32_t stream_generation;
     xdev_fft_hit_t hit;
+    size_t work_size;
     /* scale_for's answer for this descriptor, direction and norm (both
      * valid: a memo is written after a successful exec only) */
     xdev_fft_direction_t direction;
@@ -213,25 +215,66 @@ typedef struct {
     xdev_fft_cache_t *c;
     xdev_fft_key_t *key; /* filled by make_key unless have_key */
     bool have_key;
+    bool transient;             /* x->plan is this exec's own (max_size 0, a closing stream) */
     uint32_t stream_generation; /* tgt's stream's, read once by xdev_fft_exec */
-    bool memo_hit;              /* the memo's descriptor and stream: its plan may be taken again */
     xdev_fft_hit_t hit;
     xdev_fft_exec_desc_t *x;
     const xdev_exec_target_t *tgt;
-    void *work; /* the work area exec_locked allocated */
+    size_t memo_work; /* the memo's work size when it hits (allocated before the lock), else 0 */
+    void *work;       /* the work area fft_call allocated (freed by fft_finish) */
+    size_t work_have; /* its bytes */
+    size_t need;      /* the plan's work size (the memo's next) */
     const xdev_fft_desc_t *d;
     xdev_fft_direction_t direction;
 } fft_op_t;
 
-/* With the cache locked: find or create the plan (the memo's again, or
- * through the key), allocate the work area on the stream (freed by the
- * caller after unlocking), enqueue. */
-static xdev_status_t exec_locked(fft_op_t *o) {
+/* How many times one exec takes its plan at most. A round after the first
+ * follows a work area found too small, allocated again unlocked; the plan
+ * can outgrow it again only when it was dropped meanwhile and made again
+ * with a larger work size. */
+#define FFT_TAKE_ROUNDS 4
+
+/* A work area's allocation failed with `st`: the exec fails naming it. */
+static __attribute__((noinline, cold)) xdev_status_t work_failed(xdev_status_t st, size_t bytes) {
+    char why[1024];
+    snprintf(why, sizeof why, "%s", xdev_last_error());
+    return XDEV_FAIL(st, "cannot allocate the FFT plan's %zu-byte work area: %s", bytes, why);
+}
+
+/* The work area, `bytes` on the exec's stream, with the cache NOT locked:
+ * an allocation that fails calls the OOM observers, which may call this
+ * device's FFT functions (they take its cache's lock). A smaller one
+ * allocated before goes first (stream-ordered: nothing used it). Inline:
+ * a memo hit allocates the memo's size with it before every exec. */
+static inline __attribute__((always_inline)) xdev_status_t alloc_work(fft_op_t *o, size_t bytes) {
+    if (o->work != NULL) {
+        (void)xdev_alloc_free(o->work);
+        o->work = NULL;
+        o->work_have = 0;
+    }
+    xdev_status_t st = xdev_alloc_malloc_on(o->tgt->stream, bytes, &o->work);
+    if (__builtin_expect(st != XDEV_SUCCESS, 0)) {
+        o->work = NULL;
+        return work_failed(st, bytes);
+    }
+    o->work_have = bytes;
+    return XDEV_SUCCESS;
+}
+
+/* With the cache locked: take the plan into x->plan and its work size into
+ * *need. The first round is the exec's one lookup, counted: the memo's
+ * entry again, or through the key (a hit, or a plan made: a miss). A later
+ * round takes the same entry again uncounted (or through the key, also
+ * uncounted, when it may have been dropped); a transient plan is this
+ * exec's own and is kept across the rounds. */
+static inline __attribute__((always_inline)) xdev_status_t take_locked(fft_op_t *o, bool again,
+                                                                       size_t *need) {
     xdev_fft_exec_desc_t *x = o->x;
     const xdev_exec_target_t *tgt = o->tgt;
-    bool transient = false;
-    size_t work_size = 0;
-    xdev_status_t st = XDEV_SUCCESS;
+    if (again && o->transient) { /* (round 0 has none yet) */
+        *need = o->need;
+        return XDEV_SUCCESS;
+    }
     /* fft_plans is set before closing is read, both seq_cst: a destroy that
      * sets closing and then finds fft_plans unset (it skips the sweep) is
      * ordered before this read, which then sees closing and caches nothing.
@@ -244,43 +287,75 @@ static xdev_status_t exec_locked(fft_op_t *o) {
                                                                            : 0u) |
         (atomic_load_explicit(&tgt->stream->capture, memory_order_acquire) != NULL
              ? XDEV_FFT_TAKE_CAPTURED
-             : 0u);
-    if (!o->memo_hit || !xdev_fft_cache_acquire_again(o->c, &o->hit, how, &x->plan, &work_size)) {
-        if (!o->have_key) { /* the memo's descriptor: valid, its key made now */
-            size_t in_bytes, out_bytes;
-            st = make_key(o->d, o->key, &in_bytes, &out_bytes);
-            if (st != XDEV_SUCCESS) return st;
-            key_set_stream(o->key, tgt->stream, o->stream_generation);
-            o->have_key = true;
-        }
-        st = xdev_fft_cache_acquire_hit(o->c, o->key, how, &x->plan, &work_size, &transient,
-                                        &o->hit);
+             : 0u) |
+        (again ? XDEV_FFT_TAKE_UNCOUNTED : 0u);
+    /* o->hit: the memo's (round 0 of a memo hit), the last round's, or none */
+    if (xdev_fft_cache_acquire_again(o->c, &o->hit, how, &x->plan, need)) return XDEV_SUCCESS;
+    if (!o->have_key) { /* the memo's descriptor: valid, its key made now */
+        size_t in_bytes, out_bytes;
+        xdev_status_t st = make_key(o->d, o->key, &in_bytes, &out_bytes);
         if (st != XDEV_SUCCESS) return st;
+        key_set_stream(o->key, tgt->stream, o->stream_generation);
+        o->have_key = true;
     }
-    if (work_size > 0) {
-        st = xdev_alloc_malloc_on(tgt->stream, work_size, &o->work);
-        if (st != XDEV_SUCCESS) {
-            char why[1024];
-            snprintf(why, sizeof why, "%s", xdev_last_error());
-            st = XDEV_FAIL(st, "cannot allocate the FFT plan's %zu-byte work area: %s", work_size,
-                           why);
-        }
-    }
-    if (st == XDEV_SUCCESS) {
-        x->work = o->work;
-        x->work_size = work_size;
-        st = xdev_be_fft_exec(tgt->rec, x);
-    }
-    if (!transient) x->plan = NULL; /* the cache's: nothing for the caller to release */
-    return st;
+    return xdev_fft_cache_acquire_hit(o->c, o->key, how, &x->plan, need, &o->transient, &o->hit);
 }
 
-static xdev_status_t fft_call(xdev_enqueue_t *q) {
+/* With the cache locked and the plan taken: enqueue it with the work area
+ * (the plan's `need` bytes of it). */
+static inline __attribute__((always_inline)) xdev_status_t exec_locked(fft_op_t *o, size_t need) {
+    xdev_fft_exec_desc_t *x = o->x;
+    x->work = need > 0 ? o->work : NULL;
+    x->work_size = need;
+    o->need = need;
+    return xdev_be_fft_exec(o->tgt->rec, x);
+}
+
+/* fft_call's later rounds: the plan needs `need` bytes, more than it has.
+ * Unlocked, allocate them, then take the plan again (uncounted) and exec if
+ * it fits. Out of line: only a memo miss with a work area, or a plan that
+ * grew, comes here. */
+static __attribute__((noinline)) xdev_status_t fft_call_again(fft_op_t *o, size_t need) {
+    for (int round = 1;; round++) {
+        o->need = need; /* what take_locked answers for a transient plan */
+        if (round == FFT_TAKE_ROUNDS)
+            return XDEV_FAIL(XDEV_ERROR_BACKEND,
+                             "the FFT plan's work area grew on each of %d takes (to %zu bytes): "
+                             "its plan was dropped from the cache and made again larger each time",
+                             FFT_TAKE_ROUNDS, need);
+        xdev_status_t st = alloc_work(o, need);
+        if (st != XDEV_SUCCESS) return st;
+        xdev_fft_cache_lock(o->c);
+        st = take_locked(o, true, &need);
+        bool fits = st == XDEV_SUCCESS && need <= o->work_have;
+        if (fits) st = exec_locked(o, need);
+        if (!o->transient) o->x->plan = NULL; /* the cache's: nothing for fft_finish to release */
+        xdev_fft_cache_unlock(o->c);
+        if (st != XDEV_SUCCESS || fits) return st;
+    }
+}
+
+/* The plan is taken and executed with the cache locked (a cached plan is
+ * never evicted while an exec enqueues it, nor run by two execs at once);
+ * its work area is allocated unlocked (alloc_work says why): before the
+ * lock at the memo's size when the memo hits, else after a first take
+ * found the plan's size (fft_call_again). */
+static inline __attribute__((always_inline)) xdev_status_t fft_call(xdev_enqueue_t *q) {
     fft_op_t *o = q->ctx;
+    xdev_status_t st;
+    if (o->memo_work > 0) { /* the memo's plan, as it was last time */
+        st = alloc_work(o, o->memo_work);
+        if (st != XDEV_SUCCESS) return st;
+    }
+    size_t need = 0;
     xdev_fft_cache_lock(o->c);
-    xdev_status_t st = exec_locked(o);
+    st = take_locked(o, false, &need);
+    bool fits = st == XDEV_SUCCESS && need <= o->work_have;
+    if (fits) st = exec_locked(o, need);
+    if (!o->transient) o->x->plan = NULL; /* the cache's: nothing for fft_finish to release */
     xdev_fft_cache_unlock(o->c);
-    return st;
+    if (__builtin_expect(st != XDEV_SUCCESS || fits, 1)) return st;
+    return fft_call_again(o, need);
 }
 
 static void fft_trace_args(xdev_enqueue_t *q) {
@@ -289,7 +364,8 @@ static void fft_trace_args(xdev_enqueue_t *q) {
                            (long long)o->d->n[0], (long long)o->d->batch, (int)o->direction);
 }
 
-/* After the span: a transient plan (max_size 0) waits, unlocked, then is
+/* After the span, whatever the status (a failed call leaks nothing): a
+ * transient plan (max_size 0, a closing stream) waits, unlocked, then is
  * released; the work area is freed (stream-ordered: the block is reused
  * only by later work on this stream). */
 static xdev_status_t fft_finish(xdev_enqueue_t *q, xdev_status_t st) {
@@ -355,6 +431,9 @@ xdev_status_t xdev_fft_exec(const xdev_fft_desc_t *desc, void *in, void *out,
                              dp->precision == XDEV_FFT_F32 ? "f32" : "f64");
     xdev_fft_cache_t *c;
     XDEV_CHECK(xdev_fft_cache_get(tgt.be, tgt.index, &c));
+    /* the memo's descriptor and stream: its plan may be taken again, and its
+     * work size is allocated before the lock */
+    bool memo_hit = same && m->stream == tgt.stream && m->stream_generation == sgen;
     xdev_fft_exec_desc_t x = {
         .size = sizeof x,
         .in = in,
@@ -369,7 +448,7 @@ xdev_status_t xdev_fft_exec(const xdev_fft_desc_t *desc, void *in, void *out,
         .key = &key,
         .have_key = !same,
         .stream_generation = sgen,
-        .memo_hit = same && m->stream == tgt.stream && m->stream_generation == sgen,
+        .memo_work = memo_hit ? m->work_size : 0,
         .x = &x,
         .tgt = &tgt,
         .d = dp,
@@ -384,7 +463,7 @@ xdev_status_t xdev_fft_exec(const xdev_fft_desc_t *desc, void *in, void *out,
     q.nuses = xdev_operands_uses(ops, 2, 1, uses);
     q.trace_args = fft_trace_args;
     q.finish = fft_finish;
-    if (o.memo_hit) o.hit = m->hit;
+    if (memo_hit) o.hit = m->hit;
     XDEV_CHECK(xdev_enqueue(&q));
     if (m == NULL) return XDEV_SUCCESS;
     if (!same) {
@@ -395,6 +474,7 @@ xdev_status_t xdev_fft_exec(const xdev_fft_desc_t *desc, void *in, void *out,
     m->stream = tgt.stream;
     m->stream_generation = sgen;
     m->hit = o.hit;
+    m->work_size = o.need;
     m->direction = direction;
     m->norm = norm;
     m->scale = scale;

@@ -251,10 +251,11 @@ static xdev_status_t create_plan(xdev_fft_cache_t *c, const xdev_fft_key_t *k, v
     return xdev_be_fft_plan_create(c->rec, &d, plan, work_size);
 }
 
-/* A hit: the entry becomes the most recently used. */
+/* A hit (counted unless XDEV_FFT_TAKE_UNCOUNTED): the entry becomes the
+ * most recently used. */
 static void take(xdev_fft_cache_t *c, fft_entry_t *e, unsigned how, void **plan,
                  size_t *work_size) {
-    c->hits++;
+    if (__builtin_expect(!(how & XDEV_FFT_TAKE_UNCOUNTED), 1)) c->hits++;
     e->captured |= (how & XDEV_FFT_TAKE_CAPTURED) != 0;
     if (c->newest != e) {
         list_unlink(c, e);
@@ -281,7 +282,7 @@ xdev_status_t xdev_fft_cache_acquire_hit(xdev_fft_cache_t *c, const xdev_fft_key
     }
     xdev_status_t st = create_plan(c, key, plan, work_size);
     if (st != XDEV_SUCCESS) return st;
-    c->misses++;
+    if (!(how & XDEV_FFT_TAKE_UNCOUNTED)) c->misses++;
     fft_entry_t *e =
         c->max_size > 0 && !(how & XDEV_FFT_TAKE_NO_INSERT) ? calloc(1, sizeof *e) : NULL;
     if (e == NULL) { /* caching disabled, a closing stream, or no memory: use once */

@@ -5,10 +5,14 @@
  * One cache per (device type, logical device), created on first use. A key
  * holds everything that makes two plans differ, normalised (no defaults
  * left) so that equal layouts written differently share a plan. The cache's
- * lock is held from lookup through the backend's exec call, as torch does:
- * a plan is never evicted while a thread is enqueuing it, and backends need
- * not make one plan safe for concurrent execs. A destroyed stream's plans
- * leave with it (runtime's stream-destroy hook, xdev_fft_cache_wire). */
+ * lock is held from taking the plan through the backend's exec call, as
+ * torch does: a plan is never evicted while a thread is enqueuing it, and
+ * backends need not make one plan safe for concurrent execs. The exec's
+ * work area is allocated with the lock released (an allocation that fails
+ * calls the OOM observers, which may call the FFT functions): a take that
+ * finds it too small unlocks, allocates and takes the plan again, uncounted
+ * (XDEV_FFT_TAKE_UNCOUNTED; math/fft.c). A destroyed stream's plans leave
+ * with it (runtime's stream-destroy hook, xdev_fft_cache_wire). */
 #ifndef XDEV_CORE_FFT_PLAN_CACHE_H
 #define XDEV_CORE_FFT_PLAN_CACHE_H
 
@@ -85,23 +89,29 @@ enum {
      * stream does not remove it (an eviction or a clear still may, as in
      * torch) */
     XDEV_FFT_TAKE_CAPTURED = 2u,
+    /* the exec's lookup was counted already: this take is the same exec's
+     * again, after it unlocked to allocate a larger work area, and counts
+     * neither a hit nor a miss (the statistics count one lookup per exec) */
+    XDEV_FFT_TAKE_UNCOUNTED = 4u,
 };
 
 /* With the lock held: the plan for `key` (about to be executed), from the
  * cache (a hit, now most recently used) or created by the backend (a miss,
  * inserted, evicting the least recently used plan beyond max_size), taken
- * as `how` says; *hit records where it is (its entry NULL when the plan is
- * transient). An evicted plan is destroyed only after its device has
- * finished the work queued so far. With max_size 0 (or NO_INSERT) the new
- * plan is not cached: *transient is set and the caller synchronizes the
- * exec's stream and destroys it with xdev_fft_cache_destroy_plan after use. */
+ * as `how` says (UNCOUNTED: neither counted); *hit records where it is
+ * (its entry NULL when the plan is transient). An evicted plan is destroyed
+ * only after its device has finished the work queued so far. With max_size
+ * 0 (or NO_INSERT) the new plan is not cached: *transient is set and the
+ * caller synchronizes the exec's stream and destroys it with
+ * xdev_fft_cache_destroy_plan after use. */
 xdev_status_t xdev_fft_cache_acquire_hit(xdev_fft_cache_t *c, const xdev_fft_key_t *key,
                                          unsigned how, void **plan, size_t *work_size,
                                          bool *transient, xdev_fft_hit_t *hit);
 
 /* With the lock held: true, with the plan of `hit` (a hit as
- * xdev_fft_cache_acquire_hit counts one: most recently used now), when its
- * entry is still in c; false (nothing changed) when it may not be. */
+ * xdev_fft_cache_acquire_hit counts one, unless XDEV_FFT_TAKE_UNCOUNTED:
+ * most recently used now), when its entry is still in c; false (nothing
+ * changed) when it may not be. */
 bool xdev_fft_cache_acquire_again(xdev_fft_cache_t *c, const xdev_fft_hit_t *hit, unsigned how,
                                   void **plan, size_t *work_size);
 

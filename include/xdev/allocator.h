@@ -261,10 +261,6 @@ typedef void (*xdev_oom_observer_t)(const xdev_oom_info_t *info, void *user);
  * retry (cache released) failed and before the call returns, with no
  * allocator lock held, so the observer may allocate and free (to drop a
  * cache of its own, or write a snapshot: xdev_memory_snapshot_torch_write).
- * One exception: an FFT's work area is allocated with that device's FFT plan
- * cache locked, so an observer called for it must not call the xdev_fft_*
- * functions of that device (it would wait for that lock for ever); the CPU
- * backend's FFTs have no work area.
  * The failing call's status and message are kept whatever the observer does.
  * An allocation that fails inside an observer calls no observer again. At
  * most 8 observers; the same (fn, user) twice is XDEV_ERROR_INVALID_VALUE. */

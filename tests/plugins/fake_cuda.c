@@ -26,13 +26,22 @@
  *                      core's native-communicator paths (the cached groups of
  *                      torch.cuda.comm, the watchdog) run without a GPU; it
  *                      counts event records and collectives for the test
- *                      (fake_cuda_counts, exported). */
+ *                      (fake_cuda_counts, exported).
+ *   FAKE_FFT           an fft table whose plans (1-D c2c f32 only) need a
+ *                      FAKE_FFT_WORK-byte work area, as cuFFT's do, so the
+ *                      core's work-area path runs without a GPU: exec
+ *                      refuses a missing or smaller work area, computes a
+ *                      naive DFT into it and copies that to out; it counts
+ *                      plans made and live (fake_fft_counts, exported). */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#if defined(FAKE_FFT)
+#include <math.h>
+#endif
 #if defined(FAKE_IPC)
 #include <fcntl.h>
 #include <stdio.h>
@@ -585,6 +594,81 @@ static const xdev_comm_vtable_t g_comm = {
 };
 #endif
 
+#if defined(FAKE_FFT)
+/* ------------------------------------------------------------ fft */
+#define FAKE_FFT_WORK ((size_t)4 << 20)
+typedef struct fake_plan {
+    unsigned magic;
+    int64_t n, batch, istride, idist, ostride, odist;
+} fake_plan_t;
+/* What tests/test_fft_work_oom.c reads (dlsym): plans made, plans live. */
+__attribute__((visibility("default"))) _Atomic long fake_fft_counts[2];
+
+static xdev_status_t fft_plan_create(const xdev_fft_plan_desc_t *d, void **plan,
+                                     size_t *work_size) {
+    if (d->type != XDEV_FFT_C2C || d->precision != XDEV_FFT_F32 || d->rank != 1)
+        return fail(XDEV_ERROR_NOT_SUPPORTED, "the fake FFT does 1-D c2c f32 transforms only");
+    /* the result is computed in the work area: it must hold every transform */
+    if ((size_t)d->n[0] * (size_t)d->batch * 2 * sizeof(float) > FAKE_FFT_WORK)
+        return fail(XDEV_ERROR_NOT_SUPPORTED, "the fake FFT's result exceeds its work area");
+    fake_plan_t *p = calloc(1, sizeof *p);
+    if (p == NULL) return fail(XDEV_ERROR_OUT_OF_MEMORY, "plan allocation failed");
+    *p = (fake_plan_t){FAKE_MAGIC, d->n[0], d->batch, d->istride, d->idist, d->ostride, d->odist};
+    atomic_fetch_add(&fake_fft_counts[0], 1);
+    atomic_fetch_add(&fake_fft_counts[1], 1);
+    *plan = p;
+    *work_size = FAKE_FFT_WORK;
+    return XDEV_SUCCESS;
+}
+
+static xdev_status_t fft_plan_destroy(xdev_backend_device_t *dev, void *plan) {
+    fake_plan_t *p = plan;
+    if (p == NULL || p->magic != FAKE_MAGIC) return fail(XDEV_ERROR_INVALID_HANDLE, "bad plan");
+    p->magic = 0;
+    free(p);
+    atomic_fetch_sub(&fake_fft_counts[1], 1);
+    return XDEV_SUCCESS;
+}
+
+/* out[k] = scale * sum_j in[j] e^(sign 2 pi i jk / n), each batch's k in
+ * the work area first, then copied out (in == out works). */
+static xdev_status_t fft_exec(const xdev_fft_exec_desc_t *x) {
+    const fake_plan_t *p = x->plan;
+    if (p == NULL || p->magic != FAKE_MAGIC) return fail(XDEV_ERROR_INVALID_HANDLE, "bad plan");
+    if (x->work == NULL || x->work_size < FAKE_FFT_WORK)
+        return fail(XDEV_ERROR_INVALID_VALUE, "the plan's work area is missing or too small");
+    const float *in = x->in;
+    float *out = x->out, *w = x->work;
+    double sign = x->direction == XDEV_FFT_FORWARD ? -1.0 : 1.0;
+    const double two_pi = 6.283185307179586;
+    for (int64_t b = 0; b < p->batch; b++) {
+        for (int64_t k = 0; k < p->n; k++) {
+            double re = 0, im = 0;
+            for (int64_t j = 0; j < p->n; j++) {
+                const float *v = in + 2 * (b * p->idist + j * p->istride);
+                double a = sign * two_pi * (double)((j * k) % p->n) / (double)p->n;
+                re += v[0] * cos(a) - v[1] * sin(a);
+                im += v[0] * sin(a) + v[1] * cos(a);
+            }
+            w[2 * (b * p->n + k)] = (float)(re * x->scale);
+            w[2 * (b * p->n + k) + 1] = (float)(im * x->scale);
+        }
+    }
+    for (int64_t b = 0; b < p->batch; b++)
+        for (int64_t k = 0; k < p->n; k++)
+            memcpy(out + 2 * (b * p->odist + k * p->ostride), w + 2 * (b * p->n + k),
+                   2 * sizeof(float));
+    return XDEV_SUCCESS;
+}
+
+static const xdev_fft_vtable_t g_fft = {
+    .size = sizeof(xdev_fft_vtable_t),
+    .plan_create = fft_plan_create,
+    .plan_destroy = fft_plan_destroy,
+    .exec = fft_exec,
+};
+#endif
+
 /* ------------------------------------------------------------ entry */
 static const xdev_backend_api_t g_api = {
 #if defined(FAKE_OLD_MINOR)
@@ -609,6 +693,9 @@ static const xdev_backend_api_t g_api = {
 #endif
 #if defined(FAKE_COMM)
     .comm = &g_comm,
+#endif
+#if defined(FAKE_FFT)
+    .fft = &g_fft,
 #endif
 };
 
