@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* alloc_replay - xdev's device allocator under the replay harness
- * (bench/replay_harness.h: the same reader, loop, map and clock as the c10
+ * (bench/replay_harness.h: the same reader, loop, slots and clock as the c10
  * side, bench/gpu/c10_alloc_bench.cpp replay).
  *
  *   alloc_replay [--warm-runs N] [--label NAME] TRACE.csv[.gz]...

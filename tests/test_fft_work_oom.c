@@ -16,7 +16,9 @@
  *      descriptor and stream) is XDEV_ERROR_OUT_OF_MEMORY naming the work
  *      area, the observer ran once and both its calls returned (its FFT
  *      with the same error), nothing allocated is left;
- *   3. uncapped, B works again;
+ *   3. uncapped, B works again; 3b. capped, B from the memo: its work area
+ *      fails before the plan is taken (the observer sees the counts
+ *      unchanged) and the failed exec counts no lookup;
  *   4. caching off (max_size 0): a transient plan is made once per exec,
  *      kept across the take that found its work area missing, and
  *      destroyed on every path, a failed one too.
@@ -78,6 +80,13 @@ static void observer(const xdev_oom_info_t *info, void *user) {
     s->exec_st =
         xdev_fft_exec(&s->desc, g_in, g_out, XDEV_FFT_FORWARD, XDEV_FFT_NORM_NONE, s->stream);
     snprintf(s->exec_msg, sizeof s->exec_msg, "%s", xdev_last_error());
+}
+
+/* Step 3b's observer: the cache's counts when it runs. */
+static void observer_counts(const xdev_oom_info_t *info, void *user) {
+    (void)info;
+    xdev_fft_plan_cache_stats_t *st = user;
+    if (xdev_fft_plan_cache_stats(k_dev, st) != XDEV_SUCCESS) st->hits = -1;
 }
 
 static xdev_fft_desc_t desc_of(int64_t n) {
@@ -207,6 +216,25 @@ int main(void) {
     run_ok(&b, s2, "step 3, B again");
     expect_counts(__LINE__, 4, 2, 2, 2);
     printf("step 3: uncapped, B on s2 twice: correct\n");
+
+    /* 3b. capped, B on s2 a third time: the memo's work area is allocated
+     * before the lock, so its failure reaches the observer before the plan
+     * is taken (the counts unchanged), and the failed exec counts nothing */
+    OK(xdev_memory_remove_oom_observer(observer, &seen));
+    cap_below_work();
+    xdev_fft_plan_cache_stats_t at_oom = {.hits = -2};
+    OK(xdev_memory_add_oom_observer(observer_counts, &at_oom));
+    xdev_status_t st3 = xdev_fft_exec(&b, g_in, g_out, XDEV_FFT_FORWARD, XDEV_FFT_NORM_NONE, s2);
+    CHECK(st3 == XDEV_ERROR_OUT_OF_MEMORY, "step 3b: returned %s", xdev_status_string(st3));
+    CHECK(at_oom.hits == 4 && at_oom.misses == 2,
+          "step 3b: the observer saw hits %lld misses %lld; 4 and 2 expected (the memo's work "
+          "area allocated before the plan is taken)",
+          (long long)at_oom.hits, (long long)at_oom.misses);
+    OK(xdev_memory_remove_oom_observer(observer_counts, &at_oom));
+    OK(xdev_memory_add_oom_observer(observer, &seen));
+    OK(xdev_set_per_process_memory_fraction(1.0, k_dev));
+    expect_counts(__LINE__, 4, 2, 2, 2);
+    printf("step 3b: the memo's work area failed before the plan was taken\n");
 
     /* 4. caching off: each exec makes a transient plan once and destroys it */
     OK(xdev_fft_plan_cache_set_max_size(k_dev, 0));
