@@ -134,8 +134,7 @@ xdev_status_t xdev_live_lookup_cached(const void *ptr, xdev_live_label_fn label,
         for (int i = 0; i < XDEV_LIVE_CACHE; i++) {
             xdev_live_cache_entry_t *c = &t->live_cache[i];
             if (p - c->base >= c->block_size || c->owner == NULL) continue;
-            const xdev_device_allocator_t *da = c->owner;
-            if (atomic_load_explicit(&da->frees, memory_order_acquire) != c->epoch) {
+            if (atomic_load_explicit(c->frees, memory_order_acquire) != c->epoch) {
                 c->owner = NULL; /* its arena freed something since: look again */
                 break;
             }
@@ -160,8 +159,15 @@ xdev_status_t xdev_live_lookup_cached(const void *ptr, xdev_live_label_fn label,
     }
     if (out->known && out->owner != NULL && !t->shared) {
         xdev_live_cache_entry_t *c = &t->live_cache[t->live_cache_next++ % XDEV_LIVE_CACHE];
-        *c = (xdev_live_cache_entry_t){out->base,  out->size, out->block_size, out->owner,
-                                       out->epoch, out->e.be, out->e.index};
+        const xdev_device_allocator_t *da = out->owner;
+        *c = (xdev_live_cache_entry_t){.base = out->base,
+                                       .size = out->size,
+                                       .block_size = out->block_size,
+                                       .owner = da,
+                                       .frees = &da->frees,
+                                       .epoch = out->epoch,
+                                       .be = out->e.be,
+                                       .index = out->e.index};
     }
     return XDEV_SUCCESS;
 }

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "alloc/pointer_registry.h"
+#include "runtime/thread_state.h"
 
 typedef struct xdev_live_ref {
     bool known;         /* inside memory xdev manages */
@@ -43,6 +44,30 @@ xdev_status_t xdev_live_lookup(const void *ptr, const char *arg, xdev_live_ref_t
 typedef void (*xdev_live_label_fn)(const void *ctx, char *buf, size_t len);
 xdev_status_t xdev_live_lookup_cached(const void *ptr, xdev_live_label_fn label, const void *ctx,
                                       xdev_live_ref_t *out);
+
+/* xdev_live_lookup_cached's hit alone, inline, for the operand checks of
+ * every math call (the call cost ~170 instructions an operand, this ~25):
+ * true, with the allocation's backend and device index, when ptr lies in an
+ * allocation this thread's cache holds, its arena has freed nothing since
+ * (a free or a sleep counts), and [ptr, ptr + bytes) lies inside what was
+ * asked for. False says nothing: the caller then goes the whole way
+ * (xdev_live_lookup_cached), which also words every error. */
+static inline bool xdev_live_hit(const void *ptr, size_t bytes, const void **be, int *index) {
+    const xdev_thread_state_t *t = xdev_thread_state();
+    if (t->shared) return false;
+    uintptr_t p = (uintptr_t)ptr;
+    for (int i = 0; i < XDEV_LIVE_CACHE; i++) {
+        const xdev_live_cache_entry_t *c = &t->live_cache[i];
+        size_t off = p - c->base;
+        if (off >= c->block_size || c->owner == NULL) continue;
+        if (atomic_load_explicit(c->frees, memory_order_acquire) != c->epoch) return false;
+        if (off > c->size || bytes > c->size - off) return false; /* worded by the slow path */
+        *be = c->be;
+        *index = c->index;
+        return true;
+    }
+    return false;
+}
 
 /* XDEV_ERROR_INVALID_VALUE naming `arg` when [ptr, ptr + n) runs past the
  * end of the allocation ref describes (ref->known must be true). */

@@ -102,6 +102,11 @@ static void arg_label_fn(const void *ctx, char *buf, size_t n) {
 static xdev_status_t check_pointer(const struct xdev_kernel *k, int i, const void *p) {
     if (p == NULL) return XDEV_SUCCESS;
     const struct xdev_module *m = k->module;
+    const void *hbe; /* the thread's cache, inline: the common case */
+    int hindex;
+    if (__builtin_expect(xdev_live_hit(p, 0, &hbe, &hindex), 1) && hbe == m->be &&
+        hindex == m->device.index)
+        return XDEV_SUCCESS;
     xdev_live_ref_t ref;
     arg_ref_t at = {k, i};
     xdev_status_t st = xdev_live_lookup_cached(p, arg_label_fn, &at, &ref); /* refuses freed */

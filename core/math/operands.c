@@ -20,8 +20,9 @@ static void operand_label(const void *ctx, char *buf, size_t len) {
  * launches do (a BLAS or FFT call passes the same buffers again and again:
  * a hit is a few loads while the arena has freed nothing, where the
  * registry walk under its read lock cost ~300 instructions an operand). */
-static xdev_status_t lookup(const xdev_operand_t *op, const char *what, xdev_backend_t **be,
-                            int *index) {
+/* The whole lookup: a cache miss, or any error (worded here). */
+static __attribute__((noinline)) xdev_status_t
+lookup_slow(const xdev_operand_t *op, const char *what, xdev_backend_t **be, int *index) {
     if (op->ptr == NULL)
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "argument '%s' is NULL", op->name);
     xdev_live_ref_t ref;
@@ -48,6 +49,18 @@ static xdev_status_t lookup(const xdev_operand_t *op, const char *what, xdev_bac
     *be = ref.e.be; /* only where it runs: copying the whole entry cost more than the checks */
     *index = ref.e.index;
     return XDEV_SUCCESS;
+}
+
+/* An operand's backend and device: the thread's cache of live allocations
+ * inline (xdev_live_hit), else the whole lookup. */
+static inline __attribute__((always_inline)) xdev_status_t
+lookup(const xdev_operand_t *op, const char *what, xdev_backend_t **be, int *index) {
+    const void *hbe;
+    if (__builtin_expect(xdev_live_hit(op->ptr, op->bytes, &hbe, index), 1)) {
+        *be = (xdev_backend_t *)hbe;
+        return XDEV_SUCCESS;
+    }
+    return lookup_slow(op, what, be, index);
 }
 
 xdev_status_t xdev_operands_resolve(const xdev_operand_t *ops, int count, xdev_stream_t stream,

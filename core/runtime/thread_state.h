@@ -36,11 +36,12 @@ typedef struct xdev_stream_ref {
 #define XDEV_LIVE_CACHE 8
 typedef struct xdev_live_cache_entry {
     uintptr_t base;
-    size_t size;       /* bytes the caller asked for */
-    size_t block_size; /* bytes set aside */
-    const void *owner; /* the device allocator (arena) */
-    uint64_t epoch;    /* its free count when the block was seen live */
-    const void *be;    /* the allocation's backend and device */
+    size_t size;                   /* bytes the caller asked for */
+    size_t block_size;             /* bytes set aside */
+    const void *owner;             /* the device allocator (arena) */
+    const _Atomic uint64_t *frees; /* its free count (xdev_live_hit reads it inline) */
+    uint64_t epoch;                /* its free count when the block was seen live */
+    const void *be;                /* the allocation's backend and device */
     int index;
 } xdev_live_cache_entry_t;
 
