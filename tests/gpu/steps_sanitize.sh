@@ -142,6 +142,12 @@ if want sanitizer; then
     # cudaErrorNotPermitted, and the plan must then be kept): API errors are expected there
     SAN_ARGS="--report-api-errors no" sanitize memcheck "test_fft (an eviction in a host function)" \
         "$B/tests/conformance/test_fft" fft fft_host_fn
+    # without caching (plain cudaMalloc/cudaFree, a free waiting for the device): the
+    # concurrent plan-cache cases failed once so in a parallel conformance run (2026-11-30:
+    # CUFFT_INTERNAL_ERROR in cufftMakePlanMany64, then illegal-address errors)
+    # (every case: fft_host_fn's expected API errors are not counted)
+    SAN_ARGS="--report-api-errors no" sanitize memcheck "test_fft, XDEV_NO_MEMORY_CACHING=1" \
+        env XDEV_NO_MEMORY_CACHING=1 XDEV_TEST_SCALE=0.1 "$B/tests/conformance/test_fft" fft
     sanitize memcheck "test_ops (fills, 36 conversion pairs)" "$B/tests/conformance/test_ops" ops
     sanitize memcheck "test_observe (tags, memory view, stream trace)" \
         "$B/tests/conformance/test_observe" observe
