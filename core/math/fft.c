@@ -216,6 +216,9 @@ typedef struct {
     xdev_fft_key_t *key; /* filled by make_key unless have_key */
     bool have_key;
     bool transient;             /* x->plan is this exec's own (max_size 0, a closing stream) */
+    void *made;                 /* a plan made for this exec whose work area it did not hold
+                                   yet: not cached or counted (xdev_fft_cache_insert_made) */
+    size_t made_work;           /* its work size */
     uint32_t stream_generation; /* tgt's stream's, read once by xdev_fft_exec */
     xdev_fft_hit_t hit;
     xdev_fft_exec_desc_t *x;
@@ -261,20 +264,14 @@ static inline __attribute__((always_inline)) xdev_status_t alloc_work(fft_op_t *
     return XDEV_SUCCESS;
 }
 
-/* With the cache locked: take the plan into x->plan and its work size into
- * *need. The first round is the exec's one lookup, counted: the memo's
- * entry again, or through the key (a hit, or a plan made: a miss). A later
- * round takes the same entry again uncounted (or through the key, also
- * uncounted, when it may have been dropped); a transient plan is this
- * exec's own and is kept across the rounds. */
-static inline __attribute__((always_inline)) xdev_status_t take_locked(fft_op_t *o, bool again,
-                                                                       size_t *need) {
+/* With the cache locked: the plan into x->plan and its work size into
+ * *need when its work area fits in what the exec holds (counted: a hit, or
+ * a miss that made it), else nothing taken or counted (x->plan NULL) and
+ * *need what it takes; a plan that had to be made then is kept in o->made.
+ * Round 1 of a memo hit takes the memo's entry again without hashing. */
+static inline __attribute__((always_inline)) xdev_status_t take_locked(fft_op_t *o, size_t *need) {
     xdev_fft_exec_desc_t *x = o->x;
     const xdev_exec_target_t *tgt = o->tgt;
-    if (again && o->transient) { /* (round 0 has none yet) */
-        *need = o->need;
-        return XDEV_SUCCESS;
-    }
     /* fft_plans is set before closing is read, both seq_cst: a destroy that
      * sets closing and then finds fft_plans unset (it skips the sweep) is
      * ordered before this read, which then sees closing and caches nothing.
@@ -287,10 +284,17 @@ static inline __attribute__((always_inline)) xdev_status_t take_locked(fft_op_t 
                                                                            : 0u) |
         (atomic_load_explicit(&tgt->stream->capture, memory_order_acquire) != NULL
              ? XDEV_FFT_TAKE_CAPTURED
-             : 0u) |
-        (again ? XDEV_FFT_TAKE_UNCOUNTED : 0u);
-    /* o->hit: the memo's (round 0 of a memo hit), the last round's, or none */
-    if (xdev_fft_cache_acquire_again(o->c, &o->hit, how, &x->plan, need)) return XDEV_SUCCESS;
+             : 0u);
+    if (o->made != NULL) { /* made in an earlier round; the exec now holds its work area */
+        void *spare = NULL;
+        xdev_fft_cache_insert_made(o->c, o->key, how, o->made, o->made_work, o->work_have, &x->plan,
+                                   need, &o->transient, &o->hit, &spare);
+        o->made = spare; /* another exec's plan was taken: fft_call destroys this one */
+        return XDEV_SUCCESS;
+    }
+    /* o->hit: the memo's (a memo hit), the last round's, or none */
+    if (xdev_fft_cache_acquire_again(o->c, &o->hit, how, o->work_have, &x->plan, need))
+        return XDEV_SUCCESS;
     if (!o->have_key) { /* the memo's descriptor: valid, its key made now */
         size_t in_bytes, out_bytes;
         xdev_status_t st = make_key(o->d, o->key, &in_bytes, &out_bytes);
@@ -298,7 +302,14 @@ static inline __attribute__((always_inline)) xdev_status_t take_locked(fft_op_t 
         key_set_stream(o->key, tgt->stream, o->stream_generation);
         o->have_key = true;
     }
-    return xdev_fft_cache_acquire_hit(o->c, o->key, how, &x->plan, need, &o->transient, &o->hit);
+    xdev_status_t st = xdev_fft_cache_acquire_hit(o->c, o->key, how, o->work_have, &x->plan, need,
+                                                  &o->transient, &o->hit);
+    if (st == XDEV_SUCCESS && *need > o->work_have && x->plan != NULL) {
+        o->made = x->plan; /* made, too big for the area held: this exec's own for now */
+        o->made_work = *need;
+        x->plan = NULL;
+    }
+    return st;
 }
 
 /* With the cache locked and the plan taken: enqueue it with the work area
@@ -311,13 +322,30 @@ static inline __attribute__((always_inline)) xdev_status_t exec_locked(fft_op_t 
     return xdev_be_fft_exec(o->tgt->rec, x);
 }
 
-/* fft_call's later rounds: the plan needs `need` bytes, more than it has.
- * Unlocked, allocate them, then take the plan again (uncounted) and exec if
- * it fits. Out of line: only a memo miss with a work area, or a plan that
- * grew, comes here. */
+/* One round with the cache locked: take (or insert the plan made before),
+ * exec when taken. *taken says whether it ran; a plan made and then not
+ * used (another exec cached one meanwhile) is destroyed after unlocking. */
+static inline __attribute__((always_inline)) xdev_status_t round_locked(fft_op_t *o, size_t *need,
+                                                                        bool *taken) {
+    bool had_made = o->made != NULL;
+    xdev_fft_cache_lock(o->c);
+    xdev_status_t st = take_locked(o, need);
+    *taken = st == XDEV_SUCCESS && o->x->plan != NULL;
+    if (*taken) st = exec_locked(o, *need);
+    if (!o->transient) o->x->plan = NULL; /* the cache's: nothing for fft_finish to release */
+    xdev_fft_cache_unlock(o->c);
+    if (__builtin_expect(had_made && o->made != NULL, 0)) { /* insert_made's spare: never ran */
+        xdev_fft_cache_destroy_plan(o->c, o->made);
+        o->made = NULL;
+    }
+    return st;
+}
+
+/* fft_call's later rounds: the plan needs `need` bytes, more than the exec
+ * holds. Unlocked, allocate them, then look again. Out of line: only a memo
+ * miss with a work area, or a plan that grew, comes here. */
 static __attribute__((noinline)) xdev_status_t fft_call_again(fft_op_t *o, size_t need) {
     for (int round = 1;; round++) {
-        o->need = need; /* what take_locked answers for a transient plan */
         if (round == FFT_TAKE_ROUNDS)
             return XDEV_FAIL(XDEV_ERROR_BACKEND,
                              "the FFT plan's work area grew on each of %d takes (to %zu bytes): "
@@ -325,21 +353,17 @@ static __attribute__((noinline)) xdev_status_t fft_call_again(fft_op_t *o, size_
                              FFT_TAKE_ROUNDS, need);
         xdev_status_t st = alloc_work(o, need);
         if (st != XDEV_SUCCESS) return st;
-        xdev_fft_cache_lock(o->c);
-        st = take_locked(o, true, &need);
-        bool fits = st == XDEV_SUCCESS && need <= o->work_have;
-        if (fits) st = exec_locked(o, need);
-        if (!o->transient) o->x->plan = NULL; /* the cache's: nothing for fft_finish to release */
-        xdev_fft_cache_unlock(o->c);
-        if (st != XDEV_SUCCESS || fits) return st;
+        bool taken;
+        st = round_locked(o, &need, &taken);
+        if (st != XDEV_SUCCESS || taken) return st;
     }
 }
 
 /* The plan is taken and executed with the cache locked (a cached plan is
  * never evicted while an exec enqueues it, nor run by two execs at once);
  * its work area is allocated unlocked (alloc_work says why): before the
- * lock at the memo's size when the memo hits, else after a first take
- * found the plan's size (fft_call_again). */
+ * lock at the memo's size when the memo hits, else after a first look found
+ * the plan's size (fft_call_again). */
 static inline __attribute__((always_inline)) xdev_status_t fft_call(xdev_enqueue_t *q) {
     fft_op_t *o = q->ctx;
     xdev_status_t st;
@@ -348,13 +372,9 @@ static inline __attribute__((always_inline)) xdev_status_t fft_call(xdev_enqueue
         if (st != XDEV_SUCCESS) return st;
     }
     size_t need = 0;
-    xdev_fft_cache_lock(o->c);
-    st = take_locked(o, false, &need);
-    bool fits = st == XDEV_SUCCESS && need <= o->work_have;
-    if (fits) st = exec_locked(o, need);
-    if (!o->transient) o->x->plan = NULL; /* the cache's: nothing for fft_finish to release */
-    xdev_fft_cache_unlock(o->c);
-    if (__builtin_expect(st != XDEV_SUCCESS || fits, 1)) return st;
+    bool taken;
+    st = round_locked(o, &need, &taken);
+    if (__builtin_expect(st != XDEV_SUCCESS || taken, 1)) return st;
     return fft_call_again(o, need);
 }
 
@@ -370,6 +390,7 @@ static void fft_trace_args(xdev_enqueue_t *q) {
  * only by later work on this stream). */
 static xdev_status_t fft_finish(xdev_enqueue_t *q, xdev_status_t st) {
     fft_op_t *o = q->ctx;
+    if (o->made != NULL) xdev_fft_cache_destroy_plan(o->c, o->made); /* it never ran */
     if (o->x->plan != NULL) {
         if (st == XDEV_SUCCESS) st = xdev_be_stream_synchronize(q->rec, q->stream->native);
         xdev_fft_cache_destroy_plan(o->c, o->x->plan);

@@ -251,11 +251,10 @@ static xdev_status_t create_plan(xdev_fft_cache_t *c, const xdev_fft_key_t *k, v
     return xdev_be_fft_plan_create(c->rec, &d, plan, work_size);
 }
 
-/* A hit (counted unless XDEV_FFT_TAKE_UNCOUNTED): the entry becomes the
- * most recently used. */
+/* A hit, counted: the entry becomes the most recently used. */
 static void take(xdev_fft_cache_t *c, fft_entry_t *e, unsigned how, void **plan,
                  size_t *work_size) {
-    if (__builtin_expect(!(how & XDEV_FFT_TAKE_UNCOUNTED), 1)) c->hits++;
+    c->hits++;
     e->captured |= (how & XDEV_FFT_TAKE_CAPTURED) != 0;
     if (c->newest != e) {
         list_unlink(c, e);
@@ -266,33 +265,31 @@ static void take(xdev_fft_cache_t *c, fft_entry_t *e, unsigned how, void **plan,
     *work_size = e->work_size;
 }
 
-xdev_status_t xdev_fft_cache_acquire_hit(xdev_fft_cache_t *c, const xdev_fft_key_t *key,
-                                         unsigned how, void **plan, size_t *work_size,
-                                         bool *transient, xdev_fft_hit_t *hit) {
-    uint64_t h = key_hash(key);
+static fft_entry_t *find(const xdev_fft_cache_t *c, const xdev_fft_key_t *key, uint64_t h) {
+    if (c->buckets == NULL) return NULL;
+    for (fft_entry_t *e = c->buckets[h & (c->nbuckets - 1)]; e != NULL; e = e->chain)
+        if (e->hash == h && memcmp(&e->key, key, sizeof *key) == 0) return e;
+    return NULL;
+}
+
+/* A plan just made for `key`, counted as a miss: inserted as the most
+ * recently used (evicting the least recently used beyond max_size), or
+ * transient (caching disabled, a closing stream, no memory). */
+static void insert(xdev_fft_cache_t *c, const xdev_fft_key_t *key, uint64_t h, unsigned how,
+                   void *plan, size_t work_size, bool *transient, xdev_fft_hit_t *hit) {
+    c->misses++;
     *transient = false;
     *hit = (xdev_fft_hit_t){c, NULL, c->drops};
-    if (c->buckets != NULL) {
-        for (fft_entry_t *e = c->buckets[h & (c->nbuckets - 1)]; e != NULL; e = e->chain) {
-            if (e->hash != h || memcmp(&e->key, key, sizeof *key) != 0) continue;
-            take(c, e, how, plan, work_size);
-            hit->entry = e;
-            return XDEV_SUCCESS;
-        }
-    }
-    xdev_status_t st = create_plan(c, key, plan, work_size);
-    if (st != XDEV_SUCCESS) return st;
-    if (!(how & XDEV_FFT_TAKE_UNCOUNTED)) c->misses++;
     fft_entry_t *e =
         c->max_size > 0 && !(how & XDEV_FFT_TAKE_NO_INSERT) ? calloc(1, sizeof *e) : NULL;
     if (e == NULL) { /* caching disabled, a closing stream, or no memory: use once */
         *transient = true;
-        return XDEV_SUCCESS;
+        return;
     }
     e->key = *key;
     e->hash = h;
-    e->plan = *plan;
-    e->work_size = *work_size;
+    e->plan = plan;
+    e->work_size = work_size;
     e->ran = true;
     e->captured = (how & XDEV_FFT_TAKE_CAPTURED) != 0;
     evict_to(c, c->max_size - 1);
@@ -302,20 +299,68 @@ xdev_status_t xdev_fft_cache_acquire_hit(xdev_fft_cache_t *c, const xdev_fft_key
         c->size--;
         free(e);
         *transient = true;
-        return XDEV_SUCCESS;
+        return;
     }
     e->chain = c->buckets[h & (c->nbuckets - 1)];
     c->buckets[h & (c->nbuckets - 1)] = e;
     list_push_newest(c, e);
     *hit = (xdev_fft_hit_t){c, e, c->drops}; /* after evict_to's drops */
+}
+
+xdev_status_t xdev_fft_cache_acquire_hit(xdev_fft_cache_t *c, const xdev_fft_key_t *key,
+                                         unsigned how, size_t have, void **plan, size_t *work_size,
+                                         bool *transient, xdev_fft_hit_t *hit) {
+    uint64_t h = key_hash(key);
+    *plan = NULL;
+    *transient = false;
+    *hit = (xdev_fft_hit_t){c, NULL, c->drops};
+    fft_entry_t *e = find(c, key, h);
+    if (e != NULL) {
+        hit->entry = e;
+        *work_size = e->work_size;
+        if (e->work_size <= have) take(c, e, how, plan, work_size);
+        return XDEV_SUCCESS;
+    }
+    xdev_status_t st = create_plan(c, key, plan, work_size);
+    if (st != XDEV_SUCCESS) return st;
+    if (*work_size > have) return XDEV_SUCCESS; /* made, not counted: the caller's own for now */
+    insert(c, key, h, how, *plan, *work_size, transient, hit);
     return XDEV_SUCCESS;
 }
 
 bool xdev_fft_cache_acquire_again(xdev_fft_cache_t *c, const xdev_fft_hit_t *hit, unsigned how,
-                                  void **plan, size_t *work_size) {
+                                  size_t have, void **plan, size_t *work_size) {
     if (hit->c != c || hit->entry == NULL || hit->drops != c->drops) return false;
-    take(c, hit->entry, how, plan, work_size);
+    fft_entry_t *e = hit->entry;
+    *plan = NULL;
+    *work_size = e->work_size;
+    if (e->work_size <= have) take(c, e, how, plan, work_size);
     return true;
+}
+
+void xdev_fft_cache_insert_made(xdev_fft_cache_t *c, const xdev_fft_key_t *key, unsigned how,
+                                void *made, size_t made_work, size_t have, void **plan,
+                                size_t *work_size, bool *transient, xdev_fft_hit_t *hit,
+                                void **spare) {
+    uint64_t h = key_hash(key);
+    fft_entry_t *e = find(c, key, h);
+    *spare = NULL;
+    if (e != NULL && e->work_size <= have) { /* another exec cached one meanwhile */
+        take(c, e, how, plan, work_size);
+        *transient = false;
+        *hit = (xdev_fft_hit_t){c, e, c->drops};
+        *spare = made;
+        return;
+    }
+    *plan = made;
+    *work_size = made_work;
+    if (e != NULL) { /* a cached one that needs more than this exec holds: made is used once */
+        c->misses++;
+        *transient = true;
+        *hit = (xdev_fft_hit_t){c, NULL, c->drops};
+        return;
+    }
+    insert(c, key, h, how, made, made_work, transient, hit);
 }
 
 /* ------------------------------------------------------------- public controls */

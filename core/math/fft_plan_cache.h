@@ -9,10 +9,11 @@
  * torch does: a plan is never evicted while a thread is enqueuing it, and
  * backends need not make one plan safe for concurrent execs. The exec's
  * work area is allocated with the lock released (an allocation that fails
- * calls the OOM observers, which may call the FFT functions): a take that
- * finds it too small unlocks, allocates and takes the plan again, uncounted
- * (XDEV_FFT_TAKE_UNCOUNTED; math/fft.c). A destroyed stream's plans leave
- * with it (runtime's stream-destroy hook, xdev_fft_cache_wire). */
+ * calls the OOM observers, which may call the FFT functions): a lookup that
+ * finds it too small takes nothing and counts nothing (a plan it had to
+ * make stays the exec's own), and the exec looks again once it holds the
+ * area (math/fft.c). A destroyed stream's plans leave with it (runtime's
+ * stream-destroy hook, xdev_fft_cache_wire). */
 #ifndef XDEV_CORE_FFT_PLAN_CACHE_H
 #define XDEV_CORE_FFT_PLAN_CACHE_H
 
@@ -89,31 +90,49 @@ enum {
      * stream does not remove it (an eviction or a clear still may, as in
      * torch) */
     XDEV_FFT_TAKE_CAPTURED = 2u,
-    /* the exec's lookup was counted already: this take is the same exec's
-     * again, after it unlocked to allocate a larger work area, and counts
-     * neither a hit nor a miss (the statistics count one lookup per exec) */
-    XDEV_FFT_TAKE_UNCOUNTED = 4u,
 };
 
-/* With the lock held: the plan for `key` (about to be executed), from the
- * cache (a hit, now most recently used) or created by the backend (a miss,
- * inserted, evicting the least recently used plan beyond max_size), taken
- * as `how` says (UNCOUNTED: neither counted); *hit records where it is
+/* With the lock held: the plan for `key` (about to be executed) when its
+ * work area fits in the `have` bytes the exec holds, from the cache (a hit,
+ * now most recently used) or created by the backend (a miss, inserted,
+ * evicting the least recently used plan beyond max_size), taken as `how`
+ * says; *work_size is the plan's work area and *hit records where it is
  * (its entry NULL when the plan is transient). An evicted plan is destroyed
  * only after its device has finished the work queued so far. With max_size
  * 0 (or NO_INSERT) the new plan is not cached: *transient is set and the
  * caller synchronizes the exec's stream and destroys it with
- * xdev_fft_cache_destroy_plan after use. */
+ * xdev_fft_cache_destroy_plan after use.
+ * When the work area does not fit, nothing is counted and the caller
+ * allocates *work_size bytes with the lock released (an allocation that
+ * fails calls the OOM observers, which may call the FFT functions):
+ *   - a cached plan: *plan is NULL; *hit says where it was, for
+ *     xdev_fft_cache_acquire_again;
+ *   - a plan made now: *plan is it, the caller's own (not cached, not
+ *     counted), for xdev_fft_cache_insert_made, or for
+ *     xdev_fft_cache_destroy_plan (it never ran) when the exec fails.
+ * So the statistics count one lookup per exec that gets its work area, and
+ * every miss made the plan it counts. */
 xdev_status_t xdev_fft_cache_acquire_hit(xdev_fft_cache_t *c, const xdev_fft_key_t *key,
-                                         unsigned how, void **plan, size_t *work_size,
+                                         unsigned how, size_t have, void **plan, size_t *work_size,
                                          bool *transient, xdev_fft_hit_t *hit);
 
-/* With the lock held: true, with the plan of `hit` (a hit as
- * xdev_fft_cache_acquire_hit counts one, unless XDEV_FFT_TAKE_UNCOUNTED:
- * most recently used now), when its entry is still in c; false (nothing
- * changed) when it may not be. */
+/* With the lock held: true when the entry of `hit` is still in c, with its
+ * plan taken as xdev_fft_cache_acquire_hit takes a cached one (*plan NULL,
+ * nothing counted, when its work area does not fit in `have`); false
+ * (nothing changed) when it may not be. */
 bool xdev_fft_cache_acquire_again(xdev_fft_cache_t *c, const xdev_fft_hit_t *hit, unsigned how,
-                                  void **plan, size_t *work_size);
+                                  size_t have, void **plan, size_t *work_size);
+
+/* With the lock held: `made`, a plan xdev_fft_cache_acquire_hit made for
+ * `key` whose work area (made_work bytes) the exec now holds (have >=
+ * made_work). When another exec cached a plan for key meanwhile that fits,
+ * that one is taken (a hit) and *spare = made, for the caller to destroy
+ * after unlocking (it never ran); else made is counted as a miss and
+ * inserted, or transient as acquire_hit says. */
+void xdev_fft_cache_insert_made(xdev_fft_cache_t *c, const xdev_fft_key_t *key, unsigned how,
+                                void *made, size_t made_work, size_t have, void **plan,
+                                size_t *work_size, bool *transient, xdev_fft_hit_t *hit,
+                                void **spare);
 
 /* Give a plan back to the backend (no lock needed; the caller has waited
  * for the work that used it). */

@@ -130,10 +130,9 @@ typedef struct xdev_fft_plan_cache_stats {
     int64_t size;      /* plans cached now */
     int64_t max_size;  /* the limit */
     int64_t hits;      /* execs that found their plan */
-    int64_t misses;    /* execs that created a plan (an exec that failed
-                          to allocate its work area before it looked its
-                          plan up, the same transform again on the same
-                          stream, counts neither) */
+    int64_t misses;    /* execs that created a plan (an exec that could
+                          not allocate its plan's work area counts
+                          neither, and a plan made for it is not cached) */
     int64_t evictions; /* plans dropped for max_size (not clear) */
 } xdev_fft_plan_cache_stats_t;
 
