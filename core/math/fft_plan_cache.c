@@ -352,14 +352,16 @@ void xdev_fft_cache_insert_made(xdev_fft_cache_t *c, const xdev_fft_key_t *key, 
         *spare = made;
         return;
     }
-    *plan = made;
-    *work_size = made_work;
-    if (e != NULL) { /* a cached one that needs more than this exec holds: made is used once */
-        c->misses++;
-        *transient = true;
-        *hit = (xdev_fft_hit_t){c, NULL, c->drops};
+    if (e != NULL) { /* a cached one that needs more than this exec holds: nothing taken */
+        *plan = NULL;
+        *work_size = e->work_size;
+        *transient = false;
+        *hit = (xdev_fft_hit_t){c, e, c->drops};
+        *spare = made;
         return;
     }
+    *plan = made;
+    *work_size = made_work;
     insert(c, key, h, how, made, made_work, transient, hit);
 }
 

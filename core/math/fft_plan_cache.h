@@ -125,10 +125,12 @@ bool xdev_fft_cache_acquire_again(xdev_fft_cache_t *c, const xdev_fft_hit_t *hit
 
 /* With the lock held: `made`, a plan xdev_fft_cache_acquire_hit made for
  * `key` whose work area (made_work bytes) the exec now holds (have >=
- * made_work). When another exec cached a plan for key meanwhile that fits,
- * that one is taken (a hit) and *spare = made, for the caller to destroy
- * after unlocking (it never ran); else made is counted as a miss and
- * inserted, or transient as acquire_hit says. */
+ * made_work). When another exec cached a plan for key meanwhile, *spare =
+ * made, for the caller to destroy after unlocking (it never ran), and that
+ * plan is taken (a hit) if its work area fits in `have`, else nothing is
+ * taken or counted (*plan NULL, *work_size its size, *hit where it is, as
+ * acquire_hit answers a cached plan that does not fit). Without one, made
+ * is counted as a miss and inserted, or transient as acquire_hit says. */
 void xdev_fft_cache_insert_made(xdev_fft_cache_t *c, const xdev_fft_key_t *key, unsigned how,
                                 void *made, size_t made_work, size_t have, void **plan,
                                 size_t *work_size, bool *transient, xdev_fft_hit_t *hit,
