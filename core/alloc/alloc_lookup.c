@@ -129,28 +129,23 @@ xdev_status_t xdev_live_check_extent(const xdev_live_ref_t *ref, const void *ptr
 xdev_status_t xdev_live_lookup_cached(const void *ptr, xdev_live_label_fn label, const void *ctx,
                                       xdev_live_ref_t *out) {
     xdev_thread_state_t *t = xdev_thread_state();
-    uintptr_t p = (uintptr_t)ptr;
-    if (!t->shared)
-        for (int i = 0; i < XDEV_LIVE_CACHE; i++) {
-            xdev_live_cache_entry_t *c = &t->live_cache[i];
-            if (p - c->base >= c->block_size || c->owner == NULL) continue;
-            if (atomic_load_explicit(c->frees, memory_order_acquire) != c->epoch) {
-                c->owner = NULL; /* its arena freed something since: look again */
-                break;
-            }
-            out->known = true;
-            out->e = (xdev_ptr_entry_t){.base = c->base,
-                                        .size = c->block_size,
-                                        .kind = XDEV_MEMORY_DEVICE,
-                                        .be = (xdev_backend_t *)c->be,
-                                        .index = c->index};
-            out->base = c->base;
-            out->size = c->size;
-            out->block_size = c->block_size;
-            out->owner = c->owner;
-            out->epoch = c->epoch;
-            return XDEV_SUCCESS;
-        }
+    xdev_live_cache_entry_t *c = xdev_live_cache_find(t, ptr);
+    if (c != NULL && atomic_load_explicit(c->frees, memory_order_acquire) != c->epoch) {
+        c->owner = NULL; /* its arena freed something since: look again */
+    } else if (c != NULL) {
+        out->known = true;
+        out->e = (xdev_ptr_entry_t){.base = c->base,
+                                    .size = c->block_size,
+                                    .kind = XDEV_MEMORY_DEVICE,
+                                    .be = (xdev_backend_t *)c->be,
+                                    .index = c->index};
+        out->base = c->base;
+        out->size = c->size;
+        out->block_size = c->block_size;
+        out->owner = c->owner;
+        out->epoch = c->epoch;
+        return XDEV_SUCCESS;
+    }
     xdev_status_t st = xdev_live_lookup(ptr, "", out);
     if (st != XDEV_SUCCESS) { /* again, for the message naming the argument */
         char arg[192];
@@ -158,16 +153,16 @@ xdev_status_t xdev_live_lookup_cached(const void *ptr, xdev_live_label_fn label,
         return xdev_live_lookup(ptr, arg, out);
     }
     if (out->known && out->owner != NULL && !t->shared) {
-        xdev_live_cache_entry_t *c = &t->live_cache[t->live_cache_next++ % XDEV_LIVE_CACHE];
+        xdev_live_cache_entry_t *slot = &t->live_cache[t->live_cache_next++ % XDEV_LIVE_CACHE];
         const xdev_device_allocator_t *da = out->owner;
-        *c = (xdev_live_cache_entry_t){.base = out->base,
-                                       .size = out->size,
-                                       .block_size = out->block_size,
-                                       .owner = da,
-                                       .frees = &da->frees,
-                                       .epoch = out->epoch,
-                                       .be = out->e.be,
-                                       .index = out->e.index};
+        *slot = (xdev_live_cache_entry_t){.base = out->base,
+                                          .size = out->size,
+                                          .block_size = out->block_size,
+                                          .owner = da,
+                                          .frees = &da->frees,
+                                          .epoch = out->epoch,
+                                          .be = out->e.be,
+                                          .index = out->e.index};
     }
     return XDEV_SUCCESS;
 }

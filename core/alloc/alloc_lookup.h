@@ -45,6 +45,20 @@ typedef void (*xdev_live_label_fn)(const void *ctx, char *buf, size_t len);
 xdev_status_t xdev_live_lookup_cached(const void *ptr, xdev_live_label_fn label, const void *ctx,
                                       xdev_live_ref_t *out);
 
+/* The entry of thread t's cache whose block holds ptr, NULL when none does
+ * (or t is the shared emergency block, which caches nothing); whether its
+ * arena has freed anything since is the caller's to check (c->frees). */
+static inline xdev_live_cache_entry_t *xdev_live_cache_find(xdev_thread_state_t *t,
+                                                            const void *ptr) {
+    if (t->shared) return NULL;
+    uintptr_t p = (uintptr_t)ptr;
+    for (int i = 0; i < XDEV_LIVE_CACHE; i++) {
+        xdev_live_cache_entry_t *c = &t->live_cache[i];
+        if (p - c->base < c->block_size && c->owner != NULL) return c;
+    }
+    return NULL;
+}
+
 /* xdev_live_lookup_cached's hit alone, inline, for the operand checks of
  * every math call (the call cost ~170 instructions an operand, this ~25):
  * true, with the allocation's backend and device index, when ptr lies in an
@@ -53,20 +67,13 @@ xdev_status_t xdev_live_lookup_cached(const void *ptr, xdev_live_label_fn label,
  * asked for. False says nothing: the caller then goes the whole way
  * (xdev_live_lookup_cached), which also words every error. */
 static inline bool xdev_live_hit(const void *ptr, size_t bytes, const void **be, int *index) {
-    const xdev_thread_state_t *t = xdev_thread_state();
-    if (t->shared) return false;
-    uintptr_t p = (uintptr_t)ptr;
-    for (int i = 0; i < XDEV_LIVE_CACHE; i++) {
-        const xdev_live_cache_entry_t *c = &t->live_cache[i];
-        size_t off = p - c->base;
-        if (off >= c->block_size || c->owner == NULL) continue;
-        if (atomic_load_explicit(c->frees, memory_order_acquire) != c->epoch) return false;
-        if (off > c->size || bytes > c->size - off) return false; /* worded by the slow path */
-        *be = c->be;
-        *index = c->index;
-        return true;
-    }
-    return false;
+    const xdev_live_cache_entry_t *c = xdev_live_cache_find(xdev_thread_state(), ptr);
+    if (c == NULL || atomic_load_explicit(c->frees, memory_order_acquire) != c->epoch) return false;
+    size_t off = (uintptr_t)ptr - c->base;
+    if (off > c->size || bytes > c->size - off) return false; /* worded by the slow path */
+    *be = c->be;
+    *index = c->index;
+    return true;
 }
 
 /* XDEV_ERROR_INVALID_VALUE naming `arg` when [ptr, ptr + n) runs past the
