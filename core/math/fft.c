@@ -267,9 +267,11 @@ static inline __attribute__((always_inline)) xdev_status_t alloc_work(fft_op_t *
 /* With the cache locked: the plan into x->plan and its work size into
  * *need when its work area fits in what the exec holds (counted: a hit, or
  * a miss that made it), else nothing taken or counted (x->plan NULL) and
- * *need what it takes; a plan that had to be made then is kept in o->made.
+ * *need what it takes; a plan that had to be made then is kept in o->made,
+ * and one made before that is not used after all goes to *spare.
  * Round 1 of a memo hit takes the memo's entry again without hashing. */
-static inline __attribute__((always_inline)) xdev_status_t take_locked(fft_op_t *o, size_t *need) {
+static inline __attribute__((always_inline)) xdev_status_t take_locked(fft_op_t *o, size_t *need,
+                                                                       void **spare) {
     xdev_fft_exec_desc_t *x = o->x;
     const xdev_exec_target_t *tgt = o->tgt;
     /* fft_plans is set before closing is read, both seq_cst: a destroy that
@@ -286,10 +288,9 @@ static inline __attribute__((always_inline)) xdev_status_t take_locked(fft_op_t 
              ? XDEV_FFT_TAKE_CAPTURED
              : 0u);
     if (o->made != NULL) { /* made in an earlier round; the exec now holds its work area */
-        void *spare = NULL;
         xdev_fft_cache_insert_made(o->c, o->key, how, o->made, o->made_work, o->work_have, &x->plan,
-                                   need, &o->transient, &o->hit, &spare);
-        o->made = spare; /* another exec's plan was taken: fft_call destroys this one */
+                                   need, &o->transient, &o->hit, spare);
+        o->made = NULL; /* cached, transient, or *spare */
         return XDEV_SUCCESS;
     }
     /* o->hit: the memo's (a memo hit), the last round's, or none */
@@ -327,17 +328,15 @@ static inline __attribute__((always_inline)) xdev_status_t exec_locked(fft_op_t 
  * used (another exec cached one meanwhile) is destroyed after unlocking. */
 static inline __attribute__((always_inline)) xdev_status_t round_locked(fft_op_t *o, size_t *need,
                                                                         bool *taken) {
-    bool had_made = o->made != NULL;
+    void *spare = NULL;
     xdev_fft_cache_lock(o->c);
-    xdev_status_t st = take_locked(o, need);
+    xdev_status_t st = take_locked(o, need, &spare);
     *taken = st == XDEV_SUCCESS && o->x->plan != NULL;
     if (*taken) st = exec_locked(o, *need);
     if (!o->transient) o->x->plan = NULL; /* the cache's: nothing for fft_finish to release */
     xdev_fft_cache_unlock(o->c);
-    if (__builtin_expect(had_made && o->made != NULL, 0)) { /* insert_made's spare: never ran */
-        xdev_fft_cache_destroy_plan(o->c, o->made);
-        o->made = NULL;
-    }
+    if (__builtin_expect(spare != NULL, 0))
+        xdev_fft_cache_destroy_plan(o->c, spare); /* never ran */
     return st;
 }
 

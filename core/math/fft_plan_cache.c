@@ -265,6 +265,16 @@ static void take(xdev_fft_cache_t *c, fft_entry_t *e, unsigned how, void **plan,
     *work_size = e->work_size;
 }
 
+/* A cached plan for the exec that holds `have` bytes of work area: taken
+ * (a hit) when its area fits, else nothing taken or counted (*plan NULL);
+ * *work_size is its area either way. */
+static void take_if_fits(xdev_fft_cache_t *c, fft_entry_t *e, unsigned how, size_t have,
+                         void **plan, size_t *work_size) {
+    *plan = NULL;
+    *work_size = e->work_size;
+    if (e->work_size <= have) take(c, e, how, plan, work_size);
+}
+
 static fft_entry_t *find(const xdev_fft_cache_t *c, const xdev_fft_key_t *key, uint64_t h) {
     if (c->buckets == NULL) return NULL;
     for (fft_entry_t *e = c->buckets[h & (c->nbuckets - 1)]; e != NULL; e = e->chain)
@@ -317,8 +327,7 @@ xdev_status_t xdev_fft_cache_acquire_hit(xdev_fft_cache_t *c, const xdev_fft_key
     fft_entry_t *e = find(c, key, h);
     if (e != NULL) {
         hit->entry = e;
-        *work_size = e->work_size;
-        if (e->work_size <= have) take(c, e, how, plan, work_size);
+        take_if_fits(c, e, how, have, plan, work_size);
         return XDEV_SUCCESS;
     }
     xdev_status_t st = create_plan(c, key, plan, work_size);
@@ -331,10 +340,7 @@ xdev_status_t xdev_fft_cache_acquire_hit(xdev_fft_cache_t *c, const xdev_fft_key
 bool xdev_fft_cache_acquire_again(xdev_fft_cache_t *c, const xdev_fft_hit_t *hit, unsigned how,
                                   size_t have, void **plan, size_t *work_size) {
     if (hit->c != c || hit->entry == NULL || hit->drops != c->drops) return false;
-    fft_entry_t *e = hit->entry;
-    *plan = NULL;
-    *work_size = e->work_size;
-    if (e->work_size <= have) take(c, e, how, plan, work_size);
+    take_if_fits(c, hit->entry, how, have, plan, work_size);
     return true;
 }
 
@@ -345,16 +351,8 @@ void xdev_fft_cache_insert_made(xdev_fft_cache_t *c, const xdev_fft_key_t *key, 
     uint64_t h = key_hash(key);
     fft_entry_t *e = find(c, key, h);
     *spare = NULL;
-    if (e != NULL && e->work_size <= have) { /* another exec cached one meanwhile */
-        take(c, e, how, plan, work_size);
-        *transient = false;
-        *hit = (xdev_fft_hit_t){c, e, c->drops};
-        *spare = made;
-        return;
-    }
-    if (e != NULL) { /* a cached one that needs more than this exec holds: nothing taken */
-        *plan = NULL;
-        *work_size = e->work_size;
+    if (e != NULL) { /* another exec cached one meanwhile: made goes */
+        take_if_fits(c, e, how, have, plan, work_size);
         *transient = false;
         *hit = (xdev_fft_hit_t){c, e, c->drops};
         *spare = made;
