@@ -30,7 +30,6 @@
  * instruction counts (callgrind --toggle-collect=xdev_comm_broadcast).
  * Run: XDEV_BACKEND=cuda XDEV_PLUGIN_PATH=<the comm plugin's directory>. */
 #define _GNU_SOURCE /* dlopen's RTLD_NOLOAD */
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -44,6 +43,7 @@
 #include "xdev/xdev.h"
 
 #include "common/xt_die.h"
+#include "common/xt_plugin.h"
 
 #define N 4096
 
@@ -88,14 +88,7 @@ int main(int argc, char **argv) {
     int n = 0;
     OK(xdev_device_count(XDEV_DEVICE_CUDA, &n));
     CHECK(n == 2, "the fake cuda plugin has %d devices, 2 expected", n);
-    const char *dir = getenv("XDEV_PLUGIN_PATH");
-    CHECK(dir != NULL, "XDEV_PLUGIN_PATH is not set");
-    char path[4096];
-    snprintf(path, sizeof path, "%s/libxdev-cuda.so", dir);
-    void *h = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
-    CHECK(h != NULL, "the plugin %s is not loaded: %s", path, dlerror());
-    g_counts = dlsym(h, "fake_cuda_counts");
-    CHECK(g_counts != NULL, "the plugin has no fake_cuda_counts (built without FAKE_COMM?)");
+    g_counts = xt_plugin_symbol("fake_cuda_counts", "built without FAKE_COMM?");
 
     xdev_device_t d0 = {XDEV_DEVICE_CUDA, 0}, d1 = {XDEV_DEVICE_CUDA, 1};
     unsigned char *src, *dst, host[N];

@@ -28,7 +28,6 @@
  * is what the cache holds). Before the fix step 2 hung: the alarm below
  * turns that into a failure naming it.
  * Run: XDEV_BACKEND=cuda XDEV_PLUGIN_PATH=<the fft plugin's directory>. */
-#include <dlfcn.h>
 #include <math.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -41,6 +40,7 @@
 
 #define XT_DIE_WHO "test_fft_work_oom"
 #include "common/xt_die.h"
+#include "common/xt_plugin.h"
 
 #define NMAX 128
 #define FREQ 3
@@ -180,14 +180,7 @@ int main(void) {
     OK(xdev_device_count(XDEV_DEVICE_CUDA, &n));
     CHECK(n >= 1, "no cuda device: run with XDEV_BACKEND=cuda XDEV_PLUGIN_PATH=<the directory of "
                   "the fake cuda plugin built with FAKE_FFT>");
-    const char *dir = getenv("XDEV_PLUGIN_PATH");
-    CHECK(dir != NULL, "XDEV_PLUGIN_PATH is not set");
-    char path[4096];
-    snprintf(path, sizeof path, "%s/libxdev-cuda.so", dir);
-    void *h = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
-    CHECK(h != NULL, "the plugin %s is not loaded: %s", path, dlerror());
-    g_counts = dlsym(h, "fake_fft_counts");
-    CHECK(g_counts != NULL, "the plugin has no fake_fft_counts (built without FAKE_FFT?)");
+    g_counts = xt_plugin_symbol("fake_fft_counts", "built without FAKE_FFT?");
 
     size_t start = allocated();
     xdev_stream_t s1, s2;
