@@ -21,9 +21,12 @@ then a synchronize of every device involved), and each side runs in a fresh
 process (fresh processes per rank for dist) so no allocator, peer-access or
 NCCL state leaks from one to the other; the sides alternate, twice each, and
 the table keeps each side's best time. torch and xdev use the same
-libnccl.so.2 (PyTorch's nvidia-nccl wheel; run.sh points XDEV_NCCL_PATH at
-it). Peer access between the devices is enabled on both sides (torch does it
-on its first cross-device copy; the xdev side calls
+libnccl.so.2 (PyTorch's nvidia-nccl wheel: the driver points XDEV_NCCL_PATH
+at it when unset, and stops when the xdev side has no NCCL - its broadcast
+would then be peer copies). Both sides zero their buffers before timing
+(torch.zeros; xdev_memset_async). Peer access between the devices is
+enabled on both sides (torch does it on its first cross-device copy; the
+xdev side calls
 xdev_device_enable_peer_access, as an xdev user would). Each op's result is
 checked once per side (4 KiB) before timing.
 
@@ -136,6 +139,20 @@ def sizes_arr(values):
     return (ctypes.c_size_t * len(values))(*values)
 
 
+def need_nccl(x):
+    """The xdev side's broadcast and reduce_add take NCCL's path only where
+    xdev found NCCL (else peer copies): without it the comparison is not the
+    one this harness states, so it stops. Asked by the driver, which times
+    nothing (an NCCL id starts NCCL's bootstrap thread in its process)."""
+    if TYPE != CUDA:
+        return
+    ident = ctypes.create_string_buffer(160)  # XDEV_COMMUNICATOR_ID_BYTES
+    if x.lib.xdev_communicator_unique_id(TYPE, ident) != 0:
+        raise SystemExit("comm_torch: the xdev side cannot make NCCL communicators (%s); where "
+                         "NCCL is what is missing, set XDEV_NCCL_PATH to the libnccl.so.2 torch "
+                         "uses" % x.lib.xdev_last_error().decode())
+
+
 def local_xdev(args, ndev):
     x = Xdev(args.lib)
     maxb = args.max_mb << 20
@@ -147,6 +164,10 @@ def local_xdev(args, ndev):
     dst0 = x.malloc(0, maxb)
     peers = [x.malloc(d, maxb) for d in range(ndev)]  # per-device buffers
     chunks = [x.malloc(d, maxb // ndev) for d in range(ndev)]
+    # Zeroed as the torch side's torch.zeros are: the same setup work a side
+    for p, n in [(src, maxb), (dst0, maxb)] + [(q, maxb) for q in peers] + \
+            [(q, maxb // ndev) for q in chunks]:
+        x.memset_async(ctypes.c_void_p(p), 0, ctypes.c_size_t(n), None)
 
     def sync():
         for d in range(ndev):
@@ -313,6 +334,7 @@ def run_dist(args):
         comm = ctypes.c_void_p()
         x.communicator_init_rank(ctypes.byref(comm), world, ident, rank, dev)
         buf = x.malloc(rank, maxb)
+        x.memset_async(ctypes.c_void_p(buf), 0, ctypes.c_size_t(maxb), None)  # as torch.ones fills
         x.put(buf, [1.0] * 1024)
 
         def sync():
@@ -418,6 +440,19 @@ def main():
     if args.ndev < 2:
         print("comm_torch: needs 2 GPUs, %d present: not run" % args.ndev)
         return 2
+    if args.type == "cuda" and not os.environ.get("XDEV_NCCL_PATH"):
+        # the NCCL torch loads (its nvidia-nccl wheel), for the xdev side too
+        try:
+            import nvidia.nccl
+
+            lib = os.path.join(list(nvidia.nccl.__path__)[0], "lib", "libnccl.so.2")
+            if os.path.exists(lib):
+                os.environ["XDEV_NCCL_PATH"] = lib
+        except ImportError:
+            pass
+    print("comm_torch: xdev's NCCL: %s" %
+          os.environ.get("XDEV_NCCL_PATH", "libnccl.so.2 (search path)"))
+    need_nccl(Xdev(args.lib))
     print("comm_torch: %d GPUs, sizes 8 B - %d MiB, best of %d fresh processes per side" %
           (args.ndev, args.max_mb, args.rounds))
     rows = []

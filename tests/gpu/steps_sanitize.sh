@@ -11,7 +11,8 @@ SAN=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer
 sanitize() { # TOOL NAME CMD...   (SAN_ARGS: more compute-sanitizer options)
     local tool=$1 name=$2 start summary
     shift 2
-    start=$(wc -l <"$OUT/sanitizer.log" 2>/dev/null || echo 0)
+    # (the first call finds no log yet: the redirection's error is the group's)
+    start=$({ wc -l <"$OUT/sanitizer.log"; } 2>/dev/null || echo 0)
     # shellcheck disable=SC2086 # SAN_ARGS is a list of options
     run_to "$OUT/sanitizer.log" 120 env XDEV_BACKEND=cuda XG_UNDER_SANITIZER=1 CK_FORK=no \
         "$SAN" --tool "$tool" ${SAN_ARGS:-} --error-exitcode 99 "$@"
