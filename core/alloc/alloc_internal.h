@@ -80,6 +80,11 @@ typedef struct xdev_block {
     int bin;                                /* bin index while free, else -1 */
     uint8_t state;
     bool managed; /* from xdev_malloc_managed (managed.c): its own allocation, any mode */
+    /* A live lookup (alloc_lookup.c) returned it since it was handed out, so
+     * threads' lookup caches may hold it: its free moves the arena's `frees`.
+     * The free of a block no lookup saw (an FFT's work area, a temporary
+     * only the library touched) leaves every cache's entries valid. */
+    bool looked_up;
     int pending_events;
     int n_used_streams;
     xdev_stream_t used_streams[XDEV_BLOCK_INLINE_STREAMS];
@@ -180,8 +185,9 @@ typedef struct xdev_alloc_due {
 
 typedef struct xdev_device_allocator {
     xdev_spin_lock_t lock; /* see spin_lock.h */
-    /* Blocks freed so far (written under lock): a cached "this block is
-     * live" (alloc_lookup.c) holds while the count is unchanged. */
+    /* Frees of blocks a live lookup returned, and sleeps, so far (written
+     * under lock): a cached "this block is live" (alloc_lookup.c) holds
+     * while the count is unchanged. */
     _Atomic uint64_t frees;
     xdev_block_t *stash; /* the last freed block, not yet binned (caching_allocator.c) */
     /* The stash's free is not in the statistics yet: its figures go in when

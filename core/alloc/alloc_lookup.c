@@ -99,6 +99,7 @@ xdev_status_t xdev_live_lookup(const void *ptr, const char *arg, xdev_live_ref_t
         out->size = b->requested;
         out->block_size = b->size;
         out->owner = da;
+        b->looked_up = true; /* its free now moves da->frees: a cache may hold it */
         out->epoch = atomic_load_explicit(&da->frees, memory_order_relaxed);
         out->asleep = b->segment != NULL && b->segment->sleep_state != XDEV_SEG_AWAKE;
         if (out->asleep) sleep_tag = b->segment->pool->tag;

@@ -444,6 +444,7 @@ xdev_status_t xdev_alloc_malloc_on(xdev_stream_t stream, size_t size, void **ptr
     }
     bool oom = st == XDEV_ERROR_OUT_OF_MEMORY; /* the allocator's, not the tracking's below */
     xdev_block_t *undo = NULL; /* a direct allocation to give back after unlocking */
+    if (st == XDEV_SUCCESS) b->looked_up = false; /* handed out anew (the stash's block too) */
     if (st == XDEV_SUCCESS && !xdev_ptrtab_insert(&da->live, b)) {
         if (da->mode == XDEV_ALLOC_MODE_CACHING) {
             xdev_caching_free(da, b);
@@ -465,8 +466,10 @@ xdev_status_t xdev_alloc_malloc_on(xdev_stream_t stream, size_t size, void **ptr
     return XDEV_SUCCESS;
 }
 
-/* Under da's lock: one more block left the live table. */
-static void count_free(xdev_device_allocator_t *da) {
+/* Under da's lock: b left the live table. Threads' lookup caches may hold
+ * it only if a lookup returned it (b->looked_up): then they must look again. */
+static void count_free(xdev_device_allocator_t *da, const xdev_block_t *b) {
+    if (!b->looked_up) return;
     uint64_t n = atomic_load_explicit(&da->frees, memory_order_relaxed);
     atomic_store_explicit(&da->frees, n + 1, memory_order_release);
 }
@@ -480,7 +483,7 @@ static xdev_device_allocator_t *take_live(uintptr_t ptr, xdev_block_t **out) {
         xdev_spin_lock(&hint->lock);
         *out = xdev_ptrtab_remove(&hint->live, ptr);
         if (*out != NULL) {
-            count_free(hint);
+            count_free(hint, *out);
             return hint;
         }
         xdev_spin_unlock(&hint->lock);
@@ -493,7 +496,7 @@ static xdev_device_allocator_t *take_live(uintptr_t ptr, xdev_block_t **out) {
     xdev_spin_lock(&da->lock);
     *out = xdev_ptrtab_remove(&da->live, ptr);
     if (*out != NULL) {
-        count_free(da);
+        count_free(da, *out);
         tls_alloc.hint = da;
         return da;
     }

@@ -333,6 +333,40 @@ START_TEST(uaf_fft) {
 }
 END_TEST
 
+/* The thread's cache of blocks found live (math operands, kernel arguments)
+ * against frees: a block a call checked and then freed is refused by the
+ * next call, also after blocks no call checked came and went in between (a
+ * free of such a block leaves the cache's entries valid); the block made at
+ * its address afterwards is checked at its own, smaller size. */
+START_TEST(uaf_lookup_cache) {
+    float *a = NULL, *c = NULL;
+    XT_OK(xdev_malloc((void **)&a, 4096));
+    XT_OK(xdev_malloc((void **)&c, 4096));
+    XT_OK(xdev_rng_uniform(NULL, XDEV_DTYPE_F32, a, 1024, NULL)); /* checks a, c: cached */
+    XT_OK(xdev_rng_uniform(NULL, XDEV_DTYPE_F32, c, 1024, NULL));
+    for (int i = 0; i < 16; i++) { /* temporaries no call checks */
+        void *t = NULL;
+        XT_OK(xdev_malloc(&t, (size_t)256 << (i % 4)));
+        XT_OK(xdev_free(t));
+    }
+    XT_OK(xdev_rng_uniform(NULL, XDEV_DTYPE_F32, a, 1024, NULL)); /* still live */
+    XT_OK(xdev_synchronize());
+    XT_OK(xdev_free(a));
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_rng_uniform(NULL, XDEV_DTYPE_F32, a, 1024, NULL),
+           "freed");
+    XT_OK(xdev_rng_uniform(NULL, XDEV_DTYPE_F32, c, 1024, NULL)); /* c is not a */
+    /* 4000 bytes (the same rounded size: a's block, where the allocator hands it back) */
+    float *b = NULL;
+    XT_OK(xdev_malloc((void **)&b, 4000));
+    XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_rng_uniform(NULL, XDEV_DTYPE_F32, b, 1024, NULL),
+           "past the end");
+    XT_OK(xdev_rng_uniform(NULL, XDEV_DTYPE_F32, b, 1000, NULL));
+    XT_OK(xdev_synchronize());
+    XT_OK(xdev_free(b));
+    XT_OK(xdev_free(c));
+}
+END_TEST
+
 START_TEST(uaf_rng) {
     void *a = freed_block();
     XT_ERR(XDEV_ERROR_INVALID_VALUE, xdev_rng_uniform(NULL, XDEV_DTYPE_F32, a, 16, NULL), "freed");
@@ -544,6 +578,7 @@ int main(int argc, char **argv) {
     tcase_add_test(t, uaf_gemm);
     tcase_add_test(t, uaf_fft);
     tcase_add_test(t, uaf_rng);
+    tcase_add_test(t, uaf_lookup_cache);
     tcase_add_test(t, uaf_record_stream);
     tcase_add_test(t, uaf_device_of_and_info);
     tcase_add_test(t, pointer_info_live_sizes);

@@ -110,6 +110,66 @@ static void errors_expect_none(errors_t *e, const char *where) {
     pthread_mutex_destroy(&e->mu);
 }
 
+/* ------------------------------------------------------------ lookup caches */
+
+/* A worker thread checks a block (its cache of blocks found live now holds
+ * it), the test's thread frees it, and the worker's next call must refuse
+ * it: the free of a block a lookup returned makes every thread look again. */
+typedef struct cache_walk {
+    float *a;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int step; /* 1: the worker checked a; 2: a is freed */
+    xdev_status_t first, second;
+    char why[256];
+} cache_walk_t;
+
+static void cache_walk_wait(cache_walk_t *w, int step) {
+    pthread_mutex_lock(&w->mu);
+    while (w->step < step)
+        pthread_cond_wait(&w->cv, &w->mu);
+    pthread_mutex_unlock(&w->mu);
+}
+
+static void cache_walk_set(cache_walk_t *w, int step) {
+    pthread_mutex_lock(&w->mu);
+    w->step = step;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+}
+
+static void *cache_walker(void *p) {
+    cache_walk_t *w = p;
+    w->first = xdev_rng_uniform(NULL, XDEV_DTYPE_F32, w->a, 1024, NULL);
+    if (w->first == XDEV_SUCCESS) w->first = xdev_synchronize();
+    cache_walk_set(w, 1);
+    cache_walk_wait(w, 2);
+    w->second = xdev_rng_uniform(NULL, XDEV_DTYPE_F32, w->a, 1024, NULL);
+    snprintf(w->why, sizeof w->why, "%s", xdev_last_error());
+    return NULL;
+}
+
+START_TEST(free_seen_by_other_threads_cache) {
+    cache_walk_t w = {.step = 0};
+    pthread_mutex_init(&w.mu, NULL);
+    pthread_cond_init(&w.cv, NULL);
+    XT_OK(xdev_malloc((void **)&w.a, 4096));
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, cache_walker, &w), 0);
+    cache_walk_wait(&w, 1);
+    XT_OK(xdev_free(w.a));
+    cache_walk_set(&w, 2);
+    pthread_join(th, NULL);
+    ck_assert_msg(w.first == XDEV_SUCCESS, "the worker's first call: %s",
+                  xdev_status_string(w.first));
+    ck_assert_msg(w.second == XDEV_ERROR_INVALID_VALUE && strstr(w.why, "freed") != NULL,
+                  "the worker's call after the free: %s, \"%s\"", xdev_status_string(w.second),
+                  w.why);
+    pthread_cond_destroy(&w.cv);
+    pthread_mutex_destroy(&w.mu);
+}
+END_TEST
+
 /* ------------------------------------------------------------ 6: stream destroy races */
 
 #define OK_OR_HANDLE (XT_BIT(XDEV_SUCCESS) | XT_BIT(XDEV_ERROR_INVALID_HANDLE))
@@ -529,6 +589,7 @@ int main(int argc, char **argv) {
     tcase_add_test(t, destroy_vs_free_recorded);
     tcase_add_test(t, destroy_vs_current_stream);
     tcase_add_test(t, destroy_vs_explicit_use);
+    tcase_add_test(t, free_seen_by_other_threads_cache);
     suite_add_tcase(races, t);
 
     Suite *deadlock = suite_create("deadlock");
