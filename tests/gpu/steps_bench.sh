@@ -125,8 +125,13 @@ if want bench-comm-torch; then
     m=$(mark)
     XDEV_BACKEND=cuda PYTHONUNBUFFERED=1 run_to "$BL" 420 python3 bench/gpu/comm_torch.py \
         --lib "$B/lib/libxdev.so" ${XDEV_COMM_TORCH_ARGS:-}
-    note "bench-comm-torch (rc $?):"
+    rc=$?
+    note "bench-comm-torch (rc $rc):"
     since "$m" | grep -E '^(comm_torch|\||[a-z_]+ \()' | sed 's/^/  /' | tee -a "$SUM"
+    # rc 2: fewer than 2 GPUs (said above); anything else but 0: a side did not run (or xdev
+    # had no NCCL), so the table is not a comparison
+    [ "$rc" -ne 0 ] && [ "$rc" -ne 2 ] &&
+        anchor_missing "bench-comm-torch: comm_torch.py failed (rc $rc): see bench.log"
 fi
 if want bench-blas; then
     m=$(mark)
