@@ -260,6 +260,15 @@ typedef struct xdev_device_allocator {
     bool used;                    /* an allocation happened: the allocator can no longer change */
 } xdev_device_allocator_t;
 
+/* Under da's lock: b left the live table (device_allocator.c take_live), or
+ * a block kept for graph captures left them (mempool.c). Threads' lookup
+ * caches may hold b only if a lookup returned it: then they must look again. */
+static inline void xdev_alloc_count_free(xdev_device_allocator_t *da, const xdev_block_t *b) {
+    if (!b->looked_up) return;
+    uint64_t n = atomic_load_explicit(&da->frees, memory_order_relaxed);
+    atomic_store_explicit(&da->frees, n + 1, memory_order_release);
+}
+
 /* The allocator of a device (its primary arena), created on first use:
  * inline, every allocation asks; the first ask per device is
  * xdev_alloc_create's. */

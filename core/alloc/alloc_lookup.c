@@ -14,7 +14,9 @@
 /* The active block of a device allocation containing ptr; the device lock
  * is held. `e` was looked up before the lock: look again under it, since
  * segments come and go only under this lock. NULL: freed (or, *gone, the
- * range left xdev between the two lookups: host memory now). */
+ * range left xdev between the two lookups: host memory now). A block freed
+ * during a graph capture is still active, kept for the graph's replays
+ * (mempool.c): found here, and its final free counts as take_live's do. */
 static xdev_block_t *device_block(xdev_device_allocator_t *da, uintptr_t ptr, bool *gone) {
     *gone = false;
     xdev_block_t *b = xdev_ptrtab_find(&da->live, ptr); /* a block's start: the common case */

@@ -39,7 +39,8 @@ xdev_status_t xdev_live_lookup(const void *ptr, const char *arg, xdev_live_ref_t
 
 /* xdev_live_lookup with a per-thread cache of device allocations found live
  * (kernel launches check the same few pointers again and again): a hit
- * costs a few loads while its arena has freed nothing since. `arg` is
+ * costs a few loads while its arena has freed no block a lookup returned
+ * (xdev_block_t.looked_up), and slept nothing, since. `arg` is
  * formatted only on a failure: label(ctx, buf, len) writes it. */
 typedef void (*xdev_live_label_fn)(const void *ctx, char *buf, size_t len);
 xdev_status_t xdev_live_lookup_cached(const void *ptr, xdev_live_label_fn label, const void *ctx,
@@ -47,7 +48,8 @@ xdev_status_t xdev_live_lookup_cached(const void *ptr, xdev_live_label_fn label,
 
 /* The entry of thread t's cache whose block holds ptr, NULL when none does
  * (or t is the shared emergency block, which caches nothing); whether its
- * arena has freed anything since is the caller's to check (c->frees). */
+ * arena has freed a looked-up block since is the caller's to check
+ * (c->frees). */
 static inline xdev_live_cache_entry_t *xdev_live_cache_find(xdev_thread_state_t *t,
                                                             const void *ptr) {
     if (t->shared) return NULL;
@@ -62,8 +64,8 @@ static inline xdev_live_cache_entry_t *xdev_live_cache_find(xdev_thread_state_t 
 /* xdev_live_lookup_cached's hit alone, inline, for the operand checks of
  * every math call (the call cost ~170 instructions an operand, this ~25):
  * true, with the allocation's backend and device index, when ptr lies in an
- * allocation this thread's cache holds, its arena has freed nothing since
- * (a free or a sleep counts), and [ptr, ptr + bytes) lies inside what was
+ * allocation this thread's cache holds, its arena has freed no looked-up
+ * block since (or slept), and [ptr, ptr + bytes) lies inside what was
  * asked for. False says nothing: the caller then goes the whole way
  * (xdev_live_lookup_cached), which also words every error. */
 static inline bool xdev_live_hit(const void *ptr, size_t bytes, const void **be, int *index) {

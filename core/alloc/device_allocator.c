@@ -466,14 +466,6 @@ xdev_status_t xdev_alloc_malloc_on(xdev_stream_t stream, size_t size, void **ptr
     return XDEV_SUCCESS;
 }
 
-/* Under da's lock: b left the live table. Threads' lookup caches may hold
- * it only if a lookup returned it (b->looked_up): then they must look again. */
-static void count_free(xdev_device_allocator_t *da, const xdev_block_t *b) {
-    if (!b->looked_up) return;
-    uint64_t n = atomic_load_explicit(&da->frees, memory_order_relaxed);
-    atomic_store_explicit(&da->frees, n + 1, memory_order_release);
-}
-
 /* The device allocator whose live table holds ptr, locked, with the block
  * removed (*out); NULL when no device has it. Tries the thread's last device
  * first (one lock, the common case), then the segment registry. */
@@ -483,7 +475,7 @@ static xdev_device_allocator_t *take_live(uintptr_t ptr, xdev_block_t **out) {
         xdev_spin_lock(&hint->lock);
         *out = xdev_ptrtab_remove(&hint->live, ptr);
         if (*out != NULL) {
-            count_free(hint, *out);
+            xdev_alloc_count_free(hint, *out);
             return hint;
         }
         xdev_spin_unlock(&hint->lock);
@@ -496,7 +488,7 @@ static xdev_device_allocator_t *take_live(uintptr_t ptr, xdev_block_t **out) {
     xdev_spin_lock(&da->lock);
     *out = xdev_ptrtab_remove(&da->live, ptr);
     if (*out != NULL) {
-        count_free(da, *out);
+        xdev_alloc_count_free(da, *out);
         tls_alloc.hint = da;
         return da;
     }

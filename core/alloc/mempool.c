@@ -204,6 +204,8 @@ void xdev_mempool_drop_deferred(xdev_capture_t *c) {
         if (atomic_fetch_sub(&k->refs, 1) == 1) {
             xdev_device_allocator_t *da = k->b->owner;
             xdev_spin_lock(&da->lock);
+            /* a lookup may have found it kept (alloc_lookup.c): caches forget it now */
+            xdev_alloc_count_free(da, k->b);
             xdev_caching_free(da, k->b);
             xdev_spin_unlock(&da->lock);
             free(k);

@@ -18,7 +18,7 @@ static void operand_label(const void *ctx, char *buf, size_t len) {
 /* Look one operand up: a live device allocation of xdev, covering `bytes`.
  * Through the per-thread cache of allocations found live, as kernel
  * launches do (a BLAS or FFT call passes the same buffers again and again:
- * a hit is a few loads while the arena has freed nothing, where the
+ * a hit is a few loads while the arena has freed no looked-up block, where the
  * registry walk under its read lock cost ~300 instructions an operand). */
 /* The whole lookup: a cache miss, or any error (worded here). */
 static __attribute__((noinline)) xdev_status_t
