@@ -261,8 +261,9 @@ typedef struct xdev_device_allocator {
 } xdev_device_allocator_t;
 
 /* Under da's lock: b left the live table (device_allocator.c take_live), or
- * a block kept for graph captures left them (mempool.c). Threads' lookup
- * caches may hold b only if a lookup returned it: then they must look again. */
+ * b was kept for graph captures and is now freed for good (mempool.c
+ * drop_deferred). Threads' lookup caches may hold b only if a lookup
+ * returned it: then they must look again. */
 static inline void xdev_alloc_count_free(xdev_device_allocator_t *da, const xdev_block_t *b) {
     if (!b->looked_up) return;
     uint64_t n = atomic_load_explicit(&da->frees, memory_order_relaxed);

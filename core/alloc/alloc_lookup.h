@@ -65,7 +65,7 @@ static inline xdev_live_cache_entry_t *xdev_live_cache_find(xdev_thread_state_t 
  * every math call (the call cost ~170 instructions an operand, this ~25):
  * true, with the allocation's backend and device index, when ptr lies in an
  * allocation this thread's cache holds, its arena has freed no looked-up
- * block since (or slept), and [ptr, ptr + bytes) lies inside what was
+ * block and has not slept since, and [ptr, ptr + bytes) lies inside what was
  * asked for. False says nothing: the caller then goes the whole way
  * (xdev_live_lookup_cached), which also words every error. */
 static inline bool xdev_live_hit(const void *ptr, size_t bytes, const void **be, int *index) {
