@@ -263,9 +263,12 @@ typedef struct xdev_device_allocator {
 /* Under da's lock: b left the live table (device_allocator.c take_live), or
  * b was kept for graph captures and is now freed for good (mempool.c
  * drop_deferred). Threads' lookup caches may hold b only if a lookup
- * returned it: then they must look again. */
-static inline void xdev_alloc_count_free(xdev_device_allocator_t *da, const xdev_block_t *b) {
+ * returned it: then they must look again. The mark is cleared here, so a
+ * block is unmarked whenever it is free (block structs start zeroed) and
+ * the allocation path never stores to it. */
+static inline void xdev_alloc_count_free(xdev_device_allocator_t *da, xdev_block_t *b) {
     if (!b->looked_up) return;
+    b->looked_up = false;
     uint64_t n = atomic_load_explicit(&da->frees, memory_order_relaxed);
     atomic_store_explicit(&da->frees, n + 1, memory_order_release);
 }

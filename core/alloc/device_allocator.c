@@ -444,7 +444,6 @@ xdev_status_t xdev_alloc_malloc_on(xdev_stream_t stream, size_t size, void **ptr
     }
     bool oom = st == XDEV_ERROR_OUT_OF_MEMORY; /* the allocator's, not the tracking's below */
     xdev_block_t *undo = NULL; /* a direct allocation to give back after unlocking */
-    if (st == XDEV_SUCCESS) b->looked_up = false; /* handed out anew (the stash's block too) */
     if (st == XDEV_SUCCESS && !xdev_ptrtab_insert(&da->live, b)) {
         if (da->mode == XDEV_ALLOC_MODE_CACHING) {
             xdev_caching_free(da, b);

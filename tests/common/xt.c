@@ -704,6 +704,14 @@ xdev_stream_t xt_new_stream(int dev) {
     return s;
 }
 
+void xt_churn_unchecked(xdev_stream_t s) {
+    for (int i = 0; i < 16; i++) {
+        void *t = NULL;
+        XT_OK(xdev_malloc_stream(&t, (size_t)256 << (i % 4), s));
+        XT_OK(xdev_free(t));
+    }
+}
+
 double xt_load(xdev_dtype_t dt, const void *h, size_t i) {
     switch (dt) {
     case XDEV_DTYPE_F32:

@@ -231,6 +231,11 @@ int64_t xt_reserved(int dev);
 /* A new normal-priority stream on xt_dev(dev); a failure fails the test. */
 xdev_stream_t xt_new_stream(int dev);
 
+/* Allocates and frees 16 blocks of 256 B .. 2 KiB on stream s (NULL: the
+ * current stream) that no call checks: frees the threads' lookup caches must
+ * survive (alloc_lookup.h). A failure fails the test. */
+void xt_churn_unchecked(xdev_stream_t s);
+
 /* Run suite argv[1] (default: default_suite), optionally only tcase argv[2].
  * Prints the skipped tests with their reasons. Returns the process exit status:
  * 0, 1 (a test failed or the skip list is malformed), 2 (nothing matched) or
