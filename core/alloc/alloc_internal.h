@@ -85,6 +85,11 @@ typedef struct xdev_block {
      * The free of a block no lookup saw (an FFT's work area, a temporary
      * only the library touched) leaves every cache's entries valid. */
     bool looked_up;
+    /* Freed while a graph capture was under way and kept for the graph's
+     * replays (mempool.c): still ACTIVE in its segment, so no allocation
+     * gets it, but out of the live table and refused by every lookup
+     * (alloc_lookup.c) as freed. Cleared when the last graph lets it go. */
+    bool kept;
     int pending_events;
     int n_used_streams;
     xdev_stream_t used_streams[XDEV_BLOCK_INLINE_STREAMS];
@@ -260,12 +265,13 @@ typedef struct xdev_device_allocator {
     bool used;                    /* an allocation happened: the allocator can no longer change */
 } xdev_device_allocator_t;
 
-/* Under da's lock: b left the live table (device_allocator.c take_live), or
- * b was kept for graph captures and is now freed for good (mempool.c
- * drop_deferred). Threads' lookup caches may hold b only if a lookup
- * returned it: then they must look again. The mark is cleared here, so a
- * block is unmarked whenever it is free (block structs start zeroed) and
- * the allocation path never stores to it. */
+/* Under da's lock: b left the live table (device_allocator.c take_live).
+ * Threads' lookup caches may hold b only if a lookup returned it: then they
+ * must look again. The mark is cleared here, so a block is unmarked
+ * whenever it is free (block structs start zeroed) and the allocation path
+ * never stores to it. A block kept for graph captures after this free
+ * needs no second count: no lookup returns a kept block (alloc_lookup.c),
+ * so it is never marked again and no cache can hold it. */
 static inline void xdev_alloc_count_free(xdev_device_allocator_t *da, xdev_block_t *b) {
     if (!b->looked_up) return;
     b->looked_up = false;

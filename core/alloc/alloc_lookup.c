@@ -16,9 +16,12 @@
  * segments come and go only under this lock. NULL: freed (or, *gone, the
  * range left xdev between the two lookups: host memory now). A block freed
  * during a graph capture is still active, kept for the graph's replays
- * (mempool.c): found here, and its final free counts as take_live's do. */
-static xdev_block_t *device_block(xdev_device_allocator_t *da, uintptr_t ptr, bool *gone) {
-    *gone = false;
+ * (mempool.c), but the caller freed it: NULL too, with *kept set. It is
+ * never returned, so never marked looked_up, so no thread's cache holds it
+ * (take_live counted the free of any that did). */
+static xdev_block_t *device_block(xdev_device_allocator_t *da, uintptr_t ptr, bool *gone,
+                                  bool *kept) {
+    *gone = *kept = false;
     xdev_block_t *b = xdev_ptrtab_find(&da->live, ptr); /* a block's start: the common case */
     if (b != NULL) return b;
     xdev_ptr_entry_t e;
@@ -30,14 +33,26 @@ static xdev_block_t *device_block(xdev_device_allocator_t *da, uintptr_t ptr, bo
     if (e.origin == XDEV_PTR_DIRECT || e.origin == XDEV_PTR_MANAGED)
         return xdev_ptrtab_find(&da->live, e.base);
     const xdev_segment_t *seg = e.data;
-    for (b = seg->first; b != NULL; b = b->next)
-        if (ptr >= b->addr && ptr - b->addr < b->size)
-            return b->state == XDEV_BLOCK_ACTIVE ? b : NULL;
+    for (b = seg->first; b != NULL; b = b->next) {
+        if (ptr < b->addr || ptr - b->addr >= b->size) continue;
+        if (b->state != XDEV_BLOCK_ACTIVE) return NULL;
+        *kept = b->kept; /* freed: the graph's, not the caller's */
+        return *kept ? NULL : b;
+    }
     return NULL;
 }
 
-static xdev_status_t freed(const void *ptr, const char *arg, const xdev_ptr_entry_t *e) {
+/* The use-after-free error; `kept`: device memory freed during a graph
+ * capture, still reserved for the graph's replays (device_block). */
+static xdev_status_t freed(const void *ptr, const char *arg, const xdev_ptr_entry_t *e, bool kept) {
     const char *where = e->kind == XDEV_MEMORY_PINNED_HOST ? "pinned host memory" : "memory";
+    if (kept)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                         "'%s' (%p) points into %s:%d memory that was freed (use after free): "
+                         "xdev_free ran during a graph capture, so the memory is kept for the "
+                         "graph's replays until the graph is destroyed, but it is no longer "
+                         "the caller's",
+                         arg, ptr, e->be->name, e->index);
     if (e->kind == XDEV_MEMORY_DEVICE)
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
                          "'%s' (%p) points into %s:%d memory that is not allocated: it was freed "
@@ -80,7 +95,7 @@ xdev_status_t xdev_live_lookup(const void *ptr, const char *arg, xdev_live_ref_t
     case XDEV_PTR_PINNED: {
         int live = xdev_host_live_extent(ptr, &out->base, &out->size, &out->block_size);
         if (live > 0) return XDEV_SUCCESS;
-        if (live < 0) return freed(ptr, arg, e);
+        if (live < 0) return freed(ptr, arg, e, false);
         out->known = false; /* released meanwhile */
         return XDEV_SUCCESS;
     }
@@ -91,11 +106,11 @@ xdev_status_t xdev_live_lookup(const void *ptr, const char *arg, xdev_live_ref_t
         break;
     }
     xdev_device_allocator_t *da = xdev_alloc_owner(e);
-    if (da == NULL) return freed(ptr, arg, e);
-    bool gone;
+    if (da == NULL) return freed(ptr, arg, e, false);
+    bool gone, kept;
     const char *sleep_tag = NULL;
     xdev_spin_lock(&da->lock);
-    xdev_block_t *b = device_block(da, (uintptr_t)ptr, &gone);
+    xdev_block_t *b = device_block(da, (uintptr_t)ptr, &gone, &kept);
     if (b != NULL) {
         out->base = b->addr;
         out->size = b->requested;
@@ -117,7 +132,7 @@ xdev_status_t xdev_live_lookup(const void *ptr, const char *arg, xdev_live_ref_t
         out->known = false;
         return XDEV_SUCCESS;
     }
-    return freed(ptr, arg, e);
+    return freed(ptr, arg, e, kept);
 }
 
 xdev_status_t xdev_live_check_extent(const xdev_live_ref_t *ref, const void *ptr, size_t n,

@@ -554,7 +554,14 @@ static xdev_status_t explain_bad_free(const void *ptr) {
     uintptr_t base = b ? b->addr : 0;
     size_t size = b ? b->size : 0;
     int state = b ? b->state : -1;
+    bool kept = b != NULL && b->kept; /* freed during a graph capture (mempool.c) */
     xdev_spin_unlock(&da->lock);
+    if (kept)
+        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
+                         "pointer %p on %s:%d was already freed (double free, or a pointer into "
+                         "freed memory): it was freed during a graph capture, and its memory is "
+                         "kept for the graph's replays until the graph is destroyed",
+                         ptr, e.be->name, e.index);
     if (b != NULL && state == XDEV_BLOCK_ACTIVE && base != (uintptr_t)ptr)
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
                          "pointer %p points %zu bytes into an allocation of %zu bytes at %p; free "

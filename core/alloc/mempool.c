@@ -141,7 +141,9 @@ xdev_mempool_t xdev_mempool_route(xdev_stream_t stream) {
 }
 
 /* A block kept for the captures under way when it was freed: it goes back
- * to the cache when the last of their graphs goes. */
+ * to the cache when the last of their graphs goes. Meanwhile it stays
+ * ACTIVE in its segment (no allocation gets it, the replays write it) with
+ * b->kept set, so every checked call refuses it as freed (alloc_lookup.c). */
 typedef struct kept {
     xdev_block_t *b;
     atomic_int refs;
@@ -175,6 +177,7 @@ bool xdev_mempool_keep_for_captures(xdev_device_allocator_t *da, xdev_block_t *b
         made++;
     bool keep = k != NULL && made == n; /* out of host memory: freed as usual */
     if (keep) {
+        b->kept = true; /* lookups refuse it from now on: the caller freed it */
         k->b = b;
         atomic_init(&k->refs, n);
         for (int i = 0; i < n; i++) {
@@ -204,8 +207,9 @@ void xdev_mempool_drop_deferred(xdev_capture_t *c) {
         if (atomic_fetch_sub(&k->refs, 1) == 1) {
             xdev_device_allocator_t *da = k->b->owner;
             xdev_spin_lock(&da->lock);
-            /* a lookup may have found it kept (alloc_lookup.c): caches forget it now */
-            xdev_alloc_count_free(da, k->b);
+            /* no count for the lookup caches: its first free (take_live) made
+             * any that held it look again, and no lookup returned it since */
+            k->b->kept = false;
             xdev_caching_free(da, k->b);
             xdev_spin_unlock(&da->lock);
             free(k);

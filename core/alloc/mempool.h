@@ -73,7 +73,9 @@ void xdev_mempool_summary(struct xdev_strbuf *sb, struct xdev_device_allocator *
  * under way on its device: unless it is a capture's own pool block used on
  * that capture's stream only, it is kept for every such capture (any may
  * use it) and true is returned; it goes back to the cache when the last of
- * them drops it (xdev_mempool_drop_deferred, when its graph goes). */
+ * them drops it (xdev_mempool_drop_deferred, when its graph goes). Until
+ * then its memory stays allocated, but every lookup refuses it as freed
+ * (xdev_block_t.kept). */
 struct xdev_capture;
 struct xdev_block;
 bool xdev_mempool_keep_for_captures(struct xdev_device_allocator *da, struct xdev_block *b);
