@@ -262,6 +262,52 @@ START_TEST(large_fills_match_reference) {
 }
 END_TEST
 
+/* Normals of std 1 equal the reference's mean + 1 * z bit for bit (a GPU
+ * backend may leave the product by 1 out: it is exact), at sizes past one
+ * wave of a GPU's threads, from an offset in a block and from none, f32 and
+ * f64, with a zero mean (where -0 + 0 is +0) and another. */
+START_TEST(unit_std_normals_match_reference) {
+    const size_t n = (size_t)xt_iters((1 << 21) + 5, 4099);
+    const uint64_t seed = 7, offsets[] = {0, 6};
+    const double means[] = {0.0, -1.75};
+    void *d = rt_dalloc(xt_dev(0), n * 8), *got = malloc(n * 8), *want = malloc(n * 8);
+    for (int f64 = 0; f64 < 2; f64++) {
+        const size_t es = f64 ? 8 : 4;
+        const int fmt = f64 ? XDEV_PHILOX_F64 : XDEV_PHILOX_F32;
+        for (size_t m = 0; m < 2; m++) {
+            for (size_t o = 0; o < 2; o++) {
+                xdev_generator_t g;
+                XT_OK(xdev_generator_create(xt_dev(0), seed, &g));
+                XT_OK(xdev_generator_set_offset(g, offsets[o]));
+                XT_OK(xdev_rng_normal(g, f64 ? XDEV_DTYPE_F64 : XDEV_DTYPE_F32, d, n, means[m], 1.0,
+                                      NULL));
+                XT_OK(xdev_generator_destroy(g));
+                rt_fetch(got, d, n * es);
+                xdev_philox_params_t pr = {(float)means[m], 1.0f, means[m], 1.0, 0, 0, 0};
+                const unsigned wpe = f64 ? 2u : 1u;
+                uint64_t p = (offsets[o] + wpe - 1) / wpe * wpe;
+                for (size_t i = 0; i < n; i++, p += wpe) {
+                    uint32_t w[4];
+                    xdev_philox_block(seed, p / 4, w);
+                    xdev_philox_element(XDEV_PHILOX_NORMAL, fmt, w, (unsigned)(p % 4), &pr,
+                                        (unsigned char *)want + i * es);
+                }
+                size_t bad = n;
+                for (size_t i = 0; i < n && bad == n; i++)
+                    if (memcmp((char *)got + i * es, (char *)want + i * es, es) != 0) bad = i;
+                ck_assert_msg(bad == n,
+                              "%s: normal %s, mean %g, std 1, offset %llu: element %zu of %zu "
+                              "differs from the reference",
+                              xt_type_name(), f64 ? "f64" : "f32", means[m],
+                              (unsigned long long)offsets[o], bad, n);
+            }
+        }
+    }
+    XT_OK(xdev_free(d));
+    free(got), free(want);
+}
+END_TEST
+
 /* Normals are Box-Muller: within a few ulp of the same formula through libm. */
 START_TEST(normals_match_libm) {
     enum { N = 1 << 16 };
@@ -460,6 +506,7 @@ int main(int argc, char **argv) {
     tcase_add_test(tc, philox_known_answers);
     tcase_add_test(tc, reference_and_cross_backend_identity);
     tcase_add_test(tc, large_fills_match_reference);
+    tcase_add_test(tc, unit_std_normals_match_reference);
     tcase_add_test(tc, normals_match_libm);
     tcase_add_test(tc, split_invariance);
     tcase_add_test(tc, statistics);
