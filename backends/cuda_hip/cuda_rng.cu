@@ -136,7 +136,7 @@ template <int KIND, int FMT, bool UNIT> __global__ void fill_kernel(fill_args a)
         partial_block<KIND, FMT, UNIT>(a, seed, shift, a.full_block + a.full_blocks);
     char *out = a.out + a.head * es; /* element 0 of block full_block */
     const uint64_t first_block = a.full_block + shift;
-    if (a.vec && a.full_blocks <= UINT32_MAX - stride) {
+    if (a.vec && a.full_blocks + stride <= UINT32_MAX) {
         /* The common case, in fewer instructions an element: a 32-bit trip
          * count, the counter and the store's address stepped by the stride
          * (no 64-bit index arithmetic) and no store-shape branch. Normal
@@ -193,14 +193,18 @@ template <typename Kernel>
 unsigned grid_for(Kernel kernel, int dev, int id, uint64_t want, unsigned sms) {
     int r = g_resident[dev][id].load(std::memory_order_relaxed);
     if (r == 0) {
-        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&r, kernel, (int)XC_RNG_THREADS, 0) !=
-                cudaSuccess ||
-            r < 1) {
-            (void)cudaGetLastError(); /* not the launch's error */
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&r, kernel, (int)XC_RNG_THREADS, 0) ==
+                cudaSuccess &&
+            r >= 1) {
+            if (r > (int)XC_RNG_BLOCKS_PER_SM) r = (int)XC_RNG_BLOCKS_PER_SM;
+            g_resident[dev][id].store(r, std::memory_order_relaxed);
+        } else {
+            /* not kept: the next fill asks again. The query's error is
+             * cleared so that the launch reports its own; this also clears
+             * any earlier non-sticky error pending on the thread. */
+            (void)cudaGetLastError();
             r = (int)XC_RNG_BLOCKS_PER_SM;
         }
-        if (r > (int)XC_RNG_BLOCKS_PER_SM) r = (int)XC_RNG_BLOCKS_PER_SM;
-        g_resident[dev][id].store(r, std::memory_order_relaxed);
     }
     const uint64_t cap = (uint64_t)sms * (unsigned)r;
     return (unsigned)(want < 1 ? 1 : want < cap ? want : cap);
@@ -215,6 +219,7 @@ cudaError_t launch(const xdev_rng_fill_desc_t *d, const fill_args &a, uint64_t w
     const bool unit = (int)d->kind == XDEV_PHILOX_NORMAL &&
                       ((int)d->format == XDEV_PHILOX_F32 ? a.pr.std_f == 1.0f : a.pr.std == 1.0);
 #define XC_RNG_CASE(ID, K, F, U)                                                                   \
+    static_assert(ID < XC_RNG_KERNELS, "g_resident has a slot per case");                          \
     if ((int)d->kind == K && (int)d->format == F && (U) == unit) {                                 \
         const unsigned grid = grid_for(fill_kernel<K, F, U>, dev, ID, want, sms);                  \
         fill_kernel<K, F, U><<<grid, XC_RNG_THREADS, 0, s>>>(a);                                   \
