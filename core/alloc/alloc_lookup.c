@@ -47,12 +47,13 @@ static xdev_block_t *device_block(xdev_device_allocator_t *da, uintptr_t ptr, bo
 static xdev_status_t freed(const void *ptr, const char *arg, const xdev_ptr_entry_t *e, bool kept) {
     const char *where = e->kind == XDEV_MEMORY_PINNED_HOST ? "pinned host memory" : "memory";
     if (kept)
-        return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
-                         "'%s' (%p) points into %s:%d memory that was freed (use after free): "
-                         "xdev_free ran during a graph capture, so the memory is kept for the "
-                         "graph's replays until the graph is destroyed, but it is no longer "
-                         "the caller's",
-                         arg, ptr, e->be->name, e->index);
+        return XDEV_FAIL(
+            XDEV_ERROR_INVALID_VALUE,
+            "'%s' (%p) points into %s:%d memory that was freed (use after free): "
+            "xdev_free ran during a graph capture, so the memory is kept for the "
+            "graph's replays until the graph is reset or destroyed, but it is no longer "
+            "the caller's",
+            arg, ptr, e->be->name, e->index);
     if (e->kind == XDEV_MEMORY_DEVICE)
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
                          "'%s' (%p) points into %s:%d memory that is not allocated: it was freed "

@@ -560,7 +560,7 @@ static xdev_status_t explain_bad_free(const void *ptr) {
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,
                          "pointer %p on %s:%d was already freed (double free, or a pointer into "
                          "freed memory): it was freed during a graph capture, and its memory is "
-                         "kept for the graph's replays until the graph is destroyed",
+                         "kept for the graph's replays until the graph is reset or destroyed",
                          ptr, e.be->name, e.index);
     if (b != NULL && state == XDEV_BLOCK_ACTIVE && base != (uintptr_t)ptr)
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE,

@@ -57,8 +57,10 @@
  * repeats the same order). Graphs may share a pool (pass the same pool to
  * several captures, as torch's graph_pool_handle()), which is safe when they
  * are replayed in the order they were captured. A block allocated outside
- * the pool and freed during the capture is kept until the graph goes (the
- * graph may use it). Memory the graph uses must otherwise stay allocated
+ * the pool and freed during the capture is kept until the graph is reset or
+ * destroyed (the graph may use it), but it is freed for the caller: every
+ * checked call and a second xdev_free refuse the pointer. Memory the graph
+ * uses must otherwise stay allocated
  * while the graph is replayed: freeing it and replaying writes freed memory,
  * as with torch.
  *
