@@ -90,8 +90,7 @@ END_TEST
 
 /* The device's live allocations and their bytes, as the statistics say. */
 static void held(int64_t *allocations, int64_t *bytes) {
-    xdev_memory_stats_t st;
-    XT_OK(xdev_memory_stats(xt_dev(0), &st));
+    xdev_memory_stats_t st = xt_mem_stats(0);
     *allocations = st.allocation[XDEV_STAT_ALL].current;
     *bytes = st.allocated_bytes[XDEV_STAT_ALL].current;
 }

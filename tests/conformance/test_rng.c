@@ -60,21 +60,27 @@ xdev_status_t rt_fill(xdev_generator_t g, const rt_fill_t *f, void *out, size_t 
 
 /* What a fill of n elements from a generator at `offset` must write: each
  * element from its own Philox block, one at a time (no batching). */
-void rt_reference(const rt_fill_t *f, uint64_t seed, uint64_t offset, size_t n, void *out) {
+/* rt_reference with the parameters pr. */
+static void reference_with(const rt_fill_t *f, const xdev_philox_params_t *pr, uint64_t seed,
+                           uint64_t offset, size_t n, void *out) {
     unsigned wpe = xdev_philox_words_per_element((int)f->format);
+    uint64_t p = (offset + wpe - 1) / wpe * wpe;
+    for (size_t i = 0; i < n; i++, p += wpe) {
+        uint32_t w[4];
+        xdev_philox_block(seed, p / 4, w);
+        xdev_philox_element((int)f->kind, (int)f->format, w, (unsigned)(p % 4), pr,
+                            (unsigned char *)out + i * rt_esize(f));
+    }
+}
+
+void rt_reference(const rt_fill_t *f, uint64_t seed, uint64_t offset, size_t n, void *out) {
     xdev_philox_params_t pr = {(float)MEAN, (float)STD, MEAN, STD, 0, 0, 0};
     if (f->format == XDEV_RNG_FORMAT_I32)
         pr.low = I32_LOW, pr.range = (uint64_t)I32_HIGH - (uint64_t)(int64_t)I32_LOW;
     else
         pr.low = I64_LOW, pr.range = (uint64_t)I64_HIGH - (uint64_t)I64_LOW;
     pr.threshold = (uint64_t)(PROB * 4294967296.0 + 0.5);
-    uint64_t p = (offset + wpe - 1) / wpe * wpe;
-    for (size_t i = 0; i < n; i++, p += wpe) {
-        uint32_t w[4];
-        xdev_philox_block(seed, p / 4, w);
-        xdev_philox_element((int)f->kind, (int)f->format, w, (unsigned)(p % 4), &pr,
-                            (unsigned char *)out + i * rt_esize(f));
-    }
+    reference_with(f, &pr, seed, offset, n, out);
 }
 
 void rt_block(uint64_t seed, uint64_t b, uint32_t out[4]) {
@@ -272,8 +278,7 @@ START_TEST(unit_std_normals_match_reference) {
     const double means[] = {0.0, -1.75};
     void *d = rt_dalloc(xt_dev(0), n * 8), *got = malloc(n * 8), *want = malloc(n * 8);
     for (int f64 = 0; f64 < 2; f64++) {
-        const size_t es = f64 ? 8 : 4;
-        const int fmt = f64 ? XDEV_PHILOX_F64 : XDEV_PHILOX_F32;
+        const rt_fill_t *f = &rt_fills[f64 ? 3 : 2]; /* normal f64 / f32 */
         for (size_t m = 0; m < 2; m++) {
             for (size_t o = 0; o < 2; o++) {
                 xdev_generator_t g;
@@ -282,24 +287,13 @@ START_TEST(unit_std_normals_match_reference) {
                 XT_OK(xdev_rng_normal(g, f64 ? XDEV_DTYPE_F64 : XDEV_DTYPE_F32, d, n, means[m], 1.0,
                                       NULL));
                 XT_OK(xdev_generator_destroy(g));
-                rt_fetch(got, d, n * es);
+                rt_fetch(got, d, n * rt_esize(f));
                 xdev_philox_params_t pr = {(float)means[m], 1.0f, means[m], 1.0, 0, 0, 0};
-                const unsigned wpe = f64 ? 2u : 1u;
-                uint64_t p = (offsets[o] + wpe - 1) / wpe * wpe;
-                for (size_t i = 0; i < n; i++, p += wpe) {
-                    uint32_t w[4];
-                    xdev_philox_block(seed, p / 4, w);
-                    xdev_philox_element(XDEV_PHILOX_NORMAL, fmt, w, (unsigned)(p % 4), &pr,
-                                        (unsigned char *)want + i * es);
-                }
-                size_t bad = n;
-                for (size_t i = 0; i < n && bad == n; i++)
-                    if (memcmp((char *)got + i * es, (char *)want + i * es, es) != 0) bad = i;
-                ck_assert_msg(bad == n,
-                              "%s: normal %s, mean %g, std 1, offset %llu: element %zu of %zu "
-                              "differs from the reference",
-                              xt_type_name(), f64 ? "f64" : "f32", means[m],
-                              (unsigned long long)offsets[o], bad, n);
+                reference_with(f, &pr, seed, offsets[o], n, want);
+                char what[96];
+                snprintf(what, sizeof what, "%s, mean %g, std 1, offset %llu", xt_type_name(),
+                         means[m], (unsigned long long)offsets[o]);
+                expect_same(f, got, want, n, what);
             }
         }
     }
