@@ -33,7 +33,7 @@ _Atomic(xdev_backend_t *) xdev_core_loaded[XDEV_MAX_DEVICE_TYPES];
 static pthread_once_t g_init_once = PTHREAD_ONCE_INIT;
 static xdev_status_t g_init_status;
 static char g_init_message[4096];
-static xdev_device_type_t g_default_type = XDEV_DEVICE_CPU;
+xdev_device_type_t xdev_core_default_type_v = XDEV_DEVICE_CPU;
 bool xdev_core_launch_blocking;
 
 static xdev_status_t host_set_error(xdev_status_t status, const char *fmt, ...) {
@@ -146,7 +146,7 @@ xdev_backend_t *xdev_backend_record(xdev_device_type_t type) {
 }
 
 xdev_device_type_t xdev_core_selected_type(void) {
-    return g_default_type;
+    return xdev_core_default_type_v;
 }
 
 /* Load a backend at most once. A failure is recorded in be->reason and
@@ -262,7 +262,7 @@ static xdev_status_t select_backend(void) {
             if (pass_over(&g_backends[order[i]])) continue;
             xdev_backend_t *be = load_backend(order[i]);
             if (usable(be)) {
-                g_default_type = order[i];
+                xdev_core_default_type_v = order[i];
                 return XDEV_SUCCESS;
             }
             if (!(be->flags & XDEV_BACKEND_ACCELERATOR)) last = be;
@@ -308,7 +308,7 @@ static xdev_status_t select_backend(void) {
     for (int i = 0; i < n; i++) {
         xdev_backend_t *be = load_backend((xdev_device_type_t)list[i]);
         if (usable(be)) {
-            g_default_type = (xdev_device_type_t)list[i];
+            xdev_core_default_type_v = (xdev_device_type_t)list[i];
             return XDEV_SUCCESS;
         }
         int w = snprintf(why + used, sizeof why - used, "%s%s: %s", i ? "; " : "", be->name,
@@ -395,9 +395,8 @@ void xdev_core_close_gate(void) {
     atomic_store(&xdev_core_ready, 0);
 }
 
-xdev_status_t xdev_core_ensure_init(void) {
-    if (__builtin_expect(atomic_load_explicit(&xdev_core_ready, memory_order_acquire) != 0, 1))
-        return XDEV_SUCCESS;
+xdev_status_t xdev_core_ensure_init_slow(void) {
+    if (atomic_load_explicit(&xdev_core_ready, memory_order_acquire) != 0) return XDEV_SUCCESS;
     xdev_status_t pst = xdev_process_check(); /* a forked child, or exiting */
     if (pst != XDEV_SUCCESS) return pst;
     pthread_once(&g_init_once, init_once);
@@ -469,10 +468,6 @@ xdev_status_t xdev_backend_not_supported(const xdev_backend_t *be, const char *s
                      slot);
 }
 
-xdev_device_type_t xdev_core_default_type(void) {
-    return g_default_type;
-}
-
 xdev_status_t xdev_backend_acquire(xdev_device_type_t type, xdev_backend_t **out) {
     xdev_status_t st = xdev_core_ensure_init();
     if (st != XDEV_SUCCESS) return st;
@@ -509,7 +504,7 @@ xdev_status_t xdev_backend_get_info(xdev_device_type_t type, xdev_backend_info_t
         out->abi_major = be->api->abi_major;
         out->abi_minor = be->api->abi_minor;
     }
-    out->is_default = g_init_status == XDEV_SUCCESS && type == g_default_type;
+    out->is_default = g_init_status == XDEV_SUCCESS && type == xdev_core_default_type_v;
     return XDEV_SUCCESS;
 }
 

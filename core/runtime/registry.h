@@ -74,8 +74,16 @@ extern _Atomic int xdev_core_ready;
 extern _Atomic(xdev_backend_t *) xdev_core_loaded[XDEV_MAX_DEVICE_TYPES];
 
 /* Run initialisation once; return its (sticky) status, setting the message.
- * In a forked child or during exit, the refusal of process.h. */
-xdev_status_t xdev_core_ensure_init(void);
+ * In a forked child or during exit, the refusal of process.h. The common
+ * case (initialised, the process usable) is one load, inline in each of the
+ * ~90 public entry points that start with it: the call cost more than the
+ * check (8 instructions of the ~400 in an xdev_malloc + xdev_free pair). */
+xdev_status_t xdev_core_ensure_init_slow(void);
+static inline xdev_status_t xdev_core_ensure_init(void) {
+    if (__builtin_expect(atomic_load_explicit(&xdev_core_ready, memory_order_acquire) != 0, 1))
+        return XDEV_SUCCESS;
+    return xdev_core_ensure_init_slow();
+}
 
 /* Fork child / exit (process.c): close the fast path. */
 void xdev_core_close_gate(void);
@@ -94,8 +102,12 @@ xdev_status_t xdev_core_check_type(xdev_device_type_t type);
 /* Set this thread's current device index of a type (device.c). */
 void xdev_core_set_current_index(xdev_device_type_t type, int index);
 
-/* Default device type chosen at initialisation. */
-xdev_device_type_t xdev_core_default_type(void);
+/* Default device type chosen at initialisation (written only there, before
+ * xdev_core_ready is set): read inline. */
+extern xdev_device_type_t xdev_core_default_type_v;
+static inline xdev_device_type_t xdev_core_default_type(void) {
+    return xdev_core_default_type_v;
+}
 
 /* XDEV_LAUNCH_BLOCKING as read at initialisation. */
 extern bool xdev_core_launch_blocking;
