@@ -7,7 +7,8 @@
  *   test_cuda async           XDEV_ALLOC_CONF=backend:async
  *   test_cuda launch_blocking XDEV_LAUNCH_BLOCKING=1
  *   test_cuda sticky          a faulting kernel: errors name cudaErrorIllegalAddress
- *   test_cuda peer            two GPUs (skipped, with the reason, on one)
+ *   test_cuda peer            two GPUs (skipped, with the reason, on one): peer
+ *                             copies, the device guard against the runtime's device
  *
  * Without a usable CUDA backend (CI: no driver) every scenario exits 77
  * (skipped) printing xdev's reason. Tests run in one process (no fork): a
@@ -497,6 +498,72 @@ START_TEST(peer_copies) {
 }
 END_TEST
 
+/* A forward FFT of a delta on cuda:0 (all ones), on a stream of its own: the
+ * exec runs under the plugin's device guard (xc_guard_begin). */
+static void fft_of_delta_on_d0(void) {
+    const int64_t n = 8;
+    float h[16] = {1.0f}, back[16];
+    void *in = NULL, *out = NULL;
+    xdev_stream_t s;
+    XT_OK(xdev_malloc_device(D0, &in, sizeof h));
+    XT_OK(xdev_malloc_device(D0, &out, sizeof h));
+    XT_OK(xdev_memcpy(in, h, sizeof h));
+    XT_OK(xdev_stream_create(D0, XDEV_STREAM_PRIORITY_NORMAL, &s));
+    xdev_fft_desc_t d = xdev_fft_desc_basic(XDEV_FFT_C2C, XDEV_FFT_F32, 1, &n, 1);
+    XT_OK(xdev_fft_exec(&d, in, out, XDEV_FFT_FORWARD, XDEV_FFT_NORM_NONE, s));
+    XT_OK(xdev_stream_synchronize(s));
+    XT_OK(xdev_memcpy(back, out, sizeof back));
+    for (int i = 0; i < 8; i++)
+        ck_assert_msg(back[2 * i] == 1.0f && back[2 * i + 1] == 0.0f, "bin %d is %g%+gi", i,
+                      (double)back[2 * i], (double)back[2 * i + 1]);
+    XT_OK(xdev_stream_destroy(s));
+    XT_OK(xdev_free(in));
+    XT_OK(xdev_free(out));
+}
+
+/* `dev`'s device-wide synchronize (the plugin's device guard, then
+ * cudaDeviceSynchronize) called while `other` is the runtime's current
+ * device: it must wait for a 200 ms spin queued on `dev` (a guard that
+ * wrongly skipped the switch would wait for `other` instead), and leave
+ * `other` current. */
+static void synchronize_from_other(int dev, int other) {
+    xdev_stream_t s;
+    int cur = -1;
+    XT_OK(xdev_stream_create(xdev_cuda(dev), XDEV_STREAM_PRIORITY_NORMAL, &s));
+    ck_assert_int_eq(cudaSetDevice(dev), cudaSuccess);
+    ck_assert_int_eq(xg_spin(native(s), 200.0), cudaSuccess);
+    ck_assert_int_eq(cudaSetDevice(other), cudaSuccess);
+    XT_OK(xdev_device_synchronize(xdev_cuda(dev)));
+    ck_assert_msg(cudaStreamQuery(native(s)) == cudaSuccess,
+                  "cuda:%d's spin still runs after its device synchronize from cuda:%d", dev,
+                  other);
+    ck_assert_int_eq(cudaGetDevice(&cur), cudaSuccess);
+    ck_assert_int_eq(cur, other);
+    XT_OK(xdev_stream_destroy(s));
+}
+
+/* The guard skips cudaGetDevice when the thread's current context is the
+ * device's primary context. The program switches devices through the CUDA
+ * runtime between xdev calls: each call still runs on its own device and
+ * leaves the program's device current. Two rounds: in the second, both
+ * primary contexts are known, so the fast path is taken where it applies. */
+START_TEST(guard_follows_the_runtime_current_device) {
+    int cur = -1;
+    for (int round = 0; round < 2; round++) {
+        synchronize_from_other(0, 1);
+        synchronize_from_other(1, 0);
+        ck_assert_int_eq(cudaSetDevice(1), cudaSuccess);
+        fft_of_delta_on_d0();
+        ck_assert_int_eq(cudaGetDevice(&cur), cudaSuccess);
+        ck_assert_int_eq(cur, 1);
+        ck_assert_int_eq(cudaSetDevice(0), cudaSuccess);
+        fft_of_delta_on_d0();
+        ck_assert_int_eq(cudaGetDevice(&cur), cudaSuccess);
+        ck_assert_int_eq(cur, 0);
+    }
+}
+END_TEST
+
 static Suite *make_suite(const char *name, const TTest *const *tests, size_t n) {
     Suite *s = suite_create(name);
     TCase *tc = tcase_create(name);
@@ -547,12 +614,12 @@ int main(int argc, char **argv) {
     const TTest *const async[] = {async_allocator, copies_every_direction};
     const TTest *const blocking[] = {launch_blocking_waits};
     const TTest *const sticky[] = {sticky_error_names_cuda_error};
-    const TTest *const peer[] = {peer_copies};
+    const TTest *const peer[] = {peer_copies, guard_follows_the_runtime_current_device};
     SRunner *sr = srunner_create(make_suite("runtime", runtime, sizeof runtime / sizeof *runtime));
     srunner_add_suite(sr, make_suite("async", async, sizeof async / sizeof *async));
     srunner_add_suite(sr, make_suite("launch_blocking", blocking, 1));
     srunner_add_suite(sr, make_suite("sticky", sticky, 1));
-    srunner_add_suite(sr, make_suite("peer", peer, 1));
+    srunner_add_suite(sr, make_suite("peer", peer, sizeof peer / sizeof *peer));
     srunner_set_fork_status(sr, CK_NOFORK);
     return xt_run(sr, scenario, argc, argv);
 }
