@@ -86,13 +86,36 @@ xdev_status_t xc_fail(cudaError_t err, const char *what, ...) {
  * nothing is switched. The driver says which context is current in one
  * cuCtxGetCurrent (a thread-local read), where cudaGetDevice cost 36 ns on
  * an H200's host: a tenth of an FFT exec's overhead over cufftExec. Each
- * device's primary context is retained the first time the guard needs it
- * and never released, so its handle cannot be reused for another device's
- * context (the kernel launches' fast path, cuda_kernel.c, compares with the
- * context their modules were loaded in). */
+ * device's primary context is retained once, when the guard finds it active
+ * (a retain never creates one), and never released, so its handle cannot be
+ * reused for another device's context. */
 typedef CUresult (*xc_ctx_get_current_fn)(CUcontext *);
 static _Atomic(xc_ctx_get_current_fn) g_ctx_get_current;
 static _Atomic(CUcontext) g_primary_ctx[XC_MAX_DEVICES];
+static _Atomic bool g_primary_refused[XC_MAX_DEVICES]; /* its retain failed: not tried again */
+
+/* The driver calls note_primary makes, looked up once (NULL where missing). */
+static struct {
+    pthread_once_t once;
+    CUresult (*device_get)(CUdevice *, int);
+    CUresult (*state)(CUdevice, unsigned *, int *);
+    CUresult (*retain)(CUcontext *, CUdevice);
+    CUresult (*release)(CUdevice);
+    xc_ctx_get_current_fn get_current;
+} g_guard_drv = {.once = PTHREAD_ONCE_INIT};
+
+static void guard_lookup(void) {
+    void *fn = xc_driver_entry("cuDeviceGet", 12000);
+    memcpy(&g_guard_drv.device_get, &fn, sizeof fn);
+    fn = xc_driver_entry("cuDevicePrimaryCtxGetState", 12000);
+    memcpy(&g_guard_drv.state, &fn, sizeof fn);
+    fn = xc_driver_entry("cuDevicePrimaryCtxRetain", 12000);
+    memcpy(&g_guard_drv.retain, &fn, sizeof fn);
+    fn = xc_driver_entry("cuDevicePrimaryCtxRelease", 12000);
+    memcpy(&g_guard_drv.release, &fn, sizeof fn);
+    fn = xc_driver_entry("cuCtxGetCurrent", 12000);
+    memcpy(&g_guard_drv.get_current, &fn, sizeof fn);
+}
 
 static bool primary_current(int device) {
     xc_ctx_get_current_fn get = atomic_load_explicit(&g_ctx_get_current, memory_order_acquire);
@@ -101,32 +124,34 @@ static bool primary_current(int device) {
     return want != NULL && get(&cur) == CUDA_SUCCESS && cur == want;
 }
 
-/* Retain `device`'s primary context for primary_current, once. Failures
- * leave the fast path off for the device: the guard still works. */
+/* Retain `device`'s primary context for primary_current, once it is active.
+ * A driver without the calls, or a retain that fails, leaves the fast path
+ * off for the device (the guard still works, as before). */
 static void note_primary(int device) {
     if ((unsigned)device >= XC_MAX_DEVICES ||
-        atomic_load_explicit(&g_primary_ctx[device], memory_order_acquire) != NULL)
+        atomic_load_explicit(&g_primary_ctx[device], memory_order_acquire) != NULL ||
+        atomic_load_explicit(&g_primary_refused[device], memory_order_relaxed))
         return;
-    CUresult (*get_dev)(CUdevice *, int) = NULL;
-    CUresult (*retain)(CUcontext *, CUdevice) = NULL;
-    CUresult (*release)(CUdevice) = NULL;
-    xc_ctx_get_current_fn get = NULL;
-    void *fn = xc_driver_entry("cuDeviceGet", 12000);
-    memcpy(&get_dev, &fn, sizeof fn);
-    fn = xc_driver_entry("cuDevicePrimaryCtxRetain", 12000);
-    memcpy(&retain, &fn, sizeof fn);
-    fn = xc_driver_entry("cuDevicePrimaryCtxRelease", 12000);
-    memcpy(&release, &fn, sizeof fn);
-    fn = xc_driver_entry("cuCtxGetCurrent", 12000);
-    memcpy(&get, &fn, sizeof fn);
+    pthread_once(&g_guard_drv.once, guard_lookup);
     CUdevice dev;
     CUcontext ctx = NULL, none = NULL;
-    if (get_dev == NULL || retain == NULL || release == NULL || get == NULL ||
-        get_dev(&dev, device) != CUDA_SUCCESS || retain(&ctx, dev) != CUDA_SUCCESS)
+    unsigned flags = 0;
+    int active = 0;
+    if (g_guard_drv.device_get == NULL || g_guard_drv.state == NULL || g_guard_drv.retain == NULL ||
+        g_guard_drv.release == NULL || g_guard_drv.get_current == NULL ||
+        g_guard_drv.device_get(&dev, device) != CUDA_SUCCESS) {
+        atomic_store_explicit(&g_primary_refused[device], true, memory_order_relaxed);
         return;
+    }
+    if (g_guard_drv.state(dev, &flags, &active) != CUDA_SUCCESS || !active)
+        return; /* not made yet (a user's own context may be current): not made here */
+    if (g_guard_drv.retain(&ctx, dev) != CUDA_SUCCESS) {
+        atomic_store_explicit(&g_primary_refused[device], true, memory_order_relaxed);
+        return;
+    }
     if (!atomic_compare_exchange_strong(&g_primary_ctx[device], &none, ctx))
-        (void)release(dev); /* another thread retained it first */
-    atomic_store_explicit(&g_ctx_get_current, get, memory_order_release);
+        (void)g_guard_drv.release(dev); /* another thread retained it first */
+    atomic_store_explicit(&g_ctx_get_current, g_guard_drv.get_current, memory_order_release);
 }
 #endif
 

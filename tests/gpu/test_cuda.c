@@ -545,8 +545,9 @@ static void synchronize_from_other(int dev, int other) {
 /* The guard skips cudaGetDevice when the thread's current context is the
  * device's primary context. The program switches devices through the CUDA
  * runtime between xdev calls: each call still runs on its own device and
- * leaves the program's device current. Two rounds: in the second, both
- * primary contexts are known, so the fast path is taken where it applies. */
+ * leaves the program's device current. Both primary contexts are active
+ * (peer_copies used both devices), so the guard may take its fast path from
+ * the first call; the second round repeats with the FFT plan cached. */
 START_TEST(guard_follows_the_runtime_current_device) {
     int cur = -1;
     for (int round = 0; round < 2; round++) {
@@ -588,7 +589,9 @@ int main(int argc, char **argv) {
     int n = 0;
     (void)xdev_device_count(XDEV_DEVICE_CUDA, &n);
     if (strcmp(scenario, "peer") == 0 && n < 2) {
-        printf("SKIP peer: peer copies need two CUDA devices; this machine has %d\n", n);
+        printf("SKIP peer: peer copies and the device guard against the runtime's device need "
+               "two CUDA devices; this machine has %d\n",
+               n);
         return XT_SKIP_CODE;
     }
     char why[512];
