@@ -19,6 +19,7 @@
 #include <dlfcn.h>
 #include <stdatomic.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -94,27 +95,30 @@ static _Atomic(xc_ctx_get_current_fn) g_ctx_get_current;
 static _Atomic(CUcontext) g_primary_ctx[XC_MAX_DEVICES];
 static _Atomic bool g_primary_refused[XC_MAX_DEVICES]; /* its retain failed: not tried again */
 
-/* The driver calls note_primary makes, looked up once (NULL where missing). */
+/* The driver calls note_primary makes, looked up once (xc_driver_lookup);
+ * `complete` only when the driver has all of them. */
 static struct {
     pthread_once_t once;
-    CUresult (*device_get)(CUdevice *, int);
-    CUresult (*state)(CUdevice, unsigned *, int *);
-    CUresult (*retain)(CUcontext *, CUdevice);
-    CUresult (*release)(CUdevice);
-    xc_ctx_get_current_fn get_current;
+    bool complete;
+    CUresult (*cuDeviceGet)(CUdevice *, int);
+    CUresult (*cuDevicePrimaryCtxGetState)(CUdevice, unsigned *, int *);
+    CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
+    CUresult (*cuDevicePrimaryCtxRelease)(CUdevice);
+    xc_ctx_get_current_fn cuCtxGetCurrent;
 } g_guard_drv = {.once = PTHREAD_ONCE_INIT};
 
 static void guard_lookup(void) {
-    void *fn = xc_driver_entry("cuDeviceGet", 12000);
-    memcpy(&g_guard_drv.device_get, &fn, sizeof fn);
-    fn = xc_driver_entry("cuDevicePrimaryCtxGetState", 12000);
-    memcpy(&g_guard_drv.state, &fn, sizeof fn);
-    fn = xc_driver_entry("cuDevicePrimaryCtxRetain", 12000);
-    memcpy(&g_guard_drv.retain, &fn, sizeof fn);
-    fn = xc_driver_entry("cuDevicePrimaryCtxRelease", 12000);
-    memcpy(&g_guard_drv.release, &fn, sizeof fn);
-    fn = xc_driver_entry("cuCtxGetCurrent", 12000);
-    memcpy(&g_guard_drv.get_current, &fn, sizeof fn);
+    static const xc_driver_sym_t syms[] = {
+#define SYM(name) {#name, offsetof(__typeof__(g_guard_drv), name)}
+        SYM(cuDeviceGet),
+        SYM(cuDevicePrimaryCtxGetState),
+        SYM(cuDevicePrimaryCtxRetain),
+        SYM(cuDevicePrimaryCtxRelease),
+        SYM(cuCtxGetCurrent),
+#undef SYM
+    };
+    g_guard_drv.complete =
+        xc_driver_lookup(syms, sizeof syms / sizeof syms[0], &g_guard_drv) == NULL;
 }
 
 static bool primary_current(int device) {
@@ -137,21 +141,19 @@ static void note_primary(int device) {
     CUcontext ctx = NULL, none = NULL;
     unsigned flags = 0;
     int active = 0;
-    if (g_guard_drv.device_get == NULL || g_guard_drv.state == NULL || g_guard_drv.retain == NULL ||
-        g_guard_drv.release == NULL || g_guard_drv.get_current == NULL ||
-        g_guard_drv.device_get(&dev, device) != CUDA_SUCCESS) {
+    if (!g_guard_drv.complete || g_guard_drv.cuDeviceGet(&dev, device) != CUDA_SUCCESS) {
         atomic_store_explicit(&g_primary_refused[device], true, memory_order_relaxed);
         return;
     }
-    if (g_guard_drv.state(dev, &flags, &active) != CUDA_SUCCESS || !active)
+    if (g_guard_drv.cuDevicePrimaryCtxGetState(dev, &flags, &active) != CUDA_SUCCESS || !active)
         return; /* not made yet (a user's own context may be current): not made here */
-    if (g_guard_drv.retain(&ctx, dev) != CUDA_SUCCESS) {
+    if (g_guard_drv.cuDevicePrimaryCtxRetain(&ctx, dev) != CUDA_SUCCESS) {
         atomic_store_explicit(&g_primary_refused[device], true, memory_order_relaxed);
         return;
     }
     if (!atomic_compare_exchange_strong(&g_primary_ctx[device], &none, ctx))
-        (void)g_guard_drv.release(dev); /* another thread retained it first */
-    atomic_store_explicit(&g_ctx_get_current, g_guard_drv.get_current, memory_order_release);
+        (void)g_guard_drv.cuDevicePrimaryCtxRelease(dev); /* another thread retained it first */
+    atomic_store_explicit(&g_ctx_get_current, g_guard_drv.cuCtxGetCurrent, memory_order_release);
 }
 #endif
 
