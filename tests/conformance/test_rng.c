@@ -58,9 +58,9 @@ xdev_status_t rt_fill(xdev_generator_t g, const rt_fill_t *f, void *out, size_t 
     }
 }
 
-/* What a fill of n elements from a generator at `offset` must write: each
- * element from its own Philox block, one at a time (no batching). */
-/* rt_reference with the parameters pr. */
+/* What a fill of n elements from a generator at `offset` with the
+ * parameters pr must write: each element from its own Philox block, one at a
+ * time (no batching). */
 static void reference_with(const rt_fill_t *f, const xdev_philox_params_t *pr, uint64_t seed,
                            uint64_t offset, size_t n, void *out) {
     unsigned wpe = xdev_philox_words_per_element((int)f->format);
@@ -73,6 +73,7 @@ static void reference_with(const rt_fill_t *f, const xdev_philox_params_t *pr, u
     }
 }
 
+/* reference_with the parameters every rt_fills entry is filled with. */
 void rt_reference(const rt_fill_t *f, uint64_t seed, uint64_t offset, size_t n, void *out) {
     xdev_philox_params_t pr = {(float)MEAN, (float)STD, MEAN, STD, 0, 0, 0};
     if (f->format == XDEV_RNG_FORMAT_I32)
