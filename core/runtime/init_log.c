@@ -67,7 +67,7 @@ void xdev_init_log_print(xdev_status_t init_status, const char *message) {
     }
     if (init_status == XDEV_SUCCESS)
         fprintf(f, "xdev: selected %s: the default device type\n",
-                xdev_backend_record(xdev_core_selected_type())->name);
+                xdev_backend_record(xdev_core_default_type())->name);
     else
         fprintf(f, "xdev: initialisation failed: %s\n", message);
     fflush(f);

@@ -145,10 +145,6 @@ xdev_backend_t *xdev_backend_record(xdev_device_type_t type) {
     return &g_backends[type];
 }
 
-xdev_device_type_t xdev_core_selected_type(void) {
-    return xdev_core_default_type_v;
-}
-
 /* Load a backend at most once. A failure is recorded in be->reason and
  * be->fail_status only: the caller decides whether it is an error, so the
  * thread's error state is restored (a probe during XDEV_BACKEND=auto or

@@ -142,9 +142,8 @@ xdev_status_t xdev_plugin_load(xdev_backend_t *be, const xdev_backend_api_t **ap
 void xdev_plugin_discover(void);
 
 /* The record of a backend type (type < XDEV_MAX_DEVICE_TYPES), loaded or
- * not, and the type initialisation selected (XDEV_LOG). */
+ * not (XDEV_LOG). */
 xdev_backend_t *xdev_backend_record(xdev_device_type_t type);
-xdev_device_type_t xdev_core_selected_type(void);
 
 /* The first dir/<file> of the plugin directories that exists, into path
  * (true); else false, with the paths tried in `tried` (plugin_loader.c).
