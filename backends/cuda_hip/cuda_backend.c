@@ -90,10 +90,8 @@ xdev_status_t xc_fail(cudaError_t err, const char *what, ...) {
  * device's primary context is retained once, when the guard finds it active
  * (a retain never creates one), and never released, so its handle cannot be
  * reused for another device's context. */
-typedef CUresult (*xc_ctx_get_current_fn)(CUcontext *);
-static _Atomic(xc_ctx_get_current_fn) g_ctx_get_current;
-static _Atomic(CUcontext) g_primary_ctx[XC_MAX_DEVICES];
-static _Atomic bool g_primary_refused[XC_MAX_DEVICES]; /* its retain failed: not tried again */
+static _Atomic(CUcontext) g_primary_ctx[XC_MAX_DEVICES]; /* set after guard_lookup ran */
+static _Atomic bool g_primary_refused[XC_MAX_DEVICES];   /* its retain failed: not tried again */
 
 /* The driver calls note_primary makes, looked up once (xc_driver_lookup);
  * `complete` only when the driver has all of them. */
@@ -104,7 +102,7 @@ static struct {
     CUresult (*cuDevicePrimaryCtxGetState)(CUdevice, unsigned *, int *);
     CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
     CUresult (*cuDevicePrimaryCtxRelease)(CUdevice);
-    xc_ctx_get_current_fn cuCtxGetCurrent;
+    CUresult (*cuCtxGetCurrent)(CUcontext *);
 } g_guard_drv = {.once = PTHREAD_ONCE_INIT};
 
 static void guard_lookup(void) {
@@ -121,11 +119,12 @@ static void guard_lookup(void) {
         xc_driver_lookup(syms, sizeof syms / sizeof syms[0], &g_guard_drv) == NULL;
 }
 
+/* A primary context noted (acquire) means this thread sees guard_lookup's
+ * table: the noting thread filled it before its compare-and-swap. */
 static bool primary_current(int device) {
-    xc_ctx_get_current_fn get = atomic_load_explicit(&g_ctx_get_current, memory_order_acquire);
-    if (get == NULL || (unsigned)device >= XC_MAX_DEVICES) return false;
+    if ((unsigned)device >= XC_MAX_DEVICES) return false;
     CUcontext want = atomic_load_explicit(&g_primary_ctx[device], memory_order_acquire), cur = NULL;
-    return want != NULL && get(&cur) == CUDA_SUCCESS && cur == want;
+    return want != NULL && g_guard_drv.cuCtxGetCurrent(&cur) == CUDA_SUCCESS && cur == want;
 }
 
 /* Retain `device`'s primary context for primary_current, once it is active.
@@ -153,7 +152,6 @@ static void note_primary(int device) {
     }
     if (!atomic_compare_exchange_strong(&g_primary_ctx[device], &none, ctx))
         (void)g_guard_drv.cuDevicePrimaryCtxRelease(dev); /* another thread retained it first */
-    atomic_store_explicit(&g_ctx_get_current, g_guard_drv.cuCtxGetCurrent, memory_order_release);
 }
 #endif
 
