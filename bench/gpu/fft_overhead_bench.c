@@ -6,13 +6,19 @@
  * cufftPlanMany (auto-allocated work area, stream set once), same buffers,
  * same stream of cuda:0.
  *
- *   fft_overhead_bench [--calls 32] [--rounds 300]
+ *   fft_overhead_bench [--calls 32] [--rounds 300] [--evict KB]
  *
  * A round enqueues --calls transforms back to back and times the enqueue
  * on the host (the stream is drained after each round, outside the timed
  * region); ns/call of the median round, xdev and direct alternating. The
  * overhead (goal <= 1 us) is xdev minus direct. Each case's xdev and direct
- * outputs are compared once. Needs XDEV_BACKEND=cuda. */
+ * outputs are compared once. Needs XDEV_BACKEND=cuda.
+ *
+ * --evict KB writes one byte of every 64-byte line of a KB-sized host buffer
+ * before every call, on both sides alike (its cost cancels in the
+ * difference): the overhead then is xdev's path with the caches as a large
+ * host call (cuFFT's Bluestein exec) leaves them, which tells how much of an
+ * overhead is cache misses rather than instructions. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <math.h>
@@ -79,11 +85,18 @@ static void one(const ctx_t *x, bool xdev) {
     }
 }
 
+/* --evict's buffer (NULL: none) and its size. */
+static volatile unsigned char *g_evict;
+static size_t g_evict_bytes;
+
 /* Host seconds per call over one round of `calls`. */
 static double round_s(const ctx_t *x, bool xdev, int calls) {
     double t0 = now_s();
-    for (int i = 0; i < calls; i++)
+    for (int i = 0; i < calls; i++) {
+        for (size_t at = 0; at < g_evict_bytes; at += 64)
+            g_evict[at]++;
         one(x, xdev);
+    }
     double t = now_s() - t0;
     CCHECK(cudaStreamSynchronize(x->cs));
     return t / calls;
@@ -149,21 +162,30 @@ static void compare(const ctx_t *x) {
 
 int main(int argc, char **argv) {
     int calls = 32, rounds = 300;
+    long evict_kb = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--calls") == 0 && i + 1 < argc)
             calls = atoi(argv[++i]);
         else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)
             rounds = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--evict") == 0 && i + 1 < argc)
+            evict_kb = atol(argv[++i]);
         else {
-            fprintf(stderr, "usage: fft_overhead_bench [--calls 32] [--rounds 300]\n");
+            fprintf(stderr, "usage: fft_overhead_bench [--calls 32] [--rounds 300] [--evict KB]\n");
             return 2;
         }
     }
-    if (calls < 1 || calls > 1000 || rounds < 1 || rounds > 10000) return 2;
+    if (calls < 1 || calls > 1000 || rounds < 1 || rounds > 10000 || evict_kb < 0 ||
+        evict_kb > (1L << 20))
+        return 2;
+    g_evict_bytes = (size_t)evict_kb * 1024;
+    if (g_evict_bytes > 0 && (g_evict = calloc(g_evict_bytes, 1)) == NULL) return 1;
     xdev_device_t d = gb_cuda_device("fft_overhead_bench");
     printf("fft_overhead_bench on cuda:%d: host ns per call (median of %d rounds of %d calls), "
            "xdev_fft_exec (plan-cache hit) vs direct cufftExec\n",
            d.index, rounds, calls);
+    if (g_evict_bytes > 0)
+        printf("--evict: %zu KiB written before every call\n", g_evict_bytes / 1024);
     printf("| %-30s | %9s | %10s | %10s | %9s |\n", "transform", "work KiB", "xdev ns", "cuFFT ns",
            "overhead");
     double *tx = malloc(sizeof(double) * (size_t)rounds),
