@@ -52,7 +52,9 @@
 #   bench-graph    graph_raw_bench: a 200-op step (kernels, copies, a GEMM, a
 #                  random fill), host time per step: xdev eager vs xdev graph
 #                  replay vs raw CUDA eager and graphs by hand (each side a
-#                  fresh process; graph_bench's verify checks replay == eager
+#                  fresh process, raw graphs twice a round: an A/A control of
+#                  the harness, and the replay's ratio pooled over the rounds;
+#                  graph_bench's verify checks replay == eager
 #                  first); bench/gpu/graph_torch.py: the same step in torch,
 #                  eager vs torch.cuda.CUDAGraph; graph_bench on cpu
 #   torch-viz      a cuda memory snapshot from xdev_memory_snapshot_torch,
