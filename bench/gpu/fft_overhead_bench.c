@@ -6,7 +6,7 @@
  * cufftPlanMany (auto-allocated work area, stream set once), same buffers,
  * same stream of cuda:0.
  *
- *   fft_overhead_bench [--calls 32] [--rounds 300] [--evict KB]
+ *   fft_overhead_bench [--calls 32] [--rounds 300] [--evict KIB]
  *
  * A round enqueues --calls transforms back to back and times the enqueue
  * on the host (the stream is drained after each round, outside the timed
@@ -14,11 +14,12 @@
  * overhead (goal <= 1 us) is xdev minus direct. Each case's xdev and direct
  * outputs are compared once. Needs XDEV_BACKEND=cuda.
  *
- * --evict KB writes one byte of every 64-byte line of a KB-sized host buffer
- * before every call, on both sides alike (its cost cancels in the
- * difference): the overhead then is xdev's path with the caches as a large
- * host call (cuFFT's Bluestein exec) leaves them, which tells how much of an
- * overhead is cache misses rather than instructions. */
+ * --evict KIB writes one byte of every 64-byte line of a host buffer of
+ * that many KiB (at most 65536) before every call, on both sides alike: its
+ * cost is in both columns and roughly cancels in the difference (roughly:
+ * what the loop misses depends on what the previous call displaced). The
+ * overhead then is xdev's path with the caches as a large host call
+ * leaves them, a hint of how much of an overhead is cache misses. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <math.h>
@@ -168,16 +169,22 @@ int main(int argc, char **argv) {
             calls = atoi(argv[++i]);
         else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)
             rounds = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--evict") == 0 && i + 1 < argc)
-            evict_kb = atol(argv[++i]);
-        else {
-            fprintf(stderr, "usage: fft_overhead_bench [--calls 32] [--rounds 300] [--evict KB]\n");
+        else if (strcmp(argv[i], "--evict") == 0 && i + 1 < argc) {
+            char *end = NULL;
+            evict_kb = strtol(argv[++i], &end, 10);
+            if (end == argv[i] || *end != '\0') evict_kb = -1; /* refused below */
+        } else {
+            fprintf(stderr,
+                    "usage: fft_overhead_bench [--calls 32] [--rounds 300] [--evict KIB]\n");
             return 2;
         }
     }
     if (calls < 1 || calls > 1000 || rounds < 1 || rounds > 10000 || evict_kb < 0 ||
-        evict_kb > (1L << 20))
+        evict_kb > 65536) {
+        fprintf(stderr, "fft_overhead_bench: --calls 1..1000, --rounds 1..10000, --evict "
+                        "0..65536 (KiB)\n");
         return 2;
+    }
     g_evict_bytes = (size_t)evict_kb * 1024;
     if (g_evict_bytes > 0 && (g_evict = calloc(g_evict_bytes, 1)) == NULL) return 1;
     xdev_device_t d = gb_cuda_device("fft_overhead_bench");
@@ -185,7 +192,8 @@ int main(int argc, char **argv) {
            "xdev_fft_exec (plan-cache hit) vs direct cufftExec\n",
            d.index, rounds, calls);
     if (g_evict_bytes > 0)
-        printf("--evict: %zu KiB written before every call\n", g_evict_bytes / 1024);
+        printf("--evict: %zu KiB written before every call (in both columns)\n",
+               g_evict_bytes / 1024);
     printf("| %-30s | %9s | %10s | %10s | %9s |\n", "transform", "work KiB", "xdev ns", "cuFFT ns",
            "overhead");
     double *tx = malloc(sizeof(double) * (size_t)rounds),
@@ -225,5 +233,6 @@ int main(int argc, char **argv) {
            (long long)st.size, (long long)st.hits, (long long)st.misses);
     free(tx);
     free(td);
+    free((void *)g_evict);
     return 0;
 }

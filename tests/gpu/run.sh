@@ -7,7 +7,10 @@
 #   conformance    ctest -L conformance in the same build: the backend-generic
 #                  suites on cuda and on cpu in one run (XT_REQUIRE_BACKENDS
 #                  =cpu,cuda: an unusable cuda fails instead of skipping;
-#                  XDEV_GPU_CONFORMANCE_REGEX narrows it, as ctest -R)
+#                  XDEV_GPU_CONFORMANCE_REGEX narrows it, as ctest -R;
+#                  XDEV_GPU_CONFORMANCE_S bounds it, default 300 s, and
+#                  XDEV_GPU_CONFORMANCE_JOBS is ctest -j, default 4; a run
+#                  stopped at the bound is named INCOMPLETE)
 #   gpu            ctest -L gpu: the CUDA-only suites of tests/gpu
 #   parity         torch 2.x's torch.cuda (issue 49): xdev-info beside
 #                  nvidia-smi -q in the same run (tests/gpu/parity_check.py:

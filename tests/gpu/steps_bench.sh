@@ -214,8 +214,8 @@ if want bench-graph; then
     if [ -x "$B/bench/gpu/graph_raw_bench" ]; then
         m=$(mark)
         # 4 rounds: the raw graph's own median moved 2.1-5.5 us between the two
-        # rounds of one run (H200 host, 2026-11-30); its A/A control (raw graph
-        # in two processes a round) went 0.29-1.23 over 8 rounds the next day
+        # rounds of one run (H200 host, 2026-11-30); later that day its A/A
+        # control (raw graph in two processes a round) went 0.29-1.23 over 8 rounds
         XDEV_BACKEND=cuda run_to "$BL" 200 "${pin[@]}" "$B/bench/gpu/graph_raw_bench" \
             --xdev "$B/bench/graph_bench" --rounds 4
         since "$m" | grep -vE '^(\$ |\[rc )' | sed 's/^/  /' | tee -a "$SUM"

@@ -26,8 +26,9 @@ if want conformance; then
         note "conformance on $be: $n entries: $ok passed, $skip skipped, $((n - ok - skip)) failed"
     done
     note "conformance (ctest -L conformance, one build, cuda + cpu): $(grep -E 'tests passed|tests failed' "$CL" | tail -1)"
-    if ((crc == 124 || crc == 137)); then
-        # ctest was stopped: say so, with what had finished, instead of an empty total
+    if ((crc == 124 || crc == 137)) && tail -1 "$CL" | grep -q '^\[rc '; then
+        # ctest ran and was stopped (not a step the budget left out: run_to wrote NOT RUN
+        # then): say so, with what had finished; the total line above is empty then
         total=$(grep -oE '^ *[0-9]+/[0-9]+ Test' "$CL" | head -1 | sed -E 's#^ *[0-9]+/([0-9]+).*#\1#')
         done_n=$(grep -cE '^ *[0-9]+/[0-9]+ Test +#' "$CL")
         note "  conformance INCOMPLETE: stopped at its time limit (rc $crc) with $done_n of ${total:-?} entries finished"
