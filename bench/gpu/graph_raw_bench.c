@@ -17,8 +17,9 @@
  *   - the random fill: cuRAND-free, the bundle's gk_philox_uniform kernel,
  *     which computes what xdev_rng_uniform does (the verify side checks it
  *     bit for bit against xdev on two offsets).
- * Sides, each in a fresh process, --rounds rounds interleaved (raw-graph
- * twice a round: the second, after xdev's, is an A/A control of the harness):
+ * Sides, each in a fresh process, --rounds rounds interleaved, odd rounds in
+ * reverse order (raw-graph twice a round: the second an A/A control of the
+ * harness; see RAW_GRAPH_AGAIN):
  *   raw-eager        the 200 calls each step; the fill's offset advanced on
  *                    the host, passed by value
  *   raw-graph        the step captured once (cudaStreamBeginCapture, global
