@@ -20,7 +20,7 @@
  * after a warm-up batch. Before timing, a `verify` side checks that two
  * replays leave every buffer as two eager steps do, from the same inputs
  * and seed (bitwise; the GEMM's output within 1e-5 relative, should the
- * library pick another algorithm in a capture) and the program fails if not.
+ * library pick another algorithm in a gx_capture) and the program fails if not.
  *
  * The goals (issue 28): replay >= 5x less host time per step than eager on
  * cuda, >= 2x on cpu. bench/gpu/graph_raw_bench runs this program's sides
@@ -41,6 +41,7 @@
 
 #include "graph_kernels.h"
 #include "graph_step.h"
+#include "graph_xdev.h"
 
 #define PROG "graph_bench"
 #define SEED 20261127ull
@@ -49,66 +50,18 @@ static gs_opts_t g_opt = GS_OPTS_DEFAULT;
 
 /* ============================================================ child sides */
 
-typedef struct ctx {
-    xdev_device_t dev;
-    bool cuda;
-    long n, g;
-    xdev_stream_t s;
-    xdev_module_t mod;
-    xdev_kernel_t k_lerp, k_scale;
-    float *buf[GS_BUFS + 1]; /* B0..B7, R */
-    float *gb, *gc;          /* the GEMM's B and C */
-    xdev_graph_t graph;
-    int steps;
-} ctx_t;
-
-static size_t r_len(const ctx_t *c) {
-    return (size_t)(c->n > c->g * c->g ? c->n : c->g * c->g);
-}
-
-/* Enqueue the step's 200 operations on c->s (capturing or not). */
-static void issue_step(ctx_t *c) {
-    long n = c->n;
-    float w = GS_LERP_W, sc = GS_SCALE_S;
-    xdev_launch_config_t cfg = {.grid = {(unsigned)((n + GS_BLOCK - 1) / GS_BLOCK), 1, 1},
-                                .block = {GS_BLOCK, 1, 1},
-                                .stream = c->s};
-    for (int i = 0; i < GS_OPS; i++) {
-        gs_op_t op = gs_op_at(i);
-        switch (op.kind) {
-        case GS_RAND:
-            CHECK(xdev_rng_uniform(NULL, XDEV_DTYPE_F32, c->buf[GS_R], (size_t)n, c->s));
-            break;
-        case GS_GEMM:
-            CHECK(xdev_gemm(XDEV_DTYPE_F32, XDEV_BLAS_OP_N, XDEV_BLAS_OP_N, c->g, c->g, c->g, 1.0,
-                            c->buf[GS_R], c->g, c->gb, c->g, 0.0, c->gc, c->g, c->s));
-            break;
-        case GS_LERP:
-            CHECK(XDEV_LAUNCH(c->k_lerp, &cfg, n, w, c->buf[op.src], c->buf[op.dst]));
-            break;
-        case GS_SCALE:
-            CHECK(XDEV_LAUNCH(c->k_scale, &cfg, n, sc, c->buf[op.dst]));
-            break;
-        case GS_COPY:
-            CHECK(
-                xdev_memcpy_async(c->buf[op.dst], c->buf[op.src], (size_t)n * sizeof(float), c->s));
-            break;
-        }
-    }
-}
-
 static void b_eager(void *arg) {
-    ctx_t *c = arg;
+    gx_t *c = arg;
     for (int k = 0; k < c->steps; k++)
-        issue_step(c);
+        gx_issue_step(c);
 }
 static void b_replay(void *arg) {
-    ctx_t *c = arg;
+    gx_t *c = arg;
     for (int k = 0; k < c->steps; k++)
         CHECK(xdev_graph_replay(c->graph, c->s));
 }
 static void settle(void *arg) {
-    CHECK(xdev_stream_synchronize(((ctx_t *)arg)->s));
+    CHECK(xdev_stream_synchronize(((gx_t *)arg)->s));
 }
 static void b_eager_sync(void *arg) {
     b_eager(arg);
@@ -119,100 +72,23 @@ static void b_replay_sync(void *arg) {
     settle(arg);
 }
 
-/* The same inputs every time (graph_step.h's, blocking copies from the host). */
-static void init_inputs(ctx_t *c) {
-    size_t rl = r_len(c), gg = (size_t)(c->g * c->g);
-    float *h = malloc(sizeof(float) * rl);
-    if (h == NULL) exit(1);
-    for (int b = 0; b < GS_BUFS + 3; b++) {
-        size_t len = b < GS_BUFS ? (size_t)c->n : b == GS_R ? rl : gg;
-        for (size_t i = 0; i < len; i++)
-            h[i] = gs_input(b, i);
-        float *dst = b <= GS_R ? c->buf[b] : b == GS_GB ? c->gb : c->gc;
-        CHECK(xdev_memcpy(dst, h, len * sizeof(float)));
-    }
-    free(h);
-}
-
-static void setup(ctx_t *c) {
-    memset(c, 0, sizeof *c);
-    CHECK(xdev_init());
-    CHECK(xdev_get_device(&c->dev));
-    c->cuda = c->dev.type == XDEV_DEVICE_CUDA;
-    gs_sizes(&g_opt, c->cuda, &c->n, &c->g);
-    c->steps = g_opt.steps;
-    xdev_device_properties_t p;
-    CHECK(xdev_get_device_properties(c->dev, &p));
-    char dn[64];
-    CHECK(xdev_device_format(c->dev, dn, sizeof dn));
-    printf("@device %s (%s)\n", dn, p.name);
-    printf("@sizes %ld %ld\n", c->n, c->g);
-    CHECK(xdev_blas_set_allow_tf32(true)); /* xdev's default, said explicitly (as the raw side) */
-    CHECK(xdev_module_load(c->dev, graph_kernels_bundle(), &c->mod));
-    CHECK(xdev_module_get_kernel(c->mod, "gk_lerp", &c->k_lerp));
-    CHECK(xdev_module_get_kernel(c->mod, "gk_scale", &c->k_scale));
-    CHECK(xdev_stream_create(c->dev, XDEV_STREAM_PRIORITY_NORMAL, &c->s));
-    for (int b = 0; b < GS_BUFS; b++)
-        CHECK(xdev_malloc_device(c->dev, (void **)&c->buf[b], (size_t)c->n * sizeof(float)));
-    CHECK(xdev_malloc_device(c->dev, (void **)&c->buf[GS_R], r_len(c) * sizeof(float)));
-    CHECK(xdev_malloc_device(c->dev, (void **)&c->gb, (size_t)(c->g * c->g) * sizeof(float)));
-    CHECK(xdev_malloc_device(c->dev, (void **)&c->gc, (size_t)(c->g * c->g) * sizeof(float)));
-    init_inputs(c);
-}
-
-static void teardown(ctx_t *c) {
-    if (c->graph != NULL) CHECK(xdev_graph_destroy(c->graph));
-    CHECK(xdev_stream_synchronize(c->s));
-    for (int b = 0; b <= GS_R; b++)
-        CHECK(xdev_free(c->buf[b]));
-    CHECK(xdev_free(c->gb));
-    CHECK(xdev_free(c->gc));
-    CHECK(xdev_stream_destroy(c->s));
-    CHECK(xdev_module_unload(c->mod));
-}
-
-/* Capture one step into c->graph; "@capture ms". */
-static void capture(ctx_t *c) {
-    double t0 = now_ns();
-    CHECK(xdev_graph_create(&c->graph));
-    CHECK(xdev_graph_capture_begin(c->graph, c->s, XDEV_CAPTURE_GLOBAL, NULL));
-    issue_step(c);
-    CHECK(xdev_graph_capture_end(c->graph));
-    printf("@capture %.3f\n", (now_ns() - t0) * 1e-6);
-}
-
-/* Every buffer, in one host array (B0..B7, R, GB, GC). */
-static float *snapshot(ctx_t *c, size_t *count) {
-    size_t n = (size_t)c->n, rl = r_len(c), gg = (size_t)(c->g * c->g);
-    *count = GS_BUFS * n + rl + 2 * gg;
-    float *h = malloc(sizeof(float) * *count);
-    if (h == NULL) exit(1);
-    CHECK(xdev_stream_synchronize(c->s));
-    for (int b = 0; b < GS_BUFS; b++)
-        CHECK(xdev_memcpy(h + (size_t)b * n, c->buf[b], n * sizeof(float)));
-    CHECK(xdev_memcpy(h + GS_BUFS * n, c->buf[GS_R], rl * sizeof(float)));
-    CHECK(xdev_memcpy(h + GS_BUFS * n + rl, c->gb, gg * sizeof(float)));
-    CHECK(xdev_memcpy(h + GS_BUFS * n + rl + gg, c->gc, gg * sizeof(float)));
-    return h;
-}
-
 /* Two eager steps vs two replays from the same inputs and seed: every
  * buffer the same (the fills by graph.h's rule: a replay draws what the
  * same fills run eagerly from the generator's offset would). */
 static int side_verify(void) {
-    ctx_t c;
-    setup(&c);
+    gx_t c;
+    gx_setup(&c, &g_opt);
     CHECK(xdev_manual_seed(SEED));
-    issue_step(&c);
-    issue_step(&c);
+    gx_issue_step(&c);
+    gx_issue_step(&c);
     size_t count = 0;
-    float *eager = snapshot(&c, &count);
-    init_inputs(&c);
-    capture(&c);
+    float *eager = gx_snapshot(&c, &count);
+    gx_init_inputs(&c);
+    gx_capture(&c);
     CHECK(xdev_manual_seed(SEED));
     CHECK(xdev_graph_replay(c.graph, c.s));
     CHECK(xdev_graph_replay(c.graph, c.s));
-    float *replay = snapshot(&c, &count);
+    float *replay = gx_snapshot(&c, &count);
     size_t gg = (size_t)(c.g * c.g), gc_at = count - gg;
     bool ok = gs_same("buffers", eager, replay, gc_at, 0.0);
     bool gc_bits = ok && memcmp(eager + gc_at, replay + gc_at, gg * sizeof(float)) == 0;
@@ -222,29 +98,29 @@ static int side_verify(void) {
                gc_bits ? "" : " (the GEMM's output within 1e-5 relative, not bitwise)");
     free(eager);
     free(replay);
-    teardown(&c);
+    gx_teardown(&c);
     if (!ok) fprintf(stderr, PROG ": replay results differ from eager ones\n");
     return ok ? 0 : 1;
 }
 
 static int side_time(bool replay) {
-    ctx_t c;
-    setup(&c);
+    gx_t c;
+    gx_setup(&c, &g_opt);
     if (replay) {
         /* one eager step first, as torch warms up before capturing: the
          * thread's cuBLAS handle and the kernels' first loads happen here */
-        issue_step(&c);
+        gx_issue_step(&c);
         CHECK(xdev_stream_synchronize(c.s));
-        capture(&c);
+        gx_capture(&c);
         gs_time_side(b_replay, settle, b_replay_sync, &c, &g_opt);
     } else {
         gs_time_side(b_eager, settle, b_eager_sync, &c, &g_opt);
     }
     size_t count = 0;
-    float *h = snapshot(&c, &count);
+    float *h = gx_snapshot(&c, &count);
     gs_health(h, count);
     free(h);
-    teardown(&c);
+    gx_teardown(&c);
     return 0;
 }
 
