@@ -4,6 +4,7 @@
 // bench/alloc_replay.c measure xdev's, so the numbers sit side by side:
 //
 //   c10_alloc_bench hot                 hot raw_alloc+raw_delete pair, churn (1 and 8 threads)
+//   c10_alloc_bench pair                the hot pair of xdev and of c10 in one process, one loop
 //   c10_alloc_bench replay [--warm-runs N] TRACE...   replay of ../shared/traces/*.csv.gz
 //
 // Built by tests/gpu/run.sh against the GPU machine's torch (torch/include,
@@ -108,6 +109,76 @@ static int run_hot() {
     return 0;
 }
 
+// ------------------------------------------------------------- both hot pairs in one loop
+
+// One batch of `iters` pairs of one side, ns per pair: xdev_malloc +
+// xdev_free on the current device, or raw_alloc + raw_delete.
+static double pair_batch(bool xdev, size_t size, int iters) {
+    double t0 = now_ns();
+    if (xdev) {
+        void *p = nullptr;
+        for (int i = 0; i < iters; i++) {
+            xdev_malloc(&p, size);
+            xdev_free(p);
+        }
+    } else {
+        for (int i = 0; i < iters; i++)
+            alloc::raw_delete(alloc::raw_alloc(size));
+    }
+    return (now_ns() - t0) / iters;
+}
+
+// xdev's hot pair (libxdev, XDEV_BACKEND=cuda, device 0) and c10's in one
+// process: at each size, PAIR_ROUNDS rounds of one batch of each side, which
+// goes first flipping every round. The host core's speed moves by ~1.5x
+// between processes and within one (a sibling hardware thread's load, on the
+// H200 host: both sides' separate runs went 32 <-> 50 ns and 440 <-> 790 ns),
+// and a round's two batches share whatever state it is in. Prints each
+// side's median and the median of the rounds' ratios (xdev / c10; goal
+// <= 0.10, issue 50).
+static int run_pair() {
+    const int rounds = 31, iters = 20000;
+    void *p = nullptr;
+    xdev_device_t d;
+    if (xdev_malloc(&p, 512) != XDEV_SUCCESS || xdev_free(p) != XDEV_SUCCESS ||
+        xdev_get_device(&d) != XDEV_SUCCESS || d.type != XDEV_DEVICE_CUDA || d.index != 0) {
+        std::fprintf(stderr, "c10_alloc_bench pair: xdev needs cuda:0 (XDEV_BACKEND=cuda): %s\n",
+                     xdev_last_error());
+        return 1;
+    }
+    std::printf("xdev %s and c10 on cuda:0, one process: hot pair, %d rounds of one batch of %d "
+                "pairs each side (order flipping)\n",
+                xdev_version_string(), rounds, iters);
+    std::printf("| %10s | %10s | %10s | %12s | %12s |\n", "bytes", "xdev ns", "c10 ns",
+                "xdev / c10", "round range");
+    std::printf("|------------|------------|------------|--------------|--------------|\n");
+    const size_t sizes[] = {512, 4096, 65536, 1 << 20, 8 << 20, 64 << 20};
+    for (size_t s : sizes) {
+        std::vector<double> x, c, q;
+        pair_batch(true, s, iters); // untimed, as hot_pair's round
+        pair_batch(false, s, iters);
+        for (int r = 0; r < rounds; r++) {
+            double a, b;
+            if (r % 2) {
+                b = pair_batch(false, s, iters);
+                a = pair_batch(true, s, iters);
+            } else {
+                a = pair_batch(true, s, iters);
+                b = pair_batch(false, s, iters);
+            }
+            x.push_back(a);
+            c.push_back(b);
+            q.push_back(a / b);
+        }
+        double lo = *std::min_element(q.begin(), q.end()),
+               hi = *std::max_element(q.begin(), q.end());
+        std::printf("| %10zu | %10.1f | %10.1f | %12.3f | %5.3f-%5.3f |\n", s, median(x), median(c),
+                    median(q), lo, hi);
+        std::printf("@pair %zu %.1f %.1f %.4f\n", s, median(x), median(c), median(q));
+    }
+    return 0;
+}
+
 // ------------------------------------------------------------- trace replay (replay_harness.h)
 // c10 under the same harness as xdev (bench/alloc_replay.c): only these
 // calls differ.
@@ -190,9 +261,10 @@ int main(int argc, char **argv) {
         alloc::init(c10::cuda::device_count());
         c10::cuda::set_device(0);
         if (argc >= 2 && std::strcmp(argv[1], "hot") == 0) return run_hot();
+        if (argc >= 2 && std::strcmp(argv[1], "pair") == 0) return run_pair();
         if (argc >= 3 && std::strcmp(argv[1], "replay") == 0) return run_replay(argc, argv);
-        std::fprintf(stderr,
-                     "usage: c10_alloc_bench hot | replay [--warm-runs N] TRACE.csv[.gz]...\n");
+        std::fprintf(stderr, "usage: c10_alloc_bench hot | pair | replay [--warm-runs N] "
+                             "TRACE.csv[.gz]...\n");
         return 2;
     } catch (const std::exception &e) {
         std::fprintf(stderr, "c10_alloc_bench: %s\n", e.what());
