@@ -20,7 +20,7 @@
  * after a warm-up batch. Before timing, a `verify` side checks that two
  * replays leave every buffer as two eager steps do, from the same inputs
  * and seed (bitwise; the GEMM's output within 1e-5 relative, should the
- * library pick another algorithm in a gx_capture) and the program fails if not.
+ * library pick another algorithm in a capture) and the program fails if not.
  *
  * The goals (issue 28): replay >= 5x less host time per step than eager on
  * cuda, >= 2x on cpu. bench/gpu/graph_raw_bench runs this program's sides

@@ -112,14 +112,14 @@ static inline void gx_teardown(gx_t *c) {
     CHECK(xdev_module_unload(c->mod));
 }
 
-/* Capture one step into c->graph; "@gx_capture ms". */
+/* Capture one step into c->graph; "@capture ms". */
 static inline void gx_capture(gx_t *c) {
     double t0 = now_ns();
     CHECK(xdev_graph_create(&c->graph));
     CHECK(xdev_graph_capture_begin(c->graph, c->s, XDEV_CAPTURE_GLOBAL, NULL));
     gx_issue_step(c);
     CHECK(xdev_graph_capture_end(c->graph));
-    printf("@gx_capture %.3f\n", (now_ns() - t0) * 1e-6);
+    printf("@capture %.3f\n", (now_ns() - t0) * 1e-6);
 }
 
 /* Every buffer, in one host array (B0..B7, R, GB, GC). */
