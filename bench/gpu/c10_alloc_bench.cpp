@@ -8,7 +8,8 @@
 //   c10_alloc_bench replay [--warm-runs N] TRACE...   replay of ../shared/traces/*.csv.gz
 //
 // Built by tests/gpu/run.sh against the GPU machine's torch (torch/include,
-// torch/lib: libc10_cuda, libc10), not by CMake: CI has no PyTorch. The
+// torch/lib: libc10_cuda, libc10) and the build's libxdev (for pair), not by
+// CMake: CI has no PyTorch. The
 // clock and the median are bench_util.h's, and the replay loop, trace reader
 // and slots (addresses resolved at load) replay_harness.h's, as on xdev's side.
 #include "../replay_harness.h" // bench_util.h, and the replay harness both sides share
@@ -117,9 +118,15 @@ static double pair_batch(bool xdev, size_t size, int iters) {
     double t0 = now_ns();
     if (xdev) {
         void *p = nullptr;
+        bool bad = false; // one test a batch, not a branch on each call's status
         for (int i = 0; i < iters; i++) {
-            xdev_malloc(&p, size);
-            xdev_free(p);
+            bad |= xdev_malloc(&p, size) != XDEV_SUCCESS;
+            bad |= xdev_free(p) != XDEV_SUCCESS;
+        }
+        if (bad) {
+            std::fprintf(stderr, "c10_alloc_bench pair: an xdev call failed: %s\n",
+                         xdev_last_error());
+            std::exit(1);
         }
     } else {
         for (int i = 0; i < iters; i++)

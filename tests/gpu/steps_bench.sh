@@ -69,7 +69,7 @@ if want bench-alloc; then
     if [ -n "$TORCH" ] && run_to "$BL" 120 g++ -std=c++17 -O2 -pthread -D_GLIBCXX_USE_CXX11_ABI="${ABI:-1}" \
         -I"$TORCH/include" -I/usr/local/cuda/include -Iinclude -I"$B/include" bench/gpu/c10_alloc_bench.cpp \
         -L"$TORCH/lib" -lc10_cuda -lc10 -L/usr/local/cuda/lib64 -lcudart -Wl,-rpath,"$TORCH/lib" \
-        -L"$B/lib" -lxdev -Wl,-rpath,"$B/lib" -o "$C10"; then
+        -L"$B/lib" -lxdev -Wl,-rpath,"$(cd "$B" && pwd)/lib" -o "$C10"; then
         note "  c10 bench built against $TORCH ($(python3 -c 'import torch;print(torch.__version__)'))"
     else
         anchor_missing "bench-alloc: c10 bench NOT built (torch at '${TORCH}'): see bench.log"
@@ -226,8 +226,8 @@ if want bench-graph; then
         # 4 rounds: the raw graph's own median moved 2.1-5.5 us between the two
         # rounds of one run (H200 host, 2026-11-30); later that day its A/A
         # control (raw graph in two processes a round) went 0.29-1.23 over 8 rounds.
-        # The goal's verdict is the pair side's (both graphs in one loop, its
-        # A/A 0.98-1.04 on 2026-12-01)
+        # The goal's verdict is the pair side's (both graphs in one loop; its
+        # A/A was within 0.95-1.04 in 18 of 20 rounds on 2026-12-01)
         XDEV_BACKEND=cuda run_to "$BL" 200 "${pin[@]}" "$B/bench/gpu/graph_raw_bench" \
             --xdev "$B/bench/graph_bench" --rounds 4
         since "$m" | grep -vE '^(\$ |\[rc )' | sed 's/^/  /' | tee -a "$SUM"
