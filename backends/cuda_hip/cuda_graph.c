@@ -12,11 +12,15 @@
  *                  cudaGraphExec_t and the BLAS workspaces the capture used
  *   launch         cuGraphLaunch, the driver's call, where the driver has it
  *                  (CUDA; HIP: hipGraphLaunch): the runtime's cudaGraphLaunch
- *                  took ~50 ns more host time a launch on an H200 host, which
- *                  is most of what a replay may add over a raw CUDA graph
- *                  (issue 50: 5% of ~1.7 us). A failed driver launch enqueued
- *                  nothing; cudaGraphLaunch then tries once more and its error
- *                  is reported as before (the same checks, the runtime's names)
+ *                  took ~55 ns more host time a launch on an H200 host, most
+ *                  of what a replay may add over a raw CUDA graph (issue 50:
+ *                  5% of ~1.7 us). A failed driver launch enqueued nothing;
+ *                  cudaGraphLaunch then makes the same launch once, and its
+ *                  result is the slot's: the runtime's error names and the
+ *                  same mapping to xdev's statuses as before (a failure that
+ *                  already had an effect, e.g. invalidating another stream's
+ *                  capture by touching the legacy stream, had it with the
+ *                  runtime's call alone too)
  *   destroy        cudaGraphExecDestroy; the workspaces go back to the
  *                  device's free list
  * Every slot runs with the device current (the device guard).
