@@ -5,7 +5,10 @@
 // (backends/cuda_hip/cuda_graph.c). Four instances of one 200-kernel graph,
 // each on its own stream; a round is 200 batches of 4 launches of each
 // instance, the order rotating every batch, a stream synchronize after each
-// batch, untimed; median ns per launch:
+// batch, untimed; median ns per launch. The rotation puts every instance in
+// every place but not after every other one equally (1 follows 0 in three
+// batches of four): the two cudaGraphLaunch instances, 0 and 2, differed
+// by 2-32 ns a round on an H200 host, the probe's resolution. Columns:
 //   0  cudaGraphLaunch
 //   1  cuGraphLaunch
 //   2  cudaGraphLaunch again (an A/A control of 0)

@@ -66,10 +66,11 @@ if want bench-alloc; then
     TORCH=$(python3 -c 'import torch,os;print(os.path.dirname(torch.__file__))' 2>/dev/null)
     ABI=$(python3 -c 'import torch;print(int(torch._C._GLIBCXX_USE_CXX11_ABI))' 2>/dev/null)
     C10=$B/c10_alloc_bench
+    # (rpath '$ORIGIN/lib': the linker's word for the program's own folder, $B)
     if [ -n "$TORCH" ] && run_to "$BL" 120 g++ -std=c++17 -O2 -pthread -D_GLIBCXX_USE_CXX11_ABI="${ABI:-1}" \
         -I"$TORCH/include" -I/usr/local/cuda/include -Iinclude -I"$B/include" bench/gpu/c10_alloc_bench.cpp \
         -L"$TORCH/lib" -lc10_cuda -lc10 -L/usr/local/cuda/lib64 -lcudart -Wl,-rpath,"$TORCH/lib" \
-        -L"$B/lib" -lxdev -Wl,-rpath,"$(cd "$B" && pwd)/lib" -o "$C10"; then
+        -L"$B/lib" -lxdev -Wl,-rpath,'$ORIGIN/lib' -o "$C10"; then
         note "  c10 bench built against $TORCH ($(python3 -c 'import torch;print(torch.__version__)'))"
     else
         anchor_missing "bench-alloc: c10 bench NOT built (torch at '${TORCH}'): see bench.log"
