@@ -55,21 +55,13 @@ static void b_eager(void *arg) {
     for (int k = 0; k < c->steps; k++)
         gx_issue_step(c);
 }
-static void b_replay(void *arg) {
-    gx_t *c = arg;
-    for (int k = 0; k < c->steps; k++)
-        CHECK(xdev_graph_replay(c->graph, c->s));
-}
-static void settle(void *arg) {
-    CHECK(xdev_stream_synchronize(((gx_t *)arg)->s));
-}
 static void b_eager_sync(void *arg) {
     b_eager(arg);
-    settle(arg);
+    gx_settle(arg);
 }
 static void b_replay_sync(void *arg) {
-    b_replay(arg);
-    settle(arg);
+    gx_replay_batch(arg);
+    gx_settle(arg);
 }
 
 /* Two eager steps vs two replays from the same inputs and seed: every
@@ -112,9 +104,9 @@ static int side_time(bool replay) {
         gx_issue_step(&c);
         CHECK(xdev_stream_synchronize(c.s));
         gx_capture(&c);
-        gs_time_side(b_replay, settle, b_replay_sync, &c, &g_opt);
+        gs_time_side(gx_replay_batch, gx_settle, b_replay_sync, &c, &g_opt);
     } else {
-        gs_time_side(b_eager, settle, b_eager_sync, &c, &g_opt);
+        gs_time_side(b_eager, gx_settle, b_eager_sync, &c, &g_opt);
     }
     size_t count = 0;
     float *h = gx_snapshot(&c, &count);

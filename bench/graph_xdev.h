@@ -122,6 +122,18 @@ static inline void gx_capture(gx_t *c) {
     printf("@capture %.3f\n", (now_ns() - t0) * 1e-6);
 }
 
+/* One batch of c->steps replays of c->graph on c->s (bench_batches' shape). */
+static inline void gx_replay_batch(void *arg) {
+    gx_t *c = arg;
+    for (int k = 0; k < c->steps; k++)
+        CHECK(xdev_graph_replay(c->graph, c->s));
+}
+
+/* The stream drained (a batch's untimed settle). */
+static inline void gx_settle(void *arg) {
+    CHECK(xdev_stream_synchronize(((gx_t *)arg)->s));
+}
+
 /* Every buffer, in one host array (B0..B7, R, GB, GC). */
 static inline float *gx_snapshot(gx_t *c, size_t *count) {
     size_t n = (size_t)c->n, rl = gx_r_len(c), gg = (size_t)(c->g * c->g);

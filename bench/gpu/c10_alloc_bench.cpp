@@ -174,9 +174,9 @@ static int run_pair() {
         }
         double lo = *std::min_element(q.begin(), q.end()),
                hi = *std::max_element(q.begin(), q.end());
-        std::printf("| %10zu | %10.1f | %10.1f | %12.3f | %5.3f-%5.3f |\n", s, median(x), median(c),
-                    median(q), lo, hi);
-        std::printf("@pair %zu %.1f %.1f %.4f\n", s, median(x), median(c), median(q));
+        double mx = median(x), mc = median(c), mq = median(q);
+        std::printf("| %10zu | %10.1f | %10.1f | %12.3f | %5.3f-%5.3f |\n", s, mx, mc, mq, lo, hi);
+        std::printf("@pair %zu %.1f %.1f %.4f\n", s, mx, mc, mq);
     }
     return 0;
 }

@@ -364,17 +364,6 @@ static int side_time(bool graph) {
 
 /* ============================================================ the pair side */
 
-/* xdev's replay of its own capture (graph_xdev.h, graph_bench's replay
- * side) on xdev's stream: one batch of --steps replays. */
-static void x_replay(void *arg) {
-    gx_t *x = arg;
-    for (int k = 0; k < x->steps; k++)
-        CHECK(xdev_graph_replay(x->graph, x->s));
-}
-static void x_settle(void *arg) {
-    CHECK(xdev_stream_synchronize(((gx_t *)arg)->s));
-}
-
 /* Both graphs in one process and one loop, the rule of issue 50's small
  * overheads: xdev's graph captured as graph_bench's replay side does (after
  * one eager step) and two raw graphs as raw-graph's, each raw one with its
@@ -423,8 +412,8 @@ static int side_pair(void) {
     CHECK(xdev_stream_synchronize(x.s));
     gx_capture(&x);
     int reps = pair_rounds();
-    void (*batch[3])(void *) = {x_replay, b_graph, b_graph};
-    void (*sync[3])(void *) = {x_settle, settle, settle};
+    void (*batch[3])(void *) = {gx_replay_batch, b_graph, b_graph};
+    void (*sync[3])(void *) = {gx_settle, settle, settle};
     void *ctx[3] = {&x, &r, &r2};
     double *v = malloc(sizeof(double) * 3 * (size_t)reps);
     if (v == NULL) exit(1);
@@ -486,14 +475,20 @@ static double host_ratio(const gs_child_t *ch, int r, int a, int b) {
     return x > 0 && y > 0 ? x / y : 0.0;
 }
 
+/* The pair side's "@pair" figures in round r; NULL when the side failed. */
+static const gs_result_t *pair_result(const gs_child_t *ch, int r) {
+    const gs_child_t *c = &ch[r * NSIDES + PAIR];
+    const gs_result_t *p = gs_find(c, "pair");
+    return c->failed || p == NULL || p->nv < 3 ? NULL : p;
+}
+
 /* The pair side's figure `a` (0 xdev replay, 1 raw graph, 2 raw graph
  * again) over its raw graph's in round r; 0 when the side failed (b unused:
  * compare's shape). */
 static double pair_ratio(const gs_child_t *ch, int r, int a, int b) {
     (void)b;
-    const gs_child_t *c = &ch[r * NSIDES + PAIR];
-    const gs_result_t *p = gs_find(c, "pair");
-    if (c->failed || p == NULL || p->nv < 3 || !(p->v[1] > 0) || !(p->v[a] > 0)) return 0.0;
+    const gs_result_t *p = pair_result(ch, r);
+    if (p == NULL || !(p->v[1] > 0) || !(p->v[a] > 0)) return 0.0;
     return p->v[a] / p->v[1];
 }
 
@@ -607,9 +602,8 @@ static int parent(void) {
            "second raw graph");
     printf("|-------|--------------|--------------|--------------------|\n");
     for (int r = 0; r < g_opt.rounds; r++) {
-        const gs_child_t *c = &ch[r * NSIDES + PAIR];
-        const gs_result_t *p = gs_find(c, "pair");
-        if (c->failed || p == NULL || p->nv < 3) {
+        const gs_result_t *p = pair_result(ch, r);
+        if (p == NULL) {
             printf("| %5d | %12s | %12s | %18s |\n", r + 1, "FAILED", "", "");
             pair_ok = false;
             continue;
