@@ -129,6 +129,12 @@ static inline void gx_replay_batch(void *arg) {
         CHECK(xdev_graph_replay(c->graph, c->s));
 }
 
+/* One replay (graph_raw_bench's --evict times each call alone). */
+static inline void gx_replay_one(void *arg) {
+    gx_t *c = arg;
+    CHECK(xdev_graph_replay(c->graph, c->s));
+}
+
 /* The stream drained (a batch's untimed settle). */
 static inline void gx_settle(void *arg) {
     CHECK(xdev_stream_synchronize(((gx_t *)arg)->s));

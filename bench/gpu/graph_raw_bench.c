@@ -51,6 +51,9 @@
  *
  *   graph_raw_bench [--n 1048576] [--gemm 256] [--steps 4] [--reps 31] [--rounds 2]
  *                   [--xdev path/to/graph_bench]
+ *   graph_raw_bench --side pair [--evict KIB] ...   the pair side alone, one process;
+ *                   --evict: each replay timed alone, after KIB of host memory
+ *                   were written (the caches emptied of both sides' state)
  *
  * Needs device 0 of CUDA, and XDEV_BACKEND=cuda for the xdev sides. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, posix_spawn */
@@ -381,6 +384,34 @@ static int side_time(bool graph) {
  * of 20 rounds there (1.119 and 1.135 the others); a round whose A/A is
  * off by more than the goal's 5% is one the loop did not resolve. */
 #define PAIR_REPS 4
+
+/* --evict KIB (the pair side only): a host buffer of that size written, one
+ * byte a 64-byte line, before every replay and outside its timing, so that
+ * each call starts with its code and data pushed out of the caches the
+ * buffer covers: the state a busy host leaves them in, reproduced on demand
+ * (the question: does xdev's replay cost more than the raw graph's when
+ * both start cold?). NULL: none. */
+static volatile unsigned char *g_evict;
+static size_t g_evict_bytes;
+
+static void b_graph_one(void *arg) {
+    raw_t *r = arg;
+    CCHECK(cudaGraphLaunch(r->exec, r->s));
+}
+
+/* One batch of --steps calls of one(ctx), the buffer written before each
+ * call; host ns of the calls alone (two clock reads per call, on every side). */
+static double evicted_batch(void (*one)(void *), void *ctx) {
+    double t = 0;
+    for (int k = 0; k < g_opt.steps; k++) {
+        for (size_t at = 0; at < g_evict_bytes; at += 64)
+            g_evict[at]++;
+        double t0 = now_ns();
+        one(ctx);
+        t += now_ns() - t0;
+    }
+    return t;
+}
 static const int k_pair_order[6][3] = {{0, 1, 2}, {1, 2, 0}, {2, 0, 1},
                                        {0, 2, 1}, {2, 1, 0}, {1, 0, 2}};
 
@@ -421,17 +452,23 @@ static int side_pair(void) {
         batch[k](ctx[k]);
         sync[k](ctx[k]);
     }
+    void (*one[3])(void *) = {gx_replay_one, b_graph_one, b_graph_one};
     for (int i = 0; i < reps; i++)
         for (int k = 0; k < 3; k++) {
             int s = k_pair_order[i % 6][k];
-            double t0 = now_ns();
-            batch[s](ctx[s]);
-            double t1 = now_ns();
+            double t = g_evict_bytes > 0 ? evicted_batch(one[s], ctx[s]) : 0.0;
+            if (g_evict_bytes == 0) {
+                double t0 = now_ns();
+                batch[s](ctx[s]);
+                t = now_ns() - t0;
+            }
             sync[s](ctx[s]);
-            v[s * reps + i] = (t1 - t0) / g_opt.steps;
+            v[s * reps + i] = t / g_opt.steps;
         }
     printf("@pair %.1f %.1f %.1f\n", median(v, reps), median(v + reps, reps),
            median(v + 2 * reps, reps));
+    if (g_evict_bytes > 0)
+        printf("@evict %zu KiB written before every replay, untimed\n", g_evict_bytes / 1024);
     free(v);
     size_t count = 0;
     float *h = snapshot(&r, &count);
@@ -650,15 +687,24 @@ int main(int argc, char **argv) {
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0 || i + 1 >= argc) {
             fprintf(strcmp(a, "--help") == 0 ? stdout : stderr,
-                    "usage: " PROG " " GS_USAGE_COMMON " [--xdev path/to/graph_bench]\n"
+                    "usage: " PROG " " GS_USAGE_COMMON
+                    " [--xdev path/to/graph_bench] [--evict KIB]\n"
                     "the graph step by hand (CUDA runtime, driver, cuBLAS; eager and raw CUDA "
                     "graph) next to graph_bench's xdev sides, on cuda:0.\n");
             return strcmp(a, "--help") == 0 ? 0 : 2;
         }
         const char *v = argv[++i];
-        if (strcmp(a, "--xdev") == 0)
+        if (strcmp(a, "--xdev") == 0) {
             snprintf(g_xdev, sizeof g_xdev, "%s", v);
-        else if (!gs_parse_common(PROG, a, v, &g_opt)) {
+        } else if (strcmp(a, "--evict") == 0) {
+            char *end = NULL;
+            long kb = strtol(v, &end, 10);
+            if (end == v || *end != '\0' || kb < 1 || kb > 262144) {
+                fprintf(stderr, PROG ": --evict takes KiB, 1..262144\n");
+                return 2;
+            }
+            g_evict_bytes = (size_t)kb * 1024;
+        } else if (!gs_parse_common(PROG, a, v, &g_opt)) {
             fprintf(stderr, PROG ": unknown option '%s' (--help)\n", a);
             return 2;
         }
@@ -667,7 +713,16 @@ int main(int argc, char **argv) {
     if (strcmp(g_opt.side, "verify") == 0) return side_verify();
     if (strcmp(g_opt.side, "raw-eager") == 0) return side_time(false);
     if (strcmp(g_opt.side, "raw-graph") == 0) return side_time(true);
-    if (strcmp(g_opt.side, "pair") == 0) return side_pair();
+    if (g_evict_bytes > 0 && strcmp(g_opt.side, "pair") != 0) {
+        fprintf(stderr, PROG ": --evict is the pair side's (--side pair --evict KIB)\n");
+        return 2;
+    }
+    if (strcmp(g_opt.side, "pair") == 0) {
+        if (g_evict_bytes > 0 && (g_evict = calloc(g_evict_bytes, 1)) == NULL) return 1;
+        int rc = side_pair();
+        free((void *)g_evict);
+        return rc;
+    }
     fprintf(stderr, PROG ": unknown side '%s'\n", g_opt.side);
     return 2;
 }
