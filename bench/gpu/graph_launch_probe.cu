@@ -4,11 +4,15 @@
 // the measure behind the CUDA plugin's choice of cuGraphLaunch for replays
 // (backends/cuda_hip/cuda_graph.c). Five instances of one 200-kernel graph,
 // each on its own stream; a round is 200 batches of 4 launches of each
-// instance, the order rotating every batch, a stream synchronize after each
-// batch, untimed; median ns per launch. The rotation puts every instance in
-// every place but not after every other one equally (1 follows 0 in four
-// batches of five): the two cudaGraphLaunch instances, 0 and 2, differed
-// by 2-32 ns a round on an H200 host, the probe's resolution. Columns:
+// instance (60 batches, 3 rounds when evicting), the order rotating every
+// batch, a stream synchronize after each batch, untimed; median ns per
+// launch. The rotation puts every instance in every place but not after
+// every other one equally (1 follows 0 in four batches of five): the two
+// cudaGraphLaunch instances, 0 and 2, are the probe's resolution. On an H200
+// host they differed by 2-32 ns a round with four instances (2026-12-01,
+// before the fifth column: those figures are not comparable with later
+// ones), by 1-57 ns warm with five, and by 198-279 ns (2 MiB) and 530-918 ns
+// (32 MiB, always the same way) evicted. Columns:
 //   0  cudaGraphLaunch
 //   1  cuGraphLaunch
 //   2  cudaGraphLaunch again (an A/A control of 0)
@@ -79,7 +83,17 @@ static double med(std::vector<double> v) {
 }
 
 int main(int argc, char **argv) {
-    size_t evict = argc > 1 ? (size_t)atol(argv[1]) * 1024 : 0;
+    long kb = 0;
+    if (argc > 1) {
+        char *end = nullptr;
+        kb = strtol(argv[1], &end, 10);
+        if (argc > 2 || end == argv[1] || *end != '\0' || kb < 1 || kb > 262144) {
+            fprintf(stderr, "usage: graph_launch_probe [KIB]   (KIB: 1..262144 written before "
+                            "every launch)\n");
+            return 2;
+        }
+    }
+    size_t evict = (size_t)kb * 1024;
     volatile unsigned char *buf = evict ? (unsigned char *)calloc(evict, 1) : nullptr;
     if (evict && buf == nullptr) return 1;
     if (evict)
@@ -132,4 +146,5 @@ int main(int argc, char **argv) {
                "ctx+getdev+cuGraphLaunch %.0f  ctx+cuGraphLaunch %.0f ns\n",
                round, med(t[0]), med(t[1]), med(t[2]), med(t[3]), med(t[4]));
     }
+    free((void *)buf);
 }

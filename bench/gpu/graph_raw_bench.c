@@ -709,14 +709,14 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
+    if (g_evict_bytes > 0 && strcmp(g_opt.side, "pair") != 0) { /* the parent's too ("") */
+        fprintf(stderr, PROG ": --evict is the pair side's alone (--side pair --evict KIB)\n");
+        return 2;
+    }
     if (g_opt.side[0] == '\0') return parent();
     if (strcmp(g_opt.side, "verify") == 0) return side_verify();
     if (strcmp(g_opt.side, "raw-eager") == 0) return side_time(false);
     if (strcmp(g_opt.side, "raw-graph") == 0) return side_time(true);
-    if (g_evict_bytes > 0 && strcmp(g_opt.side, "pair") != 0) {
-        fprintf(stderr, PROG ": --evict is the pair side's (--side pair --evict KIB)\n");
-        return 2;
-    }
     if (strcmp(g_opt.side, "pair") == 0) {
         if (g_evict_bytes > 0 && (g_evict = calloc(g_evict_bytes, 1)) == NULL) return 1;
         int rc = side_pair();
