@@ -44,7 +44,9 @@
 #                  curve within 1e-4 relative (tests/gpu/heat_compare.py)
 #   bench-kernel   kernel_launch_bench: xdev_launch_kernel vs cuLaunchKernel of
 #                  the same fatbin (host ns per launch, checks full and basic;
-#                  STREAM triad GB/s), each side a fresh process; then
+#                  STREAM triad GB/s), each side a fresh process, and the
+#                  goal's measure in one process (raw, xdev and a second raw
+#                  stream in one loop: --side pair); then
 #                  kernel_cpu_bench on this host's cores (XDEV_BACKEND=cpu):
 #                  kernels vs OpenMP loops, bandwidth, thread scaling
 #                  (XDEV_GPU_KERNEL_RTC=0 leaves out the run-time compile
