@@ -93,15 +93,16 @@ static size_t g_evict_bytes;
 /* Host seconds per call over one round of `calls`; with --evict, the calls
  * alone, each timed after the buffer was written. */
 static double round_s(const ctx_t *x, bool xdev, int calls) {
-    double t = 0, t0 = now_s();
-    for (int i = 0; i < calls && g_evict_bytes > 0; i++) {
-        for (size_t at = 0; at < g_evict_bytes; at += 64)
-            g_evict[at]++;
-        t0 = now_s();
-        one(x, xdev);
-        t += now_s() - t0;
-    }
-    if (g_evict_bytes == 0) {
+    double t = 0;
+    if (g_evict_bytes > 0) {
+        for (int i = 0; i < calls; i++) {
+            gb_evict(g_evict, g_evict_bytes);
+            double t0 = now_s();
+            one(x, xdev);
+            t += now_s() - t0;
+        }
+    } else {
+        double t0 = now_s();
         for (int i = 0; i < calls; i++)
             one(x, xdev);
         t = now_s() - t0;

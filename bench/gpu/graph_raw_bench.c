@@ -374,7 +374,7 @@ static int side_time(bool graph) {
  * A/A control: two raw graphs of one step, not one graph twice, whose driver
  * state would stay warmer than a graph run once a round); then rounds of
  * three batches of --steps replays, one of each graph, in the six orders of
- * k_pair_order by turn (PAIR_REPS x --reps rounds, rounded up to whole
+ * gb_pair_order by turn (PAIR_REPS x --reps rounds, rounded up to whole
  * turns), so each graph holds every place and follows each other graph
  * equally often (a graph right after another one may find the caches that
  * one left); a stream synchronize after each batch, untimed. "@pair x raw
@@ -404,16 +404,20 @@ static void b_graph_one(void *arg) {
 static double evicted_batch(void (*one)(void *), void *ctx) {
     double t = 0;
     for (int k = 0; k < g_opt.steps; k++) {
-        for (size_t at = 0; at < g_evict_bytes; at += 64)
-            g_evict[at]++;
+        gb_evict(g_evict, g_evict_bytes);
         double t0 = now_ns();
         one(ctx);
         t += now_ns() - t0;
     }
     return t;
 }
-static const int k_pair_order[6][3] = {{0, 1, 2}, {1, 2, 0}, {2, 0, 1},
-                                       {0, 2, 1}, {2, 1, 0}, {1, 0, 2}};
+
+/* One batch as batch(ctx) makes it; host ns of the whole batch. */
+static double timed_batch(void (*batch)(void *), void *ctx) {
+    double t0 = now_ns();
+    batch(ctx);
+    return now_ns() - t0;
+}
 
 /* The pair side's rounds: PAIR_REPS x --reps, up to whole turns of the six orders. */
 static int pair_rounds(void) {
@@ -455,13 +459,9 @@ static int side_pair(void) {
     void (*one[3])(void *) = {gx_replay_one, b_graph_one, b_graph_one};
     for (int i = 0; i < reps; i++)
         for (int k = 0; k < 3; k++) {
-            int s = k_pair_order[i % 6][k];
-            double t = g_evict_bytes > 0 ? evicted_batch(one[s], ctx[s]) : 0.0;
-            if (g_evict_bytes == 0) {
-                double t0 = now_ns();
-                batch[s](ctx[s]);
-                t = now_ns() - t0;
-            }
+            int s = gb_pair_order[i % 6][k];
+            double t =
+                g_evict_bytes > 0 ? evicted_batch(one[s], ctx[s]) : timed_batch(batch[s], ctx[s]);
             sync[s](ctx[s]);
             v[s * reps + i] = t / g_opt.steps;
         }
