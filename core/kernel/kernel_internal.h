@@ -51,6 +51,10 @@ struct xdev_kernel {
      * run time, xdev/support/kernel_sig.h): sizes in attrs, no entries */
     xdev_kernel_sig_t image_sig;
     uint8_t image_kinds[XDEV_KERNEL_MAX_PARAMS];
+    /* bit i: parameter i is a pointer checked at launch (a kernel with a
+     * signature; XDEV_KERNEL_MAX_PARAMS fits) */
+    uint32_t pointer_params;
+    bool sizes_known;       /* nparams known and every parameter's size with it (a signature's) */
     int max_threads;        /* min(device limit, kernel's own) */
     const char *trace_name; /* the name, interned: trace records outlive the module */
     struct xdev_kernel *next;
@@ -80,8 +84,12 @@ xdev_status_t xdev_kmodule_open_library(struct xdev_module *m, const char *path,
 xdev_status_t xdev_kmodule_finish(struct xdev_module *m, xdev_status_t st, xdev_module_t *out);
 
 /* XDEV_LAUNCH_CHECKS: true (default "full") checks pointer arguments
- * against the allocator's records; "basic" skips that. */
-bool xdev_kernel_check_pointers(void);
+ * against the allocator's records; "basic" skips that. Set by module.c's
+ * initialisation step; read inline by every launch. */
+extern bool xdev_kernel_pointer_checks;
+static inline bool xdev_kernel_check_pointers(void) {
+    return xdev_kernel_pointer_checks;
+}
 
 /* A launch that is another op to the enqueue path (runtime/enqueue.h): an
  * element-wise kernel, whose operands' extents its caller knows. */

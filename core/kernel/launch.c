@@ -143,22 +143,24 @@ static xdev_status_t check_pointer(const struct xdev_kernel *k, int i, const voi
                      ref.e.be == m->be ? " (enable peer access to use it there)" : "");
 }
 
-static xdev_status_t check_args(const struct xdev_kernel *k, const xdev_arg_t *args, int nargs,
-                                void **argv, size_t *sizes) {
+/* The first argument without a value or of the wrong size, worded; NULL
+ * args or a count the kernel does not take. Out of line: check_args only
+ * comes here when its one pass found something wrong. */
+static __attribute__((noinline, cold)) xdev_status_t
+args_failed(const struct xdev_kernel *k, const xdev_arg_t *args, int nargs) {
+    const xdev_kernel_attributes_t *a = &k->attrs;
     if (nargs < 0 || nargs > XDEV_KERNEL_MAX_PARAMS)
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "kernel '%s': nargs = %d; 0 .. %d", k->name,
                          nargs, XDEV_KERNEL_MAX_PARAMS);
     if (nargs > 0 && args == NULL)
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "kernel '%s': args is NULL with nargs = %d",
                          k->name, nargs);
-    const xdev_kernel_attributes_t *a = &k->attrs;
     if (a->nparams >= 0 && nargs != a->nparams)
         return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "kernel '%s' takes %d argument%s, %d given",
                          k->name, a->nparams, a->nparams == 1 ? "" : "s", nargs);
-    bool pointers = xdev_kernel_check_pointers() && k->sig != NULL;
+    char label[192];
     for (int i = 0; i < nargs; i++) {
-        char label[192];
-        if (XDEV_UNLIKELY(args[i].value == NULL || args[i].size == 0)) {
+        if (args[i].value == NULL || args[i].size == 0) {
             arg_label(k, i, label, sizeof label);
             return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "%s has no value (value %p, size %zu)",
                              label, args[i].value, args[i].size);
@@ -170,14 +172,48 @@ static xdev_status_t check_args(const struct xdev_kernel *k, const xdev_arg_t *a
                              "parameter's type)",
                              label, args[i].size, a->param_sizes[i]);
         }
-        argv[i] = (void *)args[i].value;
-        sizes[i] = args[i].size;
-        if (pointers && (a->param_kinds[i] & XDEV_KPARAM_POINTER)) {
-            void *p;
-            memcpy(&p, args[i].value, sizeof p);
-            xdev_status_t st = check_pointer(k, i, p);
-            if (st != XDEV_SUCCESS) return st;
+    }
+    return XDEV_FAIL(XDEV_ERROR_INVALID_VALUE, "kernel '%s': its arguments",
+                     k->name); /* unreached */
+}
+
+/* The arguments into the backend's arrays, checked: the count, each one's
+ * value and size against the parameter's (one pass without early exits;
+ * args_failed words what is wrong), then each pointer parameter's value
+ * (k->pointer_params; XDEV_LAUNCH_CHECKS=basic skips them). A pointer is
+ * read only once every size is known right. */
+static inline xdev_status_t check_args(const struct xdev_kernel *k, const xdev_arg_t *args,
+                                       int nargs, void **argv, size_t *sizes) {
+    const xdev_kernel_attributes_t *a = &k->attrs;
+    if (XDEV_UNLIKELY((unsigned)nargs > XDEV_KERNEL_MAX_PARAMS || (nargs > 0 && args == NULL) ||
+                      (a->nparams >= 0 && nargs != a->nparams)))
+        return args_failed(k, args, nargs);
+    bool bad = false;
+    if (__builtin_expect(k->sizes_known, 1)) { /* nargs is nparams: every size is one to match */
+        for (int i = 0; i < nargs; i++) {
+            const void *v = args[i].value;
+            size_t n = args[i].size;
+            bad |= (v == NULL) | (n != a->param_sizes[i]);
+            argv[i] = (void *)v;
+            sizes[i] = n;
         }
+    } else {
+        for (int i = 0; i < nargs; i++) {
+            const void *v = args[i].value;
+            size_t n = args[i].size, want = a->param_sizes[i]; /* 0: any size but 0 */
+            bad |= (v == NULL) | (want != 0 ? n != want : n == 0);
+            argv[i] = (void *)v;
+            sizes[i] = n;
+        }
+    }
+    if (XDEV_UNLIKELY(bad)) return args_failed(k, args, nargs);
+    for (uint32_t m = xdev_kernel_check_pointers() ? k->pointer_params : 0; m != 0; m &= m - 1) {
+        int i = __builtin_ctz(m);
+        void *p;
+        if (sizes[i] != sizeof p) continue; /* a parameter of unknown size: not read as one */
+        memcpy(&p, args[i].value, sizeof p);
+        xdev_status_t st = check_pointer(k, i, p);
+        if (st != XDEV_SUCCESS) return st;
     }
     return XDEV_SUCCESS;
 }

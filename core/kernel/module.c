@@ -28,19 +28,15 @@ xdev_handle_arena_t xdev_module_arena = XDEV_HANDLE_ARENA_INIT("module", MODULE_
 xdev_handle_arena_t xdev_kernel_arena =
     XDEV_HANDLE_ARENA_INIT("kernel", XDEV_KERNEL_MAGIC, XDEV_KERNEL_SLOT);
 
-static bool g_check_pointers = true;
-
-bool xdev_kernel_check_pointers(void) {
-    return g_check_pointers;
-}
+bool xdev_kernel_pointer_checks = true;
 
 /* XDEV_LAUNCH_CHECKS=full|basic: an initialisation step. */
 static xdev_status_t settings_load(void) {
     const char *v = xdev_env_get("XDEV_LAUNCH_CHECKS");
-    g_check_pointers = true;
+    xdev_kernel_pointer_checks = true;
     if (v == NULL || *v == '\0' || strcmp(v, "full") == 0) return XDEV_SUCCESS;
     if (strcmp(v, "basic") == 0) {
-        g_check_pointers = false;
+        xdev_kernel_pointer_checks = false;
         return XDEV_SUCCESS;
     }
     return XDEV_FAIL(XDEV_ERROR_ENV,
@@ -403,6 +399,13 @@ static xdev_status_t kernel_new(struct xdev_module *m, const char *name, struct 
     k->module = m;
     k->function = fn;
     k->sig = sig;
+    k->pointer_params = 0;
+    _Static_assert(XDEV_KERNEL_MAX_PARAMS <= 32, "pointer_params holds one bit a parameter");
+    for (int i = 0; sig != NULL && i < attrs.nparams; i++)
+        if (attrs.param_kinds[i] & XDEV_KPARAM_POINTER) k->pointer_params |= 1u << i;
+    k->sizes_known = attrs.nparams >= 0;
+    for (int i = 0; i < attrs.nparams; i++)
+        if (attrs.param_sizes[i] == 0) k->sizes_known = false;
     snprintf(k->name, sizeof k->name, "%s", name);
     k->trace_name = intern(name);
     k->attrs = attrs;
