@@ -180,8 +180,9 @@ args_failed(const struct xdev_kernel *k, const xdev_arg_t *args, int nargs) {
 /* The arguments into the backend's arrays, checked: the count, each one's
  * value and size against the parameter's (one pass without early exits;
  * args_failed words what is wrong), then each pointer parameter's value
- * (k->pointer_params; XDEV_LAUNCH_CHECKS=basic skips them). A pointer is
- * read only once every size is known right. */
+ * (k->pointer_params; XDEV_LAUNCH_CHECKS=basic skips them), from the
+ * argument's first bytes. A pointer is read only once every size is known
+ * right, so a wrong size is reported before an earlier argument's pointer. */
 static inline xdev_status_t check_args(const struct xdev_kernel *k, const xdev_arg_t *args,
                                        int nargs, void **argv, size_t *sizes) {
     const xdev_kernel_attributes_t *a = &k->attrs;
@@ -207,10 +208,14 @@ static inline xdev_status_t check_args(const struct xdev_kernel *k, const xdev_a
         }
     }
     if (XDEV_UNLIKELY(bad)) return args_failed(k, args, nargs);
-    for (uint32_t m = xdev_kernel_check_pointers() ? k->pointer_params : 0; m != 0; m &= m - 1) {
+    /* only the arguments given (nargs is nparams here: a kernel with a mask
+     * has a signature, hence a count) */
+    uint32_t given = (1u << nargs) - 1u; /* nargs <= XDEV_KERNEL_MAX_PARAMS < 32 */
+    for (uint32_t m = xdev_kernel_check_pointers() ? k->pointer_params & given : 0; m != 0;
+         m &= m - 1) {
         int i = __builtin_ctz(m);
         void *p;
-        if (sizes[i] != sizeof p) continue; /* a parameter of unknown size: not read as one */
+        if (sizes[i] < sizeof p) continue; /* a parameter of unknown size: not read past its end */
         memcpy(&p, args[i].value, sizeof p);
         xdev_status_t st = check_pointer(k, i, p);
         if (st != XDEV_SUCCESS) return st;

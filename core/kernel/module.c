@@ -400,7 +400,7 @@ static xdev_status_t kernel_new(struct xdev_module *m, const char *name, struct 
     k->function = fn;
     k->sig = sig;
     k->pointer_params = 0;
-    _Static_assert(XDEV_KERNEL_MAX_PARAMS <= 32, "pointer_params holds one bit a parameter");
+    _Static_assert(XDEV_KERNEL_MAX_PARAMS < 32, "pointer_params holds one bit a parameter");
     for (int i = 0; sig != NULL && i < attrs.nparams; i++)
         if (attrs.param_kinds[i] & XDEV_KPARAM_POINTER) k->pointer_params |= 1u << i;
     k->sizes_known = attrs.nparams >= 0;
