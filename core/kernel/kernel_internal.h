@@ -54,7 +54,6 @@ struct xdev_kernel {
     /* bit i: parameter i is a pointer checked at launch (a kernel with a
      * signature; XDEV_KERNEL_MAX_PARAMS fits) */
     uint32_t pointer_params;
-    bool sizes_known;       /* nparams known and every parameter's size with it (a signature's) */
     int max_threads;        /* min(device limit, kernel's own) */
     const char *trace_name; /* the name, interned: trace records outlive the module */
     struct xdev_kernel *next;

@@ -190,22 +190,12 @@ static inline xdev_status_t check_args(const struct xdev_kernel *k, const xdev_a
                       (a->nparams >= 0 && nargs != a->nparams)))
         return args_failed(k, args, nargs);
     bool bad = false;
-    if (__builtin_expect(k->sizes_known, 1)) { /* nargs is nparams: every size is one to match */
-        for (int i = 0; i < nargs; i++) {
-            const void *v = args[i].value;
-            size_t n = args[i].size;
-            bad |= (v == NULL) | (n != a->param_sizes[i]);
-            argv[i] = (void *)v;
-            sizes[i] = n;
-        }
-    } else {
-        for (int i = 0; i < nargs; i++) {
-            const void *v = args[i].value;
-            size_t n = args[i].size, want = a->param_sizes[i]; /* 0: any size but 0 */
-            bad |= (v == NULL) | (want != 0 ? n != want : n == 0);
-            argv[i] = (void *)v;
-            sizes[i] = n;
-        }
+    for (int i = 0; i < nargs; i++) {
+        const void *v = args[i].value;
+        size_t n = args[i].size, want = a->param_sizes[i]; /* 0: any size but 0 */
+        bad |= (v == NULL) | (want != 0 ? n != want : n == 0);
+        argv[i] = (void *)v;
+        sizes[i] = n;
     }
     if (XDEV_UNLIKELY(bad)) return args_failed(k, args, nargs);
     /* only the arguments given (nargs is nparams here: a kernel with a mask

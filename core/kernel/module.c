@@ -403,9 +403,6 @@ static xdev_status_t kernel_new(struct xdev_module *m, const char *name, struct 
     _Static_assert(XDEV_KERNEL_MAX_PARAMS < 32, "pointer_params holds one bit a parameter");
     for (int i = 0; sig != NULL && i < attrs.nparams; i++)
         if (attrs.param_kinds[i] & XDEV_KPARAM_POINTER) k->pointer_params |= 1u << i;
-    k->sizes_known = attrs.nparams >= 0;
-    for (int i = 0; i < attrs.nparams; i++)
-        if (attrs.param_sizes[i] == 0) k->sizes_known = false;
     snprintf(k->name, sizeof k->name, "%s", name);
     k->trace_name = intern(name);
     k->attrs = attrs;
